@@ -1,0 +1,124 @@
+"""Throughput of remote_agent.metrics.parse_line on typical training output.
+
+The mix is what a job prints: about 90 % of lines carry no metric (warnings, downloads, model
+summaries, bars without metrics, NCCL chatter, timestamps), 10 % are metric lines from the
+frameworks gpudeck understands. Baselines run on the same lines in the same process:
+``split`` only splits each line (the floor any reader pays) and ``kv-regex`` is a naive
+single-regex ``key=value`` reader. Prints the median lines/s of several rounds and the ratios.
+
+    python bench/bench_metrics.py [--lines 100000] [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from remote_agent.metrics import parse_line  # noqa: E402
+
+LOGS = ROOT / "tests" / "data" / "logs"
+
+NOISE = [
+    "2024-05-01 10:00:01,123 - INFO - Loading checkpoint shards from /data/models/llama-7b",
+    "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py:1511: UserWarning: something changed",
+    "  warnings.warn(",
+    "Downloading data: 100%|██████████| 21.0M/21.0M [00:01<00:00, 15.2MB/s]",
+    "Map: 100%|██████████| 25000/25000 [00:05<00:00, 4512.31 examples/s]",
+    " 45%|████▌     | 450/1000 [01:23<01:40,  5.42it/s]",
+    "NCCL INFO Channel 00/02 : 0 1 2 3 4 5 6 7",
+    "node01:12345:12345 [0] NCCL INFO Using network IB",
+    "[rank3]:[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500",
+    "  0                  -1  1       464  ultralytics.nn.modules.conv.Conv             [3, 16, 3, 2]",
+    "Model summary: 225 layers, 3,011,238 parameters, 3,011,222 gradients, 8.2 GFLOPs",
+    "Saving model checkpoint to out/checkpoint-1500",
+    "Epoch 3/100",
+    "  Num examples = 25,000",
+    "Using 8 dataloader workers",
+    "Traceback (most recent call last):",
+    'File "/home/u/train.py", line 123, in <module>',
+    "=" * 80,
+    "",
+    "INFO: Starting evaluation",
+    "wandb: Syncing run fragrant-sun-12",
+    "Sanity Checking DataLoader 0: 100%|██████████| 2/2 [00:00<00:00, 12.01it/s]",
+]
+
+
+def metric_lines() -> List[str]:
+    lines = []
+    for path in sorted(LOGS.glob("*.log")):
+        for line in re.split(r"\r\n|\r|\n", path.read_text(encoding="utf-8")):
+            if parse_line(line) is not None:
+                lines.append(line)
+    lines += [
+        "iter 10: loss 3.2202, time 893.76ms, mfu 16.68%",
+        "Epoch: [0]  [  10/5005]  eta: 1:23:45  lr: 0.1  img/s: 250.3  loss: 6.9100 (6.9321)  acc1: 0.0000 (0.1420)  time: 0.9876",
+        " [2023-06-01 12:00:00] iteration      100/  500000 | consumed samples:        12800 | learning rate: 1.500E-05 | lm loss: 7.123456E+00 | loss scale: 65536.0 | grad norm: 2.345 |",
+        '{"step": 100, "loss": 2.31, "lr": 0.0003, "grad_norm": 1.2, "tokens_per_sec": 12345.6}',
+        "1875/1875 ━━━━━━━━━━━━━━━━━━━━ 3s 1ms/step - accuracy: 0.8785 - loss: 0.4291 - val_accuracy: 0.9599 - val_loss: 0.1350",
+    ]
+    return lines
+
+
+def corpus(size: int, metric_share: float = 0.1) -> List[str]:
+    rng = random.Random(7)
+    metrics = metric_lines()
+    return [rng.choice(metrics) if rng.random() < metric_share else rng.choice(NOISE) for _ in range(size)]
+
+
+_NAIVE_KV = re.compile(r"([A-Za-z_]\w*)\s*[=:]\s*([-+]?\d+\.?\d*(?:[eE][-+]?\d+)?)")
+
+
+def naive_kv(line: str) -> Dict[str, float]:
+    return {k: float(v) for k, v in _NAIVE_KV.findall(line)}
+
+
+def split_only(line: str) -> List[str]:
+    return line.split()
+
+
+def rate(fn: Callable[[str], object], lines: List[str], rounds: int) -> float:
+    results = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for line in lines:
+            fn(line)
+        results.append(len(lines) / (time.perf_counter() - start))
+    return statistics.median(results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+
+    lines = corpus(args.lines)
+    points = sum(1 for line in lines if parse_line(line) is not None)
+    print(f"python {sys.version.split()[0]}, {len(lines)} lines, {points} metric points ({points / len(lines):.0%})")
+    rates = {
+        "split (baseline)": rate(split_only, lines, args.rounds),
+        "kv-regex (baseline)": rate(naive_kv, lines, args.rounds),
+        "parse_line": rate(parse_line, lines, args.rounds),
+    }
+    for name, value in rates.items():
+        print(f"{name:22s} {value:12,.0f} lines/s (median of {args.rounds})")
+    ours = rates["parse_line"]
+    print(f"parse_line / split     {ours / rates['split (baseline)']:.3f}")
+    print(f"parse_line / kv-regex  {ours / rates['kv-regex (baseline)']:.3f}")
+    metric_only = [line for line in lines if parse_line(line) is not None]
+    print(f"parse_line on metric lines only: {rate(parse_line, metric_only, args.rounds):,.0f} lines/s")
+    print("target: >= 50,000 lines/s on the mix:", "OK" if ours >= 50_000 else "TOO SLOW")
+
+
+if __name__ == "__main__":
+    main()

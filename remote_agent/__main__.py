@@ -1,0 +1,46 @@
+"""Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `hello`, `--version`.
+
+Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, Optional
+
+from . import PROTOCOL, VERSION
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(prog="gpudeck-agent", description="gpudeck's agent (stdlib only).")
+    parser.add_argument("--version", action="version", version="gpudeck-agent %s (protocol %d)" % (VERSION, PROTOCOL))
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve_p = sub.add_parser("serve", help="answer JSON-line requests on stdin/stdout")
+    serve_p.add_argument("--agent-dir", help="default: $GPUDECK_AGENT_DIR or ~/.gpudeck")
+    run_p = sub.add_parser("run", help="supervise one job (started by serve, detached)")
+    run_p.add_argument("job_dir")
+    hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
+    hello_p.add_argument("--agent-dir")
+    args = parser.parse_args(argv)
+
+    if args.command == "run":
+        from .supervisor import run_job_dir
+
+        sys.exit(run_job_dir(args.job_dir))
+    from .layout import agent_dir
+
+    if args.command == "serve":
+        from .serve import serve
+
+        sys.exit(serve(agent_dir(args.agent_dir)))
+    from .jsonio import dumps
+    from .output import LineWriter
+    from .serve import Server
+
+    server = Server(agent_dir(args.agent_dir), LineWriter(sys.stdout.buffer))
+    print(dumps(server.op_hello({})))
+
+
+if __name__ == "__main__":
+    main()

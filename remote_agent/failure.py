@@ -1,0 +1,34 @@
+"""Names the likely cause of a failed job from its exit and its last lines of output."""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+_COMMAND_NOT_FOUND = re.compile(r"(?:exec: )?([^\s:]+): (?:command )?not found|No such file or directory")
+_TRACEBACK_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b.*)$")
+
+
+def failure_cause(exit_code: Optional[int], signal_name: Optional[str], tail: List[str]) -> Optional[str]:
+    text = "\n".join(tail)
+    if "CUDA out of memory" in text or "OutOfMemoryError" in text:
+        return "CUDA out of memory: lower the batch size, use gradient accumulation or mixed precision"
+    if "NCCL" in text and ("timeout" in text.lower() or "Watchdog caught collective operation timeout" in text):
+        return "NCCL timeout: a rank stalled or died; check every node's log and the network between them"
+    if exit_code == 127:
+        match = _COMMAND_NOT_FOUND.search(text)
+        what = match.group(1) if match and match.group(1) else "the command"
+        return "command not found: %s (check `--setup`: is the environment activated?)" % what
+    if exit_code == 126:
+        return "command found but not executable (check its permissions)"
+    for line in reversed(tail):
+        match = _TRACEBACK_LAST.match(line.strip())
+        if match and "Traceback" in text:
+            return match.group(1)[:300]
+    if signal_name:
+        if signal_name == "SIGKILL":
+            return "killed by SIGKILL (out of host memory? check `dmesg` for the OOM killer)"
+        return "terminated by %s" % signal_name
+    if exit_code:
+        return "exited with code %d" % exit_code
+    return None

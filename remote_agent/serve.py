@@ -1,0 +1,152 @@
+"""`serve`: answers JSON-line requests on stdin and pushes journal events on stdout.
+
+Stateless: everything it says comes from the journals and NVML, so clients may come and go.
+Requests run on a thread pool, so a stop waiting out its grace period blocks nothing else.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Optional
+
+from . import PROTOCOL, VERSION
+from .files import ensure_private_dir
+from .jobs import JobError, JobTable
+from .jsonio import loads_object
+from .output import LineWriter
+from .tailhub import TailHub
+
+MAX_REQUEST_BYTES = 4 << 20
+
+
+class BadRequest(Exception):
+    pass
+
+
+class Server:
+    def __init__(self, root: Path, out: LineWriter) -> None:
+        self.root = ensure_private_dir(root)
+        ensure_private_dir(root / "jobs")
+        self.out = out
+        self.jobs = JobTable(root)
+        self.hub = TailHub(out)
+        from .gpu import default as default_nvml
+        from .sysinfo import CpuMeter
+
+        # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
+        self._nvml = default_nvml()
+        self._cpu = CpuMeter()
+        self.ops: Dict[str, Callable[[Dict[str, Any]], Any]] = {
+            "hello": self.op_hello,
+            "gpus": self.op_gpus,
+            "jobs": lambda req: {"jobs": self.jobs.list()},
+            "launch": lambda req: self.jobs.launch(req.get("spec")),
+            "restart": lambda req: self.jobs.restart(req.get("job"), req.get("node"), req.get("new_id")),
+            "stop": lambda req: self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace")),
+            "kill": lambda req: self.jobs.end(req.get("job"), req.get("node"), "kill", 0.0),
+            "tail": self.op_tail,
+            "untail": self.op_untail,
+            "logs": lambda req: self.jobs.logs(req.get("job"), req.get("node"), req.get("offset", 0), req.get("limit", 1 << 20)),
+            "rm": lambda req: self.jobs.remove(req.get("job"), req.get("node")),
+            "ping": lambda req: {"time": time.time()},
+        }
+
+    # -- ops -------------------------------------------------------------------------------------
+
+    def op_hello(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        from .sysinfo import host_info
+
+        info = dict(host_info())
+        info.update(agent_version=VERSION, protocol=PROTOCOL, time=time.time(), agent_dir=str(self.root))
+        info["gpu"] = self._nvml.inventory()
+        return info
+
+    def op_gpus(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        from .sysinfo import cpu_ram_sample
+
+        sample = dict(self._nvml.sample())
+        sample["time"] = time.time()
+        sample.update(cpu_ram_sample(self._cpu))
+        return sample
+
+    def op_tail(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        since = req.get("since_seq", 0)
+        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+            raise BadRequest("since_seq: expected an integer >= 0, got %r" % (since,))
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        self.hub.subscribe(view.fields["id"], view.fields["node"], view.files.journal, since)
+        return {"last_seq": view.refresh()["last_seq"]}
+
+    def op_untail(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        return {"was_tailing": self.hub.unsubscribe(view.fields["id"], view.fields["node"])}
+
+    # -- dispatch --------------------------------------------------------------------------------
+
+    def handle(self, req: Dict[str, Any]) -> None:
+        rid = req.get("id")
+        try:
+            op = self.ops.get(req.get("op"))  # type: ignore[arg-type]
+            if op is None:
+                raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(self.ops))))
+            result = op(req)
+        except (BadRequest, JobError) as exc:
+            self.out.send({"id": rid, "ok": False, "error": str(exc)})
+        except Exception as exc:  # serve must outlive any one request
+            self.out.send({"id": rid, "ok": False, "error": "internal error in %s: %s: %s" % (req.get("op"), type(exc).__name__, exc)})
+        else:
+            self.out.send({"id": rid, "ok": True, "result": result})
+
+
+def parse_request(raw: bytes) -> Dict[str, Any]:
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise BadRequest("request line over %d bytes" % MAX_REQUEST_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("request is not UTF-8") from None
+    req = loads_object(text)
+    if req is None:
+        raise BadRequest("request is not a JSON object: %s" % text.strip()[:80])
+    if not isinstance(req.get("op"), str):
+        raise BadRequest("request has no \"op\"")
+    return req
+
+
+def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None) -> int:
+    import os
+
+    stdin = stdin or sys.stdin.buffer
+    out = LineWriter(stdout or sys.stdout.buffer)
+    out.send({"gpudeck": "agent", "version": VERSION, "protocol": PROTOCOL, "pid": os.getpid()})
+    server = Server(root, out)
+    pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="op")
+    try:
+        while True:
+            raw = stdin.readline(MAX_REQUEST_BYTES + 1)
+            if not raw:
+                break
+            if not raw.strip():
+                continue
+            try:
+                req = parse_request(raw)
+            except BadRequest as exc:
+                if len(raw) > MAX_REQUEST_BYTES and not raw.endswith(b"\n"):
+                    _skip_rest_of_line(stdin)
+                out.send({"id": None, "ok": False, "error": str(exc)})
+                continue
+            pool.submit(server.handle, req)
+    finally:
+        server.hub.close()
+        pool.shutdown(wait=False, cancel_futures=True)
+    return 0
+
+
+def _skip_rest_of_line(stdin: IO[bytes]) -> None:
+    while True:
+        chunk = stdin.readline(1 << 20)
+        if not chunk or chunk.endswith(b"\n"):
+            return

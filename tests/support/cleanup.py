@@ -1,0 +1,48 @@
+"""Kills everything a test's jobs started: supervisors and every process carrying a job's marker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+from remote_agent.proctree import JOB_MARKER_VAR, marked_processes
+
+
+def job_keys(agent_dir: Path) -> list[str]:
+    jobs = agent_dir / "jobs"
+    if not jobs.is_dir():
+        return []
+    return [f"{j.name}/{n.name}" for j in jobs.iterdir() if j.is_dir() for n in j.iterdir() if n.is_dir()]
+
+
+def supervisor_pids(agent_dir: Path) -> list[int]:
+    pids = []
+    for journal in agent_dir.glob("jobs/*/*/events.jsonl"):
+        for line in journal.read_text(errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("supervisor_pid"):
+                pids.append(int(record["supervisor_pid"]))
+    return pids
+
+
+def kill_all_jobs(agent_dir: Path) -> None:
+    for pid in supervisor_pids(agent_dir):
+        try:
+            if f"{agent_dir}".encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
+    for key in job_keys(agent_dir):
+        for pid in marked_processes(key):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+__all__ = ["JOB_MARKER_VAR", "kill_all_jobs"]

@@ -1,0 +1,1 @@
+"""gpudeck's reference PyTorch trainer (`python -m trainer`); torch is imported only under this package."""

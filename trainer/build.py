@@ -1,0 +1,115 @@
+"""Builds what a run needs from the arguments: data, model, optimizer, schedule, precision, and the
+checkpoint state that captures all of it."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import checkpoint as ckpt
+from .data import Layout, SyntheticImages
+from .models import build_model, load_plain_state_dict, plain_state_dict
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def resolve_precision(choice: str, device: torch.device) -> str:
+    if choice != "auto":
+        return choice
+    if device.type == "cuda":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return "fp32"
+
+
+def build_datasets(
+    args: argparse.Namespace,
+) -> tuple[torch.utils.data.Dataset, torch.utils.data.Dataset, int]:
+    """(train, val, number of classes)."""
+    train = SyntheticImages(
+        args.synthetic_size, args.image_size, args.num_classes, args.seed, 0, args.augment
+    )
+    val = SyntheticImages(args.val_size, args.image_size, args.num_classes, args.seed, args.synthetic_size)
+    return train, val, args.num_classes
+
+
+def warmup_cosine(total: int, warmup: float):  # -> Callable[[int], float]
+    w = max(1, int(total * warmup))
+
+    def factor(step: int) -> float:
+        if step < w:
+            return (step + 1) / w
+        return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - w) / max(1, total - w))))
+
+    return factor
+
+
+@dataclass
+class Parts:
+    model: nn.Module  # the bare model; the loop wraps it (DDP, compile)
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    scaler: torch.amp.GradScaler
+    precision: str
+    memory_format: torch.memory_format
+
+
+def build_parts(args: argparse.Namespace, num_classes: int, device: torch.device) -> Parts:
+    torch.manual_seed(args.seed)  # identical initial weights on every rank and every fresh run
+    model = build_model(args.model, num_classes, args.activation_checkpointing)
+    if args.pretrained:
+        state = torch.load(args.pretrained, map_location="cpu", weights_only=True)
+        state = state.get("model", state)
+        # A head for another number of classes stays freshly initialised.
+        own = plain_state_dict(model)
+        state = {k: v for k, v in state.items() if k in own and v.shape == own[k].shape}
+        load_plain_state_dict(model, state, strict=False)
+    memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
+    model.to(device, memory_format=memory_format)
+    opt = torch.optim.SGD(
+        model.parameters(), lr=args.lr, momentum=0.9, nesterov=True, weight_decay=args.weight_decay
+    )
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(args.steps, args.warmup))
+    precision = resolve_precision(args.precision, device)
+    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
+    return Parts(model, opt, sched, scaler, precision, memory_format)
+
+
+def capture(
+    parts: Parts, step: int, samples: int, layout: Layout, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Everything a resume needs, as tensors and plain values only."""
+    return {
+        "format": 1,
+        "step": step,
+        "samples_seen": samples,
+        "world_size": layout.world,
+        "global_batch": layout.global_batch,
+        "micro_batch": layout.micro,
+        "model": plain_state_dict(parts.model),
+        "optimizer": parts.optimizer.state_dict(),
+        "scheduler": parts.scheduler.state_dict(),
+        "scaler": parts.scaler.state_dict(),
+        "rng": ckpt.rng_state(),
+        "config": {
+            "model": args.model,
+            "num_classes": args.num_classes,
+            "image_size": args.image_size,
+            "precision": parts.precision,
+            "seed": args.seed,
+            "steps": args.steps,
+        },
+    }
+
+
+def restore(parts: Parts, state: dict[str, Any]) -> None:
+    load_plain_state_dict(parts.model, state["model"])
+    parts.optimizer.load_state_dict(state["optimizer"])
+    parts.scheduler.load_state_dict(state["scheduler"])
+    if state.get("scaler"):
+        parts.scaler.load_state_dict(state["scaler"])
+    ckpt.set_rng_state(state["rng"])

@@ -1,0 +1,162 @@
+"""Models: a tiny CNN for tests and smoke runs, and the ResNet family.
+
+The built-in ResNets use torchvision's parameter names, so torchvision checkpoints load with
+`--pretrained`; torchvision's own definitions are used when it imports.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+
+class TinyCNN(nn.Module):
+    def __init__(self, num_classes: int) -> None:
+        super().__init__()
+
+        def block(cin: int, cout: int, stride: int) -> nn.Sequential:
+            return nn.Sequential(
+                nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(True)
+            )
+
+        self.features = nn.Sequential(block(3, 16, 1), block(16, 32, 2), block(32, 64, 2))
+        self.fc = nn.Linear(64, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.features(x).mean((2, 3)))
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, cin: int, width: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = _shortcut(cin, width, stride)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        idt = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        return self.relu(self.bn2(self.conv2(out)) + idt)
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, cin: int, width: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        # The stride sits on the 3x3 conv, as in torchvision's ResNet v1.5.
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, width * 4, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(width * 4)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = _shortcut(cin, width * 4, stride)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        idt = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        return self.relu(self.bn3(self.conv3(out)) + idt)
+
+
+def _shortcut(cin: int, cout: int, stride: int) -> nn.Module | None:
+    if stride == 1 and cin == cout:
+        return None
+    return nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+
+class ResNet(nn.Module):
+    def __init__(self, block: type[BasicBlock | Bottleneck], layers: list[int], num_classes: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        cin = 64
+        for i, (n, width) in enumerate(zip(layers, (64, 128, 256, 512), strict=True)):
+            blocks = []
+            for j in range(n):
+                blocks.append(block(cin, width, 2 if (j == 0 and i > 0) else 1))
+                cin = width * block.expansion
+            setattr(self, f"layer{i + 1}", nn.Sequential(*blocks))
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(cin, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+class Checkpointed(nn.Module):
+    """Recomputes the wrapped block's activations in backward (activation checkpointing)."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return checkpoint(self.inner, x, use_reentrant=False)
+
+
+def _torchvision_resnet(name: str, num_classes: int) -> nn.Module | None:
+    try:
+        import torchvision.models as tvm  # optional; a wheel that does not match torch fails on import
+    except Exception:
+        return None
+    return getattr(tvm, name)(weights=None, num_classes=num_classes)
+
+
+def build_model(name: str, num_classes: int, activation_checkpointing: bool = False) -> nn.Module:
+    if name == "tiny":
+        model: nn.Module = TinyCNN(num_classes)
+        blocks = ["features"]
+    else:
+        model = _torchvision_resnet(name, num_classes) or (
+            ResNet(BasicBlock, [2, 2, 2, 2], num_classes)
+            if name == "resnet18"
+            else ResNet(Bottleneck, [3, 4, 6, 3], num_classes)
+        )
+        blocks = ["layer1", "layer2", "layer3", "layer4"]
+    if activation_checkpointing:
+        # Wrap each stage's blocks; state_dict names gain ".inner", which load_weights strips/adds.
+        for stage in blocks:
+            seq = getattr(model, stage)
+            for i, blk in enumerate(seq):
+                seq[i] = Checkpointed(blk)
+    return model
+
+
+def plain_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The state dict under the names of the unwrapped model (no DDP/compile/checkpoint prefixes)."""
+    raw = model.state_dict()
+    out = {}
+    for k, v in raw.items():
+        for prefix in ("module.", "_orig_mod."):
+            k = k.replace(prefix, "")
+        out[k.replace(".inner.", ".")] = v
+    return out
+
+
+def load_plain_state_dict(model: nn.Module, state: dict[str, torch.Tensor], strict: bool = True) -> None:
+    """Load names as written by plain_state_dict into `model`, whatever wrappers it has."""
+    target = {}
+    plain = plain_state_dict(model)
+    for (k_wrapped, _), k_plain in zip(model.state_dict().items(), plain, strict=True):
+        if k_plain in state:
+            target[k_wrapped] = state[k_plain]
+    missing = set(plain) - set(state)
+    if strict and missing:
+        raise KeyError(f"checkpoint lacks {len(missing)} tensors, e.g. {sorted(missing)[:3]}")
+    model.load_state_dict(target, strict=strict)

@@ -1,0 +1,87 @@
+"""One optimizer step (micro-batches with gradient accumulation), validation, and the OOM test hook."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import dist as tdist
+from .build import DTYPES, Parts
+from .data import Key, Layout, val_keys
+
+
+def autocast(parts: Parts, device: torch.device) -> contextlib.AbstractContextManager:
+    if parts.precision == "fp32":
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=DTYPES[parts.precision])
+
+
+def train_step(
+    model: nn.Module, parts: Parts, batches: Iterator, layout: Layout, d: tdist.Dist
+) -> tuple[torch.Tensor, list[Key]]:
+    """Forward/backward over this rank's micro-batches, then one optimizer step.
+
+    Returns the step's mean loss as a device tensor (no host sync here) and the keys trained on.
+    An out-of-memory error leaves the optimizer untouched, so the caller can retry the same step.
+    """
+    step_loss = torch.zeros((), device=d.device)
+    keys: list[Key] = []
+    for k in range(layout.accum):
+        x, y, epochs, indices = next(batches)
+        keys += zip(epochs.tolist(), indices.tolist(), strict=True)
+        x = x.to(d.device, non_blocking=True, memory_format=parts.memory_format)
+        y = y.to(d.device, non_blocking=True)
+        # DDP all-reduces gradients only on the last micro-batch of the step.
+        sync = model.no_sync() if d.enabled and k < layout.accum - 1 else contextlib.nullcontext()
+        with sync:
+            with autocast(parts, d.device):
+                loss = F.cross_entropy(model(x), y)
+            parts.scaler.scale(loss / layout.accum).backward()
+        step_loss += loss.detach().float() / layout.accum
+    parts.scaler.step(parts.optimizer)
+    parts.scaler.update()
+    parts.optimizer.zero_grad(set_to_none=True)
+    parts.scheduler.step()
+    return step_loss, keys
+
+
+def release_after_oom(parts: Parts) -> None:
+    """Drop the half-done step's gradients and give cached blocks back to the allocator."""
+    parts.optimizer.zero_grad(set_to_none=True)
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def inject_oom_above(model: nn.Module, limit: int) -> None:
+    """Test hook: a forward pass on more than `limit` samples fails as CUDA would, at allocation time."""
+
+    def hook(_module: nn.Module, inputs: tuple[torch.Tensor, ...]) -> None:
+        if inputs[0].shape[0] > limit:
+            raise torch.OutOfMemoryError(f"injected: CUDA out of memory for a batch of {inputs[0].shape[0]}")
+
+    model.register_forward_pre_hook(hook)
+
+
+def validate(
+    model: nn.Module, ds: torch.utils.data.Dataset, d: tdist.Dist, parts: Parts, batch: int
+) -> tuple[float, float]:
+    """Mean loss and accuracy over the whole validation set, summed over ranks."""
+    model.eval()
+    totals = torch.zeros(3, dtype=torch.float64, device=d.device)  # loss sum, correct, count
+    with torch.no_grad(), autocast(parts, d.device):
+        for keys in val_keys(len(ds), d.rank, d.world, batch):
+            xs, ys = zip(*(ds[k][:2] for k in keys), strict=True)
+            x = torch.stack(xs).to(d.device, memory_format=parts.memory_format)
+            y = torch.tensor(ys, device=d.device)
+            logits = model(x).float()
+            right = (logits.argmax(1) == y).sum()
+            totals += torch.stack(
+                [F.cross_entropy(logits, y, reduction="sum"), right, torch.tensor(len(ys))]
+            ).to(totals)
+    model.train()
+    loss, correct, count = d.sum_(totals).tolist()
+    return loss / max(count, 1), correct / max(count, 1)

@@ -1,0 +1,70 @@
+"""`gpudeck` command line: docker-like verbs; every failure is one line and a distinct exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from .commands import control, hosts, logs, metrics, ps
+from .commands import run as run_cmd
+from .errors import EXIT_ERROR, EXIT_USAGE, CliError
+from .session import Session
+
+Handler = Callable[[argparse.Namespace, Session], int]
+
+HANDLERS: dict[str, Handler] = {
+    "run": run_cmd.run,
+    "ps": ps.run,
+    "inspect": ps.inspect,
+    "logs": logs.run,
+    "metrics": metrics.run,
+    "stop": control.stop,
+    "kill": control.kill,
+    "restart": control.restart,
+    "rm": control.rm,
+    "hosts": hosts.run,
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse's own two-line usage dump, shortened to the one line that matters.
+        raise CliError(f"{self.prog}: {message}", EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpudeck", description="GPU training cockpit: run, watch and stop jobs on your GPU hosts.")
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
+    for module in (run_cmd, ps, logs, metrics, control, hosts):
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(run(sys.argv[1:] if argv is None else argv))
+
+
+def run(argv: list[str]) -> int:
+    session = Session()
+    try:
+        args = build_parser().parse_args(argv)
+        if args.verb is None:
+            build_parser().print_help()
+            return 0
+        return HANDLERS[args.verb](args, session)
+    except CliError as exc:
+        print(f"gpudeck: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug still gets one line, not a traceback
+        if os.environ.get("GPUDECK_DEBUG"):
+            raise
+        print(f"gpudeck: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        session.close()

@@ -1,0 +1,65 @@
+"""`gpudeck logs JOB [-f]`: the job's output bytes exactly as printed, each exactly once."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import signal
+import sys
+import time
+
+from ..jobref import Job, resolve
+from ..session import Session
+
+POLL_SECONDS = 0.2
+CHUNK = 1 << 20
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("logs", help="print a job's output (-f: follow until it ends)")
+    p.add_argument("job", help="job id, id prefix or name")
+    p.add_argument("-f", "--follow", action="store_true", help="follow; exit with the job's exit code when it ends")
+    p.add_argument("--node", default=None, help="which node's output (default: the first)")
+
+
+def job_exit_code(obj: dict) -> int:
+    """The code a shell would have seen: the exit code, else 128 + the signal's number."""
+    if isinstance(obj.get("exit_code"), int):
+        return obj["exit_code"]
+    name = obj.get("signal")
+    if name and hasattr(signal, name):
+        return 128 + int(getattr(signal, name))
+    return {"killed": 137, "stopped": 143}.get(obj.get("state", ""), 1)
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    job = resolve(session, args.job)
+    node = _pick_node(job, args.node)
+    host, out = node["host"], sys.stdout.buffer
+    offset = 0
+    while True:
+        chunk = session.request(host, "logs", job=job.id, node=node["node"], offset=offset, limit=CHUNK)
+        data = base64.b64decode(chunk["data"])
+        if data:
+            out.write(data)
+            out.flush()
+            offset += len(data)
+        if offset < chunk["size"]:
+            continue  # more already there: no need to wait
+        if not args.follow:
+            return 0
+        if chunk["done"]:
+            final = next(o for o in session.request(host, "jobs")["jobs"] if o["id"] == job.id and o["node"] == node["node"])
+            return job_exit_code(final)
+        time.sleep(POLL_SECONDS)
+
+
+def _pick_node(job: Job, wanted: str | None) -> dict:
+    if wanted is None:
+        return job.first
+    for node in job.nodes:
+        if node["node"] == wanted:
+            return node
+    from ..errors import EXIT_NO_SUCH_JOB, CliError
+
+    raise CliError(f"job {job.id} has no node {wanted!r} (nodes: {', '.join(n['node'] for n in job.nodes)})", EXIT_NO_SUCH_JOB)

@@ -1,0 +1,67 @@
+"""`gpudeck metrics JOB [--json] [-f]`: the points parsed from a job's output, from its journal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import sys
+import time
+
+from ..format import metric_line
+from ..jobref import resolve
+from ..session import Session
+
+TERMINAL = {"exited", "failed", "stopped", "killed"}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("metrics", help="print a job's metric points (loss, step, lr…)")
+    p.add_argument("job", help="job id, id prefix or name")
+    p.add_argument("--json", action="store_true", help="one JSON object per point")
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing new points until the job ends")
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    job = resolve(session, args.job)
+    ended = job.terminal
+    targets: dict[tuple[str, str], int] = {}
+    for node in job.nodes:
+        client = session.client(node["host"])
+        targets[(job.id, node["node"])] = client.tail(job.id, node["node"], since_seq=0)
+    clients = {session.client(n["host"]) for n in job.nodes}
+    seen: dict[tuple[str, str], int] = dict.fromkeys(targets, 0)
+    finished: set[tuple[str, str]] = set()
+    while True:
+        caught_up = all(seen[k] >= targets[k] for k in targets)
+        if caught_up and (not args.follow or ended or finished == set(targets)):
+            return 0
+        got_any = False
+        for client in clients:
+            try:
+                job_id, node, records = client.events.get(timeout=0.2)
+            except queue.Empty:
+                if not client.connected:
+                    return 1
+                continue
+            got_any = True
+            key = (job_id, node)
+            for record in records:
+                seen[key] = record["seq"]
+                _print(record, node, args.json)
+                if record.get("kind") == "state" and record.get("state") in TERMINAL:
+                    finished.add(key)
+        if not got_any:
+            time.sleep(0)
+
+
+def _print(record: dict, node: str, as_json: bool) -> None:
+    if record.get("kind") != "metric":
+        return
+    values = record.get("values") or {}
+    if as_json:
+        print(json.dumps({"t": record.get("t"), "node": node, "values": values}))
+    else:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.get("t") or 0))
+        print(f"{stamp}  {metric_line(values)}")
+    sys.stdout.flush()

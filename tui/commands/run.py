@@ -1,0 +1,91 @@
+"""`gpudeck run`: launch a command detached on a host; prints the job id alone on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import time
+
+from remote_agent.names import is_job_name, new_job_id
+
+from ..errors import EXIT_USAGE, CliError
+from ..session import LOCAL, Session
+from ..store import JobRecord
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="launch a command as a detached job", description="Launch CMD as a job. Prints its id.")
+    p.add_argument("--host", default=LOCAL, help="host to run on (default: local)")
+    p.add_argument("--name", help="a name for people (default: from the command)")
+    p.add_argument("--workdir", help="working directory (default: current dir on local, login dir on SSH hosts)")
+    p.add_argument("--env", action="append", default=[], metavar="K=V|K", help="set a variable; K alone takes the caller's value")
+    p.add_argument("--setup", action="append", default=[], metavar="LINE", help="shell line run before the command (e.g. conda activate)")
+    p.add_argument("--grace", type=float, default=60.0, help="seconds between the stop signal and SIGKILL (default 60)")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
+
+
+def parse_env(items: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise CliError(f"--env {item.split('=')[0]!r}: not a variable name", EXIT_USAGE)
+        if not sep:
+            if key not in os.environ:
+                raise CliError(f"--env {key}: not set in your environment", EXIT_USAGE)
+            value = os.environ[key]
+        env[key] = value
+    return env
+
+
+def default_name(argv: list[str], job_id: str) -> str:
+    """`python -m trainer` → trainer-xxxx; `./train.sh` → train.sh-xxxx."""
+    words = [a for a in argv if not a.startswith("-")]
+    prog = os.path.basename(argv[0])
+    if prog.startswith("python") and "-m" in argv[:-1]:
+        prog = argv[argv.index("-m") + 1]
+    elif prog.startswith("python") and len(words) > 1:
+        prog = os.path.basename(words[1])
+    elif prog in ("torchrun", "accelerate", "deepspeed", "bash", "sh") and len(words) > 1:
+        prog = os.path.basename(words[-1] if prog != "accelerate" else words[-1])
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", prog).strip("-._")[:40] or "job"
+    return f"{stem}-{job_id[-4:]}"
+
+
+def build_spec(args: argparse.Namespace, argv: list[str], job_id: str) -> dict:
+    name = args.name or default_name(argv, job_id)
+    if not is_job_name(name):
+        raise CliError(f"--name {name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit", EXIT_USAGE)
+    if args.grace < 0:
+        raise CliError("--grace: must be >= 0 seconds", EXIT_USAGE)
+    workdir = args.workdir or (os.getcwd() if args.host == LOCAL else "~")
+    if args.host == LOCAL:
+        workdir = os.path.abspath(os.path.expanduser(workdir))
+    return {
+        "id": job_id,
+        "name": name,
+        "node": "0",
+        "argv": argv,
+        "workdir": workdir,
+        "env": parse_env(args.env),
+        "setup": list(args.setup),
+        "grace": args.grace,
+        "created_at": time.time(),
+    }
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    argv = list(args.command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise CliError("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])", EXIT_USAGE)
+    job_id = new_job_id()
+    spec = build_spec(args, argv, job_id)
+    job = session.request(args.host, "launch", timeout=60.0, spec=spec)
+    session.store.record_job(
+        JobRecord(id=job_id, name=spec["name"], created_at=spec["created_at"], nodes=[{"host": args.host, "node": "0"}], argv=argv)
+    )
+    print(job["id"])
+    return 0

@@ -1,0 +1,329 @@
+"""Jobs: nodes, state, latest values, per-metric series, the job's GPU series, throughput and ETA.
+
+A multi-node job's series is the merge of its nodes' points. Two nodes reporting the same step
+keep ONE point, the latest to arrive: usually only rank 0 prints, and when every rank prints, each
+value is that rank's local loss of the same step, any of which is a fair sample. Averaging would
+need per-point counts and would drift if a record were ever applied twice.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from .hosts import GpuSample, parse_gpu
+from .series import Series
+from .values import finite, integer, num, text
+
+JOB_STATES = ("starting", "running", "exited", "failed", "stopped", "killed", "lost")
+ACTIVE = frozenset({"starting", "running"})
+TERMINAL = frozenset(JOB_STATES) - ACTIVE
+# When a job's nodes ended differently, the job shows the worst outcome.
+_SEVERITY = {"exited": 1, "stopped": 2, "killed": 3, "lost": 4, "failed": 5}
+_NOT_SERIES = frozenset({"step", "total_steps"})  # x axis and a constant, not curves
+MAX_SERIES = 64  # a remote printing ever-new keys must not grow memory without bound
+MAX_GPUS = 64
+RATE_WINDOW_S = 120.0  # steps/s over this much recent time: follows slowdowns, smooths jitter
+
+
+def _tail(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return v.splitlines()[-50:]
+    if isinstance(v, list):
+        return [s[:1000] for s in v[-50:] if isinstance(s, str)]
+    return []
+
+
+@dataclass
+class NodeModel:
+    node: str
+    host: str
+    state: str = "starting"
+    pid: int | None = None
+    last_seq: int = 0  # highest journal seq applied here (what `tail since_seq` resumes from)
+    remote_last_seq: int | None = None  # what the agent's job object said; may be ahead of last_seq
+    exit_code: int | None = None
+    signal: str | None = None
+    reason: str | None = None
+    cause: str | None = None
+    tail: list[str] = field(default_factory=list)
+    started_at: float | None = None
+    ended_at: float | None = None
+    last_heartbeat: float | None = None
+
+
+@dataclass
+class JobEvent:
+    t: float
+    node: str
+    name: str
+    data: dict[str, Any]
+
+
+@dataclass
+class JobModel:
+    id: str
+    name: str | None = None
+    state: str = "starting"
+    nodes: dict[str, NodeModel] = field(default_factory=dict)
+    started_at: float | None = None
+    ended_at: float | None = None
+    exit_code: int | None = None
+    signal: str | None = None
+    cause: str | None = None
+    tail: list[str] = field(default_factory=list)
+    last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
+    series: dict[str, Series] = field(default_factory=dict)
+    gpu_util: dict[str, Series] = field(default_factory=dict)  # GPU uuid (or host:index) -> %
+    gpu_mem: dict[str, Series] = field(default_factory=dict)  # GPU uuid (or host:index) -> MiB
+    gpu_latest: dict[str, GpuSample] = field(default_factory=dict)
+    gpu_host: dict[str, str] = field(default_factory=dict)  # GPU key -> host it lives on
+    step: float | None = None  # highest step any node reported
+    total_steps: float | None = None
+    samples_per_sec: float | None = None
+    tokens_per_sec: float | None = None
+    events: deque[JobEvent] = field(default_factory=lambda: deque(maxlen=200))
+    _axis: dict[str, str] = field(default_factory=dict)  # series -> "step" | "time"
+    _progress: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=256))
+
+    # ---- derived -------------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def hosts(self) -> list[str]:
+        return sorted({n.host for n in self.nodes.values()})
+
+    def axis(self, metric: str) -> str | None:
+        """ "step" or "time": what x means in this metric's series."""
+        return self._axis.get(metric)
+
+    def runtime(self, now: float) -> float | None:
+        """Seconds run so far (or in all, once ended); `now` on the hosts' clock."""
+        if self.started_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None and not self.active else now
+        return max(0.0, end - self.started_at)
+
+    def steps_per_sec(self) -> float | None:
+        p = self._progress
+        if len(p) < 2:
+            return None
+        t_last, s_last = p[-1]
+        first = p[-2]
+        for i in range(len(p) - 1):  # the oldest point still inside the window
+            if p[i][0] >= t_last - RATE_WINDOW_S:
+                first = p[i]
+                break
+        dt, ds = t_last - first[0], s_last - first[1]
+        return ds / dt if dt > 0 and ds > 0 else None
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Time left at the recent step rate; None without total_steps, a rate, or once ended."""
+        if self.total_steps is None or self.step is None or not self.active:
+            return None
+        left = self.total_steps - self.step
+        if left <= 0:
+            return 0.0
+        rate = self.steps_per_sec()
+        return left / rate if rate else None
+
+    @property
+    def gpu_util_now(self) -> float | None:
+        """Mean utilization of the job's GPUs at their latest sample."""
+        utils = [g.util for g in self.gpu_latest.values() if g.util is not None]
+        return sum(utils) / len(utils) if utils else None
+
+    # ---- job objects (`jobs`, `launch`, `stop`, `kill`) ----------------------------------------
+
+    def node_for(self, node: str, host: str) -> NodeModel:
+        n = self.nodes.get(node)
+        if n is None:
+            n = self.nodes[node] = NodeModel(node=node, host=host)
+        return n
+
+    def apply_object(self, obj: dict[str, Any], host: str) -> set[str]:
+        """Merge one job object: the agent's per-node shape (`node`) or the CLI's (`nodes`)."""
+        changes: set[str] = set()
+        name = text(obj.get("name"), 128)
+        if name and name != self.name:
+            self.name = name
+            changes.add("job")
+        entries = obj.get("nodes")
+        if not isinstance(entries, list):
+            entries = [obj]
+        for e in entries:
+            node = text(e.get("node"), 64) if isinstance(e, dict) else None
+            if node is None:
+                continue
+            if node not in self.nodes:
+                changes.add("job")
+            n = self.node_for(node, text(e.get("host"), 256) or host)
+            # Take the snapshot's state unless our journal replay is already past it ("lost" is
+            # derived by the agent, never journaled, so it always comes from here).
+            seq = integer(e.get("last_seq", obj.get("last_seq") if e is obj else None))
+            state = e.get("state")
+            if state == "lost" and n.state in TERMINAL:
+                pass  # the journal wrote an ending: the job is over, not lost
+            elif state in JOB_STATES and (seq is None or seq >= n.last_seq or state == "lost"):
+                changes |= self._node_state(n, e, state, None)
+            if seq is not None:
+                n.remote_last_seq = seq
+                stale = seq <= n.last_seq
+                last = obj.get("last")
+                if not stale and isinstance(last, dict):
+                    before = dict(self.last)
+                    self._set_last(last)
+                    step = self._scalars(last)  # so `ps` shows step and throughput before any tail
+                    if step is not None and (self.step is None or step > self.step):
+                        self.step = step
+                    if self.last != before:
+                        changes.add("last")
+        for key in ("started_at", "ended_at"):
+            v = finite(obj.get(key))
+            if v is not None and getattr(self, key) is None and not (key == "ended_at" and self.active):
+                setattr(self, key, v)
+        return changes
+
+    # ---- journal records -------------------------------------------------------------------------
+
+    def apply_record(self, host: str, node: NodeModel, rec: dict[str, Any], t: float) -> set[str] | None:
+        """Apply one checked record (seq and t already validated); None means malformed."""
+        kind = rec.get("kind")
+        if kind == "state":
+            state = rec.get("state")
+            return self._node_state(node, rec, state, t) if state in JOB_STATES else None
+        if kind == "metric":
+            values = rec.get("values")
+            return self._metric(values, t) if isinstance(values, dict) else None
+        if kind == "gpu":
+            gpus = rec.get("gpus")
+            return self._gpus(host, gpus, t) if isinstance(gpus, list) else None
+        if kind == "heartbeat":
+            node.last_heartbeat = t
+            return {"heartbeat"}
+        if kind == "event":
+            name = text(rec.get("event"), 128)
+            if name is None:
+                return None
+            data = rec.get("data")
+            self.events.append(JobEvent(t, node.node, name, data if isinstance(data, dict) else {}))
+            return {"events"}
+        if isinstance(kind, str):
+            return set()  # a kind from a newer agent: skip it quietly, it is not garbage
+        return None
+
+    def _node_state(self, n: NodeModel, d: dict[str, Any], state: str, t: float | None) -> set[str]:
+        before = (self.state, self.cause, vars(n).copy())
+        n.state = state
+        pid = integer(d.get("pid"))
+        n.pid = pid if pid is not None else n.pid
+        if "exit_code" in d:
+            n.exit_code = integer(d.get("exit_code"))
+        if "signal" in d:
+            n.signal = text(d.get("signal"), 32)
+        for key in ("reason", "cause"):
+            if d.get(key) is not None:
+                setattr(n, key, text(d.get(key), 1000))
+        if d.get("tail") is not None:
+            n.tail = _tail(d.get("tail"))
+        started, ended = finite(d.get("started_at")), finite(d.get("ended_at"))
+        if state in ACTIVE:
+            n.started_at = n.started_at or started or t
+            n.ended_at = None  # a snapshot may show a node back to running after a relaunch
+        else:
+            n.ended_at = ended or t or n.ended_at
+            n.started_at = n.started_at or started
+        self._aggregate()
+        # Snapshots are polled: only a real difference asks the UI to redraw.
+        return {"state"} if (self.state, self.cause, vars(n)) != before else set()
+
+    def _aggregate(self) -> None:
+        """The job's state from its nodes: active while any node is, else the worst ending."""
+        nodes = list(self.nodes.values())
+        if not nodes:
+            return
+        if any(n.state == "running" for n in nodes):
+            self.state = "running"
+        elif any(n.state == "starting" for n in nodes):
+            self.state = "starting"
+        else:
+            worst = max(nodes, key=lambda n: _SEVERITY.get(n.state, 0))
+            self.state = worst.state
+            self.exit_code, self.signal = worst.exit_code, worst.signal
+            ends = [n.ended_at for n in nodes if n.ended_at is not None]
+            self.ended_at = max(ends) if ends else self.ended_at
+        starts = [n.started_at for n in nodes if n.started_at is not None]
+        if starts:
+            self.started_at = min(starts)
+        bad = [n for n in nodes if n.cause or n.tail]
+        if bad:
+            first = max(bad, key=lambda n: _SEVERITY.get(n.state, 0))
+            self.cause, self.tail = first.cause, first.tail
+
+    def _set_last(self, values: dict[str, Any]) -> None:
+        for k, v in list(values.items())[:MAX_SERIES]:
+            if not isinstance(k, str):
+                continue
+            f = num(v)
+            if f is not None:
+                self.last[k[:64]] = f
+            elif isinstance(v, str):
+                self.last[k[:64]] = v[:256]
+        if len(self.last) > 4 * MAX_SERIES:
+            self.last = dict(list(self.last.items())[-MAX_SERIES:])
+
+    def _scalars(self, values: dict[str, Any]) -> float | None:
+        """Take total_steps and throughput from metric values; return their step, if any."""
+        total = finite(values.get("total_steps"))
+        self.total_steps = total if total is not None and total > 0 else self.total_steps
+        for key in ("samples_per_sec", "tokens_per_sec"):
+            v = finite(values.get(key))
+            if v is not None:
+                setattr(self, key, v)
+        return finite(values.get("step"))
+
+    def _metric(self, values: dict[str, Any], t: float) -> set[str]:
+        changes = {"last"}
+        self._set_last(values)
+        step = self._scalars(values)
+        if step is not None and (self.step is None or step > self.step):
+            self.step = step
+            self._progress.append((t, step))
+        for k, v in values.items():
+            y = num(v)
+            if y is None or not isinstance(k, str) or k in _NOT_SERIES:
+                continue
+            k = k[:64]
+            axis = self._axis.get(k)
+            if axis is None:
+                if len(self.series) >= MAX_SERIES:
+                    continue
+                axis = self._axis[k] = "step" if step is not None else "time"
+                self.series[k] = Series()
+            # A series keeps the axis its first point chose: a stepless point in a step series
+            # (say val_loss at epoch end) lands at the job's latest step; a stepped point in a
+            # time series at its time.
+            x = (step if step is not None else self.step) if axis == "step" else t
+            if x is not None and self.series[k].add(x, y):
+                changes.add("series")
+        return changes
+
+    def _gpus(self, host: str, gpus: list[Any], t: float) -> set[str]:
+        for i, d in enumerate(gpus[:MAX_GPUS]):
+            g = parse_gpu(d, i)
+            if g is None:
+                continue
+            key = g.uuid or f"{host}:{g.index}"
+            if key not in self.gpu_latest and len(self.gpu_latest) >= MAX_GPUS:
+                continue
+            self.gpu_latest[key], self.gpu_host[key] = g, host
+            if g.util is not None:
+                self.gpu_util.setdefault(key, Series(recent=512, buckets=512)).add(t, g.util)
+            if g.mem_used_mib is not None:
+                self.gpu_mem.setdefault(key, Series(recent=512, buckets=512)).add(t, g.mem_used_mib)
+        return {"gpu"}

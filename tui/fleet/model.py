@@ -1,0 +1,185 @@
+"""The fleet: every host and job the client knows, fed by the agent client, read by CLI and TUI.
+
+Plain data, no IO and no threads: the caller (the client's reader thread hands batches to the app
+thread) applies updates from one thread. Each `apply_*` returns what changed so a UI redraws only
+that: "hosts", "job" (new job, node or name), "state", "last", "series", "gpu", "events",
+"heartbeat".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .hosts import HOST_STATUSES, HostModel, HostStatus, util_level
+from .jobs import JobModel
+from .values import finite, integer, text
+
+MAX_JOBS = 10_000
+
+
+@dataclass(frozen=True)
+class FleetSummary:
+    hosts_up: int
+    hosts_total: int
+    gpus_busy: int  # GPUs at >= 10 % utilization (not idle) on connected hosts
+    gpus_total: int  # GPUs known on every host, reachable or not
+    gpus_by_level: dict[str, int]  # idle / moderate / busy, connected hosts only
+    jobs_running: int  # starting or running
+    jobs_total: int
+
+
+class Fleet:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.hosts: dict[str, HostModel] = {}
+        self.jobs: dict[str, JobModel] = {}
+        self.bad_records = 0  # malformed records and objects skipped
+        self._clock = clock  # client clock, for staleness; injectable for tests
+
+    # ---- hosts ---------------------------------------------------------------------------------
+
+    def host(self, name: str) -> HostModel:
+        h = self.hosts.get(name)
+        if h is None:
+            h = self.hosts[name] = HostModel(name=name)
+        return h
+
+    def _touch(self, name: str) -> HostModel:
+        h = self.host(name)
+        h.last_update = self._clock()
+        return h
+
+    def set_host_status(
+        self, host: str, status: HostStatus, reason: str | None = None, t: float | None = None
+    ) -> set[str]:
+        if status not in HOST_STATUSES:
+            raise ValueError(f"unknown host status {status!r}")  # a caller bug, not remote data
+        h = self.host(host)
+        return {"hosts"} if h.set_status(status, reason, self._clock() if t is None else t) else set()
+
+    def apply_hello(self, host: str, hello: dict[str, Any]) -> set[str]:
+        if not isinstance(hello, dict):
+            self.bad_records += 1
+            return set()
+        h = self._touch(host)
+        h.apply_hello(hello)
+        host_time = finite(hello.get("time"))
+        if host_time is not None:  # so runtimes can use the host's clock: now + clock_offset
+            h.clock_offset = host_time - h.last_update  # type: ignore[operator]
+        return {"hosts"}
+
+    def apply_gpus(self, host: str, sample: dict[str, Any], t: float | None = None) -> set[str]:
+        """A `gpus` sample; t is its time for the sparklines (default: now on the client clock)."""
+        if not isinstance(sample, dict):
+            self.bad_records += 1
+            return set()
+        h = self._touch(host)
+        h.apply_sample(sample, h.last_update if t is None else t)  # type: ignore[arg-type]
+        return {"hosts"}
+
+    def job_for_gpu(self, host: str, uuid: str | None) -> JobModel | None:
+        """The active job whose journal reports this GPU, for the fleet view's process column."""
+        if uuid is None:
+            return None
+        for job in self.jobs.values():
+            if job.active and job.gpu_host.get(uuid) == host:
+                return job
+        return None
+
+    # ---- jobs ----------------------------------------------------------------------------------
+
+    def _job(self, job_id: str) -> tuple[JobModel, bool]:
+        job = self.jobs.get(job_id)
+        if job is not None:
+            return job, False
+        job = self.jobs[job_id] = JobModel(id=job_id)
+        if len(self.jobs) > MAX_JOBS:  # forget the oldest finished job
+            old = min((j for j in self.jobs.values() if not j.active), key=lambda j: j.id, default=None)
+            if old is not None:
+                del self.jobs[old.id]
+        return job, True
+
+    def apply_jobs(self, host: str, jobs: list[dict[str, Any]]) -> set[str]:
+        """A `jobs` answer (or one launched/stopped job object) from `host`, merged by job id."""
+        self._touch(host)
+        changes: set[str] = set()
+        for obj in jobs if isinstance(jobs, list) else ():
+            job_id = text(obj.get("id"), 64) if isinstance(obj, dict) else None
+            if not job_id:
+                self.bad_records += 1
+                continue
+            job, new = self._job(job_id)
+            changes |= job.apply_object(obj, host) | ({"job"} if new else set())
+        if not isinstance(jobs, list):
+            self.bad_records += 1
+        return changes
+
+    def apply_events(self, host: str, job_id: str, node: str, records: list[dict[str, Any]]) -> set[str]:
+        """Journal records pushed for (job, node); records at or below the node's last seq are
+        ignored, so a replayed or duplicated batch changes nothing."""
+        if not isinstance(records, list) or text(job_id, 64) != job_id or text(node, 64) != node:
+            self.bad_records += 1
+            return set()
+        self._touch(host)
+        job, new = self._job(job_id)
+        changes = {"job"} if new or node not in job.nodes else set()
+        n = job.node_for(node, host)
+        checked: list[tuple[int, float, dict[str, Any]]] = []
+        for rec in records:
+            seq = integer(rec.get("seq")) if isinstance(rec, dict) else None
+            t = finite(rec.get("t")) if isinstance(rec, dict) else None
+            if seq is None or seq < 1 or t is None:
+                self.bad_records += 1
+                continue
+            checked.append((seq, t, rec))  # type: ignore[arg-type]
+        checked.sort(key=lambda c: c[0])  # upstream sends in order; don't rely on it
+        for seq, t, rec in checked:
+            if seq <= n.last_seq:
+                continue
+            n.last_seq = seq  # even a malformed record is consumed: resending it won't fix it
+            got = job.apply_record(host, n, rec, t)
+            if got is None:
+                self.bad_records += 1
+            else:
+                changes |= got
+        return changes
+
+    def last_seq(self, job_id: str, node: str) -> int:
+        """Where a `tail` for (job, node) resumes."""
+        job = self.jobs.get(job_id)
+        n = job.nodes.get(node) if job else None
+        return n.last_seq if n else 0
+
+    def jobs_sorted(self) -> list[JobModel]:
+        """Running (and starting) jobs first, then newest first. Ids are time-sortable and, unlike
+        started_at, do not depend on which host's clock wrote them."""
+        by_new = sorted(self.jobs.values(), key=lambda j: j.id, reverse=True)
+        return sorted(by_new, key=lambda j: not j.active)
+
+    def find_job(self, ref: str) -> list[JobModel]:
+        """Jobs matching an id or a name (the CLI's JOB argument); several means ambiguous."""
+        if ref in self.jobs:
+            return [self.jobs[ref]]
+        return [j for j in self.jobs_sorted() if j.name == ref]
+
+    # ---- header --------------------------------------------------------------------------------
+
+    def summary(self) -> FleetSummary:
+        levels = {"idle": 0, "moderate": 0, "busy": 0}
+        total = 0
+        for h in self.hosts.values():
+            total += len(h.gpus)
+            if h.up:
+                for g in h.gpus:
+                    levels[util_level(g.util)] += 1
+        return FleetSummary(
+            hosts_up=sum(h.up for h in self.hosts.values()),
+            hosts_total=len(self.hosts),
+            gpus_busy=levels["moderate"] + levels["busy"],
+            gpus_total=total,
+            gpus_by_level=levels,
+            jobs_running=sum(j.active for j in self.jobs.values()),
+            jobs_total=len(self.jobs),
+        )

@@ -1,0 +1,61 @@
+"""Plain-text rendering for the CLI: durations, numbers, aligned tables."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None or seconds < 0:
+        return "-"
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+
+
+def runtime(started_at: float | None, ended_at: float | None, now: float | None = None) -> str:
+    if started_at is None:
+        return "-"
+    return duration((ended_at or now or time.time()) - started_at)
+
+
+def number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value  # "nan", "inf": a diverging run shows as such
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
+            return f"{value:.3e}"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=False)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=False)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def metric_line(values: dict[str, Any]) -> str:
+    """step first, then loss, then the rest alphabetically: the order people scan."""
+    order = ["step", "epoch", "loss", "lr"]
+    keys = [k for k in order if k in values] + sorted(k for k in values if k not in order)
+    return "  ".join(f"{k}={number(values[k])}" for k in keys)

@@ -1,0 +1,189 @@
+"""Talks to one agent: requests with timeouts, pushed journal events with exactly-once delivery.
+
+The reader thread owns the pipe's read side; callers block only on their own request's future.
+Pushed events arrive on the reader thread: handlers must hand them on (a queue, post_message).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from .transport import Transport, TransportError
+
+EventHandler = Callable[[str, str, list[dict[str, Any]]], None]
+HELLO_LINES_MAX = 1000  # a remote .bashrc may print; past this, it is not our agent
+
+
+class AgentError(Exception):
+    """The agent answered with an error; the message is its one line."""
+
+
+class ConnectionLost(AgentError):
+    """The pipe closed before an answer came."""
+
+
+class RequestTimeout(AgentError):
+    pass
+
+
+class AgentClient:
+    def __init__(self, transport: Transport, on_events: EventHandler | None = None) -> None:
+        self.transport = transport
+        self.host = transport.host
+        self.hello_marker: dict[str, Any] = {}
+        self.last_seq: dict[tuple[str, str], int] = {}
+        self.events: queue.Queue[tuple[str, str, list[dict[str, Any]]]] = queue.Queue()
+        self._on_events = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
+        self._ids = itertools.count(1)
+        self._pending: dict[int, Future[Any]] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self.closed_reason: str | None = None
+        self._reader: threading.Thread | None = None
+
+    # -- connection ------------------------------------------------------------------------------
+
+    def connect(self, timeout: float = 20.0) -> dict[str, Any]:
+        self.transport.open()
+        marker: Future[dict[str, Any]] = Future()
+        self._reader = threading.Thread(target=self._read_loop, args=(marker,), name=f"agent-{self.host}", daemon=True)
+        self._reader.start()
+        try:
+            self.hello_marker = marker.result(timeout)
+        except FutureTimeout:
+            self.close()
+            raise RequestTimeout(f"{self.host}: the agent did not start within {timeout:.0f} s") from None
+        return self.hello_marker
+
+    def close(self) -> None:
+        self._closed.set()
+        self.transport.close()
+        if self._reader is not None and self._reader is not threading.current_thread():
+            self._reader.join(timeout=5)
+
+    @property
+    def connected(self) -> bool:
+        return not self._closed.is_set()
+
+    def __enter__(self) -> AgentClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def request(self, op: str, timeout: float = 30.0, **args: Any) -> Any:
+        future = self.submit(op, **args)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            raise RequestTimeout(f"{self.host}: no answer to {op} within {timeout:.0f} s") from None
+
+    def submit(self, op: str, **args: Any) -> Future[Any]:
+        rid = next(self._ids)
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._closed.is_set():
+                future.set_exception(ConnectionLost(f"{self.host}: {self.closed_reason or 'connection closed'}"))
+                return future
+            self._pending[rid] = future
+        line = json.dumps({"id": rid, "op": op, **args}, allow_nan=False) + "\n"
+        try:
+            self.transport.write(line.encode("utf-8"))
+        except TransportError as exc:
+            with self._lock:
+                self._pending.pop(rid, None)
+            future.set_exception(ConnectionLost(f"{self.host}: {exc}"))
+        return future
+
+    def tail(self, job: str, node: str, since_seq: int | None = None) -> int:
+        """Subscribe from since_seq (default: the last seq this client saw); returns the seq now."""
+        if since_seq is None:
+            since_seq = self.last_seq.get((job, node), 0)
+        with self._lock:
+            self.last_seq[(job, node)] = since_seq
+        return int(self.request("tail", job=job, node=node, since_seq=since_seq)["last_seq"])
+
+    def untail(self, job: str, node: str) -> None:
+        self.request("untail", job=job, node=node)
+
+    # -- the reader thread -----------------------------------------------------------------------
+
+    def _read_loop(self, marker: Future[dict[str, Any]]) -> None:
+        reason = "the agent closed the connection"
+        try:
+            skipped = 0
+            while not marker.done():
+                line = self.transport.readline()
+                if not line:
+                    marker.set_exception(ConnectionLost(f"{self.host}: the agent exited before saying hello"))
+                    return
+                obj = _decode(line)
+                if obj is not None and obj.get("gpudeck") == "agent":
+                    marker.set_result(obj)
+                    break
+                skipped += 1
+                if skipped > HELLO_LINES_MAX:
+                    marker.set_exception(ConnectionLost(f"{self.host}: no agent hello in {skipped} lines"))
+                    return
+            while True:
+                line = self.transport.readline()
+                if not line:
+                    break
+                obj = _decode(line)
+                if obj is not None:
+                    self._dispatch(obj)
+        except Exception as exc:  # the reader must always fail the pending requests
+            reason = f"reader failed: {exc}"
+        finally:
+            self._fail_pending(reason)
+
+    def _dispatch(self, obj: dict[str, Any]) -> None:
+        if obj.get("push") == "events":
+            self._deliver(obj)
+            return
+        rid = obj.get("id")
+        with self._lock:
+            future = self._pending.pop(rid, None) if isinstance(rid, int) else None
+        if future is None:
+            return  # an answer to a request nobody waits for (timed out), or garbage
+        if obj.get("ok"):
+            future.set_result(obj.get("result"))
+        else:
+            future.set_exception(AgentError(str(obj.get("error") or "unknown error")))
+
+    def _deliver(self, obj: dict[str, Any]) -> None:
+        job, node, records = obj.get("job"), obj.get("node"), obj.get("events")
+        if not (isinstance(job, str) and isinstance(node, str) and isinstance(records, list)):
+            return
+        with self._lock:
+            last = self.last_seq.get((job, node), 0)
+            fresh = [r for r in records if isinstance(r, dict) and isinstance(r.get("seq"), int) and r["seq"] > last]
+            if fresh:
+                self.last_seq[(job, node)] = fresh[-1]["seq"]
+        if fresh:
+            self._on_events(job, node, fresh)
+
+    def _fail_pending(self, reason: str) -> None:
+        with self._lock:
+            self.closed_reason = reason
+            self._closed.set()
+            pending, self._pending = self._pending, {}
+        for future in pending.values():
+            future.set_exception(ConnectionLost(f"{self.host}: {reason}"))
+
+
+def _decode(line: bytes) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None

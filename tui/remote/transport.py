@@ -1,0 +1,89 @@
+"""A byte pipe to one agent's `serve`: a local subprocess now, an SSH exec channel later.
+
+The agent client only needs readline/write/close, so every transport carries the same protocol.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+
+class TransportError(Exception):
+    """The pipe to the agent could not be opened or broke; the message says why."""
+
+
+class Transport(ABC):
+    host: str
+
+    @abstractmethod
+    def open(self) -> None: ...
+
+    @abstractmethod
+    def readline(self) -> bytes:
+        """One line with its newline; b'' at EOF."""
+
+    @abstractmethod
+    def write(self, data: bytes) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class LocalTransport(Transport):
+    """`python -m remote_agent serve` as a child process: the same agent the SSH hosts run."""
+
+    def __init__(self, agent_dir: Path, python: str = sys.executable, host: str = "local") -> None:
+        self.host = host
+        self.agent_dir = agent_dir
+        self.python = python
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._write_lock = threading.Lock()
+
+    def open(self) -> None:
+        try:
+            self.proc = subprocess.Popen(
+                [self.python, "-m", "remote_agent", "serve", "--agent-dir", str(self.agent_dir)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=dict(os.environ),
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start the local agent with {self.python}: {exc}") from None
+
+    def readline(self) -> bytes:
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            return self.proc.stdout.readline()
+        except (OSError, ValueError):
+            return b""
+
+    def write(self, data: bytes) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        with self._write_lock:
+            try:
+                self.proc.stdin.write(data)
+                self.proc.stdin.flush()
+            except (OSError, ValueError) as exc:
+                raise TransportError(f"local agent pipe closed: {exc}") from None
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

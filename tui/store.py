@@ -1,0 +1,116 @@
+"""state.db: derived state only (which hosts hold a job, last seq per (job, node), later the ledger).
+
+Settings never live here. Safe to delete: the journals on the hosts are the source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    nodes TEXT NOT NULL,          -- JSON: [{"host": ..., "node": ...}]
+    argv TEXT NOT NULL,           -- JSON list; never env values
+    restart_of TEXT
+);
+CREATE INDEX IF NOT EXISTS jobs_by_name ON jobs(name);
+CREATE TABLE IF NOT EXISTS seqs (
+    job TEXT NOT NULL,
+    node TEXT NOT NULL,
+    last_seq INTEGER NOT NULL,
+    PRIMARY KEY (job, node)
+);
+"""
+
+
+@dataclass
+class JobRecord:
+    id: str
+    name: str
+    created_at: float
+    nodes: list[dict[str, str]]
+    argv: list[str] = field(default_factory=list)
+    restart_of: str | None = None
+
+    @property
+    def hosts(self) -> list[str]:
+        return sorted({n["host"] for n in self.nodes})
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), timeout=10, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(f"{path}: written by a newer gpudeck (schema {version} > {SCHEMA_VERSION})")
+        self._db.executescript(SCHEMA)
+        self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        path.chmod(0o600)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- jobs ------------------------------------------------------------------------------------
+
+    def record_job(self, job: JobRecord) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO jobs (id, name, created_at, nodes, argv, restart_of) VALUES (?, ?, ?, ?, ?, ?)",
+                (job.id, job.name, job.created_at, json.dumps(job.nodes), json.dumps(job.argv), job.restart_of),
+            )
+
+    def get_job(self, job_id: str) -> JobRecord | None:
+        rows = self._query("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        return rows[0] if rows else None
+
+    def jobs_named(self, name: str) -> list[JobRecord]:
+        return self._query("SELECT * FROM jobs WHERE name = ? ORDER BY id DESC", (name,))
+
+    def jobs_with_prefix(self, prefix: str) -> list[JobRecord]:
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return self._query("SELECT * FROM jobs WHERE id LIKE ? ESCAPE '\\' ORDER BY id DESC", (escaped + "%",))
+
+    def list_jobs(self) -> list[JobRecord]:
+        return self._query("SELECT * FROM jobs ORDER BY id DESC", ())
+
+    def remove_job(self, job_id: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+            self._db.execute("DELETE FROM seqs WHERE job = ?", (job_id,))
+
+    def _query(self, sql: str, params: tuple[object, ...]) -> list[JobRecord]:
+        with self._lock:
+            rows = self._db.execute(sql, params).fetchall()
+        return [
+            JobRecord(id=r[0], name=r[1], created_at=r[2], nodes=json.loads(r[3]), argv=json.loads(r[4]), restart_of=r[5])
+            for r in rows
+        ]
+
+    # -- seqs ------------------------------------------------------------------------------------
+
+    def last_seq(self, job: str, node: str) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT last_seq FROM seqs WHERE job = ? AND node = ?", (job, node)).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_last_seq(self, job: str, node: str, seq: int) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO seqs (job, node, last_seq) VALUES (?, ?, ?) "
+                "ON CONFLICT(job, node) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)",
+                (job, node, seq),
+            )
