@@ -17,8 +17,8 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -53,7 +53,7 @@ NOISE = [
 ]
 
 
-def metric_lines() -> List[str]:
+def metric_lines() -> list[str]:
     lines = []
     for path in sorted(LOGS.glob("*.log")):
         for line in re.split(r"\r\n|\r|\n", path.read_text(encoding="utf-8")):
@@ -69,7 +69,7 @@ def metric_lines() -> List[str]:
     return lines
 
 
-def corpus(size: int, metric_share: float = 0.1) -> List[str]:
+def corpus(size: int, metric_share: float = 0.1) -> list[str]:
     rng = random.Random(7)
     metrics = metric_lines()
     return [rng.choice(metrics) if rng.random() < metric_share else rng.choice(NOISE) for _ in range(size)]
@@ -78,15 +78,15 @@ def corpus(size: int, metric_share: float = 0.1) -> List[str]:
 _NAIVE_KV = re.compile(r"([A-Za-z_]\w*)\s*[=:]\s*([-+]?\d+\.?\d*(?:[eE][-+]?\d+)?)")
 
 
-def naive_kv(line: str) -> Dict[str, float]:
+def naive_kv(line: str) -> dict[str, float]:
     return {k: float(v) for k, v in _NAIVE_KV.findall(line)}
 
 
-def split_only(line: str) -> List[str]:
+def split_only(line: str) -> list[str]:
     return line.split()
 
 
-def rate(fn: Callable[[str], object], lines: List[str], rounds: int) -> float:
+def rate(fn: Callable[[str], object], lines: list[str], rounds: int) -> float:
     results = []
     for _ in range(rounds):
         start = time.perf_counter()
@@ -104,7 +104,9 @@ def main() -> None:
 
     lines = corpus(args.lines)
     points = sum(1 for line in lines if parse_line(line) is not None)
-    print(f"python {sys.version.split()[0]}, {len(lines)} lines, {points} metric points ({points / len(lines):.0%})")
+    print(
+        f"python {sys.version.split()[0]}, {len(lines)} lines, {points} metric points ({points / len(lines):.0%})"
+    )
     rates = {
         "split (baseline)": rate(split_only, lines, args.rounds),
         "kv-regex (baseline)": rate(naive_kv, lines, args.rounds),

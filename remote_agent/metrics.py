@@ -22,7 +22,7 @@ import re
 from typing import Dict, Optional
 
 from remote_agent import metrics_context, metrics_formats, metrics_kv, metrics_structured
-from remote_agent.metrics_names import SIGNAL_HINT, is_signal, split_of
+from remote_agent.metrics_names import PLAIN_INDEXES, SIGNAL_HINT, is_signal, split_of
 from remote_agent.metrics_values import Number, clean, unwrap_scalars
 
 __all__ = ["parse_line"]
@@ -36,7 +36,6 @@ _DIGIT = re.compile(r"\d")
 
 # Names that count optimizer steps, in the order of trust; the first present becomes "step".
 _STEP_SYNONYMS = ("global_step", "num_updates", "iteration", "iter")
-_INDEXES = frozenset(["step", "epoch", "iter", "iteration", "global_step", "num_updates", "batch"])
 _GAN_PARTS = frozenset(["d", "g", "disc", "gen", "discriminator", "generator", "d_real", "d_fake"])
 _NOT_COMPONENTS = frozenset(["loss_avg", "loss_epoch"])
 
@@ -149,7 +148,7 @@ def _is_component(name: str) -> bool:
 
 
 def _as_validation(name: str) -> str:
-    if name in _INDEXES or split_of(name):
+    if name in PLAIN_INDEXES or split_of(name):
         return name
     return "val_" + name
 

@@ -163,7 +163,8 @@ def is_signal(name: str) -> bool:
     return _SIGNAL.search(name) is not None
 
 
-# Names a bare "key value" (no ':' or '=') may use: free text such as "Using 8 GPUs" must not count.
+# Indexes: they place a point, never make one, and belong to no split ("valid_num_updates" -> step).
+# They and signal names are all a bare "key value" (no ':' or '=') may use: "Using 8 GPUs" is prose.
 PLAIN_INDEXES = frozenset(["step", "epoch", "iter", "iteration", "global_step", "num_updates", "batch"])
 
 

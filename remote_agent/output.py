@@ -15,7 +15,11 @@ class LineWriter:
         self.closed = False
 
     def send(self, obj: Any) -> bool:
-        data = (dumps(obj) + "\n").encode("utf-8")
+        return self.send_raw(dumps(obj).encode("utf-8"))
+
+    def send_raw(self, line: bytes) -> bool:
+        """One already-encoded JSON object, without its newline."""
+        data = line + b"\n"
         with self._lock:
             if self.closed:
                 return False

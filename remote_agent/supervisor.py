@@ -10,7 +10,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Any, Deque, Dict, List, Optional
+from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from . import VERSION
 from .control import read_control
@@ -120,27 +120,30 @@ class Supervisor:
                 draining = self._output_done.is_set()
                 chunk = os.read(fd, 65536)
                 if chunk:
-                    for line in splitter.feed(chunk):
-                        self._on_line(line)
+                    self._journal_lines(splitter.feed(chunk))
                     continue
                 if draining:
                     break
                 self._output_done.wait(OUTPUT_POLL)
-            for line in splitter.flush():
-                self._on_line(line)
+            self._journal_lines(splitter.flush())
         finally:
             os.close(fd)
 
-    def _on_line(self, line: str) -> None:
-        assert self.journal is not None
+    def _journal_lines(self, lines: List[str]) -> None:
+        entries = [entry for entry in map(self._entry_for, lines) if entry is not None]
+        if entries:
+            assert self.journal is not None
+            self.journal.append_many(entries)
+
+    def _entry_for(self, line: str) -> Optional[Tuple[str, Dict[str, Any]]]:
+        """The journal record a line makes: an event, a metric point, or none."""
         self.tail.append(line)
         stripped = line.strip()
         if stripped.startswith("{") and '"event"' in stripped:
             obj = loads_object(stripped)
             if obj is not None and isinstance(obj.get("event"), str):
                 name = obj.pop("event")
-                self.journal.append("event", event=name[:100], data=obj)
-                return
+                return "event", {"event": name[:100], "data": obj}
         try:
             values = parse_line(line)
         except Exception:  # a parser bug must never stop the output from being read
@@ -148,7 +151,8 @@ class Supervisor:
         # Progress bars redraw ~10x/s with the same numbers: one point is enough.
         if values and values != self.last_values:
             self.last_values = values
-            self.journal.append("metric", values=values)
+            return "metric", {"values": values}
+        return None
 
     # -- the loop --------------------------------------------------------------------------------
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
-from .journal import JournalReader
+from .journal import JournalReader, seq_of
+from .jsonio import dumps
 from .output import LineWriter
 
 POLL_SECONDS = 0.05
@@ -52,17 +53,27 @@ class TailHub:
             with self._lock:
                 subs = list(self._subs.items())
             for key, sub in subs:
-                records = [r for r in sub.reader.read_new(SLICE_BYTES) if r["seq"] > sub.since_seq]
-                if not records:
+                lines = self._fresh_lines(sub)
+                if not lines:
                     continue
                 busy = True
                 with self._lock:
                     if self._subs.get(key) is not sub:
                         continue  # untailed (or re-tailed) meanwhile: the old reader must not push
-                for start in range(0, len(records), MAX_BATCH):
-                    batch = records[start : start + MAX_BATCH]
-                    self._out.send({"push": "events", "job": key[0], "node": key[1], "events": batch})
-                sub.since_seq = records[-1]["seq"]
+                head = ('{"push":"events","job":%s,"node":%s,"events":[' % (dumps(key[0]), dumps(key[1]))).encode()
+                for start in range(0, len(lines), MAX_BATCH):
+                    # Journal lines are complete JSON objects already: splice them, don't re-encode.
+                    self._out.send_raw(head + b",".join(lines[start : start + MAX_BATCH]) + b"]}")
+                sub.since_seq = sub.reader.last_seq
+
             if not busy:
                 self._wake.wait(POLL_SECONDS)
                 self._wake.clear()
+
+    @staticmethod
+    def _fresh_lines(sub: _Subscription) -> List[bytes]:
+        lines = sub.reader.read_new_raw(SLICE_BYTES)
+        if lines and (seq_of(lines[0]) or 0) <= sub.since_seq:
+            lines = [line for line in lines if (seq_of(line) or 0) > sub.since_seq]
+        # A torn or foreign line has no seq: it is not a record, so it is never pushed.
+        return [line for line in lines if line.startswith(b'{"seq":')] if lines else lines

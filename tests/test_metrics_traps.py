@@ -223,3 +223,26 @@ def test_a_long_json_line_is_read_whole() -> None:
 def test_not_a_string_gives_none() -> None:
     assert parse_line(None) is None  # type: ignore[arg-type]
     assert parse_line(b"loss=1") is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Epoch 1, Loss: 0.5", {"epoch": 1, "loss": 0.5}),
+        ("Epoch [1/10], Step [100/600], Loss: 0.2156", {"epoch": 1, "step": 100, "loss": 0.2156}),
+        (
+            "Epoch: 001, Train Loss: 0.7312, Val Loss: 0.6543, Val Acc: 0.8123",
+            {"epoch": 1, "loss": 0.7312, "val_loss": 0.6543, "val_acc": 0.8123},
+        ),
+        ("train loss: 0.345 | val loss: 0.456 | lr: 1e-4", {"loss": 0.345, "val_loss": 0.456, "lr": 0.0001}),
+        ("loss 0.25 acc 0.9 step 100", {"loss": 0.25, "acc": 0.9, "step": 100}),
+        # Messages about a metric are not a point of it.
+        ("Epoch 5, global step 500: 'val_loss' reached 0.12345 (best 0.12345), saving model to '/ckpt/epoch=5-step=500.ckpt' as top 1", None),
+        ("Epoch 00005: reducing learning rate of group 0 to 1.0000e-04.", None),
+        ("Validation loss decreased (0.512 --> 0.498).  Saving model ...", None),
+        ("Epoch 1: val_loss improved from inf to 0.14003, saving model to best.h5", None),
+        ("Trainable params: 1,234,567", None),
+    ],
+)  # fmt: skip
+def test_hand_written_training_loops(line: str, expected: dict) -> None:
+    assert parse_line(line) == expected

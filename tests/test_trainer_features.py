@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 from test_trainer import Trainer, events, metrics, run_to_end  # noqa: E402
 
+from trainer.data import SyntheticImages  # noqa: E402
 from trainer.models import build_model, plain_state_dict  # noqa: E402
 
 
@@ -19,13 +20,17 @@ from trainer.models import build_model, plain_state_dict  # noqa: E402
 def test_bf16_channels_last_with_accumulation_learns_and_validates(tmp_path: Path) -> None:
     lines = run_to_end(
         "--steps", "40", "--workers", "0", "--precision", "bf16", "--channels-last", "--micro-batch", "8",
-        "--val-every", "20", "--checkpoint-dir", str(tmp_path),
+        "--val-every", "20", "--checkpoint-dir", str(tmp_path), "--checkpoint-every", "10", "--keep", "2",
     )  # fmt: skip
     losses = list(metrics(lines).values())
     assert len(losses) == 40 and sum(losses[-5:]) < 0.6 * sum(losses[:5])
     val = [o for o in lines if "val_loss" in o]
     assert [v["step"] for v in val] == [20, 40]
     assert val[1]["val_loss"] < val[0]["val_loss"] and val[1]["val_acc"] > 0.5  # chance is 0.1
+    assert [(e["step"], e["reason"]) for e in events(lines, "checkpoint_saved")] == [
+        (10, "periodic"), (20, "periodic"), (30, "periodic"), (40, "periodic"),
+    ]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-00000030.pt", "ckpt-00000040.pt"]  # --keep 2
     state = torch.load(tmp_path / "ckpt-00000040.pt", weights_only=True)
     assert state["config"]["precision"] == "bf16"
     assert (state["global_batch"], state["micro_batch"], state["samples_seen"]) == (32, 8, 40 * 32)
@@ -99,3 +104,14 @@ def test_pretrained_weights_start_from_a_trained_model(tmp_path: Path) -> None:
         )  # fmt: skip
     )
     assert warm[1] < 0.5 * fresh[1], (warm, fresh)
+
+
+def test_samples_and_augmentation_are_pure_functions_of_seed_epoch_index() -> None:
+    ds = SyntheticImages(64, 32, 10, seed=1, augment=True)
+    a, label, epoch, index = ds[(0, 5)]
+    assert (label, epoch, index) == (5, 0, 5)
+    assert torch.equal(a, ds[(0, 5)][0])  # same key, same pixels: any worker or rank may produce it
+    assert not torch.equal(a, ds[(1, 5)][0])  # a new epoch, a new augmentation
+    plain = SyntheticImages(64, 32, 10, seed=1)
+    assert torch.equal(plain[(0, 5)][0], plain[(3, 5)][0]) and not torch.equal(plain[(0, 5)][0], a)
+    assert not torch.equal(plain[(0, 5)][0], SyntheticImages(64, 32, 10, seed=2)[(0, 5)][0])

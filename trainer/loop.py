@@ -14,7 +14,7 @@ from torch import nn
 
 from . import checkpoint as ckpt
 from . import dist as tdist
-from .args import parse_args
+from .args import default_threads, parse_args
 from .build import build_datasets, build_parts, capture, restore
 from .data import Layout, PositionSampler, make_loader, start_iter
 from .objstore import S3Store, Uploader
@@ -40,6 +40,8 @@ class StopFlag:
 
 def run(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.threads or "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(args.threads or default_threads(args.workers))
     stop = StopFlag()
     stop.install()
     d = tdist.init(args.dist_timeout)

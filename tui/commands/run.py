@@ -40,15 +40,15 @@ def parse_env(items: list[str]) -> dict[str, str]:
 
 
 def default_name(argv: list[str], job_id: str) -> str:
-    """`python -m trainer` → trainer-xxxx; `./train.sh` → train.sh-xxxx."""
-    words = [a for a in argv if not a.startswith("-")]
+    """`python -m trainer` → trainer-xxxx; `python train.py` → train.py-xxxx; `./run.sh` → run.sh-xxxx."""
     prog = os.path.basename(argv[0])
-    if prog.startswith("python") and "-m" in argv[:-1]:
-        prog = argv[argv.index("-m") + 1]
-    elif prog.startswith("python") and len(words) > 1:
-        prog = os.path.basename(words[1])
-    elif prog in ("torchrun", "accelerate", "deepspeed", "bash", "sh") and len(words) > 1:
-        prog = os.path.basename(words[-1] if prog != "accelerate" else words[-1])
+    rest = argv[1:]
+    if prog in ("torchrun", "accelerate", "deepspeed") or prog.startswith("python"):
+        if "-m" in rest[:-1] and prog.startswith("python"):
+            prog = rest[rest.index("-m") + 1]
+        else:
+            scripts = [a for a in rest if a.endswith(".py")]
+            prog = os.path.basename(scripts[0]) if scripts else prog
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", prog).strip("-._")[:40] or "job"
     return f"{stem}-{job_id[-4:]}"
 

@@ -1,0 +1,145 @@
+"""A private OpenSSH server on 127.0.0.1 for tests: temp host key, one authorized key, sftp.
+
+The remote side's HOME is a directory of our own (sshd's `SetEnv`), with a small `.profile` and a
+`.bashrc` that prints junk: the client must skip it, and this machine's real ~/.bashrc (a pyenv
+rehash that can stall on a stale lock) never runs in a test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SSHD = "/usr/sbin/sshd"
+JUNK = "welcome to the test box (junk a .bashrc prints)"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def keygen(path: Path, kind: str = "ed25519") -> Path:
+    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(path), "-C", "gpudeck-test"], check=True)
+    return path
+
+
+@dataclass
+class Sshd:
+    root: Path
+    port: int
+    host_key: Path
+    client_key: Path
+    remote_home: Path
+    proc: subprocess.Popen[bytes] | None = None
+    extra: list[str] = field(default_factory=list)
+
+    @property
+    def config(self) -> Path:
+        return self.root / "sshd_config"
+
+    def write_config(self) -> None:
+        lines = [
+            f"Port {self.port}",
+            "ListenAddress 127.0.0.1",
+            f"HostKey {self.host_key}",
+            f"PidFile {self.root / 'sshd.pid'}",
+            f"AuthorizedKeysFile {self.root / 'authorized_keys'}",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "UsePAM no",
+            "StrictModes no",
+            "PermitRootLogin prohibit-password",
+            "AllowTcpForwarding yes",
+            "Subsystem sftp internal-sftp",
+            f"SetEnv HOME={self.remote_home} GPUDECK_TEST_SSHD={self.port}",
+            "MaxSessions 64",
+            "MaxStartups 64:30:128",
+            "LogLevel ERROR",
+            *self.extra,
+        ]
+        self.config.write_text("\n".join(lines) + "\n")
+
+    def start(self) -> None:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation dir, needed as root
+        self.write_config()
+        log = open(self.root / "sshd.log", "ab")  # noqa: SIM115 - lives as long as the server
+        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.config)], stdout=log, stderr=log)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"sshd did not start: {(self.root / 'sshd.log').read_text()[-2000:]}") from None
+                time.sleep(0.01)
+
+    def connection_pids(self) -> list[int]:
+        """The per-connection sshd processes (children of the listener)."""
+        if self.proc is None:
+            return []
+        out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def session_tree(self) -> list[int]:
+        """Every sshd process of every connection (monitor and session child), not the commands."""
+        pids = []
+        todo = self.connection_pids()
+        while todo:
+            pid = todo.pop()
+            try:
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            except OSError:
+                continue
+            if comm.startswith("sshd"):
+                pids.append(pid)
+                out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+                todo += [int(p) for p in out.split()]
+        return pids
+
+    def cut(self) -> int:
+        """Kill every open connection (the listener stays): what a network cut looks like to both ends."""
+        pids = self.connection_pids()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return len(pids)
+
+    def stop(self) -> None:
+        self.cut()
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def make_sshd(root: Path, extra: list[str] | None = None) -> Sshd:
+    root.mkdir(parents=True, exist_ok=True)
+    host_key = keygen(root / "host_ed25519")
+    client_key = root / "client_ed25519"
+    if not client_key.exists():
+        keygen(client_key)
+    (root / "authorized_keys").write_text((root / "client_ed25519.pub").read_text())
+    remote_home = root / "remote-home"
+    remote_home.mkdir(exist_ok=True)
+    (remote_home / ".profile").write_text('[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\nexport GPUDECK_TEST_REMOTE_PROFILE=read\n')
+    (remote_home / ".bashrc").write_text(f"echo '{JUNK}'\necho '{{\"not\": \"the agent\"}}'\n")
+    server = Sshd(root=root, port=free_port(), host_key=host_key, client_key=client_key, remote_home=remote_home,
+                  extra=list(extra or []))
+    server.start()
+    return server
+
+
+def host_key_line(server: Sshd, name: str = "127.0.0.1") -> str:
+    """The known_hosts line for this server's key, as `ssh-keyscan` would write it."""
+    kind, blob = (server.host_key.with_suffix(".pub").read_text().split()[:2])
+    return f"[{name}]:{server.port} {kind} {blob}\n"

@@ -1,0 +1,150 @@
+"""The CLI as a user runs it: a fresh interpreter per command, one-line errors, docker-like output."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tests.support.waiting import wait_for
+from tui.commands.run import default_name
+
+LOSSES = """
+import json, time
+for step in range(1, 21):
+    print(json.dumps({"step": step, "loss": round(2.0 / step, 4), "lr": 0.01}))
+    time.sleep(0.01)
+"""
+
+
+def ps_json(cwd: Path, *extra: str) -> list[dict]:
+    result = gpudeck("ps", "--json", *extra, cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_run_metrics_logs_ps_round_trip(gpudeck_home: Path, workdir: Path) -> None:
+    result = gpudeck("run", "--name", "loss-demo", "--env", "API_KEY=hunter2", "--", sys.executable, "-c", LOSSES, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    job_id = result.stdout.strip()
+    assert len(job_id.splitlines()) == 1 and len(job_id) == 22  # the id alone
+
+    follow = gpudeck("logs", "-f", "loss-demo", cwd=workdir)
+    assert follow.returncode == 0
+    lines = follow.stdout.splitlines()
+    assert len(lines) == 20 and json.loads(lines[-1])["step"] == 20  # every line exactly once
+
+    metrics = gpudeck("metrics", "--json", job_id, cwd=workdir)
+    points = [json.loads(line) for line in metrics.stdout.splitlines()]
+    assert [p["values"]["step"] for p in points] == list(range(1, 21))
+    assert points[-1]["values"]["loss"] == 0.1
+    human = gpudeck("metrics", job_id[:12], cwd=workdir).stdout
+    assert "step=20  loss=0.1  lr=0.01" in human
+
+    jobs = ps_json(workdir, "--all")
+    assert [j["id"] for j in jobs] == [job_id]
+    job = jobs[0]
+    assert job["state"] == "exited" and job["exit_code"] == 0 and job["signal"] is None
+    assert job["started_at"] <= job["ended_at"]
+    assert job["nodes"] == [{"host": "local", "node": "0", "state": "exited", "pid": job["nodes"][0]["pid"]}]
+    assert ps_json(workdir) == []  # ended jobs only with --all
+    for out in (json.dumps(jobs), gpudeck("inspect", "--json", job_id, cwd=workdir).stdout, gpudeck("ps", "-a", cwd=workdir).stdout):
+        assert "hunter2" not in out
+
+
+def test_logs_follow_exits_with_the_jobs_exit_code(gpudeck_home: Path, workdir: Path) -> None:
+    job_id = gpudeck("run", "--", "bash", "-c", "echo out; echo err >&2; exit 7", cwd=workdir).stdout.strip()
+    follow = gpudeck("logs", "-f", job_id, cwd=workdir)
+    assert follow.returncode == 7
+    assert set(follow.stdout.split()) == {"out", "err"}
+    inspect = gpudeck("inspect", job_id, cwd=workdir).stdout
+    assert "failed(7)" in inspect and "cause: exited with code 7" in inspect
+
+
+def test_stop_restart_and_rm(gpudeck_home: Path, workdir: Path) -> None:
+    script = "import time, signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nprint('up', flush=True)\ntime.sleep(60)"
+    job_id = gpudeck("run", "--name", "svc", "--grace", "5", "--", sys.executable, "-c", script, cwd=workdir).stdout.strip()
+    wait_for(lambda: any(j["state"] == "running" for j in ps_json(workdir)), what="running")
+    stop = gpudeck("stop", "svc", cwd=workdir)
+    assert stop.returncode == 0 and stop.stdout.startswith(f"{job_id} stopped in ")
+
+    restarted = gpudeck("restart", "svc", cwd=workdir)
+    assert restarted.returncode == 0, restarted.stderr
+    new_id = restarted.stdout.strip()
+    jobs = {j["id"]: j for j in ps_json(workdir, "--all")}
+    assert jobs[new_id]["restart_of"] == job_id and jobs[new_id]["name"] == "svc"
+    # The name now means the live restart; the stopped one is reached by its id.
+    killed = gpudeck("kill", "svc", cwd=workdir)
+    assert killed.stdout.startswith(f"{new_id} killed")
+    assert gpudeck("rm", job_id, cwd=workdir).returncode == 0
+    assert job_id not in {j["id"] for j in ps_json(workdir, "--all")}
+
+
+def test_rm_refuses_a_live_job(gpudeck_home: Path, workdir: Path) -> None:
+    job_id = gpudeck("run", "--", "sleep", "60", cwd=workdir).stdout.strip()
+    result = gpudeck("rm", job_id, cwd=workdir)
+    assert result.returncode == 1 and "stop or kill it first" in result.stderr
+    gpudeck("kill", job_id, cwd=workdir)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["logs", "no-such-job"], 3, "no job 'no-such-job'"),
+        (["stop", "20990101-000000-abcdef"], 3, "no job"),
+        (["run", "--name", "../../etc/passwd", "--", "true"], 2, "--name '../../etc/passwd'"),
+        (["run", "--name", "ok", "--"], 2, "no command given"),
+        (["run", "--env", "NOT_SET_ANYWHERE_XYZ", "--", "true"], 2, "not set in your environment"),
+        (["run", "--env", "1BAD=x", "--", "true"], 2, "not a variable name"),
+        (["run", "--workdir", "/no/such/dir", "--", "true"], 1, "spec.workdir: no such directory"),
+        (["run", "--host", "gpu-box", "--", "true"], 4, "unknown host 'gpu-box'"),
+        (["frobnicate"], 2, "invalid choice"),
+        (["stop", "x", "--grace", "soon"], 2, "invalid float value"),
+    ],
+)
+def test_bad_input_is_one_line_and_a_distinct_exit_code(gpudeck_home: Path, workdir: Path, args: list[str], code: int, message: str) -> None:
+    result = gpudeck(*args, cwd=workdir)
+    assert result.returncode == code, (result.stdout, result.stderr)
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_env_key_alone_takes_the_callers_value(gpudeck_home: Path, workdir: Path) -> None:
+    job_id = gpudeck("run", "--env", "MY_TOKEN", "--", "bash", "-c", 'echo "[$MY_TOKEN]"', cwd=workdir, env={"MY_TOKEN": "tok 1"}).stdout.strip()
+    assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "[tok 1]\n"
+
+
+def test_hosts_lists_local_with_its_clock_and_gpu_report(gpudeck_home: Path, workdir: Path) -> None:
+    hosts = json.loads(gpudeck("hosts", "--json", cwd=workdir).stdout)
+    assert [h["name"] for h in hosts] == ["local"]
+    local = hosts[0]
+    assert local["reachable"] and local["agent_version"] and abs(local["clock_offset_s"]) < 1
+    assert local["gpus"] == [] and local["gpu_reason"].startswith("no NVIDIA GPU")
+    assert "no NVIDIA GPU" in gpudeck("hosts", cwd=workdir).stdout
+
+
+def test_metrics_follow_prints_points_as_they_come(gpudeck_home: Path, workdir: Path) -> None:
+    script = "import time\nfor i in range(1, 4):\n    print(f'step={i} loss={1/i:.3f}', flush=True)\n    time.sleep(0.4)"
+    job_id = gpudeck("run", "--", sys.executable, "-c", script, cwd=workdir).stdout.strip()
+    start = time.monotonic()
+    result = gpudeck("metrics", "-f", job_id, cwd=workdir)
+    assert result.returncode == 0 and time.monotonic() - start < 15
+    assert [line.split("  ", 1)[1] for line in result.stdout.splitlines()] == ["step=1  loss=1", "step=2  loss=0.5", "step=3  loss=0.333"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "stem"),
+    [
+        (["python", "-m", "trainer", "--steps", "5"], "trainer"),
+        (["python3", "train.py", "--lr", "1"], "train.py"),
+        (["torchrun", "--nproc-per-node=2", "train.py"], "train.py"),
+        (["bash", "-c", "echo $RANDOM"], "bash"),
+        (["./run job.sh"], "run-job.sh"),
+    ],
+)
+def test_default_names_come_from_the_command(argv: list[str], stem: str) -> None:
+    assert default_name(argv, "20261129-120000-abcdef") == f"{stem}-cdef"

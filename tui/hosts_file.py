@@ -1,0 +1,185 @@
+"""hosts.toml: the user's hosts, one table each; `local` is always there, even if the file is not.
+
+Writes go through tomlkit on the parsed document, so the user's comments, order and any field we
+do not know (price, provider, instance… added by other features) survive; the file is replaced
+atomically, so a crash leaves the old file or the new one, never half of one.
+
+    [hosts.gpu1]
+    target = "ubuntu@gpu1.example.com:22"   # or an alias from ~/.ssh/config
+    identity_file = "~/.ssh/gpu1"
+    python = "/usr/bin/python3"
+    agent_dir = "~/.gpudeck"
+    setup = ["source ~/venv/bin/activate"]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from . import paths
+
+LOCAL = "local"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+KNOWN_FIELDS = ("target", "identity_file", "python", "agent_dir", "setup")
+
+
+class HostsFileError(Exception):
+    """hosts.toml is unreadable or an edit is refused; the message is one line for the user."""
+
+
+@dataclass
+class HostEntry:
+    name: str
+    target: str = ""
+    identity_file: str | None = None
+    python: str | None = None
+    agent_dir: str = "~/.gpudeck"
+    setup: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # fields other features own
+
+    @property
+    def is_local(self) -> bool:
+        return self.name == LOCAL
+
+
+def hosts_path() -> Path:
+    return paths.config_dir() / "hosts.toml"
+
+
+def _read_document(path: Path) -> tomlkit.TOMLDocument:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return tomlkit.document()
+    except OSError as exc:
+        raise HostsFileError(f"{path}: {exc.strerror}") from None
+    try:
+        return tomlkit.parse(text)
+    except Exception as exc:  # tomlkit's parse errors have no common public base
+        raise HostsFileError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _entry(name: str, table: Any) -> HostEntry:
+    data = table.unwrap() if hasattr(table, "unwrap") else dict(table)
+    if not isinstance(data, dict):
+        raise HostsFileError(f"{hosts_path()}: [hosts.{name}] must be a table")
+    setup = data.get("setup") or []
+    if isinstance(setup, str):
+        setup = [setup]
+    return HostEntry(
+        name=name,
+        target=str(data.get("target") or ""),
+        identity_file=data.get("identity_file"),
+        python=data.get("python"),
+        agent_dir=str(data.get("agent_dir") or "~/.gpudeck"),
+        setup=[str(s) for s in setup],
+        extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS},
+    )
+
+
+def load_hosts() -> dict[str, HostEntry]:
+    """Every host by name, `local` first (a `[hosts.local]` table may only add extra fields)."""
+    doc = _read_document(hosts_path())
+    hosts: dict[str, HostEntry] = {LOCAL: HostEntry(name=LOCAL)}
+    for name, table in (doc.get("hosts") or {}).items():
+        if name == LOCAL:
+            hosts[LOCAL].extra = _entry(name, table).extra
+            continue
+        entry = _entry(name, table)
+        if not entry.target:
+            raise HostsFileError(f"{hosts_path()}: [hosts.{name}] has no target")
+        hosts[name] = entry
+    return hosts
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    paths.ensure_private(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".hosts-", suffix=".toml")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def add_host(entry: HostEntry, replace: bool = False) -> None:
+    if not NAME_RE.match(entry.name) or entry.name == LOCAL:
+        raise HostsFileError(f"host name {entry.name!r}: use 1-64 of A-Z a-z 0-9 . _ - (and not 'local')")
+    path = hosts_path()
+    doc = _read_document(path)
+    if "hosts" not in doc:
+        doc["hosts"] = tomlkit.table(is_super_table=True)
+    hosts = doc["hosts"]
+    if entry.name in hosts and not replace:
+        raise HostsFileError(f"host {entry.name} already exists (gpudeck hosts rm {entry.name} first)")
+    table = hosts[entry.name] if entry.name in hosts else tomlkit.table()
+    values: dict[str, Any] = {"target": entry.target, "identity_file": entry.identity_file, "python": entry.python,
+                              "agent_dir": entry.agent_dir if entry.agent_dir != "~/.gpudeck" else None,
+                              "setup": list(entry.setup) or None}
+    for key, value in values.items():
+        if value is None:
+            if key in table:
+                del table[key]
+        else:
+            table[key] = value
+    if entry.name not in hosts:
+        hosts[entry.name] = table
+    _write_atomic(path, tomlkit.dumps(doc))
+
+
+def remove_host(name: str) -> None:
+    if name == LOCAL:
+        raise HostsFileError("the local host cannot be removed")
+    path = hosts_path()
+    doc = _read_document(path)
+    hosts = doc.get("hosts")
+    if not hosts or name not in hosts:
+        raise HostsFileError(f"no host {name!r} in {path}")
+    del hosts[name]
+    _write_atomic(path, tomlkit.dumps(doc))
+
+
+@dataclass
+class SshSettings:
+    """Connection timing, from config.toml's [ssh] table (user-owned settings; defaults here)."""
+
+    alive_timeout: float = 10.0  # silence on the stream (no heartbeat) that counts as a dead peer
+    connect_timeout: float = 15.0
+    backoff_initial: float = 0.5
+    backoff_max: float = 15.0
+
+    @property
+    def heartbeat(self) -> float:
+        return max(0.2, self.alive_timeout / 4)
+
+
+def ssh_settings() -> SshSettings:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    settings = SshSettings()
+    try:
+        data = tomllib.loads((paths.config_dir() / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return settings
+    table = data.get("ssh") if isinstance(data.get("ssh"), dict) else {}
+    for key in ("alive_timeout", "connect_timeout", "backoff_initial", "backoff_max"):
+        value = table.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            setattr(settings, key, float(value))
+    return settings

@@ -1,0 +1,105 @@
+"""Job actions from the app: building a launch spec from the form, and stop/kill/restart.
+
+Specs are built exactly as `gpudeck run` builds them (its helpers are reused), so a job launched
+from the app and one launched from the CLI are indistinguishable. The blocking functions here run
+in thread workers; their return value is the line the app shows as a notification.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from remote_agent.names import new_job_id
+
+from ..commands.run import build_spec, default_name
+from ..errors import CliError
+from ..fleet import JobModel
+from ..store import JobRecord, Store
+from .link import HostLink, LinkDown
+
+STOP_MARGIN = 60.0  # the agent answers a stop once the tree is gone: grace plus this at most
+DEMO_COMMAND = "python -m trainer --steps 300"
+
+
+class ActionError(Exception):
+    """A refused action; the message is the one line the user sees."""
+
+
+def split_command(command: str) -> list[str]:
+    """The form's command line as argv, exactly as it will be launched (no shell involved)."""
+    try:
+        return shlex.split(command)
+    except ValueError as exc:  # an unclosed quote
+        raise ActionError(f"command: {exc}") from None
+
+
+def form_spec(host: str, command: str, name: str = "", workdir: str = "", env: str = "",
+              setup: str = "", job_id: str | None = None) -> dict[str, Any]:
+    """The launch spec for the form's fields; env is `K=V K2="a b"`, setup one line per line."""
+    argv = split_command(command)
+    if not argv:
+        raise ActionError("command: enter the command to run, e.g. " + DEMO_COMMAND)
+    try:
+        env_items = shlex.split(env)
+    except ValueError as exc:
+        raise ActionError(f"env: {exc}") from None
+    args = argparse.Namespace(
+        host=host, name=name.strip() or None, workdir=workdir.strip() or None, env=env_items,
+        setup=[line for line in setup.splitlines() if line.strip()], grace=60.0,
+    )
+    try:
+        return build_spec(args, argv, job_id or new_job_id())
+    except CliError as exc:
+        raise ActionError(str(exc)) from None
+
+
+def preview_name(command: str) -> str:
+    """The name a job gets when the form's name is left empty (shown as a placeholder)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return ""
+    return default_name(argv, "xxxx") if argv else ""
+
+
+def _link(links: Mapping[str, HostLink], host: str) -> HostLink:
+    link = links.get(host)
+    if link is None:
+        raise ActionError(f"unknown host {host!r}")
+    return link
+
+
+def launch(links: Mapping[str, HostLink], store: Store | None, host: str, spec: dict[str, Any]) -> str:
+    obj = _link(links, host).job_request("launch", timeout=60.0, spec=spec)
+    if store is not None:
+        store.record_job(JobRecord(id=spec["id"], name=spec["name"], created_at=spec["created_at"],
+                                   nodes=[{"host": host, "node": spec["node"]}], argv=spec["argv"]))
+    return f"launched {spec['name']} on {host} ({obj.get('state', 'starting')})"
+
+
+def end(links: Mapping[str, HostLink], job: JobModel, action: str) -> str:
+    """Stop (graceful) or kill every node; answers once the agent says the tree is gone."""
+    for node in job.nodes.values():
+        _link(links, node.host).job_request(action, timeout=60.0 + STOP_MARGIN, job=job.id, node=node.node)
+    return f"{job.name or job.id}: {'stopped' if action == 'stop' else 'killed'}"
+
+
+def restart(links: Mapping[str, HostLink], store: Store | None, job: JobModel) -> str:
+    """A new job from the same spec (restart_of recorded); a live job is stopped first."""
+    if job.active:
+        end(links, job, "stop")
+    new_id = new_job_id()
+    for node in job.nodes.values():
+        _link(links, node.host).job_request("restart", timeout=60.0, job=job.id, node=node.node, new_id=new_id)
+    if store is not None:
+        nodes = [{"host": n.host, "node": n.node} for n in job.nodes.values()]
+        store.record_job(JobRecord(id=new_id, name=job.name or new_id, created_at=time.time(), nodes=nodes,
+                                   argv=[], restart_of=job.id))
+    return f"{job.name or job.id}: restarted as {new_id}"
+
+
+__all__ = ["DEMO_COMMAND", "ActionError", "LinkDown", "end", "form_spec", "launch", "preview_name", "restart"]

@@ -1,0 +1,55 @@
+"""A thread-safe inbox: worker and reader threads put updates, the app thread drains them.
+
+The app is woken only when the inbox goes from empty to non-empty, so a burst of thousands of
+journal events costs one wake-up message and one drain, whatever the event rate.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MAX_PENDING = 100_000  # the app stalled (a debugger, a suspended terminal): drop polls, not journals
+
+
+@dataclass(frozen=True)
+class Update:
+    """One thing learned from a host: kind is hello, gpus, jobs, events or status."""
+
+    kind: str
+    host: str
+    data: Any = None
+    job: str | None = None
+    node: str | None = None
+
+
+class Inbox:
+    def __init__(self, wake: Callable[[], None] | None = None) -> None:
+        self._items: list[Update] = []
+        self._lock = threading.Lock()
+        self._wake = wake or (lambda: None)
+        self.dropped = 0
+
+    def set_wake(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+
+    def put(self, update: Update) -> None:
+        with self._lock:
+            was_empty = not self._items
+            if len(self._items) >= MAX_PENDING and update.kind != "events":
+                self.dropped += 1  # a missed GPU sample is harmless; a journal gap is not
+                return
+            self._items.append(update)
+        if was_empty:
+            self._wake()
+
+    def drain(self) -> list[Update]:
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)

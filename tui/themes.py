@@ -1,0 +1,95 @@
+"""Themes are data: TOML files under themes/ (shipped) and <config dir>/themes/ (the user's)
+become Textual Theme objects, with gpudeck's own variables for GPU levels and cost."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from . import paths
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "themes"
+DEFAULT_THEME = "gpudeck-dark"
+COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
+              "boost", "warning", "error", "success")
+APP_VARIABLES = ("gpu-idle", "gpu-moderate", "gpu-busy", "cost")
+# Fallbacks for any theme without our variables (Textual's own, picked from the palette); named
+# colours, so these too are data Textual parses, not literals baked into the stylesheets.
+VARIABLE_DEFAULTS = {"gpu-idle": "ansi_bright_black", "gpu-moderate": "ansi_yellow",
+                     "gpu-busy": "ansi_green", "cost": "ansi_cyan"}
+
+
+class ThemeError(Exception):
+    """A theme file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class ThemeSet:
+    themes: list[Theme] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # one line per bad file, for notifications
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.themes]
+
+
+def _color(path: Path, key: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ThemeError(f"{path.name}: {key} must be a colour string")
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        raise ThemeError(f"{path.name}: {key} = {value!r} is not a colour") from None
+    return value
+
+
+def load_theme(path: Path) -> Theme:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ThemeError(f"{path.name}: {exc}") from None
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ThemeError(f"{path.name}: needs a `name`")
+    colors = data.get("colors", {})
+    variables = data.get("variables", {})
+    if not isinstance(colors, dict) or not isinstance(variables, dict):
+        raise ThemeError(f"{path.name}: [colors] and [variables] must be tables")
+    unknown = set(colors) - set(COLOR_KEYS)
+    if unknown:
+        raise ThemeError(f"{path.name}: unknown colour {sorted(unknown)[0]!r} (known: {', '.join(COLOR_KEYS)})")
+    if "primary" not in colors:
+        raise ThemeError(f"{path.name}: [colors] needs at least `primary`")
+    kwargs = {k: _color(path, k, v) for k, v in colors.items()}
+    var = {str(k): _color(path, str(k), v) for k, v in variables.items()}
+    return Theme(name=name.strip(), dark=bool(data.get("dark", True)), variables=var, **kwargs)
+
+
+def theme_dirs() -> list[Path]:
+    """Shipped themes first; a user's file with the same name replaces the shipped one."""
+    return [BUILTIN_DIR, paths.config_dir() / "themes"]
+
+
+def load_themes(dirs: list[Path] | None = None) -> ThemeSet:
+    found: dict[str, Theme] = {}
+    result = ThemeSet()
+    for d in dirs if dirs is not None else theme_dirs():
+        for path in sorted(d.glob("*.toml")) if d.is_dir() else ():
+            try:
+                theme = load_theme(path)
+            except ThemeError as exc:
+                result.errors.append(f"theme {exc}")
+                continue
+            found[theme.name] = theme
+    result.themes = list(found.values())
+    return result
