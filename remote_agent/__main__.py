@@ -6,6 +6,7 @@ Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a superv
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import List, Optional
 
@@ -18,6 +19,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     serve_p = sub.add_parser("serve", help="answer JSON-line requests on stdin/stdout")
     serve_p.add_argument("--agent-dir", help="default: $GPUDECK_AGENT_DIR or ~/.gpudeck")
+    serve_p.add_argument("--heartbeat", type=float, default=0.0, metavar="S",
+                         help="push a heartbeat every S seconds; exit when the client is silent 4*S (0: off)")
     run_p = sub.add_parser("run", help="supervise one job (started by serve, detached)")
     run_p.add_argument("job_dir")
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
@@ -33,7 +36,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.command == "serve":
         from .serve import serve
 
-        sys.exit(serve(agent_dir(args.agent_dir)))
+        code = serve(agent_dir(args.agent_dir), heartbeat=args.heartbeat)
+        sys.stdout.flush()
+        # Not sys.exit: that would wait for op threads (a stop may wait out a 60 s grace), and
+        # after a cut serve must be gone within seconds. The supervisors own the jobs.
+        os._exit(code)
     from .jsonio import dumps
     from .output import LineWriter
     from .serve import Server

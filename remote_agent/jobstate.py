@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from .files import write_private_atomic
 from .jobspec import load_spec
 from .journal import JournalReader
+from .jsonio import dumps
 from .layout import JobFiles
 
 TERMINAL_STATES = frozenset(["exited", "failed", "stopped", "killed"])
+CACHE_NAME = "summary.cache.json"
+CACHE_AFTER_BYTES = 1 << 20
 
 
 def supervisor_alive(lock_path: Path) -> bool:
@@ -59,13 +64,39 @@ class JobView:
                 self.spec = load_spec(self.files.spec)
             except (OSError, ValueError):
                 self.spec = None
+            self._load_cache()
+        start = self.reader.offset
         while True:
             records = self.reader.read_new()
             if not records:
                 break
             for record in records:
                 self._fold(record)
+        if self.reader.offset - start >= CACHE_AFTER_BYTES or (self.terminal and self.reader.offset > start):
+            self._save_cache()
         return self.as_object()
+
+    # A week-long journal is tens of MB: every new `serve` (every CLI call) would fold it again.
+    # The fold up to an offset is cached beside it; the journal stays the truth (cache is derived).
+
+    def _load_cache(self) -> None:
+        try:
+            with open(str(self.files.dir / CACHE_NAME), "rb") as f:
+                cached = json.loads(f.read().decode("utf-8"))
+            offset, fields = cached["offset"], cached["fields"]
+            size = os.stat(str(self.files.journal)).st_size
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        if isinstance(offset, int) and 0 < offset <= size and isinstance(fields, dict) and set(fields) == set(self.fields):
+            self.reader.offset, self.reader.last_seq = offset, fields["last_seq"]
+            self.fields = fields
+
+    def _save_cache(self) -> None:
+        body = dumps({"offset": self.reader.offset, "fields": self.fields}).encode("utf-8")
+        try:
+            write_private_atomic(self.files.dir / CACHE_NAME, body)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
 
     def _fold(self, record: Dict[str, Any]) -> None:
         f = self.fields

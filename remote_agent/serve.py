@@ -7,10 +7,11 @@ Requests run on a thread pool, so a stop waiting out its grace period blocks not
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Optional
+from typing import IO, Any, Callable, Dict, List, Optional
 
 from . import PROTOCOL, VERSION
 from .files import ensure_private_dir
@@ -116,7 +117,15 @@ def parse_request(raw: bytes) -> Dict[str, Any]:
     return req
 
 
-def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None) -> int:
+def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None,
+          heartbeat: float = 0.0, on_silence: Optional[Callable[[], None]] = None) -> int:
+    """Answer requests until stdin ends.
+
+    With heartbeat > 0 (SSH clients ask for it): push `{"push": "heartbeat", "t": …}` every
+    `heartbeat` seconds, and call on_silence (default: exit the process at once) when the client
+    has sent nothing for SILENT_BEATS heartbeats or our stdout is gone: a client that vanished
+    without closing the pipe (network cut, laptop asleep) must not leave a serve behind.
+    """
     import os
 
     stdin = stdin or sys.stdin.buffer
@@ -124,9 +133,15 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
     out.send({"gpudeck": "agent", "version": VERSION, "protocol": PROTOCOL, "pid": os.getpid()})
     server = Server(root, out)
     pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="op")
+    last_input = [time.monotonic()]
+    done = threading.Event()
+    if heartbeat > 0:
+        threading.Thread(target=_beat, args=(out, heartbeat, last_input, done, on_silence or _exit_now),
+                         name="heartbeat", daemon=True).start()
     try:
         while True:
             raw = stdin.readline(MAX_REQUEST_BYTES + 1)
+            last_input[0] = time.monotonic()
             if not raw:
                 break
             if not raw.strip():
@@ -140,9 +155,28 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
                 continue
             pool.submit(server.handle, req)
     finally:
+        done.set()
         server.hub.close()
         pool.shutdown(wait=False, cancel_futures=True)
     return 0
+
+
+SILENT_BEATS = 4  # the SSH client pings every heartbeat; this many missed means it is gone
+
+
+def _beat(out: LineWriter, every: float, last_input: List[float], done: threading.Event,
+          on_silence: Callable[[], None]) -> None:
+    while not done.wait(every):
+        silent = time.monotonic() - last_input[0] > SILENT_BEATS * every
+        if silent or not out.send({"push": "heartbeat", "t": time.time()}):
+            on_silence()
+            return
+
+
+def _exit_now() -> None:
+    import os
+
+    os._exit(0)  # in-flight ops are abandoned on purpose: each job's supervisor owns its job
 
 
 def _skip_rest_of_line(stdin: IO[bytes]) -> None:

@@ -40,7 +40,11 @@ class Trainer:
         )
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
+        self.err: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
+        # stderr is drained too: a full pipe would block the trainer mid-step.
+        self.err_reader = threading.Thread(target=lambda: self.err.extend(self.proc.stderr), daemon=True)
+        self.err_reader.start()
 
     def command(self, args: tuple[str, ...]) -> list[str]:
         return [sys.executable, "-m", "trainer", *args]
@@ -68,7 +72,9 @@ class Trainer:
         return rc, self.seen
 
     def stderr(self) -> str:
-        return self.proc.stderr.read() if self.proc.poll() is not None and self.proc.stderr else ""
+        if self.proc.poll() is not None:
+            self.err_reader.join(5)
+        return "".join(self.err)
 
     def kill(self) -> None:
         if self.proc.poll() is None:

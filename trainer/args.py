@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--micro-batch",
         type=int,
         default=None,
-        help="per-rank batch per forward pass; the rest is gradient accumulation (default: batch/world)",
+        help="per-rank batch per forward pass, the rest is gradient accumulation (None: batch / world)",
     )
     g.add_argument("--lr", type=float, default=0.1, help="peak learning rate (SGD, momentum 0.9)")
     g.add_argument("--weight-decay", type=float, default=5e-4)

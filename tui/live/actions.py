@@ -11,6 +11,7 @@ import argparse
 import shlex
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from remote_agent.names import new_job_id
@@ -66,6 +67,22 @@ def preview_name(command: str) -> str:
     return default_name(argv, "xxxx") if argv else ""
 
 
+@dataclass(frozen=True)
+class JobTarget:
+    """What an action needs of a job, copied on the app thread: the model keeps changing there
+    while the action's worker runs."""
+
+    id: str
+    label: str
+    active: bool
+    nodes: tuple[tuple[str, str], ...]  # (host, node)
+
+    @classmethod
+    def of(cls, job: JobModel) -> JobTarget:
+        nodes = tuple((n.host, n.node) for n in job.nodes.values())
+        return cls(job.id, job.name or job.id, job.active, nodes)
+
+
 def _link(links: Mapping[str, HostLink], host: str) -> HostLink:
     link = links.get(host)
     if link is None:
@@ -81,25 +98,25 @@ def launch(links: Mapping[str, HostLink], store: Store | None, host: str, spec: 
     return f"launched {spec['name']} on {host} ({obj.get('state', 'starting')})"
 
 
-def end(links: Mapping[str, HostLink], job: JobModel, action: str) -> str:
+def end(links: Mapping[str, HostLink], job: JobTarget, action: str) -> str:
     """Stop (graceful) or kill every node; answers once the agent says the tree is gone."""
-    for node in job.nodes.values():
-        _link(links, node.host).job_request(action, timeout=60.0 + STOP_MARGIN, job=job.id, node=node.node)
-    return f"{job.name or job.id}: {'stopped' if action == 'stop' else 'killed'}"
+    for host, node in job.nodes:
+        _link(links, host).job_request(action, timeout=60.0 + STOP_MARGIN, job=job.id, node=node)
+    return f"{job.label}: {'stopped' if action == 'stop' else 'killed'}"
 
 
-def restart(links: Mapping[str, HostLink], store: Store | None, job: JobModel) -> str:
+def restart(links: Mapping[str, HostLink], store: Store | None, job: JobTarget) -> str:
     """A new job from the same spec (restart_of recorded); a live job is stopped first."""
     if job.active:
         end(links, job, "stop")
     new_id = new_job_id()
-    for node in job.nodes.values():
-        _link(links, node.host).job_request("restart", timeout=60.0, job=job.id, node=node.node, new_id=new_id)
+    for host, node in job.nodes:
+        _link(links, host).job_request("restart", timeout=60.0, job=job.id, node=node, new_id=new_id)
     if store is not None:
-        nodes = [{"host": n.host, "node": n.node} for n in job.nodes.values()]
-        store.record_job(JobRecord(id=new_id, name=job.name or new_id, created_at=time.time(), nodes=nodes,
+        nodes = [{"host": h, "node": n} for h, n in job.nodes]
+        store.record_job(JobRecord(id=new_id, name=job.label, created_at=time.time(), nodes=nodes,
                                    argv=[], restart_of=job.id))
-    return f"{job.name or job.id}: restarted as {new_id}"
+    return f"{job.label}: restarted as {new_id}"
 
 
-__all__ = ["DEMO_COMMAND", "ActionError", "LinkDown", "end", "form_spec", "launch", "preview_name", "restart"]
+__all__ = ["DEMO_COMMAND", "ActionError", "JobTarget", "LinkDown", "end", "form_spec", "launch", "preview_name", "restart"]

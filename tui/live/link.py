@@ -99,14 +99,14 @@ class HostLink:
         self.inbox.put(Update("jobs", self.host, result.get("jobs") if isinstance(result, dict) else None))
 
     def tail(self, job: str, node: str, since_seq: int) -> None:
-        """Subscribe to (job, node) from since_seq (the fleet's last seq), once per connection."""
+        """Subscribe to (job, node) from since_seq (the fleet's last seq). The app thread adds the
+        pair to `tailed` before starting this, so two polls never subscribe it twice."""
         client = self._client
-        if client is None or (job, node) in self.tailed:
-            return
-        self.tailed.add((job, node))
         try:
+            if client is None:
+                raise LinkDown(f"{self.host}: not connected")
             client.tail(job, node, since_seq)
-        except AgentError:
+        except Exception:
             self.tailed.discard((job, node))  # the next jobs poll tries again
             raise
 

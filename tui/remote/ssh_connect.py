@@ -1,0 +1,159 @@
+"""Opens an authenticated paramiko Transport the way `ssh` would: config, jumps, host keys, keys.
+
+Built on paramiko.Transport rather than SSHClient so the host key check is ours (hostkeys.py) and
+ProxyJump chains are plain `direct-tcpip` channels handed to the next hop as its socket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+import paramiko
+
+from .hostkeys import Confirm, HostKeyError, KnownHosts, verify
+from .ssh_config import SshConfigError, SshTarget, default_identities, load_config, resolve
+
+
+class SshError(Exception):
+    """Could not connect or authenticate; the message is one line naming the host and why."""
+
+
+@dataclass
+class Connection:
+    """An authenticated transport plus the jump hosts' transports it rides on (closed with it)."""
+
+    transport: paramiko.Transport
+    target: SshTarget
+    hops: list[paramiko.Transport] = field(default_factory=list)
+
+    def close(self) -> None:
+        for t in [self.transport, *reversed(self.hops)]:
+            with contextlib.suppress(Exception):
+                t.close()
+
+    @property
+    def active(self) -> bool:
+        return self.transport.is_active()
+
+
+def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | None) -> Any:
+    if via is not None:
+        try:
+            return via.open_channel("direct-tcpip", (target.hostname, target.port), ("127.0.0.1", 0), timeout=timeout)
+        except (paramiko.SSHException, OSError) as exc:
+            raise SshError(f"jump host cannot reach {target.describe()}: {exc}") from None
+    if target.proxy_command:
+        try:
+            return paramiko.ProxyCommand(target.proxy_command)
+        except (paramiko.SSHException, OSError) as exc:
+            raise SshError(f"ProxyCommand for {target.alias} failed: {exc}") from None
+    try:
+        return socket.create_connection((target.hostname, target.port), timeout=timeout)
+    except OSError as exc:
+        raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
+
+
+def _private_keys(target: SshTarget) -> list[tuple[str, paramiko.PKey | None, str | None]]:
+    """(source, key, problem): agent keys first unless IdentitiesOnly, then the identity files."""
+    keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
+    if not target.identities_only:
+        with contextlib.suppress(Exception):  # no agent running is normal
+            keys += [("ssh-agent", k, None) for k in paramiko.Agent().get_keys()]
+    files = target.identity_files or ([] if target.identities_only else default_identities())
+    for path in files:
+        try:
+            keys.append((path, paramiko.PKey.from_path(path), None))
+        except FileNotFoundError:
+            continue
+        except paramiko.PasswordRequiredException:
+            keys.append((path, None, f"{path} is encrypted: load it into ssh-agent (ssh-add {path})"))
+        except (paramiko.SSHException, OSError, ValueError) as exc:
+            keys.append((path, None, f"{path}: {exc}"))
+    return keys
+
+
+def _authenticate(t: paramiko.Transport, target: SshTarget, user: str) -> None:
+    problems: list[str] = []
+    for source, key, problem in _private_keys(target):
+        if key is None:
+            problems.append(problem or source)
+            continue
+        try:
+            t.auth_publickey(user, key)
+        except paramiko.AuthenticationException:
+            continue
+        except paramiko.SSHException as exc:
+            raise SshError(f"{target.describe()}: authentication broke off: {exc}") from None
+        if t.is_authenticated():
+            return
+    why = "; ".join(problems) if problems else "no key was accepted (tried ssh-agent and identity files)"
+    raise SshError(f"{user}@{target.hostname}: permission denied: {why}")
+
+
+def _open(target: SshTarget, known: KnownHosts, confirm: Confirm | None, timeout: float,
+          via: paramiko.Transport | None) -> paramiko.Transport:
+    sock = _socket_for(target, timeout, via)
+    t = paramiko.Transport(sock)
+    try:
+        stored = known.known_types(target.known_hosts_name)
+        if stored:  # ask for a key type we already hold, as ssh does, so a second key type is not "unknown"
+            opts = t.get_security_options()
+            opts.key_types = [k for k in stored if k in opts.key_types] + [k for k in opts.key_types if k not in stored]
+        t.banner_timeout = t.handshake_timeout = t.auth_timeout = timeout
+        try:
+            t.start_client(timeout=timeout)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise SshError(f"{target.describe()}: SSH handshake failed: {exc or type(exc).__name__}") from None
+        verify(known, target.known_hosts_name, t.get_remote_server_key(), confirm)
+        user = target.user or _local_user()
+        _authenticate(t, target, user)
+        if target.server_alive_interval:
+            t.set_keepalive(int(target.server_alive_interval))
+        return t
+    except BaseException:
+        t.close()
+        raise
+
+
+def _local_user() -> str:
+    import getpass
+
+    return getpass.getuser()
+
+
+def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | None = None,
+            confirm: Confirm | None = None, timeout: float = 15.0) -> Connection:
+    """Connect to `[user@]host[:port]` or a ~/.ssh/config alias, through its jumps if any.
+
+    Raises SshError (unreachable, auth) or a HostKeyError (unknown / changed key), never a raw
+    paramiko exception.
+    """
+    known = known or KnownHosts.default()
+    try:
+        config = load_config()
+        target = resolve(spec, identity_file, config)
+        hop_targets = [resolve(h, None, config) for h in target.proxy_jump]
+    except SshConfigError as exc:
+        raise SshError(f"{spec}: {exc}") from None
+    timeout = target.connect_timeout or timeout
+    hops: list[paramiko.Transport] = []
+    try:
+        via: paramiko.Transport | None = None
+        for hop in hop_targets:
+            hop.proxy_command = None if via is not None else hop.proxy_command
+            via = _open(hop, known, confirm, timeout, via)
+            hops.append(via)
+        if hops:
+            target.proxy_command = None  # ProxyJump wins, as in OpenSSH
+        transport = _open(target, known, confirm, timeout, via)
+    except BaseException:
+        for t in reversed(hops):
+            t.close()
+        raise
+    return Connection(transport=transport, target=target, hops=hops)
+
+
+__all__ = ["Connection", "HostKeyError", "SshError", "connect"]

@@ -1,0 +1,152 @@
+"""The agent's `serve` over an SSH exec channel: the same JSON lines the local pipe carries.
+
+Liveness does not rely on TCP: a frozen server still ACKs and paramiko's keepalive never waits for
+a reply. `serve --heartbeat H` pushes a line every H seconds and we ping it as often; the channel's
+read timeout (`alive_timeout`, > H) turns silence into a TransportError naming the reason. Our pings
+also let `serve` notice a client that vanished without a FIN, and exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import socket
+import threading
+from typing import Any
+
+import paramiko
+
+from ..hosts_file import HostEntry, SshSettings
+from .deploy import Deployed, DeployError, ensure_agent
+from .hostkeys import Confirm, HostKeyError
+from .ssh_connect import Connection, SshError, connect
+from .transport import Transport, TransportError
+
+PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
+
+_deployed: dict[tuple[str, str, str | None, str], Deployed] = {}
+_deployed_lock = threading.Lock()
+
+
+def serve_command(deployed: Deployed, heartbeat: float) -> str:
+    """`exec PY AGENT serve …`, every token quoted: the login shell only ever sees literals."""
+    argv = [deployed.python, deployed.agent, "serve", "--agent-dir", deployed.agent_dir, "--heartbeat", f"{heartbeat:g}"]
+    return "exec " + shlex.join(argv)
+
+
+class SshTransport(Transport):
+    def __init__(self, entry: HostEntry, settings: SshSettings, confirm: Confirm | None = None) -> None:
+        self.host = entry.name
+        self.entry = entry
+        self.settings = settings
+        self.confirm = confirm
+        self.conn: Connection | None = None
+        self.deployed: Deployed | None = None
+        self._chan: paramiko.Channel | None = None
+        self._file: Any = None
+        self._write_lock = threading.Lock()
+        self._closed = threading.Event()
+
+    @property
+    def _cache_key(self) -> tuple[str, str, str | None, str]:
+        return (self.entry.name, self.entry.target, self.entry.python, self.entry.agent_dir)
+
+    def connect(self) -> Connection:
+        """Connect and authenticate only (hosts trust/add use this to check the key)."""
+        try:
+            self.conn = connect(self.entry.target, self.entry.identity_file, confirm=self.confirm,
+                                timeout=self.settings.connect_timeout)
+        except SshError as exc:
+            raise TransportError(str(exc)) from None
+        return self.conn
+
+    def deploy(self, force: bool = False) -> Deployed:
+        assert self.conn is not None
+        with _deployed_lock:
+            cached = None if force else _deployed.get(self._cache_key)
+        if cached is None:
+            try:
+                cached = ensure_agent(self.conn, self.entry.python, self.entry.agent_dir)
+            except DeployError as exc:
+                raise TransportError(f"{self.host}: {exc}") from None
+            with _deployed_lock:
+                _deployed[self._cache_key] = cached
+        self.deployed = cached
+        return cached
+
+    def open(self) -> None:
+        # HostKeyError passes through untouched: the CLI turns it into its own exit code.
+        self._closed.clear()
+        conn = self.connect()
+        try:
+            deployed = self.deploy()
+            chan = conn.transport.open_session(timeout=self.settings.connect_timeout)
+            chan.settimeout(self.settings.alive_timeout)
+            chan.exec_command(serve_command(deployed, self.settings.heartbeat))
+        except (paramiko.SSHException, OSError) as exc:
+            conn.close()
+            raise TransportError(f"{self.host}: cannot start the agent: {exc}") from None
+        except (TransportError, HostKeyError):
+            conn.close()
+            raise
+        self._chan = chan
+        self._file = chan.makefile("rb", 1 << 16)
+        threading.Thread(target=self._ping_loop, name=f"ping-{self.host}", daemon=True).start()
+
+    def readline(self) -> bytes:
+        if self._file is None:
+            return b""
+        try:
+            line: bytes = self._file.readline()
+        except (TimeoutError, socket.timeout):
+            raise TransportError(
+                f"no word from the agent for {self.settings.alive_timeout:g} s (host frozen or network down)"
+            ) from None
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise TransportError(f"connection broke: {exc}") from None
+        if not line and not self._closed.is_set():
+            raise TransportError(self._eof_reason())
+        return line
+
+    def _eof_reason(self) -> str:
+        chan = self._chan
+        if chan is None or not chan.get_transport() or not chan.get_transport().is_active():
+            return "the SSH connection closed"
+        err = b""
+        with contextlib.suppress(Exception):
+            while chan.recv_stderr_ready():
+                err += chan.recv_stderr(4096)
+        status = chan.exit_status if chan.exit_status_ready() else None
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        if self.deployed is not None and "can't open file" in last[0]:
+            with _deployed_lock:  # the zipapp went away under us: deploy again on the next open
+                _deployed.pop(self._cache_key, None)
+        return f"the agent exited (status {status}){': ' + last[0][:200] if last[0] else ''}"
+
+    def write(self, data: bytes) -> None:
+        chan = self._chan
+        if chan is None:
+            raise TransportError(f"{self.host}: not connected")
+        with self._write_lock:
+            try:
+                chan.sendall(data)
+            except (TimeoutError, socket.timeout):
+                raise TransportError(f"{self.host}: the agent stopped reading (host frozen?)") from None
+            except (OSError, EOFError, paramiko.SSHException) as exc:
+                raise TransportError(f"{self.host}: connection broke: {exc}") from None
+
+    def _ping_loop(self) -> None:
+        while not self._closed.wait(self.settings.heartbeat):
+            try:
+                self.write(PING)
+            except TransportError:
+                return  # the reader sees the same break and reports it
+
+    def close(self) -> None:
+        self._closed.set()
+        chan, self._chan, conn, self.conn = self._chan, None, self.conn, None
+        if chan is not None:
+            with contextlib.suppress(Exception):
+                chan.close()
+        if conn is not None:
+            conn.close()

@@ -1,0 +1,111 @@
+"""The job view's charts (textual-plotext): loss with its validation series, and GPU (or, on a
+host without GPUs, CPU) utilization over time. Series are downsampled to the chart's width, so a
+week-long job draws as fast as a minute-long one; a chart redraws only when its data changed."""
+
+from __future__ import annotations
+
+import re
+
+from textual_plotext import PlotextPlot
+
+from ..fleet import Fleet, JobModel, Series
+
+_VALIDATION = re.compile(r"^(val|valid|validation|eval|test)[_/.-]?", re.I)
+
+
+def loss_series(job: JobModel) -> tuple[str | None, list[str]]:
+    """The training loss series and the validation ones to draw beside it."""
+    names = list(job.series)
+    main = "loss" if "loss" in job.series else next(
+        (n for n in names if "loss" in n.lower() and not _VALIDATION.match(n)), None)
+    if main is None:
+        main = next((n for n in names if n not in ("lr", "epoch") and not _VALIDATION.match(n)), None)
+    val = [n for n in names if _VALIDATION.match(n) and "loss" in n.lower()][:3]
+    return main, val
+
+
+class _Chart(PlotextPlot):
+    DEFAULT_CSS = "_Chart { height: 1fr; min-height: 6; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._drawn: object = None
+
+    def _points(self, series: Series) -> list[tuple[float, float]]:
+        return series.downsample(max(16, 2 * (self.size.width or 80)))  # braille: 2 dots a cell
+
+    def _begin(self, key: object) -> bool:
+        """False when what would be drawn is what is on screen already."""
+        key = (key, self.size.width, self.size.height)
+        if key == self._drawn:
+            return False
+        self._drawn = key
+        self.plt.clear_data()
+        self.plt.clear_figure()
+        return True
+
+
+class LossChart(_Chart):
+    def show(self, job: JobModel) -> None:
+        main, val = loss_series(job)
+        shown = [n for n in [main, *val] if n]
+        if not self._begin(tuple((n, job.series[n].version) for n in shown)):
+            return
+        plt = self.plt
+        if not shown:
+            plt.title("loss — waiting for the first metric line")
+        for name in shown:
+            series = job.series[name]
+            pts = self._points(series)
+            if job.axis(name) == "time" and job.started_at is not None:
+                pts = [(x - job.started_at, y) for x, y in pts]
+            if pts:
+                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
+        if shown:
+            axis = job.axis(shown[0])
+            plt.xlabel("step" if axis == "step" else "seconds")
+            plt.title(" · ".join(shown))
+        self.refresh()
+
+
+class UsageChart(_Chart):
+    def show(self, job: JobModel, fleet: Fleet) -> None:
+        if job.gpu_util:
+            self._gpus(job)
+        else:
+            self._cpu(job, fleet)
+
+    def _gpus(self, job: JobModel) -> None:
+        key = tuple((k, s.version) for k, s in job.gpu_util.items())
+        key += tuple((k, s.version) for k, s in job.gpu_mem.items())
+        if not self._begin(key):
+            return
+        t0 = job.started_at or 0.0
+        for i, (gpu, series) in enumerate(sorted(job.gpu_util.items())[:4]):
+            label = f"GPU {job.gpu_latest[gpu].index}" if gpu in job.gpu_latest else f"GPU {i}"
+            pts = self._points(series)
+            self.plt.plot([x - t0 for x, _ in pts], [y for _, y in pts], label=f"{label} util %", marker="braille")
+            mem, latest = job.gpu_mem.get(gpu), job.gpu_latest.get(gpu)
+            if mem is not None and latest is not None and latest.mem_total_mib:
+                mpts = self._points(mem)
+                total = latest.mem_total_mib
+                self.plt.plot([x - t0 for x, _ in mpts], [100 * y / total for _, y in mpts],
+                              label=f"{label} mem %", marker="braille")
+        self.plt.ylim(0, 100)
+        self.plt.title("GPU utilization and memory")
+        self.plt.xlabel("seconds")
+        self.refresh()
+
+    def _cpu(self, job: JobModel, fleet: Fleet) -> None:
+        host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
+        if host is None or not self._begin(("cpu", host.name, host.cpu_series.version)):
+            return
+        # CPU samples carry the client's clock; the job's start is on the host's.
+        t0 = (job.started_at or 0.0) - host.clock_offset
+        pts = [(x - t0, y) for x, y in self._points(host.cpu_series) if x >= t0 - 60]
+        if pts:
+            self.plt.plot([p[0] for p in pts], [p[1] for p in pts], label="host CPU %", marker="braille")
+        self.plt.ylim(0, 100)
+        self.plt.title(f"{host.name}: no GPU samples for this job — host CPU %")
+        self.plt.xlabel("seconds")
+        self.refresh()

@@ -1,0 +1,53 @@
+"""Small renderers shared by the panels: level-coloured bars, sparklines and number formats.
+
+Colours are theme variables ($gpu-idle / $gpu-moderate / $gpu-busy …), resolved by Textual when
+the Content is drawn, so switching themes recolours everything without a rebuild here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.content import Content
+
+from ..fleet import util_level
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+EMPTY = "$foreground 25%"
+
+
+def level_style(pct: float | None) -> str:
+    return f"$gpu-{util_level(pct)}"
+
+
+def bar(pct: float | None, width: int, style: str | None = None) -> Content:
+    """A horizontal bar, `width` cells, filled to pct (0–100) in the level's colour."""
+    if pct is None:
+        return Content.styled("·" * width, EMPTY)
+    pct = max(0.0, min(100.0, pct))
+    eighths = round(pct / 100 * width * 8)
+    full, part = divmod(eighths, 8)
+    filled = "█" * full + ("▏▎▍▌▋▊▉"[part - 1] if part and full < width else "")
+    return Content.assemble((filled, style or level_style(pct)), ("─" * (width - len(filled)), EMPTY))
+
+
+def sparkline(values: Sequence[float], width: int, top: float = 100.0) -> Content:
+    """The last `width` values as block characters scaled to `top`, each in its level's colour."""
+    values = list(values)[-width:]
+    parts: list[tuple[str, str]] = [(" " * (width - len(values)), "")]
+    for v in values:
+        idx = max(0, min(8, round(v / top * 8))) if top > 0 else 0
+        parts.append((BLOCKS[idx] if idx else "▁", level_style(v) if top == 100.0 else "$accent"))
+    return Content.assemble(*parts)
+
+
+def pct(v: float | None) -> str:
+    return "  —" if v is None else f"{v:3.0f}%"
+
+
+def gib(mib: float | None) -> str:
+    return "—" if mib is None else f"{mib / 1024:.1f}"
+
+
+def opt(v: float | None, fmt: str, unit: str = "") -> str:
+    return "—" if v is None else f"{v:{fmt}}{unit}"

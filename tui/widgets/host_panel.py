@@ -1,0 +1,116 @@
+"""One host in the fleet view: its connection state and, per GPU, utilization and memory bars,
+temperature, power, a utilization sparkline and the processes on it (with their gpudeck job).
+A host without NVIDIA GPUs says why and shows CPU and RAM instead."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from ..fleet import Fleet, GpuSample, HostModel
+from ..fleet.values import finite
+from ..format import duration
+from .gauges import bar, gib, opt, pct, sparkline
+
+STALE_AFTER = 5.0  # seconds without data before the panel says how old it is
+STATUS_STYLE = {"connected": "$success", "connecting": "$secondary", "reconnecting": "$warning",
+                "unreachable": "$error"}
+
+
+def _title(host: HostModel, now: float) -> Content:
+    hello = host.hello
+    facts = [str(hello.get("hostname") or "")]
+    if hello.get("cpu_count"):
+        facts.append(f"{hello['cpu_count']} CPUs")
+    ram = finite(hello.get("ram_total_mib"))
+    if ram:
+        facts.append(f"{ram / 1024:.0f} GiB RAM")
+    gpu = hello.get("gpu")
+    if isinstance(gpu, dict) and gpu.get("driver_version"):
+        facts.append(f"driver {gpu['driver_version']} CUDA {gpu.get('cuda_version') or '?'}")
+    parts: list[tuple[str, str] | Content] = [
+        ("● ", STATUS_STYLE.get(host.status, "")), (host.name, "bold"), ("  ", ""),
+        (host.status, STATUS_STYLE.get(host.status, "")),
+    ]
+    if host.status in ("reconnecting", "unreachable") and host.reason:
+        parts.append((f": {host.reason}", "$text-muted"))
+        if host.since is not None:
+            parts.append((f" (for {duration(now - host.since)})", "$text-muted"))
+    stale = host.staleness(now)
+    if stale is not None and stale > STALE_AFTER:
+        parts.append((f"  data {duration(stale)} old", "$warning"))
+    facts = [f for f in facts if f]
+    if facts:
+        parts.append(("  " + " · ".join(facts), "$text-muted"))
+    return Content.assemble(*parts)
+
+
+def _gpu_lines(host: HostModel, g: GpuSample, fleet: Fleet, spark_w: int) -> list[Content]:
+    name = (g.name or "GPU").replace("NVIDIA ", "")[:14]
+    power = "—" if g.power_w is None else f"{g.power_w:.0f}/{opt(g.power_limit_w, '.0f')}W"
+    line1 = Content.assemble(
+        (f" {g.index:>2} {name:<14} ", "bold"), bar(g.util, 12), f" {pct(g.util)}  mem ", bar(g.mem_pct, 10),
+        f" {gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G  {opt(g.temp_c, '.0f', '°C')}  {power}",
+    )
+    series = host.util_series.get(g.index)
+    values = [y for _, y in series.points()] if series is not None else []
+    procs: list[tuple[str, str] | str] = []
+    job = fleet.job_for_gpu(host.name, g.uuid)
+    for p in g.processes[:4]:
+        procs.append(f" {p.pid} {p.user or '?'} {gib(p.mem_mib)}G")
+        if job is not None:
+            procs.append((f" [{job.name or job.id}]", "$accent"))
+    if len(g.processes) > 4:
+        procs.append(f" +{len(g.processes) - 4} more")
+    line2 = Content.assemble("    ", sparkline(values, spark_w), "  ", *(procs or [("no processes", "$text-muted")]))
+    return [line1, line2]
+
+
+def _cpu_lines(host: HostModel, spark_w: int) -> list[Content]:
+    cpu = host.cpu if isinstance(host.cpu, dict) else {}
+    util = finite(cpu.get("util")) if cpu else finite(host.cpu)
+    ram = host.ram if isinstance(host.ram, dict) else {}
+    used, total = finite(ram.get("used_mib")), finite(ram.get("total_mib"))
+    ram_pct = 100.0 * used / total if used is not None and total else None
+    load = cpu.get("load")
+    load_text = " ".join(f"{v:.2f}" for v in load[:3] if isinstance(v, (int, float))) if isinstance(load, list) else "—"
+    values = [y for _, y in host.cpu_series.points()]
+    return [
+        Content.styled(f"    {host.no_gpu_reason or 'no NVIDIA GPU'}", "$text-muted"),
+        Content.assemble("    CPU  ", bar(util, 20), f" {pct(util)}  load {load_text}"),
+        Content.assemble("    RAM  ", bar(ram_pct, 20, "$accent"), f" {gib(used)}/{gib(total)} GiB"),
+        Content.assemble("    ", sparkline(values, spark_w)),
+    ]
+
+
+def render_host(host: HostModel, fleet: Fleet, now: float, width: int) -> Content:
+    spark_w = max(8, min(60, width - 40))
+    lines = [_title(host, now)]
+    if host.status == "connecting" and not host.hello:
+        lines.append(Content.styled("    connecting…", "$text-muted"))
+    elif host.gpu_available and host.gpus:
+        for g in host.gpus:
+            lines.extend(_gpu_lines(host, g, fleet, spark_w))
+    elif host.gpu_available is not None or host.cpu is not None:
+        lines.extend(_cpu_lines(host, spark_w))
+    return Content("\n").join(lines)
+
+
+class HostPanel(Static):
+    DEFAULT_CSS = """
+    HostPanel { height: auto; padding: 0 1; margin-bottom: 1; }
+    """
+
+    def __init__(self, host: str) -> None:
+        super().__init__(id=f"host-{_css_id(host)}", classes="host-panel")
+        self.host_name = host
+
+    def show(self, fleet: Fleet, now: float) -> None:
+        host = fleet.hosts.get(self.host_name)
+        if host is not None:
+            self.set_class(host.status != "connected", "-down")
+            self.update(render_host(host, fleet, now, self.size.width or 80))
+
+
+def _css_id(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)

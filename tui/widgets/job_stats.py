@@ -1,0 +1,40 @@
+"""The job view's numbers: state, runtime, step/total, throughput, ETA, latest metrics, cost."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from ..fleet import Fleet, JobModel
+from ..format import duration, metric_line, number
+from .jobs_table import STATE_STYLE
+
+
+def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
+    host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
+    host_now = now + (host.clock_offset if host else 0.0)
+    step = "—" if job.step is None else f"{job.step:.0f}" + (f" / {job.total_steps:.0f}" if job.total_steps else "")
+    rate = job.steps_per_sec()
+    lines = [
+        Content.assemble((job.name or job.id, "bold"), "  ", (job.state, STATE_STYLE.get(job.state, "")),
+                         ("  " + job.id, "$text-muted"), ("  on " + ", ".join(job.hosts), "$text-muted")),
+        Content(f"runtime {duration(job.runtime(host_now))}   step {step}   "
+                f"{number(rate) if rate else '—'} steps/s   "
+                f"{number(job.samples_per_sec) if job.samples_per_sec is not None else '—'} samples/s   "
+                f"ETA {duration(job.eta_seconds) if job.eta_seconds is not None else '—'}"),
+        Content.assemble("cost so far ", ("—", "$cost"), "   burn ", ("— $/h", "$cost")),
+        Content(metric_line({k: v for k, v in job.last.items() if k not in ("step", "total_steps")})[:400]),
+    ]
+    if job.state == "failed":
+        why = job.cause or (f"exit code {job.exit_code}" if job.exit_code is not None else job.signal or "failed")
+        lines.append(Content.styled(f"failed: {why}", "$error"))
+    elif job.state == "lost":
+        lines.append(Content.styled("lost: its supervisor is gone without writing an ending", "$error"))
+    return Content("\n").join(lines)
+
+
+class JobStats(Static):
+    DEFAULT_CSS = "JobStats { height: auto; padding: 0 1; }"
+
+    def show(self, job: JobModel, fleet: Fleet, now: float) -> None:
+        self.update(render_stats(job, fleet, now))

@@ -1,0 +1,91 @@
+"""The jobs view: one row per job, running first; a failed job shows its cause."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import DataTable
+
+from ..fleet import Fleet, JobModel
+from ..format import duration, number
+from .gauges import level_style
+
+COLUMNS = (("name", "name"), ("hosts", "host(s)"), ("state", "state"), ("runtime", "runtime"),
+           ("step", "step"), ("loss", "loss"), ("rate", "samples/s"), ("gpu", "GPU"),
+           ("cost", "cost"), ("info", "info"))
+STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
+               "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error"}
+
+
+def _step(job: JobModel) -> str:
+    if job.step is None:
+        return "—"
+    step = f"{job.step:.0f}"
+    return f"{step}/{job.total_steps:.0f}" if job.total_steps else step
+
+
+def _info(job: JobModel) -> Content:
+    if job.state == "failed":
+        why = job.cause or (f"exit {job.exit_code}" if job.exit_code is not None else job.signal) or "failed"
+        return Content.styled(why, "$error")
+    if job.state == "lost":
+        return Content.styled("supervisor gone: journal ends here", "$error")
+    if job.state in ("stopped", "killed") and job.signal:
+        return Content.styled(job.signal, "$text-muted")
+    if job.active and job.eta_seconds is not None:
+        return Content(f"ETA {duration(job.eta_seconds)}")
+    return Content("")
+
+
+def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
+    host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
+    host_now = now + (host.clock_offset if host else 0.0)
+    gpu = job.gpu_util_now
+    return [
+        Content.styled(job.name or job.id, "bold"),
+        ",".join(job.hosts) or "—",
+        Content.styled(job.state, STATE_STYLE.get(job.state, "")),
+        duration(job.runtime(host_now)),
+        _step(job),
+        number(job.last.get("loss")) if "loss" in job.last else "—",
+        number(job.samples_per_sec) if job.samples_per_sec is not None else "—",
+        Content.styled(f"{gpu:.0f}%", level_style(gpu)) if gpu is not None else "—",
+        Content.styled("—", "$cost"),  # cost so far: the cost issue fills this in
+        _info(job),
+    ]
+
+
+class JobsTable(DataTable):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self._order: list[str] = []
+        self._rows: dict[str, list[str | Content]] = {}  # what each row shows: update only changes
+
+    def on_mount(self) -> None:
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    @property
+    def selected_id(self) -> str | None:
+        if not self._order or not 0 <= self.cursor_row < len(self._order):
+            return None
+        return self._order[self.cursor_row]
+
+    def show(self, fleet: Fleet, now: float) -> None:
+        jobs = fleet.jobs_sorted()
+        order = [j.id for j in jobs]
+        if order != self._order:
+            keep = self.selected_id
+            self.clear()
+            self._rows = {j.id: job_row(j, fleet, now) for j in jobs}
+            for job in jobs:
+                self.add_row(*self._rows[job.id], key=job.id)
+            self._order = order
+            if keep in order:
+                self.move_cursor(row=order.index(keep), animate=False)
+            return
+        for job in jobs:
+            row, old = job_row(job, fleet, now), self._rows.get(job.id)
+            for i, ((key, _), value) in enumerate(zip(COLUMNS, row, strict=True)):
+                if old is None or old[i] != value:
+                    self.update_cell(job.id, key, value)
+            self._rows[job.id] = row
