@@ -65,7 +65,8 @@ def run_once(kind: str, a: argparse.Namespace, ckdir: str) -> float:
         cmd += ["--checkpoint-dir", ckdir]
     else:
         cmd = [sys.executable, os.path.abspath(__file__), "bare", *common, "--window", str(a.window)]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    env = {**os.environ, "OMP_NUM_THREADS": str(a.threads)}  # the same thread count on both sides
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
     rates = [o["samples_per_sec"] for o in map(json.loads, out.splitlines()) if "samples_per_sec" in o]
     # Equal-sized windows: the harmonic mean is total samples over total time, after the first window.
     return statistics.harmonic_mean(rates[1:])
@@ -89,6 +90,7 @@ def compare(a: argparse.Namespace) -> None:
                 "batch": a.batch_size,
                 "image_size": a.image_size,
                 "workers": a.workers,
+                "threads": a.threads,
                 "runs": {k: [round(x, 1) for x in v] for k, v in results.items()},
                 "median_samples_per_sec": {k: round(v, 1) for k, v in med.items()},
                 "ratio": round(med["trainer"] / med["bare"], 4),
@@ -140,7 +142,8 @@ def main() -> None:
     p.add_argument("--model", default="tiny")
     p.add_argument("--image-size", type=int, default=32)
     p.add_argument("--precision", default="fp32")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of both sides")
     a = p.parse_args()
     if a.mode == "gpu":
         if a.batch_size == 64:

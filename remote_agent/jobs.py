@@ -128,6 +128,19 @@ class JobTable:
             time.sleep(0.05)
         raise JobError("job %s did not end within %.0f s of the %s request" % (job, grace + STOP_MARGIN, action))
 
+    def set_autostop(self, job: Any, node: Any, paused: Any) -> Dict[str, Any]:
+        if not isinstance(paused, bool):
+            raise JobError("paused: expected true or false, got %r" % (paused,))
+        view = self.view(job, node)
+        obj = view.refresh()
+        if obj["state"] in TERMINAL_STATES:
+            raise JobError("job %s is %s: nothing to pause" % (job, obj["state"]))
+        write_private_atomic(view.files.autostop, dumps({"paused": paused}).encode("utf-8"))
+        if isinstance(view.fields["supervisor_pid"], int):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(view.fields["supervisor_pid"], signal.SIGUSR1)
+        return {"paused": paused}
+
     def logs(self, job: Any, node: Any, offset: Any, limit: Any) -> Dict[str, Any]:
         view = self.view(job, node)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:

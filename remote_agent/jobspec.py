@@ -61,11 +61,47 @@ def validate_spec(spec: Any) -> Dict[str, Any]:
     if not (isinstance(stop_signal, str) and stop_signal.startswith("SIG") and hasattr(signal, stop_signal)):
         raise SpecError("spec.stop_signal: unknown signal %r" % (stop_signal,))
     out["stop_signal"] = stop_signal
+    out.update(_validate_cost_rules(spec))
     for field in ("gpu_interval", "heartbeat_interval"):
         if field in spec:
             value = spec[field]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.1 <= value <= 3600:
                 raise SpecError("spec.%s: expected seconds between 0.1 and 3600" % field)
+    return out
+
+
+def _number(value: Any, field: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise SpecError("spec.%s: expected a number between %g and %g, got %r" % (field, low, high, value))
+    return float(value)
+
+
+def _validate_cost_rules(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """price, budget and idle_stop: what the supervisor enforces with nobody watching."""
+    out: Dict[str, Any] = {}
+    price = spec.get("price")
+    if price is not None:
+        if not isinstance(price, dict):
+            raise SpecError("spec.price: expected an object")
+        out["price"] = dict(
+            price,
+            per_hour=_number(price.get("per_hour"), "price.per_hour", 0, 1e6),
+            share=_number(price.get("share", 1.0), "price.share", 1e-6, 1),
+            currency=str(price.get("currency") or "USD")[:8],
+        )
+    if spec.get("budget") is not None:
+        out["budget"] = _number(spec["budget"], "budget", 1e-9, 1e9)
+        if not (out.get("price") or {}).get("per_hour"):
+            raise SpecError("spec.budget: needs spec.price.per_hour (the host's price is unknown)")
+    idle = spec.get("idle_stop")
+    if idle is not None:
+        if not isinstance(idle, dict):
+            raise SpecError("spec.idle_stop: expected {below_pct, minutes, grace_minutes}")
+        out["idle_stop"] = {
+            "below_pct": _number(idle.get("below_pct", 10), "idle_stop.below_pct", 0, 100),
+            "minutes": _number(idle.get("minutes", 30), "idle_stop.minutes", 0.001, 100000),
+            "grace_minutes": _number(idle.get("grace_minutes", 15), "idle_stop.grace_minutes", 0, 100000),
+        }
     return out
 
 

@@ -31,6 +31,7 @@ class JobFiles:
         self.journal = self.dir / "events.jsonl"
         self.lock = self.dir / "lock"
         self.control = self.dir / "control.json"
+        self.autostop = self.dir / "autostop.json"
         self.supervisor_log = self.dir / "supervisor.log"
 
 

@@ -51,6 +51,7 @@ class Server:
             "tail": self.op_tail,
             "untail": self.op_untail,
             "logs": lambda req: self.jobs.logs(req.get("job"), req.get("node"), req.get("offset", 0), req.get("limit", 1 << 20)),
+            "autostop": lambda req: self.jobs.set_autostop(req.get("job"), req.get("node"), req.get("paused")),
             "rm": lambda req: self.jobs.remove(req.get("job"), req.get("node")),
             "ping": lambda req: {"time": time.time()},
         }

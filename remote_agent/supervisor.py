@@ -13,6 +13,7 @@ import time
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from . import VERSION
+from .autostop import AutoStop, read_paused
 from .control import read_control
 from .failure import failure_cause
 from .files import open_private
@@ -48,6 +49,7 @@ class Supervisor:
         self._output_done = threading.Event()
         self._reader: Optional[threading.Thread] = None
         self._gpu = None
+        self.autostop: Optional[AutoStop] = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -105,6 +107,7 @@ class Supervisor:
         finally:
             os.close(out_fd)
         self.journal.append("state", state="running", pid=self.proc.pid)
+        self.autostop = AutoStop(self.spec, self.journal.append)
         self._reader = threading.Thread(target=self._follow_output, daemon=True)
         self._reader.start()
         return True
@@ -169,6 +172,7 @@ class Supervisor:
             if self._control_flag.is_set() or now >= next_control_poll:
                 self._control_flag.clear()
                 self._apply_control()
+                self._apply_autostop()
                 next_control_poll = now + 1.0
             if self.requested == "stop" and self.deadline is None:
                 self._begin_stop()
@@ -221,6 +225,17 @@ class Supervisor:
         elif deadline < self.deadline:
             self.deadline = deadline  # a second stop may only shorten the wait
 
+    def _apply_autostop(self) -> None:
+        if self.autostop is None or not self.autostop.active or self.requested is not None:
+            return
+        paused = read_paused(self.files.autostop)
+        if paused is not None:
+            self.autostop.set_paused(paused)
+        reason = self.autostop.check()
+        if reason:
+            self.requested, self.reason = "stop", reason
+            self._begin_stop()
+
     def _begin_stop(self, grace: Optional[float] = None) -> None:
         assert self.journal is not None and self.proc is not None
         if grace is None:
@@ -264,6 +279,8 @@ class Supervisor:
             gpus = sample_job_gpus(job_tree(self.key, os.getpid()), self.spec)
         except Exception:
             gpus = None
+        if self.autostop is not None:
+            self.autostop.on_gpus([g.get("util") for g in gpus] if gpus else None, None if gpus is not None else "no NVIDIA GPU on this host")
         if gpus is None:
             self._gpu = False  # no driver: say nothing more, the host's hello says why
             return

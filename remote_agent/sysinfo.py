@@ -74,6 +74,55 @@ def host_info() -> Dict[str, Any]:
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
         "ram_total_mib": meminfo_mib()["total_mib"],
+        "logind": logind_report(),
+    }
+
+
+LOGIND_CONF_DIRS = ("/usr/lib/systemd/logind.conf.d", "/run/systemd/logind.conf.d", "/etc/systemd/logind.conf.d")
+
+
+def _logind_setting(key: str, root: str = "/") -> Optional[str]:
+    """The last value of `key` in logind.conf and its drop-ins, read in systemd's order."""
+    files = [os.path.join(root, "etc/systemd/logind.conf")]
+    for d in LOGIND_CONF_DIRS:
+        try:
+            files += sorted(os.path.join(root, d.lstrip("/"), n) for n in os.listdir(os.path.join(root, d.lstrip("/")))
+                            if n.endswith(".conf"))
+        except OSError:
+            continue
+    value = None
+    for path in files:
+        for line in (_read(path) or "").splitlines():
+            name, sep, rest = line.strip().partition("=")
+            if sep and name.strip() == key:
+                value = rest.strip()
+    return value
+
+
+def logind_report(root: str = "/", user: Optional[str] = None) -> Dict[str, Any]:
+    """Would logind kill this user's processes (and so detached jobs) at logout?
+
+    `KillUserProcesses=yes` without lingering ends every process of the session when the last
+    SSH login closes: jobs die with the connection. The fix: `loginctl enable-linger USER`.
+    """
+    if user is None:
+        try:
+            import pwd
+            user = pwd.getpwuid(os.getuid()).pw_name
+        except (ImportError, KeyError):
+            user = None
+    systemd = os.path.isdir(os.path.join(root, "run/systemd/system"))
+    raw = _logind_setting("KillUserProcesses", root)
+    kill = None if raw is None else raw.lower() in ("yes", "true", "1", "on")
+    linger = bool(user) and os.path.exists(os.path.join(root, "var/lib/systemd/linger", user or ""))
+    at_risk = bool(systemd and kill and not linger)
+    return {
+        "systemd": systemd,
+        "kill_user_processes": kill,
+        "linger": linger,
+        "jobs_killed_at_logout": at_risk,
+        "advice": ("logind kills your processes at logout: run `loginctl enable-linger %s` on this host" % user)
+        if at_risk else None,
     }
 
 

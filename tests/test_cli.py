@@ -148,3 +148,30 @@ def test_metrics_follow_prints_points_as_they_come(gpudeck_home: Path, workdir: 
 )
 def test_default_names_come_from_the_command(argv: list[str], stem: str) -> None:
     assert default_name(argv, "20261129-120000-abcdef") == f"{stem}-cdef"
+
+
+def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) -> None:
+    job_id = gpudeck(
+        "run", "--price-per-hour", "7200", "--budget", "2", "--idle-stop", "90s@5%", "--idle-grace", "0", "--", "sleep", "60",
+        cwd=workdir,
+    ).stdout.strip()
+    spec = json.loads((gpudeck_home / "local-agent" / "jobs" / job_id / "0" / "spec.json").read_text())
+    assert spec["budget"] == 2.0 and spec["price"]["per_hour"] == 7200.0
+    assert spec["idle_stop"] == {"below_pct": 5.0, "minutes": 1.5, "grace_minutes": 0.0}
+    assert gpudeck("autostop", "pause", job_id, cwd=workdir).stdout.strip() == f"{job_id} idle stop paused"
+    # 2 USD/s: the supervisor stops it at the budget, about a second in.
+    wait_for(lambda: ps_json(workdir, "--all")[0]["state"] == "stopped", timeout=20, what="the budget stop")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--budget", "5"], "the price of host local is unknown"),
+        (["--idle-stop", "30m"], "expected DURATION@PERCENT"),
+        (["--idle-stop", "soon@5%"], "expected a duration"),
+        (["--price-per-hour", "1", "--budget", "-1"], "--budget: must be > 0"),
+    ],
+)
+def test_bad_cost_rules_are_refused(gpudeck_home: Path, workdir: Path, args: list[str], message: str) -> None:
+    result = gpudeck("run", *args, "--", "true", cwd=workdir)
+    assert result.returncode == 2 and message in result.stderr

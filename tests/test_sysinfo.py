@@ -93,3 +93,37 @@ def test_proc_user_without_passwd_entry_is_the_uid(fake_proc):
     (fake_proc / "4242").mkdir()
     (fake_proc / "4242" / "status").write_text(f"Name:\tpython\nUid:\t{unused}\t{unused}\t{unused}\t{unused}\n")
     assert sysinfo.proc_user(4242) == str(unused)
+
+
+def _logind_root(tmp_path: Path, conf: str, dropin: str | None = None, linger: bool = False, systemd: bool = True) -> Path:
+    (tmp_path / "etc/systemd/logind.conf.d").mkdir(parents=True)
+    (tmp_path / "etc/systemd/logind.conf").write_text(conf)
+    if dropin is not None:
+        (tmp_path / "etc/systemd/logind.conf.d/50-x.conf").write_text(dropin)
+    if systemd:
+        (tmp_path / "run/systemd/system").mkdir(parents=True)
+    if linger:
+        (tmp_path / "var/lib/systemd/linger").mkdir(parents=True)
+        (tmp_path / "var/lib/systemd/linger/alice").write_text("")
+    return tmp_path
+
+
+def test_logind_kill_user_processes_without_linger_is_reported(tmp_path):
+    root = _logind_root(tmp_path, "[Login]\n#KillUserProcesses=no\nKillUserProcesses=yes\n")
+    report = sysinfo.logind_report(str(root), "alice")
+    assert report["kill_user_processes"] is True and report["linger"] is False
+    assert report["jobs_killed_at_logout"] is True
+    assert "loginctl enable-linger alice" in report["advice"]
+
+
+def test_logind_linger_or_dropin_override_makes_it_safe(tmp_path):
+    lingering = sysinfo.logind_report(str(_logind_root(tmp_path / "a", "KillUserProcesses=yes\n", linger=True)), "alice")
+    assert lingering["jobs_killed_at_logout"] is False and lingering["advice"] is None
+    overridden = sysinfo.logind_report(str(_logind_root(tmp_path / "b", "KillUserProcesses=yes\n", "KillUserProcesses=no\n")), "alice")
+    assert overridden["kill_user_processes"] is False and overridden["jobs_killed_at_logout"] is False
+    no_systemd = sysinfo.logind_report(str(_logind_root(tmp_path / "c", "KillUserProcesses=yes\n", systemd=False)), "alice")
+    assert no_systemd["jobs_killed_at_logout"] is False
+
+
+def test_hello_carries_the_logind_report():
+    assert set(sysinfo.host_info()["logind"]) >= {"kill_user_processes", "linger", "jobs_killed_at_logout", "advice"}

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -16,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from test_trainer import Trainer, events, run_to_end  # noqa: E402
+from test_trainer import ROOT, Trainer, events, run_to_end  # noqa: E402
 
 
 def free_port() -> int:
@@ -150,3 +151,44 @@ def test_oom_under_ddp_records_the_halved_micro_batch_exits_and_the_restart_uses
     assert sorted(o["step"] for o in again if "loss" in o) == [1, 2, 3, 4]
     state = torch.load(ck / "ckpt-00000004.pt", weights_only=True)
     assert (state["micro_batch"], state["world_size"], state["samples_seen"]) == (4, 2, 64)
+
+
+AGREE = """
+import json, sys
+import torch
+from trainer import checkpoint as ckpt, dist as tdist
+d = tdist.init(60)
+root = sys.argv[1]
+local = ckpt.newest_valid(f"{root}/rank{d.rank}")  # hosts without a shared disk
+state = tdist.agree_on_checkpoint(d, local)
+with open(f"{root}/out{d.rank}.json", "w") as f:
+    json.dump({"step": state["step"], "w": state["model"]["w"].tolist()}, f)
+d.close()
+"""
+
+
+@pytest.mark.timeout(60)
+def test_ranks_agree_on_the_newest_checkpoint_any_of_them_holds(tmp_path: Path) -> None:
+    for rank, step in ((0, 3), (1, 7)):  # rank 1 alone holds the newest one
+        (tmp_path / f"rank{rank}").mkdir()
+        state = {"step": step, "model": {"w": torch.full((2,), float(step))}, "optimizer": {}}
+        torch.save(state, tmp_path / f"rank{rank}" / f"ckpt-{step:08d}.pt")
+    script = tmp_path / "agree.py"
+    script.write_text(AGREE)
+    launcher = torchrun(tmp_path)[
+        : -len(["-m", "trainer"])
+    ]  # the same torchrun, a script instead of -m trainer
+    proc = subprocess.Popen(
+        [sys.executable, *launcher, str(script), str(tmp_path)], cwd=ROOT, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        _, err = proc.communicate(timeout=50)
+        assert proc.returncode == 0, err
+    finally:
+        for pid in [*descendants(proc.pid), proc.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait(10)
+    for rank in (0, 1):
+        assert json.loads((tmp_path / f"out{rank}.json").read_text()) == {"step": 7, "w": [7.0, 7.0]}

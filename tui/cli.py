@@ -24,6 +24,7 @@ HANDLERS: dict[str, Handler] = {
     "kill": control.kill,
     "restart": control.restart,
     "rm": control.rm,
+    "autostop": control.autostop,
     "hosts": hosts.run,
 }
 
@@ -51,7 +52,9 @@ def run(argv: list[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.verb is None:
-            build_parser().print_help()
+            from .app import main as app_main  # here: other verbs stay fast and Textual-free
+
+            app_main()
             return 0
         return HANDLERS[args.verb](args, session)
     except CliError as exc:

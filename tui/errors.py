@@ -6,6 +6,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_NO_SUCH_JOB = 3
 EXIT_HOST = 4
+EXIT_HOSTKEY = 5  # a host key is unknown (run `gpudeck hosts trust NAME`) or has changed
 
 
 class CliError(Exception):

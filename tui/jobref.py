@@ -45,6 +45,7 @@ class Job:
             "started_at": min((n["started_at"] for n in self.nodes if n.get("started_at")), default=None),
             "ended_at": max(ended) if ended and all(ended) else None,
             "cause": first.get("cause"),
+            "reason": first.get("reason"),
             "argv": first.get("argv"),
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),

@@ -2,27 +2,56 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from . import paths
-from .errors import EXIT_HOST, CliError
-from .remote.client import AgentClient, AgentError
+from .errors import EXIT_HOST, EXIT_HOSTKEY, CliError
+from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts, ssh_settings
+from .remote.client import AgentError
+from .remote.hostkeys import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
+from .remote.reconnect import ReconnectingClient, StatusHandler
 from .remote.transport import LocalTransport, Transport, TransportError
 from .store import Store
 
-LOCAL = "local"
+__all__ = ["LOCAL", "Session", "host_key_error", "transport_for"]
 
 
-def transport_for(host: str) -> Transport:
+def host_entries() -> dict[str, HostEntry]:
+    try:
+        return load_hosts()
+    except HostsFileError as exc:
+        raise CliError(str(exc)) from None
+
+
+def transport_for(host: str, confirm: Confirm | None = None) -> Transport:
     if host == LOCAL:
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
-    raise CliError(f"unknown host {host!r} (known: {LOCAL})", EXIT_HOST)
+    entry = host_entries().get(host)
+    if entry is None:
+        raise CliError(f"unknown host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_HOST)
+    from .remote.ssh_transport import SshTransport  # paramiko only when a remote host is used
+
+    return SshTransport(entry, ssh_settings(), confirm)
+
+
+def host_key_error(host: str, exc: HostKeyError) -> CliError:
+    """The one line for a refused key, with its own exit code (scripts tell it from 'host down')."""
+    if isinstance(exc, HostKeyUnknown):
+        return CliError(
+            f"host {host}: unknown host key {exc.key.get_name()} {fingerprint(exc.key)}; "
+            f"check it and run `gpudeck hosts trust {host}`", EXIT_HOSTKEY)
+    if isinstance(exc, HostKeyChanged):
+        return CliError(f"host {host}: {exc}", EXIT_HOSTKEY)
+    return CliError(f"host {host}: {exc}", EXIT_HOSTKEY)
 
 
 class Session:
-    def __init__(self) -> None:
+    def __init__(self, on_status: StatusHandler | None = None) -> None:
         self._store: Store | None = None
-        self._clients: dict[str, AgentClient] = {}
+        self._clients: dict[str, ReconnectingClient] = {}
+        self._lock = threading.Lock()
+        self.on_status = on_status  # reconnect news (the CLI prints it on stderr)
 
     @property
     def store(self) -> Store:
@@ -32,18 +61,25 @@ class Session:
         return self._store
 
     def hosts(self) -> list[str]:
-        return [LOCAL]
+        return list(host_entries())
 
-    def client(self, host: str) -> AgentClient:
-        client = self._clients.get(host)
+    def client(self, host: str) -> ReconnectingClient:
+        with self._lock:
+            client = self._clients.get(host)
         if client is not None and client.connected:
             return client
-        client = AgentClient(transport_for(host))
+        transport_for(host)  # unknown host names fail here, before any thread starts
+        settings = ssh_settings()
+        client = ReconnectingClient(host, lambda: transport_for(host), backoff_initial=settings.backoff_initial,
+                                    backoff_max=settings.backoff_max, on_status=self.on_status)
         try:
-            client.connect()
+            client.connect(timeout=max(30.0, settings.connect_timeout * 2))
+        except HostKeyError as exc:
+            raise host_key_error(host, exc) from None
         except (AgentError, TransportError) as exc:
             raise CliError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
-        self._clients[host] = client
+        with self._lock:
+            self._clients[host] = client
         return client
 
     def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
@@ -53,8 +89,9 @@ class Session:
             raise CliError(f"{host}: {exc}") from None
 
     def close(self) -> None:
-        for client in self._clients.values():
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
             client.close()
-        self._clients.clear()
         if self._store is not None:
             self._store.close()

@@ -25,6 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("job")
     p = sub.add_parser("rm", help="delete an ended job's files on its hosts")
     p.add_argument("job")
+    p = sub.add_parser("autostop", help="pause or resume a job's idle stop")
+    p.add_argument("action", choices=["pause", "resume"])
+    p.add_argument("job")
 
 
 def end_job(session: Session, job: Job, action: str, grace: float | None) -> Job:
@@ -78,4 +81,12 @@ def rm(args: argparse.Namespace, session: Session) -> int:
         session.request(node["host"], "rm", job=job.id, node=node["node"])
     session.store.remove_job(job.id)
     print(job.id)
+    return 0
+
+
+def autostop(args: argparse.Namespace, session: Session) -> int:
+    job = resolve(session, args.job)
+    for node in job.nodes:
+        session.request(node["host"], "autostop", job=job.id, node=node["node"], paused=args.action == "pause")
+    print(f"{job.id} idle stop {'paused' if args.action == 'pause' else 'resumed'}")
     return 0

@@ -1,49 +1,163 @@
-"""`gpudeck hosts [--json]`: every host, reachable or why not, its agent, GPUs and clock offset."""
+"""`gpudeck hosts [--json]`, `hosts add|rm|trust`: the user's hosts, and trusting their keys.
+
+Only `hosts add` and `hosts trust` ever ask about a host key (or take `--yes`); every other command
+refuses an unknown key with one line naming `gpudeck hosts trust NAME`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import CliError
+import paramiko
+
+from ..errors import EXIT_HOST, EXIT_USAGE, CliError
 from ..format import table
-from ..session import Session
+from ..hosts_file import HostEntry, HostsFileError, add_host, hosts_path, remove_host
+from ..remote.hostkeys import HostKeyError, fingerprint
+from ..remote.ssh_config import SshConfigError, split_target
+from ..remote.transport import TransportError
+from ..session import LOCAL, Session, host_key_error, transport_for
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("hosts", help="list hosts: reachable or why not, agent version, GPUs, clock offset")
+    p = sub.add_parser("hosts", help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, trust")
     p.add_argument("--json", action="store_true")
+    verbs = p.add_subparsers(dest="hosts_verb", metavar="ACTION")
+    a = verbs.add_parser("add", help="add a host: TARGET is [user@]host[:port] or a ~/.ssh/config alias")
+    a.add_argument("name")
+    a.add_argument("target")
+    a.add_argument("--identity-file", metavar="F")
+    a.add_argument("--python", metavar="PATH", help="interpreter on the host (default: python3 on its PATH)")
+    a.add_argument("--agent-dir", metavar="DIR", default="~/.gpudeck")
+    a.add_argument("--setup", action="append", default=[], metavar="LINE", help="shell line run before every job")
+    a.add_argument("--yes", action="store_true", help="trust the host key without asking (scripts)")
+    a.add_argument("--no-connect", action="store_true", help="only write hosts.toml")
+    r = verbs.add_parser("rm", help="remove a host from hosts.toml")
+    r.add_argument("name")
+    t = verbs.add_parser("trust", help="check a host's key fingerprint and trust it")
+    t.add_argument("name")
+    t.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
+
+
+def ask(name: str, key: paramiko.PKey) -> bool:
+    """The CLI's prompt for an unknown key (only on a TTY)."""
+    sys.stderr.write(
+        f"The authenticity of host '{name}' can't be established.\n"
+        f"{key.get_name()} key fingerprint is {fingerprint(key)}.\nTrust this key and continue (yes/no)? "
+    )
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def trust(name: str, yes: bool) -> list[str]:
+    """Connect to `name` (and its jump hosts), accepting unknown keys by --yes or by a prompt.
+
+    Returns what was trusted; raises CliError for a refused or changed key, or an unreachable host.
+    """
+    if name == LOCAL:
+        return []
+    trusted: list[str] = []
+
+    def confirm(known_name: str, key: paramiko.PKey) -> bool:
+        ok = yes or (sys.stdin.isatty() and ask(known_name, key))
+        if ok:
+            trusted.append(f"{known_name} {key.get_name()} {fingerprint(key)}")
+        return ok
+
+    transport = transport_for(name, confirm=confirm if (yes or sys.stdin.isatty()) else None)
+    try:
+        transport.connect()  # type: ignore[attr-defined]
+    except HostKeyError as exc:
+        raise host_key_error(name, exc) from None
+    except TransportError as exc:
+        raise CliError(f"host {name} unreachable: {exc}", EXIT_HOST) from None
+    finally:
+        transport.close()
+    return trusted
 
 
 def probe(session: Session, host: str) -> dict[str, Any]:
-    sent = time.time()
     try:
+        session.client(host)  # connect (and deploy) first: the clock offset must time the request alone
         hello = session.request(host, "hello", timeout=30.0)
+        sent = time.time()
+        now = session.request(host, "ping", timeout=30.0)["time"]
     except CliError as exc:
         return {"name": host, "reachable": False, "error": str(exc)}
     received = time.time()
     gpu = hello.get("gpu") or {}
+    logind = hello.get("logind") or {}
     return {
         "name": host,
         "reachable": True,
         "hostname": hello.get("hostname"),
         "agent_version": hello.get("agent_version"),
         "os": hello.get("os"),
+        "python": hello.get("python"),
         "cpu_count": hello.get("cpu_count"),
         "ram_total_mib": hello.get("ram_total_mib"),
         "gpus": gpu.get("gpus") or [],
         "gpu_reason": gpu.get("reason"),
         "driver_version": gpu.get("driver_version"),
         "cuda_version": gpu.get("cuda_version"),
+        "warning": logind.get("advice"),
         # The host's clock against ours, taking the request's midpoint as the moment it answered.
-        "clock_offset_s": round(hello["time"] - (sent + received) / 2, 3) if isinstance(hello.get("time"), (int, float)) else None,
+        "clock_offset_s": round(now - (sent + received) / 2, 3),
     }
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
+    verb = getattr(args, "hosts_verb", None)
+    try:
+        if verb == "add":
+            return add(args, session)
+        if verb == "rm":
+            remove_host(args.name)
+            print(f"removed {args.name}")
+            return 0
+    except HostsFileError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    if verb == "trust":
+        if args.name not in session.hosts():
+            raise CliError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_HOST)
+        trusted = trust(args.name, args.yes)
+        for line in trusted:
+            print(f"trusted {line}")
+        if not trusted:
+            print(f"{args.name}: host key already trusted")
+        return 0
+    return list_hosts(args, session)
+
+
+def add(args: argparse.Namespace, session: Session) -> int:
+    try:
+        split_target(args.target)
+    except SshConfigError as exc:
+        raise CliError(f"target {exc}", EXIT_USAGE) from None
+    entry = HostEntry(name=args.name, target=args.target, identity_file=args.identity_file, python=args.python,
+                      agent_dir=args.agent_dir, setup=list(args.setup))
+    add_host(entry)
+    print(f"added {args.name} ({args.target}) to {hosts_path()}")
+    if args.no_connect:
+        return 0
+    for line in trust(args.name, args.yes):
+        print(f"trusted {line}")
+    info = probe(session, args.name)
+    if not info["reachable"]:
+        raise CliError(info["error"], EXIT_HOST)
+    print(f"{args.name}: agent {info['agent_version']} on {info['hostname']}, python {info['python']}, "
+          f"{len(info['gpus'])} GPU(s)")
+    if info.get("warning"):
+        print(f"warning: {info['warning']}", file=sys.stderr)
+    return 0
+
+
+def list_hosts(args: argparse.Namespace, session: Session) -> int:
     hosts = session.hosts()
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
         results = list(pool.map(lambda h: probe(session, h), hosts))
@@ -58,4 +172,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         gpus = ", ".join(f"{g.get('index')}:{g.get('name')}" for g in r["gpus"]) or (r["gpu_reason"] or "no GPU")
         rows.append([r["name"], "ok", r["agent_version"] or "?", gpus, f"{r['clock_offset_s']:+.3f}s"])
     print(table(["HOST", "STATUS", "AGENT", "GPUS", "CLOCK"], rows))
+    for r in results:
+        if r.get("warning"):
+            print(f"warning: {r['name']}: {r['warning']}", file=sys.stderr)
     return 0

@@ -37,12 +37,14 @@ def run(args: argparse.Namespace, session: Session) -> int:
     for job in jobs:
         last = job.first.get("last") or {}
         hosts = ",".join(sorted({n["host"] for n in job.nodes}))
-        note = job.first.get("cause") or "" if job.state == "failed" else ""
+        note = (job.first.get("cause") if job.state == "failed" else job.first.get("reason")) or ""
+        if note == "user":
+            note = ""
         rows.append(
             [job.id, job.name, hosts, state_text(job), runtime(job.first.get("started_at"), job.first.get("ended_at")),
              number(last.get("step")), number(last.get("loss")), note]
         )
-    print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "CAUSE"], rows))
+    print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
     return 0
 
 
@@ -63,6 +65,8 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         print(f"  restart of: {first['restart_of']}")
     if first.get("cause"):
         print(f"  cause: {first['cause']}")
+    if first.get("reason"):
+        print(f"  stopped by: {first['reason']}")
     if first.get("tail"):
         print("  last output:")
         for line in first["tail"][-10:]:

@@ -72,6 +72,10 @@ class AgentClient:
     def connected(self) -> bool:
         return not self._closed.is_set()
 
+    def wait_closed(self, timeout: float | None = None) -> bool:
+        """Block until the connection is gone (for a reconnecting wrapper); True if it is."""
+        return self._closed.wait(timeout)
+
     def __enter__(self) -> AgentClient:
         return self
 
@@ -141,6 +145,10 @@ class AgentClient:
                 obj = _decode(line)
                 if obj is not None:
                     self._dispatch(obj)
+        except TransportError as exc:  # a transport says why it broke (timeout, cut, agent exit)
+            reason = str(exc)
+            if not marker.done():
+                marker.set_exception(ConnectionLost(f"{self.host}: {reason}"))
         except Exception as exc:  # the reader must always fail the pending requests
             reason = f"reader failed: {exc}"
         finally:

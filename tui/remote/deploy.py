@@ -11,7 +11,6 @@ import contextlib
 import posixpath
 import secrets
 import shlex
-import socket
 import stat
 import threading
 from dataclasses import dataclass
@@ -87,7 +86,7 @@ def run_command(conn: Connection, argv: list[str], timeout: float = PROBE_TIMEOU
                 out += chunk
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(65536)
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise DeployError(f"{conn.target.describe()}: {argv[0]} gave no answer within {timeout:.0f} s") from None
         return chan.recv_exit_status(), out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     finally:

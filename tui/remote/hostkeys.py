@@ -78,7 +78,7 @@ class KnownHosts:
         """Key types stored for a name, so the server is asked for one of those first (like ssh)."""
         types: list[str] = []
         for _, keys in self._load():
-            for kind in (keys.lookup(name) or {}).keys():
+            for kind in (keys.lookup(name) or {}):
                 if kind not in types:
                     types.append(kind)
         return types

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-import socket
 import threading
 from typing import Any
 
@@ -98,7 +97,7 @@ class SshTransport(Transport):
             return b""
         try:
             line: bytes = self._file.readline()
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise TransportError(
                 f"no word from the agent for {self.settings.alive_timeout:g} s (host frozen or network down)"
             ) from None
@@ -130,7 +129,7 @@ class SshTransport(Transport):
         with self._write_lock:
             try:
                 chan.sendall(data)
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 raise TransportError(f"{self.host}: the agent stopped reading (host frozen?)") from None
             except (OSError, EOFError, paramiko.SSHException) as exc:
                 raise TransportError(f"{self.host}: connection broke: {exc}") from None

@@ -116,9 +116,13 @@ class FleetFeed(Widget):
 
     def _arm(self, host: str, kind: str, delay: float) -> None:
         if kind == "connect":
-            self.set_timer(delay, partial(self._connect, host))
+            fire = partial(self._connect, host)
         else:
-            self.set_timer(delay, partial(self._poll, host, kind, self._gen[host]))
+            fire = partial(self._poll, host, kind, self._gen[host])
+        if delay > 0:
+            self.set_timer(delay, fire)
+        else:
+            fire()  # Textual timers divide by their delay: zero means now
 
     @guarded("background task")
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -9,9 +9,11 @@ from ..fleet import Fleet, JobModel
 from ..format import duration, number
 from .gauges import level_style
 
-COLUMNS = (("name", "name"), ("hosts", "host(s)"), ("state", "state"), ("runtime", "runtime"),
-           ("step", "step"), ("loss", "loss"), ("rate", "samples/s"), ("gpu", "GPU"),
-           ("cost", "cost"), ("info", "info"))
+# (key, label, width): fixed widths, because DataTable cannot measure styled Content cells, and
+# because a table whose columns jump as values change is hard to scan.
+COLUMNS = (("name", "name", 22), ("hosts", "host(s)", 10), ("state", "state", 8), ("runtime", "runtime", 8),
+           ("step", "step", 11), ("loss", "loss", 9), ("rate", "samples/s", 9), ("gpu", "GPU", 4),
+           ("cost", "cost", 5), ("info", "info", 40))
 STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
                "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error"}
 
@@ -61,8 +63,8 @@ class JobsTable(DataTable):
         self._rows: dict[str, list[str | Content]] = {}  # what each row shows: update only changes
 
     def on_mount(self) -> None:
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+        for key, label, width in COLUMNS:
+            self.add_column(label, key=key, width=width)
 
     @property
     def selected_id(self) -> str | None:
@@ -85,7 +87,7 @@ class JobsTable(DataTable):
             return
         for job in jobs:
             row, old = job_row(job, fleet, now), self._rows.get(job.id)
-            for i, ((key, _), value) in enumerate(zip(COLUMNS, row, strict=True)):
+            for i, ((key, _, _), value) in enumerate(zip(COLUMNS, row, strict=True)):
                 if old is None or old[i] != value:
                     self.update_cell(job.id, key, value)
             self._rows[job.id] = row

@@ -1,0 +1,190 @@
+"""An AgentClient that survives its connection: reconnect with backoff, resume every tail from its seq.
+
+The wrapper owns what must outlive one connection: the followed (job, node) pairs, the last seq
+delivered for each, and the event queue consumers read. After a break it reconnects (backoff from
+`initial` doubling to `maximum`), re-tails each followed pair from its last seq, and drops anything
+at or below it, so consumers see every event exactly once whatever the number of cuts. Requests that
+are safe to repeat wait for the next connection instead of failing.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout
+from .hostkeys import HostKeyError
+from .transport import Transport, TransportError
+
+# Ops that give the same outcome when sent twice (a stop of a stopped job answers its final state).
+REPEATABLE = frozenset({"hello", "gpus", "jobs", "tail", "untail", "logs", "ping", "stop", "kill"})
+StatusHandler = Callable[[str, str], None]  # (host, one line: what happened)
+
+
+class ReconnectingClient:
+    def __init__(self, host: str, make_transport: Callable[[], Transport], *, backoff_initial: float = 0.5,
+                 backoff_max: float = 15.0, on_status: StatusHandler | None = None,
+                 on_events: Callable[[str, str, list[dict[str, Any]]], None] | None = None) -> None:
+        self.host = host
+        self._make_transport = make_transport
+        self.backoff_initial, self.backoff_max = backoff_initial, backoff_max
+        self._on_status = on_status or (lambda host, line: None)
+        self.events: queue.Queue[tuple[str, str, list[dict[str, Any]]]] = queue.Queue()
+        self._sink = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
+        self.last_seq: dict[tuple[str, str], int] = {}
+        self.followed: set[tuple[str, str]] = set()
+        self.reconnects = 0
+        self.last_error: str | None = None
+        self.hello_marker: dict[str, Any] = {}
+        self._client: AgentClient | None = None
+        self._lock = threading.Lock()
+        self._deliver_lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._closed = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    # -- connection ------------------------------------------------------------------------------
+
+    def connect(self, timeout: float = 30.0) -> dict[str, Any]:
+        """The first connection: failures raise (a host that is down now is the caller's news)."""
+        client = self._open(timeout)
+        with self._lock:
+            self._client = client
+        self._watcher = threading.Thread(target=self._watch, name=f"reconnect-{self.host}", daemon=True)
+        self._watcher.start()
+        return self.hello_marker
+
+    def _open(self, timeout: float) -> AgentClient:
+        client = AgentClient(self._make_transport(), on_events=self._deliver)
+        self.hello_marker = client.connect(timeout)
+        return client
+
+    @property
+    def connected(self) -> bool:
+        """False only once closed for good; a connection being re-made still counts."""
+        return not self._closed.is_set()
+
+    @property
+    def online(self) -> bool:
+        with self._lock:
+            return self._client is not None and self._client.connected
+
+    def close(self) -> None:
+        self._closed.set()
+        with self._lock:
+            client, self._client = self._client, None
+            self._changed.notify_all()
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> ReconnectingClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _watch(self) -> None:
+        while not self._closed.is_set():
+            with self._lock:
+                client = self._client
+            if client is None:
+                return
+            client.wait_closed()
+            if self._closed.is_set():
+                return
+            reason = client.closed_reason or "connection closed"
+            client.close()
+            with self._lock:
+                self._client = None
+            self.last_error = reason
+            new = self._reconnect(reason)
+            if new is None:
+                return
+            with self._lock:
+                self._client = new
+                self.reconnects += 1
+                self._changed.notify_all()
+
+    def _reconnect(self, reason: str) -> AgentClient | None:
+        delay = self.backoff_initial
+        self._on_status(self.host, f"connection lost: {reason}; reconnecting")
+        while not self._closed.wait(delay):
+            try:
+                client = self._open(timeout=max(10.0, delay * 2))
+            except HostKeyError as exc:  # a changed key mid-session: never retry into that
+                self.last_error = str(exc)
+                self._on_status(self.host, f"giving up: {exc}")
+                self.close()
+                return None
+            except (AgentError, TransportError, OSError) as exc:
+                self.last_error = str(exc)
+                delay = min(self.backoff_max, delay * 2)
+                self._on_status(self.host, f"reconnect failed: {exc}; next try in {delay:.1f} s")
+                continue
+            try:
+                for job, node in sorted(self.followed):
+                    client.tail(job, node, since_seq=self.last_seq.get((job, node), 0))
+            except AgentError as exc:  # broke again while re-tailing: start over
+                client.close()
+                self.last_error = str(exc)
+                continue
+            self._on_status(self.host, "reconnected")
+            return client
+        return None
+
+    def _current(self, deadline: float) -> AgentClient:
+        with self._lock:
+            while self._client is None or not self._client.connected:
+                left = deadline - time.monotonic()
+                if self._closed.is_set():
+                    raise ConnectionLost(f"{self.host}: {self.last_error or 'closed'}")
+                if left <= 0:
+                    raise RequestTimeout(f"{self.host}: not connected ({self.last_error or 'reconnecting'})")
+                self._changed.wait(min(left, 0.2))
+            return self._client
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def request(self, op: str, timeout: float = 30.0, **args: Any) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            client = self._current(deadline)
+            try:
+                return client.request(op, timeout=max(0.1, deadline - time.monotonic()), **args)
+            except ConnectionLost:
+                if op not in REPEATABLE or self._closed.is_set():
+                    raise
+                client.wait_closed(1.0)  # let the watcher see it before we look again
+
+    def tail(self, job: str, node: str, since_seq: int | None = None, timeout: float = 30.0) -> int:
+        """Follow (job, node) from since_seq (default: the last seq delivered); returns the seq now."""
+        key = (job, node)
+        with self._lock:
+            if since_seq is not None:
+                self.last_seq[key] = since_seq
+            since = self.last_seq.setdefault(key, 0)
+            self.followed.add(key)
+        return int(self.request("tail", timeout=timeout, job=job, node=node, since_seq=since)["last_seq"])
+
+    def untail(self, job: str, node: str) -> None:
+        with self._lock:
+            self.followed.discard((job, node))
+        self.request("untail", job=job, node=node)
+
+    def _deliver(self, job: str, node: str, records: list[dict[str, Any]]) -> None:
+        # Called on a client's reader thread. One lock over check and hand-off, so an old
+        # connection's late batch can neither interleave with nor repeat the new one's.
+        with self._deliver_lock:
+            with self._lock:
+                if (job, node) not in self.followed:
+                    return
+                last = self.last_seq.get((job, node), 0)
+            fresh = [r for r in records if r["seq"] > last]
+            if not fresh or fresh[0]["seq"] != last + 1:
+                return  # nothing new, or a gap from a stale subscription: the re-tail resends it
+            with self._lock:
+                self.last_seq[(job, node)] = fresh[-1]["seq"]
+            self._sink(job, node, fresh)

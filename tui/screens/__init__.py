@@ -1,0 +1,1 @@
+"""gpudeck's screens: the deck (fleet + jobs), a job, its full log, and the modals."""

@@ -1,0 +1,115 @@
+"""The main screen: the fleet summary, then the Fleet and Jobs views in tabs; job keys act on the
+selected row. It hosts the FleetFeed, which keeps the model live for every screen."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+
+from ..fleet import Fleet, JobModel
+from ..live.actions import DEMO_COMMAND
+from ..messages import FleetUpdated
+from ..widgets.failures import guarded
+from ..widgets.feed import FleetFeed
+from ..widgets.fleet_view import FleetView
+from ..widgets.jobs_table import JobsTable
+from ..widgets.summary import FleetSummaryBar
+from .job import JobScreen
+from .job_actions import JOB_BINDINGS, JobActions
+from .launch import LaunchRequest, LaunchScreen
+
+FIRST_RUN = ("No jobs yet. Press n to launch one: the demo trainer (python -m trainer) is prefilled, "
+             "so you can watch a loss fall right away.")
+
+
+class DeckScreen(JobActions):
+    CSS_PATH = "deck.tcss"
+    BINDINGS = [
+        Binding("n", "new_job", "New job", id="new_job"),
+        Binding("enter", "open_job", "Open", id="open_job"),
+        *JOB_BINDINGS,
+        Binding("1", "show_tab('fleet')", "Fleet", id="show_fleet"),
+        Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
+    ]
+
+    def __init__(self, fleet: Fleet, feed: FleetFeed) -> None:
+        super().__init__()
+        self.fleet, self.feed = fleet, feed
+
+    def compose(self) -> ComposeResult:
+        yield self.feed
+        yield FleetSummaryBar(id="summary")
+        with TabbedContent(initial="fleet", id="tabs"):
+            with TabPane("Fleet", id="fleet"):
+                yield FleetView(id="fleet-view")
+            with TabPane("Jobs", id="jobs"):
+                yield Static(FIRST_RUN, id="first-run")
+                yield JobsTable(id="jobs-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._draw(frozenset({"hosts", "job"}))
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    def on_fleet_updated(self, message: FleetUpdated) -> None:
+        self._draw(message.tags)
+
+    @guarded("fleet view")
+    def _draw(self, tags: frozenset[str]) -> None:
+        now = time.time()
+        self.query_one(FleetSummaryBar).show(self.fleet)
+        self.query_one(FleetView).show(self.fleet, now)
+        self.query_one(JobsTable).show(self.fleet, now)
+        self.query_one("#first-run").display = not self.fleet.jobs
+        if tags & {"job", "state"}:
+            self.refresh_bindings()
+
+    # -- the selected job ------------------------------------------------------------------------
+
+    def current_job(self) -> JobModel | None:
+        if self.query_one(TabbedContent).active != "jobs":
+            return None
+        job_id = self.query_one(JobsTable).selected_id
+        return self.fleet.jobs.get(job_id) if job_id else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_job" and self.current_job() is None:
+            return None
+        return super().check_action(action, parameters)
+
+    def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
+        self.refresh_bindings()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_job()
+
+    def on_tabbed_content_tab_activated(self, _: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        if tab == "jobs":
+            self.query_one(JobsTable).focus()
+
+    def action_open_job(self) -> None:
+        job = self.current_job()
+        if job is not None:
+            self.app.push_screen(JobScreen(self.fleet, self.feed, job.id))
+
+    def action_new_job(self) -> None:
+        hosts = [h for h in self.feed.links] or ["local"]
+        command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
+        self.app.push_screen(LaunchScreen(hosts, command), self._launch)
+
+    def _launch(self, request: LaunchRequest | None) -> None:
+        if request is None:
+            return
+        self.feed.launch(request.host, request.spec)
+        self.action_show_tab("jobs")

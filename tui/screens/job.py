@@ -1,0 +1,75 @@
+"""A job: live loss chart, GPU (or CPU) chart, numbers, and the output tail."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer
+
+from ..fleet import Fleet, JobModel
+from ..messages import FleetUpdated
+from ..widgets.charts import LossChart, UsageChart
+from ..widgets.failures import guarded
+from ..widgets.feed import FleetFeed
+from ..widgets.job_stats import JobStats
+from ..widgets.output_log import OutputLog
+from .job_actions import JOB_BINDINGS, JobActions
+
+TAIL_BYTES = 64 << 10
+
+
+class JobScreen(JobActions):
+    CSS_PATH = "job.tcss"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="back"),
+        *JOB_BINDINGS,
+        Binding("f", "toggle_follow", "Follow", id="toggle_follow"),
+    ]
+
+    def __init__(self, fleet: Fleet, feed: FleetFeed, job_id: str) -> None:
+        super().__init__()
+        self.fleet, self.feed, self.job_id = fleet, feed, job_id
+
+    def current_job(self) -> JobModel | None:
+        return self.fleet.jobs.get(self.job_id)
+
+    def compose(self) -> ComposeResult:
+        job = self.current_job()
+        node = next(iter(job.nodes.values()), None) if job else None
+        yield JobStats(id="stats")
+        with Horizontal(id="charts"):
+            yield LossChart(id="loss")
+            yield UsageChart(id="usage")
+        link = self.feed.links.get(node.host) if node else None
+        yield OutputLog(link, self.job_id, node.node if node else "0", TAIL_BYTES, id="output")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.feed.watch_job(self.job_id)  # an old job's journal is replayed when opened
+        self._draw(frozenset({"series", "gpu", "state"}))
+
+    def on_fleet_updated(self, message: FleetUpdated) -> None:
+        self._draw(message.tags)
+
+    @guarded("job view")
+    def _draw(self, tags: frozenset[str]) -> None:
+        job = self.current_job()
+        if job is None:
+            return
+        self.query_one(JobStats).show(job, self.fleet, time.time())
+        if tags & {"series", "last", "state"}:
+            self.query_one(LossChart).show(job)
+        if tags & {"gpu", "hosts", "state"}:
+            self.query_one(UsageChart).show(job, self.fleet)
+        if "state" in tags:
+            self.refresh_bindings()
+
+    def on_resize(self) -> None:
+        self._draw(frozenset({"series", "gpu"}))
+
+    def action_toggle_follow(self) -> None:
+        on = self.query_one("#output", OutputLog).toggle_follow()
+        self.notify("following the output" if on else "follow off: scroll freely")

@@ -1,0 +1,82 @@
+"""Stop, kill, restart and log: the job keys shared by the deck (selected row) and the job view.
+
+Each is a Binding with an id; check_action enables it only when it applies, so the Footer shows
+what a key would do right now. Scaling is shown but disabled until multi-node jobs exist.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from ..fleet import Fleet, JobModel
+from ..widgets.feed import FleetFeed
+from .confirm import ConfirmScreen
+from .logs import LogScreen
+
+SCALE_LATER = "scaling comes with multi-node jobs"
+JOB_BINDINGS: list[BindingType] = [
+    Binding("s", "stop_job", "Stop", id="stop_job", tooltip="graceful: stop signal, SIGKILL after the grace period"),
+    Binding("K", "kill_job", "Kill", id="kill_job", tooltip="SIGKILL every process of the job now"),
+    Binding("r", "restart_job", "Restart", id="restart_job", tooltip="a new job from the same spec"),
+    Binding("l", "job_log", "Log", id="job_log", tooltip="the job's full output"),
+    Binding("plus", "scale_up", "+node", id="scale_up", tooltip=SCALE_LATER),
+    Binding("minus", "scale_down", "-node", id="scale_down", tooltip=SCALE_LATER),
+]
+_NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log"}
+
+
+class JobActions(Screen):
+    """A screen with a current job. Subclasses set fleet/feed and implement current_job()."""
+
+    fleet: Fleet
+    feed: FleetFeed
+
+    def current_job(self) -> JobModel | None:
+        raise NotImplementedError
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("scale_up", "scale_down"):
+            return None  # shown, disabled
+        if action in _NEEDS_JOB:
+            job = self.current_job()
+            if job is None or (action in ("stop_job", "kill_job") and not job.active):
+                return None
+        return True
+
+    def action_stop_job(self) -> None:
+        job = self.current_job()
+        if job is None or not job.active:
+            return
+        detail = "Stop signal now, SIGKILL for what is left after the grace period."
+        self.app.push_screen(ConfirmScreen(f"Stop {job.name or job.id}?", detail, "Stop"),
+                             lambda yes: self.feed.end(job, "stop") if yes else None)
+
+    def action_kill_job(self) -> None:
+        job = self.current_job()
+        if job is None or not job.active:
+            return
+        detail = "SIGKILL for every process of the job, now: no checkpoint, no cleanup."
+        self.app.push_screen(ConfirmScreen(f"Kill {job.name or job.id}?", detail, "Kill"),
+                             lambda yes: self.feed.end(job, "kill") if yes else None)
+
+    def action_restart_job(self) -> None:
+        job = self.current_job()
+        if job is None:
+            return
+        if not job.active:
+            self.feed.restart(job)
+            return
+        self.app.push_screen(ConfirmScreen(f"Stop {job.name or job.id} and start it again?", "", "Restart"),
+                             lambda yes: self.feed.restart(job) if yes else None)
+
+    def action_job_log(self) -> None:
+        job = self.current_job()
+        if job is not None:
+            self.app.push_screen(LogScreen(self.fleet, self.feed, job.id))
+
+    def action_scale_up(self) -> None:
+        self.notify(SCALE_LATER)
+
+    def action_scale_down(self) -> None:
+        self.notify(SCALE_LATER)

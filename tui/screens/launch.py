@@ -1,0 +1,97 @@
+"""The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir, env,
+setup. It builds the same spec `gpudeck run` does; the launch itself is the caller's."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
+
+from ..live.actions import ActionError, form_spec, preview_name, split_command
+
+
+@dataclass
+class LaunchRequest:
+    host: str
+    spec: dict[str, Any]
+
+
+class LaunchScreen(ModalScreen[LaunchRequest | None]):
+    CSS_PATH = "modals.tcss"
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="launch_cancel"),
+        Binding("ctrl+s", "launch", "Launch", id="launch_submit"),
+    ]
+
+    def __init__(self, hosts: list[str], command: str = "", workdir: str | None = None) -> None:
+        super().__init__(classes="modal")
+        self.hosts, self.command = hosts, command
+        self.default_workdir = workdir or os.getcwd()
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog form"):
+            yield Label("New job", classes="dialog-title")
+            yield Label("host")
+            yield Select([(h, h) for h in self.hosts], value=self.hosts[0], allow_blank=False, id="host")
+            yield Label("command (split like a shell would, run without one)")
+            yield Input(self.command, placeholder="python train.py --lr 3e-4", id="command")
+            yield Static("", id="argv", classes="argv")
+            yield Label("name")
+            yield Input(placeholder="from the command", id="name")
+            yield Label("workdir")
+            yield Input(placeholder=self.default_workdir, id="workdir")
+            yield Label("env (K=V K2=\"with spaces\" K3 — a bare K takes your value)")
+            yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env")
+            yield Label("setup (one shell line per line, run before the command)")
+            yield TextArea("", id="setup", classes="setup")
+            yield Static("", id="error", classes="form-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Launch (ctrl+s)", variant="primary", id="launch")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#command", Input).focus()
+        self._preview(self.command)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "command":
+            self._preview(event.value)
+
+    def _preview(self, command: str) -> None:
+        try:
+            argv = split_command(command)
+            text = "argv: " + repr(argv) if argv else "argv: (empty)"
+        except ActionError as exc:
+            text = str(exc)
+        self.query_one("#argv", Static).update(text)
+        self.query_one("#name", Input).placeholder = preview_name(command) or "from the command"
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_launch()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "launch":
+            self.action_launch()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_launch(self) -> None:
+        host = str(self.query_one("#host", Select).value)
+        field = {i: self.query_one(f"#{i}", Input).value for i in ("command", "name", "workdir", "env")}
+        try:
+            spec = form_spec(host, field["command"], field["name"], field["workdir"], field["env"],
+                             self.query_one("#setup", TextArea).text)
+        except ActionError as exc:
+            self.query_one("#error", Static).update(str(exc))
+            return
+        self.dismiss(LaunchRequest(host, spec))
