@@ -7,7 +7,7 @@ import os
 import shlex
 import signal
 from pathlib import Path
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 from .names import is_job_id, is_job_name, is_node
 
@@ -61,6 +61,9 @@ def validate_spec(spec: Any) -> Dict[str, Any]:
     if not (isinstance(stop_signal, str) and stop_signal.startswith("SIG") and hasattr(signal, stop_signal)):
         raise SpecError("spec.stop_signal: unknown signal %r" % (stop_signal,))
     out["stop_signal"] = stop_signal
+    path = spec.get("path")
+    if path is not None and not (isinstance(path, str) and "\0" not in path and len(path) < 65536):
+        raise SpecError("spec.path: expected a PATH string")
     out.update(_validate_cost_rules(spec))
     for field in ("gpu_interval", "heartbeat_interval"):
         if field in spec:
@@ -131,9 +134,13 @@ def job_env(spec: Mapping[str, Any], base: Mapping[str, str]) -> Dict[str, str]:
     return env
 
 
-def shell_script(setup: List[str]) -> str:
-    """Setup lines, each checked, then `exec "$@"`: the argv reaches exec untouched by the shell."""
-    lines = []
+def shell_script(setup: List[str], path: Optional[str] = None) -> str:
+    """Setup lines, each checked, then `exec "$@"`: the argv reaches exec untouched by the shell.
+
+    `path` restores the launcher's PATH after the login profile: /etc/profile resets PATH for
+    login shells, which would silently drop the venv a local user launched from.
+    """
+    lines = ["export PATH=%s" % shlex.quote(path)] if path else []
     for line in setup:
         message = shlex.quote("gpudeck: setup line failed: %s" % line)
         lines.append('%s\n_gpudeck_rc=$?; if [ "$_gpudeck_rc" -ne 0 ]; then echo %s >&2; exit 97; fi' % (line, message))

@@ -88,7 +88,7 @@ class Supervisor:
         # The command writes straight into output.log (not a pipe through us): if the supervisor
         # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
         out_fd = open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        argv = ["bash", "-lc", shell_script(self.spec.get("setup") or []), "gpudeck-job"] + list(self.spec["argv"])
+        argv = ["bash", "-lc", shell_script(self.spec.get("setup") or [], self.spec.get("path")), "gpudeck-job"] + list(self.spec["argv"])
         try:
             self.proc = subprocess.Popen(
                 argv,

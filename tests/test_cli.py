@@ -175,3 +175,17 @@ def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) 
 def test_bad_cost_rules_are_refused(gpudeck_home: Path, workdir: Path, args: list[str], message: str) -> None:
     result = gpudeck("run", *args, "--", "true", cwd=workdir)
     assert result.returncode == 2 and message in result.stderr
+
+
+def test_a_local_job_keeps_the_path_it_was_launched_with(gpudeck_home: Path, workdir: Path) -> None:
+    venv_bin = workdir / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    tool = venv_bin / "only-in-my-venv"
+    tool.write_text("#!/bin/sh\necho from-the-venv\n")
+    tool.chmod(0o755)
+    # A login profile that resets PATH, as Debian's /etc/profile does.
+    (Path(gpudeck_home.parent / "user") / ".profile").write_text("PATH=/usr/bin:/bin\n")
+    import os
+
+    job_id = gpudeck("run", "--", "only-in-my-venv", cwd=workdir, env={"PATH": f"{venv_bin}:{os.environ['PATH']}"}).stdout.strip()
+    assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "from-the-venv\n"

@@ -56,10 +56,30 @@ class Job:
         }
 
 
-def list_jobs(session: Session) -> list[Job]:
+def list_jobs(session: Session, skipped: list[CliError] | None = None) -> list[Job]:
+    """Jobs on every host, asked in parallel. A host that cannot answer is named on stderr and
+    skipped (appended to `skipped` when given), so one server down does not hide the others."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(host: str) -> list[dict[str, Any]] | CliError:
+        try:
+            return session.request(host, "jobs")["jobs"]
+        except CliError as exc:
+            return exc
+
+    hosts = session.hosts()
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
+        answers = list(pool.map(ask, hosts))
     jobs: dict[str, Job] = {}
-    for host in session.hosts():
-        for obj in session.request(host, "jobs")["jobs"]:
+    for host, answer in zip(hosts, answers, strict=True):
+        if isinstance(answer, CliError):
+            if skipped is None:
+                print(f"gpudeck: skipping {host}: {answer}", file=sys.stderr)
+            else:
+                skipped.append(answer)
+            continue
+        for obj in answer:
             obj = dict(obj, host=host)
             job = jobs.setdefault(obj["id"], Job(obj["id"], obj.get("name") or "?"))
             job.nodes.append(obj)
@@ -67,7 +87,17 @@ def list_jobs(session: Session) -> list[Job]:
 
 
 def resolve(session: Session, ref: str) -> Job:
-    jobs = list_jobs(session)
+    skipped: list[CliError] = []
+    jobs = list_jobs(session, skipped)
+    try:
+        return _pick(jobs, ref)
+    except CliError as exc:
+        if exc.code == EXIT_NO_SUCH_JOB and skipped:
+            raise skipped[0] from None  # the job may be on the host we could not ask: say why
+        raise
+
+
+def _pick(jobs: list[Job], ref: str) -> Job:
     exact = [j for j in jobs if j.id == ref]
     if exact:
         return exact[0]

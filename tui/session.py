@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -15,6 +16,11 @@ from .remote.transport import LocalTransport, Transport, TransportError
 from .store import Store
 
 __all__ = ["LOCAL", "Session", "host_key_error", "transport_for"]
+
+
+def print_status(host: str, line: str) -> None:
+    """Reconnect news for a following CLI command: on stderr, so stdout stays the job's bytes."""
+    print(f"gpudeck: {host}: {line}", file=sys.stderr, flush=True)
 
 
 def host_entries() -> dict[str, HostEntry]:

@@ -9,10 +9,11 @@ import sys
 import time
 
 from ..jobref import Job, resolve
-from ..session import Session
+from ..session import Session, print_status
 
 POLL_SECONDS = 0.2
 CHUNK = 1 << 20
+FOLLOW_TIMEOUT = 7 * 86400.0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,12 +34,17 @@ def job_exit_code(obj: dict) -> int:
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
+    if args.follow:
+        session.on_status = print_status  # a follower reconnects: say so, and why
     job = resolve(session, args.job)
     node = _pick_node(job, args.node)
     host, out = node["host"], sys.stdout.buffer
     offset = 0
+    wait = FOLLOW_TIMEOUT if args.follow else 30.0
     while True:
-        chunk = session.request(host, "logs", job=job.id, node=node["node"], offset=offset, limit=CHUNK)
+        # Following waits out any outage: the request is repeated on the next connection, from
+        # the same byte offset, so every byte is printed once however often the link breaks.
+        chunk = session.request(host, "logs", timeout=wait, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
         data = base64.b64decode(chunk["data"])
         if data:
             out.write(data)
@@ -49,7 +55,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         if not args.follow:
             return 0
         if chunk["done"]:
-            final = next(o for o in session.request(host, "jobs")["jobs"] if o["id"] == job.id and o["node"] == node["node"])
+            final = next(o for o in session.request(host, "jobs", timeout=wait)["jobs"] if o["id"] == job.id and o["node"] == node["node"])
             return job_exit_code(final)
         time.sleep(POLL_SECONDS)
 

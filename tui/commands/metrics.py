@@ -10,7 +10,7 @@ import time
 
 from ..format import metric_line
 from ..jobref import resolve
-from ..session import Session
+from ..session import Session, print_status
 
 TERMINAL = {"exited", "failed", "stopped", "killed"}
 
@@ -23,6 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
+    if args.follow:
+        session.on_status = print_status  # a follower reconnects: say so, and why
     job = resolve(session, args.job)
     ended = job.terminal
     targets: dict[tuple[str, str], int] = {}

@@ -115,6 +115,8 @@ def build_spec(args: argparse.Namespace, argv: list[str], job_id: str) -> dict:
         "setup": list(args.setup),
         "grace": args.grace,
         "created_at": time.time(),
+        # A local job runs with the PATH it was launched from (an activated venv, conda env…).
+        **({"path": os.environ.get("PATH", "")} if args.host == LOCAL else {}),
         **cost_rules(args, env),
     }
 

@@ -107,7 +107,7 @@ class FleetFeed(Widget):
                         thread=True, exclusive=True, exit_on_error=False)
 
     def _poll(self, host: str, kind: str, gen: int) -> None:
-        if gen != self._gen[host] or not self.is_mounted:
+        if gen != self._gen[host] or not self.is_attached:
             return  # a chain from before a reconnect
         link = self.links[host]
         fn = link.poll_gpus if kind == "gpus" else link.poll_jobs

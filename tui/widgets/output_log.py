@@ -49,8 +49,10 @@ class OutputLog(Log):
         self._read()
 
     def _read(self) -> None:
-        if self.is_mounted:
-            self.run_worker(self._fetch, name="output", group="output", thread=True, exclusive=True, exit_on_error=False)
+        if not self.is_attached:
+            return  # a timer that fired as the screen closed
+        self.run_worker(self._fetch, name="output", group="output", thread=True, exclusive=True,
+                        exit_on_error=False)
 
     def _fetch(self) -> _Read:
         """Runs in a thread: the IO and the decoding."""

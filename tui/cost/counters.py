@@ -1,0 +1,200 @@
+"""Cost counters per host and per job, derived from journals and prices: right for hours nobody watched.
+
+Pure: every input (runs, price periods, GPU inventory, the host's clock now) is passed in.
+
+Shares (issue 7): a host's price is split over its GPUs; a job pays for the GPUs it uses (the
+uuids in its `gpu` records, else all of the host's: no CUDA_VISIBLE_DEVICES means every GPU);
+jobs on one GPU split it evenly. On a host without GPUs the jobs running at the same time split
+the host, and a lone job pays all of it. Shares change whenever a job starts or ends, so time is
+cut into segments at every start and end, and each segment is priced with its own shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .billing import Money, PricePeriod, accrue, price_at
+from .runs import NodeRun, idle_intervals, steps_per_second
+
+Key = tuple[str, str, str]  # (host, job, node)
+Interval = tuple[float, float]
+
+
+@dataclass
+class HostInput:
+    name: str
+    periods: list[PricePeriod]  # empty: price unknown
+    gpu_uuids: list[str]  # the host's GPUs (hello's inventory); empty: no GPU
+    host_now: float
+    instance_start: float | None = None
+    start_source: str = "unknown"
+    minimum_s: float = 0.0  # the provider's minimum billed duration (instance-level)
+
+
+@dataclass
+class Segment:
+    start: float
+    end: float
+    shares: dict[Key, float]
+
+
+def shares_for(active: Sequence[NodeRun], gpu_uuids: Sequence[str]) -> dict[Key, float]:
+    if not active:
+        return {}
+    if not gpu_uuids:
+        return {run.key: 1.0 / len(active) for run in active}
+    shares = {run.key: 0.0 for run in active}
+    per_gpu = 1.0 / len(gpu_uuids)
+    for uuid in gpu_uuids:
+        users = [run for run in active if not run.gpus or uuid in run.gpus or not run.gpus & set(gpu_uuids)]
+        for run in users:
+            shares[run.key] += per_gpu / len(users)
+    return shares
+
+
+def segments(runs: Sequence[NodeRun], gpu_uuids: Sequence[str], host_now: float) -> list[Segment]:
+    spans = {run.key: (run.start, run.until(host_now)) for run in runs}
+    spans = {k: (s, e) for k, (s, e) in spans.items() if s is not None and e is not None and e > s}
+    cuts = sorted({t for span in spans.values() for t in span})
+    out: list[Segment] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        active = [run for run in runs if run.key in spans and spans[run.key][0] <= a and spans[run.key][1] >= b]
+        if active:
+            out.append(Segment(a, b, shares_for(active, gpu_uuids)))
+    return out
+
+
+def cost_over(key: Key, intervals: Sequence[Interval], segs: Sequence[Segment],
+              periods: Sequence[PricePeriod]) -> Money:
+    total = Money()
+    for seg in segs:
+        share = seg.shares.get(key)
+        if not share:
+            continue
+        for lo, hi in intervals:
+            a, b = max(lo, seg.start), min(hi, seg.end)
+            if b > a:
+                total.merge(accrue(periods, a, b, share))
+    return total
+
+
+@dataclass
+class JobCost:
+    key: Key
+    name: str
+    state: str
+    reason: str | None
+    accrued: Money = field(default_factory=Money)
+    idle: Money = field(default_factory=Money)
+    burn: Money = field(default_factory=Money)  # per hour, now
+    projected: Money | None = None  # None: no total_steps or no rate yet
+    share_now: float | None = None
+    steps_per_s: float | None = None
+    start: float | None = None
+    end: float | None = None
+
+
+@dataclass
+class HostCost:
+    name: str
+    burn: Money
+    accrued: Money | None  # None: we do not know when the instance started
+    today: Money | None
+    since: float | None
+    since_source: str
+    price: PricePeriod | None
+    jobs: list[JobCost]
+    unattributed: Money = field(default_factory=Money)  # GPUs no job used: still billed
+
+
+def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None = None,
+               day_start: float | None = None) -> HostCost:
+    """`window` (host clock) clips every figure (for `cost --since`); `day_start` is today's midnight
+    in the user's time zone, on the host's clock."""
+    now = host.host_now
+    lo, hi = window if window else (float("-inf"), now)
+    segs = segments(runs, host.gpu_uuids, now)
+    current = price_at(host.periods, now) if host.periods else None
+    jobs = [_job_cost(run, segs, host, current, lo, hi) for run in runs]
+    burn = Money().add(current.currency, current.per_hour) if current else Money()
+    accrued = today = None
+    if host.instance_start is not None and host.periods:
+        start = max(host.instance_start, lo)
+        minimum = host.minimum_s if start == host.instance_start else 0.0
+        accrued = accrue(host.periods, start, min(now, hi), minimum=minimum)
+        if day_start is not None:
+            today = accrue(host.periods, max(host.instance_start, day_start), now)
+    used = Money()
+    for job in jobs:
+        used.merge(job.accrued)
+    unattributed = Money()
+    if accrued is not None:
+        unattributed = Money({c: max(0.0, a - used.get(c)) for c, a in accrued.amounts.items()})
+    return HostCost(host.name, burn, accrued, today, host.instance_start, host.start_source, current, jobs, unattributed)
+
+
+def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: PricePeriod | None,
+              lo: float, hi: float) -> JobCost:
+    now = host.host_now
+    end = run.until(now)
+    job = JobCost(run.key, run.name, run.state, run.reason, start=run.start, end=run.end)
+    if run.start is None or end is None or not host.periods:
+        return job
+    span = [(max(run.start, lo), min(end, hi))]
+    job.accrued = cost_over(run.key, span, segs, host.periods)
+    clipped = [(max(a, lo), min(b, hi)) for a, b in idle_intervals(run, now)]
+    job.idle = cost_over(run.key, [iv for iv in clipped if iv[1] > iv[0]], segs, host.periods)
+    if run.live and run.state != "lost" and segs and current is not None:
+        job.share_now = segs[-1].shares.get(run.key)
+        if job.share_now:
+            job.burn = Money().add(current.currency, current.per_hour * job.share_now)
+    job.steps_per_s = steps_per_second(run)
+    job.projected = _projected(run, job, now)
+    return job
+
+
+def _projected(run: NodeRun, job: JobCost, host_now: float) -> Money | None:
+    """Accrued so far + burn × time left, time left = (total_steps − step) / steps per second."""
+    if not run.live:
+        return Money().merge(job.accrued)
+    if run.total_steps is None or not run.steps or not job.steps_per_s:
+        return None
+    left_steps = max(0.0, run.total_steps - run.steps[-1][1])
+    # The last point is some seconds old: that much of the remaining time has already passed.
+    seconds_left = max(0.0, left_steps / job.steps_per_s - (host_now - run.steps[-1][0]))
+    return Money().merge(job.accrued).merge(job.burn.scaled(seconds_left / 3600.0))
+
+
+@dataclass
+class JobTotal:
+    """One job over all its nodes (a job on two hosts at two prices adds both)."""
+
+    id: str
+    name: str
+    state: str
+    hosts: list[str]
+    accrued: Money = field(default_factory=Money)
+    idle: Money = field(default_factory=Money)
+    burn: Money = field(default_factory=Money)
+    projected: Money | None = field(default_factory=Money)
+    reason: str | None = None
+    steps_per_s: float | None = None
+
+
+def job_totals(hosts: Sequence[HostCost]) -> list[JobTotal]:
+    out: dict[str, JobTotal] = {}
+    for host in hosts:
+        for jc in host.jobs:
+            total = out.setdefault(jc.key[1], JobTotal(jc.key[1], jc.name, jc.state, []))
+            total.hosts.append(host.name)
+            total.accrued.merge(jc.accrued)
+            total.idle.merge(jc.idle)
+            total.burn.merge(jc.burn)
+            total.reason = total.reason or jc.reason
+            total.steps_per_s = total.steps_per_s or jc.steps_per_s
+            if jc.state in ("running", "starting"):
+                total.state = jc.state
+            if total.projected is not None:
+                total.projected = None if jc.projected is None else total.projected.merge(jc.projected)
+    return sorted(out.values(), key=lambda j: j.id, reverse=True)

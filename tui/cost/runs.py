@@ -1,0 +1,149 @@
+"""One node of a job, folded from its journal: when it ran, on which GPUs, how busy, how far along.
+
+Pure: records in, a NodeRun out. Times stay on the host's clock (the journal's `t`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+TERMINAL = {"exited", "failed", "stopped", "killed"}
+DEFAULT_IDLE_PCT = 10.0
+RATE_WINDOW_S = 120.0  # steps/s from the last two minutes: recent enough to follow a slowdown
+
+
+@dataclass
+class NodeRun:
+    job: str
+    node: str
+    host: str
+    name: str = "?"
+    start: float | None = None  # the command started (`running`), else the supervisor did
+    end: float | None = None  # a terminal state's t; None while it runs
+    state: str = "starting"
+    reason: str | None = None  # why it stopped (user, "budget: …", "idle: …")
+    gpus: set[str] = field(default_factory=set)  # uuids seen in its gpu records; empty: all of the host's
+    samples: list[tuple[float, float | None]] = field(default_factory=list)  # (t, busiest GPU's util)
+    steps: list[tuple[float, float]] = field(default_factory=list)  # (t, step)
+    total_steps: float | None = None
+    last_t: float | None = None
+    idle_pct: float = DEFAULT_IDLE_PCT
+    budget: float | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)  # cost-relevant events, for the ledger
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.host, self.job, self.node)
+
+    @property
+    def live(self) -> bool:
+        return self.end is None
+
+    def until(self, host_now: float) -> float | None:
+        """The end of its billed time: its end, now while it runs, its last record when lost."""
+        if self.start is None:
+            return None
+        if self.end is not None:
+            return self.end
+        if self.state == "lost":
+            return self.last_t
+        return host_now
+
+
+COST_EVENTS = {"budget_warning", "autostop", "autostop_paused", "autostop_resumed", "stop_requested"}
+
+
+def fold(host: str, job: dict[str, Any], records: Iterable[dict[str, Any]]) -> NodeRun:
+    """A job object (`jobs` op) and its journal records → its NodeRun."""
+    run = NodeRun(job=job["id"], node=str(job.get("node") or "0"), host=host, name=job.get("name") or "?",
+                  state=job.get("state") or "starting")
+    spec_rules(run, job)
+    for r in records:
+        t = r.get("t")
+        if not isinstance(t, (int, float)):
+            continue
+        run.last_t = t
+        kind = r.get("kind")
+        if kind == "state":
+            _on_state(run, r, t)
+        elif kind == "gpu":
+            gpus = [g for g in r.get("gpus") or [] if isinstance(g, dict)]
+            run.gpus.update(str(g["uuid"]) for g in gpus if g.get("uuid"))
+            utils = [float(g["util"]) for g in gpus if isinstance(g.get("util"), (int, float))]
+            run.samples.append((t, max(utils) if utils else None))
+        elif kind == "metric":
+            values = r.get("values") or {}
+            step = values.get("step")
+            if isinstance(step, (int, float)) and not isinstance(step, bool):
+                run.steps.append((t, float(step)))
+            total = values.get("total_steps")
+            if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
+                run.total_steps = float(total)
+        elif kind == "event" and r.get("event") in COST_EVENTS:
+            run.events.append({"t": t, "event": r.get("event"), "data": r.get("data") or {}})
+    if job.get("state") == "lost" and run.end is None:
+        run.state = "lost"
+    if run.total_steps is None and isinstance(job.get("total_steps"), (int, float)):
+        run.total_steps = float(job["total_steps"])
+    return run
+
+
+def spec_rules(run: NodeRun, job: dict[str, Any]) -> None:
+    """The job's own idle threshold and budget, when the agent reports the spec's rules."""
+    idle = job.get("idle_stop")
+    if isinstance(idle, dict) and isinstance(idle.get("below_pct"), (int, float)):
+        run.idle_pct = float(idle["below_pct"])
+    if isinstance(job.get("budget"), (int, float)):
+        run.budget = float(job["budget"])
+
+
+def _on_state(run: NodeRun, r: dict[str, Any], t: float) -> None:
+    state = r.get("state")
+    if state == "starting" and run.start is None:
+        run.start = t
+    elif state == "running":
+        run.start = t  # billed from the command's start, not the supervisor's
+    elif state in TERMINAL:
+        if run.start is None:
+            run.start = t
+        run.end = t
+        run.reason = r.get("reason")
+    if isinstance(state, str):
+        run.state = state
+
+
+def idle_intervals(run: NodeRun, host_now: float) -> list[tuple[float, float]]:
+    """Where the job's GPUs were all under its threshold: each sample holds until the next one.
+
+    Before the first sample nothing is known, so nothing counts as idle; a sample with no
+    utilization reading (N/A) is not idle either.
+    """
+    end = run.until(host_now)
+    if end is None:
+        return []
+    out: list[tuple[float, float]] = []
+    for i, (t, util) in enumerate(run.samples):
+        nxt = run.samples[i + 1][0] if i + 1 < len(run.samples) else end
+        hi = min(nxt, end)
+        if util is not None and util < run.idle_pct and hi > t:
+            if out and out[-1][1] == t:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((t, hi))
+    return out
+
+
+def steps_per_second(run: NodeRun) -> float | None:
+    """Progress rate over the last RATE_WINDOW_S of metric points (at least two points)."""
+    if len(run.steps) < 2:
+        return None
+    last_t = run.steps[-1][0]
+    window = [p for p in run.steps if p[0] >= last_t - RATE_WINDOW_S]
+    if len(window) < 2:
+        window = run.steps[-2:]
+    (t0, s0), (t1, s1) = window[0], window[-1]
+    if t1 <= t0 or s1 <= s0:
+        return None
+    return (s1 - s0) / (t1 - t0)
