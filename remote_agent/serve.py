@@ -158,7 +158,7 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
     finally:
         done.set()
         server.hub.close()
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=False)  # cancel_futures is 3.9+; the agent runs on 3.8
     return 0
 
 

@@ -47,6 +47,7 @@ class Supervisor:
         self.deadline: Optional[float] = None
         self._control_flag = threading.Event()
         self._output_done = threading.Event()
+        self._output_watch: Optional[Watcher] = None
         self._reader: Optional[threading.Thread] = None
         self._gpu = None
         self.autostop: Optional[AutoStop] = None
@@ -118,6 +119,8 @@ class Supervisor:
         """tail -f of output.log, parsing as it goes; the last read after the tree is gone drains it."""
         splitter = LineSplitter()
         fd = os.open(str(self.files.output), os.O_RDONLY | os.O_CLOEXEC)
+        # inotify wakes us as soon as the job writes (a line reaches clients in ms, not a poll later).
+        watcher = self._output_watch = file_watcher(str(self.files.output))
         try:
             while True:
                 draining = self._output_done.is_set()
@@ -127,10 +130,15 @@ class Supervisor:
                     continue
                 if draining:
                     break
-                self._output_done.wait(OUTPUT_POLL)
+                if watcher is not None:
+                    watcher.wait(OUTPUT_POLL)
+                else:
+                    self._output_done.wait(OUTPUT_POLL)
             self._journal_lines(splitter.flush())
         finally:
             os.close(fd)
+            if watcher is not None:
+                watcher.close()
 
     def _journal_lines(self, lines: List[str]) -> None:
         entries = [entry for entry in map(self._entry_for, lines) if entry is not None]
@@ -186,6 +194,8 @@ class Supervisor:
                 next_gpu = now + gpu_every
             time.sleep(TICK)
         self._output_done.set()
+        if self._output_watch is not None:
+            self._output_watch.wake()
         if self._reader is not None:
             self._reader.join(timeout=30.0)
         self._write_final_state()

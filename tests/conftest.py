@@ -13,6 +13,8 @@ from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
 
 ROOT = Path(__file__).resolve().parent.parent
+# The real-sshd fixtures (`sshd`, session-wide; `ssh_home`, per test) for the SSH tests.
+pytest_plugins = ["tests.support.sshd"]
 
 
 @pytest.fixture

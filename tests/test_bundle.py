@@ -200,3 +200,38 @@ def test_zipapp_serves_hello_under_python38(pyz, tmp_path):
     assert result["ram_total_mib"] > 0
     assert result["gpu"]["available"] is False
     assert result["gpu"]["reason"] == "no NVIDIA GPU: NVML Shared Library Not Found"
+
+
+@NEEDS_MAIN
+@NEEDS_PY38
+def test_zipapp_runs_a_job_under_python38_and_exits_cleanly(pyz, tmp_path, gpudeck_home):
+    """The shipped agent end to end on the oldest Python it supports: launch, supervise, journal."""
+    work = tmp_path / "work"
+    work.mkdir()
+    agent = gpudeck_home / "local-agent"
+    proc = subprocess.Popen([PY38, str(pyz), "serve", "--agent-dir", str(agent)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    spec = {"id": "20261129-120000-abcdef", "name": "py38", "argv": ["bash", "-c", "echo step=1 loss=0.5"],
+            "workdir": str(work)}
+    try:
+        proc.stdin.write(json.dumps({"id": 1, "op": "launch", "spec": spec}).encode() + b"\n")
+        proc.stdin.flush()
+        _read_json_lines(proc, lambda o: o.get("id") == 1)
+        journal = agent / "jobs" / spec["id"] / "0" / "events.jsonl"
+        deadline = time.monotonic() + 30
+        while '"exited"' not in (journal.read_text() if journal.exists() else ""):
+            assert time.monotonic() < deadline, "the job never ended"
+            time.sleep(0.05)
+        proc.stdin.close()
+        assert proc.wait(timeout=15) == 0, proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [r.get("state") for r in records if r["kind"] == "state"] == ["starting", "running", "exited"]
+    assert [r["values"] for r in records if r["kind"] == "metric"] == [{"step": 1, "loss": 0.5}]
+    supervisor_cmd = (agent / "jobs" / spec["id"] / "0" / "supervisor.log")
+    assert supervisor_cmd.exists() and "Traceback" not in supervisor_cmd.read_text()

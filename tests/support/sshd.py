@@ -143,3 +143,84 @@ def host_key_line(server: Sshd, name: str = "127.0.0.1") -> str:
     """The known_hosts line for this server's key, as `ssh-keyscan` would write it."""
     kind, blob = (server.host_key.with_suffix(".pub").read_text().split()[:2])
     return f"[{name}]:{server.port} {kind} {blob}\n"
+
+
+# -- pytest fixtures (import them into a test module: `from tests.support.sshd import sshd, ssh_home`) --
+
+import shutil  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    if not os.path.exists(SSHD):
+        pytest.skip("openssh-server is not installed (apt-get install openssh-server; .ci/run does)")
+    server = make_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@dataclass
+class SshHome:
+    """One test's client side: HOME with ~/.ssh (key, config), GPUDECK_HOME, a remote agent dir."""
+
+    home: Path
+    gpudeck_home: Path
+    agent_dir: Path
+    server: Sshd
+
+    @property
+    def ssh_dir(self) -> Path:
+        return self.home / ".ssh"
+
+    def write_ssh_config(self, text: str) -> None:
+        (self.ssh_dir / "config").write_text(text)
+
+    def trust(self, server: Sshd | None = None) -> None:
+        with open(self.gpudeck_home / "known_hosts", "a") as f:
+            f.write(host_key_line(server or self.server))
+
+    def add_host(self, name: str = "box", target: str = "box", **fields: object) -> None:
+        from tui.hosts_file import HostEntry, add_host
+
+        fields.setdefault("agent_dir", str(self.agent_dir))
+        add_host(HostEntry(name=name, target=target, **fields))  # type: ignore[arg-type]
+
+    def ssh_settings(self, alive_timeout: float = 2.0, backoff_initial: float = 0.1, backoff_max: float = 0.5) -> None:
+        (self.gpudeck_home / "config.toml").write_text(
+            f"[ssh]\nalive_timeout = {alive_timeout}\nbackoff_initial = {backoff_initial}\nbackoff_max = {backoff_max}\n")
+
+
+def serve_pids(agent_dir: Path) -> list[int]:
+    """Live `serve` processes for this agent dir (a leak check after cuts)."""
+    from tests.support.jobs import pids_with
+
+    return [p for p in pids_with(str(agent_dir)) if b"serve" in Path(f"/proc/{p}/cmdline").read_bytes()]
+
+
+@pytest.fixture
+def ssh_home(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SshHome]:
+    from tests.support.cleanup import kill_all_jobs
+
+    home = tmp_path / "user"
+    (home / ".ssh").mkdir(parents=True)
+    shutil.copy(sshd.client_key, home / ".ssh" / "id_ed25519")
+    os.chmod(home / ".ssh" / "id_ed25519", 0o600)
+    (home / ".profile").write_text("export GPUDECK_TEST_LOGIN_PROFILE=read\n")
+    (home / ".ssh" / "config").write_text(f"Host box\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n")
+    gh = tmp_path / "gpudeck"
+    gh.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GPUDECK_HOME", str(gh))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # the machine's agent must not answer for us
+    env = SshHome(home=home, gpudeck_home=gh, agent_dir=tmp_path / "remote-agent", server=sshd)
+    yield env
+    for agent_dir in (env.agent_dir, gh / "local-agent"):
+        kill_all_jobs(agent_dir)
+        for pid in serve_pids(agent_dir):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
+from ..errors import EXIT_HOSTKEY, CliError
 from ..format import number, runtime, table
 from ..jobref import Job, list_jobs, resolve
 from ..session import Session
@@ -29,10 +31,15 @@ def state_text(job: Job) -> str:
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    jobs = [j for j in list_jobs(session) if args.all or not j.terminal]
+    skipped: list[CliError] = []
+    jobs = [j for j in list_jobs(session, skipped) if args.all or not j.terminal]
+    for exc in skipped:
+        print(f"gpudeck: skipping a host: {exc}", file=sys.stderr)
+    # A host down is news, not failure; an untrusted or changed host key is a refusal (its own code).
+    code = next((exc.code for exc in skipped if exc.code == EXIT_HOSTKEY), 0)
     if args.json:
         print(json.dumps([j.to_json() for j in jobs], indent=2))
-        return 0
+        return code
     rows = []
     for job in jobs:
         last = job.first.get("last") or {}
@@ -45,7 +52,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
              number(last.get("step")), number(last.get("loss")), note]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
-    return 0
+    return code
 
 
 def inspect(args: argparse.Namespace, session: Session) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from remote_agent.names import new_job_id
 
+from ..commands import run as run_cmd
 from ..commands.run import build_spec, default_name
 from ..errors import CliError
 from ..fleet import JobModel
@@ -48,14 +49,21 @@ def form_spec(host: str, command: str, name: str = "", workdir: str = "", env: s
         env_items = shlex.split(env)
     except ValueError as exc:
         raise ActionError(f"env: {exc}") from None
-    args = argparse.Namespace(
-        host=host, name=name.strip() or None, workdir=workdir.strip() or None, env=env_items,
-        setup=[line for line in setup.splitlines() if line.strip()], grace=60.0,
-    )
+    args = _run_defaults()
+    args.host, args.name, args.workdir = host, name.strip() or None, workdir.strip() or None
+    args.env, args.setup = env_items, [line for line in setup.splitlines() if line.strip()]
     try:
         return build_spec(args, argv, job_id or new_job_id())
     except CliError as exc:
         raise ActionError(str(exc)) from None
+
+
+def _run_defaults() -> argparse.Namespace:
+    """`gpudeck run`'s options at their defaults, from its own parser: options it grows later
+    (prices, budgets…) reach build_spec with their defaults instead of breaking the form."""
+    parser = argparse.ArgumentParser(add_help=False)
+    run_cmd.add_parser(parser.add_subparsers(dest="verb"))
+    return parser.parse_args(["run", "--", "true"])
 
 
 def preview_name(command: str) -> str:
@@ -105,11 +113,11 @@ def end(links: Mapping[str, HostLink], job: JobTarget, action: str) -> str:
     return f"{job.label}: {'stopped' if action == 'stop' else 'killed'}"
 
 
-def restart(links: Mapping[str, HostLink], store: Store | None, job: JobTarget) -> str:
+def restart(links: Mapping[str, HostLink], store: Store | None, job: JobTarget, new_id: str | None = None) -> str:
     """A new job from the same spec (restart_of recorded); a live job is stopped first."""
     if job.active:
         end(links, job, "stop")
-    new_id = new_job_id()
+    new_id = new_id or new_job_id()
     for host, node in job.nodes:
         _link(links, host).job_request("restart", timeout=60.0, job=job.id, node=node, new_id=new_id)
     if store is not None:

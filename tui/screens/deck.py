@@ -108,8 +108,12 @@ class DeckScreen(JobActions):
         command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
         self.app.push_screen(LaunchScreen(hosts, command), self._launch)
 
+    def restarted(self, new_id: str) -> None:
+        self.query_one(JobsTable).select_when_shown(new_id)
+
     def _launch(self, request: LaunchRequest | None) -> None:
         if request is None:
             return
         self.feed.launch(request.host, request.spec)
+        self.query_one(JobsTable).select_when_shown(request.spec["id"])
         self.action_show_tab("jobs")

@@ -65,10 +65,13 @@ class JobActions(Screen):
         if job is None:
             return
         if not job.active:
-            self.feed.restart(job)
+            self.restarted(self.feed.restart(job))
             return
         self.app.push_screen(ConfirmScreen(f"Stop {job.name or job.id} and start it again?", "", "Restart"),
-                             lambda yes: self.feed.restart(job) if yes else None)
+                             lambda yes: self.restarted(self.feed.restart(job)) if yes else None)
+
+    def restarted(self, new_id: str) -> None:
+        """A restart was asked for; new_id is the job it creates."""
 
     def action_job_log(self) -> None:
         job = self.current_job()

@@ -94,4 +94,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         except ActionError as exc:
             self.query_one("#error", Static).update(str(exc))
             return
+        except Exception as exc:  # a bug must not take the app down: say it in the form
+            self.query_one("#error", Static).update(f"cannot build the job: {type(exc).__name__}: {exc}")
+            return
         self.dismiss(LaunchRequest(host, spec))

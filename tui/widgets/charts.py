@@ -102,7 +102,8 @@ class UsageChart(_Chart):
             return
         # CPU samples carry the client's clock; the job's start is on the host's.
         t0 = (job.started_at or 0.0) - host.clock_offset
-        pts = [(x - t0, y) for x, y in self._points(host.cpu_series) if x >= t0 - 60]
+        end = None if job.active or job.ended_at is None else job.ended_at - host.clock_offset + 5
+        pts = [(x - t0, y) for x, y in self._points(host.cpu_series) if x >= t0 - 60 and (end is None or x <= end)]
         if pts:
             self.plt.plot([p[0] for p in pts], [p[1] for p in pts], label="host CPU %", marker="braille")
         self.plt.ylim(0, 100)

@@ -1,24 +1,23 @@
 """The one place that turns failures into UI: a notification with a title and a one-line reason,
-never a traceback. Handlers that draw remote data are wrapped, so a surprise in the data cannot
-take the app down."""
+never a traceback (that goes to Textual's devtools log). Handlers that draw remote data are
+wrapped, so a surprise in the data cannot take the app down."""
 
 from __future__ import annotations
 
 import functools
-import logging
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from textual.dom import DOMNode
 
-log = logging.getLogger("gpudeck.ui")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def report(node: DOMNode, title: str, error: BaseException | str, severity: str = "error") -> None:
     reason = error if isinstance(error, str) else (str(error) or type(error).__name__)
-    if isinstance(error, BaseException):
-        log.warning("%s: %s", title, reason, exc_info=error)
+    if isinstance(error, BaseException):  # the details go to Textual's devtools log, not the screen
+        node.log.error(title, "".join(traceback.format_exception(error)))
     node.app.notify(reason.splitlines()[0][:300] if reason else title, title=title,
                     severity=severity, timeout=8 if severity == "error" else 5)  # type: ignore[arg-type]
 
@@ -32,8 +31,7 @@ def guarded(title: str) -> Callable[[F], F]:
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:
-                report(self, title, f"{type(exc).__name__}: {exc}")
-                log.exception(title)
+                report(self, title, exc)
                 return None
 
         return inner  # type: ignore[return-value]

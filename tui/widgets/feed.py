@@ -19,6 +19,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
+from remote_agent.names import new_job_id
+
 from ..fleet import Fleet, JobModel
 from ..live import actions
 from ..live.backoff import Backoff
@@ -262,6 +264,8 @@ class FleetFeed(Widget):
     def end(self, job: JobModel, action: str) -> None:
         self._action(action, partial(actions.end, self.links, actions.JobTarget.of(job), action))
 
-    def restart(self, job: JobModel) -> None:
-        target = actions.JobTarget.of(job)
-        self._action("restart", lambda: actions.restart(self.links, self.store, target))
+    def restart(self, job: JobModel) -> str:
+        """Returns the new job's id (chosen here, so the caller can select it when it appears)."""
+        target, new_id = actions.JobTarget.of(job), new_job_id()
+        self._action("restart", lambda: actions.restart(self.links, self.store, target, new_id))
+        return new_id

@@ -61,6 +61,10 @@ class JobsTable(DataTable):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._order: list[str] = []
         self._rows: dict[str, list[str | Content]] = {}  # what each row shows: update only changes
+        self._want: str | None = None  # a job to select as soon as it appears (one just launched)
+
+    def select_when_shown(self, job_id: str) -> None:
+        self._want = job_id
 
     def on_mount(self) -> None:
         for key, label, width in COLUMNS:
@@ -82,8 +86,11 @@ class JobsTable(DataTable):
             for job in jobs:
                 self.add_row(*self._rows[job.id], key=job.id)
             self._order = order
+            keep = self._want if self._want in order else keep
             if keep in order:
                 self.move_cursor(row=order.index(keep), animate=False)
+            if self._want in order:
+                self._want = None
             return
         for job in jobs:
             row, old = job_row(job, fleet, now), self._rows.get(job.id)

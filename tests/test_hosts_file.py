@@ -1,0 +1,87 @@
+"""hosts.toml: comments and unknown fields survive edits, writes are atomic, `local` is always there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tui.errors import EXIT_USAGE
+from tui.hosts_file import (
+    HostEntry,
+    HostsFileError,
+    add_host,
+    hosts_path,
+    load_hosts,
+    remove_host,
+    ssh_settings,
+)
+
+USER_FILE = """# my GPU boxes
+[hosts.a100]  # the big one
+target = "ubuntu@10.0.0.5:2222"
+price_per_hour = 3.06   # the cost feature's field: not ours, must stay
+provider = { name = "aws", instance = "i-0abc" }
+"""
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_local_is_always_there(home: Path) -> None:
+    assert list(load_hosts()) == ["local"]
+    with pytest.raises(HostsFileError):
+        remove_host("local")
+    with pytest.raises(HostsFileError):
+        add_host(HostEntry(name="local", target="x"))
+
+
+def test_edits_keep_comments_order_and_unknown_fields(home: Path) -> None:
+    hosts_path().write_text(USER_FILE)
+    add_host(HostEntry(name="h100", target="gpu-alias", python="/opt/py/bin/python3", setup=["source ~/venv/bin/activate"]))
+    text = hosts_path().read_text()
+    assert text.startswith(USER_FILE)  # the user's part, byte for byte
+    hosts = load_hosts()
+    assert list(hosts) == ["local", "a100", "h100"]
+    assert hosts["a100"].extra == {"price_per_hour": 3.06, "provider": {"name": "aws", "instance": "i-0abc"}}
+    assert hosts["h100"].setup == ["source ~/venv/bin/activate"] and hosts["h100"].agent_dir == "~/.gpudeck"
+    with pytest.raises(HostsFileError, match="already exists"):
+        add_host(HostEntry(name="h100", target="other"))
+    add_host(HostEntry(name="a100", target="ubuntu@10.0.0.6", identity_file="~/.ssh/a100"), replace=True)
+    assert "price_per_hour = 3.06   # the cost feature's field: not ours, must stay" in hosts_path().read_text()
+    assert load_hosts()["a100"].target == "ubuntu@10.0.0.6"
+    remove_host("h100")
+    assert "# my GPU boxes" in hosts_path().read_text() and "h100" not in hosts_path().read_text()
+    assert [p.name for p in home.iterdir() if p.name.startswith(".hosts-")] == []  # no temp file left
+
+
+def test_bad_file_is_one_line(home: Path) -> None:
+    hosts_path().write_text("[hosts.x\n")
+    with pytest.raises(HostsFileError, match="not valid TOML"):
+        load_hosts()
+    hosts_path().write_text("[hosts.x]\npython = 'p'\n")
+    with pytest.raises(HostsFileError, match="no target"):
+        load_hosts()
+
+
+def test_ssh_settings_come_from_config_toml(home: Path) -> None:
+    assert ssh_settings().alive_timeout == 10.0
+    (home / "config.toml").write_text("theme = 'x'\n[ssh]\nalive_timeout = 2\nbackoff_max = 'bad'\n")
+    settings = ssh_settings()
+    assert settings.alive_timeout == 2.0 and settings.heartbeat == 0.5 and settings.backoff_max == 15.0
+
+
+def test_cli_add_rm(home: Path, tmp_path: Path) -> None:
+    added = gpudeck("hosts", "add", "g1", "me@gpu1:2222", "--setup", "conda activate x", "--no-connect", cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    assert load_hosts()["g1"].setup == ["conda activate x"]
+    assert gpudeck("hosts", "add", "g1", "gpu1", "--no-connect", cwd=tmp_path).returncode == EXIT_USAGE
+    assert gpudeck("hosts", "add", "bad;name", "gpu1", "--no-connect", cwd=tmp_path).returncode == EXIT_USAGE
+    assert gpudeck("hosts", "add", "g2", "gpu1:port", "--no-connect", cwd=tmp_path).returncode == EXIT_USAGE
+    assert gpudeck("hosts", "rm", "g1", cwd=tmp_path).returncode == 0
+    assert list(load_hosts()) == ["local"]
+    assert gpudeck("hosts", "rm", "g1", cwd=tmp_path).returncode == EXIT_USAGE

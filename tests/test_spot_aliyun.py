@@ -1,0 +1,135 @@
+"""Aliyun ECS price calls through the real core SDK against a local HTTP endpoint on 127.0.0.1
+that answers in the API's JSON shape (DescribeSpotPriceHistory, DescribePrice, an error)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from tui.cost.billing import accrue
+from tui.cost.quotes import spot_for_host
+from tui.cost.spot import PriceLookupError, aliyun_client, aliyun_price, aliyun_spot_history, periods
+
+T0 = 1_800_000_000  # 2027-01-15T08:00:00Z
+
+
+def iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+SPOT_PAGES = [
+    {"RequestId": "r1", "Currency": "CNY", "NextOffset": 2, "SpotPrices": {"SpotPriceType": [
+        {"ZoneId": "cn-hangzhou-h", "InstanceType": "ecs.gn7i-c8g1.2xlarge", "IoOptimized": "optimized",
+         "NetworkType": "vpc", "Timestamp": iso(T0), "SpotPrice": 3.6, "OriginPrice": 12.0},
+        {"ZoneId": "cn-hangzhou-i", "InstanceType": "ecs.gn7i-c8g1.2xlarge", "IoOptimized": "optimized",
+         "NetworkType": "vpc", "Timestamp": iso(T0 + 100), "SpotPrice": 9.9, "OriginPrice": 12.0}]}},
+    {"RequestId": "r2", "Currency": "CNY", "NextOffset": 0, "SpotPrices": {"SpotPriceType": [
+        {"ZoneId": "cn-hangzhou-h", "InstanceType": "ecs.gn7i-c8g1.2xlarge", "IoOptimized": "optimized",
+         "NetworkType": "vpc", "Timestamp": iso(T0 + 1000), "SpotPrice": 7.2, "OriginPrice": 12.0}]}},
+]
+
+
+class Endpoint(BaseHTTPRequestHandler):
+    calls: list[dict[str, str]] = []
+
+    def _params(self) -> dict[str, str]:
+        query = parse_qs(urlsplit(self.path).query)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            query.update(parse_qs(self.rfile.read(length).decode()))
+        return {k: v[0] for k, v in query.items()}
+
+    def _answer(self) -> None:
+        params = self._params()
+        self.calls.append(params)
+        action = params.get("Action")
+        if action == "DescribeSpotPriceHistory":
+            status, body = 200, SPOT_PAGES[1 if params.get("Offset") == "2" else 0]
+        elif action == "DescribePrice" and params.get("InstanceType") == "ecs.gn7i-c8g1.2xlarge":
+            status, body = 200, {"RequestId": "r3", "PriceInfo": {"Price": {
+                "Currency": "CNY", "OriginalPrice": 12.0, "DiscountPrice": 1.2, "TradePrice": 10.8},
+                "Rules": {"Rule": []}}}
+        else:
+            status, body = 404, {"RequestId": "r4", "Code": "InvalidInstanceType.ValueNotSupported",
+                                 "Message": "The specified InstanceType does not exist."}
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def client(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("ALIYUN_ACCESS_KEY_ID", "test-id")
+    monkeypatch.setenv("ALIYUN_ACCESS_KEY_SECRET", "test-secret")
+    Endpoint.calls.clear()
+    return aliyun_client("cn-hangzhou")
+
+
+def test_spot_history_pages_and_zone(endpoint: str, client: Any) -> None:
+    points = aliyun_spot_history(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", T0 - 60, T0 + 2000,
+                                 zone="cn-hangzhou-h", endpoint=endpoint, protocol="http")
+    assert [(p.t, p.per_hour, p.currency, p.zone) for p in points] == [
+        (T0, 3.6, "CNY", "cn-hangzhou-h"), (T0 + 1000, 7.2, "CNY", "cn-hangzhou-h")]
+    first = Endpoint.calls[0]
+    assert first["Action"] == "DescribeSpotPriceHistory" and first["Version"] == "2014-05-26"
+    assert first["RegionId"] == "cn-hangzhou" and first["InstanceType"] == "ecs.gn7i-c8g1.2xlarge"
+    assert first["NetworkType"] == "vpc" and first["OSType"] == "linux" and first["ZoneId"] == "cn-hangzhou-h"
+    assert first["StartTime"] == iso(T0 - 60) and Endpoint.calls[1]["Offset"] == "2"
+    # ¥3.60/h for 1000 s then ¥7.20/h for 500 s: 1.00 + 1.00 = ¥2.00
+    assert accrue(periods(points), T0, T0 + 1500).rounded() == {"CNY": 2.0}
+
+
+def test_spot_without_zone_takes_the_newest_records_zone(endpoint: str, client: Any) -> None:
+    points = aliyun_spot_history(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", T0, endpoint=endpoint, protocol="http")
+    assert {p.zone for p in points} == {"cn-hangzhou-h"}  # newest record (T0+1000) is in zone h
+
+
+def test_describe_price(endpoint: str, client: Any) -> None:
+    price = aliyun_price(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", endpoint=endpoint, protocol="http")
+    assert price == (10.8, "CNY", "aliyun DescribePrice cn-hangzhou pay-as-you-go")
+    call = Endpoint.calls[-1]
+    assert call["Action"] == "DescribePrice" and call["ResourceType"] == "instance" and call["PriceUnit"] == "Hour"
+    with pytest.raises(PriceLookupError, match="InvalidInstanceType.ValueNotSupported"):
+        aliyun_price(client, "cn-hangzhou", "ecs.nope", endpoint=endpoint, protocol="http")
+
+
+def test_spot_host_settings_through_config(endpoint: str, client: Any) -> None:
+    settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou-h"}
+    config = {"cost": {"aliyun": {"endpoint": endpoint, "protocol": "http"}}}
+    result = spot_for_host(settings, T0, T0 + 2000, config)
+    assert result is not None and result.quote == (7.2, "CNY", "aliyun DescribeSpotPriceHistory cn-hangzhou-h")
+    assert Endpoint.calls[0]["RegionId"] == "cn-hangzhou" and Endpoint.calls[0]["ZoneId"] == "cn-hangzhou-h"
+
+
+def test_no_credentials_no_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ALIYUN_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("ALIYUN_ACCESS_KEY_SECRET", raising=False)
+    settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou"}
+    assert spot_for_host(settings, T0, T0 + 10, {}) is None
+    with pytest.raises(PriceLookupError, match="no credentials"):
+        aliyun_client("cn-hangzhou")

@@ -1,0 +1,96 @@
+"""The app's live bridge without Textual: inbox wake-ups, backoff, log decoding, launch specs."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tui.commands import run as run_cmd
+from tui.live.actions import ActionError, form_spec, preview_name
+from tui.live.backoff import Backoff
+from tui.live.inbox import Inbox, Update
+from tui.live.logtext import LogDecoder
+
+
+def test_inbox_wakes_once_per_burst_and_keeps_order() -> None:
+    wakes = []
+    inbox = Inbox(lambda: wakes.append(1))
+    threads = [threading.Thread(target=lambda n=n: [inbox.put(Update("gpus", f"h{n}", i)) for i in range(500)])
+               for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    items = inbox.drain()
+    assert len(items) == 2000 and len(wakes) == 1  # one wake for the whole burst
+    for n in range(4):
+        assert [u.data for u in items if u.host == f"h{n}"] == list(range(500))
+    inbox.put(Update("gpus", "h0"))
+    assert len(wakes) == 2 and len(inbox) == 1
+
+
+def test_backoff_doubles_to_a_cap_and_resets() -> None:
+    b = Backoff(period=1.0, first=1.0, cap=10.0)
+    assert [b.failed() for _ in range(6)] == [1, 2, 4, 8, 10, 10]
+    assert b.ok() == 1.0 and b.failed() == 1
+
+
+def test_log_decoder_holds_partial_lines_and_collapses_carriage_returns() -> None:
+    d = LogDecoder()
+    assert d.feed(b"step 1\nste") == ["step 1"]
+    assert d.feed(b"p 2\n\x1b[32mok\x1b[0m\n") == ["step 2", "ok"]
+    assert d.feed(b" 10%\r 50%\r100%\n") == ["100%"]
+    snow = "☃".encode()
+    assert d.feed(snow[:1]) == [] and d.feed(snow[1:] + b"\n") == ["☃"]  # split mid-character
+    assert d.feed(b"\xff\xfe bad\n") == ["\ufffd\ufffd bad"]
+    d.feed(b"no newline at the end")
+    assert d.pending() == "no newline at the end"
+
+
+def test_form_spec_is_the_cli_spec(workdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(workdir)
+    monkeypatch.setenv("MY_TOKEN", "s3cret")
+    spec = form_spec("local", "python train.py --lr '3e-4'", name="", workdir="", env='A=1 B="x y" MY_TOKEN',
+                     setup="source .venv/bin/activate\n\n  conda activate x\n", job_id="20261129-120000-abcdef")
+    assert spec["argv"] == ["python", "train.py", "--lr", "3e-4"]
+    assert spec["env"] == {"A": "1", "B": "x y", "MY_TOKEN": "s3cret"}
+    assert spec["setup"] == ["source .venv/bin/activate", "  conda activate x"]
+    assert spec["workdir"] == str(workdir) and spec["name"] == "train.py-cdef"
+    # The same fields through `gpudeck run`'s own parser and build_spec give the same spec.
+    parser = argparse.ArgumentParser()
+    run_cmd.add_parser(parser.add_subparsers(dest="verb"))
+    args = parser.parse_args(["run", "--env", "A=1", "--env", "B=x y", "--env", "MY_TOKEN",
+                              "--setup", "source .venv/bin/activate", "--setup", "  conda activate x", "--", "x"])
+    cli = run_cmd.build_spec(args, spec["argv"], "20261129-120000-abcdef")
+    assert {k: v for k, v in cli.items() if k != "created_at"} == {k: v for k, v in spec.items() if k != "created_at"}
+
+
+@pytest.mark.parametrize(("command", "env", "name", "problem"), [
+    ("", "", "", "command: enter"),
+    ("python 'unclosed", "", "", "command:"),
+    ("python x.py", "1BAD=2", "", "not a variable name"),
+    ("python x.py", "", "bad name!", "--name"),
+])
+def test_form_spec_refuses_with_one_line(command: str, env: str, name: str, problem: str) -> None:
+    with pytest.raises(ActionError) as err:
+        form_spec("local", command, name=name, env=env)
+    assert problem in str(err.value) and "\n" not in str(err.value)
+
+
+def test_preview_name_follows_the_command() -> None:
+    assert preview_name("python -m trainer --steps 3") == "trainer-xxxx"
+    assert preview_name("python 'unclosed") == ""
+
+
+def test_live_bridge_and_config_import_no_textual() -> None:
+    code = ("import sys, tui.live.actions, tui.live.link, tui.live.inbox, tui.live.backoff, tui.live.logtext, "
+            "tui.config; print('textual' in sys.modules)")
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,119 @@
+"""`gpudeck cost`: what each host and job costs now, has cost, will cost, and wasted idle.
+
+Everything is derived from the hosts' journals and the ledger, so the figures hold for the hours
+gpudeck was closed. Every fact seen is written to the ledger on the way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from .. import config as config_mod
+from .. import paths
+from ..cost.billing import fx_table
+from ..cost.collect import HostSnapshot, snapshot
+from ..cost.ledger import Ledger
+from ..cost.quotes import spot_for_host
+from ..cost.report import CostContext, build, parse_since, user_tz
+from ..cost.settings import HostPrice, host_price
+from ..errors import EXIT_USAGE, CliError
+from ..format import table
+from ..session import Session
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cost", help="burn, accrued, projected and idle cost per host and job")
+    p.add_argument("--json", action="store_true", help="JSON with hosts, jobs and fleet totals")
+    p.add_argument("--since", metavar="DATE", help="only cost from DATE on (2026-11-28, an ISO time, or 36h / 7d)")
+
+
+def host_settings(name: str) -> dict[str, Any]:
+    """The host's hosts.toml table as a dict (its price keys live among the fields hosts keeps)."""
+    from ..hosts_file import HostsFileError, load_hosts
+
+    try:
+        entry = load_hosts().get(name)
+    except HostsFileError as exc:
+        raise CliError(str(exc)) from None
+    return dict(entry.extra) if entry is not None else {}
+
+
+def gather(session: Session, since: float | None, config: dict[str, Any]) -> tuple[list[HostSnapshot], dict[str, HostPrice], dict[str, Any], list[dict[str, str]]]:
+    snaps: list[HostSnapshot] = []
+    prices: dict[str, HostPrice] = {}
+    spot: dict[str, Any] = {}
+    errors: list[dict[str, str]] = []
+    for name in session.hosts():
+        settings = host_settings(name)
+        try:
+            snap = snapshot(name, session.client(name), None if since is None else since)
+        except (CliError, TimeoutError, OSError) as exc:
+            errors.append({"host": name, "error": str(exc)})
+            continue
+        starts = [j["started_at"] for j in snap.jobs if j.get("started_at")]
+        first = min([*starts, snap.boot_time or snap.host_now])
+        live = spot_for_host(settings, first, snap.host_now, config)
+        if live is not None and live.periods:
+            spot[name] = live.periods
+        if live is not None and live.error:
+            errors.append({"host": name, "error": live.error})
+        prices[name] = host_price(settings, live.quote if live else None)
+        snaps.append(snap)
+    return snaps, prices, spot, errors
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    try:
+        config = config_mod.load()
+    except config_mod.ConfigError as exc:
+        raise CliError(str(exc)) from None
+    currency, fx = fx_table(config)
+    tz = user_tz(config)
+    budget = (config.get("cost") or {}).get("daily_budget") if isinstance(config.get("cost"), dict) else None
+    ctx = CostContext(currency, fx, tz, float(budget) if isinstance(budget, (int, float)) else None)
+    since = None
+    if args.since:
+        try:
+            since = parse_since(args.since, tz, time.time())
+        except ValueError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
+    snaps, prices, spot, errors = gather(session, since, config)
+    paths.ensure_private(paths.data_dir())
+    with Ledger(paths.state_db()) as ledger:
+        report = build(snaps, prices, ctx, ledger, since, spot)
+    report["errors"] = errors
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(render(report))
+    return 0
+
+
+def money(value: float | None, currency: str) -> str:
+    if value is None:
+        return "unknown"
+    symbol = "$" if currency == "USD" else f"{currency} "
+    return f"{symbol}{value:,.2f}"
+
+
+def render(report: dict[str, Any]) -> str:
+    cur = report["currency"]
+    host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] != "unknown"
+                  else "unknown", money(h["burn_usd_per_hour"], cur) + "/h", money(h["accrued_usd"], cur),
+                  money(h["today_usd"], cur), h["since_source"]] for h in report["hosts"]]
+    job_rows = [[j["id"], j["name"], j["state"], money(j["burn_usd_per_hour"], cur) + "/h", money(j["accrued_usd"], cur),
+                 money(j["projected_usd"], cur) if j["projected_usd"] is not None else "-", money(j["idle_usd"], cur),
+                 j["reason"] or ""] for j in report["jobs"]]
+    fleet = report["fleet"]
+    lines = [table(["HOST", "PRICE", "BURN", "ACCRUED", "TODAY", "SINCE"], host_rows), "",
+             table(["JOB", "NAME", "STATE", "BURN", "ACCRUED", "PROJECTED", "IDLE", "REASON"], job_rows), "",
+             f"fleet: burn {money(fleet['burn_usd_per_hour'], cur)}/h, today {money(fleet['today_usd'], cur)}, "
+             f"jobs {money(fleet['jobs_accrued_usd'], cur)}"]
+    if fleet["rules"]["note"] and fleet.get("daily_budget"):
+        lines.append(fleet["rules"]["note"])
+    for err in report.get("errors") or []:
+        lines.append(f"{err['host']}: {err['error']}")
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""Which live price applies to a host: a spot history from its provider, when credentials exist.
+
+Endpoints come from config.toml (`[cost.aws] endpoint_url`, `[cost.aliyun] endpoint`/`protocol`)
+or the SDKs' own settings (AWS_ENDPOINT_URL); without credentials nothing is asked at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .billing import PricePeriod
+from .settings import validate_price_settings
+from .spot import (
+    PriceLookupError,
+    SpotPoint,
+    aliyun_client,
+    aliyun_credentials,
+    aliyun_spot_history,
+    aws_credentials_available,
+    aws_spot_history,
+    periods,
+    split_zone,
+)
+
+MAX_HISTORY_S = 90 * 86400  # AWS keeps 90 days of spot history
+
+
+@dataclass
+class SpotResult:
+    periods: list[PricePeriod]
+    quote: tuple[float, str, str] | None  # (per_hour, currency, source) now
+    error: str | None = None
+
+
+def _table(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    cost = config.get("cost") if isinstance(config.get("cost"), dict) else {}
+    table = cost.get(name) if isinstance(cost, dict) else None
+    return table if isinstance(table, dict) else {}
+
+
+def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
+                  config: Mapping[str, Any]) -> SpotResult | None:
+    """None when the host is not a spot host we can price live (no provider, no credentials)."""
+    try:
+        s = validate_price_settings({k: host_settings.get(k) for k in ("market", "provider", "instance_type", "region")})
+    except ValueError:
+        return None
+    if s.get("market") != "spot" or not s.get("instance_type") or not s.get("region"):
+        return None
+    start = max(start, end - MAX_HISTORY_S)
+    points: list[SpotPoint] = []
+    try:
+        if s.get("provider") == "aws" and aws_credentials_available():
+            points = aws_spot_history(s["instance_type"], s["region"], start, end,
+                                      endpoint_url=_table(config, "aws").get("endpoint_url"))
+        elif s.get("provider") == "aliyun" and aliyun_credentials():
+            region, zone = _aliyun_zone(s["region"])
+            conf = _table(config, "aliyun")
+            points = aliyun_spot_history(aliyun_client(region), region, s["instance_type"], start, end, zone,
+                                         endpoint=conf.get("endpoint"), protocol=str(conf.get("protocol") or "https"))
+        else:
+            return None
+    except PriceLookupError as exc:
+        return SpotResult([], None, str(exc))
+    if not points:
+        return SpotResult([], None, f"no spot price history for {s['instance_type']} in {s['region']}")
+    last = points[-1]
+    return SpotResult(periods(points), (last.per_hour, last.currency, last.source))
+
+
+def _aliyun_zone(region_or_zone: str) -> tuple[str, str | None]:
+    """cn-hangzhou-h → (cn-hangzhou, cn-hangzhou-h): Aliyun zones add a one-letter suffix."""
+    parts = region_or_zone.rsplit("-", 1)
+    if len(parts) == 2 and len(parts[1]) == 1 and parts[1].isalpha():
+        return parts[0], region_or_zone
+    return split_zone(region_or_zone)[0], None

@@ -1,0 +1,214 @@
+"""Host snapshots + prices + ledger → the cost report (`gpudeck cost --json`, the TUI's counters).
+
+Also writes to the ledger every cost fact the snapshots reveal, so the next `cost --since` can
+answer for jobs whose journals are gone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .billing import Money, PricePeriod, convert, minimum_seconds, periods_from_changes
+from .collect import HostSnapshot
+from .counters import HostCost, HostInput, JobTotal, host_costs, job_totals
+from .ledger import Fact, Ledger
+from .runs import fold
+from .settings import HostPrice
+
+FLOAT_PLACES = 6
+
+
+@dataclass
+class CostContext:
+    currency: str = "USD"  # what `*_usd` fields convert to (USD unless config says otherwise)
+    fx: Mapping[str, float] | None = None
+    tz: dt.tzinfo = dt.timezone.utc
+    daily_budget: float | None = None
+
+
+def user_tz(settings: Mapping[str, Any]) -> dt.tzinfo:
+    cost = settings.get("cost") if isinstance(settings.get("cost"), dict) else {}
+    name = cost.get("timezone") if isinstance(cost, dict) else None
+    if isinstance(name, str) and name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return dt.datetime.now().astimezone().tzinfo or dt.timezone.utc
+
+
+def midnight(now: float, tz: dt.tzinfo) -> float:
+    local = dt.datetime.fromtimestamp(now, tz)
+    return local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+
+
+def parse_since(text: str, tz: dt.tzinfo, now: float) -> float:
+    """`2026-11-28` (midnight, user's zone), an ISO time, or a span back from now: `36h`, `7d`."""
+    text = text.strip()
+    units = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
+    if len(text) > 1 and text[-1] in units and text[:-1].replace(".", "", 1).isdigit():
+        return now - float(text[:-1]) * units[text[-1]]
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--since {text!r}: expected a date (2026-11-28), a time, or a span (36h, 7d)") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)).timestamp()
+
+
+def host_periods(name: str, price: HostPrice, ledger: Ledger | None, spot: Sequence[PricePeriod] | None,
+                 host_now: float) -> list[PricePeriod]:
+    """The host's price over time: a spot history when there is one, else the prices the ledger saw
+    (the first one holds from the beginning), ending with the price that applies now."""
+    if spot:
+        return list(spot)
+    changes: list[tuple[float, float, str, str]] = []
+    if ledger is not None:
+        changes = [(f.at, f.per_hour, f.currency or "USD", f.source or "") for f in ledger.prices(name) if f.per_hour is not None]
+    if price.per_hour is not None:
+        last = changes[-1] if changes else None
+        if last is None or (last[1], last[2]) != (price.per_hour, price.currency):
+            changes.append((host_now, price.per_hour, price.currency, price.source))
+    return periods_from_changes(changes)
+
+
+def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ctx: CostContext,
+          ledger: Ledger | None = None, since: float | None = None,
+          spot: Mapping[str, Sequence[PricePeriod]] | None = None) -> dict[str, Any]:
+    """`since` is on the client's clock; each host's window is shifted onto that host's clock."""
+    now = time.time()
+    hosts: list[HostCost] = []
+    for snap in snapshots:
+        price = prices[snap.name]
+        if ledger is not None and price.per_hour is not None:
+            ledger.record_price(snap.name, snap.host_now, price.per_hour, price.currency, price.source, now)
+        periods = host_periods(snap.name, price, ledger, (spot or {}).get(snap.name), snap.host_now)
+        runs = [fold(snap.name, job, snap.journals.get((job["id"], str(job.get("node") or "0")), []))
+                for job in snap.jobs]
+        first_start = min((r.start for r in runs if r.start is not None), default=None)
+        start, source = (snap.boot_time, "boot") if snap.boot_time is not None else (first_start, "first_job")
+        host_input = HostInput(snap.name, periods, snap.gpu_uuids, snap.host_now, start, source if start else "unknown",
+                               minimum_seconds(price.provider))
+        window = (since + snap.offset, snap.host_now) if since is not None else None
+        cost = host_costs(host_input, runs, window, midnight(now, ctx.tz) + snap.offset)
+        hosts.append(cost)
+        if ledger is not None:
+            record_facts(ledger, cost, runs, now)
+    totals = job_totals(hosts)
+    live_ids = {j.id for j in totals}
+    ledger_jobs = [] if ledger is None else _ledger_jobs(ledger, live_ids, since)
+    return {
+        "currency": ctx.currency,
+        "fx": dict(ctx.fx or {}),
+        "since": since,
+        "hosts": [_host_json(h, prices[h.name], ctx) for h in hosts],
+        "jobs": [_job_json(j, ctx) for j in totals] + [_job_json(j, ctx, "ledger") for j in ledger_jobs],
+        "fleet": _fleet_json(hosts, totals + ledger_jobs, ctx, ledger, now),
+    }
+
+
+def _money(m: Money | None) -> dict[str, float] | None:
+    return None if m is None else m.rounded(FLOAT_PLACES)
+
+
+def _in(m: Money | None, ctx: CostContext) -> float | None:
+    if m is None:
+        return None
+    value = convert(m, ctx.fx or {}, ctx.currency)
+    return None if value is None else round(value, FLOAT_PLACES)
+
+
+def _host_json(h: HostCost, price: HostPrice, ctx: CostContext) -> dict[str, Any]:
+    return {
+        "name": h.name,
+        "price": {"per_hour": price.per_hour if price.known else "unknown", "currency": price.currency,
+                  "market": price.market, "source": h.price.source if h.price else price.source},
+        "burn_usd_per_hour": _in(h.burn, ctx) if price.known else None,
+        "accrued_usd": _in(h.accrued, ctx),
+        "today_usd": _in(h.today, ctx),
+        "since": h.since,
+        "since_source": h.since_source,
+        "unattributed_usd": _in(h.unattributed, ctx) if h.accrued is not None else None,
+        "burn": _money(h.burn), "accrued": _money(h.accrued), "today": _money(h.today),
+        "jobs": [f"{j.key[1]}/{j.key[2]}" for j in h.jobs],
+    }
+
+
+def _job_json(j: JobTotal, ctx: CostContext, origin: str = "journal") -> dict[str, Any]:
+    return {
+        "id": j.id, "name": j.name, "state": j.state, "hosts": j.hosts, "reason": j.reason,
+        "burn_usd_per_hour": _in(j.burn, ctx), "accrued_usd": _in(j.accrued, ctx),
+        "projected_usd": _in(j.projected, ctx), "idle_usd": _in(j.idle, ctx),
+        "steps_per_s": None if j.steps_per_s is None else round(j.steps_per_s, FLOAT_PLACES),
+        "burn": _money(j.burn), "accrued": _money(j.accrued), "projected": _money(j.projected), "idle": _money(j.idle),
+        "from": origin,
+    }
+
+
+def _fleet_json(hosts: Sequence[HostCost], jobs: Sequence[JobTotal], ctx: CostContext, ledger: Ledger | None,
+                now: float) -> dict[str, Any]:
+    burn, accrued, today, jobs_accrued = Money(), Money(), Money(), Money()
+    for h in hosts:
+        burn.merge(h.burn)
+        accrued.merge(h.accrued or Money())
+        today.merge(h.today or Money())
+    for j in jobs:
+        jobs_accrued.merge(j.accrued)
+    paused = ledger.rules_paused_since(now) if ledger is not None else 0.0
+    return {
+        "burn_usd_per_hour": _in(burn, ctx), "accrued_usd": _in(accrued, ctx), "today_usd": _in(today, ctx),
+        "jobs_accrued_usd": _in(jobs_accrued, ctx),
+        "burn": _money(burn), "accrued": _money(accrued), "today": _money(today), "jobs_accrued": _money(jobs_accrued),
+        "daily_budget": ctx.daily_budget,
+        # Fleet rules (the daily budget) are enforced by a running client; say since when none is.
+        "rules": {"enforced": paused is None, "paused_since": paused or None,
+                  "note": None if paused is None else ("fleet rules paused since " + _when(paused) if paused
+                                                       else "fleet rules paused: no gpudeck client has enforced them yet")},
+    }
+
+
+def _when(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def record_facts(ledger: Ledger, cost: HostCost, runs: Sequence[Any], now: float) -> None:
+    by_key = {r.key: r for r in runs}
+    for jc in cost.jobs:
+        run = by_key[jc.key]
+        host, job, node = jc.key
+        if run.start is not None:
+            ledger.record(Fact(run.start, host, "job_start", job, node, data={"name": run.name}), now)
+        if run.end is not None:
+            currency, amount = next(iter(jc.accrued.amounts.items()), (None, None))
+            ledger.record(Fact(run.end, host, "job_end", job, node, amount=amount, currency=currency,
+                               data={"name": run.name, "state": run.state, "reason": run.reason,
+                                     "accrued": jc.accrued.rounded(), "idle": jc.idle.rounded()}), now)
+            reason = run.reason or ""
+            for prefix, kind in (("budget", "budget_stop"), ("idle", "idle_stop")):
+                if reason.startswith(prefix):
+                    ledger.record(Fact(run.end, host, kind, job, node, data={"reason": reason}), now)
+        for ev in run.events:
+            if ev["event"] in ("budget_warning", "autostop_paused", "autostop_resumed", "autostop"):
+                ledger.record(Fact(ev["t"], host, ev["event"], job, node, data=ev["data"]), now)
+
+
+def _ledger_jobs(ledger: Ledger, live_ids: set[str], since: float | None) -> list[JobTotal]:
+    """Jobs the hosts no longer report (removed, host gone), from their recorded end."""
+    out: dict[str, JobTotal] = {}
+    for fact in ledger.job_ends():
+        if fact.job in live_ids:
+            continue
+        if since is not None and fact.at < since:
+            continue
+        data = fact.data or {}
+        total = out.setdefault(fact.job, JobTotal(fact.job, data.get("name") or "?", data.get("state") or "?", []))
+        total.hosts.append(fact.host)
+        total.accrued.merge(Money(dict(data.get("accrued") or {})))
+        total.idle.merge(Money(dict(data.get("idle") or {})))
+        total.projected = Money().merge(total.accrued)
+        total.reason = total.reason or data.get("reason")
+    return list(out.values())
