@@ -15,6 +15,7 @@ from typing import IO, Any, Callable, Dict, List, Optional
 
 from . import PROTOCOL, VERSION
 from .files import ensure_private_dir
+from .gpuring import GpuRing
 from .jobs import JobError, JobTable
 from .jsonio import loads_object
 from .output import LineWriter
@@ -40,6 +41,7 @@ class Server:
         # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
+        self.gpu_ring = GpuRing(lambda: self._nvml.sample(processes=False))
         self.ops: Dict[str, Callable[[Dict[str, Any]], Any]] = {
             "hello": self.op_hello,
             "gpus": self.op_gpus,
@@ -72,6 +74,9 @@ class Server:
         sample = dict(self._nvml.sample())
         sample["time"] = time.time()
         sample.update(cpu_ram_sample(self._cpu))
+        since = req.get("history_since")
+        if isinstance(since, (int, float)) and not isinstance(since, bool):
+            sample["history"] = self.gpu_ring.since(float(since))
         return sample
 
     def op_tail(self, req: Dict[str, Any]) -> Dict[str, Any]:
@@ -133,6 +138,7 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
     out = LineWriter(stdout or sys.stdout.buffer)
     out.send({"gpudeck": "agent", "version": VERSION, "protocol": PROTOCOL, "pid": os.getpid()})
     server = Server(root, out)
+    server.gpu_ring.start()
     pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="op")
     last_input = [time.monotonic()]
     done = threading.Event()
@@ -158,6 +164,7 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
     finally:
         done.set()
         server.hub.close()
+        server.gpu_ring.stop()
         pool.shutdown(wait=False)  # cancel_futures is 3.9+; the agent runs on 3.8
     return 0
 

@@ -24,6 +24,7 @@ from .layout import JobFiles
 from .lines import LineSplitter
 from .metrics import parse_line
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
+from .watch import Watcher, file_watcher
 
 EXIT_ALREADY_SUPERVISED = 3
 TAIL_LINES = 20

@@ -12,6 +12,7 @@ from typing import Dict, List, Tuple
 from .journal import JournalReader, seq_of
 from .jsonio import dumps
 from .output import LineWriter
+from .watch import Watcher
 
 POLL_SECONDS = 0.05
 SLICE_BYTES = 256 * 1024
@@ -30,6 +31,7 @@ class TailHub:
         self._subs: Dict[Tuple[str, str], _Subscription] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
+        self._watch = Watcher()  # inotify on the journals: a new record is pushed within ~1 ms
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tailhub", daemon=True)
         self._thread.start()
@@ -37,15 +39,21 @@ class TailHub:
     def subscribe(self, job: str, node: str, journal: Path, since_seq: int) -> None:
         with self._lock:
             self._subs[(job, node)] = _Subscription(journal, since_seq)
+        self._watch.add(str(journal))
         self._wake.set()
+        self._watch.wake()
 
     def unsubscribe(self, job: str, node: str) -> bool:
         with self._lock:
-            return self._subs.pop((job, node), None) is not None
+            sub = self._subs.pop((job, node), None)
+        if sub is not None:
+            self._watch.remove(str(sub.reader.path))
+        return sub is not None
 
     def close(self) -> None:
         self._stopped.set()
         self._wake.set()
+        self._watch.wake()
 
     def _run(self) -> None:
         while not self._stopped.is_set():
@@ -67,8 +75,10 @@ class TailHub:
                 sub.since_seq = sub.reader.last_seq
 
             if not busy:
-                self._wake.wait(POLL_SECONDS)
+                # inotify (or the wake pipe) ends the wait early; the timeout is the fallback poll.
+                self._watch.wait(POLL_SECONDS)
                 self._wake.clear()
+        self._watch.close()
 
     @staticmethod
     def _fresh_lines(sub: _Subscription) -> List[bytes]:

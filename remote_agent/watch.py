@@ -77,14 +77,19 @@ class Watcher:
                 _load_libc().inotify_rm_watch(self._fd, wd)
 
     def wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass  # the pipe is full: a wake-up is already pending
+        with self._lock:  # never write to a closed (and maybe reused) descriptor
+            if self._wake_w < 0:
+                return
+            try:
+                os.write(self._wake_w, b"x")
+            except (BlockingIOError, OSError):
+                pass  # the pipe is full: a wake-up is already pending
 
     def wait(self, timeout: float) -> None:
         """Return when a watched file changed, wake() was called, or timeout seconds passed."""
-        fds = [self._wake_r] + ([self._fd] if self._fd >= 0 else [])
+        fds = [fd for fd in (self._wake_r, self._fd) if fd >= 0]
+        if not fds:
+            return
         try:
             ready, _, _ = select.select(fds, [], [], timeout)
         except (OSError, ValueError):
@@ -97,13 +102,15 @@ class Watcher:
                 pass
 
     def close(self) -> None:
-        for fd in (self._fd, self._wake_r, self._wake_w):
+        with self._lock:
+            fds = (self._fd, self._wake_r, self._wake_w)
+            self._fd = self._wake_r = self._wake_w = -1
+        for fd in fds:
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._fd = -1
 
 
 def file_watcher(path: str) -> Optional[Watcher]:

@@ -53,3 +53,16 @@ def test_the_job_journal_samples_only_the_jobs_gpus(gpu_client: AgentClient, age
         {"uuid": UUID1, "index": 1, "util": 97, "mem_used_mib": 70_000, "mem_total_mib": 81920, "temp_c": 71, "power_w": 650.0}
     ]
     gpu_client.request("kill", job=job["id"], node="0")
+
+
+def test_serve_keeps_a_1hz_ring_of_gpu_readings(gpu_client: AgentClient) -> None:
+    from tests.support.waiting import wait_for
+
+    history = wait_for(lambda: gpu_client.request("gpus", history_since=0)["history"][1:], timeout=10, what="two ring readings")
+    assert [g["util"] for g in history[0]["gpus"]] == [3, 97]
+    later = gpu_client.request("gpus", history_since=history[-1]["t"])["history"]
+    assert all(p["t"] > history[-1]["t"] for p in later)
+
+
+def test_no_ring_without_a_driver(client: AgentClient) -> None:
+    assert client.request("gpus", history_since=0)["history"] == []

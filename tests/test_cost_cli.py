@@ -95,6 +95,8 @@ def test_cost_without_a_price_says_unknown(gpudeck_home: Path, workdir: Path) ->
     report = cost_json(workdir)
     [host] = report["hosts"]
     assert host["price"]["per_hour"] == "unknown" and host["burn_usd_per_hour"] is None
-    assert report["jobs"][0]["accrued_usd"] == 0
+    [row] = report["jobs"]
+    assert row["accrued_usd"] is None and row["price_unknown_on"] == ["local"]  # unknown, not $0
+    assert "unknown" in cli("cost", cwd=workdir).stdout
     bad = cli("cost", "--since", "last tuesday", cwd=workdir)
     assert bad.returncode != 0 and "--since" in bad.stderr and len(bad.stderr.splitlines()) == 1

@@ -91,6 +91,7 @@ class JobCost:
     projected: Money | None = None  # None: no total_steps or no rate yet
     share_now: float | None = None
     steps_per_s: float | None = None
+    priced: bool = True  # False: the host's price is unknown, so is this node's cost
     start: float | None = None
     end: float | None = None
 
@@ -138,7 +139,7 @@ def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: P
               lo: float, hi: float) -> JobCost:
     now = host.host_now
     end = run.until(now)
-    job = JobCost(run.key, run.name, run.state, run.reason, start=run.start, end=run.end)
+    job = JobCost(run.key, run.name, run.state, run.reason, start=run.start, end=run.end, priced=bool(host.periods))
     if run.start is None or end is None or not host.periods:
         return job
     span = [(max(run.start, lo), min(end, hi))]
@@ -180,6 +181,7 @@ class JobTotal:
     projected: Money | None = field(default_factory=Money)
     reason: str | None = None
     steps_per_s: float | None = None
+    unpriced_hosts: list[str] = field(default_factory=list)  # hosts whose price is unknown
 
 
 def job_totals(hosts: Sequence[HostCost]) -> list[JobTotal]:
@@ -188,6 +190,8 @@ def job_totals(hosts: Sequence[HostCost]) -> list[JobTotal]:
         for jc in host.jobs:
             total = out.setdefault(jc.key[1], JobTotal(jc.key[1], jc.name, jc.state, []))
             total.hosts.append(host.name)
+            if not jc.priced:
+                total.unpriced_hosts.append(host.name)
             total.accrued.merge(jc.accrued)
             total.idle.merge(jc.idle)
             total.burn.merge(jc.burn)

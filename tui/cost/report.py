@@ -139,10 +139,14 @@ def _host_json(h: HostCost, price: HostPrice, ctx: CostContext) -> dict[str, Any
 
 
 def _job_json(j: JobTotal, ctx: CostContext, origin: str = "journal") -> dict[str, Any]:
+    def conv(m: Money | None) -> float | None:
+        # A node on a host of unknown price makes the job's total unknown, not smaller.
+        return None if j.unpriced_hosts else _in(m, ctx)
+
     return {
         "id": j.id, "name": j.name, "state": j.state, "hosts": j.hosts, "reason": j.reason,
-        "burn_usd_per_hour": _in(j.burn, ctx), "accrued_usd": _in(j.accrued, ctx),
-        "projected_usd": _in(j.projected, ctx), "idle_usd": _in(j.idle, ctx),
+        "burn_usd_per_hour": conv(j.burn), "accrued_usd": conv(j.accrued),
+        "projected_usd": conv(j.projected), "idle_usd": conv(j.idle), "price_unknown_on": j.unpriced_hosts,
         "steps_per_s": None if j.steps_per_s is None else round(j.steps_per_s, FLOAT_PLACES),
         "burn": _money(j.burn), "accrued": _money(j.accrued), "projected": _money(j.projected), "idle": _money(j.idle),
         "from": origin,
