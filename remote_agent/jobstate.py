@@ -140,4 +140,7 @@ class JobView:
         obj["created_at"] = spec.get("created_at")
         obj["grace"] = spec.get("grace")
         obj["total_steps"] = obj["last"].get("total_steps")
+        # The cost rules this job's supervisor enforces (never env values).
+        for key in ("price", "budget", "idle_stop"):
+            obj[key] = spec.get(key)
         return obj

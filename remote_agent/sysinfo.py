@@ -75,7 +75,17 @@ def host_info() -> Dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "ram_total_mib": meminfo_mib()["total_mib"],
         "logind": logind_report(),
+        # When the machine booted (epoch s, host clock): cost accrues from the instance's start.
+        "boot_time": boot_time(),
     }
+
+
+def boot_time() -> Optional[float]:
+    text = _read("/proc/stat")
+    for line in (text or "").splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    return None
 
 
 LOGIND_CONF_DIRS = ("/usr/lib/systemd/logind.conf.d", "/run/systemd/logind.conf.d", "/etc/systemd/logind.conf.d")

@@ -152,7 +152,7 @@ def test_default_names_come_from_the_command(argv: list[str], stem: str) -> None
 
 def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck(
-        "run", "--price-per-hour", "7200", "--budget", "2", "--idle-stop", "90s@5%", "--idle-grace", "0", "--", "sleep", "60",
+        "run", "--price-per-hour", "7200", "--budget", "2", "--idle-stop", "90s@5%+0m", "--", "sleep", "60",
         cwd=workdir,
     ).stdout.strip()
     spec = json.loads((gpudeck_home / "local-agent" / "jobs" / job_id / "0" / "spec.json").read_text())
@@ -166,10 +166,9 @@ def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--budget", "5"], "the price of host local is unknown"),
-        (["--idle-stop", "30m"], "expected DURATION@PERCENT"),
-        (["--idle-stop", "soon@5%"], "expected a duration"),
-        (["--price-per-hour", "1", "--budget", "-1"], "--budget: must be > 0"),
+        (["--budget", "5"], "this host's price is unknown"),
+        (["--idle-stop", "soon@5%"], "--idle-stop 'soon@5%': expected e.g. 30m@10%"),
+        (["--price-per-hour", "1", "--budget", "-1"], "--budget -1: must be more than 0"),
     ],
 )
 def test_bad_cost_rules_are_refused(gpudeck_home: Path, workdir: Path, args: list[str], message: str) -> None:

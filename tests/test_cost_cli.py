@@ -24,6 +24,13 @@ for step in range(1, total + 1):
 """
 
 
+def _metrics(home: Path, job_id: str) -> int:
+    try:
+        return sum(r["kind"] == "metric" for r in journal(home, job_id))
+    except (OSError, ValueError):
+        return 0
+
+
 def cost_json(cwd: Path, *extra: str) -> dict[str, Any]:
     result = cli("cost", "--json", *extra, cwd=cwd)
     assert result.returncode == 0, result.stderr
@@ -39,19 +46,23 @@ def state_t(records: list[dict[str, Any]], state: str) -> float:
     return next(r["t"] for r in records if r["kind"] == "state" and r["state"] == state)
 
 
-def job_state(cwd: Path, job_id: str) -> str:
-    jobs = json.loads(gpudeck("ps", "--json", "--all", cwd=cwd).stdout)
-    return next(j["state"] for j in jobs if j["id"] == job_id)
+def ended(home: Path, job_id: str) -> bool:
+    """Read the journal itself: polling `gpudeck ps` would start an interpreter per poll."""
+    try:
+        records = journal(home, job_id)
+    except (OSError, ValueError):  # not created yet, or a line being written
+        return False
+    return any(r["kind"] == "state" and r["state"] in ("exited", "failed", "stopped", "killed") for r in records)
 
 
 def test_cost_json_matches_hand_calculation(gpudeck_home: Path, workdir: Path) -> None:
     (gpudeck_home / "hosts.toml").write_text("[hosts.local]\nprice_per_hour = 3.6  # $0.001 a second\n")
     short = gpudeck("run", "--name", "short", "--", sys.executable, "-c", STEPS, "10", "0.05", cwd=workdir).stdout.strip()
-    wait_for(lambda: job_state(workdir, short) == "exited", what="short job exited")
+    wait_for(lambda: ended(gpudeck_home, short), timeout=30, what="short job exited")
 
     long = gpudeck("run", "--name", "long", "--grace", "5", "--", sys.executable, "-c", STEPS, "100000", "0.02",
                    cwd=workdir).stdout.strip()
-    wait_for(lambda: sum(r["kind"] == "metric" for r in journal(gpudeck_home, long)) >= 10, what="progress")
+    wait_for(lambda: _metrics(gpudeck_home, long) >= 10, timeout=30, what="progress")
     live = cost_json(workdir)
     [host] = live["hosts"]
     assert host["name"] == "local" and host["price"] == {
@@ -91,7 +102,7 @@ def test_cost_json_matches_hand_calculation(gpudeck_home: Path, workdir: Path) -
 
 def test_cost_without_a_price_says_unknown(gpudeck_home: Path, workdir: Path) -> None:
     job = gpudeck("run", "--", "true", cwd=workdir).stdout.strip()
-    wait_for(lambda: job_state(workdir, job) == "exited", what="exited")
+    wait_for(lambda: ended(gpudeck_home, job), timeout=30, what="exited")
     report = cost_json(workdir)
     [host] = report["hosts"]
     assert host["price"]["per_hour"] == "unknown" and host["burn_usd_per_hour"] is None
@@ -100,3 +111,29 @@ def test_cost_without_a_price_says_unknown(gpudeck_home: Path, workdir: Path) ->
     assert "unknown" in cli("cost", cwd=workdir).stdout
     bad = cli("cost", "--since", "last tuesday", cwd=workdir)
     assert bad.returncode != 0 and "--since" in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def test_budget_stop_by_the_supervisor_shows_in_cost_and_ledger(gpudeck_home: Path, workdir: Path, client) -> None:  # type: ignore[no-untyped-def]
+    """The spec fields from tui.cost.rules, enforced on the host: $3600/h = $1/s, budget $2."""
+    from remote_agent import jobspec
+    from tests.support.jobs import launch
+    from tui.cost.rules import spec_cost_fields
+
+    if "budget" not in Path(jobspec.__file__).read_text():
+        pytest.skip("this agent does not enforce budgets yet")
+    settings = {"price_per_hour": 3600}
+    (gpudeck_home / "hosts.toml").write_text("[hosts.local]\nprice_per_hour = 3600\n")
+    sleeper = "import signal, sys, time\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\ntime.sleep(60)"
+    job = launch(client, workdir, [sys.executable, "-c", sleeper], grace=5, **spec_cost_fields(settings, budget=2.0))
+    client.close()  # nobody watches: the supervisor alone stops it
+    wait_for(lambda: ended(gpudeck_home, job["id"]), timeout=30, what="budget stop")
+    records = journal(gpudeck_home, job["id"])
+    events = [r["event"] for r in records if r["kind"] == "event"]
+    assert "budget_warning" in events and "autostop" in events
+    [row] = [j for j in cost_json(workdir)["jobs"] if j["id"] == job["id"]]
+    assert row["state"] == "stopped" and row["reason"].startswith("budget")
+    assert row["accrued_usd"] >= 2.0  # it ran until the budget was reached, then the grace to exit
+    assert row["budget"] == 2.0 and row["budget_status"] == "over"
+    with Ledger(gpudeck_home / "state.db") as ledger:
+        kinds = {f.kind for f in ledger.facts() if f.job == job["id"]}
+    assert {"budget_warning", "autostop", "budget_stop", "job_end"} <= kinds

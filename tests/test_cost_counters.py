@@ -150,3 +150,29 @@ def test_host_clock_offset_and_since_window() -> None:
     report = build([snap], prices, CostContext(), since=time.time() - 40)
     assert report["jobs"][0]["accrued_usd"] == pytest.approx(0.04, abs=0.002)
     assert report["hosts"][0]["since_source"] == "first_job"
+
+
+def test_tracker_fed_in_batches_agrees_with_the_whole_journal() -> None:
+    """The TUI's incremental counters and `cost --json` must show the same figures."""
+    import time
+
+    from tui.cost.tracker import CostTracker
+
+    host_now = time.time()
+    samples = [(host_now - 300 + 30 * i, [("G0", 50 if i < 5 else 2)]) for i in range(10)]
+    recs = journal(host_now - 300, None, gpus=samples, steps=[(host_now - 300 + 30 * i, 30 * i, 1000) for i in range(10)])
+    job = {"id": "J", "node": "0", "name": "j", "state": "running"}
+    price = HostPrice(3.6, "USD", "on-demand", "test")
+    hello = {"gpu": {"gpus": [{"uuid": "G0", "index": 0}]}}
+    tracker = CostTracker()
+    tracker.set_host("h", price, hello)
+    tracker.on_job("h", job)
+    for i in range(0, len(recs), 3):  # pushes arrive in small batches
+        tracker.on_records("h", "J", "0", recs[i:i + 3])
+    live = tracker.report()
+    whole = build([HostSnapshot("h", 0.0, time.time(), ["G0"], None, [job], {("J", "0"): recs})], {"h": price}, CostContext())
+    for field in ("accrued_usd", "idle_usd", "burn_usd_per_hour", "projected_usd"):
+        assert live["jobs"][0][field] == pytest.approx(whole["jobs"][0][field], abs=0.001), field
+    # 300 s at $0.001/s; idle from the 6th sample (150 s ago): $0.15 of $0.30
+    assert live["jobs"][0]["accrued_usd"] == pytest.approx(0.30, abs=0.002)
+    assert live["jobs"][0]["idle_usd"] == pytest.approx(0.15, abs=0.002)

@@ -86,3 +86,12 @@ def test_spot_periods_win_over_settings(tmp_path: Path) -> None:
     report = build([snap], {"h": PRICE}, CostContext(), None, spot={"h": spot})
     # 500 s × 0.0001 + 500 s × 0.0002 = 0.05 + 0.10 = $0.15
     assert report["jobs"][0]["accrued_usd"] == pytest.approx(0.15)
+
+
+def test_unchanged_job_end_writes_nothing(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "state.db") as ledger:
+        fact = Fact(T0, "h", "job_end", "J", "0", amount=1.0, currency="USD", data={"accrued": {"USD": 1.0}})
+        assert ledger.record(fact, T0)
+        assert not ledger.record(fact, T0 + 1)  # a TUI refresh re-recording the same end: no write
+        assert ledger.record(Fact(T0, "h", "job_end", "J", "0", amount=1.2, currency="USD"), T0 + 2)
+        assert [f.amount for f in ledger.job_ends()] == [1.2]

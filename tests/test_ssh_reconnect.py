@@ -111,6 +111,31 @@ def test_a_frozen_peer_is_noticed_and_the_stream_resumes(ssh_home: SshHome, tmp_
     wait_for(lambda: not alive(first_serve), timeout=10, what="the frozen connection's serve to exit after SIGCONT")
 
 
+def test_requests_do_not_wait_behind_a_flood_and_two_clients_keep_apart(ssh_home: SshHome, tmp_path: Path) -> None:
+    ssh_home.trust()
+    ssh_home.add_host()
+    flood = "import sys\nw = sys.stdout.write\nfor i in range(1, 200001):\n    w(f'step={i} loss={1.0 / i:.6f}\\n')\n"
+    clients = [ReconnectingClient("box", lambda: transport_for("box")) for _ in range(2)]
+    try:
+        for c in clients:
+            c.connect()
+        spec = {"id": _job_id(), "name": "flood", "node": "0", "argv": [sys.executable, "-c", flood], "workdir": str(tmp_path)}
+        clients[0].request("launch", timeout=30, spec=spec)
+        clients[0].tail(spec["id"], "0", since_seq=0)  # nobody drains this queue: a slow consumer
+        wait_for(lambda: clients[0].events.qsize() > 5, timeout=30, what="the flood streaming")
+        for c in clients:
+            start = time.monotonic()
+            c.request("jobs", timeout=10)
+            assert time.monotonic() - start < 2.0
+        got = []
+        clients[1].tail(spec["id"], "0", since_seq=0)
+        got = collect(clients[1], lambda rs: ended(rs), timeout=60)  # type: ignore[arg-type]
+        assert [r["seq"] for r in got] == list(range(1, len(got) + 1))
+    finally:
+        for c in clients:
+            c.close()
+
+
 def _job_id() -> str:
     from remote_agent.names import new_job_id
 

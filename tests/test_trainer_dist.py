@@ -163,6 +163,7 @@ local = ckpt.newest_valid(f"{root}/rank{d.rank}")  # hosts without a shared disk
 state = tdist.agree_on_checkpoint(d, local)
 with open(f"{root}/out{d.rank}.json", "w") as f:
     json.dump({"step": state["step"], "w": state["model"]["w"].tolist()}, f)
+d.barrier()  # as the trainer does: nobody destroys the group while a peer is still in it
 d.close()
 """
 

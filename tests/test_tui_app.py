@@ -168,5 +168,8 @@ async def test_first_run_help_and_disabled_scaling(gpudeck_home: Path, workdir: 
         keys = {str(table.get_row_at(i)[0]) for i in range(table.row_count)}
         assert {"n", "s", "K", "r", "l", "enter", "escape", "t", "q", "+", "-", "?"} <= keys
         await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, DeckScreen), "back on the deck")
+        commands = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"New job", "Next theme", "Fleet", "Jobs", "Help"} <= set(commands)  # keys are commands too
         await pilot.press("q")
     assert app.return_code == 0

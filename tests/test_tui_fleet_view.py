@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from tui.app import GpuDeckApp
 from tui.fleet import Fleet
 from tui.screens.hostkey import HostKeyScreen
+from tui.widgets.feed import FleetFeed
 from tui.widgets.gauges import bar
 from tui.widgets.host_panel import render_host
 
@@ -73,23 +75,53 @@ def test_fleet_view_shows_each_gpu(gpudeck_home: Path, monkeypatch: pytest.Monke
     assert "GPUs 1/2 busy" in summary and "burn — $/h" in summary
 
 
-async def _host_key(changed: bool) -> tuple[list[str], bool | None]:
+class _Key:
+    """Just what the modal reads of a paramiko key."""
+
+    def get_name(self) -> str:
+        return "ssh-ed25519"
+
+    def asbytes(self) -> bytes:
+        return b"not really a key"
+
+
+class _Changed(Exception):
+    def __init__(self) -> None:
+        super().__init__("HOST KEY FOR gpu-box HAS CHANGED")
+        self.key = _Key()
+
+
+async def _host_keys() -> tuple[list[str], bool | None, list[str], bool]:
     app = GpuDeckApp(hosts=["local"])
-    result: list[bool | None] = [None]
     async with app.run_test(size=(100, 30)) as pilot:
-        await app.push_screen(HostKeyScreen("gpu-box", "ssh-ed25519", "SHA256:abc123", changed), lambda r: result.__setitem__(0, r))
+        answer: list[bool] = []
+        # SSH asks from a connect worker's thread; the modal shows and that thread waits.
+        asker = threading.Thread(target=lambda: answer.append(app._confirm_key("gpu-box", _Key())))
+        asker.start()
+        for _ in range(100):
+            if isinstance(app.screen, HostKeyScreen):
+                break
+            await pilot.pause(0.05)
+        unknown = [str(b.id) for b in app.screen.query("Button")]
+        await pilot.click("#accept")
+        for _ in range(100):
+            if answer:
+                break
+            await pilot.pause(0.05)
+        asker.join(5)
+        app.feed.post_message(FleetFeed.KeyChanged("gpu-box", _Changed()))
+        for _ in range(100):
+            if isinstance(app.screen, HostKeyScreen):
+                break
+            await pilot.pause(0.05)
+        changed = [str(b.id) for b in app.screen.query("Button")]
+        await pilot.press("escape")
         await pilot.pause(0.1)
-        buttons = [str(b.id) for b in app.screen.query("Button")]
-        if not changed:
-            await pilot.click("#accept")
-        else:
-            await pilot.press("escape")
-        await pilot.pause(0.1)
-    return buttons, result[0]
+        back = not isinstance(app.screen, HostKeyScreen)
+    return unknown, answer[0] if answer else None, changed, back
 
 
 def test_host_key_modal_accepts_unknown_and_never_a_changed_key(gpudeck_home: Path) -> None:
-    buttons, accepted = asyncio.run(_host_key(changed=False))
-    assert buttons == ["accept", "reject"] and accepted is True
-    buttons, accepted = asyncio.run(_host_key(changed=True))
-    assert buttons == ["reject"] and accepted is False
+    unknown, accepted, changed, back = asyncio.run(_host_keys())
+    assert unknown == ["accept", "reject"] and accepted is True
+    assert changed == ["reject"] and back  # a changed key: explained, closable, never acceptable

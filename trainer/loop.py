@@ -204,6 +204,7 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
     if uploader and not uploader.drain(args.upload_wait):
         out.event("checkpoint_upload_pending", step=step, waited_s=args.upload_wait)
     del batches  # shuts the workers down before the process group goes
+    d.barrier()  # no rank tears the group down while another still uses it (gloo aborts then)
     out.event(
         "done",
         step=step,

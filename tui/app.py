@@ -5,20 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import partial
+from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.worker import Worker
 
 from . import config, paths
+from .errors import CliError
 from .fleet import Fleet
 from .live.link import TransportFactory
 from .messages import FleetUpdated
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
+from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
-from .session import Session, transport_for
+from .session import LOCAL, Session, transport_for
 from .store import Store
 from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from .widgets.failures import report
@@ -34,16 +38,23 @@ class GpuDeckApp(App[None]):
     TITLE = "gpudeck"
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
-        Binding("t", "next_theme", "Theme", id="next_theme"),
+        Binding("t", "next_theme", "Next theme", id="next_theme", tooltip="cycle gpudeck's themes"),
         Binding("question_mark", "help", "Help", id="help"),
     ]
 
-    def __init__(self, hosts: list[str] | None = None, transport: TransportFactory = transport_for,
+    def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
                  store: Callable[[], Store | None] | None = _open_store) -> None:
         super().__init__()
         self.fleet = Fleet()
-        self.feed = FleetFeed(self.fleet, hosts or Session().hosts(), transport, store, id="feed")
         self.startup_errors: list[str] = []
+        if hosts is None:
+            try:
+                hosts = Session().hosts()
+            except CliError as exc:  # a broken hosts.toml: still show the local machine
+                hosts = [LOCAL]
+                self.startup_errors.append(str(exc))
+        factory = transport or (lambda host: transport_for(host, self._confirm_key))
+        self.feed = FleetFeed(self.fleet, hosts, factory, store, id="feed")
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
@@ -85,6 +96,21 @@ class GpuDeckApp(App[None]):
             self.notify(f"{name} {job.state}", title="job ended")
         self.bell()
 
+    # -- SSH host keys ---------------------------------------------------------------------------
+
+    def _confirm_key(self, name: str, key: Any) -> bool:
+        """SSH's confirm for an unknown key; runs on a connect worker's thread."""
+        from .remote.hostkeys import fingerprint  # paramiko is loaded already when a key is asked about
+
+        return ask_host_key(self, name, key.get_name(), fingerprint(key))
+
+    def on_fleet_feed_key_changed(self, message: FleetFeed.KeyChanged) -> None:
+        from .remote.hostkeys import fingerprint
+
+        key = getattr(message.error, "key", None)
+        if key is not None:
+            self.push_screen(HostKeyScreen(message.host, key.get_name(), fingerprint(key), changed=True))
+
     # -- themes ------------------------------------------------------------------------------------
 
     def action_next_theme(self) -> None:
@@ -99,10 +125,9 @@ class GpuDeckApp(App[None]):
             self.run_worker(partial(config.save_theme, name), name="save-theme", group="save-theme",
                             thread=True, exclusive=True, exit_on_error=False)
 
-    def on_worker_state_changed(self, event: object) -> None:
-        worker = getattr(event, "worker", None)
-        if worker is not None and worker.name == "save-theme" and worker.error is not None:
-            report(self, "theme not saved", worker.error, "warning")
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "save-theme" and event.worker.error is not None:
+            report(self, "theme not saved", event.worker.error, "warning")
 
     # -- help and palette --------------------------------------------------------------------------
 
@@ -122,7 +147,6 @@ class GpuDeckApp(App[None]):
             if active.enabled and b.description and b.id not in ("quit", "help_close"):
                 yield SystemCommand(b.description, b.tooltip or f"key: {b.key}",
                                     partial(active.node.run_action, b.action))
-        yield SystemCommand("Next theme", "cycle gpudeck's themes (t)", self.action_next_theme)
 
 
 def main() -> None:

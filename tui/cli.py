@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from .commands import control, hosts, logs, metrics, ps
+from .commands import control, cost, hosts, logs, metrics, prices, ps
 from .commands import run as run_cmd
 from .errors import EXIT_ERROR, EXIT_USAGE, CliError
 from .session import Session
@@ -26,6 +26,8 @@ HANDLERS: dict[str, Handler] = {
     "rm": control.rm,
     "autostop": control.autostop,
     "hosts": hosts.run,
+    "cost": cost.run,
+    "prices": prices.run,
 }
 
 
@@ -38,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpudeck", description="GPU training cockpit: run, watch and stop jobs on your GPU hosts.")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
-    for module in (run_cmd, ps, logs, metrics, control, hosts):
+    for module in (run_cmd, ps, logs, metrics, control, hosts, cost, prices):
         module.add_parser(sub)
     return parser
 

@@ -21,6 +21,7 @@ from ..cost.report import CostContext, build, parse_since, user_tz
 from ..cost.settings import HostPrice, host_price
 from ..errors import EXIT_USAGE, CliError
 from ..format import table
+from ..remote.client import AgentError
 from ..session import Session
 
 
@@ -50,7 +51,7 @@ def gather(session: Session, since: float | None, config: dict[str, Any]) -> tup
         settings = host_settings(name)
         try:
             snap = snapshot(name, session.client(name), None if since is None else since)
-        except (CliError, TimeoutError, OSError) as exc:
+        except (CliError, AgentError, TimeoutError, OSError) as exc:  # one host down: report the rest
             errors.append({"host": name, "error": str(exc)})
             continue
         starts = [j["started_at"] for j in snap.jobs if j.get("started_at")]
@@ -92,25 +93,25 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return 0
 
 
-def money(value: float | None, currency: str) -> str:
+def money(value: float | None, currency: str, per: str = "") -> str:
     if value is None:
         return "unknown"
     symbol = "$" if currency == "USD" else f"{currency} "
-    return f"{symbol}{value:,.2f}"
+    return f"{symbol}{value:,.2f}{per}"
 
 
 def render(report: dict[str, Any]) -> str:
     cur = report["currency"]
     host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] != "unknown"
-                  else "unknown", money(h["burn_usd_per_hour"], cur) + "/h", money(h["accrued_usd"], cur),
+                  else "unknown", money(h["burn_usd_per_hour"], cur, "/h"), money(h["accrued_usd"], cur),
                   money(h["today_usd"], cur), h["since_source"]] for h in report["hosts"]]
-    job_rows = [[j["id"], j["name"], j["state"], money(j["burn_usd_per_hour"], cur) + "/h", money(j["accrued_usd"], cur),
+    job_rows = [[j["id"], j["name"], j["state"], money(j["burn_usd_per_hour"], cur, "/h"), money(j["accrued_usd"], cur),
                  money(j["projected_usd"], cur) if j["projected_usd"] is not None else "-", money(j["idle_usd"], cur),
                  j["reason"] or ""] for j in report["jobs"]]
     fleet = report["fleet"]
     lines = [table(["HOST", "PRICE", "BURN", "ACCRUED", "TODAY", "SINCE"], host_rows), "",
              table(["JOB", "NAME", "STATE", "BURN", "ACCRUED", "PROJECTED", "IDLE", "REASON"], job_rows), "",
-             f"fleet: burn {money(fleet['burn_usd_per_hour'], cur)}/h, today {money(fleet['today_usd'], cur)}, "
+             f"fleet: burn {money(fleet['burn_usd_per_hour'], cur, '/h')}, today {money(fleet['today_usd'], cur)}, "
              f"jobs {money(fleet['jobs_accrued_usd'], cur)}"]
     if fleet["rules"]["note"] and fleet.get("daily_budget"):
         lines.append(fleet["rules"]["note"])

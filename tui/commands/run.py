@@ -9,9 +9,12 @@ import time
 
 from remote_agent.names import is_job_name, new_job_id
 
+from ..cost.rules import CostRuleError, launch_share, spec_cost_fields
+from ..cost.settings import HostPrice, host_price
 from ..errors import EXIT_USAGE, CliError
 from ..session import LOCAL, Session
 from ..store import JobRecord
+from .cost import host_settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,8 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grace", type=float, default=60.0, help="seconds between the stop signal and SIGKILL (default 60)")
     p.add_argument("--budget", type=float, metavar="AMOUNT", help="stop gracefully when the job's cost reaches AMOUNT (warns at 80 %%)")
     p.add_argument("--price-per-hour", type=float, metavar="P", help="the host's price per hour for this job (default: the host's setting)")
-    p.add_argument("--idle-stop", metavar="30m@10%%", help="stop when the job's GPUs stay under 10 %% for 30 min")
-    p.add_argument("--idle-grace", default="15m", metavar="DURATION", help="no idle stop this soon after start (default 15m)")
+    p.add_argument("--idle-stop", metavar="30m@10%%+15m", help="stop when the job's GPUs stay under 10 %% for 30 min, not in its first 15 min (off: none; default: the host's setting)")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
 
 
@@ -57,45 +59,30 @@ def default_name(argv: list[str], job_id: str) -> str:
     return f"{stem}-{job_id[-4:]}"
 
 
-def parse_duration(text: str, what: str) -> float:
-    """'90s', '30m', '1.5h' or plain minutes → minutes."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smh]?)", text.strip())
-    if not match:
-        raise CliError(f"{what} {text!r}: expected a duration like 90s, 30m or 2h", EXIT_USAGE)
-    value, unit = float(match.group(1)), match.group(2) or "m"
-    return value * {"s": 1 / 60, "m": 1.0, "h": 60.0}[unit]
+def cost_rules(args: argparse.Namespace, env: dict[str, str], session: Session | None) -> dict:
+    """price (with this job's share of the host), budget and idle stop, for the supervisor.
 
-
-def parse_idle_stop(text: str, grace: str) -> dict[str, float]:
-    duration, sep, pct = text.partition("@")
-    pct_match = re.fullmatch(r"(\d+(?:\.\d+)?)%?", pct.strip()) if sep else None
-    if not pct_match or not 0 <= float(pct_match.group(1)) <= 100:
-        raise CliError(f"--idle-stop {text!r}: expected DURATION@PERCENT, e.g. 30m@10%", EXIT_USAGE)
-    return {
-        "below_pct": float(pct_match.group(1)),
-        "minutes": parse_duration(duration, "--idle-stop"),
-        "grace_minutes": parse_duration(grace, "--idle-grace"),
-    }
-
-
-def cost_rules(args: argparse.Namespace, env: dict[str, str]) -> dict:
-    rules: dict = {}
+    Without a session (the TUI's form builds specs off the network) the share is taken as 1:
+    a budget can then only stop early, never late."""
+    settings = host_settings(args.host)
+    price = None
     if args.price_per_hour is not None:
         if args.price_per_hour < 0:
             raise CliError("--price-per-hour: must be >= 0", EXIT_USAGE)
-        rules["price"] = {"per_hour": args.price_per_hour, "currency": "USD", "share": 1.0, "source": "--price-per-hour"}
-    if args.budget is not None:
-        if args.budget <= 0:
-            raise CliError("--budget: must be > 0", EXIT_USAGE)
-        if "price" not in rules:
-            raise CliError(f"--budget: the price of host {args.host} is unknown; pass --price-per-hour", EXIT_USAGE)
-        rules["budget"] = args.budget
-    if args.idle_stop:
-        rules["idle_stop"] = parse_idle_stop(args.idle_stop, args.idle_grace)
-    return rules
+        price = HostPrice(per_hour=args.price_per_hour, currency="USD", market="on-demand", source="--price-per-hour")
+    share = 1.0
+    if session is not None and (price or host_price(settings)).known:
+        hello = session.request(args.host, "hello")
+        gpus = len(((hello.get("gpu") or {}).get("gpus")) or [])
+        live = sum(1 for j in session.request(args.host, "jobs")["jobs"] if j["state"] in ("starting", "running"))
+        share = launch_share(gpus, env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")), live)
+    try:
+        return spec_cost_fields(settings, budget=args.budget, idle_stop=args.idle_stop, share=share, price=price)
+    except CostRuleError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
 
 
-def build_spec(args: argparse.Namespace, argv: list[str], job_id: str) -> dict:
+def build_spec(args: argparse.Namespace, argv: list[str], job_id: str, session: Session | None = None) -> dict:
     name = args.name or default_name(argv, job_id)
     if not is_job_name(name):
         raise CliError(f"--name {name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit", EXIT_USAGE)
@@ -117,7 +104,7 @@ def build_spec(args: argparse.Namespace, argv: list[str], job_id: str) -> dict:
         "created_at": time.time(),
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         **({"path": os.environ.get("PATH", "")} if args.host == LOCAL else {}),
-        **cost_rules(args, env),
+        **cost_rules(args, env, session),
     }
 
 
@@ -128,7 +115,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if not argv:
         raise CliError("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])", EXIT_USAGE)
     job_id = new_job_id()
-    spec = build_spec(args, argv, job_id)
+    spec = build_spec(args, argv, job_id, session)
     job = session.request(args.host, "launch", timeout=60.0, spec=spec)
     session.store.record_job(
         JobRecord(id=job_id, name=spec["name"], created_at=spec["created_at"], nodes=[{"host": args.host, "node": "0"}], argv=argv)

@@ -92,6 +92,7 @@ class JobCost:
     share_now: float | None = None
     steps_per_s: float | None = None
     priced: bool = True  # False: the host's price is unknown, so is this node's cost
+    budget: float | None = None  # the spec's, in the spec price's currency, when the agent reports it
     start: float | None = None
     end: float | None = None
 
@@ -139,7 +140,8 @@ def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: P
               lo: float, hi: float) -> JobCost:
     now = host.host_now
     end = run.until(now)
-    job = JobCost(run.key, run.name, run.state, run.reason, start=run.start, end=run.end, priced=bool(host.periods))
+    job = JobCost(run.key, run.name, run.state, run.reason, start=run.start, end=run.end, priced=bool(host.periods),
+                  budget=run.budget)
     if run.start is None or end is None or not host.periods:
         return job
     span = [(max(run.start, lo), min(end, hi))]
@@ -182,6 +184,7 @@ class JobTotal:
     reason: str | None = None
     steps_per_s: float | None = None
     unpriced_hosts: list[str] = field(default_factory=list)  # hosts whose price is unknown
+    budget: float | None = None
 
 
 def job_totals(hosts: Sequence[HostCost]) -> list[JobTotal]:
@@ -196,6 +199,7 @@ def job_totals(hosts: Sequence[HostCost]) -> list[JobTotal]:
             total.idle.merge(jc.idle)
             total.burn.merge(jc.burn)
             total.reason = total.reason or jc.reason
+            total.budget = total.budget if total.budget is not None else jc.budget
             total.steps_per_s = total.steps_per_s or jc.steps_per_s
             if jc.state in ("running", "starting"):
                 total.state = jc.state

@@ -76,12 +76,16 @@ class Ledger:
         self.close()
 
     def record(self, fact: Fact, recorded_at: float) -> bool:
-        """True if this fact is new. A later job_end (the job's cost grew) replaces the earlier one."""
-        verb = "INSERT OR REPLACE" if fact.kind == "job_end" else "INSERT OR IGNORE"
+        """True if this fact is new (or, for job_end, changed: a job's final figures may be refined
+        when a later read sees more of its journal). Unchanged facts write nothing."""
+        upsert = ("ON CONFLICT(host, job, node, kind, at) DO UPDATE SET amount = excluded.amount, "
+                  "currency = excluded.currency, data = excluded.data, recorded_at = excluded.recorded_at "
+                  "WHERE cost_ledger.data IS NOT excluded.data OR cost_ledger.amount IS NOT excluded.amount"
+                  if fact.kind == "job_end" else "ON CONFLICT DO NOTHING")
         with self._lock:
             cur = self._db.execute(
-                f"{verb} INTO cost_ledger (at, recorded_at, host, job, node, kind, amount, per_hour, currency, source, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO cost_ledger (at, recorded_at, host, job, node, kind, amount, per_hour, currency, source, data) "
+                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) {upsert}",
                 (fact.at, recorded_at, fact.host, fact.job, fact.node, fact.kind, fact.amount, fact.per_hour,
                  fact.currency, fact.source, json.dumps(fact.data or {}, sort_keys=True)),
             )

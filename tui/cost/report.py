@@ -17,7 +17,7 @@ from .billing import Money, PricePeriod, convert, minimum_seconds, periods_from_
 from .collect import HostSnapshot
 from .counters import HostCost, HostInput, JobTotal, host_costs, job_totals
 from .ledger import Fact, Ledger
-from .runs import fold
+from .runs import NodeRun, fold
 from .settings import HostPrice
 
 FLOAT_PLACES = 6
@@ -78,8 +78,13 @@ def host_periods(name: str, price: HostPrice, ledger: Ledger | None, spot: Seque
 
 def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ctx: CostContext,
           ledger: Ledger | None = None, since: float | None = None,
-          spot: Mapping[str, Sequence[PricePeriod]] | None = None) -> dict[str, Any]:
-    """`since` is on the client's clock; each host's window is shifted onto that host's clock."""
+          spot: Mapping[str, Sequence[PricePeriod]] | None = None,
+          runs_by_host: Mapping[str, Sequence[NodeRun]] | None = None) -> dict[str, Any]:
+    """`since` is on the client's clock; each host's window is shifted onto that host's clock.
+
+    `runs_by_host`: runs already folded (the TUI's tracker keeps them up to date incrementally);
+    otherwise each snapshot's journals are folded here.
+    """
     now = time.time()
     hosts: list[HostCost] = []
     for snap in snapshots:
@@ -87,8 +92,11 @@ def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ct
         if ledger is not None and price.per_hour is not None:
             ledger.record_price(snap.name, snap.host_now, price.per_hour, price.currency, price.source, now)
         periods = host_periods(snap.name, price, ledger, (spot or {}).get(snap.name), snap.host_now)
-        runs = [fold(snap.name, job, snap.journals.get((job["id"], str(job.get("node") or "0")), []))
-                for job in snap.jobs]
+        if runs_by_host is not None:
+            runs = list(runs_by_host.get(snap.name, []))
+        else:
+            runs = [fold(snap.name, job, snap.journals.get((job["id"], str(job.get("node") or "0")), []))
+                    for job in snap.jobs]
         first_start = min((r.start for r in runs if r.start is not None), default=None)
         start, source = (snap.boot_time, "boot") if snap.boot_time is not None else (first_start, "first_job")
         host_input = HostInput(snap.name, periods, snap.gpu_uuids, snap.host_now, start, source if start else "unknown",
@@ -147,10 +155,19 @@ def _job_json(j: JobTotal, ctx: CostContext, origin: str = "journal") -> dict[st
         "id": j.id, "name": j.name, "state": j.state, "hosts": j.hosts, "reason": j.reason,
         "burn_usd_per_hour": conv(j.burn), "accrued_usd": conv(j.accrued),
         "projected_usd": conv(j.projected), "idle_usd": conv(j.idle), "price_unknown_on": j.unpriced_hosts,
+        "budget": j.budget, "budget_status": _budget_status(j),
         "steps_per_s": None if j.steps_per_s is None else round(j.steps_per_s, FLOAT_PLACES),
         "burn": _money(j.burn), "accrued": _money(j.accrued), "projected": _money(j.projected), "idle": _money(j.idle),
         "from": origin,
     }
+
+
+def _budget_status(j: JobTotal) -> str | None:
+    from .rules import budget_status
+
+    if j.budget is None or len(j.accrued.amounts) > 1:
+        return None
+    return budget_status(next(iter(j.accrued.amounts.values()), 0.0), j.budget)
 
 
 def _fleet_json(hosts: Sequence[HostCost], jobs: Sequence[JobTotal], ctx: CostContext, ledger: Ledger | None,

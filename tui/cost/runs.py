@@ -59,7 +59,23 @@ def fold(host: str, job: dict[str, Any], records: Iterable[dict[str, Any]]) -> N
     """A job object (`jobs` op) and its journal records → its NodeRun."""
     run = NodeRun(job=job["id"], node=str(job.get("node") or "0"), host=host, name=job.get("name") or "?",
                   state=job.get("state") or "starting")
+    apply(run, records)
+    update_from_job(run, job)
+    return run
+
+
+def update_from_job(run: NodeRun, job: dict[str, Any]) -> None:
+    """What only the job object knows: `lost` (derived by the agent), the spec's rules, total_steps."""
+    run.name = job.get("name") or run.name
     spec_rules(run, job)
+    if job.get("state") == "lost" and run.end is None:
+        run.state = "lost"
+    if run.total_steps is None and isinstance(job.get("total_steps"), (int, float)):
+        run.total_steps = float(job["total_steps"])
+
+
+def apply(run: NodeRun, records: Iterable[dict[str, Any]]) -> None:
+    """Fold more records in (in seq order): the TUI feeds pushed batches as they arrive."""
     for r in records:
         t = r.get("t")
         if not isinstance(t, (int, float)):
@@ -83,11 +99,6 @@ def fold(host: str, job: dict[str, Any], records: Iterable[dict[str, Any]]) -> N
                 run.total_steps = float(total)
         elif kind == "event" and r.get("event") in COST_EVENTS:
             run.events.append({"t": t, "event": r.get("event"), "data": r.get("data") or {}})
-    if job.get("state") == "lost" and run.end is None:
-        run.state = "lost"
-    if run.total_steps is None and isinstance(job.get("total_steps"), (int, float)):
-        run.total_steps = float(job["total_steps"])
-    return run
 
 
 def spec_rules(run: NodeRun, job: dict[str, Any]) -> None:
@@ -97,6 +108,9 @@ def spec_rules(run: NodeRun, job: dict[str, Any]) -> None:
         run.idle_pct = float(idle["below_pct"])
     if isinstance(job.get("budget"), (int, float)):
         run.budget = float(job["budget"])
+    for ev in run.events:  # an older agent's job object lacks it; the warning event carries it
+        if run.budget is None and ev["event"] in ("budget_warning", "autostop") and isinstance(ev["data"].get("budget"), (int, float)):
+            run.budget = float(ev["data"]["budget"])
 
 
 def _on_state(run: NodeRun, r: dict[str, Any], t: float) -> None:

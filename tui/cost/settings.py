@@ -10,6 +10,7 @@ hosts.toml belongs to the hosts feature; cost reads only these keys from a host'
     instance_type = "g5.xlarge"
     region = "us-east-1"        # for spot: an availability zone (us-east-1a) narrows it
     instance_id = "i-0abc…"
+    idle_stop = "30m@10%"       # default idle stop for jobs launched here ("off" for none)
 
 `validate_price_settings` is what `gpudeck hosts set NAME key=value…` calls before writing.
 """
@@ -25,6 +26,7 @@ from typing import Any
 from . import catalog
 
 PRICE_KEYS = ("price_per_hour", "currency", "market", "provider", "instance_type", "region", "instance_id")
+COST_KEYS = (*PRICE_KEYS, "idle_stop")  # idle_stop: the host's default rule for its jobs, e.g. "30m@10%"
 MARKETS = ("on-demand", "spot")
 PROVIDERS = ("aws", "azure", "aliyun", "tencent", "other")
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
@@ -42,7 +44,7 @@ def validate_price_settings(values: Mapping[str, Any]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for key, raw in values.items():
-        if key not in PRICE_KEYS:
+        if key not in COST_KEYS:
             out[key] = raw
             continue
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
@@ -53,6 +55,14 @@ def validate_price_settings(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check(key: str, raw: Any) -> Any:
+    if key == "idle_stop":
+        from .rules import CostRuleError, parse_idle_stop
+
+        try:
+            parse_idle_stop(str(raw))
+        except CostRuleError as exc:
+            raise PriceSettingsError(str(exc).replace("--idle-stop", "idle_stop", 1)) from None
+        return str(raw).strip().lower()
     if key == "price_per_hour":
         try:
             value = float(raw) if not isinstance(raw, bool) else math.nan

@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CliError
 from ..remote.client import AgentClient, AgentError
-from ..remote.transport import Transport, TransportError
+from ..remote.transport import Transport
 from .inbox import Inbox, Update
 
 TransportFactory = Callable[[str], Transport]
@@ -52,8 +51,8 @@ class HostLink:
             client = AgentClient(self._transport_for(self.host), on_events=self._on_events)
             client.connect(timeout=20.0)
             hello = client.request("hello", timeout=POLL_TIMEOUT)
-        except (AgentError, TransportError, CliError, OSError) as exc:
-            raise LinkDown(str(exc)) from None
+        except Exception as exc:  # transports raise their own kinds (SSH, host keys, OS): all mean down
+            raise LinkDown(str(exc) or type(exc).__name__) from exc  # __cause__ keeps the kind
         with self._lock:
             self._client = client
             self.tailed = set()  # subscriptions belong to a connection
@@ -61,12 +60,17 @@ class HostLink:
         self.inbox.put(Update("hello", self.host, hello))
         return hello
 
-    def close(self) -> None:
+    def close(self, wait: float = 0.0) -> None:
+        """Drop the connection. The old client closes on a thread of its own, waited for at most
+        `wait` s: closing a pipe whose agent is frozen (SIGSTOP, a hung host) can block for good,
+        and that must delay neither a reconnect nor the app's exit."""
         with self._lock:
             client, self._client = self._client, None
             self.tailed = set()
         if client is not None:
-            client.close()
+            closer = threading.Thread(target=client.close, name=f"close-{self.host}", daemon=True)
+            closer.start()
+            closer.join(wait)
 
     @property
     def connected(self) -> bool:

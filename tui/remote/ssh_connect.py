@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,12 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
         raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
 
 
-def _private_keys(target: SshTarget) -> list[tuple[str, paramiko.PKey | None, str | None]]:
+# Passphrases the user typed (TUI), kept in memory only, for this process's lifetime.
+_passphrases: dict[str, str] = {}
+AskPassphrase = Callable[[str], "str | None"]  # key path → passphrase, or None to skip that key
+
+
+def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[tuple[str, paramiko.PKey | None, str | None]]:
     """(source, key, problem): agent keys first unless IdentitiesOnly, then the identity files."""
     keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
     if not target.identities_only:
@@ -65,19 +71,27 @@ def _private_keys(target: SshTarget) -> list[tuple[str, paramiko.PKey | None, st
     files = target.identity_files or ([] if target.identities_only else default_identities())
     for path in files:
         try:
-            keys.append((path, paramiko.PKey.from_path(path), None))
+            keys.append((path, paramiko.PKey.from_path(path, _passphrases.get(path)), None))
         except FileNotFoundError:
             continue
         except paramiko.PasswordRequiredException:
+            secret = ask(path) if ask is not None else None  # the TUI asks once; the CLI never does
+            if secret is not None:
+                try:
+                    keys.append((path, paramiko.PKey.from_path(path, secret), None))
+                    _passphrases[path] = secret
+                    continue
+                except paramiko.SSHException:
+                    pass
             keys.append((path, None, f"{path} is encrypted: load it into ssh-agent (ssh-add {path})"))
         except (paramiko.SSHException, OSError, ValueError) as exc:
             keys.append((path, None, f"{path}: {exc}"))
     return keys
 
 
-def _authenticate(t: paramiko.Transport, target: SshTarget, user: str) -> None:
+def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskPassphrase | None) -> None:
     problems: list[str] = []
-    for source, key, problem in _private_keys(target):
+    for source, key, problem in _private_keys(target, ask):
         if key is None:
             problems.append(problem or source)
             continue
@@ -94,7 +108,7 @@ def _authenticate(t: paramiko.Transport, target: SshTarget, user: str) -> None:
 
 
 def _open(target: SshTarget, known: KnownHosts, confirm: Confirm | None, timeout: float,
-          via: paramiko.Transport | None) -> paramiko.Transport:
+          via: paramiko.Transport | None, ask: AskPassphrase | None = None) -> paramiko.Transport:
     sock = _socket_for(target, timeout, via)
     t = paramiko.Transport(sock)
     try:
@@ -109,7 +123,7 @@ def _open(target: SshTarget, known: KnownHosts, confirm: Confirm | None, timeout
             raise SshError(f"{target.describe()}: SSH handshake failed: {exc or type(exc).__name__}") from None
         verify(known, target.known_hosts_name, t.get_remote_server_key(), confirm)
         user = target.user or _local_user()
-        _authenticate(t, target, user)
+        _authenticate(t, target, user, ask)
         if target.server_alive_interval:
             t.set_keepalive(int(target.server_alive_interval))
         return t
@@ -125,7 +139,7 @@ def _local_user() -> str:
 
 
 def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | None = None,
-            confirm: Confirm | None = None, timeout: float = 15.0) -> Connection:
+            confirm: Confirm | None = None, timeout: float = 15.0, ask_passphrase: AskPassphrase | None = None) -> Connection:
     """Connect to `[user@]host[:port]` or a ~/.ssh/config alias, through its jumps if any.
 
     Raises SshError (unreachable, auth) or a HostKeyError (unknown / changed key), never a raw
@@ -144,11 +158,11 @@ def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | 
         via: paramiko.Transport | None = None
         for hop in hop_targets:
             hop.proxy_command = None if via is not None else hop.proxy_command
-            via = _open(hop, known, confirm, timeout, via)
+            via = _open(hop, known, confirm, timeout, via, ask_passphrase)
             hops.append(via)
         if hops:
             target.proxy_command = None  # ProxyJump wins, as in OpenSSH
-        transport = _open(target, known, confirm, timeout, via)
+        transport = _open(target, known, confirm, timeout, via, ask_passphrase)
     except BaseException:
         for t in reversed(hops):
             t.close()

@@ -3,7 +3,10 @@ key cannot be accepted from here (as OpenSSH refuses it), only explained."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
+from concurrent.futures import Future
+from typing import Any
+
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -42,3 +45,21 @@ class HostKeyScreen(ModalScreen[bool]):
 
     def action_reject(self) -> None:
         self.dismiss(False)
+
+
+KEY_ANSWER_TIMEOUT = 600.0  # nobody answered: refuse (the connect retries later and asks again)
+
+
+def ask_host_key(app: App[Any], name: str, key_type: str, fingerprint: str) -> bool:
+    """Called on a connect worker's thread (SSH's `confirm`): shows the modal on the app thread
+    and blocks this thread, not the app, until the user answers."""
+    answer: Future[bool] = Future()
+
+    def show() -> None:
+        app.push_screen(HostKeyScreen(name, key_type, fingerprint), lambda ok: answer.set_result(bool(ok)))
+
+    app.call_from_thread(show)
+    try:
+        return answer.result(timeout=KEY_ANSWER_TIMEOUT)
+    except TimeoutError:
+        return False

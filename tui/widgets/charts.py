@@ -107,6 +107,7 @@ class UsageChart(_Chart):
         if pts:
             self.plt.plot([p[0] for p in pts], [p[1] for p in pts], label="host CPU %", marker="braille")
         self.plt.ylim(0, 100)
-        self.plt.title(f"{host.name}: no GPU samples for this job — host CPU %")
+        # Short titles: plotext drops a title wider than the chart.
+        self.plt.title(f"{host.name} CPU % (no GPU samples)" if pts else "no CPU samples from the job's run")
         self.plt.xlabel("seconds")
         self.refresh()

@@ -32,7 +32,8 @@ from .failures import guarded, report
 GPU_PERIOD = 1.0
 JOBS_PERIOD = 2.0
 MIN_REDRAW = 0.1  # at most ~10 redraws a second
-TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
+TAIL_FINISHED = 20
+SILENT_POLLS = 3  # failed polls in a row on an open pipe before reconnecting  # finished jobs whose journals are replayed at start (others: when opened)
 
 
 class FleetFeed(Widget):
@@ -51,6 +52,13 @@ class FleetFeed(Widget):
             super().__init__()
             self.tags = tags
 
+    class KeyChanged(Message):
+        """A host's SSH key changed: the app warns once; the UI can never accept it."""
+
+        def __init__(self, host: str, error: BaseException) -> None:
+            super().__init__()
+            self.host, self.error = host, error
+
     class JobEnded(Message):
         def __init__(self, job: JobModel) -> None:
             super().__init__()
@@ -68,6 +76,7 @@ class FleetFeed(Widget):
         self._backoff: dict[tuple[str, str], Backoff] = {}
         self._gen = dict.fromkeys(hosts, 0)  # bumps on each connect: stale poll chains die
         self._connecting: set[str] = set()
+        self._key_warned: set[str] = set()
         self._tags: set[str] = set()
         self._last_publish = 0.0
         self._flush_timer: Timer | None = None
@@ -84,7 +93,7 @@ class FleetFeed(Widget):
 
     def on_unmount(self) -> None:
         for link in self.links.values():
-            link.close()
+            link.close(wait=2.0)  # a healthy agent exits at once; a frozen one must not hold the exit
         if self._store is not None:
             self._store.close()
 
@@ -161,6 +170,10 @@ class FleetFeed(Widget):
                 self._arm(host, kind, 0)
             return
         link = self.links[host]
+        cause = error.__cause__ if error is not None else None
+        if type(cause).__name__ == "HostKeyChanged" and host not in self._key_warned:
+            self._key_warned.add(host)  # by name: importing paramiko here would slow every start
+            self.post_message(self.KeyChanged(host, cause))
         status = "reconnecting" if link.ever_connected else "unreachable"
         self._publish(self.fleet.set_host_status(host, status, str(error) or "cannot connect"))
         self._arm(host, "connect", backoff.failed())
@@ -174,11 +187,14 @@ class FleetFeed(Widget):
             return
         reason = str(error) or type(error).__name__
         self._publish(self.fleet.set_host_status(host, "reconnecting", reason))
-        if isinstance(error, LinkDown) or not self.links[host].connected:
+        delay = backoff.failed()
+        # A frozen host keeps the pipe open and never answers: after a few silent polls, start over
+        # (connect closes the old client first, in its worker).
+        if isinstance(error, LinkDown) or not self.links[host].connected or backoff.failures >= SILENT_POLLS:
             self._gen[host] += 1  # both poll chains stop; the connect re-arms them
-            self._connect(host)
+            self._arm(host, "connect", delay if backoff.failures >= SILENT_POLLS else 0)
         else:  # slow or refusing, but the pipe is up: retry this poll later
-            self._arm(host, kind, backoff.failed())
+            self._arm(host, kind, delay)
 
     # -- applying updates on the app thread ----------------------------------------------------
 

@@ -1,0 +1,63 @@
+"""Regenerates the README's screenshots from the real app on this machine's `local` host:
+    python docs/screenshots.py
+It launches the demo trainer in a scratch GPUDECK_HOME, waits for points, and saves SVGs of the
+fleet, jobs and job views (Textual's own export) into docs/."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS.parent))
+
+SIZE = (160, 48)
+
+
+async def shoot(workdir: Path) -> None:
+    from tui.app import GpuDeckApp
+    from tui.live.actions import form_spec
+    from tui.screens.job import JobScreen
+
+    app = GpuDeckApp()
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def until(cond, what: str, timeout: float = 120.0) -> None:
+            for _ in range(int(timeout / 0.1)):
+                if cond():
+                    return
+                await pilot.pause(0.1)
+            raise SystemExit(f"timed out waiting for {what}")
+
+        await until(lambda: app.fleet.hosts["local"].up, "local")
+        spec = form_spec("local", "python -m trainer --steps 600", name="resnet-demo", workdir=str(workdir))
+        app.feed.launch("local", spec)
+        await until(lambda: spec["id"] in app.fleet.jobs and app.fleet.jobs[spec["id"]].step
+                    and app.fleet.jobs[spec["id"]].step >= 250, "250 steps")
+        await pilot.press("1")
+        await pilot.pause(0.5)
+        app.save_screenshot("screenshot-fleet.svg", str(DOCS))
+        await pilot.press("2")
+        await pilot.pause(0.5)
+        app.save_screenshot("screenshot-jobs.svg", str(DOCS))
+        await app.push_screen(JobScreen(app.fleet, app.feed, spec["id"]))
+        await pilot.pause(3.0)
+        app.save_screenshot("screenshot.svg", str(DOCS))
+        app.feed.end(app.fleet.jobs[spec["id"]], "kill")
+        await until(lambda: not app.fleet.jobs[spec["id"]].active, "the demo job killed")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["GPUDECK_HOME"] = str(Path(tmp) / "home")
+        workdir = Path(tmp) / "work"
+        workdir.mkdir()
+        asyncio.run(shoot(workdir))
+    print("saved:", *sorted(p.name for p in DOCS.glob("screenshot*.svg")))
+
+
+if __name__ == "__main__":
+    main()
