@@ -9,7 +9,6 @@ so callers must keep polling on return either way (an event only says "look now"
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import select
 import threading
@@ -29,7 +28,8 @@ def _load_libc():  # type: ignore[no-untyped-def]
     with _libc_lock:
         if _libc is None:
             try:
-                lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+                # dlopen(NULL): libc is already loaded; find_library would spawn ldconfig each start.
+                lib = ctypes.CDLL(None, use_errno=True)
                 lib.inotify_init1  # noqa: B018 - raises AttributeError where there is no inotify
                 lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
                 lib.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]

@@ -43,3 +43,27 @@ def test_serve_exits_when_the_client_goes_silent(tmp_path: Path) -> None:
         proc.kill()
         proc.wait()
 
+
+
+def test_the_watcher_wakes_on_a_write_long_before_its_timeout(tmp_path: Path) -> None:
+    from remote_agent.watch import Watcher, file_watcher
+
+    path = tmp_path / "journal"
+    path.write_bytes(b"")
+    watcher = file_watcher(str(path))
+    assert watcher is not None and watcher.native  # Linux: inotify through ctypes
+    try:
+        with open(path, "ab") as f:
+            f.write(b"x\n")
+        start = time.monotonic()
+        watcher.wait(5.0)
+        assert time.monotonic() - start < 1.0
+        waker = Watcher()
+        waker.wake()
+        start = time.monotonic()
+        waker.wait(5.0)
+        assert time.monotonic() - start < 1.0
+        waker.close()
+        waker.wake()  # after close: a no-op, never a write to a reused descriptor
+    finally:
+        watcher.close()

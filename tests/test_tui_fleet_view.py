@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.widgets import Button
 
 from tui.app import GpuDeckApp
 from tui.fleet import Fleet
@@ -103,7 +104,7 @@ async def _host_keys() -> tuple[list[str], bool | None, list[str], bool]:
                 break
             await pilot.pause(0.05)
         unknown = [str(b.id) for b in app.screen.query("Button")]
-        await pilot.click("#accept")
+        app.screen.query_one("#accept", Button).press()
         for _ in range(100):
             if answer:
                 break

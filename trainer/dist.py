@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,17 @@ class Dist:
     def close(self) -> None:
         if self.enabled and dist.is_initialized():
             dist.destroy_process_group()
+
+    def exit(self, code: int) -> None:
+        """End a distributed process without interpreter teardown. With gloo, a rank that outlives
+        rank 0 (host of the TCPStore) sometimes aborts in static destructors after everything is
+        done ("terminate called without an active exception", seen here ~1 run in 10 on torch 2.13),
+        turning a clean exit 0 into SIGABRT. Callers have flushed and closed what matters."""
+        self.close()
+        if self.enabled:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
 
 
 def init(timeout_s: float) -> Dist:

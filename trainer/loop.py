@@ -47,9 +47,12 @@ def run(argv: list[str] | None = None) -> int:
     d = tdist.init(args.dist_timeout)
     out = Reporter(d.rank == 0)
     try:
-        return _train(args, d, stop, out)
-    finally:
+        code = _train(args, d, stop, out)
+    except BaseException:
         d.close()
+        raise
+    d.exit(code)  # returns only in a single-process run
+    return code
 
 
 def _fetch_newer(store: S3Store, directory: str, out: Reporter) -> None:
