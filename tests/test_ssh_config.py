@@ -89,3 +89,24 @@ def test_proxycommand(ssh_home: SshHome, tmp_path: Path) -> None:
     job_id = gpudeck("run", "--host", "box", "--", "echo", "via a proxy command", cwd=tmp_path).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=tmp_path).stdout.splitlines()[-1] == "via a proxy command"
     assert f"127.0.0.1:{ssh_home.server.port}" in marker.read_text()
+
+
+def test_an_encrypted_key_needs_ssh_agent_or_an_asked_passphrase(ssh_home: SshHome, tmp_path: Path) -> None:
+    import subprocess
+
+    ssh_home.trust()
+    key = ssh_home.ssh_dir / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-p", "-N", "s3cret", "-f", str(key)], check=True, capture_output=True)
+    with pytest.raises(SshError, match=r"is encrypted: load it into ssh-agent \(ssh-add "):
+        connect("box").close()
+    asked: list[str] = []
+
+    def ask(path: str) -> str:
+        asked.append(path)
+        return "s3cret"
+
+    connect("box", ask_passphrase=ask).close()
+    connect("box", ask_passphrase=ask).close()
+    assert asked == [str(key)]  # asked once, then kept in memory
+    result = gpudeck("hosts", "add", "enc", "box", "--agent-dir", str(ssh_home.agent_dir), cwd=tmp_path)
+    assert result.returncode == 4 and "ssh-add" in result.stderr and "s3cret" not in result.stderr

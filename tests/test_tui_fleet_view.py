@@ -100,7 +100,7 @@ async def _host_keys() -> tuple[list[str], bool | None, list[str], bool]:
         asker = threading.Thread(target=lambda: answer.append(app._confirm_key("gpu-box", _Key())))
         asker.start()
         for _ in range(100):
-            if isinstance(app.screen, HostKeyScreen):
+            if isinstance(app.screen, HostKeyScreen) and app.screen.query(Button):
                 break
             await pilot.pause(0.05)
         unknown = [str(b.id) for b in app.screen.query("Button")]
@@ -112,7 +112,7 @@ async def _host_keys() -> tuple[list[str], bool | None, list[str], bool]:
         asker.join(5)
         app.feed.post_message(FleetFeed.KeyChanged("gpu-box", _Changed()))
         for _ in range(100):
-            if isinstance(app.screen, HostKeyScreen):
+            if isinstance(app.screen, HostKeyScreen) and app.screen.query(Button):
                 break
             await pilot.pause(0.05)
         changed = [str(b.id) for b in app.screen.query("Button")]

@@ -50,15 +50,25 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--log-every", type=int, default=1, help="print a metrics line every N steps")
 
     g = p.add_argument_group("data")
-    # An image-folder dataset (--data DIR) needs Pillow, which this environment lacks: synthetic only for now.
-    g.add_argument(
-        "--synthetic", action="store_true", help="synthetic learnable images (the only dataset for now)"
+    src = g.add_mutually_exclusive_group()
+    src.add_argument(
+        "--data",
+        metavar="DIR",
+        default=None,
+        help="image folder: one sub-folder per class of JPEG/PNG files (needs Pillow)",
     )
+    src.add_argument("--synthetic", action="store_true", help="synthetic learnable images (the default)")
     g.add_argument("--synthetic-size", type=int, default=2048, help="training samples in the synthetic set")
     g.add_argument("--val-size", type=int, default=256, help="validation samples (synthetic) ")
+    g.add_argument(
+        "--val-split", type=float, default=0.1, help="share of each class held out for validation (--data)"
+    )
+    g.add_argument(
+        "--skip-image-check", action="store_true", help="--data: do not open every file's header at start"
+    )
     g.add_argument("--val-every", type=int, default=0, help="validate every N steps (0: never)")
     g.add_argument("--image-size", type=int, default=32)
-    g.add_argument("--num-classes", type=int, default=10)
+    g.add_argument("--num-classes", type=int, default=10, help="synthetic set (--data: the class folders)")
     g.add_argument("--augment", action="store_true", help="random resized crop, flip and colour jitter")
     g.add_argument(
         "--workers", type=int, default=default_workers(), help="DataLoader worker processes per rank"
@@ -120,6 +130,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("steps", "batch_size", "log_every", "image_size", "num_classes", "synthetic_size", "keep"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if not 0 <= args.val_split < 1:
+        p.error("--val-split must be in [0, 1)")
     if args.workers < 0:
         p.error("--workers must be >= 0")
     if args.micro_batch is not None and args.micro_batch < 1:

@@ -30,6 +30,10 @@ def build_datasets(
     args: argparse.Namespace,
 ) -> tuple[torch.utils.data.Dataset, torch.utils.data.Dataset, int]:
     """(train, val, number of classes)."""
+    if getattr(args, "data", None):
+        from .imagefolder import build_imagefolder  # Pillow is needed only here
+
+        return build_imagefolder(args)
     train = SyntheticImages(
         args.synthetic_size, args.image_size, args.num_classes, args.seed, 0, args.augment
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from . import paths
@@ -30,7 +31,9 @@ def host_entries() -> dict[str, HostEntry]:
         raise CliError(str(exc)) from None
 
 
-def transport_for(host: str, confirm: Confirm | None = None) -> Transport:
+def transport_for(host: str, confirm: Confirm | None = None, ask_passphrase: Callable[[str], str | None] | None = None) -> Transport:
+    """The pipe to a host's agent. confirm: asked about an unknown host key (None refuses it);
+    ask_passphrase: asked for an encrypted key's passphrase when ssh-agent has no key (None: never)."""
     if host == LOCAL:
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
     entry = host_entries().get(host)
@@ -38,7 +41,7 @@ def transport_for(host: str, confirm: Confirm | None = None) -> Transport:
         raise CliError(f"unknown host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_HOST)
     from .remote.ssh_transport import SshTransport  # paramiko only when a remote host is used
 
-    return SshTransport(entry, ssh_settings(), confirm)
+    return SshTransport(entry, ssh_settings(), confirm, ask_passphrase)
 
 
 def host_key_error(host: str, exc: HostKeyError) -> CliError:

@@ -17,7 +17,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-BUILTIN_DIR = Path(__file__).resolve().parent.parent / "themes"
+def _builtin_dir() -> Path:
+    """themes/ beside the packages (a checkout or editable install), else where a wheel put it."""
+    source = Path(__file__).resolve().parent.parent / "themes"
+    if source.is_dir():
+        return source
+    return Path(sys.prefix) / "share" / "gpudeck" / "themes"
+
+
+BUILTIN_DIR = _builtin_dir()
 DEFAULT_THEME = "gpudeck-dark"
 COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
               "boost", "warning", "error", "success")

@@ -62,6 +62,11 @@ _passphrases: dict[str, str] = {}
 AskPassphrase = Callable[[str], "str | None"]  # key path → passphrase, or None to skip that key
 
 
+def _secret(path: str) -> bytes | None:
+    secret = _passphrases.get(path)
+    return secret.encode() if secret is not None else None
+
+
 def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[tuple[str, paramiko.PKey | None, str | None]]:
     """(source, key, problem): agent keys first unless IdentitiesOnly, then the identity files."""
     keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
@@ -71,18 +76,22 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
     files = target.identity_files or ([] if target.identities_only else default_identities())
     for path in files:
         try:
-            keys.append((path, paramiko.PKey.from_path(path, _passphrases.get(path)), None))
+            keys.append((path, paramiko.PKey.from_path(path, _secret(path)), None))
         except FileNotFoundError:
             continue
-        except paramiko.PasswordRequiredException:
+        except (paramiko.PasswordRequiredException, TypeError) as exc:
+            # PKey.from_path lets cryptography's TypeError through for an encrypted OpenSSH key.
+            if isinstance(exc, TypeError) and "password" not in str(exc):
+                keys.append((path, None, f"{path}: {exc}"))
+                continue
             secret = ask(path) if ask is not None else None  # the TUI asks once; the CLI never does
             if secret is not None:
                 try:
-                    keys.append((path, paramiko.PKey.from_path(path, secret), None))
+                    keys.append((path, paramiko.PKey.from_path(path, secret.encode()), None))
                     _passphrases[path] = secret
                     continue
-                except paramiko.SSHException:
-                    pass
+                except (paramiko.SSHException, ValueError, TypeError):
+                    pass  # a wrong passphrase: the key is skipped and named below
             keys.append((path, None, f"{path} is encrypted: load it into ssh-agent (ssh-add {path})"))
         except (paramiko.SSHException, OSError, ValueError) as exc:
             keys.append((path, None, f"{path}: {exc}"))

@@ -18,7 +18,7 @@ import paramiko
 from ..hosts_file import HostEntry, SshSettings
 from .deploy import Deployed, DeployError, ensure_agent
 from .hostkeys import Confirm, HostKeyError
-from .ssh_connect import Connection, SshError, connect
+from .ssh_connect import AskPassphrase, Connection, SshError, connect
 from .transport import Transport, TransportError
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
@@ -34,11 +34,13 @@ def serve_command(deployed: Deployed, heartbeat: float) -> str:
 
 
 class SshTransport(Transport):
-    def __init__(self, entry: HostEntry, settings: SshSettings, confirm: Confirm | None = None) -> None:
+    def __init__(self, entry: HostEntry, settings: SshSettings, confirm: Confirm | None = None,
+                 ask_passphrase: AskPassphrase | None = None) -> None:
         self.host = entry.name
         self.entry = entry
         self.settings = settings
-        self.confirm = confirm
+        self.confirm = confirm  # unknown host key → ask the user (None: refuse)
+        self.ask_passphrase = ask_passphrase  # encrypted key without ssh-agent (the TUI asks once)
         self.conn: Connection | None = None
         self.deployed: Deployed | None = None
         self._chan: paramiko.Channel | None = None
@@ -54,7 +56,7 @@ class SshTransport(Transport):
         """Connect and authenticate only (hosts trust/add use this to check the key)."""
         try:
             self.conn = connect(self.entry.target, self.entry.identity_file, confirm=self.confirm,
-                                timeout=self.settings.connect_timeout)
+                                timeout=self.settings.connect_timeout, ask_passphrase=self.ask_passphrase)
         except SshError as exc:
             raise TransportError(str(exc)) from None
         return self.conn

@@ -76,14 +76,20 @@ class LocalTransport(Transport):
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                if stream:
-                    stream.close()
-            except OSError:
-                pass
+        # EOF on stdin ends a healthy agent; a frozen one must be killed before we touch stdout,
+        # because closing it waits for the reader thread stuck in readline().
         try:
-            proc.wait(timeout=5)
+            if proc.stdin:
+                proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        try:
+            if proc.stdout:
+                proc.stdout.close()
+        except OSError:
+            pass

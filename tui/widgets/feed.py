@@ -9,6 +9,7 @@ event rate.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -73,6 +74,7 @@ class FleetFeed(Widget):
         self.watched: set[str] = set()  # jobs a screen shows: their journals are tailed, however old
         self._store_factory = store
         self._store: Store | None = None
+        self._store_lock = threading.Lock()  # two action workers may open it at once
         self._backoff: dict[tuple[str, str], Backoff] = {}
         self._gen = dict.fromkeys(hosts, 0)  # bumps on each connect: stale poll chains die
         self._connecting: set[str] = set()
@@ -100,9 +102,10 @@ class FleetFeed(Widget):
     @property
     def store(self) -> Store | None:
         """The state.db index, opened on first use (from a worker: opening it is IO)."""
-        if self._store is None and self._store_factory is not None:
-            self._store = self._store_factory()
-        return self._store
+        with self._store_lock:
+            if self._store is None and self._store_factory is not None:
+                self._store = self._store_factory()
+            return self._store
 
     # -- polling: one-shot workers re-armed by timers ------------------------------------------
 
