@@ -8,6 +8,7 @@ in thread workers; their return value is the line the app shows as a notificatio
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import time
 from collections.abc import Mapping
@@ -40,8 +41,10 @@ def split_command(command: str) -> list[str]:
 
 
 def form_spec(host: str, command: str, name: str = "", workdir: str = "", env: str = "",
-              setup: str = "", job_id: str | None = None) -> dict[str, Any]:
-    """The launch spec for the form's fields; env is `K=V K2="a b"`, setup one line per line."""
+              setup: str = "", job_id: str | None = None, budget: str = "", idle_stop: str = "") -> dict[str, Any]:
+    """The launch spec for the form's fields; env is `K=V K2="a b"`, setup one line per line.
+    budget is an amount in the host's currency (empty: none); idle_stop is `--idle-stop`'s
+    `30m@10%+15m` or `off` (empty: the host's default). Both are priced by `gpudeck run`'s rules."""
     argv = split_command(command)
     if not argv:
         raise ActionError("command: enter the command to run, e.g. " + DEMO_COMMAND)
@@ -52,10 +55,24 @@ def form_spec(host: str, command: str, name: str = "", workdir: str = "", env: s
     args = _run_defaults()
     args.host, args.name, args.workdir = host, name.strip() or None, workdir.strip() or None
     args.env, args.setup = env_items, [line for line in setup.splitlines() if line.strip()]
+    args.budget, args.idle_stop = parse_budget(budget), idle_stop.strip() or None
     try:
         return build_spec(args, argv, job_id or new_job_id())
     except CliError as exc:
         raise ActionError(str(exc)) from None
+
+
+def parse_budget(text: str) -> float | None:
+    text = text.strip().lstrip("$").replace(",", "")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ActionError(f"budget: {text!r} is not an amount; e.g. 50 (stop at $50)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ActionError(f"budget: {text!r}: must be more than 0")
+    return value
 
 
 def _run_defaults() -> argparse.Namespace:

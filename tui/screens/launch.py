@@ -1,5 +1,5 @@
 """The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir, env,
-setup. It builds the same spec `gpudeck run` does; the launch itself is the caller's."""
+setup, budget and idle stop (enforced by the job's supervisor on the host). It builds the same spec `gpudeck run` does; the launch itself is the caller's."""
 
 from __future__ import annotations
 
@@ -50,6 +50,10 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env", compact=True)
             yield Label("setup (one shell line per line, run before the command)")
             yield TextArea("", id="setup", classes="setup", compact=True)
+            yield Label("budget (stop gracefully when the job has cost this much; warns at 80 %; needs the host's price)")
+            yield Input(placeholder="none, e.g. 50", id="budget", compact=True)
+            yield Label("idle stop (GPUs under X % for N min, not in the first M min: 30m@10%+15m; off)")
+            yield Input(placeholder="the host's default", id="idle_stop", compact=True)
             yield Static("", id="error", classes="form-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Launch (ctrl+s)", variant="primary", id="launch")
@@ -87,10 +91,12 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
 
     def action_launch(self) -> None:
         host = str(self.query_one("#host", Select).value)
-        field = {i: self.query_one(f"#{i}", Input).value for i in ("command", "name", "workdir", "env")}
+        field = {i: self.query_one(f"#{i}", Input).value
+                 for i in ("command", "name", "workdir", "env", "budget", "idle_stop")}
         try:
             spec = form_spec(host, field["command"], field["name"], field["workdir"], field["env"],
-                             self.query_one("#setup", TextArea).text)
+                             self.query_one("#setup", TextArea).text, budget=field["budget"],
+                             idle_stop=field["idle_stop"])
         except ActionError as exc:
             self.query_one("#error", Static).update(str(exc))
             return

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -28,6 +29,7 @@ from ..live.backoff import Backoff
 from ..live.inbox import Inbox
 from ..live.link import HostLink, LinkDown, TransportFactory
 from ..store import Store
+from .cost_feed import CostFeed
 from .failures import guarded, report
 
 GPU_PERIOD = 1.0
@@ -82,6 +84,11 @@ class FleetFeed(Widget):
         self._tags: set[str] = set()
         self._last_publish = 0.0
         self._flush_timer: Timer | None = None
+        # Live cost counters; the ledger (state.db) only where the app keeps one.
+        self.costs = CostFeed(fleet, lambda job: self.end(job, "stop"), self._publish, ledger=store is not None)
+
+    def compose(self) -> ComposeResult:
+        yield self.costs
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -212,13 +219,17 @@ class FleetFeed(Widget):
         polled: set[str] = set()
         for u in self.inbox.drain():
             if u.kind == "events" and u.job and u.node:
+                after = fleet.last_seq(u.job, u.node)
                 tags |= fleet.apply_events(u.host, u.job, u.node, u.data)
+                self.costs.records(u.host, u.job, u.node, u.data, after)
             elif u.kind == "gpus":
                 tags |= fleet.apply_gpus(u.host, u.data)
             elif u.kind == "hello":
                 tags |= fleet.apply_hello(u.host, u.data)
+                self.costs.hello(u.host, u.data)
             elif u.kind == "jobs":
                 tags |= fleet.apply_jobs(u.host, u.data)
+                self.costs.jobs(u.host, u.data)
                 polled.add(u.host)
         for job_id in active_before:
             job = fleet.jobs.get(job_id)

@@ -7,7 +7,26 @@ from textual.widgets import Static
 
 from ..fleet import Fleet, JobModel
 from ..format import duration, metric_line, number
-from .jobs_table import STATE_STYLE
+from ..live.costs import board, money
+from .jobs_table import BUDGET_STYLE, STATE_STYLE
+
+
+def cost_line(job: JobModel, fleet: Fleet) -> Content:
+    """cost so far, burn, projected to finish, idle waste and the job's budget; "—" when unknown."""
+    b = board(fleet)
+    c = b.jobs.get(job.id)
+    cur = b.currency
+
+    def m(value: float | None, per: str = "") -> tuple[str, str]:
+        return (money(value, cur, per), "$cost")
+
+    parts: list[str | tuple[str, str]] = [
+        "cost so far ", m(c.accrued if c else None), "   burn ", m(c.burn if c else None, "/h"),
+        "   projected ", m(c.projected if c else None), "   idle ", m(c.idle if c else None),
+    ]
+    if c is not None and c.budget is not None:
+        parts += ["   budget ", (money(c.budget, cur), BUDGET_STYLE.get(c.budget_status or "", "$cost"))]
+    return Content.assemble(*parts)
 
 
 def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
@@ -22,7 +41,7 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
                 f"{number(rate) if rate else '—'} steps/s   "
                 f"{number(job.samples_per_sec) if job.samples_per_sec is not None else '—'} samples/s   "
                 f"ETA {duration(job.eta_seconds) if job.eta_seconds is not None else '—'}"),
-        Content.assemble("cost so far ", ("—", "$cost"), "   burn ", ("— $/h", "$cost")),
+        cost_line(job, fleet),
         Content(metric_line({k: v for k, v in job.last.items() if k not in ("step", "total_steps")})[:400]),
     ]
     if job.state == "failed":

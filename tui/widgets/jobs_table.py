@@ -7,13 +7,14 @@ from textual.widgets import DataTable
 
 from ..fleet import Fleet, JobModel
 from ..format import duration, number
+from ..live.costs import JobCost, board, money
 from .gauges import level_style
 
 # (key, label, width): fixed widths, because DataTable cannot measure styled Content cells, and
 # because a table whose columns jump as values change is hard to scan.
 COLUMNS = (("name", "name", 22), ("hosts", "host(s)", 10), ("state", "state", 8), ("runtime", "runtime", 8),
            ("step", "step", 11), ("loss", "loss", 9), ("rate", "samples/s", 9), ("gpu", "GPU", 4),
-           ("cost", "cost", 5), ("info", "info", 40))
+           ("cost", "cost", 9), ("info", "info", 36))
 STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
                "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error"}
 
@@ -38,6 +39,16 @@ def _info(job: JobModel) -> Content:
     return Content("")
 
 
+BUDGET_STYLE = {"warning": "$warning", "over": "bold $error"}
+
+
+def _cost(cost: JobCost | None, currency: str) -> Content:
+    """Accrued so far; "—" until known (no price, or its journal not read from the start)."""
+    if cost is None or cost.accrued is None:
+        return Content.styled("—", "$cost")
+    return Content.styled(money(cost.accrued, currency), BUDGET_STYLE.get(cost.budget_status or "", "$cost"))
+
+
 def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
@@ -51,7 +62,7 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
         number(job.last.get("loss")) if "loss" in job.last else "—",
         number(job.samples_per_sec) if job.samples_per_sec is not None else "—",
         Content.styled(f"{gpu:.0f}%", level_style(gpu)) if gpu is not None else "—",
-        Content.styled("—", "$cost"),  # cost so far: the cost issue fills this in
+        _cost(board(fleet).jobs.get(job.id), board(fleet).currency),
         _info(job),
     ]
 

@@ -1,4 +1,5 @@
-"""The header line that sums the fleet: hosts up, GPUs busy/total, running jobs, burn."""
+"""The header line that sums the fleet: hosts up, GPUs busy/total, running jobs, burn, and the day's
+spend against the fleet's daily budget (from the live cost board; "—" where a price is unknown)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,25 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ..fleet import Fleet
+from ..live.costs import CostBoard, board, money
+
+
+def spend_parts(b: CostBoard) -> list[str | tuple[str, str]]:
+    """`burn $3.60/h   today $12.34 / $50.00`: today against the budget, coloured by how close."""
+    burn = money(b.burn, b.currency, "/h")
+    if b.burn is not None and b.unpriced:
+        burn += " +?"  # some hosts have no price: the real burn is higher
+    parts: list[str | tuple[str, str]] = ["   burn ", (burn, "$cost")]
+    if b.today is not None or b.daily_budget is not None:
+        parts += ["   today ", (money(b.today, b.currency), "$cost")]
+    if b.daily_budget is not None:
+        style = "$cost"
+        if b.over:
+            style = "bold $error"
+        elif b.today is not None and b.today >= 0.8 * b.daily_budget:
+            style = "$warning"
+        parts += [" / ", (money(b.daily_budget, b.currency) + (" reached" if b.over else ""), style)]
+    return parts
 
 
 class FleetSummaryBar(Static):
@@ -20,5 +40,5 @@ class FleetSummaryBar(Static):
             ("gpudeck", "bold $accent"), "   hosts ", (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
             "   GPUs ", (f"{s.gpus_busy}/{s.gpus_total} busy", "$gpu-busy" if s.gpus_busy else ""),
             f"   jobs {s.jobs_running} running / {s.jobs_total}",
-            "   burn ", ("— $/h", "$cost"),  # priced by the cost issue; until then, unknown
+            *spend_parts(board(fleet)),
         ))

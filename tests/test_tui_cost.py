@@ -1,0 +1,170 @@
+"""The TUI's live cost counters and the client-enforced fleet daily budget, driven with Pilot
+against the real `local` agent: a priced host's job costs more every second in the jobs table, the
+job view and the header; an unpriced one shows "—"; a daily budget already spent stops the running
+job (the `s` key's path) with a notification and a ledger fact; the form's budget reaches spec.json.
+Waits poll conditions."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from tui.app import GpuDeckApp
+from tui.cost.ledger import Ledger
+from tui.fleet import JobModel
+from tui.live.actions import form_spec
+from tui.live.costs import board
+from tui.remote.client import AgentClient
+from tui.screens.job import JobScreen
+from tui.screens.launch import LaunchScreen
+from tui.widgets.jobs_table import JobsTable
+
+SIZE = (160, 48)
+TRAIN = """\
+import json, time
+for step in range(1, 100000):
+    print(json.dumps({"step": step, "loss": 2.0 / step, "total_steps": 100000}))
+    time.sleep(0.05)
+"""
+PRICED = "[hosts.local]\nprice_per_hour = 3600.0\n"  # $1 a second: cents move visibly
+
+
+@pytest.fixture
+def script(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(workdir)
+    path = workdir / "train.py"
+    path.write_text(TRAIN)
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+
+
+def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+async def until(pilot: Pilot, cond: Callable[[], object], what: str, timeout: float = 15.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def named(app: GpuDeckApp, name: str) -> list[JobModel]:
+    return [j for j in app.fleet.jobs_sorted() if j.name == name]
+
+
+async def launch(pilot: Pilot, name: str, command: str, **fields: str) -> JobModel:
+    app: GpuDeckApp = pilot.app  # type: ignore[assignment]
+    await until(pilot, lambda: app.fleet.hosts.get("local") and app.fleet.hosts["local"].up, "local up")
+    await pilot.press("n")
+    await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the form")
+    app.screen.query_one("#command").value = command
+    app.screen.query_one("#name").value = name
+    for key, value in fields.items():
+        app.screen.query_one(f"#{key}").value = value
+    await pilot.press("ctrl+s")
+    await until(pilot, lambda: any(j.state == "running" for j in named(app, name)), f"{name} running")
+    return named(app, name)[0]
+
+
+def cell(app: GpuDeckApp, job: JobModel, column: str) -> str:
+    return str(app.screen.query_one(JobsTable).get_cell(job.id, column))
+
+
+def header(app: GpuDeckApp) -> str:
+    return str(app.screen.query_one("#summary").render())
+
+
+def dollars(text: str) -> float:
+    return float(text.strip().lstrip("$").replace(",", ""))
+
+
+@sync
+async def test_priced_job_cost_moves_live(gpudeck_home: Path, script: str) -> None:
+    (gpudeck_home / "hosts.toml").write_text(PRICED)
+    app = GpuDeckApp()
+    async with app.run_test(size=SIZE) as pilot:
+        job = await launch(pilot, "cost-live", script)
+        await until(pilot, lambda: cell(app, job, "cost").startswith("$"), "a cost in the jobs table")
+        first = dollars(cell(app, job, "cost"))
+        await until(pilot, lambda: dollars(cell(app, job, "cost")) >= first + 1.0, "the cost growing")
+        assert first > 0
+        assert "burn $3,600.00/h" in header(app)  # the host's whole price: one host, its burn
+        cost = board(app.fleet).jobs[job.id]
+        assert cost.burn == pytest.approx(3600.0) and cost.accrued and cost.accrued > 0  # a lone job pays it all
+
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
+        stats = app.screen.query_one("#stats")
+        await until(pilot, lambda: "cost so far $" in str(stats.render()), "the job view's cost")
+        assert "burn $3,600.00/h" in str(stats.render())
+    # While it ran, the app told the ledger it enforced the fleet rules.
+    with Ledger(gpudeck_home / "state.db") as ledger:
+        assert ledger.rules_paused_since(time.time()) is None
+        assert ledger.prices("local")[-1].per_hour == 3600.0
+
+
+@sync
+async def test_unknown_price_shows_a_dash(gpudeck_home: Path, script: str) -> None:
+    app = GpuDeckApp()
+    async with app.run_test(size=SIZE) as pilot:
+        job = await launch(pilot, "cost-unknown", script)
+        await until(pilot, lambda: job.id in board(app.fleet).jobs and "local" in board(app.fleet).unpriced,
+                    "a cost report for the job")
+        await pilot.pause(0.3)  # a redraw after the report
+        assert cell(app, job, "cost") == "—"
+        assert "burn — $/h" in header(app) and "$0" not in header(app)
+
+
+@sync
+async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, client: AgentClient) -> None:
+    (gpudeck_home / "hosts.toml").write_text(PRICED)
+    (gpudeck_home / "config.toml").write_text('[cost]\ndaily_budget = 0.01\ntimezone = "UTC"\n')
+    spec = form_spec("local", script, name="cost-budget")
+    client.request("launch", timeout=30.0, spec=spec)  # running before gpudeck opens
+    app = GpuDeckApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: named(app, "cost-budget") and named(app, "cost-budget")[0].state == "stopped",
+                    "the job stopped by the fleet budget")
+        notes = [n.message for n in app._notifications]
+        assert any("daily budget reached" in m and "cost-budget" in m for m in notes), notes
+        assert "reached" in header(app)
+    with Ledger(gpudeck_home / "state.db") as ledger:
+        facts = ledger.facts(kind="fleet_budget_stop")
+    assert [(f.job, f.host) for f in facts] == [(spec["id"], "local")]
+    assert facts[0].data["daily_budget"] == 0.01
+
+
+@sync
+async def test_form_budget_reaches_the_spec(gpudeck_home: Path, script: str) -> None:
+    (gpudeck_home / "hosts.toml").write_text(PRICED)
+    app = GpuDeckApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.fleet.hosts.get("local") and app.fleet.hosts["local"].up, "local up")
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the form")
+        app.screen.query_one("#command").value = script
+        app.screen.query_one("#budget").value = "lots"
+        await pilot.press("ctrl+s")  # refused in the form, in one line
+        assert isinstance(app.screen, LaunchScreen)
+        assert "budget" in str(app.screen.query_one("#error").render())
+        await pilot.press("escape")
+        job = await launch(pilot, "cost-form", script, budget="50", idle_stop="45m@5%")
+    spec = json.loads((gpudeck_home / "local-agent" / "jobs" / job.id / "0" / "spec.json").read_text())
+    assert spec["budget"] == 50.0
+    assert spec["price"]["per_hour"] == 3600.0 and spec["price"]["currency"] == "USD"
+    assert spec["idle_stop"]["minutes"] == 45.0 and spec["idle_stop"]["below_pct"] == 5.0

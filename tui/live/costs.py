@@ -1,0 +1,265 @@
+"""The app's live cost counters: a CostTracker and the ledger, on one thread of their own.
+
+The tracker is fed the same hellos, job objects and journal records the fleet model takes (the
+FleetFeed forwards them from its drain, on the app thread: a queue put, nothing more). This thread
+reads the hosts' price settings, folds, prices the fleet about once a second, writes every cost
+fact to the ledger (SQLite: IO, never on the event loop), marks the fleet rules active every
+minute, and hands back a `CostBoard`: plain numbers the widgets draw. No Textual here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import queue
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cost.collect import LOCAL, local_boot_time
+from ..cost.ledger import Fact, Ledger
+from ..cost.report import CostContext
+from ..cost.rules import fleet_today_over
+from ..cost.settings import host_price
+from ..cost.tracker import CostTracker
+from ..fleet import Fleet
+
+REPORT_PERIOD = 1.0  # counters move once a second
+RULES_PERIOD = 60.0  # the ledger's "a client enforces fleet rules" heartbeat
+
+
+@dataclass(frozen=True)
+class JobCost:
+    """One job's figures in the board's currency; None: not known (never shown as 0)."""
+
+    accrued: float | None = None
+    burn: float | None = None  # per hour, now
+    projected: float | None = None
+    idle: float | None = None
+    budget: float | None = None
+    budget_status: str | None = None  # ok / warning / over
+
+
+@dataclass(frozen=True)
+class CostBoard:
+    currency: str = "USD"
+    burn: float | None = None  # the fleet's burn per hour (hosts of known price)
+    today: float | None = None  # the fleet's spend today, in the user's time zone
+    daily_budget: float | None = None
+    over: bool | None = None  # today >= daily_budget; None: no budget or undecidable
+    unpriced: tuple[str, ...] = ()  # hosts whose price is unknown
+    jobs: Mapping[str, JobCost] = field(default_factory=dict)
+    rules_paused_since: float | None = None  # set once, at start: when the last client stopped enforcing
+
+
+EMPTY = CostBoard()
+_boards: weakref.WeakKeyDictionary[Fleet, CostBoard] = weakref.WeakKeyDictionary()
+
+
+def board(fleet: Fleet) -> CostBoard:
+    """The latest cost board for this fleet (EMPTY until the first report): read on the app thread."""
+    return _boards.get(fleet, EMPTY)
+
+
+def publish(fleet: Fleet, value: CostBoard) -> None:
+    _boards[fleet] = value
+
+
+@dataclass(frozen=True)
+class Settings:
+    ctx: CostContext
+    error: str | None = None
+
+
+def load_settings() -> Settings:
+    """config.toml's currency, fx, time zone and daily budget (IO: called on the engine's thread)."""
+    from .. import config as config_mod
+    from ..cost.billing import fx_table
+    from ..cost.report import user_tz
+
+    try:
+        cfg = config_mod.load()
+    except config_mod.ConfigError as exc:
+        return Settings(CostContext(), str(exc))
+    currency, fx = fx_table(cfg)
+    cost = cfg.get("cost") if isinstance(cfg.get("cost"), dict) else {}
+    budget = cost.get("daily_budget") if isinstance(cost, dict) else None
+    budget = float(budget) if isinstance(budget, (int, float)) and not isinstance(budget, bool) and budget > 0 else None
+    return Settings(CostContext(currency, fx, user_tz(cfg), budget))
+
+
+def host_settings(name: str) -> dict[str, Any]:
+    from ..commands.cost import host_settings as read
+    from ..errors import CliError
+
+    try:
+        return read(name)
+    except CliError:
+        return {}  # a broken hosts.toml: the price is unknown; the app reports the file at start
+
+
+class CostEngine:
+    """Owns the tracker and the ledger; everything runs on its thread. `on_board` and `on_note` are
+    called from that thread (the caller posts a message)."""
+
+    def __init__(self, on_board: Callable[[CostBoard], None], on_note: Callable[[str], None],
+                 ledger_path: Callable[[], Path] | None = None, settings: Callable[[], Settings] = load_settings,
+                 settings_for: Callable[[str], Mapping[str, Any]] = host_settings) -> None:
+        self._on_board, self._on_note = on_board, on_note
+        self._ledger_path, self._settings, self._settings_for = ledger_path, settings, settings_for
+        self._q: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self._thread = threading.Thread(target=self._main, name="gpudeck-costs", daemon=True)
+        self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1
+        self.ledger: Ledger | None = None
+        self.ctx = CostContext()
+
+    # -- from the app thread: cheap, non-blocking ------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, wait: float = 2.0) -> None:
+        self._q.put(("quit",))
+        if self._thread.is_alive():
+            self._thread.join(wait)
+
+    def hello(self, host: str, hello: dict[str, Any], offset: float) -> None:
+        self._q.put(("hello", host, hello, offset))
+
+    def jobs(self, host: str, jobs: list[dict[str, Any]]) -> None:
+        self._q.put(("jobs", host, jobs))
+
+    def records(self, host: str, job: str, node: str, records: list[dict[str, Any]]) -> None:
+        self._q.put(("events", host, job, node, records))
+
+    def record(self, fact: Fact) -> None:
+        """A fact the app learned (e.g. a fleet-budget stop), written on this thread."""
+        self._q.put(("fact", fact))
+
+    # -- the thread --------------------------------------------------------------------------------
+
+    def _main(self) -> None:
+        settings = self._settings()
+        self.ctx = settings.ctx
+        if settings.error:
+            self._on_note(f"cost: {settings.error}")
+        if self._ledger_path is not None:
+            try:
+                self.ledger = Ledger(self._ledger_path())
+            except Exception as exc:  # no ledger: counters still move, nothing is recorded
+                self._on_note(f"cost ledger unavailable: {exc}")
+        tracker = CostTracker(self.ctx, self.ledger)
+        paused = self._rules_paused()
+        next_report = time.monotonic()
+        next_mark = 0.0
+        try:
+            while True:
+                wait = next_report - time.monotonic()
+                if wait <= 0:  # a steady stream of records must not starve the counters
+                    next_report = time.monotonic() + REPORT_PERIOD
+                    if self.ledger is not None and time.monotonic() >= next_mark:
+                        next_mark = time.monotonic() + RULES_PERIOD
+                        self._guard("fleet rules heartbeat", self.ledger.mark_rules_active, time.time())
+                    self._on_board(self._board(tracker, paused))
+                    continue
+                try:
+                    item = self._q.get(timeout=wait)
+                except queue.Empty:
+                    continue
+                if item[0] == "quit":
+                    return
+                self._guard("cost update", self._apply, tracker, item)
+        finally:
+            if self.ledger is not None:
+                self.ledger.close()
+
+    def _guard(self, what: str, fn: Callable[..., Any], *args: Any) -> None:
+        """A bad record or a locked database costs one note, not the counters' thread."""
+        try:
+            fn(*args)
+        except Exception as exc:
+            self._on_note(f"{what}: {type(exc).__name__}: {exc}")
+
+    def _rules_paused(self) -> float | None:
+        """When the last client stopped enforcing fleet rules (0: never), before we start to."""
+        if self.ledger is None or self.ctx.daily_budget is None:
+            return None
+        return self.ledger.rules_paused_since(time.time())
+
+    def _apply(self, tracker: CostTracker, item: tuple[Any, ...]) -> None:
+        kind = item[0]
+        if kind == "hello":
+            _, host, hello, offset = item
+            tracker.set_host(host, host_price(self._settings_for(host)), hello, offset, _boot_time(host, hello))
+        elif kind == "jobs":
+            _, host, jobs = item
+            for job in jobs if isinstance(jobs, list) else ():
+                if isinstance(job, dict) and isinstance(job.get("id"), str):
+                    tracker.on_job(host, job)
+        elif kind == "events":
+            _, host, job, node, records = item
+            tracker.on_records(host, job, node, records)
+            self._fed.add(job)
+        elif kind == "fact" and self.ledger is not None:
+            self.ledger.record(item[1], time.time())
+
+    def _board(self, tracker: CostTracker, paused: float | None) -> CostBoard:
+        try:
+            report = tracker.report()
+        except Exception as exc:  # a surprise in remote data: say it once per report, keep going
+            self._on_note(f"cost counters: {type(exc).__name__}: {exc}")
+            return CostBoard(self.ctx.currency, daily_budget=self.ctx.daily_budget)
+        hosts = report["hosts"]
+        priced = [h for h in hosts if h["burn_usd_per_hour"] is not None]
+        with_today = [h for h in hosts if h["today_usd"] is not None]
+        fleet = report["fleet"]
+        jobs = {}
+        for j in report["jobs"]:
+            known = j["id"] in self._fed and j["accrued_usd"] is not None
+            jobs[j["id"]] = JobCost(
+                accrued=j["accrued_usd"] if known else None,
+                burn=j["burn_usd_per_hour"] if known else None,
+                projected=j["projected_usd"] if known else None,
+                idle=j["idle_usd"] if known else None,
+                budget=j.get("budget"), budget_status=j.get("budget_status"))
+        today_by_currency = fleet.get("today") or {}
+        over = (fleet_today_over(today_by_currency, self.ctx.daily_budget, self.ctx.currency, self.ctx.fx or {})
+                if with_today else None)
+        return CostBoard(
+            currency=self.ctx.currency,
+            burn=fleet["burn_usd_per_hour"] if priced else None,
+            today=fleet["today_usd"] if with_today else None,
+            daily_budget=self.ctx.daily_budget,
+            over=over,
+            unpriced=tuple(h["name"] for h in hosts if h["burn_usd_per_hour"] is None),
+            jobs=jobs,
+            rules_paused_since=paused,
+        )
+
+
+def _boot_time(host: str, hello: dict[str, Any]) -> float | None:
+    """When the host started (its clock): hello's boot_time, else its uptime, else /proc for local."""
+    boot = hello.get("boot_time") if isinstance(hello, dict) else None
+    if isinstance(boot, (int, float)) and not isinstance(boot, bool):
+        return float(boot)
+    uptime, now = (hello.get("uptime_s"), hello.get("time")) if isinstance(hello, dict) else (None, None)
+    if isinstance(uptime, (int, float)) and isinstance(now, (int, float)):
+        return float(now) - float(uptime)
+    return local_boot_time() if host == LOCAL else None
+
+
+def money(value: float | None, currency: str = "USD", per: str = "") -> str:
+    """$1,234.56 / $0.123 / "—" (or "— $/h") for unknown: never $0 for a price nobody told us."""
+    symbol = "$" if currency == "USD" else f"{currency} "
+    if value is None:
+        return f"— {symbol.strip()}{per}" if per else "—"
+    text = f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:,.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
+    return f"{symbol}{text}{per}"
+
+
+def when(t: float) -> str:
+    """A paused-since time for people, in their local zone."""
+    return dt.datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M %Z")
