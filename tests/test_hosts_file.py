@@ -85,3 +85,27 @@ def test_cli_add_rm(home: Path, tmp_path: Path) -> None:
     assert gpudeck("hosts", "rm", "g1", cwd=tmp_path).returncode == 0
     assert list(load_hosts()) == ["local"]
     assert gpudeck("hosts", "rm", "g1", cwd=tmp_path).returncode == EXIT_USAGE
+
+
+def test_hosts_set_writes_checked_price_settings_and_keeps_comments(tmp_path, monkeypatch):
+    import json as _json
+
+    from tests.conftest import gpudeck as run_cli
+
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path))
+    (tmp_path / "hosts.toml").write_text("# my fleet\n[hosts.local]\n# rented by the hour\nregion = \"us-east-1\"\n")
+    ok = run_cli("hosts", "set", "local", "price_per_hour=2.5", "market=Spot", "currency=usd")
+    assert ok.returncode == 0, ok.stderr
+    text = (tmp_path / "hosts.toml").read_text()
+    assert "# my fleet" in text and "# rented by the hour" in text
+    assert 'price_per_hour = 2.5' in text and 'market = "spot"' in text and 'currency = "USD"' in text
+    prices = _json.loads(run_cli("prices", "--json").stdout)
+    assert "2.5" in _json.dumps(prices)
+    removed = run_cli("hosts", "set", "local", "market=")
+    assert removed.returncode == 0 and "market" not in (tmp_path / "hosts.toml").read_text()
+    bad = run_cli("hosts", "set", "local", "price_per_hour=cheap")
+    assert bad.returncode == 2 and "price_per_hour" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    unknown = run_cli("hosts", "set", "local", "colour=red")
+    assert unknown.returncode == 2 and "unknown setting 'colour'" in unknown.stderr
+    nohost = run_cli("hosts", "set", "gpu-box", "price_per_hour=1")
+    assert nohost.returncode == 4 and "unknown host 'gpu-box'" in nohost.stderr

@@ -3,15 +3,14 @@ and layout survive, atomically (temp file + rename) so a crash never leaves half
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 
 from . import paths
+from .tomlfile import write_atomic
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,14 +69,7 @@ def save_theme(name: str, path: Path | None = None) -> Path:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".toml", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        write_atomic(path, text)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise ConfigError(f"{path}: {exc}") from None

@@ -14,9 +14,7 @@ atomically, so a crash leaves the old file or the new one, never half of one.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 import tomlkit
 
 from . import paths
+from .tomlfile import write_atomic
 
 LOCAL = "local"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -101,19 +100,7 @@ def load_hosts() -> dict[str, HostEntry]:
 
 def _write_atomic(path: Path, text: str) -> None:
     paths.ensure_private(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".hosts-", suffix=".toml")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, text)
 
 
 def add_host(entry: HostEntry, replace: bool = False) -> None:
@@ -138,6 +125,27 @@ def add_host(entry: HostEntry, replace: bool = False) -> None:
             table[key] = value
     if entry.name not in hosts:
         hosts[entry.name] = table
+    _write_atomic(path, tomlkit.dumps(doc))
+
+
+def set_host_fields(name: str, values: dict[str, Any]) -> None:
+    """Set (or, for None, delete) fields of a host's table, keeping the rest and the comments."""
+    path = hosts_path()
+    doc = _read_document(path)
+    if "hosts" not in doc:
+        doc["hosts"] = tomlkit.table(is_super_table=True)
+    hosts = doc["hosts"]
+    if name not in hosts:
+        if name != LOCAL:
+            raise HostsFileError(f"no host {name!r} in {path} (add it with `gpudeck hosts add`)")
+        hosts[name] = tomlkit.table()
+    table = hosts[name]
+    for key, value in values.items():
+        if value is None:
+            if key in table:
+                del table[key]
+        else:
+            table[key] = value
     _write_atomic(path, tomlkit.dumps(doc))
 
 

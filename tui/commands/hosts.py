@@ -39,6 +39,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--no-connect", action="store_true", help="only write hosts.toml")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
     r.add_argument("name")
+    st = verbs.add_parser("set", help="set a host's price settings: price_per_hour=2.5 market=spot … (KEY= removes)")
+    st.add_argument("name")
+    st.add_argument("settings", nargs="+", metavar="KEY=VALUE")
     t = verbs.add_parser("trust", help="check a host's key fingerprint and trust it")
     t.add_argument("name")
     t.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
@@ -116,6 +119,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     try:
         if verb == "add":
             return add(args, session)
+        if verb == "set":
+            return set_settings(args.name, args.settings)
         if verb == "rm":
             remove_host(args.name)
             print(f"removed {args.name}")
@@ -132,6 +137,41 @@ def run(args: argparse.Namespace, session: Session) -> int:
             print(f"{args.name}: host key already trusted")
         return 0
     return list_hosts(args, session)
+
+
+def set_settings(name: str, items: list[str]) -> int:
+    """Price settings for the cost counters and budgets; validated here, dated in the ledger."""
+    from .. import paths
+    from ..cost.ledger import Ledger
+    from ..cost.settings import COST_KEYS, PriceSettingsError, validate_price_settings
+    from ..hosts_file import load_hosts, set_host_fields
+
+    raw: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise CliError(f"hosts set: {item!r}: expected KEY=VALUE", EXIT_USAGE)
+        if key not in COST_KEYS:
+            raise CliError(f"hosts set: unknown setting {key!r} (known: {', '.join(COST_KEYS)})", EXIT_USAGE)
+        raw[key] = value
+    if name not in load_hosts():
+        raise CliError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_HOST)
+    try:
+        values = validate_price_settings(raw)
+    except PriceSettingsError as exc:
+        raise CliError(f"hosts set: {exc}", EXIT_USAGE) from None
+    set_host_fields(name, values)
+    if values.get("price_per_hour") is not None:
+        now = time.time()
+        ledger = Ledger(paths.state_db())
+        try:
+            ledger.record_price(name, now, values["price_per_hour"], values.get("currency") or "USD",
+                                "hosts.toml price_per_hour", now)
+        finally:
+            ledger.close()
+    for key, value in values.items():
+        print(f"{name}: {key} = {value}" if value is not None else f"{name}: {key} removed")
+    return 0
 
 
 def add(args: argparse.Namespace, session: Session) -> int:
