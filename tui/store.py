@@ -45,14 +45,21 @@ class JobRecord:
         return sorted({n["host"] for n in self.nodes})
 
 
+def connect_state_db(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
+    """A connection to state.db as every part opens it: private dir, autocommit, WAL, one writer lock
+    per connection held by its owner (the store, the cost ledger)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    db = sqlite3.connect(str(path), timeout=10, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA synchronous={synchronous}")
+    return db
+
+
 class Store:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=10, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = connect_state_db(path)
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise RuntimeError(f"{path}: written by a newer gpudeck (schema {version} > {SCHEMA_VERSION})")

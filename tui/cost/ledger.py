@@ -14,11 +14,12 @@ store serves the UI, and WAL lets both proceed.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..store import connect_state_db
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cost_ledger (
@@ -56,13 +57,10 @@ class Fact:
 
 class Ledger:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=10, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: a fact acknowledged is a fact kept, even if the machine loses power right after.
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db = connect_state_db(path, synchronous="FULL")
         self._db.executescript(SCHEMA)
 
     def close(self) -> None:
