@@ -101,8 +101,12 @@ class JobTable:
         spec.update(id=new_id, restart_of=job, created_at=time.time())
         return self.launch(spec)
 
-    def end(self, job: Any, node: Any, action: str, grace: Optional[float]) -> Dict[str, Any]:
-        """Stop or kill; answers once no process of the job's tree is left."""
+    def end(self, job: Any, node: Any, action: str, grace: Optional[float], reason: Any = None) -> Dict[str, Any]:
+        """Stop or kill; answers once no process of the job's tree is left.
+
+        `reason` says who or what asked (default "user"), e.g. a fleet budget: it lands in the journal."""
+        if reason is not None and not (isinstance(reason, str) and 0 < len(reason) <= 200 and reason.isprintable()):
+            raise JobError("reason: expected up to 200 printable characters, got %r" % (reason,))
         view = self.view(job, node)
         obj = view.refresh()
         if obj["state"] in TERMINAL_STATES:
@@ -112,7 +116,7 @@ class JobTable:
             grace = float(spec.get("grace", 60.0))
         if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
             raise JobError("grace: expected seconds >= 0, got %r" % (grace,))
-        write_control(view.files.control, action, float(grace), "user")
+        write_control(view.files.control, action, float(grace), reason or "user")
         supervisor = view.fields["supervisor_pid"]
         if obj["state"] != "lost" and isinstance(supervisor, int):
             with contextlib.suppress(ProcessLookupError):

@@ -48,7 +48,7 @@ class Server:
             "jobs": lambda req: {"jobs": self.jobs.list()},
             "launch": lambda req: self.jobs.launch(req.get("spec")),
             "restart": lambda req: self.jobs.restart(req.get("job"), req.get("node"), req.get("new_id")),
-            "stop": lambda req: self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace")),
+            "stop": lambda req: self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace"), req.get("reason")),
             "kill": lambda req: self.jobs.end(req.get("job"), req.get("node"), "kill", 0.0),
             "tail": self.op_tail,
             "untail": self.op_untail,

@@ -105,3 +105,12 @@ def test_stop_of_an_ended_job_answers_its_state(client: AgentClient, workdir: Pa
     job = launch(client, workdir, ["true"])
     wait_state(client, job["id"], {"exited"})
     assert client.request("stop", job=job["id"], node="0")["state"] == "exited"
+
+
+def test_a_stop_says_who_asked(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+    job = launch(client, workdir, ["sleep", "60"])
+    wait_state(client, job["id"], {"running"})
+    with pytest.raises(Exception, match="reason: expected up to 200 printable"):
+        client.request("stop", job=job["id"], node="0", reason="bad\nreason")
+    final = client.request("stop", job=job["id"], node="0", reason="fleet daily budget reached")
+    assert final["state"] == "stopped" and final["reason"] == "fleet daily budget reached"

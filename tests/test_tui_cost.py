@@ -142,7 +142,7 @@ async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, c
                     "the job stopped by the fleet budget")
         notes = [n.message for n in app._notifications]
         assert any("daily budget reached" in m and "cost-budget" in m for m in notes), notes
-        assert "reached" in header(app)
+        await until(pilot, lambda: "reached" in header(app), "the header saying the budget is reached")
     with Ledger(gpudeck_home / "state.db") as ledger:
         facts = ledger.facts(kind="fleet_budget_stop")
     assert [(f.job, f.host) for f in facts] == [(spec["id"], "local")]
@@ -168,3 +168,19 @@ async def test_form_budget_reaches_the_spec(gpudeck_home: Path, script: str) -> 
     assert spec["budget"] == 50.0
     assert spec["price"]["per_hour"] == 3600.0 and spec["price"]["currency"] == "USD"
     assert spec["idle_stop"]["minutes"] == 45.0 and spec["idle_stop"]["below_pct"] == 5.0
+
+
+@sync
+async def test_says_since_when_fleet_rules_were_paused(gpudeck_home: Path) -> None:
+    (gpudeck_home / "config.toml").write_text("[cost]\ndaily_budget = 25\n")
+    before = time.time() - 3600  # the last gpudeck closed an hour ago
+    with Ledger(gpudeck_home / "state.db") as ledger:
+        ledger.mark_rules_active(before)
+        assert ledger.rules_paused_since(time.time()) is not None
+    app = GpuDeckApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: any("fleet rules paused since" in n.message for n in app._notifications),
+                    "the paused-since notice")
+        await until(pilot, lambda: "today — / $25.00" in header(app), "the budget in the header")  # no price: unknown
+    with Ledger(gpudeck_home / "state.db") as ledger:
+        assert ledger.rules_paused_since(time.time()) is None  # enforced again while it ran

@@ -123,10 +123,11 @@ def launch(links: Mapping[str, HostLink], store: Store | None, host: str, spec: 
     return f"launched {spec['name']} on {host} ({obj.get('state', 'starting')})"
 
 
-def end(links: Mapping[str, HostLink], job: JobTarget, action: str) -> str:
+def end(links: Mapping[str, HostLink], job: JobTarget, action: str, reason: str | None = None) -> str:
     """Stop (graceful) or kill every node; answers once the agent says the tree is gone."""
+    extra = {"reason": reason} if reason and action == "stop" else {}
     for host, node in job.nodes:
-        _link(links, host).job_request(action, timeout=60.0 + STOP_MARGIN, job=job.id, node=node)
+        _link(links, host).job_request(action, timeout=60.0 + STOP_MARGIN, job=job.id, node=node, **extra)
     return f"{job.label}: {'stopped' if action == 'stop' else 'killed'}"
 
 

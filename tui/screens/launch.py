@@ -50,7 +50,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env", compact=True)
             yield Label("setup (one shell line per line, run before the command)")
             yield TextArea("", id="setup", classes="setup", compact=True)
-            yield Label("budget (stop gracefully when the job has cost this much; warns at 80 %; needs the host's price)")
+            yield Label("budget (stop gracefully at this cost, warn at 80 %; needs the host's price)")
             yield Input(placeholder="none, e.g. 50", id="budget", compact=True)
             yield Label("idle stop (GPUs under X % for N min, not in the first M min: 30m@10%+15m; off)")
             yield Input(placeholder="the host's default", id="idle_stop", compact=True)

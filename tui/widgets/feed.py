@@ -85,7 +85,7 @@ class FleetFeed(Widget):
         self._last_publish = 0.0
         self._flush_timer: Timer | None = None
         # Live cost counters; the ledger (state.db) only where the app keeps one.
-        self.costs = CostFeed(fleet, lambda job: self.end(job, "stop"), self._publish, ledger=store is not None)
+        self.costs = CostFeed(fleet, lambda job: self.end(job, "stop", "fleet daily budget reached"), self._publish, ledger=store is not None)
 
     def compose(self) -> ComposeResult:
         yield self.costs
@@ -291,8 +291,8 @@ class FleetFeed(Widget):
     def launch(self, host: str, spec: dict[str, Any]) -> None:
         self._action("launch", lambda: actions.launch(self.links, self.store, host, spec))
 
-    def end(self, job: JobModel, action: str) -> None:
-        self._action(action, partial(actions.end, self.links, actions.JobTarget.of(job), action))
+    def end(self, job: JobModel, action: str, reason: str | None = None) -> None:
+        self._action(action, partial(actions.end, self.links, actions.JobTarget.of(job), action, reason))
 
     def restart(self, job: JobModel) -> str:
         """Returns the new job's id (chosen here, so the caller can select it when it appears)."""
