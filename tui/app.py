@@ -43,9 +43,10 @@ class GpuDeckApp(App[None]):
     ]
 
     def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
-                 store: Callable[[], Store | None] | None = _open_store) -> None:
+                 store: Callable[[], Store | None] | None = _open_store,
+                 clock: Callable[[], float] | None = None) -> None:
         super().__init__()
-        self.fleet = Fleet()
+        self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
         self.startup_errors: list[str] = []
         if hosts is None:
             try:
@@ -149,5 +150,10 @@ class GpuDeckApp(App[None]):
                                     partial(active.node.run_action, b.action))
 
 
-def main() -> None:
-    GpuDeckApp().run()
+def main(replay: str | None = None) -> None:
+    """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
+    recorded jobs would land in the user's cost ledger."""
+    app = GpuDeckApp(store=None if replay else _open_store)
+    if replay:
+        app.sub_title = f"replay of {replay} (read-only)"
+    app.run()

@@ -7,9 +7,12 @@ import os
 import sys
 from collections.abc import Callable
 
+from . import session as session_mod
 from .commands import control, cost, hosts, logs, metrics, prices, ps
 from .commands import run as run_cmd
 from .errors import EXIT_ERROR, EXIT_USAGE, CliError
+from .remote.recording import Recorder
+from .remote.replay import Replay, ReplayError
 from .session import Session
 
 Handler = Callable[[argparse.Namespace, Session], int]
@@ -39,6 +42,12 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpudeck", description="GPU training cockpit: run, watch and stop jobs on your GPU hosts.")
+    # Before the verb: they choose where every agent session of this run goes (or comes from).
+    tape = parser.add_mutually_exclusive_group()
+    tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
+    tape.add_argument("--replay", metavar="FILE", help="play a recording back instead of talking to agents (read-only)")
+    parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
+                        help="replay journal events X times faster (0: all at once; default 1)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     for module in (run_cmd, ps, logs, metrics, control, hosts, cost, prices):
         module.add_parser(sub)
@@ -53,10 +62,11 @@ def run(argv: list[str]) -> int:
     session = Session()
     try:
         args = build_parser().parse_args(argv)
+        _use_tape(args)
         if args.verb is None:
             from .app import main as app_main  # here: other verbs stay fast and Textual-free
 
-            app_main()
+            app_main(replay=args.replay)
             return 0
         return HANDLERS[args.verb](args, session)
     except CliError as exc:
@@ -73,3 +83,19 @@ def run(argv: list[str]) -> int:
         return EXIT_ERROR
     finally:
         session.close()
+        if session_mod.recorder is not None:
+            session_mod.recorder.close()
+        session_mod.recorder = session_mod.replay = None
+
+
+def _use_tape(args: argparse.Namespace) -> None:
+    """--record / --replay: set for the whole process, before any connection is made."""
+    try:
+        if args.replay is not None:
+            session_mod.replay = Replay(args.replay, args.replay_speed)
+        elif args.record is not None:
+            session_mod.recorder = Recorder(args.record)
+    except ReplayError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except OSError as exc:
+        raise CliError(f"cannot write recording {args.record}: {exc.strerror or exc}") from None

@@ -13,10 +13,17 @@ from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts, ssh_settin
 from .remote.client import AgentError
 from .remote.hostkeys import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
 from .remote.reconnect import ReconnectingClient, StatusHandler
+from .remote.recording import Recorder
+from .remote.replay import Replay
 from .remote.transport import LocalTransport, Transport, TransportError
 from .store import Store
 
 __all__ = ["LOCAL", "Session", "host_key_error", "transport_for"]
+
+# `gpudeck --record FILE` / `--replay FILE`, set once by the CLI before any connection: every agent
+# pipe of the process (the app's and the CLI verbs') is recorded, or played back from the file.
+recorder: Recorder | None = None
+replay: Replay | None = None
 
 
 def print_status(host: str, line: str) -> None:
@@ -34,6 +41,15 @@ def host_entries() -> dict[str, HostEntry]:
 def transport_for(host: str, confirm: Confirm | None = None, ask_passphrase: Callable[[str], str | None] | None = None) -> Transport:
     """The pipe to a host's agent. confirm: asked about an unknown host key (None refuses it);
     ask_passphrase: asked for an encrypted key's passphrase when ssh-agent has no key (None: never)."""
+    if replay is not None:
+        if host not in replay.hosts:
+            raise CliError(f"host {host!r} is not in the recording (it has: {', '.join(replay.hosts)})", EXIT_HOST)
+        return replay.transport(host)
+    transport = _transport(host, confirm, ask_passphrase)
+    return recorder.wrap(transport) if recorder is not None else transport
+
+
+def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str], str | None] | None) -> Transport:
     if host == LOCAL:
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
     entry = host_entries().get(host)
@@ -70,7 +86,7 @@ class Session:
         return self._store
 
     def hosts(self) -> list[str]:
-        return list(host_entries())
+        return list(replay.hosts) if replay is not None else list(host_entries())
 
     def client(self, host: str) -> ReconnectingClient:
         with self._lock:
