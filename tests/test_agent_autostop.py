@@ -103,3 +103,15 @@ def test_idle_rule_counts_only_all_idle_stretches_after_the_grace() -> None:
     clock.now += 60
     assert rule.check() == "idle: GPU utilization under 10% for 30 min"
     assert journaled[-1][1]["data"]["rule"] == "idle"
+
+
+def test_no_idle_stop_during_the_start_grace() -> None:
+    clock = FakeClock()
+    rule = AutoStop({"idle_stop": {"below_pct": 10, "minutes": 5, "grace_minutes": 15}}, lambda *a, **k: None, clock)
+    rule.on_gpus([0.0])  # idle from the first sample: data loading, compilation, warm-up
+    clock.now += 10 * 60
+    assert rule.check() is None  # idle for 10 min > 5, but still inside the 15 min grace
+    clock.now += 5 * 60 - 1
+    assert rule.check() is None
+    clock.now += 1
+    assert rule.check() == "idle: GPU utilization under 10% for 15 min"
