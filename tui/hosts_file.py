@@ -117,15 +117,20 @@ def add_host(entry: HostEntry, replace: bool = False) -> None:
     values: dict[str, Any] = {"target": entry.target, "identity_file": entry.identity_file, "python": entry.python,
                               "agent_dir": entry.agent_dir if entry.agent_dir != "~/.gpudeck" else None,
                               "setup": list(entry.setup) or None}
+    _apply(table, values)
+    if entry.name not in hosts:
+        hosts[entry.name] = table
+    _write_atomic(path, tomlkit.dumps(doc))
+
+
+def _apply(table: Any, values: dict[str, Any]) -> None:
+    """Set each field; None deletes it. Other fields and comments stay as the user wrote them."""
     for key, value in values.items():
         if value is None:
             if key in table:
                 del table[key]
         else:
             table[key] = value
-    if entry.name not in hosts:
-        hosts[entry.name] = table
-    _write_atomic(path, tomlkit.dumps(doc))
 
 
 def set_host_fields(name: str, values: dict[str, Any]) -> None:
@@ -140,12 +145,7 @@ def set_host_fields(name: str, values: dict[str, Any]) -> None:
             raise HostsFileError(f"no host {name!r} in {path} (add it with `gpudeck hosts add`)")
         hosts[name] = tomlkit.table()
     table = hosts[name]
-    for key, value in values.items():
-        if value is None:
-            if key in table:
-                del table[key]
-        else:
-            table[key] = value
+    _apply(table, values)
     _write_atomic(path, tomlkit.dumps(doc))
 
 
