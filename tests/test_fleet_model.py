@@ -258,3 +258,20 @@ def test_fleet_model_imports_no_textual_and_no_io_layers():
     mods = set(json.loads(out))
     assert not {m for m in mods if m.split(".")[0] in {"textual", "rich", "paramiko", "sqlite3", "socket"}}
     assert not {m for m in mods if m.startswith("tui.") and not m.startswith("tui.fleet")}
+
+
+def test_a_fresh_connection_draws_the_hosts_gpu_history_first():
+    from tui.fleet import Fleet
+
+    now = [1000.0]
+    fleet = Fleet(clock=lambda: now[0])
+    fleet.apply_hello("gpu1", {"time": 1010.0, "gpu": {"available": True, "gpus": []}})  # host clock 10 s ahead
+    history = [{"t": 950.0 + i, "gpus": [{"index": 0, "util": 50 + i}]} for i in range(5)] + [{"t": "bad"}]
+    sample = {"available": True, "gpus": [{"index": 0, "uuid": "GPU-a", "util": 99}], "history": history}
+    fleet.apply_gpus("gpu1", sample)
+    series = fleet.hosts["gpu1"].util_series[0]
+    assert series.points()[:5] == [(940.0 + i, 50.0 + i) for i in range(5)]  # shifted onto our clock
+    assert series.last == (1000.0, 99.0)
+    now[0] = 1001.0
+    fleet.apply_gpus("gpu1", sample)  # a history seen again (reconnect) is not drawn twice
+    assert len(series) == 7 and series.last == (1001.0, 99.0)

@@ -16,6 +16,9 @@ IDLE_BELOW = 10.0  # nvitop's thresholds: < 10 % idle, <= 75 % moderate, above b
 BUSY_ABOVE = 75.0
 
 
+
+RING_POINTS = 3600  # serve's ring holds an hour at 1 Hz
+
 def util_level(pct: float | None) -> UtilLevel:
     """nvitop-like level of a utilization percentage; unknown (None/NaN) counts as idle."""
     if pct is None or pct != pct or pct < IDLE_BELOW:
@@ -145,6 +148,18 @@ class HostModel:
             self.no_gpu_reason = None if self.gpu_available else text(gpu.get("reason"), 512)
         elif isinstance(gpu, list):  # a bare inventory list
             self.gpu_available = bool(gpu)
+
+    def apply_history(self, points: Any) -> None:
+        """serve's ring of 1 Hz readings (host clock), drawn before the live samples that follow."""
+        for point in points[-RING_POINTS:] if isinstance(points, list) else ():
+            t, gpus = (point.get("t"), point.get("gpus")) if isinstance(point, dict) else (None, None)
+            if not isinstance(t, (int, float)) or not isinstance(gpus, list):
+                continue
+            for i, reading in enumerate(gpus[:64]):
+                util = reading.get("util") if isinstance(reading, dict) else None
+                index = reading.get("index", i) if isinstance(reading, dict) else i
+                if isinstance(util, (int, float)) and isinstance(index, int):
+                    self.util_series.setdefault(index, _gpu_series()).add(t - self.clock_offset, util)
 
     def apply_sample(self, sample: dict[str, Any], t: float) -> None:
         gpus = sample.get("gpus")

@@ -76,6 +76,8 @@ class Fleet:
             self.bad_records += 1
             return set()
         h = self._touch(host)
+        if "history" in sample and not any(len(s) for s in h.util_series.values()):
+            h.apply_history(sample["history"])
         h.apply_sample(sample, h.last_update if t is None else t)  # type: ignore[arg-type]
         return {"hosts"}
 

@@ -41,6 +41,7 @@ class HostLink:
         self._lock = threading.Lock()
         self.tailed: set[tuple[str, str]] = set()  # (job, node) subscribed on this connection
         self.ever_connected = False
+        self._history_due = True  # the first gpus poll of a connection backfills the sparklines
 
     # -- connection ------------------------------------------------------------------------------
 
@@ -56,6 +57,7 @@ class HostLink:
         with self._lock:
             self._client = client
             self.tailed = set()  # subscriptions belong to a connection
+            self._history_due = True
         self.ever_connected = True
         self.inbox.put(Update("hello", self.host, hello))
         return hello
@@ -96,7 +98,11 @@ class HostLink:
     # -- polls -----------------------------------------------------------------------------------
 
     def poll_gpus(self) -> None:
-        self.inbox.put(Update("gpus", self.host, self.request("gpus", timeout=POLL_TIMEOUT)))
+        # serve keeps the last hour at 1 Hz: a fresh connection draws it instead of an empty line.
+        args = {"history_since": 0} if self._history_due else {}
+        sample = self.request("gpus", timeout=POLL_TIMEOUT, **args)
+        self._history_due = False
+        self.inbox.put(Update("gpus", self.host, sample))
 
     def poll_jobs(self) -> None:
         result = self.request("jobs", timeout=POLL_TIMEOUT)
