@@ -109,3 +109,43 @@ def test_hosts_set_writes_checked_price_settings_and_keeps_comments(tmp_path, mo
     assert unknown.returncode == 2 and "unknown setting 'colour'" in unknown.stderr
     nohost = run_cli("hosts", "set", "gpu-box", "price_per_hour=1")
     assert nohost.returncode == 4 and "unknown host 'gpu-box'" in nohost.stderr
+
+
+def test_a_wrong_type_in_hosts_toml_is_one_line_naming_the_field(tmp_path, monkeypatch):
+    from tests.conftest import gpudeck as run_cli
+
+    monkeypatch.setenv("GPUDECK_HOME", str(tmp_path))
+    (tmp_path / "hosts.toml").write_text("[hosts.gpu1]\ntarget = 5\n")
+    result = run_cli("ps")
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"gpudeck: {tmp_path / 'hosts.toml'}: [hosts.gpu1] target: expected a string, got 5"
+
+
+def test_a_peer_that_is_not_ssh_is_one_line_not_a_traceback(tmp_path, monkeypatch):
+    import socket
+    import threading
+
+    from tests.conftest import gpudeck as run_cli
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    def hang_up() -> None:  # accepts, then closes without a banner: paramiko's handshake fails
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    try:
+        monkeypatch.setenv("GPUDECK_HOME", str(tmp_path))
+        (tmp_path / "hosts.toml").write_text(f'[hosts.box]\ntarget = "127.0.0.1:{port}"\n')
+        result = run_cli("hosts")
+    finally:
+        server.close()
+    assert "Traceback" not in result.stderr and "Exception (client)" not in result.stderr
+    assert "box" in result.stdout and "unreachable" in result.stdout

@@ -58,7 +58,18 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
 
+def quiet_libraries() -> None:
+    """paramiko logs a traceback for every failed handshake; gpudeck says it in one line instead."""
+    import logging
+
+    for name in ("paramiko", "botocore", "boto3", "aliyunsdkcore"):
+        logger = logging.getLogger(name)
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
 def run(argv: list[str]) -> int:
+    quiet_libraries()
     session = Session()
     try:
         args = build_parser().parse_args(argv)

@@ -69,9 +69,14 @@ def _entry(name: str, table: Any) -> HostEntry:
     data = table.unwrap() if hasattr(table, "unwrap") else dict(table)
     if not isinstance(data, dict):
         raise HostsFileError(f"{hosts_path()}: [hosts.{name}] must be a table")
+    for key in ("target", "identity_file", "python", "agent_dir"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise HostsFileError(f"{hosts_path()}: [hosts.{name}] {key}: expected a string, got {data[key]!r}")
     setup = data.get("setup") or []
     if isinstance(setup, str):
         setup = [setup]
+    if not (isinstance(setup, list) and all(isinstance(s, str) for s in setup)):
+        raise HostsFileError(f"{hosts_path()}: [hosts.{name}] setup: expected a list of shell lines")
     return HostEntry(
         name=name,
         target=str(data.get("target") or ""),
