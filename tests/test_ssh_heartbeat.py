@@ -67,3 +67,76 @@ def test_the_watcher_wakes_on_a_write_long_before_its_timeout(tmp_path: Path) ->
         waker.wake()  # after close: a no-op, never a write to a reused descriptor
     finally:
         watcher.close()
+
+
+# -- ~/.ssh/config's ServerAliveInterval × ServerAliveCountMax as a host's silence limit --
+
+ALIVE_CONFIG = """\
+Host fast
+  ServerAliveInterval 1
+  ServerAliveCountMax 2
+Host lone
+  ServerAliveInterval 5
+Host off
+  ServerAliveInterval 0
+Host countonly
+  ServerAliveCountMax 7
+Host zero
+  ServerAliveInterval 4
+  ServerAliveCountMax 0
+Host *
+  ServerAliveCountMax 5
+"""
+
+
+def test_the_silence_limit_per_host_follows_server_alive_options() -> None:
+    import paramiko
+
+    from tui.remote.ssh_config import resolve
+
+    config = paramiko.SSHConfig.from_text(ALIVE_CONFIG)
+    limits = {h: resolve(h, config=config).silence_limit(10.0) for h in ("fast", "lone", "off", "countonly", "zero", "plain")}
+    # fast: 1 s × 2; lone: 5 s × the `Host *` count 5; off/countonly/plain: no interval → [ssh] alive_timeout;
+    # zero: a count of 0 still allows one interval.
+    assert limits == {"fast": 2.0, "lone": 25.0, "off": 10.0, "countonly": 10.0, "zero": 4.0, "plain": 10.0}
+    assert resolve("x", config=paramiko.SSHConfig.from_text("Host x\n  ServerAliveInterval 15\n")).silence_limit(10.0) == 45.0
+
+
+def test_a_frozen_peer_is_noticed_within_the_hosts_server_alive_limit(ssh_home) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+
+    from tui.hosts_file import HostEntry, ssh_settings
+    from tui.remote.ssh_transport import SshTransport
+    from tui.remote.transport import TransportError
+
+    ssh_home.trust()
+    ssh_home.ssh_settings(alive_timeout=60.0)  # the default would take a minute; the host's config says 2 s
+    port = ssh_home.server.port
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
+                              "  ServerAliveInterval 1\n  ServerAliveCountMax 2\n")
+    transport = SshTransport(HostEntry(name="box", target="box", agent_dir=str(ssh_home.agent_dir)), ssh_settings())
+    assert transport.alive_timeout == 60.0
+    frozen: list[int] = []
+    try:
+        transport.open()
+        assert (transport.alive_timeout, transport.heartbeat) == (2.0, 0.5)
+        assert transport.conn is not None and transport.conn.transport.packetizer._Packetizer__keepalive_interval == 1  # type: ignore[attr-defined]
+        beats = 0
+        while beats < 2:  # serve is up and pushing every 0.5 s
+            beats += b'"heartbeat"' in transport.readline()
+        frozen = ssh_home.server.session_tree()
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        start = time.monotonic()
+        try:
+            while True:
+                transport.readline()
+        except TransportError as exc:
+            assert "no word from the agent for 2 s" in str(exc)
+        elapsed = time.monotonic() - start
+        assert 1.4 < elapsed < 3.5, elapsed  # 2 s of silence (less what was already in flight), not 60
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+        transport.close()

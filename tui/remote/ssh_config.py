@@ -16,6 +16,7 @@ from pathlib import Path
 import paramiko
 
 MAX_INCLUDE_DEPTH = 16
+MAX_JUMP_DEPTH = 16  # a chain of first hops each naming its own ProxyJump (a cap for %h-made names)
 DEFAULT_IDENTITIES = ("id_ed25519", "id_ecdsa", "id_rsa")
 _INCLUDE = re.compile(r"^\s*include\s*(=\s*|\s)(?P<args>.+?)\s*$", re.IGNORECASE)
 
@@ -80,6 +81,16 @@ class SshTarget:
         name = self.host_key_alias or self.hostname
         return name if self.port == 22 else f"[{name}]:{self.port}"
 
+    def silence_limit(self, default: float) -> float:
+        """Seconds of silence on this host's stream that count as a dead peer.
+
+        ServerAliveInterval × ServerAliveCountMax when the config sets an interval (OpenSSH: that
+        many unanswered intervals, CountMax defaulting to 3), else gpudeck's `alive_timeout`.
+        """
+        if self.server_alive_interval and self.server_alive_interval > 0:
+            return self.server_alive_interval * max(1, self.server_alive_count_max)
+        return default
+
     def describe(self) -> str:
         return f"{self.user + '@' if self.user else ''}{self.hostname}:{self.port}"
 
@@ -126,13 +137,51 @@ def resolve(spec: str, identity_file: str | None = None, config: paramiko.SSHCon
         proxy_command=proxy_command,
         connect_timeout=_number(opts.get("connecttimeout")),
         server_alive_interval=_number(opts.get("serveraliveinterval")),
-        server_alive_count_max=int(_number(opts.get("serveralivecountmax")) or 3),
+        server_alive_count_max=_count(opts.get("serveralivecountmax"), 3),
         host_key_alias=opts.get("hostkeyalias"),
     )
 
 
+def _host_part(spec: str) -> str:
+    try:
+        return split_target(spec)[1].lower()
+    except SshConfigError:
+        return spec.lower()
+
+
+def jump_chain(target: SshTarget, config: paramiko.SSHConfig | None = None) -> list[SshTarget]:
+    """The jump hosts to pass through on the way to `target`, the one to dial first first.
+
+    As OpenSSH: `ProxyJump B1,B2,…,Bn` runs `ssh -J B1,…,Bn-1 -W %h:%p Bn`, so the later hops are
+    reached through the earlier ones and their own ProxyJump/ProxyCommand are not read, while the
+    first hop is an ordinary `ssh B1` and its own config entry's ProxyJump is followed (and so on).
+    `ProxyJump none` stops it. A first hop that comes round again is a loop: one line names it.
+    """
+    config = config if config is not None else load_config()
+    tail: list[SshTarget] = []  # ends up the whole chain
+    path = [target.alias]
+    seen = {_host_part(target.alias)}
+    current = target
+    while current.proxy_jump:
+        first, *rest = current.proxy_jump
+        if _host_part(first) in seen:
+            raise SshConfigError(f"ProxyJump loop: {' -> '.join([*path, first])}")
+        if len(path) > MAX_JUMP_DEPTH:
+            raise SshConfigError(f"ProxyJump nested deeper than {MAX_JUMP_DEPTH}: {' -> '.join(path)}")
+        current = resolve(first, None, config)
+        tail[:0] = [current, *(resolve(h, None, config) for h in rest)]
+        path.append(first)
+        seen.add(_host_part(first))
+    return tail
+
+
 def default_identities() -> list[str]:
     return [str(ssh_dir() / name) for name in DEFAULT_IDENTITIES if (ssh_dir() / name).exists()]
+
+
+def _count(value: str | None, default: int) -> int:
+    number = _number(value)
+    return default if number is None else int(number)  # an explicit 0 stays 0
 
 
 def _number(value: str | None) -> float | None:

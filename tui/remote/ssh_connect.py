@@ -15,7 +15,7 @@ from typing import Any
 import paramiko
 
 from .hostkeys import Confirm, HostKeyError, KnownHosts, verify
-from .ssh_config import SshConfigError, SshTarget, default_identities, load_config, resolve
+from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
 
 
 class SshError(Exception):
@@ -133,8 +133,8 @@ def _open(target: SshTarget, known: KnownHosts, confirm: Confirm | None, timeout
         verify(known, target.known_hosts_name, t.get_remote_server_key(), confirm)
         user = target.user or _local_user()
         _authenticate(t, target, user, ask)
-        if target.server_alive_interval:
-            t.set_keepalive(int(target.server_alive_interval))
+        if target.server_alive_interval and target.server_alive_interval > 0:
+            t.set_keepalive(max(1, int(target.server_alive_interval)))  # this hop's own ServerAliveInterval
         return t
     except BaseException:
         t.close()
@@ -158,20 +158,19 @@ def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | 
     try:
         config = load_config()
         target = resolve(spec, identity_file, config)
-        hop_targets = [resolve(h, None, config) for h in target.proxy_jump]
+        hop_targets = jump_chain(target, config)  # nested: a first hop's own ProxyJump is followed
     except SshConfigError as exc:
         raise SshError(f"{spec}: {exc}") from None
-    timeout = target.connect_timeout or timeout
     hops: list[paramiko.Transport] = []
     try:
         via: paramiko.Transport | None = None
         for hop in hop_targets:
             hop.proxy_command = None if via is not None else hop.proxy_command
-            via = _open(hop, known, confirm, timeout, via, ask_passphrase)
+            via = _open(hop, known, confirm, hop.connect_timeout or timeout, via, ask_passphrase)
             hops.append(via)
         if hops:
             target.proxy_command = None  # ProxyJump wins, as in OpenSSH
-        transport = _open(target, known, confirm, timeout, via, ask_passphrase)
+        transport = _open(target, known, confirm, target.connect_timeout or timeout, via, ask_passphrase)
     except BaseException:
         for t in reversed(hops):
             t.close()

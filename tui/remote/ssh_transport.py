@@ -2,8 +2,12 @@
 
 Liveness does not rely on TCP: a frozen server still ACKs and paramiko's keepalive never waits for
 a reply. `serve --heartbeat H` pushes a line every H seconds and we ping it as often; the channel's
-read timeout (`alive_timeout`, > H) turns silence into a TransportError naming the reason. Our pings
+read timeout (the silence limit, 4 H) turns silence into a TransportError naming the reason. Our pings
 also let `serve` notice a client that vanished without a FIN, and exit.
+
+The silence limit is the host's ~/.ssh/config ServerAliveInterval × ServerAliveCountMax when it
+sets an interval (as `ssh` would give up after that many unanswered intervals), else `[ssh]
+alive_timeout`; ServerAliveInterval also drives paramiko's own transport keepalive.
 """
 
 from __future__ import annotations
@@ -47,6 +51,12 @@ class SshTransport(Transport):
         self._file: Any = None
         self._write_lock = threading.Lock()
         self._closed = threading.Event()
+        self.alive_timeout = settings.alive_timeout  # this host's silence limit, set on connect
+
+    @property
+    def heartbeat(self) -> float:
+        """How often serve pushes a heartbeat and we ping it: a quarter of the silence limit."""
+        return max(0.2, self.alive_timeout / 4)
 
     @property
     def _cache_key(self) -> tuple[str, str, str | None, str]:
@@ -59,6 +69,7 @@ class SshTransport(Transport):
                                 timeout=self.settings.connect_timeout, ask_passphrase=self.ask_passphrase)
         except SshError as exc:
             raise TransportError(str(exc)) from None
+        self.alive_timeout = self.conn.target.silence_limit(self.settings.alive_timeout)
         return self.conn
 
     def deploy(self, force: bool = False) -> Deployed:
@@ -82,8 +93,8 @@ class SshTransport(Transport):
         try:
             deployed = self.deploy()
             chan = conn.transport.open_session(timeout=self.settings.connect_timeout)
-            chan.settimeout(self.settings.alive_timeout)
-            chan.exec_command(serve_command(deployed, self.settings.heartbeat))
+            chan.settimeout(self.alive_timeout)
+            chan.exec_command(serve_command(deployed, self.heartbeat))
         except (paramiko.SSHException, OSError) as exc:
             conn.close()
             raise TransportError(f"{self.host}: cannot start the agent: {exc}") from None
@@ -101,7 +112,7 @@ class SshTransport(Transport):
             line: bytes = self._file.readline()
         except TimeoutError:
             raise TransportError(
-                f"no word from the agent for {self.settings.alive_timeout:g} s (host frozen or network down)"
+                f"no word from the agent for {self.alive_timeout:g} s (host frozen or network down)"
             ) from None
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise TransportError(f"connection broke: {exc}") from None
@@ -137,7 +148,7 @@ class SshTransport(Transport):
                 raise TransportError(f"{self.host}: connection broke: {exc}") from None
 
     def _ping_loop(self) -> None:
-        while not self._closed.wait(self.settings.heartbeat):
+        while not self._closed.wait(self.heartbeat):
             try:
                 self.write(PING)
             except TransportError:
