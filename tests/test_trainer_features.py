@@ -87,6 +87,30 @@ def test_activation_checkpointing_gives_the_same_gradients() -> None:
         torch.testing.assert_close(grads[0][name], grads[1][name])
 
 
+@pytest.mark.parametrize("name", ["tiny", "resnet18"])
+def test_activation_checkpointing_updates_batchnorm_statistics_once_per_step(name: str) -> None:
+    """The recomputation in backward must not update the running statistics a second time."""
+    torch.manual_seed(1)
+    x, y = torch.randn(4, 3, 16, 16), torch.tensor([0, 1, 2, 3])
+    states = []
+    for ac in (False, True):
+        torch.manual_seed(0)
+        model = build_model(name, 4, activation_checkpointing=ac)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        states.append(plain_state_dict(model))
+    assert states[0].keys() == states[1].keys()
+    stats = [k for k in states[0] if k.endswith(("running_mean", "running_var", "num_batches_tracked"))]
+    assert len(stats) == (3 * 3 if name == "tiny" else 20 * 3)
+    counts = {int(states[1][k]) for k in stats if k.endswith("num_batches_tracked")}
+    assert counts == {1}  # one update per forward, none in the recomputation
+    unequal = [k for k in stats if not torch.equal(states[0][k], states[1][k])]
+    assert not unequal, unequal  # the same kernels on the same inputs: bit for bit
+    for k in ("fc.weight", "layer2.1.conv2.weight" if name == "resnet18" else "features.2.0.weight"):
+        torch.testing.assert_close(states[0][k], states[1][k])  # and the step itself is the same
+
+
 @pytest.mark.timeout(60)
 def test_pretrained_weights_start_from_a_trained_model(tmp_path: Path) -> None:
     run_to_end("--steps", "40", "--workers", "0", "--checkpoint-dir", str(tmp_path / "a"))

@@ -13,7 +13,12 @@ Image = pytest.importorskip("PIL.Image")
 
 from test_trainer import Trainer, events, metrics, run_to_end  # noqa: E402
 
+from trainer import dist as tdist  # noqa: E402
+from trainer.args import parse_args  # noqa: E402
+from trainer.build import build_parts  # noqa: E402
+from trainer.data import ValSampler  # noqa: E402
 from trainer.imagefolder import ImageFolder, list_images, split  # noqa: E402
+from trainer.step import ValLoader, validate  # noqa: E402
 
 CLASSES = ("circles", "stripes", "tiles")  # sorted already: labels 0, 1, 2
 
@@ -121,6 +126,55 @@ def test_every_sample_once_per_epoch_with_workers(tmp_path: Path) -> None:
     assert by_epoch == {e: Counter(range(24)) for e in range(3)}  # no repeat, no skip
     orders = [[i for _, e, i in rows if e == epoch] for epoch in range(3)]
     assert orders[0] != orders[1]  # a new permutation each epoch
+
+
+class WorkerOnlyFolder(ImageFolder):
+    """Refuses to decode in the main process: validation must go through the DataLoader's workers."""
+
+    def __getitem__(self, key):  # noqa: ANN001, ANN204
+        if torch.utils.data.get_worker_info() is None:
+            raise AssertionError("decoded in the main process")
+        return super().__getitem__(key)
+
+
+def test_val_sampler_covers_every_sample_once_over_ranks_in_a_fixed_order() -> None:
+    for size, world, batch in [(9, 1, 4), (10, 3, 2), (2, 4, 3)]:
+        shares = [list(ValSampler(size, r, world, batch)) for r in range(world)]
+        keys = [k for share in shares for b in share for k in b]
+        assert sorted(keys) == [(-1, i) for i in range(size)]  # each once, no augmentation
+        assert all(len(b) <= batch for share in shares for b in share)
+        assert shares == [list(ValSampler(size, r, world, batch)) for r in range(world)]
+
+
+@pytest.mark.timeout(60)
+def test_validation_decodes_in_persistent_workers_and_matches_the_direct_result(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    make_folder(data, per_class=4)
+    args = parse_args(common(data, tmp_path / "ck", "--steps", "1", "--workers", "2", "--val-split", "0.5"))
+    _, val_samples = split(list_images(str(data))[1], str(data), 0.5)
+    parts = build_parts(args, 3, torch.device("cpu"))
+    d = tdist.Dist()
+    ds = WorkerOnlyFolder(val_samples, 32, seed=0)
+    val = ValLoader(ds, d, workers=2, prefetch=2)
+    try:
+        first = validate(parts.model, val, d, parts, batch=4)
+        pids = [w.pid for w in val.loader._iterator._workers]
+        second = validate(parts.model, val, d, parts, batch=4)
+        assert [w.pid for w in val.loader._iterator._workers] == pids  # not respawned
+    finally:
+        val.close()
+    assert first == second and parts.model.training
+    # The old way, in the main process: the same loss and accuracy over all 6 images.
+    plain = ImageFolder(val_samples, 32, seed=0)
+    x = torch.stack([plain[(-1, i)][0] for i in range(len(plain))])
+    y = torch.tensor([label for _, label in val_samples])
+    parts.model.eval()
+    with torch.no_grad():
+        logits = parts.model(x)
+    want_loss = torch.nn.functional.cross_entropy(logits, y).item()
+    want_acc = (logits.argmax(1) == y).float().mean().item()
+    assert len(val_samples) == 6
+    assert first[0] == pytest.approx(want_loss, rel=1e-5) and first[1] == pytest.approx(want_acc)
 
 
 @pytest.mark.timeout(60)

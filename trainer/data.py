@@ -154,3 +154,17 @@ def val_keys(size: int, rank: int, world: int, batch: int) -> list[list[Key]]:
     """This rank's share of the validation set, in batches (epoch -1: no augmentation)."""
     mine = list(range(rank, size, world))
     return [[(-1, i) for i in mine[s : s + batch]] for s in range(0, len(mine), batch)]
+
+
+class ValSampler(Sampler[list[Key]]):
+    """Finite batch sampler over this rank's share of the validation set: the same batches in the same
+    order on every pass; over all ranks, every validation sample exactly once."""
+
+    def __init__(self, size: int, rank: int, world: int, batch: int) -> None:
+        self.batches = val_keys(size, rank, world, batch)
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def __iter__(self) -> Iterator[list[Key]]:
+        return iter(self.batches)

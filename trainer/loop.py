@@ -19,7 +19,7 @@ from .build import build_datasets, build_parts, capture, restore
 from .data import Layout, PositionSampler, make_loader, start_iter
 from .objstore import S3Store, Uploader
 from .report import Reporter
-from .step import inject_oom_above, release_after_oom, train_step, validate
+from .step import ValLoader, inject_oom_above, release_after_oom, train_step, validate
 
 
 class StopFlag:
@@ -134,6 +134,7 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
         last_saved = step
 
     batches = open_batches()
+    val = ValLoader(val_ds, d, args.workers, args.prefetch)
     # Test hook: which (epoch, index) each rank really trained on, per step.
     sample_log = open(f"{args.sample_log}.rank{d.rank}", "a") if args.sample_log else None  # noqa: SIM115
     started = time.perf_counter()
@@ -191,7 +192,7 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
             window_t, window_steps = now, 0
             loss_sum.zero_()
         if args.val_every and (step % args.val_every == 0 or step == args.steps):
-            val_loss, val_acc = validate(parts.model, val_ds, d, parts, layout.micro)
+            val_loss, val_acc = validate(parts.model, val, d, parts, layout.micro)
             out.line({"step": step, "total_steps": args.steps, "val_loss": val_loss, "val_acc": val_acc})
         if stopping:
             sig = signal.Signals(stop.signal).name if stop.signal else "SIGTERM"
@@ -207,6 +208,7 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
     if uploader and not uploader.drain(args.upload_wait):
         out.event("checkpoint_upload_pending", step=step, waited_s=args.upload_wait)
     del batches  # shuts the workers down before the process group goes
+    val.close()
     d.barrier()  # no rank tears the group down while another still uses it (gloo aborts then)
     out.event(
         "done",

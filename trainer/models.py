@@ -6,6 +6,8 @@ The built-in ResNets use torchvision's parameter names, so torchvision checkpoin
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
@@ -99,15 +101,60 @@ class ResNet(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+class _KeepBatchNormStats:
+    """Around the backward's recomputation of a block: its BatchNorm layers compute the same batch
+    statistics as in the forward, but their running statistics (and batch count) stay as the forward
+    left them. Snapshot and restore rather than switching the update off, so the recomputation runs
+    the very kernels of the forward and reproduces its activations bit for bit; the restore also runs
+    when the recomputation stops early (torch.utils.checkpoint's early stop raises through here)."""
+
+    def __init__(self, block: nn.Module) -> None:
+        self.bns = [
+            m
+            for m in block.modules()
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.training and m.track_running_stats
+        ]
+        self.saved: list[tuple[torch.Tensor, ...]] = []
+
+    def __enter__(self) -> None:
+        self.saved = [
+            (m.running_mean.clone(), m.running_var.clone(), m.num_batches_tracked.clone()) for m in self.bns
+        ]
+
+    def __exit__(self, *_exc: object) -> None:
+        with torch.no_grad():
+            for m, (mean, var, count) in zip(self.bns, self.saved, strict=True):
+                m.running_mean.copy_(mean)
+                m.running_var.copy_(var)
+                m.num_batches_tracked.copy_(count)
+        self.saved = []
+
+
 class Checkpointed(nn.Module):
-    """Recomputes the wrapped block's activations in backward (activation checkpointing)."""
+    """Recomputes the wrapped block's activations in backward (activation checkpointing).
+
+    The recomputation leaves BatchNorm running statistics alone: they are updated once per forward,
+    as without checkpointing. Without autograd (validation, export) the block simply runs.
+    """
 
     def __init__(self, inner: nn.Module) -> None:
         super().__init__()
         self.inner = inner
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return checkpoint(self.inner, x, use_reentrant=False)
+        if not torch.is_grad_enabled():
+            return self.inner(x)
+        if torch.compiler.is_compiling():
+            # Under torch.compile the recomputation is part of the compiled backward graph, which
+            # recomputes activations only: buffer updates happen once, in the forward. (Dynamo also
+            # does not trace a custom context_fn.)
+            return checkpoint(self.inner, x, use_reentrant=False)
+        return checkpoint(
+            self.inner,
+            x,
+            use_reentrant=False,
+            context_fn=lambda: (contextlib.nullcontext(), _KeepBatchNormStats(self.inner)),
+        )
 
 
 def _torchvision_resnet(name: str, num_classes: int) -> nn.Module | None:

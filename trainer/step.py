@@ -8,10 +8,11 @@ from collections.abc import Iterator
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.data import DataLoader, Dataset
 
 from . import dist as tdist
 from .build import DTYPES, Parts
-from .data import Key, Layout, val_keys
+from .data import Key, Layout, ValSampler, make_loader, start_iter
 
 
 def autocast(parts: Parts, device: torch.device) -> contextlib.AbstractContextManager:
@@ -66,21 +67,43 @@ def inject_oom_above(model: nn.Module, limit: int) -> None:
     model.register_forward_pre_hook(hook)
 
 
+class ValLoader:
+    """The validation set through a DataLoader built like the training one: images are decoded in the
+    workers (persistent, so a pass does not respawn them), pinned on CUDA, this rank's share of the set
+    in a fixed order. Built on first use and again only if the micro-batch changed (OOM backoff)."""
+
+    def __init__(self, ds: Dataset, d: tdist.Dist, workers: int, prefetch: int) -> None:
+        self.ds, self.d, self.workers, self.prefetch = ds, d, workers, prefetch
+        self.loader: DataLoader | None = None
+        self.batch = 0
+
+    def passes(self, batch: int) -> Iterator:
+        if self.loader is None or batch != self.batch:
+            self.close()
+            sampler = ValSampler(len(self.ds), self.d.rank, self.d.world, batch)
+            pin = self.d.device.type == "cuda"
+            self.loader, self.batch = make_loader(self.ds, sampler, self.workers, self.prefetch, pin), batch
+        return start_iter(self.loader)  # persistent workers: the same processes every pass
+
+    def close(self) -> None:
+        """Shut the workers down (before the process group goes)."""
+        self.loader = None  # its iterator, and with it the persistent workers, go with it
+
+
 def validate(
-    model: nn.Module, ds: torch.utils.data.Dataset, d: tdist.Dist, parts: Parts, batch: int
+    model: nn.Module, val: ValLoader, d: tdist.Dist, parts: Parts, batch: int
 ) -> tuple[float, float]:
-    """Mean loss and accuracy over the whole validation set, summed over ranks."""
+    """Mean loss and accuracy over the whole validation set: each rank its share, summed over ranks."""
     model.eval()
     totals = torch.zeros(3, dtype=torch.float64, device=d.device)  # loss sum, correct, count
     with torch.no_grad(), autocast(parts, d.device):
-        for keys in val_keys(len(ds), d.rank, d.world, batch):
-            xs, ys = zip(*(ds[k][:2] for k in keys), strict=True)
-            x = torch.stack(xs).to(d.device, memory_format=parts.memory_format)
-            y = torch.tensor(ys, device=d.device)
+        for x, y, _epochs, _indices in val.passes(batch):
+            x = x.to(d.device, non_blocking=True, memory_format=parts.memory_format)
+            y = y.to(d.device, non_blocking=True)
             logits = model(x).float()
             right = (logits.argmax(1) == y).sum()
             totals += torch.stack(
-                [F.cross_entropy(logits, y, reduction="sum"), right, torch.tensor(len(ys))]
+                [F.cross_entropy(logits, y, reduction="sum"), right, torch.tensor(len(y))]
             ).to(totals)
     model.train()
     loss, correct, count = d.sum_(totals).tolist()
