@@ -3,18 +3,13 @@ arrive, stop, kill, restart, and the form swallowing printable keys. Waits poll 
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import shlex
-import sys
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 
 from tests.support.jobs import alive
+from tests.support.tui import named, sync, until
 from tui.app import GpuDeckApp
 from tui.fleet import JobModel
 from tui.live.actions import DEMO_COMMAND
@@ -27,42 +22,6 @@ from tui.widgets.jobs_table import JobsTable
 from tui.widgets.output_log import OutputLog
 
 SIZE = (160, 48)
-TRAIN = """\
-import json, time
-for step in range(1, 100000):
-    print(json.dumps({"step": step, "loss": 2.0 / step, "total_steps": 100000}))
-    time.sleep(0.05)
-"""
-
-
-@pytest.fixture
-def script(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(workdir)  # the form's default workdir is the current directory
-    path = workdir / "train.py"
-    path.write_text(TRAIN)
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
-
-
-def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
-    """Run an async test without an async pytest plugin (fixtures still resolve by name)."""
-
-    @functools.wraps(test)
-    def run(*args: Any, **kwargs: Any) -> None:
-        asyncio.run(test(*args, **kwargs))
-
-    return run
-
-
-async def until(pilot: Pilot, cond: Callable[[], object], what: str, timeout: float = 20.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def named(app: GpuDeckApp, name: str) -> list[JobModel]:
-    return [j for j in app.fleet.jobs_sorted() if j.name == name]
 
 
 async def launch_from_form(pilot: Pilot, name: str, command: str) -> JobModel:

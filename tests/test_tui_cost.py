@@ -6,19 +6,14 @@ Waits poll conditions."""
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-import shlex
-import sys
 import time
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 
+from tests.support.tui import named, sync, until
 from tui.app import GpuDeckApp
 from tui.cost.ledger import Ledger
 from tui.fleet import JobModel
@@ -30,41 +25,7 @@ from tui.screens.launch import LaunchScreen
 from tui.widgets.jobs_table import JobsTable
 
 SIZE = (160, 48)
-TRAIN = """\
-import json, time
-for step in range(1, 100000):
-    print(json.dumps({"step": step, "loss": 2.0 / step, "total_steps": 100000}))
-    time.sleep(0.05)
-"""
 PRICED = "[hosts.local]\nprice_per_hour = 3600.0\n"  # $1 a second: cents move visibly
-
-
-@pytest.fixture
-def script(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(workdir)
-    path = workdir / "train.py"
-    path.write_text(TRAIN)
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
-
-
-def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
-    @functools.wraps(test)
-    def run(*args: Any, **kwargs: Any) -> None:
-        asyncio.run(test(*args, **kwargs))
-
-    return run
-
-
-async def until(pilot: Pilot, cond: Callable[[], object], what: str, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def named(app: GpuDeckApp, name: str) -> list[JobModel]:
-    return [j for j in app.fleet.jobs_sorted() if j.name == name]
 
 
 async def launch(pilot: Pilot, name: str, command: str, **fields: str) -> JobModel:

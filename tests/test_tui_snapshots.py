@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from tests.support.tui import until
 from tui.app import GpuDeckApp
 from tui.remote.replay import Recording, ReplayTransport
 from tui.screens.job import JobScreen
@@ -76,14 +77,6 @@ class Replayed:
                 and len(jobs) == 2 and not any(j.active for j in jobs.values())
                 and all(n.remote_last_seq is not None and n.last_seq >= n.remote_last_seq
                         for j in jobs.values() for n in j.nodes.values()))
-
-
-async def until(pilot: Pilot, cond: Callable[[], object], what: str, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def view(r: Replayed, tab: str) -> Callable[[Pilot], Awaitable[None]]:

@@ -1,0 +1,56 @@
+"""Driving the real app with Pilot: async tests without a plugin, condition waits, a training script."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import shlex
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from tui.app import GpuDeckApp
+from tui.fleet import JobModel
+
+# A job that prints a JSON loss line every 50 ms until stopped.
+TRAIN = """\
+import json, time
+for step in range(1, 100000):
+    print(json.dumps({"step": step, "loss": 2.0 / step, "total_steps": 100000}))
+    time.sleep(0.05)
+"""
+
+
+@pytest.fixture
+def script(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The command line of TRAIN, run from the work dir (the form's default workdir is the cwd)."""
+    monkeypatch.chdir(workdir)
+    path = workdir / "train.py"
+    path.write_text(TRAIN)
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+
+
+def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test without an async pytest plugin (fixtures still resolve by name)."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+async def until(pilot: Pilot, cond: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def named(app: GpuDeckApp, name: str) -> list[JobModel]:
+    return [j for j in app.fleet.jobs_sorted() if j.name == name]
