@@ -152,7 +152,8 @@ class JobTable:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= 16 << 20:
             raise JobError("limit: expected 1..16777216 bytes, got %r" % (limit,))
         # Read `done` first: when it says over, every byte of output is already in the file.
-        done = view.refresh()["state"] in TERMINAL_STATES or view.current_state() == "lost"
+        state = view.refresh()["state"]
+        done = state in TERMINAL_STATES or state == "lost"
         try:
             with open(str(view.files.output), "rb") as f:
                 f.seek(offset)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from remote_agent.jobstate import TERMINAL_STATES
+
 from .errors import EXIT_NO_SUCH_JOB, CliError
 from .session import Session
 
-TERMINAL = {"exited", "failed", "stopped", "killed"}
+TERMINAL = TERMINAL_STATES
 # A job is as alive as its liveliest node: one running node keeps the job running.
 STATE_RANK = ["running", "starting", "lost", "failed", "killed", "stopped", "exited"]
 

@@ -9,10 +9,8 @@ import sys
 import time
 
 from ..format import metric_line
-from ..jobref import resolve
+from ..jobref import TERMINAL, resolve
 from ..session import Session, print_status
-
-TERMINAL = {"exited", "failed", "stopped", "killed"}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -9,7 +9,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-TERMINAL = {"exited", "failed", "stopped", "killed"}
+from remote_agent.jobstate import TERMINAL_STATES
+
+TERMINAL = TERMINAL_STATES
 DEFAULT_IDLE_PCT = 10.0
 RATE_WINDOW_S = 120.0  # steps/s from the last two minutes: recent enough to follow a slowdown
 

@@ -130,7 +130,7 @@ class AgentClient:
                 if not line:
                     marker.set_exception(ConnectionLost(f"{self.host}: the agent exited before saying hello"))
                     return
-                obj = _decode(line)
+                obj = decode_object(line)
                 if obj is not None and obj.get("gpudeck") == "agent":
                     marker.set_result(obj)
                     break
@@ -142,7 +142,7 @@ class AgentClient:
                 line = self.transport.readline()
                 if not line:
                     break
-                obj = _decode(line)
+                obj = decode_object(line)
                 if obj is not None:
                     self._dispatch(obj)
         except TransportError as exc:  # a transport says why it broke (timeout, cut, agent exit)
@@ -189,7 +189,8 @@ class AgentClient:
             future.set_exception(ConnectionLost(f"{self.host}: {reason}"))
 
 
-def _decode(line: bytes) -> dict[str, Any] | None:
+def decode_object(line: str | bytes) -> dict[str, Any] | None:
+    """The JSON object on a protocol line, or None for anything else (a .bashrc's chatter, garbage)."""
     try:
         obj = json.loads(line)
     except ValueError:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .client import decode_object
 from .recording import FORMAT
 from .transport import Transport
 
@@ -73,7 +74,7 @@ class Recording:
 
     @classmethod
     def parse(cls, lines: list[str], path: Path | None = None) -> Recording:
-        entries = [e for e in (_json(line) for line in lines) if e is not None]
+        entries = [e for e in (decode_object(line) for line in lines) if e is not None]
         if not entries or entries[0].get("format") != FORMAT:
             raise ReplayError(f"{path or 'recording'}: not a gpudeck recording (make one with gpudeck --record FILE)")
         tapes: dict[str, HostTape] = {}
@@ -99,14 +100,6 @@ class Recording:
 
     def transport(self, host: str, speed: float = 1.0) -> ReplayTransport:
         return ReplayTransport(self, host, speed)
-
-
-def _json(line: str) -> dict[str, Any] | None:
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 def _take(tape: HostTape, t: float, msg: dict[str, Any], req: dict[str, Any] | None) -> None:
@@ -185,7 +178,7 @@ class ReplayTransport(Transport):
 
     def write(self, data: bytes) -> None:
         for line in data.splitlines():
-            req = _json(line.decode("utf-8", "replace"))
+            req = decode_object(line.decode("utf-8", "replace"))
             if req is None:
                 self._queue({"id": None, "ok": False, "error": "not a JSON object"})
             else:

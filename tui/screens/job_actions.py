@@ -45,20 +45,17 @@ class JobActions(Screen):
         return True
 
     def action_stop_job(self) -> None:
-        job = self.current_job()
-        if job is None or not job.active:
-            return
-        detail = "Stop signal now, SIGKILL for what is left after the grace period."
-        self.app.push_screen(ConfirmScreen(f"Stop {job.name or job.id}?", detail, "Stop"),
-                             lambda yes: self.feed.end(job, "stop") if yes else None)
+        self._confirm_end("stop", "Stop", "Stop signal now, SIGKILL for what is left after the grace period.")
 
     def action_kill_job(self) -> None:
+        self._confirm_end("kill", "Kill", "SIGKILL for every process of the job, now: no checkpoint, no cleanup.")
+
+    def _confirm_end(self, action: str, verb: str, detail: str) -> None:
         job = self.current_job()
         if job is None or not job.active:
             return
-        detail = "SIGKILL for every process of the job, now: no checkpoint, no cleanup."
-        self.app.push_screen(ConfirmScreen(f"Kill {job.name or job.id}?", detail, "Kill"),
-                             lambda yes: self.feed.end(job, "kill") if yes else None)
+        self.app.push_screen(ConfirmScreen(f"{verb} {job.name or job.id}?", detail, verb),
+                             lambda yes: self.feed.end(job, action) if yes else None)
 
     def action_restart_job(self) -> None:
         job = self.current_job()
