@@ -18,8 +18,9 @@ SIZE = (160, 48)
 
 
 async def shoot(workdir: Path) -> None:
+    from remote_agent.names import new_job_id
+    from tui.actions import form_options
     from tui.app import GpuDeckApp
-    from tui.live.actions import form_spec
     from tui.screens.job import JobScreen
 
     app = GpuDeckApp()
@@ -33,21 +34,22 @@ async def shoot(workdir: Path) -> None:
             raise SystemExit(f"timed out waiting for {what}")
 
         await until(lambda: app.fleet.hosts["local"].up, "local")
-        spec = form_spec("local", "python -m trainer --steps 600", name="resnet-demo", workdir=str(workdir))
-        app.feed.launch("local", spec)
-        await until(lambda: spec["id"] in app.fleet.jobs and app.fleet.jobs[spec["id"]].step
-                    and app.fleet.jobs[spec["id"]].step >= 250, "250 steps")
+        job_id = new_job_id()
+        app.job_control.launch(form_options("local", "python -m trainer --steps 600", name="resnet-demo",
+                                            workdir=str(workdir)), job_id)
+        await until(lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].step
+                    and app.fleet.jobs[job_id].step >= 250, "250 steps")
         await pilot.press("1")
         await pilot.pause(0.5)
         app.save_screenshot("screenshot-fleet.svg", str(DOCS))
         await pilot.press("2")
         await pilot.pause(0.5)
         app.save_screenshot("screenshot-jobs.svg", str(DOCS))
-        await app.push_screen(JobScreen(app.fleet, app.feed, spec["id"]))
+        await app.push_screen(JobScreen(app.fleet, app.connections, app.job_control, job_id))
         await pilot.pause(3.0)
         app.save_screenshot("screenshot.svg", str(DOCS))
-        app.feed.end(app.fleet.jobs[spec["id"]], "kill")
-        await until(lambda: not app.fleet.jobs[spec["id"]].active, "the demo job killed")
+        app.job_control.end(app.fleet.jobs[job_id], "kill")
+        await until(lambda: not app.fleet.jobs[job_id].active, "the demo job killed")
 
 
 def main() -> None:

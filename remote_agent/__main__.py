@@ -28,22 +28,22 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = parser.parse_args(argv)
 
     if args.command == "run":
-        from .supervisor import run_job_dir
+        from .supervision.supervisor import run_job_dir
 
         sys.exit(run_job_dir(args.job_dir))
-    from .layout import agent_dir
+    from .storage.layout import agent_dir
 
     if args.command == "serve":
-        from .serve import serve
+        from .serving.serve import serve
 
         code = serve(agent_dir(args.agent_dir), heartbeat=args.heartbeat)
         sys.stdout.flush()
         # Not sys.exit: that would wait for op threads (a stop may wait out a 60 s grace), and
         # after a cut serve must be gone within seconds. The supervisors own the jobs.
         os._exit(code)
-    from .jsonio import dumps
-    from .output import LineWriter
-    from .serve import Server
+    from .serving.output import LineWriter
+    from .serving.serve import Server
+    from .storage.jsonio import dumps
 
     server = Server(agent_dir(args.agent_dir), LineWriter(sys.stdout.buffer))
     print(dumps(server.op_hello({})))

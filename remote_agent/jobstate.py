@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from .files import write_private_atomic
-from .jobspec import load_spec
-from .journal import JournalReader
-from .jsonio import dumps
-from .layout import JobFiles
+from .storage.files import write_private_atomic
+from .storage.journal import JournalReader
+from .storage.jsonio import dumps
+from .storage.layout import JobFiles
+from .supervision.jobspec import load_spec
 
 TERMINAL_STATES = frozenset(["exited", "failed", "stopped", "killed"])
 CACHE_NAME = "summary.cache.json"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from remote_agent.autostop import AutoStop
+from remote_agent.supervision.autostop import AutoStop
 from tests.support.jobs import journal, launch, wait_state
 from tui.remote.client import AgentClient, AgentError
 from tui.remote.transport import LocalTransport
@@ -22,6 +22,7 @@ def events(agent_dir: Path, job_id: str, name: str) -> list[dict]:
     return [r for r in journal(agent_dir, job_id) if r["kind"] == "event" and r["event"] == name]
 
 
+@pytest.mark.slow
 def test_budget_warns_at_80_percent_then_stops_the_job(agent_dir: Path, workdir: Path) -> None:
     client = AgentClient(LocalTransport(agent_dir))
     client.connect()
@@ -57,6 +58,7 @@ def idle_gpu_client(agent_dir: Path, monkeypatch: pytest.MonkeyPatch):
     client.close()
 
 
+@pytest.mark.slow
 def test_idle_gpus_stop_the_job_unless_paused(idle_gpu_client: AgentClient, agent_dir: Path, workdir: Path) -> None:
     idle = {"below_pct": 10, "minutes": 0.02, "grace_minutes": 0}
     paused = launch(idle_gpu_client, workdir, SLEEP, env={"CUDA_VISIBLE_DEVICES": "0"}, idle_stop=idle, gpu_interval=0.2)

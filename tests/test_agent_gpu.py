@@ -55,6 +55,7 @@ def test_the_job_journal_samples_only_the_jobs_gpus(gpu_client: AgentClient, age
     gpu_client.request("kill", job=job["id"], node="0")
 
 
+@pytest.mark.slow
 def test_serve_keeps_a_1hz_ring_of_gpu_readings(gpu_client: AgentClient) -> None:
     from tests.support.waiting import wait_for
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.support.jobs import collect, ended, journal, launch, wait_state
@@ -35,15 +34,15 @@ def test_loss_lines_stream_as_metric_events(client: AgentClient, workdir: Path) 
     assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
 
 
-def test_unflushed_output_is_seen_line_by_line_within_a_second(client: AgentClient, workdir: Path) -> None:
-    # No flush=True: PYTHONUNBUFFERED from the supervisor is what makes this line arrive.
-    script = "import time\nprint('step=1 loss=0.5')\ntime.sleep(20)\nprint('step=2 loss=0.4')"
+def test_unflushed_output_is_seen_line_by_line_while_the_job_runs(client: AgentClient, workdir: Path) -> None:
+    # No flush=True: PYTHONUNBUFFERED from the supervisor is what makes this line arrive. Buffered, it
+    # would come out only at exit, which the job never reaches by itself (it waits for the kill).
+    script = "import time\nprint('step=1 loss=0.5')\ntime.sleep(600)\nprint('step=2 loss=0.4')"
     job = launch(client, workdir, [sys.executable, "-c", script])
     client.tail(job["id"], "0", since_seq=0)
-    start = time.monotonic()
-    records = collect(client, lambda rs: any(r["kind"] == "metric" for r in rs), timeout=5)
-    assert time.monotonic() - start < 1.0
+    records = collect(client, lambda rs: any(r["kind"] == "metric" for r in rs), timeout=30)
     assert [r["values"] for r in records if r["kind"] == "metric"] == [{"step": 1, "loss": 0.5}]
+    assert not ended(records)
     client.request("kill", job=job["id"], node="0")
 
 
@@ -115,9 +114,7 @@ def test_the_launcher_exits_and_the_job_lives_on(agent_dir: Path, workdir: Path)
     first.connect()
     job = launch(first, workdir, [sys.executable, "-c", "import time; print('step=1 loss=1', flush=True); time.sleep(30)"])
     serve_pid = first.transport.proc.pid  # type: ignore[attr-defined]
-    start = time.monotonic()
     first.close()  # serve sees EOF and exits: the job must not notice
-    assert time.monotonic() - start < 5
     assert subprocess.run(["kill", "-0", str(serve_pid)], capture_output=True).returncode != 0
     second = AgentClient(LocalTransport(agent_dir))
     second.connect()

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from remote_agent.jobstate import CACHE_NAME, JobView
-from remote_agent.journal import JournalReader, JournalWriter, read_all, seq_of
-from remote_agent.jsonio import dumps
+from remote_agent.storage.journal import JournalReader, JournalWriter, read_all, seq_of
+from remote_agent.storage.jsonio import dumps
 
 
 def test_seq_is_gap_free_across_writers_and_a_torn_line(tmp_path: Path) -> None:

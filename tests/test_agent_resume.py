@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.jobs import collect, ended, journal, launch
 from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
@@ -12,6 +14,7 @@ from tui.remote.transport import LocalTransport
 COUNTER = "import time\nfor i in range(1, 301):\n    print(f'step={i} loss={1/i:.6f}', flush=True)\n    time.sleep(0.005)"
 
 
+@pytest.mark.slow
 def test_resume_after_a_dropped_connection_has_no_gap_and_no_duplicate(agent_dir: Path, workdir: Path) -> None:
     first = AgentClient(LocalTransport(agent_dir))
     first.connect()
@@ -36,6 +39,7 @@ def test_resume_after_a_dropped_connection_has_no_gap_and_no_duplicate(agent_dir
     assert steps == list(range(1, 301))
 
 
+@pytest.mark.slow
 def test_untail_stops_the_pushes(client: AgentClient, workdir: Path) -> None:
     job = launch(client, workdir, [sys.executable, "-c", COUNTER])
     client.tail(job["id"], "0", since_seq=0)

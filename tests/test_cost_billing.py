@@ -11,7 +11,6 @@ from tui.cost.billing import (
     PricePeriod,
     accrue,
     convert,
-    fx_table,
     minimum_seconds,
     periods_from_changes,
     price_at,
@@ -67,9 +66,3 @@ def test_totals_stay_per_currency_and_convert_only_with_a_rate() -> None:
     # 1 CNY = 0.14 USD: 1.00 + 2.00 × 0.14 = $1.28
     assert convert(total, {"CNY": 0.14}, "USD") == pytest.approx(1.28)
     assert convert(Money(), {}, "USD") == 0.0
-
-
-def test_fx_table_from_config() -> None:
-    assert fx_table({}) == ("USD", {})
-    target, fx = fx_table({"cost": {"currency": "eur", "fx": {"usd": 0.92, "bad": "x", "neg": -1, "flag": True}}})
-    assert target == "EUR" and fx == {"USD": 0.92}

@@ -15,6 +15,9 @@ from tests.support.waiting import wait_for
 from tests.test_prices_catalog import cli
 from tui.cost.ledger import Ledger
 
+# Slow as a whole: jobs run long enough to cost something: seconds each.
+pytestmark = pytest.mark.slow
+
 STEPS = """
 import json, sys, time
 total = int(sys.argv[1])
@@ -115,7 +118,7 @@ def test_cost_without_a_price_says_unknown(gpudeck_home: Path, workdir: Path) ->
 
 def test_budget_stop_by_the_supervisor_shows_in_cost_and_ledger(gpudeck_home: Path, workdir: Path, client) -> None:  # type: ignore[no-untyped-def]
     """The spec fields from tui.cost.rules, enforced on the host: $3600/h = $1/s, budget $2."""
-    from remote_agent import jobspec
+    from remote_agent.supervision import jobspec
     from tests.support.jobs import launch
     from tui.cost.rules import spec_cost_fields
 

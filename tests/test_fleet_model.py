@@ -180,7 +180,8 @@ def test_apply_jobs_merges_nodes_across_hosts_by_id():
     f.apply_jobs("a", [job_obj(jid, "0", state="failed", exit_code=1, ended_at=200.0, cause="NCCL timeout")])
     assert job.state == "running"  # node 1 still runs
     f.apply_jobs("b", [job_obj(jid, "1", state="lost")])
-    assert job.state == "failed" and job.exit_code == 1 and job.cause == "NCCL timeout"
+    # A lost node may still run: the job is lost (as `ps` says), and the failure's cause still shows.
+    assert job.state == "lost" and job.cause == "NCCL timeout"
     f.apply_jobs("a", [job_obj(jid, "0", state="lost")])  # lost never overrides an ending
     assert job.nodes["0"].state == "failed"
 

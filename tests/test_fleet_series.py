@@ -19,6 +19,7 @@ def _wave(i: int) -> float:
     return math.sin(i / 500.0)
 
 
+@pytest.mark.slow
 def test_million_points_stay_bounded_and_spike_survives():
     s = Series()
     for i in range(10_000):

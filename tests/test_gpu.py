@@ -1,4 +1,4 @@
-"""remote_agent.gpu against the real pynvml (no driver here) and a fake at the import boundary."""
+"""remote_agent.probes.gpu against the real pynvml (no driver here) and a fake at the import boundary."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from remote_agent import gpu
+from remote_agent.probes import gpu
 
 FAKE_PATH = Path(__file__).parent / "fakes" / "nvml" / "pynvml.py"
 MIB = 1024 * 1024
@@ -173,7 +173,7 @@ def test_cuda_version_text():
 def test_fake_on_pythonpath_for_subprocesses():
     # How serve-level tests put the fake in front of a child process: PYTHONPATH + $PYNVML_FAKE.
     spec = [{"uuid": UUID0, "name": "NVIDIA A10G", "mem_total": 23028 * MIB, "compute": [[4242, 1024 * MIB]]}]
-    code = "import json; from remote_agent import gpu; n = gpu.Nvml(); print(json.dumps([n.inventory(), n.sample()]))"
+    code = "import json; from remote_agent.probes import gpu; n = gpu.Nvml(); print(json.dumps([n.inventory(), n.sample()]))"
     env = {**os.environ, "PYNVML_FAKE": json.dumps(spec),
            "PYTHONPATH": os.pathsep.join([str(FAKE_PATH.parent), str(Path(__file__).resolve().parents[1])])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)

@@ -15,7 +15,6 @@ from tui.hosts_file import (
     hosts_path,
     load_hosts,
     remove_host,
-    ssh_settings,
 )
 
 USER_FILE = """# my GPU boxes
@@ -68,13 +67,7 @@ def test_bad_file_is_one_line(home: Path) -> None:
         load_hosts()
 
 
-def test_ssh_settings_come_from_config_toml(home: Path) -> None:
-    assert ssh_settings().alive_timeout == 10.0
-    (home / "config.toml").write_text("theme = 'x'\n[ssh]\nalive_timeout = 2\nbackoff_max = 'bad'\n")
-    settings = ssh_settings()
-    assert settings.alive_timeout == 2.0 and settings.heartbeat == 0.5 and settings.backoff_max == 15.0
-
-
+@pytest.mark.slow
 def test_cli_add_rm(home: Path, tmp_path: Path) -> None:
     added = gpudeck("hosts", "add", "g1", "me@gpu1:2222", "--setup", "conda activate x", "--no-connect", cwd=tmp_path)
     assert added.returncode == 0, added.stderr
@@ -87,6 +80,7 @@ def test_cli_add_rm(home: Path, tmp_path: Path) -> None:
     assert gpudeck("hosts", "rm", "g1", cwd=tmp_path).returncode == EXIT_USAGE
 
 
+@pytest.mark.slow
 def test_hosts_set_writes_checked_price_settings_and_keeps_comments(tmp_path, monkeypatch):
     import json as _json
 

@@ -1,8 +1,9 @@
-"""Layers guarded by a test (DESIGN style 1), each checked in a fresh interpreter.
+"""Layers guarded by a test (docs/architecture.md), each checked in a fresh interpreter, and by
+import-linter's contracts in pyproject.toml.
 
-remote_agent imports only the standard library; tui's transport/model/store code imports no
-Textual; torch is imported by nothing outside trainer/. Modules are discovered, so the checks
-grow with the tree.
+remote_agent imports only the standard library; every tui module outside the UI imports no
+Textual; torch is imported by nothing outside trainer/. Modules are discovered from the tree: only
+the UI's few packages are named here, everything else must stay Textual-free as it grows.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +20,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# tui modules that must work without Textual: the transport, model, store and cost layers.
-NO_TEXTUAL = ("tui.remote", "tui.store", "tui.fleet", "tui.bundle", "tui.paths",
-              "tui.cost", "tui.cloud", "tui.policy", "tui.model")
-UI = ("tui.widgets", "tui.screens", "tui.app")  # tui.app* included: app.py, app_*.py
+# The UI: the only tui modules that may import Textual (tui.app* included: app.py, app_*.py).
+UI = ("tui.app", "tui.screens", "tui.widgets", "tui.services", "tui.messages", "tui.themes")
 
 # Runs in the child: discover modules under the given packages from the file system (no
 # import, so a UI package's __init__ cannot leak in), import the selected ones, and report
@@ -61,7 +61,7 @@ def probe(packages: list[str], select: tuple[str, ...] = (), skip: tuple[str, ..
 
 def test_remote_agent_imports_only_the_standard_library():
     got = probe(["remote_agent"])
-    expected = {f"remote_agent.{p.stem}" for p in (REPO / "remote_agent").glob("*.py")
+    expected = {".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "remote_agent").rglob("*.py")
                 if p.stem not in ("__init__", "__main__")}
     assert expected <= set(got["imported"])  # discovery found every module on disk
     outside = [m for m in got["added"] if m != "remote_agent" and m not in sys.stdlib_module_names]
@@ -69,17 +69,34 @@ def test_remote_agent_imports_only_the_standard_library():
     assert "pynvml" not in got["added"]  # lazy: imported only when a GPU is asked about
 
 
-def test_tui_model_transport_and_store_import_no_textual():
-    got = probe(["tui"], select=NO_TEXTUAL, skip=UI)
-    assert "tui.bundle" in got["imported"] and "tui.remote" in got["imported"]
-    on_disk = [f"tui.remote.{p.stem}" for p in (REPO / "tui" / "remote").glob("*.py") if p.stem != "__init__"]
-    assert set(on_disk) <= set(got["imported"])
-    assert "textual" not in got["added"], f"one of {got['imported']} imports textual"
+def test_everything_but_the_ui_imports_no_textual():
+    got = probe(["tui"], skip=UI)
+    on_disk = {".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "tui").rglob("*.py")}
+    on_disk = {m.removesuffix(".__init__") for m in on_disk if not m.endswith("__main__")}
+    outside_ui = {m for m in on_disk if not any(m == u or m.startswith(u + ".") or m.startswith(u + "_") for u in UI)}
+    assert outside_ui <= set(got["imported"])  # discovery found every non-UI module on disk
+    assert {"tui.cli", "tui.commands.ps", "tui.actions", "tui.session", "tui.settings"} <= set(got["imported"])
+    assert "textual" not in got["added"] and "rich" not in got["added"], f"one of {got['imported']} imports textual"
+
+
+def test_the_cli_starts_without_textual_boto3_or_torch():
+    code = ("import sys; from tui.cli import build_parser; build_parser(); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'rich', 'boto3', 'torch'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=100)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(shutil.which("lint-imports") is None, reason="import-linter is not installed")
+def test_import_linter_contracts_hold():
+    out = subprocess.run(["lint-imports"], capture_output=True, text=True, cwd=REPO, timeout=200)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout
 
 
 def test_torch_is_imported_only_under_trainer():
     got = probe(["remote_agent", "tui"])
-    assert "tui.bundle" in got["imported"] and "remote_agent.gpu" in got["imported"]
+    assert "tui.bundle" in got["imported"] and "remote_agent.probes.gpu" in got["imported"]
     assert "torch" not in got["added"], f"one of {got['imported']} imports torch"
 
 

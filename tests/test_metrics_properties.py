@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remote_agent import metrics
+from remote_agent.metrics import parse as metrics
 from remote_agent.metrics import parse_line
 
 # Keys that are already canonical and collide with no synonym, prefix or component rule.
@@ -25,6 +26,7 @@ def _journal_value(value: object) -> object:
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=400))
 def test_any_text_never_raises(line: str) -> None:
@@ -44,6 +46,7 @@ def test_metric_shaped_noise_never_raises(parts: list) -> None:
     assert result is None or isinstance(result, dict)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=12))
 def test_json_object_line_round_trips_its_numbers(obj: dict) -> None:

@@ -162,7 +162,7 @@ def test_the_app_shows_a_refused_action_as_a_notification(gpudeck_home: Path) ->
                     break
                 await pilot.pause(0.05)
             job = next(j for j in app.fleet.jobs.values() if j.name == "resnet-demo")
-            app.feed.end(job, "kill")
+            app.job_control.end(job, "kill")
             for _ in range(200):
                 notes = [n.message for n in app._notifications]
                 if any("read-only replay: kill" in m for m in notes):

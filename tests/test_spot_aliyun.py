@@ -16,6 +16,7 @@ import pytest
 from tui.cost.billing import accrue
 from tui.cost.quotes import spot_for_host
 from tui.cost.spot import PriceLookupError, aliyun_client, aliyun_price, aliyun_spot_history, periods
+from tui.settings import CostSettings
 
 T0 = 1_800_000_000  # 2027-01-15T08:00:00Z
 
@@ -120,7 +121,7 @@ def test_describe_price(endpoint: str, client: Any) -> None:
 
 def test_spot_host_settings_through_config(endpoint: str, client: Any) -> None:
     settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou-h"}
-    config = {"cost": {"aliyun": {"endpoint": endpoint, "protocol": "http"}}}
+    config = CostSettings(aliyun_endpoint=endpoint, aliyun_protocol="http")
     result = spot_for_host(settings, T0, T0 + 2000, config)
     assert result is not None and result.quote == (7.2, "CNY", "aliyun DescribeSpotPriceHistory cn-hangzhou-h")
     assert Endpoint.calls[0]["RegionId"] == "cn-hangzhou" and Endpoint.calls[0]["ZoneId"] == "cn-hangzhou-h"
@@ -130,6 +131,6 @@ def test_no_credentials_no_call(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ALIYUN_ACCESS_KEY_ID", raising=False)
     monkeypatch.delenv("ALIYUN_ACCESS_KEY_SECRET", raising=False)
     settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou"}
-    assert spot_for_host(settings, T0, T0 + 10, {}) is None
+    assert spot_for_host(settings, T0, T0 + 10, CostSettings()) is None
     with pytest.raises(PriceLookupError, match="no credentials"):
         aliyun_client("cn-hangzhou")

@@ -12,6 +12,7 @@ from moto.server import ThreadedMotoServer
 from tui.cost.billing import accrue
 from tui.cost.quotes import spot_for_host
 from tui.cost.spot import PriceLookupError, aws_credentials_available, aws_spot_history, periods, split_zone
+from tui.settings import CostSettings
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +39,7 @@ def test_split_zone() -> None:
     assert split_zone("us-east-1") == ("us-east-1", None)
 
 
+@pytest.mark.slow
 def test_spot_history_for_one_zone(moto_url: str, aws_env: None) -> None:
     assert aws_credentials_available()
     now = time.time()
@@ -51,22 +53,24 @@ def test_spot_history_for_one_zone(moto_url: str, aws_env: None) -> None:
     assert spans[-1].end is None and accrue(spans, now - 3600, now).get() > 0
 
 
+@pytest.mark.slow
 def test_region_only_picks_one_zone(moto_url: str, aws_env: None) -> None:
     now = time.time()
     points = aws_spot_history("g5.xlarge", "us-east-1", now - 86400, now, endpoint_url=moto_url)
     assert points and len({p.zone for p in points}) == 1 and points[0].zone.startswith("us-east-1")
 
 
+@pytest.mark.slow
 def test_spot_host_settings_to_a_quote(moto_url: str, aws_env: None) -> None:
     now = time.time()
     settings = {"market": "spot", "provider": "aws", "instance_type": "g5.xlarge", "region": "us-east-1a"}
-    result = spot_for_host(settings, now - 3600, now, {"cost": {"aws": {"endpoint_url": moto_url}}})
+    result = spot_for_host(settings, now - 3600, now, CostSettings(aws_endpoint_url=moto_url))
     assert result is not None and result.error is None and result.periods
     per_hour, currency, source = result.quote
     assert per_hour > 0 and currency == "USD" and "us-east-1a" in source
     # On-demand hosts and hosts without an instance type are not asked.
-    assert spot_for_host(dict(settings, market="on-demand"), now - 3600, now, {}) is None
-    assert spot_for_host({"market": "spot", "provider": "aws"}, now - 3600, now, {}) is None
+    assert spot_for_host(dict(settings, market="on-demand"), now - 3600, now, CostSettings()) is None
+    assert spot_for_host({"market": "spot", "provider": "aws"}, now - 3600, now, CostSettings()) is None
 
 
 def test_unreachable_endpoint_is_one_line(aws_env: None) -> None:

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import gpudeck
 from tests.support.sshd import JUNK, SshHome, keygen, serve_pids
 from tests.support.waiting import wait_for
@@ -20,6 +22,7 @@ print("a;b $(id) `whoami` | & > <")
 """
 
 
+@pytest.mark.slow
 def test_unknown_key_is_refused_until_trusted_then_jobs_run_over_ssh(ssh_home: SshHome, tmp_path: Path) -> None:
     added = gpudeck("hosts", "add", "box", "box", "--agent-dir", str(ssh_home.agent_dir), cwd=tmp_path)
     assert added.returncode == EXIT_HOSTKEY  # stdin is not a TTY: no prompt, one line, its own code
@@ -58,6 +61,7 @@ def test_unknown_key_is_refused_until_trusted_then_jobs_run_over_ssh(ssh_home: S
     wait_for(lambda: not serve_pids(ssh_home.agent_dir), timeout=10, what="every serve to exit with its CLI")
 
 
+@pytest.mark.slow
 def test_a_changed_key_is_refused_with_an_attack_warning_even_after_trust(ssh_home: SshHome, tmp_path: Path) -> None:
     other = keygen(tmp_path / "impostor").with_suffix(".pub").read_text().split()
     (ssh_home.gpudeck_home / "known_hosts").write_text(f"[127.0.0.1]:{ssh_home.server.port} {other[0]} {other[1]}\n")
@@ -82,6 +86,7 @@ def test_no_usable_python_is_named(ssh_home: SshHome, tmp_path: Path) -> None:
     assert result.returncode == EXIT_HOST and f"{old} is Python 3.6.9; the agent needs >= 3.8" in result.stderr
 
 
+@pytest.mark.slow
 def test_shell_metacharacters_stay_literal(ssh_home: SshHome, tmp_path: Path) -> None:
     ssh_home.trust()
     weird_dir = tmp_path / "agent dir; touch PWNED $(touch PWNED2)"
@@ -98,6 +103,7 @@ def test_shell_metacharacters_stay_literal(ssh_home: SshHome, tmp_path: Path) ->
     assert not [p for d in (tmp_path, home, Path("/")) for p in d.glob("PWNED*")]
 
 
+@pytest.mark.slow
 def test_bashrc_junk_is_skipped_and_hosts_lists_every_host(ssh_home: SshHome, tmp_path: Path) -> None:
     assert JUNK in (ssh_home.server.remote_home / ".bashrc").read_text()  # every test here runs past it
     ssh_home.trust()

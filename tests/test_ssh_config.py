@@ -62,6 +62,7 @@ def jump(sshd: Sshd, tmp_path: Path) -> Iterator[Sshd]:
     server.stop()
 
 
+@pytest.mark.slow
 def test_proxyjump_through_a_second_sshd(ssh_home: SshHome, jump: Sshd, tmp_path: Path) -> None:
     ssh_home.write_ssh_config(
         f"Host bastion\n  HostName 127.0.0.1\n  Port {jump.port}\n  User root\n"
@@ -79,6 +80,7 @@ def test_proxyjump_through_a_second_sshd(ssh_home: SshHome, jump: Sshd, tmp_path
     assert gpudeck("logs", "-f", job_id, cwd=tmp_path).stdout.splitlines()[-1] == "via the bastion"
 
 
+@pytest.mark.slow
 def test_proxycommand(ssh_home: SshHome, tmp_path: Path) -> None:
     ssh_home.trust()
     marker = tmp_path / "relay-ran"
@@ -91,6 +93,7 @@ def test_proxycommand(ssh_home: SshHome, tmp_path: Path) -> None:
     assert f"127.0.0.1:{ssh_home.server.port}" in marker.read_text()
 
 
+@pytest.mark.slow
 def test_an_encrypted_key_needs_ssh_agent_or_an_asked_passphrase(ssh_home: SshHome, tmp_path: Path) -> None:
     import subprocess
 

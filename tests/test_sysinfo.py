@@ -1,4 +1,4 @@
-"""remote_agent.sysinfo on this machine's real /proc, and on crafted /proc files for exact numbers."""
+"""remote_agent.probes.sysinfo on this machine's real /proc, and on crafted /proc files for exact numbers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from remote_agent import sysinfo
+from remote_agent.probes import sysinfo
 
 STAT_1 = "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 50 0 50 350 50 0 0 0 0 0\n"
 # +300 busy (user+system+irq), +100 idle, +0 iowait over 400 jiffies → 75 %.

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow as a whole: trains, exports ONNX, talks to a moto server: seconds each.
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 
 from test_trainer import events, metrics, run_to_end  # noqa: E402

@@ -16,6 +16,7 @@ from trainer.data import SyntheticImages  # noqa: E402
 from trainer.models import build_model, plain_state_dict  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_bf16_channels_last_with_accumulation_learns_and_validates(tmp_path: Path) -> None:
     lines = run_to_end(
@@ -36,6 +37,7 @@ def test_bf16_channels_last_with_accumulation_learns_and_validates(tmp_path: Pat
     assert (state["global_batch"], state["micro_batch"], state["samples_seen"]) == (32, 8, 40 * 32)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_oom_halves_the_micro_batch_keeps_the_global_batch_and_gives_up_at_1(tmp_path: Path) -> None:
     log = tmp_path / "samples"
@@ -64,6 +66,7 @@ def test_oom_halves_the_micro_batch_keeps_the_global_batch_and_gives_up_at_1(tmp
     assert events(lines, "oom_backoff")[-1]["micro_batch"] == 1 and not metrics(lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params"), [("resnet18", 11_689_512), ("resnet50", 25_557_032)])
 def test_builtin_resnets_match_torchvision_shapes(name: str, params: int) -> None:
     model = build_model(name, 1000)
@@ -74,6 +77,7 @@ def test_builtin_resnets_match_torchvision_shapes(name: str, params: int) -> Non
     assert model(torch.randn(2, 3, 32, 32)).shape == (2, 1000)
 
 
+@pytest.mark.slow
 def test_activation_checkpointing_gives_the_same_gradients() -> None:
     x, y = torch.randn(4, 3, 16, 16), torch.tensor([0, 1, 2, 3])
     grads = []
@@ -87,6 +91,7 @@ def test_activation_checkpointing_gives_the_same_gradients() -> None:
         torch.testing.assert_close(grads[0][name], grads[1][name])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny", "resnet18"])
 def test_activation_checkpointing_updates_batchnorm_statistics_once_per_step(name: str) -> None:
     """The recomputation in backward must not update the running statistics a second time."""
@@ -111,6 +116,7 @@ def test_activation_checkpointing_updates_batchnorm_statistics_once_per_step(nam
         torch.testing.assert_close(states[0][k], states[1][k])  # and the step itself is the same
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_pretrained_weights_start_from_a_trained_model(tmp_path: Path) -> None:
     run_to_end("--steps", "40", "--workers", "0", "--checkpoint-dir", str(tmp_path / "a"))

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow as a whole: the trainer under a real agent, stopped and resumed.
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 
 from tests.conftest import gpudeck  # noqa: E402

@@ -89,6 +89,7 @@ def test_listing_classes_extensions_hidden_and_split(tmp_path: Path) -> None:
     assert torch.equal(plain[(0, 5)][0], plain[(-1, 5)][0])
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_loss_falls_class_count_from_folders_and_validation(tmp_path: Path) -> None:
     data = tmp_path / "d"
@@ -110,6 +111,7 @@ def test_loss_falls_class_count_from_folders_and_validation(tmp_path: Path) -> N
     assert not events(lines, "bad_image")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_every_sample_once_per_epoch_with_workers(tmp_path: Path) -> None:
     data, log = tmp_path / "d", tmp_path / "samples"
@@ -146,6 +148,7 @@ def test_val_sampler_covers_every_sample_once_over_ranks_in_a_fixed_order() -> N
         assert shares == [list(ValSampler(size, r, world, batch)) for r in range(world)]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_validation_decodes_in_persistent_workers_and_matches_the_direct_result(tmp_path: Path) -> None:
     data = tmp_path / "d"
@@ -177,6 +180,7 @@ def test_validation_decodes_in_persistent_workers_and_matches_the_direct_result(
     assert first[0] == pytest.approx(want_loss, rel=1e-5) and first[1] == pytest.approx(want_acc)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_damaged_image_mid_run_is_reported_and_skipped(tmp_path: Path) -> None:
     data = tmp_path / "d"
@@ -195,6 +199,7 @@ def test_a_damaged_image_mid_run_is_reported_and_skipped(tmp_path: Path) -> None
     assert events(lines, "done")[0]["step"] == 12
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("case", ["empty-root", "empty-class", "corrupt", "missing"])
 def test_unusable_folders_are_one_line_errors(tmp_path: Path, case: str) -> None:
@@ -224,6 +229,7 @@ def test_unusable_folders_are_one_line_errors(tmp_path: Path, case: str) -> None
     assert len(last) == 1 and last[0].startswith("trainer: ") and want in last[0], err
 
 
+@pytest.mark.slow
 def test_data_and_synthetic_exclude_each_other(tmp_path: Path) -> None:
     t = Trainer("--data", str(tmp_path), "--synthetic", "--steps", "1")
     try:

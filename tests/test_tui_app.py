@@ -10,9 +10,9 @@ from textual.pilot import Pilot
 
 from tests.support.jobs import alive
 from tests.support.tui import named, sync, until
+from tui.actions import DEMO_COMMAND
 from tui.app import GpuDeckApp
 from tui.fleet import JobModel
-from tui.live.actions import DEMO_COMMAND
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.deck import DeckScreen
 from tui.screens.help import HelpScreen
@@ -20,6 +20,9 @@ from tui.screens.job import JobScreen
 from tui.screens.launch import LaunchScreen
 from tui.widgets.jobs_table import JobsTable
 from tui.widgets.output_log import OutputLog
+
+# Slow as a whole: the whole app with real jobs: seconds each.
+pytestmark = pytest.mark.slow
 
 SIZE = (160, 48)
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from remote_agent.names import new_job_id
 from tests.support.tui import named, sync, until
+from tui.actions import build_spec, form_options
 from tui.app import GpuDeckApp
 from tui.cost.ledger import Ledger
 from tui.fleet import JobModel
-from tui.live.actions import form_spec
-from tui.live.costs import board
 from tui.remote.client import AgentClient
 from tui.screens.job import JobScreen
 from tui.screens.launch import LaunchScreen
@@ -54,6 +54,7 @@ def dollars(text: str) -> float:
     return float(text.strip().lstrip("$").replace(",", ""))
 
 
+@pytest.mark.slow
 @sync
 async def test_priced_job_cost_moves_live(gpudeck_home: Path, script: str) -> None:
     (gpudeck_home / "hosts.toml").write_text(PRICED)
@@ -65,7 +66,7 @@ async def test_priced_job_cost_moves_live(gpudeck_home: Path, script: str) -> No
         await until(pilot, lambda: dollars(cell(app, job, "cost")) >= first + 1.0, "the cost growing")
         assert first > 0
         assert "burn $3,600.00/h" in header(app)  # the host's whole price: one host, its burn
-        cost = board(app.fleet).jobs[job.id]
+        cost = app.fleet.costs.jobs[job.id]
         assert cost.burn == pytest.approx(3600.0) and cost.accrued and cost.accrued > 0  # a lone job pays it all
 
         await pilot.press("enter")
@@ -79,23 +80,28 @@ async def test_priced_job_cost_moves_live(gpudeck_home: Path, script: str) -> No
         assert ledger.prices("local")[-1].per_hour == 3600.0
 
 
+@pytest.mark.slow
 @sync
 async def test_unknown_price_shows_a_dash(gpudeck_home: Path, script: str) -> None:
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:
         job = await launch(pilot, "cost-unknown", script)
-        await until(pilot, lambda: job.id in board(app.fleet).jobs and "local" in board(app.fleet).unpriced,
+        await until(pilot, lambda: job.id in app.fleet.costs.jobs and "local" in app.fleet.costs.unpriced,
                     "a cost report for the job")
-        await pilot.pause(0.3)  # a redraw after the report
+        # "—" is also what the cell shows before any report: wait for a redraw of the row that
+        # happened after the report (its step cell moves), so the dash is the report's doing.
+        shown = cell(app, job, "step")
+        await until(pilot, lambda: cell(app, job, "step") != shown, "the job's row redrawn after the report")
         assert cell(app, job, "cost") == "—"
         assert "burn — $/h" in header(app) and "$0" not in header(app)
 
 
+@pytest.mark.slow
 @sync
 async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, client: AgentClient) -> None:
     (gpudeck_home / "hosts.toml").write_text(PRICED)
     (gpudeck_home / "config.toml").write_text('[cost]\ndaily_budget = 0.01\ntimezone = "UTC"\n')
-    spec = form_spec("local", script, name="cost-budget")
+    spec = build_spec(None, form_options("local", script, name="cost-budget"), new_job_id())
     client.request("launch", timeout=30.0, spec=spec)  # running before gpudeck opens
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:
@@ -110,6 +116,7 @@ async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, c
     assert facts[0].data["daily_budget"] == 0.01
 
 
+@pytest.mark.slow
 @sync
 async def test_form_budget_reaches_the_spec(gpudeck_home: Path, script: str) -> None:
     (gpudeck_home / "hosts.toml").write_text(PRICED)

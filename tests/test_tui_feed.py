@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tui.app import GpuDeckApp
 from tui.live.inbox import Update
 from tui.remote.transport import LocalTransport, Transport
@@ -19,7 +21,7 @@ async def _flood() -> tuple[int, float, int]:
     app = GpuDeckApp()
     published = []
     async with app.run_test(size=(120, 40)) as pilot:
-        feed = app.feed
+        feed = app.connections
         flush = feed._flush
 
         def counting_flush() -> None:
@@ -48,6 +50,7 @@ async def _flood() -> tuple[int, float, int]:
     return redraws, elapsed, points
 
 
+@pytest.mark.slow
 def test_event_flood_coalesces_to_ten_redraws_a_second(gpudeck_home: Path) -> None:
     redraws, elapsed, points = asyncio.run(_flood())
     assert points == 3000  # every event applied

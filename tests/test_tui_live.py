@@ -1,4 +1,4 @@
-"""The app's live bridge without Textual: inbox wake-ups, backoff, log decoding, launch specs."""
+"""The app's live bridge without Textual: inbox wake-ups, backoff, log decoding, the launch form's options."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from tui.actions import build_spec, form_options, preview_name
 from tui.commands import run as run_cmd
-from tui.live.actions import ActionError, form_spec, preview_name
-from tui.live.backoff import Backoff
+from tui.errors import GpudeckError
 from tui.live.inbox import Inbox, Update
 from tui.live.logtext import LogDecoder
+from tui.remote.backoff import Backoff
 
 
 def test_inbox_wakes_once_per_burst_and_keeps_order() -> None:
@@ -52,21 +53,24 @@ def test_log_decoder_holds_partial_lines_and_collapses_carriage_returns() -> Non
     assert d.pending() == "no newline at the end"
 
 
-def test_form_spec_is_the_cli_spec(workdir, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_form_and_the_cli_make_the_same_spec(workdir, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("MY_TOKEN", "s3cret")
-    spec = form_spec("local", "python train.py --lr '3e-4'", name="", workdir="", env='A=1 B="x y" MY_TOKEN',
-                     setup="source .venv/bin/activate\n\n  conda activate x\n", job_id="20261129-120000-abcdef")
+    opts = form_options("local", "python train.py --lr '3e-4'", name="", workdir="", env='A=1 B="x y" MY_TOKEN',
+                        setup="source .venv/bin/activate\n\n  conda activate x\n")
+    spec = build_spec(None, opts, "20261129-120000-abcdef")
     assert spec["argv"] == ["python", "train.py", "--lr", "3e-4"]
     assert spec["env"] == {"A": "1", "B": "x y", "MY_TOKEN": "s3cret"}
     assert spec["setup"] == ["source .venv/bin/activate", "  conda activate x"]
     assert spec["workdir"] == str(workdir) and spec["name"] == "train.py-cdef"
-    # The same fields through `gpudeck run`'s own parser and build_spec give the same spec.
+    # The same fields through `gpudeck run`'s own parser give the same options, hence the same spec.
     parser = argparse.ArgumentParser()
     run_cmd.add_parser(parser.add_subparsers(dest="verb"))
     args = parser.parse_args(["run", "--env", "A=1", "--env", "B=x y", "--env", "MY_TOKEN",
-                              "--setup", "source .venv/bin/activate", "--setup", "  conda activate x", "--", "x"])
-    cli = run_cmd.build_spec(args, spec["argv"], "20261129-120000-abcdef")
+                              "--setup", "source .venv/bin/activate", "--setup", "  conda activate x", "--",
+                              "python", "train.py", "--lr", "3e-4"])
+    assert run_cmd.options(args) == opts
+    cli = build_spec(None, run_cmd.options(args), "20261129-120000-abcdef")
     assert {k: v for k, v in cli.items() if k != "created_at"} == {k: v for k, v in spec.items() if k != "created_at"}
 
 
@@ -75,10 +79,11 @@ def test_form_spec_is_the_cli_spec(workdir, monkeypatch: pytest.MonkeyPatch) -> 
     ("python 'unclosed", "", "", "command:"),
     ("python x.py", "1BAD=2", "", "not a variable name"),
     ("python x.py", "", "bad name!", "--name"),
+    ("python x.py", "A=1=2 ==", "", "not a variable name"),
 ])
-def test_form_spec_refuses_with_one_line(command: str, env: str, name: str, problem: str) -> None:
-    with pytest.raises(ActionError) as err:
-        form_spec("local", command, name=name, env=env)
+def test_form_refuses_with_one_line(command: str, env: str, name: str, problem: str) -> None:
+    with pytest.raises(GpudeckError) as err:
+        form_options("local", command, name=name, env=env)
     assert problem in str(err.value) and "\n" not in str(err.value)
 
 
@@ -88,8 +93,8 @@ def test_preview_name_follows_the_command() -> None:
 
 
 def test_live_bridge_and_config_import_no_textual() -> None:
-    code = ("import sys, tui.live.actions, tui.live.link, tui.live.inbox, tui.live.backoff, tui.live.logtext, "
-            "tui.config; print('textual' in sys.modules)")
+    code = ("import sys, tui.actions, tui.live.link, tui.live.inbox, tui.remote.backoff, tui.live.logtext, "
+            "tui.live.costs, tui.settings, tui.config; print('textual' in sys.modules)")
     repo = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == 0, out.stderr

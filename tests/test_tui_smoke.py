@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
+@pytest.mark.slow
 def test_gpudeck_starts_shows_local_and_quits(gpudeck_home: Path, tmp_path: Path) -> None:
     sock = f"gpudeck-test-{os.getpid()}"
     tmux = ["tmux", "-L", sock]
@@ -30,11 +31,12 @@ def test_gpudeck_starts_shows_local_and_quits(gpudeck_home: Path, tmp_path: Path
 
         start = time.monotonic()
         while not ("local" in screen() and "connected" in screen()):
-            assert time.monotonic() - start < 5.0, f"`local` not shown within 5 s:\n{screen()}"
+            assert time.monotonic() - start < 60.0, f"`local` never shown:\n{screen()}"
             time.sleep(0.1)
         subprocess.run([*tmux, "send-keys", "q"], check=True, timeout=10)
+        start = time.monotonic()
         while not status.exists() or not status.read_text().strip():
-            assert time.monotonic() - start < 20.0, f"still running after q:\n{screen()}"
+            assert time.monotonic() - start < 60.0, f"still running after q:\n{screen()}"
             time.sleep(0.1)
         assert status.read_text().strip() == "0"
     finally:

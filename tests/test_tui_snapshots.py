@@ -25,7 +25,7 @@ from tests.support.tui import until
 from tui.app import GpuDeckApp
 from tui.remote.replay import Recording, ReplayTransport
 from tui.screens.job import JobScreen
-from tui.widgets import feed
+from tui.services import connections as feed
 from tui.widgets.jobs_table import JobsTable
 from tui.widgets.output_log import OutputLog
 
@@ -114,11 +114,13 @@ def test_fleet_view(snap_compare: SnapCompare, replayed: Replayed, size: tuple[i
     assert snap_compare(replayed.app, terminal_size=size, run_before=view(replayed, "fleet"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
 def test_jobs_view(snap_compare: SnapCompare, replayed: Replayed, size: tuple[int, int]) -> None:
     assert snap_compare(replayed.app, terminal_size=size, run_before=view(replayed, "jobs"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
 def test_job_view(snap_compare: SnapCompare, replayed: Replayed, size: tuple[int, int]) -> None:
     assert snap_compare(replayed.app, terminal_size=size, run_before=view(replayed, "job"))

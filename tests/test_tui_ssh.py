@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from textual.widgets import Button, Label
 
 from tests.support.sshd import SshHome, host_key_line, keygen
@@ -47,6 +48,7 @@ async def _run(expect_changed: bool) -> tuple[list[str], str, str, str | None]:
         return buttons, text, box.status, box.reason
 
 
+@pytest.mark.slow
 def test_unknown_key_is_asked_and_remembered(ssh_home: SshHome) -> None:
     ssh_home.add_host("box", "box")
     buttons, text, status, _ = asyncio.run(_run(expect_changed=False))

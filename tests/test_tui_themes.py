@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tui import config
+from tui import config, settings
 from tui.app import GpuDeckApp
 from tui.screens.deck import DeckScreen
 from tui.themes import APP_VARIABLES, BUILTIN_DIR, ThemeError, load_theme, load_themes
@@ -52,10 +52,10 @@ def test_save_theme_keeps_comments_and_refuses_a_broken_file(tmp_path: Path) -> 
     config.save_theme("gpudeck-light", path)
     text = path.read_text()
     assert 'theme = "gpudeck-light"' in text and "# my gpudeck settings" in text and "# where `run` goes" in text
-    assert config.theme_name(config.load(path)) == "gpudeck-light"
+    assert settings.load(path).ui.theme == "gpudeck-light"
     new = tmp_path / "new" / "config.toml"
     config.save_theme("gpudeck-dark", new)
-    assert config.theme_name(config.load(new)) == "gpudeck-dark"
+    assert settings.load(new).ui.theme == "gpudeck-dark"
     path.write_text("[ui\ntheme = ")
     with pytest.raises(config.ConfigError):
         config.save_theme("gpudeck-dark", path)
@@ -75,6 +75,7 @@ async def _cycle(home: Path) -> tuple[str, str]:
     return before, after
 
 
+@pytest.mark.slow
 def test_theme_cycling_persists_to_config(gpudeck_home: Path) -> None:
     (gpudeck_home / "config.toml").write_text(USER_CONFIG)
     before, after = asyncio.run(_cycle(gpudeck_home))

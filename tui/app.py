@@ -13,20 +13,31 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from . import config, paths
-from .errors import CliError
+from .cost.report import CostContext
+from .errors import GpudeckError
 from .fleet import Fleet
 from .live.link import TransportFactory
-from .messages import FleetUpdated
+from .messages import (
+    CostBoardUpdated,
+    CostNote,
+    FleetChanged,
+    FleetUpdated,
+    HostKeyChanged,
+    InboxPending,
+    JobEnded,
+)
+from .remote.hostkey_errors import fingerprint
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
+from .services import Connections, Costs, JobControl
 from .session import LOCAL, Session, transport_for
+from .settings import Settings, load_or_default
 from .store import Store
 from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
-from .widgets.failures import report
-from .widgets.feed import FleetFeed
+from .widgets.failures import guarded, report
 
 
 def _open_store() -> Store:
@@ -44,70 +55,92 @@ class GpuDeckApp(App[None]):
 
     def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
                  store: Callable[[], Store | None] | None = _open_store,
-                 clock: Callable[[], float] | None = None) -> None:
+                 clock: Callable[[], float] | None = None, settings: Settings | None = None) -> None:
         super().__init__()
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
         self.startup_errors: list[str] = []
+        if settings is None:
+            settings, error = load_or_default()
+            if error:
+                self.startup_errors.append(error)
+        self.settings = settings
         if hosts is None:
             try:
                 hosts = Session().hosts()
-            except CliError as exc:  # a broken hosts.toml: still show the local machine
+            except GpudeckError as exc:  # a broken hosts.toml: still show the local machine
                 hosts = [LOCAL]
                 self.startup_errors.append(str(exc))
-        factory = transport or (lambda host: transport_for(host, self._confirm_key))
-        self.feed = FleetFeed(self.fleet, hosts, factory, store, id="feed")
+        factory = transport or (lambda host: transport_for(host, self._confirm_key, config=settings))
+        self.connections = Connections(self, self.fleet, hosts, factory, settings.ssh)
+        self.job_control = JobControl(self, self.connections, store)
+        self.costs = Costs(self, self.fleet, CostContext.of(settings.cost),
+                           stop=lambda job, reason: self.job_control.end(job, "stop", reason),
+                           changed=self.connections.publish, ledger=store is not None)
+        self.connections.sinks.append(self.costs)
+        self.services = (self.connections, self.job_control)  # those that run workers
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
             self.register_theme(theme)
         self.deck_themes = themes.names or [self.theme]
-        try:
-            wanted = config.theme_name(config.load())
-        except config.ConfigError as exc:
-            wanted = None
-            self.startup_errors.append(str(exc))
+        wanted = settings.ui.theme
         if wanted and wanted not in self.available_themes:
             self.startup_errors.append(f"theme {wanted!r} from config.toml is not installed")
             wanted = None
         self.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else self.theme)
+        if settings.keys:
+            self.set_keymap(dict(settings.keys))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)  # Textual's own themes lack gpudeck's variables
 
     def on_mount(self) -> None:
-        self.push_screen(DeckScreen(self.fleet, self.feed))
+        self.costs.start()
+        self.connections.start()
+        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control))
         for error in self.startup_errors:
             report(self, "configuration", error, "warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
 
-    # -- fleet fan-out ---------------------------------------------------------------------------
+    def on_unmount(self) -> None:
+        self.connections.stop()
+        self.costs.stop()
+        self.job_control.close()
 
-    def on_fleet_feed_changed(self, message: FleetFeed.Changed) -> None:
+    # -- the services' news ------------------------------------------------------------------------
+
+    @guarded("fleet update")
+    def on_inbox_pending(self, _: InboxPending) -> None:
+        self.connections.drain()
+
+    def on_fleet_changed(self, message: FleetChanged) -> None:
         for screen in self.screen_stack:
             if isinstance(screen, DeckScreen | JobScreen):
                 screen.post_message(FleetUpdated(message.tags))
 
-    def on_fleet_feed_job_ended(self, message: FleetFeed.JobEnded) -> None:
+    @guarded("cost counters")
+    def on_cost_board_updated(self, message: CostBoardUpdated) -> None:
+        self.costs.updated(message.board)
+
+    def on_cost_note(self, message: CostNote) -> None:
+        self.costs.note(message.text)
+
+    def on_job_ended(self, message: JobEnded) -> None:
         job = message.job
         name = job.name or job.id
         if job.state == "failed":
-            why = job.cause or (f"exit code {job.exit_code}" if job.exit_code is not None else job.signal)
-            self.notify(f"{name} failed: {why}", title="job ended", severity="error", timeout=10)
+            self.notify(f"{name} failed: {job.why}", title="job ended", severity="error", timeout=10)
         else:
-            self.notify(f"{name} {job.state}", title="job ended")
+            self.notify(" ".join(filter(None, [name, job.state, job.why and f"({job.why})"])), title="job ended")
         self.bell()
 
     # -- SSH host keys ---------------------------------------------------------------------------
 
     def _confirm_key(self, name: str, key: Any) -> bool:
         """SSH's confirm for an unknown key; runs on a connect worker's thread."""
-        from .remote.hostkeys import fingerprint  # paramiko is loaded already when a key is asked about
-
         return ask_host_key(self, name, key.get_name(), fingerprint(key))
 
-    def on_fleet_feed_key_changed(self, message: FleetFeed.KeyChanged) -> None:
-        from .remote.hostkeys import fingerprint
-
+    def on_host_key_changed(self, message: HostKeyChanged) -> None:
         key = getattr(message.error, "key", None)
         if key is not None:
             self.push_screen(HostKeyScreen(message.host, key.get_name(), fingerprint(key), changed=True))
@@ -126,7 +159,10 @@ class GpuDeckApp(App[None]):
             self.run_worker(partial(config.save_theme, name), name="save-theme", group="save-theme",
                             thread=True, exclusive=True, exit_on_error=False)
 
+    @guarded("background task")
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if any(service.worker_changed(event.worker, event.state) for service in self.services):
+            return
         if event.worker.name == "save-theme" and event.worker.error is not None:
             report(self, "theme not saved", event.worker.error, "warning")
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from . import session as session_mod
 from .commands import control, cost, hosts, logs, metrics, prices, ps
 from .commands import run as run_cmd
-from .errors import EXIT_ERROR, EXIT_USAGE, CliError
+from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .remote.recording import Recorder
 from .remote.replay import Replay, ReplayError
 from .session import Session
@@ -34,14 +34,27 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+class UsageError(GpudeckError):
+    """A usage error: its line already starts with the command (`gpudeck inspect: …`), printed as is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, EXIT_USAGE)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        # argparse's own two-line usage dump, shortened to the one line that matters.
-        raise CliError(f"{self.prog}: {message}", EXIT_USAGE)
+        # argparse's own two-line usage dump, shortened to the one line that matters. `prog` is
+        # "gpudeck" or "gpudeck inspect": the line names gpudeck once.
+        raise UsageError(f"{self.prog}: {message}")
+
+
+DESCRIPTION = "GPU training cockpit: run, watch and stop jobs on your GPU hosts."
+EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every host, job, GPU and "
+          "cost live. `gpudeck COMMAND --help` explains each command.")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gpudeck", description="GPU training cockpit: run, watch and stop jobs on your GPU hosts.")
+    parser = _Parser(prog="gpudeck", description=DESCRIPTION, epilog=EPILOG)
     # Before the verb: they choose where every agent session of this run goes (or comes from).
     tape = parser.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
@@ -80,8 +93,8 @@ def run(argv: list[str]) -> int:
             app_main(replay=args.replay)
             return 0
         return HANDLERS[args.verb](args, session)
-    except CliError as exc:
-        print(f"gpudeck: {exc}", file=sys.stderr)
+    except GpudeckError as exc:
+        print(str(exc) if isinstance(exc, UsageError) else f"gpudeck: {exc}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         return 130
@@ -107,6 +120,6 @@ def _use_tape(args: argparse.Namespace) -> None:
         elif args.record is not None:
             session_mod.recorder = Recorder(args.record)
     except ReplayError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
+        raise GpudeckError(str(exc), EXIT_USAGE) from None
     except OSError as exc:
-        raise CliError(f"cannot write recording {args.record}: {exc.strerror or exc}") from None
+        raise GpudeckError(f"cannot write recording {args.record}: {exc.strerror or exc}") from None

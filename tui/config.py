@@ -1,47 +1,21 @@
-"""config.toml: the user's settings. Read with tomllib; written with tomlkit so the user's comments
-and layout survive, atomically (temp file + rename) so a crash never leaves half a file."""
+"""Writing config.toml: the one setting gpudeck itself changes ([ui] theme, from the `t` key).
+
+Written with tomlkit so the user's comments and layout survive, atomically (temp file + rename) so
+a crash never leaves half a file. Reading is tui/settings.py's job.
+"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import tomlkit
 
-from . import paths
+from .settings import config_path
 from .tomlfile import write_atomic
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 class ConfigError(Exception):
-    """config.toml could not be read or written; the message names the file and the problem."""
-
-
-def config_path() -> Path:
-    return paths.config_dir() / "config.toml"
-
-
-def load(path: Path | None = None) -> dict[str, Any]:
-    """The settings; {} when there is no file. A malformed file raises ConfigError."""
-    path = path or config_path()
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-
-
-def theme_name(settings: dict[str, Any]) -> str | None:
-    ui = settings.get("ui")
-    name = ui.get("theme") if isinstance(ui, dict) else None
-    return name if isinstance(name, str) and name else None
+    """config.toml could not be written; the message names the file and the problem."""
 
 
 def save_theme(name: str, path: Path | None = None) -> Path:
@@ -64,12 +38,8 @@ def save_theme(name: str, path: Path | None = None) -> Path:
     elif not isinstance(ui, dict):
         raise ConfigError(f"{path}: `ui` is not a table, left unchanged")
     ui["theme"] = name
-    _write_atomic(path, tomlkit.dumps(doc))
-    return path
-
-
-def _write_atomic(path: Path, text: str) -> None:
     try:
-        write_atomic(path, text)
+        write_atomic(path, tomlkit.dumps(doc))
     except OSError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    return path

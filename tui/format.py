@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from collections.abc import Sequence
@@ -59,3 +60,17 @@ def metric_line(values: dict[str, Any]) -> str:
     order = ["step", "epoch", "loss", "lr"]
     keys = [k for k in order if k in values] + sorted(k for k in values if k not in order)
     return "  ".join(f"{k}={number(values[k])}" for k in keys)
+
+
+def money(value: float | None, currency: str = "USD", per: str = "", unknown: str = "—") -> str:
+    """$1,234.56 / $0.123 / `unknown` for None: never $0 for a price nobody told us."""
+    symbol = "$" if currency == "USD" else f"{currency} "
+    if value is None:
+        return f"{unknown} {symbol.strip()}{per}" if per and unknown == "—" else unknown
+    text = f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:,.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
+    return f"{symbol}{text}{per}"
+
+
+def local_time(t: float) -> str:
+    """A moment for people, in their local zone: 2026-12-01 09:30 CET."""
+    return dt.datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M %Z")

@@ -166,33 +166,8 @@ def remove_host(name: str) -> None:
     _write_atomic(path, tomlkit.dumps(doc))
 
 
-@dataclass
-class SshSettings:
-    """Connection timing, from config.toml's [ssh] table (user-owned settings; defaults here)."""
-
-    alive_timeout: float = 10.0  # silence on the stream (no heartbeat) that counts as a dead peer
-    connect_timeout: float = 15.0
-    backoff_initial: float = 0.5
-    backoff_max: float = 15.0
-
-    @property
-    def heartbeat(self) -> float:
-        return max(0.2, self.alive_timeout / 4)
-
-
-def ssh_settings() -> SshSettings:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    settings = SshSettings()
-    try:
-        data = tomllib.loads((paths.config_dir() / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return settings
-    table = data.get("ssh") if isinstance(data.get("ssh"), dict) else {}
-    for key in ("alive_timeout", "connect_timeout", "backoff_initial", "backoff_max"):
-        value = table.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            setattr(settings, key, float(value))
-    return settings
+def host_fields(name: str) -> dict[str, Any]:
+    """A host's fields that other features own (price, market, idle_stop…) as a dict; {} for a
+    host hosts.toml does not name. HostsFileError when the file is unusable."""
+    entry = load_hosts().get(name)
+    return dict(entry.extra) if entry is not None else {}

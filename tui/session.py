@@ -8,14 +8,16 @@ from collections.abc import Callable
 from typing import Any
 
 from . import paths
-from .errors import EXIT_HOST, EXIT_HOSTKEY, CliError
-from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts, ssh_settings
+from .errors import EXIT_HOST, EXIT_HOSTKEY, GpudeckError
+from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .remote.client import AgentError
-from .remote.hostkeys import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
+from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
 from .remote.reconnect import ReconnectingClient, StatusHandler
 from .remote.recording import Recorder
 from .remote.replay import Replay
 from .remote.transport import LocalTransport, Transport, TransportError
+from .settings import Settings, SettingsError
+from .settings import load as load_settings
 from .store import Store
 
 __all__ = ["LOCAL", "Session", "host_key_error", "transport_for"]
@@ -35,45 +37,57 @@ def host_entries() -> dict[str, HostEntry]:
     try:
         return load_hosts()
     except HostsFileError as exc:
-        raise CliError(str(exc)) from None
+        raise GpudeckError(str(exc)) from None
 
 
-def transport_for(host: str, confirm: Confirm | None = None, ask_passphrase: Callable[[str], str | None] | None = None) -> Transport:
+def settings() -> Settings:
+    """config.toml's settings; a file that cannot be used is the command's one-line error."""
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        raise GpudeckError(str(exc)) from None
+
+
+def transport_for(host: str, confirm: Confirm | None = None, ask_passphrase: Callable[[str], str | None] | None = None,
+                  config: Settings | None = None) -> Transport:
     """The pipe to a host's agent. confirm: asked about an unknown host key (None refuses it);
-    ask_passphrase: asked for an encrypted key's passphrase when ssh-agent has no key (None: never)."""
+    ask_passphrase: asked for an encrypted key's passphrase when ssh-agent has no key (None: never);
+    config: the settings already read (default: read config.toml now)."""
     if replay is not None:
         if host not in replay.hosts:
-            raise CliError(f"host {host!r} is not in the recording (it has: {', '.join(replay.hosts)})", EXIT_HOST)
+            raise GpudeckError(f"host {host!r} is not in the recording (it has: {', '.join(replay.hosts)})", EXIT_HOST)
         return replay.transport(host)
-    transport = _transport(host, confirm, ask_passphrase)
+    transport = _transport(host, confirm, ask_passphrase, config)
     return recorder.wrap(transport) if recorder is not None else transport
 
 
-def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str], str | None] | None) -> Transport:
+def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str], str | None] | None,
+               config: Settings | None) -> Transport:
     if host == LOCAL:
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
     entry = host_entries().get(host)
     if entry is None:
-        raise CliError(f"unknown host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_HOST)
+        raise GpudeckError(f"unknown host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_HOST)
     from .remote.ssh_transport import SshTransport  # paramiko only when a remote host is used
 
-    return SshTransport(entry, ssh_settings(), confirm, ask_passphrase)
+    return SshTransport(entry, (config or settings()).ssh, confirm, ask_passphrase)
 
 
-def host_key_error(host: str, exc: HostKeyError) -> CliError:
+def host_key_error(host: str, exc: HostKeyError) -> GpudeckError:
     """The one line for a refused key, with its own exit code (scripts tell it from 'host down')."""
     if isinstance(exc, HostKeyUnknown):
-        return CliError(
+        return GpudeckError(
             f"host {host}: unknown host key {exc.key.get_name()} {fingerprint(exc.key)}; "
             f"check it and run `gpudeck hosts trust {host}`", EXIT_HOSTKEY)
     if isinstance(exc, HostKeyChanged):
-        return CliError(f"host {host}: {exc}", EXIT_HOSTKEY)
-    return CliError(f"host {host}: {exc}", EXIT_HOSTKEY)
+        return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
+    return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
 
 
 class Session:
     def __init__(self, on_status: StatusHandler | None = None) -> None:
         self._store: Store | None = None
+        self._settings: Settings | None = None
         self._clients: dict[str, ReconnectingClient] = {}
         self._lock = threading.Lock()
         self.on_status = on_status  # reconnect news (the CLI prints it on stderr)
@@ -85,6 +99,13 @@ class Session:
             self._store = Store(paths.state_db())
         return self._store
 
+    @property
+    def settings(self) -> Settings:
+        """config.toml, read once per session."""
+        if self._settings is None:
+            self._settings = settings()
+        return self._settings
+
     def hosts(self) -> list[str]:
         return list(replay.hosts) if replay is not None else list(host_entries())
 
@@ -93,16 +114,16 @@ class Session:
             client = self._clients.get(host)
         if client is not None and client.connected:
             return client
-        transport_for(host)  # unknown host names fail here, before any thread starts
-        settings = ssh_settings()
-        client = ReconnectingClient(host, lambda: transport_for(host), backoff_initial=settings.backoff_initial,
-                                    backoff_max=settings.backoff_max, on_status=self.on_status)
+        config = self.settings
+        transport_for(host, config=config)  # unknown host names fail here, before any thread starts
+        client = ReconnectingClient(host, lambda: transport_for(host, config=config), backoff_initial=config.ssh.backoff_initial,
+                                    backoff_max=config.ssh.backoff_max, on_status=self.on_status)
         try:
-            client.connect(timeout=max(30.0, settings.connect_timeout * 2))
+            client.connect(timeout=max(30.0, config.ssh.connect_timeout * 2))
         except HostKeyError as exc:
             raise host_key_error(host, exc) from None
         except (AgentError, TransportError) as exc:
-            raise CliError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
+            raise GpudeckError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
         with self._lock:
             self._clients[host] = client
         return client
@@ -111,7 +132,7 @@ class Session:
         try:
             return self.client(host).request(op, timeout=timeout, **args)
         except AgentError as exc:
-            raise CliError(f"{host}: {exc}") from None
+            raise GpudeckError(f"{host}: {exc}") from None
 
     def close(self) -> None:
         with self._lock:

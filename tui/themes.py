@@ -11,11 +11,8 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from . import paths
+from .tomlfile import TOMLDecodeError, read_toml
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 def _builtin_dir() -> Path:
     """themes/ beside the packages (a checkout or editable install), else where a wheel put it."""
@@ -62,9 +59,8 @@ def _color(path: Path, key: str, value: object) -> str:
 
 def load_theme(path: Path) -> Theme:
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = read_toml(path)
+    except (OSError, TOMLDecodeError) as exc:
         raise ThemeError(f"{path.name}: {exc}") from None
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():

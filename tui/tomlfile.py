@@ -1,10 +1,30 @@
-"""Writing the user's TOML files: atomic (temp file, fsync, rename) and private to the user."""
+"""The user's TOML files: one reader (tomllib, or tomli on 3.10) and one atomic, private writer."""
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+TOMLDecodeError = tomllib.TOMLDecodeError
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """The document as plain dicts; TOMLDecodeError names the line and column."""
+    return tomllib.loads(text)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """OSError when unreadable, TOMLDecodeError when malformed."""
+    with open(path, "rb") as f:
+        return tomllib.load(f)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -7,7 +7,7 @@ import os
 import signal
 from pathlib import Path
 
-from remote_agent.proctree import JOB_MARKER_VAR, marked_processes
+from remote_agent.supervision.proctree import JOB_MARKER_VAR, marked_processes
 
 
 def job_keys(agent_dir: Path) -> list[str]:

@@ -9,20 +9,21 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from functools import partial
 from typing import Any
 
-from .. import config as config_mod
 from .. import paths
-from ..cost.billing import fx_table
 from ..cost.collect import HostSnapshot, snapshot
 from ..cost.ledger import Ledger
 from ..cost.quotes import spot_for_host
-from ..cost.report import CostContext, build, parse_since, user_tz
+from ..cost.report import CostContext, build, parse_since
 from ..cost.settings import HostPrice, host_price
-from ..errors import EXIT_USAGE, CliError
+from ..errors import EXIT_USAGE, GpudeckError
+from ..format import money as format_money
 from ..format import table
 from ..remote.client import AgentError
 from ..session import Session
+from ..settings import CostSettings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,11 +39,11 @@ def host_settings(name: str) -> dict[str, Any]:
     try:
         entry = load_hosts().get(name)
     except HostsFileError as exc:
-        raise CliError(str(exc)) from None
+        raise GpudeckError(str(exc)) from None
     return dict(entry.extra) if entry is not None else {}
 
 
-def gather(session: Session, since: float | None, config: dict[str, Any]) -> tuple[list[HostSnapshot], dict[str, HostPrice], dict[str, Any], list[dict[str, str]]]:
+def gather(session: Session, since: float | None, config: CostSettings) -> tuple[list[HostSnapshot], dict[str, HostPrice], dict[str, Any], list[dict[str, str]]]:
     snaps: list[HostSnapshot] = []
     prices: dict[str, HostPrice] = {}
     spot: dict[str, Any] = {}
@@ -51,7 +52,7 @@ def gather(session: Session, since: float | None, config: dict[str, Any]) -> tup
         settings = host_settings(name)
         try:
             snap = snapshot(name, session.client(name), None if since is None else since)
-        except (CliError, AgentError, TimeoutError, OSError) as exc:  # one host down: report the rest
+        except (GpudeckError, AgentError, TimeoutError, OSError) as exc:  # one host down: report the rest
             errors.append({"host": name, "error": str(exc)})
             continue
         starts = [j["started_at"] for j in snap.jobs if j.get("started_at")]
@@ -67,20 +68,14 @@ def gather(session: Session, since: float | None, config: dict[str, Any]) -> tup
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    try:
-        config = config_mod.load()
-    except config_mod.ConfigError as exc:
-        raise CliError(str(exc)) from None
-    currency, fx = fx_table(config)
-    tz = user_tz(config)
-    budget = (config.get("cost") or {}).get("daily_budget") if isinstance(config.get("cost"), dict) else None
-    ctx = CostContext(currency, fx, tz, float(budget) if isinstance(budget, (int, float)) else None)
+    config = session.settings.cost
+    ctx = CostContext.of(config)
     since = None
     if args.since:
         try:
-            since = parse_since(args.since, tz, time.time())
+            since = parse_since(args.since, ctx.tz, time.time())
         except ValueError as exc:
-            raise CliError(str(exc), EXIT_USAGE) from None
+            raise GpudeckError(str(exc), EXIT_USAGE) from None
     snaps, prices, spot, errors = gather(session, since, config)
     paths.ensure_private(paths.data_dir())
     with Ledger(paths.state_db()) as ledger:
@@ -93,11 +88,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return 0
 
 
-def money(value: float | None, currency: str, per: str = "") -> str:
-    if value is None:
-        return "unknown"
-    symbol = "$" if currency == "USD" else f"{currency} "
-    return f"{symbol}{value:,.2f}{per}"
+money = partial(format_money, unknown="unknown")  # a table cell says "unknown", the TUI "—"
 
 
 def render(report: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""`gpudeck hosts [--json]`, `hosts add|rm|trust`: the user's hosts, and trusting their keys.
+"""`gpudeck hosts [--json]`, `hosts add|rm|set|trust`: the user's hosts, their price settings, and trusting their keys.
 
 Only `hosts add` and `hosts trust` ever ask about a host key (or take `--yes`); every other command
 refuses an unknown key with one line naming `gpudeck hosts trust NAME`.
@@ -15,17 +15,19 @@ from typing import Any
 
 import paramiko
 
-from ..errors import EXIT_HOST, EXIT_USAGE, CliError
+from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
 from ..format import table
 from ..hosts_file import HostEntry, HostsFileError, add_host, hosts_path, remove_host
-from ..remote.hostkeys import HostKeyError, fingerprint
+from ..remote.hostkey_errors import HostKeyError, fingerprint
 from ..remote.ssh_config import SshConfigError, split_target
 from ..remote.transport import TransportError
 from ..session import LOCAL, Session, host_key_error, transport_for
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("hosts", help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, trust")
+    p = sub.add_parser("hosts", help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, set, trust",
+                       description="List hosts (reachable or why not, agent, GPUs, clock), or change them: "
+                                   "add, rm, set (price settings), trust (a host key).")
     p.add_argument("--json", action="store_true")
     verbs = p.add_subparsers(dest="hosts_verb", metavar="ACTION")
     a = verbs.add_parser("add", help="add a host: TARGET is [user@]host[:port] or a ~/.ssh/config alias")
@@ -60,7 +62,7 @@ def ask(name: str, key: paramiko.PKey) -> bool:
 def trust(name: str, yes: bool) -> list[str]:
     """Connect to `name` (and its jump hosts), accepting unknown keys by --yes or by a prompt.
 
-    Returns what was trusted; raises CliError for a refused or changed key, or an unreachable host.
+    Returns what was trusted; raises GpudeckError for a refused or changed key, or an unreachable host.
     """
     if name == LOCAL:
         return []
@@ -78,7 +80,7 @@ def trust(name: str, yes: bool) -> list[str]:
     except HostKeyError as exc:
         raise host_key_error(name, exc) from None
     except TransportError as exc:
-        raise CliError(f"host {name} unreachable: {exc}", EXIT_HOST) from None
+        raise GpudeckError(f"host {name} unreachable: {exc}", EXIT_HOST) from None
     finally:
         transport.close()
     return trusted
@@ -90,7 +92,7 @@ def probe(session: Session, host: str) -> dict[str, Any]:
         hello = session.request(host, "hello", timeout=30.0)
         sent = time.time()
         now = session.request(host, "ping", timeout=30.0)["time"]
-    except CliError as exc:
+    except GpudeckError as exc:
         return {"name": host, "reachable": False, "error": str(exc)}
     received = time.time()
     gpu = hello.get("gpu") or {}
@@ -126,10 +128,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
             print(f"removed {args.name}")
             return 0
     except HostsFileError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
+        raise GpudeckError(str(exc), EXIT_USAGE) from None
     if verb == "trust":
         if args.name not in session.hosts():
-            raise CliError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_HOST)
+            raise GpudeckError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_HOST)
         trusted = trust(args.name, args.yes)
         for line in trusted:
             print(f"trusted {line}")
@@ -150,16 +152,16 @@ def set_settings(name: str, items: list[str]) -> int:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep:
-            raise CliError(f"hosts set: {item!r}: expected KEY=VALUE", EXIT_USAGE)
+            raise GpudeckError(f"hosts set: {item!r}: expected KEY=VALUE", EXIT_USAGE)
         if key not in COST_KEYS:
-            raise CliError(f"hosts set: unknown setting {key!r} (known: {', '.join(COST_KEYS)})", EXIT_USAGE)
+            raise GpudeckError(f"hosts set: unknown setting {key!r} (known: {', '.join(COST_KEYS)})", EXIT_USAGE)
         raw[key] = value
     if name not in load_hosts():
-        raise CliError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_HOST)
+        raise GpudeckError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_HOST)
     try:
         values = validate_price_settings(raw)
     except PriceSettingsError as exc:
-        raise CliError(f"hosts set: {exc}", EXIT_USAGE) from None
+        raise GpudeckError(f"hosts set: {exc}", EXIT_USAGE) from None
     set_host_fields(name, values)
     if values.get("price_per_hour") is not None:
         now = time.time()
@@ -178,7 +180,7 @@ def add(args: argparse.Namespace, session: Session) -> int:
     try:
         split_target(args.target)
     except SshConfigError as exc:
-        raise CliError(f"target {exc}", EXIT_USAGE) from None
+        raise GpudeckError(f"target {exc}", EXIT_USAGE) from None
     entry = HostEntry(name=args.name, target=args.target, identity_file=args.identity_file, python=args.python,
                       agent_dir=args.agent_dir, setup=list(args.setup))
     add_host(entry)
@@ -189,7 +191,7 @@ def add(args: argparse.Namespace, session: Session) -> int:
         print(f"trusted {line}")
     info = probe(session, args.name)
     if not info["reachable"]:
-        raise CliError(info["error"], EXIT_HOST)
+        raise GpudeckError(info["error"], EXIT_HOST)
     print(f"{args.name}: agent {info['agent_version']} on {info['hostname']}, python {info['python']}, "
           f"{len(info['gpus'])} GPU(s)")
     if info.get("warning"):

@@ -8,7 +8,7 @@ import signal
 import sys
 import time
 
-from ..jobref import Job, resolve
+from ..actions import Job, resolve
 from ..session import Session, print_status
 
 POLL_SECONDS = 0.2
@@ -66,6 +66,6 @@ def _pick_node(job: Job, wanted: str | None) -> dict:
     for node in job.nodes:
         if node["node"] == wanted:
             return node
-    from ..errors import EXIT_NO_SUCH_JOB, CliError
+    from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 
-    raise CliError(f"job {job.id} has no node {wanted!r} (nodes: {', '.join(n['node'] for n in job.nodes)})", EXIT_NO_SUCH_JOB)
+    raise GpudeckError(f"job {job.id} has no node {wanted!r} (nodes: {', '.join(n['node'] for n in job.nodes)})", EXIT_NO_SUCH_JOB)

@@ -8,8 +8,9 @@ import queue
 import sys
 import time
 
+from ..actions import resolve
+from ..fleet.states import ENDED
 from ..format import metric_line
-from ..jobref import TERMINAL, resolve
 from ..session import Session, print_status
 
 
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.follow:
         session.on_status = print_status  # a follower reconnects: say so, and why
     job = resolve(session, args.job)
-    ended = job.terminal
+    ended = job.ended
     targets: dict[tuple[str, str], int] = {}
     for node in job.nodes:
         client = session.client(node["host"])
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             for record in records:
                 seen[key] = record["seq"]
                 _print(record, node, args.json)
-                if record.get("kind") == "state" and record.get("state") in TERMINAL:
+                if record.get("kind") == "state" and record.get("state") in ENDED:
                     finished.add(key)
         if not got_any:
             time.sleep(0)

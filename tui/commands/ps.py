@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
-from ..errors import EXIT_HOSTKEY, CliError
+from ..actions import Job, list_jobs, resolve
+from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
-from ..jobref import Job, list_jobs, resolve
 from ..session import Session
 
 
@@ -22,17 +22,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def state_text(job: Job) -> str:
-    first = job.first
-    if job.state in ("failed", "exited") and first.get("exit_code") is not None:
-        return f"{job.state}({first['exit_code']})"
-    if first.get("signal"):
-        return f"{job.state}({first['signal']})"
+    ending = job.ending_node
+    if job.state in ("failed", "exited") and ending.get("exit_code") is not None:
+        return f"{job.state}({ending['exit_code']})"
+    if ending.get("signal"):
+        return f"{job.state}({ending['signal']})"
     return job.state
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    skipped: list[CliError] = []
-    jobs = [j for j in list_jobs(session, skipped) if args.all or not j.terminal]
+    skipped: list[GpudeckError] = []
+    jobs = [j for j in list_jobs(session, skipped) if args.all or not j.ended]
     for exc in skipped:
         print(f"gpudeck: skipping a host: {exc}", file=sys.stderr)
     # A host down is news, not failure; an untrusted or changed host key is a refusal (its own code).
@@ -44,12 +44,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
     for job in jobs:
         last = job.first.get("last") or {}
         hosts = ",".join(sorted({n["host"] for n in job.nodes}))
-        note = (job.first.get("cause") if job.state == "failed" else job.first.get("reason")) or ""
-        if note == "user":
-            note = ""
+        obj = job.to_json()
         rows.append(
-            [job.id, job.name, hosts, state_text(job), runtime(job.first.get("started_at"), job.first.get("ended_at")),
-             number(last.get("step")), number(last.get("loss")), note]
+            [job.id, job.name, hosts, state_text(job), runtime(obj["started_at"], obj["ended_at"]),
+             number(last.get("step")), number(last.get("loss")), job.why]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
     return code
@@ -70,10 +68,10 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         print(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}")
     if first.get("restart_of"):
         print(f"  restart of: {first['restart_of']}")
-    if first.get("cause"):
-        print(f"  cause: {first['cause']}")
-    if first.get("reason"):
-        print(f"  stopped by: {first['reason']}")
+    if job.why:
+        print(f"  why: {job.why}")
+    if job.ending_node.get("reason"):
+        print(f"  stopped by: {job.ending_node['reason']}")
     if first.get("tail"):
         print("  last output:")
         for line in first["tail"][-10:]:

@@ -119,15 +119,3 @@ def convert(money: Money, fx: Mapping[str, float], to: str = "USD") -> float | N
         elif amount:
             return None
     return total
-
-
-def fx_table(settings: Mapping[str, object]) -> tuple[str, dict[str, float]]:
-    """config.toml's `[cost] currency = "USD"` and `[cost.fx] CNY = 0.14` (1 CNY = 0.14 USD)."""
-    cost = settings.get("cost") if isinstance(settings.get("cost"), dict) else {}
-    assert isinstance(cost, dict)
-    target = str(cost.get("currency") or "USD").upper()
-    raw = cost.get("fx") if isinstance(cost.get("fx"), dict) else {}
-    assert isinstance(raw, dict)
-    fx = {str(k).upper(): float(v) for k, v in raw.items()
-          if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0}
-    return target, fx

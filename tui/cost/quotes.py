@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..settings import CostSettings
 from .billing import PricePeriod
 from .settings import validate_price_settings
 from .spot import (
@@ -34,14 +35,8 @@ class SpotResult:
     error: str | None = None
 
 
-def _table(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    cost = config.get("cost") if isinstance(config.get("cost"), dict) else {}
-    table = cost.get(name) if isinstance(cost, dict) else None
-    return table if isinstance(table, dict) else {}
-
-
 def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
-                  config: Mapping[str, Any]) -> SpotResult | None:
+                  config: CostSettings) -> SpotResult | None:
     """None when the host is not a spot host we can price live (no provider, no credentials)."""
     try:
         s = validate_price_settings({k: host_settings.get(k) for k in ("market", "provider", "instance_type", "region")})
@@ -54,12 +49,11 @@ def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
     try:
         if s.get("provider") == "aws" and aws_credentials_available():
             points = aws_spot_history(s["instance_type"], s["region"], start, end,
-                                      endpoint_url=_table(config, "aws").get("endpoint_url"))
+                                      endpoint_url=config.aws_endpoint_url)
         elif s.get("provider") == "aliyun" and aliyun_credentials():
             region, zone = _aliyun_zone(s["region"])
-            conf = _table(config, "aliyun")
             points = aliyun_spot_history(aliyun_client(region), region, s["instance_type"], start, end, zone,
-                                         endpoint=conf.get("endpoint"), protocol=str(conf.get("protocol") or "https"))
+                                         endpoint=config.aliyun_endpoint, protocol=config.aliyun_protocol)
         else:
             return None
     except PriceLookupError as exc:

@@ -11,12 +11,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..settings import CostSettings
 from .billing import Money, PricePeriod, convert, minimum_seconds, periods_from_changes
 from .collect import HostSnapshot
 from .counters import HostCost, HostInput, JobTotal, host_costs, job_totals
 from .ledger import Fact, Ledger
+from .rules import budget_status
 from .runs import NodeRun, fold
 from .settings import HostPrice
 
@@ -30,16 +31,10 @@ class CostContext:
     tz: dt.tzinfo = dt.timezone.utc
     daily_budget: float | None = None
 
-
-def user_tz(settings: Mapping[str, Any]) -> dt.tzinfo:
-    cost = settings.get("cost") if isinstance(settings.get("cost"), dict) else {}
-    name = cost.get("timezone") if isinstance(cost, dict) else None
-    if isinstance(name, str) and name:
-        try:
-            return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    return dt.datetime.now().astimezone().tzinfo or dt.timezone.utc
+    @classmethod
+    def of(cls, settings: CostSettings) -> CostContext:
+        """config.toml's [cost]: the currency totals are shown in, its fx, "today"'s zone, the budget."""
+        return cls(settings.currency, dict(settings.fx), settings.tz, settings.daily_budget)
 
 
 def midnight(now: float, tz: dt.tzinfo) -> float:
@@ -163,8 +158,6 @@ def _job_json(j: JobTotal, ctx: CostContext, origin: str = "journal") -> dict[st
 
 
 def _budget_status(j: JobTotal) -> str | None:
-    from .rules import budget_status
-
     if j.budget is None or len(j.accrued.amounts) > 1:
         return None
     return budget_status(next(iter(j.accrued.amounts.values()), 0.0), j.budget)

@@ -6,43 +6,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from remote_agent.supervision.autostop import WARN_FRACTION as BUDGET_WARN_FRACTION
+
+from .idle import CostRuleError, parse_idle_stop
 from .settings import HostPrice, host_price
 
-IDLE_DEFAULTS = {"below_pct": 10.0, "minutes": 30.0, "grace_minutes": 15.0}
-_UNITS = {"s": 1 / 60, "m": 1.0, "h": 60.0, "": 1.0}
-_IDLE = re.compile(r"^(?:(?P<n>\d+(?:\.\d+)?)(?P<u>[smh]?))?(?:@(?P<pct>\d+(?:\.\d+)?)%?)?"
-                   r"(?:\+(?P<g>\d+(?:\.\d+)?)(?P<gu>[smh]?))?$")
-
-
-class CostRuleError(ValueError):
-    """One line for the user: which option and why."""
-
-
-def parse_idle_stop(text: str | None) -> dict[str, float] | None:
-    """`30m@10%` (N minutes under X %), `45m`, `@5%`, `30m@10%+20m` (grace from start), `off`."""
-    if text is None:
-        return None
-    text = text.strip().lower()
-    if text in ("off", "none", "no", ""):
-        return None
-    m = _IDLE.match(text)
-    if not m or not (m["n"] or m["pct"] or m["g"]):
-        raise CostRuleError(f"--idle-stop {text!r}: expected e.g. 30m@10% (30 minutes under 10 %), 45m, @5%, 30m@10%+15m, or off")
-    out = dict(IDLE_DEFAULTS)
-    if m["n"]:
-        out["minutes"] = float(m["n"]) * _UNITS[m["u"]]
-    if m["pct"]:
-        out["below_pct"] = float(m["pct"])
-    if m["g"]:
-        out["grace_minutes"] = float(m["g"]) * _UNITS[m["gu"]]
-    if not 0 < out["below_pct"] <= 100 or out["minutes"] <= 0:
-        raise CostRuleError(f"--idle-stop {text!r}: the threshold must be in (0, 100] % and the time > 0")
-    return out
-
+__all__ = ["BUDGET_WARN_FRACTION", "CostRuleError", "budget_status", "launch_share", "parse_idle_stop", "spec_cost_fields"]
 
 def launch_share(host_gpus: int, cuda_visible_devices: str | None, other_live_jobs: int = 0) -> float:
     """The job's share of its host at launch, for the supervisor's budget arithmetic.
@@ -86,8 +58,8 @@ def _host_idle_default(host_settings: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def budget_status(accrued: float, budget: float | None, warn_at: float = 0.8) -> str | None:
-    """ok / warning (≥ 80 %) / over, for the TUI's colouring; None without a budget."""
+def budget_status(accrued: float, budget: float | None, warn_at: float = BUDGET_WARN_FRACTION) -> str | None:
+    """ok / warning (≥ 80 %, where the supervisor warns) / over, for colouring; None without a budget."""
     if budget is None:
         return None
     if accrued >= budget:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import catalog
+from .idle import CostRuleError, parse_idle_stop
 
 PRICE_KEYS = ("price_per_hour", "currency", "market", "provider", "instance_type", "region", "instance_id")
 COST_KEYS = (*PRICE_KEYS, "idle_stop")  # idle_stop: the host's default rule for its jobs, e.g. "30m@10%"
@@ -56,8 +57,6 @@ def validate_price_settings(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _check(key: str, raw: Any) -> Any:
     if key == "idle_stop":
-        from .rules import CostRuleError, parse_idle_stop
-
         try:
             parse_idle_stop(str(raw))
         except CostRuleError as exc:

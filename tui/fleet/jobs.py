@@ -14,13 +14,10 @@ from typing import Any
 
 from .hosts import GpuSample, parse_gpu
 from .series import Series
+from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, job_state, why
 from .values import finite, integer, num, text
 
-JOB_STATES = ("starting", "running", "exited", "failed", "stopped", "killed", "lost")
-ACTIVE = frozenset({"starting", "running"})
-TERMINAL = frozenset(JOB_STATES) - ACTIVE
-# When a job's nodes ended differently, the job shows the worst outcome.
-_SEVERITY = {"exited": 1, "stopped": 2, "killed": 3, "lost": 4, "failed": 5}
+TERMINAL = frozenset(JOB_STATES) - ACTIVE  # no live stream: ended, or lost
 _NOT_SERIES = frozenset({"step", "total_steps"})  # x axis and a constant, not curves
 MAX_SERIES = 64  # a remote printing ever-new keys must not grow memory without bound
 MAX_GPUS = 64
@@ -51,6 +48,7 @@ class NodeModel:
     started_at: float | None = None
     ended_at: float | None = None
     last_heartbeat: float | None = None
+    grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
 
 
 @dataclass
@@ -72,6 +70,7 @@ class JobModel:
     exit_code: int | None = None
     signal: str | None = None
     cause: str | None = None
+    reason: str | None = None  # who stopped it, when not the user
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
     series: dict[str, Series] = field(default_factory=dict)
@@ -92,6 +91,17 @@ class JobModel:
     @property
     def active(self) -> bool:
         return self.state in ACTIVE
+
+    @property
+    def ended(self) -> bool:
+        """A known ending: nothing of the job runs (a lost job may still run: stop and kill apply)."""
+        return self.state in ENDED
+
+    @property
+    def why(self) -> str:
+        """Why the job is in its state: the words of the node whose state it shows."""
+        n = next((n for n in self.nodes.values() if n.state == self.state), None)
+        return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
 
     @property
     def hosts(self) -> list[str]:
@@ -231,6 +241,9 @@ class JobModel:
                 setattr(n, key, text(d.get(key), 1000))
         if d.get("tail") is not None:
             n.tail = _tail(d.get("tail"))
+        grace = finite(d.get("grace"))
+        if grace is not None and grace >= 0:
+            n.grace = grace
         started, ended = finite(d.get("started_at")), finite(d.get("ended_at"))
         if state in ACTIVE:
             n.started_at = n.started_at or started or t
@@ -243,18 +256,15 @@ class JobModel:
         return {"state"} if (self.state, self.cause, vars(n)) != before else set()
 
     def _aggregate(self) -> None:
-        """The job's state from its nodes: active while any node is, else the worst ending."""
+        """The job's state from its nodes (states.job_state); the ending shown is the worst node's."""
         nodes = list(self.nodes.values())
         if not nodes:
             return
-        if any(n.state == "running" for n in nodes):
-            self.state = "running"
-        elif any(n.state == "starting" for n in nodes):
-            self.state = "starting"
-        else:
-            worst = max(nodes, key=lambda n: _SEVERITY.get(n.state, 0))
-            self.state = worst.state
-            self.exit_code, self.signal = worst.exit_code, worst.signal
+        self.state = job_state(n.state for n in nodes)
+        rank = {s: i for i, s in enumerate(STATE_ORDER)}
+        worst = min(nodes, key=lambda n: rank.get(n.state, len(rank)))
+        if not self.active:
+            self.exit_code, self.signal, self.reason = worst.exit_code, worst.signal, worst.reason
             ends = [n.ended_at for n in nodes if n.ended_at is not None]
             self.ended_at = max(ends) if ends else self.ended_at
         starts = [n.started_at for n in nodes if n.started_at is not None]
@@ -262,7 +272,7 @@ class JobModel:
             self.started_at = min(starts)
         bad = [n for n in nodes if n.cause or n.tail]
         if bad:
-            first = max(bad, key=lambda n: _SEVERITY.get(n.state, 0))
+            first = min(bad, key=lambda n: rank.get(n.state, len(rank)) if n.state not in ACTIVE else len(rank))
             self.cause, self.tail = first.cause, first.tail
 
     def _set_last(self, values: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .costs import EMPTY, CostBoard
 from .hosts import HOST_STATUSES, HostModel, HostStatus, util_level
 from .jobs import JobModel
 from .values import finite, integer, text
@@ -36,6 +37,7 @@ class Fleet:
         self.hosts: dict[str, HostModel] = {}
         self.jobs: dict[str, JobModel] = {}
         self.bad_records = 0  # malformed records and objects skipped
+        self.costs: CostBoard = EMPTY  # the cost service's latest board (app thread)
         self._clock = clock  # client clock, for staleness; injectable for tests
 
     # ---- hosts ---------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The app's live cost counters: a CostTracker and the ledger, on one thread of their own.
 
 The tracker is fed the same hellos, job objects and journal records the fleet model takes (the
-FleetFeed forwards them from its drain, on the app thread: a queue put, nothing more). This thread
+connection service hands them over from its drain, on the app thread: a queue put, nothing more). This thread
 reads the hosts' price settings, folds, prices the fleet about once a second, writes every cost
 fact to the ledger (SQLite: IO, never on the event loop), marks the fleet rules active every
 minute, and hands back a `CostBoard`: plain numbers the widgets draw. No Textual here.
@@ -9,13 +9,10 @@ minute, and hands back a `CostBoard`: plain numbers the widgets draw. No Textual
 
 from __future__ import annotations
 
-import datetime as dt
 import queue
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,80 +22,19 @@ from ..cost.report import CostContext
 from ..cost.rules import fleet_today_over
 from ..cost.settings import host_price
 from ..cost.tracker import CostTracker
-from ..fleet import Fleet
+from ..fleet.costs import CostBoard, JobCost
+from ..hosts_file import HostsFileError, host_fields
 
 REPORT_PERIOD = 1.0  # counters move once a second
 RULES_PERIOD = 60.0  # the ledger's "a client enforces fleet rules" heartbeat
 
 
-@dataclass(frozen=True)
-class JobCost:
-    """One job's figures in the board's currency; None: not known (never shown as 0)."""
-
-    accrued: float | None = None
-    burn: float | None = None  # per hour, now
-    projected: float | None = None
-    idle: float | None = None
-    budget: float | None = None
-    budget_status: str | None = None  # ok / warning / over
-
-
-@dataclass(frozen=True)
-class CostBoard:
-    currency: str = "USD"
-    burn: float | None = None  # the fleet's burn per hour (hosts of known price)
-    today: float | None = None  # the fleet's spend today, in the user's time zone
-    daily_budget: float | None = None
-    over: bool | None = None  # today >= daily_budget; None: no budget or undecidable
-    unpriced: tuple[str, ...] = ()  # hosts whose price is unknown
-    jobs: Mapping[str, JobCost] = field(default_factory=dict)
-    rules_paused_since: float | None = None  # set once, at start: when the last client stopped enforcing
-
-
-EMPTY = CostBoard()
-_boards: weakref.WeakKeyDictionary[Fleet, CostBoard] = weakref.WeakKeyDictionary()
-
-
-def board(fleet: Fleet) -> CostBoard:
-    """The latest cost board for this fleet (EMPTY until the first report): read on the app thread."""
-    return _boards.get(fleet, EMPTY)
-
-
-def publish(fleet: Fleet, value: CostBoard) -> None:
-    _boards[fleet] = value
-
-
-@dataclass(frozen=True)
-class Settings:
-    ctx: CostContext
-    error: str | None = None
-
-
-def load_settings() -> Settings:
-    """config.toml's currency, fx, time zone and daily budget (IO: called on the engine's thread)."""
-    from .. import config as config_mod
-    from ..cost.billing import fx_table
-    from ..cost.report import user_tz
-
-    try:
-        cfg = config_mod.load()
-    except config_mod.ConfigError as exc:
-        return Settings(CostContext(), str(exc))
-    currency, fx = fx_table(cfg)
-    cost = cfg.get("cost") if isinstance(cfg.get("cost"), dict) else {}
-    budget = cost.get("daily_budget") if isinstance(cost, dict) else None
-    budget = float(budget) if isinstance(budget, (int, float)) and not isinstance(budget, bool) and budget > 0 else None
-    return Settings(CostContext(currency, fx, user_tz(cfg), budget))
-
-
 def host_settings(name: str) -> dict[str, Any]:
-    from ..commands.cost import host_settings as read
-    from ..errors import CliError
-
+    """The host's price settings; a broken hosts.toml prices nothing (the app reports the file at start)."""
     try:
-        return read(name)
-    except CliError:
-        return {}  # a broken hosts.toml: the price is unknown; the app reports the file at start
+        return host_fields(name)
+    except HostsFileError:
+        return {}
 
 
 class CostEngine:
@@ -106,15 +42,15 @@ class CostEngine:
     called from that thread (the caller posts a message)."""
 
     def __init__(self, on_board: Callable[[CostBoard], None], on_note: Callable[[str], None],
-                 ledger_path: Callable[[], Path] | None = None, settings: Callable[[], Settings] = load_settings,
+                 ledger_path: Callable[[], Path] | None = None, ctx: CostContext | None = None,
                  settings_for: Callable[[str], Mapping[str, Any]] = host_settings) -> None:
         self._on_board, self._on_note = on_board, on_note
-        self._ledger_path, self._settings, self._settings_for = ledger_path, settings, settings_for
+        self._ledger_path, self._settings_for = ledger_path, settings_for
         self._q: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._thread = threading.Thread(target=self._main, name="gpudeck-costs", daemon=True)
         self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1
         self.ledger: Ledger | None = None
-        self.ctx = CostContext()
+        self.ctx = ctx or CostContext()
 
     # -- from the app thread: cheap, non-blocking ------------------------------------------------
 
@@ -142,10 +78,6 @@ class CostEngine:
     # -- the thread --------------------------------------------------------------------------------
 
     def _main(self) -> None:
-        settings = self._settings()
-        self.ctx = settings.ctx
-        if settings.error:
-            self._on_note(f"cost: {settings.error}")
         if self._ledger_path is not None:
             try:
                 self.ledger = Ledger(self._ledger_path())
@@ -249,17 +181,3 @@ def _boot_time(host: str, hello: dict[str, Any]) -> float | None:
     if isinstance(uptime, (int, float)) and isinstance(now, (int, float)):
         return float(now) - float(uptime)
     return local_boot_time() if host == LOCAL else None
-
-
-def money(value: float | None, currency: str = "USD", per: str = "") -> str:
-    """$1,234.56 / $0.123 / "—" (or "— $/h") for unknown: never $0 for a price nobody told us."""
-    symbol = "$" if currency == "USD" else f"{currency} "
-    if value is None:
-        return f"— {symbol.strip()}{per}" if per else "—"
-    text = f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:,.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
-    return f"{symbol}{text}{per}"
-
-
-def when(t: float) -> str:
-    """A paused-since time for people, in their local zone."""
-    return dt.datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M %Z")

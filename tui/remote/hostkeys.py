@@ -8,8 +8,6 @@ own file. Never AutoAddPolicy.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,32 +15,7 @@ from pathlib import Path
 import paramiko
 
 from .. import paths
-
-
-def fingerprint(key: paramiko.PKey) -> str:
-    """`SHA256:…` as `ssh-keygen -l` prints it."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
-
-
-class HostKeyError(Exception):
-    """A server's key is not (or no longer) the one we know."""
-
-
-class HostKeyUnknown(HostKeyError):
-    def __init__(self, name: str, key: paramiko.PKey) -> None:
-        self.name, self.key = name, key
-        super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)})")
-
-
-class HostKeyChanged(HostKeyError):
-    def __init__(self, name: str, key: paramiko.PKey, known: paramiko.PKey, where: str) -> None:
-        self.name, self.key, self.known, self.where = name, key, known, where
-        super().__init__(
-            f"HOST KEY FOR {name} HAS CHANGED: someone could be eavesdropping on you (a man-in-the-middle "
-            f"attack), or the host was reinstalled. It now offers {key.get_name()} {fingerprint(key)}; "
-            f"{where} holds {fingerprint(known)}. Remove the old key there (ssh-keygen -R) if the change is expected."
-        )
+from .hostkey_errors import HostKeyChanged, HostKeyUnknown
 
 
 def user_known_hosts() -> Path:

@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .backoff import Backoff
 from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout
-from .hostkeys import HostKeyError
+from .hostkey_errors import HostKeyError
 from .transport import Transport, TransportError
 
 # Ops that give the same outcome when sent twice (a stop of a stopped job answers its final state).
@@ -109,7 +110,8 @@ class ReconnectingClient:
                 self._changed.notify_all()
 
     def _reconnect(self, reason: str) -> AgentClient | None:
-        delay = self.backoff_initial
+        backoff = Backoff(first=self.backoff_initial, cap=self.backoff_max)
+        delay = backoff.failed()
         self._on_status(self.host, f"connection lost: {reason}; reconnecting")
         while not self._closed.wait(delay):
             try:
@@ -121,7 +123,7 @@ class ReconnectingClient:
                 return None
             except (AgentError, TransportError, OSError) as exc:
                 self.last_error = str(exc)
-                delay = min(self.backoff_max, delay * 2)
+                delay = backoff.failed()
                 self._on_status(self.host, f"reconnect failed: {exc}; next try in {delay:.1f} s")
                 continue
             try:

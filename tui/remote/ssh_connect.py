@@ -14,7 +14,8 @@ from typing import Any
 
 import paramiko
 
-from .hostkeys import Confirm, HostKeyError, KnownHosts, verify
+from .hostkey_errors import HostKeyError
+from .hostkeys import Confirm, KnownHosts, verify
 from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
 
 

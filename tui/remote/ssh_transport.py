@@ -19,9 +19,11 @@ from typing import Any
 
 import paramiko
 
-from ..hosts_file import HostEntry, SshSettings
+from ..hosts_file import HostEntry
+from ..settings import SshSettings
 from .deploy import Deployed, DeployError, ensure_agent
-from .hostkeys import Confirm, HostKeyError
+from .hostkey_errors import HostKeyError
+from .hostkeys import Confirm
 from .ssh_connect import AskPassphrase, Connection, SshError, connect
 from .transport import Transport, TransportError
 

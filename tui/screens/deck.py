@@ -1,5 +1,5 @@
 """The main screen: the fleet summary, then the Fleet and Jobs views in tabs; job keys act on the
-selected row. It hosts the FleetFeed, which keeps the model live for every screen."""
+selected row. The app's services keep the model live and act on the jobs."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
-from ..live.actions import DEMO_COMMAND
 from ..messages import FleetUpdated
+from ..services import Connections, JobControl
 from ..widgets.failures import guarded
-from ..widgets.feed import FleetFeed
 from ..widgets.fleet_view import FleetView
 from ..widgets.jobs_table import JobsTable
 from ..widgets.summary import FleetSummaryBar
@@ -35,12 +35,11 @@ class DeckScreen(JobActions):
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
     ]
 
-    def __init__(self, fleet: Fleet, feed: FleetFeed) -> None:
+    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl) -> None:
         super().__init__()
-        self.fleet, self.feed = fleet, feed
+        self.fleet, self.connections, self.job_control = fleet, connections, job_control
 
     def compose(self) -> ComposeResult:
-        yield self.feed
         yield FleetSummaryBar(id="summary")
         with TabbedContent(initial="fleet", id="tabs"):
             with TabPane("Fleet", id="fleet"):
@@ -101,10 +100,10 @@ class DeckScreen(JobActions):
     def action_open_job(self) -> None:
         job = self.current_job()
         if job is not None:
-            self.app.push_screen(JobScreen(self.fleet, self.feed, job.id))
+            self.app.push_screen(JobScreen(self.fleet, self.connections, self.job_control, job.id))
 
     def action_new_job(self) -> None:
-        hosts = [h for h in self.feed.links] or ["local"]
+        hosts = self.connections.hosts() or ["local"]
         command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
         self.app.push_screen(LaunchScreen(hosts, command), self._launch)
 
@@ -114,6 +113,6 @@ class DeckScreen(JobActions):
     def _launch(self, request: LaunchRequest | None) -> None:
         if request is None:
             return
-        self.feed.launch(request.host, request.spec)
-        self.query_one(JobsTable).select_when_shown(request.spec["id"])
+        self.job_control.launch(request.options, request.job_id)
+        self.query_one(JobsTable).select_when_shown(request.job_id)
         self.action_show_tab("jobs")

@@ -11,9 +11,9 @@ from textual.widgets import Footer
 
 from ..fleet import Fleet, JobModel
 from ..messages import FleetUpdated
+from ..services import Connections, JobControl
 from ..widgets.charts import LossChart, UsageChart
 from ..widgets.failures import guarded
-from ..widgets.feed import FleetFeed
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
 from .job_actions import JOB_BINDINGS, JobActions
@@ -29,9 +29,9 @@ class JobScreen(JobActions):
         Binding("f", "toggle_follow", "Follow", id="toggle_follow"),
     ]
 
-    def __init__(self, fleet: Fleet, feed: FleetFeed, job_id: str) -> None:
+    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, job_id: str) -> None:
         super().__init__()
-        self.fleet, self.feed, self.job_id = fleet, feed, job_id
+        self.fleet, self.connections, self.job_control, self.job_id = fleet, connections, job_control, job_id
 
     def current_job(self) -> JobModel | None:
         return self.fleet.jobs.get(self.job_id)
@@ -43,12 +43,12 @@ class JobScreen(JobActions):
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
             yield UsageChart(id="usage")
-        link = self.feed.links.get(node.host) if node else None
+        link = self.connections.links.get(node.host) if node else None
         yield OutputLog(link, self.job_id, node.node if node else "0", TAIL_BYTES, id="output")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.feed.watch_job(self.job_id)  # an old job's journal is replayed when opened
+        self.connections.watch_job(self.job_id)  # an old job's journal is replayed when opened
         self._draw(frozenset({"series", "gpu", "state"}))
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:

@@ -1,7 +1,8 @@
 """Stop, kill, restart and log: the job keys shared by the deck (selected row) and the job view.
 
 Each is a Binding with an id; check_action enables it only when it applies, so the Footer shows
-what a key would do right now. Scaling is shown but disabled until multi-node jobs exist.
+what a key would do right now. The work itself is the JobControl service's (tui/actions in a worker).
+Scaling is shown but disabled until multi-node jobs exist.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from ..fleet import Fleet, JobModel
-from ..widgets.feed import FleetFeed
+from ..services import Connections, JobControl
 from .confirm import ConfirmScreen
 from .logs import LogScreen
 
@@ -27,10 +28,11 @@ _NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log"}
 
 
 class JobActions(Screen):
-    """A screen with a current job. Subclasses set fleet/feed and implement current_job()."""
+    """A screen with a current job. Subclasses set the fleet and services and implement current_job()."""
 
     fleet: Fleet
-    feed: FleetFeed
+    connections: Connections
+    job_control: JobControl
 
     def current_job(self) -> JobModel | None:
         raise NotImplementedError
@@ -40,7 +42,7 @@ class JobActions(Screen):
             return None  # shown, disabled
         if action in _NEEDS_JOB:
             job = self.current_job()
-            if job is None or (action in ("stop_job", "kill_job") and not job.active):
+            if job is None or (action in ("stop_job", "kill_job") and job.ended):
                 return None
         return True
 
@@ -52,20 +54,20 @@ class JobActions(Screen):
 
     def _confirm_end(self, action: str, verb: str, detail: str) -> None:
         job = self.current_job()
-        if job is None or not job.active:
+        if job is None or job.ended:
             return
         self.app.push_screen(ConfirmScreen(f"{verb} {job.name or job.id}?", detail, verb),
-                             lambda yes: self.feed.end(job, action) if yes else None)
+                             lambda yes: self.job_control.end(job, action) if yes else None)
 
     def action_restart_job(self) -> None:
         job = self.current_job()
         if job is None:
             return
-        if not job.active:
-            self.restarted(self.feed.restart(job))
+        if job.ended:
+            self.restarted(self.job_control.restart(job))
             return
         self.app.push_screen(ConfirmScreen(f"Stop {job.name or job.id} and start it again?", "", "Restart"),
-                             lambda yes: self.restarted(self.feed.restart(job)) if yes else None)
+                             lambda yes: self.restarted(self.job_control.restart(job)) if yes else None)
 
     def restarted(self, new_id: str) -> None:
         """A restart was asked for; new_id is the job it creates."""
@@ -73,7 +75,7 @@ class JobActions(Screen):
     def action_job_log(self) -> None:
         job = self.current_job()
         if job is not None:
-            self.app.push_screen(LogScreen(self.fleet, self.feed, job.id))
+            self.app.push_screen(LogScreen(self.fleet, self.connections, job.id))
 
     def action_scale_up(self) -> None:
         self.notify(SCALE_LATER)

@@ -1,11 +1,11 @@
 """The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir, env,
-setup, budget and idle stop (enforced by the job's supervisor on the host). It builds the same spec `gpudeck run` does; the launch itself is the caller's."""
+setup, budget and idle stop (enforced by the job's supervisor on the host). It checks the fields
+into the same LaunchOptions `gpudeck run` makes (no IO here); the launch itself is the caller's."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,13 +13,16 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
-from ..live.actions import ActionError, form_spec, preview_name, split_command
+from remote_agent.names import new_job_id
+
+from ..actions import LaunchOptions, form_options, preview_name, split_command
+from ..errors import GpudeckError
 
 
 @dataclass
 class LaunchRequest:
-    host: str
-    spec: dict[str, Any]
+    options: LaunchOptions
+    job_id: str  # chosen here, so the jobs table can select the job when it appears
 
 
 class LaunchScreen(ModalScreen[LaunchRequest | None]):
@@ -71,7 +74,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         try:
             argv = split_command(command)
             text = "argv: " + repr(argv) if argv else "argv: (empty)"
-        except ActionError as exc:
+        except GpudeckError as exc:
             text = str(exc)
         self.query_one("#argv", Static).update(text)
         self.query_one("#name", Input).placeholder = preview_name(command) or "from the command"
@@ -94,13 +97,13 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         field = {i: self.query_one(f"#{i}", Input).value
                  for i in ("command", "name", "workdir", "env", "budget", "idle_stop")}
         try:
-            spec = form_spec(host, field["command"], field["name"], field["workdir"], field["env"],
-                             self.query_one("#setup", TextArea).text, budget=field["budget"],
-                             idle_stop=field["idle_stop"])
-        except ActionError as exc:
+            options = form_options(host, field["command"], field["name"], field["workdir"], field["env"],
+                                   self.query_one("#setup", TextArea).text, budget=field["budget"],
+                                   idle_stop=field["idle_stop"])
+        except GpudeckError as exc:
             self.query_one("#error", Static).update(str(exc))
             return
         except Exception as exc:  # a bug must not take the app down: say it in the form
             self.query_one("#error", Static).update(f"cannot build the job: {type(exc).__name__}: {exc}")
             return
-        self.dismiss(LaunchRequest(host, spec))
+        self.dismiss(LaunchRequest(options, new_job_id()))

@@ -8,7 +8,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label
 
 from ..fleet import Fleet
-from ..widgets.feed import FleetFeed
+from ..services import Connections
 from ..widgets.output_log import OutputLog
 
 FULL_LOG_BYTES = 16 << 20  # beyond this, the start is skipped (and said so): `gpudeck logs` has it all
@@ -21,16 +21,16 @@ class LogScreen(Screen):
         Binding("f", "toggle_follow", "Follow", id="toggle_follow"),
     ]
 
-    def __init__(self, fleet: Fleet, feed: FleetFeed, job_id: str) -> None:
+    def __init__(self, fleet: Fleet, connections: Connections, job_id: str) -> None:
         super().__init__()
-        self.fleet, self.feed, self.job_id = fleet, feed, job_id
+        self.fleet, self.connections, self.job_id = fleet, connections, job_id
 
     def compose(self) -> ComposeResult:
         job = self.fleet.jobs.get(self.job_id)
         node = next(iter(job.nodes.values()), None) if job else None
         yield Label(f"output of {job.name if job else self.job_id}" + (f" on {node.host}" if node else ""),
                     classes="screen-title")
-        link = self.feed.links.get(node.host) if node else None
+        link = self.connections.links.get(node.host) if node else None
         yield OutputLog(link, self.job_id, node.node if node else "0", FULL_LOG_BYTES, id="full-log")
         yield Footer()
 

@@ -6,14 +6,13 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ..fleet import Fleet, JobModel
-from ..format import duration, metric_line, number
-from ..live.costs import board, money
+from ..format import duration, metric_line, money, number
 from .jobs_table import BUDGET_STYLE, STATE_STYLE
 
 
 def cost_line(job: JobModel, fleet: Fleet) -> Content:
     """cost so far, burn, projected to finish, idle waste and the job's budget; "—" when unknown."""
-    b = board(fleet)
+    b = fleet.costs
     c = b.jobs.get(job.id)
     cur = b.currency
 
@@ -45,8 +44,7 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
         Content(metric_line({k: v for k, v in job.last.items() if k not in ("step", "total_steps")})[:400]),
     ]
     if job.state == "failed":
-        why = job.cause or (f"exit code {job.exit_code}" if job.exit_code is not None else job.signal or "failed")
-        lines.append(Content.styled(f"failed: {why}", "$error"))
+        lines.append(Content.styled(f"failed: {job.why}", "$error"))
     elif job.state == "lost":
         lines.append(Content.styled("lost: its supervisor is gone without writing an ending", "$error"))
     return Content("\n").join(lines)

@@ -6,8 +6,8 @@ from textual.content import Content
 from textual.widgets import DataTable
 
 from ..fleet import Fleet, JobModel
-from ..format import duration, number
-from ..live.costs import JobCost, board, money
+from ..fleet.costs import JobCost
+from ..format import duration, money, number
 from .gauges import level_style
 
 # (key, label, width): fixed widths, because DataTable cannot measure styled Content cells, and
@@ -28,12 +28,11 @@ def _step(job: JobModel) -> str:
 
 def _info(job: JobModel) -> Content:
     if job.state == "failed":
-        why = job.cause or (f"exit {job.exit_code}" if job.exit_code is not None else job.signal) or "failed"
-        return Content.styled(why, "$error")
+        return Content.styled(job.why, "$error")
     if job.state == "lost":
         return Content.styled("supervisor gone: journal ends here", "$error")
-    if job.state in ("stopped", "killed") and job.signal:
-        return Content.styled(job.signal, "$text-muted")
+    if job.state in ("stopped", "killed") and (job.why or job.signal):
+        return Content.styled(job.why or job.signal or "", "$text-muted")
     if job.active and job.eta_seconds is not None:
         return Content(f"ETA {duration(job.eta_seconds)}")
     return Content("")
@@ -62,7 +61,7 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
         number(job.last.get("loss")) if "loss" in job.last else "—",
         number(job.samples_per_sec) if job.samples_per_sec is not None else "—",
         Content.styled(f"{gpu:.0f}%", level_style(gpu)) if gpu is not None else "—",
-        _cost(board(fleet).jobs.get(job.id), board(fleet).currency),
+        _cost(fleet.costs.jobs.get(job.id), fleet.costs.currency),
         _info(job),
     ]
 

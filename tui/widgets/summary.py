@@ -6,8 +6,10 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from ..cost.rules import budget_status
 from ..fleet import Fleet
-from ..live.costs import CostBoard, board, money
+from ..fleet.costs import CostBoard
+from ..format import money
 
 
 def spend_parts(b: CostBoard) -> list[str | tuple[str, str]]:
@@ -22,7 +24,7 @@ def spend_parts(b: CostBoard) -> list[str | tuple[str, str]]:
         style = "$cost"
         if b.over:
             style = "bold $error"
-        elif b.today is not None and b.today >= 0.8 * b.daily_budget:
+        elif budget_status(b.today or 0.0, b.daily_budget) == "warning":
             style = "$warning"
         parts += [" / ", (money(b.daily_budget, b.currency) + (" reached" if b.over else ""), style)]
     return parts
@@ -40,5 +42,5 @@ class FleetSummaryBar(Static):
             ("gpudeck", "bold $accent"), "   hosts ", (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
             "   GPUs ", (f"{s.gpus_busy}/{s.gpus_total} busy", "$gpu-busy" if s.gpus_busy else ""),
             f"   jobs {s.jobs_running} running / {s.jobs_total}",
-            *spend_parts(board(fleet)),
+            *spend_parts(fleet.costs),
         ))

@@ -64,9 +64,13 @@ async def _until(pilot: object, cond: Callable[[], object], what: str, timeout: 
 
 
 async def _session(work: Path) -> None:
+    from remote_agent.names import new_job_id
+    from tui.actions import build_spec, form_options
     from tui.app import GpuDeckApp
-    from tui.live.actions import form_spec
     from tui.screens.job import JobScreen
+
+    def form_spec(host: str, command: str, **fields: str) -> dict:
+        return build_spec(None, form_options(host, command, **fields), new_job_id())
 
     app = GpuDeckApp(hosts=["local"], store=None)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -75,12 +79,12 @@ async def _session(work: Path) -> None:
         train = form_spec("local", f"{py} train.py", name="resnet-demo", workdir=str(work),
                           env="CUDA_VISIBLE_DEVICES=0 WANDB_API_KEY=recorded-secret-value")
         train["gpu_interval"] = 0.5  # the job's own GPU samples, so its usage chart has points
-        app.feed.launch("local", train)
+        app.job_control.in_thread(lambda: app.connections.request("local", "launch", spec=train), group="action")
         await _until(pilot, lambda: train["id"] in app.fleet.jobs and app.fleet.jobs[train["id"]].active, "running")
-        app.push_screen(JobScreen(app.fleet, app.feed, train["id"]))
+        app.push_screen(JobScreen(app.fleet, app.connections, app.job_control, train["id"]))
         oom = form_spec("local", f"{py} -c {shlex.quote(OOM)}", name="llama-ft", workdir=str(work),
                         env="CUDA_VISIBLE_DEVICES=1")
-        app.feed.launch("local", oom)
+        app.job_control.in_thread(lambda: app.connections.request("local", "launch", spec=oom), group="action")
         jobs = app.fleet.jobs
         await _until(pilot, lambda: all(i in jobs and not jobs[i].active for i in (train["id"], oom["id"])), "both over")
         polls = app.fleet.hosts["local"].last_update

@@ -1,0 +1,32 @@
+"""serve's stdout: responses and pushes from many threads, one whole line at a time."""
+
+from __future__ import annotations
+
+import threading
+from typing import IO, Any
+
+from ..storage.jsonio import dumps
+
+
+class LineWriter:
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def send(self, obj: Any) -> bool:
+        return self.send_raw(dumps(obj).encode("utf-8"))
+
+    def send_raw(self, line: bytes) -> bool:
+        """One already-encoded JSON object, without its newline."""
+        data = line + b"\n"
+        with self._lock:
+            if self.closed:
+                return False
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                self.closed = True  # the client went away; the caller's loop ends on stdin EOF
+                return False
+        return True

@@ -1,0 +1,217 @@
+"""`serve`: answers JSON-line requests on stdin and pushes journal events on stdout.
+
+Stateless: everything it says comes from the journals and NVML, so clients may come and go.
+Requests run on a thread pool, so a stop waiting out its grace period blocks nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, List, Optional
+
+from .. import PROTOCOL, VERSION
+from ..probes.gpu import default as default_nvml
+from ..probes.gpuring import GpuRing
+from ..probes.sysinfo import CpuMeter, cpu_ram_sample, host_info
+from ..storage.files import ensure_private_dir
+from ..storage.jsonio import loads_object
+from .jobs import JobError, JobTable
+from .output import LineWriter
+from .tailhub import TailHub
+
+MAX_REQUEST_BYTES = 4 << 20
+
+
+class BadRequest(Exception):
+    pass
+
+
+class Server:
+    def __init__(self, root: Path, out: LineWriter) -> None:
+        self.root = ensure_private_dir(root)
+        ensure_private_dir(root / "jobs")
+        self.out = out
+        self.jobs = JobTable(root)
+        self.hub = TailHub(out)
+        # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
+        self._nvml = default_nvml()
+        self._cpu = CpuMeter()
+        self.gpu_ring = GpuRing(lambda: self._nvml.sample(processes=False))
+
+    # -- ops: one method each; OPS, below the class, is the table requests are dispatched on -----
+
+    def op_hello(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        info = dict(host_info())
+        info.update(agent_version=VERSION, protocol=PROTOCOL, time=time.time(), agent_dir=str(self.root))
+        info["gpu"] = self._nvml.inventory()
+        return info
+
+    def op_gpus(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        sample = dict(self._nvml.sample())
+        sample["time"] = time.time()
+        sample.update(cpu_ram_sample(self._cpu))
+        since = req.get("history_since")
+        if isinstance(since, (int, float)) and not isinstance(since, bool):
+            sample["history"] = self.gpu_ring.since(float(since))
+        return sample
+
+    def op_jobs(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return {"jobs": self.jobs.list()}
+
+    def op_launch(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.launch(req.get("spec"))
+
+    def op_restart(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.restart(req.get("job"), req.get("node"), req.get("new_id"))
+
+    def op_stop(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace"), req.get("reason"))
+
+    def op_kill(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.end(req.get("job"), req.get("node"), "kill", 0.0)
+
+    def op_tail(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        since = req.get("since_seq", 0)
+        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+            raise BadRequest("since_seq: expected an integer >= 0, got %r" % (since,))
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        self.hub.subscribe(view.fields["id"], view.fields["node"], view.files.journal, since)
+        return {"last_seq": view.refresh()["last_seq"]}
+
+    def op_untail(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        return {"was_tailing": self.hub.unsubscribe(view.fields["id"], view.fields["node"])}
+
+    def op_logs(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.logs(req.get("job"), req.get("node"), req.get("offset", 0), req.get("limit", 1 << 20))
+
+    def op_autostop(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.set_autostop(req.get("job"), req.get("node"), req.get("paused"))
+
+    def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.remove(req.get("job"), req.get("node"))
+
+    def op_ping(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return {"time": time.time()}
+
+    # -- dispatch --------------------------------------------------------------------------------
+
+    def handle(self, req: Dict[str, Any]) -> None:
+        rid = req.get("id")
+        try:
+            op = OPS.get(req.get("op"))  # type: ignore[arg-type]
+            if op is None:
+                raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
+            result = op(self, req)
+        except (BadRequest, JobError) as exc:
+            self.out.send({"id": rid, "ok": False, "error": str(exc)})
+        except Exception as exc:  # serve must outlive any one request
+            self.out.send({"id": rid, "ok": False, "error": "internal error in %s: %s: %s" % (req.get("op"), type(exc).__name__, exc)})
+        else:
+            self.out.send({"id": rid, "ok": True, "result": result})
+
+
+# The protocol's ops, by the name a request gives in "op". PROTOCOL.md documents each one;
+# tests/test_protocol_doc.py fails when the two differ.
+OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
+    "hello": Server.op_hello,
+    "gpus": Server.op_gpus,
+    "jobs": Server.op_jobs,
+    "launch": Server.op_launch,
+    "restart": Server.op_restart,
+    "stop": Server.op_stop,
+    "kill": Server.op_kill,
+    "tail": Server.op_tail,
+    "untail": Server.op_untail,
+    "logs": Server.op_logs,
+    "autostop": Server.op_autostop,
+    "rm": Server.op_rm,
+    "ping": Server.op_ping,
+}
+
+
+def parse_request(raw: bytes) -> Dict[str, Any]:
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise BadRequest("request line over %d bytes" % MAX_REQUEST_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("request is not UTF-8") from None
+    req = loads_object(text)
+    if req is None:
+        raise BadRequest("request is not a JSON object: %s" % text.strip()[:80])
+    if not isinstance(req.get("op"), str):
+        raise BadRequest("request has no \"op\"")
+    return req
+
+
+def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None,
+          heartbeat: float = 0.0, on_silence: Optional[Callable[[], None]] = None) -> int:
+    """Answer requests until stdin ends.
+
+    With heartbeat > 0 (SSH clients ask for it): push `{"push": "heartbeat", "t": …}` every
+    `heartbeat` seconds, and call on_silence (default: exit the process at once) when the client
+    has sent nothing for SILENT_BEATS heartbeats or our stdout is gone: a client that vanished
+    without closing the pipe (network cut, laptop asleep) must not leave a serve behind.
+    """
+    stdin = stdin or sys.stdin.buffer
+    out = LineWriter(stdout or sys.stdout.buffer)
+    out.send({"gpudeck": "agent", "version": VERSION, "protocol": PROTOCOL, "pid": os.getpid()})
+    server = Server(root, out)
+    server.gpu_ring.start()
+    pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="op")
+    last_input = [time.monotonic()]
+    done = threading.Event()
+    if heartbeat > 0:
+        threading.Thread(target=_beat, args=(out, heartbeat, last_input, done, on_silence or _exit_now),
+                         name="heartbeat", daemon=True).start()
+    try:
+        while True:
+            raw = stdin.readline(MAX_REQUEST_BYTES + 1)
+            last_input[0] = time.monotonic()
+            if not raw:
+                break
+            if not raw.strip():
+                continue
+            try:
+                req = parse_request(raw)
+            except BadRequest as exc:
+                if len(raw) > MAX_REQUEST_BYTES and not raw.endswith(b"\n"):
+                    _skip_rest_of_line(stdin)
+                out.send({"id": None, "ok": False, "error": str(exc)})
+                continue
+            pool.submit(server.handle, req)
+    finally:
+        done.set()
+        server.hub.close()
+        server.gpu_ring.stop()
+        pool.shutdown(wait=False)  # cancel_futures is 3.9+; the agent runs on 3.8
+    return 0
+
+
+SILENT_BEATS = 4  # the SSH client pings every heartbeat; this many missed means it is gone
+
+
+def _beat(out: LineWriter, every: float, last_input: List[float], done: threading.Event,
+          on_silence: Callable[[], None]) -> None:
+    while not done.wait(every):
+        silent = time.monotonic() - last_input[0] > SILENT_BEATS * every
+        if silent or not out.send({"push": "heartbeat", "t": time.time()}):
+            on_silence()
+            return
+
+
+def _exit_now() -> None:
+    os._exit(0)  # in-flight ops are abandoned on purpose: each job's supervisor owns its job
+
+
+def _skip_rest_of_line(stdin: IO[bytes]) -> None:
+    while True:
+        chunk = stdin.readline(1 << 20)
+        if not chunk or chunk.endswith(b"\n"):
+            return

@@ -1,0 +1,45 @@
+"""Starts a job's supervisor fully detached from whoever asked (serve, and so SSH or the CLI)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import List
+
+import remote_agent
+
+from ..storage.files import open_private
+
+
+def self_command() -> List[str]:
+    """argv that runs this same agent: the zipapp it was loaded from, or the package on disk."""
+    loader = getattr(remote_agent, "__loader__", None)
+    archive = getattr(loader, "archive", None)
+    if archive:
+        return [sys.executable, archive]
+    package_parent = str(Path(remote_agent.__file__).resolve().parent.parent)
+    boot = "import sys; sys.path.insert(0, %r); from remote_agent.__main__ import main; main()" % package_parent
+    return [sys.executable, "-c", boot]
+
+
+def spawn_supervisor(job_dir: Path, log_path: Path) -> int:
+    """New session, no inherited stdio: the launching pipe sees EOF at once and the job outlives it."""
+    log_fd = open_private(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        proc = subprocess.Popen(
+            self_command() + ["run", str(job_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            close_fds=True,
+            start_new_session=True,
+            cwd="/",
+        )
+    finally:
+        os.close(log_fd)
+    # Reap it if it ends while we still run, so it never lingers as our zombie.
+    threading.Thread(target=proc.wait, name="reap-%d" % proc.pid, daemon=True).start()
+    return proc.pid

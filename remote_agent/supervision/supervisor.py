@@ -1,0 +1,346 @@
+"""`run`: the per-job supervisor. Owns the command's process tree and is the journal's one writer."""
+
+from __future__ import annotations
+
+import collections
+import errno
+import fcntl
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import Any, Deque, Dict, List, Optional, Tuple
+
+from .. import VERSION
+from ..metrics import parse_line
+from ..probes.jobgpus import sample_job_gpus
+from ..storage.files import open_private
+from ..storage.journal import JournalWriter
+from ..storage.jsonio import loads_object
+from ..storage.layout import JobFiles
+from ..storage.watch import Watcher, file_watcher
+from .autostop import AutoStop, read_paused
+from .control import read_control
+from .failure import failure_cause
+from .jobspec import job_env, job_key, load_spec, shell_script
+from .lines import LineSplitter
+from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
+
+EXIT_ALREADY_SUPERVISED = 3
+TAIL_LINES = 20
+LEFTOVER_GRACE = 10.0
+TICK = 0.05
+OUTPUT_POLL = 0.05
+
+
+class Supervisor:
+    def __init__(self, files: JobFiles, spec: Dict[str, Any]) -> None:
+        self.files = files
+        self.spec = spec
+        self.key = job_key(spec)
+        self.journal: Optional[JournalWriter] = None
+        self.proc: Optional[subprocess.Popen] = None
+        self.exit_status: Optional[int] = None  # raw waitpid status of the command
+        self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self.last_values: Optional[Dict[str, Any]] = None
+        self.requested: Optional[str] = None  # "stop" or "kill"
+        self.reason: Optional[str] = None
+        self.deadline: Optional[float] = None
+        self._control_flag = threading.Event()
+        self._output_done = threading.Event()
+        self._output_watch: Optional[Watcher] = None
+        self._reader: Optional[threading.Thread] = None
+        self._gpu = None
+        self.autostop: Optional[AutoStop] = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return EXIT_ALREADY_SUPERVISED
+        set_child_subreaper()
+        self._install_signal_handlers()
+        self.journal = JournalWriter(self.files.journal)
+        self.journal.append("state", state="starting", supervisor_pid=os.getpid(), agent_version=VERSION)
+        if not self._start_command():
+            return 0
+        self._loop()
+        return 0
+
+    def _install_signal_handlers(self) -> None:
+        # Handlers only set flags: the loop acts, so no journal write ever races a half-written one.
+        def on_control(signum: int, frame: Any) -> None:
+            self._control_flag.set()
+
+        def on_terminate(signum: int, frame: Any) -> None:
+            if self.requested is None:
+                self.requested, self.reason = "stop", "supervisor got %s" % signal_name(signum)
+                self.deadline = None
+
+        signal.signal(signal.SIGUSR1, on_control)
+        signal.signal(signal.SIGTERM, on_terminate)
+        signal.signal(signal.SIGINT, on_terminate)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    def _start_command(self) -> bool:
+        assert self.journal is not None
+        # The command writes straight into output.log (not a pipe through us): if the supervisor
+        # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
+        out_fd = open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        argv = ["bash", "-lc", shell_script(self.spec.get("setup") or [], self.spec.get("path")), "gpudeck-job"] + list(self.spec["argv"])
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out_fd,
+                stderr=out_fd,
+                cwd=self.spec["workdir"],
+                env=job_env(self.spec, os.environ),
+                close_fds=True,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            cause = "could not start the command: %s" % exc
+            self.journal.append("state", state="failed", exit_code=None, signal=None, cause=cause, tail=[])
+            return False
+        finally:
+            os.close(out_fd)
+        self.journal.append("state", state="running", pid=self.proc.pid)
+        self.autostop = AutoStop(self.spec, self.journal.append)
+        self._reader = threading.Thread(target=self._follow_output, daemon=True)
+        self._reader.start()
+        return True
+
+    # -- output ----------------------------------------------------------------------------------
+
+    def _follow_output(self) -> None:
+        """tail -f of output.log, parsing as it goes; the last read after the tree is gone drains it."""
+        splitter = LineSplitter()
+        fd = os.open(str(self.files.output), os.O_RDONLY | os.O_CLOEXEC)
+        # inotify wakes us as soon as the job writes (a line reaches clients in ms, not a poll later).
+        watcher = self._output_watch = file_watcher(str(self.files.output))
+        try:
+            while True:
+                draining = self._output_done.is_set()
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    self._journal_lines(splitter.feed(chunk))
+                    continue
+                if draining:
+                    break
+                if watcher is not None:
+                    watcher.wait(OUTPUT_POLL)
+                else:
+                    self._output_done.wait(OUTPUT_POLL)
+            self._journal_lines(splitter.flush())
+        finally:
+            os.close(fd)
+            if watcher is not None:
+                watcher.close()
+
+    def _journal_lines(self, lines: List[str]) -> None:
+        entries = [entry for entry in map(self._entry_for, lines) if entry is not None]
+        if entries:
+            assert self.journal is not None
+            self.journal.append_many(entries)
+
+    def _entry_for(self, line: str) -> Optional[Tuple[str, Dict[str, Any]]]:
+        """The journal record a line makes: an event, a metric point, or none."""
+        self.tail.append(line)
+        stripped = line.strip()
+        if stripped.startswith("{") and '"event"' in stripped:
+            obj = loads_object(stripped)
+            if obj is not None and isinstance(obj.get("event"), str):
+                name = obj.pop("event")
+                return "event", {"event": name[:100], "data": obj}
+        try:
+            values = parse_line(line)
+        except Exception:  # a parser bug must never stop the output from being read
+            values = None
+        # Progress bars redraw ~10x/s with the same numbers: one point is enough.
+        if values and values != self.last_values:
+            self.last_values = values
+            return "metric", {"values": values}
+        return None
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        assert self.journal is not None and self.proc is not None
+        heartbeat_every = float(self.spec.get("heartbeat_interval", 10.0))
+        gpu_every = float(self.spec.get("gpu_interval", 10.0))
+        next_heartbeat = time.monotonic() + heartbeat_every
+        next_gpu = time.monotonic() + min(2.0, gpu_every)
+        next_control_poll = 0.0
+        while True:
+            self._reap()
+            now = time.monotonic()
+            if self._control_flag.is_set() or now >= next_control_poll:
+                self._control_flag.clear()
+                self._apply_control()
+                self._apply_autostop()
+                next_control_poll = now + 1.0
+            if self.requested == "stop" and self.deadline is None:
+                self._begin_stop()
+            if self._finished():
+                break
+            if now >= next_heartbeat:
+                self.journal.append("heartbeat")
+                next_heartbeat = now + heartbeat_every
+            if now >= next_gpu:
+                self._sample_gpus()
+                next_gpu = now + gpu_every
+            time.sleep(TICK)
+        self._output_done.set()
+        if self._output_watch is not None:
+            self._output_watch.wake()
+        if self._reader is not None:
+            self._reader.join(timeout=30.0)
+        self._write_final_state()
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if self.proc is not None and pid == self.proc.pid:
+                self.exit_status = status
+                code, sig = decode_status(status)
+                # Popen must not wait for a pid we already reaped.
+                self.proc.returncode = code if code is not None else -signal_number(sig)
+
+    def _apply_control(self) -> None:
+        request = read_control(self.files.control)
+        if request is None:
+            return
+        action, grace, reason = request
+        if action == "kill":
+            if self.requested != "kill":
+                self.requested, self.reason = "kill", reason
+                self.deadline = time.monotonic()  # keep killing late forks until the tree is empty
+                self.journal.append("event", event="kill_requested", data={"reason": reason})
+                kill_tree_until_gone(self.key, os.getpid())
+            return
+        if self.requested == "kill":
+            return
+        deadline = time.monotonic() + grace
+        if self.requested != "stop" or self.deadline is None:
+            self.requested, self.reason = "stop", reason
+            self._begin_stop(grace)
+        elif deadline < self.deadline:
+            self.deadline = deadline  # a second stop may only shorten the wait
+
+    def _apply_autostop(self) -> None:
+        if self.autostop is None or not self.autostop.active or self.requested is not None:
+            return
+        paused = read_paused(self.files.autostop)
+        if paused is not None:
+            self.autostop.set_paused(paused)
+        reason = self.autostop.check()
+        if reason:
+            self.requested, self.reason = "stop", reason
+            self._begin_stop()
+
+    def _begin_stop(self, grace: Optional[float] = None) -> None:
+        assert self.journal is not None and self.proc is not None
+        if grace is None:
+            grace = float(self.spec.get("grace", 60))
+        self.deadline = time.monotonic() + grace
+        self.journal.append("event", event="stop_requested", data={"grace": grace, "reason": self.reason})
+        sig = getattr(signal, str(self.spec.get("stop_signal") or "SIGTERM"), signal.SIGTERM)
+        if self.exit_status is None:
+            # Only the command's own process: it forwards (python, torchrun do); a group-wide signal
+            # would kill DataLoader workers before the trainer can checkpoint.
+            signal_pids([self.proc.pid], sig)
+        else:
+            signal_pids(job_tree(self.key, os.getpid()), signal.SIGTERM)
+
+    def _finished(self) -> bool:
+        """Done means: the command ended and no live process of the tree remains."""
+        if self.exit_status is None and self.requested != "stop":
+            return False
+        if self.exit_status is not None and self.requested is None:
+            # The command ended by itself: what it left behind gets SIGTERM, then SIGKILL.
+            self.requested, self.reason = "cleanup", None
+            self.deadline = time.monotonic() + min(float(self.spec.get("grace", 60)), LEFTOVER_GRACE)
+            signal_pids(job_tree(self.key, os.getpid()), signal.SIGTERM)
+        tree = job_tree(self.key, os.getpid())
+        if not tree:
+            return self.exit_status is not None or not self._command_alive()
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            kill_tree_until_gone(self.key, os.getpid())
+        return False
+
+    def _command_alive(self) -> bool:
+        self._reap()
+        return self.exit_status is None
+
+    def _sample_gpus(self) -> None:
+        if self._gpu is False:
+            return
+        try:
+            gpus = sample_job_gpus(job_tree(self.key, os.getpid()), self.spec)
+        except Exception:
+            gpus = None
+        if self.autostop is not None:
+            self.autostop.on_gpus([g.get("util") for g in gpus] if gpus else None, None if gpus is not None else "no NVIDIA GPU on this host")
+        if gpus is None:
+            self._gpu = False  # no driver: say nothing more, the host's hello says why
+            return
+        if gpus:
+            self.journal.append("gpu", gpus=gpus)
+
+    def _write_final_state(self) -> None:
+        assert self.journal is not None
+        exit_code, sig = decode_status(self.exit_status)
+        if self.requested == "kill":
+            state = "killed"
+        elif self.requested == "stop":
+            state = "stopped"
+        elif exit_code == 0:
+            state = "exited"
+        else:
+            state = "failed"
+        fields: Dict[str, Any] = {"state": state, "exit_code": exit_code, "signal": sig}
+        if self.requested in ("kill", "stop"):
+            fields["reason"] = self.reason
+        if state == "failed":
+            tail: List[str] = list(self.tail)
+            fields["tail"] = tail
+            fields["cause"] = failure_cause(exit_code, sig, tail)
+        self.journal.append("state", **fields)
+        self.journal.close()
+
+
+def signal_number(name: Optional[str]) -> int:
+    return int(getattr(signal, name, 0)) if name else 0
+
+
+def decode_status(status: Optional[int]):
+    if status is None:
+        return None, None
+    if os.WIFSIGNALED(status):
+        return None, signal_name(os.WTERMSIG(status))
+    return os.WEXITSTATUS(status), None
+
+
+def run_job_dir(job_dir: str) -> int:
+    files = JobFiles(job_dir)
+    try:
+        spec = load_spec(files.spec)
+    except (OSError, ValueError) as exc:
+        print("gpudeck-agent run: %s: %s" % (files.spec, exc))
+        return 2
+    try:
+        return Supervisor(files, spec).run()
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            print("gpudeck-agent run: disk full: %s" % exc)
+        raise

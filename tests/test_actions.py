@@ -1,0 +1,79 @@
+"""tui/actions against the real local agent: what the CLI and the TUI both run. A restart keeps the
+spec's argv in the store, a stop waits the job's own grace, settings reach every reconnect policy."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.waiting import wait_for
+from tui import actions
+from tui.actions import JobTarget, LaunchOptions
+from tui.app import GpuDeckApp
+from tui.errors import GpudeckError
+from tui.session import Session
+from tui.settings import Settings, SshSettings
+
+
+@pytest.fixture
+def session(gpudeck_home: Path):
+    s = Session()
+    yield s
+    s.close()
+
+
+def state(session: Session, job_id: str) -> str:
+    return actions.resolve(session, job_id).state
+
+
+def test_restart_records_the_specs_argv(session: Session, workdir: Path) -> None:
+    argv = (sys.executable, "-c", "print('step=1 loss=0.5')")
+    launched = actions.launch(session, session.store, LaunchOptions(argv=argv, workdir=str(workdir), name="quick"))
+    wait_for(lambda: state(session, launched.id) == "exited", timeout=30, what="the job to exit")
+    job = JobTarget.of_job(actions.resolve(session, launched.id))
+    new_id = actions.restart(session, session.store, job)
+    record = session.store.get_job(new_id)
+    assert record is not None and record.argv == list(argv) and record.restart_of == launched.id
+    assert record.name == "quick" and actions.resolve(session, "quick").id == new_id  # the newest, by name
+
+
+def test_stop_uses_the_jobs_grace_and_rm_needs_an_ended_job(session: Session, workdir: Path) -> None:
+    # Ignores SIGTERM for a moment, then exits: a stop with grace 20 s must wait for it, not give up.
+    code = "import signal, time; signal.signal(signal.SIGTERM, lambda *a: (time.sleep(1.5), exit(0))); time.sleep(600)"
+    launched = actions.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code),
+                                                                     workdir=str(workdir), grace=20.0))
+    wait_for(lambda: state(session, launched.id) == "running", timeout=30, what="running")
+    job = JobTarget.of_job(actions.resolve(session, launched.id))
+    assert job.nodes[0].grace == 20.0 and actions.stop_wait(job) == 80.0
+    with pytest.raises(GpudeckError, match="stop or kill it first"):
+        actions.remove(session, session.store, job)
+    answers = actions.end(session, job, "stop")
+    assert actions.final_state(answers) in ("stopped", "exited")
+    actions.remove(session, session.store, JobTarget.of_job(actions.resolve(session, launched.id)))
+    assert session.store.get_job(launched.id) is None
+    with pytest.raises(GpudeckError, match="no job"):
+        actions.resolve(session, launched.id)
+
+
+def test_launch_refuses_bad_options_before_any_io(session: Session) -> None:
+    with pytest.raises(GpudeckError, match="--grace"):
+        actions.launch(session, session.store, LaunchOptions(argv=("true",), grace=-1))
+    with pytest.raises(GpudeckError, match="--idle-stop"):
+        actions.launch(session, session.store, LaunchOptions(argv=("true",), idle_stop="soon"))
+    with pytest.raises(GpudeckError, match="--name"):
+        actions.launch(session, session.store, LaunchOptions(argv=("true",), name="-x"))
+
+
+def test_ssh_backoff_settings_reach_the_cli_and_the_tui(gpudeck_home: Path) -> None:
+    (gpudeck_home / "config.toml").write_text("[ssh]\nbackoff_initial = 7\nbackoff_max = 40\n")
+    session = Session()
+    try:
+        client = session.client("local")
+        assert (client.backoff_initial, client.backoff_max) == (7.0, 40.0)
+    finally:
+        session.close()
+    app = GpuDeckApp(hosts=["local"], store=None, settings=Settings(ssh=SshSettings(backoff_initial=7.0, backoff_max=40.0)))
+    backoff = app.connections.backoff("local", "connect")
+    assert [backoff.failed() for _ in range(4)] == [7.0, 14.0, 28.0, 40.0]

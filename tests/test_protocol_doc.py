@@ -1,0 +1,105 @@
+"""PROTOCOL.md against serve's op table: every op documented, every documented op real, answers as stated.
+
+The table of ops is parsed from the document (rows `| \\`op\\` | arguments | result |`); the keys a
+result states are the quoted names inside its backticked `{...}` spans, or the job object's keys
+(its own section) when the result is "the job object". A live agent then answers each op once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from remote_agent.names import new_job_id
+from remote_agent.serving.serve import OPS
+from tests.support.jobs import launch, wait_state
+from tui.remote.client import AgentClient
+
+DOC = Path(__file__).resolve().parents[1] / "remote_agent" / "PROTOCOL.md"
+_ROW = re.compile(r"^\|\s*`(\w+)`\s*\|(.*)\|(.*)\|\s*$")
+_BRACED = re.compile(r"`(\{[^`]*\})`")
+_QUOTED = re.compile(r'"(\w+)"')
+_JOB_OBJECT = "the job object"
+
+
+def section(text: str, heading: str) -> str:
+    start = text.index("\n## " + heading)
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else None]
+
+
+def documented_ops() -> dict[str, str]:
+    """op -> its result cell, from the table under "Requests and responses"."""
+    rows = {}
+    for line in section(DOC.read_text(), "Requests and responses").splitlines():
+        m = _ROW.match(line)
+        if m:
+            assert m.group(1) not in rows, f"{m.group(1)} is documented twice"
+            rows[m.group(1)] = m.group(3)
+    return rows
+
+
+def job_object_keys() -> set[str]:
+    body = section(DOC.read_text(), "Job object")
+    paragraph = body[body.index("Keys:"):].split("\n\n")[0]
+    return set(re.findall(r"`(\w+)`", paragraph))
+
+
+def stated_keys(result: str) -> set[str] | None:
+    """The keys a result cell states, or None when it states none (prose only)."""
+    spans = _BRACED.findall(result)
+    if spans:
+        return {key for span in spans for key in _QUOTED.findall(span)}
+    if _JOB_OBJECT in result or "the new job's object" in result:
+        return job_object_keys()
+    return None
+
+
+def test_the_doc_table_parses():
+    rows = documented_ops()
+    assert len(rows) >= 10, rows
+    assert {"id", "state", "last_seq"} <= job_object_keys()
+    assert stated_keys(rows["logs"]) == {"offset", "data", "size", "done"}
+
+
+def test_every_op_of_serve_is_documented():
+    missing = sorted(set(OPS) - set(documented_ops()))
+    assert not missing, f"ops serve answers but remote_agent/PROTOCOL.md does not document: {missing}"
+
+
+def test_every_documented_op_exists():
+    extra = sorted(set(documented_ops()) - set(OPS))
+    assert not extra, f"ops PROTOCOL.md documents but serve does not answer: {extra}"
+
+
+def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: Path):
+    answers = {
+        "hello": client.request("hello"),
+        "gpus": client.request("gpus", history_since=0),
+        "ping": client.request("ping"),
+    }
+    argv = ["bash", "-c", "echo step=1 loss=0.5; exec sleep 60"]
+    answers["launch"] = job = launch(client, workdir, argv)
+    wait_state(client, job["id"], {"running"})
+    answers["jobs"] = client.request("jobs")
+    answers["tail"] = client.request("tail", job=job["id"], node="0", since_seq=0)
+    answers["untail"] = client.request("untail", job=job["id"], node="0")
+    answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)
+    answers["logs"] = client.request("logs", job=job["id"], node="0")
+    answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
+    new_id = new_job_id()
+    answers["restart"] = client.request("restart", job=job["id"], node="0", new_id=new_id)
+    answers["kill"] = client.request("kill", job=new_id, node="0", timeout=60)
+    answers["rm"] = client.request("rm", job=job["id"], node="0")
+    client.request("rm", job=new_id, node="0")
+
+    stated = {op: stated_keys(result) for op, result in documented_ops().items()}
+    unchecked = sorted(op for op, keys in stated.items() if keys is not None and op not in answers)
+    assert not unchecked, f"documented answers this test does not exercise yet: {unchecked}"
+    for op, keys in stated.items():
+        if keys is not None:
+            assert set(answers[op]) == keys, f"{op}: the agent answers {sorted(answers[op])}, PROTOCOL.md says {sorted(keys)}"
+    job_keys = job_object_keys()
+    assert all(set(j) == job_keys for j in answers["jobs"]["jobs"])
+    assert answers["untail"] == {"was_tailing": True} and answers["rm"] == {"removed": job["id"]}
+    assert answers["restart"]["restart_of"] == job["id"] and answers["restart"]["id"] == new_id

@@ -1,0 +1,20 @@
+"""What the actions need of the hosts' agents: one blocking request, answered or refused in one line.
+
+The CLI's Session and the TUI's connection service both provide it, so an action behaves the same
+whoever asks. Implementations raise GpudeckError (a host down, an agent's refusal) with the message
+the user sees.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Agents(Protocol):
+    def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
+        """Send `op` to `host`'s agent and return its answer; blocks (call from a worker)."""
+        ...
+
+    def hosts(self) -> list[str]:
+        """Every host's name, `local` first."""
+        ...

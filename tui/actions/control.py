@@ -1,0 +1,120 @@
+"""Stop, kill, restart, remove and pause a job's idle stop: on every node, the same for the CLI and
+the TUI. Each blocks until the agents answer (call from a worker); each returns what happened."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from remote_agent.names import new_job_id
+
+from ..errors import GpudeckError
+from ..fleet.jobs import JobModel
+from ..fleet.states import ENDED, job_state
+from ..store import JobRecord, Store
+from .agents import Agents
+from .find import Job
+from .launch import LAUNCH_TIMEOUT
+from .options import DEFAULT_GRACE
+
+# The agent answers a stop once the job's tree is gone: after the grace period at most, plus the
+# time SIGKILL and the reaping take. Waiting less would report a slow stop as failed.
+STOP_MARGIN = 60.0
+
+
+@dataclass(frozen=True)
+class NodeTarget:
+    host: str
+    node: str
+    grace: float | None = None  # the node's spec's; None: not known (the agent's default applies)
+
+
+@dataclass(frozen=True)
+class JobTarget:
+    """What an action needs of a job, copied where it was found (the TUI's model keeps changing on
+    the app thread while the action's worker runs)."""
+
+    id: str
+    label: str
+    state: str
+    nodes: tuple[NodeTarget, ...]
+
+    @property
+    def ended(self) -> bool:
+        return self.state in ENDED
+
+    @classmethod
+    def of_job(cls, job: Job) -> JobTarget:
+        nodes = tuple(NodeTarget(n["host"], n["node"], _seconds(n.get("grace"))) for n in job.nodes)
+        return cls(job.id, job.name or job.id, job.state, nodes)
+
+    @classmethod
+    def of_model(cls, job: JobModel) -> JobTarget:
+        nodes = tuple(NodeTarget(n.host, n.node, n.grace) for n in job.nodes.values())
+        return cls(job.id, job.name or job.id, job.state, nodes)
+
+
+def _seconds(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    return float(value) if ok else None
+
+
+def stop_wait(job: JobTarget, grace: float | None = None) -> float:
+    """How long to wait for a stop's answer: the grace that applies, plus STOP_MARGIN."""
+    if grace is None:
+        grace = max((n.grace if n.grace is not None else DEFAULT_GRACE for n in job.nodes), default=DEFAULT_GRACE)
+    return grace + STOP_MARGIN
+
+
+def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None, reason: str | None = None) -> list[dict[str, Any]]:
+    """Stop (graceful; `grace` overrides the spec's) or kill every node; returns the nodes' final
+    job objects once the agents say every tree is gone."""
+    if action not in ("stop", "kill"):
+        raise ValueError(action)
+    if grace is not None and grace < 0:
+        raise GpudeckError("--grace: must be >= 0 seconds")
+    extra: dict[str, Any] = {}
+    if action == "stop":
+        extra = {k: v for k, v in (("grace", grace), ("reason", reason)) if v is not None}
+    wait = stop_wait(job, grace if action == "stop" else 0.0)
+    return [agents.request(n.host, action, timeout=wait, job=job.id, node=n.node, **extra) for n in job.nodes]
+
+
+def restart(agents: Agents, store: Store | None, job: JobTarget, new_id: str | None = None) -> str:
+    """A new job from the same spec (restart_of recorded), on the same nodes; a job that may still
+    run is stopped first. Returns the new job's id."""
+    if not job.ended:
+        end(agents, job, "stop")
+    new_id = new_id or new_job_id()
+    answers = [agents.request(n.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=n.node, new_id=new_id)
+               for n in job.nodes]
+    if store is not None:
+        first = answers[0] if answers and isinstance(answers[0], dict) else {}
+        argv = first.get("argv") if isinstance(first.get("argv"), list) else []
+        store.record_job(JobRecord(id=new_id, name=str(first.get("name") or job.label), created_at=time.time(),
+                                   nodes=[{"host": n.host, "node": n.node} for n in job.nodes],
+                                   argv=[str(a) for a in argv], restart_of=job.id))
+    return new_id
+
+
+def remove(agents: Agents, store: Store | None, job: JobTarget) -> None:
+    """Delete an ended job's files on every node, and its record."""
+    if not job.ended:
+        raise GpudeckError(f"job {job.id} is {job.state}: stop or kill it first")
+    for n in job.nodes:
+        agents.request(n.host, "rm", job=job.id, node=n.node)
+    if store is not None:
+        store.remove_job(job.id)
+
+
+def set_autostop(agents: Agents, job: JobTarget, paused: bool) -> None:
+    """Pause or resume the job's idle stop on every node."""
+    for n in job.nodes:
+        agents.request(n.host, "autostop", job=job.id, node=n.node, paused=paused)
+
+
+def final_state(answers: Iterable[dict[str, Any]]) -> str:
+    """The job's state from the nodes' answers to end()."""
+    return job_state(a.get("state", "lost") for a in answers if isinstance(a, dict))

@@ -1,0 +1,129 @@
+"""Finds jobs: by id, id prefix or name, across the hosts that hold them; merges their nodes."""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+from ..fleet.states import ENDED, job_state, why
+from .agents import Agents
+
+
+@dataclass
+class Job:
+    """A job as the agents describe it now: their per-node job objects, each with its "host"."""
+
+    id: str
+    name: str
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        return job_state(n["state"] for n in self.nodes)
+
+    @property
+    def ended(self) -> bool:
+        """A known ending: nothing of it runs (a lost job may: it can still be stopped)."""
+        return self.state in ENDED
+
+    @property
+    def ending_node(self) -> dict[str, Any]:
+        """The node whose state the job shows (the first node when they agree)."""
+        state = self.state
+        return next(n for n in self.nodes if n["state"] == state)
+
+    @property
+    def why(self) -> str:
+        n = self.ending_node
+        return why(self.state, n.get("cause"), n.get("exit_code"), n.get("signal"), n.get("reason"))
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return self.nodes[0]
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's shape (docs/architecture.md): env values never appear."""
+        first, ending = self.first, self.ending_node
+        ended = [n.get("ended_at") for n in self.nodes]
+        return {
+            "id": self.id,
+            "name": self.name,
+            "state": self.state,
+            "exit_code": ending.get("exit_code"),
+            "signal": ending.get("signal"),
+            "started_at": min((n["started_at"] for n in self.nodes if n.get("started_at")), default=None),
+            "ended_at": max(ended) if ended and all(ended) else None,
+            "cause": ending.get("cause"),
+            "reason": ending.get("reason"),
+            "why": self.why,
+            "argv": first.get("argv"),
+            "workdir": first.get("workdir"),
+            "restart_of": first.get("restart_of"),
+            "last": first.get("last") or {},
+            "nodes": [
+                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
+            ],
+        }
+
+
+def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list[Job]:
+    """Jobs on every host, asked in parallel, newest first. A host that cannot answer is named on
+    stderr and skipped (appended to `skipped` when given), so one server down hides no other."""
+
+    def ask(host: str) -> list[dict[str, Any]] | GpudeckError:
+        try:
+            return agents.request(host, "jobs")["jobs"]
+        except GpudeckError as exc:
+            return exc
+
+    hosts = agents.hosts()
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
+        answers = list(pool.map(ask, hosts))
+    jobs: dict[str, Job] = {}
+    for host, answer in zip(hosts, answers, strict=True):
+        if isinstance(answer, GpudeckError):
+            if skipped is None:
+                print(f"gpudeck: skipping {host}: {answer}", file=sys.stderr)
+            else:
+                skipped.append(answer)
+            continue
+        for obj in answer:
+            obj = dict(obj, host=host)
+            job = jobs.setdefault(obj["id"], Job(obj["id"], obj.get("name") or "?"))
+            job.nodes.append(obj)
+    return sorted(jobs.values(), key=lambda j: j.id, reverse=True)
+
+
+def resolve(agents: Agents, ref: str) -> Job:
+    skipped: list[GpudeckError] = []
+    jobs = list_jobs(agents, skipped)
+    try:
+        return pick(jobs, ref)
+    except GpudeckError as exc:
+        if exc.code == EXIT_NO_SUCH_JOB and skipped:
+            raise skipped[0] from None  # the job may be on the host we could not ask: say why
+        raise
+
+
+def pick(jobs: list[Job], ref: str) -> Job:
+    """An exact id, else a unique id prefix (4+ characters), else a name: its live job, else its
+    newest (a restarted job keeps its name). `jobs` may come in any order."""
+    exact = [j for j in jobs if j.id == ref]
+    if exact:
+        return exact[0]
+    by_prefix = [j for j in jobs if len(ref) >= 4 and j.id.startswith(ref)]
+    if len(by_prefix) == 1:
+        return by_prefix[0]
+    if len(by_prefix) > 1:
+        raise GpudeckError(f"job {ref!r} is ambiguous: {', '.join(j.id for j in by_prefix[:5])}", EXIT_NO_SUCH_JOB)
+    named = sorted((j for j in jobs if j.name == ref), key=lambda j: j.id, reverse=True)  # ids sort by time
+    if not named:
+        raise GpudeckError(f"no job {ref!r} (see `gpudeck ps --all`)", EXIT_NO_SUCH_JOB)
+    live = [j for j in named if not j.ended]
+    if len(live) > 1:
+        raise GpudeckError(f"name {ref!r} matches {len(live)} live jobs: {', '.join(j.id for j in live)}; use an id",
+                           EXIT_NO_SUCH_JOB)
+    return live[0] if live else named[0]

@@ -1,0 +1,136 @@
+"""What a launch asks for, typed and checked without IO: the CLI's flags and the TUI's form both
+become LaunchOptions, so one set of rules (and one set of messages) holds for both."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+from dataclasses import dataclass
+
+from remote_agent.names import is_job_name
+
+from ..cost.idle import CostRuleError, parse_idle_stop
+from ..errors import EXIT_USAGE, GpudeckError
+from ..hosts_file import LOCAL
+
+DEFAULT_GRACE = 60.0
+DEMO_COMMAND = "python -m trainer --steps 300"
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    argv: tuple[str, ...]
+    host: str = LOCAL
+    name: str | None = None  # None: from the command (default_name)
+    workdir: str | None = None  # None: the current dir on local, the login dir on SSH hosts
+    env: tuple[tuple[str, str], ...] = ()  # resolved: a bare K already took the caller's value
+    setup: tuple[str, ...] = ()
+    grace: float = DEFAULT_GRACE
+    budget: float | None = None
+    price_per_hour: float | None = None  # overrides the host's price for this job
+    idle_stop: str | None = None  # `30m@10%+15m` or `off`; None: the host's default
+
+
+def usage(message: str) -> GpudeckError:
+    return GpudeckError(message, EXIT_USAGE)
+
+
+def parse_env(items: list[str] | tuple[str, ...], label: str = "--env") -> tuple[tuple[str, str], ...]:
+    """`K=V` sets K; `K` alone takes the caller's value (an error when the caller has none)."""
+    env: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not _ENV_NAME.fullmatch(key):
+            raise usage(f"{label} {key!r}: not a variable name")
+        if not sep:
+            if key not in os.environ:
+                raise usage(f"{label} {key}: not set in your environment")
+            value = os.environ[key]
+        env[key] = value
+    return tuple(env.items())
+
+
+def default_name(argv: list[str] | tuple[str, ...], job_id: str) -> str:
+    """`python -m trainer` → trainer-xxxx; `python train.py` → train.py-xxxx; `./run.sh` → run.sh-xxxx."""
+    prog = os.path.basename(argv[0])
+    rest = list(argv[1:])
+    if prog in ("torchrun", "accelerate", "deepspeed") or prog.startswith("python"):
+        if "-m" in rest[:-1] and prog.startswith("python"):
+            prog = rest[rest.index("-m") + 1]
+        else:
+            scripts = [a for a in rest if a.endswith(".py")]
+            prog = os.path.basename(scripts[0]) if scripts else prog
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", prog).strip("-._")[:40] or "job"
+    return f"{stem}-{job_id[-4:]}"
+
+
+def check(opts: LaunchOptions) -> LaunchOptions:
+    """Every rule that needs no IO, with the option named in the message; returns opts."""
+    if not opts.argv:
+        raise usage("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])")
+    if opts.name is not None and not is_job_name(opts.name):
+        raise usage(f"--name {opts.name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    if not math.isfinite(opts.grace) or opts.grace < 0:
+        raise usage("--grace: must be >= 0 seconds")
+    if opts.budget is not None and (not math.isfinite(opts.budget) or opts.budget <= 0):
+        raise usage(f"--budget {opts.budget:g}: must be more than 0")
+    if opts.price_per_hour is not None and (not math.isfinite(opts.price_per_hour) or opts.price_per_hour < 0):
+        raise usage("--price-per-hour: must be >= 0")
+    try:
+        parse_idle_stop(opts.idle_stop)
+    except CostRuleError as exc:
+        raise usage(str(exc)) from None
+    return opts
+
+
+# -- the TUI's form: free text per field ----------------------------------------------------------
+
+def split_command(command: str) -> list[str]:
+    """The form's command line as argv, exactly as it will be launched (no shell involved)."""
+    try:
+        return shlex.split(command)
+    except ValueError as exc:  # an unclosed quote
+        raise usage(f"command: {exc}") from None
+
+
+def parse_budget(text: str) -> float | None:
+    text = text.strip().lstrip("$").replace(",", "")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise usage(f"budget: {text!r} is not an amount; e.g. 50 (stop at $50)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise usage(f"budget: {text!r}: must be more than 0")
+    return value
+
+
+def form_options(host: str, command: str, name: str = "", workdir: str = "", env: str = "", setup: str = "",
+                 budget: str = "", idle_stop: str = "") -> LaunchOptions:
+    """The new-job form's fields as checked options: env is `K=V K2="a b"`, setup one line per
+    line, budget an amount in the host's currency, idle_stop `30m@10%+15m` or `off` (empty: the
+    host's default). Any `=`, quote or odd character lands in a message, never in a crash."""
+    argv = split_command(command)
+    if not argv:
+        raise usage("command: enter the command to run, e.g. " + DEMO_COMMAND)
+    try:
+        env_items = shlex.split(env)
+    except ValueError as exc:
+        raise usage(f"env: {exc}") from None
+    return check(LaunchOptions(
+        argv=tuple(argv), host=host, name=name.strip() or None, workdir=workdir.strip() or None,
+        env=parse_env(env_items, "env"), setup=tuple(line for line in setup.splitlines() if line.strip()),
+        budget=parse_budget(budget), idle_stop=idle_stop.strip() or None))
+
+
+def preview_name(command: str) -> str:
+    """The name a job gets when the form's name is left empty (shown as a placeholder)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return ""
+    return default_name(argv, "xxxx") if argv else ""

@@ -1,0 +1,45 @@
+"""A job's state words, how a multi-node job's state follows from its nodes', and why it ended.
+
+The one copy of these decisions: `ps`, `inspect`, the actions and every TUI view call it, so the
+CLI and the TUI cannot tell two stories about one job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from remote_agent.jobstate import TERMINAL_STATES
+
+JOB_STATES = ("starting", "running", "exited", "failed", "stopped", "killed", "lost")
+ACTIVE = frozenset({"starting", "running"})
+# Known endings (the agent's word): nothing of the job runs. `lost` is not one of them — its
+# supervisor is gone and its processes may still run — so a lost job can still be stopped or killed.
+ENDED = frozenset(TERMINAL_STATES)
+# A multi-node job is as alive as its liveliest node; among ended nodes the worst ending shows.
+STATE_ORDER = ("running", "starting", "lost", "failed", "killed", "stopped", "exited")
+
+
+def job_state(node_states: Iterable[str]) -> str:
+    """The job's state from its nodes' ([lost, failed] → lost: part of it may still run)."""
+    order = {s: i for i, s in enumerate(STATE_ORDER)}
+    states = list(node_states)
+    return min(states, key=lambda s: order.get(s, len(order))) if states else "starting"
+
+
+def why(state: str, cause: str | None = None, exit_code: int | None = None, signal: str | None = None,
+        reason: str | None = None) -> str:
+    """One short line on why a job is in its state ("" when there is nothing to say).
+
+    failed: the agent's diagnosis (`cause`), else the exit code or signal; stopped or killed: who
+    asked when it was not the user (a budget, an idle stop, the fleet budget); lost: the cause."""
+    if state == "failed":
+        if cause:
+            return cause
+        if exit_code is not None:
+            return f"exit code {exit_code}"
+        return f"signal {signal}" if signal else "failed"
+    if state in ("stopped", "killed"):
+        return reason if reason and reason != "user" else ""
+    if state == "lost":
+        return cause or "its supervisor is gone"
+    return ""

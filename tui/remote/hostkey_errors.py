@@ -1,0 +1,40 @@
+"""The host-key refusals and fingerprints, apart from paramiko: the TUI tells a changed key from a
+dead host without loading paramiko for a local-only fleet."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+# Asked about an unknown key: (host name, the key) -> trust it?
+Confirm = Callable[[str, Any], bool]
+
+__all__ = ["Confirm", "HostKeyChanged", "HostKeyError", "HostKeyUnknown", "fingerprint"]
+
+
+def fingerprint(key: Any) -> str:
+    """`SHA256:…` as `ssh-keygen -l` prints it."""
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+class HostKeyError(Exception):
+    """A server's key is not (or no longer) the one we know."""
+
+
+class HostKeyUnknown(HostKeyError):
+    def __init__(self, name: str, key: Any) -> None:
+        self.name, self.key = name, key
+        super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)})")
+
+
+class HostKeyChanged(HostKeyError):
+    def __init__(self, name: str, key: Any, known: Any, where: str) -> None:
+        self.name, self.key, self.known, self.where = name, key, known, where
+        super().__init__(
+            f"HOST KEY FOR {name} HAS CHANGED: someone could be eavesdropping on you (a man-in-the-middle "
+            f"attack), or the host was reinstalled. It now offers {key.get_name()} {fingerprint(key)}; "
+            f"{where} holds {fingerprint(known)}. Remove the old key there (ssh-keygen -R) if the change is expected."
+        )

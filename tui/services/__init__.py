@@ -1,0 +1,11 @@
+"""The app's services: what keeps the model live and acts on jobs, owned by the App and handed to
+the screens. They may use Textual's workers, timers and messages; they never draw."""
+
+from __future__ import annotations
+
+from .base import Service
+from .connections import Connections
+from .costs import Costs
+from .jobs import JobControl
+
+__all__ = ["Connections", "Costs", "JobControl", "Service"]

@@ -1,0 +1,237 @@
+"""Connections: the app's live link to every host's agent (owned by the App, shown by nobody).
+
+Blocking work runs in one-shot thread workers (connect, poll `gpus` ~1 Hz, poll `jobs`, `tail`),
+each re-armed by a timer when it ends, backing off on failures with config.toml's `[ssh] backoff_*`.
+Results reach the app thread through the Inbox; one coalesced `InboxPending` message drains it into
+the Fleet, and `FleetChanged` is posted at most every 0.1 s, so the screens redraw at most ~10
+times a second whatever the event rate. It is also the TUI's `Agents` for tui/actions.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Any, Protocol
+
+from textual.app import App
+from textual.timer import Timer
+
+from ..errors import GpudeckError
+from ..fleet import Fleet
+from ..live.inbox import Inbox
+from ..live.link import HostLink, LinkDown, TransportFactory
+from ..messages import FleetChanged, HostKeyChanged, InboxPending, JobEnded
+from ..remote.backoff import Backoff
+from ..remote.client import AgentError
+from ..remote.hostkey_errors import HostKeyChanged as KeyChangedError
+from ..settings import SshSettings
+from ..widgets.failures import report
+from .base import Service
+
+GPU_PERIOD = 1.0
+JOBS_PERIOD = 2.0
+MIN_REDRAW = 0.1  # at most ~10 redraws a second
+TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
+SILENT_POLLS = 3  # failed polls in a row on an open pipe before reconnecting
+
+
+class Sink(Protocol):
+    """Told, on the app thread, what the fleet took in (the cost service is one)."""
+
+    def hello(self, host: str, hello: Any) -> None: ...
+
+    def jobs(self, host: str, jobs: Any) -> None: ...
+
+    def records(self, host: str, job: str, node: str, records: Any, after_seq: int) -> None: ...
+
+
+class Connections(Service):
+    def __init__(self, app: App[Any], fleet: Fleet, hosts: list[str], transport_for: TransportFactory,
+                 ssh: SshSettings) -> None:
+        super().__init__(app)
+        self.fleet, self.ssh = fleet, ssh
+        self.inbox = Inbox()
+        self.links = {h: HostLink(h, self.inbox, transport_for) for h in hosts}
+        self.watched: set[str] = set()  # jobs a screen shows: their journals are tailed, however old
+        self.sinks: list[Sink] = []
+        self._backoff: dict[tuple[str, str], Backoff] = {}
+        self._gen = dict.fromkeys(hosts, 0)  # bumps on each connect: stale poll chains die
+        self._connecting: set[str] = set()
+        self._key_warned: set[str] = set()
+        self._tags: set[str] = set()
+        self._last_publish = 0.0
+        self._flush_timer: Timer | None = None
+
+    # -- Agents (tui/actions): blocking, from workers ------------------------------------------
+
+    def hosts(self) -> list[str]:
+        return list(self.links)
+
+    def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
+        link = self.links.get(host)
+        if link is None:
+            raise GpudeckError(f"unknown host {host!r}")
+        try:
+            return link.job_request(op, timeout=timeout, **args)
+        except (LinkDown, AgentError) as exc:
+            raise GpudeckError(f"{host}: {exc}") from None
+
+    # -- lifecycle (app thread) ----------------------------------------------------------------
+
+    def start(self) -> None:
+        self.inbox.set_wake(lambda: self.app.post_message(InboxPending()))
+        for host in self.links:
+            self.fleet.set_host_status(host, "connecting")
+            self._connect(host)
+        self.app.set_interval(1.0, lambda: self.publish({"clock"}))  # runtimes and staleness tick
+        self.publish({"hosts"})
+
+    def stop(self) -> None:
+        for link in self.links.values():
+            link.close(wait=2.0)  # a healthy agent exits at once; a frozen one must not hold the exit
+
+    def backoff(self, host: str, kind: str) -> Backoff:
+        period = {"gpus": GPU_PERIOD, "jobs": JOBS_PERIOD}.get(kind, 1.0)
+        return self._backoff.setdefault(
+            (host, kind), Backoff(period=period, first=self.ssh.backoff_initial, cap=self.ssh.backoff_max))
+
+    # -- connecting and polling: one-shot workers re-armed by timers -----------------------------
+
+    def _connect(self, host: str) -> None:
+        if host in self._connecting:
+            return
+        self._connecting.add(host)
+        self.in_thread(self.links[host].connect, group=f"connect:{host}", exclusive=True,
+                       done=lambda _: self._connected(host, None), failed=partial(self._connected, host))
+
+    def _poll(self, host: str, kind: str, gen: int) -> None:
+        if gen != self._gen[host] or not self.app.is_running:
+            return  # a chain from before a reconnect
+        link = self.links[host]
+        self.in_thread(link.poll_gpus if kind == "gpus" else link.poll_jobs, group=f"{kind}:{host}", exclusive=True,
+                       done=lambda _: self._polled(host, kind, None), failed=partial(self._polled, host, kind))
+
+    def _arm(self, host: str, kind: str, delay: float) -> None:
+        fire = partial(self._connect, host) if kind == "connect" else partial(self._poll, host, kind, self._gen[host])
+        if delay > 0:
+            self.app.set_timer(delay, fire)
+        else:
+            fire()  # Textual timers divide by their delay: zero means now
+
+    def _connected(self, host: str, error: BaseException | None) -> None:
+        self._connecting.discard(host)
+        backoff = self.backoff(host, "connect")
+        if error is None:
+            backoff.ok()
+            self._gen[host] += 1
+            self.publish(self.fleet.set_host_status(host, "connected"))
+            for kind in ("gpus", "jobs"):
+                self.backoff(host, kind).ok()
+                self._arm(host, kind, 0)
+            return
+        cause = error.__cause__
+        if isinstance(cause, KeyChangedError) and host not in self._key_warned:
+            self._key_warned.add(host)
+            self.app.post_message(HostKeyChanged(host, cause))
+        status = "reconnecting" if self.links[host].ever_connected else "unreachable"
+        self.publish(self.fleet.set_host_status(host, status, str(error) or "cannot connect"))
+        self._arm(host, "connect", backoff.failed())
+
+    def _polled(self, host: str, kind: str, error: BaseException | None) -> None:
+        backoff = self.backoff(host, kind)
+        if error is None:
+            if self.fleet.hosts[host].status != "connected":
+                self.publish(self.fleet.set_host_status(host, "connected"))
+            self._arm(host, kind, backoff.ok())
+            return
+        self.publish(self.fleet.set_host_status(host, "reconnecting", str(error) or type(error).__name__))
+        delay = backoff.failed()
+        # A frozen host keeps the pipe open and never answers: after a few silent polls, start over
+        # (connect closes the old client first, in its worker).
+        if isinstance(error, LinkDown) or not self.links[host].connected or backoff.failures >= SILENT_POLLS:
+            self._gen[host] += 1  # both poll chains stop; the connect re-arms them
+            self._arm(host, "connect", delay if backoff.failures >= SILENT_POLLS else 0)
+        else:  # slow or refusing, but the pipe is up: retry this poll later
+            self._arm(host, kind, delay)
+
+    def _tailed(self, host: str, error: BaseException) -> None:
+        if not isinstance(error, LinkDown):
+            report(self.app, f"{host}: cannot follow a job", error, "warning")
+
+    # -- applying updates on the app thread ----------------------------------------------------
+
+    def drain(self) -> None:
+        """Apply what the inbox holds to the fleet (the app calls this on InboxPending)."""
+        fleet = self.fleet
+        active_before = {j.id for j in fleet.jobs.values() if j.active}
+        tags: set[str] = set()
+        polled: set[str] = set()
+        for u in self.inbox.drain():
+            if u.kind == "events" and u.job and u.node:
+                after = fleet.last_seq(u.job, u.node)
+                tags |= fleet.apply_events(u.host, u.job, u.node, u.data)
+                for sink in self.sinks:
+                    sink.records(u.host, u.job, u.node, u.data, after)
+            elif u.kind == "gpus":
+                tags |= fleet.apply_gpus(u.host, u.data)
+            elif u.kind == "hello":
+                tags |= fleet.apply_hello(u.host, u.data)
+                for sink in self.sinks:
+                    sink.hello(u.host, u.data)
+            elif u.kind == "jobs":
+                tags |= fleet.apply_jobs(u.host, u.data)
+                for sink in self.sinks:
+                    sink.jobs(u.host, u.data)
+                polled.add(u.host)
+        for job_id in active_before:
+            job = fleet.jobs.get(job_id)
+            if job is not None and not job.active:
+                self.app.post_message(JobEnded(job))
+        for host in polled:
+            self._ensure_tails(host)
+        self.publish(tags)
+
+    def _ensure_tails(self, host: str) -> None:
+        """Follow the journals worth following: live jobs, recent ones, and those on screen."""
+        link = self.links[host]
+        if not link.connected:
+            return
+        jobs = [j for j in self.fleet.jobs_sorted() if host in j.hosts]
+        finished = [j for j in jobs if not j.active][:TAIL_FINISHED]
+        wanted = [j for j in jobs if j.active or j.id in self.watched] + finished
+        for job in wanted:
+            for node in job.nodes.values():
+                key = (job.id, node.node)
+                if node.host != host or key in link.tailed:
+                    continue
+                complete = not job.active and node.remote_last_seq is not None and node.last_seq >= node.remote_last_seq
+                if complete:
+                    continue
+                link.tailed.add(key)
+                self.in_thread(partial(link.tail, job.id, node.node, node.last_seq),
+                               group=f"tail:{host}:{job.id}:{node.node}", failed=partial(self._tailed, host))
+
+    def watch_job(self, job_id: str) -> None:
+        self.watched.add(job_id)
+        job = self.fleet.jobs.get(job_id)
+        for host in job.hosts if job else ():
+            if host in self.links:
+                self._ensure_tails(host)
+
+    def publish(self, tags: set[str]) -> None:
+        """Say the fleet changed, at most every MIN_REDRAW seconds (tags accumulate meanwhile)."""
+        self._tags |= tags
+        if not self._tags or self._flush_timer is not None:
+            return
+        wait = self._last_publish + MIN_REDRAW - time.monotonic()
+        if wait > 0:
+            self._flush_timer = self.app.set_timer(wait, self._flush)
+        else:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._flush_timer = None
+        tags, self._tags = frozenset(self._tags), set()
+        self._last_publish = time.monotonic()
+        if tags:
+            self.app.post_message(FleetChanged(tags))

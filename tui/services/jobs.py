@@ -1,0 +1,67 @@
+"""JobControl: the TUI's job keys and launch form, run through tui/actions in thread workers.
+
+Each action's outcome is one notification (what happened, or why not, in one line); the store
+(state.db) is opened on first use, in a worker, since opening it is IO.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from remote_agent.names import new_job_id
+
+from .. import actions
+from ..actions import JobTarget, LaunchOptions
+from ..fleet import JobModel
+from ..store import Store
+from ..widgets.failures import report
+from .base import Service
+from .connections import Connections
+
+
+class JobControl(Service):
+    def __init__(self, app: App[Any], agents: Connections, store: Callable[[], Store | None] | None) -> None:
+        super().__init__(app)
+        self.agents = agents
+        self._store_factory = store
+        self._store: Store | None = None
+        self._store_lock = threading.Lock()  # two action workers may open it at once
+
+    @property
+    def store(self) -> Store | None:
+        with self._store_lock:
+            if self._store is None and self._store_factory is not None:
+                self._store = self._store_factory()
+            return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def _run(self, title: str, fn: Callable[[], str]) -> None:
+        self.in_thread(fn, group="action", done=lambda line: self.app.notify(str(line), title=title),
+                       failed=lambda exc: report(self.app, f"{title} failed", exc))
+
+    def launch(self, opts: LaunchOptions, job_id: str) -> None:
+        self._run("launch", lambda: str(actions.launch(self.agents, self.store, opts, job_id)))
+
+    def end(self, job: JobModel, action: str, reason: str | None = None) -> None:
+        """Stop (graceful) or kill; waits the job's own grace plus the margin, like the CLI."""
+        target = JobTarget.of_model(job)
+
+        def run() -> str:
+            answers = actions.end(self.agents, target, action, reason=reason)
+            return f"{target.label}: {actions.final_state(answers)}"
+
+        self._run(action, run)
+
+    def restart(self, job: JobModel) -> str:
+        """Returns the new job's id (chosen here, so the caller can select it when it appears)."""
+        target, new_id = JobTarget.of_model(job), new_job_id()
+        self._run("restart", lambda: f"{target.label}: restarted as "
+                  f"{actions.restart(self.agents, self.store, target, new_id)}")
+        return new_id

@@ -1,0 +1,209 @@
+"""config.toml, read once into one typed Settings: `[ssh]`, `[cost]`, `[ui]`, `[keys]`.
+
+Every other module takes the typed values from here; nothing else parses config.toml. A value of the
+wrong type is an error naming the file, the line and the field (`config.toml:7: [cost] daily_budget:
+expected a number > 0, got 'lots'`), never a silent default. Writing (the theme the `t` key picks)
+lives in tui/config.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from . import paths
+from .tomlfile import TOMLDecodeError, parse_toml
+
+
+class SettingsError(Exception):
+    """config.toml cannot be used; the message is one line naming the file, line and field."""
+
+
+@dataclass(frozen=True)
+class SshSettings:
+    """Connection timing (seconds)."""
+
+    alive_timeout: float = 10.0  # silence on the stream (no heartbeat) that counts as a dead peer
+    connect_timeout: float = 15.0
+    backoff_initial: float = 0.5  # first reconnect after this, doubling…
+    backoff_max: float = 15.0  # …up to this
+
+    @property
+    def heartbeat(self) -> float:
+        return max(0.2, self.alive_timeout / 4)
+
+
+@dataclass(frozen=True)
+class CostSettings:
+    currency: str = "USD"  # what totals are shown in
+    fx: Mapping[str, float] = field(default_factory=dict)  # 1 unit of KEY = VALUE of `currency`
+    timezone: str | None = None  # what "today" means; None: this machine's zone
+    daily_budget: float | None = None  # the fleet's budget per day, in `currency`
+    aws_endpoint_url: str | None = None  # an EC2/S3-compatible endpoint (VPC endpoint, tests)
+    aliyun_endpoint: str | None = None
+    aliyun_protocol: str = "https"
+
+    @property
+    def tz(self) -> dt.tzinfo:
+        if self.timezone:
+            return ZoneInfo(self.timezone)  # checked when loaded
+        return dt.datetime.now().astimezone().tzinfo or dt.timezone.utc
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    theme: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    ssh: SshSettings = field(default_factory=SshSettings)
+    cost: CostSettings = field(default_factory=CostSettings)
+    ui: UiSettings = field(default_factory=UiSettings)
+    keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s), Textual's keymap
+    path: Path | None = None  # where they were read from (None: built in code)
+
+
+def config_path() -> Path:
+    return paths.config_dir() / "config.toml"
+
+
+def load(path: Path | None = None) -> Settings:
+    """The settings in config.toml (defaults when there is no file); SettingsError when unusable."""
+    path = path or config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings(path=path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = parse_toml(text)
+    except TOMLDecodeError as exc:  # its message ends "(at line N, column M)"
+        raise SettingsError(f"{path}: not valid TOML: {exc}") from None
+    return _Reader(path, text).settings(data)
+
+
+def load_or_default(path: Path | None = None) -> tuple[Settings, str | None]:
+    """For callers that must go on (the TUI): the defaults and the one-line error when unusable."""
+    try:
+        return load(path), None
+    except SettingsError as exc:
+        return Settings(path=path or config_path()), str(exc)
+
+
+_NUMBER = (int, float)
+
+
+class _Reader:
+    """Checks each table's fields; `where` finds the line a field is on for the error."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.lines = path, text.splitlines()
+
+    def settings(self, data: dict[str, Any]) -> Settings:
+        return Settings(ssh=self.ssh(self.table(data, "ssh")), cost=self.cost(self.table(data, "cost")),
+                        ui=UiSettings(theme=self.string(self.table(data, "ui"), "ui", "theme")),
+                        keys=self.keys(self.table(data, "keys")), path=self.path)
+
+    # -- tables ------------------------------------------------------------------------------------
+
+    def ssh(self, t: dict[str, Any]) -> SshSettings:
+        self.known(t, "ssh", ("alive_timeout", "connect_timeout", "backoff_initial", "backoff_max"))
+        values = {k: self.positive(t, "ssh", k) for k in t}
+        s = SshSettings(**{k: v for k, v in values.items() if v is not None})
+        if s.backoff_max < s.backoff_initial:
+            self.fail("ssh", "backoff_max", f"must be >= backoff_initial ({s.backoff_initial:g})")
+        return s
+
+    def cost(self, t: dict[str, Any]) -> CostSettings:
+        self.known(t, "cost", ("currency", "fx", "timezone", "daily_budget", "aws", "aliyun"))
+        currency = (self.string(t, "cost", "currency") or "USD").upper()
+        fx_table = self.table(t, "fx", "cost.fx")
+        fx = {}
+        for key in fx_table:
+            rate = self.positive(fx_table, "cost.fx", key)
+            fx[str(key).upper()] = float(rate) if rate is not None else 0.0
+        zone = self.string(t, "cost", "timezone")
+        if zone:
+            try:
+                ZoneInfo(zone)
+            except (ZoneInfoNotFoundError, ValueError):
+                self.fail("cost", "timezone", f"unknown time zone {zone!r} (e.g. \"Europe/Berlin\", \"UTC\")")
+        aws = self.table(t, "aws", "cost.aws")
+        self.known(aws, "cost.aws", ("endpoint_url",))
+        aliyun = self.table(t, "aliyun", "cost.aliyun")
+        self.known(aliyun, "cost.aliyun", ("endpoint", "protocol"))
+        protocol = self.string(aliyun, "cost.aliyun", "protocol") or "https"
+        if protocol not in ("http", "https"):
+            self.fail("cost.aliyun", "protocol", f"expected \"http\" or \"https\", got {protocol!r}")
+        return CostSettings(
+            currency=currency, fx=MappingProxyType(fx), timezone=zone or None,
+            daily_budget=self.positive(t, "cost", "daily_budget"),
+            aws_endpoint_url=self.string(aws, "cost.aws", "endpoint_url") or None,
+            aliyun_endpoint=self.string(aliyun, "cost.aliyun", "endpoint") or None, aliyun_protocol=protocol)
+
+    def keys(self, t: dict[str, Any]) -> Mapping[str, str]:
+        keymap = {}
+        for binding_id in t:
+            key = self.string(t, "keys", binding_id)
+            if not key:
+                self.fail("keys", binding_id, "expected a key such as \"x\" or \"ctrl+x\"")
+            keymap[str(binding_id)] = key
+        return MappingProxyType(keymap)
+
+    # -- fields ------------------------------------------------------------------------------------
+
+    def table(self, data: dict[str, Any], key: str, name: str | None = None) -> dict[str, Any]:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            parent, _, leaf = (name or key).rpartition(".")
+            self.fail(parent, leaf, "expected a table", header=name or key)
+        return value
+
+    def known(self, t: dict[str, Any], table: str, fields: tuple[str, ...]) -> None:
+        for key in t:
+            if key not in fields:
+                self.fail(table, key, f"unknown setting (known: {', '.join(fields)})")
+
+    def string(self, t: dict[str, Any], table: str, key: str) -> str | None:
+        value = t.get(key)
+        if value is not None and not isinstance(value, str):
+            self.fail(table, key, f"expected a string, got {value!r}")
+        return value
+
+    def positive(self, t: dict[str, Any], table: str, key: str) -> float | None:
+        value = t.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, _NUMBER) or isinstance(value, bool) or not value > 0 or value != value:
+            self.fail(table, key, f"expected a number > 0, got {value!r}")
+        return float(value)
+
+    def fail(self, table: str, key: str, problem: str, header: str | None = None) -> None:
+        line = self.line_of(table, key, header)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        label = f"[{table}] {key}" if table else key
+        raise SettingsError(f"{where}: {label}: {problem}")
+
+    def line_of(self, table: str, key: str, header: str | None = None) -> int | None:
+        """The line `key = …` is on inside `[table]` (or the `[header]` line itself)."""
+        current = ""
+        key_re = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
+        for number, raw in enumerate(self.lines, 1):
+            line = raw.strip()
+            head = re.match(r"^\[\s*([^\]]+?)\s*\]", line)
+            if head:
+                current = head.group(1).replace(" ", "")
+                if header and current == header:
+                    return number
+                continue
+            if current == table and key_re.match(raw):
+                return number
+        return None
