@@ -77,3 +77,11 @@ def test_ssh_backoff_settings_reach_the_cli_and_the_tui(gpudeck_home: Path) -> N
     app = GpuDeckApp(hosts=["local"], store=None, settings=Settings(ssh=SshSettings(backoff_initial=7.0, backoff_max=40.0)))
     backoff = app.connections.backoff("local", "connect")
     assert [backoff.failed() for _ in range(4)] == [7.0, 14.0, 28.0, 40.0]
+
+
+def test_the_hosts_setup_runs_before_the_jobs(gpudeck_home: Path) -> None:
+    (gpudeck_home / "hosts.toml").write_text(
+        '[hosts.gpu1]\ntarget = "me@gpu1"\nsetup = ["source ~/venv/bin/activate"]\n')
+    opts = LaunchOptions(argv=("python", "train.py"), host="gpu1", setup=("export A=1",))
+    spec = actions.build_spec(None, opts, "20261201-000000-abcdef")
+    assert spec["setup"] == ["source ~/venv/bin/activate", "export A=1"] and spec["workdir"] == "~"

@@ -1,7 +1,7 @@
 """The trainer's output: one JSON object per line on stdout, flushed, from rank 0 only.
 
 A line with an `event` key is an event for gpudeck; any other line is a metric point. Non-finite
-numbers become the strings "nan", "inf", "-inf" (DESIGN's journal contract), so every line is valid JSON.
+numbers become the strings "nan", "inf", "-inf" (the journal contract in docs/architecture.md), so every line is valid JSON.
 """
 
 from __future__ import annotations

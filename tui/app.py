@@ -27,10 +27,12 @@ from .messages import (
     JobEnded,
 )
 from .remote.hostkey_errors import fingerprint
+from .screens.confirm import ConfirmScreen
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
+from .screens.launch import LaunchScreen
 from .screens.logs import LogScreen
 from .services import Connections, Costs, JobControl
 from .session import LOCAL, Session, transport_for
@@ -42,6 +44,12 @@ from .widgets.failures import guarded, report
 
 def _open_store() -> Store:
     return Store(paths.ensure_private(paths.data_dir()) / "state.db")
+
+
+def binding_ids() -> set[str]:
+    """Every key binding's id: what config.toml's [keys] may remap."""
+    screens = (GpuDeckApp, DeckScreen, JobScreen, LogScreen, LaunchScreen, ConfirmScreen, HostKeyScreen, HelpScreen)
+    return {b.id for cls in screens for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
 class GpuDeckApp(App[None]):
@@ -89,7 +97,12 @@ class GpuDeckApp(App[None]):
             wanted = None
         self.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else self.theme)
         if settings.keys:
-            self.set_keymap(dict(settings.keys))
+            known = binding_ids()
+            unknown = sorted(set(settings.keys) - known)
+            if unknown:
+                self.startup_errors.append(f"{settings.path}: [keys] {', '.join(unknown)}: no such key binding "
+                                           f"(known: {', '.join(sorted(known))})")
+            self.set_keymap({k: v for k, v in settings.keys.items() if k in known})
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)  # Textual's own themes lack gpudeck's variables

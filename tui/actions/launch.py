@@ -13,7 +13,7 @@ from remote_agent.names import new_job_id
 from ..cost.rules import CostRuleError, launch_share, spec_cost_fields
 from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
-from ..hosts_file import LOCAL, HostsFileError, host_fields
+from ..hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from ..store import JobRecord, Store
 from .agents import Agents
 from .options import LaunchOptions, check, default_name, usage
@@ -43,8 +43,12 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
 
 
 def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str) -> dict[str, Any]:
-    """The agent's launch spec. Without `agents` the job's share of its host is taken as 1 (a
-    budget can then only stop early, never late)."""
+    """The agent's launch spec: the host's setup lines (hosts.toml) run before the job's. Without
+    `agents` the job's share of its host is taken as 1 (a budget can then only stop early, never late)."""
+    try:
+        entry = load_hosts().get(opts.host) or HostEntry(name=opts.host)
+    except HostsFileError as exc:
+        raise GpudeckError(str(exc)) from None
     workdir = opts.workdir or (os.getcwd() if opts.host == LOCAL else "~")
     if opts.host == LOCAL:
         workdir = os.path.abspath(os.path.expanduser(workdir))
@@ -56,21 +60,19 @@ def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str) -> dict[
         "argv": list(opts.argv),
         "workdir": workdir,
         "env": env,
-        "setup": list(opts.setup),
+        "setup": [*entry.setup, *opts.setup],
         "grace": opts.grace,
         "created_at": time.time(),
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         **({"path": os.environ.get("PATH", "")} if opts.host == LOCAL else {}),
-        **cost_fields(agents, opts, env),
+        **cost_fields(agents, opts, env, entry.extra),
     }
 
 
-def cost_fields(agents: Agents | None, opts: LaunchOptions, env: dict[str, str]) -> dict[str, Any]:
-    """price (with this job's share of the host), budget and idle stop, for the supervisor."""
-    try:
-        settings = host_fields(opts.host)
-    except HostsFileError as exc:
-        raise GpudeckError(str(exc)) from None
+def cost_fields(agents: Agents | None, opts: LaunchOptions, env: dict[str, str],
+                settings: dict[str, Any]) -> dict[str, Any]:
+    """price (with this job's share of the host), budget and idle stop, for the supervisor;
+    `settings` are the host's price fields from hosts.toml."""
     price = None
     if opts.price_per_hour is not None:
         price = HostPrice(per_hour=opts.price_per_hour, currency="USD", market="on-demand", source="--price-per-hour")
