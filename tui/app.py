@@ -34,7 +34,7 @@ from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.launch import LaunchScreen
 from .screens.logs import LogScreen
-from .services import Connections, Costs, JobControl
+from .services import Connections, Costs, JobControl, Service
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
@@ -85,7 +85,8 @@ class GpuDeckApp(App[None]):
                            stop=lambda job, reason: self.job_control.end(job, "stop", reason),
                            changed=self.connections.publish, ledger=store is not None)
         self.connections.sinks.append(self.costs)
-        self.services = (self.connections, self.job_control)  # those that run workers
+        self.tasks = Service(self)  # the app's own background work (saving the theme)
+        self.services = (self.connections, self.job_control, self.tasks)  # those that run workers
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
@@ -169,15 +170,14 @@ class GpuDeckApp(App[None]):
     def _theme_changed(self, theme: object) -> None:
         name = getattr(theme, "name", None)
         if isinstance(name, str):
-            self.run_worker(partial(config.save_theme, name), name="save-theme", group="save-theme",
-                            thread=True, exclusive=True, exit_on_error=False)
+            self.tasks.in_thread(partial(config.save_theme, name), group="save-theme", exclusive=True,
+                                 failed=lambda exc: report(self, "theme not saved", exc, "warning"))
 
     @guarded("background task")
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if any(service.worker_changed(event.worker, event.state) for service in self.services):
-            return
-        if event.worker.name == "save-theme" and event.worker.error is not None:
-            report(self, "theme not saved", event.worker.error, "warning")
+        for service in self.services:  # each worker's outcome goes to the callback its service gave
+            if service.worker_changed(event.worker, event.state):
+                return
 
     # -- help and palette --------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ JOBS_PERIOD = 2.0
 MIN_REDRAW = 0.1  # at most ~10 redraws a second
 TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
 SILENT_POLLS = 3  # failed polls in a row on an open pipe before reconnecting
+JOB_ANSWERS = frozenset({"launch", "stop", "kill", "restart"})  # ops whose answer is a job object
 
 
 class Sink(Protocol):
@@ -72,7 +73,9 @@ class Connections(Service):
         if link is None:
             raise GpudeckError(f"unknown host {host!r}")
         try:
-            return link.job_request(op, timeout=timeout, **args)
+            if op in JOB_ANSWERS:  # the fleet takes the answer at once, before the next poll
+                return link.job_request(op, timeout=timeout, **args)
+            return link.request(op, timeout=timeout, **args)
         except (LinkDown, AgentError) as exc:
             raise GpudeckError(f"{host}: {exc}") from None
 
