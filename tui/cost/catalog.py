@@ -1,8 +1,9 @@
 """The shipped price catalog: sourced list prices per instance type, `unknown` where none was found.
 
-`prices.csv` (package data) is built from the project's sourced figures (`shared/prices.csv`) by
-`build_rows`: every cell left empty there reads `unknown` here, and `checked` is the date the
-catalog was built (so an entry whose price is unknown still says when someone last looked).
+`prices.csv` (package data) is built from a sourced price table (a row per instance type, each
+with its source and date) by `build_rows`: every cell left empty there reads `unknown` here, and
+`checked` is the date the catalog was built (so an entry whose price is unknown still says when
+someone last looked).
 Prices are never invented: a lookup that finds `unknown` returns None and the caller says so.
 """
 
@@ -134,7 +135,7 @@ def find(provider: str | None, instance_type: str | None, region: str | None = N
 
 
 def build_rows(source_text: str, checked: str) -> str:
-    """shared/prices.csv → the shipped CSV: empty cells become `unknown`, a `checked` date is added."""
+    """The sourced price table → the shipped CSV: empty cells become `unknown`, a `checked` date is added."""
     rows = list(csv.DictReader(io.StringIO(source_text)))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
