@@ -56,3 +56,8 @@ def test_help_says_no_command_opens_the_tui(gpudeck_home: Path, capsys: pytest.C
     assert code == 0
     text = " ".join(out.split())
     assert "with no command to open the terminal UI (the TUI)" in text
+
+
+def test_run_help_shows_the_idle_stop_form_as_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "run", "--help")
+    assert code == 0 and "--idle-stop 30m@10%+15m" in out and "%%" not in out

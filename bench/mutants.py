@@ -1,0 +1,557 @@
+"""Named mutation checks: do the tests notice when one token of a hot spot changes?
+
+A small, deterministic stand-in for a full mutmut run (the whole suite takes minutes per mutant
+here). Each mutant names a file, an exact snippet that must occur exactly once in it, its
+replacement, and the narrow test selection that should fail when the snippet changes. For each
+mutant the runner re-reads the file, writes the mutated text, runs
+
+    python -m pytest -x -q -p no:cacheprovider -p no:randomly <selection>
+
+under a timeout, and puts the original bytes back in a ``finally`` (Ctrl-C and SIGTERM included).
+Every distinct selection is first run once unmutated; a selection that fails then is reported as
+"baseline failing" and its mutants are skipped.
+
+The tree may be edited by others while this runs, so:
+
+* the file is read fresh just before each mutation and restored to exactly those bytes;
+* a snippet that is missing (or no longer unique) is reported as "skipped: code moved";
+* if the file changed on disk while the mutant was in place (someone saved over it), only the
+  mutant's own edit is undone in their text, and a loud warning says so, instead of writing
+  back stale bytes over their work;
+* pytest runs with PYTHONDONTWRITEBYTECODE=1, and the restore never lands in the same second as
+  the mutant with the same size, so no stale mutant ``.pyc`` can outlive the restore.
+
+Usage (from the repository root, in the venv)::
+
+    python bench/mutants.py                 # every mutant, then the table and the survivors
+    python bench/mutants.py --list          # the mutants, and whether each snippet is found once
+    python bench/mutants.py --only NAME     # one mutant (repeatable)
+    python bench/mutants.py --file tui/actions/find.py   # the mutants of one file (repeatable)
+    python bench/mutants.py --timeout 120   # seconds per pytest run (default 180)
+
+It is a report: the exit status is 0 whatever survives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTEST = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+DEFAULT_TIMEOUT = 180.0
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str  # relative to the repository root
+    original: str  # must occur exactly once in the file
+    replacement: str
+    tests: tuple[str, ...]  # pytest arguments: node ids, files, `-k EXPR`, `-m EXPR`
+    what: str  # the behaviour the mutant changes
+
+
+def m(name: str, file: str, original: str, replacement: str, tests: Sequence[str], what: str) -> Mutant:
+    return Mutant(name, file, original, replacement, tuple(tests), what)
+
+
+# -- test selections --------------------------------------------------------------------------------
+
+STATES = ("tests/test_job_states.py",)
+ACTIONS = ("tests/test_actions.py",)
+RESTART = ("tests/test_actions.py::test_restart_records_the_specs_argv",)
+STOP_RM = ("tests/test_actions.py::test_stop_uses_the_jobs_grace_and_rm_needs_an_ended_job",
+           "tests/test_cli.py::test_rm_refuses_a_live_job", "tests/test_cli.py::test_stop_restart_and_rm")
+OPTIONS = ("tests/test_tui_live.py", "tests/test_actions.py::test_launch_refuses_bad_options_before_any_io",
+           "tests/test_cli.py::test_bad_input_is_one_line_and_a_distinct_exit_code",
+           "tests/test_cli.py::test_bad_cost_rules_are_refused", "tests/test_cli.py::test_default_names_come_from_the_command")
+LAUNCH = ("tests/test_tui_live.py::test_the_form_and_the_cli_make_the_same_spec",
+          "tests/test_cli.py::test_a_local_job_keeps_the_path_it_was_launched_with",
+          "tests/test_cli.py::test_budget_and_idle_stop_reach_the_spec")
+SHARE = ("tests/test_cost_cli.py::test_cost_json_matches_hand_calculation", "tests/test_cost_rules.py")
+AUTOSTOP = ("tests/test_budget_warning.py", "tests/test_agent_autostop.py", "-m", "not slow")
+JOURNAL = ("tests/test_agent_journal.py", "tests/test_agent_resume.py")
+METRICS = ("tests/test_metrics_traps.py", "tests/test_metrics_frameworks.py", "tests/test_metrics_logs.py")
+TAIL = ("tests/test_agent_resume.py", "tests/test_agent_serve.py")
+JOBSTATE = ("tests/test_job_states.py", "tests/test_agent_stop.py")
+SIGKILL = ("tests/test_agent_stop.py::test_a_job_ignoring_sigterm_is_killed_after_the_grace_period",
+           "tests/test_agent_stop.py::test_children_that_leave_the_group_are_still_killed")
+NAMES = ("tests/test_actions.py::test_launch_refuses_bad_options_before_any_io", "tests/test_tui_live.py",
+         "tests/test_cli.py::test_bad_input_is_one_line_and_a_distinct_exit_code",
+         "tests/test_agent_serve.py::test_bad_launch_specs_name_the_field")
+
+FIND = "tui/actions/find.py"
+CONTROL = "tui/actions/control.py"
+OPTS = "tui/actions/options.py"
+LAUNCH_PY = "tui/actions/launch.py"
+STATES_PY = "tui/fleet/states.py"
+AUTOSTOP_PY = "remote_agent/supervision/autostop.py"
+JOURNAL_PY = "remote_agent/storage/journal.py"
+RULES_PY = "remote_agent/metrics/rules.py"
+KV_PY = "remote_agent/metrics/kv.py"
+TAILHUB_PY = "remote_agent/serving/tailhub.py"
+SERVE_PY = "remote_agent/serving/serve.py"
+JOBSTATE_PY = "remote_agent/jobstate.py"
+PROCTREE_PY = "remote_agent/supervision/proctree.py"
+SUPERVISOR_PY = "remote_agent/supervision/supervisor.py"
+NAMES_PY = "remote_agent/names.py"
+
+MUTANTS: tuple[Mutant, ...] = (
+    # -- tui/actions/find.py: pick() ------------------------------------------------------------
+    m("find.prefix_len_5", FIND, "len(ref) >= 4 and j.id.startswith(ref)", "len(ref) >= 5 and j.id.startswith(ref)",
+      STATES, "an id prefix needs 5 characters instead of 4"),
+    m("find.prefix_len_any", FIND, "len(ref) >= 4 and j.id.startswith(ref)", "len(ref) >= 1 and j.id.startswith(ref)",
+      STATES, "any 1-3 character ref is taken as an id prefix (before names)"),
+    m("find.ambiguous_needs_3", FIND, "if len(by_prefix) > 1:", "if len(by_prefix) > 2:",
+      STATES, "two jobs sharing a prefix are no longer ambiguous"),
+    m("find.name_oldest", FIND, "key=lambda j: j.id, reverse=True)  # ids sort by time",
+      "key=lambda j: j.id, reverse=False)  # ids sort by time", STATES, "a name resolves to its oldest job"),
+    m("find.live_filter_flipped", FIND, "live = [j for j in named if not j.ended]",
+      "live = [j for j in named if j.ended]", STATES, "the live filter keeps ended jobs"),
+    m("find.live_filter_dropped", FIND, "live = [j for j in named if not j.ended]", "live = []",
+      STATES, "a name never prefers its live job"),
+    m("find.ps_oldest_first", FIND, "return sorted(jobs.values(), key=lambda j: j.id, reverse=True)",
+      "return sorted(jobs.values(), key=lambda j: j.id, reverse=False)", ("tests/test_cli.py", *ACTIONS),
+      "list_jobs (ps) lists oldest first"),
+    # -- tui/actions/control.py -------------------------------------------------------------------
+    m("control.stop_margin_30", CONTROL, "STOP_MARGIN = 60.0", "STOP_MARGIN = 30.0", STATES,
+      "a stop waits grace + 30 s"),
+    m("control.stop_wait_min_grace", CONTROL, "grace = max((n.grace", "grace = min((n.grace", STATES,
+      "a multi-node stop waits the shortest node grace"),
+    m("control.stop_wait_unknown_grace_0", CONTROL, "n.grace if n.grace is not None else DEFAULT_GRACE",
+      "n.grace if n.grace is not None else 0.0", STATES, "a node of unknown grace counts as grace 0"),
+    m("control.stop_wait_ignores_grace", CONTROL, 'wait = stop_wait(job, grace if action == "stop" else 0.0)',
+      'wait = stop_wait(job, 0.0)', ACTIONS, "end() waits only the margin, not the grace"),
+    m("control.restart_drops_argv", CONTROL, "argv=[str(a) for a in argv], restart_of=job.id",
+      "argv=[], restart_of=job.id", RESTART, "restart records no argv"),
+    m("control.restart_drops_restart_of", CONTROL, "argv=[str(a) for a in argv], restart_of=job.id",
+      "argv=[str(a) for a in argv], restart_of=None", RESTART, "restart records no restart_of"),
+    m("control.restart_no_stop_first", CONTROL, '    if not job.ended:\n        end(agents, job, "stop")',
+      '    if False:\n        end(agents, job, "stop")', STOP_RM, "restart does not stop a live job first"),
+    m("control.remove_live_job", CONTROL, '    if not job.ended:\n        raise GpudeckError(f"job {job.id} is',
+      '    if False:\n        raise GpudeckError(f"job {job.id} is', STOP_RM, "rm no longer refuses a live job"),
+    m("control.end_drops_reason", CONTROL, '(("grace", grace), ("reason", reason))', '(("grace", grace), ("reason", None))',
+      (*ACTIONS, "tests/test_tui_cost.py::test_daily_budget_stops_running_job"), "stop never passes its reason"),
+    m("control.end_drops_grace", CONTROL, '(("grace", grace), ("reason", reason))', '(("grace", None), ("reason", reason))',
+      (*ACTIONS, "tests/test_cli.py::test_stop_restart_and_rm"), "stop --grace never reaches the agent"),
+    # -- tui/actions/options.py -------------------------------------------------------------------
+    m("options.name_check_dropped", OPTS, "if opts.name is not None and not is_job_name(opts.name):", "if False:",
+      OPTIONS, "any --name is accepted"),
+    m("options.grace_negative_ok", OPTS, "opts.grace < 0", "opts.grace < -1", OPTIONS, "--grace -1 is accepted"),
+    m("options.grace_zero_refused", OPTS, "opts.grace < 0", "opts.grace <= 0", OPTIONS, "--grace 0 is refused"),
+    m("options.budget_zero_ok", OPTS, "opts.budget <= 0", "opts.budget < 0", OPTIONS, "--budget 0 is accepted"),
+    m("options.budget_negative_ok", OPTS, "opts.budget <= 0", "opts.budget < -1", OPTIONS, "--budget -1 is accepted"),
+    m("options.form_budget_zero_ok", OPTS, "if not math.isfinite(value) or value <= 0:",
+      "if not math.isfinite(value) or value < 0:", OPTIONS, "the form's budget 0 is accepted"),
+    m("options.env_leading_digit", OPTS, '_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")',
+      '_ENV_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_]*")', OPTIONS, "env names may start with a digit"),
+    m("options.env_prefix_match", OPTS, "_ENV_NAME.fullmatch(key)", "_ENV_NAME.match(key)", OPTIONS,
+      "an env name only has to start like one (A-B=1 accepted)"),
+    m("options.default_name_suffix_5", OPTS, 'return f"{stem}-{job_id[-4:]}"', 'return f"{stem}-{job_id[-5:]}"',
+      OPTIONS, "default names end in 5 id characters"),
+    m("options.default_name_module", OPTS, 'prog = rest[rest.index("-m") + 1]', 'prog = rest[rest.index("-m")]',
+      OPTIONS, "python -m X is named after -m"),
+    m("options.default_name_launchers", OPTS,
+      'if prog in ("torchrun", "accelerate", "deepspeed") or prog.startswith("python"):',
+      'if prog.startswith("python"):', OPTIONS, "torchrun/accelerate/deepspeed jobs are named after the launcher"),
+    # -- tui/actions/launch.py --------------------------------------------------------------------
+    m("launch.local_workdir_home", LAUNCH_PY, '(os.getcwd() if opts.host == LOCAL else "~")',
+      '("~" if opts.host == LOCAL else "~")', LAUNCH, "a local job starts in ~ instead of the current dir"),
+    m("launch.path_not_local", LAUNCH_PY, '{"path": os.environ.get("PATH", "")} if opts.host == LOCAL else {}',
+      '{"path": os.environ.get("PATH", "")} if opts.host != LOCAL else {}', LAUNCH,
+      "the launching PATH goes to SSH jobs, not local ones"),
+    m("launch.share_counts_ended", LAUNCH_PY, 'if j["state"] in ("starting", "running"))',
+      'if j["state"] in ("starting", "running", "exited"))', SHARE, "ended jobs shrink a new job's share"),
+    m("launch.share_ignores_job_env", LAUNCH_PY,
+      'env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES"))',
+      'os.environ.get("CUDA_VISIBLE_DEVICES")', SHARE, "--env CUDA_VISIBLE_DEVICES is ignored by the share"),
+    # -- tui/fleet/states.py ----------------------------------------------------------------------
+    m("states.failed_before_lost", STATES_PY, '"lost", "failed", "killed"', '"failed", "lost", "killed"', STATES,
+      "[lost, failed] shows failed"),
+    m("states.starting_before_running", STATES_PY, 'STATE_ORDER = ("running", "starting",',
+      'STATE_ORDER = ("starting", "running",', STATES, "[starting, running] shows starting"),
+    m("states.killed_before_failed", STATES_PY, '"failed", "killed", "stopped"', '"killed", "failed", "stopped"',
+      STATES, "[failed, killed] shows killed"),
+    m("states.why_shows_user", STATES_PY, 'return reason if reason and reason != "user" else ""',
+      'return reason if reason else ""', STATES, 'why() says "user" for a user stop'),
+    m("states.why_lost_no_cause", STATES_PY, 'return cause or "its supervisor is gone"',
+      'return "its supervisor is gone"', STATES, "why() drops a lost job's cause"),
+    m("states.why_exit_code_0", STATES_PY, "if exit_code is not None:", "if exit_code:", STATES,
+      "a failed job with exit code 0 says 'failed'"),
+    # -- remote_agent/supervision/autostop.py ---------------------------------------------------
+    m("autostop.warn_fraction_0.9", AUTOSTOP_PY, "WARN_FRACTION = 0.8", "WARN_FRACTION = 0.9", AUTOSTOP,
+      "the budget warning comes at 90 %"),
+    m("autostop.warn_strict", AUTOSTOP_PY, "accrued >= WARN_FRACTION * self.budget",
+      "accrued > WARN_FRACTION * self.budget", AUTOSTOP, "no warning at exactly 80 %"),
+    m("autostop.warn_every_check", AUTOSTOP_PY, "not self.warned and accrued >= WARN_FRACTION",
+      "accrued >= WARN_FRACTION", AUTOSTOP, "the budget warning repeats on every check"),
+    m("autostop.budget_stop_dropped", AUTOSTOP_PY, "            if accrued >= self.budget:",
+      "            if False:", AUTOSTOP, "the budget never stops the job"),
+    m("autostop.budget_stop_strict", AUTOSTOP_PY, "            if accrued >= self.budget:",
+      "            if accrued > self.budget:", AUTOSTOP, "no stop at exactly the budget"),
+    m("autostop.idle_grace_strict", AUTOSTOP_PY, 'now - self.started >= self.idle["grace_minutes"] * 60',
+      'now - self.started > self.idle["grace_minutes"] * 60', AUTOSTOP, "the idle grace ends one tick late"),
+    m("autostop.idle_threshold_strict", AUTOSTOP_PY, 'u >= self.idle["below_pct"]', 'u > self.idle["below_pct"]',
+      AUTOSTOP, "a GPU at exactly the threshold counts as idle"),
+    m("autostop.pause_ignored", AUTOSTOP_PY, "if self.idle and not self.paused and self.idle_since is not None:",
+      "if self.idle and self.idle_since is not None:", AUTOSTOP, "a paused idle stop still fires"),
+    # -- remote_agent/storage/journal.py --------------------------------------------------------
+    m("journal.seq_plus_one_per_batch", JOURNAL_PY, "self._seq += len(entries)", "self._seq += 1", JOURNAL,
+      "append_many advances seq by 1, not by its record count"),
+    m("journal.seq_starts_at_offset_0", JOURNAL_PY, "enumerate(entries, start=1)", "enumerate(entries, start=0)",
+      JOURNAL, "a batch's first record repeats the last seq"),
+    m("journal.recover_keeps_torn_line", JOURNAL_PY, "if end < len(data):", "if end > len(data):", JOURNAL,
+      "a reopened writer appends after a torn last line"),
+    m("journal.reader_returns_torn_line", JOURNAL_PY, "lines = data[:end].splitlines()", "lines = data.splitlines()",
+      JOURNAL, "read_new_raw returns a torn last line (and takes its seq)"),
+    m("journal.reader_skips_torn_line", JOURNAL_PY, "self.offset += end", "self.offset += len(data)", JOURNAL,
+      "the reader's offset passes a torn line: the record is never read once completed"),
+    # -- remote_agent/metrics -------------------------------------------------------------------
+    m("rules.no_num_updates_step", RULES_PY, '("global_step", "num_updates", "iteration", "iter")',
+      '("global_step", "iteration", "iter")', METRICS, "fairseq's num_updates is not the step"),
+    m("rules.synonym_overrides_step", RULES_PY, 'if "step" not in values:\n        for name in _STEP_SYNONYMS:',
+      "if True:\n        for name in _STEP_SYNONYMS:", METRICS, "a step synonym overrides a printed step"),
+    m("rules.total_loses_to_parts", RULES_PY, 'if "loss" not in values:\n        _derive_loss(values)',
+      "if True:\n        _derive_loss(values)", METRICS, "a printed loss is replaced by a derived one"),
+    m("rules.one_part_is_loss", RULES_PY, "if len(parts) >= 2:", "if len(parts) >= 1:", METRICS,
+      "a single component loss becomes the loss"),
+    m("rules.no_loss_epoch", RULES_PY, 'for smoothed in ("loss_avg", "loss_epoch"):', 'for smoothed in ("loss_avg",):',
+      METRICS, "loss_epoch alone is not the loss"),
+    m("rules.gan_prefix_summed", RULES_PY, "return name[5:] not in _GAN_PARTS", "return True", METRICS,
+      "loss_d + loss_g are summed into a loss"),
+    m("rules.gan_suffix_summed", RULES_PY, "return name[:-5] not in _GAN_PARTS", "return True", METRICS,
+      "d_loss + g_loss are summed into a loss"),
+    m("rules.no_val_prefix", RULES_PY, 'return "val_" + name', "return name", METRICS,
+      "an evaluation line's values are not labelled val_"),
+    m("kv.lookahead_dates", KV_PY, r'r"(?![\w.]|[:/\-]\S)"', r'r"(?![\w.])"', METRICS,
+      "numbers followed by :, / or - (dates, times, paths) count"),
+    m("kv.fraction_counts", KV_PY, 'if m.group("frac") and name not in PLAIN_INDEXES:', "if False:", METRICS,
+      '"Downloading 3/10" gives a value'),
+    m("kv.key_two_words", KV_PY, r'r"(?: " + _WORD + r"){0,3}?)"', r'r"(?: " + _WORD + r"){0,1}?)"', METRICS,
+      "keys of 3-4 words are cut"),
+    # -- remote_agent/serving --------------------------------------------------------------------
+    m("tailhub.since_seq_inclusive", TAILHUB_PY, "(seq_of(line) or 0) > sub.since_seq]",
+      "(seq_of(line) or 0) >= sub.since_seq]", TAIL, "a resumed tail repeats the since_seq record"),
+    m("tailhub.pushes_foreign_lines", TAILHUB_PY,
+      "return [line for line in lines if line.startswith(b'{\"seq\":')] if lines else lines", "return lines", TAIL,
+      "lines without a seq are pushed"),
+    m("serve.negative_since_seq", SERVE_PY, "or since < 0:", "or since < -1:", TAIL, "since_seq -1 is accepted"),
+    # -- remote_agent/jobstate.py ---------------------------------------------------------------
+    m("jobstate.stopped_not_terminal", JOBSTATE_PY, 'frozenset(["exited", "failed", "stopped", "killed"])',
+      'frozenset(["exited", "failed", "killed"])', JOBSTATE, "stopped is not a terminal state"),
+    m("jobstate.killed_not_terminal", JOBSTATE_PY, 'frozenset(["exited", "failed", "stopped", "killed"])',
+      'frozenset(["exited", "failed", "stopped"])', JOBSTATE, "killed is not a terminal state"),
+    m("jobstate.never_lost", JOBSTATE_PY, 'return state if supervisor_alive(self.files.lock) else "lost"',
+      "return state", JOBSTATE, "a job whose supervisor died is not lost"),
+    # -- stopping: SIGKILL after the grace ------------------------------------------------------
+    m("proctree.kill_sends_sigterm", PROCTREE_PY, "signal_pids(pids, signal.SIGKILL)",
+      "signal_pids(pids, signal.SIGTERM)", SIGKILL, "the kill loop sends SIGTERM"),
+    m("supervisor.no_kill_after_grace", SUPERVISOR_PY,
+      "if self.deadline is not None and time.monotonic() >= self.deadline:", "if False:", SIGKILL,
+      "nothing is SIGKILLed when the grace runs out"),
+    m("supervisor.second_stop_lengthens", SUPERVISOR_PY, "elif deadline < self.deadline:",
+      "elif deadline > self.deadline:", ("tests/test_agent_stop.py",), "a second stop may lengthen the grace"),
+    # -- remote_agent/names.py ------------------------------------------------------------------
+    m("names.leading_punctuation", NAMES_PY, 'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")',
+      'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9._-][A-Za-z0-9._-]{0,63}$")', NAMES, "names may start with - or ."),
+    m("names.max_len_65", NAMES_PY, 'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")',
+      'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,64}$")', NAMES, "names may be 65 characters"),
+    m("names.slash_allowed", NAMES_PY, 'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")',
+      'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,63}$")', NAMES,
+      "names may hold / (a/../../x: a path escape)"),
+)
+
+
+# -- applying and restoring ---------------------------------------------------------------------------
+
+class CodeMoved(Exception):
+    pass
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so every `finally` restores its file."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated()
+
+
+def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+    """Readers (others' test runs, editors) see the old or the new file, never half of one."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mutants-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, stat.S_IMODE(mode))
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress_oserror():
+            os.unlink(tmp)
+        raise
+
+
+@contextmanager
+def _suppress_oserror() -> Iterator[None]:
+    try:
+        yield
+    except OSError:
+        pass
+
+
+def occurrences(mutant: Mutant) -> int:
+    try:
+        return (ROOT / mutant.file).read_text(encoding="utf-8").count(mutant.original)
+    except OSError:
+        return 0
+
+
+def _restore(mutant: Mutant, path: Path, original: bytes, mutated: bytes, mode: int, mutated_at: float) -> None:
+    """Ctrl-C and SIGTERM wait until the file is back (they are delivered right after)."""
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        _restore_now(mutant, path, original, mutated, mode, mutated_at)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
+
+
+def _restore_now(mutant: Mutant, path: Path, original: bytes, mutated: bytes, mode: int, mutated_at: float) -> None:
+    # A .pyc is validated by the source's mtime in whole seconds and its size: the restored file must
+    # differ from the mutant in one of them, or an import could keep running the mutant's bytecode.
+    if len(original) == len(mutated):
+        while int(time.time()) <= int(mutated_at):
+            time.sleep(0.05)
+    try:
+        current = path.read_bytes()
+    except FileNotFoundError:
+        current = mutated  # someone replaced it mid-rename; put the original back
+    if current == mutated:
+        _write_atomic(path, original, mode)
+        return
+    # Someone saved the file while the mutant was in place: undo only our edit, in their text.
+    text = current.decode("utf-8", "replace")
+    if text.count(mutant.replacement) == 1 and mutant.original not in text:
+        _write_atomic(path, text.replace(mutant.replacement, mutant.original, 1).encode("utf-8"), mode)
+        print(f"\n!!! {mutant.file} changed on disk while mutant {mutant.name} was applied; "
+              "reverted only the mutant's edit in the new text. Please check this file.", file=sys.stderr)
+    elif mutant.replacement not in text:
+        print(f"\n!!! {mutant.file} changed on disk while mutant {mutant.name} was applied and no longer "
+              "holds the mutant; left as it is.", file=sys.stderr)
+    else:
+        print(f"\n!!! {mutant.file} changed on disk while mutant {mutant.name} was applied and the mutant "
+              f"cannot be undone safely: replace {mutant.replacement!r} with {mutant.original!r} by hand.",
+              file=sys.stderr)
+
+
+@contextmanager
+def applied(mutant: Mutant) -> Iterator[None]:
+    """The mutant in place for the body; the exact original bytes back afterwards, whatever happens."""
+    path = ROOT / mutant.file
+    try:
+        original = path.read_bytes()
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise CodeMoved(f"cannot read {mutant.file}: {exc}") from None
+    text = original.decode("utf-8")
+    count = text.count(mutant.original)
+    if count != 1:
+        raise CodeMoved(f"snippet found {count} times in {mutant.file} (must be exactly once)")
+    mutated = text.replace(mutant.original, mutant.replacement, 1).encode("utf-8")
+    if mutated == original:
+        raise CodeMoved("the replacement equals the snippet")
+    compile(mutated, str(path), "exec")  # a mutant is a behaviour change, never a syntax error
+    mutated_at = time.time()
+    try:
+        _write_atomic(path, mutated, mode)
+        mutated_at = max(mutated_at, path.stat().st_mtime)
+        yield
+    finally:
+        _restore(mutant, path, original, mutated, mode, mutated_at)
+
+
+# -- running pytest -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Run:
+    rc: int | None  # None: timed out
+    seconds: float
+    tail: str
+
+
+def run_pytest(tests: Sequence[str], timeout: float) -> Run:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    start = time.monotonic()
+    proc = subprocess.Popen([*PYTEST, *tests], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        rc: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        out, rc = _stop(proc), None
+    except BaseException:
+        _stop(proc)
+        raise
+    text = out.decode("utf-8", "replace").strip().splitlines()
+    return Run(rc, time.monotonic() - start, "\n".join(text[-15:]))
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> bytes:
+    """SIGINT to the pytest we started (its fixtures then kill their jobs), SIGKILL if it lingers."""
+    for sig, wait in ((signal.SIGINT, 15.0), (signal.SIGKILL, 10.0)):
+        with _suppress_oserror():
+            os.killpg(proc.pid, sig)
+        try:
+            out, _ = proc.communicate(timeout=wait)
+            return out or b""
+        except subprocess.TimeoutExpired:
+            continue
+    return b""
+
+
+# -- the report -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Result:
+    mutant: Mutant
+    outcome: str  # killed, survived, timeout, skipped: ..., baseline failing, error
+    seconds: float
+    detail: str = ""
+
+
+def outcome_of(run: Run) -> tuple[str, str]:
+    if run.rc is None:
+        return "timeout", "killed by the timeout"
+    if run.rc == 0:
+        return "survived", ""
+    if run.rc in (1, 2):  # 1: a test failed; 2: collection errors (the mutant broke an import)
+        return "killed", ""
+    return "error", f"pytest exit {run.rc}: {run.tail.splitlines()[-1] if run.tail else ''}"
+
+
+def check_baselines(mutants: Sequence[Mutant], timeout: float) -> dict[tuple[str, ...], Run]:
+    baselines: dict[tuple[str, ...], Run] = {}
+    selections = list(dict.fromkeys(mut.tests for mut in mutants if occurrences(mut) == 1))
+    for i, tests in enumerate(selections, 1):
+        print(f"baseline {i}/{len(selections)}: {' '.join(tests)}", flush=True)
+        run = run_pytest(tests, timeout)
+        baselines[tests] = run
+        if run.rc != 0:
+            print(f"  BASELINE FAILING ({'timeout' if run.rc is None else f'exit {run.rc}'}):\n{run.tail}", flush=True)
+        else:
+            print(f"  ok in {run.seconds:.1f} s", flush=True)
+    return baselines
+
+
+def run_mutant(mutant: Mutant, baseline: Run | None, timeout: float) -> Result:
+    if baseline is not None and baseline.rc != 0:
+        return Result(mutant, "baseline failing", 0.0)
+    try:
+        with applied(mutant):
+            run = run_pytest(mutant.tests, timeout)
+    except CodeMoved as exc:
+        return Result(mutant, "skipped: code moved", 0.0, str(exc))
+    except SyntaxError as exc:
+        return Result(mutant, "error", 0.0, f"the mutant does not compile: {exc}")
+    outcome, detail = outcome_of(run)
+    return Result(mutant, outcome, run.seconds, detail)
+
+
+def report(results: Sequence[Result], elapsed: float) -> None:
+    width = max(len(r.mutant.name) for r in results)
+    fwidth = max(len(r.mutant.file) for r in results)
+    print()
+    print(f"{'mutant':<{width}}  {'file':<{fwidth}}  {'result':<20}  seconds")
+    print(f"{'-' * width}  {'-' * fwidth}  {'-' * 20}  -------")
+    for r in results:
+        print(f"{r.mutant.name:<{width}}  {r.mutant.file:<{fwidth}}  {r.outcome:<20}  {r.seconds:7.1f}")
+    print()
+    print("per file (killed / survived / timeout / other):")
+    for file in dict.fromkeys(r.mutant.file for r in results):
+        mine = [r for r in results if r.mutant.file == file]
+        counts = [sum(r.outcome == o for r in mine) for o in ("killed", "survived", "timeout")]
+        other = len(mine) - sum(counts)
+        print(f"  {file:<{fwidth}}  {counts[0]:3d} / {counts[1]:3d} / {counts[2]:3d} / {other:3d}")
+    totals = {o: sum(r.outcome == o for r in results) for o in ("killed", "survived", "timeout")}
+    other = len(results) - sum(totals.values())
+    print(f"\ntotal: {len(results)} mutants: {totals['killed']} killed, {totals['survived']} survived, "
+          f"{totals['timeout']} timed out (counted as killed), {other} not run; {elapsed / 60:.1f} min")
+    survivors = [r for r in results if r.outcome == "survived"]
+    if survivors:
+        print(f"\nSURVIVORS ({len(survivors)}): the tests did not notice these changes")
+        for r in survivors:
+            print(f"  {r.mutant.name} ({r.mutant.file}): {r.mutant.what}")
+            print(f"      {r.mutant.original!r} -> {r.mutant.replacement!r}")
+            print(f"      tests run: {' '.join(r.mutant.tests)}")
+    odd = [r for r in results if r.outcome not in ("killed", "survived")]
+    if odd:
+        print("\nNOT KILLED BY A FAILING TEST:")
+        for r in odd:
+            print(f"  {r.mutant.name}: {r.outcome}{': ' + r.detail if r.detail else ''}")
+
+
+def list_mutants(mutants: Sequence[Mutant]) -> None:
+    for mut in mutants:
+        count = occurrences(mut)
+        state = "ok" if count == 1 else f"CODE MOVED (found {count} times)"
+        print(f"{mut.name}  [{mut.file}]  {state}\n    {mut.what}\n    {mut.original!r} -> {mut.replacement!r}\n"
+              f"    tests: {' '.join(mut.tests)}")
+    print(f"\n{len(mutants)} mutants")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--list", action="store_true", help="print the mutants and whether each snippet is found once")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run this mutant (repeatable)")
+    parser.add_argument("--file", action="append", default=[], metavar="PATH", help="run this file's mutants (repeatable)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per pytest run (default 180)")
+    args = parser.parse_args(argv)
+
+    names = {mut.name for mut in MUTANTS}
+    assert len(names) == len(MUTANTS), "mutant names must be unique"
+    unknown = [n for n in args.only if n not in names]
+    if unknown:
+        print(f"unknown mutant(s): {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 0
+    mutants = [mut for mut in MUTANTS if (not args.only or mut.name in args.only)
+               and (not args.file or mut.file in args.file)]
+    if args.list:
+        list_mutants(mutants)
+        return 0
+    if not mutants:
+        print("no mutant selected (see --list)")
+        return 0
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    start = time.monotonic()
+    results: list[Result] = []
+    try:
+        baselines = check_baselines(mutants, args.timeout)
+        for i, mut in enumerate(mutants, 1):
+            print(f"[{i}/{len(mutants)}] {mut.name} ... ", end="", flush=True)
+            result = run_mutant(mut, baselines.get(mut.tests), args.timeout)
+            results.append(result)
+            print(f"{result.outcome} ({result.seconds:.1f} s){' ' + result.detail if result.detail else ''}", flush=True)
+    except (KeyboardInterrupt, _Terminated):
+        print("\ninterrupted: every mutated file was restored; partial report follows", flush=True)
+    if results:
+        report(results, time.monotonic() - start)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
