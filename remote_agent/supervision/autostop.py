@@ -74,7 +74,7 @@ class AutoStop:
             if accrued >= self.budget:
                 self.journal("event", event="autostop", data=dict(inputs, rule="budget"))
                 return "budget: accrued %.2f %s reached the budget of %.2f" % (accrued, self.currency, self.budget)
-        if self.idle and self.idle_since is not None:
+        if self.idle and not self.paused and self.idle_since is not None:
             grace_over = now - self.started >= self.idle["grace_minutes"] * 60
             idle_for = now - self.idle_since
             if grace_over and idle_for >= self.idle["minutes"] * 60:
