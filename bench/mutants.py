@@ -2,8 +2,15 @@
 
 A small, deterministic stand-in for a full mutmut run (the whole suite takes minutes per mutant
 here). Each mutant names a file, an exact snippet that must occur exactly once in it, its
-replacement, and the narrow test selection that should fail when the snippet changes. For each
-mutant the runner re-reads the file, writes the mutated text, runs
+replacement, and the narrow test selection that should fail when the snippet changes.
+
+By default the runner never writes to the checkout: it copies the tree once (without .venv, .git
+and caches, a few MB) to a scratch directory, and mutates and tests that copy, with PYTHONPATH
+pointing at it so that the CLI and agent subprocesses the tests start import the copy too. Others
+editing, testing or committing in the checkout meanwhile can neither see a mutant nor commit one.
+(`--in-place` mutates the checkout itself; an in-place run once had a mutant swept into a
+colleague's `git commit -a` during its two-second window, so use it only on a tree nobody else
+touches.) For each mutant the runner re-reads the file, writes the mutated text, runs
 
     python -m pytest -x -q -p no:cacheprovider -p no:randomly <selection>
 
@@ -11,7 +18,7 @@ under a timeout, and puts the original bytes back in a ``finally`` (Ctrl-C and S
 Every distinct selection is first run once unmutated; a selection that fails then is reported as
 "baseline failing" and its mutants are skipped.
 
-The tree may be edited by others while this runs, so:
+In either mode:
 
 * the file is read fresh just before each mutation and restored to exactly those bytes;
 * a snippet that is missing (or no longer unique) is reported as "skipped: code moved";
@@ -28,6 +35,7 @@ Usage (from the repository root, in the venv)::
     python bench/mutants.py --only NAME     # one mutant (repeatable)
     python bench/mutants.py --file tui/actions/find.py   # the mutants of one file (repeatable)
     python bench/mutants.py --timeout 120   # seconds per pytest run (default 180)
+    python bench/mutants.py --in-place      # mutate the checkout itself (see above)
 
 It is a report: the exit status is 0 whatever survives.
 """
@@ -36,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -49,6 +58,8 @@ from pathlib import Path
 from types import FrameType
 
 ROOT = Path(__file__).resolve().parent.parent
+COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.pyc", ".pytest_cache", ".ruff_cache",
+                                     ".import_linter_cache", ".hypothesis", ".mypy_cache", "*.mutants-tmp")
 PYTEST = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
 DEFAULT_TIMEOUT = 180.0
 
@@ -69,26 +80,29 @@ def m(name: str, file: str, original: str, replacement: str, tests: Sequence[str
 
 # -- test selections --------------------------------------------------------------------------------
 
-STATES = ("tests/test_job_states.py",)
-ACTIONS = ("tests/test_actions.py",)
+RULES = ("tests/test_core_rules.py",)
+STATES = ("tests/test_job_states.py", *RULES)
+ACTIONS = ("tests/test_actions.py", "tests/test_core_rules.py")
 RESTART = ("tests/test_actions.py::test_restart_records_the_specs_argv",)
 STOP_RM = ("tests/test_actions.py::test_stop_uses_the_jobs_grace_and_rm_needs_an_ended_job",
+           "tests/test_actions.py::test_stop_carries_its_reason_and_grace_and_restart_stops_a_live_job_first",
            "tests/test_cli.py::test_rm_refuses_a_live_job", "tests/test_cli.py::test_stop_restart_and_rm")
-OPTIONS = ("tests/test_tui_live.py", "tests/test_actions.py::test_launch_refuses_bad_options_before_any_io",
+OPTIONS = ("tests/test_tui_live.py", "tests/test_core_rules.py", "tests/test_actions.py::test_launch_refuses_bad_options_before_any_io",
            "tests/test_cli.py::test_bad_input_is_one_line_and_a_distinct_exit_code",
            "tests/test_cli.py::test_bad_cost_rules_are_refused", "tests/test_cli.py::test_default_names_come_from_the_command")
-LAUNCH = ("tests/test_tui_live.py::test_the_form_and_the_cli_make_the_same_spec",
+LAUNCH = ("tests/test_tui_live.py::test_the_form_and_the_cli_make_the_same_spec", "tests/test_core_rules.py",
           "tests/test_cli.py::test_a_local_job_keeps_the_path_it_was_launched_with",
           "tests/test_cli.py::test_budget_and_idle_stop_reach_the_spec")
-SHARE = ("tests/test_cost_cli.py::test_cost_json_matches_hand_calculation", "tests/test_cost_rules.py")
-AUTOSTOP = ("tests/test_budget_warning.py", "tests/test_agent_autostop.py", "-m", "not slow")
-JOURNAL = ("tests/test_agent_journal.py", "tests/test_agent_resume.py")
-METRICS = ("tests/test_metrics_traps.py", "tests/test_metrics_frameworks.py", "tests/test_metrics_logs.py")
-TAIL = ("tests/test_agent_resume.py", "tests/test_agent_serve.py")
+SHARE = ("tests/test_cost_cli.py::test_cost_json_matches_hand_calculation", "tests/test_cost_rules.py",
+         "tests/test_core_rules.py")
+AUTOSTOP = ("tests/test_budget_warning.py", "tests/test_agent_autostop.py", "tests/test_core_rules.py", "-m", "not slow")
+JOURNAL = ("tests/test_agent_journal.py", "tests/test_agent_resume.py", "tests/test_core_rules.py")
+METRICS = ("tests/test_core_rules.py", "tests/test_metrics_traps.py", "tests/test_metrics_frameworks.py", "tests/test_metrics_logs.py")
+TAIL = ("tests/test_agent_resume.py", "tests/test_agent_serve.py", "tests/test_agent_tail_edges.py")
 JOBSTATE = ("tests/test_job_states.py", "tests/test_agent_stop.py")
 SIGKILL = ("tests/test_agent_stop.py::test_a_job_ignoring_sigterm_is_killed_after_the_grace_period",
            "tests/test_agent_stop.py::test_children_that_leave_the_group_are_still_killed")
-NAMES = ("tests/test_actions.py::test_launch_refuses_bad_options_before_any_io", "tests/test_tui_live.py",
+NAMES = ("tests/test_core_rules.py", "tests/test_actions.py::test_launch_refuses_bad_options_before_any_io", "tests/test_tui_live.py",
          "tests/test_cli.py::test_bad_input_is_one_line_and_a_distinct_exit_code",
          "tests/test_agent_serve.py::test_bad_launch_specs_name_the_field")
 
@@ -312,9 +326,9 @@ def _suppress_oserror() -> Iterator[None]:
         pass
 
 
-def occurrences(mutant: Mutant) -> int:
+def occurrences(mutant: Mutant, root: Path) -> int:
     try:
-        return (ROOT / mutant.file).read_text(encoding="utf-8").count(mutant.original)
+        return (root / mutant.file).read_text(encoding="utf-8").count(mutant.original)
     except OSError:
         return 0
 
@@ -358,9 +372,9 @@ def _restore_now(mutant: Mutant, path: Path, original: bytes, mutated: bytes, mo
 
 
 @contextmanager
-def applied(mutant: Mutant) -> Iterator[None]:
+def applied(mutant: Mutant, root: Path) -> Iterator[None]:
     """The mutant in place for the body; the exact original bytes back afterwards, whatever happens."""
-    path = ROOT / mutant.file
+    path = root / mutant.file
     try:
         original = path.read_bytes()
         mode = path.stat().st_mode
@@ -392,10 +406,12 @@ class Run:
     tail: str
 
 
-def run_pytest(tests: Sequence[str], timeout: float) -> Run:
+def run_pytest(tests: Sequence[str], timeout: float, root: Path) -> Run:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if root != ROOT:  # subprocesses (`python -m tui`, `python -m remote_agent`) must import the copy, not the checkout
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
     start = time.monotonic()
-    proc = subprocess.Popen([*PYTEST, *tests], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*PYTEST, *tests], cwd=root, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -442,12 +458,12 @@ def outcome_of(run: Run) -> tuple[str, str]:
     return "error", f"pytest exit {run.rc}: {run.tail.splitlines()[-1] if run.tail else ''}"
 
 
-def check_baselines(mutants: Sequence[Mutant], timeout: float) -> dict[tuple[str, ...], Run]:
+def check_baselines(mutants: Sequence[Mutant], timeout: float, root: Path) -> dict[tuple[str, ...], Run]:
     baselines: dict[tuple[str, ...], Run] = {}
-    selections = list(dict.fromkeys(mut.tests for mut in mutants if occurrences(mut) == 1))
+    selections = list(dict.fromkeys(mut.tests for mut in mutants if occurrences(mut, root) == 1))
     for i, tests in enumerate(selections, 1):
         print(f"baseline {i}/{len(selections)}: {' '.join(tests)}", flush=True)
-        run = run_pytest(tests, timeout)
+        run = run_pytest(tests, timeout, root)
         baselines[tests] = run
         if run.rc != 0:
             print(f"  BASELINE FAILING ({'timeout' if run.rc is None else f'exit {run.rc}'}):\n{run.tail}", flush=True)
@@ -456,12 +472,12 @@ def check_baselines(mutants: Sequence[Mutant], timeout: float) -> dict[tuple[str
     return baselines
 
 
-def run_mutant(mutant: Mutant, baseline: Run | None, timeout: float) -> Result:
+def run_mutant(mutant: Mutant, baseline: Run | None, timeout: float, root: Path) -> Result:
     if baseline is not None and baseline.rc != 0:
         return Result(mutant, "baseline failing", 0.0)
     try:
-        with applied(mutant):
-            run = run_pytest(mutant.tests, timeout)
+        with applied(mutant, root):
+            run = run_pytest(mutant.tests, timeout, root)
     except CodeMoved as exc:
         return Result(mutant, "skipped: code moved", 0.0, str(exc))
     except SyntaxError as exc:
@@ -505,7 +521,7 @@ def report(results: Sequence[Result], elapsed: float) -> None:
 
 def list_mutants(mutants: Sequence[Mutant]) -> None:
     for mut in mutants:
-        count = occurrences(mut)
+        count = occurrences(mut, ROOT)
         state = "ok" if count == 1 else f"CODE MOVED (found {count} times)"
         print(f"{mut.name}  [{mut.file}]  {state}\n    {mut.what}\n    {mut.original!r} -> {mut.replacement!r}\n"
               f"    tests: {' '.join(mut.tests)}")
@@ -518,6 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run this mutant (repeatable)")
     parser.add_argument("--file", action="append", default=[], metavar="PATH", help="run this file's mutants (repeatable)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per pytest run (default 180)")
+    parser.add_argument("--in-place", action="store_true",
+                        help="mutate the checkout itself instead of a scratch copy (only on a tree nobody else uses)")
     args = parser.parse_args(argv)
 
     names = {mut.name for mut in MUTANTS}
@@ -539,15 +557,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_sigterm)
     start = time.monotonic()
     results: list[Result] = []
+    scratch: Path | None = None
     try:
-        baselines = check_baselines(mutants, args.timeout)
+        if args.in_place:
+            root = ROOT
+            print(f"mutating the checkout itself: {ROOT}", flush=True)
+        else:
+            scratch = Path(tempfile.mkdtemp(prefix="gpudeck-mutants-"))
+            root = scratch / "tree"
+            shutil.copytree(ROOT, root, ignore=COPY_IGNORE, symlinks=True)
+            print(f"scratch copy of {ROOT} taken {time.strftime('%H:%M:%S')}: {root}", flush=True)
+        baselines = check_baselines(mutants, args.timeout, root)
         for i, mut in enumerate(mutants, 1):
             print(f"[{i}/{len(mutants)}] {mut.name} ... ", end="", flush=True)
-            result = run_mutant(mut, baselines.get(mut.tests), args.timeout)
+            result = run_mutant(mut, baselines.get(mut.tests), args.timeout, root)
             results.append(result)
             print(f"{result.outcome} ({result.seconds:.1f} s){' ' + result.detail if result.detail else ''}", flush=True)
     except (KeyboardInterrupt, _Terminated):
         print("\ninterrupted: every mutated file was restored; partial report follows", flush=True)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     if results:
         report(results, time.monotonic() - start)
     return 0

@@ -85,3 +85,23 @@ def test_the_hosts_setup_runs_before_the_jobs(gpudeck_home: Path) -> None:
     opts = LaunchOptions(argv=("python", "train.py"), host="gpu1", setup=("export A=1",))
     spec = actions.build_spec(None, opts, "20261201-000000-abcdef")
     assert spec["setup"] == ["source ~/venv/bin/activate", "export A=1"] and spec["workdir"] == "~"
+
+
+def test_stop_carries_its_reason_and_grace_and_restart_stops_a_live_job_first(session: Session, workdir: Path) -> None:
+    # Ignores SIGTERM: only the stop's own grace (0.5 s, not the spec's 60 s) ends it, by SIGKILL.
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(600)"
+    first = actions.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code), workdir=str(workdir)))
+    wait_for(lambda: state(session, first.id) == "running", timeout=30, what="running")
+    job = JobTarget.of_job(actions.resolve(session, first.id))
+    actions.end(session, job, "stop", grace=0.5, reason="fleet daily budget reached")
+    ended = actions.resolve(session, first.id)
+    assert ended.state == "stopped" and ended.why == "fleet daily budget reached"
+    assert ended.ending_node.get("signal") == "SIGKILL"  # the grace given, not the spec's, applied
+    # restart of a live job: the old one is stopped before the new one starts.
+    second = actions.launch(session, session.store, LaunchOptions(argv=("sleep", "600"), workdir=str(workdir), grace=1))
+    wait_for(lambda: state(session, second.id) == "running", timeout=30, what="running")
+    new_id = actions.restart(session, session.store, JobTarget.of_job(actions.resolve(session, second.id)))
+    assert state(session, second.id) == "stopped"
+    listed = [j.id for j in actions.list_jobs(session)]
+    assert listed.index(new_id) < listed.index(second.id) < listed.index(first.id)  # newest first
+    actions.end(session, JobTarget.of_job(actions.resolve(session, new_id)), "kill")
