@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.jobs import launch, wait_state
+from tests.support.waiting import wait_for
 from tests.test_agent_serve import RawServe, raw  # noqa: F401,F811  (the fixture)
 from tui.remote.client import AgentClient
 
@@ -18,8 +19,9 @@ def test_tail_starts_after_since_seq_and_skips_foreign_lines(raw: RawServe, clie
                                                              agent_dir: Path, workdir: Path) -> None:
     job = launch(client, workdir, ["bash", "-c", "for i in 1 2 3; do echo step=$i loss=0.$i; done"])
     done = wait_state(client, job["id"], {"exited"})
-    journal = agent_dir / "jobs" / job["id"] / "0" / "events.jsonl"
-    with open(journal, "ab") as f:
+    other = launch(client, workdir, ["bash", "-c", "echo step=1 loss=0.1"])
+    last = wait_state(client, other["id"], {"exited"})["last_seq"]
+    with open(agent_dir / "jobs" / other["id"] / "0" / "events.jsonl", "ab") as f:
         f.write(b"garbage that is not a record\n")
     since = done["last_seq"] - 2
     raw.wait_lines(1)
@@ -30,3 +32,7 @@ def test_tail_starts_after_since_seq_and_skips_foreign_lines(raw: RawServe, clie
     assert [r["seq"] for r in records] == [since + 1, since + 2]
     answers = {line.get("id"): line for line in lines if "id" in line}
     assert answers[1]["ok"] and not answers[2]["ok"] and "since_seq" in answers[2]["error"]
+    # From 0, the whole journal comes: every record once, in order; the foreign line never.
+    raw.send(b'{"id": 4, "op": "tail", "job": "%s", "node": "0", "since_seq": 0}\n' % other["id"].encode())
+    wait_for(lambda: len(pushed(raw.lines, other["id"])) >= last, what="the other job's journal")
+    assert [r["seq"] for r in pushed(raw.lines, other["id"])] == list(range(1, last + 1))

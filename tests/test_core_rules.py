@@ -13,7 +13,7 @@ from remote_agent.metrics import parse_line
 from remote_agent.names import is_job_name
 from remote_agent.storage.journal import JournalReader, JournalWriter
 from remote_agent.supervision.autostop import AutoStop
-from tui.actions import Job, JobTarget, LaunchOptions, NodeTarget, check, parse_env, pick, stop_wait
+from tui.actions import Job, JobTarget, LaunchOptions, NodeTarget, check, end, parse_env, pick, stop_wait
 from tui.actions.launch import cost_fields
 from tui.actions.options import parse_budget
 from tui.errors import GpudeckError
@@ -80,6 +80,33 @@ def test_a_node_without_a_known_grace_waits_the_default() -> None:
     assert stop_wait(target) == 60.0 + 60.0
 
 
+class Recorder:
+    """The Agents protocol, recording what an action asks of each host."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str, float, dict[str, Any]]] = []
+
+    def hosts(self) -> list[str]:
+        return ["a", "b"]
+
+    def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
+        self.asked.append((host, op, timeout, args))
+        return {"state": "stopped"}
+
+
+def test_stop_asks_every_node_with_the_grace_given_and_waits_for_it() -> None:
+    target = JobTarget(ID, "x", "running", (NodeTarget("a", "0", 5.0), NodeTarget("b", "1", 5.0)))
+    agents = Recorder()
+    end(agents, target, "stop", grace=300.0, reason="budget")
+    assert [(h, op, t, a) for h, op, t, a in agents.asked] == [
+        ("a", "stop", 360.0, {"job": ID, "node": "0", "grace": 300.0, "reason": "budget"}),
+        ("b", "stop", 360.0, {"job": ID, "node": "1", "grace": 300.0, "reason": "budget"})]
+    agents.asked.clear()
+    end(agents, target, "kill")
+    assert [(op, t, a) for _, op, t, a in agents.asked] == [("kill", 60.0, {"job": ID, "node": "0"}),
+                                                          ("kill", 60.0, {"job": ID, "node": "1"})]
+
+
 class HostAnswers:
     """The Agents protocol answered from fixed host facts (what the launch share is computed from)."""
 
@@ -118,6 +145,8 @@ def test_which_number_is_the_loss(line: str, loss: float | None) -> None:
 
 def test_a_fraction_is_not_a_metric() -> None:
     assert parse_line("files: 3/10") is None
+    assert parse_line("loss=0.5 files=3/10") == {"loss": 0.5}  # a count of things, not a metric
+    assert parse_line("Epoch 3/100 loss 0.5") == {"epoch": 3, "loss": 0.5}  # an index keeps its value
 
 
 class Clock:
@@ -157,9 +186,12 @@ def test_a_reader_never_returns_a_torn_line_and_returns_it_once_complete(tmp_pat
     with open(path, "ab") as f:
         f.write(b'{"seq":4,"t":1,"kind":"heart')
     assert reader.read_new() == [] and reader.last_seq == 3
+    raw = JournalReader(path)
+    assert len(raw.read_new_raw()) == 3 and raw.last_seq == 3  # the raw reader (serve's) stops there too
     with open(path, "ab") as f:
         f.write(b'beat"}\n')
     assert [r["seq"] for r in reader.read_new()] == [4] and reader.read_new() == []
+    assert raw.read_new_raw() == [b'{"seq":4,"t":1,"kind":"heartbeat"}'] and raw.last_seq == 4
 
 
 def test_job_ids_sort_in_the_order_they_were_made_even_within_a_second() -> None:
