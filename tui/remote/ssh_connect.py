@@ -7,6 +7,7 @@ ProxyJump chains are plain `direct-tcpip` channels handed to the next hop as its
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,6 +77,10 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
             keys += [("ssh-agent", k, None) for k in paramiko.Agent().get_keys()]
     files = target.identity_files or ([] if target.identities_only else default_identities())
     for path in files:
+        too_open = unprotected(path)
+        if too_open:
+            keys.append((path, None, too_open))
+            continue
         try:
             keys.append((path, paramiko.PKey.from_path(path, _secret(path)), None))
         except FileNotFoundError:
@@ -99,6 +104,20 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
     return keys
 
 
+def unprotected(path: str) -> str | None:
+    """OpenSSH's refusal of a private key that group or others may read (sshkey_perm_ok), in one line.
+    Like ssh, only a file the user owns is judged: root reading another user's key is not refused."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # missing: the loader says so (or skips a default key)
+    if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        return (f"WARNING: UNPROTECTED PRIVATE KEY FILE! Permissions {st.st_mode & 0o777:04o} for '{path}' "
+                f"are too open. It is required that your private key files are NOT accessible by others. "
+                f"This private key will be ignored (chmod 600 {path})")
+    return None
+
+
 def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskPassphrase | None) -> None:
     problems: list[str] = []
     for source, key, problem in _private_keys(target, ask):
@@ -117,8 +136,10 @@ def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskP
     raise SshError(f"{user}@{target.hostname}: permission denied: {why}")
 
 
-def _open(target: SshTarget, known: KnownHosts, confirm: Confirm | None, timeout: float,
+def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, timeout: float,
           via: paramiko.Transport | None, ask: AskPassphrase | None = None) -> paramiko.Transport:
+    # Each hop is checked against the known_hosts files its own config entry names, as by ssh.
+    known = known or KnownHosts.of(target.user_known_hosts_files, target.global_known_hosts_files)
     sock = _socket_for(target, timeout, via)
     t = paramiko.Transport(sock)
     try:
@@ -155,7 +176,6 @@ def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | 
     Raises SshError (unreachable, auth) or a HostKeyError (unknown / changed key), never a raw
     paramiko exception.
     """
-    known = known or KnownHosts.default()
     try:
         config = load_config()
         target = resolve(spec, identity_file, config)
