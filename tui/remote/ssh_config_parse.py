@@ -135,7 +135,8 @@ class Lookup:
         if key in MULTI:
             self.options.setdefault(key, []).append(entry.args[0])
         elif key in RAW:
-            if key not in self.options:
+            # A ProxyJump read earlier wins over this ProxyCommand (readconf: "Skip below").
+            if key not in self.options and "proxyjump" not in self.options:
                 self.options[key] = [entry.raw.lstrip(" \t=")]
         elif key == "proxyjump":
             # ssh considers ProxyJump and ProxyCommand together: whichever came first wins.
