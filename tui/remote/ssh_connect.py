@@ -6,11 +6,13 @@ ProxyJump chains are plain `direct-tcpip` channels handed to the next hop as its
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import paramiko
@@ -70,13 +72,24 @@ def _secret(path: str) -> bytes | None:
 
 
 def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[tuple[str, paramiko.PKey | None, str | None]]:
-    """(source, key, problem): agent keys first unless IdentitiesOnly, then the identity files."""
+    """(source, key, problem): agent keys first, then the identity files.
+
+    As ssh: with IdentitiesOnly, only the agent keys whose public half an identity file names are
+    offered; without any IdentityFile the default keys are the identity files, IdentitiesOnly or not.
+    """
     keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
-    if not target.identities_only:
-        with contextlib.suppress(Exception):  # no agent running is normal
-            keys += [("ssh-agent", k, None) for k in paramiko.Agent().get_keys()]
-    files = target.identity_files or ([] if target.identities_only else default_identities())
+    agent: list[paramiko.PKey] = []
+    with contextlib.suppress(Exception):  # no agent running is normal
+        agent = list(paramiko.Agent().get_keys())
+    files = target.identity_files or default_identities()
+    if target.identities_only:
+        wanted = {_public_blob(path) for path in files}
+        agent = [k for k in agent if k.asbytes() in wanted]
+    keys += [("ssh-agent", k, None) for k in agent]
+    offered = {k.asbytes() for k in agent}
     for path in files:
+        if _public_blob(path) in offered:
+            continue  # the agent holds it: no need to load (or ask the passphrase of) the file
         too_open = unprotected(path)
         if too_open:
             keys.append((path, None, too_open))
@@ -102,6 +115,15 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
         except (paramiko.SSHException, OSError, ValueError) as exc:
             keys.append((path, None, f"{path}: {exc}"))
     return keys
+
+
+def _public_blob(path: str) -> bytes | None:
+    """The key blob of an identity's public half (`PATH.pub`, or PATH itself when it is the .pub)."""
+    pub = path if path.endswith(".pub") else path + ".pub"
+    try:
+        return base64.b64decode(Path(pub).read_text(encoding="utf-8").split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def unprotected(path: str) -> str | None:
