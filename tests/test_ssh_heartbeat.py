@@ -97,16 +97,15 @@ Host *
 
 
 def test_the_silence_limit_per_host_follows_server_alive_options() -> None:
-    import paramiko
 
-    from tui.remote.ssh_config import resolve
+    from tui.remote.ssh_config import SshConfig, resolve
 
-    config = paramiko.SSHConfig.from_text(ALIVE_CONFIG)
+    config = SshConfig.from_text(ALIVE_CONFIG)
     limits = {h: resolve(h, config=config).silence_limit(10.0) for h in ("fast", "lone", "off", "countonly", "zero", "plain")}
     # fast: 1 s × 2; lone: 5 s × the `Host *` count 5; off/countonly/plain: no interval → [ssh] alive_timeout;
     # zero: a count of 0 still allows one interval.
     assert limits == {"fast": 2.0, "lone": 25.0, "off": 10.0, "countonly": 10.0, "zero": 4.0, "plain": 10.0}
-    assert resolve("x", config=paramiko.SSHConfig.from_text("Host x\n  ServerAliveInterval 15\n")).silence_limit(10.0) == 45.0
+    assert resolve("x", config=SshConfig.from_text("Host x\n  ServerAliveInterval 15\n")).silence_limit(10.0) == 45.0
 
 
 @pytest.mark.slow

@@ -5,18 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import paramiko
 import pytest
 
 from tests.conftest import gpudeck
 from tests.support.sshd import Sshd, SshHome, make_sshd
 from tui.remote.hostkey_errors import HostKeyUnknown
-from tui.remote.ssh_config import SshConfigError, jump_chain, resolve
+from tui.remote.ssh_config import SshConfig, SshConfigError, jump_chain, resolve
 from tui.remote.ssh_connect import SshError, connect
 
 
 def _chain(text: str, spec: str) -> list[str]:
-    config = paramiko.SSHConfig.from_text(text)
+    config = SshConfig.from_text(text)
     return [t.alias for t in jump_chain(resolve(spec, config=config), config)]
 
 

@@ -11,6 +11,7 @@ from . import session as session_mod
 from .commands import control, cost, hosts, logs, metrics, prices, ps
 from .commands import run as run_cmd
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
+from .remote import hostkey_errors
 from .remote.recording import Recorder
 from .remote.replay import Replay, ReplayError
 from .session import Session
@@ -92,6 +93,7 @@ def run(argv: list[str]) -> int:
 
             app_main(replay=args.replay)
             return 0
+        hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {text}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:
         print(str(exc) if isinstance(exc, UsageError) else f"gpudeck: {exc}", file=sys.stderr)

@@ -44,6 +44,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     st = verbs.add_parser("set", help="set a host's price settings: price_per_hour=2.5 market=spot … (KEY= removes)")
     st.add_argument("name")
     st.add_argument("settings", nargs="+", metavar="KEY=VALUE")
+    rv = verbs.add_parser("resolve", help="print how TARGET resolves, in `ssh -G` format",
+                          description="Print how gpudeck resolves TARGET (a host's name or an SSH target) from "
+                                      "~/.ssh/config and /etc/ssh/ssh_config: one `keyword value` per line, as `ssh -G`.")
+    rv.add_argument("target")
+    rv.add_argument("-F", dest="config_file", metavar="FILE", help="read this config file alone (as `ssh -F`)")
     t = verbs.add_parser("trust", help="check a host's key fingerprint and trust it")
     t.add_argument("name")
     t.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
@@ -129,6 +134,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
             return 0
     except HostsFileError as exc:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
+    if verb == "resolve":
+        return resolve_target(args.target, args.config_file)
     if verb == "trust":
         if args.name not in session.hosts():
             raise GpudeckError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_HOST)
@@ -139,6 +146,23 @@ def run(args: argparse.Namespace, session: Session) -> int:
             print(f"{args.name}: host key already trusted")
         return 0
     return list_hosts(args, session)
+
+
+def resolve_target(target: str, config_file: str | None) -> int:
+    """`ssh -G` for gpudeck: a hosts.toml name is looked up as its target (with its identity file)."""
+    from pathlib import Path
+
+    from ..hosts_file import load_hosts
+    from ..remote.ssh_config import load_config, resolve
+
+    entry = load_hosts().get(target)
+    spec, identity = (entry.target, entry.identity_file) if entry is not None and not entry.is_local else (target, None)
+    try:
+        resolved = resolve(spec, identity, load_config(Path(config_file) if config_file else None))
+    except SshConfigError as exc:
+        raise GpudeckError(f"hosts resolve: {exc}", EXIT_USAGE) from None
+    print("\n".join(resolved.dump()))
+    return 0
 
 
 def set_settings(name: str, items: list[str]) -> int:

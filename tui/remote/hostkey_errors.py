@@ -11,7 +11,7 @@ from typing import Any
 # Asked about an unknown key: (host name, the key) -> trust it?
 Confirm = Callable[[str, Any], bool]
 
-__all__ = ["Confirm", "HostKeyChanged", "HostKeyError", "HostKeyUnknown", "fingerprint"]
+__all__ = ["Confirm", "HostKeyChanged", "HostKeyError", "HostKeyRevoked", "HostKeyUnknown", "fingerprint"]
 
 
 def fingerprint(key: Any) -> str:
@@ -25,16 +25,39 @@ class HostKeyError(Exception):
 
 
 class HostKeyUnknown(HostKeyError):
-    def __init__(self, name: str, key: Any) -> None:
+    def __init__(self, name: str, key: Any, note: str = "") -> None:
         self.name, self.key = name, key
-        super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)})")
+        super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)}){note}")
 
 
 class HostKeyChanged(HostKeyError):
+    """The server's key matches no known line while some line (of any key type) names the host."""
+
     def __init__(self, name: str, key: Any, known: Any, where: str) -> None:
         self.name, self.key, self.known, self.where = name, key, known, where
         super().__init__(
             f"HOST KEY FOR {name} HAS CHANGED: someone could be eavesdropping on you (a man-in-the-middle "
             f"attack), or the host was reinstalled. It now offers {key.get_name()} {fingerprint(key)}; "
-            f"{where} holds {fingerprint(known)}. Remove the old key there (ssh-keygen -R) if the change is expected."
+            f"{where} holds {known.get_name()} {fingerprint(known)}. "
+            f"Remove the old key there (ssh-keygen -R) if the change is expected."
         )
+
+
+class HostKeyRevoked(HostKeyError):
+    """The server offers a key marked `@revoked`: refused whatever else is known, as by ssh."""
+
+    def __init__(self, name: str, key: Any, where: str) -> None:
+        self.name, self.key, self.where = name, key, where
+        super().__init__(f"host key for {name} ({key.get_name()} {fingerprint(key)}) is REVOKED ({where}): refused")
+
+
+# Where notices about known_hosts go (a skipped @cert-authority line): the CLI prints them on
+# stderr; the TUI leaves them here, since stderr is its screen.
+notices: list[str] = []
+notice_sink: Callable[[str], None] | None = None
+
+
+def notice(text: str) -> None:
+    notices.append(text)
+    if notice_sink is not None:
+        notice_sink(text)

@@ -1,25 +1,40 @@
-"""Host key checking like OpenSSH's: ~/.ssh/known_hosts and gpudeck's own known_hosts, read together.
+"""Host key checking like OpenSSH's, over every known_hosts file ssh itself reads plus gpudeck's own.
 
-An unknown key is refused until the user accepts its SHA256 fingerprint (only `hosts add` and
-`hosts trust` may ask); a changed key is refused outright, and trusting does not override it: the
-old line has to be removed first, exactly as with `ssh`. Keys are only ever appended to gpudeck's
-own file. Never AutoAddPolicy.
+Files: the config's UserKnownHostsFile (default ~/.ssh/known_hosts ~/.ssh/known_hosts2), its
+GlobalKnownHostsFile (default /etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2), and gpudeck's
+own known_hosts, the only one ever written (appended, 0600).
+
+Rules, as ssh applies them:
+- a key on any `@revoked` line for the host is refused, whatever else is known;
+- any plain line holding the offered key accepts it (a stale second line does not make it "changed");
+- otherwise any plain line for the host, of ANY key type, makes the key CHANGED: refused outright,
+  and trusting does not override it (the old line has to be removed first);
+- otherwise the key is unknown and needs the user's yes (only `hosts add`/`hosts trust` ask).
+`@cert-authority` lines are skipped (host certificates are not supported), with one notice.
+Never AutoAddPolicy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import paramiko
 
 from .. import paths
-from .hostkey_errors import HostKeyChanged, HostKeyUnknown
+from . import hostkey_errors
+from .hostkey_errors import HostKeyChanged, HostKeyRevoked, HostKeyUnknown
+from .known_hosts_file import KnownLine, parse
+
+USER_FILES = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")
+GLOBAL_FILES = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
+_noticed: set[str] = set()  # one @cert-authority notice per process, not one per connection
 
 
 def user_known_hosts() -> Path:
-    return Path("~/.ssh/known_hosts").expanduser()
+    return Path(USER_FILES[0]).expanduser()
 
 
 def own_known_hosts() -> Path:
@@ -28,58 +43,72 @@ def own_known_hosts() -> Path:
 
 @dataclass
 class KnownHosts:
-    """Both files, loaded fresh: another gpudeck (or ssh) may have written them since."""
+    """The files, loaded fresh on every check: another gpudeck (or ssh) may have written them since.
+    The last file is gpudeck's own, where trusted keys are appended."""
 
     files: tuple[Path, ...]
 
     @classmethod
     def default(cls) -> KnownHosts:
-        return cls((user_known_hosts(), own_known_hosts()))
+        return cls.of(USER_FILES, GLOBAL_FILES)
 
-    def _load(self) -> list[tuple[Path, paramiko.HostKeys]]:
-        loaded = []
-        for path in self.files:
-            keys = paramiko.HostKeys()
-            try:
-                keys.load(str(path))
-            except (OSError, paramiko.SSHException):
-                continue  # a missing file knows nothing; an unreadable one is not our business to fix
-            loaded.append((path, keys))
-        return loaded
+    @classmethod
+    def of(cls, user_files: Iterable[str], global_files: Iterable[str]) -> KnownHosts:
+        """From a target's UserKnownHostsFile and GlobalKnownHostsFile lists (`none` is no file)."""
+        named = [p for p in (*user_files, *global_files) if p.lower() != "none"]
+        return cls((*(Path(os.path.expanduser(p)) for p in named), own_known_hosts()))
+
+    def _lines(self, name: str) -> list[KnownLine]:
+        return [line for path in self.files for line in parse(path) if line.matches(name)]
 
     def known_types(self, name: str) -> list[str]:
         """Key types stored for a name, so the server is asked for one of those first (like ssh)."""
         types: list[str] = []
-        for _, keys in self._load():
-            for kind in (keys.lookup(name) or {}):
-                if kind not in types:
-                    types.append(kind)
+        for line in self._lines(name):
+            if line.marker is None and line.keytype not in types:
+                types.append(line.keytype)
         return types
 
     def check(self, name: str, key: paramiko.PKey) -> None:
-        """Return if the key is known for name; raise HostKeyUnknown or HostKeyChanged."""
-        changed: HostKeyChanged | None = None
-        for path, keys in self._load():
-            entry = keys.lookup(name) or {}
-            known = entry.get(key.get_name())
-            if known is None:
-                continue
-            if known.asbytes() == key.asbytes():
-                return  # one matching line is enough, as in OpenSSH
-            changed = changed or HostKeyChanged(name, key, known, str(path))
-        if changed is not None:
-            raise changed
-        raise HostKeyUnknown(name, key)
+        """Return if the key is known for name; raise HostKeyRevoked, HostKeyChanged or HostKeyUnknown."""
+        blob = key.asbytes()
+        lines = self._lines(name)
+        for line in lines:
+            if line.marker == "@revoked" and line.blob == blob:
+                raise HostKeyRevoked(name, key, line.where)
+        plain = [line for line in lines if line.marker is None]
+        if any(line.blob == blob for line in plain):
+            _ca_notice(lines)
+            return
+        if plain:
+            # Prefer the offending line of the same type, as ssh names it; any type will do.
+            same = [line for line in plain if line.keytype == key.get_name()]
+            first = (same or plain)[0]
+            raise HostKeyChanged(name, key, first, first.where)
+        note = _ca_notice(lines)
+        raise HostKeyUnknown(name, key, f"; {note}" if note else "")
 
     def add(self, name: str, key: paramiko.PKey) -> Path:
-        """Append to gpudeck's own file (0600): never rewrite the user's ~/.ssh/known_hosts."""
+        """Append to gpudeck's own file, owner-only whatever its mode was: never rewrite ~/.ssh's files."""
         path = self.files[-1]
         paths.ensure_private(path.parent)
-        line = f"{name} {key.get_name()} {key.get_base64()}\n"
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(line)
-        path.chmod(0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not touch a file that already existed
+            f.write(f"{name} {key.get_name()} {key.get_base64()}\n")
         return path
+
+
+def _ca_notice(lines: list[KnownLine]) -> str:
+    """The notice for skipped @cert-authority lines (given to the sink once; returned every time)."""
+    ca = next((line for line in lines if line.marker == "@cert-authority"), None)
+    if ca is None:
+        return ""
+    text = f"{ca.where}: @cert-authority lines are skipped (gpudeck does not check host certificates)"
+    if ca.path not in _noticed:
+        _noticed.add(ca.path)
+        hostkey_errors.notice(text)
+    return text
 
 
 # Called for a key that check() found unknown: True to trust it (and it is saved), False to refuse.
@@ -87,7 +116,7 @@ Confirm = Callable[[str, paramiko.PKey], bool]
 
 
 def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | None) -> None:
-    """check(), asking `confirm` about an unknown key when one is given; a changed key always raises."""
+    """check(), asking `confirm` about an unknown key when one is given; a changed or revoked key always raises."""
     try:
         known.check(name, key)
     except HostKeyUnknown:

@@ -52,6 +52,7 @@ class Recorder:
         self.path = Path(path)
         # Owner-only: output tails and host facts are in it, even with env values redacted.
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # O_CREAT's mode leaves an existing file's (say 0644) as it was
         self._file: IO[str] | None = os.fdopen(fd, "w", encoding="utf-8")
         self._lock = threading.Lock()
         self._start = time.monotonic()

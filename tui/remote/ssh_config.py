@@ -1,63 +1,68 @@
-"""~/.ssh/config as OpenSSH reads it, including what paramiko's SSHConfig skips (`Include`).
-
-`Include` lines are expanded in place before paramiko parses the text: globs, `~`, and paths
-relative to ~/.ssh, recursively (with a depth cap, like OpenSSH's). The result is a plain
-`SshTarget` — where to connect, as whom, through what — that the connector needs nothing else for.
+"""What `ssh TARGET` would connect to, from ~/.ssh/config and /etc/ssh/ssh_config (ssh_config_parse.py
+reads them as OpenSSH does). The result is a plain `SshTarget` — where to connect, as whom, through
+what, checked against which known_hosts files — that the connector needs nothing else for;
+`SshTarget.dump()` prints it the way `ssh -G` does (`gpudeck hosts resolve`).
 """
 
 from __future__ import annotations
 
-import glob
+import getpass
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import paramiko
+from .ssh_config_parse import Entry, Lookup, SshConfigError, apply, parse_text
+from .ssh_tokens import TokenError, expand, tokens
 
-MAX_INCLUDE_DEPTH = 16
 MAX_JUMP_DEPTH = 16  # a chain of first hops each naming its own ProxyJump (a cap for %h-made names)
-DEFAULT_IDENTITIES = ("id_ed25519", "id_ecdsa", "id_rsa")
-_INCLUDE = re.compile(r"^\s*include\s*(=\s*|\s)(?P<args>.+?)\s*$", re.IGNORECASE)
+# ssh's default identities, in its order (the ones paramiko cannot load are named, then skipped).
+DEFAULT_IDENTITIES = ("id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk", "id_xmss", "id_dsa")
+SYSTEM_CONFIG = Path("/etc/ssh/ssh_config")
+DEFAULT_USER_KNOWN_HOSTS = ["~/.ssh/known_hosts", "~/.ssh/known_hosts2"]
+DEFAULT_GLOBAL_KNOWN_HOSTS = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
+_STRICT = {"yes": "true", "no": "false", "off": "false", "ask": "ask", "accept-new": "accept-new"}
 
-
-class SshConfigError(Exception):
-    pass
+__all__ = ["SshConfig", "SshConfigError", "SshTarget", "jump_chain", "load_config", "resolve", "split_target"]
 
 
 def ssh_dir() -> Path:
     return Path(os.path.expanduser("~")) / ".ssh"
 
 
-def expand_includes(text: str, depth: int = 0) -> str:
-    """The config text with every `Include` replaced by the files it names, in glob order."""
-    if depth > MAX_INCLUDE_DEPTH:
-        raise SshConfigError(f"Include nested deeper than {MAX_INCLUDE_DEPTH} (a loop?)")
-    out: list[str] = []
-    for line in text.splitlines():
-        match = _INCLUDE.match(line)
-        if not match:
-            out.append(line)
-            continue
-        for pattern in match.group("args").split():
-            pattern = os.path.expanduser(pattern.strip('"'))
-            if not os.path.isabs(pattern):
-                pattern = str(ssh_dir() / pattern)  # OpenSSH: relative to ~/.ssh for the user config
-            for path in sorted(glob.glob(pattern)):
-                try:
-                    out.append(expand_includes(Path(path).read_text(encoding="utf-8", errors="replace"), depth + 1))
-                except OSError:
-                    continue  # unreadable includes are skipped, as ssh does
-    return "\n".join(out)
+class SshConfig:
+    """Config files in the order ssh reads them (the user's, then the system's); first value wins."""
+
+    def __init__(self, files: list[list[Entry]]) -> None:
+        self.files = files
+
+    @classmethod
+    def from_text(cls, text: str, name: str = "ssh config") -> SshConfig:
+        return cls([parse_text(text, name, ssh_dir())])
+
+    def lookup(self, host: str, user: str | None = None, port: int | None = None) -> Lookup:
+        state = Lookup(original=host, user=user, port=port)
+        for entries in self.files:
+            apply(entries, state, True)
+        if state.want_final:  # `Match final`: ssh reads the config once more, keeping what it has
+            state.final = True
+            for entries in self.files:
+                apply(entries, state, True)
+        return state
 
 
-def load_config(path: Path | None = None) -> paramiko.SSHConfig:
-    path = path or ssh_dir() / "config"
+def _read(path: Path, base: Path) -> list[Entry]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        text = ""
-    return paramiko.SSHConfig.from_text(expand_includes(text))
+        return []
+    return parse_text(text, str(path), base)
+
+
+def load_config(path: Path | None = None) -> SshConfig:
+    """~/.ssh/config then /etc/ssh/ssh_config; with a path, that file alone (as `ssh -F`)."""
+    if path is not None:
+        return SshConfig([_read(path, ssh_dir())])
+    return SshConfig([_read(ssh_dir() / "config", ssh_dir()), _read(SYSTEM_CONFIG, SYSTEM_CONFIG.parent)])
 
 
 @dataclass
@@ -66,14 +71,19 @@ class SshTarget:
     hostname: str
     port: int = 22
     user: str | None = None
-    identity_files: list[str] = field(default_factory=list)
+    identity_files: list[str] = field(default_factory=list)  # expanded (~, %tokens, ${VARS})
     identities_only: bool = False
     proxy_jump: list[str] = field(default_factory=list)  # hops, first one first; each a target spec
-    proxy_command: str | None = None
+    proxy_command: str | None = None  # %tokens expanded
     connect_timeout: float | None = None
     server_alive_interval: float | None = None
     server_alive_count_max: int = 3
     host_key_alias: str | None = None
+    certificate_files: list[str] = field(default_factory=list)
+    user_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_USER_KNOWN_HOSTS))
+    global_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_GLOBAL_KNOWN_HOSTS))
+    strict_host_key_checking: str = "ask"
+    raw: dict[str, list[str]] = field(default_factory=dict)  # the values as written, for dump()
 
     @property
     def known_hosts_name(self) -> str:
@@ -94,9 +104,37 @@ class SshTarget:
     def describe(self) -> str:
         return f"{self.user + '@' if self.user else ''}{self.hostname}:{self.port}"
 
+    def dump(self) -> list[str]:
+        """`keyword value` lines as `ssh -G` prints them (raw IdentityFile/ProxyCommand, expanded files)."""
+        lines = [f"hostname {self.hostname}", f"user {self.user or getpass.getuser()}", f"port {self.port}"]
+        identities = self.raw.get("identityfile") or [f"~/.ssh/{name}" for name in DEFAULT_IDENTITIES]
+        lines += [f"identityfile {path}" for path in identities]
+        lines.append(f"identitiesonly {'yes' if self.identities_only else 'no'}")
+        lines += [f"certificatefile {path}" for path in self.raw.get("certificatefile", [])]
+        for key in ("proxycommand", "proxyjump"):
+            value = (self.raw.get(key) or [""])[0]
+            if value and value.lower() != "none":
+                lines.append(f"{key} {value}")
+        if self.host_key_alias:
+            lines.append(f"hostkeyalias {self.host_key_alias}")
+        lines.append(f"userknownhostsfile {' '.join(self.user_known_hosts_files)}")
+        lines.append(f"globalknownhostsfile {' '.join(self.global_known_hosts_files)}")
+        lines.append(f"stricthostkeychecking {self.strict_host_key_checking}")
+        timeout = self.connect_timeout
+        lines.append(f"connecttimeout {'none' if timeout is None else _int_text(timeout)}")
+        lines.append(f"serveraliveinterval {_int_text(self.server_alive_interval or 0)}")
+        lines.append(f"serveralivecountmax {self.server_alive_count_max}")
+        return lines
+
+
+def _int_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
 
 def split_target(spec: str) -> tuple[str | None, str, int | None]:
-    """`[user@]host[:port]` → (user, host, port); `[v6]:port` is understood too."""
+    """`[user@]host[:port]`, `ssh://[user@]host[:port]` → (user, host, port); `[v6]:port` too."""
+    if spec.lower().startswith("ssh://"):
+        spec = spec[6:].rstrip("/")
     user, _, hostport = spec.rpartition("@") if "@" in spec else (None, "", spec)
     port: int | None = None
     if hostport.startswith("["):
@@ -115,31 +153,57 @@ def split_target(spec: str) -> tuple[str | None, str, int | None]:
     return user or None, host, port
 
 
-def resolve(spec: str, identity_file: str | None = None, config: paramiko.SSHConfig | None = None) -> SshTarget:
-    """What `ssh spec` would connect to: the config's values, overridden by the spec's own user/port."""
+def resolve(spec: str, identity_file: str | None = None, config: SshConfig | None = None) -> SshTarget:
+    """What `ssh spec` would connect to: the spec's own user/port first (like `ssh -l/-p`), then the config."""
     user, host, port = split_target(spec)
     config = config if config is not None else load_config()
-    opts = config.lookup(host)
-    identities = [os.path.expanduser(identity_file)] if identity_file else []
-    identities += [os.path.expanduser(p) for p in opts.get("identityfile", [])]
-    jump = opts.get("proxyjump")
-    proxy_command = opts.get("proxycommand")
-    if proxy_command and proxy_command.strip().lower() == "none":
-        proxy_command = None
-    return SshTarget(
-        alias=spec,
-        hostname=opts.get("hostname", host),
-        port=port or int(opts.get("port", 22)),
-        user=user or opts.get("user"),
-        identity_files=identities,
-        identities_only=str(opts.get("identitiesonly", "no")).lower() == "yes",
-        proxy_jump=[] if not jump or jump.lower() == "none" else [h.strip() for h in jump.split(",") if h.strip()],
-        proxy_command=proxy_command,
-        connect_timeout=_number(opts.get("connecttimeout")),
-        server_alive_interval=_number(opts.get("serveraliveinterval")),
-        server_alive_count_max=_count(opts.get("serveralivecountmax"), 3),
-        host_key_alias=opts.get("hostkeyalias"),
-    )
+    found = config.lookup(host, user, port)
+    opts = found.options
+    hostname = found.hostname().lower()  # ssh lower-cases the host name it connects to
+    try:
+        port = port or int(_first(opts, "port") or 22)
+    except ValueError:
+        raise SshConfigError(f"{spec}: Port {_first(opts, 'port')!r} is not a number") from None
+    user = user or _first(opts, "user")
+    alias = _first(opts, "hostkeyalias")
+    alias = alias.lower() if alias and alias.lower() != "none" else None
+    jump = _first(opts, "proxyjump")
+    raw = {k: list(v) for k, v in opts.items()}
+    if identity_file:
+        raw["identityfile"] = [identity_file, *raw.get("identityfile", [])]
+    values = tokens(hostname, port, user or getpass.getuser(), host, alias, jump)
+    try:
+        proxy_command = _first(opts, "proxycommand")
+        proxy_command = None if not proxy_command or proxy_command.lower() == "none" else expand(proxy_command, values)
+        return SshTarget(
+            alias=spec, hostname=hostname, port=port, user=user,
+            identity_files=[_path(p, values) for p in raw.get("identityfile", [])],
+            identities_only=(_first(opts, "identitiesonly") or "no").lower() == "yes",
+            proxy_jump=[] if not jump or jump.lower() == "none" else [h.strip() for h in jump.split(",") if h.strip()],
+            proxy_command=proxy_command,
+            connect_timeout=_number(_first(opts, "connecttimeout")),
+            server_alive_interval=_number(_first(opts, "serveraliveinterval")),
+            server_alive_count_max=_count(_first(opts, "serveralivecountmax"), 3),
+            host_key_alias=alias,
+            certificate_files=[_path(p, values) for p in raw.get("certificatefile", [])],
+            user_known_hosts_files=[_path(p, values) for p in opts.get("userknownhostsfile", DEFAULT_USER_KNOWN_HOSTS)],
+            global_known_hosts_files=[_path(p, values)
+                                      for p in opts.get("globalknownhostsfile", DEFAULT_GLOBAL_KNOWN_HOSTS)],
+            strict_host_key_checking=_STRICT.get((_first(opts, "stricthostkeychecking") or "ask").lower(), "ask"),
+            raw=raw,
+        )
+    except TokenError as exc:
+        raise SshConfigError(f"{spec}: {exc}") from None
+
+
+def _first(opts: dict[str, list[str]], key: str) -> str | None:
+    values = opts.get(key)
+    return values[0] if values else None
+
+
+def _path(path: str, values: dict[str, str]) -> str:
+    """~ then %tokens and ${VARS}, as ssh expands IdentityFile and its kin ('none' stays)."""
+    return path if path.lower() == "none" else expand(os.path.expanduser(path), values, env=True)
 
 
 def _host_part(spec: str) -> str:
@@ -149,7 +213,7 @@ def _host_part(spec: str) -> str:
         return spec.lower()
 
 
-def jump_chain(target: SshTarget, config: paramiko.SSHConfig | None = None) -> list[SshTarget]:
+def jump_chain(target: SshTarget, config: SshConfig | None = None) -> list[SshTarget]:
     """The jump hosts to pass through on the way to `target`, the one to dial first first.
 
     As OpenSSH: `ProxyJump B1,B2,…,Bn` runs `ssh -J B1,…,Bn-1 -W %h:%p Bn`, so the later hops are
@@ -186,6 +250,6 @@ def _count(value: str | None, default: int) -> int:
 
 def _number(value: str | None) -> float | None:
     try:
-        return float(value) if value is not None else None
+        return float(value) if value is not None and value.lower() != "none" else None
     except ValueError:
         return None

@@ -6,10 +6,13 @@ ProxyJump chains are plain `direct-tcpip` channels handed to the next hop as its
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import paramiko
@@ -69,13 +72,28 @@ def _secret(path: str) -> bytes | None:
 
 
 def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[tuple[str, paramiko.PKey | None, str | None]]:
-    """(source, key, problem): agent keys first unless IdentitiesOnly, then the identity files."""
+    """(source, key, problem): agent keys first, then the identity files.
+
+    As ssh: with IdentitiesOnly, only the agent keys whose public half an identity file names are
+    offered; without any IdentityFile the default keys are the identity files, IdentitiesOnly or not.
+    """
     keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
-    if not target.identities_only:
-        with contextlib.suppress(Exception):  # no agent running is normal
-            keys += [("ssh-agent", k, None) for k in paramiko.Agent().get_keys()]
-    files = target.identity_files or ([] if target.identities_only else default_identities())
+    agent: list[paramiko.PKey] = []
+    with contextlib.suppress(Exception):  # no agent running is normal
+        agent = list(paramiko.Agent().get_keys())
+    files = target.identity_files or default_identities()
+    if target.identities_only:
+        wanted = {_public_blob(path) for path in files}
+        agent = [k for k in agent if k.asbytes() in wanted]
+    keys += [("ssh-agent", k, None) for k in agent]
+    offered = {k.asbytes() for k in agent}
     for path in files:
+        if _public_blob(path) in offered:
+            continue  # the agent holds it: no need to load (or ask the passphrase of) the file
+        too_open = unprotected(path)
+        if too_open:
+            keys.append((path, None, too_open))
+            continue
         try:
             keys.append((path, paramiko.PKey.from_path(path, _secret(path)), None))
         except FileNotFoundError:
@@ -99,6 +117,29 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
     return keys
 
 
+def _public_blob(path: str) -> bytes | None:
+    """The key blob of an identity's public half (`PATH.pub`, or PATH itself when it is the .pub)."""
+    pub = path if path.endswith(".pub") else path + ".pub"
+    try:
+        return base64.b64decode(Path(pub).read_text(encoding="utf-8").split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def unprotected(path: str) -> str | None:
+    """OpenSSH's refusal of a private key that group or others may read (sshkey_perm_ok), in one line.
+    Like ssh, only a file the user owns is judged: root reading another user's key is not refused."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # missing: the loader says so (or skips a default key)
+    if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        return (f"WARNING: UNPROTECTED PRIVATE KEY FILE! Permissions {st.st_mode & 0o777:04o} for '{path}' "
+                f"are too open. It is required that your private key files are NOT accessible by others. "
+                f"This private key will be ignored (chmod 600 {path})")
+    return None
+
+
 def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskPassphrase | None) -> None:
     problems: list[str] = []
     for source, key, problem in _private_keys(target, ask):
@@ -117,8 +158,10 @@ def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskP
     raise SshError(f"{user}@{target.hostname}: permission denied: {why}")
 
 
-def _open(target: SshTarget, known: KnownHosts, confirm: Confirm | None, timeout: float,
+def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, timeout: float,
           via: paramiko.Transport | None, ask: AskPassphrase | None = None) -> paramiko.Transport:
+    # Each hop is checked against the known_hosts files its own config entry names, as by ssh.
+    known = known or KnownHosts.of(target.user_known_hosts_files, target.global_known_hosts_files)
     sock = _socket_for(target, timeout, via)
     t = paramiko.Transport(sock)
     try:
@@ -155,7 +198,6 @@ def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | 
     Raises SshError (unreachable, auth) or a HostKeyError (unknown / changed key), never a raw
     paramiko exception.
     """
-    known = known or KnownHosts.default()
     try:
         config = load_config()
         target = resolve(spec, identity_file, config)

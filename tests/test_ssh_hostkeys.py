@@ -1,0 +1,118 @@
+"""Host keys checked as OpenSSH checks them, against a real sshd: other-type keys are CHANGED, any
+matching line accepts, @revoked refuses, @cert-authority is skipped, every known_hosts file ssh reads."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tests.support.sshd import SshHome, host_key_line, keygen
+from tui.errors import EXIT_HOSTKEY
+from tui.remote import hostkey_errors
+from tui.remote.hostkey_errors import HostKeyChanged, HostKeyRevoked, HostKeyUnknown
+from tui.remote.hostkeys import GLOBAL_FILES, KnownHosts
+from tui.remote.ssh_connect import connect
+
+
+def _line(ssh_home: SshHome, pub: Path, marker: str = "", name: str | None = None) -> str:
+    kind, blob = pub.read_text().split()[:2]
+    name = name or f"[127.0.0.1]:{ssh_home.server.port}"
+    return f"{marker + ' ' if marker else ''}{name} {kind} {blob}\n"
+
+
+def _impostor(tmp_path: Path, kind: str = "ed25519") -> Path:
+    return keygen(tmp_path / f"impostor_{kind}", kind).with_suffix(".pub")
+
+
+def test_a_key_of_another_type_than_the_known_one_is_changed_not_unknown(ssh_home: SshHome, tmp_path: Path) -> None:
+    # The server offers ed25519; only an ECDSA key is known for it: ssh says the identification changed.
+    (ssh_home.gpudeck_home / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path, "ecdsa")))
+    with pytest.raises(HostKeyChanged, match="HAS CHANGED.*ecdsa-sha2-nistp256"):
+        connect("box", confirm=lambda name, key: True).close()  # even a yes does not override it
+    ssh_home.add_host()
+    trusted = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
+    assert trusted.returncode == EXIT_HOSTKEY and "HAS CHANGED" in trusted.stderr, trusted.stderr
+    assert len(trusted.stderr.strip().splitlines()) == 1
+    assert "ssh-ed25519" not in (ssh_home.gpudeck_home / "known_hosts").read_text()  # nothing was added
+
+
+def test_a_known_key_of_another_type_in_the_users_file_under_the_alias_counts_too(ssh_home: SshHome,
+                                                                                  tmp_path: Path) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              "  HostKeyAlias gpu-Box\n")
+    (ssh_home.ssh_dir / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path, "rsa"), name="[gpu-box]:"
+                                                        f"{ssh_home.server.port}"))
+    with pytest.raises(HostKeyChanged, match=r"known_hosts:1 holds ssh-rsa"):
+        connect("box").close()
+
+
+def test_any_matching_line_accepts_a_stale_one_of_the_same_type_does_not_make_it_changed(
+        ssh_home: SshHome, tmp_path: Path) -> None:
+    stale = _line(ssh_home, _impostor(tmp_path))
+    (ssh_home.ssh_dir / "known_hosts").write_text(stale + host_key_line(ssh_home.server))
+    connect("box").close()
+    (ssh_home.ssh_dir / "known_hosts").write_text(stale)
+    (ssh_home.gpudeck_home / "known_hosts").write_text(host_key_line(ssh_home.server))  # across files as well
+    connect("box").close()
+
+
+def test_revoked_keys_are_refused_and_marker_lines_break_no_host(ssh_home: SshHome, tmp_path: Path) -> None:
+    server_pub = ssh_home.server.host_key.with_suffix(".pub")
+    ca = _impostor(tmp_path, "ecdsa")
+    (ssh_home.ssh_dir / "known_hosts").write_text(
+        _line(ssh_home, _impostor(tmp_path), "@revoked", name="*")  # someone else's revoked key
+        + _line(ssh_home, ca, "@cert-authority", name="*")
+        + host_key_line(ssh_home.server))
+    hostkey_errors.notices.clear()
+    connect("box").close()  # plain keys still work
+    connect("box").close()
+    assert len([n for n in hostkey_errors.notices if "@cert-authority" in n]) == 1  # one notice, not one per connect
+    ssh_home.add_host()
+    listed = gpudeck("hosts", "trust", "box", cwd=tmp_path)
+    assert listed.returncode == 0 and "internal error" not in listed.stderr, listed.stderr
+
+    with open(ssh_home.ssh_dir / "known_hosts", "a") as f:
+        f.write(_line(ssh_home, server_pub, "@revoked", name="*"))
+    with pytest.raises(HostKeyRevoked, match="REVOKED"):
+        connect("box").close()
+    refused = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
+    assert refused.returncode == EXIT_HOSTKEY and "REVOKED" in refused.stderr
+
+
+def test_a_cert_authority_line_alone_leaves_the_key_unknown_and_says_why(ssh_home: SshHome, tmp_path: Path) -> None:
+    (ssh_home.ssh_dir / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path), "@cert-authority", "*"))
+    with pytest.raises(HostKeyUnknown, match="@cert-authority lines are skipped"):
+        connect("box").close()
+
+
+def test_hashed_lines_and_host_patterns_match(ssh_home: SshHome, tmp_path: Path) -> None:
+    kh = ssh_home.ssh_dir / "known_hosts"
+    kh.write_text(host_key_line(ssh_home.server))
+    subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(kh)], check=True, capture_output=True)
+    assert kh.read_text().startswith("|1|")
+    connect("box").close()
+    kh.write_text(_line(ssh_home, ssh_home.server.host_key.with_suffix(".pub"), name="[127.0.0.?]:*,!other"))
+    connect("box").close()
+    kh.write_text(_line(ssh_home, ssh_home.server.host_key.with_suffix(".pub"),
+                        name=f"[127.0.0.?]:*,![127.0.0.1]:{ssh_home.server.port}"))
+    with pytest.raises(HostKeyUnknown):
+        connect("box").close()
+
+
+def test_user_and_global_known_hosts_files_from_the_config_are_read(ssh_home: SshHome, tmp_path: Path) -> None:
+    assert KnownHosts.default().files[2:4] == tuple(Path(p) for p in GLOBAL_FILES)  # /etc/ssh, as ssh reads
+    glob_file, user_file = tmp_path / "global_kh", ssh_home.home / "kh" / "box_%h"
+    glob_file.write_text(host_key_line(ssh_home.server))
+    base = f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+    ssh_home.write_ssh_config(base + f"  GlobalKnownHostsFile {glob_file}\n")
+    connect("box").close()
+    user_file.parent.mkdir()
+    Path(str(user_file).replace("%h", "127.0.0.1")).write_text(host_key_line(ssh_home.server))
+    ssh_home.write_ssh_config(base + "  UserKnownHostsFile ~/kh/box_%h\n")
+    connect("box").close()
+    ssh_home.write_ssh_config(base + "  UserKnownHostsFile /nonexistent\n")
+    with pytest.raises(HostKeyUnknown):
+        connect("box").close()

@@ -1,0 +1,52 @@
+"""Which keys are offered, as ssh offers them: IdentitiesOnly with ssh-agent keys and default keys."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.sshd import SshHome
+from tests.support.waiting import wait_for
+from tui.remote.ssh_connect import connect
+
+
+def _box(ssh_home: SshHome, extra: str) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n{extra}")
+
+
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A real ssh-agent of this test's own (the fixture ssh_home hides the machine's)."""
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(sock.exists, timeout=10, what="ssh-agent's socket")
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        yield sock
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_identities_only_without_identity_file_tries_the_default_keys(ssh_home: SshHome) -> None:
+    ssh_home.trust()
+    _box(ssh_home, "  IdentitiesOnly yes\n")
+    connect("box").close()
+
+
+def test_identities_only_uses_the_agents_copy_of_a_named_key(ssh_home: SshHome, agent: Path) -> None:
+    ssh_home.trust()
+    keys = ssh_home.ssh_dir / "keys"
+    keys.mkdir()
+    key = keys / "gpu"
+    shutil.move(ssh_home.ssh_dir / "id_ed25519", key)
+    shutil.copy(ssh_home.server.client_key.with_suffix(".pub"), key.with_suffix(".pub"))
+    subprocess.run(["ssh-add", str(key)], check=True, capture_output=True)
+    # On disk the key is now encrypted: only the agent's copy can sign without a passphrase.
+    subprocess.run(["ssh-keygen", "-q", "-p", "-N", "s3cret", "-f", str(key)], check=True, capture_output=True)
+    _box(ssh_home, "  IdentitiesOnly yes\n  IdentityFile ~/.ssh/keys/gpu\n")
+    connect("box").close()

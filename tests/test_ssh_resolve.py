@@ -1,0 +1,85 @@
+"""`gpudeck hosts resolve` against the real `ssh -G`: the same answer on configs full of traps."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tui.remote.ssh_config import SshConfig, jump_chain, load_config, resolve
+
+DATA = Path(__file__).parent / "data" / "ssh_config"
+KEYWORDS = ["hostname", "user", "port", "identityfile", "identitiesonly", "certificatefile", "proxycommand",
+            "proxyjump", "hostkeyalias", "userknownhostsfile", "globalknownhostsfile", "stricthostkeychecking",
+            "connecttimeout", "serveraliveinterval", "serveralivecountmax"]
+CASES = {
+    # first value wins, `!` and wildcards in Host, `# comment`, quotes, tokens left raw, names lower-cased
+    "patterns.conf": ["web1.example", "web9.example", "foo.example", "Gpu1", "gpu1", "jump-target", "eq-host",
+                      "root@web1.example", "UPPER.example", "unmatched"],
+    # Match host/originalhost/user/localuser/exec/all and `!`, Include inside a Host block applying only there
+    "match.conf": ["build-1", "deploy@build-1", "alias-corp", "x.corp", "secret.corp", "inc", "inc-sub", "other",
+                   "execme"],
+}
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
+
+
+@pytest.fixture
+def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for src in DATA.iterdir():
+        (tmp_path / src.name).write_text(src.read_text().replace("@DIR@", str(tmp_path)))
+    return tmp_path
+
+
+def ssh_g(config: Path, target: str) -> list[str]:
+    """`ssh -G`'s lines for our keywords. ssh expands `~` with the passwd entry's home, gpudeck with
+    $HOME (the test's home): the passwd home is mapped onto $HOME before comparing."""
+    out = subprocess.run(["ssh", "-G", "-F", str(config), target], capture_output=True, text=True, check=True,
+                         env={**os.environ}, stdin=subprocess.DEVNULL, timeout=30).stdout
+    pw_home = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/"
+    return [line.replace(pw_home, os.environ["HOME"] + "/") for line in out.splitlines()
+            if line.split(" ", 1)[0] in KEYWORDS]
+
+
+@pytest.mark.parametrize(("name", "target"), [(n, t) for n, targets in CASES.items() for t in targets])
+def test_resolution_matches_ssh_G(configs: Path, name: str, target: str) -> None:
+    ours = resolve(target, config=load_config(configs / name)).dump()
+    theirs = ssh_g(configs / name, target)
+    by_key = lambda lines: {k: [x for x in lines if x.split(" ", 1)[0] == k] for k in KEYWORDS}  # noqa: E731
+    assert by_key(ours) == by_key(theirs)  # identityfile lines compared in order
+
+
+def test_the_cli_prints_it_and_reads_hosts_toml_names(configs: Path) -> None:
+    result = gpudeck("hosts", "resolve", "-F", str(configs / "patterns.conf"), "Gpu1", cwd=configs)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:3] == ["hostname gpu1.internal", f"user {pwd.getpwuid(os.getuid()).pw_name}",
+                                              "port 22"]
+    assert "hostkeyalias gpu-one" in result.stdout.splitlines()
+    bad = gpudeck("hosts", "resolve", "-F", str(configs / "patterns.conf"), "host:port", cwd=configs)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
+def test_tokens_are_expanded_where_gpudeck_uses_them(configs: Path) -> None:
+    config = load_config(configs / "patterns.conf")
+    home, me = os.environ["HOME"], pwd.getpwuid(os.getuid()).pw_name
+    gpu = resolve("Gpu1", config=config)
+    assert gpu.identity_files == [f"{home}/.ssh/gpu_{me}_Gpu1_%", f"{home}/.ssh/last"]
+    assert gpu.proxy_command == '/usr/bin/nc -X connect -x "proxy host:8080" gpu1.internal 22 # kept by ssh'
+    assert gpu.known_hosts_name == "gpu-one" and gpu.server_alive_count_max == 0
+    web = resolve("web1.example", config=config)
+    assert web.identity_files[0] == f"{home}/.ssh/example_web1.example_2227_webuser"
+    assert resolve("eq-host", config=config).user_known_hosts_files == [f"{home}/kh/one", "/abs/two"]
+
+
+def test_an_ssh_url_proxyjump_hop_keeps_its_user_and_port(configs: Path) -> None:
+    config = SshConfig.from_text("Host t\n  ProxyJump ssh://Ops@Bastion.Example:2222,second\n")
+    hops = jump_chain(resolve("t", config=config), config)
+    assert [(h.user, h.hostname, h.port) for h in hops] == [("Ops", "bastion.example", 2222), (None, "second", 22)]
