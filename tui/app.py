@@ -39,7 +39,7 @@ from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
 from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
-from .widgets.failures import guarded, report
+from .widgets.failures import guarded, report, say
 
 
 def _open_store() -> Store:
@@ -143,9 +143,9 @@ class GpuDeckApp(App[None]):
         job = message.job
         name = job.name or job.id
         if job.state == "failed":
-            self.notify(f"{name} failed: {job.why}", title="job ended", severity="error", timeout=10)
+            say(self, f"{name} failed: {job.why}", "job ended", "error", timeout=10)
         else:
-            self.notify(" ".join(filter(None, [name, job.state, job.why and f"({job.why})"])), title="job ended")
+            say(self, " ".join(filter(None, [name, job.state, job.why and f"({job.why})"])), "job ended")
         self.bell()
 
     # -- SSH host keys ---------------------------------------------------------------------------
@@ -165,7 +165,7 @@ class GpuDeckApp(App[None]):
         names = self.deck_themes
         i = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(i + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
+        say(self, f"theme: {self.theme}", timeout=2)
 
     def _theme_changed(self, theme: object) -> None:
         name = getattr(theme, "name", None)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
@@ -76,8 +77,11 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             text = "argv: " + repr(argv) if argv else "argv: (empty)"
         except GpudeckError as exc:
             text = str(exc)
-        self.query_one("#argv", Static).update(text)
+        self.query_one("#argv", Static).update(Content(text))  # user text: never markup
         self.query_one("#name", Input).placeholder = preview_name(command) or "from the command"
+
+    def _error(self, text: str) -> None:
+        self.query_one("#error", Static).update(Content(text))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -101,9 +105,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                                    self.query_one("#setup", TextArea).text, budget=field["budget"],
                                    idle_stop=field["idle_stop"])
         except GpudeckError as exc:
-            self.query_one("#error", Static).update(str(exc))
+            self._error(str(exc))
             return
         except Exception as exc:  # a bug must not take the app down: say it in the form
-            self.query_one("#error", Static).update(f"cannot build the job: {type(exc).__name__}: {exc}")
+            self._error(f"cannot build the job: {type(exc).__name__}: {exc}")
             return
         self.dismiss(LaunchRequest(options, new_job_id()))
