@@ -41,8 +41,11 @@ def _info(job: JobModel) -> Content:
 BUDGET_STYLE = {"warning": "$warning", "over": "bold $error"}
 
 
-def _cost(cost: JobCost | None, currency: str) -> Content:
-    """Accrued so far; "—" until known (no price, or its journal not read from the start)."""
+def _cost(cost: JobCost | None, currency: str, caught_up: bool = True) -> Content:
+    """Accrued so far; "—" until known (no price, or its journal not read from the start); "…"
+    while its journal is still being read (a part would show too little)."""
+    if not caught_up and (cost is None or cost.accrued is not None):
+        return Content.styled("…", "$text-muted")
     if cost is None or cost.accrued is None:
         return Content.styled("—", "$cost")
     return Content.styled(money(cost.accrued, currency), BUDGET_STYLE.get(cost.budget_status or "", "$cost"))
@@ -61,7 +64,7 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
         number(job.last.get("loss")) if "loss" in job.last else "—",
         number(job.samples_per_sec) if job.samples_per_sec is not None else "—",
         Content.styled(f"{gpu:.0f}%", level_style(gpu)) if gpu is not None else "—",
-        _cost(fleet.costs.jobs.get(job.id), fleet.costs.currency),
+        _cost(fleet.costs.jobs.get(job.id), fleet.costs.currency, job.caught_up or job.active),
         _info(job),
     ]
 
