@@ -40,6 +40,8 @@ from .settings import Settings, load_or_default
 from .store import Store
 from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from .widgets.failures import guarded, report, say
+from .widgets.jobs_table import JobsTable
+from .widgets.output_log import OutputLog
 
 
 def _open_store() -> Store:
@@ -48,7 +50,8 @@ def _open_store() -> Store:
 
 def binding_ids() -> set[str]:
     """Every key binding's id: what config.toml's [keys] may remap."""
-    screens = (GpuDeckApp, DeckScreen, JobScreen, LogScreen, LaunchScreen, ConfirmScreen, HostKeyScreen, HelpScreen)
+    screens = (GpuDeckApp, DeckScreen, JobScreen, LogScreen, LaunchScreen, ConfirmScreen, HostKeyScreen, HelpScreen,
+               JobsTable, OutputLog)
     return {b.id for cls in screens for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
@@ -187,6 +190,8 @@ class GpuDeckApp(App[None]):
             ("fleet & jobs", list(DeckScreen.BINDINGS)),
             ("job view", [b for b in JobScreen.BINDINGS if b not in DeckScreen.BINDINGS]),
             ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
+            ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
+            ("output", list(OutputLog.BINDINGS)),
         ]))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -8,11 +8,11 @@ Scaling is shown but disabled until multi-node jobs exist.
 from __future__ import annotations
 
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 
 from ..fleet import Fleet, JobModel
 from ..services import Connections, JobControl
 from .confirm import ConfirmScreen
+from .footer_order import AppKeysFirst
 from .logs import LogScreen
 
 SCALE_LATER = "scaling comes with multi-node jobs"
@@ -27,7 +27,7 @@ JOB_BINDINGS: list[BindingType] = [
 _NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log"}
 
 
-class JobActions(Screen):
+class JobActions(AppKeysFirst):
     """A screen with a current job. Subclasses set the fleet and services and implement current_job()."""
 
     fleet: Fleet
