@@ -11,8 +11,10 @@ from textual.widgets._toast import Toast
 from tests.support.tui import named, sync, until
 from tui.actions import LaunchOptions
 from tui.app import GpuDeckApp
+from tui.remote.replay import Recording
 from tui.screens.launch import LaunchScreen
 from tui.widgets.jobs_table import JobsTable
+from tui.widgets.summary import FleetSummaryBar
 
 SIZE = (160, 48)
 
@@ -52,3 +54,19 @@ async def test_a_cause_with_markup_is_shown_literally(gpudeck_home: Path, workdi
         await until(pilot, lambda: app.screen.query_one(JobsTable).row_count == 1, "the row")
         assert app.is_running
         assert cause.replace(" ", "&#160;") in app.export_screenshot()
+
+
+@sync
+async def test_a_replay_says_replay_in_the_header(gpudeck_home: Path) -> None:
+    recording = Recording.load(Path(__file__).parent / "data" / "recordings" / "session.jsonl")
+    app = GpuDeckApp(hosts=recording.hosts, transport=lambda host: recording.transport(host, speed=0),
+                     store=None, replay="[bold]demo.jsonl")
+    async with app.run_test(size=(120, 30)) as pilot:
+        summary = app.screen.query_one(FleetSummaryBar)
+        await until(pilot, lambda: any(j for j in app.fleet.jobs.values()), "the recorded jobs")
+        text = summary.render()
+        assert str(text).startswith(" REPLAY  [bold]demo.jsonl   gpudeck")  # the file name is not markup
+    live = GpuDeckApp(hosts=[], store=None)
+    async with live.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert "REPLAY" not in str(live.screen.query_one(FleetSummaryBar).render())

@@ -66,8 +66,10 @@ class GpuDeckApp(App[None]):
 
     def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
                  store: Callable[[], Store | None] | None = _open_store,
-                 clock: Callable[[], float] | None = None, settings: Settings | None = None) -> None:
+                 clock: Callable[[], float] | None = None, settings: Settings | None = None,
+                 replay: str | None = None) -> None:
         super().__init__()
+        self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
         self.startup_errors: list[str] = []
         if settings is None:
@@ -114,7 +116,7 @@ class GpuDeckApp(App[None]):
     def on_mount(self) -> None:
         self.costs.start()
         self.connections.start()
-        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control))
+        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control, self.replay))
         for error in self.startup_errors:
             report(self, "configuration", error, "warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -207,7 +209,7 @@ class GpuDeckApp(App[None]):
 def main(replay: str | None = None) -> None:
     """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
     recorded jobs would land in the user's cost ledger."""
-    app = GpuDeckApp(store=None if replay else _open_store)
+    app = GpuDeckApp(store=None if replay else _open_store, replay=replay)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
     app.run()

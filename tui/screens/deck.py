@@ -38,12 +38,15 @@ class DeckScreen(JobActions):
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
     ]
 
-    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl) -> None:
+    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl,
+                 replay: str | None = None) -> None:
         super().__init__()
-        self.fleet, self.connections, self.job_control = fleet, connections, job_control
+        self.fleet, self.connections, self.job_control, self.replay = fleet, connections, job_control, replay
 
     def compose(self) -> ComposeResult:
-        yield FleetSummaryBar(id="summary")
+        summary = FleetSummaryBar(id="summary")
+        summary.replay = self.replay
+        yield summary
         with TabbedContent(initial="fleet", id="tabs"):
             with TabPane("Fleet", id="fleet"):
                 yield FleetView(id="fleet-view")
