@@ -34,6 +34,7 @@ from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.launch import LaunchScreen
 from .screens.logs import LogScreen
+from .screens.procs import ProcessesScreen
 from .services import Connections, Costs, JobControl, Service
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
@@ -51,7 +52,7 @@ def _open_store() -> Store:
 def binding_ids() -> set[str]:
     """Every key binding's id: what config.toml's [keys] may remap."""
     screens = (GpuDeckApp, DeckScreen, JobScreen, LogScreen, LaunchScreen, ConfirmScreen, HostKeyScreen, HelpScreen,
-               JobsTable, OutputLog)
+               ProcessesScreen, JobsTable, OutputLog)
     return {b.id for cls in screens for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 

@@ -38,6 +38,7 @@ class NodeModel:
     host: str
     state: str = "starting"
     pid: int | None = None
+    supervisor_pid: int | None = None
     last_seq: int = 0  # highest journal seq applied here (what `tail since_seq` resumes from)
     remote_last_seq: int | None = None  # what the agent's job object said; may be ahead of last_seq
     exit_code: int | None = None
@@ -248,6 +249,8 @@ class JobModel:
         n.state = state
         pid = integer(d.get("pid"))
         n.pid = pid if pid is not None else n.pid
+        supervisor = integer(d.get("supervisor_pid"))
+        n.supervisor_pid = supervisor if supervisor is not None else n.supervisor_pid
         if "exit_code" in d:
             n.exit_code = integer(d.get("exit_code"))
         if "signal" in d:

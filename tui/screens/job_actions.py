@@ -14,6 +14,7 @@ from ..services import Connections, JobControl
 from .confirm import ConfirmScreen
 from .footer_order import AppKeysFirst
 from .logs import LogScreen
+from .procs import ProcessesScreen
 
 SCALE_LATER = "scaling comes with multi-node jobs"
 JOB_BINDINGS: list[BindingType] = [
@@ -21,10 +22,11 @@ JOB_BINDINGS: list[BindingType] = [
     Binding("K", "kill_job", "Kill", id="kill_job", tooltip="SIGKILL every process of the job now"),
     Binding("r", "restart_job", "Restart", id="restart_job", tooltip="a new job from the same spec"),
     Binding("l", "job_log", "Log", id="job_log", tooltip="the job's full output"),
+    Binding("p", "job_procs", "Procs", id="job_procs", tooltip="the job's processes: PIDs, GPU memory"),
     Binding("plus", "scale_up", "+node", id="scale_up", tooltip=SCALE_LATER),
     Binding("minus", "scale_down", "-node", id="scale_down", tooltip=SCALE_LATER),
 ]
-_NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log"}
+_NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs"}
 
 
 class JobActions(AppKeysFirst):
@@ -76,6 +78,11 @@ class JobActions(AppKeysFirst):
         job = self.current_job()
         if job is not None:
             self.app.push_screen(LogScreen(self.fleet, self.connections, job.id))
+
+    def action_job_procs(self) -> None:
+        job = self.current_job()
+        if job is not None:
+            self.app.push_screen(ProcessesScreen(self.fleet, job.id))
 
     def action_scale_up(self) -> None:
         self.notify(SCALE_LATER)
