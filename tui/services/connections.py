@@ -32,7 +32,7 @@ GPU_PERIOD = 1.0
 JOBS_PERIOD = 2.0
 MIN_REDRAW = 0.1  # at most ~10 redraws a second
 TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
-DRAIN_BUDGET = 2000  # journal records applied per drain: a replay of old journals must not stall keys
+DRAIN_BUDGET = 1000  # journal records applied per drain: a replay of old journals must not stall keys
 SILENT_POLLS = 3  # failed polls in a row on an open pipe before reconnecting
 JOB_ANSWERS = frozenset({"launch", "stop", "kill", "restart"})  # ops whose answer is a job object
 
