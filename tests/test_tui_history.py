@@ -12,8 +12,10 @@ import pytest
 from tests.support.jobs import launch, wait_state
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
+from tui.fleet import Fleet
 from tui.remote.client import AgentClient
-from tui.widgets.jobs_table import JobsTable
+from tui.widgets.job_stats import cost_line
+from tui.widgets.jobs_table import JobsTable, job_row
 
 POINTS = "import json\nfor i in range(1, 2501): print(json.dumps({'step': i, 'loss': 1 / i}))\n"
 
@@ -64,3 +66,17 @@ async def test_a_home_of_ended_jobs_starts_quietly_with_real_states(
         for job in app.fleet.jobs.values():
             assert job.last["loss"] == pytest.approx(1 / 2500) and job.step == 2500
         assert not [n.message for n in app._notifications if n.title == "job ended"]
+
+
+def test_an_ended_jobs_cost_waits_for_its_journal() -> None:
+    """A part of a journal would show too small a cost: "…" until it is read, then the cost (here
+    "—": no price)."""
+    fleet = Fleet(clock=lambda: 0.0)
+    fleet.apply_jobs("local", [{"id": "20261201-000000-aaaaaa", "name": "old", "node": "0", "state": "exited",
+                                "exit_code": 0, "last_seq": 2}])
+    job = fleet.jobs["20261201-000000-aaaaaa"]
+    assert str(job_row(job, fleet, 0.0)[8]) == "…" and "reading" in str(cost_line(job, fleet))
+    fleet.apply_events("local", job.id, "0", [{"seq": 1, "t": 1.0, "kind": "state", "state": "running"},
+                                              {"seq": 2, "t": 2.0, "kind": "state", "state": "exited", "exit_code": 0}])
+    assert job.caught_up and job.state == "exited"
+    assert str(job_row(job, fleet, 0.0)[8]) == "—" and "reading" not in str(cost_line(job, fleet))
