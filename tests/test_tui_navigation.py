@@ -16,6 +16,7 @@ from tests.support.tui import sync, until
 from tui.app import GpuDeckApp, binding_ids
 from tui.remote.client import AgentClient
 from tui.screens.deck import DeckScreen
+from tui.screens.job import JobScreen
 from tui.screens.launch import LaunchScreen
 from tui.screens.logs import LogScreen
 from tui.screens.procs import ProcessesScreen
@@ -124,6 +125,12 @@ async def test_full_log_search_and_follow_title(gpudeck_home: Path, client: Agen
         await until(pilot, lambda: "/no such text: no match" in title(), "no match said")
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, DeckScreen), "back on the deck")
+        await pilot.press("enter")  # the job view's output tail says it too, on its border
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
+        tail = app.screen.query_one("#output", OutputLog)
+        assert not tail.border_title
+        await pilot.press("f")
+        await until(pilot, lambda: tail.border_title == "not following (f follows)", "the border says so")
 
 
 @sync
