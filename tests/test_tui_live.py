@@ -99,3 +99,15 @@ def test_live_bridge_and_config_import_no_textual() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_inbox_take_is_bounded_and_keeps_order() -> None:
+    inbox = Inbox()
+    inbox.put(Update("jobs", "h", []))
+    inbox.put(Update("events", "h", list(range(5)), "j", "0"))
+    inbox.put(Update("gpus", "h", {}))
+    first = inbox.take(3)
+    assert [u.kind for u in first] == ["jobs", "events"] and first[1].data == [0, 1]
+    second = inbox.take(10)
+    assert [u.kind for u in second] == ["events", "gpus"] and second[0].data == [2, 3, 4]
+    assert len(inbox) == 0 and inbox.take(10) == []

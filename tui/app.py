@@ -34,12 +34,15 @@ from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.launch import LaunchScreen
 from .screens.logs import LogScreen
+from .screens.procs import ProcessesScreen
 from .services import Connections, Costs, JobControl, Service
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
 from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
-from .widgets.failures import guarded, report
+from .widgets.failures import guarded, report, say
+from .widgets.jobs_table import JobsTable
+from .widgets.output_log import OutputLog
 
 
 def _open_store() -> Store:
@@ -48,7 +51,8 @@ def _open_store() -> Store:
 
 def binding_ids() -> set[str]:
     """Every key binding's id: what config.toml's [keys] may remap."""
-    screens = (GpuDeckApp, DeckScreen, JobScreen, LogScreen, LaunchScreen, ConfirmScreen, HostKeyScreen, HelpScreen)
+    screens = (GpuDeckApp, DeckScreen, JobScreen, LogScreen, LaunchScreen, ConfirmScreen, HostKeyScreen, HelpScreen,
+               ProcessesScreen, JobsTable, OutputLog)
     return {b.id for cls in screens for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
@@ -63,8 +67,10 @@ class GpuDeckApp(App[None]):
 
     def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
                  store: Callable[[], Store | None] | None = _open_store,
-                 clock: Callable[[], float] | None = None, settings: Settings | None = None) -> None:
+                 clock: Callable[[], float] | None = None, settings: Settings | None = None,
+                 replay: str | None = None) -> None:
         super().__init__()
+        self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
         self.startup_errors: list[str] = []
         if settings is None:
@@ -111,7 +117,7 @@ class GpuDeckApp(App[None]):
     def on_mount(self) -> None:
         self.costs.start()
         self.connections.start()
-        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control))
+        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control, self.replay))
         for error in self.startup_errors:
             report(self, "configuration", error, "warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -143,9 +149,9 @@ class GpuDeckApp(App[None]):
         job = message.job
         name = job.name or job.id
         if job.state == "failed":
-            self.notify(f"{name} failed: {job.why}", title="job ended", severity="error", timeout=10)
+            say(self, f"{name} failed: {job.why}", "job ended", "error", timeout=10)
         else:
-            self.notify(" ".join(filter(None, [name, job.state, job.why and f"({job.why})"])), title="job ended")
+            say(self, " ".join(filter(None, [name, job.state, job.why and f"({job.why})"])), "job ended")
         self.bell()
 
     # -- SSH host keys ---------------------------------------------------------------------------
@@ -165,7 +171,7 @@ class GpuDeckApp(App[None]):
         names = self.deck_themes
         i = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(i + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
+        say(self, f"theme: {self.theme}", timeout=2)
 
     def _theme_changed(self, theme: object) -> None:
         name = getattr(theme, "name", None)
@@ -187,6 +193,8 @@ class GpuDeckApp(App[None]):
             ("fleet & jobs", list(DeckScreen.BINDINGS)),
             ("job view", [b for b in JobScreen.BINDINGS if b not in DeckScreen.BINDINGS]),
             ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
+            ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
+            ("output", list(OutputLog.BINDINGS)),
         ]))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -202,7 +210,7 @@ class GpuDeckApp(App[None]):
 def main(replay: str | None = None) -> None:
     """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
     recorded jobs would land in the user's cost ledger."""
-    app = GpuDeckApp(store=None if replay else _open_store)
+    app = GpuDeckApp(store=None if replay else _open_store, replay=replay)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
     app.run()

@@ -38,6 +38,7 @@ class NodeModel:
     host: str
     state: str = "starting"
     pid: int | None = None
+    supervisor_pid: int | None = None
     last_seq: int = 0  # highest journal seq applied here (what `tail since_seq` resumes from)
     remote_last_seq: int | None = None  # what the agent's job object said; may be ahead of last_seq
     exit_code: int | None = None
@@ -49,6 +50,11 @@ class NodeModel:
     ended_at: float | None = None
     last_heartbeat: float | None = None
     grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
+
+    @property
+    def behind(self) -> bool:
+        """The journal read so far is older than the agent's last job object for this node."""
+        return self.remote_last_seq is not None and self.last_seq < self.remote_last_seq
 
 
 @dataclass
@@ -102,6 +108,12 @@ class JobModel:
         """Why the job is in its state: the words of the node whose state it shows."""
         n = next((n for n in self.nodes.values() if n.state == self.state), None)
         return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
+
+    @property
+    def caught_up(self) -> bool:
+        """Every node's journal is read up to what its last job object said (costs and series
+        are whole)."""
+        return not any(n.behind for n in self.nodes.values())
 
     @property
     def hosts(self) -> list[str]:
@@ -204,12 +216,17 @@ class JobModel:
     def apply_record(self, host: str, node: NodeModel, rec: dict[str, Any], t: float) -> set[str] | None:
         """Apply one checked record (seq and t already validated); None means malformed."""
         kind = rec.get("kind")
+        history = node.behind  # replaying what the agent's last job object already summed up
         if kind == "state":
             state = rec.get("state")
-            return self._node_state(node, rec, state, t) if state in JOB_STATES else None
+            if state not in JOB_STATES:
+                return None
+            if history and state != node.state:
+                return set()  # an old state: the snapshot's is newer (a stopped job never shows running)
+            return self._node_state(node, rec, state, t)
         if kind == "metric":
             values = rec.get("values")
-            return self._metric(values, t) if isinstance(values, dict) else None
+            return self._metric(values, t, history) if isinstance(values, dict) else None
         if kind == "gpu":
             gpus = rec.get("gpus")
             return self._gpus(host, gpus, t) if isinstance(gpus, list) else None
@@ -232,6 +249,8 @@ class JobModel:
         n.state = state
         pid = integer(d.get("pid"))
         n.pid = pid if pid is not None else n.pid
+        supervisor = integer(d.get("supervisor_pid"))
+        n.supervisor_pid = supervisor if supervisor is not None else n.supervisor_pid
         if "exit_code" in d:
             n.exit_code = integer(d.get("exit_code"))
         if "signal" in d:
@@ -297,10 +316,14 @@ class JobModel:
                 setattr(self, key, v)
         return finite(values.get("step"))
 
-    def _metric(self, values: dict[str, Any], t: float) -> set[str]:
+    def _metric(self, values: dict[str, Any], t: float, history: bool = False) -> set[str]:
         changes = {"last"}
-        self._set_last(values)
-        step = self._scalars(values)
+        if history and self.last:  # the snapshot's latest values are newer than a replayed point
+            step = finite(values.get("step"))
+            changes = set()
+        else:
+            self._set_last(values)
+            step = self._scalars(values)
         if step is not None and (self.step is None or step > self.step):
             self.step = step
             self._progress.append((t, step))

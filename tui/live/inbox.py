@@ -50,6 +50,26 @@ class Inbox:
             items, self._items = self._items, []
         return items
 
+    def take(self, budget: int) -> list[Update]:
+        """Up to about `budget` records' worth of updates, oldest first (one per non-event update);
+        a big events batch is cut, its rest kept at the front. What is left waits for the next
+        take: the caller asks again (the wake fires only when the inbox was empty)."""
+        with self._lock:
+            taken: list[Update] = []
+            i = 0
+            while i < len(self._items) and budget > 0:
+                u = self._items[i]
+                n = len(u.data) if u.kind == "events" and isinstance(u.data, list) else 1
+                if n > budget:
+                    taken.append(Update(u.kind, u.host, u.data[:budget], u.job, u.node))
+                    self._items[i] = Update(u.kind, u.host, u.data[budget:], u.job, u.node)
+                    break
+                taken.append(u)
+                budget -= n
+                i += 1
+            del self._items[:i]
+            return taken
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)

@@ -7,7 +7,7 @@ import time
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
@@ -31,21 +31,29 @@ class DeckScreen(JobActions):
         Binding("n", "new_job", "New job", id="new_job"),
         Binding("enter", "open_job", "Open", id="open_job"),
         *JOB_BINDINGS,
+        Binding("slash", "filter_jobs", "Filter", id="filter_jobs", tooltip="show jobs whose name, host or state has…"),
+        Binding("o", "sort_jobs", "Sort", id="sort_jobs", tooltip="cycle the jobs' sort column"),
+        Binding("escape", "clear_filter", "Clear filter", id="clear_filter"),
         Binding("1", "show_tab('fleet')", "Fleet", id="show_fleet"),
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
     ]
 
-    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl) -> None:
+    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl,
+                 replay: str | None = None) -> None:
         super().__init__()
-        self.fleet, self.connections, self.job_control = fleet, connections, job_control
+        self.fleet, self.connections, self.job_control, self.replay = fleet, connections, job_control, replay
 
     def compose(self) -> ComposeResult:
-        yield FleetSummaryBar(id="summary")
+        summary = FleetSummaryBar(id="summary")
+        summary.replay = self.replay
+        yield summary
         with TabbedContent(initial="fleet", id="tabs"):
             with TabPane("Fleet", id="fleet"):
                 yield FleetView(id="fleet-view")
             with TabPane("Jobs", id="jobs"):
                 yield Static(FIRST_RUN, id="first-run")
+                yield Input(placeholder="filter: part of a name, host or state (enter: keep, esc: clear)",
+                            id="job-filter", compact=True)
                 yield JobsTable(id="jobs-table")
         yield Footer()
 
@@ -78,6 +86,11 @@ class DeckScreen(JobActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "open_job" and self.current_job() is None:
             return None
+        on_jobs = self.query_one(TabbedContent).active == "jobs"
+        if action in ("filter_jobs", "sort_jobs"):
+            return on_jobs
+        if action == "clear_filter":
+            return on_jobs and (self.query_one("#job-filter").display or bool(self.query_one(JobsTable).filter_text))
         return super().check_action(action, parameters)
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
@@ -96,6 +109,34 @@ class DeckScreen(JobActions):
         self.query_one(TabbedContent).active = tab
         if tab == "jobs":
             self.query_one(JobsTable).focus()
+
+    def action_filter_jobs(self) -> None:
+        self.action_show_tab("jobs")
+        field = self.query_one("#job-filter", Input)
+        field.display = True
+        field.focus()
+        self.refresh_bindings()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "job-filter":
+            self.query_one(JobsTable).filter_text = event.value
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "job-filter":
+            event.stop()
+            event.input.display = bool(event.value)  # an empty filter goes away
+            self.query_one(JobsTable).focus()
+            self.refresh_bindings()
+
+    def action_clear_filter(self) -> None:
+        field = self.query_one("#job-filter", Input)
+        field.value, field.display = "", False
+        self.query_one(JobsTable).filter_text = ""
+        self.query_one(JobsTable).focus()
+        self.refresh_bindings()
+
+    def action_sort_jobs(self) -> None:
+        self.query_one(JobsTable).cycle_sort()
 
     def action_open_job(self) -> None:
         job = self.current_job()

@@ -5,17 +5,19 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
 
-def _rows(where: str, bindings: list[BindingType]) -> list[tuple[str, str, str]]:
+def _rows(where: str, bindings: list[BindingType]) -> list[tuple[Content, Content, Content]]:
     rows = []
     for b in bindings:
         if isinstance(b, Binding) and b.description:
             keys = ", ".join(k.strip() for k in b.key.split(","))
-            rows.append((keys.replace("question_mark", "?").replace("plus", "+").replace("minus", "-"),
-                         b.description + (f" — {b.tooltip}" if b.tooltip else ""), where))
+            keys = keys.replace("question_mark", "?").replace("plus", "+").replace("minus", "-").replace("slash", "/")
+            rows.append((Content(keys), Content(b.description + (f" — {b.tooltip}" if b.tooltip else "")),
+                         Content(where)))  # remapped keys such as "[" are not markup
     return rows
 
 

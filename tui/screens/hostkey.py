@@ -9,6 +9,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
@@ -24,14 +25,14 @@ class HostKeyScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog" + (" -danger" if self.changed else "")):
             if self.changed:
-                yield Label(f"WARNING: the host key of {self.host} has CHANGED", classes="dialog-title")
+                yield Label(Content(f"WARNING: the host key of {self.host} has CHANGED"), classes="dialog-title")
                 yield Label("Someone may be intercepting the connection, or the host was reinstalled. "
                             "gpudeck will not connect. If the change is expected, remove the old key "
                             "from known_hosts and connect again.", classes="dialog-detail")
             else:
-                yield Label(f"Unknown host key for {self.host}", classes="dialog-title")
+                yield Label(Content(f"Unknown host key for {self.host}"), classes="dialog-title")
                 yield Label("Check the fingerprint with the host's owner before accepting.", classes="dialog-detail")
-            yield Label(f"{self.key_type} SHA256:{self.fingerprint.removeprefix('SHA256:')}", classes="fingerprint")
+            yield Label(Content(f"{self.key_type} SHA256:{self.fingerprint.removeprefix('SHA256:')}"), classes="fingerprint")
             with Horizontal(classes="dialog-buttons"):
                 if not self.changed:
                     yield Button("Accept and remember", variant="warning", id="accept")

@@ -71,5 +71,7 @@ class JobScreen(JobActions):
         self._draw(frozenset({"series", "gpu"}))
 
     def action_toggle_follow(self) -> None:
-        on = self.query_one("#output", OutputLog).toggle_follow()
-        self.notify("following the output" if on else "follow off: scroll freely")
+        self.query_one("#output", OutputLog).toggle_follow()
+
+    def on_output_log_follow_changed(self, event: OutputLog.FollowChanged) -> None:
+        event.log.border_title = None if event.follow else "not following (f follows)"

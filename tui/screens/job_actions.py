@@ -8,12 +8,13 @@ Scaling is shown but disabled until multi-node jobs exist.
 from __future__ import annotations
 
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 
 from ..fleet import Fleet, JobModel
 from ..services import Connections, JobControl
 from .confirm import ConfirmScreen
+from .footer_order import AppKeysFirst
 from .logs import LogScreen
+from .procs import ProcessesScreen
 
 SCALE_LATER = "scaling comes with multi-node jobs"
 JOB_BINDINGS: list[BindingType] = [
@@ -21,13 +22,14 @@ JOB_BINDINGS: list[BindingType] = [
     Binding("K", "kill_job", "Kill", id="kill_job", tooltip="SIGKILL every process of the job now"),
     Binding("r", "restart_job", "Restart", id="restart_job", tooltip="a new job from the same spec"),
     Binding("l", "job_log", "Log", id="job_log", tooltip="the job's full output"),
+    Binding("p", "job_procs", "Procs", id="job_procs", tooltip="the job's processes: PIDs, GPU memory"),
     Binding("plus", "scale_up", "+node", id="scale_up", tooltip=SCALE_LATER),
     Binding("minus", "scale_down", "-node", id="scale_down", tooltip=SCALE_LATER),
 ]
-_NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log"}
+_NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs"}
 
 
-class JobActions(Screen):
+class JobActions(AppKeysFirst):
     """A screen with a current job. Subclasses set the fleet and services and implement current_job()."""
 
     fleet: Fleet
@@ -76,6 +78,11 @@ class JobActions(Screen):
         job = self.current_job()
         if job is not None:
             self.app.push_screen(LogScreen(self.fleet, self.connections, job.id))
+
+    def action_job_procs(self) -> None:
+        job = self.current_job()
+        if job is not None:
+            self.app.push_screen(ProcessesScreen(self.fleet, job.id))
 
     def action_scale_up(self) -> None:
         self.notify(SCALE_LATER)

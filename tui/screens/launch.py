@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
+from textual.worker import Worker, WorkerState
 
 from remote_agent.names import new_job_id
 
 from ..actions import LaunchOptions, form_options, preview_name, split_command
 from ..errors import GpudeckError
+from ..hosts_file import LOCAL
 
 
 @dataclass
@@ -36,6 +40,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         super().__init__(classes="modal")
         self.hosts, self.command = hosts, command
         self.default_workdir = workdir or os.getcwd()
+        self._pending: LaunchOptions | None = None  # checked options waiting for the workdir check
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog form"):
@@ -76,8 +81,11 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             text = "argv: " + repr(argv) if argv else "argv: (empty)"
         except GpudeckError as exc:
             text = str(exc)
-        self.query_one("#argv", Static).update(text)
+        self.query_one("#argv", Static).update(Content(text))  # user text: never markup
         self.query_one("#name", Input).placeholder = preview_name(command) or "from the command"
+
+    def _error(self, text: str) -> None:
+        self.query_one("#error", Static).update(Content(text))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -101,9 +109,38 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                                    self.query_one("#setup", TextArea).text, budget=field["budget"],
                                    idle_stop=field["idle_stop"])
         except GpudeckError as exc:
-            self.query_one("#error", Static).update(str(exc))
+            self._error(str(exc))
             return
         except Exception as exc:  # a bug must not take the app down: say it in the form
-            self.query_one("#error", Static).update(f"cannot build the job: {type(exc).__name__}: {exc}")
+            self._error(f"cannot build the job: {type(exc).__name__}: {exc}")
+            return
+        if options.host == LOCAL and options.workdir:  # checked here, so nothing typed is lost
+            path = os.path.abspath(os.path.expanduser(options.workdir))
+            self.run_worker(partial(_workdir_problem, path), name="workdir", group="workdir", thread=True,
+                            exclusive=True, exit_on_error=False)
+            self._pending = options
             return
         self.dismiss(LaunchRequest(options, new_job_id()))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "workdir" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
+            return
+        event.stop()
+        options, self._pending = self._pending, None
+        problem = event.worker.result if event.state == WorkerState.SUCCESS else str(event.worker.error)
+        if options is None:
+            return
+        if problem:
+            self._error(problem)
+            self.query_one("#workdir", Input).focus()
+            return
+        self.dismiss(LaunchRequest(options, new_job_id()))
+
+
+def _workdir_problem(path: str) -> str | None:
+    """Runs in a thread (a stat may hang on a dead network mount): why `path` cannot be the workdir."""
+    if not os.path.exists(path):
+        return f"workdir {path}: no such directory on this machine"
+    if not os.path.isdir(path):
+        return f"workdir {path}: not a directory"
+    return None

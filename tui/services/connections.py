@@ -32,6 +32,7 @@ GPU_PERIOD = 1.0
 JOBS_PERIOD = 2.0
 MIN_REDRAW = 0.1  # at most ~10 redraws a second
 TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
+DRAIN_BUDGET = 1000  # journal records applied per drain: a replay of old journals must not stall keys
 SILENT_POLLS = 3  # failed polls in a row on an open pipe before reconnecting
 JOB_ANSWERS = frozenset({"launch", "stop", "kill", "restart"})  # ops whose answer is a job object
 
@@ -169,7 +170,7 @@ class Connections(Service):
         active_before = {j.id for j in fleet.jobs.values() if j.active}
         tags: set[str] = set()
         polled: set[str] = set()
-        for u in self.inbox.drain():
+        for u in self.inbox.take(DRAIN_BUDGET):
             if u.kind == "events" and u.job and u.node:
                 after = fleet.last_seq(u.job, u.node)
                 tags |= fleet.apply_events(u.host, u.job, u.node, u.data)
@@ -186,6 +187,8 @@ class Connections(Service):
                 for sink in self.sinks:
                     sink.jobs(u.host, u.data)
                 polled.add(u.host)
+        # Only jobs this app saw running end here: a replayed journal's old states never show (the
+        # fleet keeps the snapshot's state until the journal catches up), so no old ending repeats.
         for job_id in active_before:
             job = fleet.jobs.get(job_id)
             if job is not None and not job.active:
@@ -193,6 +196,8 @@ class Connections(Service):
         for host in polled:
             self._ensure_tails(host)
         self.publish(tags)
+        if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now
+            self.app.post_message(InboxPending())
 
     def _ensure_tails(self, host: str) -> None:
         """Follow the journals worth following: live jobs, recent ones, and those on screen."""

@@ -25,6 +25,7 @@ from ..fleet.costs import CostBoard
 from ..format import local_time, money
 from ..live.costs import CostEngine
 from ..messages import CostBoardUpdated, CostNote
+from ..widgets.failures import say
 
 FLEET_BUDGET_REASON = "fleet daily budget reached"
 
@@ -79,15 +80,15 @@ class Costs:
         self._changed({"cost"})
         if board.rules_paused_since and not self._paused_said:  # 0: never enforced before, nothing to say
             self._paused_said = True
-            self.app.notify(f"fleet rules paused since {local_time(board.rules_paused_since)} (no gpudeck was "
-                            "running); enforcing the daily budget again", title="fleet budget", timeout=8)
+            say(self.app, f"fleet rules paused since {local_time(board.rules_paused_since)} (no gpudeck was "
+                "running); enforcing the daily budget again", "fleet budget", timeout=8)
         if board.over:
             self._enforce(board)
 
     def note(self, text: str) -> None:
         if text not in self._noted:  # a repeating failure is said once
             self._noted.add(text)
-            self.app.notify(text[:300], title="cost", severity="warning", timeout=8)
+            say(self.app, text[:300], "cost", "warning", timeout=8)
 
     def _enforce(self, board: CostBoard) -> None:
         """Today's spend reached the daily budget: stop what runs (once per job)."""
@@ -97,8 +98,8 @@ class Costs:
         today = money(board.today, board.currency)
         budget = money(board.daily_budget, board.currency)
         names = ", ".join(j.name or j.id for j in due[:5]) + (" …" if len(due) > 5 else "")
-        self.app.notify(f"daily budget reached: today {today} of {budget}; stopping {names}",
-                        title="fleet budget", severity="warning", timeout=15)
+        say(self.app, f"daily budget reached: today {today} of {budget}; stopping {names}",
+            "fleet budget", "warning", timeout=15)
         for job in due:
             self.budget_stopped.add(job.id)
             self._stop(job, FLEET_BUDGET_REASON)

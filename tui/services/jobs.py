@@ -18,7 +18,7 @@ from .. import actions
 from ..actions import JobTarget, LaunchOptions
 from ..fleet import JobModel
 from ..store import Store
-from ..widgets.failures import report
+from ..widgets.failures import report, say
 from .base import Service
 from .connections import Connections
 
@@ -43,7 +43,7 @@ class JobControl(Service):
             self._store.close()
 
     def _run(self, title: str, fn: Callable[[], str]) -> None:
-        self.in_thread(fn, group="action", done=lambda line: self.app.notify(str(line), title=title),
+        self.in_thread(fn, group="action", done=lambda line: say(self.app, str(line), title),
                        failed=lambda exc: report(self.app, f"{title} failed", exc))
 
     def launch(self, opts: LaunchOptions, job_id: str) -> None:

@@ -14,12 +14,19 @@ from textual.dom import DOMNode
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def say(node: DOMNode, message: str, title: str = "", severity: str = "information",
+        timeout: float | None = None) -> None:
+    """A notification whose text is never markup: job names, commands, causes and remote errors
+    often hold `[`, `=` or `/` (Textual's notify parses markup by default)."""
+    node.app.notify(message, title=title, severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
+
+
 def report(node: DOMNode, title: str, error: BaseException | str, severity: str = "error") -> None:
     reason = error if isinstance(error, str) else (str(error) or type(error).__name__)
     if isinstance(error, BaseException):  # the details go to Textual's devtools log, not the screen
         node.log.error(title, "".join(traceback.format_exception(error)))
-    node.app.notify(reason.splitlines()[0][:300] if reason else title, title=title,
-                    severity=severity, timeout=8 if severity == "error" else 5)  # type: ignore[arg-type]
+    say(node, reason.splitlines()[0][:300] if reason else title, title, severity,
+        timeout=8 if severity == "error" else 5)
 
 
 def guarded(title: str) -> Callable[[F], F]:

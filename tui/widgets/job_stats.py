@@ -15,6 +15,8 @@ def cost_line(job: JobModel, fleet: Fleet) -> Content:
     b = fleet.costs
     c = b.jobs.get(job.id)
     cur = b.currency
+    if not (job.caught_up or job.active):  # an ended job's journal still being read: a part would mislead
+        return Content.assemble("cost so far ", ("… reading its journal", "$text-muted"))
 
     def m(value: float | None, per: str = "") -> tuple[str, str]:
         return (money(value, cur, per), "$cost")

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from ..fleet import Fleet, JobModel
 from ..fleet.costs import JobCost
+from ..fleet.states import STATE_ORDER
+from ..fleet.values import finite
 from ..format import duration, money, number
 from .gauges import level_style
 
@@ -41,8 +51,11 @@ def _info(job: JobModel) -> Content:
 BUDGET_STYLE = {"warning": "$warning", "over": "bold $error"}
 
 
-def _cost(cost: JobCost | None, currency: str) -> Content:
-    """Accrued so far; "—" until known (no price, or its journal not read from the start)."""
+def _cost(cost: JobCost | None, currency: str, caught_up: bool = True) -> Content:
+    """Accrued so far; "—" until known (no price, or its journal not read from the start); "…"
+    while its journal is still being read (a part would show too little)."""
+    if not caught_up and (cost is None or cost.accrued is not None):
+        return Content.styled("…", "$text-muted")
     if cost is None or cost.accrued is None:
         return Content.styled("—", "$cost")
     return Content.styled(money(cost.accrued, currency), BUDGET_STYLE.get(cost.budget_status or "", "$cost"))
@@ -54,21 +67,62 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     gpu = job.gpu_util_now
     return [
         Content.styled(job.name or job.id, "bold"),
-        ",".join(job.hosts) or "—",
+        Content(",".join(job.hosts) or "—"),  # host names are user text: never markup
         Content.styled(job.state, STATE_STYLE.get(job.state, "")),
         duration(job.runtime(host_now)),
         _step(job),
         number(job.last.get("loss")) if "loss" in job.last else "—",
         number(job.samples_per_sec) if job.samples_per_sec is not None else "—",
         Content.styled(f"{gpu:.0f}%", level_style(gpu)) if gpu is not None else "—",
-        _cost(fleet.costs.jobs.get(job.id), fleet.costs.currency),
+        _cost(fleet.costs.jobs.get(job.id), fleet.costs.currency, job.caught_up or job.active),
         _info(job),
     ]
 
 
+# What `o` cycles through: (name, key of a job; None sorts last). "default": running first, newest first.
+SORTS: tuple[tuple[str, Callable[[JobModel, Fleet], Any] | None, bool], ...] = (
+    ("default", None, False),
+    ("name", lambda j, f: (j.name or j.id).lower(), False),
+    ("host", lambda j, f: ",".join(j.hosts), False),
+    ("state", lambda j, f: STATE_ORDER.index(j.state) if j.state in STATE_ORDER else len(STATE_ORDER), False),
+    ("runtime", lambda j, f: j.runtime(time.time()), True),
+    ("loss", lambda j, f: finite(j.last.get("loss")), False),
+    ("cost", lambda j, f: (c.accrued if (c := f.costs.jobs.get(j.id)) else None), True),
+)
+
+
+def matches(job: JobModel, text: str) -> bool:
+    """The `/` filter: a substring of the name, id, a host or the state (case-insensitive)."""
+    text = text.strip().lower()
+    return not text or any(text in s.lower() for s in (job.name or "", job.id, job.state, *job.hosts))
+
+
+def arrange(fleet: Fleet, text: str, sort: str) -> list[JobModel]:
+    jobs = [j for j in fleet.jobs_sorted() if matches(j, text)]
+    _, key, descending = next((s for s in SORTS if s[0] == sort), SORTS[0])
+    if key is None:
+        return jobs
+    valued = [(key(j, fleet), j) for j in jobs]
+    known = sorted((v for v in valued if v[0] is not None), key=lambda v: v[0], reverse=descending)
+    return [j for _, j in known] + [j for v, j in valued if v is None]
+
+
 class JobsTable(DataTable):
+    BINDINGS = [
+        # The deck's `open_job` id: one remap moves both. Shown, so the Footer says what enter does.
+        Binding("enter", "select_cursor", "Open", id="open_job"),
+        Binding("j", "cursor_down", "Down", id="vim_down", show=False),
+        Binding("k", "cursor_up", "Up", id="vim_up", show=False),
+        Binding("g", "scroll_top", "First", id="vim_top", show=False),
+        Binding("G", "scroll_bottom", "Last", id="vim_bottom", show=False),
+    ]
+
+    filter_text: reactive[str] = reactive("", init=False)
+    sort: reactive[str] = reactive("default", init=False)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self._fleet: Fleet | None = None
         self._order: list[str] = []
         self._rows: dict[str, list[str | Content]] = {}  # what each row shows: update only changes
         self._want: str | None = None  # a job to select as soon as it appears (one just launched)
@@ -86,8 +140,33 @@ class JobsTable(DataTable):
             return None
         return self._order[self.cursor_row]
 
+    def cycle_sort(self) -> str:
+        names = [name for name, _, _ in SORTS]
+        self.sort = names[(names.index(self.sort) + 1) % len(names)] if self.sort in names else names[0]
+        return self.sort
+
+    def watch_filter_text(self) -> None:
+        self._redraw()
+
+    def watch_sort(self) -> None:
+        for key, label, _ in COLUMNS:
+            if key == self.sort or (key == "hosts" and self.sort == "host"):
+                label += " ↓" if next(d for n, _, d in SORTS if n == self.sort) else " ↑"
+            self.columns[ColumnKey(key)].label = Text(label)
+        self._require_update_dimensions = True
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self._fleet is not None:
+            self.show(self._fleet, time.time())
+
+    @property
+    def shown_ids(self) -> list[str]:
+        return list(self._order)
+
     def show(self, fleet: Fleet, now: float) -> None:
-        jobs = fleet.jobs_sorted()
+        self._fleet = fleet
+        jobs = arrange(fleet, self.filter_text, self.sort)
         order = [j.id for j in jobs]
         if order != self._order:
             keep = self.selected_id

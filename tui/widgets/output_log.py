@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Log
 from textual.worker import Worker, WorkerState
 
@@ -25,6 +27,24 @@ class _Read:
 
 
 class OutputLog(Log):
+    BINDINGS = [
+        Binding("j", "scroll_down", "Down", id="vim_down", show=False),
+        Binding("k", "vim_up", "Up", id="vim_up", show=False),
+        Binding("g", "vim_top", "First line", id="vim_top", show=False),
+        Binding("G", "vim_bottom", "Last line", id="vim_bottom", show=False),
+    ]
+
+    class FollowChanged(Message):
+        """Following the output turned on or off (a key, or scrolling away from the end)."""
+
+        def __init__(self, log: OutputLog, follow: bool) -> None:
+            super().__init__()
+            self.log, self.follow = log, follow
+
+        @property
+        def control(self) -> OutputLog:
+            return self.log
+
     def __init__(self, link: HostLink | None, job_id: str, node: str, tail_bytes: int, *, id: str | None = None) -> None:
         super().__init__(id=id, max_lines=50_000, auto_scroll=True)
         self.link, self.job_id, self.node, self.tail_bytes = link, job_id, node, tail_bytes
@@ -37,10 +57,44 @@ class OutputLog(Log):
         return self.auto_scroll
 
     def toggle_follow(self) -> bool:
-        self.auto_scroll = not self.auto_scroll
-        if self.auto_scroll:
-            self.scroll_end(animate=False)
+        self.set_follow(not self.auto_scroll)
         return self.auto_scroll
+
+    def set_follow(self, on: bool) -> None:
+        if on:
+            self.scroll_end(animate=False)
+        if on != self.auto_scroll:
+            self.auto_scroll = on
+            self.post_message(self.FollowChanged(self, on))
+
+    def action_vim_up(self) -> None:
+        self.set_follow(False)  # reading back: new lines must not pull the view down
+        self.scroll_up(animate=False)
+
+    def action_vim_top(self) -> None:
+        self.set_follow(False)
+        self.scroll_home(animate=False)
+
+    def action_vim_bottom(self) -> None:
+        self.scroll_end(animate=False)
+
+    def find(self, term: str, start: int, forward: bool = True) -> int | None:
+        """The next line (wrapping around) after `start` (before it, backwards) holding `term`,
+        case-insensitive; None when no line does."""
+        needle, lines = term.lower(), self.lines
+        n = len(lines)
+        if not needle or not n:
+            return None
+        for i in range(1, n + 1):
+            row = (start + i) % n if forward else (start - i) % n
+            if needle in lines[row].lower():
+                return row
+        return None
+
+    def show_line(self, row: int) -> None:
+        """Scroll so that `row` is the view's first line, and stop following (the user is reading)."""
+        self.set_follow(False)
+        self.scroll_to(y=max(0, row - 2), animate=False)
 
     def on_mount(self) -> None:
         if self.link is None:

@@ -35,11 +35,15 @@ class FleetSummaryBar(Static):
     FleetSummaryBar { height: 1; padding: 0 1; }
     """
 
+    replay: str | None = None  # the recording being played: said first, so nobody takes it for live
+
     def show(self, fleet: Fleet) -> None:
         s = fleet.summary()
+        replay: list[str | tuple[str, str]] = [(" REPLAY ", "bold $text on $warning"), " ", self.replay, "   "] \
+            if self.replay is not None else []
         hosts_style = "$success" if s.hosts_up == s.hosts_total and s.hosts_total else "$warning"
         self.update(Content.assemble(
-            ("gpudeck", "bold $accent"), "   hosts ", (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
+            *replay, ("gpudeck", "bold $accent"), "   hosts ", (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
             "   GPUs ", (f"{s.gpus_busy}/{s.gpus_total} busy", "$gpu-busy" if s.gpus_busy else ""),
             f"   jobs {s.jobs_running} running / {s.jobs_total}",
             *spend_parts(fleet.costs),
