@@ -104,7 +104,7 @@ def test_rm_refuses_a_live_job(gpudeck_home: Path, workdir: Path) -> None:
         (["run", "--env", "NOT_SET_ANYWHERE_XYZ", "--", "true"], 2, "not set in your environment"),
         (["run", "--env", "1BAD=x", "--", "true"], 2, "not a variable name"),
         (["run", "--workdir", "/no/such/dir", "--", "true"], 1, "spec.workdir: no such directory"),
-        (["run", "--host", "gpu-box", "--", "true"], 4, "unknown host 'gpu-box'"),
+        (["run", "--host", "gpu-box", "--", "true"], 2, "no such host 'gpu-box'"),
         (["frobnicate"], 2, "invalid choice"),
         (["stop", "x", "--grace", "soon"], 2, "invalid float value"),
     ],

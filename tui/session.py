@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import paths
-from .errors import EXIT_HOST, EXIT_HOSTKEY, GpudeckError
+from .errors import EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .remote.client import AgentError
 from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
@@ -67,7 +67,7 @@ def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
     entry = host_entries().get(host)
     if entry is None:
-        raise GpudeckError(f"unknown host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_HOST)
+        raise GpudeckError(f"no such host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_USAGE)
     from .remote.ssh_transport import SshTransport  # paramiko only when a remote host is used
 
     return SshTransport(entry, (config or settings()).ssh, confirm, ask_passphrase)
