@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -95,8 +96,11 @@ class Session:
     @property
     def store(self) -> Store:
         if self._store is None:
-            paths.ensure_private(paths.data_dir())
-            self._store = Store(paths.state_db())
+            try:
+                paths.ensure_private(paths.data_dir())
+                self._store = Store(paths.state_db())
+            except (OSError, sqlite3.Error) as exc:  # e.g. a full disk: one line naming the file
+                raise GpudeckError(f"{paths.state_db()}: {exc} (is its disk full?)") from None
         return self._store
 
     @property
