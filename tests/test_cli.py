@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -193,3 +195,21 @@ def test_a_local_job_keeps_the_path_it_was_launched_with(gpudeck_home: Path, wor
 
     job_id = gpudeck("run", "--", "only-in-my-venv", cwd=workdir, env={"PATH": f"{venv_bin}:{os.environ['PATH']}"}).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "from-the-venv\n"
+
+
+def test_two_restarts_at_once_start_one_copy(gpudeck_home: Path, workdir: Path) -> None:
+    job_id = gpudeck("run", "--name", "once", "--", "true", cwd=workdir).stdout.strip()
+    wait_for(lambda: any(j["id"] == job_id and j["state"] == "exited" for j in ps_json(workdir, "--all")), what="exited")
+    env = {**os.environ}
+    both = [subprocess.Popen([sys.executable, "-m", "tui", "restart", job_id], cwd=workdir, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in both]  # type: ignore[union-attr]
+    ok = [r for r in results if r[0] == 0]
+    refused = [r for r in results if r[0] != 0]
+    assert len(ok) == 1 and len(refused) == 1, results
+    new_id = ok[0][1].strip()
+    assert f"job {job_id} was already restarted as {new_id}" in refused[0][2]
+    assert len(refused[0][2].strip().splitlines()) == 1
+    assert sorted(j["id"] for j in ps_json(workdir, "--all") if j["name"] == "once") == sorted([job_id, new_id])
+    again = gpudeck("restart", job_id, cwd=workdir)  # later too: restart the new one instead
+    assert again.returncode != 0 and new_id in again.stderr

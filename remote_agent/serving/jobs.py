@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
 from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
-from ..storage.jsonio import dumps
+from ..storage.jsonio import dumps, loads_object
 from ..storage.layout import JobFiles, iter_job_dirs, job_dir
 from ..supervision.control import KILL_SIGNAL, write_control
 from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
@@ -26,7 +26,8 @@ from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, proc
 LAUNCH_WAIT = 15.0
 STOP_MARGIN = 30.0
 FROZEN_AFTER = 1.0  # a supervisor stopped (SIGSTOP) this long is taken over
-JOURNAL_WAIT = 3.0  # the tree is gone: how long the journal may take to say so
+JOURNAL_WAIT = 3.0
+RESTARTED_NAME = "restarted.json"  # in an ended job's dir: the job its restart created  # the tree is gone: how long the journal may take to say so
 
 
 class JobError(Exception):
@@ -114,8 +115,30 @@ class JobTable:
             raise JobError("job %s: unreadable spec: %s" % (job, exc)) from None
         if view.refresh()["state"] not in TERMINAL_STATES:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
-        spec.update(id=new_id, restart_of=job, created_at=time.time())
-        return self.launch(spec)
+        if not is_job_id(new_id):
+            raise JobError("new_id: not a job id: %r" % (new_id,))
+        # Once only: the marker (O_EXCL) names the job the first restart made, so a second
+        # restart, concurrent or later, is refused naming it instead of starting another copy.
+        marker = view.files.dir / RESTARTED_NAME
+        try:
+            fd = os.open(str(marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            raise JobError("job %s was already restarted as %s" % (job, _restarted_as(marker))) from None
+        except OSError as exc:
+            raise JobError("job %s: could not record the restart: %s" % (job, describe_os_error(exc))) from None
+        try:
+            try:
+                os.write(fd, dumps({"restarted_as": new_id, "t": time.time()}).encode("utf-8"))
+            finally:
+                os.close(fd)
+            spec.update(id=new_id, restart_of=job, created_at=time.time())
+            return self.launch(spec)
+        except (OSError, JobError) as exc:
+            with contextlib.suppress(OSError):  # it did not happen: a later restart may try again
+                os.unlink(str(marker))
+            if isinstance(exc, JobError):
+                raise
+            raise JobError("job %s: could not record the restart: %s" % (job, describe_os_error(exc))) from None
 
     def end(self, job: Any, node: Any, action: str, grace: Optional[float], reason: Any = None) -> Dict[str, Any]:
         """Stop or kill; answers once no process of the job's tree is left.
@@ -223,6 +246,19 @@ class JobTable:
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
         self._forget(view.fields["id"], view.fields["node"], view.files.dir)
         return {"removed": job}
+
+
+def _restarted_as(marker: Path) -> str:
+    """The new job's id from a restart marker; a marker still being written is a restart under way."""
+    for _ in range(50):
+        try:
+            body = loads_object(marker.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError):
+            body = None
+        if body and is_job_id(body.get("restarted_as")):
+            return body["restarted_as"]
+        time.sleep(0.01)
+    return "another job (a restart is under way)"
 
 
 def _tree_left(view: JobView) -> bool:
