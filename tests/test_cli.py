@@ -109,6 +109,15 @@ def test_rm_refuses_a_live_job(gpudeck_home: Path, workdir: Path) -> None:
         (["run", "--host", "gpu-box", "--", "true"], 2, "no such host 'gpu-box'"),
         (["frobnicate"], 2, "invalid choice"),
         (["stop", "x", "--grace", "soon"], 2, "invalid float value"),
+        (["stop", "x", "--grace", "-1"], 2, "--grace -1: must be a number of seconds >= 0"),
+        (["stop", "x", "--grace", "nan"], 2, "--grace nan: must be"),
+        (["run", "--grace", "inf", "--", "true"], 2, "--grace inf: must be"),
+        (["run", "--budget", "nan", "--", "true"], 2, "--budget nan: must be"),
+        (["run", "--budget", "1e309", "--", "true"], 2, "--budget inf: must be"),
+        (["run", "--price-per-hour", "nan", "--", "true"], 2, "--price-per-hour nan: must be"),
+        (["run", "--price-per-hour", "1e309", "--", "true"], 2, "--price-per-hour inf: must be"),
+        (["run", "--name", "", "--", "true"], 2, "--name '': use"),
+        (["run", "--workdir", "/etc/passwd", "--", "true"], 2, "--workdir /etc/passwd: not a directory"),
     ],
 )
 def test_bad_input_is_one_line_and_a_distinct_exit_code(gpudeck_home: Path, workdir: Path, args: list[str], code: int, message: str) -> None:
@@ -174,7 +183,7 @@ def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) 
     [
         (["--budget", "5"], "this host's price is unknown"),
         (["--idle-stop", "soon@5%"], "--idle-stop 'soon@5%': expected e.g. 30m@10%"),
-        (["--price-per-hour", "1", "--budget", "-1"], "--budget -1: must be more than 0"),
+        (["--price-per-hour", "1", "--budget", "-1"], "--budget -1: must be a finite amount more than 0"),
     ],
 )
 def test_bad_cost_rules_are_refused(gpudeck_home: Path, workdir: Path, args: list[str], message: str) -> None:
