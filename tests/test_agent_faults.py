@@ -222,3 +222,16 @@ def test_a_journal_line_longer_than_a_read_is_skipped(tmp_path: Path) -> None:
     while batch := reader.read_new():
         seqs += [r["seq"] for r in batch]
     assert seqs == [1, 3] and reader.skipped == 1
+
+
+@pytest.mark.slow
+def test_every_metric_line_reaches_the_journal_however_fast_the_job_exits(client: AgentClient, workdir: Path,
+                                                                         agent_dir: Path) -> None:
+    lines = int(os.environ.get("GPUDECK_TEST_DRAIN_LINES", "3000000"))
+    script = ("import sys\nw = sys.stdout.write\n"
+              f"for i in range({lines}):\n    w('step=%d loss=%.6f\\n' % (i, 1.0 / (i + 1)))\n")
+    job = launch(client, workdir, [sys.executable, "-c", script])
+    final = wait_state(client, job["id"], {"exited", "failed", "lost"}, timeout=3600)
+    assert final["state"] == "exited"
+    metrics = sum(1 for r in valid_journal(agent_dir, job["id"]) if r["kind"] == "metric")
+    assert metrics == lines

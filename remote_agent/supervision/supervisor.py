@@ -32,6 +32,7 @@ TAIL_LINES = 20
 LEFTOVER_GRACE = 10.0
 TICK = 0.05
 OUTPUT_POLL = 0.05
+DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
 JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
 
 
@@ -55,6 +56,8 @@ class Supervisor:
         self._gpu = None
         self.autostop: Optional[AutoStop] = None
         self._kill_flag = False
+        self._read_pos = 0  # bytes of output.log the reader has read
+        self._stop_reading = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -138,10 +141,11 @@ class Supervisor:
         # inotify wakes us as soon as the job writes (a line reaches clients in ms, not a poll later).
         watcher = self._output_watch = file_watcher(str(self.files.output))
         try:
-            while True:
+            while not self._stop_reading:
                 draining = self._output_done.is_set()
                 chunk = os.read(fd, 65536)
                 if chunk:
+                    self._read_pos += len(chunk)
                     self._journal_lines(splitter.feed(chunk))
                     continue
                 if draining:
@@ -217,7 +221,21 @@ class Supervisor:
         if self._output_watch is not None:
             self._output_watch.wake()
         if self._reader is not None:
-            self._reader.join(timeout=30.0)
+            # Every byte printed before the tree was gone is parsed, however many (a job that
+            # printed millions of metric lines and exited): wait while the reader makes progress
+            # towards the size output.log had then; only bytes written later (a process that
+            # escaped the tree) may be left unread.
+            try:
+                target = os.stat(str(self.files.output)).st_size
+            except OSError:
+                target = 0
+            while self._reader.is_alive() and self._read_pos < target:
+                before = self._read_pos
+                self._reader.join(timeout=DRAIN_STALL)
+                if self._read_pos == before:
+                    break  # no progress at all for DRAIN_STALL s: the reader is stuck
+            self._stop_reading = True
+            self._reader.join(timeout=DRAIN_STALL)
         self._write_final_state()
 
     def _reap(self) -> None:
