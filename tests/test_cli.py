@@ -222,3 +222,23 @@ def test_two_restarts_at_once_start_one_copy(gpudeck_home: Path, workdir: Path) 
     assert sorted(j["id"] for j in ps_json(workdir, "--all") if j["name"] == "once") == sorted([job_id, new_id])
     again = gpudeck("restart", job_id, cwd=workdir)  # later too: restart the new one instead
     assert again.returncode != 0 and new_id in again.stderr
+
+
+def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, workdir: Path) -> None:
+    import signal
+
+    job_id = gpudeck("run", "--", "bash", "-c", "echo ready; sleep 600", cwd=workdir).stdout.strip()
+    follower = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], cwd=workdir, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert follower.stdout is not None and follower.stdout.readline() == "ready\n"
+        follower.send_signal(signal.SIGSTOP)  # the job is killed and removed between two of its polls
+        assert gpudeck("kill", job_id, cwd=workdir).returncode == 0
+        assert gpudeck("rm", job_id, cwd=workdir).returncode == 0
+        follower.send_signal(signal.SIGCONT)
+        code = follower.wait(timeout=60)
+    finally:
+        follower.kill()
+    err = follower.stderr.read() if follower.stderr else ""
+    assert code == 3, err
+    assert err.strip() == f"gpudeck: job {job_id} was removed while its log was followed"
