@@ -235,3 +235,21 @@ def test_every_metric_line_reaches_the_journal_however_fast_the_job_exits(client
     assert final["state"] == "exited"
     metrics = sum(1 for r in valid_journal(agent_dir, job["id"]) if r["kind"] == "metric")
     assert metrics == lines
+
+
+def test_a_job_dir_whose_launch_never_finished_can_be_killed_and_removed(client: AgentClient, agent_dir: Path) -> None:
+    import time
+
+    from remote_agent.names import new_job_id
+    from tests.support.jobs import job as job_obj
+
+    job_id = new_job_id()
+    directory = agent_dir / "jobs" / job_id / "0"
+    directory.mkdir(parents=True)  # what a launch that died before writing its spec left (older agents)
+    old = time.time() - 3600
+    os.utime(directory, (old, old))
+    seen = job_obj(client, job_id)
+    assert seen["state"] == "lost", (seen, os.stat(directory).st_mtime, time.time())
+    assert client.request("kill", job=job_id, node="0", timeout=30)["state"] == "lost"
+    assert client.request("rm", job=job_id, node="0") == {"removed": job_id}
+    assert not directory.exists()

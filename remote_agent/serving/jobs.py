@@ -159,6 +159,8 @@ class JobTable:
             raise JobError("grace: expected seconds >= 0, got %r" % (grace,))
         key = job_key(spec) if spec.get("id") else None
         supervisor = _own_supervisor(view)
+        if key is None and supervisor is None:
+            return obj  # no spec and no supervisor: it never started, nothing can be running
         try:
             write_control(view.files.control, action, float(grace), reason or "user")
             wake = signal.SIGUSR1
@@ -182,8 +184,6 @@ class JobTable:
             if obj["state"] == "lost" and key and not orphan_done:
                 orphan_done = end_orphaned_job(view.files, spec, view.fields["pid"], action, float(grace))
                 continue
-            if key is None and supervisor is None:
-                return obj  # never started (no spec, no supervisor): nothing can be running
             if supervisor is not None and process_state(supervisor) in ("T", "t"):
                 frozen_since = frozen_since or now
                 if now - frozen_since >= FROZEN_AFTER:
