@@ -163,20 +163,23 @@ def test_run_on_a_full_disk_leaves_no_phantom_job(full_home: Path, workdir: Path
     assert [j for j in json.loads(listed.stdout) if j["name"] == "phantom"] == []
 
 
-def test_kill_with_a_frozen_supervisor_kills_the_tree(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+@pytest.mark.parametrize("action", ["kill", "stop"])
+def test_kill_or_stop_with_a_frozen_supervisor_ends_the_tree(client: AgentClient, workdir: Path, agent_dir: Path,
+                                                             action: str) -> None:
     marker = f"frozen-{uuid.uuid4().hex}"
     job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker])
     wait_for(lambda: pids_with(marker), what="the job")
     supervisor = supervisor_of(agent_dir, job["id"])
     os.kill(supervisor, signal.SIGSTOP)
     try:
-        final = client.request("kill", job=job["id"], node="0", timeout=20)
+        final = client.request(action, job=job["id"], node="0", timeout=20, **({"grace": 5} if action == "stop" else {}))
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(supervisor, signal.SIGCONT)
-    assert final["state"] == "killed"
+    want = "killed" if action == "kill" else "stopped"
+    assert final["state"] == want
     assert pids_with(marker) == []
-    assert valid_journal(agent_dir, job["id"])[-1]["state"] == "killed"
+    assert valid_journal(agent_dir, job["id"])[-1]["state"] == want
 
 
 def test_a_malformed_record_is_skipped_counted_and_breaks_nothing(gpudeck_home: Path, workdir: Path) -> None:
