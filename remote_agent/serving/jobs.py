@@ -292,7 +292,7 @@ def _ended_unjournaled(obj: Dict[str, Any], action: str, view: JobView) -> Dict[
     out = dict(obj)
     out["state"] = "killed" if action == "kill" else "stopped"
     out["reason"] = out.get("reason") or "user"
-    out["cause"] = "ended; the journal has not recorded it yet (disk full?)"
+    out["cause"] = "ended; its journal does not say so yet (the supervisor is still reading the output, or the disk is full)"
     return out
 
 
