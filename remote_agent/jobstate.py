@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -15,6 +16,17 @@ from .storage.layout import JobFiles
 from .supervision.jobspec import load_spec
 
 TERMINAL_STATES = frozenset(["exited", "failed", "stopped", "killed"])
+KNOWN_STATES = TERMINAL_STATES | {"starting", "running"}
+NEVER_STARTED_AFTER = 120.0  # a job dir with no supervisor lock this old never started: lost
+
+
+def _int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(value: Any) -> Optional[float]:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) < 1e300
+    return value if ok else None
 CACHE_NAME = "summary.cache.json"
 CACHE_AFTER_BYTES = 1 << 20
 
@@ -56,6 +68,7 @@ class JobView:
             "reason": None,
             "last": {},
             "last_seq": 0,
+            "malformed": 0,  # records skipped: not the shape their kind needs
         }
 
     def refresh(self) -> Dict[str, Any]:
@@ -65,13 +78,14 @@ class JobView:
             except (OSError, ValueError):
                 self.spec = None
             self._load_cache()
-        start = self.reader.offset
+        start, skipped = self.reader.offset, self.reader.skipped
         while True:
-            records = self.reader.read_new()
-            if not records:
-                break
-            for record in records:
+            before = self.reader.offset
+            for record in self.reader.read_new():
                 self._fold(record)
+            if self.reader.offset == before:
+                break
+        self.fields["malformed"] += self.reader.skipped - skipped  # lines that are no record at all
         if self.reader.offset - start >= CACHE_AFTER_BYTES or (self.terminal and self.reader.offset > start):
             self._save_cache()
         return self.as_object()
@@ -99,23 +113,36 @@ class JobView:
             pass  # a cache that cannot be written only costs time
 
     def _fold(self, record: Dict[str, Any]) -> None:
+        """Readers are total: a record of the wrong shape is skipped and counted (`malformed`)."""
         f = self.fields
         f["last_seq"] = record["seq"]
         kind = record.get("kind")
         if kind == "state":
             state = record.get("state")
+            if not isinstance(state, str) or state not in KNOWN_STATES:
+                f["malformed"] += 1
+                return
             f["state"] = state
             if state == "starting":
-                f["supervisor_pid"] = record.get("supervisor_pid")
-                f["started_at"] = record.get("t")
+                f["supervisor_pid"] = _int(record.get("supervisor_pid"))
+                f["started_at"] = _number(record.get("t"))
             elif state == "running":
-                f["pid"] = record.get("pid")
+                f["pid"] = _int(record.get("pid"))
             elif state in TERMINAL_STATES:
-                f["ended_at"] = record.get("t")
-                for key in ("exit_code", "signal", "cause", "tail", "reason"):
-                    f[key] = record.get(key)
-        elif kind == "metric" and isinstance(record.get("values"), dict):
-            f["last"] = dict(f["last"], **record["values"])
+                f["ended_at"] = _number(record.get("t"))
+                f["exit_code"] = _int(record.get("exit_code"))
+                tail = record.get("tail")
+                f["tail"] = [line for line in tail if isinstance(line, str)] if isinstance(tail, list) else None
+                for key in ("signal", "cause", "reason"):
+                    value = record.get(key)
+                    f[key] = value if isinstance(value, str) else None
+        elif kind == "metric":
+            if isinstance(record.get("values"), dict):
+                f["last"] = dict(f["last"], **record["values"])
+            else:
+                f["malformed"] += 1
+        elif not isinstance(kind, str):
+            f["malformed"] += 1
 
     @property
     def terminal(self) -> bool:
@@ -125,8 +152,14 @@ class JobView:
         state = self.fields["state"]
         if state in TERMINAL_STATES:
             return state
-        if self.fields["supervisor_pid"] is None and not self.files.lock.exists():
-            return state  # the supervisor has not started yet
+        if self.fields["supervisor_pid"] is None and not supervisor_alive(self.files.lock):
+            # The supervisor has not started yet (or has opened its lock but not taken it), or
+            # never will (a launch that failed half way): `lost` only once that is sure.
+            try:
+                age = time.time() - os.stat(str(self.files.dir)).st_mtime
+            except OSError:
+                return state
+            return "lost" if age > NEVER_STARTED_AFTER else state
         return state if supervisor_alive(self.files.lock) else "lost"
 
     def as_object(self) -> Dict[str, Any]:

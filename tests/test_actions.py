@@ -3,6 +3,7 @@ spec's argv in the store, a stop waits the job's own grace, settings reach every
 
 from __future__ import annotations
 
+import base64
 import sys
 from pathlib import Path
 
@@ -92,6 +93,9 @@ def test_stop_carries_its_reason_and_grace_and_restart_stops_a_live_job_first(se
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(600)"
     first = actions.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code), workdir=str(workdir)))
     wait_for(lambda: state(session, first.id) == "running", timeout=30, what="running")
+    # "up" is printed once SIGTERM is ignored (a stop before that would end it by SIGTERM).
+    wait_for(lambda: b"up" in base64.b64decode(session.request("local", "logs", job=first.id, node="0")["data"]),
+             timeout=30, what="the job ignoring SIGTERM")
     job = JobTarget.of_job(actions.resolve(session, first.id))
     actions.end(session, job, "stop", grace=0.5, reason="fleet daily budget reached")
     ended = actions.resolve(session, first.id)

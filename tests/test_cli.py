@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -104,9 +106,18 @@ def test_rm_refuses_a_live_job(gpudeck_home: Path, workdir: Path) -> None:
         (["run", "--env", "NOT_SET_ANYWHERE_XYZ", "--", "true"], 2, "not set in your environment"),
         (["run", "--env", "1BAD=x", "--", "true"], 2, "not a variable name"),
         (["run", "--workdir", "/no/such/dir", "--", "true"], 1, "spec.workdir: no such directory"),
-        (["run", "--host", "gpu-box", "--", "true"], 4, "unknown host 'gpu-box'"),
+        (["run", "--host", "gpu-box", "--", "true"], 2, "no such host 'gpu-box'"),
         (["frobnicate"], 2, "invalid choice"),
         (["stop", "x", "--grace", "soon"], 2, "invalid float value"),
+        (["stop", "x", "--grace", "-1"], 2, "--grace -1: must be a number of seconds >= 0"),
+        (["stop", "x", "--grace", "nan"], 2, "--grace nan: must be"),
+        (["run", "--grace", "inf", "--", "true"], 2, "--grace inf: must be"),
+        (["run", "--budget", "nan", "--", "true"], 2, "--budget nan: must be"),
+        (["run", "--budget", "1e309", "--", "true"], 2, "--budget inf: must be"),
+        (["run", "--price-per-hour", "nan", "--", "true"], 2, "--price-per-hour nan: must be"),
+        (["run", "--price-per-hour", "1e309", "--", "true"], 2, "--price-per-hour inf: must be"),
+        (["run", "--name", "", "--", "true"], 2, "--name '': use"),
+        (["run", "--workdir", "/etc/passwd", "--", "true"], 2, "--workdir /etc/passwd: not a directory"),
     ],
 )
 def test_bad_input_is_one_line_and_a_distinct_exit_code(gpudeck_home: Path, workdir: Path, args: list[str], code: int, message: str) -> None:
@@ -172,7 +183,7 @@ def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) 
     [
         (["--budget", "5"], "this host's price is unknown"),
         (["--idle-stop", "soon@5%"], "--idle-stop 'soon@5%': expected e.g. 30m@10%"),
-        (["--price-per-hour", "1", "--budget", "-1"], "--budget -1: must be more than 0"),
+        (["--price-per-hour", "1", "--budget", "-1"], "--budget -1: must be a finite amount more than 0"),
     ],
 )
 def test_bad_cost_rules_are_refused(gpudeck_home: Path, workdir: Path, args: list[str], message: str) -> None:
@@ -193,3 +204,41 @@ def test_a_local_job_keeps_the_path_it_was_launched_with(gpudeck_home: Path, wor
 
     job_id = gpudeck("run", "--", "only-in-my-venv", cwd=workdir, env={"PATH": f"{venv_bin}:{os.environ['PATH']}"}).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "from-the-venv\n"
+
+
+def test_two_restarts_at_once_start_one_copy(gpudeck_home: Path, workdir: Path) -> None:
+    job_id = gpudeck("run", "--name", "once", "--", "true", cwd=workdir).stdout.strip()
+    wait_for(lambda: any(j["id"] == job_id and j["state"] == "exited" for j in ps_json(workdir, "--all")), what="exited")
+    env = {**os.environ}
+    both = [subprocess.Popen([sys.executable, "-m", "tui", "restart", job_id], cwd=workdir, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in both]  # type: ignore[union-attr]
+    ok = [r for r in results if r[0] == 0]
+    refused = [r for r in results if r[0] != 0]
+    assert len(ok) == 1 and len(refused) == 1, results
+    new_id = ok[0][1].strip()
+    assert f"job {job_id} was already restarted as {new_id}" in refused[0][2]
+    assert len(refused[0][2].strip().splitlines()) == 1
+    assert sorted(j["id"] for j in ps_json(workdir, "--all") if j["name"] == "once") == sorted([job_id, new_id])
+    again = gpudeck("restart", job_id, cwd=workdir)  # later too: restart the new one instead
+    assert again.returncode != 0 and new_id in again.stderr
+
+
+def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, workdir: Path) -> None:
+    import signal
+
+    job_id = gpudeck("run", "--", "bash", "-c", "echo ready; sleep 600", cwd=workdir).stdout.strip()
+    follower = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], cwd=workdir, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert follower.stdout is not None and follower.stdout.readline() == "ready\n"
+        follower.send_signal(signal.SIGSTOP)  # the job is killed and removed between two of its polls
+        assert gpudeck("kill", job_id, cwd=workdir).returncode == 0
+        assert gpudeck("rm", job_id, cwd=workdir).returncode == 0
+        follower.send_signal(signal.SIGCONT)
+        code = follower.wait(timeout=60)
+    finally:
+        follower.kill()
+    err = follower.stderr.read() if follower.stderr else ""
+    assert code == 3, err
+    assert err.strip() == f"gpudeck: job {job_id} was removed while its log was followed"

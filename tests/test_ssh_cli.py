@@ -114,8 +114,8 @@ def test_bashrc_junk_is_skipped_and_hosts_lists_every_host(ssh_home: SshHome, tm
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
     assert set(rows) == {"local", "box", "down"}
     assert " ok " in rows["box"] and "unreachable" in rows["down"]
-    ps = gpudeck("ps", cwd=tmp_path)  # one host down does not hide the others
-    assert ps.returncode == 0 and "skipping a host: host down unreachable" in ps.stderr
+    ps = gpudeck("ps", cwd=tmp_path)  # one host down does not hide the others, but the list is partial
+    assert ps.returncode == 4 and "skipping a host: host down unreachable" in ps.stderr
 
 
 def _closed_port() -> int:

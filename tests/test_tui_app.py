@@ -80,7 +80,10 @@ async def test_kill_then_restart(gpudeck_home: Path, script: str) -> None:
         await until(pilot, lambda: job.state == "killed", "the job killed")
         assert pid is not None and not alive(pid)
 
-        await pilot.press("r")  # an ended job restarts without a question
+        await pilot.press("r")  # an ended job restarts too, after a question (a new job costs money)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the restart question")
+        assert len(named(app, "tui-kill")) == 1
+        await pilot.press("y")
         await until(pilot, lambda: len(named(app, "tui-kill")) == 2 and named(app, "tui-kill")[0].active,
                     "the restarted job running")
         again = named(app, "tui-kill")[0]

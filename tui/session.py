@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from . import paths
-from .errors import EXIT_HOST, EXIT_HOSTKEY, GpudeckError
+from .errors import EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .remote.client import AgentError
 from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
@@ -67,7 +68,7 @@ def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
     entry = host_entries().get(host)
     if entry is None:
-        raise GpudeckError(f"unknown host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_HOST)
+        raise GpudeckError(f"no such host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_USAGE)
     from .remote.ssh_transport import SshTransport  # paramiko only when a remote host is used
 
     return SshTransport(entry, (config or settings()).ssh, confirm, ask_passphrase)
@@ -95,8 +96,11 @@ class Session:
     @property
     def store(self) -> Store:
         if self._store is None:
-            paths.ensure_private(paths.data_dir())
-            self._store = Store(paths.state_db())
+            try:
+                paths.ensure_private(paths.data_dir())
+                self._store = Store(paths.state_db())
+            except (OSError, sqlite3.Error) as exc:  # e.g. a full disk: one line naming the file
+                raise GpudeckError(f"{paths.state_db()}: {exc} (is its disk full?)") from None
         return self._store
 
     @property

@@ -73,12 +73,20 @@ class Store:
 
     # -- jobs ------------------------------------------------------------------------------------
 
-    def record_job(self, job: JobRecord) -> None:
+    def _write(self, *statements: tuple[str, tuple[object, ...]]) -> None:
+        """Derived state, safe to lose: a full disk must not fail what already happened on a host."""
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO jobs (id, name, created_at, nodes, argv, restart_of) VALUES (?, ?, ?, ?, ?, ?)",
-                (job.id, job.name, job.created_at, json.dumps(job.nodes), json.dumps(job.argv), job.restart_of),
-            )
+            try:
+                for sql, params in statements:
+                    self._db.execute(sql, params)
+            except sqlite3.OperationalError:
+                pass
+
+    def record_job(self, job: JobRecord) -> None:
+        self._write((
+            "INSERT OR REPLACE INTO jobs (id, name, created_at, nodes, argv, restart_of) VALUES (?, ?, ?, ?, ?, ?)",
+            (job.id, job.name, job.created_at, json.dumps(job.nodes), json.dumps(job.argv), job.restart_of),
+        ))
 
     def get_job(self, job_id: str) -> JobRecord | None:
         rows = self._query("SELECT * FROM jobs WHERE id = ?", (job_id,))
@@ -95,9 +103,7 @@ class Store:
         return self._query("SELECT * FROM jobs ORDER BY id DESC", ())
 
     def remove_job(self, job_id: str) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
-            self._db.execute("DELETE FROM seqs WHERE job = ?", (job_id,))
+        self._write(("DELETE FROM jobs WHERE id = ?", (job_id,)), ("DELETE FROM seqs WHERE job = ?", (job_id,)))
 
     def _query(self, sql: str, params: tuple[object, ...]) -> list[JobRecord]:
         with self._lock:
@@ -115,9 +121,8 @@ class Store:
         return int(row[0]) if row else 0
 
     def set_last_seq(self, job: str, node: str, seq: int) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO seqs (job, node, last_seq) VALUES (?, ?, ?) "
-                "ON CONFLICT(job, node) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)",
-                (job, node, seq),
-            )
+        self._write((
+            "INSERT INTO seqs (job, node, last_seq) VALUES (?, ?, ?) "
+            "ON CONFLICT(job, node) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)",
+            (job, node, seq),
+        ))

@@ -14,17 +14,20 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
-from ..storage.files import ensure_private_dir, write_private_atomic
-from ..storage.jsonio import dumps
+from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
+from ..storage.jsonio import dumps, loads_object
 from ..storage.layout import JobFiles, iter_job_dirs, job_dir
-from ..supervision.control import write_control
-from ..supervision.jobspec import SpecError, load_spec, validate_spec
+from ..supervision.control import KILL_SIGNAL, write_control
+from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
 from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
-from ..supervision.proctree import is_live
+from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state
 
 LAUNCH_WAIT = 15.0
 STOP_MARGIN = 30.0
+FROZEN_AFTER = 1.0  # a supervisor stopped (SIGSTOP) this long is taken over
+JOURNAL_WAIT = 3.0
+RESTARTED_NAME = "restarted.json"  # in an ended job's dir: the job its restart created  # the tree is gone: how long the journal may take to say so
 
 
 class JobError(Exception):
@@ -75,8 +78,13 @@ class JobTable:
         except FileExistsError:
             raise JobError("job %s node %s already exists" % (spec["id"], spec["node"])) from None
         files = JobFiles(directory)
-        write_private_atomic(files.spec, dumps(spec).encode("utf-8"))
-        pid = spawn_supervisor(directory, files.supervisor_log)
+        try:
+            write_private_atomic(files.spec, dumps(spec).encode("utf-8"))
+            pid = spawn_supervisor(directory, files.supervisor_log)
+        except OSError as exc:
+            # Nothing started: leave nothing behind (no phantom `starting` job).
+            self._forget(spec["id"], spec["node"], directory)
+            raise JobError("could not launch job %s: %s" % (spec["id"], describe_os_error(exc))) from None
         view = self.view(spec["id"], spec["node"])
         deadline = time.monotonic() + LAUNCH_WAIT
         while time.monotonic() < deadline:
@@ -86,9 +94,18 @@ class JobTable:
             if not is_live(pid) and not view.refresh()["supervisor_pid"]:
                 cause = "the supervisor died at start: %s" % _last_line(files.supervisor_log)
                 record_failed_start(files, cause)
+                if view.refresh()["last_seq"] == 0:  # not even that could be written: nothing to keep
+                    self._forget(spec["id"], spec["node"], directory)
                 raise JobError(cause)
             time.sleep(0.02)
         return view.refresh()
+
+    def _forget(self, job: str, node: str, directory: Path) -> None:
+        shutil.rmtree(str(directory), ignore_errors=True)
+        with self._lock:
+            self._views.pop((job, node), None)
+        with contextlib.suppress(OSError):  # other nodes of the job are still here
+            os.rmdir(str(directory.parent))
 
     def restart(self, job: Any, node: Any, new_id: Any) -> Dict[str, Any]:
         view = self.view(job, node)
@@ -98,13 +115,37 @@ class JobTable:
             raise JobError("job %s: unreadable spec: %s" % (job, exc)) from None
         if view.refresh()["state"] not in TERMINAL_STATES:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
-        spec.update(id=new_id, restart_of=job, created_at=time.time())
-        return self.launch(spec)
+        if not is_job_id(new_id):
+            raise JobError("new_id: not a job id: %r" % (new_id,))
+        # Once only: the marker (O_EXCL) names the job the first restart made, so a second
+        # restart, concurrent or later, is refused naming it instead of starting another copy.
+        marker = view.files.dir / RESTARTED_NAME
+        try:
+            fd = os.open(str(marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            raise JobError("job %s was already restarted as %s" % (job, _restarted_as(marker))) from None
+        except OSError as exc:
+            raise JobError("job %s: could not record the restart: %s" % (job, describe_os_error(exc))) from None
+        try:
+            try:
+                os.write(fd, dumps({"restarted_as": new_id, "t": time.time()}).encode("utf-8"))
+            finally:
+                os.close(fd)
+            spec.update(id=new_id, restart_of=job, created_at=time.time())
+            return self.launch(spec)
+        except (OSError, JobError) as exc:
+            with contextlib.suppress(OSError):  # it did not happen: a later restart may try again
+                os.unlink(str(marker))
+            if isinstance(exc, JobError):
+                raise
+            raise JobError("job %s: could not record the restart: %s" % (job, describe_os_error(exc))) from None
 
     def end(self, job: Any, node: Any, action: str, grace: Optional[float], reason: Any = None) -> Dict[str, Any]:
         """Stop or kill; answers once no process of the job's tree is left.
 
-        `reason` says who or what asked (default "user"), e.g. a fleet budget: it lands in the journal."""
+        Signals first, files after: a kill SIGKILLs the tree itself before anything is written, and
+        neither depends on writing a file (a full disk) nor on the supervisor answering (frozen or
+        dead: the agent takes over). `reason` says who or what asked (default "user")."""
         if reason is not None and not (isinstance(reason, str) and 0 < len(reason) <= 200 and reason.isprintable()):
             raise JobError("reason: expected up to 200 printable characters, got %r" % (reason,))
         view = self.view(job, node)
@@ -114,21 +155,54 @@ class JobTable:
         spec = view.spec or {}
         if grace is None:
             grace = float(spec.get("grace", 60.0))
-        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
+        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < float("inf"):
             raise JobError("grace: expected seconds >= 0, got %r" % (grace,))
-        write_control(view.files.control, action, float(grace), reason or "user")
-        supervisor = view.fields["supervisor_pid"]
-        if obj["state"] != "lost" and isinstance(supervisor, int):
+        key = job_key(spec) if spec.get("id") else None
+        supervisor = _own_supervisor(view)
+        if key is None and supervisor is None:
+            return obj  # no spec and no supervisor: it never started, nothing can be running
+        try:
+            write_control(view.files.control, action, float(grace), reason or "user")
+            wake = signal.SIGUSR1
+        except OSError:  # no room for control.json: the signal alone says what to do
+            wake = KILL_SIGNAL if action == "kill" else signal.SIGTERM
+        if supervisor is not None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(supervisor, signal.SIGUSR1)
+                os.kill(supervisor, wake)
+        if action == "kill" and key:
+            kill_tree_until_gone(key, supervisor)  # ourselves: a frozen or busy supervisor cannot delay it
         deadline = time.monotonic() + (grace if action == "stop" else 0) + STOP_MARGIN
+        frozen_since: Optional[float] = None
+        gone_since: Optional[float] = None
+        orphan_done = False
+        next_tree_check = 0.0
         while time.monotonic() < deadline:
             obj = view.refresh()
+            now = time.monotonic()
             if obj["state"] in TERMINAL_STATES:
                 return obj
-            if obj["state"] == "lost" and spec:
-                end_orphaned_job(view.files, spec, view.fields["pid"], action, float(grace))
+            if obj["state"] == "lost" and key and not orphan_done:
+                orphan_done = end_orphaned_job(view.files, spec, view.fields["pid"], action, float(grace))
                 continue
+            if supervisor is not None and process_state(supervisor) in ("T", "t"):
+                frozen_since = frozen_since or now
+                if now - frozen_since >= FROZEN_AFTER:
+                    # A frozen supervisor cannot act: end it; the job is then lost, and ours.
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(supervisor, signal.SIGKILL)
+                    wait_gone(supervisor)
+                    supervisor = None
+                    continue
+            else:
+                frozen_since = None
+            if key and now >= next_tree_check:
+                next_tree_check = now + 0.25
+                if job_tree(key, supervisor):
+                    gone_since = None
+                else:
+                    gone_since = gone_since or now
+                    if orphan_done or now - gone_since >= JOURNAL_WAIT:
+                        return _ended_unjournaled(obj, action, view)
             time.sleep(0.05)
         raise JobError("job %s did not end within %.0f s of the %s request" % (job, grace + STOP_MARGIN, action))
 
@@ -166,14 +240,60 @@ class JobTable:
     def remove(self, job: Any, node: Any) -> Dict[str, Any]:
         view = self.view(job, node)
         state = view.refresh()["state"]
-        if state not in TERMINAL_STATES:
+        # A lost job none of whose processes is left (e.g. its end could not be journaled on a
+        # full disk) has nothing to stop: it may go too.
+        if state not in TERMINAL_STATES and not (state == "lost" and not _tree_left(view)):
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
-        shutil.rmtree(str(view.files.dir), ignore_errors=True)
-        with self._lock:
-            self._views.pop((job, node or "0"), None)
-        with contextlib.suppress(OSError):  # other nodes of the job are still here
-            os.rmdir(str(view.files.dir.parent))
+        self._forget(view.fields["id"], view.fields["node"], view.files.dir)
         return {"removed": job}
+
+
+def _restarted_as(marker: Path) -> str:
+    """The new job's id from a restart marker; a marker still being written is a restart under way."""
+    for _ in range(50):
+        try:
+            body = loads_object(marker.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError):
+            body = None
+        if body and is_job_id(body.get("restarted_as")):
+            return body["restarted_as"]
+        time.sleep(0.01)
+    return "another job (a restart is under way)"
+
+
+def _tree_left(view: JobView) -> bool:
+    spec = view.spec or {}
+    return bool(spec.get("id")) and bool(job_tree(job_key(spec), None))
+
+
+def _own_supervisor(view: JobView) -> Optional[int]:
+    """The job's supervisor pid when that process is alive and is this job's `run` (never a pid reused
+    by someone else: its descendants are signalled)."""
+    pid = view.fields.get("supervisor_pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0 or not is_live(pid):
+        return None
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmdline = f.read().split(b"\0")
+    except OSError:
+        return None
+    return pid if str(view.files.dir).encode() in cmdline else None
+
+
+def wait_gone(pid: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while is_live(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _ended_unjournaled(obj: Dict[str, Any], action: str, view: JobView) -> Dict[str, Any]:
+    """No process of the tree is left but the journal does not say so yet (its disk is full, or the
+    supervisor is catching up): the answer says what happened and why the journal is behind."""
+    out = dict(obj)
+    out["state"] = "killed" if action == "kill" else "stopped"
+    out["reason"] = out.get("reason") or "user"
+    out["cause"] = "ended; its journal does not say so yet (the supervisor is still reading the output, or the disk is full)"
+    return out
 
 
 def _last_line(path: Path) -> str:

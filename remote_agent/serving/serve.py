@@ -18,7 +18,7 @@ from .. import PROTOCOL, VERSION
 from ..probes.gpu import default as default_nvml
 from ..probes.gpuring import GpuRing
 from ..probes.sysinfo import CpuMeter, cpu_ram_sample, host_info
-from ..storage.files import ensure_private_dir
+from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .jobs import JobError, JobTable
 from .output import LineWriter
@@ -110,6 +110,8 @@ class Server:
             result = op(self, req)
         except (BadRequest, JobError) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
+        except OSError as exc:  # a full disk, a vanished file: the cause, in one line
+            self.out.send({"id": rid, "ok": False, "error": "%s: %s" % (req.get("op"), describe_os_error(exc))})
         except Exception as exc:  # serve must outlive any one request
             self.out.send({"id": rid, "ok": False, "error": "internal error in %s: %s: %s" % (req.get("op"), type(exc).__name__, exc)})
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Union
@@ -28,8 +29,25 @@ def write_private_atomic(path: PathLike, data: bytes) -> None:
     tmp = p.with_name(".%s.tmp.%d" % (p.name, os.getpid()))
     fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(str(tmp), str(p))
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(str(tmp), str(p))
+    except OSError:
+        try:  # a full disk must not leave half a temp file behind
+            os.unlink(str(tmp))
+        except OSError:
+            pass
+        raise
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line naming the cause: `disk full (…)` for ENOSPC/EDQUOT, else the error's own text."""
+    where = " (%s)" % exc.filename if getattr(exc, "filename", None) else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "disk full%s: %s" % (where, os.strerror(exc.errno))
+    return "%s%s" % (exc.strerror or exc, where) if exc.strerror else str(exc)

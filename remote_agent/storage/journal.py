@@ -1,6 +1,9 @@
 """The job journal (`events.jsonl`): one writer numbering records, any number of readers.
 
 Readers ignore a last line without its newline: the writer may be mid-write, or was killed there.
+The writer bounds every record (MAX_RECORD_BYTES) and survives a full disk: a write that fails is
+cut back to the last whole line, metric/heartbeat records are dropped (counted), state records are
+kept to be written first, after a `disk_full` event saying what was dropped, once the disk has room.
 """
 
 from __future__ import annotations
@@ -12,8 +15,42 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from .files import open_private
+from .files import describe_os_error, open_private
 from .jsonio import dumps, loads_object
+
+MAX_RECORD_BYTES = 64 << 10  # a record is at most this long; long strings are cut with a marker
+MAX_STRING = 2000
+MAX_LIST = 100
+KEEP_KINDS = ("state",)  # never dropped on a full disk: written as soon as the disk has room
+
+
+def _cut(value: Any, limit: int) -> Any:
+    """Long strings cut with a marker saying how much; long lists keep their last items."""
+    if isinstance(value, str) and len(value) > limit:
+        return "%s…[%d more characters cut]" % (value[:limit], len(value) - limit)
+    if isinstance(value, dict):
+        return {k: _cut(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = list(value)[-MAX_LIST:]
+        return [_cut(v, limit) for v in items]
+    return value
+
+
+def bounded_line(record: Dict[str, Any]) -> str:
+    """The record as one line of at most about MAX_RECORD_BYTES."""
+    line = dumps(record)
+    if len(line.encode("utf-8")) <= MAX_RECORD_BYTES:
+        return line
+    head = {k: record[k] for k in ("seq", "t", "kind")}
+    for limit in (MAX_STRING, 200):
+        body = {k: _cut(v, limit) for k, v in record.items() if k not in head}
+        line = dumps(dict(head, truncated=True, **body))
+        if len(line.encode("utf-8")) <= MAX_RECORD_BYTES:
+            return line
+    small = {k: v for k, v in record.items() if k not in head and isinstance(v, (int, float, bool, type(None)))}
+    if isinstance(record.get("state"), str):
+        small["state"] = record["state"][:40]
+    return dumps(dict(head, truncated=True, **small))
 
 
 class JournalWriter:
@@ -24,6 +61,10 @@ class JournalWriter:
         self._lock = threading.Lock()
         self._seq = self._recover()
         self._fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._kept: List[Tuple[str, Dict[str, Any]]] = []  # state records a failed write could not store
+        self.dropped_records = 0
+        self.dropped_bytes = 0
+        self.write_error: Optional[str] = None  # the last failed write's error, until one succeeds
 
     def _recover(self) -> int:
         """Continue after the last complete record; drop a torn last line so seq stays gap-free."""
@@ -33,40 +74,92 @@ class JournalWriter:
             return 0
         end = data.rfind(b"\n") + 1
         if end < len(data):
-            with open(str(self.path), "r+b") as f:
-                f.truncate(end)
+            try:
+                with open(str(self.path), "r+b") as f:
+                    f.truncate(end)
+            except OSError:
+                pass
         last = 0
         for raw in data[:end].splitlines():
-            record = loads_object(raw.decode("utf-8", "replace"))
-            if record and isinstance(record.get("seq"), int):
-                last = record["seq"]
+            seq = seq_of(raw)
+            if seq is not None:
+                last = seq
         return last
 
     @property
     def last_seq(self) -> int:
         return self._seq
 
-    def append(self, kind: str, **fields: Any) -> Dict[str, Any]:
-        return self.append_many([(kind, fields)])[0]
+    @property
+    def behind(self) -> bool:
+        """True while records wait for the disk (a retry() or the next append writes them)."""
+        return self.write_error is not None
+
+    def append(self, kind: str, **fields: Any) -> Optional[Dict[str, Any]]:
+        """The record written, or None when it could not be written (yet: state records are kept)."""
+        records = self.append_many([(kind, fields)])
+        return records[0] if records else None
+
+    def retry(self) -> bool:
+        """Writes what a failed write kept; True when nothing is behind any more."""
+        self.append_many([])
+        return not self.behind
 
     def append_many(self, entries: List[Tuple[str, Dict[str, Any]]]) -> List[Dict[str, Any]]:
-        """Numbers and writes several records with one write: a burst of output costs one syscall."""
+        """Numbers and writes several records with one write: a burst of output costs one syscall.
+        Never raises for a failed write (a full disk): the job goes on, the loss is counted."""
         with self._lock:
+            batch = list(entries)
+            if self.write_error is not None:
+                note = ("event", {"event": "disk_full", "data": {
+                    "records_dropped": self.dropped_records, "bytes_dropped": self.dropped_bytes,
+                    "error": self.write_error}})
+                batch = [note] + self._kept + batch
+            if not batch:
+                return []
             now = round(time.time(), 6)
             records, lines = [], []
-            for offset, (kind, fields) in enumerate(entries, start=1):
+            for offset, (kind, fields) in enumerate(batch, start=1):
                 # seq first, always: readers find it with a prefix match instead of a JSON parse.
                 record: Dict[str, Any] = {"seq": self._seq + offset, "t": now, "kind": kind}
                 record.update(fields)
                 records.append(record)
-                lines.append(dumps(record))
+                lines.append(bounded_line(record))
             data = ("\n".join(lines) + "\n").encode("utf-8")
-            # Whole lines only; a reader never acts on a line until its newline is there.
-            written = 0
+            try:
+                self._write_whole(data)
+            except OSError as exc:
+                if self.write_error is None:
+                    self._kept = []
+                else:
+                    batch = batch[1 + len(self._kept):]  # the note and the kept ones are already counted
+                self.write_error = describe_os_error(exc)
+                for kind, fields in batch:
+                    if kind in KEEP_KINDS and len(self._kept) < 100:
+                        self._kept.append((kind, fields))
+                    else:
+                        self.dropped_records += 1
+                        self.dropped_bytes += len(dumps(fields)) + 40
+                return []
+            self._seq += len(batch)
+            self._kept, self.write_error = [], None
+            self.dropped_records = self.dropped_bytes = 0
+            return records[len(records) - len(entries):] if entries else []
+
+    def _write_whole(self, data: bytes) -> None:
+        """Whole lines only: a write that fails part way is cut back, so no torn line stays."""
+        start = os.fstat(self._fd).st_size
+        written = 0
+        try:
             while written < len(data):
                 written += os.write(self._fd, data[written:])
-            self._seq += len(entries)
-            return records
+        except OSError:
+            if written:
+                try:
+                    os.ftruncate(self._fd, start)
+                except OSError:
+                    pass
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -80,6 +173,7 @@ class JournalReader:
         self.path = Path(path)
         self.offset = 0
         self.last_seq = 0
+        self.skipped = 0  # lines skipped: longer than a whole read, or not a record
 
     def read_new_raw(self, max_bytes: int = 1 << 20) -> List[bytes]:
         """Complete lines added since the last call, as written; at most about max_bytes per call."""
@@ -90,9 +184,16 @@ class JournalReader:
         try:
             os.lseek(fd, self.offset, os.SEEK_SET)
             data = os.read(fd, max_bytes)
+            end = data.rfind(b"\n") + 1
+            if end == 0 and len(data) >= max_bytes:
+                # One line longer than a whole read (a writer without bounds): skip it, count it.
+                skipped = self._skip_long_line(fd)
+                if skipped:
+                    self.offset += skipped
+                    self.skipped += 1
+                    return self.read_new_raw(max_bytes)
         finally:
             os.close(fd)
-        end = data.rfind(b"\n") + 1
         if end == 0:
             return []
         self.offset += end
@@ -103,12 +204,26 @@ class JournalReader:
                 self.last_seq = seq
         return lines
 
+    def _skip_long_line(self, fd: int) -> int:
+        """Bytes up to and including the next newline from self.offset (0: no newline yet)."""
+        os.lseek(fd, self.offset, os.SEEK_SET)
+        length = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return 0
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                return length + newline + 1
+            length += len(chunk)
+
     def read_new(self, max_bytes: int = 1 << 20) -> List[Dict[str, Any]]:
         """Records completed since the last call; at most about max_bytes per call so no journal hogs."""
         records = []
         for raw in self.read_new_raw(max_bytes):
             record = loads_object(raw.decode("utf-8", "replace"))
             if record is None or not isinstance(record.get("seq"), int):
+                self.skipped += 1
                 continue
             self.last_seq = record["seq"]
             records.append(record)

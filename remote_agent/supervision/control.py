@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 from typing import Optional, Tuple
 
 from ..storage.files import write_private_atomic
+
+# What the agent sends the supervisor when it could not write control.json (a full disk):
+# KILL_SIGNAL means kill; SIGTERM means stop with the spec's grace.
+KILL_SIGNAL = signal.SIGUSR2
 
 
 def write_control(path: Path, action: str, grace: float, reason: str) -> None:

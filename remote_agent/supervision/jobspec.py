@@ -41,7 +41,8 @@ def validate_spec(spec: Any) -> Dict[str, Any]:
         raise SpecError("spec.workdir: expected a directory path")
     workdir = os.path.expanduser(workdir)
     if not os.path.isdir(workdir):
-        raise SpecError("spec.workdir: no such directory: %s" % workdir)
+        what = "not a directory" if os.path.exists(workdir) else "no such directory"
+        raise SpecError("spec.workdir: %s: %s" % (what, workdir))
     out["workdir"] = workdir
     env = spec.get("env") or {}
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):

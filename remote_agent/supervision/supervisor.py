@@ -15,13 +15,13 @@ from typing import Any, Deque, Dict, List, Optional, Tuple
 from .. import VERSION
 from ..metrics import parse_line
 from ..probes.jobgpus import sample_job_gpus
-from ..storage.files import open_private
+from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
 from ..storage.jsonio import loads_object
 from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from .autostop import AutoStop, read_paused
-from .control import read_control
+from .control import KILL_SIGNAL, read_control
 from .failure import failure_cause
 from .jobspec import job_env, job_key, load_spec, shell_script
 from .lines import LineSplitter
@@ -32,6 +32,8 @@ TAIL_LINES = 20
 LEFTOVER_GRACE = 10.0
 TICK = 0.05
 OUTPUT_POLL = 0.05
+DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
+JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
 
 
 class Supervisor:
@@ -53,6 +55,9 @@ class Supervisor:
         self._reader: Optional[threading.Thread] = None
         self._gpu = None
         self.autostop: Optional[AutoStop] = None
+        self._kill_flag = False
+        self._read_pos = 0  # bytes of output.log the reader has read
+        self._stop_reading = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -76,12 +81,17 @@ class Supervisor:
         def on_control(signum: int, frame: Any) -> None:
             self._control_flag.set()
 
+        def on_kill(signum: int, frame: Any) -> None:
+            self._kill_flag = True
+            self._control_flag.set()
+
         def on_terminate(signum: int, frame: Any) -> None:
             if self.requested is None:
                 self.requested, self.reason = "stop", "supervisor got %s" % signal_name(signum)
                 self.deadline = None
 
         signal.signal(signal.SIGUSR1, on_control)
+        signal.signal(KILL_SIGNAL, on_kill)
         signal.signal(signal.SIGTERM, on_terminate)
         signal.signal(signal.SIGINT, on_terminate)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -90,8 +100,14 @@ class Supervisor:
         assert self.journal is not None
         # The command writes straight into output.log (not a pipe through us): if the supervisor
         # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
-        out_fd = open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         argv = ["bash", "-lc", shell_script(self.spec.get("setup") or [], self.spec.get("path")), "gpudeck-job"] + list(self.spec["argv"])
+        try:
+            out_fd = open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except OSError as exc:
+            self.journal.append("state", state="failed", exit_code=None, signal=None,
+                                cause="could not open output.log: %s" % describe_os_error(exc), tail=[])
+            self._flush_journal()
+            return False
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -106,6 +122,7 @@ class Supervisor:
         except OSError as exc:
             cause = "could not start the command: %s" % exc
             self.journal.append("state", state="failed", exit_code=None, signal=None, cause=cause, tail=[])
+            self._flush_journal()
             return False
         finally:
             os.close(out_fd)
@@ -124,10 +141,11 @@ class Supervisor:
         # inotify wakes us as soon as the job writes (a line reaches clients in ms, not a poll later).
         watcher = self._output_watch = file_watcher(str(self.files.output))
         try:
-            while True:
+            while not self._stop_reading:
                 draining = self._output_done.is_set()
                 chunk = os.read(fd, 65536)
                 if chunk:
+                    self._read_pos += len(chunk)
                     self._journal_lines(splitter.feed(chunk))
                     continue
                 if draining:
@@ -176,9 +194,13 @@ class Supervisor:
         next_heartbeat = time.monotonic() + heartbeat_every
         next_gpu = time.monotonic() + min(2.0, gpu_every)
         next_control_poll = 0.0
+        next_retry = 0.0
         while True:
             self._reap()
             now = time.monotonic()
+            if self.journal.behind and now >= next_retry:
+                self.journal.retry()  # the disk may have room again: disk_full, then what was kept
+                next_retry = now + JOURNAL_RETRY
             if self._control_flag.is_set() or now >= next_control_poll:
                 self._control_flag.clear()
                 self._apply_control()
@@ -199,7 +221,21 @@ class Supervisor:
         if self._output_watch is not None:
             self._output_watch.wake()
         if self._reader is not None:
-            self._reader.join(timeout=30.0)
+            # Every byte printed before the tree was gone is parsed, however many (a job that
+            # printed millions of metric lines and exited): wait while the reader makes progress
+            # towards the size output.log had then; only bytes written later (a process that
+            # escaped the tree) may be left unread.
+            try:
+                target = os.stat(str(self.files.output)).st_size
+            except OSError:
+                target = 0
+            while self._reader.is_alive() and self._read_pos < target:
+                before = self._read_pos
+                self._reader.join(timeout=DRAIN_STALL)
+                if self._read_pos == before:
+                    break  # no progress at all for DRAIN_STALL s: the reader is stuck
+            self._stop_reading = True
+            self._reader.join(timeout=DRAIN_STALL)
         self._write_final_state()
 
     def _reap(self) -> None:
@@ -218,6 +254,8 @@ class Supervisor:
 
     def _apply_control(self) -> None:
         request = read_control(self.files.control)
+        if self._kill_flag:
+            request = ("kill", 0.0, request[2] if request else "user")
         if request is None:
             return
         action, grace, reason = request
@@ -266,6 +304,9 @@ class Supervisor:
         """Done means: the command ended and no live process of the tree remains."""
         if self.exit_status is None and self.requested != "stop":
             return False
+        if self.exit_status is not None and self.requested is None and self._control_flag.is_set():
+            self._control_flag.clear()  # a kill/stop that raced the command's end still counts
+            self._apply_control()
         if self.exit_status is not None and self.requested is None:
             # The command ended by itself: what it left behind gets SIGTERM, then SIGKILL.
             self.requested, self.reason = "cleanup", None
@@ -316,6 +357,14 @@ class Supervisor:
             fields["tail"] = tail
             fields["cause"] = failure_cause(exit_code, sig, tail)
         self.journal.append("state", **fields)
+        self._flush_journal()
+
+    def _flush_journal(self) -> None:
+        """A full disk: the final state is kept in memory; hold the lock (the job is not `lost`)
+        and write it, after a disk_full note, as soon as the disk has room."""
+        assert self.journal is not None
+        while not self.journal.retry():
+            time.sleep(JOURNAL_RETRY)
         self.journal.close()
 
 

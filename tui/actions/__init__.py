@@ -26,6 +26,7 @@ from .options import (
     DEMO_COMMAND,
     LaunchOptions,
     check,
+    check_grace,
     default_name,
     form_options,
     parse_env,
@@ -35,7 +36,7 @@ from .options import (
 
 __all__ = [
     "DEFAULT_GRACE", "DEMO_COMMAND", "STOP_MARGIN", "Agents", "Job", "JobTarget", "LaunchOptions", "Launched",
-    "NodeTarget", "build_spec", "check", "default_name", "end", "final_state", "form_options", "launch",
+    "NodeTarget", "build_spec", "check", "check_grace", "default_name", "end", "final_state", "form_options", "launch",
     "list_jobs", "parse_env", "pick", "preview_name", "remove", "resolve", "restart", "set_autostop",
     "split_command", "stop_wait",
 ]

@@ -17,7 +17,7 @@ from ..store import JobRecord, Store
 from .agents import Agents
 from .find import Job
 from .launch import LAUNCH_TIMEOUT
-from .options import DEFAULT_GRACE
+from .options import DEFAULT_GRACE, check_grace
 
 # The agent answers a stop once the job's tree is gone: after the grace period at most, plus the
 # time SIGKILL and the reaping take. Waiting less would report a slow stop as failed.
@@ -73,8 +73,7 @@ def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None,
     job objects once the agents say every tree is gone."""
     if action not in ("stop", "kill"):
         raise ValueError(action)
-    if grace is not None and grace < 0:
-        raise GpudeckError("--grace: must be >= 0 seconds")
+    check_grace(grace)
     extra: dict[str, Any] = {}
     if action == "stop":
         extra = {k: v for k, v in (("grace", grace), ("reason", reason)) if v is not None}

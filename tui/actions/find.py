@@ -63,6 +63,8 @@ class Job:
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),
             "last": first.get("last") or {},
+            # journal records the agents skipped as malformed (readers are total: skip and count)
+            "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
             "nodes": [
                 {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
             ],

@@ -52,6 +52,8 @@ def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str) -> dict[
     workdir = opts.workdir or (os.getcwd() if opts.host == LOCAL else "~")
     if opts.host == LOCAL:
         workdir = os.path.abspath(os.path.expanduser(workdir))
+        if os.path.exists(workdir) and not os.path.isdir(workdir):
+            raise usage(f"--workdir {workdir}: not a directory")
     env = dict(opts.env)
     return {
         "id": job_id,

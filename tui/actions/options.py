@@ -67,18 +67,24 @@ def default_name(argv: list[str] | tuple[str, ...], job_id: str) -> str:
     return f"{stem}-{job_id[-4:]}"
 
 
+def check_grace(grace: float | None, label: str = "--grace") -> float | None:
+    """Seconds >= 0, finite (nan, inf, 1e309 are refused before anything is sent)."""
+    if grace is not None and (not math.isfinite(grace) or grace < 0):
+        raise usage(f"{label} {grace:g}: must be a number of seconds >= 0")
+    return grace
+
+
 def check(opts: LaunchOptions) -> LaunchOptions:
     """Every rule that needs no IO, with the option named in the message; returns opts."""
     if not opts.argv:
         raise usage("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])")
     if opts.name is not None and not is_job_name(opts.name):
         raise usage(f"--name {opts.name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
-    if not math.isfinite(opts.grace) or opts.grace < 0:
-        raise usage("--grace: must be >= 0 seconds")
+    check_grace(opts.grace)
     if opts.budget is not None and (not math.isfinite(opts.budget) or opts.budget <= 0):
-        raise usage(f"--budget {opts.budget:g}: must be more than 0")
+        raise usage(f"--budget {opts.budget:g}: must be a finite amount more than 0")
     if opts.price_per_hour is not None and (not math.isfinite(opts.price_per_hour) or opts.price_per_hour < 0):
-        raise usage("--price-per-hour: must be >= 0")
+        raise usage(f"--price-per-hour {opts.price_per_hour:g}: must be a finite amount >= 0")
     try:
         parse_idle_stop(opts.idle_stop)
     except CostRuleError as exc:

@@ -30,6 +30,7 @@ def _target(session: Session, ref: str) -> JobTarget:
 
 
 def _end(args: argparse.Namespace, session: Session, action: str) -> int:
+    actions.check_grace(getattr(args, "grace", None))  # a usage error before any host is asked
     job = _target(session, args.job)
     start = time.monotonic()
     answers = actions.end(session, job, action, grace=getattr(args, "grace", None))

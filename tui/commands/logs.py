@@ -9,6 +9,7 @@ import sys
 import time
 
 from ..actions import Job, resolve
+from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..session import Session, print_status
 
 POLL_SECONDS = 0.2
@@ -44,7 +45,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
     while True:
         # Following waits out any outage: the request is repeated on the next connection, from
         # the same byte offset, so every byte is printed once however often the link breaks.
-        chunk = session.request(host, "logs", timeout=wait, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
+        try:
+            chunk = session.request(host, "logs", timeout=wait, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
+        except GpudeckError:
+            if args.follow and _final(session, host, job, node, wait) is None:
+                raise _removed(job) from None
+            raise
         data = base64.b64decode(chunk["data"])
         if data:
             out.write(data)
@@ -55,9 +61,21 @@ def run(args: argparse.Namespace, session: Session) -> int:
         if not args.follow:
             return 0
         if chunk["done"]:
-            final = next(o for o in session.request(host, "jobs", timeout=wait)["jobs"] if o["id"] == job.id and o["node"] == node["node"])
+            final = _final(session, host, job, node, wait)
+            if final is None:
+                raise _removed(job)
             return job_exit_code(final)
         time.sleep(POLL_SECONDS)
+
+
+def _final(session: Session, host: str, job: Job, node: dict, wait: float) -> dict | None:
+    """The node's job object now, or None when it is gone (`gpudeck rm` while we followed)."""
+    jobs = session.request(host, "jobs", timeout=wait)["jobs"]
+    return next((o for o in jobs if o["id"] == job.id and o["node"] == node["node"]), None)
+
+
+def _removed(job: Job) -> GpudeckError:
+    return GpudeckError(f"job {job.id} was removed while its log was followed", EXIT_NO_SUCH_JOB)
 
 
 def _pick_node(job: Job, wanted: str | None) -> dict:
@@ -66,6 +84,4 @@ def _pick_node(job: Job, wanted: str | None) -> dict:
     for node in job.nodes:
         if node["node"] == wanted:
             return node
-    from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
-
     raise GpudeckError(f"job {job.id} has no node {wanted!r} (nodes: {', '.join(n['node'] for n in job.nodes)})", EXIT_NO_SUCH_JOB)

@@ -35,8 +35,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
     jobs = [j for j in list_jobs(session, skipped) if args.all or not j.ended]
     for exc in skipped:
         print(f"gpudeck: skipping a host: {exc}", file=sys.stderr)
-    # A host down is news, not failure; an untrusted or changed host key is a refusal (its own code).
-    code = next((exc.code for exc in skipped if exc.code == EXIT_HOSTKEY), 0)
+    # The jobs of the hosts that answered are printed; a host skipped makes the exit code non-zero
+    # (an untrusted or changed host key has its own code), so scripts know the list is partial.
+    code = next((exc.code for exc in skipped if exc.code == EXIT_HOSTKEY), skipped[0].code if skipped else 0)
     if args.json:
         print(json.dumps([j.to_json() for j in jobs], indent=2))
         return code
@@ -72,6 +73,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         print(f"  why: {job.why}")
     if job.ending_node.get("reason"):
         print(f"  stopped by: {job.ending_node['reason']}")
+    malformed = job.to_json()["malformed"]
+    if malformed:
+        print(f"  malformed journal records skipped: {malformed}")
     if first.get("tail"):
         print("  last output:")
         for line in first["tail"][-10:]:

@@ -65,10 +65,10 @@ class JobActions(AppKeysFirst):
         job = self.current_job()
         if job is None:
             return
-        if job.ended:
-            self.restarted(self.job_control.restart(job))
-            return
-        self.app.push_screen(ConfirmScreen(f"Stop {job.name or job.id} and start it again?", "", "Restart"),
+        # Always asked, ended or not: a restart starts a new job (and costs money) on every node.
+        label = job.name or job.id
+        question = f"Start {label} again as a new job?" if job.ended else f"Stop {label} and start it again?"
+        self.app.push_screen(ConfirmScreen(question, "", "Restart"),
                              lambda yes: self.restarted(self.job_control.restart(job)) if yes else None)
 
     def restarted(self, new_id: str) -> None:
