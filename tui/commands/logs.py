@@ -1,19 +1,25 @@
-"""`gpudeck logs JOB [-f]`: the job's output bytes exactly as printed, each exactly once."""
+"""`gpudeck logs JOB [-f]`: the job's output bytes exactly as printed, each exactly once.
+
+Without -f the bytes are read by offset (`logs`). With -f the agent pushes them as they are
+written (`follow`) and ends with the job's exit status; a cut connection re-follows from the next
+byte owed (ReconnectingClient), so nothing is lost or repeated.
+"""
 
 from __future__ import annotations
 
 import argparse
 import base64
+import queue
 import signal
 import sys
-import time
 
 from ..actions import Job, resolve
+from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+from ..remote.client import AgentError
 from ..session import Session, print_status
 
-POLL_SECONDS = 0.2
 CHUNK = 1 << 20
-FOLLOW_TIMEOUT = 7 * 86400.0
+FOLLOW_TIMEOUT = 7 * 86400.0  # how long the first `follow` request may wait out an outage
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -39,25 +45,41 @@ def run(args: argparse.Namespace, session: Session) -> int:
     job = resolve(session, args.job)
     node = _pick_node(job, args.node)
     host, out = node["host"], sys.stdout.buffer
+    if args.follow:
+        return _follow(session, host, job.id, node["node"])
     offset = 0
-    wait = FOLLOW_TIMEOUT if args.follow else 30.0
     while True:
-        # Following waits out any outage: the request is repeated on the next connection, from
-        # the same byte offset, so every byte is printed once however often the link breaks.
-        chunk = session.request(host, "logs", timeout=wait, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
+        chunk = session.request(host, "logs", timeout=30.0, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
         data = base64.b64decode(chunk["data"])
         if data:
             out.write(data)
             out.flush()
             offset += len(data)
-        if offset < chunk["size"]:
-            continue  # more already there: no need to wait
-        if not args.follow:
+        if offset >= chunk["size"]:
             return 0
-        if chunk["done"]:
-            final = next(o for o in session.request(host, "jobs", timeout=wait)["jobs"] if o["id"] == job.id and o["node"] == node["node"])
-            return job_exit_code(final)
-        time.sleep(POLL_SECONDS)
+
+
+def _follow(session: Session, host: str, job_id: str, node: str) -> int:
+    client = session.client(host)
+    out = sys.stdout.buffer
+    try:
+        client.follow(job_id, node, offset=0, timeout=FOLLOW_TIMEOUT)
+    except AgentError as exc:
+        raise GpudeckError(f"{host}: {exc}", EXIT_NO_SUCH_JOB) from None
+    while True:
+        try:
+            _, _, data, end = client.outputs.get(timeout=0.5)
+        except queue.Empty:
+            if not client.connected:  # closed for good (e.g. a changed host key): it said why
+                raise GpudeckError(f"{host}: {client.last_error or 'connection closed'}") from None
+            continue
+        if data is not None:
+            out.write(data)
+            out.flush()
+        elif end is not None:
+            if end.get("error"):
+                raise GpudeckError(f"{host}: stopped following job {job_id}: {end['error']}", EXIT_NO_SUCH_JOB)
+            return job_exit_code(end)
 
 
 def _pick_node(job: Job, wanted: str | None) -> dict:
