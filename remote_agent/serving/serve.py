@@ -96,7 +96,12 @@ class Server:
         offset = req.get("offset", 0)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise BadRequest("offset: expected a byte offset >= 0, got %r" % (offset,))
-        view = self.jobs.view(req.get("job"), req.get("node"))
+        try:
+            view = self.jobs.view(req.get("job"), req.get("node"))
+        except JobError as exc:
+            if not str(exc).startswith("unknown job"):
+                raise
+            raise JobError("%s: not on this host (removed, or never launched here)" % exc) from None
         self.outputs.follow(view.fields["id"], view.fields["node"], view, offset)
         return {"offset": offset}
 

@@ -1,0 +1,149 @@
+"""`gpudeck logs -f` is pushed by the agent (`follow`): every byte exactly once across connection
+cuts, over the local pipe and over real SSH, for a job that prints non-UTF-8 bytes and partial
+lines; it ends with the job's code; a followed job that is removed ends it with one clear line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.jobs import alive
+from tests.support.sshd import SshHome, serve_pids
+from tests.support.waiting import wait_for
+
+# Partial lines (a write, a pause, the rest), raw non-UTF-8 bytes, until the flag file exists;
+# then a last line without its newline and exit code 7.
+MESSY = r"""
+import os, sys, time
+flag, i, w = sys.argv[1], 0, sys.stdout.buffer
+while not os.path.exists(flag):
+    i += 1
+    w.write(b"part %d " % i); w.flush()
+    time.sleep(0.002)
+    w.write(b"\xff\xfe\x80 rest %d\r\n" % i if i % 3 else b"plain %d\n" % i); w.flush()
+    time.sleep(0.002)
+w.write(b"no newline at the end \xc3"); w.flush()
+sys.exit(7)
+"""
+WAITS = "import os, sys, time\nprint('hi', flush=True)\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+
+
+def _follow(job_id: str, tmp_path: Path, name: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
+    proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=open(out, "wb"),  # noqa: SIM115
+                            stderr=open(err, "wb"), cwd=tmp_path, env=dict(os.environ))  # noqa: SIM115
+    return proc, out, err
+
+
+def _cuts_then_end(job_id: str, agent_dir: Path, flag: Path, tmp_path: Path, cut, cuts: int) -> None:
+    """Follow the job, cut the follower's connection `cuts` times mid-stream, end the job, compare."""
+    proc, out, err = _follow(job_id, tmp_path, "follow")
+    try:
+        for _ in range(cuts):
+            size = out.stat().st_size
+            wait_for(lambda: serve_pids(agent_dir), timeout=30, what="the follower connected")
+            wait_for(lambda s=size: out.stat().st_size > s, timeout=30, what="output flowing")
+            old = serve_pids(agent_dir)
+            cut(old)
+            wait_for(lambda o=old: not [p for p in o if alive(p)], timeout=10, what="the cut serve gone")
+        size = out.stat().st_size
+        wait_for(lambda: out.stat().st_size > size, timeout=30, what="output flowing after the last cut")
+        flag.touch()
+        assert proc.wait(timeout=60) == 7, err.read_text()
+    finally:
+        proc.kill()
+    printed = (agent_dir / "jobs" / job_id / "0" / "output.log").read_bytes()
+    assert printed.endswith(b"no newline at the end \xc3") and b"\xff\xfe\x80" in printed
+    assert out.read_bytes() == printed  # every byte, exactly once, in order
+    assert err.read_text().count("reconnected") >= cuts
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_local_pipe_cuts_lose_and_repeat_no_byte(gpudeck_home: Path, tmp_path: Path) -> None:
+    from tests.conftest import gpudeck
+
+    (gpudeck_home / "config.toml").write_text("[ssh]\nbackoff_initial = 0.05\nbackoff_max = 0.2\n")
+    flag = tmp_path / "stop-now"
+    job_id = gpudeck("run", "--", sys.executable, "-c", MESSY, str(flag), cwd=tmp_path).stdout.strip()
+    # Killing the follower's own `serve` child is what a broken pipe looks like to it.
+    _cuts_then_end(job_id, gpudeck_home / "local-agent", flag, tmp_path, _kill_all, cuts=3)
+
+
+@pytest.mark.slow
+def test_ssh_cuts_lose_and_repeat_no_byte(ssh_home: SshHome, tmp_path: Path) -> None:
+    from tests.conftest import gpudeck
+
+    ssh_home.trust()
+    ssh_home.add_host()
+    ssh_home.ssh_settings(alive_timeout=2.0, backoff_initial=0.05, backoff_max=0.3)
+    flag = tmp_path / "stop-now"
+    job_id = gpudeck("run", "--host", "box", "--", sys.executable, "-c", MESSY, str(flag), cwd=tmp_path).stdout.strip()
+    _cuts_then_end(job_id, ssh_home.agent_dir, flag, tmp_path, lambda pids: ssh_home.server.cut(), cuts=3)
+
+
+def test_a_job_removed_under_a_frozen_follower_ends_it_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
+    """The follower's serve sleeps through the job's end and its `rm`: on waking it finds no end
+    to report. One line saying so, exit 3 (no such job) — not `internal error: StopIteration`."""
+    from tests.conftest import gpudeck
+
+    flag = tmp_path / "stop-now"
+    job_id = gpudeck("run", "--", sys.executable, "-c", WAITS, str(flag), cwd=tmp_path).stdout.strip()
+    agent_dir = gpudeck_home / "local-agent"
+    proc, out, err = _follow(job_id, tmp_path, "follow")
+    frozen: list[int] = []
+    try:
+        wait_for(lambda: out.read_bytes() == b"hi\n", timeout=30, what="the first line printed")
+        frozen = serve_pids(agent_dir)
+        assert len(frozen) == 1
+        os.kill(frozen[0], signal.SIGSTOP)
+        flag.touch()
+        wait_for(lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0, timeout=30, what="the ended job removed")
+        os.kill(frozen[0], signal.SIGCONT)
+        frozen = []
+        assert proc.wait(timeout=30) == 3
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+        proc.kill()
+    assert out.read_bytes() == b"hi\n"
+    lines = err.read_text().splitlines()
+    assert len(lines) == 1 and "internal error" not in lines[0], lines
+    assert f"job {job_id}" in lines[0] and "removed" in lines[0], lines
+
+
+def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
+    """Reconnected after the job ended and was removed: the re-follow is refused; one line, exit 3."""
+    from tests.conftest import gpudeck
+
+    (gpudeck_home / "config.toml").write_text("[ssh]\nbackoff_initial = 0.05\nbackoff_max = 0.2\n")
+    flag = tmp_path / "stop-now"
+    job_id = gpudeck("run", "--", sys.executable, "-c", WAITS, str(flag), cwd=tmp_path).stdout.strip()
+    agent_dir = gpudeck_home / "local-agent"
+    proc, out, err = _follow(job_id, tmp_path, "follow")
+    try:
+        wait_for(lambda: out.read_bytes() == b"hi\n", timeout=30, what="the first line printed")
+        os.kill(proc.pid, signal.SIGSTOP)  # the follower sleeps through the cut, the end and the rm
+        _kill_all(serve_pids(agent_dir))
+        flag.touch()
+        wait_for(lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0, timeout=30, what="the ended job removed")
+        os.kill(proc.pid, signal.SIGCONT)
+        assert proc.wait(timeout=30) == 3
+    finally:
+        os.kill(proc.pid, signal.SIGCONT) if proc.poll() is None else None
+        proc.kill()
+    assert out.read_bytes() == b"hi\n"
+    lines = [line for line in err.read_text().splitlines() if "reconnect" not in line and "connection lost" not in line]
+    assert len(lines) == 1 and "internal error" not in lines[0], lines
+    assert f"job {job_id}" in lines[0] and "removed" in lines[0], lines
