@@ -15,6 +15,7 @@ import pytest
 from tests.support.jobs import alive
 from tests.support.sshd import SshHome, serve_pids
 from tests.support.waiting import wait_for
+from tui.remote.client import AgentClient
 
 # Partial lines (a write, a pause, the rest), raw non-UTF-8 bytes, until the flag file exists;
 # then a last line without its newline and exit code 7.
@@ -147,3 +148,31 @@ def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(gpud
     lines = [line for line in err.read_text().splitlines() if "reconnect" not in line and "connection lost" not in line]
     assert len(lines) == 1 and "internal error" not in lines[0], lines
     assert f"job {job_id}" in lines[0] and "removed" in lines[0], lines
+
+
+def test_follow_pushes_bounded_contiguous_chunks_then_one_end(client: AgentClient, workdir: Path) -> None:
+    """3 MB printed at once: chunks of at most CHUNK_BYTES, back to back from the asked offset, the
+    file's bytes exactly; then one end marker with the job's exit; `unfollow` answers after it."""
+    import base64
+    import queue
+
+    from remote_agent.serving.outputhub import CHUNK_BYTES
+    from tests.support.jobs import launch
+
+    loud = "import sys\nw = sys.stdout.buffer\nfor i in range(30000): w.write(b'%05d \\xff' % i + b'x' * 93 + b'\\n')\nsys.exit(3)"
+    job = launch(client, workdir, [sys.executable, "-c", loud])
+    assert client.request("follow", job=job["id"], node="0", offset=1000) == {"offset": 1000}
+    pushes = []
+    while not pushes or pushes[-1]["push"] != "output_end":
+        pushes.append(client.outputs.get(timeout=60))
+    chunks, end = pushes[:-1], pushes[-1]
+    data = [base64.b64decode(p["data"]) for p in chunks]
+    assert all(0 < len(d) <= CHUNK_BYTES for d in data)
+    assert [p["offset"] for p in chunks] == [1000 + sum(len(d) for d in data[:i]) for i in range(len(data))]
+    output = Path(client.request("hello")["agent_dir"]) / "jobs" / job["id"] / "0" / "output.log"
+    assert b"".join(data) == output.read_bytes()[1000:] and len(output.read_bytes()) == 30000 * 101
+    assert end == {"push": "output_end", "job": job["id"], "node": "0", "offset": 30000 * 101, "state": "failed",
+                   "exit_code": 3, "signal": None, "error": None}
+    assert client.request("unfollow", job=job["id"], node="0") == {"was_following": False}
+    with pytest.raises(queue.Empty):
+        client.outputs.get(timeout=0.3)
