@@ -176,3 +176,61 @@ def test_follow_pushes_bounded_contiguous_chunks_then_one_end(client: AgentClien
     assert client.request("unfollow", job=job["id"], node="0") == {"was_following": False}
     with pytest.raises(queue.Empty):
         client.outputs.get(timeout=0.3)
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _blocked_writing(pid: int) -> bool:
+    return any((task / "wchan").read_text().endswith("pipe_write") for task in Path(f"/proc/{pid}/task").iterdir())
+
+
+def _read_position(pid: int, path: Path) -> int:
+    """How far process pid has read the file at path (its open descriptor's offset), or -1."""
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if os.readlink(fd) == str(path):
+                return int((Path(f"/proc/{pid}/fdinfo") / fd.name).read_text().split()[1])
+        except OSError:
+            continue
+    return -1
+
+
+def test_a_follower_that_cannot_write_holds_the_stream_back(gpudeck_home: Path, tmp_path: Path) -> None:
+    """Nobody reads `logs -f`'s stdout while the job prints 96 MiB: the CLI stops reading its agent,
+    serve stops reading the file, and neither holds the output in memory; then every byte comes."""
+    from tests.conftest import gpudeck
+
+    total = 96 << 20
+    loud = f"import sys\nline = b'y' * 1023 + b'\\n'\nfor _ in range({total // 1024}): sys.stdout.buffer.write(line)\n"
+    job_id = gpudeck("run", "--", sys.executable, "-c", loud, cwd=tmp_path).stdout.strip()
+    agent_dir = gpudeck_home / "local-agent"
+    output = agent_dir / "jobs" / job_id / "0" / "output.log"
+    wait_for(lambda: output.stat().st_size == total, timeout=60, what="the job's whole output on disk")
+    proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=tmp_path, env=dict(os.environ))
+    try:
+        wait_for(lambda: serve_pids(agent_dir), timeout=30, what="the follower's serve")
+        serve = serve_pids(agent_dir)[0]
+        seen: list[int] = []
+
+        def held_back_or_all_read() -> bool:
+            # Held back: both blocked on full pipes, serve's read position still for 3 looks.
+            seen.append(_read_position(serve, output) if _blocked_writing(proc.pid) and _blocked_writing(serve) else -1)
+            return seen[-1] >= 16 << 20 or (len(seen) >= 3 and seen[-1] >= 0 and len(set(seen[-3:])) == 1)
+
+        wait_for(held_back_or_all_read, timeout=60, interval=0.05, what="the stream held back")
+        assert seen[-1] < 16 << 20, f"serve read {seen[-1]} bytes ahead of a follower that cannot write"
+        assert _rss_mib(proc.pid) < 64 and _rss_mib(serve) < 64, (_rss_mib(proc.pid), _rss_mib(serve))
+        assert proc.stdout is not None
+        with open(output, "rb") as expected:
+            while block := proc.stdout.read(1 << 20):
+                assert block == expected.read(len(block))
+            assert expected.read() == b""
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()

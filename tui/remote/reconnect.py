@@ -32,6 +32,9 @@ StatusHandler = Callable[[str, str], None]  # (host, one line: what happened)
 # (job, node, bytes, None) for output, then (job, node, None, end) once: end is the `output_end`
 # push (state, exit_code, signal; `error` set when the job can no longer be followed).
 OutputSink = Callable[[str, str, bytes | None, dict[str, Any] | None], None]
+# Chunks (at most 64 KiB each) waiting for a slow consumer; when full, the reader thread waits,
+# the pipe or SSH window fills, and serve's write blocks: memory stays bounded end to end.
+OUTPUT_QUEUE = 64
 
 
 class ReconnectingClient:
@@ -47,7 +50,7 @@ class ReconnectingClient:
         self._sink = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
         self.last_seq: dict[tuple[str, str], int] = {}
         self.followed: set[tuple[str, str]] = set()
-        self.outputs: queue.Queue[tuple[str, str, bytes | None, dict[str, Any] | None]] = queue.Queue()
+        self.outputs: queue.Queue[tuple[str, str, bytes | None, dict[str, Any] | None]] = queue.Queue(OUTPUT_QUEUE)
         self._output_sink = on_output or (lambda job, node, data, end: self.outputs.put((job, node, data, end)))
         self.output_offset: dict[tuple[str, str], int] = {}
         self.output_followed: set[tuple[str, str]] = set()
