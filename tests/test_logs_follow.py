@@ -145,8 +145,9 @@ def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(gpud
         os.kill(proc.pid, signal.SIGCONT) if proc.poll() is None else None
         proc.kill()
     assert out.read_bytes() == b"hi\n"
-    lines = [line for line in err.read_text().splitlines() if "reconnect" not in line and "connection lost" not in line]
-    assert len(lines) == 1 and "internal error" not in lines[0], lines
+    said = err.read_text()
+    lines = [line for line in said.splitlines() if "reconnect" not in line and "connection lost" not in line]
+    assert len(lines) == 1 and "internal error" not in lines[0], said
     assert f"job {job_id}" in lines[0] and "removed" in lines[0], lines
 
 
