@@ -235,3 +235,32 @@ def test_a_follower_that_cannot_write_holds_the_stream_back(gpudeck_home: Path, 
         assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
+
+
+def test_metrics_follower_of_a_job_removed_while_cut_off_ends_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
+    """`metrics -f` re-tails after the cut; the agent refuses (the job is gone): one line, exit 3,
+    where it used to retry that re-tail for ever without a word."""
+    from tests.conftest import gpudeck
+
+    (gpudeck_home / "config.toml").write_text("[ssh]\nbackoff_initial = 0.05\nbackoff_max = 0.2\n")
+    flag = tmp_path / "stop-now"
+    waits = WAITS.replace("print('hi'", "print('step=1 loss=0.5'")
+    job_id = gpudeck("run", "--", sys.executable, "-c", waits, str(flag), cwd=tmp_path).stdout.strip()
+    agent_dir = gpudeck_home / "local-agent"
+    out, err = tmp_path / "metrics.out", tmp_path / "metrics.err"
+    proc = subprocess.Popen([sys.executable, "-m", "tui", "metrics", "-f", job_id], stdout=open(out, "wb"),  # noqa: SIM115
+                            stderr=open(err, "wb"), cwd=tmp_path, env=dict(os.environ))  # noqa: SIM115
+    try:
+        wait_for(lambda: b"loss" in out.read_bytes(), timeout=30, what="the first point printed")
+        os.kill(proc.pid, signal.SIGSTOP)
+        _kill_all(serve_pids(agent_dir))
+        flag.touch()
+        wait_for(lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0, timeout=30, what="the ended job removed")
+        os.kill(proc.pid, signal.SIGCONT)
+        assert proc.wait(timeout=30) == 3
+    finally:
+        os.kill(proc.pid, signal.SIGCONT) if proc.poll() is None else None
+        proc.kill()
+    said = err.read_text()
+    lines = [line for line in said.splitlines() if "reconnect" not in line and "connection lost" not in line]
+    assert len(lines) == 1 and f"job {job_id}" in lines[0] and "removed" in lines[0], said

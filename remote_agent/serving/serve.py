@@ -81,9 +81,18 @@ class Server:
         since = req.get("since_seq", 0)
         if isinstance(since, bool) or not isinstance(since, int) or since < 0:
             raise BadRequest("since_seq: expected an integer >= 0, got %r" % (since,))
-        view = self.jobs.view(req.get("job"), req.get("node"))
+        view = self._stream_view(req)
         self.hub.subscribe(view.fields["id"], view.fields["node"], view.files.journal, since)
         return {"last_seq": view.refresh()["last_seq"]}
+
+    def _stream_view(self, req: Dict[str, Any]) -> Any:
+        """The job a tail or follow names; a client resuming one after a cut learns why it is gone."""
+        try:
+            return self.jobs.view(req.get("job"), req.get("node"))
+        except JobError as exc:
+            if not str(exc).startswith("unknown job"):
+                raise
+            raise JobError("%s: not on this host (removed, or never launched here)" % exc) from None
 
     def op_untail(self, req: Dict[str, Any]) -> Dict[str, Any]:
         view = self.jobs.view(req.get("job"), req.get("node"))
@@ -96,12 +105,7 @@ class Server:
         offset = req.get("offset", 0)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise BadRequest("offset: expected a byte offset >= 0, got %r" % (offset,))
-        try:
-            view = self.jobs.view(req.get("job"), req.get("node"))
-        except JobError as exc:
-            if not str(exc).startswith("unknown job"):
-                raise
-            raise JobError("%s: not on this host (removed, or never launched here)" % exc) from None
+        view = self._stream_view(req)
         self.outputs.follow(view.fields["id"], view.fields["node"], view, offset)
         return {"offset": offset}
 

@@ -50,6 +50,9 @@ class ReconnectingClient:
         self._sink = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
         self.last_seq: dict[tuple[str, str], int] = {}
         self.followed: set[tuple[str, str]] = set()
+        # Tails the agent refused to resume after a reconnect (e.g. the job was removed meanwhile),
+        # with its one-line reason: they are no longer followed; a consumer says so and ends.
+        self.dropped: dict[tuple[str, str], str] = {}
         self.outputs: queue.Queue[tuple[str, str, bytes | None, dict[str, Any] | None]] = queue.Queue(OUTPUT_QUEUE)
         self._output_sink = on_output or (lambda job, node, data, end: self.outputs.put((job, node, data, end)))
         self.output_offset: dict[tuple[str, str], int] = {}
@@ -144,8 +147,7 @@ class ReconnectingClient:
                 self._on_status(self.host, f"reconnect failed: {exc}; next try in {delay:.1f} s")
                 continue
             try:
-                for job, node in sorted(self.followed):
-                    client.tail(job, node, since_seq=self.last_seq.get((job, node), 0))
+                self._retail(client)
                 self._refollow(client)
             except AgentError as exc:  # broke again while re-tailing: start over
                 client.close()
@@ -213,6 +215,19 @@ class ReconnectingClient:
         with self._lock:
             self.output_followed.discard((job, node))
         self.request("unfollow", job=job, node=node)
+
+    def _retail(self, client: AgentClient) -> None:
+        with self._lock:
+            tails = sorted((key, self.last_seq.get(key, 0)) for key in self.followed)
+        for (job, node), since in tails:
+            try:
+                client.tail(job, node, since_seq=since)
+            except (ConnectionLost, RequestTimeout):
+                raise
+            except AgentError as exc:  # the agent's answer: asking again would loop for ever
+                with self._lock:
+                    self.followed.discard((job, node))
+                    self.dropped[(job, node)] = str(exc)
 
     def _refollow(self, client: AgentClient) -> None:
         with self._lock:
