@@ -232,7 +232,7 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert follower.stdout is not None and follower.stdout.readline() == "ready\n"
-        follower.send_signal(signal.SIGSTOP)  # the job is killed and removed between two of its polls
+        follower.send_signal(signal.SIGSTOP)  # the job is killed and removed while the follower sleeps
         assert gpudeck("kill", job_id, cwd=workdir).returncode == 0
         assert gpudeck("rm", job_id, cwd=workdir).returncode == 0
         follower.send_signal(signal.SIGCONT)
@@ -240,5 +240,6 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
     finally:
         follower.kill()
     err = follower.stderr.read() if follower.stderr else ""
-    assert code == 3, err
-    assert err.strip() == f"gpudeck: job {job_id} was removed while its log was followed"
+    # The agent pushed the job's end (killed) before the removal: that is what the follower reports.
+    # (A removal seen before the end is one line and exit 3: tests/test_logs_follow.py.)
+    assert code == 137 and err == "", err

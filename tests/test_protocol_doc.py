@@ -84,6 +84,8 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["jobs"] = client.request("jobs")
     answers["tail"] = client.request("tail", job=job["id"], node="0", since_seq=0)
     answers["untail"] = client.request("untail", job=job["id"], node="0")
+    answers["follow"] = client.request("follow", job=job["id"], node="0", offset=0)
+    answers["unfollow"] = client.request("unfollow", job=job["id"], node="0")
     answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)
     answers["logs"] = client.request("logs", job=job["id"], node="0")
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
@@ -101,5 +103,6 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
             assert set(answers[op]) == keys, f"{op}: the agent answers {sorted(answers[op])}, PROTOCOL.md says {sorted(keys)}"
     job_keys = job_object_keys()
     assert all(set(j) == job_keys for j in answers["jobs"]["jobs"])
+    assert answers["unfollow"] == {"was_following": True}
     assert answers["untail"] == {"was_tailing": True} and answers["rm"] == {"removed": job["id"]}
     assert answers["restart"]["restart_of"] == job["id"] and answers["restart"]["id"] == new_id

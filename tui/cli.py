@@ -96,7 +96,8 @@ def run(argv: list[str]) -> int:
         hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {text}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:
-        print(str(exc) if isinstance(exc, UsageError) else f"gpudeck: {exc}", file=sys.stderr)
+        # One write: a reconnecting client's status line (another thread) must not land inside it.
+        sys.stderr.write((str(exc) if isinstance(exc, UsageError) else f"gpudeck: {exc}") + "\n")
         return exc.code
     except KeyboardInterrupt:
         return 130

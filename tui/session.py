@@ -31,7 +31,10 @@ replay: Replay | None = None
 
 def print_status(host: str, line: str) -> None:
     """Reconnect news for a following CLI command: on stderr, so stdout stays the job's bytes."""
-    print(f"gpudeck: {host}: {line}", file=sys.stderr, flush=True)
+    # One write per line: print() writes the newline apart, and the command's own last line
+    # (its error, from another thread) would land inside this one.
+    sys.stderr.write(f"gpudeck: {host}: {line}\n")
+    sys.stderr.flush()
 
 
 def host_entries() -> dict[str, HostEntry]:

@@ -22,6 +22,7 @@ from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .jobs import JobError, JobTable
 from .output import LineWriter
+from .outputhub import OutputHub
 from .tailhub import TailHub
 
 MAX_REQUEST_BYTES = 4 << 20
@@ -38,6 +39,7 @@ class Server:
         self.out = out
         self.jobs = JobTable(root)
         self.hub = TailHub(out)
+        self.outputs = OutputHub(out)
         # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
@@ -79,9 +81,18 @@ class Server:
         since = req.get("since_seq", 0)
         if isinstance(since, bool) or not isinstance(since, int) or since < 0:
             raise BadRequest("since_seq: expected an integer >= 0, got %r" % (since,))
-        view = self.jobs.view(req.get("job"), req.get("node"))
+        view = self._stream_view(req)
         self.hub.subscribe(view.fields["id"], view.fields["node"], view.files.journal, since)
         return {"last_seq": view.refresh()["last_seq"]}
+
+    def _stream_view(self, req: Dict[str, Any]) -> Any:
+        """The job a tail or follow names; a client resuming one after a cut learns why it is gone."""
+        try:
+            return self.jobs.view(req.get("job"), req.get("node"))
+        except JobError as exc:
+            if not str(exc).startswith("unknown job"):
+                raise
+            raise JobError("%s: not on this host (removed, or never launched here)" % exc) from None
 
     def op_untail(self, req: Dict[str, Any]) -> Dict[str, Any]:
         view = self.jobs.view(req.get("job"), req.get("node"))
@@ -89,6 +100,18 @@ class Server:
 
     def op_logs(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.logs(req.get("job"), req.get("node"), req.get("offset", 0), req.get("limit", 1 << 20))
+
+    def op_follow(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        offset = req.get("offset", 0)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise BadRequest("offset: expected a byte offset >= 0, got %r" % (offset,))
+        view = self._stream_view(req)
+        self.outputs.follow(view.fields["id"], view.fields["node"], view, offset)
+        return {"offset": offset}
+
+    def op_unfollow(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        return {"was_following": self.outputs.unfollow(view.fields["id"], view.fields["node"])}
 
     def op_autostop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.set_autostop(req.get("job"), req.get("node"), req.get("paused"))
@@ -131,6 +154,8 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "tail": Server.op_tail,
     "untail": Server.op_untail,
     "logs": Server.op_logs,
+    "follow": Server.op_follow,
+    "unfollow": Server.op_unfollow,
     "autostop": Server.op_autostop,
     "rm": Server.op_rm,
     "ping": Server.op_ping,
@@ -191,6 +216,7 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
     finally:
         done.set()
         server.hub.close()
+        server.outputs.close()
         server.gpu_ring.stop()
         pool.shutdown(wait=False)  # cancel_futures is 3.9+; the agent runs on 3.8
     return 0

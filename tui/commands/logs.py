@@ -1,20 +1,25 @@
-"""`gpudeck logs JOB [-f]`: the job's output bytes exactly as printed, each exactly once."""
+"""`gpudeck logs JOB [-f]`: the job's output bytes exactly as printed, each exactly once.
+
+Without -f the bytes are read by offset (`logs`). With -f the agent pushes them as they are
+written (`follow`) and ends with the job's exit status; a cut connection re-follows from the next
+byte owed (ReconnectingClient), so nothing is lost or repeated.
+"""
 
 from __future__ import annotations
 
 import argparse
 import base64
+import queue
 import signal
 import sys
-import time
 
 from ..actions import Job, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+from ..remote.client import AgentError
 from ..session import Session, print_status
 
-POLL_SECONDS = 0.2
 CHUNK = 1 << 20
-FOLLOW_TIMEOUT = 7 * 86400.0
+FOLLOW_TIMEOUT = 7 * 86400.0  # how long the first `follow` request may wait out an outage
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,42 +45,41 @@ def run(args: argparse.Namespace, session: Session) -> int:
     job = resolve(session, args.job)
     node = _pick_node(job, args.node)
     host, out = node["host"], sys.stdout.buffer
+    if args.follow:
+        return _follow(session, host, job.id, node["node"])
     offset = 0
-    wait = FOLLOW_TIMEOUT if args.follow else 30.0
     while True:
-        # Following waits out any outage: the request is repeated on the next connection, from
-        # the same byte offset, so every byte is printed once however often the link breaks.
-        try:
-            chunk = session.request(host, "logs", timeout=wait, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
-        except GpudeckError:
-            if args.follow and _final(session, host, job, node, wait) is None:
-                raise _removed(job) from None
-            raise
+        chunk = session.request(host, "logs", timeout=30.0, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
         data = base64.b64decode(chunk["data"])
         if data:
             out.write(data)
             out.flush()
             offset += len(data)
-        if offset < chunk["size"]:
-            continue  # more already there: no need to wait
-        if not args.follow:
+        if offset >= chunk["size"]:
             return 0
-        if chunk["done"]:
-            final = _final(session, host, job, node, wait)
-            if final is None:
-                raise _removed(job)
-            return job_exit_code(final)
-        time.sleep(POLL_SECONDS)
 
 
-def _final(session: Session, host: str, job: Job, node: dict, wait: float) -> dict | None:
-    """The node's job object now, or None when it is gone (`gpudeck rm` while we followed)."""
-    jobs = session.request(host, "jobs", timeout=wait)["jobs"]
-    return next((o for o in jobs if o["id"] == job.id and o["node"] == node["node"]), None)
-
-
-def _removed(job: Job) -> GpudeckError:
-    return GpudeckError(f"job {job.id} was removed while its log was followed", EXIT_NO_SUCH_JOB)
+def _follow(session: Session, host: str, job_id: str, node: str) -> int:
+    client = session.client(host)
+    out = sys.stdout.buffer
+    try:
+        client.follow(job_id, node, offset=0, timeout=FOLLOW_TIMEOUT)
+    except AgentError as exc:
+        raise GpudeckError(f"{host}: {exc}", EXIT_NO_SUCH_JOB) from None
+    while True:
+        try:
+            _, _, data, end = client.outputs.get(timeout=0.5)
+        except queue.Empty:
+            if not client.connected:  # closed for good (e.g. a changed host key): it said why
+                raise GpudeckError(f"{host}: {client.last_error or 'connection closed'}") from None
+            continue
+        if data is not None:
+            out.write(data)
+            out.flush()
+        elif end is not None:
+            if end.get("error"):
+                raise GpudeckError(str(end["error"]), EXIT_NO_SUCH_JOB)  # names the job and what happened
+            return job_exit_code(end)
 
 
 def _pick_node(job: Job, wanted: str | None) -> dict:
@@ -84,4 +88,6 @@ def _pick_node(job: Job, wanted: str | None) -> dict:
     for node in job.nodes:
         if node["node"] == wanted:
             return node
+    from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+
     raise GpudeckError(f"job {job.id} has no node {wanted!r} (nodes: {', '.join(n['node'] for n in job.nodes)})", EXIT_NO_SUCH_JOB)

@@ -9,6 +9,7 @@ import sys
 import time
 
 from ..actions import resolve
+from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
 from ..format import metric_line
 from ..session import Session, print_status
@@ -44,6 +45,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
             except queue.Empty:
                 if not client.connected:
                     return 1
+                gone = [(key, why) for key, why in client.dropped.items() if key in targets]
+                if gone:
+                    (job_id, node), why = gone[0]
+                    raise GpudeckError(f"{client.host}: stopped following job {job_id}: {why}", EXIT_NO_SUCH_JOB) from None
                 continue
             got_any = True
             key = (job_id, node)

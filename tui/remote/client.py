@@ -18,6 +18,7 @@ from typing import Any
 from .transport import Transport, TransportError
 
 EventHandler = Callable[[str, str, list[dict[str, Any]]], None]
+OutputHandler = Callable[[dict[str, Any]], None]  # an `output` or `output_end` push, as sent
 HELLO_LINES_MAX = 1000  # a remote .bashrc may print; past this, it is not our agent
 
 
@@ -34,13 +35,16 @@ class RequestTimeout(AgentError):
 
 
 class AgentClient:
-    def __init__(self, transport: Transport, on_events: EventHandler | None = None) -> None:
+    def __init__(self, transport: Transport, on_events: EventHandler | None = None,
+                 on_output: OutputHandler | None = None) -> None:
         self.transport = transport
         self.host = transport.host
         self.hello_marker: dict[str, Any] = {}
         self.last_seq: dict[tuple[str, str], int] = {}
         self.events: queue.Queue[tuple[str, str, list[dict[str, Any]]]] = queue.Queue()
         self._on_events = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
+        self.outputs: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._on_output = on_output or self.outputs.put
         self._ids = itertools.count(1)
         self._pending: dict[int, Future[Any]] = {}
         self._lock = threading.Lock()
@@ -155,8 +159,12 @@ class AgentClient:
             self._fail_pending(reason)
 
     def _dispatch(self, obj: dict[str, Any]) -> None:
-        if obj.get("push") == "events":
+        push = obj.get("push")
+        if push == "events":
             self._deliver(obj)
+            return
+        if push in ("output", "output_end"):
+            self._on_output(obj)
             return
         rid = obj.get("id")
         with self._lock:

@@ -5,10 +5,16 @@ delivered for each, and the event queue consumers read. After a break it reconne
 `initial` doubling to `maximum`), re-tails each followed pair from its last seq, and drops anything
 at or below it, so consumers see every event exactly once whatever the number of cuts. Requests that
 are safe to repeat wait for the next connection instead of failing.
+
+Output follows (`follow`) work the same way by byte offset: the wrapper keeps the offset of the
+next byte owed per (job, node), re-follows from it after a break, cuts any overlap off a chunk and
+drops a chunk past it (a stale subscription's), so every byte reaches the sink once, in order.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import queue
 import threading
 import time
@@ -21,14 +27,21 @@ from .hostkey_errors import HostKeyError
 from .transport import Transport, TransportError
 
 # Ops that give the same outcome when sent twice (a stop of a stopped job answers its final state).
-REPEATABLE = frozenset({"hello", "gpus", "jobs", "tail", "untail", "logs", "ping", "stop", "kill"})
+REPEATABLE = frozenset({"hello", "gpus", "jobs", "tail", "untail", "logs", "follow", "unfollow", "ping", "stop", "kill"})
 StatusHandler = Callable[[str, str], None]  # (host, one line: what happened)
+# (job, node, bytes, None) for output, then (job, node, None, end) once: end is the `output_end`
+# push (state, exit_code, signal; `error` set when the job can no longer be followed).
+OutputSink = Callable[[str, str, bytes | None, dict[str, Any] | None], None]
+# Chunks (at most 64 KiB each) waiting for a slow consumer; when full, the reader thread waits,
+# the pipe or SSH window fills, and serve's write blocks: memory stays bounded end to end.
+OUTPUT_QUEUE = 64
 
 
 class ReconnectingClient:
     def __init__(self, host: str, make_transport: Callable[[], Transport], *, backoff_initial: float = 0.5,
                  backoff_max: float = 15.0, on_status: StatusHandler | None = None,
-                 on_events: Callable[[str, str, list[dict[str, Any]]], None] | None = None) -> None:
+                 on_events: Callable[[str, str, list[dict[str, Any]]], None] | None = None,
+                 on_output: OutputSink | None = None) -> None:
         self.host = host
         self._make_transport = make_transport
         self.backoff_initial, self.backoff_max = backoff_initial, backoff_max
@@ -37,6 +50,13 @@ class ReconnectingClient:
         self._sink = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
         self.last_seq: dict[tuple[str, str], int] = {}
         self.followed: set[tuple[str, str]] = set()
+        # Tails the agent refused to resume after a reconnect (e.g. the job was removed meanwhile),
+        # with its one-line reason: they are no longer followed; a consumer says so and ends.
+        self.dropped: dict[tuple[str, str], str] = {}
+        self.outputs: queue.Queue[tuple[str, str, bytes | None, dict[str, Any] | None]] = queue.Queue(OUTPUT_QUEUE)
+        self._output_sink = on_output or (lambda job, node, data, end: self.outputs.put((job, node, data, end)))
+        self.output_offset: dict[tuple[str, str], int] = {}
+        self.output_followed: set[tuple[str, str]] = set()
         self.reconnects = 0
         self.last_error: str | None = None
         self.hello_marker: dict[str, Any] = {}
@@ -59,7 +79,7 @@ class ReconnectingClient:
         return self.hello_marker
 
     def _open(self, timeout: float) -> AgentClient:
-        client = AgentClient(self._make_transport(), on_events=self._deliver)
+        client = AgentClient(self._make_transport(), on_events=self._deliver, on_output=self._deliver_output)
         self.hello_marker = client.connect(timeout)
         return client
 
@@ -127,8 +147,8 @@ class ReconnectingClient:
                 self._on_status(self.host, f"reconnect failed: {exc}; next try in {delay:.1f} s")
                 continue
             try:
-                for job, node in sorted(self.followed):
-                    client.tail(job, node, since_seq=self.last_seq.get((job, node), 0))
+                self._retail(client)
+                self._refollow(client)
             except AgentError as exc:  # broke again while re-tailing: start over
                 client.close()
                 self.last_error = str(exc)
@@ -175,6 +195,82 @@ class ReconnectingClient:
         with self._lock:
             self.followed.discard((job, node))
         self.request("untail", job=job, node=node)
+
+    def follow(self, job: str, node: str, offset: int | None = None, timeout: float = 30.0) -> dict[str, Any]:
+        """Push (job, node)'s output from byte offset (default: the next byte owed) to the sink."""
+        key = (job, node)
+        with self._lock:
+            if offset is not None:
+                self.output_offset[key] = offset
+            start = self.output_offset.setdefault(key, 0)
+            self.output_followed.add(key)
+        try:
+            return dict(self.request("follow", timeout=timeout, job=job, node=node, offset=start))
+        except AgentError:
+            with self._lock:
+                self.output_followed.discard(key)
+            raise
+
+    def unfollow(self, job: str, node: str) -> None:
+        with self._lock:
+            self.output_followed.discard((job, node))
+        self.request("unfollow", job=job, node=node)
+
+    def _retail(self, client: AgentClient) -> None:
+        with self._lock:
+            tails = sorted((key, self.last_seq.get(key, 0)) for key in self.followed)
+        for (job, node), since in tails:
+            try:
+                client.tail(job, node, since_seq=since)
+            except (ConnectionLost, RequestTimeout):
+                raise
+            except AgentError as exc:  # the agent's answer: asking again would loop for ever
+                with self._lock:
+                    self.followed.discard((job, node))
+                    self.dropped[(job, node)] = str(exc)
+
+    def _refollow(self, client: AgentClient) -> None:
+        with self._lock:
+            follows = sorted((key, self.output_offset.get(key, 0)) for key in self.output_followed)
+        for (job, node), offset in follows:
+            try:
+                client.request("follow", job=job, node=node, offset=offset)
+            except (ConnectionLost, RequestTimeout):
+                raise
+            except AgentError as exc:  # the agent's answer (e.g. removed meanwhile): it cannot be followed now
+                with self._lock:
+                    self.output_followed.discard((job, node))
+                self._output_sink(job, node, None, {"push": "output_end", "job": job, "node": node, "offset": offset,
+                                                     "state": None, "exit_code": None, "signal": None, "error": str(exc)})
+
+    def _deliver_output(self, obj: dict[str, Any]) -> None:
+        # On a client's reader thread, like _deliver: old and new connections never interleave.
+        job, node, offset = obj.get("job"), obj.get("node"), obj.get("offset")
+        if not (isinstance(job, str) and isinstance(node, str) and isinstance(offset, int) and not isinstance(offset, bool)):
+            return
+        key = (job, node)
+        with self._deliver_lock:
+            with self._lock:
+                if key not in self.output_followed:
+                    return
+                owed = self.output_offset.get(key, 0)
+            if obj.get("push") == "output_end":
+                if offset != owed:
+                    return  # a stale subscription's end: bytes are still owed
+                with self._lock:
+                    self.output_followed.discard(key)
+                self._output_sink(job, node, None, obj)
+                return
+            try:
+                data = base64.b64decode(obj.get("data") or "", validate=True)
+            except (binascii.Error, ValueError, TypeError):
+                return
+            if offset > owed or offset + len(data) <= owed:
+                return  # past a gap (a stale subscription) or all seen already
+            data = data[owed - offset:]
+            with self._lock:
+                self.output_offset[key] = owed + len(data)
+            self._output_sink(job, node, data, None)
 
     def _deliver(self, job: str, node: str, records: list[dict[str, Any]]) -> None:
         # Called on a client's reader thread. One lock over check and hand-off, so an old

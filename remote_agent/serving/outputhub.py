@@ -1,0 +1,176 @@
+"""Pushes a job's output bytes to the client as they are written (`follow`), then one end marker.
+
+One thread serves every followed (job, node) of a connection. inotify on output.log (new bytes)
+and on events.jsonl (the job's end) wakes it within a millisecond; a slow poll is the fallback.
+Each round sends at most one CHUNK_BYTES chunk per follow, so one loud job never starves the
+others, and each chunk is written before the next is read: a client that reads slowly blocks
+serve's stdout write (SSH's window, the pipe's buffer), so memory stays one chunk per follow.
+
+The end marker goes out only once the job is over and every byte of its file was sent: the state
+is read before the last read of the file, and a job that is over has written all of its output.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+import time
+from typing import IO, Any, Dict, Optional, Tuple
+
+from ..jobstate import TERMINAL_STATES, JobView
+from ..storage.jsonio import dumps
+from ..storage.watch import Watcher
+from .output import LineWriter
+
+CHUNK_BYTES = 64 * 1024
+POLL_SECONDS = 0.25  # fallback only: inotify wakes the thread on every write
+STATE_EVERY = 1.0  # a supervisor that died writes nothing: look at the lock this often anyway
+
+
+class _Follow:
+    def __init__(self, view: JobView, offset: int) -> None:
+        self.view = view
+        self.offset = offset
+        self.file: Optional[IO[bytes]] = None
+        self.journal_size = -1
+        self.state_at = 0.0
+        self.state: Dict[str, Any] = {}
+        self.watched = False
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+class OutputHub:
+    def __init__(self, out: LineWriter) -> None:
+        self._out = out
+        self._subs: Dict[Tuple[str, str], _Follow] = {}
+        self._lock = threading.Lock()
+        self._watch = Watcher()
+        self._stopped = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def follow(self, job: str, node: str, view: JobView, offset: int) -> None:
+        """Push (job, node)'s output from byte offset on; replaces an earlier follow of it."""
+        # A view of our own: the op threads refresh theirs concurrently.
+        sub = _Follow(JobView(job, node, view.files.dir), offset)
+        with self._lock:
+            old = self._subs.get((job, node))
+            self._subs[(job, node)] = sub
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="outputhub", daemon=True)
+                self._thread.start()
+        if old is not None:
+            self._forget(old)
+        self._watch.add(str(sub.view.files.journal))
+        self._watch.wake()
+
+    def unfollow(self, job: str, node: str) -> bool:
+        with self._lock:
+            sub = self._subs.pop((job, node), None)
+        if sub is not None:
+            self._forget(sub)
+        return sub is not None
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._watch.wake()
+
+    def _forget(self, sub: _Follow) -> None:
+        self._watch.remove(str(sub.view.files.output))
+        self._watch.remove(str(sub.view.files.journal))
+        self._watch.wake()  # the hub thread closes its file
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            busy = False
+            with self._lock:
+                subs = list(self._subs.items())
+            for key, sub in subs:
+                try:
+                    busy = self._pump(key, sub) or busy
+                except OSError as exc:  # unreadable output: say so once and stop following
+                    self._end(key, sub, error="cannot read the output of job %s: %s" % (key[0], exc))
+            if not busy:
+                self._watch.wait(POLL_SECONDS)
+            with self._lock:
+                live = set(id(s) for s in self._subs.values())
+            for _, sub in subs:
+                if id(sub) not in live:
+                    sub.close()
+        self._watch.close()
+
+    def _pump(self, key: Tuple[str, str], sub: _Follow) -> bool:
+        """One step of one follow: True when it sent something (look again at once)."""
+        files = sub.view.files
+        if sub.file is None:
+            try:
+                sub.file = open(str(files.output), "rb")  # noqa: SIM115 - kept open across rounds
+            except FileNotFoundError:
+                if not files.dir.is_dir():
+                    self._end(key, sub, error=_removed(key))
+                    return False
+                if self._over(sub, force=False):  # ended before printing anything
+                    self._end(key, sub)
+                return False
+            sub.file.seek(sub.offset)
+        if not sub.watched:
+            self._watch.add(str(files.output))
+            sub.watched = True
+        data = sub.file.read(CHUNK_BYTES)
+        if data:
+            return self._send(key, sub, data)
+        if not self._over(sub, force=False):
+            return False
+        # Over: the job wrote its last byte before its end was journaled. Read once more.
+        data = sub.file.read(CHUNK_BYTES)
+        if data:
+            return self._send(key, sub, data)
+        if sub.state.get("state") == "lost" and not files.dir.is_dir():
+            self._end(key, sub, error=_removed(key))
+        else:
+            self._end(key, sub)
+        return False
+
+    def _over(self, sub: _Follow, force: bool) -> bool:
+        now = time.monotonic()
+        try:
+            size = os.stat(str(sub.view.files.journal)).st_size
+        except OSError:
+            size = -2
+        if force or size != sub.journal_size or now - sub.state_at >= STATE_EVERY:
+            sub.journal_size, sub.state_at = size, now
+            sub.state = sub.view.refresh()
+        state = sub.state.get("state")
+        return state in TERMINAL_STATES or state == "lost"
+
+    def _send(self, key: Tuple[str, str], sub: _Follow, data: bytes) -> bool:
+        with self._lock:
+            if self._subs.get(key) is not sub:
+                return False  # unfollowed (or followed anew) meanwhile: this reader must not push
+        line = '{"push":"output","job":%s,"node":%s,"offset":%d,"data":"%s"}' % (
+            dumps(key[0]), dumps(key[1]), sub.offset, base64.b64encode(data).decode("ascii"))
+        sub.offset += len(data)
+        self._out.send_raw(line.encode("ascii"))  # blocks while the client is not reading
+        return True
+
+    def _end(self, key: Tuple[str, str], sub: _Follow, error: Optional[str] = None) -> None:
+        with self._lock:
+            if self._subs.get(key) is not sub:
+                return
+            del self._subs[key]
+        self._forget(sub)
+        state = sub.state
+        self._out.send({"push": "output_end", "job": key[0], "node": key[1], "offset": sub.offset,
+                        "state": None if error else state.get("state"),
+                        "exit_code": None if error else state.get("exit_code"),
+                        "signal": None if error else state.get("signal"), "error": error})
+
+
+def _removed(key: Tuple[str, str]) -> str:
+    job, node = key
+    where = "" if node == "0" else " (node %s)" % node  # a one-node job's node needs no naming
+    return "job %s%s was removed while its log was followed" % (job, where)
