@@ -40,6 +40,7 @@ def test_restart_records_the_specs_argv(session: Session, workdir: Path) -> None
     assert record.name == "quick" and actions.resolve(session, "quick").id == new_id  # the newest, by name
 
 
+@pytest.mark.slow
 def test_stop_uses_the_jobs_grace_and_rm_needs_an_ended_job(session: Session, workdir: Path) -> None:
     # Ignores SIGTERM for a moment, then exits: a stop with grace 20 s must wait for it, not give up.
     code = "import signal, time; signal.signal(signal.SIGTERM, lambda *a: (time.sleep(1.5), exit(0))); time.sleep(600)"

@@ -92,6 +92,7 @@ def full_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
             kill_all_jobs(disk / "local-agent")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("action", ["stop", "kill"])
 def test_stop_and_kill_work_on_a_full_disk(full_home: Path, workdir: Path, action: str) -> None:
     marker = f"full-{action}-{uuid.uuid4().hex}"
@@ -149,6 +150,7 @@ def test_the_supervisor_survives_a_full_disk_and_says_what_it_dropped(full_home:
         client.close()
 
 
+@pytest.mark.slow
 def test_run_on_a_full_disk_leaves_no_phantom_job(full_home: Path, workdir: Path) -> None:
     first = gpudeck("run", "--", "true", cwd=workdir)  # state.db and the agent dir exist
     assert first.returncode == 0, first.stderr
@@ -182,6 +184,7 @@ def test_kill_or_stop_with_a_frozen_supervisor_ends_the_tree(client: AgentClient
     assert valid_journal(agent_dir, job["id"])[-1]["state"] == want
 
 
+@pytest.mark.slow
 def test_a_malformed_record_is_skipped_counted_and_breaks_nothing(gpudeck_home: Path, workdir: Path) -> None:
     agent_dir = gpudeck_home / "local-agent"
     done = gpudeck("run", "--name", "done", "--", "true", cwd=workdir).stdout.strip()

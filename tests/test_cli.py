@@ -206,6 +206,7 @@ def test_a_local_job_keeps_the_path_it_was_launched_with(gpudeck_home: Path, wor
     assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "from-the-venv\n"
 
 
+@pytest.mark.slow
 def test_two_restarts_at_once_start_one_copy(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck("run", "--name", "once", "--", "true", cwd=workdir).stdout.strip()
     wait_for(lambda: any(j["id"] == job_id and j["state"] == "exited" for j in ps_json(workdir, "--all")), what="exited")
@@ -224,6 +225,7 @@ def test_two_restarts_at_once_start_one_copy(gpudeck_home: Path, workdir: Path) 
     assert again.returncode != 0 and new_id in again.stderr
 
 
+@pytest.mark.slow
 def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, workdir: Path) -> None:
     import signal
 

@@ -72,6 +72,7 @@ def _kill_all(pids: list[int]) -> None:
             pass
 
 
+@pytest.mark.slow
 def test_local_pipe_cuts_lose_and_repeat_no_byte(gpudeck_home: Path, tmp_path: Path) -> None:
     from tests.conftest import gpudeck
 
@@ -94,6 +95,7 @@ def test_ssh_cuts_lose_and_repeat_no_byte(ssh_home: SshHome, tmp_path: Path) -> 
     _cuts_then_end(job_id, ssh_home.agent_dir, flag, tmp_path, lambda pids: ssh_home.server.cut(), cuts=3)
 
 
+@pytest.mark.slow
 def test_a_job_removed_under_a_frozen_follower_ends_it_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
     """The follower's serve sleeps through the job's end and its `rm`: on waking it finds no end
     to report. One line saying so, exit 3 (no such job) — not `internal error: StopIteration`."""
@@ -124,6 +126,7 @@ def test_a_job_removed_under_a_frozen_follower_ends_it_with_one_line(gpudeck_hom
     assert f"job {job_id}" in lines[0] and "removed" in lines[0], lines
 
 
+@pytest.mark.slow
 def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
     """Reconnected after the job ended and was removed: the re-follow is refused; one line, exit 3."""
     from tests.conftest import gpudeck
@@ -201,6 +204,7 @@ def _read_position(pid: int, path: Path) -> int:
     return -1
 
 
+@pytest.mark.slow
 def test_a_follower_that_cannot_write_holds_the_stream_back(gpudeck_home: Path, tmp_path: Path) -> None:
     """Nobody reads `logs -f`'s stdout while the job prints 96 MiB: the CLI stops reading its agent,
     serve stops reading the file, and neither holds the output in memory; then every byte comes."""
@@ -237,6 +241,7 @@ def test_a_follower_that_cannot_write_holds_the_stream_back(gpudeck_home: Path, 
         proc.kill()
 
 
+@pytest.mark.slow
 def test_metrics_follower_of_a_job_removed_while_cut_off_ends_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
     """`metrics -f` re-tails after the cut; the agent refuses (the job is gone): one line, exit 3,
     where it used to retry that re-tail for ever without a word."""

@@ -36,6 +36,7 @@ def test_a_private_key_readable_by_others_is_refused_with_opensshs_words(ssh_hom
     connect("box").close()
 
 
+@pytest.mark.slow
 def test_files_gpudeck_writes_are_owner_only_whatever_existed(ssh_home: SshHome, tmp_path: Path) -> None:
     record = tmp_path / "session.jsonl"
     record.write_text("old\n")

@@ -42,6 +42,7 @@ def read_whole(job: Any) -> bool:
     return all(n.remote_last_seq is not None and n.last_seq >= n.remote_last_seq for n in job.nodes.values())
 
 
+@pytest.mark.slow
 @sync
 async def test_a_home_of_ended_jobs_starts_quietly_with_real_states(
         gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

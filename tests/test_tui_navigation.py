@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
 
@@ -56,6 +57,7 @@ def test_every_binding_id_is_documented() -> None:
     assert not [i for i in sorted(binding_ids()) if f"`{i}`" not in doc]
 
 
+@pytest.mark.slow
 @sync
 async def test_filter_sort_and_vim_keys_in_the_jobs_table(gpudeck_home: Path, client: AgentClient,
                                                           workdir: Path) -> None:
@@ -89,6 +91,7 @@ async def test_filter_sort_and_vim_keys_in_the_jobs_table(gpudeck_home: Path, cl
         assert isinstance(app.screen, DeckScreen) and app.is_running
 
 
+@pytest.mark.slow
 @sync
 async def test_full_log_search_and_follow_title(gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:
     quick_jobs(client, workdir, ["haystack"])
@@ -133,6 +136,7 @@ async def test_full_log_search_and_follow_title(gpudeck_home: Path, client: Agen
         await until(pilot, lambda: tail.border_title == "not following (f follows)", "the border says so")
 
 
+@pytest.mark.slow
 @sync
 async def test_a_missing_local_workdir_is_refused_in_the_form(gpudeck_home: Path, script: str,
                                                               workdir: Path) -> None:
@@ -156,6 +160,7 @@ async def test_a_missing_local_workdir_is_refused_in_the_form(gpudeck_home: Path
                     "launched once the workdir exists")
 
 
+@pytest.mark.slow
 @sync
 async def test_process_view_shows_pids_and_says_what_is_missing(gpudeck_home: Path, client: AgentClient,
                                                                  workdir: Path, script: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from textual.widgets._toast import Toast
 
 from tests.support.tui import named, sync, until
@@ -19,6 +20,7 @@ from tui.widgets.summary import FleetSummaryBar
 SIZE = (160, 48)
 
 
+@pytest.mark.slow
 @sync
 async def test_typed_equals_and_brackets_in_the_command_launch(gpudeck_home: Path, script: str) -> None:
     app = GpuDeckApp(store=None)
