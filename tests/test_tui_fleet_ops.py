@@ -1,0 +1,53 @@
+"""Issue #17, a TUI that carries a fleet: exact modal focus, ended jobs hidden on `a`, ids where names
+clash, read-only mode, the palette, threshold colours and the loss chart's log scale."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.support.jobs import launch, wait_state
+from tests.support.tui import sync, until
+from tui.app import GpuDeckApp
+from tui.remote.client import AgentClient
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.deck import DeckScreen
+
+SLEEP = "import time; time.sleep(600)"
+
+
+@sync
+async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path) -> None:
+    app = GpuDeckApp(hosts=["local"], store=None)
+    answers: list[bool | None] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        app.push_screen(ConfirmScreen("Stop it?", "", "Stop"), answers.append)
+        await pilot.press("y")  # typed for something else, the moment it appears
+        assert isinstance(app.screen, ConfirmScreen) and answers == []
+        assert app.screen.focused is not None and app.screen.focused.id == "no"  # enter would cancel
+        await until(pilot, lambda: app.screen.armed, "the dialog armed")
+        await pilot.press("y")
+        await until(pilot, lambda: answers == [True], "the answer")
+        assert isinstance(app.screen, DeckScreen)
+
+        app.push_screen(ConfirmScreen("Stop it?", "", "Stop"), answers.append)
+        await pilot.press("n")  # no is never delayed
+        await until(pilot, lambda: answers == [True, False], "the refusal")
+
+
+@sync
+async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:
+    job_id = launch(client, workdir, [sys.executable, "-c", SLEEP], name="keeper")["id"]
+    wait_state(client, job_id, {"running"})
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].active, "the job")
+        await pilot.press("2")
+        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        await pilot.press("s", "y")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert app.fleet.jobs[job_id].active
+    client.request("kill", job=job_id, node="0")
