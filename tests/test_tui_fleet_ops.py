@@ -12,6 +12,7 @@ from tui.app import GpuDeckApp
 from tui.remote.client import AgentClient
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.deck import DeckScreen
+from tui.widgets.jobs_table import JobsTable
 
 SLEEP = "import time; time.sleep(600)"
 
@@ -51,3 +52,31 @@ async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: 
         await pilot.pause(0.3)
         assert app.fleet.jobs[job_id].active
     client.request("kill", job=job_id, node="0")
+
+
+@sync
+async def test_a_hides_ended_jobs_and_an_id_column_tells_same_names_apart(gpudeck_home: Path, client: AgentClient,
+                                                                          workdir: Path) -> None:
+    ended = [launch(client, workdir, [sys.executable, "-c", "pass"], name="twin")["id"] for _ in range(2)]
+    for job_id in ended:
+        wait_state(client, job_id, {"exited"})
+    live = launch(client, workdir, [sys.executable, "-c", SLEEP], name="twin")["id"]
+    wait_state(client, live, {"running"})
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await until(pilot, lambda: len(app.fleet.jobs) == 3, "the jobs")
+        await pilot.press("2")
+        table = app.screen.query_one(JobsTable)
+        await until(pilot, lambda: table.row_count == 3, "all three, ended ones too")
+        assert [str(c.label) for c in table.columns.values()][:2] == ["name", "id"]
+        assert str(table.get_cell(live, "id")) == live[-6:]
+
+        await pilot.press("a")
+        await until(pilot, lambda: table.shown_ids == [live], "the ended jobs hidden")
+        assert "id" not in [str(c.label) for c in table.columns.values()]  # one twin left: no clash
+        assert table.selected_id == live
+        await pilot.press("a")
+        await until(pilot, lambda: table.row_count == 3, "the ended jobs back")
+        assert table.shown_ids[0] == live  # newest (and running) first
+        assert "id" in [str(c.label) for c in table.columns.values()]
+    client.request("kill", job=live, node="0")

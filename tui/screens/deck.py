@@ -13,7 +13,7 @@ from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
 from ..messages import FleetUpdated
 from ..services import Connections, JobControl
-from ..widgets.failures import guarded
+from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
 from ..widgets.jobs_table import JobsTable
 from ..widgets.summary import FleetSummaryBar
@@ -33,6 +33,7 @@ class DeckScreen(JobActions):
         *JOB_BINDINGS,
         Binding("slash", "filter_jobs", "Filter", id="filter_jobs", tooltip="show jobs whose name, host or state has…"),
         Binding("o", "sort_jobs", "Sort", id="sort_jobs", tooltip="cycle the jobs' sort column"),
+        Binding("a", "toggle_ended", "Ended", id="toggle_ended", tooltip="show or hide the jobs that have ended"),
         Binding("escape", "clear_filter", "Clear filter", id="clear_filter"),
         Binding("1", "show_tab('fleet')", "Fleet", id="show_fleet"),
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
@@ -87,7 +88,7 @@ class DeckScreen(JobActions):
         if action == "open_job" and self.current_job() is None:
             return None
         on_jobs = self.query_one(TabbedContent).active == "jobs"
-        if action in ("filter_jobs", "sort_jobs"):
+        if action in ("filter_jobs", "sort_jobs", "toggle_ended"):
             return on_jobs
         if action == "clear_filter":
             return on_jobs and (self.query_one("#job-filter").display or bool(self.query_one(JobsTable).filter_text))
@@ -137,6 +138,11 @@ class DeckScreen(JobActions):
 
     def action_sort_jobs(self) -> None:
         self.query_one(JobsTable).cycle_sort()
+
+    def action_toggle_ended(self) -> None:
+        table = self.query_one(JobsTable)
+        table.show_ended = not table.show_ended
+        say(self.app, "ended jobs shown" if table.show_ended else "ended jobs hidden (a: show them)", timeout=2)
 
     def action_open_job(self) -> None:
         job = self.current_job()
