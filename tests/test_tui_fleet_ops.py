@@ -12,7 +12,9 @@ from tui.app import GpuDeckApp
 from tui.remote.client import AgentClient
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.deck import DeckScreen
+from tui.screens.job import JobScreen
 from tui.widgets.jobs_table import JobsTable
+from tui.widgets.summary import FleetSummaryBar
 
 SLEEP = "import time; time.sleep(600)"
 
@@ -80,3 +82,35 @@ async def test_a_hides_ended_jobs_and_an_id_column_tells_same_names_apart(gpudec
         assert table.shown_ids[0] == live  # newest (and running) first
         assert "id" in [str(c.label) for c in table.columns.values()]
     client.request("kill", job=live, node="0")
+
+
+def _notes(app: GpuDeckApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+@sync
+async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, client: AgentClient,
+                                                          workdir: Path) -> None:
+    job_id = launch(client, workdir, [sys.executable, "-c", SLEEP], name="watched")["id"]
+    wait_state(client, job_id, {"running"})
+    (gpudeck_home / "config.toml").write_text("[ui]\nread_only = true\n")
+    app = GpuDeckApp(store=None)  # read-only from config.toml (gpudeck --read-only passes read_only=True)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].active, "the job")
+        assert "READ-ONLY" in str(app.screen.query_one(FleetSummaryBar).render())
+        await pilot.press("2")
+        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        for key, what in (("s", "stop"), ("K", "kill"), ("r", "restart"), ("n", "new job")):
+            await pilot.press(key)
+            await until(pilot, lambda w=what: any(f"read-only: {w} refused" in n for n in _notes(app)), what)
+            assert isinstance(app.screen, DeckScreen)  # no dialog, no form
+        app.screen.action_scale_up()  # shown disabled; refused even when run
+        await until(pilot, lambda: any("read-only: scale refused" in n for n in _notes(app)), "scale")
+        app.job_control.end(app.fleet.jobs[job_id], "kill")  # the service refuses too, whoever calls
+        await pilot.pause(0.3)
+        assert app.fleet.jobs[job_id].active and isinstance(app.screen, DeckScreen)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "watching still works")
+        await pilot.press("s")
+        await until(pilot, lambda: sum("stop refused" in n for n in _notes(app)) == 2, "refused in the job view")
+    client.request("kill", job=job_id, node="0")

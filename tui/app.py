@@ -68,7 +68,7 @@ class GpuDeckApp(App[None]):
     def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
                  store: Callable[[], Store | None] | None = _open_store,
                  clock: Callable[[], float] | None = None, settings: Settings | None = None,
-                 replay: str | None = None) -> None:
+                 replay: str | None = None, read_only: bool = False) -> None:
         super().__init__()
         self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
@@ -86,7 +86,8 @@ class GpuDeckApp(App[None]):
                 self.startup_errors.append(str(exc))
         factory = transport or (lambda host: transport_for(host, self._confirm_key, config=settings))
         self.connections = Connections(self, self.fleet, hosts, factory, settings.ssh)
-        self.job_control = JobControl(self, self.connections, store)
+        self.read_only = read_only or settings.ui.read_only  # --read-only or [ui] read_only: no actions
+        self.job_control = JobControl(self, self.connections, store, self.read_only)
         self.costs = Costs(self, self.fleet, CostContext.of(settings.cost),
                            stop=lambda job, reason: self.job_control.end(job, "stop", reason),
                            changed=self.connections.publish, ledger=store is not None)
@@ -207,10 +208,10 @@ class GpuDeckApp(App[None]):
                                     partial(active.node.run_action, b.action))
 
 
-def main(replay: str | None = None) -> None:
+def main(replay: str | None = None, read_only: bool = False) -> None:
     """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
     recorded jobs would land in the user's cost ledger."""
-    app = GpuDeckApp(store=None if replay else _open_store, replay=replay)
+    app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
     app.run()

@@ -13,6 +13,7 @@ from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
 from ..messages import FleetUpdated
 from ..services import Connections, JobControl
+from ..services.jobs import refused_read_only
 from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
 from ..widgets.jobs_table import JobsTable
@@ -47,6 +48,7 @@ class DeckScreen(JobActions):
     def compose(self) -> ComposeResult:
         summary = FleetSummaryBar(id="summary")
         summary.replay = self.replay
+        summary.read_only = self.job_control.read_only
         yield summary
         with TabbedContent(initial="fleet", id="tabs"):
             with TabPane("Fleet", id="fleet"):
@@ -150,6 +152,8 @@ class DeckScreen(JobActions):
             self.app.push_screen(JobScreen(self.fleet, self.connections, self.job_control, job.id))
 
     def action_new_job(self) -> None:
+        if refused_read_only(self.app, "new job"):
+            return
         hosts = self.connections.hosts() or ["local"]
         command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
         self.app.push_screen(LaunchScreen(hosts, command), self._launch)
