@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from textual.command import CommandList
+
 from tests.support.jobs import launch, wait_state
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
@@ -113,4 +115,32 @@ async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, 
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "watching still works")
         await pilot.press("s")
         await until(pilot, lambda: sum("stop refused" in n for n in _notes(app)) == 2, "refused in the job view")
+    client.request("kill", job=job_id, node="0")
+
+
+@sync
+async def test_the_palette_lists_gpudecks_actions_once_with_keys_as_typed(gpudeck_home: Path, client: AgentClient,
+                                                                         workdir: Path) -> None:
+    job_id = launch(client, workdir, [sys.executable, "-c", SLEEP], name="palette")["id"]
+    wait_state(client, job_id, {"running"})
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].active, "the job")
+        await pilot.press("2")
+        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert len(titles) == len(set(titles))  # no "Copy selected text" twice, no Quit twice
+        assert not {"Cursor up", "Cursor down", "Page up", "Down", "Up", "First", "Last", "Focus Next",
+                    "Copy selected text", "Keys", "Maximize"} & set(titles)
+        assert {"Stop", "Kill", "Restart", "Log", "Procs", "New job", "Filter", "Sort", "Ended", "Help"} <= set(titles)
+        assert commands["Help"] == "key: ?" and commands["Stop"].startswith("s · ")
+        assert not [h for h in commands.values() if "question_mark" in h or "slash" in h]
+
+        await pilot.press("ctrl+p")  # the palette itself runs one: Procs
+        await pilot.press(*"Procs")
+        await until(pilot, lambda: any("Procs" in str(o.prompt)
+                                       for o in app.screen.query_one(CommandList).options), "the match")
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "ProcessesScreen", "the processes view")
     client.request("kill", job=job_id, node="0")

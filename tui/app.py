@@ -56,6 +56,12 @@ def binding_ids() -> set[str]:
     return {b.id for cls in screens for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
+# Kept out of the palette: Textual's own help panel (lists widget internals; `?` is gpudeck's) and
+# maximize; moving a cursor, quitting (Textual's Quit is there) and closing a dialog are not commands.
+TEXTUAL_INTERNALS = frozenset({"Keys", "Maximize"})
+NOT_IN_PALETTE = frozenset({"quit", "help_close", "vim_down", "vim_up", "vim_top", "vim_bottom"})
+
+
 class GpuDeckApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "gpudeck"
@@ -199,13 +205,20 @@ class GpuDeckApp(App[None]):
         ]))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        # Every enabled key of the screen is a command too, so nothing needs a key to be found.
+        """Textual's app commands (theme, quit, screenshot), then gpudeck's own keys that apply now:
+        none of the widgets' internals (cursor keys, copy, focus), each once, its key as typed."""
+        for command in super().get_system_commands(screen):
+            if command.title not in TEXTUAL_INTERNALS:
+                yield command
+        ours, seen = binding_ids() - NOT_IN_PALETTE, set()
         for active in screen.active_bindings.values():
             b = active.binding
-            if active.enabled and b.description and b.id not in ("quit", "help_close"):
-                yield SystemCommand(b.description, b.tooltip or f"key: {b.key}",
-                                    partial(active.node.run_action, b.action))
+            if not (active.enabled and b.description and b.id in ours) or b.id in seen:
+                continue
+            seen.add(b.id)
+            key = self.get_key_display(b)
+            yield SystemCommand(b.description, f"{key} · {b.tooltip}" if b.tooltip else f"key: {key}",
+                                partial(active.node.run_action, b.action))
 
 
 def main(replay: str | None = None, read_only: bool = False) -> None:
