@@ -7,14 +7,19 @@ import sys
 from pathlib import Path
 
 from textual.command import CommandList
+from textual.content import Content
 
 from tests.support.jobs import launch, wait_state
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
+from tui.fleet import Fleet
 from tui.remote.client import AgentClient
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.deck import DeckScreen
 from tui.screens.job import JobScreen
+from tui.themes import BUILTIN_DIR, VARIABLE_DEFAULTS, load_themes
+from tui.widgets.charts import LossChart
+from tui.widgets.host_panel import render_host
 from tui.widgets.jobs_table import JobsTable
 from tui.widgets.summary import FleetSummaryBar
 
@@ -144,3 +149,55 @@ async def test_the_palette_lists_gpudecks_actions_once_with_keys_as_typed(gpudec
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "ProcessesScreen", "the processes view")
     client.request("kill", job=job_id, node="0")
+
+
+def _styled(content: Content, style: str) -> list[str]:
+    return [content.plain[s.start:s.end] for s in content.spans if style in str(s.style)]
+
+
+def test_hot_gpus_and_power_over_the_limit_take_theme_colours() -> None:
+    fleet = Fleet(clock=lambda: 1000.0)
+    fleet.apply_gpus("box", {"available": True, "gpus": [
+        {"index": 0, "name": "A100", "util": 90, "temp_c": 85, "power_w": 420, "power_limit_w": 400},
+        {"index": 1, "name": "A100", "util": 90, "temp_c": 84, "power_w": 400, "power_limit_w": 400},
+        {"index": 2, "name": "A100", "util": 90, "temp_c": None, "power_w": 100, "power_limit_w": None},
+    ]})
+    fleet.set_host_status("box", "connected")
+    text = render_host(fleet.hosts["box"], fleet, 1000.0, 120)
+    assert _styled(text, "$gpu-hot") == ["85°C"]  # 84 °C is not hot yet
+    assert _styled(text, "$power-over") == ["420/400W"]  # at the limit is not over it
+    assert "100/—W" in text.plain
+    for theme in load_themes([BUILTIN_DIR]).themes:
+        assert {"gpu-hot", "power-over"} <= set(theme.variables), theme.name
+    assert {"gpu-hot", "power-over"} <= set(VARIABLE_DEFAULTS)
+
+
+def _drawn(chart: LossChart) -> str:
+    rendered = chart.render()  # drawn again and again (plotext's own log scale broke on the second)
+    return getattr(rendered, "plain", str(rendered))
+
+
+LOSSES = "import json\nfor i, v in enumerate([2.0, 0.5, 0.0, -0.25, 0.05, 0.01], 1): print(json.dumps({'step': i, 'loss': v}))"
+
+
+@sync
+async def test_L_draws_the_loss_on_a_log_scale_leaving_out_values_at_or_below_zero(
+        gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:
+    job_id = launch(client, workdir, [sys.executable, "-c", LOSSES], name="logloss")["id"]
+    wait_state(client, job_id, {"exited"})
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: job_id in app.fleet.jobs, "the job")
+        await pilot.press("2")
+        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
+        job = app.fleet.jobs[job_id]
+        await until(pilot, lambda: "loss" in job.series and job.series["loss"].count == 6, "the six points")
+        chart = app.screen.query_one(LossChart)
+        await pilot.press("L")
+        await until(pilot, lambda: "2 points <= 0 not drawn" in _drawn(chart), "the log chart")
+        assert chart.log_scale and "loss (log)" in _drawn(chart) and "0.01" in _drawn(chart)
+        await pilot.press("L")
+        await until(pilot, lambda: "(log)" not in _drawn(chart), "linear again")
+        assert not chart.log_scale and isinstance(app.screen, JobScreen)
