@@ -144,9 +144,13 @@ class JobsTable(DataTable):
 
     def _add_columns(self) -> None:
         for key, label, width in self._columns:
-            if key == self.sort or (key == "hosts" and self.sort == "host"):
-                label += " ↓" if next(d for n, _, d in SORTS if n == self.sort) else " ↑"
-            self.add_column(Text(label), key=key, width=width)
+            self.add_column(self._label(key, label), key=key, width=width)
+
+    def _label(self, key: str, label: str) -> Text:
+        """A column's header; the sorted one carries its direction."""
+        if key == self.sort or (key == "hosts" and self.sort == "host"):
+            label += " ↓" if next(d for n, _, d in SORTS if n == self.sort) else " ↑"
+        return Text(label)
 
     @property
     def selected_id(self) -> str | None:
@@ -167,9 +171,7 @@ class JobsTable(DataTable):
 
     def watch_sort(self) -> None:
         for key, label, _ in self._columns:
-            if key == self.sort or (key == "hosts" and self.sort == "host"):
-                label += " ↓" if next(d for n, _, d in SORTS if n == self.sort) else " ↑"
-            self.columns[ColumnKey(key)].label = Text(label)
+            self.columns[ColumnKey(key)].label = self._label(key, label)
         self._require_update_dimensions = True
         self._redraw()
 
