@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from textual.command import CommandList
 from textual.content import Content
 
@@ -27,7 +28,8 @@ SLEEP = "import time; time.sleep(600)"
 
 
 @sync
-async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path) -> None:
+async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ConfirmScreen, "ARM_DELAY", 2.0)  # longer than any stall between push and key
     app = GpuDeckApp(hosts=["local"], store=None)
     answers: list[bool | None] = []
     async with app.run_test(size=(100, 30)) as pilot:
@@ -47,7 +49,9 @@ async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path) -> None:
 
 
 @sync
-async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:
+async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: AgentClient, workdir: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ConfirmScreen, "ARM_DELAY", 60.0)  # a loaded machine cannot arm it before the y
     job_id = launch(client, workdir, [sys.executable, "-c", SLEEP], name="keeper")["id"]
     wait_state(client, job_id, {"running"})
     app = GpuDeckApp(store=None)
