@@ -245,3 +245,26 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
     # The agent pushed the job's end (killed) before the removal: that is what the follower reports.
     # (A removal seen before the end is one line and exit 3: tests/test_logs_follow.py.)
     assert code == 137 and err == "", err
+
+
+@pytest.mark.parametrize("verb", [["run", "--", "true"], ["stop", "x"], ["kill", "x"], ["restart", "x"], ["rm", "x"],
+                                  ["autostop", "pause", "x"]])
+def test_read_only_refuses_every_verb_that_acts(gpudeck_home: Path, workdir: Path, verb: list[str]) -> None:
+    r = gpudeck("--read-only", *verb, cwd=workdir)
+    assert r.returncode == 2 and r.stderr == f"gpudeck {verb[0]}: refused: --read-only\n"
+    assert ps_json(workdir) == []  # nothing was launched
+
+
+def test_read_only_still_watches(gpudeck_home: Path, workdir: Path) -> None:
+    r = gpudeck("--read-only", "ps", cwd=workdir)
+    assert r.returncode == 0, r.stderr
+
+
+def test_read_only_without_a_verb_opens_the_tui_read_only(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tui.app
+    from tui import cli
+
+    opened: list[dict] = []
+    monkeypatch.setattr(tui.app, "main", lambda **kw: opened.append(kw))
+    assert cli.run(["--read-only"]) == 0
+    assert opened == [{"replay": None, "read_only": True}]

@@ -59,7 +59,7 @@ async def test_launch_watch_points_and_stop(gpudeck_home: Path, script: str) -> 
         pid = job.nodes["0"].pid
         assert pid is not None and alive(pid)
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirm dialog")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed confirm")
         await pilot.press("y")
         await until(pilot, lambda: job.state == "stopped", "the job stopped")
         assert not alive(pid)
@@ -75,13 +75,13 @@ async def test_kill_then_restart(gpudeck_home: Path, script: str) -> None:
         pid = job.nodes["0"].pid
         await until(pilot, lambda: app.screen.query_one(JobsTable).selected_id == job.id, "the row selected")
         await pilot.press("K")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirm dialog")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed confirm")
         await pilot.press("y")
         await until(pilot, lambda: job.state == "killed", "the job killed")
         assert pid is not None and not alive(pid)
 
         await pilot.press("r")  # an ended job restarts too, after a question (a new job costs money)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the restart question")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the restart question")
         assert len(named(app, "tui-kill")) == 1
         await pilot.press("y")
         await until(pilot, lambda: len(named(app, "tui-kill")) == 2 and named(app, "tui-kill")[0].active,

@@ -56,6 +56,12 @@ def binding_ids() -> set[str]:
     return {b.id for cls in screens for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
 
+# Kept out of the palette: Textual's own help panel (lists widget internals; `?` is gpudeck's) and
+# maximize; moving a cursor, quitting (Textual's Quit is there) and closing a dialog are not commands.
+TEXTUAL_INTERNALS = frozenset({"Keys", "Maximize"})
+NOT_IN_PALETTE = frozenset({"quit", "help_close", "vim_down", "vim_up", "vim_top", "vim_bottom"})
+
+
 class GpuDeckApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "gpudeck"
@@ -68,7 +74,7 @@ class GpuDeckApp(App[None]):
     def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
                  store: Callable[[], Store | None] | None = _open_store,
                  clock: Callable[[], float] | None = None, settings: Settings | None = None,
-                 replay: str | None = None) -> None:
+                 replay: str | None = None, read_only: bool = False) -> None:
         super().__init__()
         self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
@@ -86,7 +92,8 @@ class GpuDeckApp(App[None]):
                 self.startup_errors.append(str(exc))
         factory = transport or (lambda host: transport_for(host, self._confirm_key, config=settings))
         self.connections = Connections(self, self.fleet, hosts, factory, settings.ssh)
-        self.job_control = JobControl(self, self.connections, store)
+        self.read_only = read_only or settings.ui.read_only  # --read-only or [ui] read_only: no actions
+        self.job_control = JobControl(self, self.connections, store, self.read_only)
         self.costs = Costs(self, self.fleet, CostContext.of(settings.cost),
                            stop=lambda job, reason: self.job_control.end(job, "stop", reason),
                            changed=self.connections.publish, ledger=store is not None)
@@ -198,19 +205,26 @@ class GpuDeckApp(App[None]):
         ]))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        # Every enabled key of the screen is a command too, so nothing needs a key to be found.
+        """Textual's app commands (theme, quit, screenshot), then gpudeck's own keys that apply now:
+        none of the widgets' internals (cursor keys, copy, focus), each once, its key as typed."""
+        for command in super().get_system_commands(screen):
+            if command.title not in TEXTUAL_INTERNALS:
+                yield command
+        ours, seen = binding_ids() - NOT_IN_PALETTE, set()
         for active in screen.active_bindings.values():
             b = active.binding
-            if active.enabled and b.description and b.id not in ("quit", "help_close"):
-                yield SystemCommand(b.description, b.tooltip or f"key: {b.key}",
-                                    partial(active.node.run_action, b.action))
+            if not (active.enabled and b.description and b.id in ours) or b.id in seen:
+                continue
+            seen.add(b.id)
+            key = self.get_key_display(b)
+            yield SystemCommand(b.description, f"{key} · {b.tooltip}" if b.tooltip else f"key: {key}",
+                                partial(active.node.run_action, b.action))
 
 
-def main(replay: str | None = None) -> None:
+def main(replay: str | None = None, read_only: bool = False) -> None:
     """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
     recorded jobs would land in the user's cost ledger."""
-    app = GpuDeckApp(store=None if replay else _open_store, replay=replay)
+    app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
     app.run()

@@ -35,6 +35,9 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop"})  # what --read-only refuses
+
+
 class UsageError(GpudeckError):
     """A usage error: its line already starts with the command (`gpudeck inspect: …`), printed as is."""
 
@@ -60,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     tape = parser.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
     tape.add_argument("--replay", metavar="FILE", help="play a recording back instead of talking to agents (read-only)")
+    parser.add_argument("--read-only", action="store_true",
+                        help="watch only: the TUI refuses every action; verbs that act (run, stop, kill, restart, "
+                             "rm, autostop) are refused")
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
                         help="replay journal events X times faster (0: all at once; default 1)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
@@ -91,8 +97,10 @@ def run(argv: list[str]) -> int:
         if args.verb is None:
             from .app import main as app_main  # here: other verbs stay fast and Textual-free
 
-            app_main(replay=args.replay)
+            app_main(replay=args.replay, read_only=args.read_only)
             return 0
+        if args.read_only and args.verb in ACTING:
+            raise UsageError(f"gpudeck {args.verb}: refused: --read-only")
         hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {text}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:

@@ -59,6 +59,7 @@ class CostSettings:
 @dataclass(frozen=True)
 class UiSettings:
     theme: str | None = None
+    read_only: bool = False  # the TUI refuses every action (stop, kill, restart, new job, scale)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class _Reader:
 
     def settings(self, data: dict[str, Any]) -> Settings:
         return Settings(ssh=self.ssh(self.table(data, "ssh")), cost=self.cost(self.table(data, "cost")),
-                        ui=UiSettings(theme=self.string(self.table(data, "ui"), "ui", "theme")),
+                        ui=self.ui(self.table(data, "ui")),
                         keys=self.keys(self.table(data, "keys")), path=self.path)
 
     # -- tables ------------------------------------------------------------------------------------
@@ -149,6 +150,10 @@ class _Reader:
             aws_endpoint_url=self.string(aws, "cost.aws", "endpoint_url") or None,
             aliyun_endpoint=self.string(aliyun, "cost.aliyun", "endpoint") or None, aliyun_protocol=protocol)
 
+    def ui(self, t: dict[str, Any]) -> UiSettings:
+        self.known(t, "ui", ("theme", "read_only"))
+        return UiSettings(theme=self.string(t, "ui", "theme"), read_only=self.boolean(t, "ui", "read_only") or False)
+
     def keys(self, t: dict[str, Any]) -> Mapping[str, str]:
         keymap = {}
         for binding_id in t:
@@ -176,6 +181,12 @@ class _Reader:
         value = t.get(key)
         if value is not None and not isinstance(value, str):
             self.fail(table, key, f"expected a string, got {value!r}")
+        return value
+
+    def boolean(self, t: dict[str, Any], table: str, key: str) -> bool | None:
+        value = t.get(key)
+        if value is not None and not isinstance(value, bool):
+            self.fail(table, key, f"expected true or false, got {value!r}")
         return value
 
     def positive(self, t: dict[str, Any], table: str, key: str) -> float | None:

@@ -1,4 +1,9 @@
-"""A yes/no question before anything that ends a job."""
+"""A yes/no question before anything that ends a job.
+
+It starts focused on Cancel, and `y` (or the Yes button) works only once the dialog is armed, a
+short moment after it appears: a `y` or enter typed for something else just before (the `.py` of a
+path, right after esc) cannot end a job.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
@@ -16,6 +22,9 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("y", "answer(True)", "Yes", id="confirm_yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm_no"),
     ]
+    ARM_DELAY = 0.4  # seconds during which Yes is refused; Cancel works at once
+
+    armed: reactive[bool] = reactive(False, init=False)
 
     def __init__(self, question: str, detail: str = "", yes: str = "Yes") -> None:
         super().__init__(classes="modal")
@@ -27,14 +36,32 @@ class ConfirmScreen(ModalScreen[bool]):
             if self.detail:
                 yield Label(Content(self.detail), classes="dialog-detail")
             with Horizontal(classes="dialog-buttons"):
-                yield Button(f"{self.yes} (y)", variant="error", id="yes")
+                yield Button(f"{self.yes} (y)", variant="error", id="yes", disabled=True)
                 yield Button("Cancel (n)", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()  # a stray enter must not end a job
+        self.set_timer(self.ARM_DELAY, self._arm)
+
+    def _arm(self) -> None:
+        self.armed = True
+
+    def watch_armed(self, armed: bool) -> None:
+        self.query_one("#yes", Button).disabled = not armed
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer" and parameters == (True,) and not self.armed:
+            return None  # not armed yet: the key is swallowed, nothing happens
+        return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        yes = event.button.id == "yes"
+        if yes and not self.armed:
+            return
+        self.dismiss(yes)
 
     def action_answer(self, yes: bool) -> None:
+        if yes and not self.armed:
+            return
         self.dismiss(yes)

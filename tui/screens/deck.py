@@ -13,7 +13,8 @@ from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
 from ..messages import FleetUpdated
 from ..services import Connections, JobControl
-from ..widgets.failures import guarded
+from ..services.jobs import refused_read_only
+from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
 from ..widgets.jobs_table import JobsTable
 from ..widgets.summary import FleetSummaryBar
@@ -33,6 +34,7 @@ class DeckScreen(JobActions):
         *JOB_BINDINGS,
         Binding("slash", "filter_jobs", "Filter", id="filter_jobs", tooltip="show jobs whose name, host or state has…"),
         Binding("o", "sort_jobs", "Sort", id="sort_jobs", tooltip="cycle the jobs' sort column"),
+        Binding("a", "toggle_ended", "Ended", id="toggle_ended", tooltip="show or hide the jobs that have ended"),
         Binding("escape", "clear_filter", "Clear filter", id="clear_filter"),
         Binding("1", "show_tab('fleet')", "Fleet", id="show_fleet"),
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
@@ -46,6 +48,7 @@ class DeckScreen(JobActions):
     def compose(self) -> ComposeResult:
         summary = FleetSummaryBar(id="summary")
         summary.replay = self.replay
+        summary.read_only = self.job_control.read_only
         yield summary
         with TabbedContent(initial="fleet", id="tabs"):
             with TabPane("Fleet", id="fleet"):
@@ -87,7 +90,7 @@ class DeckScreen(JobActions):
         if action == "open_job" and self.current_job() is None:
             return None
         on_jobs = self.query_one(TabbedContent).active == "jobs"
-        if action in ("filter_jobs", "sort_jobs"):
+        if action in ("filter_jobs", "sort_jobs", "toggle_ended"):
             return on_jobs
         if action == "clear_filter":
             return on_jobs and (self.query_one("#job-filter").display or bool(self.query_one(JobsTable).filter_text))
@@ -138,12 +141,19 @@ class DeckScreen(JobActions):
     def action_sort_jobs(self) -> None:
         self.query_one(JobsTable).cycle_sort()
 
+    def action_toggle_ended(self) -> None:
+        table = self.query_one(JobsTable)
+        table.show_ended = not table.show_ended
+        say(self.app, "ended jobs shown" if table.show_ended else "ended jobs hidden (a: show them)", timeout=2)
+
     def action_open_job(self) -> None:
         job = self.current_job()
         if job is not None:
             self.app.push_screen(JobScreen(self.fleet, self.connections, self.job_control, job.id))
 
     def action_new_job(self) -> None:
+        if refused_read_only(self.app, "new job"):
+            return
         hosts = self.connections.hosts() or ["local"]
         command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
         self.app.push_screen(LaunchScreen(hosts, command), self._launch)

@@ -27,6 +27,7 @@ class JobScreen(JobActions):
         Binding("escape", "app.pop_screen", "Back", id="back"),
         *JOB_BINDINGS,
         Binding("f", "toggle_follow", "Follow", id="toggle_follow"),
+        Binding("L", "loss_log_scale", "Log scale", id="loss_log_scale", tooltip="the loss chart's y axis: log / linear"),
     ]
 
     def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, job_id: str) -> None:
@@ -69,6 +70,11 @@ class JobScreen(JobActions):
 
     def on_resize(self) -> None:
         self._draw(frozenset({"series", "gpu"}))
+
+    def action_loss_log_scale(self) -> None:
+        chart = self.query_one(LossChart)
+        chart.log_scale = not chart.log_scale
+        self._draw(frozenset({"series"}))
 
     def action_toggle_follow(self) -> None:
         self.query_one("#output", OutputLog).toggle_follow()

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 
 from ..fleet import Fleet, JobModel
 from ..services import Connections, JobControl
+from ..services.jobs import refused_read_only
 from .confirm import ConfirmScreen
 from .footer_order import AppKeysFirst
 from .logs import LogScreen
@@ -49,9 +50,13 @@ class JobActions(AppKeysFirst):
         return True
 
     def action_stop_job(self) -> None:
+        if refused_read_only(self.app, "stop"):
+            return
         self._confirm_end("stop", "Stop", "Stop signal now, SIGKILL for what is left after the grace period.")
 
     def action_kill_job(self) -> None:
+        if refused_read_only(self.app, "kill"):
+            return
         self._confirm_end("kill", "Kill", "SIGKILL for every process of the job, now: no checkpoint, no cleanup.")
 
     def _confirm_end(self, action: str, verb: str, detail: str) -> None:
@@ -63,7 +68,7 @@ class JobActions(AppKeysFirst):
 
     def action_restart_job(self) -> None:
         job = self.current_job()
-        if job is None:
+        if job is None or refused_read_only(self.app, "restart"):
             return
         # Always asked, ended or not: a restart starts a new job (and costs money) on every node.
         label = job.name or job.id
@@ -85,7 +90,9 @@ class JobActions(AppKeysFirst):
             self.app.push_screen(ProcessesScreen(self.fleet, job.id))
 
     def action_scale_up(self) -> None:
-        self.notify(SCALE_LATER)
+        if not refused_read_only(self.app, "scale"):
+            self.notify(SCALE_LATER)
 
     def action_scale_down(self) -> None:
-        self.notify(SCALE_LATER)
+        if not refused_read_only(self.app, "scale"):
+            self.notify(SCALE_LATER)

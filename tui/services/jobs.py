@@ -22,11 +22,24 @@ from ..widgets.failures import report, say
 from .base import Service
 from .connections import Connections
 
+READ_ONLY = "read-only: {what} refused (gpudeck --read-only, or [ui] read_only in config.toml)"
+
+
+def refused_read_only(app: App[Any], what: str) -> bool:
+    """True, after one line saying so, when the app is read-only: screens ask before any dialog opens."""
+    control = getattr(app, "job_control", None)
+    if isinstance(control, JobControl) and control.read_only:
+        say(app, READ_ONLY.format(what=what), "read-only", "warning")
+        return True
+    return False
+
 
 class JobControl(Service):
-    def __init__(self, app: App[Any], agents: Connections, store: Callable[[], Store | None] | None) -> None:
+    def __init__(self, app: App[Any], agents: Connections, store: Callable[[], Store | None] | None,
+                 read_only: bool = False) -> None:
         super().__init__(app)
         self.agents = agents
+        self.read_only = read_only  # every action refused: a monitoring screen
         self._store_factory = store
         self._store: Store | None = None
         self._store_lock = threading.Lock()  # two action workers may open it at once
@@ -43,6 +56,9 @@ class JobControl(Service):
             self._store.close()
 
     def _run(self, title: str, fn: Callable[[], str]) -> None:
+        if self.read_only:  # the last guard, whatever called: nothing reaches tui/actions
+            say(self.app, READ_ONLY.format(what=title), "read-only", "warning")
+            return
         self.in_thread(fn, group="action", done=lambda line: say(self.app, str(line), title),
                        failed=lambda exc: report(self.app, f"{title} failed", exc))
 

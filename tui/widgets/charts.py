@@ -4,8 +4,10 @@ week-long job draws as fast as a minute-long one; a chart redraws only when its 
 
 from __future__ import annotations
 
+import math
 import re
 
+from textual.reactive import reactive
 from textual_plotext import PlotextPlot
 
 from ..fleet import Fleet, JobModel, Series
@@ -46,25 +48,38 @@ class _Chart(PlotextPlot):
 
 
 class LossChart(_Chart):
+    log_scale: reactive[bool] = reactive(False, init=False)  # `L`: a log y axis; values <= 0 left out
+
     def show(self, job: JobModel) -> None:
         main, val = loss_series(job)
         shown = [n for n in [main, *val] if n]
-        if not self._begin(tuple((n, job.series[n].version) for n in shown)):
+        if not self._begin((self.log_scale, *((n, job.series[n].version) for n in shown))):
             return
         plt = self.plt
         if not shown:
             plt.title("loss — waiting for the first metric line")
+        left_out, decades = 0, []
         for name in shown:
             series = job.series[name]
             pts = self._points(series)
             if job.axis(name) == "time" and job.started_at is not None:
                 pts = [(x - job.started_at, y) for x, y in pts]
+            if self.log_scale:
+                # log10 drawn on a linear axis with decade labels: plotext's own yscale("log") takes
+                # the log of its data in place on every build, so a second draw fails on its output.
+                kept = [(x, math.log10(y)) for x, y in pts if y > 0]
+                left_out, pts = left_out + len(pts) - len(kept), kept
+                decades += [y for _, y in pts]
             if pts:
                 plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
+        if decades:
+            ticks = list(range(math.floor(min(decades)), math.ceil(max(decades)) + 1))
+            plt.yticks(ticks, [f"{10.0 ** t:g}" for t in ticks])
         if shown:
             axis = job.axis(shown[0])
             plt.xlabel("step" if axis == "step" else "seconds")
-            plt.title(" · ".join(shown))
+            title = " · ".join(shown) + (" (log)" if self.log_scale else "")
+            plt.title(title + (f" — {left_out} points <= 0 not drawn" if left_out else ""))
         self.refresh()
 
 

@@ -41,6 +41,22 @@ def sparkline(values: Sequence[float], width: int, top: float = 100.0) -> Conten
     return Content.assemble(*parts)
 
 
+HOT_C = 85.0  # a GPU this warm (°C) or warmer is highlighted ($gpu-hot): it throttles soon
+
+
+def temperature(c: float | None) -> Content:
+    text = opt(c, ".0f", "°C")
+    return Content.styled(text, "bold $gpu-hot") if c is not None and c >= HOT_C else Content(text)
+
+
+def power(watts: float | None, limit: float | None) -> Content:
+    """`250/300W`; drawn above its limit, in $power-over."""
+    if watts is None:
+        return Content("—")
+    text = f"{watts:.0f}/{opt(limit, '.0f')}W"
+    return Content.styled(text, "bold $power-over") if limit is not None and watts > limit else Content(text)
+
+
 def pct(v: float | None) -> str:
     return "  —" if v is None else f"{v:3.0f}%"
 

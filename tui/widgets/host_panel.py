@@ -10,7 +10,7 @@ from textual.widgets import Static
 from ..fleet import Fleet, GpuSample, HostModel
 from ..fleet.values import finite
 from ..format import duration
-from .gauges import bar, gib, opt, pct, sparkline
+from .gauges import bar, gib, pct, power, sparkline, temperature
 
 STALE_AFTER = 5.0  # seconds without data before the panel says how old it is
 STATUS_STYLE = {"connected": "$success", "connecting": "$secondary", "reconnecting": "$warning",
@@ -47,10 +47,10 @@ def _title(host: HostModel, now: float) -> Content:
 
 def _gpu_lines(host: HostModel, g: GpuSample, fleet: Fleet, spark_w: int) -> list[Content]:
     name = (g.name or "GPU").replace("NVIDIA ", "")[:14]
-    power = "—" if g.power_w is None else f"{g.power_w:.0f}/{opt(g.power_limit_w, '.0f')}W"
     line1 = Content.assemble(
         (f" {g.index:>2} {name:<14} ", "bold"), bar(g.util, 12), f" {pct(g.util)}  mem ", bar(g.mem_pct, 10),
-        f" {gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G  {opt(g.temp_c, '.0f', '°C')}  {power}",
+        f" {gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G  ", temperature(g.temp_c), "  ",
+        power(g.power_w, g.power_limit_w),
     )
     series = host.util_series.get(g.index)
     values = [y for _, y in series.points()] if series is not None else []

@@ -25,6 +25,7 @@ from .gauges import level_style
 COLUMNS = (("name", "name", 22), ("hosts", "host(s)", 10), ("state", "state", 8), ("runtime", "runtime", 8),
            ("step", "step", 11), ("loss", "loss", 9), ("rate", "samples/s", 9), ("gpu", "GPU", 4),
            ("cost", "cost", 9), ("info", "info", 36))
+ID_COLUMN = ("id", "id", 6)  # shown only while two visible jobs share a name: the id's last 6 characters
 STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
                "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error"}
 
@@ -91,14 +92,20 @@ SORTS: tuple[tuple[str, Callable[[JobModel, Fleet], Any] | None, bool], ...] = (
 )
 
 
+def names_clash(jobs: list[JobModel]) -> bool:
+    names = [j.name for j in jobs if j.name]
+    return len(set(names)) < len(names)
+
+
 def matches(job: JobModel, text: str) -> bool:
     """The `/` filter: a substring of the name, id, a host or the state (case-insensitive)."""
     text = text.strip().lower()
     return not text or any(text in s.lower() for s in (job.name or "", job.id, job.state, *job.hosts))
 
 
-def arrange(fleet: Fleet, text: str, sort: str) -> list[JobModel]:
-    jobs = [j for j in fleet.jobs_sorted() if matches(j, text)]
+def arrange(fleet: Fleet, text: str, sort: str, ended: bool = True) -> list[JobModel]:
+    """The rows: those matching the filter (without the ended ones unless `ended`), sorted."""
+    jobs = [j for j in fleet.jobs_sorted() if matches(j, text) and (ended or not j.ended)]
     _, key, descending = next((s for s in SORTS if s[0] == sort), SORTS[0])
     if key is None:
         return jobs
@@ -119,6 +126,7 @@ class JobsTable(DataTable):
 
     filter_text: reactive[str] = reactive("", init=False)
     sort: reactive[str] = reactive("default", init=False)
+    show_ended: reactive[bool] = reactive(True, init=False)  # `a` hides the ended jobs
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
@@ -126,13 +134,23 @@ class JobsTable(DataTable):
         self._order: list[str] = []
         self._rows: dict[str, list[str | Content]] = {}  # what each row shows: update only changes
         self._want: str | None = None  # a job to select as soon as it appears (one just launched)
+        self._columns: tuple[tuple[str, str, int], ...] = COLUMNS  # with ID_COLUMN while names clash
 
     def select_when_shown(self, job_id: str) -> None:
         self._want = job_id
 
     def on_mount(self) -> None:
-        for key, label, width in COLUMNS:
-            self.add_column(label, key=key, width=width)
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for key, label, width in self._columns:
+            self.add_column(self._label(key, label), key=key, width=width)
+
+    def _label(self, key: str, label: str) -> Text:
+        """A column's header; the sorted one carries its direction."""
+        if key == self.sort or (key == "hosts" and self.sort == "host"):
+            label += " ↓" if next(d for n, _, d in SORTS if n == self.sort) else " ↑"
+        return Text(label)
 
     @property
     def selected_id(self) -> str | None:
@@ -148,11 +166,12 @@ class JobsTable(DataTable):
     def watch_filter_text(self) -> None:
         self._redraw()
 
+    def watch_show_ended(self) -> None:
+        self._redraw()
+
     def watch_sort(self) -> None:
-        for key, label, _ in COLUMNS:
-            if key == self.sort or (key == "hosts" and self.sort == "host"):
-                label += " ↓" if next(d for n, _, d in SORTS if n == self.sort) else " ↑"
-            self.columns[ColumnKey(key)].label = Text(label)
+        for key, label, _ in self._columns:
+            self.columns[ColumnKey(key)].label = self._label(key, label)
         self._require_update_dimensions = True
         self._redraw()
 
@@ -166,12 +185,16 @@ class JobsTable(DataTable):
 
     def show(self, fleet: Fleet, now: float) -> None:
         self._fleet = fleet
-        jobs = arrange(fleet, self.filter_text, self.sort)
+        jobs = arrange(fleet, self.filter_text, self.sort, self.show_ended)
         order = [j.id for j in jobs]
-        if order != self._order:
+        columns = (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
+        if order != self._order or columns != self._columns:
             keep = self.selected_id
-            self.clear()
-            self._rows = {j.id: job_row(j, fleet, now) for j in jobs}
+            self.clear(columns=columns != self._columns)
+            if columns != self._columns:
+                self._columns = columns
+                self._add_columns()
+            self._rows = {j.id: self._row(j, fleet, now) for j in jobs}
             for job in jobs:
                 self.add_row(*self._rows[job.id], key=job.id)
             self._order = order
@@ -182,8 +205,14 @@ class JobsTable(DataTable):
                 self._want = None
             return
         for job in jobs:
-            row, old = job_row(job, fleet, now), self._rows.get(job.id)
-            for i, ((key, _, _), value) in enumerate(zip(COLUMNS, row, strict=True)):
+            row, old = self._row(job, fleet, now), self._rows.get(job.id)
+            for i, ((key, _, _), value) in enumerate(zip(self._columns, row, strict=True)):
                 if old is None or old[i] != value:
                     self.update_cell(job.id, key, value)
             self._rows[job.id] = row
+
+    def _row(self, job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
+        row = job_row(job, fleet, now)
+        if ID_COLUMN in self._columns:
+            row.insert(1, Content.styled(job.id[-6:], "$text-muted"))
+        return row

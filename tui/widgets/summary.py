@@ -36,11 +36,14 @@ class FleetSummaryBar(Static):
     """
 
     replay: str | None = None  # the recording being played: said first, so nobody takes it for live
+    read_only: bool = False  # every action refused: said first too
 
     def show(self, fleet: Fleet) -> None:
         s = fleet.summary()
         replay: list[str | tuple[str, str]] = [(" REPLAY ", "bold $text on $warning"), " ", self.replay, "   "] \
             if self.replay is not None else []
+        if self.read_only:
+            replay = [(" READ-ONLY ", "bold $text on $primary"), "   ", *replay]
         hosts_style = "$success" if s.hosts_up == s.hosts_total and s.hosts_total else "$warning"
         self.update(Content.assemble(
             *replay, ("gpudeck", "bold $accent"), "   hosts ", (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
