@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
+from tests.support.jobs import launch, wait_state
 from tests.support.waiting import wait_for
 from tui.actions import LaunchOptions, plan
+from tui.remote.client import AgentClient
 
 PY = sys.executable
 # The reference trainer (global batch 12: divisible by 2 and 3 ranks), as small and quick as it gets; one thread, no DataLoader workers (2 shared cores).
@@ -52,6 +54,7 @@ def alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # ~3.5 s
 def test_two_nodes_with_launcher_none_get_their_place_and_stop_together(gpudeck_home: Path, workdir: Path) -> None:
     script = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES at=$MASTER_ADDR:$MASTER_PORT node=$NODE_RANK"; exec sleep 300'
     job = ok("run", "--nodes", "2", "--launcher", "none", "--master-port", "29611", "--", "bash", "-c", script,
@@ -150,3 +153,37 @@ def test_scale_up_a_running_trainer_resumes_on_three_nodes(gpudeck_home: Path, w
                        interval=0.5, what="the resumed event")
     assert resumed[0]["world_size"] == 3 and resumed[0]["step"] == saved[-1]["step"], resumed
     ok("kill", new)
+
+
+def test_nodes_on_a_listed_host_twice_and_ssh_masters_need_an_address(gpudeck_home: Path, workdir: Path) -> None:
+    job = ok("run", "--nodes", "2", "--host", "local,local", "--launcher", "none", "--", "true", cwd=workdir).strip()
+    assert [(n["host"], n["node"]) for n in job_json(job)["nodes"]] == [("local", "0"), ("local", "1")]
+    r = gpudeck("run", "--nodes", "2", "--host", "gpu-a,gpu-b", "--", "python", "-m", "trainer", cwd=workdir)
+    assert r.returncode == 2 and "--master-addr: needed when nodes run on SSH hosts (gpu-a, gpu-b)" in r.stderr
+
+
+def test_agent_restart_as_another_node_with_changes(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+    job = launch(client, workdir, ["true"], env={"SECRET": "s", "GPUDECK_NODE_RANK": "0"})
+    wait_state(client, job["id"], {"exited"})
+    new_id = job["id"][:-6] + "eeeeee"
+    with pytest.raises(Exception, match="changes: expected an object with some of argv"):
+        client.request("restart", job=job["id"], node="0", new_id=new_id, changes={"workdir": "/"})
+    resized = {"job": job["id"], "nodes": 1}
+    for node in ("0", "1"):
+        obj = client.request("restart", job=job["id"], node="0", new_id=new_id, as_node=node,
+                             changes={"argv": ["echo", node], "env": {"GPUDECK_NODE_RANK": node}, "resized_from": resized})
+        assert obj["node"] == node and obj["resized_from"] == resized and obj["restart_of"] == job["id"]
+    spec = json.loads((agent_dir / "jobs" / new_id / "1" / "spec.json").read_text())
+    assert spec["env"] == {"SECRET": "s", "GPUDECK_NODE_RANK": "1"} and spec["argv"] == ["echo", "1"]
+    with pytest.raises(Exception, match="already restarted as"):  # once per new node
+        client.request("restart", job=job["id"], node="0", new_id=new_id[:-6] + "dddddd", as_node="1")
+
+
+def test_scale_counts() -> None:
+    from tui.actions import target_count
+    from tui.errors import GpudeckError
+
+    assert (target_count("+1", 2), target_count("-1", 3), target_count("4", 2)) == (3, 2, 4)
+    for bad in ("-2", "0", "2", "x"):
+        with pytest.raises(GpudeckError):
+            target_count(bad, 2)
