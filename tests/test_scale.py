@@ -124,6 +124,8 @@ def test_two_node_torchrun_trainer_runs_to_completion(gpudeck_home: Path, workdi
                    what="the job's end")
     assert obj["state"] == "exited", (obj, output(job, "0"), output(job, "1"))
     assert obj["multinode"]["launcher"] == "torchrun" and len(obj["nodes"]) == 2
+    assert obj["name"].startswith("trainer-")  # from the command, not from the torchrun line
+    assert "nodes: 2 (torchrun, 1 per node, master 127.0.0.1:" in ok("inspect", job)
     lines = json_lines(output(job, "0"))
     assert any(p.get("world_size") == 2 and p.get("step") == 4 for p in lines), lines[-5:]
     assert any(p.get("event") == "done" for p in lines)
@@ -148,6 +150,7 @@ def test_scale_up_a_running_trainer_resumes_on_three_nodes(gpudeck_home: Path, w
     obj = job_json(new)
     assert obj["name"] == "grow" and obj["restart_of"] == job
     assert obj["resized_from"] == {"job": job, "nodes": 2}
+    assert f"resized from: {job} (2 nodes)" in ok("inspect", new)
     assert [(n["host"], n["node"]) for n in obj["nodes"]] == [("local", "0"), ("local", "1"), ("local", "2")]
     resumed = wait_for(lambda: [p for p in json_lines(output(new, "0")) if p.get("event") == "resumed"], timeout=150,
                        interval=0.5, what="the resumed event")

@@ -47,7 +47,9 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
     else:
         specs = []
         for p in plan(opts):
-            node_opts = replace(opts, host=p.host, hosts=(), argv=p.argv, env=p.env)
+            # the name comes from the user's command, not from the launcher line around it
+            node_opts = replace(opts, host=p.host, hosts=(), argv=p.argv, env=p.env,
+                                name=opts.name or default_name(opts.argv, job_id))
             specs.append((p.host, dict(build_spec(agents, node_opts, job_id, node=p.node), multinode=p.multinode)))
     states = launch_specs(agents, specs)
     first = specs[0][1]

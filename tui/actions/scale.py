@@ -81,8 +81,11 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
 def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks."""
     current = len(job.nodes)
-    n = target_count(count, current)
     mn: dict[str, Any] = job.first.get("multinode") or {}
+    if mn.get("nodes") not in (None, current):
+        raise GpudeckError(f"scale: {job.id} has {mn['nodes']} nodes but only {current} answered: "
+                           "check its hosts (`gpudeck hosts`)")
+    n = target_count(count, current)
     command = [str(a) for a in (mn.get("command") or job.first.get("argv") or [])]
     ck = checkpoint_of(command)
     if ck is None:
