@@ -190,3 +190,25 @@ def test_scale_counts() -> None:
     for bad in ("-2", "0", "2", "x"):
         with pytest.raises(GpudeckError):
             target_count(bad, 2)
+
+
+@pytest.mark.slow  # two stops and a relaunch: ~4.5 s
+def test_scale_down_a_launcher_none_job_renews_its_placement_and_needs_its_checkpoint_dir(
+        gpudeck_home: Path, workdir: Path) -> None:
+    script = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; exec sleep 300'
+    (workdir / "ck").mkdir()
+    job = ok("run", "--name", "shrink", "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
+             "bash", "-c", script, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    wait_for(lambda: "rank=1 of=2" in output(job, "1"), what="node 1's line")
+    new = ok("scale", job, "-1").strip()
+    assert [(n["node"], n["state"]) for n in job_json(job)["nodes"]] == [("0", "stopped"), ("1", "stopped")]
+    obj = job_json(new)
+    assert len(obj["nodes"]) == 1 and obj["multinode"]["nodes"] == 1 and obj["resized_from"] == {"job": job, "nodes": 2}
+    wait_for(lambda: "rank=0 of=1" in output(new, "0"), what="the new node's line")
+    r = gpudeck("scale", new, "-1")
+    assert r.returncode == 2 and "at least 1 node" in r.stderr
+    # the checkpoint dir gone: the job is stopped (it was asked to) but not relaunched
+    (workdir / "ck").rmdir()
+    r = gpudeck("scale", new, "+2")
+    assert r.returncode == 1 and "checkpoint dir" in r.stderr and "not relaunched" in r.stderr, r.stderr
+    assert job_json(new)["state"] == "stopped" and job_json("shrink")["id"] == new
