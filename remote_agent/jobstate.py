@@ -170,6 +170,8 @@ class JobView:
         obj["argv"] = spec.get("argv")
         obj["workdir"] = spec.get("workdir")
         obj["restart_of"] = spec.get("restart_of")
+        obj["multinode"] = spec.get("multinode")
+        obj["resized_from"] = spec.get("resized_from")
         obj["created_at"] = spec.get("created_at")
         obj["grace"] = spec.get("grace")
         obj["total_steps"] = obj["last"].get("total_steps")

@@ -94,6 +94,7 @@ class Session:
         self._settings: Settings | None = None
         self._clients: dict[str, ReconnectingClient] = {}
         self._lock = threading.Lock()
+        self._connecting: dict[str, threading.Lock] = {}  # one connect per host, even from threads
         self.on_status = on_status  # reconnect news (the CLI prints it on stderr)
 
     @property
@@ -117,6 +118,12 @@ class Session:
         return list(replay.hosts) if replay is not None else list(host_entries())
 
     def client(self, host: str) -> ReconnectingClient:
+        with self._lock:
+            connecting = self._connecting.setdefault(host, threading.Lock())
+        with connecting:  # a multi-node stop asks one host from several threads: one client for all
+            return self._client(host)
+
+    def _client(self, host: str) -> ReconnectingClient:
         with self._lock:
             client = self._clients.get(host)
         if client is not None and client.connected:

@@ -107,7 +107,9 @@ class JobTable:
         with contextlib.suppress(OSError):  # other nodes of the job are still here
             os.rmdir(str(directory.parent))
 
-    def restart(self, job: Any, node: Any, new_id: Any) -> Dict[str, Any]:
+    def restart(self, job: Any, node: Any, new_id: Any, as_node: Any = None, changes: Any = None) -> Dict[str, Any]:
+        """`as_node` and `changes` serve a resize (`gpudeck scale`): the new job's node name, and
+        spec fields replaced (env: merged) -- the old spec's env values never leave the host."""
         view = self.view(job, node)
         try:
             spec = load_spec(view.files.spec)
@@ -117,9 +119,17 @@ class JobTable:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
         if not is_job_id(new_id):
             raise JobError("new_id: not a job id: %r" % (new_id,))
+        changes = _restart_changes(changes)
+        if as_node is not None:
+            if not is_node(as_node):
+                raise JobError("as_node: not a node name: %r" % (as_node,))
+            changes["node"] = as_node
         # Once only: the marker (O_EXCL) names the job the first restart made, so a second
         # restart, concurrent or later, is refused naming it instead of starting another copy.
         marker = view.files.dir / RESTARTED_NAME
+        if changes.get("node", spec.get("node", "0")) != spec.get("node", "0"):
+            # a resize starts several new nodes from one old node: one marker per new node
+            marker = view.files.dir / ("restarted-%s.json" % changes["node"])
         try:
             fd = os.open(str(marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         except FileExistsError:
@@ -131,7 +141,9 @@ class JobTable:
                 os.write(fd, dumps({"restarted_as": new_id, "t": time.time()}).encode("utf-8"))
             finally:
                 os.close(fd)
-            spec.update(id=new_id, restart_of=job, created_at=time.time())
+            env = dict(spec.get("env") or {}, **changes.pop("env", {}))
+            spec.update(changes)
+            spec.update(id=new_id, restart_of=job, created_at=time.time(), env=env)
             return self.launch(spec)
         except (OSError, JobError) as exc:
             with contextlib.suppress(OSError):  # it did not happen: a later restart may try again
@@ -302,3 +314,17 @@ def _last_line(path: Path) -> str:
     except OSError:
         return "no log"
     return lines[-1] if lines else "no output"
+
+
+RESTART_CHANGES = ("argv", "env", "multinode", "resized_from")
+
+
+def _restart_changes(changes: Any) -> Dict[str, Any]:
+    """The spec fields a restart may replace (launch validates their values)."""
+    if changes is None:
+        return {}
+    if not isinstance(changes, dict) or not set(changes) <= set(RESTART_CHANGES):
+        raise JobError("changes: expected an object with some of %s" % ", ".join(RESTART_CHANGES))
+    if "env" in changes and not isinstance(changes["env"], dict):
+        raise JobError("changes.env: expected an object of string to string")
+    return dict(changes)

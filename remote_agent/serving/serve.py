@@ -69,7 +69,7 @@ class Server:
         return self.jobs.launch(req.get("spec"))
 
     def op_restart(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return self.jobs.restart(req.get("job"), req.get("node"), req.get("new_id"))
+        return self.jobs.restart(req.get("job"), req.get("node"), req.get("new_id"), req.get("as_node"), req.get("changes"))
 
     def op_stop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace"), req.get("reason"))

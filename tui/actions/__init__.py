@@ -21,6 +21,7 @@ from .control import (
 )
 from .find import Job, list_jobs, pick, resolve
 from .launch import Launched, build_spec, launch
+from .nodes import NodePlan, plan
 from .options import (
     DEFAULT_GRACE,
     DEMO_COMMAND,
@@ -33,10 +34,11 @@ from .options import (
     preview_name,
     split_command,
 )
+from .scale import Scaled, scale, target_count
 
 __all__ = [
     "DEFAULT_GRACE", "DEMO_COMMAND", "STOP_MARGIN", "Agents", "Job", "JobTarget", "LaunchOptions", "Launched",
-    "NodeTarget", "build_spec", "check", "check_grace", "default_name", "end", "final_state", "form_options", "launch",
-    "list_jobs", "parse_env", "pick", "preview_name", "remove", "resolve", "restart", "set_autostop",
-    "split_command", "stop_wait",
+    "NodePlan", "NodeTarget", "Scaled", "build_spec", "check", "check_grace", "default_name", "end", "final_state", "form_options", "launch",
+    "list_jobs", "parse_env", "pick", "preview_name", "remove", "resolve", "plan", "restart", "scale", "set_autostop",
+    "split_command", "stop_wait", "target_count",
 ]

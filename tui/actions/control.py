@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +79,15 @@ def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None,
     if action == "stop":
         extra = {k: v for k, v in (("grace", grace), ("reason", reason)) if v is not None}
     wait = stop_wait(job, grace if action == "stop" else 0.0)
-    return [agents.request(n.host, action, timeout=wait, job=job.id, node=n.node, **extra) for n in job.nodes]
+
+    def one(n: NodeTarget) -> dict[str, Any]:
+        return agents.request(n.host, action, timeout=wait, job=job.id, node=n.node, **extra)
+
+    if len(job.nodes) == 1:
+        return [one(job.nodes[0])]
+    # Every node at once: a multi-node job's ranks stop together (one grace period, not one per node).
+    with ThreadPoolExecutor(max_workers=min(16, len(job.nodes))) as pool:
+        return list(pool.map(one, job.nodes))
 
 
 def restart(agents: Agents, store: Store | None, job: JobTarget, new_id: str | None = None) -> str:

@@ -62,6 +62,8 @@ class Job:
             "argv": first.get("argv"),
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),
+            "resized_from": first.get("resized_from"),
+            "multinode": _without_rank(first.get("multinode")),
             "last": first.get("last") or {},
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
@@ -69,6 +71,11 @@ class Job:
                 {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
             ],
         }
+
+
+def _without_rank(multinode: Any) -> Any:
+    """The job's launch plan (every node's but for its rank)."""
+    return {k: v for k, v in multinode.items() if k != "rank"} if isinstance(multinode, dict) else None
 
 
 def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list[Job]:
@@ -96,6 +103,8 @@ def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list
             obj = dict(obj, host=host)
             job = jobs.setdefault(obj["id"], Job(obj["id"], obj.get("name") or "?"))
             job.nodes.append(obj)
+    for job in jobs.values():  # rank order: node "0" (the master, whose output `logs` shows) first
+        job.nodes.sort(key=lambda n: (len(str(n.get("node"))), str(n.get("node"))))
     return sorted(jobs.values(), key=lambda j: j.id, reverse=True)
 
 

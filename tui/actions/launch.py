@@ -3,9 +3,10 @@ recorded in the store. One path for `gpudeck run` and the TUI's form."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from remote_agent.names import new_job_id
@@ -13,9 +14,11 @@ from remote_agent.names import new_job_id
 from ..cost.rules import CostRuleError, launch_share, spec_cost_fields
 from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
+from ..fleet.states import job_state
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from ..store import JobRecord, Store
 from .agents import Agents
+from .nodes import is_multinode, plan
 from .options import LaunchOptions, check, default_name, usage
 
 LAUNCH_TIMEOUT = 60.0
@@ -25,24 +28,56 @@ LAUNCH_TIMEOUT = 60.0
 class Launched:
     id: str
     name: str
-    host: str
+    host: str  # the first node's (hosts: every node's)
     state: str
+    hosts: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return f"launched {self.name} on {self.host} ({self.state})"
+        where = self.host if len(self.hosts) <= 1 else f"{len(self.hosts)} nodes ({','.join(sorted(set(self.hosts)))})"
+        return f"launched {self.name} on {where} ({self.state})"
 
 
 def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str | None = None) -> Launched:
-    """Build the spec, launch it, record it. Blocks (hosts.toml, the agent): call from a worker."""
-    spec = build_spec(agents, check(opts), job_id or new_job_id())
-    obj = agents.request(opts.host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
+    """Build the spec (one per node), launch it, record it. Blocks (hosts.toml, the agents): call
+    from a worker. A node that fails to launch kills the nodes already started, then raises."""
+    check(opts)
+    job_id = job_id or new_job_id()
+    if not is_multinode(opts):
+        specs = [(opts.host, build_spec(agents, opts, job_id))]
+    else:
+        specs = []
+        for p in plan(opts):
+            # the name comes from the user's command, not from the launcher line around it
+            node_opts = replace(opts, host=p.host, hosts=(), argv=p.argv, env=p.env,
+                                name=opts.name or default_name(opts.argv, job_id))
+            specs.append((p.host, dict(build_spec(agents, node_opts, job_id, node=p.node), multinode=p.multinode)))
+    states = launch_specs(agents, specs)
+    first = specs[0][1]
     if store is not None:
-        store.record_job(JobRecord(id=spec["id"], name=spec["name"], created_at=spec["created_at"],
-                                   nodes=[{"host": opts.host, "node": spec["node"]}], argv=spec["argv"]))
-    return Launched(spec["id"], spec["name"], opts.host, obj.get("state", "starting") if isinstance(obj, dict) else "starting")
+        store.record_job(JobRecord(id=job_id, name=first["name"], created_at=first["created_at"],
+                                   nodes=[{"host": h, "node": s["node"]} for h, s in specs],
+                                   argv=list(opts.argv)))
+    return Launched(job_id, first["name"], specs[0][0], job_state(states), tuple(h for h, _ in specs))
 
 
-def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str) -> dict[str, Any]:
+def launch_specs(agents: Agents, specs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Launch each (host, spec); on a failure kill the ones started (no half job left running)."""
+    states: list[str] = []
+    for i, (host, spec) in enumerate(specs):
+        try:
+            obj = agents.request(host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
+        except GpudeckError as exc:
+            for h, s in specs[:i]:
+                with contextlib.suppress(GpudeckError):
+                    agents.request(h, "kill", timeout=LAUNCH_TIMEOUT, job=s["id"], node=s["node"])
+            if len(specs) > 1:
+                raise GpudeckError(f"node {spec['node']} on {host}: {exc}", exc.code) from None
+            raise
+        states.append(obj.get("state", "starting") if isinstance(obj, dict) else "starting")
+    return states
+
+
+def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str, node: str = "0") -> dict[str, Any]:
     """The agent's launch spec: the host's setup lines (hosts.toml) run before the job's. Without
     `agents` the job's share of its host is taken as 1 (a budget can then only stop early, never late)."""
     try:
@@ -58,7 +93,7 @@ def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str) -> dict[
     return {
         "id": job_id,
         "name": opts.name or default_name(opts.argv, job_id),
-        "node": "0",
+        "node": node,
         "argv": list(opts.argv),
         "workdir": workdir,
         "env": env,

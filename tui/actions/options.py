@@ -32,6 +32,17 @@ class LaunchOptions:
     budget: float | None = None
     price_per_hour: float | None = None  # overrides the host's price for this job
     idle_stop: str | None = None  # `30m@10%+15m` or `off`; None: the host's default
+    # Multi-node (tui/actions/nodes.py): nodes placed on `hosts` round-robin (empty: `host`).
+    nodes: int = 1
+    hosts: tuple[str, ...] = ()
+    nproc_per_node: int = 1
+    launcher: str | None = None  # "torchrun" | "none"; None: torchrun for 2+ nodes, else as is
+    master_addr: str | None = None  # None: the first node's host address
+    master_port: int | None = None  # None: a free port chosen on the client (local), else 29500
+
+    @property
+    def placed_on(self) -> tuple[str, ...]:
+        return self.hosts or (self.host,)
 
 
 def usage(message: str) -> GpudeckError:
@@ -89,6 +100,16 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         parse_idle_stop(opts.idle_stop)
     except CostRuleError as exc:
         raise usage(str(exc)) from None
+    if opts.nodes < 1:
+        raise usage(f"--nodes {opts.nodes}: must be at least 1")
+    if opts.nproc_per_node < 1:
+        raise usage(f"--nproc-per-node {opts.nproc_per_node}: must be at least 1")
+    if opts.launcher not in (None, "torchrun", "none"):
+        raise usage(f"--launcher {opts.launcher!r}: torchrun or none")
+    if opts.master_port is not None and not 1 <= opts.master_port <= 65535:
+        raise usage(f"--master-port {opts.master_port}: must be a port number 1-65535")
+    if any(not h for h in opts.hosts):
+        raise usage("--host: an empty host name in the list")
     return opts
 
 

@@ -67,8 +67,15 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     print(f"  workdir: {first.get('workdir')}")
     for node in job.nodes:
         print(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}")
+    plan = job.to_json()["multinode"]
+    if plan:
+        print(f"  nodes: {plan.get('nodes')} ({plan.get('launcher')}, {plan.get('nproc_per_node')} per node, "
+              f"master {plan.get('master_addr')}:{plan.get('master_port')})")
     if first.get("restart_of"):
         print(f"  restart of: {first['restart_of']}")
+    resized = first.get("resized_from")
+    if isinstance(resized, dict):
+        print(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")
     if job.why:
         print(f"  why: {job.why}")
     if job.ending_node.get("reason"):

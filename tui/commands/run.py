@@ -11,7 +11,7 @@ from ..session import LOCAL, Session
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="launch a command as a detached job", description="Launch CMD as a job. Prints its id.")
-    p.add_argument("--host", default=LOCAL, help="host to run on (default: local)")
+    p.add_argument("--host", default=LOCAL, help="host to run on (default: local); H1,H2,... places --nodes round-robin")
     p.add_argument("--name", help="a name for people (default: from the command)")
     p.add_argument("--workdir", help="working directory (default: current dir on local, login dir on SSH hosts)")
     p.add_argument("--env", action="append", default=[], metavar="K=V|K", help="set a variable; K alone takes the caller's value")
@@ -21,6 +21,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--price-per-hour", type=float, metavar="P", help="the host's price per hour for this job (default: the host's setting)")
     # metavar is printed as is (no %-formatting); help is %-formatted, hence %% there only.
     p.add_argument("--idle-stop", metavar="30m@10%+15m", help="stop when the job's GPUs stay under 10 %% for 30 min, not in its first 15 min (off: none; default: the host's setting)")
+    p.add_argument("--nodes", type=int, default=1, metavar="N", help="run on N nodes, one job (default 1)")
+    p.add_argument("--nproc-per-node", type=int, default=1, metavar="K", help="torchrun processes per node (default 1)")
+    p.add_argument("--launcher", choices=["torchrun", "none"], default=None,
+                   help="torchrun: gpudeck builds each node's torchrun line (default for --nodes > 1); none: CMD as is, "
+                        "with GPUDECK_NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT in its env")
+    p.add_argument("--master-addr", metavar="ADDR", help="the first node's address as the others reach it (default: 127.0.0.1 on local; needed for SSH hosts)")
+    p.add_argument("--master-port", type=int, metavar="P", help="rendezvous port (default: a free port on local, 29500 on SSH hosts)")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
 
 
@@ -30,7 +37,10 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         argv = argv[1:]
     if not argv:
         raise GpudeckError("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])", EXIT_USAGE)
-    return LaunchOptions(argv=tuple(argv), host=args.host, name=args.name, workdir=args.workdir,
+    hosts = tuple(h.strip() for h in args.host.split(","))
+    return LaunchOptions(argv=tuple(argv), host=hosts[0], hosts=hosts if len(hosts) > 1 else (),
+                         nodes=args.nodes, nproc_per_node=args.nproc_per_node, launcher=args.launcher,
+                         master_addr=args.master_addr, master_port=args.master_port, name=args.name, workdir=args.workdir,
                          env=parse_env(args.env), setup=tuple(args.setup), grace=args.grace, budget=args.budget,
                          price_per_hour=args.price_per_hour, idle_stop=args.idle_stop)
 

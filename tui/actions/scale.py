@@ -1,0 +1,133 @@
+"""`gpudeck scale JOB +1|-1|N` in restart mode: stop every node (the trainer checkpoints on
+SIGTERM), then relaunch the same command on the new node count as a new job that resumes.
+
+A new job id per resize, not the same id with a generation: a job's nodes, journal and seqs stay
+what one run wrote (no reader has to learn generations), and the user's view stays coherent the way
+`restart` already keeps it: the new job has the same name, `restart_of` links it to the old one
+(the TUI follows restarts by name), and its spec says `resized_from: {job, nodes}`. Each new node
+is an agent `restart` of an old node on the same host with the new node's argv, placement env and
+plan (`as_node`, `changes`), so the spec's env values never travel back to the client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from remote_agent.names import new_job_id
+
+from ..errors import EXIT_USAGE, GpudeckError
+from ..hosts_file import LOCAL
+from ..store import JobRecord, Store
+from .agents import Agents
+from .control import JobTarget, end
+from .find import Job
+from .launch import LAUNCH_TIMEOUT
+from .nodes import LOCAL_ADDR, plan
+from .options import LaunchOptions, check
+
+_COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
+
+
+@dataclass(frozen=True)
+class Scaled:
+    id: str
+    name: str
+    previous: str
+    nodes_before: int
+    nodes: int
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous})"
+
+
+def target_count(text: str, current: int) -> int:
+    """`+1`/`-1` relative to the current count, `N` absolute; below 1 or unchanged is refused."""
+    m = _COUNT.fullmatch(text.strip())
+    if not m:
+        raise GpudeckError(f"scale: {text!r}: expected +N, -N or N (a node count)", EXIT_USAGE)
+    sign, value = m.group(1), int(m.group(2))
+    count = current + value if sign == "+" else current - value if sign == "-" else value
+    if count < 1:
+        raise GpudeckError(f"scale: the job has {current} node{'s' * (current != 1)}; {text} would leave {count}: "
+                           "at least 1 node", EXIT_USAGE)
+    if count == current:
+        raise GpudeckError(f"scale: the job already has {current} node{'s' * (current != 1)}", EXIT_USAGE)
+    return count
+
+
+def checkpoint_of(argv: list[str]) -> tuple[str, str] | None:
+    """("dir", DIR) or ("uri", URI) as the command passes them (`--flag V` or `--flag=V`)."""
+    for i, arg in enumerate(argv):
+        for flag, kind in (("--checkpoint-uri", "uri"), ("--checkpoint-dir", "dir")):
+            if arg == flag and i + 1 < len(argv):
+                return kind, argv[i + 1]
+            if arg.startswith(flag + "="):
+                return kind, arg[len(flag) + 1:]
+    return None
+
+
+def _local_dir(job: Job, kind: str, where: str) -> str | None:
+    """The checkpoint dir to check on this machine: when the master node runs on `local`."""
+    if kind != "dir" or job.first["host"] != LOCAL:
+        return None
+    return os.path.join(str(job.first.get("workdir") or "."), os.path.expanduser(where))
+
+
+def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None) -> Scaled:
+    """Stop every node, then relaunch on the new count as a new job (returned). Blocks."""
+    current = len(job.nodes)
+    mn: dict[str, Any] = job.first.get("multinode") or {}
+    if mn.get("nodes") not in (None, current):
+        raise GpudeckError(f"scale: {job.id} has {mn['nodes']} nodes but only {current} answered: "
+                           "check its hosts (`gpudeck hosts`)")
+    n = target_count(count, current)
+    command = [str(a) for a in (mn.get("command") or job.first.get("argv") or [])]
+    ck = checkpoint_of(command)
+    if ck is None:
+        raise GpudeckError(f"scale: {job.id}'s command has no --checkpoint-dir or --checkpoint-uri: "
+                           "a restart-mode resize resumes from a checkpoint", EXIT_USAGE)
+    directory = _local_dir(job, *ck)
+    if directory is not None and job.ended and not os.path.isdir(directory):
+        raise GpudeckError(f"scale: checkpoint dir {directory} does not exist: nothing to resume from")
+    hosts = list(dict.fromkeys(n_["host"] for n_ in job.nodes))  # distinct, in rank order
+    ranks = {str(n_["node"]): n_["host"] for n_ in job.nodes}
+    keep_port = not mn.get("port_chosen", True) and mn.get("master_port")
+    opts = check(LaunchOptions(
+        argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=int(mn.get("nproc_per_node") or 1),
+        launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None,
+        master_addr=None if mn.get("master_addr") in (None, LOCAL_ADDR) else str(mn["master_addr"])))
+    plans = plan(opts)  # before stopping: a plan that cannot be made leaves the job running
+    if not job.ended:
+        end(agents, JobTarget.of_job(job), "stop")
+    if directory is not None and not os.path.isdir(directory):
+        raise GpudeckError(f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
+                           "not relaunched (`gpudeck restart` starts it over)")
+    new_id = new_id or new_job_id()
+    started: list[tuple[str, str]] = []
+    name = job.name
+    resized_from = {"job": job.id, "nodes": current}
+    try:
+        for p in plans:
+            # the old node of that rank, else one on the same host (a restart runs where its source ran)
+            source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
+            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": p.multinode, "resized_from": resized_from}
+            obj = agents.request(p.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=source,
+                                 new_id=new_id, as_node=p.node, changes=changes)
+            started.append((p.host, p.node))
+            if isinstance(obj, dict) and obj.get("name"):
+                name = str(obj["name"])
+    except GpudeckError as exc:
+        for host, node in started:
+            with contextlib.suppress(GpudeckError):
+                agents.request(host, "kill", timeout=LAUNCH_TIMEOUT, job=new_id, node=node)
+        raise GpudeckError(f"scale: {job.id} stopped; relaunching on {n} nodes failed: {exc}", exc.code) from None
+    if store is not None:
+        store.record_job(JobRecord(id=new_id, name=name, created_at=time.time(),
+                                   nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
+                                   restart_of=job.id))
+    return Scaled(new_id, name, job.id, current, n)

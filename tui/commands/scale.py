@@ -1,0 +1,26 @@
+"""`gpudeck scale JOB +1|-1|N`: resize a multi-node job in restart mode; prints the new job's id."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import actions
+from ..session import Session
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scale", help="resize a job: stop (checkpoint), relaunch on the new node count, resume",
+                       description="Stop every node gracefully (the job checkpoints on SIGTERM), then launch the "
+                                   "same command on the new node count as a new job (restart_of: the old one) "
+                                   "that resumes from the checkpoint. Prints the new job's id.")
+    p.add_argument("job", help="job id, id prefix or name")
+    p.add_argument("count", metavar="+N|-N|N", help="nodes to add (+1), remove (-1), or the new count")
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    job = actions.resolve(session, args.job)
+    scaled = actions.scale(session, session.store, job, args.count)
+    print(scaled, file=sys.stderr)
+    print(scaled.id)
+    return 0
