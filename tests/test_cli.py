@@ -248,7 +248,7 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
 
 
 @pytest.mark.parametrize("verb", [["run", "--", "true"], ["stop", "x"], ["kill", "x"], ["restart", "x"], ["rm", "x"],
-                                  ["autostop", "pause", "x"]])
+                                  ["autostop", "pause", "x"], ["scale", "x", "+1"]])
 def test_read_only_refuses_every_verb_that_acts(gpudeck_home: Path, workdir: Path, verb: list[str]) -> None:
     r = gpudeck("--read-only", *verb, cwd=workdir)
     assert r.returncode == 2 and r.stderr == f"gpudeck {verb[0]}: refused: --read-only\n"

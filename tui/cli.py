@@ -36,7 +36,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop"})  # what --read-only refuses
+ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop", "scale"})  # what --read-only refuses
 
 
 class UsageError(GpudeckError):
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     tape.add_argument("--replay", metavar="FILE", help="play a recording back instead of talking to agents (read-only)")
     parser.add_argument("--read-only", action="store_true",
                         help="watch only: the TUI refuses every action; verbs that act (run, stop, kill, restart, "
-                             "rm, autostop) are refused")
+                             "rm, autostop, scale) are refused")
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
                         help="replay journal events X times faster (0: all at once; default 1)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
