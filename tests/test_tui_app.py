@@ -120,7 +120,7 @@ async def test_first_run_help_and_disabled_scaling(gpudeck_home: Path, workdir: 
         await until(pilot, lambda: app.fleet.hosts["local"].up, "local up")
         await pilot.press("2")
         assert app.screen.query_one("#first-run").display  # no jobs: how to start one
-        assert app.screen.check_action("scale_up", ()) is None  # shown, disabled
+        assert app.screen.check_action("scale", ("+1",)) is None  # no job: nothing to scale
         assert app.screen.check_action("stop_job", ()) is None
         await pilot.press("n")
         await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the form")

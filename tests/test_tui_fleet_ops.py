@@ -115,7 +115,7 @@ async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, 
             await pilot.press(key)
             await until(pilot, lambda w=what: any(f"read-only: {w} refused" in n for n in _notes(app)), what)
             assert isinstance(app.screen, DeckScreen)  # no dialog, no form
-        app.screen.action_scale_up()  # shown disabled; refused even when run
+        app.screen.action_scale("+1")  # refused even when run directly
         await until(pilot, lambda: any("read-only: scale refused" in n for n in _notes(app)), "scale")
         app.job_control.end(app.fleet.jobs[job_id], "kill")  # the service refuses too, whoever calls
         await pilot.pause(0.3)

@@ -2,7 +2,7 @@
 
 Each is a Binding with an id; check_action enables it only when it applies, so the Footer shows
 what a key would do right now. The work itself is the JobControl service's (tui/actions in a worker).
-Scaling is shown but disabled until multi-node jobs exist.
+`+`/`-` resize a job in restart mode (its command must checkpoint: `--checkpoint-dir`/`-uri`).
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from .footer_order import AppKeysFirst
 from .logs import LogScreen
 from .procs import ProcessesScreen
 
-SCALE_LATER = "scaling comes with multi-node jobs"
+SCALE_HOW = "restart mode: checkpoint, stop every node, relaunch on {n} nodes as a new job that resumes"
 JOB_BINDINGS: list[BindingType] = [
     Binding("s", "stop_job", "Stop", id="stop_job", tooltip="graceful: stop signal, SIGKILL after the grace period"),
     Binding("K", "kill_job", "Kill", id="kill_job", tooltip="SIGKILL every process of the job now"),
     Binding("r", "restart_job", "Restart", id="restart_job", tooltip="a new job from the same spec"),
     Binding("l", "job_log", "Log", id="job_log", tooltip="the job's full output"),
     Binding("p", "job_procs", "Procs", id="job_procs", tooltip="the job's processes: PIDs, GPU memory"),
-    Binding("plus", "scale_up", "+node", id="scale_up", tooltip=SCALE_LATER),
-    Binding("minus", "scale_down", "-node", id="scale_down", tooltip=SCALE_LATER),
+    Binding("plus", "scale('+1')", "+node", id="scale_up", tooltip="add a node (restart mode)"),
+    Binding("minus", "scale('-1')", "-node", id="scale_down", tooltip="remove a node (restart mode)"),
 ]
-_NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs"}
+_NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs", "scale"}
 
 
 class JobActions(AppKeysFirst):
@@ -41,12 +41,12 @@ class JobActions(AppKeysFirst):
         raise NotImplementedError
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("scale_up", "scale_down"):
-            return None  # shown, disabled
         if action in _NEEDS_JOB:
             job = self.current_job()
             if job is None or (action in ("stop_job", "kill_job") and job.ended):
                 return None
+            if action == "scale" and parameters == ("-1",) and len(job.nodes) <= 1:
+                return None  # a one-node job cannot shrink
         return True
 
     def action_stop_job(self) -> None:
@@ -89,10 +89,15 @@ class JobActions(AppKeysFirst):
         if job is not None:
             self.app.push_screen(ProcessesScreen(self.fleet, job.id))
 
-    def action_scale_up(self) -> None:
-        if not refused_read_only(self.app, "scale"):
-            self.notify(SCALE_LATER)
-
-    def action_scale_down(self) -> None:
-        if not refused_read_only(self.app, "scale"):
-            self.notify(SCALE_LATER)
+    def action_scale(self, count: str) -> None:
+        job = self.current_job()
+        if job is None or refused_read_only(self.app, "scale"):
+            return
+        now = len(job.nodes)
+        n = now + (1 if count == "+1" else -1)
+        if n < 1:
+            return
+        self.app.push_screen(
+            ConfirmScreen(f"Scale {job.name or job.id} from {now} to {n} node{'s' * (n != 1)}?", SCALE_HOW.format(n=n),
+                          "Scale"),
+            lambda yes: self.restarted(self.job_control.scale(job, count)) if yes else None)

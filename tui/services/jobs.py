@@ -75,6 +75,14 @@ class JobControl(Service):
 
         self._run(action, run)
 
+    def scale(self, job: JobModel, count: str) -> str:
+        """Resize in restart mode (checkpoint, stop every node, relaunch on the new count) as the CLI's
+        `gpudeck scale` does; returns the new job's id, chosen here so the caller can select it."""
+        new_id = new_job_id()
+        self._run("scale", lambda: str(actions.scale(self.agents, self.store, actions.resolve(self.agents, job.id),
+                                                     count, new_id)))
+        return new_id
+
     def restart(self, job: JobModel) -> str:
         """Returns the new job's id (chosen here, so the caller can select it when it appears)."""
         target, new_id = JobTarget.of_model(job), new_job_id()

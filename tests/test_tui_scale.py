@@ -1,0 +1,49 @@
+"""`-` in the TUI resizes a running 2-node job in restart mode, through the same core as `gpudeck
+scale`: asked first, then a new 1-node job that says what it was resized from."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.tui import sync, until
+from tui.app import GpuDeckApp
+from tui.screens.confirm import ConfirmScreen
+from tui.widgets.jobs_table import JobsTable
+
+
+def cli(*args: str, cwd: Path) -> str:
+    out = subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.mark.slow
+@sync
+async def test_minus_shrinks_a_two_node_job_after_asking(gpudeck_home: Path, workdir: Path) -> None:
+    (workdir / "ck").mkdir()
+    script = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; exec sleep 300'
+    job_id = cli("run", "--name", "shrink", "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
+                 "bash", "-c", script, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].state == "running"
+                    and len(app.fleet.jobs[job_id].nodes) == 2, "the 2-node job running")
+        await pilot.press("2")
+        app.screen.query_one(JobsTable).focus()
+        await until(pilot, lambda: app.screen.current_job() is not None, "a selected job")
+        assert app.screen.check_action("scale", ("-1",)) and app.screen.check_action("scale", ("+1",))
+        await pilot.press("minus")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the question, armed")
+        assert "from 2 to 1 node" in app.screen.question
+        await pilot.press("y")
+        await until(pilot, lambda: any(j.id != job_id and j.name == "shrink" and j.active for j in app.fleet.jobs.values()),
+                    "the resized job", timeout=60)
+    new = next(j for j in app.fleet.jobs.values() if j.id != job_id and j.name == "shrink")
+    obj = json.loads(cli("inspect", "--json", new.id, cwd=workdir))
+    assert len(obj["nodes"]) == 1 and obj["resized_from"] == {"job": job_id, "nodes": 2}
+    cli("kill", new.id, cwd=workdir)
