@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -25,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.loopback import loopback_host  # noqa: E402
 from remote_agent.names import new_job_id  # noqa: E402
 from tests.support.cleanup import kill_all_jobs  # noqa: E402
-from tests.support.sshd import host_key_line, make_sshd  # noqa: E402
 
 # Prints "ready" and waits for the go file, so both readers are attached before the first tick.
 TICKS = ("import json, os, sys, time\nprint('ready', flush=True)\n"
@@ -129,22 +128,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-ssh-"))
-    server = make_sshd(root / "sshd")
-    home = root / "user"
-    (home / ".ssh").mkdir(parents=True)
-    shutil.copy(server.client_key, home / ".ssh" / "id_ed25519")
-    (home / ".ssh" / "config").write_text(f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n")
-    os.environ.update(HOME=str(home), GPUDECK_HOME=str(root / "gpudeck"))
-    os.environ.pop("SSH_AUTH_SOCK", None)
-    (root / "gpudeck").mkdir()
-    known = root / "gpudeck" / "known_hosts"
-    known.write_text(host_key_line(server))
-    agent_dir = root / "agent"
+    box = loopback_host(root)
+    server, known, agent_dir = box.server, box.known, box.agent_dir
 
-    from tui.hosts_file import HostEntry, add_host
     from tui.session import Session
 
-    add_host(HostEntry(name="box", target="box", agent_dir=str(agent_dir), python=sys.executable))
     session = Session()
     try:
         client = session.client("box")
