@@ -89,6 +89,7 @@ def test_the_hosts_setup_runs_before_the_jobs(gpudeck_home: Path) -> None:
     assert spec["setup"] == ["source ~/venv/bin/activate", "export A=1"] and spec["workdir"] == "~"
 
 
+@pytest.mark.slow
 def test_stop_carries_its_reason_and_grace_and_restart_stops_a_live_job_first(session: Session, workdir: Path) -> None:
     # Ignores SIGTERM: only the stop's own grace (0.5 s, not the spec's 60 s) ends it, by SIGKILL.
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(600)"

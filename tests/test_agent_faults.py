@@ -112,6 +112,7 @@ def test_stop_and_kill_work_on_a_full_disk(full_home: Path, workdir: Path, actio
     assert gpudeck("rm", job_id, cwd=workdir).returncode == 0
 
 
+@pytest.mark.slow
 def test_the_supervisor_survives_a_full_disk_and_says_what_it_dropped(full_home: Path, workdir: Path) -> None:
     agent_dir = full_home / "local-agent"
     client = AgentClient(LocalTransport(agent_dir))
@@ -165,6 +166,7 @@ def test_run_on_a_full_disk_leaves_no_phantom_job(full_home: Path, workdir: Path
     assert [j for j in json.loads(listed.stdout) if j["name"] == "phantom"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("action", ["kill", "stop"])
 def test_kill_or_stop_with_a_frozen_supervisor_ends_the_tree(client: AgentClient, workdir: Path, agent_dir: Path,
                                                              action: str) -> None:

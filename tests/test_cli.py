@@ -127,6 +127,7 @@ def test_bad_input_is_one_line_and_a_distinct_exit_code(gpudeck_home: Path, work
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_env_key_alone_takes_the_callers_value(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck("run", "--env", "MY_TOKEN", "--", "bash", "-c", 'echo "[$MY_TOKEN]"', cwd=workdir, env={"MY_TOKEN": "tok 1"}).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "[tok 1]\n"
@@ -247,6 +248,7 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
     assert code == 137 and err == "", err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", [["run", "--", "true"], ["stop", "x"], ["kill", "x"], ["restart", "x"], ["rm", "x"],
                                   ["autostop", "pause", "x"], ["scale", "x", "+1"]])
 def test_read_only_refuses_every_verb_that_acts(gpudeck_home: Path, workdir: Path, verb: list[str]) -> None:

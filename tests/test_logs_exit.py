@@ -7,6 +7,8 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import gpudeck
 from tests.support.waiting import wait_for
 
@@ -21,6 +23,7 @@ def test_a_job_ended_by_a_signal_exits_128_plus_its_number(gpudeck_home: Path, w
     assert follow.returncode == 128 + signal.SIGUSR1 == 138
 
 
+@pytest.mark.slow
 def test_a_stopped_job_that_died_of_sigterm_exits_143(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck("run", "--", sys.executable, "-c", WAITS, cwd=workdir).stdout.strip()
     log = gpudeck_home / "local-agent" / "jobs" / job_id / "0" / "output.log"

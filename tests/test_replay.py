@@ -123,6 +123,7 @@ def test_bad_recordings_fail_with_one_line(tmp_path: Path) -> None:
         Recording.load(tmp_path / "missing.jsonl")
 
 
+@pytest.mark.slow
 def test_cli_replays_the_shipped_recording_read_only(gpudeck_home: Path) -> None:
     ps = gpudeck("--replay", str(SESSION), "--replay-speed", "0", "ps", "--all")
     assert ps.returncode == 0, ps.stderr

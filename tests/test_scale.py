@@ -103,6 +103,7 @@ def test_torchrun_in_the_command_with_the_torchrun_launcher_is_refused(gpudeck_h
     assert r.returncode == 2 and "--launcher none" in r.stderr
 
 
+@pytest.mark.slow
 def test_scale_refuses_below_one_node_and_a_command_without_checkpoints(gpudeck_home: Path, workdir: Path) -> None:
     job = ok("run", "--name", "solo", "--", "sleep", "300", cwd=workdir).strip()
     r = gpudeck("scale", job, "-1")
@@ -158,6 +159,7 @@ def test_scale_up_a_running_trainer_resumes_on_three_nodes(gpudeck_home: Path, w
     ok("kill", new)
 
 
+@pytest.mark.slow
 def test_nodes_on_a_listed_host_twice_and_ssh_masters_need_an_address(gpudeck_home: Path, workdir: Path) -> None:
     job = ok("run", "--nodes", "2", "--host", "local,local", "--launcher", "none", "--", "true", cwd=workdir).strip()
     assert [(n["host"], n["node"]) for n in job_json(job)["nodes"]] == [("local", "0"), ("local", "1")]

@@ -73,6 +73,7 @@ def test_a_changed_key_is_refused_with_an_attack_warning_even_after_trust(ssh_ho
     assert not ssh_home.agent_dir.exists()
 
 
+@pytest.mark.slow
 def test_no_usable_python_is_named(ssh_home: SshHome, tmp_path: Path) -> None:
     ssh_home.trust()
     missing = gpudeck("hosts", "add", "nopy", "box", "--python", "/nonexistent/python3", "--agent-dir", str(ssh_home.agent_dir), cwd=tmp_path)

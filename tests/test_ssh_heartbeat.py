@@ -38,6 +38,7 @@ def test_heartbeats_are_pushed_and_pings_keep_serve_alive(tmp_path: Path) -> Non
         proc.wait()
 
 
+@pytest.mark.slow
 def test_serve_exits_when_the_client_goes_silent(tmp_path: Path) -> None:
     proc = _serve(tmp_path / "agent", 0.2)
     try:

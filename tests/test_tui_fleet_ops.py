@@ -27,6 +27,7 @@ from tui.widgets.summary import FleetSummaryBar
 SLEEP = "import time; time.sleep(600)"
 
 
+@pytest.mark.slow
 @sync
 async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ConfirmScreen, "ARM_DELAY", 2.0)  # longer than any stall between push and key
@@ -48,6 +49,7 @@ async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path, monkeypatch
         await until(pilot, lambda: answers == [True, False], "the refusal")
 
 
+@pytest.mark.slow
 @sync
 async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: AgentClient, workdir: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,6 +69,7 @@ async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: 
     client.request("kill", job=job_id, node="0")
 
 
+@pytest.mark.slow
 @sync
 async def test_a_hides_ended_jobs_and_an_id_column_tells_same_names_apart(gpudeck_home: Path, client: AgentClient,
                                                                           workdir: Path) -> None:
@@ -99,6 +102,7 @@ def _notes(app: GpuDeckApp) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
+@pytest.mark.slow
 @sync
 async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, client: AgentClient,
                                                           workdir: Path) -> None:
@@ -127,6 +131,7 @@ async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, 
     client.request("kill", job=job_id, node="0")
 
 
+@pytest.mark.slow
 @sync
 async def test_the_palette_lists_gpudecks_actions_once_with_keys_as_typed(gpudeck_home: Path, client: AgentClient,
                                                                          workdir: Path) -> None:
@@ -184,6 +189,7 @@ def _drawn(chart: LossChart) -> str:
 LOSSES = "import json\nfor i, v in enumerate([2.0, 0.5, 0.0, -0.25, 0.05, 0.01], 1): print(json.dumps({'step': i, 'loss': v}))"
 
 
+@pytest.mark.slow
 @sync
 async def test_L_draws_the_loss_on_a_log_scale_leaving_out_values_at_or_below_zero(
         gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:

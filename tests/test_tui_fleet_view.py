@@ -58,6 +58,7 @@ async def _fleet_with_gpus() -> tuple[str, str]:
         return str(panel.render()), str(app.screen.query_one("#summary").render())
 
 
+@pytest.mark.slow
 def test_fleet_view_shows_each_gpu(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gpus = [
         {"uuid": "GPU-aaaa", "util": 93, "mem_used": 61 * GIB, "temp": 71, "power_mw": 312_000,
@@ -122,6 +123,7 @@ async def _host_keys() -> tuple[list[str], bool | None, list[str], bool]:
     return unknown, answer[0] if answer else None, changed, back
 
 
+@pytest.mark.slow
 def test_host_key_modal_accepts_unknown_and_never_a_changed_key(gpudeck_home: Path) -> None:
     unknown, accepted, changed, back = asyncio.run(_host_keys())
     assert unknown == ["accept", "reject"] and accepted is True
