@@ -166,7 +166,10 @@ def test_default_names_come_from_the_command(argv: list[str], stem: str) -> None
 
 
 @pytest.mark.slow
-def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path) -> None:
+def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an idle stop needs a GPU to watch: the host gets one fake NVML GPU
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(Path(__file__).parent / "fakes" / "nvml"), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaa"}]))
     job_id = gpudeck(
         "run", "--price-per-hour", "7200", "--budget", "2", "--idle-stop", "90s@5%+0m", "--", "sleep", "60",
         cwd=workdir,

@@ -104,7 +104,7 @@ class Session:
                 paths.ensure_private(paths.data_dir())
                 self._store = Store(paths.state_db())
             except (OSError, sqlite3.Error) as exc:  # e.g. a full disk: one line naming the file
-                raise GpudeckError(f"{paths.state_db()}: {exc} (is its disk full?)") from None
+                raise GpudeckError(f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir())})") from None
         return self._store
 
     @property

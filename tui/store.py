@@ -6,8 +6,11 @@ Settings never live here. Safe to delete: the journals on the hosts are the sour
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,25 +50,74 @@ class JobRecord:
 
 def connect_state_db(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
     """A connection to state.db as every part opens it: private dir, autocommit, WAL, one writer lock
-    per connection held by its owner (the store, the cost ledger)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    per connection held by its owner (the store, the cost ledger). The file is derived state: one
+    that is not a database (or is malformed) is moved aside as `state.db.corrupt-<time>`, said once
+    on stderr, and a fresh one is made."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        if not path.parent.is_dir():
+            raise
+    try:
+        return _connect(path, synchronous)
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
+        aside = _move_aside(path)
+        say(f"{path}: {exc}; moved it aside to {aside.name} and rebuilt it (it holds derived state only)")
+        return _connect(path, synchronous)
+
+
+def _connect(path: Path, synchronous: str) -> sqlite3.Connection:
     db = sqlite3.connect(str(path), timeout=10, check_same_thread=False, isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute(f"PRAGMA synchronous={synchronous}")
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        check = db.execute("PRAGMA quick_check(1)").fetchone()
+        if check and check[0] != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({check[0]})")
+    except BaseException:
+        db.close()
+        raise
     return db
+
+
+def _move_aside(path: Path) -> Path:
+    """The bad file and its WAL/shm companions, renamed out of the way (another process may have
+    done it already: then there is nothing left to move)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}-{os.getpid()}")
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+        except FileNotFoundError:
+            pass
+    return aside
+
+
+def say(line: str) -> None:
+    """One line on stderr, written at once (stdout stays the command's answer)."""
+    sys.stderr.write(f"gpudeck: {line}\n")
+    sys.stderr.flush()
 
 
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._warned = False
         self._db = connect_state_db(path)
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise RuntimeError(f"{path}: written by a newer gpudeck (schema {version} > {SCHEMA_VERSION})")
-        self._db.executescript(SCHEMA)
-        self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        path.chmod(0o600)
+        if version < SCHEMA_VERSION:  # only a new file needs a write here: a locked one still reads
+            self._db.executescript(SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        try:
+            path.chmod(0o600)
+        except OSError:
+            pass
 
     def close(self) -> None:
         with self._lock:
@@ -74,13 +126,23 @@ class Store:
     # -- jobs ------------------------------------------------------------------------------------
 
     def _write(self, *statements: tuple[str, tuple[object, ...]]) -> None:
-        """Derived state, safe to lose: a full disk must not fail what already happened on a host."""
+        """Derived state, safe to lose: a full disk or another process's lock must not fail what
+        already happened on a host. Said once, in one line, on stderr."""
         with self._lock:
             try:
-                for sql, params in statements:
-                    self._db.execute(sql, params)
-            except sqlite3.OperationalError:
-                pass
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql, params in statements:
+                        self._db.execute(sql, params)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                if not self._warned:
+                    self._warned = True
+                    say(f"warning: {self.path}: {exc}; not recorded there (derived state: the hosts still have it)")
 
     def record_job(self, job: JobRecord) -> None:
         self._write((

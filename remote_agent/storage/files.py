@@ -11,10 +11,15 @@ PathLike = Union[str, Path]
 
 
 def ensure_private_dir(path: PathLike) -> Path:
-    """Create (with parents) and force mode 0700, whatever the umask."""
+    """Create (with parents) and force mode 0700, whatever the umask. An existing directory on a
+    read-only file system is used as it is: reading must work there; writes fail naming their file."""
     p = Path(path)
-    p.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(str(p), 0o700)
+    try:
+        p.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(str(p), 0o700)
+    except OSError:
+        if not p.is_dir():
+            raise
     return p
 
 

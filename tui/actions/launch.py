@@ -11,12 +11,12 @@ from typing import Any
 
 from remote_agent.names import new_job_id
 
-from ..cost.rules import CostRuleError, launch_share, spec_cost_fields
+from ..cost.rules import CostRuleError, launch_share, parse_idle_stop, spec_cost_fields
 from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
 from ..fleet.states import job_state
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
-from ..store import JobRecord, Store
+from ..store import JobRecord, Store, say
 from .agents import Agents
 from .nodes import is_multinode, plan
 from .options import LaunchOptions, check, default_name, usage
@@ -114,12 +114,23 @@ def cost_fields(agents: Agents | None, opts: LaunchOptions, env: dict[str, str],
     if opts.price_per_hour is not None:
         price = HostPrice(per_hour=opts.price_per_hour, currency="USD", market="on-demand", source="--price-per-hour")
     share = 1.0
-    if agents is not None and (price or host_price(settings)).known:
+    idle_stop = opts.idle_stop
+    try:
+        idle_rule = parse_idle_stop(idle_stop if idle_stop is not None else settings.get("idle_stop"))
+    except CostRuleError as exc:
+        raise usage(str(exc)) from None
+    if agents is not None and ((price or host_price(settings)).known or idle_rule is not None):
         hello = agents.request(opts.host, "hello")
         gpus = len(((hello.get("gpu") or {}).get("gpus")) or [])
+        if idle_rule is not None and gpus == 0:
+            # an idle stop watches the job's GPUs: without one it would never fire
+            if idle_stop is not None:
+                raise usage(f"--idle-stop {idle_stop}: host {opts.host} has no NVIDIA GPU to watch (leave it out, or --idle-stop off)")
+            say(f"host {opts.host} has no NVIDIA GPU: its idle_stop default ({settings.get('idle_stop')}) is skipped for this job")
+            idle_stop = "off"
         live = sum(1 for j in agents.request(opts.host, "jobs")["jobs"] if j["state"] in ("starting", "running"))
         share = launch_share(gpus, env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")), live)
     try:
-        return spec_cost_fields(settings, budget=opts.budget, idle_stop=opts.idle_stop, share=share, price=price)
+        return spec_cost_fields(settings, budget=opts.budget, idle_stop=idle_stop, share=share, price=price)
     except CostRuleError as exc:
         raise usage(str(exc)) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import time
 from functools import partial
 from typing import Any
@@ -77,8 +78,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         except ValueError as exc:
             raise GpudeckError(str(exc), EXIT_USAGE) from None
     snaps, prices, spot, errors = gather(session, since, config)
-    paths.ensure_private(paths.data_dir())
-    with Ledger(paths.state_db()) as ledger:
+    with _ledger() as ledger:
         report = build(snaps, prices, ctx, ledger, since, spot)
     report["errors"] = errors
     if args.json:
@@ -86,6 +86,20 @@ def run(args: argparse.Namespace, session: Session) -> int:
     else:
         print(render(report))
     return 0
+
+
+def _ledger() -> Ledger:
+    """The ledger; on a home that cannot be written, a read-only copy (a report is only a read)."""
+    try:
+        paths.ensure_private(paths.data_dir())
+        return Ledger(paths.state_db())
+    except (OSError, sqlite3.Error) as exc:
+        if "not writable" not in (hint := paths.unwritable_hint(paths.data_dir())) and "read-only" not in hint:
+            raise GpudeckError(f"{paths.state_db()}: {exc} ({hint})") from None
+        try:
+            return Ledger.read_only_copy(paths.state_db())
+        except sqlite3.Error as again:
+            raise GpudeckError(f"{paths.state_db()}: {again} ({hint})") from None
 
 
 money = partial(format_money, unknown="unknown")  # a table cell says "unknown", the TUI "—"

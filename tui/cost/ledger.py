@@ -14,6 +14,7 @@ store serves the UI, and WAL lets both proceed.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,22 @@ class Ledger:
         # FULL: a fact acknowledged is a fact kept, even if the machine loses power right after.
         self._db = connect_state_db(path, synchronous="FULL")
         self._db.executescript(SCHEMA)
+
+    @classmethod
+    def read_only_copy(cls, path: Path) -> Ledger:
+        """A ledger read from a state.db that cannot be written (a read-only home): an in-memory
+        copy, so reports still work; what they would record is not kept."""
+        ledger = cls.__new__(cls)
+        ledger.path, ledger._lock = path, threading.Lock()
+        ledger._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        if path.exists():
+            source = sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
+            try:
+                source.backup(ledger._db)
+            finally:
+                source.close()
+        ledger._db.executescript(SCHEMA)
+        return ledger
 
     def close(self) -> None:
         with self._lock:
