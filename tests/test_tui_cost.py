@@ -7,6 +7,7 @@ Waits poll conditions."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -118,7 +119,11 @@ async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, c
 
 @pytest.mark.slow
 @sync
-async def test_form_budget_reaches_the_spec(gpudeck_home: Path, script: str) -> None:
+async def test_form_budget_reaches_the_spec(gpudeck_home: Path, script: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an idle stop needs a GPU to watch: the local agent gets one fake NVML GPU
+    fakes = str(Path(__file__).parent / "fakes" / "nvml")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([fakes, os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaa"}]))
     (gpudeck_home / "hosts.toml").write_text(PRICED)
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:

@@ -36,6 +36,7 @@ from .screens.launch import LaunchScreen
 from .screens.logs import LogScreen
 from .screens.procs import ProcessesScreen
 from .services import Connections, Costs, JobControl, Service
+from .services.jobs import StoreFactory
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
@@ -45,8 +46,8 @@ from .widgets.jobs_table import JobsTable
 from .widgets.output_log import OutputLog
 
 
-def _open_store() -> Store:
-    return Store(paths.ensure_private(paths.data_dir()) / "state.db")
+def _open_store(warn: Callable[[str], None] | None = None) -> Store:
+    return Store(paths.ensure_private(paths.data_dir()) / "state.db", warn=warn)
 
 
 def binding_ids() -> set[str]:
@@ -72,7 +73,7 @@ class GpuDeckApp(App[None]):
     ]
 
     def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
-                 store: Callable[[], Store | None] | None = _open_store,
+                 store: StoreFactory | None = _open_store,
                  clock: Callable[[], float] | None = None, settings: Settings | None = None,
                  replay: str | None = None, read_only: bool = False) -> None:
         super().__init__()

@@ -114,6 +114,10 @@ class Session:
             self._settings = settings()
         return self._settings
 
+    def notice(self, line: str) -> None:
+        """A line for the user that is not an error: on stderr, so stdout stays the command's answer."""
+        print(f"gpudeck: {line}", file=sys.stderr, flush=True)
+
     def hosts(self) -> list[str]:
         return list(replay.hosts) if replay is not None else list(host_entries())
 

@@ -11,6 +11,7 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +49,7 @@ class JobRecord:
         return sorted({n["host"] for n in self.nodes})
 
 
-def connect_state_db(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
+def connect_state_db(path: Path, synchronous: str = "NORMAL", warn: Callable[[str], None] | None = None) -> sqlite3.Connection:
     """A connection to state.db as every part opens it: private dir, autocommit, WAL, one writer lock
     per connection held by its owner (the store, the cost ledger). The file is derived state: one
     that is not a database (or is malformed) is moved aside as `state.db.corrupt-<time>`, said once
@@ -64,7 +65,7 @@ def connect_state_db(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connect
         raise
     except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
         aside = _move_aside(path)
-        say(f"{path}: {exc}; moved it aside to {aside.name} and rebuilt it (it holds derived state only)")
+        (warn or say)(f"{path}: {exc}; moved it aside to {aside.name} and rebuilt it (it holds derived state only)")
         return _connect(path, synchronous)
 
 
@@ -103,11 +104,13 @@ def say(line: str) -> None:
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, warn: Callable[[str], None] | None = None) -> None:
+        """warn: where its one-line warnings go (default: stderr; the TUI shows them instead)."""
         self.path = path
+        self._warn = warn or say
         self._lock = threading.Lock()
         self._warned = False
-        self._db = connect_state_db(path)
+        self._db = connect_state_db(path, warn=self._warn)
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise RuntimeError(f"{path}: written by a newer gpudeck (schema {version} > {SCHEMA_VERSION})")
@@ -142,7 +145,7 @@ class Store:
             except sqlite3.Error as exc:
                 if not self._warned:
                     self._warned = True
-                    say(f"warning: {self.path}: {exc}; not recorded there (derived state: the hosts still have it)")
+                    self._warn(f"warning: {self.path}: {exc}; not recorded there (derived state: the hosts still have it)")
 
     def record_job(self, job: JobRecord) -> None:
         self._write((

@@ -18,3 +18,7 @@ class Agents(Protocol):
     def hosts(self) -> list[str]:
         """Every host's name, `local` first."""
         ...
+
+    def notice(self, line: str) -> None:
+        """Tell the user one line that is not an error (the CLI: stderr; the TUI: a notification)."""
+        ...

@@ -16,7 +16,7 @@ from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
 from ..fleet.states import job_state
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
-from ..store import JobRecord, Store, say
+from ..store import JobRecord, Store
 from .agents import Agents
 from .nodes import is_multinode, plan
 from .options import LaunchOptions, check, default_name, usage
@@ -126,7 +126,8 @@ def cost_fields(agents: Agents | None, opts: LaunchOptions, env: dict[str, str],
             # an idle stop watches the job's GPUs: without one it would never fire
             if idle_stop is not None:
                 raise usage(f"--idle-stop {idle_stop}: host {opts.host} has no NVIDIA GPU to watch (leave it out, or --idle-stop off)")
-            say(f"host {opts.host} has no NVIDIA GPU: its idle_stop default ({settings.get('idle_stop')}) is skipped for this job")
+            agents.notice(f"host {opts.host} has no NVIDIA GPU: its idle_stop default ({settings.get('idle_stop')}) "
+                          "is skipped for this job")
             idle_stop = "off"
         live = sum(1 for j in agents.request(opts.host, "jobs")["jobs"] if j["state"] in ("starting", "running"))
         share = launch_share(gpus, env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")), live)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,11 @@ class Fact:
 
 
 class Ledger:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, warn: Callable[[str], None] | None = None) -> None:
         self.path = path
         self._lock = threading.Lock()
         # FULL: a fact acknowledged is a fact kept, even if the machine loses power right after.
-        self._db = connect_state_db(path, synchronous="FULL")
+        self._db = connect_state_db(path, synchronous="FULL", warn=warn)
         self._db.executescript(SCHEMA)
 
     @classmethod

@@ -80,7 +80,7 @@ class CostEngine:
     def _main(self) -> None:
         if self._ledger_path is not None:
             try:
-                self.ledger = Ledger(self._ledger_path())
+                self.ledger = Ledger(self._ledger_path(), warn=self._on_note)
             except Exception as exc:  # no ledger: counters still move, nothing is recorded
                 self._on_note(f"cost ledger unavailable: {exc}")
         tracker = CostTracker(self.ctx, self.ledger)

@@ -9,6 +9,7 @@ times a second whatever the event rate. It is also the TUI's `Agents` for tui/ac
 
 from __future__ import annotations
 
+import contextlib
 import time
 from functools import partial
 from typing import Any, Protocol
@@ -25,7 +26,7 @@ from ..remote.backoff import Backoff
 from ..remote.client import AgentError
 from ..remote.hostkey_errors import HostKeyChanged as KeyChangedError
 from ..settings import SshSettings
-from ..widgets.failures import report
+from ..widgets.failures import report, say
 from .base import Service
 
 GPU_PERIOD = 1.0
@@ -79,6 +80,11 @@ class Connections(Service):
             return link.request(op, timeout=timeout, **args)
         except (LinkDown, AgentError) as exc:
             raise GpudeckError(f"{host}: {exc}") from None
+
+    def notice(self, line: str) -> None:
+        """From a worker: a notification (stderr is Textual's screen)."""
+        with contextlib.suppress(RuntimeError):  # the app is closing: nobody to tell
+            self.app.call_from_thread(say, self.app, line, "note", "warning")
 
     # -- lifecycle (app thread) ----------------------------------------------------------------
 

@@ -34,8 +34,12 @@ def refused_read_only(app: App[Any], what: str) -> bool:
     return False
 
 
+# Opens state.db (IO: called in a worker); the argument is where its one-line warnings go.
+StoreFactory = Callable[[Callable[[str], None]], "Store | None"]
+
+
 class JobControl(Service):
-    def __init__(self, app: App[Any], agents: Connections, store: Callable[[], Store | None] | None,
+    def __init__(self, app: App[Any], agents: Connections, store: StoreFactory | None,
                  read_only: bool = False) -> None:
         super().__init__(app)
         self.agents = agents
@@ -48,7 +52,7 @@ class JobControl(Service):
     def store(self) -> Store | None:
         with self._store_lock:
             if self._store is None and self._store_factory is not None:
-                self._store = self._store_factory()
+                self._store = self._store_factory(self.agents.notice)  # its warnings as notifications
             return self._store
 
     def close(self) -> None:
