@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .hosts import GpuProcess, GpuSample, HostModel, HostStatus, util_level
-from .jobs import JOB_STATES, JobEvent, JobModel, NodeModel
+from .jobs import JOB_STATES, JobEvent, JobModel, NodeModel, ResizedFrom
 from .model import Fleet, FleetSummary
 from .series import Series, minmax_downsample
 
@@ -18,6 +18,7 @@ __all__ = [
     "JobEvent",
     "JobModel",
     "NodeModel",
+    "ResizedFrom",
     "Series",
     "minmax_downsample",
     "util_level",

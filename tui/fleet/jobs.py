@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .hosts import GpuSample, parse_gpu
 from .series import Series
@@ -30,6 +30,13 @@ def _tail(v: Any) -> list[str]:
     if isinstance(v, list):
         return [s[:1000] for s in v[-50:] if isinstance(s, str)]
     return []
+
+
+def _resized_from(v: Any) -> ResizedFrom | None:
+    if not isinstance(v, dict):
+        return None
+    job, nodes = text(v.get("job"), 64), integer(v.get("nodes"))
+    return ResizedFrom(job, nodes) if job and nodes is not None and nodes > 0 else None
 
 
 @dataclass
@@ -57,6 +64,13 @@ class NodeModel:
         return self.remote_last_seq is not None and self.last_seq < self.remote_last_seq
 
 
+class ResizedFrom(NamedTuple):
+    """What a resized job was resized from (its spec's `resized_from: {job, nodes}`)."""
+
+    job: str
+    nodes: int
+
+
 @dataclass
 class JobEvent:
     t: float
@@ -77,6 +91,7 @@ class JobModel:
     signal: str | None = None
     cause: str | None = None
     reason: str | None = None  # who stopped it, when not the user
+    resized_from: ResizedFrom | None = None
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
     series: dict[str, Series] = field(default_factory=dict)
@@ -174,6 +189,10 @@ class JobModel:
         name = text(obj.get("name"), 128)
         if name and name != self.name:
             self.name = name
+            changes.add("job")
+        resized = _resized_from(obj.get("resized_from"))
+        if resized is not None and resized != self.resized_from:
+            self.resized_from = resized
             changes.add("job")
         entries = obj.get("nodes")
         if not isinstance(entries, list):

@@ -1,4 +1,4 @@
-"""A job: live loss chart, GPU (or CPU) chart, numbers, and the output tail."""
+"""A job: its numbers, its nodes (when more than one), live loss chart, GPU (or CPU) chart and the output tail."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..messages import FleetUpdated
 from ..services import Connections, JobControl
 from ..widgets.charts import LossChart, UsageChart
 from ..widgets.failures import guarded
+from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
 from .job_actions import JOB_BINDINGS, JobActions
@@ -41,6 +42,7 @@ class JobScreen(JobActions):
         job = self.current_job()
         node = next(iter(job.nodes.values()), None) if job else None
         yield JobStats(id="stats")
+        yield JobNodes(id="nodes")
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
             yield UsageChart(id="usage")
@@ -60,7 +62,9 @@ class JobScreen(JobActions):
         job = self.current_job()
         if job is None:
             return
-        self.query_one(JobStats).show(job, self.fleet, time.time())
+        now = time.time()
+        self.query_one(JobStats).show(job, self.fleet, now)
+        self.query_one(JobNodes).show(job, self.fleet, now)
         if tags & {"series", "last", "state"}:
             self.query_one(LossChart).show(job)
         if tags & {"gpu", "hosts", "state"}:

@@ -30,6 +30,15 @@ def cost_line(job: JobModel, fleet: Fleet) -> Content:
     return Content.assemble(*parts)
 
 
+def resized_line(job: JobModel) -> Content:
+    """ "resized from N nodes (JOB-ID)" for a job that a resize started; empty otherwise."""
+    r = job.resized_from
+    if r is None:
+        return Content("")
+    return Content.assemble("  resized from ", (f"{r.nodes} node{'s' if r.nodes != 1 else ''}", "bold"),
+                            " (", (r.job, "$text-muted"), ")")
+
+
 def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
@@ -37,7 +46,8 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
     rate = job.steps_per_sec()
     lines = [
         Content.assemble((job.name or job.id, "bold"), "  ", (job.state, STATE_STYLE.get(job.state, "")),
-                         ("  " + job.id, "$text-muted"), ("  on " + ", ".join(job.hosts), "$text-muted")),
+                         ("  " + job.id, "$text-muted"), ("  on " + ", ".join(job.hosts), "$text-muted"),
+                         resized_line(job)),
         Content(f"runtime {duration(job.runtime(host_now))}   step {step}   "
                 f"{number(rate) if rate else '—'} steps/s   "
                 f"{number(job.samples_per_sec) if job.samples_per_sec is not None else '—'} samples/s   "

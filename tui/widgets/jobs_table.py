@@ -68,7 +68,7 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     gpu = job.gpu_util_now
     return [
         Content.styled(job.name or job.id, "bold"),
-        Content(",".join(job.hosts) or "—"),  # host names are user text: never markup
+        Content(",".join(job.hosts) + (f" ×{len(job.nodes)}" if len(job.nodes) > 1 else "") or "—"),  # user text: never markup
         Content.styled(job.state, STATE_STYLE.get(job.state, "")),
         duration(job.runtime(host_now)),
         _step(job),

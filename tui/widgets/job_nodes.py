@@ -1,0 +1,74 @@
+"""The job view's node list, shown for a multi-node job: one row per node with its host, state (and
+why, once ended), pid, heartbeat age and the GPUs of its host. Host names and the agent's words are
+user text: Content, never markup."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from ..fleet import Fleet, JobModel, NodeModel
+from ..fleet.states import why
+from ..format import duration
+from .gauges import level_style
+from .jobs_table import STATE_STYLE
+
+MAX_ROWS = 8  # more nodes than this: the first ones and a count, so the charts keep their room
+# (title, width); the last column takes what is left
+COLUMNS = (("node", 6), ("host", 16), ("state", 9), ("pid", 9), ("heartbeat", 11), ("GPUs", 14), ("why", 0))
+
+
+def _node_key(n: NodeModel) -> tuple[int, int, str]:
+    return (0, int(n.node), "") if n.node.isdigit() else (1, 0, n.node)
+
+
+def host_gpus(job: JobModel, host: str) -> tuple[int, float | None]:
+    """How many of the job's GPUs live on `host`, and their mean utilization at the latest sample."""
+    keys = [k for k, h in job.gpu_host.items() if h == host]
+    utils = [u for k in keys if (u := job.gpu_latest[k].util) is not None]
+    return len(keys), (sum(utils) / len(utils) if utils else None)
+
+
+def _cell(value: Content | str, width: int) -> Content:
+    """A column of `width` cells (one of them a gap); width 0: as it is."""
+    c = value if isinstance(value, Content) else Content(value)
+    return c.truncate(width - 1, ellipsis=True, pad=True).pad_right(1) if width else c
+
+
+def node_row(job: JobModel, n: NodeModel, fleet: Fleet, now: float) -> Content:
+    host = fleet.hosts.get(n.host)
+    host_now = now + (host.clock_offset if host else 0.0)
+    beat = "—" if n.last_heartbeat is None else f"{duration(max(0.0, host_now - n.last_heartbeat))} ago"
+    count, util = host_gpus(job, n.host)
+    gpus: Content | str = "—"
+    if count:
+        gpus = Content.assemble(f"{count} ", (f"{util:.0f}%", level_style(util)) if util is not None else "—")
+    cells: list[Content | str] = [
+        Content.styled(n.node, "bold"),
+        Content(n.host),
+        Content.styled(n.state, STATE_STYLE.get(n.state, "")),
+        str(n.pid) if n.pid is not None else "—",
+        beat,
+        gpus,
+        Content.styled(why(n.state, n.cause, n.exit_code, n.signal, n.reason)[:200],
+                       "$error" if n.state in ("failed", "lost") else "$text-muted"),
+    ]
+    return Content("").join(_cell(c, w) for c, (_, w) in zip(cells, COLUMNS, strict=True))
+
+
+def render_nodes(job: JobModel, fleet: Fleet, now: float) -> Content:
+    header = Content("").join(_cell(Content.styled(title, "$text-muted"), w) for title, w in COLUMNS)
+    nodes = sorted(job.nodes.values(), key=_node_key)
+    rows = [node_row(job, n, fleet, now) for n in nodes[:MAX_ROWS]]
+    if len(nodes) > MAX_ROWS:
+        rows.append(Content.styled(f"… {len(nodes) - MAX_ROWS} more nodes", "$text-muted"))
+    return Content("\n").join([header, *rows])
+
+
+class JobNodes(Static):
+    """Shown only for a job of more than one node (a one-node job's view has no list)."""
+
+    def show(self, job: JobModel, fleet: Fleet, now: float) -> None:
+        self.display = len(job.nodes) > 1
+        if self.display:
+            self.update(render_nodes(job, fleet, now))
