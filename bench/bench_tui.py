@@ -13,7 +13,7 @@ an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures
 
     python bench/bench_tui.py                                     # 16 hosts, 8 running, 200 ended
     python bench/bench_tui.py --hosts 64 --running 16 --ended 500 # the full fleet
-    python bench/bench_tui.py --profile 25                        # + the top 25 functions (cProfile)
+    python bench/bench_tui.py --profile 25                        # + the top 25 functions (cProfile, event-loop thread)
 
 How long it takes is mostly the timed keys: 200 tab switches + 20 job opens at the app's latency
 (on the 2-core dev machine the defaults took 3.4 min; `--presses 40 --opens 6` about 1 min).
@@ -328,7 +328,12 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
     out["rss"] = _rss_mib()
     if prof:
         s = io.StringIO()
-        pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(args.profile)
+        stats = pstats.Stats(prof, stream=s).sort_stats("cumulative")
+        stats.print_stats(args.profile)
+        s.write("gpudeck's own functions (tui/) only:\n")
+        stats.print_stats(r"[/\\]tui[/\\]", args.profile)
+        s.write("by own time:\n")
+        stats.sort_stats("tottime").print_stats(args.profile)
         out["profile"] = s.getvalue()
     return out
 
