@@ -79,9 +79,9 @@ def test_everything_but_the_ui_imports_no_textual():
     assert "textual" not in got["added"] and "rich" not in got["added"], f"one of {got['imported']} imports textual"
 
 
-def test_the_cli_starts_without_textual_boto3_or_torch():
+def test_the_cli_starts_without_textual_paramiko_boto3_or_torch():
     code = ("import sys; from tui.cli import build_parser; build_parser(); "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'rich', 'boto3', 'torch'}))")
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'rich', 'paramiko', 'boto3', 'torch'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=100)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
