@@ -9,6 +9,7 @@ from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker
 
@@ -27,14 +28,11 @@ from .messages import (
     JobEnded,
 )
 from .remote.hostkey_errors import fingerprint
-from .screens.confirm import ConfirmScreen
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
-from .screens.launch import LaunchScreen
 from .screens.logs import LogScreen
-from .screens.procs import ProcessesScreen
 from .services import Connections, Costs, JobControl, Service
 from .services.jobs import StoreFactory
 from .session import LOCAL, Session, transport_for
@@ -51,10 +49,16 @@ def _open_store(warn: Callable[[str], None] | None = None) -> Store:
 
 
 def binding_ids() -> set[str]:
-    """Every key binding's id: what config.toml's [keys] may remap."""
-    screens = (GpuDeckApp, DeckScreen, JobScreen, LogScreen, LaunchScreen, ConfirmScreen, HostKeyScreen, HelpScreen,
-               ProcessesScreen, JobsTable, OutputLog)
-    return {b.id for cls in screens for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
+    """Every key binding's id: what config.toml's [keys] may remap. Derived from every gpudeck screen
+    and widget class (all imported by now), so a new one cannot be forgotten here."""
+    seen: set[str] = set()
+    todo: list[type] = [DOMNode]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__module__.startswith("tui."):
+            seen |= {b.id for b in vars(cls).get("BINDINGS", ()) if isinstance(b, Binding) and b.id}
+    return seen
 
 
 # Kept out of the palette: Textual's own help panel (lists widget internals; `?` is gpudeck's) and
