@@ -77,9 +77,8 @@ def test_ten_cuts_mid_stream_lose_and_repeat_nothing(ssh_home: SshHome, tmp_path
     points = [json.loads(line) for line in metrics_out.read_text().splitlines()]
     expected = [r["values"] for r in journal(ssh_home.agent_dir, job_id) if r["kind"] == "metric"]
     assert [p["values"] for p in points] == expected and len(expected) > 100
-    # Each cut is said; the last cut's "reconnected" may lose the race with the follower's exit (the
-    # job's end arrives on the re-follow, and the main thread returns before the reconnect thread prints).
-    assert (tmp_path / "logs.err").read_text().count("reconnected") >= 9
+    said = (tmp_path / "logs.err").read_text()  # every cut is said: a lost connection, or a failed try mid-way
+    assert said.count("connection lost") + said.count("reconnect failed") >= 10 and "reconnected" in said
     wait_for(lambda: not serve_pids(ssh_home.agent_dir), timeout=5, what="no serve left behind")
 
 

@@ -146,14 +146,17 @@ class ReconnectingClient:
                 delay = backoff.failed()
                 self._on_status(self.host, f"reconnect failed: {exc}; next try in {delay:.1f} s")
                 continue
+            # Said before resuming: a follower may get the job's end from the re-follow and exit at
+            # once, and "reconnected" must not lose that race.
+            self._on_status(self.host, "reconnected")
             try:
                 self._retail(client)
                 self._refollow(client)
-            except AgentError as exc:  # broke again while re-tailing: start over
+            except AgentError as exc:  # broke again while resuming: start over
                 client.close()
                 self.last_error = str(exc)
+                self._on_status(self.host, f"connection lost again while resuming: {exc}; reconnecting")
                 continue
-            self._on_status(self.host, "reconnected")
             return client
         return None
 
