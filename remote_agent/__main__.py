@@ -23,6 +23,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                          help="push a heartbeat every S seconds; exit when the client is silent 4*S (0: off)")
     run_p = sub.add_parser("run", help="supervise one job (started by serve, detached)")
     run_p.add_argument("job_dir")
+    run_p.add_argument("--adopt", metavar="WHY", help="take over a lost job (its supervisor is gone, its processes live)")
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
     args = parser.parse_args(argv)
@@ -30,7 +31,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.command == "run":
         from .supervision.supervisor import run_job_dir
 
-        sys.exit(run_job_dir(args.job_dir))
+        sys.exit(run_job_dir(args.job_dir, adopt=args.adopt))
     from .storage.layout import agent_dir
 
     if args.command == "serve":

@@ -136,6 +136,14 @@ class JobView:
                 for key in ("signal", "cause", "reason"):
                     value = record.get(key)
                     f[key] = value if isinstance(value, str) else None
+        elif kind == "event" and record.get("event") == "adopted":
+            # A new supervisor took the lost job over: stop/kill now wake that one.
+            data = record.get("data")
+            pid = _int(data.get("supervisor_pid")) if isinstance(data, dict) else None
+            if pid is None:
+                f["malformed"] += 1
+            else:
+                f["supervisor_pid"] = pid
         elif kind == "metric":
             if isinstance(record.get("values"), dict):
                 f["last"] = dict(f["last"], **record["values"])

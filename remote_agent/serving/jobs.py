@@ -17,6 +17,7 @@ from ..names import is_job_id, is_node
 from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
 from ..storage.jsonio import dumps, loads_object
 from ..storage.layout import JobFiles, iter_job_dirs, job_dir
+from ..supervision.adoption import adopt_if_lost
 from ..supervision.control import KILL_SIGNAL, write_control
 from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
 from ..supervision.launcher import spawn_supervisor
@@ -59,7 +60,11 @@ class JobTable:
         objects = []
         for job, node, _ in iter_job_dirs(self.root):
             try:
-                objects.append(self.view(job, node).refresh())
+                view = self.view(job, node)
+                obj = view.refresh()
+                if obj["state"] == "lost" and adopt_if_lost(view.files, "a job listing") == "ended":
+                    obj = view.refresh()  # nothing of it was left: its end is journaled now
+                objects.append(obj)
             except JobError:
                 continue  # removed while we listed
         objects.sort(key=lambda o: o["id"], reverse=True)
@@ -196,6 +201,12 @@ class JobTable:
             if obj["state"] == "lost" and key and not orphan_done:
                 orphan_done = end_orphaned_job(view.files, spec, view.fields["pid"], action, float(grace))
                 continue
+            if supervisor is None and obj["state"] != "lost":
+                # A new supervisor adopted the job meanwhile: it reads control.json; wake it.
+                supervisor = _own_supervisor(view)
+                if supervisor is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(supervisor, wake)
             if supervisor is not None and process_state(supervisor) in ("T", "t"):
                 frozen_since = frozen_since or now
                 if now - frozen_since >= FROZEN_AFTER:

@@ -21,6 +21,7 @@ from typing import IO, Any, Dict, Optional, Tuple
 from ..jobstate import TERMINAL_STATES, JobView
 from ..storage.jsonio import dumps
 from ..storage.watch import Watcher
+from ..supervision.adoption import adopt_if_lost
 from .output import LineWriter
 
 CHUNK_BYTES = 64 * 1024
@@ -37,6 +38,7 @@ class _Follow:
         self.state_at = 0.0
         self.state: Dict[str, Any] = {}
         self.watched = False
+        self.adopting = False  # lost, but processes live and a new supervisor is taking over
 
     def close(self) -> None:
         if self.file is not None:
@@ -144,8 +146,13 @@ class OutputHub:
         if force or size != sub.journal_size or now - sub.state_at >= STATE_EVERY:
             sub.journal_size, sub.state_at = size, now
             sub.state = sub.view.refresh()
+            if sub.state.get("state") == "lost":
+                # Its processes may live on: a new supervisor adopts them and the follow goes on.
+                sub.adopting = adopt_if_lost(sub.view.files, "a log follow") == "adopting"
+                if not sub.adopting:
+                    sub.state = sub.view.refresh()  # its end may be journaled now
         state = sub.state.get("state")
-        return state in TERMINAL_STATES or state == "lost"
+        return state in TERMINAL_STATES or (state == "lost" and not sub.adopting)
 
     def _send(self, key: Tuple[str, str], sub: _Follow, data: bytes) -> bool:
         with self._lock:

@@ -20,6 +20,7 @@ from ..probes.gpuring import GpuRing
 from ..probes.sysinfo import CpuMeter, cpu_ram_sample, host_info
 from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
+from .adopting import adopt_lost_jobs
 from .jobs import JobError, JobTable
 from .output import LineWriter
 from .outputhub import OutputHub
@@ -44,6 +45,9 @@ class Server:
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
         self.gpu_ring = GpuRing(lambda: self._nvml.sample(processes=False))
+        # Jobs lost while nobody looked (a supervisor killed, OOM-killed, a reboot of the agent's
+        # user session) are adopted now, not when someone next lists them.
+        threading.Thread(target=adopt_lost_jobs, args=(root,), name="adopt", daemon=True).start()
 
     # -- ops: one method each; OPS, below the class, is the table requests are dispatched on -----
 

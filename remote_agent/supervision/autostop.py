@@ -16,10 +16,13 @@ Journal = Callable[..., Any]
 
 
 class AutoStop:
-    def __init__(self, spec: Mapping[str, Any], journal: Journal, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, spec: Mapping[str, Any], journal: Journal, clock: Callable[[], float] = time.monotonic,
+                 elapsed: float = 0.0) -> None:
+        """`elapsed`: how long the job already ran (an adopter counts from the journal's `running`
+        record, not from when it took over: a budget holds across a lost supervisor)."""
         self.clock = clock
         self.journal = journal
-        self.started = clock()
+        self.started = clock() - elapsed
         price = spec.get("price") or {}
         self.per_hour = float(price.get("per_hour") or 0.0)
         self.share = float(price.get("share") or 1.0)

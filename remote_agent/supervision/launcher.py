@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import remote_agent
 
@@ -25,12 +25,12 @@ def self_command() -> List[str]:
     return [sys.executable, "-c", boot]
 
 
-def spawn_supervisor(job_dir: Path, log_path: Path) -> int:
+def spawn_supervisor(job_dir: Path, log_path: Path, adopt: Optional[str] = None) -> int:
     """New session, no inherited stdio: the launching pipe sees EOF at once and the job outlives it."""
     log_fd = open_private(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         proc = subprocess.Popen(
-            self_command() + ["run", str(job_dir)],
+            self_command() + ["run", str(job_dir)] + (["--adopt=" + adopt] if adopt is not None else []),
             stdin=subprocess.DEVNULL,
             stdout=log_fd,
             stderr=log_fd,

@@ -32,6 +32,11 @@ class LineSplitter:
             self._pending = b""
         return [strip_ansi(p.decode("utf-8", "replace")) for p in parts if p]
 
+    @property
+    def pending(self) -> int:
+        """Bytes fed but not yet returned as a line (the unfinished tail)."""
+        return len(self._pending)
+
     def flush(self) -> List[str]:
         rest, self._pending = self._pending, b""
         return [strip_ansi(rest.decode("utf-8", "replace"))] if rest else []

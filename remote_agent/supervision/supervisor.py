@@ -56,8 +56,12 @@ class Supervisor:
         self._gpu = None
         self.autostop: Optional[AutoStop] = None
         self._kill_flag = False
-        self._read_pos = 0  # bytes of output.log the reader has read
+        self._read_pos = 0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
         self._stop_reading = False
+        # Bytes of output.log whose lines are journaled: heartbeats carry it (under _out_lock, so it
+        # is exact), and a supervisor adopting this job after a loss resumes parsing there.
+        self._journaled_pos = 0
+        self._out_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -138,6 +142,7 @@ class Supervisor:
         """tail -f of output.log, parsing as it goes; the last read after the tree is gone drains it."""
         splitter = LineSplitter()
         fd = os.open(str(self.files.output), os.O_RDONLY | os.O_CLOEXEC)
+        os.lseek(fd, self._read_pos, os.SEEK_SET)
         # inotify wakes us as soon as the job writes (a line reaches clients in ms, not a poll later).
         watcher = self._output_watch = file_watcher(str(self.files.output))
         try:
@@ -146,7 +151,9 @@ class Supervisor:
                 chunk = os.read(fd, 65536)
                 if chunk:
                     self._read_pos += len(chunk)
-                    self._journal_lines(splitter.feed(chunk))
+                    with self._out_lock:
+                        self._journal_lines(splitter.feed(chunk))
+                        self._journaled_pos = self._read_pos - splitter.pending
                     continue
                 if draining:
                     break
@@ -154,17 +161,23 @@ class Supervisor:
                     watcher.wait(OUTPUT_POLL)
                 else:
                     self._output_done.wait(OUTPUT_POLL)
-            self._journal_lines(splitter.flush())
+            with self._out_lock:
+                self._journal_lines(splitter.flush())
+                self._journaled_pos = self._read_pos
         finally:
             os.close(fd)
             if watcher is not None:
                 watcher.close()
 
     def _journal_lines(self, lines: List[str]) -> None:
-        entries = [entry for entry in map(self._entry_for, lines) if entry is not None]
+        entries = self._fresh([entry for entry in map(self._entry_for, lines) if entry is not None])
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
+
+    def _fresh(self, entries: List[Tuple[str, Dict[str, Any]]]) -> List[Tuple[str, Dict[str, Any]]]:
+        """The entries not journaled yet: all of them (an adopter skips those its predecessor wrote)."""
+        return entries
 
     def _entry_for(self, line: str) -> Optional[Tuple[str, Dict[str, Any]]]:
         """The journal record a line makes: an event, a metric point, or none."""
@@ -211,7 +224,8 @@ class Supervisor:
             if self._finished():
                 break
             if now >= next_heartbeat:
-                self.journal.append("heartbeat")
+                with self._out_lock:  # the offset and the records before it agree
+                    self.journal.append("heartbeat", output_offset=self._journaled_pos)
                 next_heartbeat = now + heartbeat_every
             if now >= next_gpu:
                 self._sample_gpus()
@@ -380,7 +394,8 @@ def decode_status(status: Optional[int]):
     return os.WEXITSTATUS(status), None
 
 
-def run_job_dir(job_dir: str) -> int:
+def run_job_dir(job_dir: str, adopt: Optional[str] = None) -> int:
+    """Supervise the job in job_dir: launch its command, or (`adopt`: why) take over a lost one."""
     files = JobFiles(job_dir)
     try:
         spec = load_spec(files.spec)
@@ -388,6 +403,10 @@ def run_job_dir(job_dir: str) -> int:
         print("gpudeck-agent run: %s: %s" % (files.spec, exc))
         return 2
     try:
+        if adopt is not None:
+            from .adopter import AdoptingSupervisor
+
+            return AdoptingSupervisor(files, spec, adopt).run()
         return Supervisor(files, spec).run()
     except OSError as exc:
         if exc.errno == errno.ENOSPC:

@@ -27,6 +27,9 @@ def supervisor_pids(agent_dir: Path) -> list[int]:
                 continue
             if record.get("supervisor_pid"):
                 pids.append(int(record["supervisor_pid"]))
+            data = record.get("data")
+            if record.get("event") == "adopted" and isinstance(data, dict) and data.get("supervisor_pid"):
+                pids.append(int(data["supervisor_pid"]))  # a supervisor that took a lost job over
     return pids
 
 

@@ -1,0 +1,106 @@
+"""`run JOB_DIR --adopt WHY`: a new supervisor for a job whose supervisor is gone but whose
+processes live on. It takes the free lock, journals `adopted` (with why), follows output from
+where the journal stopped, enforces the budget and idle stop again (counted from the journal's own
+timestamps), and journals the end. The command is not its child: its exit code is unknowable, and
+the end record says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from typing import Any, Dict, List, Tuple
+
+from ..storage.files import open_private
+from ..storage.journal import JournalWriter
+from .autostop import AutoStop
+from .lostjob import LostJob, Replay, read_lost_job, unknown_end
+from .proctree import JOB_MARKER_VAR, is_live, job_tree, set_child_subreaper
+from .supervisor import EXIT_ALREADY_SUPERVISED, Supervisor
+
+
+class AdoptedCommand:
+    """Stands for the Popen the first supervisor had: a pid, and no exit status to wait for."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode = None
+
+
+class AdoptingSupervisor(Supervisor):
+    def __init__(self, files: Any, spec: Dict[str, Any], why: str) -> None:
+        super().__init__(files, spec)
+        self.why = why
+        self.lost = LostJob()
+        self._replay = Replay([])
+        self._pid_alive = False
+
+    def run(self) -> int:
+        lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return EXIT_ALREADY_SUPERVISED  # adopted already (or never lost)
+        set_child_subreaper()
+        self._install_signal_handlers()
+        self.journal = JournalWriter(self.files.journal)  # cuts a torn last line first
+        self.lost = read_lost_job(self.files.journal)
+        if self.lost.ended or not self.lost.started:
+            self.journal.close()  # ended after all, or never started: nothing to adopt
+            return 0
+        self._pid_alive = self._command_is_ours()
+        if not self._pid_alive and not job_tree(self.key, os.getpid()):
+            # Nothing of it is left: say how it ended, as far as anyone can know.
+            self._write_final_state()
+            return 0
+        self.journal.append("event", event="adopted", data={
+            "why": self.why, "supervisor_pid": os.getpid(), "previous_supervisor_pid": self.lost.previous_supervisor,
+            "lost_at": self.lost.lost_at, "pid": self.lost.pid, "output_offset": self.lost.resume_offset})
+        self.proc = AdoptedCommand(self.lost.pid or 0)  # type: ignore[assignment]
+        if not self._pid_alive:
+            self.exit_status = 0  # only stray processes are left: the command itself has ended
+        self._start_following()
+        self._loop()
+        return 0
+
+    def _command_is_ours(self) -> bool:
+        """The journal's pid is still this job's command (a reused pid lacks the job's marker)."""
+        pid = self.lost.pid
+        if pid is None or not is_live(pid):
+            return False
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            return False
+        return ("%s=%s" % (JOB_MARKER_VAR, self.key)).encode() in env
+
+    def _start_following(self) -> None:
+        assert self.journal is not None
+        self._read_pos = self._journaled_pos = self.lost.resume_offset
+        self.last_values = self.lost.last_values
+        self._replay = Replay(self.lost.after_resume)
+        elapsed = time.time() - self.lost.running_at if self.lost.running_at else 0.0
+        self.autostop = AutoStop(self.spec, self.journal.append, elapsed=max(0.0, elapsed))
+        self.autostop.warned = self.lost.budget_warned
+        self._reader = threading.Thread(target=self._follow_output, daemon=True)
+        self._reader.start()
+
+    def _fresh(self, entries: List[Tuple[str, Dict[str, Any]]]) -> List[Tuple[str, Dict[str, Any]]]:
+        return self._replay.fresh(entries)
+
+    def _reap(self) -> None:
+        super()._reap()  # strays that reparented to us
+        if self.exit_status is None and not (self._pid_alive and self._command_is_ours()):
+            self._pid_alive = False
+            self.exit_status = 0  # ended; with what code, only its parent (gone) could know
+            # A stop or kill may have ended it before we were woken (we were not yet known to
+            # whoever asked): read control.json before calling this a natural end.
+            self._control_flag.set()
+
+    def _write_final_state(self) -> None:
+        assert self.journal is not None
+        self.journal.append("state", **unknown_end(self.lost, self.requested, self.reason))
+        self._flush_journal()

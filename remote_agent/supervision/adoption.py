@@ -1,0 +1,78 @@
+"""Finding a lost job a new supervisor: whoever sees a job `lost` (its supervisor gone, its end
+not journaled) calls adopt_if_lost. Processes of the job still live: a new supervisor adopts them
+(`run --adopt`). None left: its end is journaled at once, so no job stays `lost` forever.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from typing import Dict, Optional
+
+from ..jobstate import supervisor_alive
+from ..storage.files import open_private
+from ..storage.journal import JournalWriter
+from ..storage.layout import JobFiles
+from .jobspec import job_key, load_spec
+from .launcher import spawn_supervisor
+from .lostjob import read_lost_job, unknown_end
+from .proctree import job_tree
+
+SPAWN_AGAIN_AFTER = 5.0  # one adopter at a time per job: a listing every second starts no crowd
+
+_spawned: Dict[str, float] = {}
+_spawned_lock = threading.Lock()
+
+
+def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
+    """"adopting" when processes of the job live and a new supervisor is (being) started for them,
+    "ended" when none is left and the end was journaled here, None when there is nothing to do."""
+    if supervisor_alive(files.lock):
+        return None
+    try:
+        spec = load_spec(files.spec)
+        key = job_key(spec)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a launch that never finished: not a job that ran
+    if job_tree(key, None):
+        now = time.monotonic()
+        with _spawned_lock:
+            last = _spawned.get(str(files.dir))
+            if last is not None and now - last < SPAWN_AGAIN_AFTER:
+                return "adopting"
+            _spawned[str(files.dir)] = now
+        try:
+            spawn_supervisor(files.dir, files.supervisor_log, adopt="its supervisor was gone (found by %s)" % found_by)
+        except OSError:
+            return None  # e.g. a full disk: the job stays lost (stop and kill still work) until a later try
+        return "adopting"
+    return "ended" if record_lost_end(files) else None
+
+
+def record_lost_end(files: JobFiles) -> bool:
+    """Journal the end of a lost job none of whose processes is left; False when someone holds
+    the lock (an adopter got there first) or the journal needs nothing."""
+    try:
+        lock_fd = open_private(files.lock, os.O_RDWR | os.O_CREAT)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        lost = read_lost_job(files.journal)
+        if lost.ended or not lost.started:
+            return False
+        try:
+            journal = JournalWriter(files.journal)
+        except OSError:
+            return False  # a read-only home: readers keep saying `lost`
+        try:
+            return journal.append("state", **unknown_end(lost)) is not None
+        finally:
+            journal.close()
+    finally:
+        os.close(lock_fd)
