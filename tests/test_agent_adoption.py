@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from remote_agent.jobstate import supervisor_alive
-from remote_agent.supervision.lostjob import LostJob, Replay
 from tests.support.jobs import journal, launch, pids_with, wait_state
 from tests.support.waiting import wait_for
 from tui.remote.client import AgentClient
@@ -154,6 +153,8 @@ def test_stop_or_kill_of_an_adopted_job_leaves_no_process(client: AgentClient, w
 
 
 def test_replay_drops_exactly_what_the_journal_already_holds() -> None:
+    from remote_agent.supervision.lostjob import LostJob, Replay
+
     lost = LostJob()
     records = [
         {"seq": 1, "t": 10.0, "kind": "state", "state": "starting", "supervisor_pid": 7},

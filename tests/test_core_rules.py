@@ -73,6 +73,9 @@ def test_states_and_why_edges() -> None:
     assert job_state(["starting", "running"]) == "running"
     assert why("lost", cause="host rebooted") == "host rebooted"
     assert why("failed", exit_code=0) == "exit code 0"
+    # An adopted job's end: its exit code is unknowable, and the why says so.
+    unknown = "exit code unknown: its supervisor was lost at 2026-12-01 04:00:00 UTC"
+    assert why("exited", cause=unknown) == unknown and why("exited", exit_code=0) == ""
 
 
 def test_a_node_without_a_known_grace_waits_the_default() -> None:

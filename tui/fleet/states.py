@@ -42,4 +42,6 @@ def why(state: str, cause: str | None = None, exit_code: int | None = None, sign
         return reason if reason and reason != "user" else ""
     if state == "lost":
         return cause or "its supervisor is gone"
+    if state == "exited" and exit_code is None and cause:
+        return cause  # adopted after its supervisor was lost: the exit code is unknown, say so
     return ""
