@@ -101,7 +101,9 @@ def test_an_adopted_job_that_exits_is_exited_code_unknown_and_logs_f_follows_it(
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(lambda: adopted(agent_dir, job_id), timeout=30, what="the adopted record")
-        assert "serve at start" in adopted(agent_dir, job_id)[0]["data"]["why"]
+        # logs -f's own serve found it: its start-up sweep or its job listing, whichever came first.
+        why = adopted(agent_dir, job_id)[0]["data"]["why"]
+        assert "serve at start" in why or "a job listing" in why, why
         assert follower.poll() is None, "logs -f must keep following an adopted job"
         go.touch()
         out, err = follower.communicate(timeout=60)
@@ -131,7 +133,9 @@ def test_a_lost_job_whose_processes_are_gone_gets_its_end_journaled(client: Agen
     final = wait_state(client, job["id"], {"exited", "failed", "stopped", "killed"})  # not `lost` forever
     assert final["exit_code"] is None and final["state"] == "exited"
     assert "exit code unknown: its supervisor was lost at" in final["cause"]
-    assert adopted(agent_dir, job["id"]) == []  # nothing was left to adopt
+    # What it printed with no supervisor (its last lines) was parsed before the end was written.
+    printed = (agent_dir / "jobs" / job["id"] / "0" / "output.log").read_text().count("step=")
+    assert steps(agent_dir, job["id"]) == list(range(printed))
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Tuple
 
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
+from .adoption import output_size
 from .autostop import AutoStop
 from .lostjob import LostJob, Replay, read_lost_job, unknown_end
 from .proctree import JOB_MARKER_VAR, is_live, job_tree, set_child_subreaper
@@ -51,8 +52,8 @@ class AdoptingSupervisor(Supervisor):
             self.journal.close()  # ended after all, or never started: nothing to adopt
             return 0
         self._pid_alive = self._command_is_ours()
-        if not self._pid_alive and not job_tree(self.key, os.getpid()):
-            # Nothing of it is left: say how it ended, as far as anyone can know.
+        if not self._pid_alive and not job_tree(self.key, os.getpid()) and output_size(self.files) <= self.lost.resume_offset:
+            # Nothing of it is left, nothing unread: say how it ended, as far as anyone can know.
             self._write_final_state()
             return 0
         self.journal.append("event", event="adopted", data={
@@ -60,7 +61,7 @@ class AdoptingSupervisor(Supervisor):
             "lost_at": self.lost.lost_at, "pid": self.lost.pid, "output_offset": self.lost.resume_offset})
         self.proc = AdoptedCommand(self.lost.pid or 0)  # type: ignore[assignment]
         if not self._pid_alive:
-            self.exit_status = 0  # only stray processes are left: the command itself has ended
+            self.exit_status = 0  # the command itself has ended: strays, or unread output, are left
         self._start_following()
         self._loop()
         return 0

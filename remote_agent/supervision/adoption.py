@@ -36,43 +36,56 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
         key = job_key(spec)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a launch that never finished: not a job that ran
-    if job_tree(key, None):
-        now = time.monotonic()
-        with _spawned_lock:
-            last = _spawned.get(str(files.dir))
-            if last is not None and now - last < SPAWN_AGAIN_AFTER:
-                return "adopting"
-            _spawned[str(files.dir)] = now
-        try:
-            spawn_supervisor(files.dir, files.supervisor_log, adopt="its supervisor was gone (found by %s)" % found_by)
-        except OSError:
-            return None  # e.g. a full disk: the job stays lost (stop and kill still work) until a later try
-        return "adopting"
-    return "ended" if record_lost_end(files) else None
+    if not job_tree(key, None):
+        outcome = record_lost_end(files)
+        if outcome != "unread":
+            return outcome
+        # Nothing runs, but output printed before the end may be unparsed: an adopter reads it first.
+    now = time.monotonic()
+    with _spawned_lock:
+        last = _spawned.get(str(files.dir))
+        if last is not None and now - last < SPAWN_AGAIN_AFTER:
+            return "adopting"
+        _spawned[str(files.dir)] = now
+    try:
+        spawn_supervisor(files.dir, files.supervisor_log, adopt="its supervisor was gone (found by %s)" % found_by)
+    except OSError:
+        return None  # e.g. a full disk: the job stays lost (stop and kill still work) until a later try
+    return "adopting"
 
 
-def record_lost_end(files: JobFiles) -> bool:
-    """Journal the end of a lost job none of whose processes is left; False when someone holds
-    the lock (an adopter got there first) or the journal needs nothing."""
+def record_lost_end(files: JobFiles) -> Optional[str]:
+    """For a lost job none of whose processes is left: "ended" when its end was journaled here,
+    "unread" when output.log holds bytes past what the journal parsed (an adopter must read them
+    first), None when someone holds the lock (an adopter got there first) or nothing is needed."""
     try:
         lock_fd = open_private(files.lock, os.O_RDWR | os.O_CREAT)
     except OSError:
-        return False
+        return None
     try:
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return False
+            return None
         lost = read_lost_job(files.journal)
         if lost.ended or not lost.started:
-            return False
+            return None
+        if output_size(files) > lost.resume_offset:
+            return "unread"
         try:
             journal = JournalWriter(files.journal)
         except OSError:
-            return False  # a read-only home: readers keep saying `lost`
+            return None  # a read-only home: readers keep saying `lost`
         try:
-            return journal.append("state", **unknown_end(lost)) is not None
+            return "ended" if journal.append("state", **unknown_end(lost)) is not None else None
         finally:
             journal.close()
     finally:
         os.close(lock_fd)
+
+
+def output_size(files: JobFiles) -> int:
+    try:
+        return os.stat(str(files.output)).st_size
+    except OSError:
+        return 0
