@@ -69,6 +69,7 @@ class JobView:
             "last": {},
             "last_seq": 0,
             "malformed": 0,  # records skipped: not the shape their kind needs
+            "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
         }
 
     def refresh(self) -> Dict[str, Any]:
@@ -144,6 +145,14 @@ class JobView:
                 f["malformed"] += 1
             else:
                 f["supervisor_pid"] = pid
+        elif kind == "event" and record.get("event") == "output_dropped":
+            # The output cap dropped output.log's [from, to): readers skip it and say so.
+            data = record.get("data")
+            gap = [data.get("from"), data.get("to")] if isinstance(data, dict) else []
+            if len(gap) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in gap) and 0 <= gap[0] <= gap[1]:
+                f["output_gap"] = gap
+            else:
+                f["malformed"] += 1
         elif kind == "metric":
             if isinstance(record.get("values"), dict):
                 f["last"] = dict(f["last"], **record["values"])

@@ -59,7 +59,7 @@ def test_the_doc_table_parses():
     rows = documented_ops()
     assert len(rows) >= 10, rows
     assert {"id", "state", "last_seq"} <= job_object_keys()
-    assert stated_keys(rows["logs"]) == {"offset", "data", "size", "done"}
+    assert stated_keys(rows["logs"]) == {"offset", "data", "size", "done", "gap"}
 
 
 def test_every_op_of_serve_is_documented():

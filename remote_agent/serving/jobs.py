@@ -258,7 +258,12 @@ class JobTable:
                 size = os.fstat(f.fileno()).st_size
         except FileNotFoundError:
             data, size = b"", 0
-        return {"offset": offset, "data": base64.b64encode(data).decode("ascii"), "size": size, "done": done}
+        # The output cap's hole (read after the bytes: it is journaled before it is punched) is never
+        # sent as its zeros: the data stops at it, and `gap` tells the reader where to go on.
+        gap = view.refresh()["output_gap"]
+        data = clip_to_gap(data, offset, gap)
+        return {"offset": offset, "data": base64.b64encode(data).decode("ascii"), "size": size, "done": done,
+                "gap": gap}
 
     def remove(self, job: Any, node: Any) -> Dict[str, Any]:
         view = self.view(job, node)
@@ -269,6 +274,16 @@ class JobTable:
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
         self._forget(view.fields["id"], view.fields["node"], view.files.dir)
         return {"removed": job}
+
+
+def clip_to_gap(data: bytes, offset: int, gap: Any) -> bytes:
+    """The bytes read at offset, without any of the dropped [from, to)."""
+    if not gap:
+        return data
+    start, end = gap
+    if offset < start:
+        return data[:start - offset]
+    return data if offset >= end else b""
 
 
 def _restarted_as(marker: Path) -> str:

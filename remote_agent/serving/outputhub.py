@@ -22,6 +22,7 @@ from ..jobstate import TERMINAL_STATES, JobView
 from ..storage.jsonio import dumps
 from ..storage.watch import Watcher
 from ..supervision.adoption import adopt_if_lost
+from ..supervision.outputcap import gap_marker
 from .output import LineWriter
 
 CHUNK_BYTES = 64 * 1024
@@ -123,6 +124,8 @@ class OutputHub:
             self._watch.add(str(files.output))
             sub.watched = True
         data = sub.file.read(CHUNK_BYTES)
+        if data and self._skip_gap(key, sub, data):
+            return True
         if data:
             return self._send(key, sub, data)
         if not self._over(sub, force=False):
@@ -136,6 +139,28 @@ class OutputHub:
         else:
             self._end(key, sub)
         return False
+
+    def _skip_gap(self, key: Tuple[str, str], sub: _Follow, data: bytes) -> bool:
+        """Bytes just read that reach into the output cap's hole: send what lies before it, or
+        one `gap` push saying how much was dropped, and go on after it. True when it handled them."""
+        self._over(sub, force=False)  # refreshes the view when the journal grew (the hole is said first)
+        gap = sub.view.fields.get("output_gap")
+        if not gap or sub.offset + len(data) <= gap[0] or sub.offset >= gap[1]:
+            return False
+        assert sub.file is not None
+        if sub.offset < gap[0]:
+            sub.file.seek(gap[0])
+            return self._send(key, sub, data[:gap[0] - sub.offset])
+        with self._lock:
+            if self._subs.get(key) is not sub:
+                return False
+        marker = gap_marker(sub.offset, gap[1])
+        line = '{"push":"output","job":%s,"node":%s,"offset":%d,"skip_to":%d,"data":"%s"}' % (
+            dumps(key[0]), dumps(key[1]), sub.offset, gap[1], base64.b64encode(marker).decode("ascii"))
+        sub.offset = gap[1]
+        sub.file.seek(gap[1])
+        self._out.send_raw(line.encode("ascii"))
+        return True
 
     def _over(self, sub: _Follow, force: bool) -> bool:
         now = time.monotonic()

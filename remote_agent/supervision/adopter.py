@@ -83,6 +83,9 @@ class AdoptingSupervisor(Supervisor):
         self._read_pos = self._journaled_pos = self.lost.resume_offset
         self.last_values = self.lost.last_values
         self._replay = Replay(self.lost.after_resume)
+        self._heartbeat_pos = self.lost.resume_offset
+        if self.output_cap is not None and self.lost.output_dropped_to > self.output_cap.dropped_to:
+            self.output_cap.dropped_to = self.lost.output_dropped_to  # the hole the first one made
         elapsed = time.time() - self.lost.running_at if self.lost.running_at else 0.0
         self.autostop = AutoStop(self.spec, self.journal.append, elapsed=max(0.0, elapsed))
         self.autostop.warned = self.lost.budget_warned

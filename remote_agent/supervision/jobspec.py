@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from ..names import is_job_id, is_job_name, is_node
+from .outputcap import DEFAULT_OUTPUT_CAP, MIN_OUTPUT_CAP
 from .proctree import JOB_MARKER_VAR
 
 DEFAULT_GRACE = 60.0
@@ -67,6 +68,10 @@ def validate_spec(spec: Any) -> Dict[str, Any]:
     if path is not None and not (isinstance(path, str) and "\0" not in path and len(path) < 65536):
         raise SpecError("spec.path: expected a PATH string")
     out.update(_validate_cost_rules(spec))
+    cap = spec.get("output_cap", DEFAULT_OUTPUT_CAP)
+    if isinstance(cap, bool) or not isinstance(cap, int) or not (cap == 0 or MIN_OUTPUT_CAP <= cap <= 1 << 50):
+        raise SpecError("spec.output_cap: expected bytes: 0 (no cap) or %d..2**50, got %r" % (MIN_OUTPUT_CAP, cap))
+    out["output_cap"] = cap
     for field in ("gpu_interval", "heartbeat_interval"):
         if field in spec:
             value = spec[field]

@@ -43,6 +43,7 @@ class LostJob:
         self.after_resume: List[Dict[str, Any]] = []  # output-kind records written after that offset was
         self.last_values: Optional[Dict[str, Any]] = None  # the last metric point before the offset
         self.budget_warned = False
+        self.output_dropped_to = 0  # the output cap's hole ends here (0: none yet)
 
     def fold(self, record: Dict[str, Any]) -> None:
         kind = record.get("kind")
@@ -65,6 +66,11 @@ class LostJob:
                 self._resume_from(offset)
         elif kind in OUTPUT_KINDS:
             self.after_resume.append(_payload(record))
+            if kind == "event" and record.get("event") == "output_dropped":
+                data = record.get("data")
+                end = data.get("to") if isinstance(data, dict) else None
+                if isinstance(end, int) and not isinstance(end, bool):
+                    self.output_dropped_to = max(self.output_dropped_to, end)
             if kind == "event" and record.get("event") == "budget_warning":
                 self.budget_warned = True
             if kind == "event" and record.get("event") == "adopted":

@@ -25,6 +25,7 @@ from .control import KILL_SIGNAL, read_control
 from .failure import failure_cause
 from .jobspec import job_env, job_key, load_spec, shell_script
 from .lines import LineSplitter
+from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 
 EXIT_ALREADY_SUPERVISED = 3
@@ -62,6 +63,12 @@ class Supervisor:
         # is exact), and a supervisor adopting this job after a loss resumes parsing there.
         self._journaled_pos = 0
         self._out_lock = threading.Lock()
+        # The output cap drops only what the last heartbeat covers: an adopter resumes there, never in a hole.
+        self._heartbeat_pos = 0
+        cap = spec.get("output_cap", DEFAULT_OUTPUT_CAP)
+        self.output_cap = OutputCap(files.output, cap) if isinstance(cap, int) and cap > 0 else None
+        self._cap_unsupported_said = False
+        self._gap_unsaid = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -218,6 +225,7 @@ class Supervisor:
                 self._control_flag.clear()
                 self._apply_control()
                 self._apply_autostop()
+                self._trim_output()
                 next_control_poll = now + 1.0
             if self.requested == "stop" and self.deadline is None:
                 self._begin_stop()
@@ -225,7 +233,8 @@ class Supervisor:
                 break
             if now >= next_heartbeat:
                 with self._out_lock:  # the offset and the records before it agree
-                    self.journal.append("heartbeat", output_offset=self._journaled_pos)
+                    if self.journal.append("heartbeat", output_offset=self._journaled_pos) is not None:
+                        self._heartbeat_pos = self._journaled_pos
                 next_heartbeat = now + heartbeat_every
             if now >= next_gpu:
                 self._sample_gpus()
@@ -250,7 +259,27 @@ class Supervisor:
                     break  # no progress at all for DRAIN_STALL s: the reader is stuck
             self._stop_reading = True
             self._reader.join(timeout=DRAIN_STALL)
+        if self._reader is not None and not self._reader.is_alive():
+            self._heartbeat_pos = self._journaled_pos  # all parsed, no adopter to come: trim to the cap
+            self._trim_output()
         self._write_final_state()
+
+    def _trim_output(self) -> None:
+        """Keep output.log within the job's cap: head and tail stay, the parsed middle goes."""
+        cap = self.output_cap
+        if cap is None or self.journal is None:
+            return
+        end = cap.plan(self._heartbeat_pos)
+        if end > cap.dropped_to or (self._gap_unsaid and cap.gap):
+            end = max(end, cap.dropped_to)
+            # Said before it is done: a reader that saw the journal never shows the hole's zeros.
+            said = self.journal.append("event", event="output_dropped", data={
+                "from": cap.head, "to": end, "bytes": end - cap.head, "cap": cap.cap})
+            self._gap_unsaid = said is None  # a full disk: punch anyway (it frees room), say it later
+            cap.punch(end)
+        if cap.unsupported and not self._cap_unsupported_said:
+            self._cap_unsupported_said = True
+            self.journal.append("event", event="output_cap_unsupported", data={"reason": cap.unsupported})
 
     def _reap(self) -> None:
         while True:

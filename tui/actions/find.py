@@ -68,9 +68,17 @@ class Job:
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
             "nodes": [
-                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
+                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid"),
+                 "output_dropped": output_dropped(n)} for n in self.nodes
             ],
         }
+
+
+def output_dropped(node: dict[str, Any]) -> int:
+    """Bytes of the node's output.log its output cap dropped (0: none)."""
+    gap = node.get("output_gap")
+    ok = isinstance(gap, list) and len(gap) == 2 and all(isinstance(v, int) for v in gap)
+    return max(0, gap[1] - gap[0]) if ok else 0
 
 
 def _without_rank(multinode: Any) -> Any:

@@ -15,11 +15,11 @@ from ..cost.rules import CostRuleError, launch_share, parse_idle_stop, spec_cost
 from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
 from ..fleet.states import job_state
-from ..hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
+from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from ..store import JobRecord, Store
 from .agents import Agents
 from .nodes import is_multinode, plan
-from .options import LaunchOptions, check, default_name, usage
+from .options import LaunchOptions, check, default_name, parse_output_cap, usage
 
 LAUNCH_TIMEOUT = 60.0
 
@@ -100,10 +100,20 @@ def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str, node: st
         "setup": [*entry.setup, *opts.setup],
         "grace": opts.grace,
         "created_at": time.time(),
+        **output_cap_field(opts, entry.extra),
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         **({"path": os.environ.get("PATH", "")} if opts.host == LOCAL else {}),
         **cost_fields(agents, opts, env, entry.extra),
     }
+
+
+def output_cap_field(opts: LaunchOptions, settings: dict[str, Any]) -> dict[str, Any]:
+    """The job's output cap: --output-cap, else the host's `output_cap` (hosts.toml), else none
+    sent (the agent's default, 1 GiB)."""
+    cap = parse_output_cap(opts.output_cap)
+    if cap is None:
+        cap = parse_output_cap(settings.get("output_cap"), label=f"{hosts_path()}: [hosts.{opts.host}] output_cap")
+    return {} if cap is None else {"output_cap": cap}
 
 
 def cost_fields(agents: Agents | None, opts: LaunchOptions, env: dict[str, str],

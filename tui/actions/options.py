@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from remote_agent.names import is_job_name
+from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 
 from ..cost.idle import CostRuleError, parse_idle_stop
 from ..errors import EXIT_USAGE, GpudeckError
@@ -32,6 +33,7 @@ class LaunchOptions:
     budget: float | None = None
     price_per_hour: float | None = None  # overrides the host's price for this job
     idle_stop: str | None = None  # `30m@10%+15m` or `off`; None: the host's default
+    output_cap: str | None = None  # `500M`, `2G`, `off`; None: the host's `output_cap`, else the agent's 1 GiB
     # Multi-node (tui/actions/nodes.py): nodes placed on `hosts` round-robin (empty: `host`).
     nodes: int = 1
     hosts: tuple[str, ...] = ()
@@ -85,6 +87,24 @@ def check_grace(grace: float | None, label: str = "--grace") -> float | None:
     return grace
 
 
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_output_cap(value: object, label: str = "--output-cap") -> int | None:
+    """`500M`, `2G`, `1048576` → bytes; `off` → 0 (no cap); None → None (the default applies)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text.lower() in ("off", "0", "none"):
+        return 0
+    match = _SIZE.fullmatch(text)
+    size = int(float(match.group(1)) * _UNITS[match.group(2).upper()]) if match else -1
+    if not MIN_OUTPUT_CAP <= size <= 1 << 50:
+        raise usage(f"{label} {text!r}: a size of at least 1M (e.g. 500M, 2G), or off")
+    return size
+
+
 def check(opts: LaunchOptions) -> LaunchOptions:
     """Every rule that needs no IO, with the option named in the message; returns opts."""
     if not opts.argv:
@@ -96,6 +116,7 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage(f"--budget {opts.budget:g}: must be a finite amount more than 0")
     if opts.price_per_hour is not None and (not math.isfinite(opts.price_per_hour) or opts.price_per_hour < 0):
         raise usage(f"--price-per-hour {opts.price_per_hour:g}: must be a finite amount >= 0")
+    parse_output_cap(opts.output_cap)
     try:
         parse_idle_stop(opts.idle_stop)
     except CostRuleError as exc:

@@ -13,6 +13,8 @@ import queue
 import signal
 import sys
 
+from remote_agent.supervision.outputcap import gap_marker
+
 from ..actions import Job, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..remote.client import AgentError
@@ -55,6 +57,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
             out.write(data)
             out.flush()
             offset += len(data)
+        gap = chunk.get("gap")
+        if not data and isinstance(gap, list) and len(gap) == 2 and gap[0] <= offset < gap[1]:
+            out.write(gap_marker(offset, gap[1]))  # the output cap dropped these bytes: say how many
+            offset = gap[1]
+            continue
         if offset >= chunk["size"]:
             return 0
 

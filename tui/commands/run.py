@@ -21,6 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--price-per-hour", type=float, metavar="P", help="the host's price per hour for this job (default: the host's setting)")
     # metavar is printed as is (no %-formatting); help is %-formatted, hence %% there only.
     p.add_argument("--idle-stop", metavar="30m@10%+15m", help="stop when the job's GPUs stay under 10 %% for 30 min, not in its first 15 min (off: none; default: the host's setting)")
+    p.add_argument("--output-cap", metavar="SIZE", help="keep at most SIZE of output.log (e.g. 500M, 2G; off: all): "
+                   "its head and tail stay, the middle goes once parsed (default: the host's output_cap, else 1G)")
     p.add_argument("--nodes", type=int, default=1, metavar="N", help="run on N nodes, one job (default 1)")
     p.add_argument("--nproc-per-node", type=int, default=1, metavar="K", help="torchrun processes per node (default 1)")
     p.add_argument("--launcher", choices=["torchrun", "none"], default=None,
@@ -42,7 +44,8 @@ def options(args: argparse.Namespace) -> LaunchOptions:
                          nodes=args.nodes, nproc_per_node=args.nproc_per_node, launcher=args.launcher,
                          master_addr=args.master_addr, master_port=args.master_port, name=args.name, workdir=args.workdir,
                          env=parse_env(args.env), setup=tuple(args.setup), grace=args.grace, budget=args.budget,
-                         price_per_hour=args.price_per_hour, idle_stop=args.idle_stop)
+                         price_per_hour=args.price_per_hour, idle_stop=args.idle_stop,
+                         output_cap=args.output_cap)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

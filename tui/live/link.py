@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from remote_agent.supervision.outputcap import gap_marker
+
 from ..remote.client import AgentClient, AgentError
 from ..remote.transport import Transport
 from .inbox import Inbox, Update
@@ -135,4 +137,9 @@ class HostLink:
             data = base64.b64decode(r.get("data") or "")
         except ValueError:
             data = b""
+        gap = r.get("gap")
+        if not data and isinstance(gap, list) and len(gap) == 2 and gap[0] <= offset < gap[1]:
+            # The output cap dropped these bytes: a line saying so, ending where the output goes on.
+            data = gap_marker(offset, gap[1])
+            return LogChunk(gap[1] - len(data), data, int(r.get("size", 0)), bool(r.get("done")))
         return LogChunk(int(r.get("offset", offset)), data, int(r.get("size", 0)), bool(r.get("done")))

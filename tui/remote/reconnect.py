@@ -268,6 +268,15 @@ class ReconnectingClient:
                 data = base64.b64decode(obj.get("data") or "", validate=True)
             except (binascii.Error, ValueError, TypeError):
                 return
+            skip_to = obj.get("skip_to")
+            if isinstance(skip_to, int) and not isinstance(skip_to, bool):
+                # The output cap dropped [offset, skip_to): data is the line saying so, not file bytes.
+                if offset > owed or skip_to <= owed:
+                    return
+                with self._lock:
+                    self.output_offset[key] = skip_to
+                self._output_sink(job, node, data, None)
+                return
             if offset > owed or offset + len(data) <= owed:
                 return  # past a gap (a stale subscription) or all seen already
             data = data[owed - offset:]
