@@ -151,6 +151,27 @@ def test_the_supervisor_survives_a_full_disk_and_says_what_it_dropped(full_home:
         client.close()
 
 
+STUBBORN_PRINTER = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + PRINTER
+
+
+@pytest.mark.slow
+def test_a_stop_on_a_full_disk_keeps_its_grace_and_reason(full_home: Path, workdir: Path) -> None:
+    """No room for control.json: the request still reaches the supervisor whole (the slot
+    allocated at launch), so --grace 1 is not the spec's 60 s and the reason is the caller's."""
+    marker = f"full-grace-{uuid.uuid4().hex}"
+    job_id = gpudeck("run", "--grace", "60", "--", sys.executable, "-c", STUBBORN_PRINTER, marker, cwd=workdir).stdout.strip()
+    agent_dir = full_home / "local-agent"
+    wait_for(lambda: pids_with(marker), what="the job")
+    filler = fill(full_home)
+    result = gpudeck("stop", job_id, "--grace", "1", cwd=workdir, timeout=120)
+    # Before: the supervisor waited out the spec's 60 s and serve gave up after 1 + 30 s.
+    assert result.returncode == 0, result.stderr
+    assert pids_with(marker) == []
+    filler.unlink()
+    final = wait_for(lambda: (r := valid_journal(agent_dir, job_id)[-1]).get("state") and r, timeout=30, what="the end journaled")
+    assert final["state"] == "stopped" and final["reason"] == "user" and final["signal"] == "SIGKILL"
+
+
 @pytest.mark.slow
 def test_run_on_a_full_disk_leaves_no_phantom_job(full_home: Path, workdir: Path) -> None:
     first = gpudeck("run", "--", "true", cwd=workdir)  # state.db and the agent dir exist

@@ -18,7 +18,7 @@ from ..storage.files import describe_os_error, ensure_private_dir, write_private
 from ..storage.jsonio import dumps, loads_object
 from ..storage.layout import JobFiles, iter_job_dirs, job_dir
 from ..supervision.adoption import adopt_if_lost
-from ..supervision.control import KILL_SIGNAL, write_control
+from ..supervision.control import KILL_SIGNAL, make_control_slot, write_control
 from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
 from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
@@ -85,6 +85,7 @@ class JobTable:
         files = JobFiles(directory)
         try:
             write_private_atomic(files.spec, dumps(spec).encode("utf-8"))
+            make_control_slot(files.control)  # stop and kill must reach it later on a full disk
             pid = spawn_supervisor(directory, files.supervisor_log)
         except OSError as exc:
             # Nothing started: leave nothing behind (no phantom `starting` job).
@@ -181,7 +182,7 @@ class JobTable:
         try:
             write_control(view.files.control, action, float(grace), reason or "user")
             wake = signal.SIGUSR1
-        except OSError:  # no room for control.json: the signal alone says what to do
+        except OSError:  # no room for control.json nor a slot (an older job): the signal alone says what to do
             wake = KILL_SIGNAL if action == "kill" else signal.SIGTERM
         if supervisor is not None:
             with contextlib.suppress(ProcessLookupError):
