@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import paths
+from .actions.reindex import rebuild_index
 from .errors import EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .remote.client import AgentError
@@ -100,11 +101,28 @@ class Session:
     @property
     def store(self) -> Store:
         if self._store is None:
+            held: list[str] = []  # a corrupt file's note, said together with the rebuild's
+            opening = True
+
+            def warn(line: str) -> None:
+                held.append(line) if opening else self.notice(line)
+
             try:
                 paths.ensure_private(paths.data_dir())
-                self._store = Store(paths.state_db())
+                self._store = Store(paths.state_db(), warn=warn)
             except (OSError, sqlite3.Error) as exc:  # e.g. a full disk: one line naming the file
                 raise GpudeckError(f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir())})") from None
+            finally:
+                opening = False
+            added = 0
+            if self._store.fresh:
+                self._store.fresh = False
+                added = rebuild_index(self, self._store)
+            rebuilt = f"job index rebuilt from the hosts' journals ({added} jobs)" if added else ""
+            if held:
+                self.notice(f"{held[0]}; {rebuilt}" if rebuilt else held[0])  # one line, said once
+            elif rebuilt:
+                self.notice(f"{paths.state_db()}: {rebuilt}")
         return self._store
 
     @property

@@ -114,6 +114,9 @@ class Store:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise RuntimeError(f"{path}: written by a newer gpudeck (schema {version} > {SCHEMA_VERSION})")
+        # A new file: state.db was missing, or corrupt and moved aside. Its job index is empty
+        # until rebuilt from the hosts' journals (tui/actions/reindex.py).
+        self.fresh = version < SCHEMA_VERSION
         if version < SCHEMA_VERSION:  # only a new file needs a write here: a locked one still reads
             self._db.executescript(SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
