@@ -41,6 +41,8 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
         if outcome != "unread":
             return outcome
         # Nothing runs, but output printed before the end may be unparsed: an adopter reads it first.
+    if not os.access(str(files.dir), os.W_OK):
+        return None  # a read-only home: no supervisor could write its journal; readers keep saying `lost`
     now = time.monotonic()
     with _spawned_lock:
         last = _spawned.get(str(files.dir))
