@@ -49,6 +49,7 @@ class HostTape:
     last_seq: dict[Key, int] = field(default_factory=dict)
     logs: dict[Key, bytearray] = field(default_factory=dict)
     logs_done: dict[Key, bool] = field(default_factory=dict)
+    logs_gap: dict[Key, list[int]] = field(default_factory=dict)  # what the output cap dropped, as last seen
 
     def host_time(self, t: float) -> float | None:
         """The host's clock at recording time t (from hello's `time`), or None if it never said."""
@@ -137,6 +138,9 @@ def _merge_logs(tape: HostTape, key: Key, result: dict[str, Any]) -> None:
     if offset <= len(buf):
         buf[offset : offset + len(data)] = data
     tape.logs_done[key] = tape.logs_done.get(key, False) or bool(result.get("done"))
+    gap = result.get("gap")
+    if isinstance(gap, list) and len(gap) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in gap):
+        tape.logs_gap[key] = gap
 
 
 class ReplayTransport(Transport):
@@ -258,8 +262,11 @@ class ReplayTransport(Transport):
         offset = max(0, int(req.get("offset") or 0))
         limit = max(1, int(req.get("limit") or 1 << 20))
         chunk = bytes(buf[offset : offset + limit])
+        gap = self.tape.logs_gap.get(key)
+        if gap:  # as the agent answers: never the dropped bytes, and where to go on
+            chunk = chunk[: max(0, gap[0] - offset)] if offset < gap[0] else (chunk if offset >= gap[1] else b"")
         return {"offset": offset, "data": base64.b64encode(chunk).decode("ascii"), "size": len(buf),
-                "done": self.tape.logs_done.get(key, True)}
+                "done": self.tape.logs_done.get(key, True), "gap": gap}
 
     def _schedule(self, key: Key, since: int) -> None:
         """Push the recorded events after `since`, each batch when its recorded moment comes."""
