@@ -71,7 +71,7 @@ def test_output_cap_keeps_head_and_tail_and_logs_show_the_gap(gpudeck_home: Path
 def test_output_cap_values(gpudeck_home: Path, workdir: Path) -> None:
     from remote_agent.supervision.jobspec import SpecError, validate_spec
     from tui.actions.launch import build_spec
-    from tui.actions.options import LaunchOptions
+    from tui.actions.options import LaunchOptions, check
     from tui.errors import GpudeckError
 
     opts = LaunchOptions(argv=("true",), workdir=str(workdir))
@@ -83,8 +83,9 @@ def test_output_cap_values(gpudeck_home: Path, workdir: Path) -> None:
     (gpudeck_home / "hosts.toml").write_text('[hosts.local]\noutput_cap = "lots"\n')
     with pytest.raises(GpudeckError, match=r"hosts.toml: \[hosts.local\] output_cap 'lots'"):
         build_spec(None, opts, "20261201-000000-aaaaaa")
-    bad = gpudeck("run", "--output-cap", "10K", "--", "true", cwd=workdir)
-    assert bad.returncode == 2 and "--output-cap '10K'" in bad.stderr
+    with pytest.raises(GpudeckError, match=r"--output-cap '10K': a size of at least 1M") as refused:
+        check(LaunchOptions(argv=("true",), output_cap="10K"))  # before any host is asked
+    assert refused.value.code == 2
     base = {"id": "20261201-000000-aaaaaa", "name": "x", "argv": ["true"], "workdir": str(workdir)}
     assert validate_spec(base)["output_cap"] == 1 << 30
     for cap in (5, -1, 1.5, True, "1G"):
