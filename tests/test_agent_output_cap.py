@@ -64,7 +64,7 @@ def test_output_cap_keeps_head_and_tail_and_logs_show_the_gap(gpudeck_home: Path
     steps = [r["values"]["step"] for r in journal(agent_dir, job_id) if r["kind"] == "metric"]
     assert steps == list(range(30000))
     shown = json.loads(gpudeck("inspect", job_id, "--json", cwd=workdir).stdout)
-    assert shown["nodes"][0]["output_dropped"] == last["to"] - last["from"] and shown["state"] == "exited"
+    assert shown["output_dropped"] == last["to"] - last["from"] and shown["state"] == "exited"
     assert f"output dropped by the output cap: {last['to'] - last['from']:,} bytes" in gpudeck("inspect", job_id, cwd=workdir).stdout
 
 

@@ -67,9 +67,10 @@ class Job:
             "last": first.get("last") or {},
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
+            # bytes of output the nodes' output caps dropped (their gaps; `logs` marks where)
+            "output_dropped": sum(output_dropped(n) for n in self.nodes),
             "nodes": [
-                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid"),
-                 "output_dropped": output_dropped(n)} for n in self.nodes
+                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
             ],
         }
 

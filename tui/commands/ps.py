@@ -83,9 +83,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     malformed = job.to_json()["malformed"]
     if malformed:
         print(f"  malformed journal records skipped: {malformed}")
-    for node in job.to_json()["nodes"]:
-        if node["output_dropped"]:
-            print(f"  output dropped by the output cap: {node['output_dropped']:,} bytes (node {node['node']})")
+    dropped = job.to_json()["output_dropped"]
+    if dropped:
+        print(f"  output dropped by the output cap: {dropped:,} bytes (logs marks the gap)")
     if first.get("tail"):
         print("  last output:")
         for line in first["tail"][-10:]:
