@@ -34,11 +34,12 @@ from .options import (
     preview_name,
     split_command,
 )
+from .reindex import rebuild_index
 from .scale import Scaled, scale, target_count
 
 __all__ = [
     "DEFAULT_GRACE", "DEMO_COMMAND", "STOP_MARGIN", "Agents", "Job", "JobTarget", "LaunchOptions", "Launched",
     "NodePlan", "NodeTarget", "Scaled", "build_spec", "check", "check_grace", "default_name", "end", "final_state", "form_options", "launch",
-    "list_jobs", "parse_env", "pick", "preview_name", "remove", "resolve", "plan", "restart", "scale", "set_autostop",
+    "list_jobs", "parse_env", "pick", "preview_name", "rebuild_index", "remove", "resolve", "plan", "restart", "scale", "set_autostop",
     "split_command", "stop_wait", "target_count",
 ]

@@ -53,6 +53,11 @@ class JobControl(Service):
         with self._store_lock:
             if self._store is None and self._store_factory is not None:
                 self._store = self._store_factory(self.agents.notice)  # its warnings as notifications
+                if self._store.fresh:  # missing or corrupt: its job index comes back from the hosts
+                    self._store.fresh = False
+                    added = actions.rebuild_index(self.agents, self._store)  # in the action's worker thread
+                    if added:
+                        self.agents.notice(f"{self._store.path}: job index rebuilt from the hosts' journals ({added} jobs)")
             return self._store
 
     def close(self) -> None:
