@@ -178,3 +178,24 @@ def test_replay_drops_exactly_what_the_journal_already_holds() -> None:
              ("metric", {"values": {"step": 2}})]
     assert replay.fresh(again) == [("metric", {"values": {"step": 2}})]
     assert replay.fresh([("metric", {"values": {"step": 1}})]) == [("metric", {"values": {"step": 1}})]
+
+
+@pytest.mark.slow
+def test_an_adopter_that_is_lost_too_is_adopted_in_turn(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+    marker = f"adopt-twice-{uuid.uuid4().hex}"
+    go = workdir / "go"
+    job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker, str(go)], heartbeat_interval=0.2)
+    kill_supervisor(agent_dir, job["id"])
+    wait_for(lambda: client.request("jobs") and adopted(agent_dir, job["id"]), what="the first adoption")
+    first = adopted(agent_dir, job["id"])[0]["data"]["supervisor_pid"]
+    wait_for(lambda: [r for r in journal(agent_dir, job["id"]) if r.get("kind") == "heartbeat" and r["seq"] > adopted(agent_dir, job["id"])[0]["seq"]],
+             what="the adopter's heartbeat")
+    os.kill(first, signal.SIGKILL)
+    lock_free(agent_dir, job["id"])
+    wait_for(lambda: client.request("jobs") and len(adopted(agent_dir, job["id"])) == 2, what="the second adoption")
+    assert adopted(agent_dir, job["id"])[1]["data"]["previous_supervisor_pid"] == first
+    go.touch()
+    final = wait_state(client, job["id"], {"exited", "failed", "stopped", "killed"})
+    assert final["state"] == "exited" and "exit code unknown" in final["cause"]
+    seen = steps(agent_dir, job["id"])
+    assert seen == list(range(len(seen))) and pids_with(marker) == []
