@@ -18,6 +18,7 @@ from remote_agent.jobstate import supervisor_alive
 from tests.support.jobs import journal, launch, pids_with, wait_state
 from tests.support.waiting import wait_for
 from tui.remote.client import AgentClient
+from tui.remote.transport import LocalTransport
 
 # One unique metric line every 20 ms, until the go-file (argv[2]) exists; argv[1] is the marker.
 PRINTER = ("import os, sys, time\ni = 0\nwhile not (len(sys.argv) > 2 and os.path.exists(sys.argv[2])):\n"
@@ -199,3 +200,29 @@ def test_an_adopter_that_is_lost_too_is_adopted_in_turn(client: AgentClient, wor
     assert final["state"] == "exited" and "exit code unknown" in final["cause"]
     seen = steps(agent_dir, job["id"])
     assert seen == list(range(len(seen))) and pids_with(marker) == []
+
+
+@pytest.mark.slow
+def test_an_adopted_job_keeps_its_idle_stop(agent_dir: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # NVML faked at its import boundary (as in test_agent_autostop): one GPU at 2 %.
+    fake = Path(__file__).resolve().parent / "fakes" / "nvml"
+    monkeypatch.setenv("PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "util": 2}]))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]))
+    client = AgentClient(LocalTransport(agent_dir))
+    client.connect()
+    try:
+        marker = f"adopt-idle-{uuid.uuid4().hex}"
+        # Not before 6 s from the job's start: the first supervisor is lost well before that.
+        idle = {"below_pct": 10, "minutes": 0.02, "grace_minutes": 0.1}
+        job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker], env={"CUDA_VISIBLE_DEVICES": "0"},
+                     idle_stop=idle, gpu_interval=0.2, heartbeat_interval=0.2)
+        kill_supervisor(agent_dir, job["id"])
+        assert not [r for r in journal(agent_dir, job["id"]) if r.get("event") == "autostop"]
+        wait_for(lambda: client.request("jobs") and adopted(agent_dir, job["id"]), what="the adoption")
+        final = wait_state(client, job["id"], {"stopped", "exited", "failed", "killed"}, timeout=60)
+        assert final["state"] == "stopped" and final["reason"].startswith("idle: GPU utilization under 10%"), final
+        rule = next(r for r in journal(agent_dir, job["id"]) if r.get("event") == "autostop")
+        assert rule["seq"] > adopted(agent_dir, job["id"])[0]["seq"] and rule["data"]["rule"] == "idle"
+        assert pids_with(marker) == []
+    finally:
+        client.close()
