@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 from . import session as session_mod
-from .commands import control, cost, hosts, logs, metrics, prices, ps, scale
+from .commands import control, cost, hosts, logs, metrics, policy, prices, ps, scale
 from .commands import run as run_cmd
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .remote import hostkey_errors
@@ -33,6 +33,7 @@ HANDLERS: dict[str, Handler] = {
     "hosts": hosts.run,
     "cost": cost.run,
     "prices": prices.run,
+    "policy": policy.run,
 }
 
 
@@ -70,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
                         help="replay journal events X times faster (0: all at once; default 1)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
-    for module in (run_cmd, ps, logs, metrics, control, scale, hosts, cost, prices):
+    for module in (run_cmd, ps, logs, metrics, control, scale, hosts, cost, prices, policy):
         module.add_parser(sub)
     return parser
 

@@ -72,7 +72,8 @@ _FILLER = {"of", "the", "per", "at", "in", "to", "a"}
 # Words that make a name a measurement worth a point on its own ("acc" but not "accumulation").
 _SIGNAL = re.compile(
     r"(?:^|_)(?:loss|acc|ppl|norm|rewards?|score|f1|bleu|iou|precision|recall|auc|error|mfu|dice|wer"
-    r"|cer|rouge\w*|top\d|kl|entropy|psnr|ssim|fid|nll|map\w*|samples_per_sec|tokens_per_sec)(?=\d|_|$)"
+    r"|cer|rouge\w*|top\d|kl|entropy|psnr|ssim|fid|nll|map\w*|samples_per_sec|tokens_per_sec"
+    r"|backlog)(?=\d|_|$)"  # backlog: the samples waiting, what autoscaling rules watch (policies.toml)
 )
 _NOT_SIGNAL_PARTS = ("scale", "num_", "skipped")
 
@@ -82,7 +83,7 @@ _NOT_SIGNAL_PARTS = ("scale", "num_", "skipped")
 # Match it against text.lower(): an IGNORECASE alternation is ten times slower in CPython's re.
 SIGNAL_HINT = re.compile(
     r"loss|acc|lr|learning|ppl|perplex|norm|reward|score|f1|bleu|iou|precision|recall|auc|error|mfu"
-    r"|dice|wer|cer|rouge|top\d|kl|entropy|psnr|ssim|fid|nll|map|samples|img|images|examples|tok"
+    r"|dice|wer|cer|rouge|top\d|kl|entropy|psnr|ssim|fid|nll|map|samples|img|images|examples|tok|backlog"
 )
 
 # Identifiers that look like numbers beside a key but never belong on a chart.

@@ -121,7 +121,9 @@ def _budget_refusal(job: JobView, inputs: Inputs, to: int) -> str | None:
 def _series(rule: Rule, job: JobView, inputs: Inputs) -> tuple[dict[str, list[Point]], str]:
     """The series to test, by source: the job's own metric, or each host's GPU figure."""
     if rule.metric in HOST_METRICS:
-        return {h: list(inputs.host_series.get((h, rule.metric), [])) for h in job.hosts}, "host"
+        # the job's own GPU summaries (its journals) where there are any, else the host's samples
+        return {h: list(job.gpu.get((h, rule.metric)) or inputs.host_series.get((h, rule.metric), []))
+                for h in job.hosts}, "host"
     return {"job": list(job.metrics.get(rule.metric, []))}, "job"
 
 
@@ -150,7 +152,7 @@ def _condition(rule: Rule, job: JobView, inputs: Inputs) -> tuple[bool | None, s
     assert limit is not None
     test = (lambda v: v > limit) if above is not None else (lambda v: v < limit)
     series, source = _series(rule, job, inputs)
-    results = {name: held(points, inputs.now, rule.hold, test) for name, points in series.items()}
+    results = {name: held(points, inputs.data_now, rule.hold, test) for name, points in series.items()}
     values = {name: r[2] for name, r in results.items()}
     shown = values["job"] if source == "job" else values
     facts = {"metric": rule.metric, "value": shown, "threshold": f"{word} {limit:g}", "for": show(rule.hold)}
@@ -161,7 +163,7 @@ def _condition(rule: Rule, job: JobView, inputs: Inputs) -> tuple[bool | None, s
     if unknown:
         name, r = unknown[0]
         where = "" if source == "job" else f" on {name}"
-        return None, f"{rule.metric}{where}: {r[1]} (no data is not 0)", facts
+        return None, f"{rule.metric}{where}: {r[1]}{' (no data is not 0)' if r[1] == 'no data' else ''}", facts
     failing = [(n, r) for n, r in results.items() if not r[0]]
     if failing:
         name, r = failing[0]

@@ -35,6 +35,7 @@ class JobView:
     instance: Instance | None = None
     burn_per_node: float | None = None  # USD per hour of one node; None: unknown
     budget_left: float | None = None  # USD the job's budget has left; None: no budget
+    gpu: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, gpu_util|gpu_mem), from its journals
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,13 @@ class Inputs:
     now: float
     jobs: list[JobView]
     policies: Policies
-    host_series: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, gpu_util|gpu_mem)
+    host_series: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, metric): hosts' own samples
     catalog: list[CatalogEntry] = field(default_factory=list)
     memory: Mapping[tuple[str, str], Applied] = field(default_factory=dict)  # (rule, job name)
     fleet_budget_left: float | None = None  # USD the fleet's daily budget has left today
     fleet_burn: float | None = None  # USD per hour the fleet burns now
+    observed_until: float | None = None  # `eval --at` a later time: series are judged as of the data, not then
+
+    @property
+    def data_now(self) -> float:
+        return self.now if self.observed_until is None else min(self.now, self.observed_until)
