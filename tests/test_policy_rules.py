@@ -92,3 +92,11 @@ def test_the_value_languages() -> None:
     assert durations.days("daily") == set(range(7))
     assert durations.window("9:00-18:30") == (dt.time(9), dt.time(18, 30))
     assert durations.show(5430) == "1h30m30s" and durations.show(0) == "0s"
+
+
+def test_the_seed_metric_is_read_from_a_plain_backlog_line() -> None:
+    from remote_agent.metrics.parse import parse_line
+
+    assert parse_line("backlog=12000") == {"backlog": 12000}
+    assert parse_line("backlog: 12000 samples") == {"backlog": 12000}
+    assert parse_line("the backlog is long") is None

@@ -42,6 +42,13 @@ class Controller:
     said: set[tuple[str, str, str, Any]] = field(default_factory=set)  # (rule, job id, action, to) journaled
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
 
+    def __post_init__(self) -> None:
+        # what an earlier run already proposed or refused is not said again
+        for r in self.journal.records():
+            job = r.get("job") if isinstance(r.get("job"), dict) else {}
+            if r.get("outcome") in ("proposed", "refused"):
+                self.said.add((str(r.get("rule")), str(job.get("id")), str(r.get("action")), _hashable(r.get("to"))))
+
     def evaluate(self, now: float | None = None) -> tuple[list[Decision], dict[str, Job], list[str]]:
         """What every rule decides for every live job (no action taken)."""
         live = [j for j in self.jobs() if not j.ended]
@@ -67,7 +74,7 @@ class Controller:
                 written.append(self._apply(d, jobs[d.job_id], now))
                 resized.add(d.job_id)
                 continue
-            key = (d.rule, d.job_id, d.action, d.to)
+            key = (d.rule, d.job_id, d.action, _hashable(d.to))
             if key in self.said:
                 continue
             self.said.add(key)
@@ -85,6 +92,10 @@ class Controller:
             self.failed[(d.rule, d.job_name)] = now
             return self.journal.write(now, d, "failed", error=str(exc), **extra)
         return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
 
 
 def run_forever(controller: Controller, interval: float, say: Callable[[dict[str, Any]], None],
