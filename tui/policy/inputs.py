@@ -15,6 +15,14 @@ class Point(NamedTuple):
     value: float
 
 
+def append_bounded(points: list[Point], point: Point, keep: float) -> None:
+    """Add a point; drop those older than `keep` seconds but the one in force at the window's start."""
+    points.append(point)
+    cut = point.t - keep
+    while len(points) > 1 and points[1].t <= cut:
+        points.pop(0)
+
+
 @dataclass(frozen=True)
 class Instance:
     """What a job's master host is, as hosts.toml prices it (for vertical proposals)."""

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..actions.find import Job
 from ..errors import GpudeckError
-from .inputs import Instance, JobView, Point
+from .inputs import Instance, JobView, Point, append_bounded
 from .rules import HOST_METRICS, Policies
 
 CATCH_UP = 20.0  # seconds a first read of a job's journal may take before it is used as far as it got
@@ -111,20 +111,15 @@ class Observer:
         if record.get("kind") == "metric" and isinstance(record.get("values"), dict):
             for name, value in record["values"].items():
                 if name in self.wanted and isinstance(value, (int, float)) and not isinstance(value, bool):
-                    self._add(self.metrics.setdefault(job, {}).setdefault(name, []), Point(float(t), float(value)))
+                    append_bounded(self.metrics.setdefault(job, {}).setdefault(name, []), Point(float(t), float(value)), self.keep)
         elif record.get("kind") == "gpu" and isinstance(record.get("gpus"), list):
             util, mem = _gpu_summary(record["gpus"])
             series = self.gpus.setdefault(job, {})
             if util is not None:
-                self._add(series.setdefault((host, "gpu_util"), []), Point(float(t), util))
+                append_bounded(series.setdefault((host, "gpu_util"), []), Point(float(t), util), self.keep)
             if mem is not None:
-                self._add(series.setdefault((host, "gpu_mem"), []), Point(float(t), mem))
+                append_bounded(series.setdefault((host, "gpu_mem"), []), Point(float(t), mem), self.keep)
 
-    def _add(self, points: list[Point], point: Point) -> None:
-        points.append(point)
-        cut = point.t - self.keep
-        while len(points) > 1 and points[1].t <= cut:  # keep the one point in force at the window's start
-            points.pop(0)
 
     # -- views -------------------------------------------------------------------------------------
 

@@ -1,0 +1,50 @@
+"""The TUI's engine inputs, from the live Fleet model (app thread): what each job printed last and its
+hosts' GPU means, sampled with the time on every pass, so a rule's `for` can be judged in the TUI
+without a second tail of the journals. Pure data in, data out; the service calls it."""
+
+from __future__ import annotations
+
+from ..fleet import Fleet
+from .inputs import JobView, Point, append_bounded
+from .rules import HOST_METRICS, Policies
+
+KEEP_MARGIN = 120.0
+
+
+class Sampler:
+    def __init__(self, policies: Policies) -> None:
+        self.wanted = {r.metric for r in policies.rules if r.metric and r.metric not in HOST_METRICS}
+        self.keep = max((r.hold for r in policies.rules), default=0.0) + KEEP_MARGIN
+        self.metrics: dict[str, dict[str, list[Point]]] = {}
+        self.gpus: dict[str, dict[tuple[str, str], list[Point]]] = {}
+
+    def sample(self, fleet: Fleet, now: float) -> list[JobView]:
+        """One JobView per live job, after adding this moment's values to its series."""
+        views = []
+        live = {job_id: job for job_id, job in fleet.jobs.items() if not job.ended}
+        for gone in set(self.metrics) - set(live):
+            self.metrics.pop(gone, None)
+            self.gpus.pop(gone, None)
+        for job_id, job in live.items():
+            metrics = self.metrics.setdefault(job_id, {})
+            for name in self.wanted:
+                value = job.last.get(name)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    append_bounded(metrics.setdefault(name, []), Point(now, float(value)), self.keep)
+            gpus = self.gpus.setdefault(job_id, {})
+            by_host: dict[str, list[tuple[float | None, float | None]]] = {}
+            for key, sample in job.gpu_latest.items():
+                mem = (100.0 * sample.mem_used_mib / sample.mem_total_mib
+                       if sample.mem_used_mib is not None and sample.mem_total_mib else None)
+                by_host.setdefault(job.gpu_host.get(key, ""), []).append((sample.util, mem))
+            for host, readings in by_host.items():
+                for i, metric in enumerate(("gpu_util", "gpu_mem")):
+                    values = [r[i] for r in readings if r[i] is not None]
+                    if values:
+                        append_bounded(gpus.setdefault((host, metric), []), Point(now, sum(values) / len(values)), self.keep)
+            hosts = tuple(dict.fromkeys(n.host for n in job.nodes.values()))
+            views.append(JobView(id=job_id, name=job.name or job_id, nodes=len(job.nodes), hosts=hosts,
+                                 metrics={k: list(v) for k, v in metrics.items()},
+                                 gpu={k: list(v) for k, v in gpus.items()}))
+        return views
+
