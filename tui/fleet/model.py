@@ -38,6 +38,7 @@ class Fleet:
         self.jobs: dict[str, JobModel] = {}
         self.bad_records = 0  # malformed records and objects skipped
         self.costs: CostBoard = EMPTY  # the cost service's latest board (app thread)
+        self.proposals: dict[str, list[Any]] = {}  # job id → the rules' proposals for it (policy decisions)
         self._clock = clock  # client clock, for staleness; injectable for tests
 
     # ---- hosts ---------------------------------------------------------------------------------
