@@ -128,12 +128,14 @@ class Observer:
         first = job.first
         price = first.get("price") if isinstance(first.get("price"), dict) else None
         per_hour = price.get("per_hour") if price and price.get("currency", "USD") == "USD" else None
-        burn = float(per_hour) if isinstance(per_hour, (int, float)) and not isinstance(per_hour, bool) else None
+        share = price.get("share", 1) if price else 1
+        share = share if isinstance(share, (int, float)) and not isinstance(share, bool) and share > 0 else 1
+        burn = float(per_hour) * share if isinstance(per_hour, (int, float)) and not isinstance(per_hour, bool) else None
         budget = first.get("budget")
         budget_left = None
         if burn is not None and isinstance(budget, (int, float)) and not isinstance(budget, bool):
             started = [n.get("started_at") for n in job.nodes if isinstance(n.get("started_at"), (int, float))]
-            spent = sum(burn * max(0.0, now - s) / 3600 for s in started)  # list price × wall time, per node
+            spent = sum(burn * max(0.0, now - s) / 3600 for s in started)  # its share of the price × wall time, per node
             budget_left = float(budget) - spent
         return JobView(id=job.id, name=job.name, nodes=len(job.nodes), hosts=hosts,
                        metrics=self.metrics.get(job.id, {}), instance=self._instance(hosts[0]),
