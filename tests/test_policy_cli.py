@@ -125,3 +125,36 @@ def test_policy_run_grows_a_two_node_job_to_three_when_its_backlog_crosses_the_t
     assert f"backlog  yolo-grow ({job})  2 → 3  scale [applied → {new}]" in out
     assert len([r for r in journal(gpudeck_home) if r["outcome"] == "applied"]) == 1  # cooldown: once
     ok("kill", new)
+
+
+@pytest.mark.slow  # a job and a controller pass: ~3 s
+def test_a_scale_the_jobs_budget_cannot_pay_for_is_journaled_as_refused(gpudeck_home: Path, workdir: Path) -> None:
+    write_policies(gpudeck_home, '[[rule]]\nname = "backlog"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\n'
+                                 'above = 10000\nadd = 1\nmax = 3\n')
+    ok("hosts", "set", "local", "price_per_hour=1.5", "currency=USD")
+    job = ok("run", "--name", "thrifty", "--budget", "1", "--", "bash", "-c", "echo backlog=12000; exec sleep 300",
+             cwd=workdir).strip()
+    wait_for(lambda: "backlog=12000" in output(job, "0"), what="the backlog line")
+    out = ok("policy", "run", "--once")
+    [record] = journal(gpudeck_home)
+    assert (record["rule"], record["job"]["id"], record["from"], record["to"], record["action"], record["outcome"]) \
+        == ("backlog", job, 1, 2, "refused", "refused")
+    assert "refused: the job's budget has $1.00 left, less than one hour at 2 nodes ($3.00/h)" in record["reason"]
+    assert f"backlog  thrifty ({job})  1 → 2  refused [refused]" in out
+    assert len(job_json(job)["nodes"]) == 1
+    ok("kill", job)
+
+
+@pytest.mark.slow  # a job and a controller pass: ~3 s
+def test_a_resize_the_core_refuses_is_journaled_as_failed_with_its_error(gpudeck_home: Path, workdir: Path) -> None:
+    write_policies(gpudeck_home, '[pool.here]\nhosts = ["local"]\nlaunch = true\n\n[[rule]]\nname = "grow"\n'
+                                 'kind = "metric"\npool = "here"\nmetric = "backlog"\nabove = 10000\nadd = 1\nmax = 3\n')
+    job = ok("run", "--name", "no-ckpt", "--", "bash", "-c", "echo backlog=12000; exec sleep 300", cwd=workdir).strip()
+    wait_for(lambda: "backlog=12000" in output(job, "0"), what="the backlog line")
+    ok("policy", "run", "--once")
+    [record] = journal(gpudeck_home)
+    assert (record["rule"], record["to"], record["action"], record["outcome"]) == ("grow", 2, "scale", "failed")
+    assert "no --checkpoint-dir or --checkpoint-uri" in record["error"]
+    assert "launching cloud capacity is not available yet" in record["capacity"]  # the pool allows launch
+    assert job_json(job)["state"] == "running"  # the core refused before stopping anything
+    ok("kill", job)
