@@ -113,6 +113,7 @@ def test_policy_run_grows_a_two_node_job_to_three_when_its_backlog_crosses_the_t
     finally:
         os.killpg(controller.pid, signal.SIGINT)
         out, err = controller.communicate(timeout=30)
+    assert controller.returncode == 0 and "SIGINT: stopping after this pass" in err, err
     assert record["outcome"] == "applied", (record, err)
     assert (record["rule"], record["job"]["id"], record["from"], record["to"]) == ("backlog", job, 2, 3)
     assert record["inputs"]["value"] == 12000 and record["inputs"]["threshold"] == "> 10000"
@@ -158,3 +159,22 @@ def test_a_resize_the_core_refuses_is_journaled_as_failed_with_its_error(gpudeck
     assert "launching cloud capacity is not available yet" in record["capacity"]  # the pool allows launch
     assert job_json(job)["state"] == "running"  # the core refused before stopping anything
     ok("kill", job)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_the_controller_runs_detached_as_a_gpudeck_job_and_stops_cleanly(gpudeck_home: Path, workdir: Path) -> None:
+    write_policies(gpudeck_home, '[[rule]]\nname = "drain"\nkind = "metric"\njobs = "yolo*"\nmetric = "backlog"\n'
+                                 'below = 100\nadd = -1\ncooldown = "1h"\n')
+    (workdir / "ck").mkdir()
+    job = ok("run", "--name", "yolo-drain", "--grace", "5", "--nodes", "2", "--launcher", "none", "--", "bash", "-c",
+             'echo backlog=0; exec sleep 300', "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    wait_for(lambda: "backlog=0" in output(job, "0"), what="the backlog line")
+    ctl = ok("run", "--name", "policy-ctl", "--", sys.executable, "-m", "tui", "policy", "run", "--interval", "0.5",
+             cwd=workdir).strip()
+    [record] = wait_for(lambda: journal(gpudeck_home), timeout=120, interval=0.3, what="the controller's decision")
+    assert (record["rule"], record["from"], record["to"], record["outcome"]) == ("drain", 2, 1, "applied"), record
+    assert "stopped" in ok("stop", "--grace", "20", ctl)
+    assert "SIGTERM: stopping after this pass" in output(ctl, "0")
+    assert job_json(ctl)["exit_code"] == 0  # it finished its pass and left on its own
+    ok("kill", record["new_job"])

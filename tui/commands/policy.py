@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import signal
+import threading
 from typing import Any
 
 from .. import actions
@@ -80,7 +82,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return 0
     session.notice(f"policy run: {len(ctl.policies.rules)} rule(s) from {ctl.policies.path}; journal "
                    f"{ctl.journal.path}; Ctrl-C stops")
-    run_forever(ctl, args.interval, lambda record: print(_line(record), flush=True), once=args.once)
+    stop = threading.Event()
+
+    def finish(signum: int, _frame: object) -> None:  # finish the pass under way (a resize is not cut)
+        if not stop.is_set():
+            session.notice(f"policy run: {signal.Signals(signum).name}: stopping after this pass")
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, finish)
+    run_forever(ctl, args.interval, lambda record: print(_line(record), flush=True), once=args.once, stop=stop)
     return 0
 
 

@@ -10,6 +10,7 @@ feature provides one: a pool that allows `launch` is told so in the outcome.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,10 +100,13 @@ def _hashable(value: Any) -> Any:
 
 
 def run_forever(controller: Controller, interval: float, say: Callable[[dict[str, Any]], None],
-                once: bool = False) -> None:
-    while True:
+                once: bool = False, stop: threading.Event | None = None) -> None:
+    """Pass after pass until `stop` is set; a pass under way is finished first, so a resize is never
+    cut between its stop and its relaunch."""
+    stop = stop or threading.Event()
+    while not stop.is_set():
         for record in controller.tick():
             say(record)
         if once:
             return
-        time.sleep(interval)  # the foreground loop's pace, not a wait for a condition
+        stop.wait(interval)
