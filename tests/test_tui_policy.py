@@ -98,6 +98,7 @@ async def test_d_dismisses_a_proposal_and_it_stays_dismissed(gpudeck_home: Path,
     cli("kill", job_id, cwd=workdir)
 
 
+@pytest.mark.slow  # the app starting: ~1 s
 @sync
 async def test_a_bad_policies_file_is_one_warning_and_the_tui_starts_without_rules(gpudeck_home: Path) -> None:
     (gpudeck_home / "policies.toml").write_text(ALWAYS_THREE.replace("nodes = 3\n", "nodes = 0\n"))
