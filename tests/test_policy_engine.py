@@ -160,6 +160,7 @@ def test_vertical_says_unknown_prices_and_never_changes_family() -> None:
     assert top.action == "none" and "no larger p5 type" in top.reason
     bare = vertical_at(95, 11, Instance(), catalog.entries())
     assert bare.action == "none" and "has no provider/instance_type" in bare.reason
+    assert (bare.frm, bare.to) == (None, None)  # no type known: not a node count
     idle = vertical_at(50, 11, Instance("aws", "g5.xlarge"), catalog.entries())
     assert idle.action == "none" and "50" in idle.reason
     no_gpu = one(decide(Inputs(1e9, [job(1, instance=Instance("aws", "g5.xlarge"))], only("vertical"))), "bigger-gpu")

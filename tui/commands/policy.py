@@ -73,6 +73,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         decisions, _, problems = ctl.evaluate(at)
         for line in problems:
             session.notice(line)
+        if ctl.policies.rules and not decisions:
+            session.notice("no live job matches a rule (rules name jobs by `jobs` glob or `pool`)")
         if args.json:
             print(json.dumps([d.to_json() for d in decisions], indent=2, default=str))
         else:

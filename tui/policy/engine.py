@@ -81,9 +81,12 @@ def _one_scale_per_job(decisions: list[Decision]) -> list[Decision]:
     return out
 
 
-def _decision(rule: Rule, job: JobView, to: Any, action: str, reason: str, frm: Any = None,
+_NODES = object()  # `from` is the job's node count (vertical rules pass an instance type, maybe None)
+
+
+def _decision(rule: Rule, job: JobView, to: Any, action: str, reason: str, frm: Any = _NODES,
               **inputs: Any) -> Decision:
-    return Decision(rule.name, rule.kind, job.id, job.name, job.nodes if frm is None else frm, to, action, reason,
+    return Decision(rule.name, rule.kind, job.id, job.name, job.nodes if frm is _NODES else frm, to, action, reason,
                     {"nodes": job.nodes, **inputs})
 
 
