@@ -3,11 +3,13 @@ hosts' mean GPU readings with the pass's time; series stay bounded; ended jobs a
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from tui.fleet import Fleet
+from tui.fleet.costs import CostBoard, JobCost
 from tui.policy.engine import decide
-from tui.policy.from_fleet import Sampler
+from tui.policy.from_fleet import Sampler, with_costs
 from tui.policy.inputs import Inputs, Point, append_bounded
 from tui.policy.rules import parse
 
@@ -55,3 +57,18 @@ def test_series_stay_bounded_and_ended_jobs_are_dropped() -> None:
     assert sampler.sample(fleet, 10.0)
     fleet.apply_events("gpu-a", JOB, "0", [{"seq": 3, "t": 11.0, "kind": "state", "state": "exited", "exit_code": 0}])
     assert sampler.sample(fleet, 11.0) == [] and JOB not in sampler.metrics
+
+
+def test_the_cost_board_feeds_the_budget_checks() -> None:
+    sampler = Sampler(RULES)
+    fleet = fleet_with(12000, 50, 1, 10.0)
+    fleet.costs = CostBoard(burn=6.0, today=48.0, daily_budget=50.0,
+                            jobs={JOB: JobCost(accrued=9.5, burn=1.5, budget=10.0)})
+    views, left, burn = with_costs(sampler.sample(fleet, 10.0), fleet.costs)
+    assert (views[0].burn_per_node, views[0].budget_left, left, burn) == (1.5, 0.5, 2.0, 6.0)
+    held = [dataclasses.replace(views[0], metrics={"backlog": [Point(0.0, 12000.0), Point(10.0, 12000.0)]})]
+    d = {d.rule: d for d in decide(Inputs(70.0, held, RULES, fleet_budget_left=left, fleet_burn=burn))}["b"]
+    assert d.action == "refused" and "the job's budget has $0.50 left" in d.reason
+    eur = dataclasses.replace(fleet.costs, currency="EUR")
+    views, left, burn = with_costs(sampler.sample(fleet, 11.0), eur)
+    assert (views[0].budget_left, left, burn) == (None, None, None)  # not USD: unknown, never guessed

@@ -4,7 +4,10 @@ without a second tail of the journals. Pure data in, data out; the service calls
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..fleet import Fleet
+from ..fleet.costs import CostBoard
 from .inputs import JobView, Point, append_bounded
 from .rules import HOST_METRICS, Policies
 
@@ -48,3 +51,18 @@ class Sampler:
                                  gpu={k: list(v) for k, v in gpus.items()}))
         return views
 
+
+
+def with_costs(views: list[JobView], board: CostBoard) -> tuple[list[JobView], float | None, float | None]:
+    """The cost board's figures for the budget checks: each job's burn per node and budget left, and the
+    fleet's day budget left and burn. Only in USD (the engine's unit); other currencies: unknown."""
+    if board.currency != "USD":
+        return views, None, None
+    out = []
+    for v in views:
+        c = board.jobs.get(v.id)
+        burn = c.burn / v.nodes if c is not None and c.burn is not None and v.nodes else None
+        left = c.budget - c.accrued if c is not None and c.budget is not None and c.accrued is not None else None
+        out.append(replace(v, burn_per_node=burn, budget_left=left))
+    fleet_left = board.daily_budget - board.today if board.daily_budget is not None and board.today is not None else None
+    return out, fleet_left, board.burn

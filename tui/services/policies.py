@@ -18,7 +18,7 @@ from textual.app import App
 from ..fleet import Fleet, JobModel
 from ..hosts_file import HostsFileError, load_hosts
 from ..policy.engine import Decision, decide
-from ..policy.from_fleet import Sampler
+from ..policy.from_fleet import Sampler, with_costs
 from ..policy.inputs import Applied, Inputs, Instance, JobView
 from ..policy.rules import Policies
 from ..widgets.failures import report, say
@@ -51,15 +51,17 @@ class Proposals(Service):
         if self._busy or not self.policies.rules:
             return
         now = self.clock()
-        views = self.sampler.sample(self.fleet, now)
+        views, fleet_left, fleet_burn = with_costs(self.sampler.sample(self.fleet, now), self.fleet.costs)
         self._busy = True
-        self.in_thread(partial(self._judge, now, views, dict(self.memory)), group="policy", exclusive=True,
-                       done=self._decided, failed=self._failed)
+        self.in_thread(partial(self._judge, now, views, dict(self.memory), fleet_left, fleet_burn), group="policy",
+                       exclusive=True, done=self._decided, failed=self._failed)
 
-    def _judge(self, now: float, views: list[JobView], memory: dict[tuple[str, str], Applied]) -> list[Decision]:
+    def _judge(self, now: float, views: list[JobView], memory: dict[tuple[str, str], Applied],
+               fleet_left: float | None, fleet_burn: float | None) -> list[Decision]:
         catalog, instances = self._reference()
         views = [replace(v, instance=instances.get(v.hosts[0])) if v.hosts else v for v in views]
-        return decide(Inputs(now, views, self.policies, catalog=catalog, memory=memory))
+        return decide(Inputs(now, views, self.policies, catalog=catalog, memory=memory, fleet_budget_left=fleet_left,
+                             fleet_burn=fleet_burn))
 
     def _reference(self) -> tuple[list[Any], dict[str, Instance]]:
         if self._known is None:
