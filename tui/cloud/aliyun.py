@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import math
 import os
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,6 +47,20 @@ def _time(text: Any) -> float | None:
         except ValueError:
             continue
     return None
+
+
+# Nobody listens there (or no such name): retrying will not help, say it at once.
+_REFUSED = re.compile(r"Connection refused|Name or service not known|nodename nor servname|No route to host")
+
+
+def _short(text: str) -> str:
+    """The SDK's HTTP errors quote the whole signed URL: keep the reason only (no key id, no signature)."""
+    m = re.search(r"(\[Errno -?\d+\][^'\")]*|Read timed out[^'\")]*|Connection aborted[^'\")]*|RemoteDisconnected[^'\")]*)", text)
+    return m.group(1).strip(" .") if m else text.split("?", 1)[0][:200]
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _first_ip(block: Any) -> str | None:
@@ -88,8 +104,9 @@ class AliyunProvider:
                 raise RetryableError(line) from None
             raise CloudError(line) from None
         except ClientException as exc:
-            line = f"aliyun {self.region} {what}: {exc.get_error_code()}: {exc.get_error_msg()}"
-            if exc.get_error_code() == "SDK.HttpError":  # refused, reset, timed out
+            text = str(exc.get_error_msg() or "")
+            line = f"aliyun {self.region} {what}: {exc.get_error_code()}: {_short(text)}"
+            if exc.get_error_code() == "SDK.HttpError" and not _REFUSED.search(text):  # reset, timed out
                 raise RetryableError(line) from None
             raise CloudError(line) from None
         try:
@@ -212,8 +229,8 @@ class AliyunProvider:
                 req.set_Namespace(GPU_NAMESPACE)
                 req.set_MetricName(GPU_METRIC)
                 req.set_Dimensions(json.dumps([{"instanceId": instance.id}]))
-                req.set_StartTime(str(int(start * 1000)))
-                req.set_EndTime(str(int(end * 1000)))
+                req.set_StartTime(_iso(start))  # the documented unambiguous form (a number's unit varies by doc)
+                req.set_EndTime(_iso(math.ceil(end)))  # whole seconds: round up, so the newest point is in
                 req.set_Period("60")
                 req.set_Length("1440")
                 if token:

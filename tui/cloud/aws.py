@@ -24,6 +24,12 @@ _STATES = {"pending": "pending", "running": "running", "stopping": "stopping", "
 
 def default_region(profile: str | None = None) -> str | None:
     """AWS_DEFAULT_REGION / AWS_REGION or the profile's region, as boto3 reads them."""
+    import os
+
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    config = os.path.expanduser(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config")
+    if region or not os.path.exists(config):  # no config file: no profile region; boto3 (~0.5 s) not needed
+        return region
     import boto3
 
     return boto3.session.Session(profile_name=profile).region_name

@@ -39,14 +39,17 @@ def configured(cloud: CloudSettings, only: str | None = None) -> tuple[list[Prov
     """Every usable (provider, region), and one line per provider that cannot be used and why."""
     out: list[Provider] = []
     problems: list[str] = []
+    unset: list[str] = []  # a provider with no region at all is one the user does not use: said only if none is
     for name in [only] if only else list(PROVIDERS):
         try:
             found = regions(name, cloud)
             if not found:
-                problems.append(f"{name}: no region (set [cloud] {name}_regions in config.toml, or "
-                                f"{'AWS_DEFAULT_REGION' if name == 'aws' else 'ALIBABA_CLOUD_REGION_ID'})")
+                unset.append(f"{name}: no region (set [cloud] {name}_regions in config.toml, or "
+                             f"{'AWS_DEFAULT_REGION' if name == 'aws' else 'ALIBABA_CLOUD_REGION_ID'})")
             for region in found:
                 out.append(make(name, region, cloud))
         except CloudError as exc:
             problems.append(str(exc))
+    if only or not (out or problems):
+        problems += unset
     return out, problems
