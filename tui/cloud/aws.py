@@ -66,7 +66,7 @@ class AwsProvider:
         return retrying(lambda: self._once(client, op, kwargs), self.retry_policy)
 
     def _once(self, client: Any, op: str, kwargs: dict[str, Any]) -> Any:
-        from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, ReadTimeoutError
+        from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, HTTPClientError
 
         try:
             return getattr(client, op)(**kwargs)
@@ -78,7 +78,9 @@ class AwsProvider:
             if code in _THROTTLING or status >= 500 or status == 429:
                 raise RetryableError(line) from None
             raise CloudError(line) from None
-        except (ReadTimeoutError, ConnectionError) as exc:
+        except EndpointConnectionError as exc:  # refused or no such name: retrying will not help
+            raise CloudError(f"aws {self.region} {op}: {exc}") from None
+        except HTTPClientError as exc:  # timed out, connection dropped: the call may even have been done
             raise RetryableError(f"aws {self.region} {op}: {exc}") from None
         except BotoCoreError as exc:  # no credentials, bad parameters…
             raise CloudError(f"aws {self.region} {op}: {exc}") from None
