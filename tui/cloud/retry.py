@@ -1,4 +1,8 @@
-"""Retry a provider call on throttling, 5xx and timeouts, with the shared doubling backoff."""
+"""Retry a provider call on throttling, 5xx and timeouts, with doubling delays.
+
+The same schedule as tui/remote/backoff.py (first, 2×first, 4×first … up to cap), written out here:
+the core (tui/actions) may not import tui/remote, and this is four lines.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..remote.backoff import Backoff
 from .model import RetryableError
 
 T = TypeVar("T")
@@ -27,14 +30,13 @@ def retrying(call: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float]
     before_retry: asked before each retry; a non-None answer is returned instead of calling again
     (a launch looks up its tag there, so a lost answer never makes a second instance).
     """
-    backoff = Backoff(first=policy.first, cap=policy.cap)
     for attempt in range(1, policy.attempts + 1):
         try:
             return call()
         except RetryableError:
             if attempt == policy.attempts:
                 raise
-            sleep(backoff.failed())
+            sleep(min(policy.cap, policy.first * 2 ** (attempt - 1)))
             if before_retry is not None:
                 found = before_retry()
                 if found is not None:

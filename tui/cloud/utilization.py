@@ -35,7 +35,7 @@ def _mean(values: list[float]) -> float | None:
 def summarize(points: list[Point], now: float, window: float, below: float) -> Utilization:
     points = sorted(p for p in points if p[0] <= now + PERIOD)
     fresh = bool(points) and points[-1][0] >= now - STALE
-    in_window = [v for t, v in points if t >= now - window]
+    in_window = [v for t, v in points if t > now - window]  # (now - window, now], as CloudMonitor counts
     idle_since = None
     if fresh and points[-1][1] < below:
         idle_since = points[-1][0]
@@ -46,5 +46,5 @@ def summarize(points: list[Point], now: float, window: float, below: float) -> U
     idle = idle_since is not None and idle_since <= now - window + PERIOD and bool(in_window)
     return Utilization(
         now=points[-1][1] if fresh else None,
-        avg_1h=_mean([v for t, v in points if t >= now - 3600]) if fresh else None,
+        avg_1h=_mean([v for t, v in points if t > now - 3600]) if fresh else None,
         window_avg=_mean(in_window), idle_since=idle_since, idle=idle)
