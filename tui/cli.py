@@ -38,7 +38,7 @@ HANDLERS: dict[str, Handler] = {
 
 
 ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop", "scale"})  # what --read-only refuses
-CLOUD_ACTING = frozenset({"stop", "start", "terminate", "launch"})  # `cloud ls|idle` only look
+CLOUD_ACTING = frozenset({"stop", "start", "terminate", "launch", "enforce"})  # `cloud ls|idle` only look
 
 
 class UsageError(GpudeckError):

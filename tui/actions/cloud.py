@@ -1,7 +1,7 @@
 """The one core that acts on cloud instances: find, stop, start, terminate, launch (idempotent).
 
 The CLI asks the user first (naming the instance and its price) and the TUI will too; here are the
-checks no caller may skip — a spot instance AWS cannot stop is refused with the reason — and the
+checks no caller may skip (and `enforce`, the instance rules, which act only on opted-in instances) — a spot instance AWS cannot stop is refused with the reason — and the
 launch that never makes two instances: ClientToken, and before any retry a lookup of the token's tag.
 Blocking provider IO: call from a thread worker, never from the UI thread.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..cloud.model import CloudError, Instance, LaunchSpec, Provider
 from ..cloud.retry import RetryPolicy, retrying
+from ..cloud.rules import Decision, decide, journal
 from ..errors import EXIT_USAGE, GpudeckError
 
 Sleep = Callable[[float], None]
@@ -144,3 +145,45 @@ def wait_ssh(address: str, port: int, timeout: float = 300.0, sleep: Sleep = tim
             raise GpudeckError(f"SSH on {address}:{port} did not answer within {timeout:.0f} s ({last})")
         sleep(delay)
         delay = min(5.0, delay * 2)
+
+
+def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now: float | None = None,
+            dry_run: bool = False) -> list[tuple[Decision, str]]:
+    """Apply every cloud host's `instance_idle_stop`; each decision journaled with its inputs and outcome."""
+    from ..cloud.fleet import view
+    from ..cost.idle import CostRuleError, parse_idle_stop
+
+    now = time.time() if now is None else now
+    done: list[tuple[Decision, str]] = []
+    for name, fields in sorted(hosts.items()):
+        text, instance_id = fields.get("instance_idle_stop"), fields.get("instance_id")
+        if not text or not instance_id:
+            continue
+        try:
+            rule = parse_idle_stop(str(text))
+        except CostRuleError as exc:
+            raise GpudeckError(f"host {name}: instance_idle_stop: {exc}", EXIT_USAGE) from None
+        if rule is None:  # "off"
+            continue
+        try:
+            found = find(providers, str(instance_id))
+        except GpudeckError as exc:
+            decision = Decision(now, name, str(instance_id), "keep", str(exc), {"rule": rule})
+            journal(decision, "not found")
+            done.append((decision, "not found"))
+            continue
+        decision = decide(view(found.provider, found.instance, now, rule["minutes"] * 60, rule["below_pct"], host=name),
+                          name, rule, now)
+        outcome = decision.action
+        if decision.action == "stop":
+            if dry_run:
+                outcome = "would stop (dry run)"
+            else:
+                try:
+                    stop(found)
+                    outcome = "stopped"
+                except GpudeckError as exc:
+                    outcome = f"stop failed: {exc}"
+        journal(decision, outcome)
+        done.append((decision, outcome))
+    return done

@@ -46,6 +46,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         v = verbs.add_parser(verb, help=text)
         v.add_argument("ids", nargs="+", metavar="ID")
         v.add_argument("--yes", action="store_true", help="do not ask")
+    en = verbs.add_parser("enforce", help="apply hosts' instance_idle_stop rules: stop opted-in idle instances (journaled)",
+                          description="For every host with instance_id and instance_idle_stop (gpudeck hosts set NAME "
+                                      "instance_idle_stop=30m@5%%), stop its instance when its GPUs stayed under the "
+                                      "threshold. Only instances tagged gpudeck-managed=true are ever stopped. Each "
+                                      "decision is journaled with its inputs (cloud-rules.jsonl in the data dir).")
+    en.add_argument("--dry-run", action="store_true", help="decide and journal, stop nothing")
+    en.add_argument("--json", action="store_true")
     la = verbs.add_parser("launch", help="launch a GPU instance and add it to hosts.toml when SSH answers")
     la.add_argument("--provider", choices=("aws", "aliyun"), required=True)
     la.add_argument("--type", required=True, dest="instance_type", help="e.g. g5.xlarge, ecs.gn7i-c8g1.2xlarge")
@@ -99,6 +106,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return idle(args)
     if verb == "launch":
         return launch(args, session)
+    if verb == "enforce":
+        return enforce(args)
     return act(args)
 
 
@@ -204,6 +213,24 @@ def act(args: argparse.Namespace) -> int:
         getattr(core, verb)(found)
         print(f"{i.id}: {'stopping' if verb == 'stop' else 'starting' if verb == 'start' else 'terminating'}")
     return 1 if failures else 0
+
+
+def enforce(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from ..actions import cloud as core
+    from ..session import host_entries
+
+    hosts = {name: dict(entry.extra) for name, entry in host_entries().items()}
+    done = core.enforce(_providers(), hosts, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps([{**asdict(d), "outcome": outcome} for d, outcome in done], indent=2))
+        return 0
+    if not done:
+        print("no host has an instance_idle_stop rule (gpudeck hosts set NAME instance_idle_stop=30m@5%)")
+    for d, outcome in done:
+        print(f"{d.host} ({d.instance_id}): {outcome}: {d.reason}")
+    return 1 if any(outcome.startswith("stop failed") for _d, outcome in done) else 0
 
 
 # -- launch ------------------------------------------------------------------------------------
