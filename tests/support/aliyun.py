@@ -52,6 +52,7 @@ class Account:
     prices: dict[str, float] = field(default_factory=lambda: {"ecs.gn7i-c8g1.2xlarge": 10.8, "ecs.gn7-c12g1.3xlarge": 30.0})
     faults: list[tuple[str, str]] = field(default_factory=list)  # (action, "throttle"|"503"|"lost"|"stall")
     stall_s: float = 2.0
+    latency_s: float = 0.0  # every answer waits this long first (bench/bench_cloud.py: a provider's round trip)
     calls: list[dict[str, str]] = field(default_factory=list)
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -95,6 +96,8 @@ class _Handler(BaseHTTPRequestHandler):
         params = self._params()
         action = params.get("Action", "")
         acc = self.account
+        if acc.latency_s:
+            time.sleep(acc.latency_s)
         with acc.lock:
             acc.calls.append(params)
             fault = next((f for f in acc.faults if f[0] == action), None)

@@ -103,7 +103,7 @@ def view(provider: Provider, instance: Instance, now: float, window: float, belo
 
 def snapshot(settings: Settings, only: str | None = None, window: float = 1800.0, below: float = 5.0,
              now: float | None = None, host_util: HostUtil | None = None,
-             providers: list[Provider] | None = None) -> Snapshot:
+             providers: list[Provider] | None = None, workers: int = 8) -> Snapshot:
     """Every GPU instance of every configured provider and region, priced and with its GPU use."""
     now = time.time() if now is None else now
     errors: list[str] = []
@@ -111,7 +111,8 @@ def snapshot(settings: Settings, only: str | None = None, window: float = 1800.0
         providers, errors = providers_mod.configured(settings.cloud, only)
     result = Snapshot(taken_at=now, errors=errors)
     hosts = cloud_hosts()
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="cloud") as pool:
+    # Parallel: each instance's metric is its own round trip (or two), the wait is the provider's.
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="cloud") as pool:
         def listing(p: Provider) -> tuple[Provider, list[Instance] | str]:
             try:
                 return p, p.list()
