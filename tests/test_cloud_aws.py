@@ -205,3 +205,22 @@ def test_cloud_ls_json_through_the_cli(moto: str, gpudeck_home: Any, capsys: pyt
     r = rows[0]
     assert {"id", "provider", "region", "type", "state", "price_per_hour", "gpu_util"} <= set(r)
     assert (r["provider"], r["type"], r["price_per_hour"], r["gpu_util"]) == ("aws", "g5.xlarge", 1.006, None)
+
+
+def test_cloud_launch_no_wait_adds_the_host_untrusted(moto: str, gpudeck_home: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from tui import cli
+    from tui.hosts_file import load_hosts
+
+    (gpudeck_home / "config.toml").write_text(f'[cloud]\naws_regions = ["{REGION}"]\naws_endpoint_url = "{moto}"\n')
+    code = cli.run(["cloud", "launch", "--provider", "aws", "--type", "g5.xlarge", "--image", AMI, "--spot",
+                    "--name", "g5box", "--no-wait", "--yes"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    host = load_hosts()["g5box"]
+    [instance] = [i for r in ec2(moto).describe_instances()["Reservations"] for i in r["Instances"]]
+    assert host.target == f"ubuntu@{instance['PublicIpAddress']}:22"
+    assert (host.extra["instance_id"], host.extra["host_key_alias"], host.extra["market"]) == (
+        instance["InstanceId"], instance["InstanceId"], "spot")
+    assert host.extra["region"] == instance["Placement"]["AvailabilityZone"] and host.extra["provider"] == "aws"
+    assert "gpudeck hosts trust g5box" in out.out
+    assert not (gpudeck_home / "known_hosts").exists()  # nothing trusted without a check

@@ -143,7 +143,7 @@ def list_instances(args: argparse.Namespace) -> int:
     print(table(["ID", "NAME", "PROVIDER", "ZONE", "TYPE", "GPUS", "STATE", "MARKET", "PRICE", "SINCE START",
                  "GPU NOW", "GPU 1H", "HOST", "ADDRESS", "LAUNCHED"], rows))
     for v in snap.views:
-        print(f"  {v.instance.id}: price from {v.price.source}; GPU from {v.util_source}")
+        print(f"  {v.instance.id}: price: {v.price.source}; GPU: {v.util_source}")
     return 0 if not snap.errors or snap.views else 1
 
 
