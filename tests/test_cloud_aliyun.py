@@ -214,3 +214,28 @@ def test_credentials_from_the_aliyun_cli_profile(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("ALIYUN_ACCESS_KEY_ID", "env-id")
     monkeypatch.setenv("ALIYUN_ACCESS_KEY_SECRET", "env-secret")
     assert credentials().key_id == "env-id"  # the environment comes first
+
+
+def test_launch_refuses_a_taken_host_name_before_launching(aliyun: AliyunServer, gpudeck_home: Path) -> None:
+    from tui.hosts_file import HostEntry, add_host
+
+    add_host(HostEntry(name="gpu1", target="root@10.0.0.1"))
+    out = answering("", "cloud", "launch", "--provider", "aliyun", "--type", "ecs.gn7i-c8g1.2xlarge", "--image", "img",
+                    "--name", "gpu1", "--yes")
+    assert out.returncode == 2 and "host gpu1 already exists" in out.stderr
+    assert not aliyun.account.instances and not aliyun.account.calls  # nothing launched, nothing asked
+
+
+@pytest.mark.slow
+def test_launch_whose_ssh_never_answers_leaves_the_host_and_says_what_next(aliyun: AliyunServer,
+                                                                         gpudeck_home: Path) -> None:
+    from tests.support.sshd import free_port
+    from tui.hosts_file import load_hosts
+
+    port = free_port()  # nobody listens there
+    out = answering("", "cloud", "launch", "--provider", "aliyun", "--type", "ecs.gn7i-c8g1.2xlarge", "--image", "img",
+                    "--name", "gpu2", "--ssh-port", str(port), "--timeout", "0.3", "--yes")
+    [iid] = aliyun.account.instances
+    assert out.returncode == 1 and f"SSH on 127.0.0.1:{port} did not answer" in out.stderr
+    assert "gpudeck hosts trust gpu2" in out.stderr and f"gpudeck cloud stop {iid}" in out.stderr
+    assert load_hosts()["gpu2"].extra["instance_id"] == iid

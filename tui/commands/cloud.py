@@ -242,9 +242,13 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     from ..cloud.model import CloudError, LaunchSpec
     from ..cloud.pricing import price_for
     from ..hosts_file import NAME_RE
+    from ..session import host_entries
 
     if args.name and not NAME_RE.match(args.name):
         raise GpudeckError(f"cloud launch: --name {args.name!r}: use 1-64 of A-Z a-z 0-9 . _ -", EXIT_USAGE)
+    if args.name and args.name in host_entries():  # before paying for an instance that could not be added
+        raise GpudeckError(f"cloud launch: host {args.name} already exists (another --name, or gpudeck hosts rm)",
+                           EXIT_USAGE)
     cloud = settings().cloud
     try:
         region = args.region or next(iter(providers.regions(args.provider, cloud)), None)
@@ -271,13 +275,16 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     name = args.name or instance.id
     user = args.ssh_user or ("ubuntu" if args.provider == "aws" else "root")
     address = instance.public_address or instance.private_address or ""
-    if not args.no_wait:
-        core.wait_ssh(address, args.ssh_port, timeout=args.timeout)
-    _add_host(name, instance, user, address, args)
+    _add_host(name, instance, user, address, args)  # first: an SSH that never answers still leaves the host
     print(f"added host {name} ({user}@{address}:{args.ssh_port}, HostKeyAlias {instance.id})")
     if args.no_wait:
         print(f"check its key with `gpudeck hosts trust {name}` once it has booted")
         return 0
+    try:
+        core.wait_ssh(address, args.ssh_port, timeout=args.timeout)
+    except GpudeckError as exc:
+        raise GpudeckError(f"{exc}; {instance.id} runs and is host {name}: `gpudeck hosts trust {name}` once SSH "
+                           f"answers, or `gpudeck cloud stop {instance.id}`", exc.code) from None
     return _trust(session, provider, instance, name)
 
 
