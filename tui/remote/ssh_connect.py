@@ -192,8 +192,12 @@ def _local_user() -> str:
 
 
 def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | None = None,
-            confirm: Confirm | None = None, timeout: float = 15.0, ask_passphrase: AskPassphrase | None = None) -> Connection:
+            confirm: Confirm | None = None, timeout: float = 15.0, ask_passphrase: AskPassphrase | None = None,
+            host_key_alias: str | None = None) -> Connection:
     """Connect to `[user@]host[:port]` or a ~/.ssh/config alias, through its jumps if any.
+
+    host_key_alias: the name the key is checked and stored under when ~/.ssh/config sets none
+    (hosts.toml's `host_key_alias`: a cloud instance's id, whose address changes on every start).
 
     Raises SshError (unreachable, auth) or a HostKeyError (unknown / changed key), never a raw
     paramiko exception.
@@ -201,6 +205,7 @@ def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | 
     try:
         config = load_config()
         target = resolve(spec, identity_file, config)
+        target.host_key_alias = target.host_key_alias or (host_key_alias.lower() if host_key_alias else None)
         hop_targets = jump_chain(target, config)  # nested: a first hop's own ProxyJump is followed
     except SshConfigError as exc:
         raise SshError(f"{spec}: {exc}") from None

@@ -1,0 +1,31 @@
+"""A cloud host's key is known by its instance id (hosts.toml `host_key_alias`), not by its address,
+which changes on every start: the real sshd on 127.0.0.1, gpudeck's own known_hosts."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.sshd import SshHome, host_key_line
+from tui.hosts_file import set_host_fields
+from tui.remote.hostkey_errors import HostKeyUnknown
+from tui.session import transport_for
+
+
+def connect(name: str) -> None:
+    transport = transport_for(name)
+    try:
+        transport.connect()  # type: ignore[attr-defined]
+    finally:
+        transport.close()
+
+
+def test_the_key_is_looked_up_under_the_alias(ssh_home: SshHome) -> None:
+    port = ssh_home.server.port
+    ssh_home.add_host("cloudbox", target=f"root@127.0.0.1:{port}")
+    set_host_fields("cloudbox", {"host_key_alias": "i-0abc"})
+    known = ssh_home.gpudeck_home / "known_hosts"
+    known.write_text(host_key_line(ssh_home.server))  # trusted under the address only
+    with pytest.raises(HostKeyUnknown):
+        connect("cloudbox")
+    known.write_text(host_key_line(ssh_home.server, name="i-0abc"))  # under the instance id
+    connect("cloudbox")
