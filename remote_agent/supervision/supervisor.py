@@ -355,7 +355,9 @@ class Supervisor:
         if state == "failed":
             tail: List[str] = list(self.tail)
             fields["tail"] = tail
-            fields["cause"] = failure_cause(exit_code, sig, tail)
+            mn = self.spec.get("multinode")
+            hints = mn.get("hints") if isinstance(mn, dict) else None
+            fields["cause"] = failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None)
         self.journal.append("state", **fields)
         self._flush_journal()
 

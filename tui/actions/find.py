@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
-from ..fleet.states import ENDED, job_state, why
+from ..fleet.states import ENDED, is_root_cause, job_state, why
 from .agents import Agents
 
 
@@ -31,9 +31,11 @@ class Job:
 
     @property
     def ending_node(self) -> dict[str, Any]:
-        """The node whose state the job shows (the first node when they agree)."""
+        """The node whose state the job shows (the first node when they agree, unless another
+        has a root cause such as an NCCL timeout)."""
         state = self.state
-        return next(n for n in self.nodes if n["state"] == state)
+        same = [n for n in self.nodes if n["state"] == state]
+        return next((n for n in same if is_root_cause(n.get("cause"))), same[0])
 
     @property
     def why(self) -> str:

@@ -29,6 +29,7 @@ from .find import Job
 from .launch import LAUNCH_TIMEOUT
 from .nodes import LOCAL_ADDR, plan
 from .options import LaunchOptions, check
+from .preflight import preflight
 
 _COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
 
@@ -101,7 +102,8 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
         argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=int(mn.get("nproc_per_node") or 1),
         launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None,
         master_addr=None if mn.get("master_addr") in (None, LOCAL_ADDR) else str(mn["master_addr"])))
-    plans = plan(opts)  # before stopping: a plan that cannot be made leaves the job running
+    plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
+    checked = preflight(agents, plans, held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
     if not job.ended:
         end(agents, JobTarget.of_job(job), "stop")
     if directory is not None and not os.path.isdir(directory):
@@ -115,7 +117,8 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
         for p in plans:
             # the old node of that rank, else one on the same host (a restart runs where its source ran)
             source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
-            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": p.multinode, "resized_from": resized_from}
+            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": dict(p.multinode, hints=list(checked.hints)),
+                       "resized_from": resized_from}
             obj = agents.request(p.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=source,
                                  new_id=new_id, as_node=p.node, changes=changes)
             started.append((p.host, p.node))
