@@ -53,7 +53,7 @@ class Listeners:
             old = self._open.pop(port, None)
             self._open[port] = sock
         if old is not None:
-            old.close()
+            _close_now(old)
         threading.Thread(target=self._accept, args=(sock, port, token, time.monotonic() + float(seconds)),
                          name="preflight-%d" % port, daemon=True).start()
         return {"port": port, "token": token, "seconds": float(seconds)}
@@ -62,7 +62,7 @@ class Listeners:
         with self._lock:
             sock = self._open.pop(_port(port), None)
         if sock is not None:
-            sock.close()
+            _close_now(sock)
         return {"was_listening": sock is not None}
 
     def _accept(self, sock: socket.socket, port: int, token: str, deadline: float) -> None:
@@ -96,7 +96,17 @@ class Listeners:
         with self._lock:
             socks, self._open = list(self._open.values()), {}
         for sock in socks:
-            sock.close()
+            _close_now(sock)
+
+
+def _close_now(sock: socket.socket) -> None:
+    """Stop listening before returning: a plain close() leaves the port open while another thread
+    waits in accept(); shutdown() wakes it (Linux), so the job launched next can bind the port."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
 
 
 def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0) -> Dict[str, Any]:
