@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
+from tests.support.boxes import kill_boxes_jobs, two_boxes
 from tests.support.sshd import SshHome, free_port
 from tests.support.waiting import wait_for
 from tui.actions import LaunchOptions, plan
@@ -69,6 +70,7 @@ def test_versions_are_the_job_interpreters_in_its_environment(client: AgentClien
     assert failed["torch"] is None and "setup line failed: false" in failed["error"]
 
 
+@pytest.mark.slow  # two CLI runs: ~1.7 s
 def test_a_busy_master_port_refuses_the_launch_naming_node_and_reason(gpudeck_home: Path, workdir: Path,
                                                                        busy_port: int) -> None:
     r = gpudeck("run", "--nodes", "2", "--launcher", "none", "--master-port", str(busy_port), "--",
@@ -117,18 +119,6 @@ def test_an_nccl_timeout_on_any_node_is_the_jobs_cause_with_the_preflight_hints(
 
 # -- two SSH hosts (one sshd, two aliases) ------------------------------------------------------
 
-VENV_FIRST = f"export PATH={Path(sys.executable).parent}:$PATH"  # python3 = this venv's (torch)
-
-
-def two_boxes(ssh_home: SshHome, setup_b: str = VENV_FIRST) -> None:
-    port = ssh_home.server.port
-    ssh_home.write_ssh_config("".join(f"Host {h}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
-                                      for h in ("box-a", "box-b")))
-    ssh_home.trust()
-    ssh_home.add_host("box-a", "box-a", agent_dir=str(ssh_home.agent_dir / "a"), setup=[VENV_FIRST])
-    ssh_home.add_host("box-b", "box-b", agent_dir=str(ssh_home.agent_dir / "b"), setup=[setup_b])
-
-
 @pytest.mark.slow  # two deploys over SSH and torch imported twice: ~6 s
 def test_nodes_whose_torch_differs_are_refused_naming_the_node(ssh_home: SshHome, tmp_path: Path) -> None:
     # box-b's setup puts a python without torch first on PATH: the same command imports another torch
@@ -147,5 +137,8 @@ def test_two_ssh_hosts_pass_and_are_told_the_interface(ssh_home: SshHome, tmp_pa
                 "--master-port", str(free_port()), "--", "true", cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "pre-flight: NCCL_SOCKET_IFNAME=lo carries 127.0.0.1 (every node)" in r.stderr
-    obj = json.loads(gpudeck("inspect", "--json", r.stdout.strip(), cwd=tmp_path).stdout)
-    assert [n["host"] for n in obj["nodes"]] == ["box-a", "box-b"]
+    try:
+        obj = json.loads(gpudeck("inspect", "--json", r.stdout.strip(), cwd=tmp_path).stdout)
+        assert [n["host"] for n in obj["nodes"]] == ["box-a", "box-b"]
+    finally:
+        kill_boxes_jobs(ssh_home)

@@ -21,6 +21,7 @@ from typing import Any
 from remote_agent.names import new_job_id
 
 from ..errors import EXIT_USAGE, GpudeckError
+from ..fleet.states import degraded_why
 from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
@@ -41,9 +42,11 @@ class Scaled:
     previous: str
     nodes_before: int
     nodes: int
+    dropped: str = ""  # the unreachable nodes left behind, in words
 
     def __str__(self) -> str:
-        return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous})"
+        dropped = f"; dropped {self.dropped}" if self.dropped else ""
+        return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous}{dropped})"
 
 
 def target_count(text: str, current: int) -> int:
@@ -81,12 +84,13 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
 
 def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks."""
-    current = len(job.nodes)
+    current = job.planned
     mn: dict[str, Any] = job.first.get("multinode") or {}
-    if mn.get("nodes") not in (None, current):
-        raise GpudeckError(f"scale: {job.id} has {mn['nodes']} nodes but only {current} answered: "
-                           "check its hosts (`gpudeck hosts`)")
     n = target_count(count, current)
+    missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
+    if missing and n > len(job.nodes):
+        raise GpudeckError(f"scale: {job.id} is degraded ({degraded_why(missing)}): drop the missing node first "
+                           f"(`gpudeck scale {job.id} -{len(missing)}`), then grow it")
     command = [str(a) for a in (mn.get("command") or job.first.get("argv") or [])]
     ck = checkpoint_of(command)
     if ck is None:
@@ -101,7 +105,9 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     opts = check(LaunchOptions(
         argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=int(mn.get("nproc_per_node") or 1),
         launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None,
-        master_addr=None if mn.get("master_addr") in (None, LOCAL_ADDR) else str(mn["master_addr"])))
+        # a local master's address is chosen again; an SSH master's stays what the user gave (even 127.0.0.1)
+        master_addr=None if mn.get("master_addr") is None or (mn["master_addr"] == LOCAL_ADDR and set(hosts) == {LOCAL})
+        else str(mn["master_addr"])))
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
     checked = preflight(agents, plans, held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
     if not job.ended:
@@ -133,4 +139,4 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
         store.record_job(JobRecord(id=new_id, name=name, created_at=time.time(),
                                    nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
                                    restart_of=job.id))
-    return Scaled(new_id, name, job.id, current, n)
+    return Scaled(new_id, name, job.id, current, n, degraded_why(missing))
