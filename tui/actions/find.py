@@ -86,7 +86,7 @@ class Job:
             "argv": first.get("argv"),
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),
-            "resized_from": first.get("resized_from"),
+            "resized_from": _resized(first.get("resized_from")),
             "multinode": _without_rank(first.get("multinode")),
             "last": first.get("last") or {},
             # journal records the agents skipped as malformed (readers are total: skip and count)
@@ -95,6 +95,11 @@ class Job:
                 {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
             ] + [{"host": host, "node": node, "state": "unreachable", "pid": None} for node, host, _ in self.missing],
         }
+
+
+def _resized(came: Any) -> Any:
+    """{job, nodes}: the agent's own fields (why, last_step_at) live in the `resized` record."""
+    return {k: v for k, v in came.items() if k in ("job", "nodes")} if isinstance(came, dict) else None
 
 
 def _without_rank(multinode: Any) -> Any:

@@ -82,8 +82,10 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
     return os.path.join(str(job.first.get("workdir") or "."), os.path.expanduser(where))
 
 
-def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None) -> Scaled:
-    """Stop every node, then relaunch on the new count as a new job (returned). Blocks."""
+def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None,
+          why: str | None = None) -> Scaled:
+    """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
+    goes into the new job's `resized` record (default: `scale +1`, and what was dropped)."""
     current = job.planned
     mn: dict[str, Any] = job.first.get("multinode") or {}
     n = target_count(count, current)
@@ -118,7 +120,9 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     new_id = new_id or new_job_id()
     started: list[tuple[str, str]] = []
     name = job.name
-    resized_from = {"job": job.id, "nodes": current}
+    dropped = degraded_why(missing)
+    resized_from = {"job": job.id, "nodes": current,
+                    "why": why or f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")}
     try:
         for p in plans:
             # the old node of that rank, else one on the same host (a restart runs where its source ran)
@@ -139,4 +143,4 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
         store.record_job(JobRecord(id=new_id, name=name, created_at=time.time(),
                                    nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
                                    restart_of=job.id))
-    return Scaled(new_id, name, job.id, current, n, degraded_why(missing))
+    return Scaled(new_id, name, job.id, current, n, dropped)
