@@ -77,7 +77,7 @@ def test_an_unreachable_node_degrades_the_job_and_minus_one_drops_it(ssh_home: S
                  timeout=120, interval=0.5, what="a step after the resume")
         text = wait_for(lambda: (t := ok("metrics", new, cwd=tmp_path)) and "-- resized" in t and t, timeout=60,
                         interval=0.5, what="the resized record")
-        assert "resized 2 → 1 nodes at step" in text and "(scale -1, dropped node 1 on box-b unreachable (" in text
+        assert "resized 2 → 1 nodes (world size 1) at step" in text and "(scale -1, dropped node 1 on box-b unreachable (" in text
     finally:
         kill_boxes_jobs(ssh_home)
 

@@ -72,7 +72,9 @@ def resized_text(data: dict[str, Any]) -> str:
     why = data.get("why")
     pause = data.get("pause_s")
     paused = f", paused {pause:.1f} s" if isinstance(pause, (int, float)) and not isinstance(pause, bool) else ""
-    return f"resized {count(data.get('from'))} → {count(data.get('to'))} nodes{at}" + \
+    world = data.get("world_size")
+    size = f" (world size {count(world)})" if isinstance(world, (int, float)) and not isinstance(world, bool) else ""
+    return f"resized {count(data.get('from'))} → {count(data.get('to'))} nodes{size}{at}" + \
         (f" ({str(why)[:200]})" if isinstance(why, str) and why else "") + paused
 
 

@@ -16,6 +16,9 @@ class ResizeNote:
         plan = spec.get("multinode")
         self._from: Optional[Dict[str, Any]] = came if isinstance(came, dict) else None
         self._to = plan.get("nodes") if isinstance(plan, dict) else None
+        per_node = plan.get("nproc_per_node") if isinstance(plan, dict) else None
+        # processes in all: what torch calls the world size (the metric parser drops `world_size`)
+        self._world = self._to * per_node if isinstance(self._to, int) and isinstance(per_node, int) else None
 
     def mark(self, entries: List[Entry]) -> List[Entry]:
         """`entries` with the `resized` event before the first stepped metric (once per job node)."""
@@ -26,7 +29,8 @@ class ResizeNote:
             if isinstance(values, dict) and _number(values.get("step")) is not None:
                 came, self._from = self._from, None
                 last = _number(came.get("last_step_at"))
-                data = {"from": _number(came.get("nodes")), "to": _number(self._to), "job": came.get("job"),
+                data = {"from": _number(came.get("nodes")), "to": _number(self._to), "world_size": self._world,
+                        "job": came.get("job"),
                         "why": came.get("why") if isinstance(came.get("why"), str) else None,
                         "step": _number(values.get("step")),
                         "pause_s": round(time.time() - last, 3) if last is not None else None}
