@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +53,9 @@ def preflight(agents: Agents, plans: list[NodePlan], envs: dict[str, Env] | None
     first: dict[str, str] = {}  # host -> its first node's rank (one probe per host)
     for p in plans:
         first.setdefault(p.host, p.node)
+    # versions take a torch import per host (seconds): asked alongside the network checks, on a
+    # daemon thread so that a refusal from those is not held up (nor is the process's exit)
+    versions = _Background(lambda: _ask_versions(agents, plans, first, envs)) if envs else None
     token = None
     try:
         token = agents.request(master, "listen", port=port, seconds=LISTEN_S)["token"]
@@ -79,9 +84,30 @@ def preflight(agents: Agents, plans: list[NodePlan], envs: dict[str, Env] | None
     for line in hints:
         if len(first) > 1:  # nodes on one host talk over loopback and shared memory: nothing to advise
             agents.notice(f"pre-flight: {line}")
-    if envs:
-        _same_versions(agents, plans, first, envs)
+    if versions is not None:
+        _same_versions(plans, first, versions.result())
     return Checked(tuple(hints), rtt, ifaces)
+
+
+class _Background:
+    """fn() on a daemon thread; result() waits for it (re-raising what it raised)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._fn, self._out, self._err = fn, None, None
+        self._thread = threading.Thread(target=self._run, name="preflight-versions", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._out = self._fn()
+        except BaseException as exc:  # handed to result()
+            self._err = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._err is not None:
+            raise self._err
+        return self._out
 
 
 def _hints(addr: str, rtt: dict[str, float], ifaces: dict[str, str], first: dict[str, str],
@@ -96,18 +122,27 @@ def _hints(addr: str, rtt: dict[str, float], ifaces: dict[str, str], first: dict
     return hints
 
 
-def _same_versions(agents: Agents, plans: list[NodePlan], first: dict[str, str], envs: dict[str, Env]) -> None:
-    """torch/CUDA/NCCL as the job's interpreter sees them, equal on every host (a torchrun job needs torch)."""
+def _ask_versions(agents: Agents, plans: list[NodePlan], first: dict[str, str],
+                  envs: dict[str, Env]) -> dict[str, Any] | None:
+    """host -> the `versions` answer (or the refusal) of the job's interpreter; None when the
+    command is not a Python one (which interpreter it uses is its own business)."""
     python = str(plans[0].multinode["command"][0])
     if not os.path.basename(python).startswith("python"):
-        return  # not a Python command: which interpreter it will use is its own business
+        return None
 
     def ask(host: str) -> Any:
         env = envs.get(host, Env())
         return agents.request(host, "versions", timeout=VERSIONS_TIMEOUT, python=python, setup=list(env.setup),
                               path=env.path, workdir=env.workdir)
 
-    answers = _each(first, ask)
+    return _each(first, ask)
+
+
+def _same_versions(plans: list[NodePlan], first: dict[str, str], answers: dict[str, Any] | None) -> None:
+    """torch/CUDA/NCCL equal on every host (a torchrun job needs torch)."""
+    if answers is None:
+        return
+    python = str(plans[0].multinode["command"][0])
     seen: list[tuple[str, str, dict[str, Any]]] = []
     for host, rank in first.items():
         got = answers[host]
