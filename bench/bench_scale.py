@@ -8,6 +8,7 @@ Each run launches a fresh job under a private GPUDECK_HOME, waits for a few step
   scale    the `gpudeck scale +1` command (pre-flight, graceful stop with checkpoint, relaunch)
   resumed  until the new rank 0 says it resumed from the checkpoint (torchrun + torch start, load)
   step     until its first step at the new world size (the goal: <= 15 s)
+  cold     baseline: `gpudeck run --nodes N+1` of the same job to its first step (no stop, no resume)
 The clock is this machine's wall clock; output is read from the job's output.log as it is written.
 """
 
@@ -75,7 +76,7 @@ def one_run(nodes: int) -> dict[str, float]:
         try:
             wait("step 3", lambda: any((p.get("step") or 0) >= 3 and "loss" in p
                                        for p in lines(jobs / job / "0" / "output.log")))
-            t0 = time.perf_counter()
+            t0_scale = time.perf_counter()
             new = cli(env, root, "scale", job, "+1")
             t_scale = time.perf_counter()
             out = jobs / new / "0" / "output.log"
@@ -87,7 +88,19 @@ def one_run(nodes: int) -> dict[str, float]:
                 if j:
                     subprocess.run([sys.executable, "-m", "tui", "kill", j], capture_output=True, env=env, cwd=root,
                                    timeout=120)
-        return {"scale": t_scale - t0, "resumed": t_resumed - t0, "step": t_step - t0}
+        # the baseline: a cold launch of the same job at the new size, to its first step (no stop,
+        # no checkpoint): what any restart-mode resize pays at least
+        t0 = time.perf_counter()
+        cold = cli(env, root, "run", "--nodes", str(nodes + 1), "--", sys.executable, "-m", "trainer", "--steps",
+                   "100000", *TINY, "--checkpoint-dir", str(root / "ck-cold"))
+        try:
+            t_cold = wait("the cold launch's first step", lambda: any(
+                "loss" in p and "event" not in p for p in lines(jobs / cold / "0" / "output.log")))
+        finally:
+            subprocess.run([sys.executable, "-m", "tui", "kill", cold], capture_output=True, env=env, cwd=root,
+                           timeout=120)
+        return {"scale": t_scale - t0_scale, "resumed": t_resumed - t0_scale, "step": t_step - t0_scale,
+                "cold": t_cold - t0}
 
 
 def main() -> None:
@@ -100,13 +113,15 @@ def main() -> None:
         r = one_run(a.nodes)
         results.append(r)
         print(f"run {i + 1}: scale command {r['scale']:.1f} s, resumed {r['resumed']:.1f} s, "
-              f"first step at {a.nodes + 1} nodes {r['step']:.1f} s", flush=True)
+              f"first step at {a.nodes + 1} nodes {r['step']:.1f} s; cold launch to a first step {r['cold']:.1f} s",
+              flush=True)
     print(f"\n{a.nodes} → {a.nodes + 1} nodes, restart mode, median of {a.runs} (os.cpu_count()={os.cpu_count()}):")
     for key, label in (("scale", "`gpudeck scale +1` returns"), ("resumed", "new rank 0 resumed"),
-                       ("step", "first step at the new size")):
+                       ("step", "first step at the new size"), ("cold", "baseline: cold launch → step")):
         vals = [r[key] for r in results]
         print(f"  {label:<28} {statistics.median(vals):6.1f} s  (min {min(vals):.1f}, max {max(vals):.1f})")
-    print(f"  goal: first step <= 15 s: {'met' if statistics.median(r['step'] for r in results) <= 15 else 'missed'}")
+    step, cold = statistics.median(r["step"] for r in results), statistics.median(r["cold"] for r in results)
+    print(f"  resize / cold launch: {step / cold:.2f}×;  goal first step <= 15 s: {'met' if step <= 15 else 'missed'}")
 
 
 if __name__ == "__main__":
