@@ -156,6 +156,14 @@ def test_scale_up_a_running_trainer_resumes_on_three_nodes(gpudeck_home: Path, w
     resumed = wait_for(lambda: [p for p in json_lines(output(new, "0")) if p.get("event") == "resumed"], timeout=150,
                        interval=0.5, what="the resumed event")
     assert resumed[0]["world_size"] == 3 and resumed[0]["step"] == saved[-1]["step"], resumed
+    # the resize is journaled at the first step on 3 nodes: `metrics` shows it between the points
+    marks = wait_for(lambda: [p for p in map(json.loads, ok("metrics", "--json", new).splitlines())
+                              if p.get("event") == "resized"], timeout=120, interval=0.5, what="the resized record")
+    came = marks[0]["resized"]
+    assert (came["from"], came["to"], came["job"], came["why"]) == (2, 3, job, "scale +1")
+    assert came["step"] > saved[-1]["step"] and came["pause_s"] > 0
+    text = ok("metrics", new)
+    assert f"-- resized 2 → 3 nodes (world size 3) at step {came['step']:g} (scale +1), paused " in text
     ok("kill", new)
 
 

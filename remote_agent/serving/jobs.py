@@ -142,6 +142,12 @@ class JobTable:
             finally:
                 os.close(fd)
             env = dict(spec.get("env") or {}, **changes.pop("env", {}))
+            if isinstance(changes.get("resized_from"), dict):
+                # the old node's last step, on this host's clock: the new supervisor's `resized`
+                # record says how long training paused from it to the first step at the new size
+                last = last_metric_at(view.files.journal)
+                if last is not None:
+                    changes["resized_from"] = dict(changes["resized_from"], last_step_at=last)
             spec.update(changes)
             spec.update(id=new_id, restart_of=job, created_at=time.time(), env=env)
             return self.launch(spec)
@@ -258,6 +264,28 @@ class JobTable:
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
         self._forget(view.fields["id"], view.fields["node"], view.files.dir)
         return {"removed": job}
+
+
+LAST_METRIC_SCAN = 1 << 20
+
+
+def last_metric_at(journal: Path) -> Optional[float]:
+    """The host time of a journal's last metric record (its last MiB is read), or None."""
+    try:
+        with open(str(journal), "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - LAST_METRIC_SCAN))
+            lines = f.read().split(b"\n")
+    except OSError:
+        return None
+    for raw in reversed(lines):
+        if b'"metric"' not in raw:
+            continue
+        record = loads_object(raw.decode("utf-8", "replace"))
+        t = record.get("t") if record is not None and record.get("kind") == "metric" else None
+        if isinstance(t, (int, float)) and not isinstance(t, bool):
+            return float(t)
+    return None
 
 
 def _restarted_as(marker: Path) -> str:

@@ -17,7 +17,9 @@ from typing import IO, Any, Callable, Dict, List, Optional
 from .. import PROTOCOL, VERSION
 from ..probes.gpu import default as default_nvml
 from ..probes.gpuring import GpuRing
+from ..probes.network import Listeners, ProbeError, probe
 from ..probes.sysinfo import CpuMeter, cpu_ram_sample, host_info
+from ..probes.versions import VersionsError, versions
 from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .jobs import JobError, JobTable
@@ -44,6 +46,7 @@ class Server:
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
         self.gpu_ring = GpuRing(lambda: self._nvml.sample(processes=False))
+        self.listeners = Listeners()
 
     # -- ops: one method each; OPS, below the class, is the table requests are dispatched on -----
 
@@ -122,6 +125,20 @@ class Server:
     def op_ping(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return {"time": time.time()}
 
+    # -- pre-flight for multi-node jobs (probes/network.py, probes/versions.py) ------------------
+
+    def op_listen(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.listeners.listen(req.get("port"), seconds=req.get("seconds", 30.0))
+
+    def op_unlisten(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.listeners.unlisten(req.get("port"))
+
+    def op_probe(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return probe(req.get("addr"), req.get("port"), req.get("count", 3), req.get("timeout", 3.0))
+
+    def op_versions(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return versions(req.get("python"), req.get("setup"), req.get("path"), req.get("workdir"))
+
     # -- dispatch --------------------------------------------------------------------------------
 
     def handle(self, req: Dict[str, Any]) -> None:
@@ -131,7 +148,7 @@ class Server:
             if op is None:
                 raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
             result = op(self, req)
-        except (BadRequest, JobError) as exc:
+        except (BadRequest, JobError, ProbeError, VersionsError) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
             self.out.send({"id": rid, "ok": False, "error": "%s: %s" % (req.get("op"), describe_os_error(exc))})
@@ -159,6 +176,10 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "autostop": Server.op_autostop,
     "rm": Server.op_rm,
     "ping": Server.op_ping,
+    "listen": Server.op_listen,
+    "unlisten": Server.op_unlisten,
+    "probe": Server.op_probe,
+    "versions": Server.op_versions,
 }
 
 
@@ -217,6 +238,7 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
         done.set()
         server.hub.close()
         server.outputs.close()
+        server.listeners.close_all()
         server.gpu_ring.stop()
         pool.shutdown(wait=False)  # cancel_futures is 3.9+; the agent runs on 3.8
     return 0

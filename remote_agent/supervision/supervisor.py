@@ -26,6 +26,7 @@ from .failure import failure_cause
 from .jobspec import job_env, job_key, load_spec, shell_script
 from .lines import LineSplitter
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
+from .resize import ResizeNote
 
 EXIT_ALREADY_SUPERVISED = 3
 TAIL_LINES = 20
@@ -46,6 +47,7 @@ class Supervisor:
         self.exit_status: Optional[int] = None  # raw waitpid status of the command
         self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)
         self.last_values: Optional[Dict[str, Any]] = None
+        self.resize_note = ResizeNote(spec)
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
         self.deadline: Optional[float] = None
@@ -161,7 +163,7 @@ class Supervisor:
                 watcher.close()
 
     def _journal_lines(self, lines: List[str]) -> None:
-        entries = [entry for entry in map(self._entry_for, lines) if entry is not None]
+        entries = self.resize_note.mark([entry for entry in map(self._entry_for, lines) if entry is not None])
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
@@ -355,7 +357,9 @@ class Supervisor:
         if state == "failed":
             tail: List[str] = list(self.tail)
             fields["tail"] = tail
-            fields["cause"] = failure_cause(exit_code, sig, tail)
+            mn = self.spec.get("multinode")
+            hints = mn.get("hints") if isinstance(mn, dict) else None
+            fields["cause"] = failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None)
         self.journal.append("state", **fields)
         self._flush_journal()
 

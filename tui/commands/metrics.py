@@ -11,7 +11,7 @@ import time
 from ..actions import resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
-from ..format import metric_line
+from ..format import metric_line, resized_text
 from ..session import Session, print_status
 
 
@@ -62,6 +62,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 
 def _print(record: dict, node: str, as_json: bool) -> None:
+    if record.get("kind") == "event" and record.get("event") == "resized":
+        _print_resized(record, node, as_json)
+        return
     if record.get("kind") != "metric":
         return
     values = record.get("values") or {}
@@ -70,4 +73,15 @@ def _print(record: dict, node: str, as_json: bool) -> None:
     else:
         stamp = time.strftime("%H:%M:%S", time.localtime(record.get("t") or 0))
         print(f"{stamp}  {metric_line(values)}")
+    sys.stdout.flush()
+
+
+def _print_resized(record: dict, node: str, as_json: bool) -> None:
+    """A resize between two points: from → to nodes, why, how long training paused."""
+    data = record.get("data") if isinstance(record.get("data"), dict) else {}
+    if as_json:
+        print(json.dumps({"t": record.get("t"), "node": node, "event": "resized", "resized": data}))
+    else:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.get("t") or 0))
+        print(f"{stamp}  -- {resized_text(data)} --")
     sys.stdout.flush()
