@@ -62,6 +62,7 @@ class Job:
             "argv": first.get("argv"),
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),
+            "watch": _watch_json(first.get("watch")),
             "resized_from": first.get("resized_from"),
             "multinode": _without_rank(first.get("multinode")),
             "last": first.get("last") or {},
@@ -71,6 +72,11 @@ class Job:
                 {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
             ],
         }
+
+
+def _watch_json(watch: Any) -> dict[str, Any] | None:
+    """A watched run's file and pid (gpudeck watch); null for a launched command."""
+    return {"path": watch.get("path"), "pid": watch.get("pid")} if isinstance(watch, dict) else None
 
 
 def _without_rank(multinode: Any) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 from remote_agent.names import new_job_id
 
 from ..errors import EXIT_USAGE, GpudeckError
+from ..fleet.watch import WatchInfo
 from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
@@ -29,6 +30,7 @@ from .find import Job
 from .launch import LAUNCH_TIMEOUT
 from .nodes import LOCAL_ADDR, plan
 from .options import LaunchOptions, check
+from .watch import refuse_on_watch
 
 _COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
 
@@ -80,6 +82,7 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
 
 def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks."""
+    refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
     current = len(job.nodes)
     mn: dict[str, Any] = job.first.get("multinode") or {}
     if mn.get("nodes") not in (None, current):
