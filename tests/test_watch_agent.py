@@ -110,6 +110,7 @@ def test_a_bad_watch_spec_names_its_field(client: AgentClient, tmp_path: Path) -
         client.request("launch", timeout=30, spec=watch_spec(tmp_path))
 
 
+@pytest.mark.slow  # waits out a grace period
 def test_stop_with_a_pid_ends_the_run_and_its_children(client: AgentClient, agent_dir: Path, tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     # A run that ignores SIGTERM and has a child: the grace runs out, then its whole tree is killed.
