@@ -57,8 +57,13 @@ def test_a_hand_started_run_is_watched_read_only(gpudeck_home: Path, agent_dir: 
         assert "ended the watch" in stopped.stdout and "not touched" in stopped.stdout
         assert alive(run.pid)  # the run itself goes on
 
+        # Priced as its host's share (the only job on a GPU-less host: all of it) while it was watched.
+        records = journal(agent_dir, job_id)
+        watched_s = next(r["t"] for r in records if r.get("state") == "stopped") - next(
+            r["t"] for r in records if r.get("state") == "running")
         cost = json.loads(gpudeck("cost", "--json").stdout)
-        assert job_id in json.dumps(cost)  # priced as its host's share while it was watched
+        entry = next(j for j in cost["jobs"] if j["id"] == job_id)
+        assert entry["accrued_usd"] == pytest.approx(watched_s * 3.6 / 3600, abs=1e-6)  # the report rounds to 6 places
     finally:
         run.kill()
         run.wait()
