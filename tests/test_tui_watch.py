@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from remote_agent.names import new_job_id
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
 from tui.remote.client import AgentClient
+from tui.widgets.job_stats import render_stats
 from tui.widgets.jobs_table import JobsTable
 
 pytestmark = pytest.mark.slow  # the app with two watches: ~5 s
@@ -44,6 +46,8 @@ async def test_the_tui_lists_a_watched_run_with_its_marker_and_its_loss(gpudeck_
             job = app.fleet.jobs[read_only]
             await until(pilot, lambda: "loss" in job.series and job.series["loss"].count == 10, "10 loss points")
             assert job.watch is not None and job.watch.read_only and job.watch.path == str(log)
+            assert f"watching {log} (read-only)" in str(render_stats(job, app.fleet, time.time()))
+            assert f"(pid {run.pid})" in str(render_stats(app.fleet.jobs[with_pid], app.fleet, time.time()))
             await pilot.press("2")
             table = app.screen.query_one(JobsTable)
             await until(pilot, lambda: table.row_count == 2, "two rows")

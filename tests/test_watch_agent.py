@@ -156,3 +156,30 @@ def _parent(pid: int) -> int | None:
             return int(f.read().rsplit(b")", 1)[1].split()[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def test_a_read_error_reopens_the_same_file_where_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log, copy = tmp_path / "a.log", tmp_path / "copy.log"
+    log.write_bytes(b"step=1 loss=1\n")
+    out_fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    follower = FileFollower(str(log), out_fd)
+    real_pread = os.pread
+    fail = [True]
+
+    def flaky_pread(fd: int, n: int, offset: int) -> bytes:
+        if offset > 0 and fail[0]:  # the file's disk hiccups once, after the first line
+            fail[0] = False
+            raise OSError(5, "Input/output error")
+        return real_pread(fd, n, offset)
+
+    try:
+        while follower._step_or_reopen():
+            pass
+        with open(log, "ab") as f:
+            f.write(b"step=2 loss=1\n")
+        monkeypatch.setattr(os, "pread", flaky_pread)
+        for _ in range(5):
+            follower._step_or_reopen()
+    finally:
+        os.close(out_fd)
+    assert copy.read_bytes() == b"step=1 loss=1\nstep=2 loss=1\n"

@@ -57,17 +57,27 @@ class FileFollower:
     def run(self) -> None:
         try:
             while not self._stop.is_set():
-                if not self.step():
+                if not self._step_or_reopen():
                     if self._fd is None:
                         self._watch.add(os.path.dirname(self.path) or ".")  # the dir may appear late
                     self._watch.wait(POLL)
             for _ in range(1 << 20):  # the final drain: bounded, however the file keeps changing
-                if not self.step():
+                if not self._step_or_reopen():
                     break
         finally:
             if self._fd is not None:
                 os.close(self._fd)
             self._watch.close()
+
+    def _step_or_reopen(self) -> bool:
+        """A read error (the file's disk went away, EIO) must not end the watch: open it again later."""
+        try:
+            return self.step()
+        except OSError:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            return False
 
     def step(self) -> bool:
         """Copy what is there now; True when something happened (bytes, or a switch of file)."""
@@ -93,7 +103,7 @@ class FileFollower:
             return True
         if self._identity() not in (None, self._ident):
             os.close(self._fd)  # read to its end above: the rotated file has nothing more for us
-            self._fd = None
+            self._fd, self._ident = None, None
             self._mark_switch()
             return self._open()
         return False
@@ -113,8 +123,13 @@ class FileFollower:
         except OSError:
             return False  # not there yet (or not readable yet): wait for it
         st = os.fstat(fd)
-        self._fd, self._ident, self._recent, self._idle = fd, (st.st_dev, st.st_ino), b"", False
-        self._pos = st.st_size if (self.from_end and self._first_open) else 0
+        ident = (st.st_dev, st.st_ino)
+        if ident == self._ident and st.st_size >= self._pos:
+            pass  # the same file again, after a read error: go on from where we were
+        else:
+            self._pos = st.st_size if (self.from_end and self._first_open) else 0
+            self._recent = b""
+        self._fd, self._ident, self._idle = fd, ident, False
         self._first_open = False
         return True
 
