@@ -59,3 +59,11 @@ def test_the_fleet_keeps_a_watch_and_the_core_refuses_what_it_cannot_do() -> Non
 def test_rules_never_see_a_watched_run() -> None:
     views = Sampler(RULES).sample(fleet_with_watch(None), 10.0)
     assert [v.name for v in views] == ["ours"]
+
+
+def test_logs_f_of_a_watched_run_that_ended_by_itself_exits_0() -> None:
+    from tui.commands.logs import job_exit_code
+
+    # `exited` means code 0 by the states' contract; a watched pid's own code is unknown (null).
+    assert job_exit_code({"state": "exited", "exit_code": None, "signal": None}) == 0
+    assert job_exit_code({"state": "stopped", "exit_code": None, "signal": None}) == 143
