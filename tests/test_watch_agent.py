@@ -108,6 +108,10 @@ def test_a_bad_watch_spec_names_its_field(client: AgentClient, tmp_path: Path) -
         client.request("launch", timeout=30, spec=watch_spec(tmp_path / "x.log", pid=2**22 + 7))
     with pytest.raises(Exception, match=r"spec.watch.path: a directory"):
         client.request("launch", timeout=30, spec=watch_spec(tmp_path))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(Exception, match=r"spec.watch.path: not a regular file"):
+        client.request("launch", timeout=30, spec=watch_spec(fifo))
 
 
 @pytest.mark.slow  # waits out a grace period

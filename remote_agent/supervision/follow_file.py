@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import threading
 import time
 from typing import Optional, Tuple
@@ -119,10 +120,14 @@ class FileFollower:
 
     def _open(self) -> bool:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            # O_NONBLOCK: a FIFO put at the path must not block us (regular files ignore the flag).
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
             return False  # not there yet (or not readable yet): wait for it
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return False
         ident = (st.st_dev, st.st_ino)
         if ident == self._ident and st.st_size >= self._pos:
             pass  # the same file again, after a read error: go on from where we were

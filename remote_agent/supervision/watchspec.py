@@ -59,6 +59,8 @@ def validate_watch_spec(spec: Any) -> Dict[str, Any]:
     path = os.path.normpath(path)
     if os.path.isdir(path):
         raise SpecError("spec.watch.path: a directory, not a log file: %s" % path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise SpecError("spec.watch.path: not a regular file (a pipe or a device cannot be re-read): %s" % path)
     if os.path.exists(path) and not os.access(path, os.R_OK):
         raise SpecError("spec.watch.path: not readable by the agent's user: %s" % path)
     pid = watch.get("pid")
