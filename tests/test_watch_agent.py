@@ -187,3 +187,36 @@ def test_a_read_error_reopens_the_same_file_where_it_was(tmp_path: Path, monkeyp
     finally:
         os.close(out_fd)
     assert copy.read_bytes() == b"step=1 loss=1\nstep=2 loss=1\n"
+
+
+def test_kill_with_a_pid_kills_the_run_at_once(client: AgentClient, tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("step=1 loss=0.5\n")
+    run = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 300 & wait"], start_new_session=True)
+    try:
+        child = wait_for(lambda: [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == run.pid],
+                         what="the run's child")[0]
+        job = client.request("launch", timeout=30, spec=watch_spec(log, pid=run.pid, grace=3600))
+        final = client.request("kill", job=job["id"], node="0", timeout=30)
+        assert final["state"] == "killed"
+        assert run.wait(timeout=10) == -9
+        wait_for(lambda: not alive(child), what="the child to be gone")
+    finally:
+        if run.poll() is None:
+            run.kill()
+
+
+def test_a_reused_pid_is_never_signalled(tmp_path: Path) -> None:
+    from remote_agent.supervision.watchspec import process_start, validate_watch_spec, watched_tree
+
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        spec = validate_watch_spec(watch_spec(tmp_path / "x.log", pid=sleeper.pid))
+        assert spec["watch"]["pid_start"] == process_start(sleeper.pid)
+        assert watched_tree(spec) == {sleeper.pid}
+        # The same number, another process (its start time differs): not the run we were given.
+        reused = dict(spec, watch=dict(spec["watch"], pid_start=spec["watch"]["pid_start"] - 1))
+        assert watched_tree(reused) == set()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
