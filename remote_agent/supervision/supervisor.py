@@ -27,6 +27,7 @@ from .jobspec import job_env, job_key, load_spec, shell_script
 from .lines import LineSplitter
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
+from .watchspec import is_watch
 
 EXIT_ALREADY_SUPERVISED = 3
 TAIL_LINES = 20
@@ -190,7 +191,7 @@ class Supervisor:
     # -- the loop --------------------------------------------------------------------------------
 
     def _loop(self) -> None:
-        assert self.journal is not None and self.proc is not None
+        assert self.journal is not None  # proc is None for a watch job (watchjob.py)
         heartbeat_every = float(self.spec.get("heartbeat_interval", 10.0))
         gpu_every = float(self.spec.get("gpu_interval", 10.0))
         next_heartbeat = time.monotonic() + heartbeat_every
@@ -392,6 +393,10 @@ def run_job_dir(job_dir: str) -> int:
         print("gpudeck-agent run: %s: %s" % (files.spec, exc))
         return 2
     try:
+        if is_watch(spec):  # a log file of a run we did not start, in place of a command
+            from .watchjob import WatchSupervisor
+
+            return WatchSupervisor(files, spec).run()
         return Supervisor(files, spec).run()
     except OSError as exc:
         if exc.errno == errno.ENOSPC:

@@ -86,6 +86,7 @@ class Job:
             "argv": first.get("argv"),
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),
+            "watch": _watch_json(first.get("watch")),
             "resized_from": _resized(first.get("resized_from")),
             "multinode": _without_rank(first.get("multinode")),
             "last": first.get("last") or {},
@@ -100,6 +101,9 @@ class Job:
 def _resized(came: Any) -> Any:
     """{job, nodes}: the agent's own fields (why, last_step_at) live in the `resized` record."""
     return {k: v for k, v in came.items() if k in ("job", "nodes")} if isinstance(came, dict) else None
+def _watch_json(watch: Any) -> dict[str, Any] | None:
+    """A watched run's file and pid (gpudeck watch); null for a launched command."""
+    return {"path": watch.get("path"), "pid": watch.get("pid")} if isinstance(watch, dict) else None
 
 
 def _without_rank(multinode: Any) -> Any:

@@ -22,6 +22,7 @@ from remote_agent.names import new_job_id
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..fleet.states import degraded_why
+from ..fleet.watch import WatchInfo
 from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
@@ -31,6 +32,7 @@ from .launch import LAUNCH_TIMEOUT
 from .nodes import LOCAL_ADDR, plan
 from .options import LaunchOptions, check
 from .preflight import preflight
+from .watch import refuse_on_watch
 
 _COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
 
@@ -86,6 +88,7 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
           why: str | None = None) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
     goes into the new job's `resized` record (default: `scale +1`, and what was dropped)."""
+    refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
     current = job.planned
     mn: dict[str, Any] = job.first.get("multinode") or {}
     n = target_count(count, current)

@@ -16,6 +16,7 @@ from .hosts import GpuSample, parse_gpu
 from .series import Series
 from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, is_root_cause, job_state, why
 from .values import finite, integer, num, text
+from .watch import WatchInfo
 
 TERMINAL = frozenset(JOB_STATES) - ACTIVE  # no live stream: ended, or lost
 _NOT_SERIES = frozenset({"step", "total_steps"})  # x axis and a constant, not curves
@@ -92,6 +93,7 @@ class JobModel:
     cause: str | None = None
     reason: str | None = None  # who stopped it, when not the user
     resized_from: ResizedFrom | None = None
+    watch: WatchInfo | None = None  # a watched run (gpudeck watch), not a launched command
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
     series: dict[str, Series] = field(default_factory=dict)
@@ -190,6 +192,10 @@ class JobModel:
         name = text(obj.get("name"), 128)
         if name and name != self.name:
             self.name = name
+            changes.add("job")
+        watch = WatchInfo.of(obj.get("watch"))
+        if watch is not None and watch != self.watch:
+            self.watch = watch
             changes.add("job")
         resized = _resized_from(obj.get("resized_from"))
         if resized is not None and resized != self.resized_from:

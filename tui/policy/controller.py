@@ -52,7 +52,8 @@ class Controller:
 
     def evaluate(self, now: float | None = None) -> tuple[list[Decision], dict[str, Job], list[str]]:
         """What every rule decides for every live job (no action taken)."""
-        live = [j for j in self.jobs() if not j.ended]
+        # A watched run (gpudeck watch) was not started by gpudeck: no rule may resize it.
+        live = [j for j in self.jobs() if not j.ended and not j.first.get("watch")]
         problems = self.observer.sync(live)
         real = self.clock()
         views = [self.observer.view(j, real) for j in live]

@@ -24,7 +24,8 @@ class Sampler:
     def sample(self, fleet: Fleet, now: float) -> list[JobView]:
         """One JobView per live job, after adding this moment's values to its series."""
         views = []
-        live = {job_id: job for job_id, job in fleet.jobs.items() if not job.ended}
+        # A watched run (gpudeck watch) was not started by gpudeck: no rule may resize it.
+        live = {job_id: job for job_id, job in fleet.jobs.items() if not job.ended and job.watch is None}
         for gone in set(self.metrics) - set(live):
             self.metrics.pop(gone, None)
             self.gpus.pop(gone, None)

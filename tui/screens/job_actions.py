@@ -53,6 +53,9 @@ class JobActions(AppKeysFirst):
                 return None
             if action == "scale" and parameters == ("-1",) and len(job.nodes) <= 1:
                 return None  # a one-node job cannot shrink
+            if job.watch is not None and (action in ("restart_job", "scale") or job.watch.read_only
+                                          and action in ("stop_job", "kill_job")):
+                return None  # a watched run: gpudeck did not start it (read-only without its pid)
         return True
 
     def action_stop_job(self) -> None:

@@ -65,6 +65,12 @@ def _cost(cost: JobCost | None, currency: str, caught_up: bool = True) -> Conten
     return Content.styled(money(cost.accrued, currency), BUDGET_STYLE.get(cost.budget_status or "", "$cost"))
 
 
+def _name(job: JobModel) -> Content:
+    """The job's name (user text: never markup); a watched run gpudeck did not start says so."""
+    name = Content.styled(job.name or job.id, "bold")
+    return name + Content.styled(" watch", "$text-muted italic") if job.watch is not None else name
+
+
 def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
@@ -72,7 +78,7 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     missing = fleet.unreachable_nodes(job)
     state = DEGRADED if missing else job.state
     return [
-        Content.styled(job.name or job.id, "bold"),
+        _name(job),
         Content(",".join(job.hosts) + (f" ×{len(job.nodes)}" if len(job.nodes) > 1 else "") or "—"),  # user text: never markup
         Content.styled(state, STATE_STYLE.get(state, "")),
         duration(job.runtime(host_now)),
