@@ -78,7 +78,7 @@ def test_resize_1_to_2_to_1_keeps_global_batch_and_sees_each_sample_once_per_epo
     ck, log = str(tmp_path / "ck"), str(tmp_path / "samples")
     # 64 samples, global batch 16: 4 steps per epoch; 18 steps = 4 whole epochs and half of a fifth.
     common = ["--synthetic-size", "64", "--batch-size", "16", "--workers", "0", "--checkpoint-dir", ck]
-    common += ["--sample-log", log]
+    common += ["--sample-log", log, "--run-id", "resize"]  # one run, resized: each part resumes it
     one = run_to_end(*common, "--steps", "6")
     two = run_torchrun(tmp_path, *common, "--steps", "12", "--micro-batch", "4")
     three = run_to_end(*common, "--steps", "18")

@@ -28,7 +28,7 @@ STEPS = 12
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A checkpoint of a short tiny-CNN run (step 12)."""
     d = tmp_path_factory.mktemp("trained")
-    run_to_end("--steps", str(STEPS), "--workers", "0", "--checkpoint-dir", str(d))
+    run_to_end("--steps", str(STEPS), "--workers", "0", "--checkpoint-dir", str(d), "--run-id", "run1")
     return d / f"ckpt-{STEPS:08d}.pt"
 
 
@@ -109,6 +109,7 @@ def test_fresh_machine_resumes_from_s3_and_uploads_new_checkpoints(
     lines = run_to_end(
         "--steps", str(STEPS + 3), "--workers", "0", "--checkpoint-dir", str(fresh),
         "--checkpoint-uri", "s3://ckpt/run1", "--s3-endpoint", moto_url, "--s3-addressing", "path",
+        "--run-id", "run1",
     )  # fmt: skip
     assert events(lines, "checkpoint_downloaded")[0]["step"] == STEPS
     assert events(lines, "resumed")[0]["step"] == STEPS

@@ -6,11 +6,12 @@ waits on the network beyond a bounded wait at exit, and a fresh machine download
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlparse
 
@@ -30,6 +31,18 @@ class S3Store:
         # The standard credential chain (env, profile, instance role); endpoint/addressing for non-AWS stores.
         cfg = Config(s3={"addressing_style": addressing}, retries={"max_attempts": 5, "mode": "standard"})
         self.client = boto3.client("s3", endpoint_url=endpoint, config=cfg)
+
+    @contextlib.contextmanager
+    def user_errors(self) -> Iterator[None]:
+        """Errors of the store (unreachable endpoint, missing bucket, no credentials, access denied)
+        end the run with one line naming the URI, not a 30-line traceback."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            yield
+        except (BotoCoreError, ClientError) as e:
+            reason = " ".join(str(e).split())[:300]
+            raise SystemExit(f"trainer: --checkpoint-uri {self.uri}: {reason}") from None
 
     def upload(self, path: str) -> str:
         key = self.prefix + os.path.basename(path)
