@@ -33,11 +33,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
         default=RTOL,
         help="largest difference allowed, as a share of the largest output magnitude",
     )
+    p.add_argument(
+        "--atol", type=float, default=ATOL, help="added to the allowed difference (outputs near 0)"
+    )
     return p.parse_args(argv)
 
 
-def tolerance(want_scale: float, rtol: float) -> float:
-    return rtol * want_scale + ATOL
+def tolerance(want_scale: float, rtol: float, atol: float) -> float:
+    return rtol * want_scale + atol
 
 
 def verify(path: str, model: torch.nn.Module, size: int) -> tuple[float, float]:
@@ -88,14 +91,15 @@ def main(argv: list[str]) -> int:
     result = {"path": os.path.abspath(args.onnx), "step": state["step"], "model": cfg["model"]}
     if not args.no_verify:
         diff, scale = verify(args.onnx, model, size)
-        allowed = tolerance(scale, args.rtol)
+        allowed = tolerance(scale, args.rtol, args.atol)
         result.update(max_abs_diff=diff, output_scale=scale, tolerance=allowed)
         if not diff <= allowed:  # also false for nan
             out.event("export_mismatch", **result)
             os.unlink(args.onnx)  # a file that computes something else is not an export
             raise SystemExit(
                 f"trainer export: onnxruntime differs from torch by {diff:.3g} (allowed {allowed:.3g}: "
-                f"--rtol {args.rtol:g} of the largest output {scale:.3g}); {args.onnx} not written"
+                f"--rtol {args.rtol:g} of the largest output {scale:.3g} + --atol {args.atol:g}); "
+                f"{args.onnx} not written"
             )
     out.event("exported", **result)
     return 0
