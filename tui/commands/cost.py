@@ -79,13 +79,24 @@ def run(args: argparse.Namespace, session: Session) -> int:
             raise GpudeckError(str(exc), EXIT_USAGE) from None
     snaps, prices, spot, errors = gather(session, since, config)
     with _ledger() as ledger:
-        report = build(snaps, prices, ctx, ledger, since, spot)
+        report = build(snaps, prices, ctx, ledger, since, spot, settings_changed_at=_hosts_mtime())
     report["errors"] = errors
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(render(report))
     return 0
+
+
+def _hosts_mtime() -> float | None:
+    """When hosts.toml was last written: the moment a price change found now was made (by hand,
+    a catalog switch, a removal), so it is dated then and not at this `cost` run."""
+    from ..hosts_file import hosts_path
+
+    try:
+        return hosts_path().stat().st_mtime
+    except OSError:
+        return None
 
 
 def _ledger() -> Ledger:
@@ -105,6 +116,23 @@ def _ledger() -> Ledger:
 money = partial(format_money, unknown="unknown")  # a table cell says "unknown", the TUI "—"
 
 
+def fleet_figures(fleet: dict[str, Any], cur: str) -> list[str]:
+    """`burn $3.60/h`, `today ≥ $1.20 (1 host unpriced)`, `jobs unknown (2 jobs unpriced)`: a total
+    with an unknown part is a lower bound or unknown, never shown as if it were whole."""
+    out = []
+    for label, key, part, per in (("burn", "burn_usd_per_hour", "burn", "/h"), ("today", "today_usd", "today", ""),
+                                  ("jobs", "jobs_accrued_usd", "jobs_accrued", "")):
+        missing = (fleet.get("unknown") or {}).get(part) or []
+        what = "job" if part == "jobs_accrued" else "host"
+        why = f" ({len(missing)} {what}{'s' if len(missing) != 1 else ''} unpriced)" if missing else ""
+        value = fleet.get(key)
+        if value is None:
+            out.append(f"{label} unknown{why}")
+        else:
+            out.append(f"{label} {'≥ ' if missing else ''}{money(value, cur, per)}{why}")
+    return out
+
+
 def render(report: dict[str, Any]) -> str:
     cur = report["currency"]
     host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] != "unknown"
@@ -116,8 +144,7 @@ def render(report: dict[str, Any]) -> str:
     fleet = report["fleet"]
     lines = [table(["HOST", "PRICE", "BURN", "ACCRUED", "TODAY", "SINCE"], host_rows), "",
              table(["JOB", "NAME", "STATE", "BURN", "ACCRUED", "PROJECTED", "IDLE", "REASON"], job_rows), "",
-             f"fleet: burn {money(fleet['burn_usd_per_hour'], cur, '/h')}, today {money(fleet['today_usd'], cur)}, "
-             f"jobs {money(fleet['jobs_accrued_usd'], cur)}"]
+             "fleet: " + ", ".join(fleet_figures(fleet, cur))]
     if fleet["rules"]["note"] and fleet.get("daily_budget"):
         lines.append(fleet["rules"]["note"])
     for err in report.get("errors") or []:

@@ -95,6 +95,7 @@ class CostEngine:
                     if self.ledger is not None and time.monotonic() >= next_mark:
                         next_mark = time.monotonic() + RULES_PERIOD
                         self._guard("fleet rules heartbeat", self.ledger.mark_rules_active, time.time())
+                    self._guard("host prices", self._refresh_prices, tracker)
                     self._on_board(self._board(tracker, paused))
                     continue
                 try:
@@ -115,6 +116,22 @@ class CostEngine:
         except Exception as exc:
             self._on_note(f"{what}: {type(exc).__name__}: {exc}")
 
+    def _refresh_prices(self, tracker: CostTracker) -> None:
+        """Watch hosts.toml: when it changed (a hand edit, `hosts set`, a catalog switch, a removal),
+        every host's price is read again, and the change is dated at the file's mtime, not at the
+        next reconnect."""
+        from ..hosts_file import hosts_path
+
+        try:
+            mtime: float | None = hosts_path().stat().st_mtime
+        except OSError:
+            mtime = None
+        if mtime == tracker.settings_changed_at:
+            return
+        tracker.settings_changed_at = mtime
+        for host in tracker.hosts():
+            tracker.set_price(host, host_price(self._settings_for(host)))
+
     def _rules_paused(self) -> float | None:
         """When the last client stopped enforcing fleet rules (0: never), before we start to."""
         if self.ledger is None or self.ctx.daily_budget is None:
@@ -126,6 +143,7 @@ class CostEngine:
         if kind == "hello":
             _, host, hello, offset = item
             tracker.set_host(host, host_price(self._settings_for(host)), hello, offset, _boot_time(host, hello))
+            self._refresh_prices(tracker)
         elif kind == "jobs":
             _, host, jobs = item
             for job in jobs if isinstance(jobs, list) else ():
