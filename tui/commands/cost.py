@@ -16,6 +16,7 @@ from typing import Any
 from .. import paths
 from ..cost.collect import HostSnapshot, snapshot
 from ..cost.ledger import Ledger
+from ..cost.push import push_price
 from ..cost.quotes import spot_for_host
 from ..cost.report import CostContext, build, parse_since
 from ..cost.settings import HostPrice, host_price
@@ -49,6 +50,7 @@ def gather(session: Session, since: float | None, config: CostSettings) -> tuple
     prices: dict[str, HostPrice] = {}
     spot: dict[str, Any] = {}
     errors: list[dict[str, str]] = []
+    mtime = _hosts_mtime()
     for name in session.hosts():
         settings = host_settings(name)
         try:
@@ -64,6 +66,10 @@ def gather(session: Session, since: float | None, config: CostSettings) -> tuple
         if live is not None and live.error:
             errors.append({"host": name, "error": live.error})
         prices[name] = host_price(settings, live.quote if live else None)
+        # Running budgets follow a change from when it happened (hosts.toml's mtime), not from launch.
+        problem = push_price(session.client(name), prices[name], None if mtime is None else min(snap.host_now, mtime + snap.offset))
+        if problem:
+            errors.append({"host": name, "error": problem})
         snaps.append(snap)
     return snaps, prices, spot, errors
 
