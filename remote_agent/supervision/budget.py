@@ -134,7 +134,7 @@ class BudgetMeter:
         self.price_file = root.parent / PRICE_FILE if root is not None else None
         self._live_count = live_count or ((lambda: live_jobs(root, files_dir)) if root is not None and files_dir is not None else None)
         self.changes: List[Change] = []
-        self._price_mtime: Optional[float] = None
+        self._price_stamp: Optional[Tuple[int, int, int]] = None
         self.shares: List[Tuple[float, float]] = [(started, self.spec_share)]  # (from, share)
         self.split_by_jobs = False  # set once the supervisor learns the host has no GPU
         self._next_share = 0.0
@@ -148,11 +148,13 @@ class BudgetMeter:
     def refresh(self, now: float) -> None:
         if self.price_file is not None:
             try:
-                mtime: Optional[float] = self.price_file.stat().st_mtime
+                st = self.price_file.stat()
+                # The op replaces the file (a new inode): two writes within one clock tick still differ.
+                stamp: Optional[Tuple[int, int, int]] = (st.st_ino, st.st_mtime_ns, st.st_size)
             except OSError:
-                mtime = None
-            if mtime != self._price_mtime:
-                self._price_mtime = mtime
+                stamp = None
+            if stamp != self._price_stamp:
+                self._price_stamp = stamp
                 # The spec's price was the host's price at launch: only later changes count.
                 self.changes = [c for c in read_price_changes(self.price_file) if c[0] > self.started]
         if self.split_by_jobs and self._live_count is not None and now >= self._next_share:
