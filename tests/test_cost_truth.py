@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,31 @@ def test_the_price_op_keeps_changes_in_order_and_refuses_bad_values(tmp_path: Pa
     for bad in (float("nan"), -1, True, "5"):
         with pytest.raises(PriceError, match="per_hour"):
             record_price(tmp_path, bad, "USD", None)
+
+
+# -- end to end: the CLI dates changes and tells the agent ---------------------------------------------
+
+
+@pytest.mark.slow
+def test_hosts_set_and_a_hand_edit_reach_the_ledger_and_the_agent_dated(gpudeck_home: Path, workdir: Path) -> None:
+    from tests.conftest import gpudeck
+
+    hosts = gpudeck_home / "hosts.toml"
+    hosts.write_text("[hosts.local]\nprice_per_hour = 3.6\n")
+    edited = time.time() - 3600
+    os.utime(hosts, (edited, edited))  # written an hour ago (the local host's clock is the client's)
+    assert gpudeck("cost", "--json", cwd=workdir).returncode == 0
+    agent_price = json.loads((gpudeck_home / "local-agent" / "price.json").read_text())["changes"]
+    assert [(c["at"], c["per_hour"]) for c in agent_price] == [(pytest.approx(edited, abs=0.01), 3.6)]
+    with Ledger(gpudeck_home / "state.db") as ledger:  # dated at the edit, not at this `cost` run
+        assert [(r.at, r.per_hour) for r in ledger.prices("local")] == [(pytest.approx(edited, abs=0.01), 3.6)]
+
+    removed = gpudeck("hosts", "set", "local", "price_per_hour=", cwd=workdir)
+    assert removed.returncode == 0, removed.stderr
+    with Ledger(gpudeck_home / "state.db") as ledger:
+        last = ledger.prices("local")[-1]
+    assert last.per_hour is None and last.at > edited + 3000  # billing ended when `hosts set` ran
+    changes = json.loads((gpudeck_home / "local-agent" / "price.json").read_text())["changes"]
+    assert changes[-1]["per_hour"] is None and changes[-1]["at"] == pytest.approx(last.at, abs=5)
+    report = json.loads(gpudeck("cost", "--json", cwd=workdir).stdout)
+    assert report["fleet"]["burn_usd_per_hour"] is None and report["fleet"]["unpriced_hosts"] == ["local"]
