@@ -238,14 +238,16 @@ def test_the_stop_starts_early_by_the_measured_stop_time(tmp_path: Path) -> None
     assert (stop["stop_lead_s"], stop["measured_stop_s"]) == (3.0, 2.0)
 
 
-def test_without_a_measured_stop_the_lead_is_the_grace(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("grace", "lead"), [(4, 4.0), (60, 10.0)])
+def test_without_a_measured_stop_the_lead_is_10_s_within_the_grace(tmp_path: Path, grace: float, lead: float) -> None:
     clock = Clock()
-    rule = AutoStop({"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 4}, lambda kind, **f: None, clock,
+    rule = AutoStop({"price": {"per_hour": 3600.0}, "budget": 30.0, "grace": grace}, lambda kind, **f: None, clock,
                     files_dir=job_dir(tmp_path, "J"))
-    clock.now += 5.9
+    clock.now += 29.9 - lead
     assert rule.check() is None
     clock.now += 0.1
-    assert rule.check() is not None  # $6 + 4 s: SIGKILL at the grace's end bounds it anyway
+    assert rule.check() is not None  # SIGKILL at the grace's end bounds a slower stop anyway
+    assert rule.meter.lead == lead
 
 
 def test_the_price_op_keeps_changes_in_order_and_refuses_bad_values(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ both as they change while the job runs, and the lead a graceful stop needs to en
   (its GPUs / the host's) holds.
 - Lead: the stop must start `lead` seconds before the budget runs out, lead = how long stops took on
   this host (measured from recent journals: stop_requested → final state, the slowest, plus a second),
-  never more than the grace period (SIGKILL ends the job then), the grace period when none was measured.
+  never more than the grace period (SIGKILL ends the job then). Before any stop was measured there,
+  UNMEASURED_LEAD (a checkpoint-and-exit), within the grace: the grace itself would stop a $1/s job
+  with a $50 budget and the default 60 s grace at once.
 
 Standard library only (the agent's rule).
 """
@@ -28,6 +30,7 @@ PRICE_FILE = "price.json"
 SHARE_EVERY = 5.0  # seconds between counts of the live jobs (opening every job's lock)
 STOPS_MEASURED = 20  # recent journals looked at for stop durations
 TAIL_BYTES = 65536  # the end of a journal holds its stop and its final state
+UNMEASURED_LEAD = 10.0  # seconds: the lead before any stop on the host was measured
 
 Change = Tuple[float, Optional[float], str]  # (at, per_hour or None: removed, currency)
 
@@ -141,7 +144,7 @@ class BudgetMeter:
         grace = float(spec.get("grace", 60) if spec.get("grace") is not None else 60)
         measured = measured_stop_seconds(root, files_dir) if root is not None and files_dir is not None else None
         self.measured_stop = measured
-        self.lead = grace if measured is None else min(grace, measured + 1.0)
+        self.lead = min(grace, UNMEASURED_LEAD if measured is None else measured + 1.0)
 
     # -- inputs, read as they change -----------------------------------------------------------------
 

@@ -67,7 +67,7 @@ def gather(session: Session, since: float | None, config: CostSettings) -> tuple
             errors.append({"host": name, "error": live.error})
         prices[name] = host_price(settings, live.quote if live else None)
         # Running budgets follow a change from when it happened (hosts.toml's mtime), not from launch.
-        problem = push_price(session.client(name), prices[name], None if mtime is None else min(snap.host_now, mtime + snap.offset))
+        problem = push_price(session.client(name).request, prices[name], None if mtime is None else min(snap.host_now, mtime + snap.offset))
         if problem:
             errors.append({"host": name, "error": problem})
         snaps.append(snap)

@@ -200,7 +200,7 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
         finally:
             ledger.close()
         if session is not None:
-            problem = push_price(session.client(name), price, None)
+            problem = push_price(session.client(name).request, price, None)
             if problem:
                 print(f"{name}: {problem}", file=sys.stderr)
     for key, value in values.items():

@@ -39,6 +39,11 @@ class CostTracker:
     def hosts(self) -> list[str]:
         return list(self._hosts)
 
+    def clock(self, name: str) -> tuple[float, float]:
+        """(the host's clock offset, its time now) as of its hello."""
+        snap = self._hosts[name]
+        return snap.offset, time.time() + snap.offset
+
     def set_price(self, name: str, price: HostPrice) -> None:
         self._prices[name] = price
 
