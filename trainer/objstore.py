@@ -25,8 +25,11 @@ class S3Store:
             raise SystemExit(f"--checkpoint-uri must look like s3://bucket/prefix, not {uri!r}")
         self.uri, self.bucket = uri.rstrip("/"), u.netloc
         self.prefix = u.path.strip("/") + "/" if u.path.strip("/") else ""
-        import boto3  # only runs that use object storage need it
-        from botocore.config import Config
+        try:
+            import boto3  # only runs that use object storage need it
+            from botocore.config import Config
+        except ImportError:
+            raise SystemExit("trainer: --checkpoint-uri needs boto3: pip install boto3") from None
 
         # The standard credential chain (env, profile, instance role); endpoint/addressing for non-AWS stores.
         cfg = Config(s3={"addressing_style": addressing}, retries={"max_attempts": 5, "mode": "standard"})
