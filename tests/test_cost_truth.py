@@ -290,3 +290,17 @@ def test_hosts_set_and_a_hand_edit_reach_the_ledger_and_the_agent_dated(gpudeck_
     assert changes[-1]["per_hour"] is None and changes[-1]["at"] == pytest.approx(last.at, abs=5)
     report = json.loads(gpudeck("cost", "--json", cwd=workdir).stdout)
     assert report["fleet"]["burn_usd_per_hour"] is None and report["fleet"]["unpriced_hosts"] == ["local"]
+
+
+@pytest.mark.slow
+def test_hosts_set_on_an_unreachable_host_still_sets_the_price_and_says_why_running_jobs_lag(
+        gpudeck_home: Path, workdir: Path) -> None:
+    from tests.conftest import gpudeck
+
+    (gpudeck_home / "hosts.toml").write_text('[hosts.gpu1]\ntarget = "nobody@127.0.0.1:1"\n')  # nothing listens
+    result = gpudeck("hosts", "set", "gpu1", "price_per_hour=2", cwd=workdir)
+    assert result.returncode == 0 and result.stdout == "gpu1: price_per_hour = 2.0\n"
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("gpu1: running jobs keep their launch price until gpudeck reaches the host again")
+    with Ledger(gpudeck_home / "state.db") as ledger:
+        assert [r.per_hour for r in ledger.prices("gpu1")] == [2.0]

@@ -199,8 +199,8 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
                                 price.source if price.known else f"price removed ({price.source})", now)
         finally:
             ledger.close()
-        if session is not None:
-            problem = push_price(session.client(name).request, price, None)
+        if session is not None:  # connecting happens inside: a host down or unknown is one line
+            problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, None)
             if problem:
                 print(f"{name}: {problem}", file=sys.stderr)
     for key, value in values.items():
