@@ -19,6 +19,7 @@ import pytest
 from remote_agent.serving.prices import PriceError, record_price
 from remote_agent.supervision.autostop import AutoStop
 from remote_agent.supervision.autostop import amount as agent_amount
+from remote_agent.supervision.budget import gpu_share
 from tests.test_cost_counters import T0, by_job, host, journal, run_of
 from tui.commands.cost import fleet_figures
 from tui.cost.collect import HostSnapshot
@@ -216,6 +217,40 @@ def test_on_a_host_without_gpus_the_share_follows_a_neighbour_that_ends(tmp_path
     assert rule.accrued() == pytest.approx(2.0 + 2.5 + 4.0)  # launch share until seen alone, then all
     clock.now += 2
     assert rule.check() is not None  # $10.50 ≥ $10; with the launch share it would be $7.50
+
+
+@pytest.mark.parametrize(("mine", "launch", "others", "share"), [
+    (["0"], 0.25, [], 0.25),  # one of 4 GPUs, alone on it
+    (["0"], 0.25, [["0"]], 0.125),  # a neighbour on the same GPU: half of it
+    (["0"], 0.25, [["1"]], 0.25),  # a neighbour on another GPU: nothing changes
+    (["0", "1"], 0.5, [["1"], None], 0.125 + 1 / 12),  # GPU 0 with the all-GPU job, GPU 1 with both
+    (None, 1.0, [None], 0.5),  # two jobs on every GPU
+    (None, 1.0, [["1"]], None),  # cannot be told without the host's GPU count: launch share holds
+])
+def test_the_gpu_share_follows_the_jobs_on_the_same_gpus(mine, launch, others, share) -> None:  # type: ignore[no-untyped-def]
+    assert gpu_share(mine, launch, others) == (pytest.approx(share) if share is not None else None)
+
+
+def test_with_gpus_a_neighbour_on_the_same_gpu_halves_the_share_while_it_lives(tmp_path: Path) -> None:
+    clock = Clock()
+    mine = job_dir(tmp_path, "J")
+    neighbour = job_dir(tmp_path, "N")
+    (neighbour / "spec.json").write_text(json.dumps({"env": {"CUDA_VISIBLE_DEVICES": "0"}}))
+    fd = os.open(str(neighbour / "lock"), os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        # GPU 0 of 2, launched alone on it: half the host at $3600/h, $0.50/s.
+        rule = AutoStop({"price": {"per_hour": 3600.0, "share": 0.5}, "budget": 100.0, "grace": 0,
+                         "env": {"CUDA_VISIBLE_DEVICES": "0"}}, lambda kind, **f: None, clock, files_dir=mine)
+        rule.on_gpus([90.0])
+        assert rule.check() is None and rule.meter.share_at(clock.now) == pytest.approx(0.25)
+        clock.now += 10
+        assert rule.accrued() == pytest.approx(2.5)  # the neighbour shares GPU 0 from the start
+    finally:
+        os.close(fd)
+    clock.now += 5
+    rule.check()
+    assert rule.meter.share_at(clock.now) == pytest.approx(0.5)  # alone again
 
 
 def test_the_stop_starts_early_by_the_measured_stop_time(tmp_path: Path) -> None:

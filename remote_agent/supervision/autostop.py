@@ -57,7 +57,9 @@ class AutoStop:
     def on_gpus(self, utils: Optional[List[Optional[float]]], reason: Optional[str] = None) -> None:
         """The job's GPUs' utilization now; None when the host cannot say (no driver)."""
         if utils is None and reason is not None:
-            self.meter.split_by_jobs = True  # no GPU here: jobs running together split the host
+            self.meter.split_by = "jobs"  # no GPU here: jobs running together split the host
+        elif utils:
+            self.meter.split_by = "gpus"
         if not self.idle:
             return
         if not utils:

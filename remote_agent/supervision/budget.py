@@ -6,9 +6,10 @@ both as they change while the job runs, and the lead a graceful stop needs to en
   is dated when it happened, so one learned late still prices the seconds since then. A removed price
   (per_hour null) makes the spend unknown from then on: the budget can no longer be enforced, and the
   supervisor says so once.
-- Share: on a host without GPUs the jobs running at the same time split it, so the share is 1 / the
-  live jobs (supervisors holding their lock) counted every few seconds. With GPUs the spec's share
-  (its GPUs / the host's) holds.
+- Share: recomputed every few seconds from the live jobs beside it (supervisors holding their lock).
+  On a host without GPUs they split it: 1 / the live jobs. With GPUs each GPU's part of the host
+  (1 / the host's GPUs) is split by the live jobs that may use it (their CUDA_VISIBLE_DEVICES, unset:
+  all); where that cannot be told (a job on all GPUs beside jobs on some), the launch share holds.
 - Lead: the stop must start `lead` seconds before the budget runs out, lead = how long stops took on
   this host (measured from recent journals: stop_requested → final state, the slowest, plus a second),
   never more than the grace period (SIGKILL ends the job then). Before any stop was measured there,
@@ -67,13 +68,13 @@ def _lock_held(lock: Path) -> bool:
     return False
 
 
-def live_jobs(jobs_root: Path, own: Path) -> int:
-    """Node dirs on this host whose supervisor is alive (its lock held), this one included."""
-    count = 1
+def live_neighbours(jobs_root: Path, own: Path) -> List[Path]:
+    """Node dirs on this host, other than `own`, whose supervisor is alive (its lock held)."""
+    out: List[Path] = []
     try:
         job_entries = list(os.scandir(str(jobs_root)))
     except OSError:
-        return count
+        return out
     for job_entry in job_entries:
         try:
             nodes = list(os.scandir(job_entry.path)) if job_entry.is_dir() else []
@@ -82,8 +83,39 @@ def live_jobs(jobs_root: Path, own: Path) -> int:
         for node in nodes:
             path = Path(node.path)
             if path != own and _lock_held(path / "lock"):
-                count += 1
-    return count
+                out.append(path)
+    return out
+
+
+def visible_gpus(spec: Mapping[str, Any]) -> Optional[List[str]]:
+    """The job's CUDA_VISIBLE_DEVICES entries; None: unset (every GPU of the host)."""
+    env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
+    value = env.get("CUDA_VISIBLE_DEVICES") if env else None
+    if not isinstance(value, str):
+        return None
+    return [e.strip() for e in value.split(",") if e.strip()]
+
+
+def _spec_gpus(job_dir: Path) -> Optional[List[str]]:
+    try:
+        with open(str(job_dir / "spec.json"), "rb") as f:
+            spec = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return visible_gpus(spec) if isinstance(spec, dict) else None
+
+
+def gpu_share(mine: Optional[List[str]], launch_share: float, others: List[Optional[List[str]]]) -> Optional[float]:
+    """This job's part of a host with GPUs, beside jobs using `others` (None: all GPUs); None when it
+    cannot be told. The host's GPU count follows from the launch share (its GPUs / the host's)."""
+    if mine is None:
+        return 1.0 / (1 + len(others)) if all(o is None for o in others) else None
+    if not mine:
+        return None  # CUDA_VISIBLE_DEVICES="": no GPU of its own, it was given the host
+    gpus = int(round(len(mine) / launch_share)) if launch_share > 0 else 0
+    if gpus < len(mine):
+        return None
+    return sum(1.0 / gpus / (1 + sum(1 for o in others if o is None or g in o)) for g in mine)
 
 
 def _stop_seconds(journal: Path) -> Optional[float]:
@@ -125,8 +157,7 @@ def measured_stop_seconds(jobs_root: Path, own: Path) -> Optional[float]:
 
 
 class BudgetMeter:
-    def __init__(self, spec: Mapping[str, Any], started: float, files_dir: Optional[Path] = None,
-                 live_count: Optional[Callable[[], int]] = None) -> None:
+    def __init__(self, spec: Mapping[str, Any], started: float, files_dir: Optional[Path] = None) -> None:
         price = spec.get("price") or {}
         self.started = started
         self.currency = str(price.get("currency") or "USD")
@@ -135,11 +166,14 @@ class BudgetMeter:
         self.dir = files_dir
         root = files_dir.parent.parent if files_dir is not None else None  # agent dir/jobs
         self.price_file = root.parent / PRICE_FILE if root is not None else None
-        self._live_count = live_count or ((lambda: live_jobs(root, files_dir)) if root is not None and files_dir is not None else None)
+        self._neighbours: Optional[Callable[[], List[Path]]] = (
+            (lambda: live_neighbours(root, files_dir)) if root is not None and files_dir is not None else None)
+        self.gpus = visible_gpus(spec)
+        self._gpus_of: Dict[Path, Optional[List[str]]] = {}  # neighbours' specs, read once each
         self.changes: List[Change] = []
         self._price_stamp: Optional[Tuple[int, int, int]] = None
         self.shares: List[Tuple[float, float]] = [(started, self.spec_share)]  # (from, share)
-        self.split_by_jobs = False  # set once the supervisor learns the host has no GPU
+        self.split_by: Optional[str] = None  # "jobs" (no GPU here) or "gpus", once the supervisor knows
         self._next_share = 0.0
         grace = float(spec.get("grace", 60) if spec.get("grace") is not None else 60)
         measured = measured_stop_seconds(root, files_dir) if root is not None and files_dir is not None else None
@@ -160,10 +194,17 @@ class BudgetMeter:
                 self._price_stamp = stamp
                 # The spec's price was the host's price at launch: only later changes count.
                 self.changes = [c for c in read_price_changes(self.price_file) if c[0] > self.started]
-        if self.split_by_jobs and self._live_count is not None and now >= self._next_share:
+        if self.split_by is not None and self._neighbours is not None and now >= self._next_share:
             self._next_share = now + SHARE_EVERY
-            share = 1.0 / max(1, self._live_count())
-            if share != self.shares[-1][1]:
+            neighbours = self._neighbours()
+            if self.split_by == "jobs":
+                share: Optional[float] = 1.0 / (1 + len(neighbours))
+            else:
+                for d in neighbours:
+                    if d not in self._gpus_of:
+                        self._gpus_of[d] = _spec_gpus(d)
+                share = gpu_share(self.gpus, self.spec_share, [self._gpus_of[d] for d in neighbours])
+            if share is not None and share != self.shares[-1][1]:
                 self.shares.append((now, share))
 
     def price_at(self, t: float) -> Optional[float]:
