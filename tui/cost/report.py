@@ -67,6 +67,8 @@ def host_periods(name: str, price: HostPrice, ledger: Ledger | None, spot: Seque
     taken to hold throughout, as a spot history's first price does.
     """
     if spot:
+        if ledger is not None and price.per_hour is not None:  # the fact, for the record (as billed now)
+            ledger.record_price(name, host_now, price.per_hour, price.currency, price.source, time.time())
         return list(spot)
     if ledger is None:
         if price.per_hour is None:
