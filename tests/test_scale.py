@@ -78,10 +78,13 @@ def test_torchrun_lines_keep_the_interpreter_and_place_nodes_round_robin() -> No
                          nodes=3, nproc_per_node=2, master_port=29999)
     plans = plan(opts)
     assert [(p.host, p.node) for p in plans] == [("local", "0"), ("local", "1"), ("local", "2")]
-    assert list(plans[2].argv) == [PY, "-u", "-m", "torch.distributed.run", "--nnodes=3", "--node-rank=2",
+    # gpudeck's trainer runs under trainer.torchrun (a stop ends 0); any other module under torchrun itself.
+    assert list(plans[2].argv) == [PY, "-u", "-m", "trainer.torchrun", "--nnodes=3", "--node-rank=2",
                                    "--nproc-per-node=2", "--master-addr=127.0.0.1", "--master-port=29999",
                                    "-m", "trainer", "--steps", "3"]
     assert dict(plans[1].env)["GPUDECK_NODE_RANK"] == "1"
+    module = plan(LaunchOptions(argv=(PY, "-m", "mytrain"), nodes=2, master_port=1234))
+    assert module[0].argv[1:3] == ("-m", "torch.distributed.run")
     other = plan(LaunchOptions(argv=("./train.sh",), nodes=2, master_port=1234))
     assert other[0].argv[:1] == ("torchrun",) and "--no-python" in other[0].argv
 

@@ -103,7 +103,8 @@ class GpuDeckApp(App[None]):
         self.job_control = JobControl(self, self.connections, store, self.read_only)
         self.costs = Costs(self, self.fleet, CostContext.of(settings.cost),
                            stop=lambda job, reason: self.job_control.end(job, "stop", reason),
-                           changed=self.connections.publish, ledger=store is not None)
+                           changed=self.connections.publish, ledger=store is not None,
+                           request=self.connections.request)
         self.connections.sinks.append(self.costs)
         self.tasks = Service(self)  # the app's own background work (saving the theme)
         policies = self._policies() if replay is None else Policies()  # a replay proposes nothing

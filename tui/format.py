@@ -83,8 +83,22 @@ def money(value: float | None, currency: str = "USD", per: str = "", unknown: st
     symbol = "$" if currency == "USD" else f"{currency} "
     if value is None:
         return f"{unknown} {symbol.strip()}{per}" if per and unknown == "—" else unknown
-    text = f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:,.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
-    return f"{symbol}{text}{per}"
+    return f"{symbol}{amount(value)}{per}"
+
+
+def amount(value: float) -> str:
+    """A sum with enough digits to be true: 1,234.56 / 0.123 / 0.005 / 0.00042 — never a 0.005
+    budget shown as 0.01, nor a small cost as 0.000."""
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    if abs(value) >= 1 or value == 0:
+        return f"{value:,.2f}"
+    # Below 1: at least 3 decimals, and 2 significant digits however small.
+    decimals = min(10, max(3, 1 - math.floor(math.log10(abs(value)))))
+    text = f"{value:.{decimals}f}"
+    while text.endswith("0") and len(text.split(".")[1]) > 3:
+        text = text[:-1]
+    return text
 
 
 def local_time(t: float) -> str:

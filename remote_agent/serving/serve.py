@@ -25,6 +25,7 @@ from ..storage.jsonio import loads_object
 from .jobs import JobError, JobTable
 from .output import LineWriter
 from .outputhub import OutputHub
+from .prices import PriceError, record_price
 from .tailhub import TailHub
 
 MAX_REQUEST_BYTES = 4 << 20
@@ -119,6 +120,12 @@ class Server:
     def op_autostop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.set_autostop(req.get("job"), req.get("node"), req.get("paused"))
 
+    def op_price(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return record_price(self.root, req.get("per_hour"), req.get("currency", "USD"), req.get("at"))
+        except PriceError as exc:
+            raise BadRequest(str(exc)) from None
+
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
@@ -175,6 +182,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "unfollow": Server.op_unfollow,
     "autostop": Server.op_autostop,
     "rm": Server.op_rm,
+    "price": Server.op_price,
     "ping": Server.op_ping,
     "listen": Server.op_listen,
     "unlisten": Server.op_unlisten,

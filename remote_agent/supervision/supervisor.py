@@ -130,7 +130,7 @@ class Supervisor:
         finally:
             os.close(out_fd)
         self.journal.append("state", state="running", pid=self.proc.pid)
-        self.autostop = AutoStop(self.spec, self.journal.append)
+        self.autostop = AutoStop(self.spec, self.journal.append, files_dir=self.files.dir)
         self._reader = threading.Thread(target=self._follow_output, daemon=True)
         self._reader.start()
         return True

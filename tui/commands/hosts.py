@@ -128,7 +128,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         if verb == "add":
             return add(args, session)
         if verb == "set":
-            return set_settings(args.name, args.settings)
+            return set_settings(args.name, args.settings, session)
         if verb == "rm":
             remove_host(args.name)
             print(f"removed {args.name}")
@@ -166,12 +166,13 @@ def resolve_target(target: str, config_file: str | None) -> int:
     return 0
 
 
-def set_settings(name: str, items: list[str]) -> int:
+def set_settings(name: str, items: list[str], session: Session | None = None) -> int:
     """Price settings for the cost counters and budgets; validated here, dated in the ledger."""
     from .. import paths
     from ..cost.ledger import Ledger
-    from ..cost.settings import COST_KEYS, PriceSettingsError, validate_price_settings
-    from ..hosts_file import load_hosts, set_host_fields
+    from ..cost.push import push_price
+    from ..cost.settings import COST_KEYS, PRICE_KEYS, PriceSettingsError, host_price, validate_price_settings
+    from ..hosts_file import host_fields, load_hosts, set_host_fields
 
     raw: dict[str, str] = {}
     for item in items:
@@ -188,14 +189,20 @@ def set_settings(name: str, items: list[str]) -> int:
     except PriceSettingsError as exc:
         raise GpudeckError(f"hosts set: {exc}", EXIT_USAGE) from None
     set_host_fields(name, values)
-    if values.get("price_per_hour") is not None:
+    if any(k in PRICE_KEYS for k in values):
+        # Any price change (set, changed, switched to the catalog, removed) is dated now, here.
         now = time.time()
+        price = host_price(host_fields(name))
         ledger = Ledger(paths.state_db())
         try:
-            ledger.record_price(name, now, values["price_per_hour"], values.get("currency") or "USD",
-                                "hosts.toml price_per_hour", now)
+            ledger.record_price(name, now, price.per_hour, price.currency,
+                                price.source if price.known else f"price removed ({price.source})", now)
         finally:
             ledger.close()
+        if session is not None:  # connecting happens inside: a host down or unknown is one line
+            problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, None)
+            if problem:
+                print(f"{name}: {problem}", file=sys.stderr)
     for key, value in values.items():
         print(f"{name}: {key} = {value}" if value is not None else f"{name}: {key} removed")
     return 0
