@@ -74,6 +74,8 @@ def scan(text: str) -> Dict[str, Number]:
         pos = m.end()
         if name in values or name in DROPPED:
             continue
+        if m.group("sep") == ":" and m.group("num")[0] == "." and m.group("key")[-1].isdigit():
+            continue  # YOLOv5/v7's "mAP@.5:.95" column title is a range of IoU thresholds
         value = to_number(m.group("num"))
         if value is None:
             continue

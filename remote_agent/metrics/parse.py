@@ -13,7 +13,9 @@ Result: canonical names ``loss``, ``step``, ``epoch``, ``lr`` and normalised oth
 (``val_loss``, ``grad_norm``, ``box_loss``...); ints stay ints; non-finite values are the strings
 "nan", "inf", "-inf". ``loss`` is always the current training loss: never a validation value,
 never a loss scale, the total when a line prints a total and its parts, the sum when it prints
-only parts. A JSON line with an ``event`` key is an event, handled by the supervisor: None here.
+only parts (never a GAN's parts); the full definition is README.md beside this file. A JSON line
+with an ``event`` key is an event, handled by the supervisor: None here. Rows of a table whose
+header names the columns need the header: ``LineParser`` remembers it.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def _parse(line: str) -> Optional[Values]:
             return None  # the cheap exit: no number on the line at all
     text = clean(line).strip()
     brace = text.find("{")
-    if brace == -1 and SIGNAL_HINT.search(text.lower()) is None and not formats.yolo_hint(text):
+    if brace == -1 and SIGNAL_HINT.search(text.lower()) is None and not formats.layout_hint(text):
         return None  # no name of a measurement and no YOLO row: nothing here can become a point
     if brace != -1 and text.endswith("}"):
         found = structured.parse_braced(text[brace:])
