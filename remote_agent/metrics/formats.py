@@ -99,6 +99,12 @@ _YOLO_ALL = re.compile(
 _YOLO_HINT = re.compile(r"\s*(?:\d+/\d+\s|all\s)")
 
 
+def value_dependent(text: str) -> bool:
+    """Whether the reading depends on the numbers' values, not only on where they stand: the
+    columns of a YOLO row are named by whether the fourth is the sum of the three before it."""
+    return _YOLO_HINT.match(text) is not None
+
+
 def layout_hint(text: str) -> bool:
     """Whether the line may be a layout whose names say nothing alone (YOLO rows, GAN losses)."""
     return _YOLO_HINT.match(text) is not None or text.startswith("(epoch: ")

@@ -1,7 +1,8 @@
 """``LineParser``: ``parse_line`` for one job's output stream, with the context a line cannot carry.
 
 Each line is still read on its own, except that a header line naming columns (see ``tables``) is
-remembered, so that the rows printed under it are read by those names. The supervisor keeps one
+remembered, so that the rows printed under it are read by those names, and that a line repeating
+an earlier line's template with new numbers is read by that template's recipe (``templates``). The supervisor keeps one
 ``LineParser`` per job; ``parse_line`` stays pure for everything else.
 """
 
@@ -12,6 +13,7 @@ from typing import Dict, Optional
 
 from .parse import parse_line
 from .tables import Table
+from .templates import TemplateCache
 from .values import Number, clean
 
 _DIGIT = re.compile(r"\d")
@@ -21,6 +23,7 @@ _MAX_HEADER = 400  # a header is one short line of column names
 class LineParser:
     def __init__(self) -> None:
         self._table = Table()
+        self._templates = TemplateCache(parse_line)
 
     def parse(self, line: str) -> Optional[Dict[str, Number]]:
         """The metric point of one output line, given the lines before it; never raises."""
@@ -28,10 +31,11 @@ class LineParser:
             if _DIGIT.search(line) is None:
                 if len(line) < _MAX_HEADER:
                     self._table.learn(clean(line).strip())
-            elif self._table.columns is not None:
+                return parse_line(line)
+            if self._table.columns is not None:
                 point = self._table.row(clean(line).strip())
                 if point is not None:
                     return point
+            return self._templates.parse(line)
         except Exception:  # a parser bug must never take the supervisor down with it
-            pass
-        return parse_line(line)
+            return parse_line(line)
