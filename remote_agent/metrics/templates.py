@@ -41,7 +41,8 @@ _UNCACHEABLE = None
 
 
 def _to_float(text: str) -> Number:
-    return finite_or_name(float(text))
+    value = float(text)
+    return value if value - value == 0.0 else finite_or_name(value)  # inf - inf and nan are nan
 
 
 def _converter(token: str) -> Callable[[str], Number]:
@@ -62,7 +63,15 @@ class TemplateCache:
         parts = _NUMBER.split(line)
         ints = parts[1::3]
         numbers = [i if i is not None else f for i, f in zip(ints, parts[2::3])]  # noqa: B905
-        key = "\x00".join(parts[0::3]) + "".join([_kind(i, n) for i, n in zip(ints, numbers)])  # noqa: B905
+        # "1" and "1.0" read as int and float, zero and negative speeds are no speed: their lines
+        # get templates apart from the others (the parser may treat them apart).
+        kinds = [
+            ("-" if n[0] == "-" else "") + ("i" if i is not None else "f")
+            if n.lstrip("+-").strip("0.")
+            else "z"
+            for i, n in zip(ints, numbers)  # noqa: B905
+        ]
+        key = "\x00".join(parts[0::3]) + "".join(kinds)
         entry = self._recipes.get(key, 0)
         if isinstance(entry, list):
             self._uses += 1
@@ -92,15 +101,6 @@ class TemplateCache:
         else:
             self._recipes[key] = tries if tries < MAX_TRIES else _UNCACHEABLE
         return point
-
-
-def _kind(int_text: Optional[str], number: str) -> str:
-    # "1" and "1.0" read as int and float, zero and negative speeds are no speed: their lines get
-    # templates apart from the others (the parser may treat them apart).
-    if not number.lstrip("+-").strip("0."):
-        return "z"
-    sign = "-" if number[0] == "-" else ""
-    return sign + ("i" if int_text is not None else "f")
 
 
 def _apply(recipe: Recipe, numbers: List[str]) -> Optional[Values]:
