@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional
 
-from .parse import parse_line
+from .parse import may_hold_point, parse_line
 from .tables import Table
 from .templates import TemplateCache
 from .values import Number, clean
 
 _DIGIT = re.compile(r"\d")
 _MAX_HEADER = 400  # a header is one short line of column names
+_HEADER_INITIALS = frozenset("EeSsIiGgNnBb\x1b")  # \x1b: a header in colour
 
 
 class LineParser:
@@ -29,13 +30,17 @@ class LineParser:
         """The metric point of one output line, given the lines before it; never raises."""
         try:
             if _DIGIT.search(line) is None:
-                if len(line) < _MAX_HEADER:
+                # A header starts with an index word (epoch, step, iter, global_step, num_updates,
+                # batch): the first letter rules out most lines before any work.
+                if len(line) < _MAX_HEADER and line.lstrip()[:1] in _HEADER_INITIALS:
                     self._table.learn(clean(line).strip())
                 return parse_line(line)
             if self._table.columns is not None:
                 point = self._table.row(clean(line).strip())
                 if point is not None:
                     return point
+            if not may_hold_point(line):
+                return None  # most output: cheaper to prove empty than to look up its template
             return self._templates.parse(line)
         except Exception:  # a parser bug must never take the supervisor down with it
             return parse_line(line)

@@ -28,7 +28,7 @@ from .canonical import SIGNAL_HINT, is_signal
 from .rules import finalise
 from .values import Number, clean, unwrap_scalars
 
-__all__ = ["parse_line"]
+__all__ = ["may_hold_point", "parse_line"]
 
 Values = Dict[str, Number]
 
@@ -46,17 +46,31 @@ def parse_line(line: str) -> Optional[Dict[str, Number]]:
         return None
 
 
-def _parse(line: str) -> Optional[Values]:
-    if not isinstance(line, str):
-        return None
+def may_hold_point(line: str) -> bool:
+    """False when a cheap look proves the line holds no point (most output lines): no number, or
+    no name of a measurement, no brace and no name-less layout (a YOLO row)."""
+    return _prefiltered(line) is not None
+
+
+def _prefiltered(line: str) -> Optional[str]:
+    """The cleaned line when it may hold a point, else None."""
     if _DIGIT.search(line) is None:
         lowered = line.lower()
         if "nan" not in lowered and "inf" not in lowered:
             return None  # the cheap exit: no number on the line at all
     text = clean(line).strip()
-    brace = text.find("{")
-    if brace == -1 and SIGNAL_HINT.search(text.lower()) is None and not formats.layout_hint(text):
+    if "{" not in text and SIGNAL_HINT.search(text.lower()) is None and not formats.layout_hint(text):
         return None  # no name of a measurement and no YOLO row: nothing here can become a point
+    return text
+
+
+def _parse(line: str) -> Optional[Values]:
+    if not isinstance(line, str):
+        return None
+    text = _prefiltered(line)
+    if text is None:
+        return None
+    brace = text.find("{")
     if brace != -1 and text.endswith("}"):
         found = structured.parse_braced(text[brace:])
         if found is not None:

@@ -35,8 +35,7 @@ MAX_TEMPLATES = 4096  # a stream whose lines never repeat must not grow the cach
 CHECK_EVERY = 64
 MAX_TRIES = 8  # a template whose first lines map ambiguously ("step 5 loss 5") is tried again
 
-Recipe = List[Tuple[str, int, Callable[[str], Number]]]
-_NO_POINT: Recipe = []  # the template's lines carry no metric
+Recipe = List[Tuple[str, int, Callable[[str], Number]]]  # [] : the template's lines carry no metric
 _UNCACHEABLE = None
 
 
@@ -52,9 +51,9 @@ def _converter(token: str) -> Callable[[str], Number]:
 class TemplateCache:
     def __init__(self, full_parse: Callable[[str], Optional[Values]]) -> None:
         self._full = full_parse
-        # Per template: a recipe in use, (a candidate recipe, tries), tries so far, or None
-        # (uncacheable: always the full parser).
-        self._recipes: Dict[str, Union[Recipe, Tuple[Recipe, int], int, None]] = {}
+        # Per template: a recipe in use, (candidates, tries), tries so far, or None (uncacheable:
+        # always the full parser).
+        self._recipes: Dict[str, Union[Recipe, Tuple[Candidates, int], int, None]] = {}
         self._uses = 0
 
     def parse(self, line: str) -> Optional[Values]:
@@ -75,6 +74,7 @@ class TemplateCache:
         entry = self._recipes.get(key, 0)
         if isinstance(entry, list):
             self._uses += 1
+            numbers.append("")  # where a recipe's constant words ("nan") read from
             point = _apply(entry, numbers)
             if self._uses % CHECK_EVERY == 0:
                 full = self._full(line)
@@ -85,21 +85,23 @@ class TemplateCache:
         point = self._full(line)
         if entry is None:  # uncacheable
             return point
-        if isinstance(entry, tuple):
-            candidate, tries = entry
-            if _apply(candidate, numbers) == point:
-                self._recipes[key] = candidate  # a second line read the same way: in use from now
-                return point
-        else:
-            tries = entry
         if len(self._recipes) >= MAX_TEMPLATES:
             self._recipes.clear()
-        tries += 1
-        learned = _learn(point, numbers)
-        if learned is not None and tries < MAX_TRIES:
-            self._recipes[key] = (learned, tries)  # to be confirmed by the next line of the template
+        if isinstance(entry, tuple):
+            candidates, tries = entry
+            narrowed = _narrow(candidates, point, numbers)
+            if narrowed is not None and all(len(found) == 1 for _, found, _ in narrowed):
+                self._recipes[key] = _recipe(narrowed, numbers)  # confirmed by a second line: in use
+                return point
         else:
-            self._recipes[key] = tries if tries < MAX_TRIES else _UNCACHEABLE
+            tries, narrowed = entry, None
+        tries += 1
+        if tries >= MAX_TRIES:
+            self._recipes[key] = _UNCACHEABLE
+            return point
+        if narrowed is None:
+            narrowed = _candidates(point, numbers)
+        self._recipes[key] = (narrowed, tries) if narrowed is not None else tries
         return point
 
 
@@ -109,19 +111,59 @@ def _apply(recipe: Recipe, numbers: List[str]) -> Optional[Values]:
     return {name: convert(numbers[index]) for name, index, convert in recipe}
 
 
-def _learn(point: Optional[Values], numbers: List[str]) -> Optional[Recipe]:
-    """Which number each value is; None when a value is derived or could be more than one number."""
+# Per value: its name, the numbers it may be (their indexes; WORD: the word in the template, such
+# as "nan"), and the value the last line had.
+Candidates = List[Tuple[str, List[int], Number]]
+WORD = -1
+
+
+def _candidates(point: Optional[Values], numbers: List[str]) -> Optional[Candidates]:
+    """Which numbers each value may be; None when a value is none of them (derived: a sum...)."""
     if point is None:
-        return _NO_POINT
-    recipe: Recipe = []
+        return []
+    found: Candidates = []
     for name, value in point.items():
-        if isinstance(value, str):
-            return None  # "nan"/"inf" are words: their lines have another template anyway
-        found = [i for i, token in enumerate(numbers) if _same(_converter(token)(token), value)]
-        if len(found) != 1:
+        indexes = [i for i, token in enumerate(numbers) if _same(_converter(token)(token), value)]
+        if not indexes:
+            if not isinstance(value, str):
+                return None
+            indexes = [WORD]  # "nan" printed as a word: part of the template itself
+        found.append((name, indexes, value))
+    return found
+
+
+def _narrow(candidates: Candidates, point: Optional[Values], numbers: List[str]) -> Optional[Candidates]:
+    """The candidates a new line of the template leaves; None when it reads another way."""
+    if point is None or not candidates:
+        return candidates if point is None and not candidates else None
+    if [name for name, _, _ in candidates] != list(point):
+        return None
+    narrowed: Candidates = []
+    for name, indexes, before in candidates:
+        value = point[name]
+        keep = [
+            i
+            for i in indexes
+            if (_same(value, before) if i == WORD else _same(_converter(numbers[i])(numbers[i]), value))
+        ]
+        if not keep:
             return None
-        recipe.append((name, found[0], _converter(numbers[found[0]])))
+        narrowed.append((name, keep, value))
+    return narrowed
+
+
+def _recipe(candidates: Candidates, numbers: List[str]) -> Recipe:
+    recipe: Recipe = []
+    for name, (index,), value in candidates:
+        if index == WORD:
+            recipe.append((name, len(numbers), _constant(value)))
+        else:
+            recipe.append((name, index, _converter(numbers[index])))
     return recipe
+
+
+def _constant(value: Number) -> Callable[[str], Number]:
+    return lambda _text: value
 
 
 def _same(a: Number, b: Number) -> bool:
