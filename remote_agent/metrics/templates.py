@@ -57,18 +57,19 @@ class TemplateCache:
         self._uses = 0
 
     def parse(self, line: str) -> Optional[Values]:
-        if len(line) > MAX_LINE or value_dependent(clean(line)):
+        if len(line) > MAX_LINE:
             return self._full(line)
         parts = _NUMBER.split(line)
         ints = parts[1::3]
         numbers = [i if i is not None else f for i, f in zip(ints, parts[2::3])]  # noqa: B905
-        # "1" and "1.0" read as int and float, zero and negative speeds are no speed: their lines
-        # get templates apart from the others (the parser may treat them apart).
+        # "1" and "1.0" read as int and float, and a zero or negative speed is no speed: their
+        # lines get templates apart from the others (the parser may treat them apart).
+        after = parts[3::3]
         kinds = [
-            ("-" if n[0] == "-" else "") + ("i" if i is not None else "f")
-            if n.lstrip("+-").strip("0.")
-            else "z"
-            for i, n in zip(ints, numbers)  # noqa: B905
+            "z"
+            if after[k][:1] in "its" and not n.lstrip("+-").strip("0.")
+            else ("-" if n[0] == "-" else "") + ("i" if i is not None else "f")
+            for k, (i, n) in enumerate(zip(ints, numbers))  # noqa: B905
         ]
         key = "\x00".join(parts[0::3]) + "".join(kinds)
         entry = self._recipes.get(key, 0)
@@ -82,11 +83,14 @@ class TemplateCache:
                     self._recipes[key] = _UNCACHEABLE
                     return full
             return point
-        point = self._full(line)
         if entry is None:  # uncacheable
-            return point
+            return self._full(line)
         if len(self._recipes) >= MAX_TEMPLATES:
             self._recipes.clear()
+        if value_dependent(clean(line)):
+            self._recipes[key] = _UNCACHEABLE
+            return self._full(line)
+        point = self._full(line)
         if isinstance(entry, tuple):
             candidates, tries = entry
             narrowed = _narrow(candidates, point, numbers)
