@@ -116,3 +116,19 @@ def test_a_validation_header_with_an_iou_range_is_no_metric() -> None:
         "██████████| 50/50 [01:15<00:00,  1.52s/it]"
     )
     assert parse_line(line) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # Format strings from public training scripts (GitHub code search), filled with numbers.
+        ("Loss train: 0.345\t test: 0.456\t", {"loss": 0.345, "test_loss": 0.456}),
+        ("Accuracy train: 91.2%\t test: 89.1%", {"acc": 91.2, "test_acc": 89.1}),
+        ("20240101  12:00:00: LOSS train: 0.5, valid: 0.6", {"loss": 0.5, "val_loss": 0.6}),
+        ("Epoch   50 | loss train: 0.1234 | loss test: 0.2345 | accuracy test: 85.0%",
+         {"epoch": 50, "loss": 0.1234, "test_loss": 0.2345, "test_acc": 85.0}),
+        ("step 5 | train 0.3 val 0.4", None),  # a split word after no measurement names nothing
+    ],
+)  # fmt: skip
+def test_a_bare_split_word_after_a_measurement_is_that_measurement_for_the_split(line: str, expected) -> None:
+    assert parse_line(line) == expected

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional
 
-from .canonical import DROPPED, PLAIN_INDEXES, normalise, plain_key_allowed
+from .canonical import DROPPED, PLAIN_INDEXES, is_signal, normalise, plain_key_allowed
 from .values import Number, to_number
 
 _WORD = r"[A-Za-z][\w.@/\-]*"
@@ -62,11 +62,17 @@ def scan(text: str) -> Dict[str, Number]:
         text = _SLASH_BETWEEN_PAIRS.sub(", ", text)
     values: Dict[str, Number] = {}
     pos = 0
+    last = ""  # the last measurement read: a bare split word after it names its other split
     while True:
         m = _KV.search(text, pos)
         if m is None:
             return values
         name = _name_for(m, text)
+        split = _SPLIT_WORDS.get(m.group("key").lower())
+        if split is not None and last:
+            # "LOSS train 0.44 valid 0.48", "Loss train: 0.35  test: 0.46": the value of the
+            # measurement just read, for another split.
+            name = normalise(split + "_" + last)
         if name is None:
             # The words may still be the tail of a longer phrase: "number of nan iterations: 0".
             pos = m.end("key")
@@ -82,6 +88,22 @@ def scan(text: str) -> Dict[str, Number]:
         if m.group("frac") and name not in PLAIN_INDEXES:
             continue  # "Downloading 3/10": a count of things, not a metric
         values[name] = value
+        base = split_base(name)
+        last = base if is_signal(base) and base not in PLAIN_INDEXES else ""
+
+
+_SPLIT_WORDS = {
+    "train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
+    "eval": "val", "test": "test",
+}  # fmt: skip
+
+
+def split_base(name: str) -> str:
+    """``val_loss`` -> ``loss``: the measurement without its split."""
+    for prefix in ("val_", "test_"):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
 
 
 def _name_for(m: re.Match[str], text: str) -> Optional[str]:
