@@ -132,3 +132,13 @@ def test_a_validation_header_with_an_iou_range_is_no_metric() -> None:
 )  # fmt: skip
 def test_a_bare_split_word_after_a_measurement_is_that_measurement_for_the_split(line: str, expected) -> None:
     assert parse_line(line) == expected
+
+
+def test_thousands_groups_are_one_number() -> None:
+    # BasicSR prints the iteration as "{:,d}": https://github.com/Maclory/SPSR/issues/38
+    assert parse_line("<epoch: 13, iter:   1,200, lr:1.000e-04> l_g_pix: 3.1989e-03")["step"] == 1200
+    assert parse_line("Trainable params: 1,234,567") is None
+    assert parse_line("lr=[1.9e-05, 1.9e-05] loss=1") == {"lr": 1.9e-05, "loss": 1}
+    parser = LineParser()  # the template fast path reads a grouped number whole too
+    for step in (1200, 1300, 25400, 1234567):
+        assert parser.parse(f"<epoch: 13, iter: {step:,d}, lr:1.000e-04> l_g_pix: 3.1989e-03")["step"] == step

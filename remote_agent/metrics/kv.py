@@ -21,7 +21,9 @@ _KV = re.compile(
     r"(?:\s*\((?P<kunit>[A-Za-z/%]{1,16})\))?"  # Megatron/DeepSpeed: "iter time (s): 0.5"
     r"(?P<sep>\s*[:=]\s*|\s+)"
     r"(?P<open>[\[\"']?)"  # DeepSpeed lr=[1e-05, 1e-05]; quoted numbers
-    r"(?P<num>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?:[Nn]a[Nn]|[Ii]nf(?:inity)?)\b))"
+    # "1,200": thousands grouped (BasicSR's "iter:   1,200"), before the plain forms.
+    r"(?P<num>[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d|,\d)(?:\.\d+)?|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?"
+    r"|(?:[Nn]a[Nn]|[Ii]nf(?:inity)?)\b))"
     r"(?P<frac>\s*/\s*\d+)?"  # "iteration 100/ 500000", "Epoch 3/100"
     r"[\"']?"
     r"(?P<unit>%|[A-Za-z]{1,3}(?:/[A-Za-z]{1,4})?)?"
@@ -82,7 +84,7 @@ def scan(text: str) -> Dict[str, Number]:
             continue
         if m.group("sep") == ":" and m.group("num")[0] == "." and m.group("key")[-1].isdigit():
             continue  # YOLOv5/v7's "mAP@.5:.95" column title is a range of IoU thresholds
-        value = to_number(m.group("num"))
+        value = to_number(m.group("num").replace(",", ""))
         if value is None:
             continue
         if m.group("frac") and name not in PLAIN_INDEXES:

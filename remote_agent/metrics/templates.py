@@ -23,10 +23,10 @@ from .values import Number, clean, finite_or_name
 Values = Dict[str, Number]
 
 # A number not inside a name ("acc1", "top5", "Acc@1" stay part of the template), with its unit
-# left in the text ("433M", "3.21G", "8.21it/s"). Group 1 is an int, group 2 any other number:
+# left in the text ("433M", "3.21G", "8.21it/s"), thousands groups ("1,200") as one number. Group 1 is an int, group 2 any other number:
 # split() gives text, int, other, text, int, other... (the group that did not match is None).
 _NUMBER = re.compile(
-    r"(?<![\w.@])(?:([-+]?\d+)(?![\d.eE])|([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?))(?![\d.])"
+    r"(?<![\w.@])(?:([-+]?(?:\d{1,3}(?:,\d{3})+|\d+))(?![\d.eE]|,\d)|([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?))(?![\d.])"
 )
 _INT_TEXT = re.compile(r"[-+]?\d+\Z")
 
@@ -44,7 +44,13 @@ def _to_float(text: str) -> Number:
     return value if value - value == 0.0 else finite_or_name(value)  # inf - inf and nan are nan
 
 
+def _grouped(text: str) -> Number:
+    return int(text.replace(",", ""))  # "1,200": the parser reads thousands groups as one number
+
+
 def _converter(token: str) -> Callable[[str], Number]:
+    if "," in token:
+        return _grouped
     return int if _INT_TEXT.match(token) else _to_float
 
 
