@@ -41,6 +41,9 @@ _SYNONYMS = {
     "smooth_loss": "loss_avg",
     "loss_step": "loss",
     "step_loss": "loss",  # diffusers scripts: the loss of this step
+    # LLaMA-Adapter / LLaMA2-Accessory's MetricLogger: "closs" is the model's (causal LM) loss,
+    # logged as train_closs/val_closs too; "mloss" beside it is an auxiliary term, kept apart.
+    "closs": "loss",
     "grad_norm": "grad_norm",
     "gnorm": "grad_norm",
     "gradient_norm": "grad_norm",
@@ -65,6 +68,14 @@ _SYNONYMS = {
 _TRAIN_PREFIXES = ("train_", "training_")
 _VAL_PREFIXES = ("val_", "valid_", "validation_", "eval_", "evaluation_", "dev_")
 _TEST_PREFIXES = ("test_",)
+
+# A split named after the quantity ("Loss Train", "loss/val", "Accuracy Validation"): moved in
+# front, so "Loss Train | Loss Val" reads as loss and val_loss, never as two parts of one loss.
+_TRAILING_SPLIT = {
+    "train": "train", "training": "train",
+    "val": "val", "valid": "val", "validation": "val", "eval": "val", "evaluation": "val", "dev": "val",
+    "test": "test",
+}  # fmt: skip
 
 # Words of a multi-word key that carry no meaning ("number of skipped iterations").
 _FILLER = {"of", "the", "per", "at", "in", "to", "a"}
@@ -120,6 +131,10 @@ def _normalise(raw: str) -> str:
     words = [w for w in _SEPARATORS.split(text) if w]
     while len(words) > 1 and words[0] in _FILLER:
         words.pop(0)
+    if len(words) > 1 and words[-1] in _TRAILING_SPLIT:
+        base = _base("_".join(words[:-1]))
+        if is_signal(base):
+            return _with_split(_TRAILING_SPLIT[words[-1]] + "_" + base)
     name = "_".join(words)
     return _with_split(name)
 

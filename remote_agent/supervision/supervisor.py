@@ -13,7 +13,7 @@ import time
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from .. import VERSION
-from ..metrics import parse_line
+from ..metrics import LineParser
 from ..probes.jobgpus import sample_job_gpus
 from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
@@ -49,6 +49,7 @@ class Supervisor:
         self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)
         self.last_values: Optional[Dict[str, Any]] = None
         self.resize_note = ResizeNote(spec)
+        self.parser = LineParser()  # remembers a table's header for the rows under it
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
         self.deadline: Optional[float] = None
@@ -179,7 +180,7 @@ class Supervisor:
                 name = obj.pop("event")
                 return "event", {"event": name[:100], "data": obj}
         try:
-            values = parse_line(line)
+            values = self.parser.parse(line)
         except Exception:  # a parser bug must never stop the output from being read
             values = None
         # Progress bars redraw ~10x/s with the same numbers: one point is enough.
