@@ -150,8 +150,8 @@ def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskP
             t.auth_publickey(user, key)
         except paramiko.AuthenticationException:
             continue
-        except paramiko.SSHException as exc:
-            raise SshError(f"{target.describe()}: authentication broke off: {exc}") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise SshError(f"{target.describe()}: authentication broke off: {_why(exc)}") from None
         if t.is_authenticated():
             return
     why = "; ".join(problems) if problems else "no key was accepted (tried ssh-agent and identity files)"
@@ -173,8 +173,12 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
         try:
             t.start_client(timeout=timeout)
         except (paramiko.SSHException, OSError, EOFError) as exc:
-            raise SshError(f"{target.describe()}: SSH handshake failed: {exc or type(exc).__name__}") from None
-        verify(known, target.known_hosts_name, t.get_remote_server_key(), confirm)
+            raise SshError(f"{target.describe()}: SSH handshake failed: {_why(exc)}") from None
+        try:  # start_client returns quietly when its timeout passes mid-handshake
+            server_key = t.get_remote_server_key()
+        except paramiko.SSHException:
+            raise SshError(f"{target.describe()}: SSH handshake failed: no answer within {timeout:g} s") from None
+        verify(known, target.known_hosts_name, server_key, confirm)
         user = target.user or _local_user()
         _authenticate(t, target, user, ask)
         if target.server_alive_interval and target.server_alive_interval > 0:
@@ -183,6 +187,11 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
     except BaseException:
         t.close()
         raise
+
+
+def _why(exc: BaseException) -> str:
+    """An exception as one line (paramiko's may span lines or be empty)."""
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
 
 
 def _local_user() -> str:

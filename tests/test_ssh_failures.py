@@ -1,0 +1,122 @@
+"""Every way an SSH connection can fail reaches the user as one line naming the cause, never as
+`internal error: <paramiko exception>`: auth refused, a server that never sends its banner, one
+that hangs up during key exchange, a ProxyCommand that dies at once, a refused session channel,
+an unreadable key file. Each case runs the real CLI against a real server or a loopback socket."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tests.support.sshd import SshHome, host_key_line, make_sshd
+from tui.errors import EXIT_HOST
+
+pytestmark = pytest.mark.slow  # each case is a CLI process or two (~1 s)
+
+
+def one_line_cause(result: object, *words: str) -> str:
+    stderr = result.stderr  # type: ignore[attr-defined]
+    assert result.returncode == EXIT_HOST, stderr  # type: ignore[attr-defined]
+    line = stderr.strip()
+    assert len(line.splitlines()) == 1, stderr
+    assert "internal error" not in line and "Traceback" not in line, line
+    for word in words:
+        assert word in line, line
+    return line
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[[Callable[[socket.socket], None]], int]]:
+    """A loopback TCP server that treats each connection with `behave`; returns its port."""
+    listeners: list[socket.socket] = []
+    held: list[socket.socket] = []
+
+    def start(behave: Callable[[socket.socket], None]) -> int:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listeners.append(listener)
+
+        def loop() -> None:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                held.append(conn)
+                behave(conn)
+
+        threading.Thread(target=loop, daemon=True).start()
+        return int(listener.getsockname()[1])
+
+    yield start
+    for s in listeners + held:
+        s.close()
+
+
+def _point_box_at(ssh_home: SshHome, port: int, extra: str = "") -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  ConnectTimeout 2\n{extra}")
+    ssh_home.add_host()
+
+
+def test_a_server_that_never_sends_its_banner(ssh_home: SshHome, tmp_path: Path, fake_server) -> None:  # type: ignore[no-untyped-def]
+    _point_box_at(ssh_home, fake_server(lambda conn: None))  # accepts, then says nothing
+    one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box", "handshake")
+
+
+def _hang_up_in_kex(conn: socket.socket) -> None:
+    conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+    conn.recv(4096)  # the client's banner (and maybe its KEXINIT), then hang up mid key exchange
+    conn.close()
+
+
+def test_a_server_that_hangs_up_during_key_exchange(ssh_home: SshHome, tmp_path: Path, fake_server) -> None:  # type: ignore[no-untyped-def]
+    _point_box_at(ssh_home, fake_server(_hang_up_in_kex))
+    one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box", "handshake")
+
+
+def test_a_server_that_closes_at_once(ssh_home: SshHome, tmp_path: Path, fake_server) -> None:  # type: ignore[no-untyped-def]
+    _point_box_at(ssh_home, fake_server(lambda conn: conn.close()))
+    one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box")
+
+
+def test_a_proxycommand_that_dies_at_once(ssh_home: SshHome, tmp_path: Path) -> None:
+    _point_box_at(ssh_home, ssh_home.server.port, "  ProxyCommand exit 3\n")
+    for _ in range(3):  # it used to fail one way or another depending on timing
+        one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box")
+
+
+def test_auth_refused_names_the_user_and_host(ssh_home: SshHome, tmp_path: Path) -> None:
+    ssh_home.trust()
+    _point_box_at(ssh_home, ssh_home.server.port, "  IdentityFile ~/.ssh/other\n  IdentitiesOnly yes\n")
+    from tests.support.sshd import keygen
+
+    keygen(ssh_home.ssh_dir / "other")  # a key the server does not know
+    one_line_cause(gpudeck("ps", cwd=tmp_path), "root@127.0.0.1", "permission denied")
+
+
+def test_an_unreadable_key_file_is_named_not_raised(ssh_home: SshHome, tmp_path: Path) -> None:
+    ssh_home.trust()
+    bad = ssh_home.ssh_dir / "garbage"
+    bad.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nbm90IGEga2V5\n-----END OPENSSH PRIVATE KEY-----\n")
+    bad.chmod(0o600)
+    _point_box_at(ssh_home, ssh_home.server.port, "  IdentityFile ~/.ssh/garbage\n  IdentitiesOnly yes\n")
+    one_line_cause(gpudeck("ps", cwd=tmp_path), "garbage")
+
+
+def test_a_server_that_refuses_session_channels(ssh_home: SshHome, tmp_path: Path) -> None:
+    server = make_sshd(tmp_path / "no-sessions", extra=["MaxSessions 0"])  # forwarding only, no exec/sftp
+    try:
+        (server.root / "authorized_keys").write_text((ssh_home.ssh_dir / "id_ed25519.pub").read_text()
+                                                     if (ssh_home.ssh_dir / "id_ed25519.pub").exists()
+                                                     else ssh_home.server.client_key.with_suffix(".pub").read_text())
+        (ssh_home.gpudeck_home / "known_hosts").write_text(host_key_line(server))
+        _point_box_at(ssh_home, server.port)
+        one_line_cause(gpudeck("ps", cwd=tmp_path), "box", "session")
+    finally:
+        server.stop()
