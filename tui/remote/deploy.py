@@ -227,7 +227,7 @@ def ensure_agent(conn: Connection, python: str | None, agent_dir: str, local: Pa
     interpreter = probe_python(conn, python)
     try:
         root, agent, uploaded = upload_agent(conn, agent_dir, local)
-    except (OSError, paramiko.SSHException) as exc:
-        raise DeployError(f"cannot upload the agent into {agent_dir}: {exc}") from None
+    except (OSError, EOFError, paramiko.SSHException) as exc:
+        raise DeployError(f"cannot upload the agent into {agent_dir}: {_why(exc)}") from None
     removed = collect_garbage(conn, interpreter, posixpath.dirname(agent), local.name) if uploaded else ()
     return Deployed(python=interpreter, agent=agent, agent_dir=root, uploaded=uploaded, removed=removed)
