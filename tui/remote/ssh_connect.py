@@ -19,6 +19,7 @@ import paramiko
 
 from .hostkey_errors import HostKeyError
 from .hostkeys import Confirm, KnownHosts, verify
+from .ssh_certs import offers
 from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
 
 
@@ -95,7 +96,8 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
             keys.append((path, None, too_open))
             continue
         try:
-            keys.append((path, paramiko.PKey.from_path(path, _secret(path)), None))
+            keys += [(name, key, None) for name, key in offers(path, paramiko.PKey.from_path(path, _secret(path)),
+                                                                  target.certificate_files)]
         except FileNotFoundError:
             continue
         except (paramiko.PasswordRequiredException, TypeError) as exc:
@@ -106,7 +108,8 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
             secret = ask(path) if ask is not None else None  # the TUI asks once; the CLI never does
             if secret is not None:
                 try:
-                    keys.append((path, paramiko.PKey.from_path(path, secret.encode()), None))
+                    key = paramiko.PKey.from_path(path, secret.encode())
+                    keys += [(name, k, None) for name, k in offers(path, key, target.certificate_files)]
                     _passphrases[path] = secret
                     continue
                 except (paramiko.SSHException, ValueError, TypeError):
