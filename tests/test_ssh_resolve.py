@@ -24,6 +24,12 @@ CASES = {
     # Match host/originalhost/user/localuser/exec/all and `!`, Include inside a Host block applying only there
     "match.conf": ["build-1", "deploy@build-1", "alias-corp", "x.corp", "secret.corp", "inc", "inc-sub", "other",
                    "execme"],
+    # CanonicalizeHostname and the second pass it brings: Match canonical, Host seeing the new name
+    "canonical.conf": ["localhost.", "LocalHost.", "foo", "proxied", "a.b.c", "localhost"],
+    # `Match final`: the second pass without canonicalization, Host matching the HostName
+    "final.conf": ["myalias", "other", "real.example", "x"],
+    # `Match !final` asks for the second pass too; without any, `Match canonical` never matches
+    "notfinal.conf": ["h"], "nofinal.conf": ["h"],
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
@@ -83,3 +89,13 @@ def test_an_ssh_url_proxyjump_hop_keeps_its_user_and_port(configs: Path) -> None
     config = SshConfig.from_text("Host t\n  ProxyJump ssh://Ops@Bastion.Example:2222,second\n")
     hops = jump_chain(resolve("t", config=config), config)
     assert [(h.user, h.hostname, h.port) for h in hops] == [("Ops", "bastion.example", 2222), (None, "second", 22)]
+
+
+def test_match_tagged_follows_openssh_9_4() -> None:
+    # `Tag` and `Match tagged` came in OpenSSH 9.4 (this machine's ssh is older, so no ssh -G here):
+    # the first Tag wins, and an untagged host matches only negated patterns.
+    config = SshConfig.from_text("Host t*\n  Tag gpu\nHost *\n  Tag later-loses\n"
+                                 "Match tagged gpu,tpu\n  Port 2300\nMatch !tagged gpu\n  Port 2301\n")
+    assert resolve("t1", config=config).port == 2300
+    assert resolve("x", config=config).port == 2301
+

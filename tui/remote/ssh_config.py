@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .ssh_canonical import canonicalize, is_address, mode
 from .ssh_config_parse import Entry, Lookup, SshConfigError, apply, parse_text
 from .ssh_tokens import TokenError, expand, tokens
 
@@ -43,8 +44,14 @@ class SshConfig:
         state = Lookup(original=host, user=user, port=port)
         for entries in self.files:
             apply(entries, state, True)
-        if state.want_final:  # `Match final`: ssh reads the config once more, keeping what it has
-            state.final = True
+        name = state.hostname()
+        name = name if is_address(name) else name.lower()
+        canonical = canonicalize(name, state.options)
+        if state.want_final or mode(state.options) != "no":
+            # ssh reads the config once more, keeping what it has; now `Host` and `Match host` see
+            # the canonical name and `Match canonical`/`final` match.
+            state.final, state.host = True, canonical
+            state.options["hostname"] = [canonical.replace("%", "%%")]
             for entries in self.files:
                 apply(entries, state, True)
         return state
