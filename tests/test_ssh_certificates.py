@@ -45,6 +45,7 @@ def home(ca_sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     gpudeck_home.mkdir()
     (gpudeck_home / "known_hosts").write_text(host_key_line(ca_sshd))
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
     monkeypatch.setenv("GPUDECK_HOME", str(gpudeck_home))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     return home

@@ -71,6 +71,7 @@ def test_the_agent_starts_under_this_login_shell(shell: str, servers: dict[str, 
     gpudeck_home.mkdir()
     (gpudeck_home / "known_hosts").write_text(host_key_line(server))
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
     monkeypatch.setenv("GPUDECK_HOME", str(gpudeck_home))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     monkeypatch.setattr("tui.remote.deploy.PROBE_TIMEOUT", 10.0)  # a probe waiting on stdin fails, not hangs

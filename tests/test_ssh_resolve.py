@@ -40,6 +40,7 @@ def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
     for src in DATA.iterdir():
         (tmp_path / src.name).write_text(src.read_text().replace("@DIR@", str(tmp_path)))
     return tmp_path
@@ -99,3 +100,22 @@ def test_match_tagged_follows_openssh_9_4() -> None:
     assert resolve("t1", config=config).port == 2300
     assert resolve("x", config=config).port == 2301
 
+
+
+def test_tilde_and_percent_d_are_the_passwd_home_whatever_HOME_says(configs: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # As under `sudo` or `HOME=… ssh`: ssh takes `~` and %d from the passwd entry, not from $HOME.
+    monkeypatch.delenv("GPUDECK_SSH_HOME")
+    config = configs / "tilde.conf"
+    config.write_text("Host *\n  IdentityFile ~/k1\n  IdentityFile %d/k2\n  IdentityFile /x/~/k3\n"
+                      "  UserKnownHostsFile ~/kh1 %d/kh2 ~//kh3\n")
+    theirs = subprocess.run(["ssh", "-G", "-F", str(config), "h"], capture_output=True, text=True, check=True,
+                            stdin=subprocess.DEVNULL, timeout=30).stdout.splitlines()
+    ours = gpudeck("hosts", "resolve", "-F", str(config), "h", cwd=configs)
+    assert ours.returncode == 0, ours.stderr
+    for key in ("userknownhostsfile", "identityfile"):
+        assert [x for x in ours.stdout.splitlines() if x.startswith(key + " ")] == \
+            [x for x in theirs if x.startswith(key + " ")]
+    pw_home = pwd.getpwuid(os.getuid()).pw_dir
+    assert os.environ["HOME"] != pw_home
+    assert resolve("h", config=load_config(config)).identity_files == [f"{pw_home}/k1", f"{pw_home}/k2", "/x/~/k3"]

@@ -241,6 +241,7 @@ def ssh_home(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     gh = tmp_path / "gpudeck"
     gh.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
     monkeypatch.setenv("GPUDECK_HOME", str(gh))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # the machine's agent must not answer for us
     env = SshHome(home=home, gpudeck_home=gh, agent_dir=tmp_path / "remote-agent", server=sshd)

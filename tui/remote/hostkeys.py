@@ -27,6 +27,7 @@ from .. import paths
 from . import hostkey_errors
 from .hostkey_errors import HostKeyChanged, HostKeyRevoked, HostKeyUnknown
 from .known_hosts_file import KnownLine, parse
+from .ssh_home import expand_tilde
 
 USER_FILES = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")
 GLOBAL_FILES = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
@@ -34,7 +35,7 @@ _noticed: set[str] = set()  # one @cert-authority notice per process, not one pe
 
 
 def user_known_hosts() -> Path:
-    return Path(USER_FILES[0]).expanduser()
+    return Path(expand_tilde(USER_FILES[0]))
 
 
 def own_known_hosts() -> Path:
@@ -56,7 +57,7 @@ class KnownHosts:
     def of(cls, user_files: Iterable[str], global_files: Iterable[str]) -> KnownHosts:
         """From a target's UserKnownHostsFile and GlobalKnownHostsFile lists (`none` is no file)."""
         named = [p for p in (*user_files, *global_files) if p.lower() != "none"]
-        return cls((*(Path(os.path.expanduser(p)) for p in named), own_known_hosts()))
+        return cls((*(Path(expand_tilde(p)) for p in named), own_known_hosts()))
 
     def _lines(self, name: str) -> list[KnownLine]:
         return [line for path in self.files for line in parse(path) if line.matches(name)]

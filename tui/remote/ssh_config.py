@@ -7,12 +7,12 @@ what, checked against which known_hosts files — that the connector needs nothi
 from __future__ import annotations
 
 import getpass
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .ssh_canonical import canonicalize, is_address, mode
 from .ssh_config_parse import Entry, Lookup, SshConfigError, apply, parse_text
+from .ssh_home import expand_tilde, ssh_home
 from .ssh_tokens import TokenError, expand, tokens
 
 MAX_JUMP_DEPTH = 16  # a chain of first hops each naming its own ProxyJump (a cap for %h-made names)
@@ -27,7 +27,7 @@ __all__ = ["SshConfig", "SshConfigError", "SshTarget", "jump_chain", "load_confi
 
 
 def ssh_dir() -> Path:
-    return Path(os.path.expanduser("~")) / ".ssh"
+    return Path(ssh_home()) / ".ssh"
 
 
 class SshConfig:
@@ -210,7 +210,7 @@ def _first(opts: dict[str, list[str]], key: str) -> str | None:
 
 def _path(path: str, values: dict[str, str]) -> str:
     """~ then %tokens and ${VARS}, as ssh expands IdentityFile and its kin ('none' stays)."""
-    return path if path.lower() == "none" else expand(os.path.expanduser(path), values, env=True)
+    return path if path.lower() == "none" else expand(expand_tilde(path), values, env=True)
 
 
 def _host_part(spec: str) -> str:

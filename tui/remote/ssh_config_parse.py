@@ -26,6 +26,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .known_hosts_file import host_matches
+from .ssh_home import expand_tilde
 
 MAX_INCLUDE_DEPTH = 16
 MULTI = frozenset({"identityfile", "certificatefile"})  # these accumulate; every other keyword: first wins
@@ -107,7 +108,7 @@ def parse_text(text: str, name: str, base: Path, depth: int = 0) -> list[Entry]:
         entry = Entry(keyword, args, rest, where)
         if keyword == "include":
             for pattern in args:
-                pattern = os.path.expanduser(pattern)
+                pattern = expand_tilde(pattern)
                 if not os.path.isabs(pattern):
                     pattern = str(base / pattern)
                 for path in sorted(glob.glob(pattern)):
