@@ -116,3 +116,32 @@ def test_user_and_global_known_hosts_files_from_the_config_are_read(ssh_home: Ss
     ssh_home.write_ssh_config(base + "  UserKnownHostsFile /nonexistent\n")
     with pytest.raises(HostKeyUnknown):
         connect("box").close()
+
+
+@pytest.mark.parametrize("mode", ["accept-new", "no"])
+def test_strict_host_key_checking_accept_new_and_no_add_a_new_key_but_never_a_changed_one(
+        ssh_home: SshHome, tmp_path: Path, mode: str) -> None:
+    config = f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n  StrictHostKeyChecking {mode}\n"
+    ssh_home.write_ssh_config(config)
+    connect("box").close()  # nobody to ask, and no need: the new key is added
+    assert host_key_line(ssh_home.server) in (ssh_home.gpudeck_home / "known_hosts").read_text()
+    assert any("trusted (StrictHostKeyChecking" in n for n in hostkey_errors.notices)
+    (ssh_home.gpudeck_home / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path)))
+    with pytest.raises(HostKeyChanged):
+        connect("box").close()
+
+
+def test_strict_host_key_checking_yes_never_adds_a_key_even_when_told_to_trust(ssh_home: SshHome,
+                                                                               tmp_path: Path) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              "  StrictHostKeyChecking yes\n")
+    with pytest.raises(HostKeyUnknown):
+        connect("box", confirm=lambda name, key: True).close()
+    ssh_home.add_host()
+    refused = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
+    assert refused.returncode == EXIT_HOSTKEY and "StrictHostKeyChecking is yes" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert not (ssh_home.gpudeck_home / "known_hosts").exists() or \
+        "ssh-ed25519" not in (ssh_home.gpudeck_home / "known_hosts").read_text()
+    (ssh_home.ssh_dir / "known_hosts").write_text(host_key_line(ssh_home.server))  # the user adds it: it works
+    connect("box").close()

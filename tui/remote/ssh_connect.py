@@ -17,7 +17,8 @@ from typing import Any
 
 import paramiko
 
-from .hostkey_errors import HostKeyError
+from . import hostkey_errors
+from .hostkey_errors import HostKeyError, HostKeyUnknown, fingerprint
 from .hostkeys import Confirm, KnownHosts, verify
 from .ssh_certs import offers
 from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
@@ -181,7 +182,11 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
             server_key = t.get_remote_server_key()
         except paramiko.SSHException:
             raise SshError(f"{target.describe()}: SSH handshake failed: no answer within {timeout:g} s") from None
-        verify(known, target.known_hosts_name, server_key, confirm)
+        try:
+            verify(known, target.known_hosts_name, server_key, strict_confirm(target, confirm))
+        except HostKeyUnknown as exc:
+            exc.strict = target.strict_host_key_checking == "true"
+            raise
         user = target.user or _local_user()
         _authenticate(t, target, user, ask)
         if target.server_alive_interval and target.server_alive_interval > 0:
@@ -190,6 +195,22 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
     except BaseException:
         t.close()
         raise
+
+
+def strict_confirm(target: SshTarget, confirm: Confirm | None) -> Confirm | None:
+    """What to do with an unknown key under the host's StrictHostKeyChecking, as ssh does: `ask`
+    (the default) asks whoever may ask; `yes` never adds a key (the user adds it to known_hosts);
+    `accept-new` and `no` add it with one notice. A changed or revoked key is refused whatever it says."""
+    mode = target.strict_host_key_checking
+    if mode == "true":
+        return None
+    if mode in ("accept-new", "false"):
+        def accept(name: str, key: paramiko.PKey) -> bool:
+            hostkey_errors.notice(f"{name}: new host key {key.get_name()} {fingerprint(key)} trusted "
+                                  f"(StrictHostKeyChecking {'accept-new' if mode == 'accept-new' else 'no'})")
+            return True
+        return accept
+    return confirm
 
 
 def _why(exc: BaseException) -> str:
