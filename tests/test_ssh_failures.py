@@ -86,9 +86,10 @@ def test_a_server_that_closes_at_once(ssh_home: SshHome, tmp_path: Path, fake_se
 
 
 def test_a_proxycommand_that_dies_at_once(ssh_home: SshHome, tmp_path: Path) -> None:
-    _point_box_at(ssh_home, ssh_home.server.port, "  ProxyCommand exit 3\n")
-    for _ in range(3):  # it used to fail one way or another depending on timing
-        one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box")
+    _point_box_at(ssh_home, ssh_home.server.port, "  ProxyCommand sh -c 'echo no route to the bastion >&2; exit 3'\n")
+    for _ in range(2):  # it used to fail one way or another depending on timing
+        line = one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box")
+        assert "exited with status 3: no route to the bastion" in line  # said at once, not after a timeout
 
 
 def test_auth_refused_names_the_user_and_host(ssh_home: SshHome, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import paramiko
 from . import hostkey_errors
 from .hostkey_errors import HostKeyError, HostKeyUnknown, fingerprint
 from .hostkeys import Confirm, KnownHosts, verify
+from .proxy_command import ShellProxyCommand
 from .ssh_certs import offers
 from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
 
@@ -54,7 +55,7 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
             raise SshError(f"jump host cannot reach {target.describe()}: {exc}") from None
     if target.proxy_command:
         try:
-            return paramiko.ProxyCommand(target.proxy_command)
+            return ShellProxyCommand(target.proxy_command)
         except (paramiko.SSHException, OSError) as exc:
             raise SshError(f"ProxyCommand for {target.alias} failed: {exc}") from None
     try:
