@@ -43,10 +43,35 @@ def test_a_known_key_of_another_type_in_the_users_file_under_the_alias_counts_to
                                                                                   tmp_path: Path) -> None:
     ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
                               "  HostKeyAlias gpu-Box\n")
-    (ssh_home.ssh_dir / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path, "rsa"), name="[gpu-box]:"
-                                                        f"{ssh_home.server.port}"))
+    # ssh looks a HostKeyAlias up as written, without `[…]:port`, whatever the port
+    (ssh_home.ssh_dir / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path, "rsa"), name="gpu-box"))
     with pytest.raises(HostKeyChanged, match=r"known_hosts:1 holds ssh-rsa"):
         connect("box").close()
+
+
+@pytest.mark.slow
+def test_a_host_key_alias_is_looked_up_without_the_port_as_ssh_does(ssh_home: SshHome) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              "  HostKeyAlias gpu-box\n")
+    key_line = host_key_line(ssh_home.server)
+    (ssh_home.ssh_dir / "known_hosts").write_text(key_line.replace(f"[127.0.0.1]:{ssh_home.server.port}", "gpu-box"))
+    connect("box").close()
+    assert _ssh_accepts(ssh_home)
+    (ssh_home.ssh_dir / "known_hosts").write_text(key_line.replace(f"[127.0.0.1]:{ssh_home.server.port}",
+                                                                   f"[gpu-box]:{ssh_home.server.port}"))
+    with pytest.raises(HostKeyUnknown):  # as ssh, which does not read this one
+        connect("box").close()
+    assert not _ssh_accepts(ssh_home)
+
+
+def _ssh_accepts(ssh_home: SshHome) -> bool:
+    """Does the real ssh, with this test's config and known_hosts, accept the server's key?"""
+    result = subprocess.run(
+        ["ssh", "-F", str(ssh_home.ssh_dir / "config"), "-o", f"UserKnownHostsFile={ssh_home.ssh_dir / 'known_hosts'}",
+         "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+         "-i", str(ssh_home.ssh_dir / "id_ed25519"), "box", "true"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+    return result.returncode == 0
 
 
 def test_any_matching_line_accepts_a_stale_one_of_the_same_type_does_not_make_it_changed(

@@ -94,9 +94,11 @@ class SshTarget:
 
     @property
     def known_hosts_name(self) -> str:
-        """How known_hosts names this server: `host`, or `[host]:port` off port 22."""
-        name = self.host_key_alias or self.hostname
-        return name if self.port == 22 else f"[{name}]:{self.port}"
+        """How known_hosts names this server: `host`, or `[host]:port` off port 22; a HostKeyAlias as
+        written, whatever the port (sshconnect.c: the alias replaces `[host]:port` whole)."""
+        if self.host_key_alias:
+            return self.host_key_alias
+        return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
     def silence_limit(self, default: float) -> float:
         """Seconds of silence on this host's stream that count as a dead peer.
