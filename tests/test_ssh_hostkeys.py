@@ -66,12 +66,45 @@ def test_a_host_key_alias_is_looked_up_without_the_port_as_ssh_does(ssh_home: Ss
 
 def _ssh_accepts(ssh_home: SshHome) -> bool:
     """Does the real ssh, with this test's config and known_hosts, accept the server's key?"""
+    return _ssh_verdict(ssh_home) == "ok"
+
+
+def _ssh_verdict(ssh_home: SshHome) -> str:
+    """What the real ssh says of the server's key with this test's config and known_hosts:
+    ok, changed or unknown."""
     result = subprocess.run(
         ["ssh", "-F", str(ssh_home.ssh_dir / "config"), "-o", f"UserKnownHostsFile={ssh_home.ssh_dir / 'known_hosts'}",
          "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
          "-i", str(ssh_home.ssh_dir / "id_ed25519"), "box", "true"],
         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
-    return result.returncode == 0
+    if result.returncode == 0:
+        return "ok"
+    return "changed" if "HAS CHANGED" in result.stderr else "unknown"
+
+
+def _gpudeck_verdict() -> str:
+    try:
+        connect("box").close()
+    except HostKeyChanged:
+        return "changed"
+    except HostKeyUnknown:
+        return "unknown"
+    return "ok"
+
+
+@pytest.mark.slow
+def test_a_port_less_line_counts_off_port_22_exactly_as_far_as_ssh_lets_it(ssh_home: SshHome, tmp_path: Path) -> None:
+    # ssh 9 looks up `[host]:port`; only when no line names that at all does a bare `host` line
+    # holding the very key accept it (a different key there is unknown, not changed).
+    right = host_key_line(ssh_home.server)
+    bare_right = right.replace(f"[127.0.0.1]:{ssh_home.server.port}", "127.0.0.1")
+    bare_wrong = _line(ssh_home, _impostor(tmp_path), name="127.0.0.1")
+    port_wrong = _line(ssh_home, _impostor(tmp_path, "ecdsa"))
+    cases = {"bare right": (bare_right, "ok"), "bare wrong": (bare_wrong, "unknown"),
+             "port wrong, bare right": (port_wrong + bare_right, "changed")}
+    for name, (text, expected) in cases.items():
+        (ssh_home.ssh_dir / "known_hosts").write_text(text)
+        assert (_ssh_verdict(ssh_home), _gpudeck_verdict()) == (expected, expected), name
 
 
 def test_any_matching_line_accepts_a_stale_one_of_the_same_type_does_not_make_it_changed(

@@ -70,6 +70,12 @@ class KnownHosts:
                 types.append(line.keytype)
         return types
 
+    def holds(self, name: str, key: paramiko.PKey) -> bool:
+        """A plain line for name holds this key, and no @revoked line does."""
+        blob = key.asbytes()
+        lines = [line for line in self._lines(name) if line.blob == blob]
+        return any(line.marker is None for line in lines) and not any(line.marker == "@revoked" for line in lines)
+
     def check(self, name: str, key: paramiko.PKey) -> None:
         """Return if the key is known for name; raise HostKeyRevoked, HostKeyChanged or HostKeyUnknown."""
         blob = key.asbytes()
@@ -116,11 +122,17 @@ def _ca_notice(lines: list[KnownLine]) -> str:
 Confirm = Callable[[str, paramiko.PKey], bool]
 
 
-def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | None) -> None:
-    """check(), asking `confirm` about an unknown key when one is given; a changed or revoked key always raises."""
+def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | None, bare: str | None = None) -> None:
+    """check(), asking `confirm` about an unknown key when one is given; a changed or revoked key always raises.
+
+    bare: the host name without its port, for a server off port 22. As ssh 9 does, when no line
+    names `[host]:port` at all, a line for the bare host holding this very key accepts it (a
+    different key there leaves it unknown, not changed)."""
     try:
         known.check(name, key)
     except HostKeyUnknown:
+        if bare is not None and bare != name and known.holds(bare, key):
+            return
         if confirm is None or not confirm(name, key):
             raise
         known.add(name, key)

@@ -100,6 +100,11 @@ class SshTarget:
             return self.host_key_alias
         return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
 
+    @property
+    def known_hosts_bare_name(self) -> str | None:
+        """The port-less name ssh also accepts a matching key under, off port 22 without an alias."""
+        return None if self.host_key_alias or self.port == 22 else self.hostname
+
     def silence_limit(self, default: float) -> float:
         """Seconds of silence on this host's stream that count as a dead peer.
 

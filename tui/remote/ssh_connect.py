@@ -184,7 +184,8 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
         except paramiko.SSHException:
             raise SshError(f"{target.describe()}: SSH handshake failed: no answer within {timeout:g} s") from None
         try:
-            verify(known, target.known_hosts_name, server_key, strict_confirm(target, confirm))
+            verify(known, target.known_hosts_name, server_key, strict_confirm(target, confirm),
+                   target.known_hosts_bare_name)
         except HostKeyUnknown as exc:
             exc.strict = target.strict_host_key_checking == "true"
             raise
