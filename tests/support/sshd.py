@@ -221,6 +221,19 @@ class SshHome:
             f"[ssh]\nalive_timeout = {alive_timeout}\nbackoff_initial = {backoff_initial}\nbackoff_max = {backoff_max}\n")
 
 
+def ssh_verdict(ssh_home: SshHome, target: str = "box") -> str:
+    """What the real ssh says of the server's key with this test's ~/.ssh (config, known_hosts, key):
+    ok, changed or unknown (refused otherwise)."""
+    result = subprocess.run(
+        ["ssh", "-F", str(ssh_home.ssh_dir / "config"), "-o", f"UserKnownHostsFile={ssh_home.ssh_dir / 'known_hosts'}",
+         "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+         "-i", str(ssh_home.ssh_dir / "id_ed25519"), target, "true"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+    if result.returncode == 0:
+        return "ok"
+    return "changed" if "HAS CHANGED" in result.stderr else "unknown"
+
+
 def serve_pids(agent_dir: Path) -> list[int]:
     """Live `serve` processes for this agent dir (a leak check after cuts)."""
     from tests.support.jobs import pids_with

@@ -18,6 +18,7 @@ from typing import Any
 import paramiko
 
 from . import hostkey_errors
+from .host_certs import CERT_TYPES
 from .hostkey_errors import HostKeyError, HostKeyUnknown, fingerprint
 from .hostkeys import Confirm, KnownHosts, verify
 from .proxy_command import ShellProxyCommand
@@ -171,9 +172,11 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
     t = paramiko.Transport(sock)
     try:
         stored = known.known_types(target.known_hosts_name)
+        opts = t.get_security_options()
         if stored:  # ask for a key type we already hold, as ssh does, so a second key type is not "unknown"
-            opts = t.get_security_options()
             opts.key_types = [k for k in stored if k in opts.key_types] + [k for k in opts.key_types if k not in stored]
+        if known.has_authority(target.known_hosts_name):  # a CA vouches for this host: certificates first
+            opts.key_types = [CERT_TYPES[k] for k in opts.key_types if k in CERT_TYPES] + list(opts.key_types)
         t.banner_timeout = t.handshake_timeout = t.auth_timeout = timeout
         try:
             t.start_client(timeout=timeout)
@@ -185,7 +188,7 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
             raise SshError(f"{target.describe()}: SSH handshake failed: no answer within {timeout:g} s") from None
         try:
             verify(known, target.known_hosts_name, server_key, strict_confirm(target, confirm),
-                   target.known_hosts_bare_name)
+                   target.known_hosts_bare_name, target.host_key_alias or target.hostname)
         except HostKeyUnknown as exc:
             exc.strict = target.strict_host_key_checking == "true"
             raise
