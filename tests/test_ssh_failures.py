@@ -107,7 +107,23 @@ def test_an_unreadable_key_file_is_named_not_raised(ssh_home: SshHome, tmp_path:
     bad.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nbm90IGEga2V5\n-----END OPENSSH PRIVATE KEY-----\n")
     bad.chmod(0o600)
     _point_box_at(ssh_home, ssh_home.server.port, "  IdentityFile ~/.ssh/garbage\n  IdentitiesOnly yes\n")
-    one_line_cause(gpudeck("ps", cwd=tmp_path), "garbage")
+    one_line_cause(gpudeck("ps", cwd=tmp_path), "garbage: not a private key file")
+
+
+def test_a_key_of_a_type_paramiko_cannot_load_is_skipped_not_fatal(ssh_home: SshHome, tmp_path: Path) -> None:
+    # A default ~/.ssh/id_dsa (tried before id_ed25519, as ssh orders them) used to end every connection.
+    import subprocess
+
+    from tui.remote.ssh_connect import connect
+
+    ssh_home.trust()
+    subprocess.run(["ssh-keygen", "-q", "-t", "dsa", "-N", "", "-f", str(ssh_home.ssh_dir / "id_dsa")], check=True)
+    connect("box", timeout=10).close()
+    (ssh_home.ssh_dir / "id_ed25519").unlink()
+    from tui.remote.ssh_connect import SshError
+
+    with pytest.raises(SshError, match="id_dsa: this key type is not supported"):
+        connect("box", timeout=10)
 
 
 def test_a_server_that_refuses_session_channels(ssh_home: SshHome, tmp_path: Path) -> None:

@@ -10,12 +10,14 @@ import base64
 import contextlib
 import os
 import socket
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import paramiko
+from paramiko.pkey import UnknownKeyType
 
 from . import hostkey_errors
 from .host_certs import CERT_TYPES
@@ -64,6 +66,10 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
     except OSError as exc:
         raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
 
+
+# Loading an old id_dsa (ssh's default list still names it) warns on stderr on every connect; the key
+# is skipped and named in one line instead.
+warnings.filterwarnings("ignore", message="SSH DSA keys are deprecated")
 
 # Passphrases the user typed (TUI), kept in memory only, for this process's lifetime.
 _passphrases: dict[str, str] = {}
@@ -118,9 +124,20 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
                 except (paramiko.SSHException, ValueError, TypeError):
                     pass  # a wrong passphrase: the key is skipped and named below
             keys.append((path, None, f"{path} is encrypted: load it into ssh-agent (ssh-add {path})"))
-        except (paramiko.SSHException, OSError, ValueError) as exc:
-            keys.append((path, None, f"{path}: {exc}"))
+        except (paramiko.SSHException, OSError, ValueError, UnknownKeyType) as exc:
+            keys.append((path, None, _unloadable(path, exc)))
     return keys
+
+
+def _unloadable(path: str, exc: Exception) -> str:
+    """Why a key file was skipped, in one short line (cryptography's PEM error carries a URL)."""
+    if isinstance(exc, UnknownKeyType):
+        return f"{path}: this key type is not supported (ssh no longer accepts it either by default)"
+    if isinstance(exc, OSError):
+        return f"{path}: {exc.strerror or exc}"
+    if isinstance(exc, ValueError) and "PEM" in str(exc):
+        return f"{path}: not a private key file"
+    return f"{path}: {_why(exc)}"
 
 
 def _public_blob(path: str) -> bytes | None:
