@@ -126,6 +126,17 @@ def test_a_key_of_a_type_paramiko_cannot_load_is_skipped_not_fatal(ssh_home: Ssh
         connect("box", timeout=10)
 
 
+def test_a_jump_host_that_cannot_reach_the_target(ssh_home: SshHome, tmp_path: Path) -> None:
+    from tests.support.sshd import free_port
+
+    ssh_home.trust()
+    ssh_home.write_ssh_config(f"Host jump\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              f"Host box\n  HostName 127.0.0.1\n  Port {free_port()}\n  User root\n  ProxyJump jump\n")
+    ssh_home.add_host()
+    line = one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "jump host cannot reach")
+    assert "ChannelException" not in line and "(2," not in line, line
+
+
 def test_a_server_that_refuses_session_channels(ssh_home: SshHome, tmp_path: Path) -> None:
     server = make_sshd(tmp_path / "no-sessions", extra=["MaxSessions 0"])  # forwarding only, no exec/sftp
     try:

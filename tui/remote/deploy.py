@@ -112,7 +112,8 @@ def run_command(conn: Connection, argv: list[str], timeout: float | None = None)
 
 
 def _why(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
+    text = exc.text if isinstance(exc, paramiko.ChannelException) else str(exc)  # its str() is a tuple
+    return " ".join(str(text).split())[:200] or type(exc).__name__
 
 
 def python_one_line(script: str) -> str:

@@ -54,8 +54,8 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
     if via is not None:
         try:
             return via.open_channel("direct-tcpip", (target.hostname, target.port), ("127.0.0.1", 0), timeout=timeout)
-        except (paramiko.SSHException, OSError) as exc:
-            raise SshError(f"jump host cannot reach {target.describe()}: {exc}") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise SshError(f"jump host cannot reach {target.describe()}: {_why(exc)}") from None
     if target.proxy_command:
         try:
             return ShellProxyCommand(target.proxy_command)
@@ -236,8 +236,10 @@ def strict_confirm(target: SshTarget, confirm: Confirm | None) -> Confirm | None
 
 
 def _why(exc: BaseException) -> str:
-    """An exception as one line (paramiko's may span lines or be empty)."""
-    return " ".join(str(exc).split())[:300] or type(exc).__name__
+    """An exception as one line (paramiko's may span lines or be empty; a ChannelException's text
+    is the server's reason, its str() a tuple)."""
+    text = exc.text if isinstance(exc, paramiko.ChannelException) else str(exc)
+    return " ".join(str(text).split())[:300] or type(exc).__name__
 
 
 def _local_user() -> str:
