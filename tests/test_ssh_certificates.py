@@ -97,3 +97,23 @@ def test_the_plain_key_is_still_offered_after_a_refused_certificate(ca_sshd: Ssh
         connect("box", timeout=10).close()  # paramiko alone would offer only the certificate
     finally:
         authorized.write_text("")
+
+
+def test_an_agent_holding_the_key_and_its_certificate_logs_in(ca_sshd: Sshd, home: Path, agent: Path) -> None:
+    key = keygen(home / ".ssh" / "hw_key")
+    sign(ca_sshd.root / "user_ca", key.with_name("hw_key.pub"), "root", "hw_key-cert.pub")
+    subprocess.run(["ssh-add", str(key)], check=True, capture_output=True)  # adds hw_key-cert.pub too
+    key.unlink()
+    key.with_name("hw_key-cert.pub").unlink()  # only the agent has them now
+    _config(home, ca_sshd, "  IdentityFile ~/.ssh/hw_key.pub\n")
+    connect("box", timeout=10).close()
+
+
+def test_a_certificatefile_goes_with_the_agents_copy_of_its_key(ca_sshd: Sshd, home: Path, agent: Path) -> None:
+    # A hardware-backed or password-manager agent holds the private key; the certificate is a file.
+    key = keygen(home / ".ssh" / "hw_key")
+    cert = sign(ca_sshd.root / "user_ca", key.with_name("hw_key.pub"), "root", "issued.pub")
+    subprocess.run(["ssh-add", str(key)], check=True, capture_output=True)
+    key.unlink()
+    _config(home, ca_sshd, f"  IdentityFile ~/.ssh/hw_key.pub\n  CertificateFile {cert}\n")
+    connect("box", timeout=10).close()

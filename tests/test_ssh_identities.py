@@ -4,32 +4,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.support.sshd import SshHome
-from tests.support.waiting import wait_for
 from tui.remote.ssh_connect import connect
 
 
 def _box(ssh_home: SshHome, extra: str) -> None:
     ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n{extra}")
-
-
-@pytest.fixture
-def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A real ssh-agent of this test's own (the fixture ssh_home hides the machine's)."""
-    sock = tmp_path / "agent.sock"
-    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for(sock.exists, timeout=10, what="ssh-agent's socket")
-        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
-        yield sock
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_identities_only_without_identity_file_tries_the_default_keys(ssh_home: SshHome) -> None:

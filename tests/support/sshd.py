@@ -221,6 +221,22 @@ class SshHome:
             f"[ssh]\nalive_timeout = {alive_timeout}\nbackoff_initial = {backoff_initial}\nbackoff_max = {backoff_max}\n")
 
 
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A real ssh-agent of this test's own (the fixture ssh_home hides the machine's)."""
+    from tests.support.waiting import wait_for
+
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(sock.exists, timeout=10, what="ssh-agent's socket")
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        yield sock
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def ssh_verdict(ssh_home: SshHome, target: str = "box") -> str:
     """What the real ssh says of the server's key with this test's ~/.ssh (config, known_hosts, key):
     ok, changed or unknown (refused otherwise)."""

@@ -24,7 +24,7 @@ from .host_certs import CERT_TYPES
 from .hostkey_errors import HostKeyError, HostKeyUnknown, fingerprint
 from .hostkeys import Confirm, KnownHosts, verify
 from .proxy_command import ShellProxyCommand
-from .ssh_certs import offers
+from .ssh_certs import beside, certifies, offers
 from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
 
 
@@ -93,9 +93,12 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
         agent = list(paramiko.Agent().get_keys())
     files = target.identity_files or default_identities()
     if target.identities_only:
-        wanted = {_public_blob(path) for path in files}
-        agent = [k for k in agent if k.asbytes() in wanted]
-    keys += [("ssh-agent", k, None) for k in agent]
+        # an agent's certificate counts as the key it certifies
+        wanted = {blob for blob in (_public_blob(path) for path in files) if blob is not None}
+        agent = [k for k in agent if k.asbytes() in wanted or any(certifies(k.asbytes(), b) for b in wanted)]
+    cert_paths = [*target.certificate_files, *(beside(path) for path in files)]
+    for k in agent:
+        keys += [(name, key, None) for name, key in offers("ssh-agent", k, cert_paths)]
     offered = {k.asbytes() for k in agent}
     for path in files:
         if _public_blob(path) in offered:
@@ -106,7 +109,7 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
             continue
         try:
             keys += [(name, key, None) for name, key in offers(path, paramiko.PKey.from_path(path, _secret(path)),
-                                                                  target.certificate_files)]
+                                                                  [*target.certificate_files, beside(path)])]
         except FileNotFoundError:
             continue
         except (paramiko.PasswordRequiredException, TypeError) as exc:
@@ -118,7 +121,7 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
             if secret is not None:
                 try:
                     key = paramiko.PKey.from_path(path, secret.encode())
-                    keys += [(name, k, None) for name, k in offers(path, key, target.certificate_files)]
+                    keys += [(name, k, None) for name, k in offers(path, key, [*target.certificate_files, beside(path)])]
                     _passphrases[path] = secret
                     continue
                 except (paramiko.SSHException, ValueError, TypeError):
