@@ -176,8 +176,8 @@ def test_strict_host_key_checking_yes_never_adds_a_key_even_when_told_to_trust(s
                                                                                tmp_path: Path) -> None:
     ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
                               "  StrictHostKeyChecking yes\n")
-    with pytest.raises(HostKeyUnknown):
-        connect("box", confirm=lambda name, key: True).close()
+    with pytest.raises(HostKeyUnknown, match="StrictHostKeyChecking yes: add it to known_hosts yourself"):
+        connect("box", confirm=lambda name, key: True).close()  # the TUI shows this line
     ssh_home.add_host()
     refused = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
     assert refused.returncode == EXIT_HOSTKEY and "StrictHostKeyChecking is yes" in refused.stderr, refused.stderr

@@ -30,6 +30,10 @@ class HostKeyUnknown(HostKeyError):
         self.name, self.key, self.strict = name, key, strict
         super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)}){note}")
 
+    def __str__(self) -> str:  # strict is set once the host's config is known, after the check
+        said = super().__str__()
+        return f"{said}; StrictHostKeyChecking yes: add it to known_hosts yourself" if self.strict else said
+
 
 class HostKeyChanged(HostKeyError):
     """The server's key matches no known line while some line (of any key type) names the host."""
