@@ -6,6 +6,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,31 @@ def test_tilde_and_percent_d_are_the_passwd_home_whatever_HOME_says(configs: Pat
     pw_home = pwd.getpwuid(os.getuid()).pw_dir
     assert os.environ["HOME"] != pw_home
     assert resolve("h", config=load_config(config)).identity_files == [f"{pw_home}/k1", f"{pw_home}/k2", "/x/~/k3"]
+
+
+@pytest.mark.slow
+def test_a_suffix_that_resolves_canonicalizes_as_ssh_does(configs: Path) -> None:
+    # Both run in a mount namespace whose /etc/hosts resolves gpu7.lab.example (the machine's stays).
+    from tests.support.sshd import can_fake_login_shell
+
+    if not can_fake_login_shell():
+        pytest.skip("needs root and unshare -m for a private /etc/hosts")
+    hosts = configs / "hosts"
+    # glibc looks the anchored name (trailing dot) up as written: list both spellings
+    hosts.write_text("127.0.0.1 localhost\n127.0.0.7 gpu7.lab.example gpu7.lab.example.\n")
+    config = configs / "canonical_found.conf"
+
+    def in_namespace(*argv: str) -> list[str]:
+        out = subprocess.run(["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts),
+                              *argv], capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL,
+                             timeout=60, cwd=configs).stdout
+        return [line for line in out.splitlines() if line.split(" ", 1)[0] in KEYWORDS]
+
+    for target in ("gpu7", "GPU7"):
+        theirs = in_namespace("ssh", "-G", "-F", str(config), target)
+        ours = in_namespace(sys.executable, "-m", "tui", "hosts", "resolve", "-F", str(config), target)
+        assert "hostname gpu7.lab.example" in theirs and "port 2207" in theirs  # the case is real
+        pw_home = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/"
+        theirs = [line.replace(pw_home, os.environ["HOME"] + "/") for line in theirs]
+        assert sorted(ours) == sorted(theirs) and [x for x in ours if x.startswith("identityfile")] == \
+            [x for x in theirs if x.startswith("identityfile")]
