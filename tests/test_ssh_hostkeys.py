@@ -172,6 +172,7 @@ def test_strict_host_key_checking_accept_new_and_no_add_a_new_key_but_never_a_ch
         connect("box").close()
 
 
+@pytest.mark.slow  # a CLI process
 def test_strict_host_key_checking_yes_never_adds_a_key_even_when_told_to_trust(ssh_home: SshHome,
                                                                                tmp_path: Path) -> None:
     ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
