@@ -87,6 +87,8 @@ class SshTarget:
     server_alive_count_max: int = 3
     host_key_alias: str | None = None
     certificate_files: list[str] = field(default_factory=list)
+    # IdentityAgent: None (ssh's default, $SSH_AUTH_SOCK), "none", "SSH_AUTH_SOCK", "$VAR", or a socket path
+    identity_agent: str | None = None
     user_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_USER_KNOWN_HOSTS))
     global_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_GLOBAL_KNOWN_HOSTS))
     strict_host_key_checking: str = "ask"
@@ -125,6 +127,8 @@ class SshTarget:
         lines += [f"identityfile {path}" for path in identities]
         lines.append(f"identitiesonly {'yes' if self.identities_only else 'no'}")
         lines += [f"certificatefile {path}" for path in self.raw.get("certificatefile", [])]
+        if self.identity_agent is not None:
+            lines.append(f"identityagent {self.identity_agent}")
         for key in ("proxycommand", "proxyjump"):
             value = (self.raw.get(key) or [""])[0]
             if value and value.lower() != "none":
@@ -200,6 +204,7 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
             server_alive_count_max=_count(_first(opts, "serveralivecountmax"), 3),
             host_key_alias=alias,
             certificate_files=[_path(p, values) for p in raw.get("certificatefile", [])],
+            identity_agent=_agent_path(_first(opts, "identityagent"), values),
             user_known_hosts_files=[_path(p, values) for p in opts.get("userknownhostsfile", DEFAULT_USER_KNOWN_HOSTS)],
             global_known_hosts_files=[_path(p, values)
                                       for p in opts.get("globalknownhostsfile", DEFAULT_GLOBAL_KNOWN_HOSTS)],
@@ -218,6 +223,14 @@ def _first(opts: dict[str, list[str]], key: str) -> str | None:
 def _path(path: str, values: dict[str, str]) -> str:
     """~ then %tokens and ${VARS}, as ssh expands IdentityFile and its kin ('none' stays)."""
     return path if path.lower() == "none" else expand(expand_tilde(path), values, env=True)
+
+
+def _agent_path(value: str | None, values: dict[str, str]) -> str | None:
+    """IdentityAgent as ssh reads it: `none`, `SSH_AUTH_SOCK` and `$VAR` (looked up when used) stay
+    as written; a path gets `~`, %tokens and ${VARS}."""
+    if value is None or value.lower() == "none" or value == "SSH_AUTH_SOCK" or value.startswith("$"):
+        return value
+    return _path(value, values)
 
 
 def _host_part(spec: str) -> str:

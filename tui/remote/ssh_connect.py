@@ -88,9 +88,7 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
     offered; without any IdentityFile the default keys are the identity files, IdentitiesOnly or not.
     """
     keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
-    agent: list[paramiko.PKey] = []
-    with contextlib.suppress(Exception):  # no agent running is normal
-        agent = list(paramiko.Agent().get_keys())
+    agent = agent_keys(target.identity_agent)
     files = target.identity_files or default_identities()
     if target.identities_only:
         # an agent's certificate counts as the key it certifies
@@ -130,6 +128,26 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
         except (paramiko.SSHException, OSError, ValueError, UnknownKeyType) as exc:
             keys.append((path, None, _unloadable(path, exc)))
     return keys
+
+
+def agent_keys(where: str | None) -> list[paramiko.PKey]:
+    """The keys of the agent IdentityAgent names (None or SSH_AUTH_SOCK: $SSH_AUTH_SOCK; `none`: no
+    agent; `$VAR`: the socket that variable names; else a socket path). No agent there is normal."""
+    if where is not None and where.lower() == "none":
+        return []
+    with contextlib.suppress(Exception):
+        if where is None or where == "SSH_AUTH_SOCK":
+            return list(paramiko.Agent().get_keys())
+        path = os.environ.get(where[1:], "") if where.startswith("$") else where
+        if not path:
+            return []
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(10)
+        sock.connect(path)
+        agent = paramiko.agent.AgentSSH()
+        agent._connect(sock)  # paramiko.Agent() only dials $SSH_AUTH_SOCK; this is its own handshake
+        return list(agent.get_keys())
+    return []
 
 
 def _unloadable(path: str, exc: Exception) -> str:
