@@ -187,3 +187,12 @@ def test_strict_host_key_checking_yes_never_adds_a_key_even_when_told_to_trust(s
         "ssh-ed25519" not in (ssh_home.gpudeck_home / "known_hosts").read_text()
     (ssh_home.ssh_dir / "known_hosts").write_text(host_key_line(ssh_home.server))  # the user adds it: it works
     connect("box").close()
+
+
+def test_batch_mode_asks_nobody_about_an_unknown_key(ssh_home: SshHome) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              "  BatchMode yes\n")
+    asked: list[str] = []
+    with pytest.raises(HostKeyUnknown):
+        connect("box", confirm=lambda name, key: asked.append(name) or True).close()
+    assert asked == []

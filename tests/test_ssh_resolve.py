@@ -17,7 +17,7 @@ from tui.remote.ssh_config import SshConfig, jump_chain, load_config, resolve
 DATA = Path(__file__).parent / "data" / "ssh_config"
 KEYWORDS = ["hostname", "user", "port", "identityfile", "identitiesonly", "certificatefile", "proxycommand",
             "proxyjump", "hostkeyalias", "userknownhostsfile", "globalknownhostsfile", "stricthostkeychecking",
-            "connecttimeout", "serveraliveinterval", "serveralivecountmax", "identityagent"]
+            "connecttimeout", "serveraliveinterval", "serveralivecountmax", "identityagent", "batchmode"]
 CASES = {
     # first value wins, `!` and wildcards in Host, `# comment`, quotes, tokens left raw, names lower-cased
     "patterns.conf": ["web1.example", "web9.example", "foo.example", "Gpu1", "gpu1", "jump-target", "eq-host",
@@ -32,7 +32,7 @@ CASES = {
     # `Match !final` asks for the second pass too; without any, `Match canonical` never matches
     "notfinal.conf": ["h"], "nofinal.conf": ["h"],
     # IdentityAgent (hardware and password-manager agents)
-    "agent.conf": ["hw", "off", "env", "plain", "other"],
+    "agent.conf": ["hw", "off", "env", "plain", "other", "batch", "batch2"],
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")

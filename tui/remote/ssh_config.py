@@ -89,6 +89,7 @@ class SshTarget:
     certificate_files: list[str] = field(default_factory=list)
     # IdentityAgent: None (ssh's default, $SSH_AUTH_SOCK), "none", "SSH_AUTH_SOCK", "$VAR", or a socket path
     identity_agent: str | None = None
+    batch_mode: bool = False  # BatchMode: never ask anything (host keys, passphrases), as ssh
     user_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_USER_KNOWN_HOSTS))
     global_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_GLOBAL_KNOWN_HOSTS))
     strict_host_key_checking: str = "ask"
@@ -138,9 +139,13 @@ class SshTarget:
         lines.append(f"userknownhostsfile {' '.join(self.user_known_hosts_files)}")
         lines.append(f"globalknownhostsfile {' '.join(self.global_known_hosts_files)}")
         lines.append(f"stricthostkeychecking {self.strict_host_key_checking}")
+        lines.append(f"batchmode {'yes' if self.batch_mode else 'no'}")
         timeout = self.connect_timeout
         lines.append(f"connecttimeout {'none' if timeout is None else _int_text(timeout)}")
-        lines.append(f"serveraliveinterval {_int_text(self.server_alive_interval or 0)}")
+        # ssh fills in 300 for BatchMode; gpudeck's liveness keeps its own limit then (heartbeats).
+        interval = self.server_alive_interval
+        interval = 300 if interval is None and self.batch_mode else interval
+        lines.append(f"serveraliveinterval {_int_text(interval or 0)}")
         lines.append(f"serveralivecountmax {self.server_alive_count_max}")
         return lines
 
@@ -205,6 +210,7 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
             host_key_alias=alias,
             certificate_files=[_path(p, values) for p in raw.get("certificatefile", [])],
             identity_agent=_agent_path(_first(opts, "identityagent"), values),
+            batch_mode=(_first(opts, "batchmode") or "no").lower() in ("yes", "true"),
             user_known_hosts_files=[_path(p, values) for p in opts.get("userknownhostsfile", DEFAULT_USER_KNOWN_HOSTS)],
             global_known_hosts_files=[_path(p, values)
                                       for p in opts.get("globalknownhostsfile", DEFAULT_GLOBAL_KNOWN_HOSTS)],

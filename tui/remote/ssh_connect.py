@@ -231,7 +231,7 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
             exc.strict = target.strict_host_key_checking == "true"
             raise
         user = target.user or _local_user()
-        _authenticate(t, target, user, ask)
+        _authenticate(t, target, user, None if target.batch_mode else ask)
         if target.server_alive_interval and target.server_alive_interval > 0:
             t.set_keepalive(max(1, int(target.server_alive_interval)))  # this hop's own ServerAliveInterval
         return t
@@ -245,7 +245,7 @@ def strict_confirm(target: SshTarget, confirm: Confirm | None) -> Confirm | None
     (the default) asks whoever may ask; `yes` never adds a key (the user adds it to known_hosts);
     `accept-new` and `no` add it with one notice. A changed or revoked key is refused whatever it says."""
     mode = target.strict_host_key_checking
-    if mode == "true":
+    if mode == "true" or (mode == "ask" and target.batch_mode):  # BatchMode: nobody may be asked
         return None
     if mode in ("accept-new", "false"):
         def accept(name: str, key: paramiko.PKey) -> bool:
