@@ -227,7 +227,7 @@ def add(args: argparse.Namespace, session: Session) -> int:
     if args.no_connect:
         if not stored:
             add_host(entry)
-        print(f"added {args.name} ({args.target}) to {hosts_path()}, not connected: its key is not trusted yet "
+        print(f"added {args.name} ({args.target}) to {hosts_path()}, not connected: its key is not checked yet "
               f"(gpudeck hosts trust {args.name})")
         return 0
     try:
