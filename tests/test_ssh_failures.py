@@ -92,6 +92,20 @@ def test_a_proxycommand_that_dies_at_once(ssh_home: SshHome, tmp_path: Path) -> 
         assert "exited with status 3: no route to the bastion" in line  # said at once, not after a timeout
 
 
+def test_a_dead_proxycommand_is_said_the_same_on_write_as_on_read() -> None:
+    # paramiko writes its banner first: a ProxyCommand already gone used to say only "Broken pipe".
+    from paramiko.ssh_exception import ProxyCommandFailure
+
+    from tui.remote.proxy_command import ShellProxyCommand
+
+    for act in ("send", "recv"):
+        proxy = ShellProxyCommand("sh -c 'echo no route >&2; exit 3'")
+        proxy.process.wait(timeout=10)
+        with pytest.raises(ProxyCommandFailure, match="exited with status 3: no route"):
+            proxy.send(b"SSH-2.0-test\r\n" * 10000) if act == "send" else proxy.recv(100)
+        proxy.close()
+
+
 def test_auth_refused_names_the_user_and_host(ssh_home: SshHome, tmp_path: Path) -> None:
     ssh_home.trust()
     _point_box_at(ssh_home, ssh_home.server.port, "  IdentityFile ~/.ssh/other\n  IdentitiesOnly yes\n")

@@ -2,7 +2,8 @@
 
 paramiko's ProxyCommand splits the line itself (no redirections, quotes or variables) and, when the
 command exits, spins on its empty stdout until the banner timeout, then reports a timeout. Here the
-end of its output is a ProxyCommandFailure naming the exit status and its last line of stderr.
+end of its output is a ProxyCommandFailure naming the exit status and its last line of stderr, whether we notice it on
+reading or on writing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ class ShellProxyCommand(paramiko.ProxyCommand):
         shell = os.environ.get("SHELL") or "/bin/sh"
         super().__init__(shlex.join([shell, "-c", f"exec {command}"]))
         self.command = command
+
+    def send(self, content: bytes) -> int:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(content)
+        except OSError:  # it died before reading what we sent (our banner goes first): say how it ended
+            raise ProxyCommandFailure(self.command, self._ended()) from None
+        return len(content)
 
     def recv(self, size: int) -> bytes:
         out = self.process.stdout
