@@ -25,11 +25,13 @@ def cert_server(ssh_home: SshHome, tmp_path: Path) -> Iterator[Sshd]:
     server.stop()
 
 
-def serve_cert(server: Sshd, ca: Path, principals: str = "127.0.0.1", validity: str = "-5m:+1h") -> None:
-    """Sign the server's host key with `ca` and restart it offering that certificate."""
+def serve_cert(server: Sshd, ca: Path, principals: str = "127.0.0.1", validity: str = "-5m:+1h",
+               algorithm: str | None = None) -> None:
+    """Sign the server's host key with `ca` (with that signature algorithm) and restart it offering
+    that certificate."""
     pub = server.host_key.with_suffix(".pub")
     subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "test-host", "-h", "-n", principals, "-V", validity,
-                    str(pub)], check=True, capture_output=True)
+                    *(["-t", algorithm] if algorithm else []), str(pub)], check=True, capture_output=True)
     server.stop()
     server.extra = [f"HostCertificate {server.host_key}-cert.pub"]
     server.start()
@@ -79,3 +81,14 @@ def test_another_ca_or_a_revoked_ca_is_not_trusted(ssh_home: SshHome, cert_serve
     assert ssh_verdict(ssh_home) == "unknown" and "no @cert-authority line" in verdict()
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca) + ca_line(ca, "@revoked"))
     assert ssh_verdict(ssh_home) != "ok" and "CA key is @revoked" in verdict()
+
+
+def test_a_ca_signature_made_with_sha1_is_refused_as_by_ssh(ssh_home: SshHome, cert_server: Sshd,
+                                                           tmp_path: Path) -> None:
+    ca = keygen(tmp_path / "rsa_ca", "rsa")
+    serve_cert(cert_server, ca, algorithm="ssh-rsa")  # RSA with SHA-1: out of ssh's CASignatureAlgorithms
+    (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca))
+    ours = verdict()
+    assert ssh_verdict(ssh_home) == "unknown" and "ssh-rsa" in ours and ours.startswith("unknown"), ours
+    serve_cert(cert_server, ca, algorithm="rsa-sha2-512")  # the same CA with SHA-512 is fine
+    assert (ssh_verdict(ssh_home), verdict()) == ("ok", "ok")

@@ -27,6 +27,12 @@ CERT_TYPES = {"ssh-ed25519": "ssh-ed25519-cert-v01@openssh.com",
               "rsa-sha2-512": "rsa-sha2-512-cert-v01@openssh.com", "rsa-sha2-256": "rsa-sha2-256-cert-v01@openssh.com"}
 
 
+# ssh's default CASignatureAlgorithms (OpenSSH 9): a CA signature made with SHA-1 (`ssh-rsa`) is refused.
+CA_SIGNATURE_ALGORITHMS = frozenset({"ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+                                     "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com",
+                                     "sk-ecdsa-sha2-nistp256@openssh.com", "rsa-sha2-512", "rsa-sha2-256"})
+
+
 class CertInvalid(Exception):
     """Why a host certificate is not accepted, in a few words."""
 
@@ -89,6 +95,12 @@ def check(cert_blob: bytes, principal: str, trusted_cas: set[bytes], revoked: se
     # no principals: any host; else one of them, a pattern allowed (sshkey_cert_check_host, wildcards on)
     if cert.principals and not any(host_matches(p, principal) for p in cert.principals):
         raise CertInvalid(f"{principal} is not among its principals ({', '.join(cert.principals)})")
+    try:
+        algorithm = paramiko.Message(cert.signature).get_text()
+    except (paramiko.SSHException, ValueError, IndexError, UnicodeDecodeError):
+        raise CertInvalid("its CA signature is malformed") from None
+    if algorithm not in CA_SIGNATURE_ALGORITHMS:
+        raise CertInvalid(f"its CA signed it with {algorithm}, which ssh no longer accepts (CASignatureAlgorithms)")
     try:
         ca = paramiko.PKey.from_type_string(cert.ca_type, cert.ca_blob)
         good = ca.verify_ssh_sig(cert.signed, paramiko.Message(cert.signature))
