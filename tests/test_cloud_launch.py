@@ -78,7 +78,7 @@ def test_find_idle_stop_it_launch_a_host_and_run_a_job(ssh_home: SshHome, aliyun
     assert f'instance_id = "{new_id}"' in hosts and f'host_key_alias = "{new_id}"' in hosts
     assert f'target = "root@127.0.0.1:{ssh_home.server.port}"' in hosts and 'provider = "aliyun"' in hosts
     known = (ssh_home.gpudeck_home / "known_hosts").read_text()
-    assert known.startswith(f"[{new_id}]:{ssh_home.server.port} ssh-ed25519 ")  # by instance id, not the address
+    assert known.startswith(f"{new_id} ssh-ed25519 ")  # by instance id (bare, as ssh stores a HostKeyAlias), not the address
 
     job = gpudeck("run", "--host", "gpu1", "--", "echo", "hello from the cloud", cwd=tmp_path)
     assert job.returncode == 0, job.stderr

@@ -99,7 +99,7 @@ class SshTransport(Transport):
             chan = conn.transport.open_session(timeout=self.settings.connect_timeout)
             chan.settimeout(self.alive_timeout)
             chan.exec_command(serve_command(deployed, self.heartbeat))
-        except (paramiko.SSHException, OSError) as exc:
+        except (paramiko.SSHException, OSError, EOFError) as exc:
             conn.close()
             raise TransportError(f"{self.host}: cannot start the agent: {exc}") from None
         except (TransportError, HostKeyError):
