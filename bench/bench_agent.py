@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -33,15 +34,48 @@ def spec(workdir: str, argv: list[str], **extra: object) -> dict:
     return {"id": job_id, "name": "bench-" + job_id[-6:], "argv": argv, "workdir": workdir, **extra}
 
 
+CPU_PER_EVENT: dict[str, list[float]] = {"supervisor": [], "serve": [], "client": []}
+
+
 def pipeline_events_per_s(client: AgentClient, workdir: str, n: int) -> float:
+    """Events/s of one flood; also records each process's CPU µs per event (CPU_PER_EVENT): a
+    figure a busy machine distorts far less than wall time."""
+    serve = client.transport.proc.pid  # type: ignore[attr-defined]
+    serve0, client0 = proc_stats(serve)[1], _own_cpu()
     start = time.perf_counter()
     job = client.request("launch", spec=spec(workdir, [sys.executable, "-c", FLOOD.format(n=n)]), timeout=60)
+    supervisor = next(j["supervisor_pid"] for j in client.request("jobs")["jobs"] if j["id"] == job["id"])
+    last_cpu = [0.0]
+    sampling = threading.Event()
+
+    def sample() -> None:  # the supervisor exits at the end: keep its last CPU reading
+        while not sampling.is_set():
+            try:
+                last_cpu[0] = proc_stats(supervisor)[1]
+            except (OSError, IndexError, ValueError):
+                return
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     client.tail(job["id"], "0", since_seq=0)
     metrics = 0
     while metrics < n:
         _, _, records = client.events.get(timeout=120)
         metrics += sum(1 for r in records if r["kind"] == "metric")
-    return n / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
+    serve1, client1 = proc_stats(serve)[1], _own_cpu()
+    sampler.join(timeout=30)
+    sampling.set()
+    CPU_PER_EVENT["supervisor"].append(1e6 * last_cpu[0] / n)
+    CPU_PER_EVENT["serve"].append(1e6 * (serve1 - serve0) / n)
+    CPU_PER_EVENT["client"].append(1e6 * (client1 - client0) / n)
+    return n / elapsed
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
 
 
 def baseline_lines_per_s(n: int) -> float:
@@ -115,6 +149,9 @@ def main() -> None:
             print(f"  gpudeck pipeline (parse + journal + serve + client): {p:,.0f}/s")
             print(f"  baseline (raw pipe, no parsing):                     {b:,.0f}/s")
             print(f"  ratio pipeline/baseline: {p / b:.2f}")
+            cpu = {k: statistics.median(v) for k, v in CPU_PER_EVENT.items()}
+            print("CPU per metric event, median: " + ", ".join(f"{k} {v:.1f} µs" for k, v in cpu.items())
+                  + f" (the slowest process bounds the pipeline at ~{1e6 / max(cpu.values()):,.0f}/s per core)")  # fmt: skip
             cost = agent_cost(client, tmp, args.cost_seconds)
             print(f"agent cost over {args.cost_seconds:.0f}s of a job printing 10 lines/s:")
             print(f"  supervisor: RSS {cost['supervisor_rss_mib']:.1f} MiB, CPU {cost['supervisor_cpu_pct']:.2f} %")

@@ -26,8 +26,10 @@ def events(agent_dir: Path, job_id: str, name: str) -> list[dict]:
 def test_budget_warns_at_80_percent_then_stops_the_job(agent_dir: Path, workdir: Path) -> None:
     client = AgentClient(LocalTransport(agent_dir))
     client.connect()
-    # 3600 USD/h at half the host is 0.5 USD/s: a 1.5 USD budget lasts 3 s.
-    job = launch(client, workdir, SLEEP, price={"per_hour": 3600.0, "share": 0.5, "currency": "USD"}, budget=1.5)
+    # 3600 USD/h at half the host is 0.5 USD/s: a 1.5 USD budget lasts 3 s. With a grace of 1 s and no
+    # stop measured on this host yet, the stop starts 1 s (0.50 USD) early, so the job ends on budget.
+    job = launch(client, workdir, SLEEP, price={"per_hour": 3600.0, "share": 0.5, "currency": "USD"}, budget=1.5,
+                 grace=1)
     client.close()  # nobody watches: the supervisor alone must enforce it
     second = AgentClient(LocalTransport(agent_dir))
     second.connect()
@@ -35,11 +37,17 @@ def test_budget_warns_at_80_percent_then_stops_the_job(agent_dir: Path, workdir:
         final = wait_state(second, job["id"], {"stopped"}, timeout=20)
     finally:
         second.close()
-    assert final["reason"].startswith("budget: accrued 1.5") and "budget of 1.50" in final["reason"]
+    assert final["reason"].startswith("budget: accrued 1.0") and "with 0.500 more over the stop (1 s)" in final["reason"]
+    assert final["reason"].endswith("reaches the budget of 1.50")
     [warning] = events(agent_dir, job["id"], "budget_warning")
-    assert warning["data"]["accrued"] >= 1.2 and warning["data"]["share"] == 0.5
+    assert warning["data"]["accrued"] >= 1.0 and warning["data"]["share"] == 0.5
     [stop] = events(agent_dir, job["id"], "autostop")
-    assert stop["data"]["rule"] == "budget" and stop["data"]["accrued"] >= 1.5
+    assert stop["data"]["rule"] == "budget" and 1.0 <= stop["data"]["accrued"] < 1.5
+    assert stop["data"]["stop_lead_s"] == 1.0 and stop["data"]["during_stop"] == 0.5
+    # What the job cost, from the journal's own times: it ended on budget, not over it.
+    records = journal(agent_dir, job["id"])
+    ran = next(r["t"] for r in records if r.get("state") == "stopped") - next(r["t"] for r in records if r.get("state") == "running")
+    assert ran * 0.5 <= 1.5, ran
     assert warning["seq"] < stop["seq"]
 
 

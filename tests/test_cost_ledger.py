@@ -43,13 +43,14 @@ def test_a_fact_written_is_kept_across_reopen_and_job_end_is_updated(tmp_path: P
         assert fact.amount == 1.5
 
 
-def test_price_rows_only_on_change_and_they_price_the_past(tmp_path: Path) -> None:
+def test_price_rows_only_on_change_each_from_when_it_was_set(tmp_path: Path) -> None:
     with Ledger(tmp_path / "state.db") as ledger:
         assert ledger.record_price("h", T0, 3.6, "USD", "a", T0)
         assert not ledger.record_price("h", T0 + 10, 3.6, "USD", "a", T0 + 10)
         assert ledger.record_price("h", T0 + 1000, 7.2, "USD", "b", T0 + 1000)
         periods = host_periods("h", HostPrice(7.2, "USD", "on-demand", "b"), ledger, None, T0 + 2000)
-    assert [(p.start, p.end, p.per_hour) for p in periods] == [(-math.inf, T0 + 1000, 3.6), (T0 + 1000, None, 7.2)]
+    # Nothing before the first price was set is billed at it (issue 11 finding 13: it was, from -inf).
+    assert [(p.start, p.end, p.per_hour) for p in periods] == [(T0, T0 + 1000, 3.6), (T0 + 1000, None, 7.2)]
 
 
 def test_fleet_rules_paused_since(tmp_path: Path) -> None:
@@ -66,7 +67,8 @@ def test_build_records_facts_and_removed_jobs_come_from_the_ledger(tmp_path: Pat
     job = {"id": "J", "node": "0", "name": "jname", "state": "stopped", "ended_at": T0 + 1000}
     snap = HostSnapshot("h", 0.0, T0 + 2000, [], None, [job], {("J", "0"): recs})
     with Ledger(tmp_path / "state.db") as ledger:
-        report = build([snap], {"h": PRICE}, CostContext(), ledger)
+        # hosts.toml was written before the job ran: its price holds from then.
+        report = build([snap], {"h": PRICE}, CostContext(), ledger, settings_changed_at=T0 - 1)
         assert report["jobs"][0]["accrued_usd"] == pytest.approx(1.0)
         kinds = {f.kind for f in ledger.facts()}
         assert {"price", "job_start", "job_end", "budget_stop", "budget_warning"} <= kinds

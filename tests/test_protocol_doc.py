@@ -13,6 +13,7 @@ from pathlib import Path
 from remote_agent.names import new_job_id
 from remote_agent.serving.serve import OPS
 from tests.support.jobs import launch, wait_state
+from tests.support.sshd import free_port
 from tui.remote.client import AgentClient
 
 DOC = Path(__file__).resolve().parents[1] / "remote_agent" / "PROTOCOL.md"
@@ -77,7 +78,11 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
         "hello": client.request("hello"),
         "gpus": client.request("gpus", history_since=0),
         "ping": client.request("ping"),
+        "versions": client.request("versions", python="/nonexistent/python3"),  # no torch import: quick
     }
+    answers["listen"] = held = client.request("listen", port=free_port(), seconds=10)
+    answers["probe"] = client.request("probe", addr="127.0.0.1", port=held["port"], count=1)
+    answers["unlisten"] = client.request("unlisten", port=held["port"])
     argv = ["bash", "-c", "echo step=1 loss=0.5; exec sleep 60"]
     answers["launch"] = job = launch(client, workdir, argv)
     wait_state(client, job["id"], {"running"})
@@ -88,6 +93,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["unfollow"] = client.request("unfollow", job=job["id"], node="0")
     answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)
     answers["logs"] = client.request("logs", job=job["id"], node="0")
+    answers["price"] = client.request("price", per_hour=1.5, currency="USD")
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
     new_id = new_job_id()
     answers["restart"] = client.request("restart", job=job["id"], node="0", new_id=new_id)

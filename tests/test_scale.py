@@ -78,10 +78,13 @@ def test_torchrun_lines_keep_the_interpreter_and_place_nodes_round_robin() -> No
                          nodes=3, nproc_per_node=2, master_port=29999)
     plans = plan(opts)
     assert [(p.host, p.node) for p in plans] == [("local", "0"), ("local", "1"), ("local", "2")]
-    assert list(plans[2].argv) == [PY, "-u", "-m", "torch.distributed.run", "--nnodes=3", "--node-rank=2",
+    # gpudeck's trainer runs under trainer.torchrun (a stop ends 0); any other module under torchrun itself.
+    assert list(plans[2].argv) == [PY, "-u", "-m", "trainer.torchrun", "--nnodes=3", "--node-rank=2",
                                    "--nproc-per-node=2", "--master-addr=127.0.0.1", "--master-port=29999",
                                    "-m", "trainer", "--steps", "3"]
     assert dict(plans[1].env)["GPUDECK_NODE_RANK"] == "1"
+    module = plan(LaunchOptions(argv=(PY, "-m", "mytrain"), nodes=2, master_port=1234))
+    assert module[0].argv[1:3] == ("-m", "torch.distributed.run")
     other = plan(LaunchOptions(argv=("./train.sh",), nodes=2, master_port=1234))
     assert other[0].argv[:1] == ("torchrun",) and "--no-python" in other[0].argv
 
@@ -156,6 +159,14 @@ def test_scale_up_a_running_trainer_resumes_on_three_nodes(gpudeck_home: Path, w
     resumed = wait_for(lambda: [p for p in json_lines(output(new, "0")) if p.get("event") == "resumed"], timeout=150,
                        interval=0.5, what="the resumed event")
     assert resumed[0]["world_size"] == 3 and resumed[0]["step"] == saved[-1]["step"], resumed
+    # the resize is journaled at the first step on 3 nodes: `metrics` shows it between the points
+    marks = wait_for(lambda: [p for p in map(json.loads, ok("metrics", "--json", new).splitlines())
+                              if p.get("event") == "resized"], timeout=120, interval=0.5, what="the resized record")
+    came = marks[0]["resized"]
+    assert (came["from"], came["to"], came["job"], came["why"]) == (2, 3, job, "scale +1")
+    assert came["step"] > saved[-1]["step"] and came["pause_s"] > 0
+    text = ok("metrics", new)
+    assert f"-- resized 2 → 3 nodes (world size 3) at step {came['step']:g} (scale +1), paused " in text
     ok("kill", new)
 
 

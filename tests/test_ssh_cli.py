@@ -27,7 +27,9 @@ def test_unknown_key_is_refused_until_trusted_then_jobs_run_over_ssh(ssh_home: S
     added = gpudeck("hosts", "add", "box", "box", "--agent-dir", str(ssh_home.agent_dir), cwd=tmp_path)
     assert added.returncode == EXIT_HOSTKEY  # stdin is not a TTY: no prompt, one line, its own code
     line = added.stderr.strip()
-    assert len(line.splitlines()) == 1 and "gpudeck hosts trust box" in line and "SHA256:" in line
+    assert len(line.splitlines()) == 1 and "with --yes" in line and "SHA256:" in line and "not added" in line
+    stored = gpudeck("hosts", "add", "box", "box", "--agent-dir", str(ssh_home.agent_dir), "--no-connect", cwd=tmp_path)
+    assert stored.returncode == 0 and "gpudeck hosts trust box" in stored.stdout  # stored, said untrusted
     for argv in (("ps",), ("run", "--host", "box", "--", "true")):
         refused = gpudeck(*argv, cwd=tmp_path)
         assert refused.returncode == EXIT_HOSTKEY, refused.stderr

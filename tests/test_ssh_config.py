@@ -93,6 +93,24 @@ def test_proxycommand(ssh_home: SshHome, tmp_path: Path) -> None:
     assert f"127.0.0.1:{ssh_home.server.port}" in marker.read_text()
 
 
+def test_proxycommand_runs_through_the_shell_as_ssh_runs_it(ssh_home: SshHome, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # ssh runs `$SHELL -c "exec COMMAND"`: redirections, variables and quotes are the shell's.
+    ssh_home.trust()
+    marker = tmp_path / "relay ran"
+    monkeypatch.setenv("SHELL", "/bin/sh")
+    monkeypatch.setenv("GPUDECK_TEST_RELAY", str(RELAY))
+    ssh_home.write_ssh_config(
+        f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+        f"  ProxyCommand {sys.executable} \"$GPUDECK_TEST_RELAY\" %h %p '{marker}' 2>/dev/null\n")
+    conn = connect("box", timeout=10)
+    try:
+        assert conn.transport.is_authenticated()
+    finally:
+        conn.close()
+    assert f"127.0.0.1:{ssh_home.server.port}" in marker.read_text()
+
+
 @pytest.mark.slow
 def test_an_encrypted_key_needs_ssh_agent_or_an_asked_passphrase(ssh_home: SshHome, tmp_path: Path) -> None:
     import subprocess

@@ -1,5 +1,5 @@
 """Host keys checked as OpenSSH checks them, against a real sshd: other-type keys are CHANGED, any
-matching line accepts, @revoked refuses, @cert-authority is skipped, every known_hosts file ssh reads."""
+matching line accepts, @revoked refuses, @cert-authority without a certificate, every known_hosts file ssh reads."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
-from tests.support.sshd import SshHome, host_key_line, keygen
+from tests.support.sshd import SshHome, host_key_line, keygen, ssh_verdict
 from tui.errors import EXIT_HOSTKEY
 from tui.remote import hostkey_errors
 from tui.remote.hostkey_errors import HostKeyChanged, HostKeyRevoked, HostKeyUnknown
@@ -43,10 +43,54 @@ def test_a_known_key_of_another_type_in_the_users_file_under_the_alias_counts_to
                                                                                   tmp_path: Path) -> None:
     ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
                               "  HostKeyAlias gpu-Box\n")
-    (ssh_home.ssh_dir / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path, "rsa"), name="[gpu-box]:"
-                                                        f"{ssh_home.server.port}"))
+    # ssh looks a HostKeyAlias up as written, without `[…]:port`, whatever the port
+    (ssh_home.ssh_dir / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path, "rsa"), name="gpu-box"))
     with pytest.raises(HostKeyChanged, match=r"known_hosts:1 holds ssh-rsa"):
         connect("box").close()
+
+
+@pytest.mark.slow
+def test_a_host_key_alias_is_looked_up_without_the_port_as_ssh_does(ssh_home: SshHome) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              "  HostKeyAlias gpu-box\n")
+    key_line = host_key_line(ssh_home.server)
+    (ssh_home.ssh_dir / "known_hosts").write_text(key_line.replace(f"[127.0.0.1]:{ssh_home.server.port}", "gpu-box"))
+    connect("box").close()
+    assert _ssh_accepts(ssh_home)
+    (ssh_home.ssh_dir / "known_hosts").write_text(key_line.replace(f"[127.0.0.1]:{ssh_home.server.port}",
+                                                                   f"[gpu-box]:{ssh_home.server.port}"))
+    with pytest.raises(HostKeyUnknown):  # as ssh, which does not read this one
+        connect("box").close()
+    assert not _ssh_accepts(ssh_home)
+
+
+def _ssh_accepts(ssh_home: SshHome) -> bool:
+    return ssh_verdict(ssh_home) == "ok"
+
+
+def _gpudeck_verdict() -> str:
+    try:
+        connect("box").close()
+    except HostKeyChanged:
+        return "changed"
+    except HostKeyUnknown:
+        return "unknown"
+    return "ok"
+
+
+@pytest.mark.slow
+def test_a_port_less_line_counts_off_port_22_exactly_as_far_as_ssh_lets_it(ssh_home: SshHome, tmp_path: Path) -> None:
+    # ssh 9 looks up `[host]:port`; only when no line names that at all does a bare `host` line
+    # holding the very key accept it (a different key there is unknown, not changed).
+    right = host_key_line(ssh_home.server)
+    bare_right = right.replace(f"[127.0.0.1]:{ssh_home.server.port}", "127.0.0.1")
+    bare_wrong = _line(ssh_home, _impostor(tmp_path), name="127.0.0.1")
+    port_wrong = _line(ssh_home, _impostor(tmp_path, "ecdsa"))
+    cases = {"bare right": (bare_right, "ok"), "bare wrong": (bare_wrong, "unknown"),
+             "port wrong, bare right": (port_wrong + bare_right, "changed")}
+    for name, (text, expected) in cases.items():
+        (ssh_home.ssh_dir / "known_hosts").write_text(text)
+        assert (ssh_verdict(ssh_home), _gpudeck_verdict()) == (expected, expected), name
 
 
 def test_any_matching_line_accepts_a_stale_one_of_the_same_type_does_not_make_it_changed(
@@ -66,10 +110,7 @@ def test_revoked_keys_are_refused_and_marker_lines_break_no_host(ssh_home: SshHo
         _line(ssh_home, _impostor(tmp_path), "@revoked", name="*")  # someone else's revoked key
         + _line(ssh_home, ca, "@cert-authority", name="*")
         + host_key_line(ssh_home.server))
-    hostkey_errors.notices.clear()
-    connect("box").close()  # plain keys still work
-    connect("box").close()
-    assert len([n for n in hostkey_errors.notices if "@cert-authority" in n]) == 1  # one notice, not one per connect
+    connect("box").close()  # plain keys still work beside marker lines
     ssh_home.add_host()
     listed = gpudeck("hosts", "trust", "box", cwd=tmp_path)
     assert listed.returncode == 0 and "internal error" not in listed.stderr, listed.stderr
@@ -84,7 +125,7 @@ def test_revoked_keys_are_refused_and_marker_lines_break_no_host(ssh_home: SshHo
 
 def test_a_cert_authority_line_alone_leaves_the_key_unknown_and_says_why(ssh_home: SshHome, tmp_path: Path) -> None:
     (ssh_home.ssh_dir / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path), "@cert-authority", "*"))
-    with pytest.raises(HostKeyUnknown, match="@cert-authority lines are skipped"):
+    with pytest.raises(HostKeyUnknown, match="offered no host certificate"):  # this server has none
         connect("box").close()
 
 
@@ -116,3 +157,42 @@ def test_user_and_global_known_hosts_files_from_the_config_are_read(ssh_home: Ss
     ssh_home.write_ssh_config(base + "  UserKnownHostsFile /nonexistent\n")
     with pytest.raises(HostKeyUnknown):
         connect("box").close()
+
+
+@pytest.mark.parametrize("mode", ["accept-new", "no"])
+def test_strict_host_key_checking_accept_new_and_no_add_a_new_key_but_never_a_changed_one(
+        ssh_home: SshHome, tmp_path: Path, mode: str) -> None:
+    config = f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n  StrictHostKeyChecking {mode}\n"
+    ssh_home.write_ssh_config(config)
+    connect("box").close()  # nobody to ask, and no need: the new key is added
+    assert host_key_line(ssh_home.server) in (ssh_home.gpudeck_home / "known_hosts").read_text()
+    assert any("trusted (StrictHostKeyChecking" in n for n in hostkey_errors.notices)
+    (ssh_home.gpudeck_home / "known_hosts").write_text(_line(ssh_home, _impostor(tmp_path)))
+    with pytest.raises(HostKeyChanged):
+        connect("box").close()
+
+
+@pytest.mark.slow  # a CLI process
+def test_strict_host_key_checking_yes_never_adds_a_key_even_when_told_to_trust(ssh_home: SshHome,
+                                                                               tmp_path: Path) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              "  StrictHostKeyChecking yes\n")
+    with pytest.raises(HostKeyUnknown, match="StrictHostKeyChecking yes: add it to known_hosts yourself"):
+        connect("box", confirm=lambda name, key: True).close()  # the TUI shows this line
+    ssh_home.add_host()
+    refused = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
+    assert refused.returncode == EXIT_HOSTKEY and "StrictHostKeyChecking is yes" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert not (ssh_home.gpudeck_home / "known_hosts").exists() or \
+        "ssh-ed25519" not in (ssh_home.gpudeck_home / "known_hosts").read_text()
+    (ssh_home.ssh_dir / "known_hosts").write_text(host_key_line(ssh_home.server))  # the user adds it: it works
+    connect("box").close()
+
+
+def test_batch_mode_asks_nobody_about_an_unknown_key(ssh_home: SshHome) -> None:
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+                              "  BatchMode yes\n")
+    asked: list[str] = []
+    with pytest.raises(HostKeyUnknown):
+        connect("box", confirm=lambda name, key: asked.append(name) or True).close()
+    assert asked == []

@@ -6,6 +6,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from tui.remote.ssh_config import SshConfig, jump_chain, load_config, resolve
 DATA = Path(__file__).parent / "data" / "ssh_config"
 KEYWORDS = ["hostname", "user", "port", "identityfile", "identitiesonly", "certificatefile", "proxycommand",
             "proxyjump", "hostkeyalias", "userknownhostsfile", "globalknownhostsfile", "stricthostkeychecking",
-            "connecttimeout", "serveraliveinterval", "serveralivecountmax"]
+            "connecttimeout", "serveraliveinterval", "serveralivecountmax", "identityagent", "batchmode"]
 CASES = {
     # first value wins, `!` and wildcards in Host, `# comment`, quotes, tokens left raw, names lower-cased
     "patterns.conf": ["web1.example", "web9.example", "foo.example", "Gpu1", "gpu1", "jump-target", "eq-host",
@@ -24,6 +25,14 @@ CASES = {
     # Match host/originalhost/user/localuser/exec/all and `!`, Include inside a Host block applying only there
     "match.conf": ["build-1", "deploy@build-1", "alias-corp", "x.corp", "secret.corp", "inc", "inc-sub", "other",
                    "execme"],
+    # CanonicalizeHostname and the second pass it brings: Match canonical, Host seeing the new name
+    "canonical.conf": ["localhost.", "LocalHost.", "foo", "proxied", "a.b.c", "localhost"],
+    # `Match final`: the second pass without canonicalization, Host matching the HostName
+    "final.conf": ["myalias", "other", "real.example", "x"],
+    # `Match !final` asks for the second pass too; without any, `Match canonical` never matches
+    "notfinal.conf": ["h"], "nofinal.conf": ["h"],
+    # IdentityAgent (hardware and password-manager agents)
+    "agent.conf": ["hw", "off", "env", "plain", "other", "batch", "batch2"],
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
@@ -34,6 +43,7 @@ def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
     for src in DATA.iterdir():
         (tmp_path / src.name).write_text(src.read_text().replace("@DIR@", str(tmp_path)))
     return tmp_path
@@ -83,3 +93,60 @@ def test_an_ssh_url_proxyjump_hop_keeps_its_user_and_port(configs: Path) -> None
     config = SshConfig.from_text("Host t\n  ProxyJump ssh://Ops@Bastion.Example:2222,second\n")
     hops = jump_chain(resolve("t", config=config), config)
     assert [(h.user, h.hostname, h.port) for h in hops] == [("Ops", "bastion.example", 2222), (None, "second", 22)]
+
+
+def test_match_tagged_follows_openssh_9_4() -> None:
+    # `Tag` and `Match tagged` came in OpenSSH 9.4 (this machine's ssh is older, so no ssh -G here):
+    # the first Tag wins, and an untagged host matches only negated patterns.
+    config = SshConfig.from_text("Host t*\n  Tag gpu\nHost *\n  Tag later-loses\n"
+                                 "Match tagged gpu,tpu\n  Port 2300\nMatch !tagged gpu\n  Port 2301\n")
+    assert resolve("t1", config=config).port == 2300
+    assert resolve("x", config=config).port == 2301
+
+
+
+def test_tilde_and_percent_d_are_the_passwd_home_whatever_HOME_says(configs: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # As under `sudo` or `HOME=… ssh`: ssh takes `~` and %d from the passwd entry, not from $HOME.
+    monkeypatch.delenv("GPUDECK_SSH_HOME")
+    config = configs / "tilde.conf"
+    config.write_text("Host *\n  IdentityFile ~/k1\n  IdentityFile %d/k2\n  IdentityFile /x/~/k3\n"
+                      "  UserKnownHostsFile ~/kh1 %d/kh2 ~//kh3\n")
+    theirs = subprocess.run(["ssh", "-G", "-F", str(config), "h"], capture_output=True, text=True, check=True,
+                            stdin=subprocess.DEVNULL, timeout=30).stdout.splitlines()
+    ours = gpudeck("hosts", "resolve", "-F", str(config), "h", cwd=configs)
+    assert ours.returncode == 0, ours.stderr
+    for key in ("userknownhostsfile", "identityfile"):
+        assert [x for x in ours.stdout.splitlines() if x.startswith(key + " ")] == \
+            [x for x in theirs if x.startswith(key + " ")]
+    pw_home = pwd.getpwuid(os.getuid()).pw_dir
+    assert os.environ["HOME"] != pw_home
+    assert resolve("h", config=load_config(config)).identity_files == [f"{pw_home}/k1", f"{pw_home}/k2", "/x/~/k3"]
+
+
+@pytest.mark.slow
+def test_a_suffix_that_resolves_canonicalizes_as_ssh_does(configs: Path) -> None:
+    # Both run in a mount namespace whose /etc/hosts resolves gpu7.lab.example (the machine's stays).
+    from tests.support.sshd import can_fake_login_shell
+
+    if not can_fake_login_shell():
+        pytest.skip("needs root and unshare -m for a private /etc/hosts")
+    hosts = configs / "hosts"
+    # glibc looks the anchored name (trailing dot) up as written: list both spellings
+    hosts.write_text("127.0.0.1 localhost\n127.0.0.7 gpu7.lab.example gpu7.lab.example.\n")
+    config = configs / "canonical_found.conf"
+
+    def in_namespace(*argv: str) -> list[str]:
+        out = subprocess.run(["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts),
+                              *argv], capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL,
+                             timeout=60, cwd=configs).stdout
+        return [line for line in out.splitlines() if line.split(" ", 1)[0] in KEYWORDS]
+
+    for target in ("gpu7", "GPU7"):
+        theirs = in_namespace("ssh", "-G", "-F", str(config), target)
+        ours = in_namespace(sys.executable, "-m", "tui", "hosts", "resolve", "-F", str(config), target)
+        assert "hostname gpu7.lab.example" in theirs and "port 2207" in theirs  # the case is real
+        pw_home = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/"
+        theirs = [line.replace(pw_home, os.environ["HOME"] + "/") for line in theirs]
+        assert sorted(ours) == sorted(theirs) and [x for x in ours if x.startswith("identityfile")] == \
+            [x for x in theirs if x.startswith("identityfile")]

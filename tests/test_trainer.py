@@ -146,7 +146,7 @@ def test_loss_falls_and_every_line_is_json(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(90)
 def test_sigterm_with_dataloader_workers_checkpoints_exits_0_and_resumes(tmp_path: Path) -> None:
-    t = Trainer("--steps", "100000", "--workers", "2", "--checkpoint-dir", str(tmp_path))
+    t = Trainer("--steps", "100000", "--workers", "2", "--checkpoint-dir", str(tmp_path), "--run-id", "r1")
     try:
         t.wait_for(lambda o: o.get("step", 0) >= 5)
         workers = subprocess.run(
@@ -169,7 +169,9 @@ def test_sigterm_with_dataloader_workers_checkpoints_exits_0_and_resumes(tmp_pat
     state = torch.load(path, weights_only=True)
     assert state["step"] == last_step and state["samples_seen"] == last_step * 32
 
-    again = run_to_end("--steps", str(last_step + 3), "--workers", "0", "--checkpoint-dir", str(tmp_path))
+    again = run_to_end(
+        "--steps", str(last_step + 3), "--workers", "0", "--checkpoint-dir", str(tmp_path), "--run-id", "r1"
+    )  # fmt: skip
     resumed = again[0]
     assert resumed["event"] == "resumed" and resumed["step"] == last_step
     assert (resumed["samples_seen"], resumed["world_size"], resumed["micro_batch"]) == (last_step * 32, 1, 32)
@@ -179,7 +181,7 @@ def test_sigterm_with_dataloader_workers_checkpoints_exits_0_and_resumes(tmp_pat
 @pytest.mark.timeout(90)
 def test_resume_after_sigterm_is_bit_exact(tmp_path: Path) -> None:
     """On CPU with a fixed thread count the resumed run matches an uninterrupted one exactly."""
-    common = ["--steps", "30", "--workers", "0", "--seed", "5", "--batch-size", "16"]
+    common = ["--steps", "30", "--workers", "0", "--seed", "5", "--batch-size", "16", "--run-id", "exact"]
     whole = metrics(run_to_end(*common, "--checkpoint-dir", str(tmp_path / "whole")))
 
     part = tmp_path / "part"

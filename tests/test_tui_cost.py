@@ -157,3 +157,28 @@ async def test_says_since_when_fleet_rules_were_paused(gpudeck_home: Path) -> No
         await until(pilot, lambda: "today — / $25.00" in header(app), "the budget in the header")  # no price: unknown
     with Ledger(gpudeck_home / "state.db") as ledger:
         assert ledger.rules_paused_since(time.time()) is None  # enforced again while it ran
+
+
+@pytest.mark.slow
+@sync
+async def test_a_hand_edit_while_open_reaches_the_agent_dated_at_the_edit(gpudeck_home: Path) -> None:
+    hosts = gpudeck_home / "hosts.toml"
+    hosts.write_text(PRICED)
+    os.utime(hosts, (time.time() - 7200, time.time() - 7200))
+    price_file = gpudeck_home / "local-agent" / "price.json"
+
+    def told() -> list[tuple[float, float | None]]:
+        try:
+            return [(c["at"], c["per_hour"]) for c in json.loads(price_file.read_text())["changes"]]
+        except (OSError, ValueError):
+            return []
+
+    app = GpuDeckApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: [p for _, p in told()] == [3600.0], "the agent told the price at start")
+        hosts.write_text("[hosts.local]\nprice_per_hour = 7200.0\n")  # edited by hand, the app open
+        edited = time.time() - 60  # (as if a minute ago: the date must be the file's, not the read's)
+        os.utime(hosts, (edited, edited))
+        await until(pilot, lambda: [p for _, p in told()] == [3600.0, 7200.0], "the agent told the new price")
+    # Dated at the edit (the local host's clock, within its measured offset), not when the app looked.
+    assert told()[-1][0] == pytest.approx(edited, abs=1)

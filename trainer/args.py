@@ -111,7 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--s3-endpoint", default=None, help="endpoint URL of an S3-compatible store (e.g. OSS)")
     g.add_argument("--s3-addressing", choices=["auto", "virtual", "path"], default="auto")
     g.add_argument("--upload-wait", type=float, default=20.0, help="seconds to wait for uploads at exit")
-    g.add_argument("--no-resume", action="store_true", help="start fresh even if a checkpoint exists")
+    how = g.add_mutually_exclusive_group()
+    how.add_argument("--no-resume", action="store_true", help="start fresh even if this run has a checkpoint")
+    how.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the newest checkpoint in --checkpoint-dir, whichever run wrote it",
+    )
+    g.add_argument(
+        "--run-id",
+        default=None,
+        help="resume only checkpoints of this run (default: $GPUDECK_JOB_NAME, else a new run)",
+    )
 
     g = p.add_argument_group("distributed")
     g.add_argument("--dist-timeout", type=float, default=120.0, help="process-group timeout in seconds")

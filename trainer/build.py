@@ -62,12 +62,30 @@ class Parts:
     memory_format: torch.memory_format
 
 
+def load_pretrained(path: str) -> dict[str, Any]:
+    """A state_dict (or a trainer checkpoint) to start from; a missing or unreadable file is one line."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise SystemExit(f"trainer: --pretrained {path}: no such file") from None
+    except Exception as e:  # a directory, a torn file, not a torch file, not plain tensors...
+        reason = " ".join(str(e).split())[:300]
+        raise SystemExit(
+            f"trainer: --pretrained {path}: cannot load it: {type(e).__name__}: {reason}"
+        ) from None
+    if not isinstance(state, dict):
+        raise SystemExit(f"trainer: --pretrained {path}: not a state_dict (a {type(state).__name__})")
+    model = state.get("model", state)
+    if not isinstance(model, dict):
+        raise SystemExit(f"trainer: --pretrained {path}: its 'model' entry is not a state_dict")
+    return model
+
+
 def build_parts(args: argparse.Namespace, num_classes: int, device: torch.device) -> Parts:
     torch.manual_seed(args.seed)  # identical initial weights on every rank and every fresh run
     model = build_model(args.model, num_classes, args.activation_checkpointing)
     if args.pretrained:
-        state = torch.load(args.pretrained, map_location="cpu", weights_only=True)
-        state = state.get("model", state)
+        state = load_pretrained(args.pretrained)
         # A head for another number of classes stays freshly initialised.
         own = plain_state_dict(model)
         state = {k: v for k, v in state.items() if k in own and v.shape == own[k].shape}
@@ -89,6 +107,7 @@ def capture(
     """Everything a resume needs, as tensors and plain values only."""
     return {
         "format": 1,
+        "run_id": args.run_id,  # a run resumes only its own checkpoints (see resume.py)
         "step": step,
         "samples_seen": samples,
         "world_size": layout.world,

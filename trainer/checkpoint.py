@@ -56,9 +56,23 @@ def load(path: str) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def newest_valid(directory: str) -> tuple[int, dict[str, Any]] | None:
-    """The newest checkpoint that loads and has the keys a resume needs; unreadable ones are skipped."""
+def run_id_of(path: str) -> str | None:
+    """The run that wrote a checkpoint (None: unreadable, or written before run ids existed).
+    mmap: only the pickled header is read, not the tensors, so asking is cheap even for big models."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:
+        return None
+    run = state.get("run_id") if isinstance(state, dict) else None
+    return run if isinstance(run, str) else None
+
+
+def newest_valid(directory: str, run_id: str | None = None) -> tuple[int, dict[str, Any]] | None:
+    """The newest checkpoint that loads and has the keys a resume needs (of run `run_id` only, when
+    given); unreadable ones are skipped."""
     for step in list_steps(directory):
+        if run_id is not None and run_id_of(path_for(directory, step)) != run_id:
+            continue
         try:
             state = load(path_for(directory, step))
         except Exception:
@@ -72,8 +86,13 @@ def newest_valid(directory: str) -> tuple[int, dict[str, Any]] | None:
     return None
 
 
-def prune(directory: str, keep: int) -> None:
-    for step in list_steps(directory)[keep:]:
+def prune(directory: str, keep: int, run_id: str | None = None) -> None:
+    """Keep the newest `keep` checkpoints (of run `run_id` only, when given: another run's files in
+    the same directory are never deleted by this one)."""
+    steps = list_steps(directory)
+    if run_id is not None:
+        steps = [s for s in steps if run_id_of(path_for(directory, s)) == run_id]
+    for step in steps[keep:]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path_for(directory, step))
 

@@ -150,6 +150,15 @@ def start_iter(loader: DataLoader) -> Iterator:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a signal that came meanwhile is delivered now
 
 
+def shutdown_workers(batches: object) -> None:
+    """Stop a loader iterator's worker processes now. Needed on every way out, not only the happy one:
+    the workers ignore SIGTERM (see `_worker_init`), so an exception that leaves them to the
+    interpreter's exit handlers (which SIGTERM daemonic children, then join them) hangs forever."""
+    shutdown = getattr(batches, "_shutdown_workers", None)
+    if shutdown is not None:
+        shutdown()
+
+
 def val_keys(size: int, rank: int, world: int, batch: int) -> list[list[Key]]:
     """This rank's share of the validation set, in batches (epoch -1: no augmentation)."""
     mine = list(range(rank, size, world))

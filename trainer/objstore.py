@@ -6,11 +6,12 @@ waits on the network beyond a bounded wait at exit, and a fresh machine download
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlparse
 
@@ -24,12 +25,27 @@ class S3Store:
             raise SystemExit(f"--checkpoint-uri must look like s3://bucket/prefix, not {uri!r}")
         self.uri, self.bucket = uri.rstrip("/"), u.netloc
         self.prefix = u.path.strip("/") + "/" if u.path.strip("/") else ""
-        import boto3  # only runs that use object storage need it
-        from botocore.config import Config
+        try:
+            import boto3  # only runs that use object storage need it
+            from botocore.config import Config
+        except ImportError:
+            raise SystemExit("trainer: --checkpoint-uri needs boto3: pip install boto3") from None
 
         # The standard credential chain (env, profile, instance role); endpoint/addressing for non-AWS stores.
         cfg = Config(s3={"addressing_style": addressing}, retries={"max_attempts": 5, "mode": "standard"})
         self.client = boto3.client("s3", endpoint_url=endpoint, config=cfg)
+
+    @contextlib.contextmanager
+    def user_errors(self) -> Iterator[None]:
+        """Errors of the store (unreachable endpoint, missing bucket, no credentials, access denied)
+        end the run with one line naming the URI, not a 30-line traceback."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            yield
+        except (BotoCoreError, ClientError) as e:
+            reason = " ".join(str(e).split())[:300]
+            raise SystemExit(f"trainer: --checkpoint-uri {self.uri}: {reason}") from None
 
     def upload(self, path: str) -> str:
         key = self.prefix + os.path.basename(path)

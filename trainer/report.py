@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import threading
 from typing import Any
@@ -19,6 +20,25 @@ def _clean(v: Any) -> Any:
     return v
 
 
+class OutputClosed(SystemExit):
+    """Whoever read stdout is gone (`| head`, a closed pipe): nothing more can be reported, so the run
+    ends, saying why on stderr, instead of training blind or hanging in its exit handlers."""
+
+    def __init__(self) -> None:
+        super().__init__("trainer: stdout was closed (broken pipe): stopping, nothing more can be reported")
+
+
+def _drop_stdout() -> None:
+    # The interpreter flushes stdout at exit: pointed at /dev/null, that flush cannot fail again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # the file object itself was closed: nothing left to flush
+        pass
+    finally:
+        os.close(devnull)
+
+
 class Reporter:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
@@ -28,8 +48,13 @@ class Reporter:
         if self.enabled:
             text = json.dumps({k: _clean(v) for k, v in obj.items()}) + "\n"
             with self._lock:
-                sys.stdout.write(text)
-                sys.stdout.flush()
+                try:
+                    sys.stdout.write(text)
+                    sys.stdout.flush()
+                except (BrokenPipeError, ValueError) as e:  # ValueError: stdout itself was closed
+                    self.enabled = False
+                    _drop_stdout()
+                    raise OutputClosed() from e
 
     def event(self, name: str, **fields: Any) -> None:
         self.line({"event": name, **fields})

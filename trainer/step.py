@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from . import dist as tdist
 from .build import DTYPES, Parts
-from .data import Key, Layout, ValSampler, make_loader, start_iter
+from .data import Key, Layout, ValSampler, make_loader, shutdown_workers, start_iter
 
 
 def autocast(parts: Parts, device: torch.device) -> contextlib.AbstractContextManager:
@@ -86,8 +86,10 @@ class ValLoader:
         return start_iter(self.loader)  # persistent workers: the same processes every pass
 
     def close(self) -> None:
-        """Shut the workers down (before the process group goes)."""
-        self.loader = None  # its iterator, and with it the persistent workers, go with it
+        """Shut the workers down (before the process group goes, and on any exception)."""
+        if self.loader is not None:
+            shutdown_workers(getattr(self.loader, "_iterator", None))  # persistent workers live there
+        self.loader = None
 
 
 def validate(

@@ -27,13 +27,15 @@ from .messages import (
     InboxPending,
     JobEnded,
 )
+from .policy.rules import Policies, PolicyError
+from .policy.rules import load as load_policies
 from .remote.hostkey_errors import fingerprint
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
-from .services import Connections, Costs, JobControl, Service
+from .services import Connections, Costs, JobControl, Proposals, Service
 from .services.jobs import StoreFactory
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
@@ -101,10 +103,13 @@ class GpuDeckApp(App[None]):
         self.job_control = JobControl(self, self.connections, store, self.read_only)
         self.costs = Costs(self, self.fleet, CostContext.of(settings.cost),
                            stop=lambda job, reason: self.job_control.end(job, "stop", reason),
-                           changed=self.connections.publish, ledger=store is not None)
+                           changed=self.connections.publish, ledger=store is not None,
+                           request=self.connections.request)
         self.connections.sinks.append(self.costs)
         self.tasks = Service(self)  # the app's own background work (saving the theme)
-        self.services = (self.connections, self.job_control, self.tasks)  # those that run workers
+        policies = self._policies() if replay is None else Policies()  # a replay proposes nothing
+        self.proposals = Proposals(self, self.fleet, policies, self.connections.publish, self.job_control.scale)
+        self.services = (self.connections, self.job_control, self.tasks, self.proposals)  # those that run workers
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
@@ -123,12 +128,20 @@ class GpuDeckApp(App[None]):
                                            f"(known: {', '.join(sorted(known))})")
             self.set_keymap({k: v for k, v in settings.keys.items() if k in known})
 
+    def _policies(self) -> Policies:
+        try:
+            return load_policies()
+        except PolicyError as exc:  # said once; the TUI runs without rules
+            self.startup_errors.append(str(exc))
+            return Policies()
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)  # Textual's own themes lack gpudeck's variables
 
     def on_mount(self) -> None:
         self.costs.start()
         self.connections.start()
+        self.proposals.start()
         self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control, self.replay))
         for error in self.startup_errors:
             report(self, "configuration", error, "warning")

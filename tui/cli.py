@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 from . import session as session_mod
-from .commands import control, cost, hosts, logs, metrics, prices, ps, scale
+from .commands import cloud, control, cost, hosts, logs, metrics, policy, prices, ps, scale, watch
 from .commands import run as run_cmd
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .remote import hostkey_errors
@@ -33,10 +33,14 @@ HANDLERS: dict[str, Handler] = {
     "hosts": hosts.run,
     "cost": cost.run,
     "prices": prices.run,
+    "policy": policy.run,
+    "cloud": cloud.run,
+    "watch": watch.run,
 }
 
 
-ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop", "scale"})  # what --read-only refuses
+ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop", "scale", "watch"})  # what --read-only refuses
+CLOUD_ACTING = frozenset({"stop", "start", "terminate", "launch", "enforce"})  # `cloud ls|idle` only look
 
 
 class UsageError(GpudeckError):
@@ -65,12 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
     tape.add_argument("--replay", metavar="FILE", help="play a recording back instead of talking to agents (read-only)")
     parser.add_argument("--read-only", action="store_true",
-                        help="watch only: the TUI refuses every action; verbs that act (run, stop, kill, restart, "
-                             "rm, autostop, scale) are refused")
+                        help="watch only: the TUI refuses every action; verbs that act (run, watch, stop, kill, "
+                             "restart, rm, autostop, scale, cloud stop/start/terminate/launch) are refused")
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
                         help="replay journal events X times faster (0: all at once; default 1)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
-    for module in (run_cmd, ps, logs, metrics, control, scale, hosts, cost, prices):
+    for module in (run_cmd, watch, ps, logs, metrics, control, scale, hosts, cost, prices, policy, cloud):
         module.add_parser(sub)
     return parser
 
@@ -100,7 +104,7 @@ def run(argv: list[str]) -> int:
 
             app_main(replay=args.replay, read_only=args.read_only)
             return 0
-        if args.read_only and args.verb in ACTING:
+        if args.read_only and (args.verb in ACTING or (args.verb == "cloud" and args.cloud_verb in CLOUD_ACTING)):
             raise UsageError(f"gpudeck {args.verb}: refused: --read-only")
         hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {text}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)

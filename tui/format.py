@@ -62,13 +62,43 @@ def metric_line(values: dict[str, Any]) -> str:
     return "  ".join(f"{k}={number(values[k])}" for k in keys)
 
 
+def resized_text(data: dict[str, Any]) -> str:
+    """A `resized` record in words: `resized 2 → 3 nodes at step 40 (scale +1), paused 12.3 s`."""
+    def count(v: Any) -> str:
+        return f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else "?"
+
+    step = data.get("step")
+    at = f" at step {count(step)}" if isinstance(step, (int, float)) else ""
+    why = data.get("why")
+    pause = data.get("pause_s")
+    paused = f", paused {pause:.1f} s" if isinstance(pause, (int, float)) and not isinstance(pause, bool) else ""
+    world = data.get("world_size")
+    size = f" (world size {count(world)})" if isinstance(world, (int, float)) and not isinstance(world, bool) else ""
+    return f"resized {count(data.get('from'))} → {count(data.get('to'))} nodes{size}{at}" + \
+        (f" ({str(why)[:200]})" if isinstance(why, str) and why else "") + paused
+
+
 def money(value: float | None, currency: str = "USD", per: str = "", unknown: str = "—") -> str:
     """$1,234.56 / $0.123 / `unknown` for None: never $0 for a price nobody told us."""
     symbol = "$" if currency == "USD" else f"{currency} "
     if value is None:
         return f"{unknown} {symbol.strip()}{per}" if per and unknown == "—" else unknown
-    text = f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:,.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
-    return f"{symbol}{text}{per}"
+    return f"{symbol}{amount(value)}{per}"
+
+
+def amount(value: float) -> str:
+    """A sum with enough digits to be true: 1,234.56 / 0.123 / 0.005 / 0.00042 — never a 0.005
+    budget shown as 0.01, nor a small cost as 0.000."""
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    if abs(value) >= 1 or value == 0:
+        return f"{value:,.2f}"
+    # Below 1: at least 3 decimals, and 2 significant digits however small.
+    decimals = min(10, max(3, 1 - math.floor(math.log10(abs(value)))))
+    text = f"{value:.{decimals}f}"
+    while text.endswith("0") and len(text.split(".")[1]) > 3:
+        text = text[:-1]
+    return text
 
 
 def local_time(t: float) -> str:

@@ -108,9 +108,13 @@ def _write_atomic(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
+def check_name(name: str) -> None:
+    if not NAME_RE.match(name) or name == LOCAL:
+        raise HostsFileError(f"host name {name!r}: use 1-64 of A-Z a-z 0-9 . _ - (and not 'local')")
+
+
 def add_host(entry: HostEntry, replace: bool = False) -> None:
-    if not NAME_RE.match(entry.name) or entry.name == LOCAL:
-        raise HostsFileError(f"host name {entry.name!r}: use 1-64 of A-Z a-z 0-9 . _ - (and not 'local')")
+    check_name(entry.name)
     path = hosts_path()
     doc = _read_document(path)
     if "hosts" not in doc:

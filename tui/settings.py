@@ -1,4 +1,4 @@
-"""config.toml, read once into one typed Settings: `[ssh]`, `[cost]`, `[ui]`, `[keys]`.
+"""config.toml, read once into one typed Settings: `[ssh]`, `[cost]`, `[ui]`, `[keys]`, `[cloud]`.
 
 Every other module takes the typed values from here; nothing else parses config.toml. A value of the
 wrong type is an error naming the file, the line and the field (`config.toml:7: [cost] daily_budget:
@@ -57,6 +57,20 @@ class CostSettings:
 
 
 @dataclass(frozen=True)
+class CloudSettings:
+    """Where `gpudeck cloud` looks. Empty regions: the provider's own default region. Credentials are
+    never here: they come from the providers' own chains (boto3's; Aliyun's env and ~/.aliyun)."""
+
+    aws_regions: tuple[str, ...] = ()
+    aliyun_regions: tuple[str, ...] = ()
+    aws_profile: str | None = None
+    aws_endpoint_url: str | None = None  # else boto3's own AWS_ENDPOINT_URL
+    aliyun_profile: str | None = None
+    aliyun_ecs_endpoint: str | None = None  # URL; GPUDECK_ALIYUN_ECS_ENDPOINT wins over it
+    aliyun_cms_endpoint: str | None = None  # URL; GPUDECK_ALIYUN_CMS_ENDPOINT wins over it
+
+
+@dataclass(frozen=True)
 class UiSettings:
     theme: str | None = None
     read_only: bool = False  # the TUI refuses every action (stop, kill, restart, new job, scale)
@@ -67,6 +81,7 @@ class Settings:
     ssh: SshSettings = field(default_factory=SshSettings)
     cost: CostSettings = field(default_factory=CostSettings)
     ui: UiSettings = field(default_factory=UiSettings)
+    cloud: CloudSettings = field(default_factory=CloudSettings)
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s), Textual's keymap
     path: Path | None = None  # where they were read from (None: built in code)
 
@@ -110,7 +125,7 @@ class _Reader:
 
     def settings(self, data: dict[str, Any]) -> Settings:
         return Settings(ssh=self.ssh(self.table(data, "ssh")), cost=self.cost(self.table(data, "cost")),
-                        ui=self.ui(self.table(data, "ui")),
+                        ui=self.ui(self.table(data, "ui")), cloud=self.cloud(self.table(data, "cloud")),
                         keys=self.keys(self.table(data, "keys")), path=self.path)
 
     # -- tables ------------------------------------------------------------------------------------
@@ -154,6 +169,19 @@ class _Reader:
         self.known(t, "ui", ("theme", "read_only"))
         return UiSettings(theme=self.string(t, "ui", "theme"), read_only=self.boolean(t, "ui", "read_only") or False)
 
+    def cloud(self, t: dict[str, Any]) -> CloudSettings:
+        urls = ("aws_endpoint_url", "aliyun_ecs_endpoint", "aliyun_cms_endpoint")
+        self.known(t, "cloud", ("aws_regions", "aliyun_regions", "aws_profile", "aliyun_profile", *urls))
+        for key in urls:
+            value = self.string(t, "cloud", key)
+            if value and not re.match(r"^https?://[^/\s]+/?$", value):
+                self.fail("cloud", key, f"expected a URL such as \"http://127.0.0.1:8080\", got {value!r}")
+        return CloudSettings(
+            aws_regions=self.strings(t, "cloud", "aws_regions"), aliyun_regions=self.strings(t, "cloud", "aliyun_regions"),
+            aws_profile=self.string(t, "cloud", "aws_profile") or None,
+            aliyun_profile=self.string(t, "cloud", "aliyun_profile") or None,
+            **{key: self.string(t, "cloud", key) or None for key in urls})
+
     def keys(self, t: dict[str, Any]) -> Mapping[str, str]:
         keymap = {}
         for binding_id in t:
@@ -182,6 +210,14 @@ class _Reader:
         if value is not None and not isinstance(value, str):
             self.fail(table, key, f"expected a string, got {value!r}")
         return value
+
+    def strings(self, t: dict[str, Any], table: str, key: str) -> tuple[str, ...]:
+        value = t.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.fail(table, key, f"expected a list of names such as [\"us-east-1\"], got {value!r}")
+        return tuple(value)
 
     def boolean(self, t: dict[str, Any], table: str, key: str) -> bool | None:
         value = t.get(key)

@@ -41,6 +41,9 @@ _SYNONYMS = {
     "smooth_loss": "loss_avg",
     "loss_step": "loss",
     "step_loss": "loss",  # diffusers scripts: the loss of this step
+    # LLaMA-Adapter / LLaMA2-Accessory's MetricLogger: "closs" is the model's (causal LM) loss,
+    # logged as train_closs/val_closs too; "mloss" beside it is an auxiliary term, kept apart.
+    "closs": "loss",
     "grad_norm": "grad_norm",
     "gnorm": "grad_norm",
     "gradient_norm": "grad_norm",
@@ -66,13 +69,22 @@ _TRAIN_PREFIXES = ("train_", "training_")
 _VAL_PREFIXES = ("val_", "valid_", "validation_", "eval_", "evaluation_", "dev_")
 _TEST_PREFIXES = ("test_",)
 
+# A split named after the quantity ("Loss Train", "loss/val", "Accuracy Validation"): moved in
+# front, so "Loss Train | Loss Val" reads as loss and val_loss, never as two parts of one loss.
+_TRAILING_SPLIT = {
+    "train": "train", "training": "train",
+    "val": "val", "valid": "val", "validation": "val", "eval": "val", "evaluation": "val", "dev": "val",
+    "test": "test",
+}  # fmt: skip
+
 # Words of a multi-word key that carry no meaning ("number of skipped iterations").
 _FILLER = {"of", "the", "per", "at", "in", "to", "a"}
 
 # Words that make a name a measurement worth a point on its own ("acc" but not "accumulation").
 _SIGNAL = re.compile(
     r"(?:^|_)(?:loss|acc|ppl|norm|rewards?|score|f1|bleu|iou|precision|recall|auc|error|mfu|dice|wer"
-    r"|cer|rouge\w*|top\d|kl|entropy|psnr|ssim|fid|nll|map\w*|samples_per_sec|tokens_per_sec)(?=\d|_|$)"
+    r"|cer|rouge\w*|top\d|kl|entropy|psnr|ssim|fid|nll|map\w*|samples_per_sec|tokens_per_sec"
+    r"|backlog)(?=\d|_|$)"  # backlog: the samples waiting, what autoscaling rules watch (policies.toml)
 )
 _NOT_SIGNAL_PARTS = ("scale", "num_", "skipped")
 
@@ -82,7 +94,7 @@ _NOT_SIGNAL_PARTS = ("scale", "num_", "skipped")
 # Match it against text.lower(): an IGNORECASE alternation is ten times slower in CPython's re.
 SIGNAL_HINT = re.compile(
     r"loss|acc|lr|learning|ppl|perplex|norm|reward|score|f1|bleu|iou|precision|recall|auc|error|mfu"
-    r"|dice|wer|cer|rouge|top\d|kl|entropy|psnr|ssim|fid|nll|map|samples|img|images|examples|tok"
+    r"|dice|wer|cer|rouge|top\d|kl|entropy|psnr|ssim|fid|nll|map|samples|img|images|examples|tok|backlog"
 )
 
 # Identifiers that look like numbers beside a key but never belong on a chart.
@@ -119,6 +131,10 @@ def _normalise(raw: str) -> str:
     words = [w for w in _SEPARATORS.split(text) if w]
     while len(words) > 1 and words[0] in _FILLER:
         words.pop(0)
+    if len(words) > 1 and words[-1] in _TRAILING_SPLIT:
+        base = _base("_".join(words[:-1]))
+        if is_signal(base):
+            return _with_split(_TRAILING_SPLIT[words[-1]] + "_" + base)
     name = "_".join(words)
     return _with_split(name)
 

@@ -76,6 +76,20 @@ _YOLO_LOSSES = {
     4: ("box_loss", "seg_loss", "cls_loss", "dfl_loss"),
     5: ("box_loss", "pose_loss", "kobj_loss", "cls_loss", "dfl_loss"),
 }
+# YOLOv3 and YOLOv5 before 6.x print the total after its parts ("GIoU/box obj cls total"):
+# four columns whose last is the sum of the other three (to the printed precision).
+_YOLO_WITH_TOTAL = ("box_loss", "obj_loss", "cls_loss", "loss")
+
+
+def _is_total(columns: List[str]) -> bool:
+    try:
+        parts = [float(c) for c in columns]
+    except ValueError:
+        return False
+    total = parts[3]
+    return abs(sum(parts[:3]) - total) <= 0.005 * abs(total) + 1e-4 and total != 0
+
+
 # The validation summary row: "all  128  929  0.671  0.542  0.612  0.452".
 _YOLO_ALL = re.compile(
     r"^\s*all\s+(\d+)\s+(\d+)\s+([\d.]+|nan)\s+([\d.]+|nan)\s+([\d.]+|nan)\s+([\d.]+|nan)\s*$"
@@ -85,9 +99,15 @@ _YOLO_ALL = re.compile(
 _YOLO_HINT = re.compile(r"\s*(?:\d+/\d+\s|all\s)")
 
 
-def yolo_hint(text: str) -> bool:
-    """Whether the line may be a YOLO row: they carry numbers under a header, with no names."""
+def value_dependent(text: str) -> bool:
+    """Whether the reading depends on the numbers' values, not only on where they stand: the
+    columns of a YOLO row are named by whether the fourth is the sum of the three before it."""
     return _YOLO_HINT.match(text) is not None
+
+
+def layout_hint(text: str) -> bool:
+    """Whether the line may be a layout whose names say nothing alone (YOLO rows, GAN losses)."""
+    return _YOLO_HINT.match(text) is not None or text.startswith("(epoch: ")
 
 
 def yolo_row(text: str) -> Optional[Values]:
@@ -96,6 +116,8 @@ def yolo_row(text: str) -> Optional[Values]:
         return None
     columns = m.group("losses").split()
     names = _YOLO_LOSSES.get(len(columns)) or tuple("loss_%d" % (i + 1) for i in range(len(columns)))
+    if len(columns) == 4 and _is_total(columns):
+        names = _YOLO_WITH_TOTAL
     values: Values = {"epoch": int(m.group("epoch")), "gpu_mem_gb": float(m.group("mem"))}
     for name, column in zip(names, columns):  # noqa: B905 (strict= is 3.10+; the agent runs on 3.8)
         value = to_number(column)
@@ -135,6 +157,11 @@ def sum_of(parts: List[Number]) -> Number:
 _MNIST_TEST = re.compile(r"Test set: Average loss: (?P<loss>\S+?),\s*Accuracy: (?P<right>\d+)/(?P<total>\d+)")
 _TORCHTUNE_DESC = re.compile(r"(?P<epoch>\d+)\|(?P<step>\d+)\|Loss: (?P<loss>[-+\w.]+?):?(?:\s|$)")
 _TIMM_RATE = re.compile(r"Time:\s*[\d.]+s,\s*(?P<rate>[\d.]+)/s")
+# pytorch-CycleGAN-and-pix2pix: "(epoch: 1, iters: 100, time: 0.507, data: 0.091) D_A: 0.201 G_A: 0.297"
+_GAN_VISUALIZER = re.compile(
+    r"\(epoch: (?P<epoch>\d+), iters: \d+, time: [\d.]+, data: [\d.]+\)(?P<losses>.*)"
+)
+_GAN_LOSS = re.compile(r"([A-Za-z][\w]*): ([-+\w.]+)")
 _LITGPT_LOSS = re.compile(r"loss train: (?P<loss>[-+\w.]+),\s*val: (?P<val>[-+\w./]+)")
 
 
@@ -158,6 +185,12 @@ def special(text: str) -> Optional[Tuple[Values, str]]:
         if m is not None:  # litgpt: "loss train: 2.345, val: n/a"
             values = _numbers({"loss": m.group("loss"), "val_loss": m.group("val")})
             return values, text[: m.start()] + " | " + text[m.end() :]
+    if text.startswith("(epoch: "):
+        m = _GAN_VISUALIZER.match(text)
+        if m is not None:  # every name after the header is one of the model's losses (loss_names)
+            raw = {"loss_" + name.lower(): value for name, value in _GAN_LOSS.findall(m.group("losses"))}
+            raw["epoch"] = m.group("epoch")
+            return _numbers(raw), ""
     if "/s " in text and "Time:" in text:
         m = _TIMM_RATE.search(text)
         if m is not None:  # timm: "Time: 0.412s,  621.12/s" is seconds per batch and samples/s

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional
 
-from .canonical import DROPPED, PLAIN_INDEXES, normalise, plain_key_allowed
+from .canonical import DROPPED, PLAIN_INDEXES, is_signal, normalise, plain_key_allowed
 from .values import Number, to_number
 
 _WORD = r"[A-Za-z][\w.@/\-]*"
@@ -21,7 +21,9 @@ _KV = re.compile(
     r"(?:\s*\((?P<kunit>[A-Za-z/%]{1,16})\))?"  # Megatron/DeepSpeed: "iter time (s): 0.5"
     r"(?P<sep>\s*[:=]\s*|\s+)"
     r"(?P<open>[\[\"']?)"  # DeepSpeed lr=[1e-05, 1e-05]; quoted numbers
-    r"(?P<num>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|(?:[Nn]a[Nn]|[Ii]nf(?:inity)?)\b))"
+    # "1,200": thousands grouped (BasicSR's "iter:   1,200"), before the plain forms.
+    r"(?P<num>[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d|,\d)(?:\.\d+)?|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?"
+    r"|(?:[Nn]a[Nn]|[Ii]nf(?:inity)?)\b))"
     r"(?P<frac>\s*/\s*\d+)?"  # "iteration 100/ 500000", "Epoch 3/100"
     r"[\"']?"
     r"(?P<unit>%|[A-Za-z]{1,3}(?:/[A-Za-z]{1,4})?)?"
@@ -62,11 +64,17 @@ def scan(text: str) -> Dict[str, Number]:
         text = _SLASH_BETWEEN_PAIRS.sub(", ", text)
     values: Dict[str, Number] = {}
     pos = 0
+    last = ""  # the last measurement read: a bare split word after it names its other split
     while True:
         m = _KV.search(text, pos)
         if m is None:
             return values
         name = _name_for(m, text)
+        split = _SPLIT_WORDS.get(m.group("key").lower())
+        if split is not None and last:
+            # "LOSS train 0.44 valid 0.48", "Loss train: 0.35  test: 0.46": the value of the
+            # measurement just read, for another split.
+            name = normalise(split + "_" + last)
         if name is None:
             # The words may still be the tail of a longer phrase: "number of nan iterations: 0".
             pos = m.end("key")
@@ -74,12 +82,30 @@ def scan(text: str) -> Dict[str, Number]:
         pos = m.end()
         if name in values or name in DROPPED:
             continue
-        value = to_number(m.group("num"))
+        if m.group("sep") == ":" and m.group("num")[0] == "." and m.group("key")[-1].isdigit():
+            continue  # YOLOv5/v7's "mAP@.5:.95" column title is a range of IoU thresholds
+        value = to_number(m.group("num").replace(",", ""))
         if value is None:
             continue
         if m.group("frac") and name not in PLAIN_INDEXES:
             continue  # "Downloading 3/10": a count of things, not a metric
         values[name] = value
+        base = split_base(name)
+        last = base if is_signal(base) and base not in PLAIN_INDEXES else ""
+
+
+_SPLIT_WORDS = {
+    "train": "train", "training": "train", "val": "val", "valid": "val", "validation": "val",
+    "eval": "val", "test": "test",
+}  # fmt: skip
+
+
+def split_base(name: str) -> str:
+    """``val_loss`` -> ``loss``: the measurement without its split."""
+    for prefix in ("val_", "test_"):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
 
 
 def _name_for(m: re.Match[str], text: str) -> Optional[str]:

@@ -13,7 +13,9 @@ Result: canonical names ``loss``, ``step``, ``epoch``, ``lr`` and normalised oth
 (``val_loss``, ``grad_norm``, ``box_loss``...); ints stay ints; non-finite values are the strings
 "nan", "inf", "-inf". ``loss`` is always the current training loss: never a validation value,
 never a loss scale, the total when a line prints a total and its parts, the sum when it prints
-only parts. A JSON line with an ``event`` key is an event, handled by the supervisor: None here.
+only parts (never a GAN's parts); the full definition is README.md beside this file. A JSON line
+with an ``event`` key is an event, handled by the supervisor: None here. Rows of a table whose
+header names the columns need the header: ``LineParser`` remembers it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .canonical import SIGNAL_HINT, is_signal
 from .rules import finalise
 from .values import Number, clean, unwrap_scalars
 
-__all__ = ["parse_line"]
+__all__ = ["may_hold_point", "parse_line"]
 
 Values = Dict[str, Number]
 
@@ -44,17 +46,31 @@ def parse_line(line: str) -> Optional[Dict[str, Number]]:
         return None
 
 
-def _parse(line: str) -> Optional[Values]:
-    if not isinstance(line, str):
-        return None
+def may_hold_point(line: str) -> bool:
+    """False when a cheap look proves the line holds no point (most output lines): no number, or
+    no name of a measurement, no brace and no name-less layout (a YOLO row)."""
+    return _prefiltered(line) is not None
+
+
+def _prefiltered(line: str) -> Optional[str]:
+    """The cleaned line when it may hold a point, else None."""
     if _DIGIT.search(line) is None:
         lowered = line.lower()
         if "nan" not in lowered and "inf" not in lowered:
             return None  # the cheap exit: no number on the line at all
     text = clean(line).strip()
-    brace = text.find("{")
-    if brace == -1 and SIGNAL_HINT.search(text.lower()) is None and not formats.yolo_hint(text):
+    if "{" not in text and SIGNAL_HINT.search(text.lower()) is None and not formats.layout_hint(text):
         return None  # no name of a measurement and no YOLO row: nothing here can become a point
+    return text
+
+
+def _parse(line: str) -> Optional[Values]:
+    if not isinstance(line, str):
+        return None
+    text = _prefiltered(line)
+    if text is None:
+        return None
+    brace = text.find("{")
     if brace != -1 and text.endswith("}"):
         found = structured.parse_braced(text[brace:])
         if found is not None:

@@ -22,7 +22,8 @@ from ..supervision.control import KILL_SIGNAL, make_control_slot, write_control
 from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
 from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
-from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state
+from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
+from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
 
 LAUNCH_WAIT = 15.0
 STOP_MARGIN = 30.0
@@ -72,7 +73,7 @@ class JobTable:
 
     def launch(self, raw_spec: Any) -> Dict[str, Any]:
         try:
-            spec = validate_spec(raw_spec)
+            spec = validate_watch_spec(raw_spec) if is_watch(raw_spec) else validate_spec(raw_spec)
         except SpecError as exc:
             raise JobError(str(exc)) from None
         spec.setdefault("created_at", time.time())
@@ -121,6 +122,8 @@ class JobTable:
             spec = load_spec(view.files.spec)
         except (OSError, ValueError) as exc:
             raise JobError("job %s: unreadable spec: %s" % (job, exc)) from None
+        if is_watch(spec):
+            raise JobError("job %s is a watch of %s: restart is not offered (watch the file again)" % (job, spec["watch"].get("path")))
         if view.refresh()["state"] not in TERMINAL_STATES:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
         if not is_job_id(new_id):
@@ -148,6 +151,12 @@ class JobTable:
             finally:
                 os.close(fd)
             env = dict(spec.get("env") or {}, **changes.pop("env", {}))
+            if isinstance(changes.get("resized_from"), dict):
+                # the old node's last step, on this host's clock: the new supervisor's `resized`
+                # record says how long training paused from it to the first step at the new size
+                last = last_metric_at(view.files.journal)
+                if last is not None:
+                    changes["resized_from"] = dict(changes["resized_from"], last_step_at=last)
             spec.update(changes)
             spec.update(id=new_id, restart_of=job, created_at=time.time(), env=env)
             return self.launch(spec)
@@ -171,6 +180,9 @@ class JobTable:
         if obj["state"] in TERMINAL_STATES:
             return obj
         spec = view.spec or {}
+        refusal = refuse_read_only(spec, action)
+        if refusal:
+            raise JobError(refusal)
         if grace is None:
             grace = float(spec.get("grace", 60.0))
         if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < float("inf"):
@@ -189,6 +201,7 @@ class JobTable:
                 os.kill(supervisor, wake)
         if action == "kill" and key:
             kill_tree_until_gone(key, supervisor)  # ourselves: a frozen or busy supervisor cannot delay it
+            signal_pids(watched_tree(spec), signal.SIGKILL)  # a watch job's --pid tree (else none)
         deadline = time.monotonic() + (grace if action == "stop" else 0) + STOP_MARGIN
         frozen_since: Optional[float] = None
         gone_since: Optional[float] = None
@@ -221,7 +234,7 @@ class JobTable:
                 frozen_since = None
             if key and now >= next_tree_check:
                 next_tree_check = now + 0.25
-                if job_tree(key, supervisor):
+                if job_tree(key, supervisor) or watched_tree(spec):
                     gone_since = None
                 else:
                     gone_since = gone_since or now
@@ -285,6 +298,28 @@ def clip_to_gap(data: bytes, offset: int, gap: Any) -> bytes:
     if offset < start:
         return data[:start - offset]
     return data if offset >= end else b""
+
+
+LAST_METRIC_SCAN = 1 << 20
+
+
+def last_metric_at(journal: Path) -> Optional[float]:
+    """The host time of a journal's last metric record (its last MiB is read), or None."""
+    try:
+        with open(str(journal), "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - LAST_METRIC_SCAN))
+            lines = f.read().split(b"\n")
+    except OSError:
+        return None
+    for raw in reversed(lines):
+        if b'"metric"' not in raw:
+            continue
+        record = loads_object(raw.decode("utf-8", "replace"))
+        t = record.get("t") if record is not None and record.get("kind") == "metric" else None
+        if isinstance(t, (int, float)) and not isinstance(t, bool):
+            return float(t)
+    return None
 
 
 def _restarted_as(marker: Path) -> str:

@@ -17,13 +17,16 @@ from typing import IO, Any, Callable, Dict, List, Optional
 from .. import PROTOCOL, VERSION
 from ..probes.gpu import default as default_nvml
 from ..probes.gpuring import GpuRing
+from ..probes.network import Listeners, ProbeError, probe
 from ..probes.sysinfo import CpuMeter, cpu_ram_sample, host_info
+from ..probes.versions import VersionsError, versions
 from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .adopting import adopt_lost_jobs
 from .jobs import JobError, JobTable
 from .output import LineWriter
 from .outputhub import OutputHub
+from .prices import PriceError, record_price
 from .tailhub import TailHub
 
 MAX_REQUEST_BYTES = 4 << 20
@@ -45,6 +48,7 @@ class Server:
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
         self.gpu_ring = GpuRing(lambda: self._nvml.sample(processes=False))
+        self.listeners = Listeners()
         # Jobs lost while nobody looked (a supervisor killed, OOM-killed, a reboot of the agent's
         # user session) are adopted now, not when someone next lists them.
         threading.Thread(target=adopt_lost_jobs, args=(root,), name="adopt", daemon=True).start()
@@ -120,11 +124,31 @@ class Server:
     def op_autostop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.set_autostop(req.get("job"), req.get("node"), req.get("paused"))
 
+    def op_price(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return record_price(self.root, req.get("per_hour"), req.get("currency", "USD"), req.get("at"))
+        except PriceError as exc:
+            raise BadRequest(str(exc)) from None
+
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
     def op_ping(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return {"time": time.time()}
+
+    # -- pre-flight for multi-node jobs (probes/network.py, probes/versions.py) ------------------
+
+    def op_listen(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.listeners.listen(req.get("port"), seconds=req.get("seconds", 30.0))
+
+    def op_unlisten(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.listeners.unlisten(req.get("port"))
+
+    def op_probe(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return probe(req.get("addr"), req.get("port"), req.get("count", 3), req.get("timeout", 3.0))
+
+    def op_versions(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return versions(req.get("python"), req.get("setup"), req.get("path"), req.get("workdir"))
 
     # -- dispatch --------------------------------------------------------------------------------
 
@@ -135,7 +159,7 @@ class Server:
             if op is None:
                 raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
             result = op(self, req)
-        except (BadRequest, JobError) as exc:
+        except (BadRequest, JobError, ProbeError, VersionsError) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
             self.out.send({"id": rid, "ok": False, "error": "%s: %s" % (req.get("op"), describe_os_error(exc))})
@@ -162,7 +186,12 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "unfollow": Server.op_unfollow,
     "autostop": Server.op_autostop,
     "rm": Server.op_rm,
+    "price": Server.op_price,
     "ping": Server.op_ping,
+    "listen": Server.op_listen,
+    "unlisten": Server.op_unlisten,
+    "probe": Server.op_probe,
+    "versions": Server.op_versions,
 }
 
 
@@ -221,6 +250,7 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
         done.set()
         server.hub.close()
         server.outputs.close()
+        server.listeners.close_all()
         server.gpu_ring.stop()
         pool.shutdown(wait=False)  # cancel_futures is 3.9+; the agent runs on 3.8
     return 0

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .files import describe_os_error, open_private
 from .jsonio import dumps, loads_object
+from .metriclines import encode_points, metric_line
 
 MAX_RECORD_BYTES = 64 << 10  # a record is at most this long; long strings are cut with a marker
 MAX_STRING = 2000
@@ -39,18 +40,38 @@ def _cut(value: Any, limit: int) -> Any:
 def bounded_line(record: Dict[str, Any]) -> str:
     """The record as one line of at most about MAX_RECORD_BYTES."""
     line = dumps(record)
-    if len(line.encode("utf-8")) <= MAX_RECORD_BYTES:
-        return line
+    if len(line) <= MAX_RECORD_BYTES // 4 or len(line.encode("utf-8")) <= MAX_RECORD_BYTES:
+        return line  # (a character is at most 4 bytes: short lines need no encoding to know)
     head = {k: record[k] for k in ("seq", "t", "kind")}
     for limit in (MAX_STRING, 200):
         body = {k: _cut(v, limit) for k, v in record.items() if k not in head}
         line = dumps(dict(head, truncated=True, **body))
         if len(line.encode("utf-8")) <= MAX_RECORD_BYTES:
             return line
-    small = {k: v for k, v in record.items() if k not in head and isinstance(v, (int, float, bool, type(None)))}
+    small = {
+        k: v for k, v in record.items() if k not in head and isinstance(v, (int, float, bool, type(None)))
+    }
     if isinstance(record.get("state"), str):
         small["state"] = record["state"][:40]
     return dumps(dict(head, truncated=True, **small))
+
+
+def _metric_texts(batch: List[Tuple[str, Dict[str, Any]]]) -> Optional[List[Optional[str]]]:
+    """Per entry, the encoded values of a plain metric record (None for others); None: no burst."""
+    plain = [
+        fields["values"]
+        if kind == "metric" and len(fields) == 1 and isinstance(fields.get("values"), dict)
+        else None
+        for kind, fields in batch
+    ]
+    points = [p for p in plain if p is not None]
+    if len(points) < 2:
+        return None
+    texts = encode_points(points)
+    if texts is None:
+        return None
+    found = iter(texts)
+    return [next(found) if p is not None else None for p in plain]
 
 
 class JournalWriter:
@@ -111,20 +132,32 @@ class JournalWriter:
         with self._lock:
             batch = list(entries)
             if self.write_error is not None:
-                note = ("event", {"event": "disk_full", "data": {
-                    "records_dropped": self.dropped_records, "bytes_dropped": self.dropped_bytes,
-                    "error": self.write_error}})
+                note = (
+                    "event",
+                    {
+                        "event": "disk_full",
+                        "data": {
+                            "records_dropped": self.dropped_records,
+                            "bytes_dropped": self.dropped_bytes,
+                            "error": self.write_error,
+                        },
+                    },
+                )
                 batch = [note] + self._kept + batch
             if not batch:
                 return []
             now = round(time.time(), 6)
             records, lines = [], []
+            fast = _metric_texts(batch)  # a burst of metric points: one encoder call for all
+            t_text = dumps(now)
             for offset, (kind, fields) in enumerate(batch, start=1):
                 # seq first, always: readers find it with a prefix match instead of a JSON parse.
                 record: Dict[str, Any] = {"seq": self._seq + offset, "t": now, "kind": kind}
                 record.update(fields)
                 records.append(record)
-                lines.append(bounded_line(record))
+                text = fast[offset - 1] if fast is not None else None
+                line = metric_line(record["seq"], t_text, text) if text is not None else None
+                lines.append(line if line is not None else bounded_line(record))
             data = ("\n".join(lines) + "\n").encode("utf-8")
             try:
                 self._write_whole(data)
@@ -132,7 +165,7 @@ class JournalWriter:
                 if self.write_error is None:
                     self._kept = []
                 else:
-                    batch = batch[1 + len(self._kept):]  # the note and the kept ones are already counted
+                    batch = batch[1 + len(self._kept) :]  # the note and the kept ones are already counted
                 self.write_error = describe_os_error(exc)
                 for kind, fields in batch:
                     if kind in KEEP_KINDS and len(self._kept) < 100:
@@ -144,7 +177,7 @@ class JournalWriter:
             self._seq += len(batch)
             self._kept, self.write_error = [], None
             self.dropped_records = self.dropped_bytes = 0
-            return records[len(records) - len(entries):] if entries else []
+            return records[len(records) - len(entries) :] if entries else []
 
     def _write_whole(self, data: bytes) -> None:
         """Whole lines only: a write that fails part way is cut back, so no torn line stays."""

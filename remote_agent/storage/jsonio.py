@@ -20,12 +20,17 @@ def _finite_or_name(value: Any) -> Any:
     return value
 
 
+# One encoder for every line: json.dumps with options builds a new JSONEncoder per call, which
+# was a tenth of the journal writer's time in a flood of metric lines.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
 def dumps(obj: Any) -> str:
     """One compact line, without its newline."""
     try:
-        return json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        return _ENCODER.encode(obj)
     except ValueError:
-        return json.dumps(_finite_or_name(obj), separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        return _ENCODER.encode(_finite_or_name(obj))
 
 
 def loads_object(line: str) -> Optional[dict]:

@@ -19,6 +19,7 @@ from .adoption import output_size
 from .autostop import AutoStop
 from .lostjob import LostJob, Replay, read_lost_job, unknown_end
 from .proctree import JOB_MARKER_VAR, is_live, job_tree, set_child_subreaper
+from .resize import ResizeNote
 from .supervisor import EXIT_ALREADY_SUPERVISED, Supervisor
 
 
@@ -83,11 +84,13 @@ class AdoptingSupervisor(Supervisor):
         self._read_pos = self._journaled_pos = self.lost.resume_offset
         self.last_values = self.lost.last_values
         self._replay = Replay(self.lost.after_resume)
+        if self.lost.resized_said:
+            self.resize_note = ResizeNote({})  # said by the first supervisor: once per node
         self._heartbeat_pos = self.lost.resume_offset
         if self.output_cap is not None and self.lost.output_dropped_to > self.output_cap.dropped_to:
             self.output_cap.dropped_to = self.lost.output_dropped_to  # the hole the first one made
-        elapsed = time.time() - self.lost.running_at if self.lost.running_at else 0.0
-        self.autostop = AutoStop(self.spec, self.journal.append, elapsed=max(0.0, elapsed))
+        started = min(self.lost.running_at, time.time()) if self.lost.running_at else None
+        self.autostop = AutoStop(self.spec, self.journal.append, files_dir=self.files.dir, started=started)
         self.autostop.warned = self.lost.budget_warned
         self._reader = threading.Thread(target=self._follow_output, daemon=True)
         self._reader.start()

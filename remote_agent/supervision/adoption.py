@@ -19,6 +19,7 @@ from .jobspec import job_key, load_spec
 from .launcher import spawn_supervisor
 from .lostjob import read_lost_job, unknown_end
 from .proctree import job_tree
+from .watchspec import is_watch
 
 SPAWN_AGAIN_AFTER = 5.0  # one adopter at a time per job: a listing every second starts no crowd
 
@@ -36,6 +37,8 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
         key = job_key(spec)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a launch that never finished: not a job that ran
+    if is_watch(spec):
+        return None  # a watch job follows a run gpudeck did not start: it has no processes to adopt
     if not job_tree(key, None):
         outcome = record_lost_end(files)
         if outcome != "unread":

@@ -2,32 +2,38 @@
 
 Both stop the job gracefully (the same path as a user's stop) and journal their inputs first,
 so `gpudeck` can always say why a job ended, even when the laptop was closed at the time.
+The budget's spend follows the host's price and the job's share as they change (budget.py), and its
+stop starts early enough for the job to end on budget: when the spend so far plus the spend over the
+stop's lead time reaches it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional
+
+from .budget import BudgetMeter
 
 WARN_FRACTION = 0.8
 Journal = Callable[..., Any]
 
 
 class AutoStop:
-    def __init__(self, spec: Mapping[str, Any], journal: Journal, clock: Callable[[], float] = time.monotonic,
-                 elapsed: float = 0.0) -> None:
-        """`elapsed`: how long the job already ran (an adopter counts from the journal's `running`
-        record, not from when it took over: a budget holds across a lost supervisor)."""
+    def __init__(self, spec: Mapping[str, Any], journal: Journal, clock: Callable[[], float] = time.time,
+                 files_dir: Optional[Path] = None, started: Optional[float] = None) -> None:
+        """`started`: when the job began (host clock), when not now: a supervisor adopting a lost
+        job counts from the journal's `running` record, so a budget holds across the loss."""
+        # Wall time (the host's clock): price changes are dated on it.
         self.clock = clock
         self.journal = journal
-        self.started = clock() - elapsed
-        price = spec.get("price") or {}
-        self.per_hour = float(price.get("per_hour") or 0.0)
-        self.share = float(price.get("share") or 1.0)
-        self.currency = str(price.get("currency") or "USD")
+        self.started = clock() if started is None else started
         self.budget: Optional[float] = spec.get("budget")
+        self.meter = BudgetMeter(spec, self.started, files_dir if self.budget else None)
+        self.currency = self.meter.currency
+        self.unknown_said = False
         self.idle: Optional[Dict[str, float]] = spec.get("idle_stop")
         self.paused = False
         self.warned = False
@@ -39,8 +45,10 @@ class AutoStop:
         return bool(self.budget) or bool(self.idle)
 
     def accrued(self) -> float:
-        """Wall time x share x price: what this job's part of the host cost since it started."""
-        return (self.clock() - self.started) / 3600.0 * self.per_hour * self.share
+        """What this job's part of the host cost since it started (price x share over time)."""
+        now = self.clock()
+        self.meter.refresh(now)
+        return self.meter.accrued(now)[0]
 
     def set_paused(self, paused: bool) -> None:
         if paused != self.paused:
@@ -50,6 +58,10 @@ class AutoStop:
 
     def on_gpus(self, utils: Optional[List[Optional[float]]], reason: Optional[str] = None) -> None:
         """The job's GPUs' utilization now; None when the host cannot say (no driver)."""
+        if utils is None and reason is not None:
+            self.meter.split_by = "jobs"  # no GPU here: jobs running together split the host
+        elif utils:
+            self.meter.split_by = "gpus"
         if not self.idle:
             return
         if not utils:
@@ -68,15 +80,9 @@ class AutoStop:
         """A stop reason when a rule fires (journaled with its inputs), else None."""
         now = self.clock()
         if self.budget:
-            accrued = self.accrued()
-            inputs = {"accrued": round(accrued, 6), "budget": self.budget, "currency": self.currency,
-                      "price_per_hour": self.per_hour, "share": self.share}
-            if not self.warned and accrued >= WARN_FRACTION * self.budget:
-                self.warned = True  # always before the stop, even when one check crosses both
-                self.journal("event", event="budget_warning", data=inputs)
-            if accrued >= self.budget:
-                self.journal("event", event="autostop", data=dict(inputs, rule="budget"))
-                return "budget: accrued %.2f %s reached the budget of %.2f" % (accrued, self.currency, self.budget)
+            reason = self._check_budget(now)
+            if reason:
+                return reason
         if self.idle and not self.paused and self.idle_since is not None:
             grace_over = now - self.started >= self.idle["grace_minutes"] * 60
             idle_for = now - self.idle_since
@@ -85,6 +91,47 @@ class AutoStop:
                 self.journal("event", event="autostop", data=data)
                 return "idle: GPU utilization under %g%% for %.0f min" % (self.idle["below_pct"], idle_for / 60)
         return None
+
+
+    def _check_budget(self, now: float) -> Optional[str]:
+        assert self.budget is not None
+        self.meter.refresh(now)
+        accrued, unknown_since = self.meter.accrued(now)
+        inputs = dict(self.meter.inputs(now), accrued=round(accrued, 6), budget=self.budget, currency=self.currency)
+        if unknown_since is not None:
+            if not self.unknown_said:  # said once: the spend is unknown, so the budget cannot hold
+                self.unknown_said = True
+                self.journal("event", event="budget_unenforced", data=dict(
+                    inputs, since=unknown_since, reason="the host's price was removed: the spend is unknown from then"))
+            return None
+        if self.unknown_said:
+            self.unknown_said = False
+            self.journal("event", event="budget_enforced", data=inputs)
+        if not self.warned and accrued >= WARN_FRACTION * self.budget:
+            self.warned = True  # always before the stop, even when one check crosses both
+            self.journal("event", event="budget_warning", data=inputs)
+        during_stop = self.meter.rate_per_s(now) * self.meter.lead
+        if accrued + during_stop >= self.budget:
+            if not self.warned:
+                self.warned = True
+                self.journal("event", event="budget_warning", data=inputs)
+            self.journal("event", event="autostop", data=dict(inputs, rule="budget", during_stop=round(during_stop, 6)))
+            if during_stop > 0:
+                return "budget: accrued %s %s, with %s more over the stop (%.0f s), reaches the budget of %s" % (
+                    amount(accrued), self.currency, amount(during_stop), self.meter.lead, amount(self.budget))
+            return "budget: accrued %s %s reached the budget of %s" % (amount(accrued), self.currency, amount(self.budget))
+        return None
+
+
+def amount(value: float) -> str:
+    """Money with enough digits to be true (a 0.005 budget is not "0.01"); tui.format.amount's rule."""
+    if abs(value) >= 1 or value == 0:
+        return "%.2f" % value
+    decimals = min(10, max(3, 1 - int(math.floor(math.log10(abs(value))))))
+    text = "%.*f" % (decimals, value)
+    while text.endswith("0") and len(text.split(".")[1]) > 3:
+        text = text[:-1]
+    return text
 
 
 def read_paused(path: Path) -> Optional[bool]:

@@ -9,12 +9,20 @@ _COMMAND_NOT_FOUND = re.compile(r"(?:exec: )?([^\s:]+): (?:command )?not found|N
 _TRACEBACK_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b.*)$")
 
 
-def failure_cause(exit_code: Optional[int], signal_name: Optional[str], tail: List[str]) -> Optional[str]:
+NCCL_TIMEOUT = "NCCL timeout"  # the client shows this node's cause for the whole job (tui/fleet/states.py)
+
+
+def failure_cause(exit_code: Optional[int], signal_name: Optional[str], tail: List[str],
+                  hints: Optional[List[str]] = None) -> Optional[str]:
+    """`hints`: what the multi-node pre-flight learnt (the interface, slow round trips), repeated
+    where they help: in an NCCL timeout's cause."""
     text = "\n".join(tail)
     if "CUDA out of memory" in text or "OutOfMemoryError" in text:
         return "CUDA out of memory: lower the batch size, use gradient accumulation or mixed precision"
     if "NCCL" in text and ("timeout" in text.lower() or "Watchdog caught collective operation timeout" in text):
-        return "NCCL timeout: a rank stalled or died; check every node's log and the network between them"
+        cause = NCCL_TIMEOUT + ": a rank stalled or died; check every node's log and the network between them"
+        good = [h for h in (hints or []) if isinstance(h, str)][:4]
+        return cause + ("; pre-flight: " + "; ".join(good)[:400] if good else "")
     if exit_code == 127:
         match = _COMMAND_NOT_FOUND.search(text)
         what = match.group(1) if match and match.group(1) else "the command"

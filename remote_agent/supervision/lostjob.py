@@ -43,6 +43,7 @@ class LostJob:
         self.after_resume: List[Dict[str, Any]] = []  # output-kind records written after that offset was
         self.last_values: Optional[Dict[str, Any]] = None  # the last metric point before the offset
         self.budget_warned = False
+        self.resized_said = False  # a resized job's `resized` record is written once, not again
         self.output_dropped_to = 0  # the output cap's hole ends here (0: none yet)
 
     def fold(self, record: Dict[str, Any]) -> None:
@@ -71,6 +72,8 @@ class LostJob:
                 end = data.get("to") if isinstance(data, dict) else None
                 if isinstance(end, int) and not isinstance(end, bool):
                     self.output_dropped_to = max(self.output_dropped_to, end)
+            if kind == "event" and record.get("event") == "resized":
+                self.resized_said = True
             if kind == "event" and record.get("event") == "budget_warning":
                 self.budget_warned = True
             if kind == "event" and record.get("event") == "adopted":

@@ -13,7 +13,7 @@ import time
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from .. import VERSION
-from ..metrics import parse_line
+from ..metrics import LineParser
 from ..probes.jobgpus import sample_job_gpus
 from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
@@ -27,6 +27,8 @@ from .jobspec import job_env, job_key, load_spec, shell_script
 from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
+from .resize import ResizeNote
+from .watchspec import is_watch
 
 EXIT_ALREADY_SUPERVISED = 3
 TAIL_LINES = 20
@@ -47,6 +49,8 @@ class Supervisor:
         self.exit_status: Optional[int] = None  # raw waitpid status of the command
         self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)
         self.last_values: Optional[Dict[str, Any]] = None
+        self.resize_note = ResizeNote(spec)
+        self.parser = LineParser()  # remembers a table's header for the rows under it
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
         self.deadline: Optional[float] = None
@@ -138,7 +142,7 @@ class Supervisor:
         finally:
             os.close(out_fd)
         self.journal.append("state", state="running", pid=self.proc.pid)
-        self.autostop = AutoStop(self.spec, self.journal.append)
+        self.autostop = AutoStop(self.spec, self.journal.append, files_dir=self.files.dir)
         self._reader = threading.Thread(target=self._follow_output, daemon=True)
         self._reader.start()
         return True
@@ -177,7 +181,7 @@ class Supervisor:
                 watcher.close()
 
     def _journal_lines(self, lines: List[str]) -> None:
-        entries = self._fresh([entry for entry in map(self._entry_for, lines) if entry is not None])
+        entries = self.resize_note.mark(self._fresh([entry for entry in map(self._entry_for, lines) if entry is not None]))
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
@@ -196,7 +200,7 @@ class Supervisor:
                 name = obj.pop("event")
                 return "event", {"event": name[:100], "data": obj}
         try:
-            values = parse_line(line)
+            values = self.parser.parse(line)
         except Exception:  # a parser bug must never stop the output from being read
             values = None
         # Progress bars redraw ~10x/s with the same numbers: one point is enough.
@@ -208,7 +212,7 @@ class Supervisor:
     # -- the loop --------------------------------------------------------------------------------
 
     def _loop(self) -> None:
-        assert self.journal is not None and self.proc is not None
+        assert self.journal is not None  # proc is None for a watch job (watchjob.py)
         heartbeat_every = float(self.spec.get("heartbeat_interval", 10.0))
         gpu_every = float(self.spec.get("gpu_interval", 10.0))
         next_heartbeat = time.monotonic() + heartbeat_every
@@ -398,7 +402,9 @@ class Supervisor:
         if state == "failed":
             tail: List[str] = list(self.tail)
             fields["tail"] = tail
-            fields["cause"] = failure_cause(exit_code, sig, tail)
+            mn = self.spec.get("multinode")
+            hints = mn.get("hints") if isinstance(mn, dict) else None
+            fields["cause"] = failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None)
         self.journal.append("state", **fields)
         self._flush_journal()
 
@@ -436,6 +442,10 @@ def run_job_dir(job_dir: str, adopt: Optional[str] = None) -> int:
             from .adopter import AdoptingSupervisor
 
             return AdoptingSupervisor(files, spec, adopt).run()
+        if is_watch(spec):  # a log file of a run we did not start, in place of a command
+            from .watchjob import WatchSupervisor
+
+            return WatchSupervisor(files, spec).run()
         return Supervisor(files, spec).run()
     except OSError as exc:
         if exc.errno == errno.ENOSPC:

@@ -39,6 +39,7 @@ class Sshd:
     remote_home: Path
     proc: subprocess.Popen[bytes] | None = None
     extra: list[str] = field(default_factory=list)
+    login_shell: str | None = None  # the user's shell as sshd sees it (a private /etc/passwd), else the real one
 
     @property
     def config(self) -> Path:
@@ -62,15 +63,20 @@ class Sshd:
             "MaxSessions 64",
             "MaxStartups 64:30:128",
             "LogLevel ERROR",
-            *self.extra,
         ]
+        # sshd takes a keyword's first value: an extra line replaces the default one, not follows it.
+        overridden = {line.split()[0].lower() for line in self.extra if line.strip()}
+        lines = [line for line in lines if line.split()[0].lower() not in overridden] + self.extra
         self.config.write_text("\n".join(lines) + "\n")
 
     def start(self) -> None:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation dir, needed as root
         self.write_config()
         log = open(self.root / "sshd.log", "ab")  # noqa: SIM115 - lives as long as the server
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.config)], stdout=log, stderr=log)
+        argv = [SSHD, "-D", "-e", "-f", str(self.config)]
+        if self.login_shell:
+            argv = with_login_shell(self.root, self.login_shell, argv)
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=log)
         deadline = time.monotonic() + 10
         while True:
             try:
@@ -122,7 +128,29 @@ class Sshd:
             self.proc = None
 
 
-def make_sshd(root: Path, extra: list[str] | None = None) -> Sshd:
+def with_login_shell(root: Path, shell: str, argv: list[str]) -> list[str]:
+    """argv run in its own mount namespace where /etc/passwd gives this user `shell`: sshd starts
+    every session through the passwd shell, and the machine's real passwd must not change."""
+    me = os.getuid()
+    lines = []
+    for line in Path("/etc/passwd").read_text().splitlines():
+        fields = line.split(":")
+        if len(fields) == 7 and fields[2] == str(me):
+            fields[6] = shell
+        lines.append(":".join(fields))
+    passwd = root / "passwd"
+    passwd.write_text("\n".join(lines) + "\n")
+    passwd.chmod(0o644)
+    return ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/passwd && exec "$@"', str(passwd), *argv]
+
+
+def can_fake_login_shell() -> bool:
+    """A private mount namespace needs root (CAP_SYS_ADMIN); elsewhere those tests skip."""
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    return os.geteuid() == 0 and probe.returncode == 0
+
+
+def make_sshd(root: Path, extra: list[str] | None = None, login_shell: str | None = None) -> Sshd:
     root.mkdir(parents=True, exist_ok=True)
     host_key = keygen(root / "host_ed25519")
     client_key = root / "client_ed25519"
@@ -134,7 +162,7 @@ def make_sshd(root: Path, extra: list[str] | None = None) -> Sshd:
     (remote_home / ".profile").write_text('[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\nexport GPUDECK_TEST_REMOTE_PROFILE=read\n')
     (remote_home / ".bashrc").write_text(f"echo '{JUNK}'\necho '{{\"not\": \"the agent\"}}'\n")
     server = Sshd(root=root, port=free_port(), host_key=host_key, client_key=client_key, remote_home=remote_home,
-                  extra=list(extra or []))
+                  extra=list(extra or []), login_shell=login_shell)
     server.start()
     return server
 
@@ -193,6 +221,35 @@ class SshHome:
             f"[ssh]\nalive_timeout = {alive_timeout}\nbackoff_initial = {backoff_initial}\nbackoff_max = {backoff_max}\n")
 
 
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A real ssh-agent of this test's own (the fixture ssh_home hides the machine's)."""
+    from tests.support.waiting import wait_for
+
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(sock.exists, timeout=10, what="ssh-agent's socket")
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        yield sock
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def ssh_verdict(ssh_home: SshHome, target: str = "box") -> str:
+    """What the real ssh says of the server's key with this test's ~/.ssh (config, known_hosts, key):
+    ok, changed or unknown (refused otherwise)."""
+    result = subprocess.run(
+        ["ssh", "-F", str(ssh_home.ssh_dir / "config"), "-o", f"UserKnownHostsFile={ssh_home.ssh_dir / 'known_hosts'}",
+         "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+         "-i", str(ssh_home.ssh_dir / "id_ed25519"), target, "true"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+    if result.returncode == 0:
+        return "ok"
+    return "changed" if "HAS CHANGED" in result.stderr else "unknown"
+
+
 def serve_pids(agent_dir: Path) -> list[int]:
     """Live `serve` processes for this agent dir (a leak check after cuts)."""
     from tests.support.jobs import pids_with
@@ -213,6 +270,7 @@ def ssh_home(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     gh = tmp_path / "gpudeck"
     gh.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
     monkeypatch.setenv("GPUDECK_HOME", str(gh))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # the machine's agent must not answer for us
     env = SshHome(home=home, gpudeck_home=gh, agent_dir=tmp_path / "remote-agent", server=sshd)

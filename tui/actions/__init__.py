@@ -36,10 +36,11 @@ from .options import (
 )
 from .reindex import rebuild_index
 from .scale import Scaled, scale, target_count
+from .watch import WatchOptions, watch
 
 __all__ = [
     "DEFAULT_GRACE", "DEMO_COMMAND", "STOP_MARGIN", "Agents", "Job", "JobTarget", "LaunchOptions", "Launched",
     "NodePlan", "NodeTarget", "Scaled", "build_spec", "check", "check_grace", "default_name", "end", "final_state", "form_options", "launch",
     "list_jobs", "parse_env", "pick", "preview_name", "rebuild_index", "remove", "resolve", "plan", "restart", "scale", "set_autostop",
-    "split_command", "stop_wait", "target_count",
+    "split_command", "stop_wait", "target_count", "WatchOptions", "watch",
 ]

@@ -14,11 +14,13 @@ from remote_agent.names import new_job_id
 from ..errors import GpudeckError
 from ..fleet.jobs import JobModel
 from ..fleet.states import ENDED, job_state
+from ..fleet.watch import WatchInfo
 from ..store import JobRecord, Store
 from .agents import Agents
 from .find import Job
 from .launch import LAUNCH_TIMEOUT
 from .options import DEFAULT_GRACE, check_grace
+from .watch import refuse_on_watch
 
 # The agent answers a stop once the job's tree is gone: after the grace period at most, plus the
 # time SIGKILL and the reaping take. Waiting less would report a slow stop as failed.
@@ -41,6 +43,7 @@ class JobTarget:
     label: str
     state: str
     nodes: tuple[NodeTarget, ...]
+    watch: WatchInfo | None = None  # a watched run (gpudeck watch): read-only without its pid
 
     @property
     def ended(self) -> bool:
@@ -49,12 +52,12 @@ class JobTarget:
     @classmethod
     def of_job(cls, job: Job) -> JobTarget:
         nodes = tuple(NodeTarget(n["host"], n["node"], _seconds(n.get("grace"))) for n in job.nodes)
-        return cls(job.id, job.name or job.id, job.state, nodes)
+        return cls(job.id, job.name or job.id, job.state, nodes, WatchInfo.of(job.first.get("watch")))
 
     @classmethod
     def of_model(cls, job: JobModel) -> JobTarget:
         nodes = tuple(NodeTarget(n.host, n.node, n.grace) for n in job.nodes.values())
-        return cls(job.id, job.name or job.id, job.state, nodes)
+        return cls(job.id, job.name or job.id, job.state, nodes, job.watch)
 
 
 def _seconds(value: Any) -> float | None:
@@ -74,6 +77,7 @@ def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None,
     job objects once the agents say every tree is gone."""
     if action not in ("stop", "kill"):
         raise ValueError(action)
+    refuse_on_watch(job.watch, action, job.id)
     check_grace(grace)
     extra: dict[str, Any] = {}
     if action == "stop":
@@ -93,6 +97,7 @@ def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None,
 def restart(agents: Agents, store: Store | None, job: JobTarget, new_id: str | None = None) -> str:
     """A new job from the same spec (restart_of recorded), on the same nodes; a job that may still
     run is stopped first. Returns the new job's id."""
+    refuse_on_watch(job.watch, "restart", job.id)
     if not job.ended:
         end(agents, job, "stop")
     new_id = new_id or new_job_id()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
-from ..fleet.states import ENDED, job_state, why
+from ..fleet.states import ACTIVE, DEGRADED, ENDED, degraded_why, is_root_cause, job_state, why
 from .agents import Agents
 
 
@@ -19,10 +19,30 @@ class Job:
     id: str
     name: str
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)  # host -> why its agent did not answer
 
     @property
     def state(self) -> str:
-        return job_state(n["state"] for n in self.nodes)
+        state = job_state(n["state"] for n in self.nodes)
+        return DEGRADED if state in ACTIVE and self.missing else state
+
+    @property
+    def planned(self) -> int:
+        """The node count the job was launched with (what a resize counts from)."""
+        mn = self.first.get("multinode")
+        count = mn.get("nodes") if isinstance(mn, dict) else None
+        return count if isinstance(count, int) and count >= len(self.nodes) else len(self.nodes)
+
+    @property
+    def missing(self) -> list[tuple[str, str, str]]:
+        """(node, host, why) of each node the job's plan places but no agent answered for."""
+        mn = self.first.get("multinode")
+        hosts = mn.get("hosts") if isinstance(mn, dict) else None
+        if not isinstance(hosts, list):
+            return []
+        seen = {str(n["node"]) for n in self.nodes}
+        return [(str(rank), str(host), self.unreachable.get(str(host), "its agent does not list it"))
+                for rank, host in enumerate(hosts) if str(rank) not in seen]
 
     @property
     def ended(self) -> bool:
@@ -31,12 +51,16 @@ class Job:
 
     @property
     def ending_node(self) -> dict[str, Any]:
-        """The node whose state the job shows (the first node when they agree)."""
-        state = self.state
-        return next(n for n in self.nodes if n["state"] == state)
+        """The node whose state the job shows (the first node when they agree, unless another
+        has a root cause such as an NCCL timeout)."""
+        state = job_state(n["state"] for n in self.nodes)
+        same = [n for n in self.nodes if n["state"] == state]
+        return next((n for n in same if is_root_cause(n.get("cause"))), same[0])
 
     @property
     def why(self) -> str:
+        if self.state == DEGRADED:
+            return degraded_why(self.missing)
         n = self.ending_node
         return why(self.state, n.get("cause"), n.get("exit_code"), n.get("signal"), n.get("reason"))
 
@@ -62,7 +86,8 @@ class Job:
             "argv": first.get("argv"),
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),
-            "resized_from": first.get("resized_from"),
+            "watch": _watch_json(first.get("watch")),
+            "resized_from": _resized(first.get("resized_from")),
             "multinode": _without_rank(first.get("multinode")),
             "last": first.get("last") or {},
             # journal records the agents skipped as malformed (readers are total: skip and count)
@@ -71,7 +96,7 @@ class Job:
             "output_dropped": sum(output_dropped(n) for n in self.nodes),
             "nodes": [
                 {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
-            ],
+            ] + [{"host": host, "node": node, "state": "unreachable", "pid": None} for node, host, _ in self.missing],
         }
 
 
@@ -80,6 +105,14 @@ def output_dropped(node: dict[str, Any]) -> int:
     gap = node.get("output_gap")
     ok = isinstance(gap, list) and len(gap) == 2 and all(isinstance(v, int) for v in gap)
     return max(0, gap[1] - gap[0]) if ok else 0
+
+
+def _resized(came: Any) -> Any:
+    """{job, nodes}: the agent's own fields (why, last_step_at) live in the `resized` record."""
+    return {k: v for k, v in came.items() if k in ("job", "nodes")} if isinstance(came, dict) else None
+def _watch_json(watch: Any) -> dict[str, Any] | None:
+    """A watched run's file and pid (gpudeck watch); null for a launched command."""
+    return {"path": watch.get("path"), "pid": watch.get("pid")} if isinstance(watch, dict) else None
 
 
 def _without_rank(multinode: Any) -> Any:
@@ -112,9 +145,19 @@ def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list
             obj = dict(obj, host=host)
             job = jobs.setdefault(obj["id"], Job(obj["id"], obj.get("name") or "?"))
             job.nodes.append(obj)
+    down = {host: str(answer) for host, answer in zip(hosts, answers, strict=True) if isinstance(answer, GpudeckError)}
     for job in jobs.values():  # rank order: node "0" (the master, whose output `logs` shows) first
         job.nodes.sort(key=lambda n: (len(str(n.get("node"))), str(n.get("node"))))
+        job.unreachable = {h: _bare(why, h) for h, why in down.items()}
     return sorted(jobs.values(), key=lambda j: j.id, reverse=True)
+
+
+def _bare(text: str, host: str) -> str:
+    """The reason without the host's name before it (the caller names the node and its host)."""
+    for prefix in (f"host {host} unreachable: ", f"{host}: "):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
 
 
 def resolve(agents: Agents, ref: str) -> Job:

@@ -20,6 +20,7 @@ from ..store import JobRecord, Store
 from .agents import Agents
 from .nodes import is_multinode, plan
 from .options import LaunchOptions, check, default_name, parse_output_cap, usage
+from .preflight import Env, preflight
 
 LAUNCH_TIMEOUT = 60.0
 
@@ -46,11 +47,17 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
         specs = [(opts.host, build_spec(agents, opts, job_id))]
     else:
         specs = []
-        for p in plan(opts):
+        plans = plan(opts)
+        for p in plans:
             # the name comes from the user's command, not from the launcher line around it
             node_opts = replace(opts, host=p.host, hosts=(), argv=p.argv, env=p.env,
                                 name=opts.name or default_name(opts.argv, job_id))
             specs.append((p.host, dict(build_spec(agents, node_opts, job_id, node=p.node), multinode=p.multinode)))
+        if len(specs) > 1:
+            envs = {h: Env(tuple(s["setup"]), s.get("path"), s["workdir"]) for h, s in reversed(specs)}
+            checked = preflight(agents, plans, envs, job_env=frozenset(dict(opts.env)))
+            for _, s in specs:
+                s["multinode"] = dict(s["multinode"], hints=list(checked.hints))
     states = launch_specs(agents, specs)
     first = specs[0][1]
     if store is not None:

@@ -75,7 +75,9 @@ def launcher_argv(argv: tuple[str, ...], nnodes: int, rank: int, nproc: int, add
             raise usage(f"{prog}: torchrun runs a script or `-m module`, not -c or stdin")
         if rest[0] == "-m" and "torch.distributed.run" in rest[1:2]:
             raise usage("the command already starts torchrun: use --launcher none to run it as is")
-        return [argv[0], *py_opts, "-m", "torch.distributed.run", *flags, *rest]
+        # gpudeck's own trainer gets the torchrun that ends a stop with exit 0, not a traceback.
+        launcher = "trainer.torchrun" if rest[:2] == ["-m", "trainer"] else "torch.distributed.run"
+        return [argv[0], *py_opts, "-m", launcher, *flags, *rest]
     no_python = [] if prog.endswith(".py") else ["--no-python"]
     return ["torchrun", *flags, *no_python, *argv]
 

@@ -21,6 +21,8 @@ from typing import Any
 from remote_agent.names import new_job_id
 
 from ..errors import EXIT_USAGE, GpudeckError
+from ..fleet.states import degraded_why
+from ..fleet.watch import WatchInfo
 from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
@@ -29,6 +31,8 @@ from .find import Job
 from .launch import LAUNCH_TIMEOUT
 from .nodes import LOCAL_ADDR, plan
 from .options import LaunchOptions, check
+from .preflight import preflight
+from .watch import refuse_on_watch
 
 _COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
 
@@ -40,9 +44,11 @@ class Scaled:
     previous: str
     nodes_before: int
     nodes: int
+    dropped: str = ""  # the unreachable nodes left behind, in words
 
     def __str__(self) -> str:
-        return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous})"
+        dropped = f"; dropped {self.dropped}" if self.dropped else ""
+        return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous}{dropped})"
 
 
 def target_count(text: str, current: int) -> int:
@@ -78,14 +84,18 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
     return os.path.join(str(job.first.get("workdir") or "."), os.path.expanduser(where))
 
 
-def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None) -> Scaled:
-    """Stop every node, then relaunch on the new count as a new job (returned). Blocks."""
-    current = len(job.nodes)
+def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None,
+          why: str | None = None) -> Scaled:
+    """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
+    goes into the new job's `resized` record (default: `scale +1`, and what was dropped)."""
+    refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
+    current = job.planned
     mn: dict[str, Any] = job.first.get("multinode") or {}
-    if mn.get("nodes") not in (None, current):
-        raise GpudeckError(f"scale: {job.id} has {mn['nodes']} nodes but only {current} answered: "
-                           "check its hosts (`gpudeck hosts`)")
     n = target_count(count, current)
+    missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
+    if missing and n > len(job.nodes):
+        raise GpudeckError(f"scale: {job.id} is degraded ({degraded_why(missing)}): drop the missing node first "
+                           f"(`gpudeck scale {job.id} -{len(missing)}`), then grow it")
     command = [str(a) for a in (mn.get("command") or job.first.get("argv") or [])]
     ck = checkpoint_of(command)
     if ck is None:
@@ -100,8 +110,11 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     opts = check(LaunchOptions(
         argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=int(mn.get("nproc_per_node") or 1),
         launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None,
-        master_addr=None if mn.get("master_addr") in (None, LOCAL_ADDR) else str(mn["master_addr"])))
-    plans = plan(opts)  # before stopping: a plan that cannot be made leaves the job running
+        # a local master's address is chosen again; an SSH master's stays what the user gave (even 127.0.0.1)
+        master_addr=None if mn.get("master_addr") is None or (mn["master_addr"] == LOCAL_ADDR and set(hosts) == {LOCAL})
+        else str(mn["master_addr"])))
+    plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
+    checked = preflight(agents, plans, held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
     if not job.ended:
         end(agents, JobTarget.of_job(job), "stop")
     if directory is not None and not os.path.isdir(directory):
@@ -110,12 +123,15 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     new_id = new_id or new_job_id()
     started: list[tuple[str, str]] = []
     name = job.name
-    resized_from = {"job": job.id, "nodes": current}
+    dropped = degraded_why(missing)
+    resized_from = {"job": job.id, "nodes": current,
+                    "why": why or f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")}
     try:
         for p in plans:
             # the old node of that rank, else one on the same host (a restart runs where its source ran)
             source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
-            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": p.multinode, "resized_from": resized_from}
+            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": dict(p.multinode, hints=list(checked.hints)),
+                       "resized_from": resized_from}
             obj = agents.request(p.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=source,
                                  new_id=new_id, as_node=p.node, changes=changes)
             started.append((p.host, p.node))
@@ -130,4 +146,4 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
         store.record_job(JobRecord(id=new_id, name=name, created_at=time.time(),
                                    nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
                                    restart_of=job.id))
-    return Scaled(new_id, name, job.id, current, n)
+    return Scaled(new_id, name, job.id, current, n, dropped)

@@ -34,7 +34,12 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
     job = _target(session, args.job)
     start = time.monotonic()
     answers = actions.end(session, job, action, grace=getattr(args, "grace", None))
-    print(f"{job.id} {actions.final_state(answers)} in {time.monotonic() - start:.1f}s")
+    took = time.monotonic() - start
+    if job.watch is not None and job.watch.read_only:
+        print(f"{job.id} ended the watch of {job.watch.path} in {took:.1f}s; the run itself was not touched (read-only)")
+        return 0
+    what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
+    print(f"{job.id} {actions.final_state(answers)}{what} in {took:.1f}s")
     return 0
 
 

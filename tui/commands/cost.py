@@ -16,6 +16,7 @@ from typing import Any
 from .. import paths
 from ..cost.collect import HostSnapshot, snapshot
 from ..cost.ledger import Ledger
+from ..cost.push import push_price
 from ..cost.quotes import spot_for_host
 from ..cost.report import CostContext, build, parse_since
 from ..cost.settings import HostPrice, host_price
@@ -49,6 +50,7 @@ def gather(session: Session, since: float | None, config: CostSettings) -> tuple
     prices: dict[str, HostPrice] = {}
     spot: dict[str, Any] = {}
     errors: list[dict[str, str]] = []
+    mtime = _hosts_mtime()
     for name in session.hosts():
         settings = host_settings(name)
         try:
@@ -64,6 +66,10 @@ def gather(session: Session, since: float | None, config: CostSettings) -> tuple
         if live is not None and live.error:
             errors.append({"host": name, "error": live.error})
         prices[name] = host_price(settings, live.quote if live else None)
+        # Running budgets follow a change from when it happened (hosts.toml's mtime), not from launch.
+        problem = push_price(session.client(name).request, prices[name], None if mtime is None else min(snap.host_now, mtime + snap.offset))
+        if problem:
+            errors.append({"host": name, "error": problem})
         snaps.append(snap)
     return snaps, prices, spot, errors
 
@@ -79,13 +85,24 @@ def run(args: argparse.Namespace, session: Session) -> int:
             raise GpudeckError(str(exc), EXIT_USAGE) from None
     snaps, prices, spot, errors = gather(session, since, config)
     with _ledger() as ledger:
-        report = build(snaps, prices, ctx, ledger, since, spot)
+        report = build(snaps, prices, ctx, ledger, since, spot, settings_changed_at=_hosts_mtime())
     report["errors"] = errors
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(render(report))
     return 0
+
+
+def _hosts_mtime() -> float | None:
+    """When hosts.toml was last written: the moment a price change found now was made (by hand,
+    a catalog switch, a removal), so it is dated then and not at this `cost` run."""
+    from ..hosts_file import hosts_path
+
+    try:
+        return hosts_path().stat().st_mtime
+    except OSError:
+        return None
 
 
 def _ledger() -> Ledger:
@@ -105,6 +122,23 @@ def _ledger() -> Ledger:
 money = partial(format_money, unknown="unknown")  # a table cell says "unknown", the TUI "—"
 
 
+def fleet_figures(fleet: dict[str, Any], cur: str) -> list[str]:
+    """`burn $3.60/h`, `today ≥ $1.20 (1 host unpriced)`, `jobs unknown (2 jobs unpriced)`: a total
+    with an unknown part is a lower bound or unknown, never shown as if it were whole."""
+    out = []
+    for label, key, part, per in (("burn", "burn_usd_per_hour", "burn", "/h"), ("today", "today_usd", "today", ""),
+                                  ("jobs", "jobs_accrued_usd", "jobs_accrued", "")):
+        missing = (fleet.get("unknown") or {}).get(part) or []
+        what = "job" if part == "jobs_accrued" else "host"
+        why = f" ({len(missing)} {what}{'s' if len(missing) != 1 else ''} unpriced)" if missing else ""
+        value = fleet.get(key)
+        if value is None:
+            out.append(f"{label} unknown{why}")
+        else:
+            out.append(f"{label} {'≥ ' if missing else ''}{money(value, cur, per)}{why}")
+    return out
+
+
 def render(report: dict[str, Any]) -> str:
     cur = report["currency"]
     host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] != "unknown"
@@ -116,8 +150,7 @@ def render(report: dict[str, Any]) -> str:
     fleet = report["fleet"]
     lines = [table(["HOST", "PRICE", "BURN", "ACCRUED", "TODAY", "SINCE"], host_rows), "",
              table(["JOB", "NAME", "STATE", "BURN", "ACCRUED", "PROJECTED", "IDLE", "REASON"], job_rows), "",
-             f"fleet: burn {money(fleet['burn_usd_per_hour'], cur, '/h')}, today {money(fleet['today_usd'], cur)}, "
-             f"jobs {money(fleet['jobs_accrued_usd'], cur)}"]
+             "fleet: " + ", ".join(fleet_figures(fleet, cur))]
     if fleet["rules"]["note"] and fleet.get("daily_budget"):
         lines.append(fleet["rules"]["note"])
     for err in report.get("errors") or []:

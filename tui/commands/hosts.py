@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # paramiko loads in ~140 ms: only the verbs that connect pay 
 
 from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
 from ..format import table
-from ..hosts_file import HostEntry, HostsFileError, add_host, hosts_path, remove_host
+from ..hosts_file import HostEntry, HostsFileError, add_host, check_name, hosts_path, load_hosts, remove_host
 from ..remote.hostkey_errors import HostKeyError, fingerprint
 from ..remote.ssh_config import SshConfigError, split_target
 from ..remote.transport import TransportError
@@ -65,8 +65,9 @@ def ask(name: str, key: paramiko.PKey) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def trust(name: str, yes: bool) -> list[str]:
+def trust(name: str, yes: bool, entry: HostEntry | None = None) -> list[str]:
     """Connect to `name` (and its jump hosts), accepting unknown keys by --yes or by a prompt.
+    `entry`: a host not (yet) in hosts.toml, as `hosts add` checks it before storing it.
 
     Returns what was trusted; raises GpudeckError for a refused or changed key, or an unreachable host.
     """
@@ -80,11 +81,18 @@ def trust(name: str, yes: bool) -> list[str]:
             trusted.append(f"{known_name} {key.get_name()} {fingerprint(key)}")
         return ok
 
-    transport = transport_for(name, confirm=confirm if (yes or sys.stdin.isatty()) else None)
+    asking = confirm if (yes or sys.stdin.isatty()) else None
+    if entry is None:
+        transport = transport_for(name, confirm=asking)
+    else:
+        from ..remote.ssh_transport import SshTransport  # paramiko only for the verbs that connect
+        from ..session import settings
+
+        transport = SshTransport(entry, settings().ssh, asking)
     try:
         transport.connect()  # type: ignore[attr-defined]
     except HostKeyError as exc:
-        raise host_key_error(name, exc) from None
+        raise host_key_error(name, exc, None if entry is None else "the same `gpudeck hosts add` with --yes") from None
     except TransportError as exc:
         raise GpudeckError(f"host {name} unreachable: {exc}", EXIT_HOST) from None
     finally:
@@ -128,7 +136,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         if verb == "add":
             return add(args, session)
         if verb == "set":
-            return set_settings(args.name, args.settings)
+            return set_settings(args.name, args.settings, session)
         if verb == "rm":
             remove_host(args.name)
             print(f"removed {args.name}")
@@ -166,12 +174,13 @@ def resolve_target(target: str, config_file: str | None) -> int:
     return 0
 
 
-def set_settings(name: str, items: list[str]) -> int:
+def set_settings(name: str, items: list[str], session: Session | None = None) -> int:
     """Price settings for the cost counters and budgets; validated here, dated in the ledger."""
     from .. import paths
     from ..cost.ledger import Ledger
-    from ..cost.settings import COST_KEYS, PriceSettingsError, validate_price_settings
-    from ..hosts_file import load_hosts, set_host_fields
+    from ..cost.push import push_price
+    from ..cost.settings import COST_KEYS, PRICE_KEYS, PriceSettingsError, host_price, validate_price_settings
+    from ..hosts_file import host_fields, load_hosts, set_host_fields
 
     raw: dict[str, str] = {}
     for item in items:
@@ -188,40 +197,68 @@ def set_settings(name: str, items: list[str]) -> int:
     except PriceSettingsError as exc:
         raise GpudeckError(f"hosts set: {exc}", EXIT_USAGE) from None
     set_host_fields(name, values)
-    if values.get("price_per_hour") is not None:
+    if any(k in PRICE_KEYS for k in values):
+        # Any price change (set, changed, switched to the catalog, removed) is dated now, here.
         now = time.time()
+        price = host_price(host_fields(name))
         ledger = Ledger(paths.state_db())
         try:
-            ledger.record_price(name, now, values["price_per_hour"], values.get("currency") or "USD",
-                                "hosts.toml price_per_hour", now)
+            ledger.record_price(name, now, price.per_hour, price.currency,
+                                price.source if price.known else f"price removed ({price.source})", now)
         finally:
             ledger.close()
+        if session is not None:  # connecting happens inside: a host down or unknown is one line
+            problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, None)
+            if problem:
+                print(f"{name}: {problem}", file=sys.stderr)
     for key, value in values.items():
         print(f"{name}: {key} = {value}" if value is not None else f"{name}: {key} removed")
     return 0
 
 
 def add(args: argparse.Namespace, session: Session) -> int:
+    """Store the host only once its key is trusted and it let us in: a refused key, an unreachable
+    host or a failed login leave hosts.toml as it was, so the same command can simply be run again.
+    Run again after the agent check failed, it finds the same host stored and checks it again."""
     try:
         split_target(args.target)
     except SshConfigError as exc:
         raise GpudeckError(f"target {exc}", EXIT_USAGE) from None
     entry = HostEntry(name=args.name, target=args.target, identity_file=args.identity_file, python=args.python,
                       agent_dir=args.agent_dir, setup=list(args.setup))
-    add_host(entry)
-    print(f"added {args.name} ({args.target}) to {hosts_path()}")
+    check_name(entry.name)
+    existing = load_hosts().get(entry.name)
+    stored = existing is not None and _same(existing, entry)
+    if existing is not None and not stored:
+        raise HostsFileError(f"host {entry.name} already exists (gpudeck hosts rm {entry.name} first)")
     if args.no_connect:
+        if not stored:
+            add_host(entry)
+        print(f"added {args.name} ({args.target}) to {hosts_path()}, not connected: its key is not checked yet "
+              f"(gpudeck hosts trust {args.name})")
         return 0
-    for line in trust(args.name, args.yes):
+    try:
+        trusted = trust(args.name, args.yes, entry)
+    except GpudeckError as exc:
+        raise GpudeckError(f"{exc} (host {args.name} not added)", exc.code) from None
+    for line in trusted:
         print(f"trusted {line}")
+    if not stored:
+        add_host(entry)
+    print(f"added {args.name} ({args.target}) to {hosts_path()}")
     info = probe(session, args.name)
     if not info["reachable"]:
-        raise GpudeckError(info["error"], EXIT_HOST)
+        raise GpudeckError(f"{info['error']} (host {args.name} is added; run this again once fixed)", EXIT_HOST)
     print(f"{args.name}: agent {info['agent_version']} on {info['hostname']}, python {info['python']}, "
           f"{len(info['gpus'])} GPU(s)")
     if info.get("warning"):
         print(f"warning: {info['warning']}", file=sys.stderr)
     return 0
+
+
+def _same(a: HostEntry, b: HostEntry) -> bool:
+    return (a.target, a.identity_file, a.python, a.agent_dir, list(a.setup)) == \
+        (b.target, b.identity_file, b.python, b.agent_dir, list(b.setup))
 
 
 def list_hosts(args: argparse.Namespace, session: Session) -> int:

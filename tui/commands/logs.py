@@ -38,7 +38,8 @@ def job_exit_code(obj: dict) -> int:
     name = obj.get("signal")
     if name and hasattr(signal, name):
         return 128 + int(getattr(signal, name))
-    return {"killed": 137, "stopped": 143}.get(obj.get("state", ""), 1)
+    # `exited` without a code: a watched run (gpudeck watch) that ended by itself, its code unknown.
+    return {"killed": 137, "stopped": 143, "exited": 0}.get(obj.get("state", ""), 1)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

@@ -46,8 +46,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
         last = job.first.get("last") or {}
         hosts = ",".join(sorted({n["host"] for n in job.nodes}))
         obj = job.to_json()
+        name = f"{job.name} (watch)" if obj.get("watch") else job.name
         rows.append(
-            [job.id, job.name, hosts, state_text(job), runtime(obj["started_at"], obj["ended_at"]),
+            [job.id, name, hosts, state_text(job), runtime(obj["started_at"], obj["ended_at"]),
              number(last.get("step")), number(last.get("loss")), job.why]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
@@ -63,7 +64,12 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         return 0
     first = job.first
     print(f"{job.id}  {job.name}  {state_text(job)}")
-    print(f"  command: {' '.join(first.get('argv') or [])}")
+    watch = first.get("watch")
+    if isinstance(watch, dict):
+        pid = watch.get("pid")
+        print(f"  watching: {watch.get('path')} ({f'pid {pid}: stop/kill act on its tree' if pid else 'read-only: no --pid'})")
+    else:
+        print(f"  command: {' '.join(first.get('argv') or [])}")
     print(f"  workdir: {first.get('workdir')}")
     for node in job.nodes:
         print(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}")

@@ -7,7 +7,7 @@ to well under a cent over months of runtime.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 # Only minimums we have checked. AWS bills Linux On-Demand and Spot instances per second with a
@@ -33,23 +33,45 @@ class PricePeriod:
     source: str = "settings"
 
 
-def periods_from_changes(changes: Iterable[tuple[float, float, str, str]]) -> list[PricePeriod]:
+def periods_from_changes(changes: Iterable[tuple[float, float | None, str, str]],
+                         open_start: bool = True) -> list[PricePeriod]:
     """(at, per_hour, currency, source) price changes, any order → back-to-back periods.
 
-    The first known price is taken to hold from the beginning of time: a spot history that begins
-    after the job began still prices the job's first minutes with the earliest price we know,
-    which is what AWS's history means (it returns "the last price change before the start time").
+    A change to `per_hour` None (the price was removed) ends the period before it and opens none:
+    from then on the price is unknown, until a later change sets one again.
+
+    `open_start`: the first known price holds from the beginning of time. Right for a spot history
+    that begins after the job began (AWS returns "the last price change before the start time");
+    wrong for a price someone set at a known moment (the ledger's rows), which bills nothing before.
     """
     ordered = sorted(changes, key=lambda c: c[0])
     out: list[PricePeriod] = []
     for i, (at, per_hour, currency, source) in enumerate(ordered):
-        if out and out[-1].per_hour == per_hour and out[-1].currency == currency:
+        last = out[-1] if out and out[-1].end is None else None
+        if per_hour is None:
+            if last is not None:
+                out[-1] = PricePeriod(last.start, at, last.per_hour, last.currency, last.source)
+            continue
+        if last is not None and last.per_hour == per_hour and last.currency == currency:
             continue  # the same price again: one period, not two
-        start = float("-inf") if i == 0 else at
-        if out:
-            out[-1] = PricePeriod(out[-1].start, at, out[-1].per_hour, out[-1].currency, out[-1].source)
+        start = float("-inf") if i == 0 and open_start else at
+        if last is not None:
+            out[-1] = PricePeriod(last.start, at, last.per_hour, last.currency, last.source)
         out.append(PricePeriod(start, None, per_hour, currency, source))
     return out
+
+
+def covered(periods: Sequence[PricePeriod], start: float, end: float) -> bool:
+    """Is a price known for every moment of [start, end)? (A gap: no price then, so cost unknown.)"""
+    t = start
+    for p in sorted(periods, key=lambda p: p.start):
+        if t >= end:
+            break
+        if p.start > t:
+            return False
+        if p.end is None or p.end > t:
+            t = end if p.end is None else max(t, p.end)
+    return t >= end
 
 
 def price_at(periods: Iterable[PricePeriod], t: float) -> PricePeriod | None:

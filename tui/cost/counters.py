@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .billing import Money, PricePeriod, accrue, price_at
+from .billing import Money, PricePeriod, accrue, covered, price_at
 from .runs import NodeRun, idle_intervals, steps_per_second
 
 Key = tuple[str, str, str]  # (host, job, node)
@@ -108,6 +108,8 @@ class HostCost:
     price: PricePeriod | None
     jobs: list[JobCost]
     unattributed: Money = field(default_factory=Money)  # GPUs no job used: still billed
+    accrued_partial: bool = False  # some of the time had no known price: `accrued` is a lower bound
+    today_partial: bool = False
 
 
 def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None = None,
@@ -121,19 +123,26 @@ def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None
     jobs = [_job_cost(run, segs, host, current, lo, hi) for run in runs]
     burn = Money().add(current.currency, current.per_hour) if current else Money()
     accrued = today = None
+    partial = partial_today = False
     if host.instance_start is not None and host.periods:
         start = max(host.instance_start, lo)
         minimum = host.minimum_s if start == host.instance_start else 0.0
         accrued = accrue(host.periods, start, min(now, hi), minimum=minimum)
+        # A stretch without a known price (before one was set, after it was removed) adds nothing:
+        # the figure is then a lower bound, and says so.
+        partial = not covered(host.periods, start, min(now, hi))
         if day_start is not None:
-            today = accrue(host.periods, max(host.instance_start, day_start), now)
+            day_from = max(host.instance_start, day_start)
+            today = accrue(host.periods, day_from, now)
+            partial_today = not covered(host.periods, day_from, now)
     used = Money()
     for job in jobs:
         used.merge(job.accrued)
     unattributed = Money()
     if accrued is not None:
         unattributed = Money({c: max(0.0, a - used.get(c)) for c, a in accrued.amounts.items()})
-    return HostCost(host.name, burn, accrued, today, host.instance_start, host.start_source, current, jobs, unattributed)
+    return HostCost(host.name, burn, accrued, today, host.instance_start, host.start_source, current, jobs, unattributed,
+                    partial, partial_today)
 
 
 def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: PricePeriod | None,
@@ -145,7 +154,11 @@ def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: P
     if run.start is None or end is None or not host.periods:
         return job
     span = [(max(run.start, lo), min(end, hi))]
+    # Priced only if a price was known all along: a job that ran before the price was set, or on
+    # after it was removed, has an unknown cost (its known part stays in `accrued`, a lower bound).
+    job.priced = covered(host.periods, *span[0]) if span[0][1] > span[0][0] else True
     job.accrued = cost_over(run.key, span, segs, host.periods)
+    job.accrued = _with_minimum(job.accrued, run.start, end, lo, hi, host.minimum_s)
     clipped = [(max(a, lo), min(b, hi)) for a, b in idle_intervals(run, now)]
     job.idle = cost_over(run.key, [iv for iv in clipped if iv[1] > iv[0]], segs, host.periods)
     if run.live and run.state != "lost" and segs and current is not None:
@@ -155,6 +168,16 @@ def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: P
     job.steps_per_s = steps_per_second(run)
     job.projected = _projected(run, job, now)
     return job
+
+
+def _with_minimum(accrued: Money, start: float, end: float, lo: float, hi: float, minimum: float) -> Money:
+    """The provider's minimum billed duration (AWS: 60 s) applies to a job too: a 20 s job on an
+    instance started for it is billed 60 s, at its own share and price. Only when the window holds
+    the whole job (a `--since` cut is not a shorter job)."""
+    seconds = end - start
+    if minimum <= 0 or seconds <= 0 or seconds >= minimum or start < lo or end > hi:
+        return accrued
+    return accrued.scaled(minimum / seconds)
 
 
 def _projected(run: NodeRun, job: JobCost, host_now: float) -> Money | None:

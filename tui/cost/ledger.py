@@ -107,12 +107,18 @@ class Ledger:
             )
         return cur.rowcount > 0
 
-    def record_price(self, host: str, at: float, per_hour: float, currency: str, source: str,
+    def record_price(self, host: str, at: float, per_hour: float | None, currency: str, source: str,
                      recorded_at: float) -> bool:
-        """A price row only when the host's price differs from the last one recorded."""
+        """A price row only when the host's price differs from the last one recorded. `per_hour`
+        None: the price was removed (billing ends at `at`); recorded only after a known price.
+        A change is never dated before the last row: periods stay in the order they happened."""
         last = self.prices(host)
-        if last and last[-1].per_hour == per_hour and last[-1].currency == currency:
+        if last and last[-1].per_hour == per_hour and (per_hour is None or last[-1].currency == currency):
             return False
+        if per_hour is None and not last:
+            return False  # never priced: nothing to end
+        if last and at <= last[-1].at:
+            at = last[-1].at + 1e-3
         return self.record(Fact(at, host, "price", per_hour=per_hour, currency=currency, source=source), recorded_at)
 
     def facts(self, since: float | None = None, kind: str | None = None, host: str | None = None) -> list[Fact]:

@@ -56,26 +56,46 @@ def parse_since(text: str, tz: dt.tzinfo, now: float) -> float:
 
 
 def host_periods(name: str, price: HostPrice, ledger: Ledger | None, spot: Sequence[PricePeriod] | None,
-                 host_now: float) -> list[PricePeriod]:
-    """The host's price over time: a spot history when there is one, else the prices the ledger saw
-    (the first one holds from the beginning), ending with the price that applies now."""
+                 host_now: float, changed_at: float | None = None) -> list[PricePeriod]:
+    """The host's price over time: a spot history when there is one, else the prices the ledger saw,
+    each from the moment it was set, ending with the price that applies now.
+
+    A price that differs from the ledger's last row (set, changed, switched to a catalog price, or
+    removed) is recorded here, dated when it happened: `changed_at` (hosts.toml's mtime on the host's
+    clock: a hand edit is a write of that file, so the change is never later than it, and never
+    earlier than the row it follows), else now. Without a ledger nothing is dated: the price now is
+    taken to hold throughout, as a spot history's first price does.
+    """
     if spot:
+        if ledger is not None and price.per_hour is not None:  # the fact, for the record (as billed now)
+            ledger.record_price(name, host_now, price.per_hour, price.currency, price.source, time.time())
         return list(spot)
-    changes: list[tuple[float, float, str, str]] = []
-    if ledger is not None:
-        changes = [(f.at, f.per_hour, f.currency or "USD", f.source or "") for f in ledger.prices(name) if f.per_hour is not None]
-    if price.per_hour is not None:
-        last = changes[-1] if changes else None
-        if last is None or (last[1], last[2]) != (price.per_hour, price.currency):
-            changes.append((host_now, price.per_hour, price.currency, price.source))
-    return periods_from_changes(changes)
+    if ledger is None:
+        if price.per_hour is None:
+            return []
+        return periods_from_changes([(host_now, price.per_hour, price.currency, price.source)])
+    rows = ledger.prices(name)
+    changes: list[tuple[float, float | None, str, str]] = [
+        (f.at, f.per_hour, f.currency or "USD", f.source or "") for f in rows]
+    last = changes[-1] if changes else None
+    differs = (last[1], last[2] if last[1] is not None else "") != (
+        price.per_hour, price.currency if price.per_hour is not None else "") if last else price.per_hour is not None
+    if differs:
+        after = last[0] if last else float("-inf")
+        at = changed_at if changed_at is not None and after < changed_at <= host_now else host_now
+        source = price.source if price.per_hour is not None else f"price removed ({price.source})"
+        if ledger.record_price(name, at, price.per_hour, price.currency, source, time.time()):
+            changes = [(f.at, f.per_hour, f.currency or "USD", f.source or "") for f in ledger.prices(name)]
+    return periods_from_changes(changes, open_start=False)
 
 
 def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ctx: CostContext,
           ledger: Ledger | None = None, since: float | None = None,
           spot: Mapping[str, Sequence[PricePeriod]] | None = None,
-          runs_by_host: Mapping[str, Sequence[NodeRun]] | None = None) -> dict[str, Any]:
+          runs_by_host: Mapping[str, Sequence[NodeRun]] | None = None,
+          settings_changed_at: float | None = None) -> dict[str, Any]:
     """`since` is on the client's clock; each host's window is shifted onto that host's clock.
+    `settings_changed_at`: hosts.toml's mtime (client clock), which dates a price change found now.
 
     `runs_by_host`: runs already folded (the TUI's tracker keeps them up to date incrementally);
     otherwise each snapshot's journals are folded here.
@@ -84,9 +104,8 @@ def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ct
     hosts: list[HostCost] = []
     for snap in snapshots:
         price = prices[snap.name]
-        if ledger is not None and price.per_hour is not None:
-            ledger.record_price(snap.name, snap.host_now, price.per_hour, price.currency, price.source, now)
-        periods = host_periods(snap.name, price, ledger, (spot or {}).get(snap.name), snap.host_now)
+        changed_at = None if settings_changed_at is None else settings_changed_at + snap.offset
+        periods = host_periods(snap.name, price, ledger, (spot or {}).get(snap.name), snap.host_now, changed_at)
         if runs_by_host is not None:
             runs = list(runs_by_host.get(snap.name, []))
         else:
@@ -136,6 +155,9 @@ def _host_json(h: HostCost, price: HostPrice, ctx: CostContext) -> dict[str, Any
         "since": h.since,
         "since_source": h.since_source,
         "unattributed_usd": _in(h.unattributed, ctx) if h.accrued is not None else None,
+        # True: part of the time had no known price (before it was set, after it was removed), so
+        # the figure counts only the priced part: a lower bound.
+        "partial": {"accrued": h.accrued_partial, "today": h.today_partial},
         "burn": _money(h.burn), "accrued": _money(h.accrued), "today": _money(h.today),
         "jobs": [f"{j.key[1]}/{j.key[2]}" for j in h.jobs],
     }
@@ -166,17 +188,41 @@ def _budget_status(j: JobTotal) -> str | None:
 def _fleet_json(hosts: Sequence[HostCost], jobs: Sequence[JobTotal], ctx: CostContext, ledger: Ledger | None,
                 now: float) -> dict[str, Any]:
     burn, accrued, today, jobs_accrued = Money(), Money(), Money(), Money()
+    # What each total lacks: a part that is unknown makes the total unknown (nothing known) or a
+    # lower bound ("≥ $X, N hosts unpriced"), never a smaller figure passed off as the whole.
+    unknown: dict[str, list[str]] = {"burn": [], "accrued": [], "today": [], "jobs_accrued": []}
+    known = {name: 0 for name in unknown}  # parts that add something known
     for h in hosts:
+        if h.price is None:
+            unknown["burn"].append(h.name)
+        else:
+            known["burn"] += 1
         burn.merge(h.burn)
-        accrued.merge(h.accrued or Money())
-        today.merge(h.today or Money())
+        for name, part, partial in (("accrued", h.accrued, h.accrued_partial), ("today", h.today, h.today_partial)):
+            if part is None or partial:
+                unknown[name].append(h.name)
+            if part is not None:
+                known[name] += 1
+                (accrued if name == "accrued" else today).merge(part)
     for j in jobs:
-        jobs_accrued.merge(j.accrued)
+        if j.unpriced_hosts:
+            unknown["jobs_accrued"].append(j.id)
+        if j.accrued:
+            known["jobs_accrued"] += 1
+        jobs_accrued.merge(j.accrued)  # a job's known part too: the total is then a lower bound
+
+    def total(name: str, m: Money, parts: int) -> float | None:
+        return None if unknown[name] and not known[name] else _in(m, ctx)
+
     paused = ledger.rules_paused_since(now) if ledger is not None else 0.0
     return {
-        "burn_usd_per_hour": _in(burn, ctx), "accrued_usd": _in(accrued, ctx), "today_usd": _in(today, ctx),
-        "jobs_accrued_usd": _in(jobs_accrued, ctx),
+        "burn_usd_per_hour": total("burn", burn, len(hosts)), "accrued_usd": total("accrued", accrued, len(hosts)),
+        "today_usd": total("today", today, len(hosts)), "jobs_accrued_usd": total("jobs_accrued", jobs_accrued, len(jobs)),
         "burn": _money(burn), "accrued": _money(accrued), "today": _money(today), "jobs_accrued": _money(jobs_accrued),
+        # Hosts (jobs for jobs_accrued) whose part of each total is unknown: a non-empty list makes the
+        # figure beside it a lower bound, or None when no part is known.
+        "unknown": unknown,
+        "unpriced_hosts": unknown["burn"],
         "daily_budget": ctx.daily_budget,
         # Fleet rules (the daily budget) are enforced by a running client; say since when none is.
         "rules": {"enforced": paused is None, "paused_since": paused or None,

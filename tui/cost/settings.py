@@ -27,7 +27,9 @@ from . import catalog
 from .idle import CostRuleError, parse_idle_stop
 
 PRICE_KEYS = ("price_per_hour", "currency", "market", "provider", "instance_type", "region", "instance_id")
-COST_KEYS = (*PRICE_KEYS, "idle_stop")  # idle_stop: the host's default rule for its jobs, e.g. "30m@10%"
+# idle_stop: the host's default rule for its jobs, e.g. "30m@10%"; instance_idle_stop: stop the cloud
+# instance itself (`gpudeck cloud enforce`, only instances tagged gpudeck-managed=true)
+COST_KEYS = (*PRICE_KEYS, "idle_stop", "instance_idle_stop")
 MARKETS = ("on-demand", "spot")
 PROVIDERS = ("aws", "azure", "aliyun", "tencent", "other")
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
@@ -56,11 +58,11 @@ def validate_price_settings(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check(key: str, raw: Any) -> Any:
-    if key == "idle_stop":
+    if key in ("idle_stop", "instance_idle_stop"):
         try:
             parse_idle_stop(str(raw))
         except CostRuleError as exc:
-            raise PriceSettingsError(str(exc).replace("--idle-stop", "idle_stop", 1)) from None
+            raise PriceSettingsError(str(exc).replace("--idle-stop", key, 1)) from None
         return str(raw).strip().lower()
     if key == "price_per_hour":
         try:

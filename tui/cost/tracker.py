@@ -26,6 +26,7 @@ class CostTracker:
         self._hosts: dict[str, HostSnapshot] = {}
         self._prices: dict[str, HostPrice] = {}
         self._runs: dict[tuple[str, str, str], NodeRun] = {}
+        self.settings_changed_at: float | None = None  # hosts.toml's mtime: dates a price change seen
 
     def set_host(self, name: str, price: HostPrice, hello: dict[str, Any] | None = None, offset: float = 0.0,
                  boot_time: float | None = None) -> None:
@@ -34,6 +35,14 @@ class CostTracker:
         uuids = [str(g["uuid"]) for g in inventory.get("gpus") or [] if isinstance(g, dict) and g.get("uuid")]
         self._hosts[name] = HostSnapshot(name, offset, time.time() + offset, uuids, boot_time)
         self._prices[name] = price
+
+    def hosts(self) -> list[str]:
+        return list(self._hosts)
+
+    def clock(self, name: str) -> tuple[float, float]:
+        """(the host's clock offset, its time now) as of its hello."""
+        snap = self._hosts[name]
+        return snap.offset, time.time() + snap.offset
 
     def set_price(self, name: str, price: HostPrice) -> None:
         self._prices[name] = price
@@ -65,4 +74,5 @@ class CostTracker:
         runs: dict[str, list[NodeRun]] = {}
         for run in self._runs.values():
             runs.setdefault(run.host, []).append(run)
-        return build(snaps, self._prices, self.ctx, self.ledger, since, runs_by_host=runs)
+        return build(snaps, self._prices, self.ctx, self.ledger, since, runs_by_host=runs,
+                     settings_changed_at=self.settings_changed_at)

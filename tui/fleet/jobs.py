@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 
 from .hosts import GpuSample, parse_gpu
 from .series import Series
-from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, job_state, why
+from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, is_root_cause, job_state, why
 from .values import finite, integer, num, text
+from .watch import WatchInfo
 
 TERMINAL = frozenset(JOB_STATES) - ACTIVE  # no live stream: ended, or lost
 _NOT_SERIES = frozenset({"step", "total_steps"})  # x axis and a constant, not curves
@@ -92,6 +93,7 @@ class JobModel:
     cause: str | None = None
     reason: str | None = None  # who stopped it, when not the user
     resized_from: ResizedFrom | None = None
+    watch: WatchInfo | None = None  # a watched run (gpudeck watch), not a launched command
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
     series: dict[str, Series] = field(default_factory=dict)
@@ -121,7 +123,8 @@ class JobModel:
     @property
     def why(self) -> str:
         """Why the job is in its state: the words of the node whose state it shows."""
-        n = next((n for n in self.nodes.values() if n.state == self.state), None)
+        same = [n for n in self.nodes.values() if n.state == self.state]
+        n = next((n for n in same if is_root_cause(n.cause)), same[0] if same else None)
         return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
 
     @property
@@ -189,6 +192,10 @@ class JobModel:
         name = text(obj.get("name"), 128)
         if name and name != self.name:
             self.name = name
+            changes.add("job")
+        watch = WatchInfo.of(obj.get("watch"))
+        if watch is not None and watch != self.watch:
+            self.watch = watch
             changes.add("job")
         resized = _resized_from(obj.get("resized_from"))
         if resized is not None and resized != self.resized_from:
@@ -310,7 +317,8 @@ class JobModel:
             self.started_at = min(starts)
         bad = [n for n in nodes if n.cause or n.tail]
         if bad:
-            first = min(bad, key=lambda n: rank.get(n.state, len(rank)) if n.state not in ACTIVE else len(rank))
+            first = min(bad, key=lambda n: (not is_root_cause(n.cause),
+                                            rank.get(n.state, len(rank)) if n.state not in ACTIVE else len(rank)))
             self.cause, self.tail = first.cause, first.tail
 
     def _set_last(self, values: dict[str, Any]) -> None:

@@ -38,6 +38,7 @@ class Fleet:
         self.jobs: dict[str, JobModel] = {}
         self.bad_records = 0  # malformed records and objects skipped
         self.costs: CostBoard = EMPTY  # the cost service's latest board (app thread)
+        self.proposals: dict[str, list[Any]] = {}  # job id → the rules' proposals for it (policy decisions)
         self._clock = clock  # client clock, for staleness; injectable for tests
 
     # ---- hosts ---------------------------------------------------------------------------------
@@ -60,6 +61,18 @@ class Fleet:
             raise ValueError(f"unknown host status {status!r}")  # a caller bug, not remote data
         h = self.host(host)
         return {"hosts"} if h.set_status(status, reason, self._clock() if t is None else t) else set()
+
+    def unreachable_nodes(self, job: JobModel) -> list[tuple[str, str, str]]:
+        """(node, host, why) of a running multi-node job's nodes whose host is unreachable: the job
+        is `degraded` (states.DEGRADED) and `-` drops them."""
+        if not job.active or len(job.nodes) < 2:
+            return []
+        out = []
+        for n in sorted(job.nodes.values(), key=lambda n: (len(n.node), n.node)):
+            h = self.hosts.get(n.host)
+            if h is not None and h.status == "unreachable":
+                out.append((n.node, n.host, h.reason or "no answer"))
+        return out
 
     def apply_hello(self, host: str, hello: dict[str, Any]) -> set[str]:
         if not isinstance(hello, dict):

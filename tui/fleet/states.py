@@ -19,6 +19,25 @@ ENDED = frozenset(TERMINAL_STATES)
 STATE_ORDER = ("running", "starting", "lost", "failed", "killed", "stopped", "exited")
 
 
+# A running multi-node job with a node no agent answers for (its host unreachable): derived by
+# the client, never journaled; `gpudeck scale JOB -1` drops the missing node.
+DEGRADED = "degraded"
+
+
+def degraded_why(missing: Iterable[tuple[str, str, str]]) -> str:
+    """(node, host, reason) of each missing node, in one line."""
+    return "; ".join(f"node {node} on {host} unreachable ({reason})" for node, host, reason in missing)
+
+
+# A node's cause that explains the others' (a rank's NCCL timeout is why its peers failed too):
+# shown for the whole job whichever node said it.
+ROOT_CAUSES = ("NCCL timeout",)
+
+
+def is_root_cause(cause: object) -> bool:
+    return isinstance(cause, str) and cause.startswith(ROOT_CAUSES)
+
+
 def job_state(node_states: Iterable[str]) -> str:
     """The job's state from its nodes' ([lost, failed] → lost: part of it may still run)."""
     order = {s: i for i, s in enumerate(STATE_ORDER)}

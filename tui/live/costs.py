@@ -20,13 +20,14 @@ from ..cost.collect import LOCAL, local_boot_time
 from ..cost.ledger import Fact, Ledger
 from ..cost.report import CostContext
 from ..cost.rules import fleet_today_over
-from ..cost.settings import host_price
+from ..cost.settings import HostPrice, host_price
 from ..cost.tracker import CostTracker
 from ..fleet.costs import CostBoard, JobCost
 from ..hosts_file import HostsFileError, host_fields
 
 REPORT_PERIOD = 1.0  # counters move once a second
 RULES_PERIOD = 60.0  # the ledger's "a client enforces fleet rules" heartbeat
+PUSH_RETRY = 30.0  # a host whose agent could not be told its price is tried again after this
 
 
 def host_settings(name: str) -> dict[str, Any]:
@@ -43,9 +44,13 @@ class CostEngine:
 
     def __init__(self, on_board: Callable[[CostBoard], None], on_note: Callable[[str], None],
                  ledger_path: Callable[[], Path] | None = None, ctx: CostContext | None = None,
-                 settings_for: Callable[[str], Mapping[str, Any]] = host_settings) -> None:
+                 settings_for: Callable[[str], Mapping[str, Any]] = host_settings,
+                 push: Callable[[str, HostPrice, float | None], str | None] | None = None) -> None:
         self._on_board, self._on_note = on_board, on_note
         self._ledger_path, self._settings_for = ledger_path, settings_for
+        self._push = push  # tells a host's agent its price (running budgets follow it); blocking
+        self._pushed: dict[str, float | None] = {}  # per host: the hosts.toml mtime last told
+        self._push_retry: dict[str, float] = {}  # per host: no new try before (a host down)
         self._q: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._thread = threading.Thread(target=self._main, name="gpudeck-costs", daemon=True)
         self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1
@@ -95,6 +100,7 @@ class CostEngine:
                     if self.ledger is not None and time.monotonic() >= next_mark:
                         next_mark = time.monotonic() + RULES_PERIOD
                         self._guard("fleet rules heartbeat", self.ledger.mark_rules_active, time.time())
+                    self._guard("host prices", self._refresh_prices, tracker)
                     self._on_board(self._board(tracker, paused))
                     continue
                 try:
@@ -115,6 +121,34 @@ class CostEngine:
         except Exception as exc:
             self._on_note(f"{what}: {type(exc).__name__}: {exc}")
 
+    def _refresh_prices(self, tracker: CostTracker) -> None:
+        """Watch hosts.toml: when it changed (a hand edit, `hosts set`, a catalog switch, a removal),
+        every host's price is read again and told to its agent (running budgets follow it), the
+        change dated at the file's mtime, not at the next reconnect."""
+        from ..hosts_file import hosts_path
+
+        try:
+            mtime: float | None = hosts_path().stat().st_mtime
+        except OSError:
+            mtime = None
+        changed = mtime != tracker.settings_changed_at
+        tracker.settings_changed_at = mtime
+        for host in tracker.hosts():
+            tell = (self._push is not None and self._pushed.get(host, -1.0) != mtime
+                    and time.monotonic() >= self._push_retry.get(host, 0.0))
+            if not changed and not tell:
+                continue
+            price = host_price(self._settings_for(host))
+            tracker.set_price(host, price)
+            if tell:
+                assert self._push is not None
+                offset, host_now = tracker.clock(host)
+                # Silent on failure (an older agent, a host down): tried again in a while.
+                if self._push(host, price, None if mtime is None else min(host_now, mtime + offset)) is None:
+                    self._pushed[host] = mtime
+                else:
+                    self._push_retry[host] = time.monotonic() + PUSH_RETRY
+
     def _rules_paused(self) -> float | None:
         """When the last client stopped enforcing fleet rules (0: never), before we start to."""
         if self.ledger is None or self.ctx.daily_budget is None:
@@ -126,6 +160,7 @@ class CostEngine:
         if kind == "hello":
             _, host, hello, offset = item
             tracker.set_host(host, host_price(self._settings_for(host)), hello, offset, _boot_time(host, hello))
+            self._refresh_prices(tracker)
         elif kind == "jobs":
             _, host, jobs = item
             for job in jobs if isinstance(jobs, list) else ():

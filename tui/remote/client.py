@@ -19,7 +19,8 @@ from .transport import Transport, TransportError
 
 EventHandler = Callable[[str, str, list[dict[str, Any]]], None]
 OutputHandler = Callable[[dict[str, Any]], None]  # an `output` or `output_end` push, as sent
-HELLO_LINES_MAX = 1000  # a remote .bashrc may print; past this, it is not our agent
+HELLO_BYTES_MAX = 8 << 20  # a login shell may print before the hello; past this much, it is not our agent
+_HELLO_START = b'{"gpudeck"'  # where the hello begins, even after chatter printed without a newline
 
 
 class AgentError(Exception):
@@ -134,13 +135,14 @@ class AgentClient:
                 if not line:
                     marker.set_exception(ConnectionLost(f"{self.host}: the agent exited before saying hello"))
                     return
-                obj = decode_object(line)
-                if obj is not None and obj.get("gpudeck") == "agent":
+                obj = hello_in(line)
+                if obj is not None:
                     marker.set_result(obj)
                     break
-                skipped += 1
-                if skipped > HELLO_LINES_MAX:
-                    marker.set_exception(ConnectionLost(f"{self.host}: no agent hello in {skipped} lines"))
+                skipped += len(line)
+                if skipped > HELLO_BYTES_MAX:
+                    marker.set_exception(ConnectionLost(
+                        f"{self.host}: no agent hello in the first {skipped >> 20} MiB the login shell printed"))
                     return
             while True:
                 line = self.transport.readline()
@@ -195,6 +197,15 @@ class AgentClient:
             pending, self._pending = self._pending, {}
         for future in pending.values():
             future.set_exception(ConnectionLost(f"{self.host}: {reason}"))
+
+
+def hello_in(line: str | bytes) -> dict[str, Any] | None:
+    """The agent's hello on this line, also when chatter without a newline (motd, a .bashrc's
+    printf) came before it on the same line."""
+    raw = line.encode() if isinstance(line, str) else line
+    start = raw.rfind(_HELLO_START)
+    obj = decode_object(raw[start:]) if start >= 0 else None
+    return obj if obj is not None and obj.get("gpudeck") == "agent" else None
 
 
 def decode_object(line: str | bytes) -> dict[str, Any] | None:

@@ -7,8 +7,10 @@ the script prints one marker line, so a chatty `.bashrc` before it is skipped.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import posixpath
+import re
 import secrets
 import shlex
 import stat
@@ -25,17 +27,21 @@ from .ssh_connect import Connection
 MIN_PYTHON = (3, 8)
 PROBE_TIMEOUT = 30.0
 
-# $1: the interpreter asked for. Prints GPUDECK-PY <path> <major> <minor> <micro>, or GPUDECK-NOPY <what exists>.
-_PROBE = r"""
-p=$(command -v -- "$1" 2>/dev/null)
-case "$p" in /*) ;; *) p="" ;; esac
+# $1: the interpreter asked for. Prints GPUDECK-PY <path> <major> <minor> <micro>, or GPUDECK-NOPY <what exists>,
+# each on a line of its own (the echo before it ends any chatter left without a newline). One line, no
+# backslash, so any login shell (sh, bash, zsh, fish, tcsh) passes it to `sh -c` intact.
+_PROBE = " ".join(line.strip() for line in """
+p=$(command -v -- "$1" 2>/dev/null);
+case "$p" in /*) ;; *) p="" ;; esac;
 if [ -z "$p" ]; then
-  found=$(for c in python3 python python2; do command -v "$c" 2>/dev/null; done | tr '\n' ' ')
-  echo "GPUDECK-NOPY ${found:-nothing}"; exit 0
-fi
-v=$("$p" -c 'import sys; sys.stdout.write("%d %d %d" % tuple(sys.version_info[:3]))' 2>&1) || v="broken: $v"
-echo "GPUDECK-PY $p $v"
-"""
+  found=$(for c in python3 python python2; do command -v "$c" 2>/dev/null; done);
+  echo; echo GPUDECK-NOPY ${found:-nothing}; exit 0;
+fi;
+v=$("$p" -c 'import sys; sys.stdout.write("%d %d %d" % tuple(sys.version_info[:3]))' 2>&1) || v="broken: $v";
+echo; echo "GPUDECK-PY $p $v"
+""".strip().splitlines())
+_MARKER = re.compile(r"GPUDECK-(?:PY|NOPY)\b[^\n]*")
+OUTPUT_MAX = 1 << 20  # bytes of a helper's output kept (the tail): a login shell may print without end
 
 # argv: agents dir, the name to keep. Removes *.pyz no live process names in its command line.
 _GC = r"""
@@ -71,33 +77,57 @@ class Deployed:
     removed: tuple[str, ...] = ()
 
 
-def run_command(conn: Connection, argv: list[str], timeout: float = PROBE_TIMEOUT) -> tuple[int, str, str]:
-    """Run a quoted token list on the host; (exit status, stdout, stderr)."""
-    chan = conn.transport.open_session(timeout=timeout)
+def run_command(conn: Connection, argv: list[str], timeout: float | None = None) -> tuple[int, str, str]:
+    """Run a quoted token list on the host; (exit status, stdout, stderr).
+
+    stdin is closed at once: a login shell's startup file that reads it gets EOF instead of hanging
+    the probe. Any paramiko failure becomes a DeployError of one line.
+    """
+    timeout = PROBE_TIMEOUT if timeout is None else timeout
+    try:
+        chan = conn.transport.open_session(timeout=timeout)
+    except (paramiko.SSHException, OSError, EOFError) as exc:
+        raise DeployError(f"{conn.target.describe()}: the server refused a session channel: {_why(exc)}") from None
     try:
         chan.settimeout(timeout)
         chan.exec_command(shlex.join(argv))
+        chan.shutdown_write()
         out, err = bytearray(), bytearray()
-        try:
-            while True:
-                chunk = chan.recv(65536)
-                if not chunk:
-                    break
-                out += chunk
-            while chan.recv_stderr_ready():
-                err += chan.recv_stderr(65536)
-        except TimeoutError:
-            raise DeployError(f"{conn.target.describe()}: {argv[0]} gave no answer within {timeout:.0f} s") from None
+        while True:
+            chunk = chan.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+            del out[:-OUTPUT_MAX]
+        while chan.recv_stderr_ready():
+            err += chan.recv_stderr(65536)
+            del err[:-OUTPUT_MAX]
         return chan.recv_exit_status(), out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    except TimeoutError:
+        raise DeployError(f"{conn.target.describe()}: {argv[0]} gave no answer within {timeout:.0f} s") from None
+    except (paramiko.SSHException, OSError, EOFError) as exc:
+        raise DeployError(f"{conn.target.describe()}: running {argv[0]} failed: {_why(exc)}") from None
     finally:
         chan.close()
+
+
+def _why(exc: BaseException) -> str:
+    text = exc.text if isinstance(exc, paramiko.ChannelException) else str(exc)  # its str() is a tuple
+    return " ".join(str(text).split())[:200] or type(exc).__name__
+
+
+def python_one_line(script: str) -> str:
+    """A multi-line Python script as a one-line `-c` argument: a tcsh login shell refuses a quoted
+    newline, and fish reads backslashes inside quotes."""
+    return f"import base64; exec(base64.b64decode('{base64.b64encode(script.encode()).decode()}'))"
 
 
 def probe_python(conn: Connection, python: str | None) -> str:
     """The interpreter's absolute path, checked to be >= 3.8; DeployError names what was found."""
     wanted = python or "python3"
     status, out, err = run_command(conn, ["sh", "-c", _PROBE, "sh", wanted])
-    line = next((ln for ln in out.splitlines() if ln.startswith("GPUDECK-")), None)
+    found = _MARKER.findall(out)  # the last one: chatter before it may hold anything
+    line = found[-1] if found else None
     if line is None:
         raise DeployError(f"python probe failed (exit {status}): {(err or out).strip()[-200:] or 'no output'}")
     tag, _, rest = line.partition(" ")
@@ -189,7 +219,7 @@ def upload_agent(conn: Connection, agent_dir: str, local: Path) -> tuple[str, st
 
 def collect_garbage(conn: Connection, python: str, agents_dir: str, keep: str) -> tuple[str, ...]:
     """Remove old agent versions that no live `run`/`serve` process is using."""
-    status, out, _ = run_command(conn, [python, "-c", _GC, agents_dir, keep])
+    status, out, _ = run_command(conn, [python, "-c", python_one_line(_GC), agents_dir, keep])
     return tuple(ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith("GPUDECK-GC ")) if status == 0 else ()
 
 
@@ -198,7 +228,7 @@ def ensure_agent(conn: Connection, python: str | None, agent_dir: str, local: Pa
     interpreter = probe_python(conn, python)
     try:
         root, agent, uploaded = upload_agent(conn, agent_dir, local)
-    except (OSError, paramiko.SSHException) as exc:
-        raise DeployError(f"cannot upload the agent into {agent_dir}: {exc}") from None
+    except (OSError, EOFError, paramiko.SSHException) as exc:
+        raise DeployError(f"cannot upload the agent into {agent_dir}: {_why(exc)}") from None
     removed = collect_garbage(conn, interpreter, posixpath.dirname(agent), local.name) if uploaded else ()
     return Deployed(python=interpreter, agent=agent, agent_dir=root, uploaded=uploaded, removed=removed)

@@ -25,9 +25,14 @@ class HostKeyError(Exception):
 
 
 class HostKeyUnknown(HostKeyError):
-    def __init__(self, name: str, key: Any, note: str = "") -> None:
-        self.name, self.key = name, key
+    # strict: the host's StrictHostKeyChecking is yes, so gpudeck never adds its key (the user does)
+    def __init__(self, name: str, key: Any, note: str = "", strict: bool = False) -> None:
+        self.name, self.key, self.strict = name, key, strict
         super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)}){note}")
+
+    def __str__(self) -> str:  # strict is set once the host's config is known, after the check
+        said = super().__str__()
+        return f"{said}; StrictHostKeyChecking yes: add it to known_hosts yourself" if self.strict else said
 
 
 class HostKeyChanged(HostKeyError):

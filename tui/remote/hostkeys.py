@@ -10,7 +10,10 @@ Rules, as ssh applies them:
 - otherwise any plain line for the host, of ANY key type, makes the key CHANGED: refused outright,
   and trusting does not override it (the old line has to be removed first);
 - otherwise the key is unknown and needs the user's yes (only `hosts add`/`hosts trust` ask).
-`@cert-authority` lines are skipped (host certificates are not supported), with one notice.
+- a host *certificate* (asked for first when a `@cert-authority` line names the host) is accepted
+  when host_certs.check() finds it signed by such a CA, valid now and naming the host; otherwise,
+  as ssh does, its plain key goes through the rules above, and an unknown key says why the
+  certificate did not do.
 Never AutoAddPolicy.
 """
 
@@ -24,17 +27,17 @@ from pathlib import Path
 import paramiko
 
 from .. import paths
-from . import hostkey_errors
+from . import host_certs
 from .hostkey_errors import HostKeyChanged, HostKeyRevoked, HostKeyUnknown
 from .known_hosts_file import KnownLine, parse
+from .ssh_home import expand_tilde
 
 USER_FILES = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")
 GLOBAL_FILES = ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
-_noticed: set[str] = set()  # one @cert-authority notice per process, not one per connection
 
 
 def user_known_hosts() -> Path:
-    return Path(USER_FILES[0]).expanduser()
+    return Path(expand_tilde(USER_FILES[0]))
 
 
 def own_known_hosts() -> Path:
@@ -56,7 +59,7 @@ class KnownHosts:
     def of(cls, user_files: Iterable[str], global_files: Iterable[str]) -> KnownHosts:
         """From a target's UserKnownHostsFile and GlobalKnownHostsFile lists (`none` is no file)."""
         named = [p for p in (*user_files, *global_files) if p.lower() != "none"]
-        return cls((*(Path(os.path.expanduser(p)) for p in named), own_known_hosts()))
+        return cls((*(Path(expand_tilde(p)) for p in named), own_known_hosts()))
 
     def _lines(self, name: str) -> list[KnownLine]:
         return [line for path in self.files for line in parse(path) if line.matches(name)]
@@ -69,24 +72,50 @@ class KnownHosts:
                 types.append(line.keytype)
         return types
 
-    def check(self, name: str, key: paramiko.PKey) -> None:
-        """Return if the key is known for name; raise HostKeyRevoked, HostKeyChanged or HostKeyUnknown."""
+    def holds(self, name: str, key: paramiko.PKey) -> bool:
+        """A plain line for name holds this key, and no @revoked line does."""
+        blob = key.asbytes()
+        lines = [line for line in self._lines(name) if line.blob == blob]
+        return any(line.marker is None for line in lines) and not any(line.marker == "@revoked" for line in lines)
+
+    def has_authority(self, name: str) -> bool:
+        """A `@cert-authority` line names this host: ask the server for a certificate first."""
+        return any(line.marker == "@cert-authority" for line in self._lines(name))
+
+    def check(self, name: str, key: paramiko.PKey, principal: str | None = None) -> None:
+        """Return if the key is known for name; raise HostKeyRevoked, HostKeyChanged or HostKeyUnknown.
+        principal: the host name a certificate must list (ssh: HostKeyAlias or host name, no port)."""
         blob = key.asbytes()
         lines = self._lines(name)
         for line in lines:
             if line.marker == "@revoked" and line.blob == blob:
                 raise HostKeyRevoked(name, key, line.where)
+        cert_note = self._certificate(name, key, lines, principal)
+        if cert_note is None:
+            return
         plain = [line for line in lines if line.marker is None]
         if any(line.blob == blob for line in plain):
-            _ca_notice(lines)
             return
         if plain:
             # Prefer the offending line of the same type, as ssh names it; any type will do.
             same = [line for line in plain if line.keytype == key.get_name()]
             first = (same or plain)[0]
             raise HostKeyChanged(name, key, first, first.where)
-        note = _ca_notice(lines)
-        raise HostKeyUnknown(name, key, f"; {note}" if note else "")
+        raise HostKeyUnknown(name, key, f"; {cert_note}" if cert_note else "")
+
+    @staticmethod
+    def _certificate(name: str, key: paramiko.PKey, lines: list[KnownLine], principal: str | None) -> str | None:
+        """None when the key is a host certificate that holds; else why not ('' when no CA is involved)."""
+        cas = {line.blob for line in lines if line.marker == "@cert-authority"}
+        cert = getattr(key, "public_blob", None)
+        if cert is None or not cert.key_type.endswith("-cert-v01@openssh.com"):
+            return "the server offered no host certificate for its @cert-authority" if cas else ""
+        revoked = {line.blob for line in lines if line.marker == "@revoked"}
+        try:
+            host_certs.check(cert.key_blob, principal or name, cas, revoked)
+        except host_certs.CertInvalid as exc:
+            return f"its host certificate is refused: {exc}"
+        return None
 
     def add(self, name: str, key: paramiko.PKey) -> Path:
         """Append to gpudeck's own file, owner-only whatever its mode was: never rewrite ~/.ssh's files."""
@@ -99,27 +128,22 @@ class KnownHosts:
         return path
 
 
-def _ca_notice(lines: list[KnownLine]) -> str:
-    """The notice for skipped @cert-authority lines (given to the sink once; returned every time)."""
-    ca = next((line for line in lines if line.marker == "@cert-authority"), None)
-    if ca is None:
-        return ""
-    text = f"{ca.where}: @cert-authority lines are skipped (gpudeck does not check host certificates)"
-    if ca.path not in _noticed:
-        _noticed.add(ca.path)
-        hostkey_errors.notice(text)
-    return text
-
-
 # Called for a key that check() found unknown: True to trust it (and it is saved), False to refuse.
 Confirm = Callable[[str, paramiko.PKey], bool]
 
 
-def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | None) -> None:
-    """check(), asking `confirm` about an unknown key when one is given; a changed or revoked key always raises."""
+def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | None, bare: str | None = None,
+           principal: str | None = None) -> None:
+    """check(), asking `confirm` about an unknown key when one is given; a changed or revoked key always raises.
+
+    bare: the host name without its port, for a server off port 22. As ssh 9 does, when no line
+    names `[host]:port` at all, a line for the bare host holding this very key accepts it (a
+    different key there leaves it unknown, not changed)."""
     try:
-        known.check(name, key)
+        known.check(name, key, principal)
     except HostKeyUnknown:
+        if bare is not None and bare != name and known.holds(bare, key):
+            return
         if confirm is None or not confirm(name, key):
             raise
         known.add(name, key)

@@ -7,11 +7,12 @@ what, checked against which known_hosts files — that the connector needs nothi
 from __future__ import annotations
 
 import getpass
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .ssh_canonical import canonicalize, is_address, mode
 from .ssh_config_parse import Entry, Lookup, SshConfigError, apply, parse_text
+from .ssh_home import expand_tilde, ssh_home
 from .ssh_tokens import TokenError, expand, tokens
 
 MAX_JUMP_DEPTH = 16  # a chain of first hops each naming its own ProxyJump (a cap for %h-made names)
@@ -26,7 +27,7 @@ __all__ = ["SshConfig", "SshConfigError", "SshTarget", "jump_chain", "load_confi
 
 
 def ssh_dir() -> Path:
-    return Path(os.path.expanduser("~")) / ".ssh"
+    return Path(ssh_home()) / ".ssh"
 
 
 class SshConfig:
@@ -43,8 +44,14 @@ class SshConfig:
         state = Lookup(original=host, user=user, port=port)
         for entries in self.files:
             apply(entries, state, True)
-        if state.want_final:  # `Match final`: ssh reads the config once more, keeping what it has
-            state.final = True
+        name = state.hostname()
+        name = name if is_address(name) else name.lower()
+        canonical = canonicalize(name, state.options)
+        if state.want_final or mode(state.options) != "no":
+            # ssh reads the config once more, keeping what it has; now `Host` and `Match host` see
+            # the canonical name and `Match canonical`/`final` match.
+            state.final, state.host = True, canonical
+            state.options["hostname"] = [canonical.replace("%", "%%")]
             for entries in self.files:
                 apply(entries, state, True)
         return state
@@ -80,6 +87,9 @@ class SshTarget:
     server_alive_count_max: int = 3
     host_key_alias: str | None = None
     certificate_files: list[str] = field(default_factory=list)
+    # IdentityAgent: None (ssh's default, $SSH_AUTH_SOCK), "none", "SSH_AUTH_SOCK", "$VAR", or a socket path
+    identity_agent: str | None = None
+    batch_mode: bool = False  # BatchMode: never ask anything (host keys, passphrases), as ssh
     user_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_USER_KNOWN_HOSTS))
     global_known_hosts_files: list[str] = field(default_factory=lambda: list(DEFAULT_GLOBAL_KNOWN_HOSTS))
     strict_host_key_checking: str = "ask"
@@ -87,9 +97,16 @@ class SshTarget:
 
     @property
     def known_hosts_name(self) -> str:
-        """How known_hosts names this server: `host`, or `[host]:port` off port 22."""
-        name = self.host_key_alias or self.hostname
-        return name if self.port == 22 else f"[{name}]:{self.port}"
+        """How known_hosts names this server: `host`, or `[host]:port` off port 22; a HostKeyAlias as
+        written, whatever the port (sshconnect.c: the alias replaces `[host]:port` whole)."""
+        if self.host_key_alias:
+            return self.host_key_alias
+        return self.hostname if self.port == 22 else f"[{self.hostname}]:{self.port}"
+
+    @property
+    def known_hosts_bare_name(self) -> str | None:
+        """The port-less name ssh also accepts a matching key under, off port 22 without an alias."""
+        return None if self.host_key_alias or self.port == 22 else self.hostname
 
     def silence_limit(self, default: float) -> float:
         """Seconds of silence on this host's stream that count as a dead peer.
@@ -111,6 +128,8 @@ class SshTarget:
         lines += [f"identityfile {path}" for path in identities]
         lines.append(f"identitiesonly {'yes' if self.identities_only else 'no'}")
         lines += [f"certificatefile {path}" for path in self.raw.get("certificatefile", [])]
+        if self.identity_agent is not None:
+            lines.append(f"identityagent {self.identity_agent}")
         for key in ("proxycommand", "proxyjump"):
             value = (self.raw.get(key) or [""])[0]
             if value and value.lower() != "none":
@@ -120,9 +139,13 @@ class SshTarget:
         lines.append(f"userknownhostsfile {' '.join(self.user_known_hosts_files)}")
         lines.append(f"globalknownhostsfile {' '.join(self.global_known_hosts_files)}")
         lines.append(f"stricthostkeychecking {self.strict_host_key_checking}")
+        lines.append(f"batchmode {'yes' if self.batch_mode else 'no'}")
         timeout = self.connect_timeout
         lines.append(f"connecttimeout {'none' if timeout is None else _int_text(timeout)}")
-        lines.append(f"serveraliveinterval {_int_text(self.server_alive_interval or 0)}")
+        # ssh fills in 300 for BatchMode; gpudeck's liveness keeps its own limit then (heartbeats).
+        interval = self.server_alive_interval
+        interval = 300 if interval is None and self.batch_mode else interval
+        lines.append(f"serveraliveinterval {_int_text(interval or 0)}")
         lines.append(f"serveralivecountmax {self.server_alive_count_max}")
         return lines
 
@@ -186,6 +209,8 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
             server_alive_count_max=_count(_first(opts, "serveralivecountmax"), 3),
             host_key_alias=alias,
             certificate_files=[_path(p, values) for p in raw.get("certificatefile", [])],
+            identity_agent=_agent_path(_first(opts, "identityagent"), values),
+            batch_mode=(_first(opts, "batchmode") or "no").lower() in ("yes", "true"),
             user_known_hosts_files=[_path(p, values) for p in opts.get("userknownhostsfile", DEFAULT_USER_KNOWN_HOSTS)],
             global_known_hosts_files=[_path(p, values)
                                       for p in opts.get("globalknownhostsfile", DEFAULT_GLOBAL_KNOWN_HOSTS)],
@@ -203,7 +228,15 @@ def _first(opts: dict[str, list[str]], key: str) -> str | None:
 
 def _path(path: str, values: dict[str, str]) -> str:
     """~ then %tokens and ${VARS}, as ssh expands IdentityFile and its kin ('none' stays)."""
-    return path if path.lower() == "none" else expand(os.path.expanduser(path), values, env=True)
+    return path if path.lower() == "none" else expand(expand_tilde(path), values, env=True)
+
+
+def _agent_path(value: str | None, values: dict[str, str]) -> str | None:
+    """IdentityAgent as ssh reads it: `none`, `SSH_AUTH_SOCK` and `$VAR` (looked up when used) stay
+    as written; a path gets `~`, %tokens and ${VARS}."""
+    if value is None or value.lower() == "none" or value == "SSH_AUTH_SOCK" or value.startswith("$"):
+        return value
+    return _path(value, values)
 
 
 def _host_part(spec: str) -> str:

@@ -6,8 +6,9 @@ split into words), so the rules are OpenSSH's own, checked against `ssh -G` in t
 
 - the first value obtained for a keyword wins; IdentityFile and CertificateFile accumulate;
 - `Host` patterns match the name as typed (case-sensitive), `!pattern` vetoes the block;
-- `Match` supports all, host, originalhost, user, localuser, exec, final (canonical never matches:
-  gpudeck does not canonicalize), each negatable with `!`;
+- `Match` supports all, host, originalhost, user, localuser, exec, canonical, final and tagged (the
+  `Tag` keyword, OpenSSH >= 9.4), each negatable with `!`; canonical and final match in the second
+  pass that ssh makes after canonicalizing (ssh_canonical.py), in which `Host` sees that name;
 - `Include` is read where it stands and, inside a Host/Match block, applies only when that block
   does; relative paths are relative to ~/.ssh (user config) or /etc/ssh (system config);
 - arguments are split like ssh's argv_split (quotes, backslashes, `#` ends the line), except
@@ -25,6 +26,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .known_hosts_file import host_matches
+from .ssh_home import expand_tilde
 
 MAX_INCLUDE_DEPTH = 16
 MULTI = frozenset({"identityfile", "certificatefile"})  # these accumulate; every other keyword: first wins
@@ -106,7 +108,7 @@ def parse_text(text: str, name: str, base: Path, depth: int = 0) -> list[Entry]:
         entry = Entry(keyword, args, rest, where)
         if keyword == "include":
             for pattern in args:
-                pattern = os.path.expanduser(pattern)
+                pattern = expand_tilde(pattern)
                 if not os.path.isabs(pattern):
                     pattern = str(base / pattern)
                 for path in sorted(glob.glob(pattern)):
@@ -129,6 +131,10 @@ class Lookup:
     options: dict[str, list[str]] = field(default_factory=dict)
     want_final: bool = False
     final: bool = False
+    host: str = ""  # what `Host` patterns see: the typed name, then the canonical one in the final pass
+
+    def __post_init__(self) -> None:
+        self.host = self.host or self.original
 
     def take(self, entry: Entry) -> None:
         key = entry.keyword
@@ -149,8 +155,8 @@ class Lookup:
         """The host as Match host sees it: HostName so far with %h expanded, else the typed host."""
         value = self.options.get("hostname")
         if not value:
-            return self.original
-        return value[0].replace("%%", "\0").replace("%h", self.original).replace("\0", "%")
+            return self.host
+        return value[0].replace("%%", "\0").replace("%h", self.host).replace("\0", "%")
 
 
 def _match(entry: Entry, state: Lookup) -> bool:
@@ -163,10 +169,9 @@ def _match(entry: Entry, state: Lookup) -> bool:
         i += 1
         if criterion == "all":
             ok = True
-        elif criterion == "canonical":
-            ok = False  # no canonicalization pass in gpudeck
-        elif criterion == "final":
-            state.want_final = True
+        elif criterion in ("canonical", "final"):
+            # readconf: both are "this is the final pass"; any `final`, even `!final`, asks for it (9.2).
+            state.want_final |= criterion == "final"
             ok = state.final
         else:
             if i >= len(args):
@@ -189,6 +194,8 @@ def _criterion(criterion: str, arg: str, state: Lookup, where: str) -> bool:
         return host_matches(arg, user)
     if criterion == "localuser":
         return host_matches(arg, getpass.getuser())
+    if criterion == "tagged":
+        return host_matches(arg, (state.options.get("tag") or [""])[0])
     if criterion == "exec":
         from .ssh_tokens import expand  # tokens as ssh gives them to `Match exec`
 
@@ -211,7 +218,7 @@ def apply(entries: list[Entry], state: Lookup, active: bool, never: bool = False
     reads its files with nothing matching (SSHCONF_NEVERMATCH), and the block's state comes back after."""
     for entry in entries:
         if entry.keyword == "host":
-            active = not never and _host_block(entry.args, state.original)
+            active = not never and _host_block(entry.args, state.host)
         elif entry.keyword == "match":
             active = not never and _match(entry, state)
         elif entry.keyword == "include":

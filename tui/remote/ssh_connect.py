@@ -10,15 +10,21 @@ import base64
 import contextlib
 import os
 import socket
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import paramiko
+from paramiko.pkey import UnknownKeyType
 
-from .hostkey_errors import HostKeyError
+from . import hostkey_errors
+from .host_certs import CERT_TYPES
+from .hostkey_errors import HostKeyError, HostKeyUnknown, fingerprint
 from .hostkeys import Confirm, KnownHosts, verify
+from .proxy_command import ShellProxyCommand
+from .ssh_certs import beside, certifies, offers
 from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
 
 
@@ -48,11 +54,11 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
     if via is not None:
         try:
             return via.open_channel("direct-tcpip", (target.hostname, target.port), ("127.0.0.1", 0), timeout=timeout)
-        except (paramiko.SSHException, OSError) as exc:
-            raise SshError(f"jump host cannot reach {target.describe()}: {exc}") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise SshError(f"jump host cannot reach {target.describe()}: {_why(exc)}") from None
     if target.proxy_command:
         try:
-            return paramiko.ProxyCommand(target.proxy_command)
+            return ShellProxyCommand(target.proxy_command)
         except (paramiko.SSHException, OSError) as exc:
             raise SshError(f"ProxyCommand for {target.alias} failed: {exc}") from None
     try:
@@ -60,6 +66,10 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
     except OSError as exc:
         raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
 
+
+# Loading an old id_dsa (ssh's default list still names it) warns on stderr on every connect; the key
+# is skipped and named in one line instead.
+warnings.filterwarnings("ignore", message="SSH DSA keys are deprecated")
 
 # Passphrases the user typed (TUI), kept in memory only, for this process's lifetime.
 _passphrases: dict[str, str] = {}
@@ -78,14 +88,15 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
     offered; without any IdentityFile the default keys are the identity files, IdentitiesOnly or not.
     """
     keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
-    agent: list[paramiko.PKey] = []
-    with contextlib.suppress(Exception):  # no agent running is normal
-        agent = list(paramiko.Agent().get_keys())
+    agent = agent_keys(target.identity_agent)
     files = target.identity_files or default_identities()
     if target.identities_only:
-        wanted = {_public_blob(path) for path in files}
-        agent = [k for k in agent if k.asbytes() in wanted]
-    keys += [("ssh-agent", k, None) for k in agent]
+        # an agent's certificate counts as the key it certifies
+        wanted = {blob for blob in (_public_blob(path) for path in files) if blob is not None}
+        agent = [k for k in agent if k.asbytes() in wanted or any(certifies(k.asbytes(), b) for b in wanted)]
+    cert_paths = [*target.certificate_files, *(beside(path) for path in files)]
+    for k in agent:
+        keys += [(name, key, None) for name, key in offers("ssh-agent", k, cert_paths)]
     offered = {k.asbytes() for k in agent}
     for path in files:
         if _public_blob(path) in offered:
@@ -95,7 +106,8 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
             keys.append((path, None, too_open))
             continue
         try:
-            keys.append((path, paramiko.PKey.from_path(path, _secret(path)), None))
+            keys += [(name, key, None) for name, key in offers(path, paramiko.PKey.from_path(path, _secret(path)),
+                                                                  [*target.certificate_files, beside(path)])]
         except FileNotFoundError:
             continue
         except (paramiko.PasswordRequiredException, TypeError) as exc:
@@ -106,15 +118,47 @@ def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[t
             secret = ask(path) if ask is not None else None  # the TUI asks once; the CLI never does
             if secret is not None:
                 try:
-                    keys.append((path, paramiko.PKey.from_path(path, secret.encode()), None))
+                    key = paramiko.PKey.from_path(path, secret.encode())
+                    keys += [(name, k, None) for name, k in offers(path, key, [*target.certificate_files, beside(path)])]
                     _passphrases[path] = secret
                     continue
                 except (paramiko.SSHException, ValueError, TypeError):
                     pass  # a wrong passphrase: the key is skipped and named below
             keys.append((path, None, f"{path} is encrypted: load it into ssh-agent (ssh-add {path})"))
-        except (paramiko.SSHException, OSError, ValueError) as exc:
-            keys.append((path, None, f"{path}: {exc}"))
+        except (paramiko.SSHException, OSError, ValueError, UnknownKeyType) as exc:
+            keys.append((path, None, _unloadable(path, exc)))
     return keys
+
+
+def agent_keys(where: str | None) -> list[paramiko.PKey]:
+    """The keys of the agent IdentityAgent names (None or SSH_AUTH_SOCK: $SSH_AUTH_SOCK; `none`: no
+    agent; `$VAR`: the socket that variable names; else a socket path). No agent there is normal."""
+    if where is not None and where.lower() == "none":
+        return []
+    with contextlib.suppress(Exception):
+        if where is None or where == "SSH_AUTH_SOCK":
+            return list(paramiko.Agent().get_keys())
+        path = os.environ.get(where[1:], "") if where.startswith("$") else where
+        if not path:
+            return []
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(10)
+        sock.connect(path)
+        agent = paramiko.agent.AgentSSH()
+        agent._connect(sock)  # paramiko.Agent() only dials $SSH_AUTH_SOCK; this is its own handshake
+        return list(agent.get_keys())
+    return []
+
+
+def _unloadable(path: str, exc: Exception) -> str:
+    """Why a key file was skipped, in one short line (cryptography's PEM error carries a URL)."""
+    if isinstance(exc, UnknownKeyType):
+        return f"{path}: this key type is not supported (ssh no longer accepts it either by default)"
+    if isinstance(exc, OSError):
+        return f"{path}: {exc.strerror or exc}"
+    if isinstance(exc, ValueError) and "PEM" in str(exc):
+        return f"{path}: not a private key file"
+    return f"{path}: {_why(exc)}"
 
 
 def _public_blob(path: str) -> bytes | None:
@@ -150,8 +194,8 @@ def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskP
             t.auth_publickey(user, key)
         except paramiko.AuthenticationException:
             continue
-        except paramiko.SSHException as exc:
-            raise SshError(f"{target.describe()}: authentication broke off: {exc}") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise SshError(f"{target.describe()}: authentication broke off: {_why(exc)}") from None
         if t.is_authenticated():
             return
     why = "; ".join(problems) if problems else "no key was accepted (tried ssh-agent and identity files)"
@@ -166,23 +210,57 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
     t = paramiko.Transport(sock)
     try:
         stored = known.known_types(target.known_hosts_name)
+        opts = t.get_security_options()
         if stored:  # ask for a key type we already hold, as ssh does, so a second key type is not "unknown"
-            opts = t.get_security_options()
             opts.key_types = [k for k in stored if k in opts.key_types] + [k for k in opts.key_types if k not in stored]
+        if known.has_authority(target.known_hosts_name):  # a CA vouches for this host: certificates first
+            opts.key_types = [CERT_TYPES[k] for k in opts.key_types if k in CERT_TYPES] + list(opts.key_types)
         t.banner_timeout = t.handshake_timeout = t.auth_timeout = timeout
         try:
             t.start_client(timeout=timeout)
         except (paramiko.SSHException, OSError, EOFError) as exc:
-            raise SshError(f"{target.describe()}: SSH handshake failed: {exc or type(exc).__name__}") from None
-        verify(known, target.known_hosts_name, t.get_remote_server_key(), confirm)
+            raise SshError(f"{target.describe()}: SSH handshake failed: {_why(exc)}") from None
+        try:  # start_client returns quietly when its timeout passes mid-handshake
+            server_key = t.get_remote_server_key()
+        except paramiko.SSHException:
+            raise SshError(f"{target.describe()}: SSH handshake failed: no answer within {timeout:g} s") from None
+        try:
+            verify(known, target.known_hosts_name, server_key, strict_confirm(target, confirm),
+                   target.known_hosts_bare_name, target.host_key_alias or target.hostname)
+        except HostKeyUnknown as exc:
+            exc.strict = target.strict_host_key_checking == "true"
+            raise
         user = target.user or _local_user()
-        _authenticate(t, target, user, ask)
+        _authenticate(t, target, user, None if target.batch_mode else ask)
         if target.server_alive_interval and target.server_alive_interval > 0:
             t.set_keepalive(max(1, int(target.server_alive_interval)))  # this hop's own ServerAliveInterval
         return t
     except BaseException:
         t.close()
         raise
+
+
+def strict_confirm(target: SshTarget, confirm: Confirm | None) -> Confirm | None:
+    """What to do with an unknown key under the host's StrictHostKeyChecking, as ssh does: `ask`
+    (the default) asks whoever may ask; `yes` never adds a key (the user adds it to known_hosts);
+    `accept-new` and `no` add it with one notice. A changed or revoked key is refused whatever it says."""
+    mode = target.strict_host_key_checking
+    if mode == "true" or (mode == "ask" and target.batch_mode):  # BatchMode: nobody may be asked
+        return None
+    if mode in ("accept-new", "false"):
+        def accept(name: str, key: paramiko.PKey) -> bool:
+            hostkey_errors.notice(f"{name}: new host key {key.get_name()} {fingerprint(key)} trusted "
+                                  f"(StrictHostKeyChecking {'accept-new' if mode == 'accept-new' else 'no'})")
+            return True
+        return accept
+    return confirm
+
+
+def _why(exc: BaseException) -> str:
+    """An exception as one line (paramiko's may span lines or be empty; a ChannelException's text
+    is the server's reason, its str() a tuple)."""
+    text = exc.text if isinstance(exc, paramiko.ChannelException) else str(exc)
+    return " ".join(str(text).split())[:300] or type(exc).__name__
 
 
 def _local_user() -> str:
@@ -192,8 +270,12 @@ def _local_user() -> str:
 
 
 def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | None = None,
-            confirm: Confirm | None = None, timeout: float = 15.0, ask_passphrase: AskPassphrase | None = None) -> Connection:
+            confirm: Confirm | None = None, timeout: float = 15.0, ask_passphrase: AskPassphrase | None = None,
+            host_key_alias: str | None = None) -> Connection:
     """Connect to `[user@]host[:port]` or a ~/.ssh/config alias, through its jumps if any.
+
+    host_key_alias: the name the key is checked and stored under when ~/.ssh/config sets none
+    (hosts.toml's `host_key_alias`: a cloud instance's id, whose address changes on every start).
 
     Raises SshError (unreachable, auth) or a HostKeyError (unknown / changed key), never a raw
     paramiko exception.
@@ -201,6 +283,7 @@ def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | 
     try:
         config = load_config()
         target = resolve(spec, identity_file, config)
+        target.host_key_alias = target.host_key_alias or (host_key_alias.lower() if host_key_alias else None)
         hop_targets = jump_chain(target, config)  # nested: a first hop's own ProxyJump is followed
     except SshConfigError as exc:
         raise SshError(f"{spec}: {exc}") from None

@@ -9,6 +9,8 @@ import os
 import re
 import socket
 
+from .ssh_home import ssh_home
+
 _TOKEN = re.compile(r"%(.)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}", re.DOTALL)
 
 
@@ -23,7 +25,7 @@ def tokens(hostname: str, port: int, user: str, original: str, alias: str | None
     %i uid, %C a hash of %l%h%p%r%j, %% itself."""
     local = socket.gethostname()
     values = {"h": hostname, "p": str(port), "r": user, "u": getpass.getuser(), "n": original,
-              "d": os.path.expanduser("~"), "k": alias or hostname, "j": jump or "",
+              "d": ssh_home(), "k": alias or hostname, "j": jump or "",
               "l": local, "L": local.split(".")[0], "i": str(os.getuid()), "%": "%"}
     values["C"] = hashlib.sha1(f"{local}{hostname}{port}{user}{jump or ''}".encode()).hexdigest()
     return values

@@ -67,8 +67,10 @@ class SshTransport(Transport):
     def connect(self) -> Connection:
         """Connect and authenticate only (hosts trust/add use this to check the key)."""
         try:
+            alias = self.entry.extra.get("host_key_alias")
             self.conn = connect(self.entry.target, self.entry.identity_file, confirm=self.confirm,
-                                timeout=self.settings.connect_timeout, ask_passphrase=self.ask_passphrase)
+                                timeout=self.settings.connect_timeout, ask_passphrase=self.ask_passphrase,
+                                host_key_alias=alias if isinstance(alias, str) and alias else None)
         except SshError as exc:
             raise TransportError(str(exc)) from None
         self.alive_timeout = self.conn.target.silence_limit(self.settings.alive_timeout)
@@ -97,7 +99,7 @@ class SshTransport(Transport):
             chan = conn.transport.open_session(timeout=self.settings.connect_timeout)
             chan.settimeout(self.alive_timeout)
             chan.exec_command(serve_command(deployed, self.heartbeat))
-        except (paramiko.SSHException, OSError) as exc:
+        except (paramiko.SSHException, OSError, EOFError) as exc:
             conn.close()
             raise TransportError(f"{self.host}: cannot start the agent: {exc}") from None
         except (TransportError, HostKeyError):

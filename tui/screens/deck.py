@@ -75,7 +75,7 @@ class DeckScreen(JobActions):
         self.query_one(FleetView).show(self.fleet, now)
         self.query_one(JobsTable).show(self.fleet, now)
         self.query_one("#first-run").display = not self.fleet.jobs
-        if tags & {"job", "state"}:
+        if tags & {"job", "state", "policy"}:
             self.refresh_bindings()
 
     # -- the selected job ------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import time
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer
+from textual.content import Content
+from textual.widgets import Footer, Static
 
 from ..fleet import Fleet, JobModel
 from ..messages import FleetUpdated
@@ -42,6 +43,7 @@ class JobScreen(JobActions):
         job = self.current_job()
         node = next(iter(job.nodes.values()), None) if job else None
         yield JobStats(id="stats")
+        yield Static(id="proposal")
         yield JobNodes(id="nodes")
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
@@ -65,12 +67,27 @@ class JobScreen(JobActions):
         now = time.time()
         self.query_one(JobStats).show(job, self.fleet, now)
         self.query_one(JobNodes).show(job, self.fleet, now)
+        self._show_proposal(job)
         if tags & {"series", "last", "state"}:
             self.query_one(LossChart).show(job)
         if tags & {"gpu", "hosts", "state"}:
             self.query_one(UsageChart).show(job, self.fleet)
-        if "state" in tags:
+        if tags & {"state", "policy"}:
             self.refresh_bindings()
+
+    def _show_proposal(self, job: JobModel) -> None:
+        """The rules' first proposal for the job, as Content (rule names and reasons are the user's text)."""
+        line = self.query_one("#proposal", Static)
+        found = self.fleet.proposals.get(job.id)
+        line.display = bool(found)
+        if not found:
+            return
+        d = found[0]
+        what = f"{d.frm} → {d.to}" + (" nodes" if d.kind != "vertical" else "")
+        more = f"   (+{len(found) - 1} more)" if len(found) > 1 else ""
+        keys = "   y accept · d dismiss" if d.action != "refused" else "   d dismiss"
+        line.update(Content.assemble(("proposal ", "bold $warning"), (d.rule, "bold"), ": ", what, "  ", d.reason,
+                                     (keys, "$text-muted"), more))
 
     def on_resize(self) -> None:
         self._draw(frozenset({"series", "gpu"}))

@@ -26,8 +26,11 @@ JOB_BINDINGS: list[BindingType] = [
     Binding("p", "job_procs", "Procs", id="job_procs", tooltip="the job's processes: PIDs, GPU memory"),
     Binding("plus", "scale('+1')", "+node", id="scale_up", tooltip="add a node (restart mode)"),
     Binding("minus", "scale('-1')", "-node", id="scale_down", tooltip="remove a node (restart mode)"),
+    Binding("y", "accept_proposal", "Accept", id="accept_proposal", tooltip="carry out the rules' proposal for the job"),
+    Binding("d", "dismiss_proposal", "Dismiss", id="dismiss_proposal", tooltip="drop the rules' proposal for the job"),
 ]
 _NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs", "scale"}
+_NEEDS_PROPOSAL = {"accept_proposal", "dismiss_proposal"}
 
 
 class JobActions(AppKeysFirst):
@@ -41,12 +44,18 @@ class JobActions(AppKeysFirst):
         raise NotImplementedError
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in _NEEDS_PROPOSAL:  # hidden unless the rules propose something for this job
+            job = self.current_job()
+            return job is not None and bool(self.fleet.proposals.get(job.id))
         if action in _NEEDS_JOB:
             job = self.current_job()
             if job is None or (action in ("stop_job", "kill_job") and job.ended):
                 return None
             if action == "scale" and parameters == ("-1",) and len(job.nodes) <= 1:
                 return None  # a one-node job cannot shrink
+            if job.watch is not None and (action in ("restart_job", "scale") or job.watch.read_only
+                                          and action in ("stop_job", "kill_job")):
+                return None  # a watched run: gpudeck did not start it (read-only without its pid)
         return True
 
     def action_stop_job(self) -> None:
@@ -88,6 +97,19 @@ class JobActions(AppKeysFirst):
         job = self.current_job()
         if job is not None:
             self.app.push_screen(ProcessesScreen(self.fleet, job.id))
+
+    def action_accept_proposal(self) -> None:
+        job, proposals = self.current_job(), getattr(self.app, "proposals", None)
+        if job is None or proposals is None or refused_read_only(self.app, "accepting a proposal"):
+            return
+        new_id = proposals.accept(job)
+        if new_id is not None:
+            self.restarted(new_id)
+
+    def action_dismiss_proposal(self) -> None:
+        job, proposals = self.current_job(), getattr(self.app, "proposals", None)
+        if job is not None and proposals is not None:
+            proposals.dismiss(job.id)
 
     def action_scale(self, count: str) -> None:
         job = self.current_job()

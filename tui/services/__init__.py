@@ -7,5 +7,6 @@ from .base import Service
 from .connections import Connections
 from .costs import Costs
 from .jobs import JobControl
+from .policies import Proposals
 
-__all__ = ["Connections", "Costs", "JobControl", "Service"]
+__all__ = ["Connections", "Costs", "JobControl", "Proposals", "Service"]

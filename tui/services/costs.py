@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ from textual.app import App
 
 from .. import paths
 from ..cost.ledger import Fact
+from ..cost.push import push_price
 from ..cost.report import CostContext
+from ..cost.settings import HostPrice
 from ..fleet import Fleet, JobModel
 from ..fleet.costs import CostBoard
 from ..format import local_time, money
@@ -30,18 +33,25 @@ from ..widgets.failures import say
 FLEET_BUDGET_REASON = "fleet daily budget reached"
 
 
+def _push(request: Callable[..., Any], host: str, price: HostPrice, at: float | None) -> str | None:
+    """On the cost engine's thread: a price change reaches the host's running budgets."""
+    return push_price(partial(request, host), price, at)
+
+
 def ledger_path() -> Path:
     return paths.ensure_private(paths.data_dir()) / "state.db"
 
 
 class Costs:
     def __init__(self, app: App[Any], fleet: Fleet, ctx: CostContext, stop: Callable[[JobModel, str], None],
-                 changed: Callable[[set[str]], None], ledger: bool = True) -> None:
+                 changed: Callable[[set[str]], None], ledger: bool = True,
+                 request: Callable[..., Any] | None = None) -> None:
         self.app, self.fleet = app, fleet
         self._stop, self._changed = stop, changed
         self.engine = CostEngine(lambda b: app.post_message(CostBoardUpdated(b)),
                                  lambda text: app.post_message(CostNote(text)),
-                                 ledger_path if ledger else None, ctx)
+                                 ledger_path if ledger else None, ctx,
+                                 push=None if request is None else partial(_push, request))
         self.budget_stopped: set[str] = set()  # jobs this client stopped for the daily budget
         self._noted: set[str] = set()
         self._paused_said = False

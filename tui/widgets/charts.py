@@ -26,6 +26,16 @@ def loss_series(job: JobModel) -> tuple[str | None, list[str]]:
     return main, val
 
 
+def resize_marks(job: JobModel) -> list[tuple[float, str]]:
+    """(step, "2→3") for each `resized` record the job's journal holds: markers on the loss chart."""
+    marks = []
+    for e in job.events:
+        step, a, b = (e.data.get(k) for k in ("step", "from", "to"))
+        if e.name == "resized" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (step, a, b)):
+            marks.append((float(step), f"{a:g}→{b:g}"))
+    return marks
+
+
 class _Chart(PlotextPlot):
     DEFAULT_CSS = "_Chart { height: 1fr; min-height: 6; }"
 
@@ -53,7 +63,8 @@ class LossChart(_Chart):
     def show(self, job: JobModel) -> None:
         main, val = loss_series(job)
         shown = [n for n in [main, *val] if n]
-        if not self._begin((self.log_scale, *((n, job.series[n].version) for n in shown))):
+        marks = resize_marks(job) if shown and job.axis(shown[0]) == "step" else []
+        if not self._begin((self.log_scale, tuple(marks), *((n, job.series[n].version) for n in shown))):
             return
         plt = self.plt
         if not shown:
@@ -78,7 +89,11 @@ class LossChart(_Chart):
         if shown:
             axis = job.axis(shown[0])
             plt.xlabel("step" if axis == "step" else "seconds")
+            for step, _ in marks:
+                plt.vline(step)  # a resize: the world size changed here
             title = " · ".join(shown) + (" (log)" if self.log_scale else "")
+            if marks:
+                title += " · resized " + ", ".join(f"{label} @ {step:g}" for step, label in marks[-3:])
             plt.title(title + (f" — {left_out} points <= 0 not drawn" if left_out else ""))
         self.refresh()
 

@@ -15,7 +15,7 @@ from .jobs_table import STATE_STYLE
 
 MAX_ROWS = 8  # more nodes than this: the first ones and a count, so the charts keep their room
 # (title, width); the last column takes what is left
-COLUMNS = (("node", 6), ("host", 16), ("state", 9), ("pid", 9), ("heartbeat", 11), ("GPUs", 14), ("why", 0))
+COLUMNS = (("node", 6), ("host", 16), ("state", 12), ("pid", 9), ("heartbeat", 11), ("GPUs", 14), ("why", 0))
 
 
 def _node_key(n: NodeModel) -> tuple[int, int, str]:
@@ -43,10 +43,12 @@ def node_row(job: JobModel, n: NodeModel, fleet: Fleet, now: float) -> Content:
     gpus: Content | str = "—"
     if count:
         gpus = Content.assemble(f"{count} ", (f"{util:.0f}%", level_style(util)) if util is not None else "—")
+    # a running node on an unreachable host: what it does now is unknown (the job is degraded)
+    state = "unreachable" if job.active and host is not None and host.status == "unreachable" else n.state
     cells: list[Content | str] = [
         Content.styled(n.node, "bold"),
         Content(n.host),
-        Content.styled(n.state, STATE_STYLE.get(n.state, "")),
+        Content.styled(state, STATE_STYLE.get(state, "")),
         str(n.pid) if n.pid is not None else "—",
         beat,
         gpus,

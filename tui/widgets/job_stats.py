@@ -39,6 +39,15 @@ def resized_line(job: JobModel) -> Content:
                             " (", (r.job, "$text-muted"), ")")
 
 
+def watch_line(job: JobModel) -> Content:
+    """ "watching PATH (read-only)" for a run gpudeck did not start (gpudeck watch); empty otherwise."""
+    w = job.watch
+    if w is None:
+        return Content("")
+    how = "read-only" if w.read_only else f"pid {w.pid}"
+    return Content.assemble("  watching ", (w.path, "italic"), (f" ({how})", "$text-muted"))  # user text: never markup
+
+
 def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
@@ -47,7 +56,7 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
     lines = [
         Content.assemble((job.name or job.id, "bold"), "  ", (job.state, STATE_STYLE.get(job.state, "")),
                          ("  " + job.id, "$text-muted"), ("  on " + ", ".join(job.hosts), "$text-muted"),
-                         resized_line(job)),
+                         resized_line(job), watch_line(job)),
         Content(f"runtime {duration(job.runtime(host_now))}   step {step}   "
                 f"{number(rate) if rate else '—'} steps/s   "
                 f"{number(job.samples_per_sec) if job.samples_per_sec is not None else '—'} samples/s   "

@@ -15,7 +15,7 @@ from textual.widgets.data_table import ColumnKey
 
 from ..fleet import Fleet, JobModel
 from ..fleet.costs import JobCost
-from ..fleet.states import STATE_ORDER
+from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
 from ..format import duration, money, number
 from .gauges import level_style
@@ -27,7 +27,8 @@ COLUMNS = (("name", "name", 22), ("hosts", "host(s)", 10), ("state", "state", 8)
            ("cost", "cost", 9), ("info", "info", 36))
 ID_COLUMN = ("id", "id", 6)  # shown only while two visible jobs share a name: the id's last 6 characters
 STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
-               "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error"}
+               "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error",
+               "degraded": "$error", "unreachable": "$error"}
 
 
 def _step(job: JobModel) -> str:
@@ -37,7 +38,9 @@ def _step(job: JobModel) -> str:
     return f"{step}/{job.total_steps:.0f}" if job.total_steps else step
 
 
-def _info(job: JobModel) -> Content:
+def _info(job: JobModel, missing: list[tuple[str, str, str]]) -> Content:
+    if missing:
+        return Content.styled(degraded_why(missing), "$error")
     if job.state == "failed":
         return Content.styled(job.why, "$error")
     if job.state == "lost":
@@ -62,21 +65,29 @@ def _cost(cost: JobCost | None, currency: str, caught_up: bool = True) -> Conten
     return Content.styled(money(cost.accrued, currency), BUDGET_STYLE.get(cost.budget_status or "", "$cost"))
 
 
+def _name(job: JobModel) -> Content:
+    """The job's name (user text: never markup); a watched run gpudeck did not start says so."""
+    name = Content.styled(job.name or job.id, "bold")
+    return name + Content.styled(" watch", "$text-muted italic") if job.watch is not None else name
+
+
 def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
     gpu = job.gpu_util_now
+    missing = fleet.unreachable_nodes(job)
+    state = DEGRADED if missing else job.state
     return [
-        Content.styled(job.name or job.id, "bold"),
+        _name(job),
         Content(",".join(job.hosts) + (f" ×{len(job.nodes)}" if len(job.nodes) > 1 else "") or "—"),  # user text: never markup
-        Content.styled(job.state, STATE_STYLE.get(job.state, "")),
+        Content.styled(state, STATE_STYLE.get(state, "")),
         duration(job.runtime(host_now)),
         _step(job),
         number(job.last.get("loss")) if "loss" in job.last else "—",
         number(job.samples_per_sec) if job.samples_per_sec is not None else "—",
         Content.styled(f"{gpu:.0f}%", level_style(gpu)) if gpu is not None else "—",
         _cost(fleet.costs.jobs.get(job.id), fleet.costs.currency, job.caught_up or job.active),
-        _info(job),
+        _info(job, missing),
     ]
 
 

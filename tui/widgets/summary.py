@@ -30,6 +30,14 @@ def spend_parts(b: CostBoard) -> list[str | tuple[str, str]]:
     return parts
 
 
+def proposal_parts(fleet: Fleet) -> list[str | tuple[str, str]]:
+    """`   2 proposals (y on the job)`: what the rules of policies.toml would change now."""
+    n = sum(len(v) for v in fleet.proposals.values())
+    if not n:
+        return []
+    return ["   ", (f"{n} proposal{'s' * (n != 1)}", "bold $warning"), " (y on the job accepts)"]
+
+
 class FleetSummaryBar(Static):
     DEFAULT_CSS = """
     FleetSummaryBar { height: 1; padding: 0 1; }
@@ -50,4 +58,5 @@ class FleetSummaryBar(Static):
             "   GPUs ", (f"{s.gpus_busy}/{s.gpus_total} busy", "$gpu-busy" if s.gpus_busy else ""),
             f"   jobs {s.jobs_running} running / {s.jobs_total}",
             *spend_parts(fleet.costs),
+            *proposal_parts(fleet),
         ))

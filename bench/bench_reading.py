@@ -1,0 +1,107 @@
+"""Reading big and many journals, measured: `metrics --json` of a long job, `ps --all` of many ended
+jobs, and the journal's bytes per metric point against the output line it came from.
+
+The jobs are written the way a supervisor writes them (JournalWriter: starting, running, the points
+in bursts, exited; output.log holds the printed lines), straight into a throwaway GPUDECK_HOME, so a
+million-point job takes seconds to make instead of a run. The CLI is timed as a user runs it.
+Baselines, side by side in the same run: reading and JSON-decoding every journal line in one Python
+process (what any reader pays at least), and `ps --all` with a single job (the CLI's and agent's own
+start-up cost).
+
+    python bench/bench_reading.py [--points 1000000] [--jobs 1000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from remote_agent.storage.journal import JournalWriter  # noqa: E402
+
+BURST = 2000  # points per append_many, as the supervisor's reads of output.log come in
+
+
+def make_job(agent: Path, job_id: str, name: str, points: int, workdir: str) -> Path:
+    directory = agent / "jobs" / job_id / "0"
+    directory.mkdir(parents=True)
+    spec = {"id": job_id, "name": name, "node": "0", "argv": ["python3", "train.py"], "workdir": workdir,
+            "env": {}, "setup": [], "grace": 60.0, "created_at": time.time(), "stop_signal": "SIGTERM"}  # fmt: skip
+    (directory / "spec.json").write_text(json.dumps(spec))
+    (directory / "lock").touch()
+    journal = JournalWriter(directory / "events.jsonl")
+    journal.append("state", state="starting", supervisor_pid=1)
+    journal.append("state", state="running", pid=2)
+    with open(directory / "output.log", "w") as output:
+        for start in range(1, points + 1, BURST):
+            lines = [f"step={i} loss={1.0 / i:.6f}" for i in range(start, min(points, start + BURST - 1) + 1)]
+            output.write("\n".join(lines) + "\n")
+            journal.append_many([("metric", {"values": {"step": i, "loss": round(1.0 / i, 6)}}) for i in
+                                 range(start, start + len(lines))])  # fmt: skip
+    journal.append("state", state="exited", exit_code=0, signal=None)
+    journal.close()
+    return directory
+
+
+def cli(home: Path, *args: str) -> float:
+    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "tui", *args], env=env, cwd=str(home), check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+    return time.perf_counter() - start
+
+
+def decode_all(journal: Path) -> float:
+    start = time.perf_counter()
+    with open(journal, "rb") as f:
+        for line in f:
+            json.loads(line)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--points", type=int, default=1_000_000)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        big_home, many_home, one_home = Path(tmp, "big"), Path(tmp, "many"), Path(tmp, "one")
+        big = make_job(big_home / "local-agent", "20260101-000000-b16b16", "big", args.points, tmp)
+        journal_bytes = (big / "events.jsonl").stat().st_size
+        output_bytes = (big / "output.log").stat().st_size
+        print(f"journal of {args.points:,} points: {journal_bytes / args.points:.1f} bytes/point; "
+              f"the printed line: {output_bytes / args.points:.1f} bytes ({journal_bytes / output_bytes:.2f}x)")  # fmt: skip
+        metrics = [cli(big_home, "metrics", "--json", "big") for _ in range(args.rounds)]
+        decode = [decode_all(big / "events.jsonl") for _ in range(args.rounds)]
+        print(f"metrics --json, {args.points:,} points: {statistics.median(metrics):.2f} s "
+              f"(baseline, json.loads of every journal line: {statistics.median(decode):.2f} s, "
+              f"{statistics.median(metrics) / statistics.median(decode):.1f}x)")  # fmt: skip
+        first = make_job(many_home / "local-agent", "20260101-000001-000000", "job0", 10, tmp)
+        for i in range(1, args.jobs):
+            job_id = f"20260101-{i // 60:04d}{i % 60:02d}-{i:06x}"
+            copy = many_home / "local-agent" / "jobs" / job_id / "0"
+            shutil.copytree(first, copy)
+            spec = json.loads((copy / "spec.json").read_text())
+            spec.update(id=job_id, name=f"job{i}")
+            (copy / "spec.json").write_text(json.dumps(spec))
+        make_job(one_home / "local-agent", "20260101-000001-000000", "job0", 10, tmp)
+        cli(many_home, "ps", "--all")  # the first listing folds every journal and caches the fold
+        many = [cli(many_home, "ps", "--all") for _ in range(args.rounds)]
+        one = [cli(one_home, "ps", "--all") for _ in range(args.rounds)]
+        print(f"ps --all, {args.jobs} ended jobs: {statistics.median(many):.2f} s "
+              f"(baseline, one job: {statistics.median(one):.2f} s, {statistics.median(many) / statistics.median(one):.1f}x)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""A per-stream fast path: a training loop prints the same line again and again with new numbers.
+
+"step=41 loss=0.2312 lr=3e-4" and "step=42 loss=0.2298 lr=3e-4" share one *template* (the text
+with every free-standing number cut out). The first line of a template is parsed in full; when
+each value of its point is one of the line's numbers, as printed, the template gets a candidate
+*recipe* (name -> which number); once the next line of that template, parsed in full too, reads
+the same by the recipe, later lines are read by one regex split and a few conversions instead of
+the whole parser (the second line catches a derived value that equalled a number by chance:
+1 / 1.00 s/it). Lines whose point is derived (a sum of parts, 1 / (s/it), a
+percentage) get no recipe and always take the full parser. A recipe is checked against the full
+parser on every CHECK_EVERY-th use and dropped for good at the first difference, so a template
+whose reading depends on its values (rare: the YOLO total test) falls back to the full parser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Dict, List, Optional, Tuple, Union
+
+from .formats import value_dependent
+from .values import Number, clean, finite_or_name
+
+Values = Dict[str, Number]
+
+# A number not inside a name ("acc1", "top5", "Acc@1" stay part of the template), with its unit
+# left in the text ("433M", "3.21G", "8.21it/s"), thousands groups ("1,200") as one number. Group 1 is an int, group 2 any other number:
+# split() gives text, int, other, text, int, other... (the group that did not match is None).
+_NUMBER = re.compile(
+    r"(?<![\w.@])(?:([-+]?(?:\d{1,3}(?:,\d{3})+|\d+))(?![\d.eE]|,\d)|([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?))(?![\d.])"
+)
+_INT_TEXT = re.compile(r"[-+]?\d+\Z")
+
+MAX_LINE = 512  # longer lines are rare and not worth a template
+MAX_TEMPLATES = 4096  # a stream whose lines never repeat must not grow the cache forever
+CHECK_EVERY = 64
+MAX_TRIES = 8  # a template whose first lines map ambiguously ("step 5 loss 5") is tried again
+
+Recipe = List[Tuple[str, int, Callable[[str], Number]]]  # [] : the template's lines carry no metric
+_UNCACHEABLE = None
+
+
+def _to_float(text: str) -> Number:
+    value = float(text)
+    return value if value - value == 0.0 else finite_or_name(value)  # inf - inf and nan are nan
+
+
+def _grouped(text: str) -> Number:
+    return int(text.replace(",", ""))  # "1,200": the parser reads thousands groups as one number
+
+
+def _converter(token: str) -> Callable[[str], Number]:
+    if "," in token:
+        return _grouped
+    return int if _INT_TEXT.match(token) else _to_float
+
+
+class TemplateCache:
+    def __init__(self, full_parse: Callable[[str], Optional[Values]]) -> None:
+        self._full = full_parse
+        # Per template: a recipe in use, (candidates, tries), tries so far, or None (uncacheable:
+        # always the full parser).
+        self._recipes: Dict[str, Union[Recipe, Tuple[Candidates, int], int, None]] = {}
+        self._uses = 0
+
+    def parse(self, line: str) -> Optional[Values]:
+        if len(line) > MAX_LINE:
+            return self._full(line)
+        parts = _NUMBER.split(line)
+        ints = parts[1::3]
+        numbers = [i if i is not None else f for i, f in zip(ints, parts[2::3])]  # noqa: B905
+        # "1" and "1.0" read as int and float, and a zero or negative speed is no speed: their
+        # lines get templates apart from the others (the parser may treat them apart).
+        after = parts[3::3]
+        kinds = [
+            "z"
+            if after[k][:1] in "its" and not n.lstrip("+-").strip("0.")
+            else ("-" if n[0] == "-" else "") + ("i" if i is not None else "f")
+            for k, (i, n) in enumerate(zip(ints, numbers))  # noqa: B905
+        ]
+        key = "\x00".join(parts[0::3]) + "".join(kinds)
+        entry = self._recipes.get(key, 0)
+        if isinstance(entry, list):
+            self._uses += 1
+            numbers.append("")  # where a recipe's constant words ("nan") read from
+            point = _apply(entry, numbers)
+            if self._uses % CHECK_EVERY == 0:
+                full = self._full(line)
+                if full != point:
+                    self._recipes[key] = _UNCACHEABLE
+                    return full
+            return point
+        if entry is None:  # uncacheable
+            return self._full(line)
+        if len(self._recipes) >= MAX_TEMPLATES:
+            self._recipes.clear()
+        if value_dependent(clean(line)):
+            self._recipes[key] = _UNCACHEABLE
+            return self._full(line)
+        point = self._full(line)
+        if isinstance(entry, tuple):
+            candidates, tries = entry
+            narrowed = _narrow(candidates, point, numbers)
+            if narrowed is not None and all(len(found) == 1 for _, found, _ in narrowed):
+                self._recipes[key] = _recipe(narrowed, numbers)  # confirmed by a second line: in use
+                return point
+        else:
+            tries, narrowed = entry, None
+        tries += 1
+        if tries >= MAX_TRIES:
+            self._recipes[key] = _UNCACHEABLE
+            return point
+        if narrowed is None:
+            narrowed = _candidates(point, numbers)
+        self._recipes[key] = (narrowed, tries) if narrowed is not None else tries
+        return point
+
+
+def _apply(recipe: Recipe, numbers: List[str]) -> Optional[Values]:
+    if not recipe:
+        return None
+    return {name: convert(numbers[index]) for name, index, convert in recipe}
+
+
+# Per value: its name, the numbers it may be (their indexes; WORD: the word in the template, such
+# as "nan"), and the value the last line had.
+Candidates = List[Tuple[str, List[int], Number]]
+WORD = -1
+
+
+def _candidates(point: Optional[Values], numbers: List[str]) -> Optional[Candidates]:
+    """Which numbers each value may be; None when a value is none of them (derived: a sum...)."""
+    if point is None:
+        return []
+    found: Candidates = []
+    for name, value in point.items():
+        indexes = [i for i, token in enumerate(numbers) if _same(_converter(token)(token), value)]
+        if not indexes:
+            if not isinstance(value, str):
+                return None
+            indexes = [WORD]  # "nan" printed as a word: part of the template itself
+        found.append((name, indexes, value))
+    return found
+
+
+def _narrow(candidates: Candidates, point: Optional[Values], numbers: List[str]) -> Optional[Candidates]:
+    """The candidates a new line of the template leaves; None when it reads another way."""
+    if point is None or not candidates:
+        return candidates if point is None and not candidates else None
+    if [name for name, _, _ in candidates] != list(point):
+        return None
+    narrowed: Candidates = []
+    for name, indexes, before in candidates:
+        value = point[name]
+        keep = [
+            i
+            for i in indexes
+            if (_same(value, before) if i == WORD else _same(_converter(numbers[i])(numbers[i]), value))
+        ]
+        if not keep:
+            return None
+        narrowed.append((name, keep, value))
+    return narrowed
+
+
+def _recipe(candidates: Candidates, numbers: List[str]) -> Recipe:
+    recipe: Recipe = []
+    for name, (index,), value in candidates:
+        if index == WORD:
+            recipe.append((name, len(numbers), _constant(value)))
+        else:
+            recipe.append((name, index, _converter(numbers[index])))
+    return recipe
+
+
+def _constant(value: Number) -> Callable[[str], Number]:
+    return lambda _text: value
+
+
+def _same(a: Number, b: Number) -> bool:
+    return type(a) is type(b) and a == b

@@ -1,0 +1,116 @@
+"""A watch job's spec: a log file of a run gpudeck did not start, and optionally the run's pid.
+
+A watch job has `"watch": {"path", "pid", "pid_start", "from_end"}` in place of a command
+(`argv` is empty). Without a pid it is read-only: nothing of the run is ever signalled. With
+one, stop/kill act on that process and its descendants, identified by the pid's start time so
+a reused pid is never signalled.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any, Dict, Optional, Set
+
+from ..names import is_job_id, is_job_name, is_node
+from .jobspec import DEFAULT_GRACE, SpecError
+from .proctree import descendants, is_live, signal_pids
+
+MAX_PATH = 4096
+
+
+def is_watch(spec: Any) -> bool:
+    return isinstance(spec, dict) and isinstance(spec.get("watch"), dict)
+
+
+def process_start(pid: int) -> Optional[int]:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()  # comm may hold spaces: fields follow the last ')'
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def validate_watch_spec(spec: Any) -> Dict[str, Any]:
+    """A clean copy, or SpecError naming the field. A relative path is taken from the home dir
+    (where an SSH login starts); the pid must be a live process now."""
+    if not is_watch(spec):
+        raise SpecError("spec.watch: expected an object")
+    if not is_job_id(spec.get("id")):
+        raise SpecError("spec.id: expected YYYYMMDD-HHMMSS-xxxxxx, got %r" % (spec.get("id"),))
+    if not is_job_name(spec.get("name")):
+        raise SpecError("spec.name: 1-64 of A-Z a-z 0-9 . _ - (starting alphanumeric), got %r" % (spec.get("name"),))
+    node = spec.get("node", "0")
+    if not is_node(node):
+        raise SpecError("spec.node: 1-32 of A-Z a-z 0-9 . _ -, got %r" % (node,))
+    watch = spec["watch"]
+    path = watch.get("path")
+    if not (isinstance(path, str) and path and "\0" not in path and len(path) <= MAX_PATH):
+        raise SpecError("spec.watch.path: expected a file path")
+    path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.expanduser("~"), path)
+    path = os.path.normpath(path)
+    if os.path.isdir(path):
+        raise SpecError("spec.watch.path: a directory, not a log file: %s" % path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise SpecError("spec.watch.path: not a regular file (a pipe or a device cannot be re-read): %s" % path)
+    if os.path.exists(path) and not os.access(path, os.R_OK):
+        raise SpecError("spec.watch.path: not readable by the agent's user: %s" % path)
+    pid = watch.get("pid")
+    pid_start = None
+    if pid is not None:
+        if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:
+            raise SpecError("spec.watch.pid: expected a process id > 1, got %r" % (pid,))
+        pid_start = process_start(pid)
+        if pid_start is None or not is_live(pid):
+            raise SpecError("spec.watch.pid: no live process %d on this host" % pid)
+    grace = spec.get("grace", DEFAULT_GRACE)
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace <= 86400:
+        raise SpecError("spec.grace: expected seconds between 0 and 86400, got %r" % (grace,))
+    stop_signal = spec.get("stop_signal") or "SIGTERM"
+    if not (isinstance(stop_signal, str) and stop_signal.startswith("SIG") and hasattr(signal, stop_signal)):
+        raise SpecError("spec.stop_signal: unknown signal %r" % (stop_signal,))
+    out: Dict[str, Any] = {
+        "id": spec["id"], "name": spec["name"], "node": node, "argv": [], "workdir": os.path.dirname(path),
+        "env": {}, "setup": [], "grace": float(grace), "stop_signal": stop_signal,
+        "watch": {"path": path, "pid": pid, "pid_start": pid_start, "from_end": bool(watch.get("from_end"))},
+    }
+    for key in ("created_at", "price", "heartbeat_interval", "gpu_interval"):
+        if key in spec:
+            out[key] = spec[key]
+    return out
+
+
+def watched_tree(spec: Any) -> Set[int]:
+    """The watched run's live processes (its pid and descendants); empty without a pid, or when
+    the pid now belongs to another process (its start time changed)."""
+    if not is_watch(spec):
+        return set()
+    pid, start = spec["watch"].get("pid"), spec["watch"].get("pid_start")
+    if not isinstance(pid, int) or process_start(pid) != start or not is_live(pid):
+        return set()
+    return {pid} | {p for p in descendants(pid) if is_live(p)}
+
+
+def signal_watched(spec: Any, sig: int) -> None:
+    """The run's main process only (it forwards, like a job's command)."""
+    tree = watched_tree(spec)
+    pid = spec["watch"]["pid"] if tree else None
+    if pid in tree:
+        signal_pids([pid], sig)
+
+
+def refuse_read_only(spec: Any, action: str) -> Optional[str]:
+    """Why `action` is refused on this job, or None. A watch without a pid is read-only: kill
+    would have nothing to kill; stop ends the watch (never the run)."""
+    if is_watch(spec) and spec["watch"].get("pid") is None and action == "kill":
+        return ("job %s watches %s read-only (no --pid): nothing to kill; `stop` ends the watch, "
+                "never the run" % (spec.get("id"), spec["watch"].get("path")))
+    return None

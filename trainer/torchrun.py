@@ -1,0 +1,28 @@
+"""`python -m trainer.torchrun ARGS`: torchrun (`python -m torch.distributed.run ARGS`), except for a stop.
+
+torchrun answers SIGTERM/SIGINT by forwarding the signal to its workers, waiting for them (the trainer
+checkpoints and exits 0), and then raising SignalException: exit 1 and a traceback, so a clean stop
+looks like a crash. Here that ending is one line on stderr and exit 0, as the trainer itself does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str]) -> int:
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.run import main as torchrun
+
+    try:
+        torchrun(argv)
+    except SignalException as e:
+        # torchrun's agent has already signalled every worker and waited for it (SIGKILL after its
+        # own timeout): nothing of the job runs any more.
+        print(f"torchrun: stopped by {e.sigval.name}: workers signalled and ended", file=sys.stderr)
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

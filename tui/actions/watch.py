@@ -1,0 +1,80 @@
+"""Watching a run gpudeck did not start (tmux, nohup, a scheduler): its log file becomes a read-only
+job, streamed, parsed, journaled and charted like any other. One path for `gpudeck watch` and the TUI.
+
+Read-only means nothing of the run is ever signalled: `stop` ends the watch, `kill`, `restart` and
+`scale` are refused. With a pid (`--pid`), stop and kill act on that process and its descendants.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from remote_agent.names import is_job_name, new_job_id
+
+from ..errors import GpudeckError
+from ..fleet.watch import WatchInfo
+from ..hosts_file import LOCAL
+from ..store import JobRecord, Store
+from .agents import Agents
+from .launch import LAUNCH_TIMEOUT, Launched
+from .options import DEFAULT_GRACE, check_grace, default_name, usage
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    path: str
+    host: str = LOCAL
+    name: str | None = None  # None: from the file's name
+    pid: int | None = None  # the run's process: stop/kill act on its tree; None: read-only
+    from_end: bool = False  # skip what the file holds now (a huge log)
+    grace: float = DEFAULT_GRACE
+
+
+def check_watch(opts: WatchOptions) -> WatchOptions:
+    if not opts.path or "\0" in opts.path:
+        raise usage("watch: give the log file to follow (gpudeck watch [--host H] PATH)")
+    if opts.name is not None and not is_job_name(opts.name):
+        raise usage(f"--name {opts.name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    if opts.pid is not None and opts.pid <= 1:
+        raise usage(f"--pid {opts.pid}: expected the run's process id (> 1)")
+    check_grace(opts.grace)
+    return opts
+
+
+def watch_spec(opts: WatchOptions, job_id: str) -> dict[str, Any]:
+    """The agent's launch spec for a watch: `watch` in place of a command. A local relative path is
+    taken from the current dir; on an SSH host from the login dir (the agent resolves it)."""
+    path = os.path.abspath(os.path.expanduser(opts.path)) if opts.host == LOCAL else opts.path
+    name = opts.name or default_name([os.path.basename(path.rstrip("/")) or "watch"], job_id)
+    return {"id": job_id, "name": name, "node": "0", "argv": [], "workdir": os.path.dirname(path) or "~",
+            "watch": {"path": path, "pid": opts.pid, "from_end": opts.from_end},
+            "grace": opts.grace, "created_at": time.time()}
+
+
+def watch(agents: Agents, store: Store | None, opts: WatchOptions, job_id: str | None = None) -> Launched:
+    """Start watching; blocks until the agent answers (call from a worker)."""
+    check_watch(opts)
+    job_id = job_id or new_job_id()
+    spec = watch_spec(opts, job_id)
+    obj = agents.request(opts.host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
+    if store is not None:
+        store.record_job(JobRecord(id=job_id, name=spec["name"], created_at=spec["created_at"],
+                                   nodes=[{"host": opts.host, "node": "0"}], argv=[]))
+    state = obj.get("state", "starting") if isinstance(obj, dict) else "starting"
+    return Launched(job_id, spec["name"], opts.host, state, (opts.host,))
+
+
+def refuse_on_watch(watch_info: WatchInfo | None, action: str, job: str) -> None:
+    """The core's refusals (the agent refuses too): restart and scale never apply to a watch;
+    kill needs a pid."""
+    if watch_info is None:
+        return
+    if action in ("restart", "scale"):
+        raise GpudeckError(f"job {job} watches {watch_info.path}: {action} is not offered for a watched run "
+                           "(gpudeck did not start it)")
+    if action == "kill" and watch_info.read_only:
+        raise GpudeckError(f"job {job} watches {watch_info.path} read-only (no --pid): nothing to kill; "
+                           "`gpudeck stop` ends the watch, never the run")

@@ -1,0 +1,110 @@
+"""`gpudeck policy eval [--at TIME] [--json]` and `gpudeck policy run [--interval S] [--once]`:
+the rules in policies.toml, judged now (or at another time), or carried out by the controller."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import signal
+import threading
+from typing import Any
+
+from .. import actions
+from ..cost import catalog
+from ..errors import EXIT_USAGE, GpudeckError
+from ..hosts_file import HostsFileError, load_hosts
+from ..policy.controller import Controller, run_forever
+from ..policy.journal import PolicyJournal
+from ..policy.observe import Observer
+from ..policy.rules import PolicyError, load
+from ..session import Session
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("policy", help="autoscaling rules (policies.toml): what they decide, or carry them out",
+                       description="Rules live in policies.toml in the config dir (see the README's Policies).")
+    verbs = p.add_subparsers(dest="policy_verb", metavar="eval|run", required=True)
+    e = verbs.add_parser("eval", help="what every rule decides now for every live job, and why")
+    e.add_argument("--at", metavar="TIME", help="judge at this time instead (ISO 8601, e.g. 2026-12-07T10:00+08:00; "
+                                                "no offset: UTC)")
+    e.add_argument("--json", action="store_true", help="a list of decisions (rule, job, from, to, reason, inputs…)")
+    r = verbs.add_parser("run", help="the controller: apply decisions (restart-mode resizes), journal each one")
+    r.add_argument("--interval", type=float, default=30.0, metavar="S", help="seconds between passes (default 30)")
+    r.add_argument("--once", action="store_true", help="one pass, then exit")
+
+
+def parse_at(text: str) -> float:
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise GpudeckError(f"policy eval: --at {text!r}: expected ISO 8601 such as 2026-12-07T10:00+08:00",
+                           EXIT_USAGE) from None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp()
+
+
+def controller(session: Session) -> Controller:
+    try:
+        policies = load()
+    except PolicyError as exc:
+        raise GpudeckError(str(exc), EXIT_USAGE) from None
+    try:
+        hosts = {name: dict(entry.extra) for name, entry in load_hosts().items()}
+    except HostsFileError as exc:
+        raise GpudeckError(str(exc)) from None
+
+    def resize(job: actions.Job, count: int) -> str:
+        return actions.scale(session, session.store, job, str(count)).id
+
+    return Controller(jobs=lambda: actions.list_jobs(session), observer=Observer(session.client, policies, hosts),
+                      policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries())
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    if args.policy_verb == "run" and args.read_only:
+        raise GpudeckError("policy run: refused: --read-only (`policy eval` only reads)", EXIT_USAGE)
+    if args.policy_verb == "run" and not args.interval > 0:
+        raise GpudeckError(f"policy run: --interval {args.interval:g}: must be > 0", EXIT_USAGE)
+    at = parse_at(args.at) if getattr(args, "at", None) else None
+    ctl = controller(session)
+    if not ctl.policies.rules:
+        session.notice(f"no rules: write them in {ctl.policies.path} (see the README's Policies section)")
+    if args.policy_verb == "eval":
+        decisions, _, problems = ctl.evaluate(at)
+        for line in problems:
+            session.notice(line)
+        if ctl.policies.rules and not decisions:
+            session.notice("no live job matches a rule (rules name jobs by `jobs` glob or `pool`)")
+        if args.json:
+            print(json.dumps([d.to_json() for d in decisions], indent=2, default=str))
+        else:
+            for d in decisions:
+                print(_line(d.to_json()))
+                print(f"    inputs: {_inputs(d.inputs)}")
+        return 0
+    session.notice(f"policy run: {len(ctl.policies.rules)} rule(s) from {ctl.policies.path}; journal "
+                   f"{ctl.journal.path}; Ctrl-C stops")
+    stop = threading.Event()
+
+    def finish(signum: int, _frame: object) -> None:  # finish the pass under way (a resize is not cut)
+        if not stop.is_set():
+            session.notice(f"policy run: {signal.Signals(signum).name}: stopping after this pass")
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, finish)
+    run_forever(ctl, args.interval, lambda record: print(_line(record), flush=True), once=args.once, stop=stop)
+    return 0
+
+
+def _line(d: dict[str, Any]) -> str:
+    job = d["job"]
+    outcome = f" [{d['outcome']}{' → ' + d['new_job'] if d.get('new_job') else ''}]" if d.get("outcome") else ""
+    error = f": {d['error']}" if d.get("error") else ""
+    frm, to = ("-" if v is None else v for v in (d["from"], d["to"]))
+    return (f"{d['rule']}  {job['name']} ({job['id']})  {frm} → {to}  {d['action']}{outcome}{error}  "
+            f"{d['reason']}")
+
+
+def _inputs(inputs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in inputs.items())

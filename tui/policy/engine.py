@@ -1,0 +1,253 @@
+"""The one engine: inputs (job series, host samples, clock, sizes, catalog, memory) → decisions with
+reasons and the inputs that drove them. Pure: no IO, no clock of its own (tests pass one).
+
+Flapping is prevented three ways: a metric condition must hold for the whole `for` (an oscillating
+metric never does), an applied rule waits `cooldown` before acting on that job name again, and a
+schedule acts once per window period. Per job, at most one decision scales it in one pass (the
+first in file order); the others say they were deferred.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import windows
+from .bigger import next_larger
+from .durations import show
+from .inputs import Inputs, JobView, Point
+from .rules import HOST_METRICS, Rule
+
+# What a decision does: `scale` (to another node count), `propose` (auto = false, or vertical),
+# `refused` (the budget says no), `none` (nothing to do now; the reason says why).
+ACTIONS = ("scale", "propose", "refused", "none")
+HORIZON_H = 1.0  # a scale up must be payable for this many hours at the new burn
+
+
+@dataclass(frozen=True)
+class Decision:
+    rule: str
+    kind: str
+    job_id: str
+    job_name: str
+    frm: Any  # node count, or instance type for vertical
+    to: Any
+    action: str
+    reason: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+    period: str | None = None  # a schedule decision's window period
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "kind": self.kind, "job": {"id": self.job_id, "name": self.job_name},
+                "from": self.frm, "to": self.to, "action": self.action, "reason": self.reason,
+                "inputs": self.inputs}
+
+
+def decide(inputs: Inputs) -> list[Decision]:
+    out: list[Decision] = []
+    for job in inputs.jobs:
+        rules = [r for r in inputs.policies.rules if r.matches(job.name, list(job.hosts), inputs.policies.pools)]
+        winner = _schedule_winner([r for r in rules if r.kind == "schedule"], inputs.now)
+        decisions = []
+        for rule in rules:
+            if rule.kind == "schedule" and rule is not winner:
+                assert winner is not None
+                decisions.append(_decision(rule, job, job.nodes, "none", f"rule {winner.name!r} (listed later) "
+                                           "decides this job's schedule now"))
+            else:
+                decisions.append(_KINDS[rule.kind](rule, job, inputs))
+        out.extend(_one_scale_per_job(decisions))
+    return out
+
+
+def _schedule_winner(schedules: list[Rule], now: float) -> Rule | None:
+    """The later-listed rule wins where windows overlap; outside every window, the last with an `otherwise`."""
+    active = [r for r in schedules if windows.inside(r, now)]
+    if active:
+        return active[-1]
+    asking = [r for r in schedules if r.otherwise is not None]
+    return asking[-1] if asking else (schedules[-1] if schedules else None)
+
+
+def _one_scale_per_job(decisions: list[Decision]) -> list[Decision]:
+    first: Decision | None = None
+    out = []
+    for d in decisions:
+        if d.action == "scale" and first is not None:
+            d = replace(d, action="none", reason=f"{d.reason}; deferred: rule {first.rule!r} resizes this job first")
+        elif d.action == "scale":
+            first = d
+        out.append(d)
+    return out
+
+
+_NODES = object()  # `from` is the job's node count (vertical rules pass an instance type, maybe None)
+
+
+def _decision(rule: Rule, job: JobView, to: Any, action: str, reason: str, frm: Any = _NODES,
+              **inputs: Any) -> Decision:
+    return Decision(rule.name, rule.kind, job.id, job.name, job.nodes if frm is _NODES else frm, to, action, reason,
+                    {"nodes": job.nodes, **inputs})
+
+
+def _act(rule: Rule, job: JobView, inputs: Inputs, to: int, reason: str, **values: Any) -> Decision:
+    """A resize decision, after the cooldown, the budget and `auto` had their say."""
+    memory = inputs.memory.get((rule.name, job.name))
+    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown:
+        return _decision(rule, job, job.nodes, "none", f"{reason}; cooling down: applied {show(inputs.now - memory.t)} "
+                         f"ago (cooldown {show(rule.cooldown)})", **values)
+    refusal = _budget_refusal(job, inputs, to)
+    if refusal:
+        return _decision(rule, job, to, "refused", f"{reason}; refused: {refusal}", **values)
+    return _decision(rule, job, to, "scale" if rule.auto else "propose", reason, **values)
+
+
+def _budget_refusal(job: JobView, inputs: Inputs, to: int) -> str | None:
+    """A scale up must be payable for one more hour by the job's budget and the fleet's day budget."""
+    if to <= job.nodes or job.burn_per_node is None:
+        return None
+    burn = job.burn_per_node * to
+    if job.budget_left is not None and job.budget_left < burn * HORIZON_H:
+        return (f"the job's budget has ${job.budget_left:.2f} left, less than one hour at {to} nodes "
+                f"(${burn:.2f}/h)")
+    extra = job.burn_per_node * (to - job.nodes)
+    fleet_burn = (inputs.fleet_burn or 0) + extra
+    if inputs.fleet_budget_left is not None and inputs.fleet_budget_left < fleet_burn * HORIZON_H:
+        return (f"the fleet's daily budget has ${inputs.fleet_budget_left:.2f} left, less than one hour at "
+                f"${fleet_burn:.2f}/h")
+    return None
+
+
+# -- metric ----------------------------------------------------------------------------------------
+
+
+def _series(rule: Rule, job: JobView, inputs: Inputs) -> tuple[dict[str, list[Point]], str]:
+    """The series to test, by source: the job's own metric, or each host's GPU figure."""
+    if rule.metric in HOST_METRICS:
+        # the job's own GPU summaries (its journals) where there are any, else the host's samples
+        return {h: list(job.gpu.get((h, rule.metric)) or inputs.host_series.get((h, rule.metric), []))
+                for h in job.hosts}, "host"
+    return {"job": list(job.metrics.get(rule.metric, []))}, "job"
+
+
+def held(points: list[Point], now: float, hold: float, test: Any) -> tuple[bool | None, str, float | None]:
+    """(held?, why, latest value): every point in (now-hold, now] and the value in force at now-hold
+    pass `test`. None: not enough data to say (no point, or none old enough)."""
+    points = sorted((p for p in points if p.t <= now), key=lambda p: p.t)
+    if not points:
+        return None, "no data", None
+    start = now - hold
+    before = [p for p in points if p.t <= start]
+    if hold and not before:
+        return None, f"seen for {show(now - points[0].t)} only (needs {show(hold)})", points[-1].value
+    window = ([before[-1]] if before else []) + [p for p in points if p.t > start]
+    if not hold:
+        window = points[-1:]
+    failing = [p for p in window if not test(p.value)]
+    if failing:
+        return False, f"{failing[-1].value:g} at {show(now - failing[-1].t)} ago", points[-1].value
+    return True, f"for {show(hold)}" if hold else "now", points[-1].value
+
+
+def _condition(rule: Rule, job: JobView, inputs: Inputs) -> tuple[bool | None, str, dict[str, Any]]:
+    above, below = rule.above, rule.below
+    word, limit = (">", above) if above is not None else ("<", below)
+    assert limit is not None
+    test = (lambda v: v > limit) if above is not None else (lambda v: v < limit)
+    series, source = _series(rule, job, inputs)
+    results = {name: held(points, inputs.data_now, rule.hold, test) for name, points in series.items()}
+    values = {name: r[2] for name, r in results.items()}
+    shown = values["job"] if source == "job" else values
+    facts = {"metric": rule.metric, "value": shown, "threshold": f"{word} {limit:g}", "for": show(rule.hold)}
+    label = f"{rule.metric} {word} {limit:g}"
+    if not series:
+        return None, f"{rule.metric}: the job has no hosts", facts
+    unknown = [(n, r) for n, r in results.items() if r[0] is None]
+    if unknown:
+        name, r = unknown[0]
+        where = "" if source == "job" else f" on {name}"
+        return None, f"{rule.metric}{where}: {r[1]}{' (no data is not 0)' if r[1] == 'no data' else ''}", facts
+    failing = [(n, r) for n, r in results.items() if not r[0]]
+    if failing:
+        name, r = failing[0]
+        where = "" if source == "job" else f" on {name}"
+        return False, f"{label} has not held for {show(rule.hold)}{where}: {r[1]}", facts
+    now_text = ", ".join(f"{v:g}" for v in values.values() if v is not None)
+    return True, f"{label} {results[next(iter(results))][1]} ({rule.metric} {now_text} now)", facts
+
+
+def _metric(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
+    ok, why, facts = _condition(rule, job, inputs)
+    if not ok:
+        return _decision(rule, job, job.nodes, "none", why, **facts)
+    target = job.nodes + rule.add
+    target = max(rule.min, target if rule.max is None else min(rule.max, target))
+    if target == job.nodes or (rule.add > 0) != (target > job.nodes):
+        bound = f"max {rule.max}" if rule.add > 0 else f"min {rule.min}"
+        return _decision(rule, job, job.nodes, "none", f"{why}; at its bound ({bound})", **facts)
+    return _act(rule, job, inputs, target, f"{why} → {'+' if rule.add > 0 else ''}{rule.add} node"
+                f"{'s' * (abs(rule.add) != 1)}", **facts)
+
+
+# -- schedule --------------------------------------------------------------------------------------
+
+
+def _schedule(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
+    now = inputs.now
+    inside = windows.inside(rule, now)
+    period = windows.period_start(rule, now).isoformat()
+    when = windows.local_time(rule, now)
+    facts = {"local_time": when, "inside": inside, "window": f"{rule.start:%H:%M}-{rule.end:%H:%M}",
+             "timezone": rule.timezone, "period": period}
+    want = rule.nodes if inside else rule.otherwise
+    if want is None:
+        return _decision(rule, job, job.nodes, "none", f"{when}: outside its window; it asks nothing then", **facts)
+    where = "inside" if inside else "outside"
+    reason = f"{when}: {where} {facts['window']} → {want} node{'s' * (want != 1)}"
+    memory = inputs.memory.get((rule.name, job.name))
+    if memory is not None and memory.period == period:
+        return _decision(rule, job, job.nodes, "none", f"{reason}; already set this period", **facts)
+    if want == job.nodes:
+        return _decision(rule, job, job.nodes, "none", f"{reason}; it has them", **facts)
+    d = _act(rule, job, inputs, want, reason, **facts)
+    return replace(d, period=period)
+
+
+# -- vertical --------------------------------------------------------------------------------------
+
+
+def _vertical(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
+    inst = job.instance
+    kind = inst.instance_type if inst and inst.instance_type else None
+    ok, why, facts = _condition(rule, job, inputs)
+    if not ok:
+        return _decision(rule, job, kind, "none", why, frm=kind, **facts)
+    if inst is None or not inst.provider or not kind:
+        return _decision(rule, job, None, "none", f"{why}; {job.hosts[0]} has no provider/instance_type "
+                         f"(`gpudeck hosts set {job.hosts[0]} provider=… instance_type=…`)", frm=None, **facts)
+    p = next_larger(inputs.catalog, inst.provider, kind, inst.region, inst.market)
+    if p.current is None:
+        return _decision(rule, job, kind, "none", f"{why}; {inst.provider} {kind} is not in the price catalog",
+                         frm=kind, **facts)
+    if p.next is None:
+        return _decision(rule, job, kind, "none", f"{why}; no larger {p.family} type in the catalog "
+                         "(a family change is yours to choose)", frm=kind, **facts)
+    diff = p.difference
+    price = (f"{'+' if diff >= 0 else '-'}${abs(diff):.3f}/h {p.market} (${p.price_now:g} → ${p.price_next:g})"
+             if diff is not None else f"price difference unknown (no {p.market} list price in the catalog)")
+    notes = []
+    if p.market == "spot":
+        notes.append("spot: a new spot request, it may be reclaimed; prices are the catalog's spot low")
+    if p.next.gpu_model != p.current.gpu_model:
+        notes.append(f"GPU model changes: {p.current.gpu_model or '?'} → {p.next.gpu_model or '?'}")
+    facts.update(family=p.family, price_difference_usd_per_hour=diff, market=p.market,
+                 gpus=f"{p.current.gpus or '?'} → {p.next.gpus or '?'}")
+    reason = "; ".join([f"{why} → {p.next.instance_type}, {price}", *notes])
+    memory = inputs.memory.get((rule.name, job.name))
+    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown and memory.to == p.next.instance_type:
+        return _decision(rule, job, kind, "none", f"{reason}; proposed {show(inputs.now - memory.t)} ago", frm=kind,
+                         **facts)
+    return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
+
+
+_KINDS = {"metric": _metric, "schedule": _schedule, "vertical": _vertical}

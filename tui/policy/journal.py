@@ -1,0 +1,77 @@
+"""The policy journal: every decision the controller journaled, with its inputs, action and outcome.
+
+One JSON object per line in `policy-journal.jsonl` under the gpudeck data dir, mode 0600. The
+reader is total (a malformed line is skipped and counted); the writer is bounded (past MAX_BYTES the
+file moves to `.1`, keeping one old generation). It is also the controller's memory: when a rule last
+applied to a job name (cooldowns, schedule periods) survives a restart of `policy run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from .engine import Decision
+from .inputs import Applied
+
+MAX_BYTES = 8 * 1024 * 1024
+OUTCOMES = ("applied", "proposed", "refused", "failed")
+
+
+def journal_path() -> Path:
+    return paths.data_dir() / "policy-journal.jsonl"
+
+
+class PolicyJournal:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or journal_path()
+        self.malformed = 0
+
+    def write(self, t: float, decision: Decision, outcome: str, **extra: Any) -> dict[str, Any]:
+        record = {"t": round(t, 3), **decision.to_json(), "period": decision.period, "outcome": outcome, **extra}
+        line = json.dumps(record, default=str, allow_nan=False) + "\n"
+        paths.ensure_private(self.path.parent)
+        if self.path.exists() and self.path.stat().st_size + len(line) > MAX_BYTES:
+            os.replace(self.path, self.path.with_suffix(".jsonl.1"))
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+        return record
+
+    def records(self) -> list[dict[str, Any]]:
+        out = []
+        self.malformed = 0
+        for path in (self.path.with_suffix(".jsonl.1"), self.path):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    self.malformed += 1
+                    continue
+                if not isinstance(obj, dict) or not isinstance(obj.get("t"), (int, float)):
+                    self.malformed += 1
+                    continue
+                out.append(obj)
+        return out
+
+    def memory(self) -> dict[tuple[str, str], Applied]:
+        """(rule, job name) → the last decision applied (or, for vertical, proposed)."""
+        memory: dict[tuple[str, str], Applied] = {}
+        for r in self.records():
+            job = r.get("job") if isinstance(r.get("job"), dict) else {}
+            if not isinstance(r.get("rule"), str) or not isinstance(job.get("name"), str):
+                continue
+            if r.get("outcome") == "applied" or (r.get("kind") == "vertical" and r.get("outcome") == "proposed"):
+                period = r.get("period") if isinstance(r.get("period"), str) else None
+                memory[(r["rule"], job["name"])] = Applied(float(r["t"]), r.get("to"), period)
+        return memory
