@@ -110,6 +110,8 @@ def output_dropped(node: dict[str, Any]) -> int:
 def _resized(came: Any) -> Any:
     """{job, nodes}: the agent's own fields (why, last_step_at) live in the `resized` record."""
     return {k: v for k, v in came.items() if k in ("job", "nodes")} if isinstance(came, dict) else None
+
+
 def _watch_json(watch: Any) -> dict[str, Any] | None:
     """A watched run's file and pid (gpudeck watch); null for a launched command."""
     return {"path": watch.get("path"), "pid": watch.get("pid")} if isinstance(watch, dict) else None
