@@ -55,6 +55,11 @@ class JobControl(Service):
                 self._store = self._store_factory(self.agents.notice)  # its warnings as notifications
             return self._store
 
+    @property
+    def keeps_state(self) -> bool:
+        """Whether there is a state.db to remember things in (not in tests and replays without one)."""
+        return self._store_factory is not None
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
