@@ -3,10 +3,10 @@ processes open next. A picker, so the host panels need no cursor of their own.""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
@@ -50,7 +50,7 @@ class GpuPickScreen(ModalScreen[PickedGpu | None]):
         table.add_columns("host", "GPU", "model", "util", "memory", "job")
         for key, row in gpu_rows(self.fleet):
             self.keys.append(key)
-            table.add_row(*(Content(c) for c in row))  # host and job names are user text
+            table.add_row(*(Text(c) for c in row))  # user text: Text, never markup (and measured for widths)
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

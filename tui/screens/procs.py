@@ -5,6 +5,7 @@ PID, role, CPU %, RSS, the GPUs each one is on with its GPU memory, and the comm
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -108,7 +109,8 @@ class ProcessesScreen(ModalScreen[None]):
         cursor = grid.cursor_row
         grid.clear()
         for row in ordered(table.rows):
-            grid.add_row(*(Content(c) for c in cells(row)), key=f"{row.host}/{row.node}/{row.pid}")
+            # Text, not str (parsed as markup) nor Content (not measured: columns would not widen)
+            grid.add_row(*(Text(c) for c in cells(row)), key=f"{row.host}/{row.node}/{row.pid}")
         if grid.row_count:
             grid.move_cursor(row=min(cursor, grid.row_count - 1))
         job = self.job()
@@ -119,6 +121,8 @@ class ProcessesScreen(ModalScreen[None]):
         total_rss = sum(r.rss_bytes or 0 for r in table.rows)
         notes.append(f"{len(table.rows)} processes · CPU {total_cpu:.0f} % · RSS {_mib(total_rss)} · "
                      f"every {REFRESH:.0f} s")
+        keys = "s stop · K kill the job · " if self.check_action("stop_job", ()) else ""
+        notes.append(keys + "esc close")  # a modal has no Footer of its own: its keys, said here
         self._status(" · ".join(notes))
         self.refresh_bindings()
 
