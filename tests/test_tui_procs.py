@@ -84,6 +84,8 @@ async def test_p_on_the_fleet_picks_a_gpu_and_shows_its_processes(gpudeck_home: 
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(140, 30)) as pilot:
         await until(pilot, lambda: len(app.fleet.hosts["local"].gpus) == 2, "the GPUs")
+        await until(pilot, lambda: app.screen.active_bindings["p"].binding.id == "gpu_procs", "the fleet's p")
+        assert app.screen.active_bindings["p"].enabled  # the Footer shows it usable, not greyed
         await pilot.press("p")
         await until(pilot, lambda: isinstance(app.screen, GpuPickScreen), "the GPU picker")
         await pilot.press("enter")  # the first GPU: GPU 0 of local

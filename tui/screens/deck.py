@@ -93,8 +93,11 @@ class DeckScreen(JobActions):
         if action == "open_job" and self.current_job() is None:
             return None
         on_jobs = self.query_one(TabbedContent).active == "jobs"
+        gpus_here = not on_jobs and any(h.gpus for h in self.fleet.hosts.values())
         if action == "gpu_procs":  # the fleet's `p`; on the jobs tab `p` is the selected job's
-            return not on_jobs and any(h.gpus for h in self.fleet.hosts.values())
+            return gpus_here
+        if action == "job_procs" and gpus_here:
+            return False  # hidden: the Footer shows the fleet's `p` instead
         if action in ("filter_jobs", "sort_jobs", "toggle_ended"):
             return on_jobs
         if action == "clear_filter":
