@@ -80,3 +80,15 @@ def test_nvml_gpu_memory_is_merged_per_process(fake: ModuleType) -> None:
     assert gpu_pids(nvml, 0) == {me: "gpu"} and gpu_pids(nvml, 1) == {}
     with pytest.raises(ProcsError, match="gpu 7: no such GPU"):
         gpu_pids(nvml, 7)
+
+
+def test_the_client_reads_any_answer_shape_without_raising() -> None:
+    from tui.actions.procs import rows_of
+
+    assert rows_of("h", "0", None) == [] and rows_of("h", "0", ["x"]) == [] and rows_of("h", "0", {"processes": 7}) == []
+    weird = {"processes": [None, {"pid": True}, {"pid": "9"}, {"pid": 5, "gpus": "no", "cpu_percent": "hot",
+                                                                 "command": "x" * 5000},
+                           {"pid": 6, "gpus": [{"index": 1, "mem_mib": 10}, 3], "rss_bytes": 4096, "role": "command"}]}
+    five, six = rows_of("h", "0", weird)
+    assert (five.pid, five.cpu_percent, five.gpus, len(five.command)) == (5, None, (), 400)
+    assert (six.pid, six.role, six.gpus, six.rss_bytes) == (6, "command", ((1, 10),), 4096)

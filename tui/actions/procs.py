@@ -12,6 +12,8 @@ from ..errors import GpudeckError
 from .agents import Agents
 
 INTERVAL = 0.3  # seconds between the agent's two CPU readings
+MAX_ROWS = 1024  # per node: a reader bounds what it keeps, whatever an agent sends
+MAX_COMMAND = 400
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,15 @@ def _num(value: Any) -> Any:
 def rows_of(host: str, node: str, answer: Any) -> list[ProcRow]:
     """Total over any answer's shape: a malformed process is skipped, not raised."""
     rows = []
-    for p in (answer or {}).get("processes") or [] if isinstance(answer, dict) else []:
-        if not isinstance(p, dict) or not isinstance(p.get("pid"), int):
+    found = answer.get("processes") if isinstance(answer, dict) else None
+    for p in found[:MAX_ROWS] if isinstance(found, list) else ():
+        if not isinstance(p, dict) or not isinstance(p.get("pid"), int) or isinstance(p.get("pid"), bool):
             continue
-        gpus = tuple((_num(g.get("index")), _num(g.get("mem_mib"))) for g in p.get("gpus") or [] if isinstance(g, dict))
-        rows.append(ProcRow(host, node, p["pid"], _num(p.get("ppid")), str(p.get("role") or "child"),
-                            str(p.get("command") or ""), _num(p.get("cpu_percent")), _num(p.get("rss_bytes")), gpus))
+        listed = p.get("gpus") if isinstance(p.get("gpus"), list) else []
+        gpus = tuple((_num(g.get("index")), _num(g.get("mem_mib"))) for g in listed[:64] if isinstance(g, dict))
+        rows.append(ProcRow(host, node, p["pid"], _num(p.get("ppid")), str(p.get("role") or "child")[:16],
+                            str(p.get("command") or "")[:MAX_COMMAND], _num(p.get("cpu_percent")),
+                            _num(p.get("rss_bytes")), gpus))
     return rows
 
 

@@ -95,7 +95,8 @@ class ProcessesScreen(ModalScreen[None]):
         self.run_worker(fn, group="procs", thread=True, exclusive=True, exit_on_error=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "procs" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
+        if (event.worker.group != "procs" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR)
+                or not self.is_attached):  # closed while the agents were asked
             return
         if event.state == WorkerState.SUCCESS:
             self.show(event.worker.result)
