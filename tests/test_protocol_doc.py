@@ -94,6 +94,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)
     answers["logs"] = client.request("logs", job=job["id"], node="0")
     answers["price"] = client.request("price", per_hour=1.5, currency="USD")
+    answers["procs"] = client.request("procs", job=job["id"], node="0", interval=0.05)
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
     new_id = new_job_id()
     answers["restart"] = client.request("restart", job=job["id"], node="0", new_id=new_id)

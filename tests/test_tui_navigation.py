@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
 
 from tests.support.jobs import launch, wait_state
@@ -20,7 +19,6 @@ from tui.screens.deck import DeckScreen
 from tui.screens.job import JobScreen
 from tui.screens.launch import LaunchScreen
 from tui.screens.logs import LogScreen
-from tui.screens.procs import ProcessesScreen
 from tui.widgets.jobs_table import JobsTable
 from tui.widgets.output_log import OutputLog
 
@@ -158,24 +156,3 @@ async def test_a_missing_local_workdir_is_refused_in_the_form(gpudeck_home: Path
         await pilot.press("ctrl+s")
         await until(pilot, lambda: any(j.name == "wd-check" and j.active for j in app.fleet.jobs.values()),
                     "launched once the workdir exists")
-
-
-@pytest.mark.slow
-@sync
-async def test_process_view_shows_pids_and_says_what_is_missing(gpudeck_home: Path, client: AgentClient,
-                                                                 workdir: Path, script: str) -> None:
-    job = launch(client, workdir, script.split(), name="busy")
-    running = wait_state(client, job["id"], {"running"})
-    app = GpuDeckApp(store=None)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await jobs_tab(pilot, app, 1)
-        await until(pilot, lambda: app.fleet.jobs[job["id"]].nodes["0"].supervisor_pid is not None, "the pids")
-        await pilot.press("p")
-        await until(pilot, lambda: isinstance(app.screen, ProcessesScreen), "the process view")
-        table = app.screen.query_one("#procs", DataTable)
-        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert ["local", "0", "command", str(running["pid"]), "n/a", "n/a"] in rows
-        assert ["local", "0", "supervisor", str(running["supervisor_pid"]), "n/a", "n/a"] in rows
-        assert "not available" in app.export_screenshot().replace("&#160;", " ")
-        await pilot.press("p")
-        await until(pilot, lambda: isinstance(app.screen, DeckScreen), "closed")

@@ -1,4 +1,4 @@
-"""Snapshot tests (pytest-textual-snapshot) of the fleet, jobs and job views at 80×24 and 160×48,
+"""Snapshot tests (pytest-textual-snapshot) of the fleet, jobs and job views at 80×24, 160×48 and 220×60,
 fed by the recording in tests/data/recordings through the replay transport: no agent, fixed data.
 
 Stable run to run because (1) the replay answers at speed 0 and each test waits until every
@@ -30,7 +30,9 @@ from tui.widgets.jobs_table import JobsTable
 from tui.widgets.output_log import OutputLog
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "session.jsonl"
-SMALL, LARGE = (80, 24), (160, 48)
+SMALL, LARGE, WIDE = (80, 24), (160, 48), (220, 60)
+SIZES = [pytest.param(SMALL, id="80x24"), pytest.param(LARGE, id="160x48"),
+         pytest.param(WIDE, id="220x60", marks=pytest.mark.slow)]  # 80×24 up to 220×60: the layout adapts
 NOW = 1_796_000_000.0  # the client's stopped clock; any value: runtimes come from the host clock
 SnapCompare = Callable[..., bool]
 
@@ -109,18 +111,18 @@ def replayed(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> Replayed:
     return Replayed(monkeypatch)
 
 
-@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
+@pytest.mark.parametrize("size", SIZES)
 def test_fleet_view(snap_compare: SnapCompare, replayed: Replayed, size: tuple[int, int]) -> None:
     assert snap_compare(replayed.app, terminal_size=size, run_before=view(replayed, "fleet"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
+@pytest.mark.parametrize("size", SIZES)
 def test_jobs_view(snap_compare: SnapCompare, replayed: Replayed, size: tuple[int, int]) -> None:
     assert snap_compare(replayed.app, terminal_size=size, run_before=view(replayed, "jobs"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
+@pytest.mark.parametrize("size", SIZES)
 def test_job_view(snap_compare: SnapCompare, replayed: Replayed, size: tuple[int, int]) -> None:
     assert snap_compare(replayed.app, terminal_size=size, run_before=view(replayed, "job"))

@@ -16,7 +16,7 @@ from textual.worker import Worker
 from . import config, paths
 from .cost.report import CostContext
 from .errors import GpudeckError
-from .fleet import Fleet
+from .fleet import Fleet, JobModel
 from .live.link import TransportFactory
 from .messages import (
     CostBoardUpdated,
@@ -36,6 +36,7 @@ from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
 from .services import Connections, Costs, JobControl, Proposals, Service
+from .services.endings import Endings
 from .services.jobs import StoreFactory
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
@@ -109,7 +110,9 @@ class GpuDeckApp(App[None]):
         self.tasks = Service(self)  # the app's own background work (saving the theme)
         policies = self._policies() if replay is None else Policies()  # a replay proposes nothing
         self.proposals = Proposals(self, self.fleet, policies, self.connections.publish, self.job_control.scale)
-        self.services = (self.connections, self.job_control, self.tasks, self.proposals)  # those that run workers
+        self.endings = Endings(self, self.fleet, self.job_control, self._tell_ended,
+                               lambda line: say(self, line, "jobs ended"))
+        self.services = (self.connections, self.job_control, self.tasks, self.proposals, self.endings)  # those that run workers
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
@@ -142,6 +145,7 @@ class GpuDeckApp(App[None]):
         self.costs.start()
         self.connections.start()
         self.proposals.start()
+        self.endings.start()
         self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control, self.replay))
         for error in self.startup_errors:
             report(self, "configuration", error, "warning")
@@ -159,6 +163,8 @@ class GpuDeckApp(App[None]):
         self.connections.drain()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
+        if message.tags & {"job", "state"}:
+            self.endings.scan()
         for screen in self.screen_stack:
             if isinstance(screen, DeckScreen | JobScreen):
                 screen.post_message(FleetUpdated(message.tags))
@@ -171,7 +177,9 @@ class GpuDeckApp(App[None]):
         self.costs.note(message.text)
 
     def on_job_ended(self, message: JobEnded) -> None:
-        job = message.job
+        self.endings.ended(message.job)  # told once ever: state.db remembers what was shown
+
+    def _tell_ended(self, job: JobModel) -> None:
         name = job.name or job.id
         if job.state == "failed":
             say(self, f"{name} failed: {job.why}", "job ended", "error", timeout=10)

@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS seqs (
     PRIMARY KEY (job, node)
 );
 """
+SHOWN_ENDINGS = "CREATE TABLE IF NOT EXISTS shown_endings (job TEXT PRIMARY KEY, shown_at REAL NOT NULL)"
+UI_MARKS = "CREATE TABLE IF NOT EXISTS ui_marks (name TEXT PRIMARY KEY, t REAL NOT NULL)"
 
 
 @dataclass
@@ -194,3 +196,27 @@ class Store:
             "ON CONFLICT(job, node) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)",
             (job, node, seq),
         ))
+
+    # -- "job ended" notices the TUI has shown (so a restart does not repeat them) ---------------
+    # Their tables are created on first write, not by SCHEMA: a state.db of any version gains them.
+
+    def shown_endings(self) -> set[str]:
+        with self._lock:
+            try:
+                return {r[0] for r in self._db.execute("SELECT job FROM shown_endings").fetchall()}
+            except sqlite3.OperationalError:  # no such table yet: nothing shown yet
+                return set()
+
+    def mark_endings_shown(self, job_ids: list[str], t: float) -> None:
+        self._write((SHOWN_ENDINGS, ()),
+                    *(("INSERT OR IGNORE INTO shown_endings (job, shown_at) VALUES (?, ?)", (j, t)) for j in job_ids))
+
+    def swap_ui_start(self, t: float) -> float | None:
+        """Record that the TUI starts at t; return when it started the time before (None: never)."""
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT t FROM ui_marks WHERE name = 'started'").fetchone()
+            except sqlite3.OperationalError:
+                row = None
+        self._write((UI_MARKS, ()), ("INSERT OR REPLACE INTO ui_marks (name, t) VALUES ('started', ?)", (t,)))
+        return float(row[0]) if row else None

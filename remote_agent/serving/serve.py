@@ -27,6 +27,7 @@ from .jobs import JobError, JobTable
 from .output import LineWriter
 from .outputhub import OutputHub
 from .prices import PriceError, record_price
+from .procview import ProcsError, procs
 from .tailhub import TailHub
 
 MAX_REQUEST_BYTES = 4 << 20
@@ -130,6 +131,9 @@ class Server:
         except PriceError as exc:
             raise BadRequest(str(exc)) from None
 
+    def op_procs(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return procs(req, self.jobs, self._nvml)
+
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
@@ -159,7 +163,7 @@ class Server:
             if op is None:
                 raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
             result = op(self, req)
-        except (BadRequest, JobError, ProbeError, VersionsError) as exc:
+        except (BadRequest, JobError, ProbeError, ProcsError, VersionsError) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
             self.out.send({"id": rid, "ok": False, "error": "%s: %s" % (req.get("op"), describe_os_error(exc))})
@@ -185,6 +189,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "follow": Server.op_follow,
     "unfollow": Server.op_unfollow,
     "autostop": Server.op_autostop,
+    "procs": Server.op_procs,
     "rm": Server.op_rm,
     "price": Server.op_price,
     "ping": Server.op_ping,

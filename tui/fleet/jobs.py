@@ -108,6 +108,8 @@ class JobModel:
     events: deque[JobEvent] = field(default_factory=lambda: deque(maxlen=200))
     _axis: dict[str, str] = field(default_factory=dict)  # series -> "step" | "time"
     _progress: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=256))
+    # step -> host time of every step seen (bounded): the loss chart's x axis in time for step series
+    step_time: Series = field(default_factory=lambda: Series(recent=256, buckets=256))
 
     # ---- derived -------------------------------------------------------------------------------
 
@@ -351,6 +353,8 @@ class JobModel:
         else:
             self._set_last(values)
             step = self._scalars(values)
+        if step is not None:
+            self.step_time.add(step, t)
         if step is not None and (self.step is None or step > self.step):
             self.step = step
             self._progress.append((t, step))

@@ -18,9 +18,11 @@ from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
 from ..widgets.jobs_table import JobsTable
 from ..widgets.summary import FleetSummaryBar
+from .gpu_pick import GpuPickScreen, PickedGpu
 from .job import JobScreen
 from .job_actions import JOB_BINDINGS, JobActions
 from .launch import LaunchRequest, LaunchScreen
+from .procs import ProcessesScreen
 
 FIRST_RUN = ("No jobs yet. Press n to launch one: the demo trainer (python -m trainer) is prefilled, "
              "so you can watch a loss fall right away.")
@@ -32,6 +34,7 @@ class DeckScreen(JobActions):
         Binding("n", "new_job", "New job", id="new_job"),
         Binding("enter", "open_job", "Open", id="open_job"),
         *JOB_BINDINGS,
+        Binding("p", "gpu_procs", "Procs", id="gpu_procs", tooltip="the processes on one GPU of the fleet"),
         Binding("slash", "filter_jobs", "Filter", id="filter_jobs", tooltip="show jobs whose name, host or state has…"),
         Binding("o", "sort_jobs", "Sort", id="sort_jobs", tooltip="cycle the jobs' sort column"),
         Binding("a", "toggle_ended", "Ended", id="toggle_ended", tooltip="show or hide the jobs that have ended"),
@@ -90,6 +93,11 @@ class DeckScreen(JobActions):
         if action == "open_job" and self.current_job() is None:
             return None
         on_jobs = self.query_one(TabbedContent).active == "jobs"
+        gpus_here = not on_jobs and any(h.gpus for h in self.fleet.hosts.values())
+        if action == "gpu_procs":  # the fleet's `p`; on the jobs tab `p` is the selected job's
+            return gpus_here
+        if action == "job_procs" and gpus_here:
+            return False  # hidden: the Footer shows the fleet's `p` instead
         if action in ("filter_jobs", "sort_jobs", "toggle_ended"):
             return on_jobs
         if action == "clear_filter":
@@ -150,6 +158,18 @@ class DeckScreen(JobActions):
         job = self.current_job()
         if job is not None:
             self.app.push_screen(JobScreen(self.fleet, self.connections, self.job_control, job.id))
+
+    def action_gpu_procs(self) -> None:
+        self.app.push_screen(GpuPickScreen(self.fleet), self._open_gpu)
+
+    def _open_gpu(self, picked: PickedGpu | None) -> None:
+        if picked is None:
+            return
+        host, index = picked
+        gpu = next((g for g in self.fleet.hosts[host].gpus if g.index == index), None) if host in self.fleet.hosts else None
+        job = self.fleet.job_for_gpu(host, gpu.uuid if gpu else None)  # `s`/`K` there act on it
+        self.app.push_screen(ProcessesScreen(self.fleet, self.connections, self.job_control,
+                                             job_id=job.id if job else None, gpu=picked))
 
     def action_new_job(self) -> None:
         if refused_read_only(self.app, "new job"):

@@ -30,6 +30,8 @@ class JobScreen(JobActions):
         *JOB_BINDINGS,
         Binding("f", "toggle_follow", "Follow", id="toggle_follow"),
         Binding("L", "loss_log_scale", "Log scale", id="loss_log_scale", tooltip="the loss chart's y axis: log / linear"),
+        Binding("e", "loss_smoothing", "Smooth", id="loss_smoothing", tooltip="the loss chart: EMA smoothing on / off"),
+        Binding("x", "loss_x_axis", "Steps/time", id="loss_x_axis", tooltip="the loss chart's x axis: step / seconds"),
     ]
 
     def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, job_id: str) -> None:
@@ -95,6 +97,16 @@ class JobScreen(JobActions):
     def action_loss_log_scale(self) -> None:
         chart = self.query_one(LossChart)
         chart.log_scale = not chart.log_scale
+        self._draw(frozenset({"series"}))
+
+    def action_loss_smoothing(self) -> None:
+        chart = self.query_one(LossChart)
+        chart.smooth = not chart.smooth
+        self._draw(frozenset({"series"}))
+
+    def action_loss_x_axis(self) -> None:
+        chart = self.query_one(LossChart)
+        chart.x_time = not chart.x_time
         self._draw(frozenset({"series"}))
 
     def action_toggle_follow(self) -> None:

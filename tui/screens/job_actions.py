@@ -13,6 +13,7 @@ from ..fleet import Fleet, JobModel
 from ..services import Connections, JobControl
 from ..services.jobs import refused_read_only
 from .confirm import ConfirmScreen
+from .end_job import confirm_end
 from .footer_order import AppKeysFirst
 from .logs import LogScreen
 from .procs import ProcessesScreen
@@ -23,7 +24,7 @@ JOB_BINDINGS: list[BindingType] = [
     Binding("K", "kill_job", "Kill", id="kill_job", tooltip="SIGKILL every process of the job now"),
     Binding("r", "restart_job", "Restart", id="restart_job", tooltip="a new job from the same spec"),
     Binding("l", "job_log", "Log", id="job_log", tooltip="the job's full output"),
-    Binding("p", "job_procs", "Procs", id="job_procs", tooltip="the job's processes: PIDs, GPU memory"),
+    Binding("p", "job_procs", "Procs", id="job_procs", tooltip="the job's processes per node: PID, CPU %, RSS, GPU memory"),
     Binding("plus", "scale('+1')", "+node", id="scale_up", tooltip="add a node (restart mode)"),
     Binding("minus", "scale('-1')", "-node", id="scale_down", tooltip="remove a node (restart mode)"),
     Binding("y", "accept_proposal", "Accept", id="accept_proposal", tooltip="carry out the rules' proposal for the job"),
@@ -59,21 +60,10 @@ class JobActions(AppKeysFirst):
         return True
 
     def action_stop_job(self) -> None:
-        if refused_read_only(self.app, "stop"):
-            return
-        self._confirm_end("stop", "Stop", "Stop signal now, SIGKILL for what is left after the grace period.")
+        confirm_end(self, self.job_control, self.current_job(), "stop")
 
     def action_kill_job(self) -> None:
-        if refused_read_only(self.app, "kill"):
-            return
-        self._confirm_end("kill", "Kill", "SIGKILL for every process of the job, now: no checkpoint, no cleanup.")
-
-    def _confirm_end(self, action: str, verb: str, detail: str) -> None:
-        job = self.current_job()
-        if job is None or job.ended:
-            return
-        self.app.push_screen(ConfirmScreen(f"{verb} {job.name or job.id}?", detail, verb),
-                             lambda yes: self.job_control.end(job, action) if yes else None)
+        confirm_end(self, self.job_control, self.current_job(), "kill")
 
     def action_restart_job(self) -> None:
         job = self.current_job()
@@ -96,7 +86,7 @@ class JobActions(AppKeysFirst):
     def action_job_procs(self) -> None:
         job = self.current_job()
         if job is not None:
-            self.app.push_screen(ProcessesScreen(self.fleet, job.id))
+            self.app.push_screen(ProcessesScreen(self.fleet, self.connections, self.job_control, job_id=job.id))
 
     def action_accept_proposal(self) -> None:
         job, proposals = self.current_job(), getattr(self.app, "proposals", None)

@@ -1,62 +1,149 @@
-"""`p`: a job's processes, node by node: the command's and the supervisor's PIDs from the agent's job
-object and journal, and the processes NVML sees on the job's GPUs (with their GPU memory). CPU and
-RSS per process are not in what the agent reports: the view says so instead of showing zeros."""
+"""`p`: processes like htop/nvitop — a job's process tree node by node (or the processes on one GPU):
+PID, role, CPU %, RSS, the GPUs each one is on with its GPU memory, and the command. The agents'
+`procs` op measures them (tui/actions/procs.py, in a worker); the view asks again every few seconds.
+`s`/`K` stop or kill the job through the same confirm path as everywhere."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
+from textual.worker import Worker, WorkerState
 
+from ..actions.procs import ProcRow, ProcTable, gpu_processes, job_processes
 from ..fleet import Fleet, JobModel
+from ..services import Connections, JobControl
+from .end_job import confirm_end
 
-NOT_AVAILABLE = ("CPU and RSS per process: not available — the agent's job object carries PIDs only "
-                 "(GPU memory comes from NVML where the driver answers).")
+REFRESH = 2.0  # seconds between two askings (each one takes the agent's CPU interval too)
+COLUMNS = ("host", "node", "PID", "role", "CPU %", "RSS", "GPU", "GPU mem", "command")
+_ORDER = {"supervisor": 0, "command": 1, "child": 2, "gpu": 3}
 
 
-def process_rows(job: JobModel) -> list[tuple[str, str, str, str, str, str]]:
-    """(host, node, what, pid, CPU, memory) for each process known of the job."""
-    rows: list[tuple[str, str, str, str, str, str]] = []
-    command_pids = {n.pid for n in job.nodes.values() if n.pid is not None}
-    for n in sorted(job.nodes.values(), key=lambda n: n.node):
-        gone = "" if job.active or n.state == "lost" else " (ended)"
-        rows.append((n.host, n.node, "command" + gone, str(n.pid) if n.pid is not None else "n/a", "n/a", "n/a"))
-        rows.append((n.host, n.node, "supervisor" + gone,
-                     str(n.supervisor_pid) if n.supervisor_pid is not None else "n/a", "n/a", "n/a"))
-    if job.active:
-        for key, gpu in sorted(job.gpu_latest.items()):
-            host = job.gpu_host.get(key, "?")
-            for p in gpu.processes:
-                what = f"GPU {gpu.index}" + (" (the command)" if p.pid in command_pids else "")
-                mem = f"{p.mem_mib:.0f} MiB GPU" if p.mem_mib is not None else "n/a"
-                rows.append((host, "", what, str(p.pid), "n/a", mem))
-    return rows
+def _mib(n_bytes: int | None) -> str:
+    if n_bytes is None:
+        return "n/a"
+    mib = n_bytes / (1 << 20)
+    return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
+
+
+def cells(row: ProcRow) -> tuple[str, ...]:
+    """One table row; "n/a" where the agent could not measure, never a made-up zero."""
+    gpus = ",".join("?" if i is None else str(i) for i, _ in row.gpus) or "–"
+    known = [m for _, m in row.gpus if m is not None]
+    gpu_mem = f"{sum(known):.0f} MiB" if known else ("n/a" if row.gpus else "–")
+    cpu = "n/a" if row.cpu_percent is None else f"{row.cpu_percent:.0f}"
+    return (row.host, row.node or "–", str(row.pid), row.role, cpu, _mib(row.rss_bytes), gpus, gpu_mem, row.command)
+
+
+def ordered(rows: tuple[ProcRow, ...]) -> list[ProcRow]:
+    return sorted(rows, key=lambda r: (r.host, r.node, _ORDER.get(r.role, 9), r.pid))
 
 
 class ProcessesScreen(ModalScreen[None]):
     CSS_PATH = "modals.tcss"
-    BINDINGS = [Binding("escape,p", "close", "Close", id="procs_close")]
+    BINDINGS = [
+        Binding("escape,p", "close", "Close", id="procs_close"),
+        Binding("s", "stop_job", "Stop", id="procs_stop", tooltip="stop the job (asks first)"),
+        Binding("K", "kill_job", "Kill", id="procs_kill", tooltip="SIGKILL the job's processes (asks first)"),
+    ]
 
-    def __init__(self, fleet: Fleet, job_id: str) -> None:
+    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, *,
+                 job_id: str | None = None, gpu: tuple[str, int] | None = None) -> None:
         super().__init__(classes="modal")
-        self.fleet, self.job_id = fleet, job_id
+        self.fleet, self.connections, self.job_control = fleet, connections, job_control
+        self.job_id, self.gpu = job_id, gpu
+        self.table: ProcTable | None = None  # the latest answer
+
+    def job(self) -> JobModel | None:
+        return self.fleet.jobs.get(self.job_id) if self.job_id else None
+
+    def _title(self) -> str:
+        if self.gpu is not None:
+            return f"Processes on GPU {self.gpu[1]} of {self.gpu[0]}"
+        job = self.job()
+        return f"Processes of {job.name or job.id if job else self.job_id}"
 
     def compose(self) -> ComposeResult:
-        job = self.fleet.jobs.get(self.job_id)
-        with Vertical(classes="dialog"):
-            yield Label(Content(f"Processes of {job.name or job.id if job else self.job_id}"), classes="dialog-title")
+        with Vertical(classes="dialog procs-dialog"):
+            yield Label(Content(self._title()), classes="dialog-title")  # names are user text
             yield DataTable(cursor_type="row", classes="help-table", id="procs")
-            yield Label(Content(NOT_AVAILABLE), classes="dialog-detail")
+            yield Label(Content("asking the agents…"), classes="dialog-detail", id="procs-status")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("host", "node", "what", "PID", "CPU", "memory")
-        job = self.fleet.jobs.get(self.job_id)
-        for row in process_rows(job) if job else []:
-            table.add_row(*(Content(cell) for cell in row))  # host names are user text
+        self.query_one(DataTable).add_columns(*COLUMNS)
+        self._ask()
+
+    # -- asking the agents: a one-shot worker, re-armed by a timer when it ends ------------------
+
+    def _ask(self) -> None:
+        if not self.is_attached:
+            return
+        job = self.job()
+        if self.gpu is not None:
+            host, index = self.gpu
+            fn = lambda: gpu_processes(self.connections, host, index)  # noqa: E731
+        elif job is not None:
+            nodes = [(n.host, n.node) for n in job.nodes.values()]
+            fn = lambda: job_processes(self.connections, nodes, job.id)  # noqa: E731
+        else:
+            return
+        self.run_worker(fn, group="procs", thread=True, exclusive=True, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if (event.worker.group != "procs" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR)
+                or not self.is_attached):  # closed while the agents were asked
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.show(event.worker.result)
+        else:
+            self._status(f"could not ask the agents: {event.worker.error}")
+        self.set_timer(REFRESH, self._ask)
+
+    def show(self, table: ProcTable) -> None:
+        self.table = table
+        grid = self.query_one(DataTable)
+        cursor = grid.cursor_row
+        grid.clear()
+        for row in ordered(table.rows):
+            # Text, not str (parsed as markup) nor Content (not measured: columns would not widen)
+            grid.add_row(*(Text(c) for c in cells(row)), key=f"{row.host}/{row.node}/{row.pid}")
+        if grid.row_count:
+            grid.move_cursor(row=min(cursor, grid.row_count - 1))
+        job = self.job()
+        notes = list(table.failures)
+        if not table.rows and not table.failures:
+            notes.append("no live process" + (" (the job has ended)" if job is not None and job.ended else ""))
+        total_cpu = sum(r.cpu_percent or 0 for r in table.rows)
+        total_rss = sum(r.rss_bytes or 0 for r in table.rows)
+        notes.append(f"{len(table.rows)} processes · CPU {total_cpu:.0f} % · RSS {_mib(total_rss)} · "
+                     f"every {REFRESH:.0f} s")
+        keys = "s stop · K kill the job · " if self.check_action("stop_job", ()) else ""
+        notes.append(keys + "esc close")  # a modal has no Footer of its own: its keys, said here
+        self._status(" · ".join(notes))
+        self.refresh_bindings()
+
+    def _status(self, line: str) -> None:
+        self.query_one("#procs-status", Label).update(Content(line))  # remote errors are not markup
+
+    # -- keys ------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("stop_job", "kill_job"):
+            job = self.job()
+            if job is None or job.ended or (job.watch is not None and job.watch.read_only):
+                return None
+        return True
+
+    def action_stop_job(self) -> None:
+        confirm_end(self, self.job_control, self.job(), "stop")
+
+    def action_kill_job(self) -> None:
+        confirm_end(self, self.job_control, self.job(), "kill")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -60,6 +60,11 @@ class JobControl(Service):
                         self.agents.notice(f"{self._store.path}: job index rebuilt from the hosts' journals ({added} jobs)")
             return self._store
 
+    @property
+    def keeps_state(self) -> bool:
+        """Whether there is a state.db to remember things in (not in tests and replays without one)."""
+        return self._store_factory is not None
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()

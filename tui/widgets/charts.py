@@ -11,6 +11,7 @@ from textual.reactive import reactive
 from textual_plotext import PlotextPlot
 
 from ..fleet import Fleet, JobModel, Series
+from .loss_axes import EMA_WEIGHT, ema, seconds_to_steps, steps_to_seconds
 
 _VALIDATION = re.compile(r"^(val|valid|validation|eval|test)[_/.-]?", re.I)
 
@@ -59,22 +60,40 @@ class _Chart(PlotextPlot):
 
 class LossChart(_Chart):
     log_scale: reactive[bool] = reactive(False, init=False)  # `L`: a log y axis; values <= 0 left out
+    smooth: reactive[bool] = reactive(False, init=False)  # `e`: EMA smoothing of every line
+    x_time: reactive[bool] = reactive(False, init=False)  # `x`: x in seconds since the start, not steps
+
+    def _x(self, job: JobModel, name: str, pts: list[tuple[float, float]]) -> tuple[list[tuple[float, float]], str]:
+        """The points on the x axis asked for, and that axis's name (the series' own when unmappable)."""
+        axis, t0 = job.axis(name), job.started_at
+        if axis == "step" and self.x_time and t0 is not None:
+            mapped = steps_to_seconds(pts, job.step_time.points(), t0)
+            if mapped is not None:
+                return mapped, "seconds"
+        if axis == "time" and not self.x_time:
+            mapped = seconds_to_steps(pts, job.step_time.points())
+            if mapped is not None:
+                return mapped, "step"
+        if axis == "time" and t0 is not None:
+            return [(x - t0, y) for x, y in pts], "seconds"
+        return pts, "step" if axis == "step" else "seconds"
 
     def show(self, job: JobModel) -> None:
         main, val = loss_series(job)
         shown = [n for n in [main, *val] if n]
         marks = resize_marks(job) if shown and job.axis(shown[0]) == "step" else []
-        if not self._begin((self.log_scale, tuple(marks), *((n, job.series[n].version) for n in shown))):
+        state = (self.log_scale, self.smooth, self.x_time, job.step_time.version)
+        if not self._begin((state, tuple(marks), *((n, job.series[n].version) for n in shown))):
             return
         plt = self.plt
         if not shown:
             plt.title("loss — waiting for the first metric line")
-        left_out, decades = 0, []
-        for name in shown:
-            series = job.series[name]
-            pts = self._points(series)
-            if job.axis(name) == "time" and job.started_at is not None:
-                pts = [(x - job.started_at, y) for x, y in pts]
+        left_out, decades, x_name = 0, [], "step"
+        for i, name in enumerate(shown):
+            pts, axis_name = self._x(job, name, self._points(job.series[name]))
+            x_name = axis_name if i == 0 else x_name
+            if self.smooth:
+                pts = ema(pts)
             if self.log_scale:
                 # log10 drawn on a linear axis with decade labels: plotext's own yscale("log") takes
                 # the log of its data in place on every build, so a second draw fails on its output.
@@ -87,11 +106,13 @@ class LossChart(_Chart):
             ticks = list(range(math.floor(min(decades)), math.ceil(max(decades)) + 1))
             plt.yticks(ticks, [f"{10.0 ** t:g}" for t in ticks])
         if shown:
-            axis = job.axis(shown[0])
-            plt.xlabel("step" if axis == "step" else "seconds")
-            for step, _ in marks:
-                plt.vline(step)  # a resize: the world size changed here
+            plt.xlabel(x_name)
+            if x_name == "step":
+                for step, _ in marks:
+                    plt.vline(step)  # a resize: the world size changed here
             title = " · ".join(shown) + (" (log)" if self.log_scale else "")
+            title += f" · EMA {EMA_WEIGHT:g}" if self.smooth else ""
+            title += " · per second" if x_name == "seconds" and job.axis(shown[0]) == "step" else ""
             if marks:
                 title += " · resized " + ", ".join(f"{label} @ {step:g}" for step, label in marks[-3:])
             plt.title(title + (f" — {left_out} points <= 0 not drawn" if left_out else ""))

@@ -19,12 +19,14 @@ from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
 from ..format import duration, money, number
 from .gauges import level_style
+from .table_fit import fit_columns
 
 # (key, label, width): fixed widths, because DataTable cannot measure styled Content cells, and
 # because a table whose columns jump as values change is hard to scan.
 COLUMNS = (("name", "name", 22), ("hosts", "host(s)", 10), ("state", "state", 8), ("runtime", "runtime", 8),
            ("step", "step", 11), ("loss", "loss", 9), ("rate", "samples/s", 9), ("gpu", "GPU", 4),
            ("cost", "cost", 9), ("info", "info", 36))
+SCROLLBAR = 2  # the vertical scrollbar's cells, when the rows overflow
 ID_COLUMN = ("id", "id", 6)  # shown only while two visible jobs share a name: the id's last 6 characters
 STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
                "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error",
@@ -199,6 +201,7 @@ class JobsTable(DataTable):
         jobs = arrange(fleet, self.filter_text, self.sort, self.show_ended)
         order = [j.id for j in jobs]
         columns = (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
+        columns = fit_columns(columns, (self.size.width or self.app.size.width) - SCROLLBAR)
         if order != self._order or columns != self._columns:
             keep = self.selected_id
             self.clear(columns=columns != self._columns)
@@ -223,7 +226,10 @@ class JobsTable(DataTable):
             self._rows[job.id] = row
 
     def _row(self, job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
-        row = job_row(job, fleet, now)
-        if ID_COLUMN in self._columns:
-            row.insert(1, Content.styled(job.id[-6:], "$text-muted"))
-        return row
+        cells = dict(zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now), strict=True))
+        if any(key == "id" for key, _, _ in self._columns):
+            cells["id"] = Content.styled(job.id[-6:], "$text-muted")
+        return [cells[key] for key, _, _ in self._columns]  # the columns that fit the width
+
+    def on_resize(self) -> None:
+        self._redraw()
