@@ -22,6 +22,9 @@ from tests.support.aliyun import AliyunServer, serving
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
 from tui.cloud import fleet as cloud_fleet
+from tui.fleet import Fleet
+from tui.fleet.host_util import util_points
+from tui.hosts_file import HostEntry, add_host, set_host_fields
 from tui.screens.cloud_launch import CloudLaunchScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.settings import CloudSettings, Settings, SettingsError, load
@@ -205,3 +208,32 @@ def test_refresh_interval_is_a_setting(tmp_path: Path) -> None:
     path.write_text("[cloud]\nrefresh = 'often'\n")
     with pytest.raises(SettingsError, match=r"config.toml:2: \[cloud\] refresh: expected a number > 0"):
         load(path)
+
+
+def test_host_util_is_the_mean_over_gpus_per_second_in_the_window() -> None:
+    fleet = Fleet(clock=lambda: 1000.0)
+    for t, utils in ((100.2, (10.0, 30.0)), (101.0, (50.0, 70.0)), (500.0, (1.0, 1.0))):
+        fleet.apply_gpus("gpu1", {"gpus": [{"index": i, "util": u} for i, u in enumerate(utils)]}, t=t)
+    fleet.apply_gpus("gpu1", {"gpus": [{"index": 0, "util": "nan"}, {"index": 1, "util": 8.0}]}, t=600.0)
+    assert util_points(fleet.hosts["gpu1"], 100.0, 600.0) == [(100.0, 20.0), (101.0, 60.0), (500.0, 1.0), (600.0, 8.0)]
+    assert util_points(fleet.hosts["gpu1"], 101.0, 499.0) == [(101.0, 60.0)]
+
+
+@pytest.mark.slow
+@sync
+async def test_a_gpudeck_host_is_judged_on_the_tuis_own_gpu_samples(aliyun: AliyunServer) -> None:
+    """The instance has no provider metric; as gpudeck host `gpu1` the TUI's 1 Hz samples (1 and 2 %, the
+    last 40 minutes) make it idle, with their source named."""
+    iid = aliyun.account.add(name="gpu1")
+    add_host(HostEntry(name="gpu1", target="root@127.0.0.1:22"))
+    set_host_fields("gpu1", {"provider": "aliyun", "instance_id": iid})
+    app = app_for()
+    now = time.time()
+    for t in range(int(now) - 2400, int(now) + 1):
+        app.fleet.apply_gpus("gpu1", {"gpus": [{"index": 0, "util": 1.0}, {"index": 1, "util": 2.0}]}, t=float(t))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await open_tab(pilot, app, 1)
+        assert cell(app, iid, "host") == "gpu1" and cell(app, iid, "util").endswith(" 2%")
+        # host_util is asked for the judged window (30 min) only: idle since its start
+        assert re.fullmatch(r"idle (29|30)m\d\ds · wastes CNY 10.80/h", cell(app, iid, "idle"))
+        assert "GPU: gpudeck agent on gpu1" in text_of(app, "#cloud-detail")
