@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from textual.content import Content
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import Button, DataTable, Input, Select, Static
 
 from tests.support.aliyun import AliyunServer, serving
+from tests.support.sshd import SshHome
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
 from tui.cloud import fleet as cloud_fleet
@@ -27,6 +28,7 @@ from tui.fleet.host_util import util_points
 from tui.hosts_file import HostEntry, add_host, set_host_fields
 from tui.screens.cloud_launch import CloudLaunchScreen
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.hostkey import HostKeyScreen
 from tui.settings import CloudSettings, Settings, SettingsError, load
 from tui.widgets.cloud_view import CloudView
 
@@ -237,3 +239,37 @@ async def test_a_gpudeck_host_is_judged_on_the_tuis_own_gpu_samples(aliyun: Aliy
         # host_util is asked for the judged window (30 min) only: idle since its start
         assert re.fullmatch(r"idle (29|30)m\d\ds · wastes CNY 10.80/h", cell(app, iid, "idle"))
         assert "GPU: gpudeck agent on gpu1" in text_of(app, "#cloud-detail")
+
+
+@pytest.mark.slow
+@sync
+async def test_l_launches_an_instance_that_becomes_a_host_after_the_key_dialog(ssh_home: SshHome,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider gives the new instance 127.0.0.1 (the test sshd); nobody published its key, so the
+    host-key dialog asks (never silent); accepted, the host is in hosts.toml and the app connects."""
+    with serving(monkeypatch) as aliyun:
+        app = app_for()
+        async with app.run_test(size=(200, 40)) as pilot:
+            await open_tab(pilot, app, 0)
+            await pilot.press("l")
+            await until(pilot, lambda: isinstance(app.screen, CloudLaunchScreen), "the launch form")
+            form = app.screen
+            form.query_one("#provider", Select).value = "aliyun"
+            form.query_one("#type", Input).value = "ecs.gn7i-c8g1.2xlarge"
+            form.query_one("#name", Input).value = "gpu-new"
+            form.query_one("#image", Input).value = "ubuntu_22_04_x64"
+            form.query_one("#ssh_user", Input).value = "root"
+            form.query_one("#ssh_port", Input).value = str(ssh_home.server.port)
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: isinstance(app.screen, HostKeyScreen), f"the host key dialog ({notes(app)})", timeout=60)
+            (iid,) = aliyun.account.instances
+            assert iid in app.screen.host  # asked under its HostKeyAlias: the instance id
+            run = [c for c in aliyun.account.calls if c["Action"] == "RunInstances"]
+            assert len(run) == 1 and run[0]["Tag.1.Key"] == "gpudeck-managed" and run[0]["ClientToken"]
+            app.screen.query_one("#accept", Button).press()  # the user's yes
+            await until(pilot, lambda: not isinstance(app.screen, HostKeyScreen), "the dialog answered")
+            await until(pilot, lambda: "gpu-new" in app.fleet.hosts and app.fleet.hosts["gpu-new"].up,
+                        f"the new host connected ({notes(app)}, {app.fleet.hosts.get('gpu-new')}, {app.screen})", timeout=60)
+            hosts = (ssh_home.gpudeck_home / "hosts.toml").read_text()
+            assert f'instance_id = "{iid}"' in hosts and f'host_key_alias = "{iid}"' in hosts
+            assert iid in (ssh_home.gpudeck_home / "known_hosts").read_text()

@@ -40,12 +40,16 @@ class CloudLaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Checkbox("spot (cheaper; the provider may take it back)", id="spot", compact=True)
             yield Label("name (instance and host; default: the instance id)")
             yield Input(placeholder="gpu1", id="name", compact=True)
-            yield Label("image (AMI / image id; default: the provider's)")
+            yield Label("image (an AMI id, e.g. a Deep Learning AMI; an Aliyun image id)")
             yield Input(id="image", compact=True)
             yield Label("key pair")
             yield Input(id="key", compact=True)
             yield Label("subnet (AWS) / vSwitch (Aliyun)")
             yield Input(id="subnet", compact=True)
+            yield Label("ssh user and port")
+            with Horizontal(classes="form-row"):
+                yield Input(placeholder="ubuntu on AWS, root on Aliyun", id="ssh_user", compact=True)
+                yield Input("22", id="ssh_port", type="integer", compact=True)
             yield Static("", id="error", classes="form-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Launch (ctrl+s)", variant="warning", id="submit")
@@ -74,10 +78,14 @@ class CloudLaunchScreen(ModalScreen[LaunchRequest | None]):
         return self.query_one(f"#{name}", Input).value.strip() or None
 
     def action_submit(self) -> None:
-        instance_type, name = self._field("type"), self._field("name")
+        instance_type, name, port = self._field("type"), self._field("name"), self._field("ssh_port") or "22"
         problem = None
-        if not instance_type:
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            problem = f"ssh port {port!r}: expected 1-65535"
+        elif not instance_type:
             problem = "instance type: required (e.g. " + EXAMPLE_TYPE.get(str(self.query_one(Select).value), "g5.xlarge") + ")"
+        elif not self._field("image"):
+            problem = "image: required (an AMI id on AWS, an image id on Aliyun)"
         elif name and not NAME_RE.match(name):
             problem = f"name {name!r}: use 1-64 of A-Z a-z 0-9 . _ -"
         elif name and name in self.taken:
@@ -87,4 +95,4 @@ class CloudLaunchScreen(ModalScreen[LaunchRequest | None]):
             return
         self.dismiss(LaunchRequest(str(self.query_one("#provider", Select).value), str(instance_type),
                                    self.query_one("#spot", Checkbox).value, name, self._field("image"),
-                                   self._field("key"), self._field("subnet")))
+                                   self._field("key"), self._field("subnet"), self._field("ssh_user"), int(port)))

@@ -35,7 +35,7 @@ READ_ONLY = "read-only: cloud {what} refused (gpudeck runs with --read-only or [
 
 @dataclass(frozen=True)
 class LaunchRequest:
-    """What the launch form asks for; the rest (ssh user, port 22, agent dir) are the CLI's defaults."""
+    """What the launch form asks for; the rest (agent dir, timeouts) are the CLI's defaults."""
 
     provider: str
     instance_type: str
@@ -44,6 +44,8 @@ class LaunchRequest:
     image: str | None = None
     key: str | None = None
     subnet: str | None = None
+    ssh_user: str | None = None  # default: ubuntu on AWS, root on Aliyun
+    ssh_port: int = 22
     region: str | None = None
 
 
@@ -143,7 +145,7 @@ class CloudInstances(Service):
         a fingerprint the provider published or the user's yes (ask_key: a modal, from this worker)."""
         if self.refused("launch"):
             return
-        say(self.app, f"launching a {request.instance_type} on {request.provider}…", "cloud launch")
+        say(self.app, f"launching {request.instance_type} on {request.provider}…", "cloud launch")
 
         def work() -> str:
             from ..actions import cloud_launch
@@ -151,7 +153,8 @@ class CloudInstances(Service):
             region = request.region or cloud_launch.first_region(request.provider, self.settings.cloud)
             provider = self._provider(request.provider, region, timeout=30.0)
             wanted = cloud_launch.HostLaunch(request.instance_type, request.spot, request.name, request.image,
-                                             request.key, request.subnet)
+                                             request.key, request.subnet, ssh_user=request.ssh_user,
+                                             ssh_port=request.ssh_port)
             return cloud_launch.launch_host(provider, wanted, self._progress,
                                             lambda name, instance: self._trust(provider, name, instance, ask_key))
 
