@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Select, Static
 
 from tests.support.aliyun import AliyunServer, serving
+from tests.support.cloud_demo import SHOT_SIZE, fill
 from tests.support.sshd import SshHome
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
@@ -90,7 +92,7 @@ async def test_the_tab_lists_instances_and_highlights_the_idle_one(aliyun: Aliyu
     app = app_for()
     async with app.run_test(size=(200, 30)) as pilot:
         await open_tab(pilot, app, 3)
-        assert cell(app, ids["idle"], "idle") == "idle 39m00s · wastes CNY 10.80/h"
+        assert cell(app, ids["idle"], "idle") == "39m00s · CNY 10.80/h"
         assert cell(app, ids["busy"], "idle") == "" and cell(app, ids["nodata"], "idle") == ""
         assert cell(app, ids["busy"], "util").endswith(" 93%") and cell(app, ids["busy"], "avg") == "93%"
         assert cell(app, ids["nodata"], "util") == "no GPU metric"  # never 0 %
@@ -99,7 +101,8 @@ async def test_the_tab_lists_instances_and_highlights_the_idle_one(aliyun: Aliyu
         status = text_of(app, "#cloud-status")
         assert re.search(r"updated \d+s ago, every 1m00s", status) and "3 instances" in status
         assert "1 idle, wasting CNY 10.80/h" in status
-        await select(pilot, app, ids["nodata"])
+        await pilot.press("down")  # the table has the focus: the keys move its cursor
+        assert app.screen.query_one(CloudView).selected.instance.id == ids["nodata"]  # type: ignore[union-attr]
         assert "GPU: no GPU metric (monitoring agent missing?)" in text_of(app, "#cloud-detail")
         assert "price: " in text_of(app, "#cloud-detail")
 
@@ -237,7 +240,7 @@ async def test_a_gpudeck_host_is_judged_on_the_tuis_own_gpu_samples(aliyun: Aliy
         await open_tab(pilot, app, 1)
         assert cell(app, iid, "host") == "gpu1" and cell(app, iid, "util").endswith(" 2%")
         # host_util is asked for the judged window (30 min) only: idle since its start
-        assert re.fullmatch(r"idle (29|30)m\d\ds · wastes CNY 10.80/h", cell(app, iid, "idle"))
+        assert re.fullmatch(r"(29|30)m\d\ds · CNY 10.80/h", cell(app, iid, "idle"))
         assert "GPU: gpudeck agent on gpu1" in text_of(app, "#cloud-detail")
 
 
@@ -273,3 +276,31 @@ async def test_l_launches_an_instance_that_becomes_a_host_after_the_key_dialog(s
             hosts = (ssh_home.gpudeck_home / "hosts.toml").read_text()
             assert f'instance_id = "{iid}"' in hosts and f'host_key_alias = "{iid}"' in hosts
             assert iid in (ssh_home.gpudeck_home / "known_hosts").read_text()
+
+
+SHOT_NOW = 1_796_000_000.0  # the stopped clock of the picture
+
+
+def stopped_clock(monkeypatch: pytest.MonkeyPatch, now: float) -> None:
+    """`time.time()` stopped for tui's modules (monotonic runs on: Textual's timers)."""
+    from tests.test_tui_snapshots import _FixedTime
+
+    fixed = _FixedTime(now)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("tui.") and getattr(module, "time", None) is time:
+            monkeypatch.setattr(module, "time", fixed)
+
+
+@pytest.mark.slow
+def test_cloud_tab_snapshot(snap_compare: Any, aliyun: AliyunServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The picture in the README (docs/screenshots.py makes it the same way)."""
+    fill(aliyun.account, SHOT_NOW)
+    stopped_clock(monkeypatch, SHOT_NOW)
+    app = GpuDeckApp(hosts=[], store=None, settings=Settings(), clock=lambda: SHOT_NOW)
+
+    async def run_before(pilot: Pilot) -> None:
+        await open_tab(pilot, app, 4)
+        app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SHOT_SIZE, run_before=run_before)

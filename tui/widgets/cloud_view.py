@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 COLUMNS = (("name", "name", 20), ("where", "provider region", 20), ("type", "type", 22), ("gpus", "GPUs", 8),
            ("state", "state", 9), ("market", "market", 9), ("util", "GPU now", 15), ("avg", "1 h", 5),
-           ("price", "$/h", 13), ("accrued", "accrued", 11), ("host", "gpudeck host", 12), ("idle", "idle", 30))
+           ("price", "$/h", 13), ("accrued", "accrued", 11), ("host", "gpudeck host", 12), ("idle", "idle for · waste", 24))
 UTIL_BAR = 9
 STATE_STYLE = {"running": "$success", "pending": "$secondary", "stopping": "$warning", "stopped": "$text-muted"}
 NO_METRIC_CELL = "no GPU metric"  # never 0 %: the detail line says why (monitoring agent missing?)
@@ -57,7 +57,7 @@ def _idle(v: InstanceView, now: float) -> Content:
         return Content("")
     since = duration(now - v.util.idle_since) if v.util.idle_since is not None else "?"
     waste = money(v.waste_per_hour, v.price.currency, "/h", unknown="price unknown")
-    return Content.styled(f"idle {since} · wastes {waste}", "bold $cloud-waste")
+    return Content.styled(f"{since} · {waste}", "bold $cloud-waste")
 
 
 def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Content | str]:
@@ -76,7 +76,8 @@ def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Conten
         _util(v),
         _pct(v.util.avg_1h),
         Content.styled(money(v.price.per_hour, v.price.currency, "/h", unknown="unknown"), "$cost"),
-        Content.styled(money(v.accrued, v.price.currency, unknown="—"), "$cost"),
+        # since its last start, while it runs (a stopped instance's compute bills nothing)
+        Content.styled(money(v.accrued if i.state == "running" else None, v.price.currency, unknown="—"), "$cost"),
         Content(v.host or "—"),
         _idle(v, now),
     ]
