@@ -113,6 +113,7 @@ class GpuDeckApp(App[None]):
         self.cloud = CloudInstances(self, self.fleet, settings, self.connections.publish, self.read_only,
                                     clock=clock or time.time)
         self.cloud.added_host = self.connections.add_host
+        self.costs.cloud_budget = self.cloud.budget_reached
         # those that run workers
         self.services = (self.connections, self.job_control, self.tasks, self.proposals, self.cloud)
         themes = load_themes()

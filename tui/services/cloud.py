@@ -21,6 +21,7 @@ from textual.timer import Timer
 
 from ..errors import GpudeckError
 from ..fleet import Fleet
+from ..fleet.costs import CostBoard
 from ..fleet.host_util import Point, frozen_host_util
 from ..settings import Settings
 from ..widgets.failures import report, say
@@ -130,6 +131,36 @@ class CloudInstances(Service):
             report(self.app, f"cloud {verb} {instance.id}", exc)
 
         self.in_thread(work, group=f"cloud-{verb}:{instance.id}", exclusive=True, done=done, failed=failed)
+
+    def budget_reached(self, board: CostBoard) -> None:
+        """The fleet's daily budget is reached: stop the running opted-in instances (on a worker; every
+        decision journaled in cloud-rules.jsonl). Read-only acts on nothing, as for jobs."""
+        if self.read_only or board.daily_budget is None or board.today is None:
+            return
+        today, budget, currency = board.today, board.daily_budget, board.currency
+
+        def work() -> tuple[list[Any], list[str]]:
+            from ..actions import cloud as core
+            from ..cloud import providers
+
+            found, problems = providers.configured(self.settings.cloud)
+            done, failed = core.enforce_budget(found, today, budget, currency)
+            return done, problems + failed
+
+        def done(result: tuple[list[Any], list[str]]) -> None:
+            decisions, problems = result
+            stopped = [d.instance_id for d, outcome in decisions if outcome == "stopped"]
+            failed = [f"{d.instance_id}: {outcome}" for d, outcome in decisions if outcome.startswith("stop failed")]
+            if stopped:
+                say(self.app, f"daily budget reached: stopping cloud instance(s) {', '.join(stopped)}", "fleet budget",
+                    "warning", timeout=15)
+                if self._timer is not None:  # the tab is open: show them stopping
+                    self.refresh()
+            for line in failed:
+                say(self.app, line, "fleet budget", "error", timeout=15)
+
+        self.in_thread(work, group="cloud-budget", exclusive=True, done=done,
+                       failed=lambda exc: report(self.app, "fleet budget: cloud instances", exc))
 
     def _provider(self, name: str, region: str, timeout: float = 10.0) -> Provider:
         from ..cloud import providers
