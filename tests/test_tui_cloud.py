@@ -109,7 +109,7 @@ async def test_the_tab_lists_instances_and_highlights_the_idle_one(aliyun: Aliyu
 
 @pytest.mark.slow
 @sync
-async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server(aliyun: AliyunServer) -> None:
+async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server_and_S_starts_it(aliyun: AliyunServer) -> None:
     ids = account_with_three(aliyun)
     app = app_for()
     async with app.run_test(size=(200, 30)) as pilot:
@@ -131,6 +131,11 @@ async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server(
         await until(pilot, lambda: cell(app, ids["idle"], "state") == "stopped", "the refreshed row")
         stops = [c for c in aliyun.account.calls if c["Action"] == "StopInstance"]
         assert [c["InstanceId"] for c in stops] == [ids["idle"]]
+        await pilot.press("S")  # and started again, after its own question
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the start question")
+        assert app.screen.question.startswith("Start forgotten-[b]box")  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await until(pilot, lambda: aliyun.account.status(ids["idle"]) in ("Starting", "Running"), "started")
 
 
 @sync
