@@ -32,7 +32,7 @@ from tui.screens.cloud_launch import CloudLaunchScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.hostkey import HostKeyScreen
 from tui.settings import CloudSettings, Settings, SettingsError, load
-from tui.widgets.cloud_view import CloudView
+from tui.widgets.cloud_view import CloudView, price_by
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ async def test_the_tab_lists_instances_and_highlights_the_idle_one(aliyun: Aliyu
         assert cell(app, ids["busy"], "util").endswith(" 93%") and cell(app, ids["busy"], "avg") == "93%"
         assert cell(app, ids["nodata"], "util") == "no GPU metric"  # never 0 %
         assert cell(app, ids["idle"], "name") == "forgotten-[b]box"  # the provider's text, not markup
-        assert cell(app, ids["idle"], "price") == "CNY 10.80/h"
+        assert cell(app, ids["idle"], "price") == "CNY 10.80/h" and cell(app, ids["idle"], "source") == "provider"
         status = text_of(app, "#cloud-status")
         assert re.search(r"updated \d+s ago, every 1m00s", status) and "3 instances" in status
         assert "1 idle, wasting CNY 10.80/h" in status
@@ -309,3 +309,11 @@ def test_cloud_tab_snapshot(snap_compare: Any, aliyun: AliyunServer, monkeypatch
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SHOT_SIZE, run_before=run_before)
+
+
+def test_price_by_names_the_source_in_a_word() -> None:
+    assert price_by("catalog us-east-1 on-demand (2025-06)") == "catalog"
+    assert price_by("aws describe_spot_price_history us-east-1a Linux/UNIX") == "spot"
+    assert price_by("aliyun DescribeSpotPriceHistory cn-hangzhou-h") == "spot"
+    assert price_by("aliyun DescribePrice cn-hangzhou pay-as-you-go") == "provider"
+    assert price_by("unknown: not in the catalog") == "unknown"

@@ -23,9 +23,10 @@ from .gauges import bar
 if TYPE_CHECKING:
     from ..cloud.fleet import InstanceView, Snapshot
 
-COLUMNS = (("name", "name", 20), ("where", "provider region", 20), ("type", "type", 22), ("gpus", "GPUs", 8),
+COLUMNS = (("name", "name", 18), ("where", "provider region", 20), ("type", "type", 21), ("gpus", "GPUs", 7),
            ("state", "state", 9), ("market", "market", 9), ("util", "GPU now", 15), ("avg", "1 h", 5),
-           ("price", "$/h", 13), ("accrued", "accrued", 11), ("host", "gpudeck host", 12), ("idle", "idle for · waste", 24))
+           ("price", "$/h", 12), ("source", "price by", 8), ("accrued", "accrued", 11), ("host", "host", 10),
+           ("idle", "idle for · waste", 24))
 UTIL_BAR = 9
 STATE_STYLE = {"running": "$success", "pending": "$secondary", "stopping": "$warning", "stopped": "$text-muted"}
 NO_METRIC_CELL = "no GPU metric"  # never 0 %: the detail line says why (monitoring agent missing?)
@@ -47,9 +48,21 @@ def _pct(v: float | None) -> str:
 
 
 def _util(v: InstanceView) -> Content:
+    if not v.has_metric and v.instance.state != "running":
+        return Content.styled("—", "$text-muted")  # not running: no metric is expected
     if not v.has_metric:
         return Content.styled(NO_METRIC_CELL, "$text-muted")
     return Content.assemble(bar(v.util.now, UTIL_BAR), f" {_pct(v.util.now):>4}")
+
+
+def price_by(source: str) -> str:
+    """The price's source in a word (the line below the table has it in full): the provider's own
+    API (spot history, DescribePrice), the shipped catalog, or unknown."""
+    if source.startswith("catalog"):
+        return "catalog"
+    if source.startswith("unknown"):
+        return "unknown"
+    return "spot" if "spot" in source.lower() and "history" in source.lower() else "provider"
 
 
 def _idle(v: InstanceView, now: float) -> Content:
@@ -76,6 +89,7 @@ def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Conten
         _util(v),
         _pct(v.util.avg_1h),
         Content.styled(money(v.price.per_hour, v.price.currency, "/h", unknown="unknown"), "$cost"),
+        Content.styled(price_by(v.price.source), "$text-muted"),
         # since its last start, while it runs (a stopped instance's compute bills nothing)
         Content.styled(money(v.accrued if i.state == "running" else None, v.price.currency, unknown="—"), "$cost"),
         Content(v.host or "—"),
