@@ -113,6 +113,9 @@ class CloudInstances(Service):
         if self.refused(verb):
             return
         instance = view.instance
+        if instance.id in self.busy:  # one action per instance at a time
+            say(self.app, f"{instance.id}: an action is already under way", f"cloud {verb}", "warning")
+            return
         self.busy.add(instance.id)
 
         def work() -> None:
@@ -130,7 +133,7 @@ class CloudInstances(Service):
             self.busy.discard(instance.id)
             report(self.app, f"cloud {verb} {instance.id}", exc)
 
-        self.in_thread(work, group=f"cloud-{verb}:{instance.id}", exclusive=True, done=done, failed=failed)
+        self.in_thread(work, group=f"cloud-act:{instance.id}", done=done, failed=failed)
 
     def budget_reached(self, board: CostBoard) -> None:
         """The fleet's daily budget is reached: stop the running opted-in instances (on a worker; every
