@@ -317,3 +317,21 @@ def test_price_by_names_the_source_in_a_word() -> None:
     assert price_by("aliyun DescribeSpotPriceHistory cn-hangzhou-h") == "spot"
     assert price_by("aliyun DescribePrice cn-hangzhou pay-as-you-go") == "provider"
     assert price_by("unknown: not in the catalog") == "unknown"
+
+
+@pytest.mark.slow
+@sync
+async def test_a_second_action_on_an_instance_waits_for_the_first(aliyun: AliyunServer) -> None:
+    ids = account_with_three(aliyun)
+    aliyun.account.faults.append(("StopInstance", "stall"))  # the first stop answers after 2 s
+    app = app_for()
+    async with app.run_test(size=(200, 30)) as pilot:
+        await open_tab(pilot, app, 3)
+        await select(pilot, app, ids["idle"])
+        view = app.screen.query_one(CloudView).selected
+        assert view is not None
+        app.cloud.act("stop", view)
+        app.cloud.act("stop", view)  # while the first is under way
+        await until(pilot, lambda: any("an action is already under way" in n for n in notes(app)), "the refusal")
+        await until(pilot, lambda: not app.cloud.busy, "the first stop done")
+        assert len([c for c in aliyun.account.calls if c["Action"] == "StopInstance"]) == 1
