@@ -1,7 +1,10 @@
 """Regenerates the README's screenshots from the real app on this machine's `local` host:
-    python docs/screenshots.py
+    python docs/screenshots.py          # fleet, jobs and job views
+    python docs/screenshots.py cloud    # the Cloud tab
 It launches the demo trainer in a scratch GPUDECK_HOME, waits for points, and saves SVGs of the
-fleet, jobs and job views (Textual's own export) into docs/."""
+fleet, jobs and job views (Textual's own export) into docs/. The Cloud tab is shot against the
+local Aliyun test server (tests/support/aliyun.py) holding tests/support/cloud_demo.py's account:
+no cloud account and no network needed."""
 
 from __future__ import annotations
 
@@ -52,7 +55,40 @@ async def shoot(workdir: Path) -> None:
         await until(lambda: not app.fleet.jobs[job_id].active, "the demo job killed")
 
 
+async def shoot_cloud() -> None:
+    import time
+
+    import pytest
+    from textual.widgets import DataTable
+
+    from tests.support.aliyun import serving
+    from tests.support.cloud_demo import SHOT_SIZE, fill
+    from tui.app import GpuDeckApp
+    from tui.settings import Settings
+
+    with pytest.MonkeyPatch.context() as monkeypatch, serving(monkeypatch) as server:
+        now = time.time()
+        fill(server.account, now)
+        app = GpuDeckApp(hosts=[], store=None, settings=Settings())
+        async with app.run_test(size=SHOT_SIZE) as pilot:
+            await pilot.press("3")
+            for _ in range(300):
+                if app.screen.query_one("#cloud-table", DataTable).row_count == 4:
+                    break
+                await pilot.pause(0.1)
+            await pilot.press("down")  # the idle one: its sources in the line below the table
+            app.clear_notifications()
+            await pilot.pause(0.5)
+            app.save_screenshot("screenshot-cloud.svg", str(DOCS))
+
+
 def main() -> None:
+    if sys.argv[1:] == ["cloud"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["GPUDECK_HOME"] = str(Path(tmp) / "home")
+            asyncio.run(shoot_cloud())
+        print("saved: screenshot-cloud.svg")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["GPUDECK_HOME"] = str(Path(tmp) / "home")
         workdir = Path(tmp) / "work"

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -127,10 +128,28 @@ def test_spot_host_settings_through_config(endpoint: str, client: Any) -> None:
     assert Endpoint.calls[0]["RegionId"] == "cn-hangzhou" and Endpoint.calls[0]["ZoneId"] == "cn-hangzhou-h"
 
 
-def test_no_credentials_no_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ALIYUN_ACCESS_KEY_ID", raising=False)
-    monkeypatch.delenv("ALIYUN_ACCESS_KEY_SECRET", raising=False)
+def test_no_credentials_no_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for prefix in ("ALIYUN", "ALIBABA_CLOUD"):
+        monkeypatch.delenv(f"{prefix}_ACCESS_KEY_ID", raising=False)
+        monkeypatch.delenv(f"{prefix}_ACCESS_KEY_SECRET", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aliyun/config.json either
     settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou"}
     assert spot_for_host(settings, T0, T0 + 10, CostSettings()) is None
     with pytest.raises(PriceLookupError, match="no credentials"):
         aliyun_client("cn-hangzhou")
+
+
+def test_spot_pricing_uses_the_cloud_credential_chain_and_endpoint(monkeypatch: pytest.MonkeyPatch,
+                                                                   gpudeck_home: Path) -> None:
+    """What `gpudeck cloud` reads is what spot pricing reads: ALIBABA_CLOUD_* keys (no ALIYUN_*) and
+    GPUDECK_ALIYUN_ECS_ENDPOINT as a URL, with nothing under [cost.aliyun]."""
+    from tests.support.aliyun import serving
+
+    with serving(monkeypatch) as server:  # sets ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET and the endpoint URLs only
+        settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge",
+                    "region": "cn-hangzhou-h"}
+        result = spot_for_host(settings, time.time() - 7200, time.time(), CostSettings())
+        assert result is not None and result.error is None
+        assert result.quote == (3.2, "CNY", "aliyun DescribeSpotPriceHistory cn-hangzhou-h")
+        assert [c["Action"] for c in server.account.calls] == ["DescribeSpotPriceHistory"]
+        assert server.account.calls[0]["AccessKeyId"] == "test-id"

@@ -3,6 +3,7 @@ and turns job endings into notifications. Everything else lives in screens/ and 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
@@ -35,13 +36,14 @@ from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
-from .services import Connections, Costs, JobControl, Proposals, Service
+from .services import CloudInstances, Connections, Costs, JobControl, Proposals, Service
 from .services.endings import Endings
 from .services.jobs import StoreFactory
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
 from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
+from .widgets.cloud_view import CloudView
 from .widgets.failures import guarded, report, say
 from .widgets.jobs_table import JobsTable
 from .widgets.output_log import OutputLog
@@ -112,7 +114,12 @@ class GpuDeckApp(App[None]):
         self.proposals = Proposals(self, self.fleet, policies, self.connections.publish, self.job_control.scale)
         self.endings = Endings(self, self.fleet, self.job_control, self._tell_ended,
                                lambda line: say(self, line, "jobs ended"))
-        self.services = (self.connections, self.job_control, self.tasks, self.proposals, self.endings)  # those that run workers
+        self.cloud = CloudInstances(self, self.fleet, settings, self.connections.publish, self.read_only,
+                                    clock=clock or time.time)
+        self.cloud.added_host = self.connections.add_host
+        self.costs.cloud_budget = self.cloud.budget_reached
+        # those that run workers
+        self.services = (self.connections, self.job_control, self.tasks, self.proposals, self.endings, self.cloud)
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
@@ -146,7 +153,8 @@ class GpuDeckApp(App[None]):
         self.connections.start()
         self.proposals.start()
         self.endings.start()
-        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control, self.replay))
+        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control, self.replay,
+                                    cloud=None if self.replay else self.cloud))
         for error in self.startup_errors:
             report(self, "configuration", error, "warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -227,6 +235,7 @@ class GpuDeckApp(App[None]):
             ("job view", [b for b in JobScreen.BINDINGS if b not in DeckScreen.BINDINGS]),
             ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
             ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
+            ("cloud instances", list(CloudView.BINDINGS)),
             ("output", list(OutputLog.BINDINGS)),
         ]))
 

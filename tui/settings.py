@@ -68,6 +68,7 @@ class CloudSettings:
     aliyun_profile: str | None = None
     aliyun_ecs_endpoint: str | None = None  # URL; GPUDECK_ALIYUN_ECS_ENDPOINT wins over it
     aliyun_cms_endpoint: str | None = None  # URL; GPUDECK_ALIYUN_CMS_ENDPOINT wins over it
+    refresh: float = 60.0  # seconds between the TUI Cloud tab's snapshots (each is a round of provider calls)
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class _Reader:
 
     def cloud(self, t: dict[str, Any]) -> CloudSettings:
         urls = ("aws_endpoint_url", "aliyun_ecs_endpoint", "aliyun_cms_endpoint")
-        self.known(t, "cloud", ("aws_regions", "aliyun_regions", "aws_profile", "aliyun_profile", *urls))
+        self.known(t, "cloud", ("aws_regions", "aliyun_regions", "aws_profile", "aliyun_profile", "refresh", *urls))
         for key in urls:
             value = self.string(t, "cloud", key)
             if value and not re.match(r"^https?://[^/\s]+/?$", value):
@@ -180,6 +181,7 @@ class _Reader:
             aws_regions=self.strings(t, "cloud", "aws_regions"), aliyun_regions=self.strings(t, "cloud", "aliyun_regions"),
             aws_profile=self.string(t, "cloud", "aws_profile") or None,
             aliyun_profile=self.string(t, "cloud", "aliyun_profile") or None,
+            refresh=self.positive(t, "cloud", "refresh") or 60.0,
             **{key: self.string(t, "cloud", key) or None for key in urls})
 
     def keys(self, t: dict[str, Any]) -> Mapping[str, str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..cloud.model import CloudError, Instance, LaunchSpec, Provider
 from ..cloud.retry import RetryPolicy, retrying
-from ..cloud.rules import Decision, decide, journal
+from ..cloud.rules import Decision, decide, decide_budget, journal
 from ..errors import EXIT_USAGE, GpudeckError
 
 Sleep = Callable[[float], None]
@@ -187,3 +187,40 @@ def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now:
         journal(decision, outcome)
         done.append((decision, outcome))
     return done
+
+
+def enforce_budget(providers: list[Provider], today: float, budget: float, currency: str, now: float | None = None,
+                   dry_run: bool = False) -> tuple[list[tuple[Decision, str]], list[str]]:
+    """The fleet's daily budget reached: stop every running opted-in instance (the others are journaled
+    as refused); each decision journaled with its inputs. Returns the decisions and one line per
+    provider/region that could not be listed."""
+    from ..cloud.fleet import cloud_hosts
+    from ..cloud.pricing import price_for
+
+    now = time.time() if now is None else now
+    hosts = cloud_hosts()
+    done: list[tuple[Decision, str]] = []
+    problems: list[str] = []
+    for p in providers:
+        try:
+            running = [i for i in p.list() if i.state == "running"]
+        except CloudError as exc:
+            problems.append(str(exc))
+            continue
+        for instance in running:
+            price = price_for(p, instance, now)
+            decision = decide_budget(instance, hosts.get(instance.id), (price.per_hour, price.currency), today, budget,
+                                     currency, now)
+            outcome = decision.action
+            if decision.action == "stop":
+                if dry_run:
+                    outcome = "would stop (dry run)"
+                else:
+                    try:
+                        stop(Found(p, instance))
+                        outcome = "stopped"
+                    except GpudeckError as exc:
+                        outcome = f"stop failed: {exc}"
+            journal(decision, outcome)
+            done.append((decision, outcome))
+    return done, problems

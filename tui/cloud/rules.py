@@ -1,5 +1,6 @@
 """Instance rules: stop a cloud host's instance when its GPUs sat idle (hosts.toml
-`instance_idle_stop = "30m@5%+15m"`: 30 minutes under 5 %, not within 15 minutes of its start).
+`instance_idle_stop = "30m@5%+15m"`: 30 minutes under 5 %, not within 15 minutes of its start), and
+stop the running instances when the fleet's daily budget (`[cost] daily_budget`) is reached.
 
 Pure decisions (a view + the rule + the clock → stop / keep / refuse, with the reason and the
 inputs) and their journal. Nothing ever stops an instance the user did not opt in: it must carry
@@ -16,7 +17,7 @@ from typing import Any
 
 from .. import paths
 from .fleet import InstanceView
-from .model import TAG_MANAGED
+from .model import TAG_MANAGED, Instance
 
 MAX_LINE = 4096  # a journal line is bounded whatever the inputs
 
@@ -55,6 +56,29 @@ def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) ->
         return said("stop", f"GPU under {below:g}% for {window_min:g} min (avg {view.util.window_avg:.1f}%)")
     avg = "-" if view.util.window_avg is None else f"{view.util.window_avg:.1f}%"
     return said("keep", f"GPU not under {below:g}% for the whole {window_min:g} min (avg {avg})")
+
+
+BUDGET_RULE = "fleet daily budget"
+
+
+def decide_budget(instance: Instance, host: str | None, price: tuple[float | None, str], today: float, budget: float,
+                  currency: str, now: float) -> Decision:
+    """The fleet's daily budget on one instance: stop it once today's spend reached the budget, if it
+    runs and is opted in (gpudeck-managed=true); any other is kept or refused, with the reason."""
+    inputs = {"rule": BUDGET_RULE, "today": round(today, 4), "daily_budget": budget, "currency": currency,
+              "state": instance.state, "opted_in": instance.opted_in, "price_per_hour": price[0],
+              "price_currency": price[1]}
+
+    def said(action: str, reason: str) -> Decision:
+        return Decision(now, host or "-", instance.id, action, reason, inputs)
+
+    if today < budget:
+        return said("keep", f"today {today:.2f} is under the daily budget {budget:.2f} {currency}")
+    if instance.state != "running":
+        return said("keep", f"{instance.state}, not running")
+    if not instance.opted_in:
+        return said("refuse", f"not opted in (tag {TAG_MANAGED}=true): a rule never stops it")
+    return said("stop", f"fleet daily budget reached: today {today:.2f} of {budget:.2f} {currency}")
 
 
 def journal_path() -> Path:

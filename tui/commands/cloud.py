@@ -238,17 +238,12 @@ def enforce(args: argparse.Namespace) -> int:
 
 def launch(args: argparse.Namespace, session: Session) -> int:
     from ..actions import cloud as core
+    from ..actions.cloud_launch import check_name
     from ..cloud import providers
     from ..cloud.model import CloudError, LaunchSpec
     from ..cloud.pricing import price_for
-    from ..hosts_file import NAME_RE
-    from ..session import host_entries
 
-    if args.name and not NAME_RE.match(args.name):
-        raise GpudeckError(f"cloud launch: --name {args.name!r}: use 1-64 of A-Z a-z 0-9 . _ -", EXIT_USAGE)
-    if args.name and args.name in host_entries():  # before paying for an instance that could not be added
-        raise GpudeckError(f"cloud launch: host {args.name} already exists (another --name, or gpudeck hosts rm)",
-                           EXIT_USAGE)
+    check_name(args.name)  # before paying for an instance that could not be added
     cloud = settings().cloud
     try:
         region = args.region or next(iter(providers.regions(args.provider, cloud)), None)
@@ -289,16 +284,9 @@ def launch(args: argparse.Namespace, session: Session) -> int:
 
 
 def _add_host(name: str, instance: Instance, user: str, address: str, args: argparse.Namespace) -> None:
-    from ..hosts_file import HostEntry, HostsFileError, add_host, set_host_fields
+    from ..actions.cloud_launch import add_host
 
-    try:
-        add_host(HostEntry(name=name, target=f"{user}@{address}:{args.ssh_port}", identity_file=args.identity_file,
-                           agent_dir=args.agent_dir))
-        set_host_fields(name, {"provider": instance.provider, "instance_id": instance.id,
-                               "instance_type": instance.type, "region": instance.zone or instance.region,
-                               "market": instance.lifecycle, "host_key_alias": instance.id})
-    except HostsFileError as exc:
-        raise GpudeckError(f"cloud launch: {instance.id} runs but was not added: {exc}") from None
+    add_host(name, instance, user, address, args.ssh_port, args.identity_file, args.agent_dir)
 
 
 def _trust(session: Session, provider: Provider, instance: Instance, name: str) -> int:

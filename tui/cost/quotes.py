@@ -1,7 +1,9 @@
 """Which live price applies to a host: a spot history from its provider, when credentials exist.
 
 Endpoints come from config.toml (`[cost.aws] endpoint_url`, `[cost.aliyun] endpoint`/`protocol`)
-or the SDKs' own settings (AWS_ENDPOINT_URL); without credentials nothing is asked at all.
+or the environment `gpudeck cloud` reads too (AWS_ENDPOINT_URL through boto3; GPUDECK_ALIYUN_ECS_ENDPOINT,
+which wins); credentials from the providers' chains (Aliyun's: tui/cloud/aliyun_auth.py). Without
+credentials nothing is asked at all.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from .spot import (
     SpotPoint,
     aliyun_client,
     aliyun_credentials,
+    aliyun_ecs_endpoint,
     aliyun_spot_history,
     aws_credentials_available,
     aws_spot_history,
@@ -52,8 +55,9 @@ def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
                                       endpoint_url=config.aws_endpoint_url)
         elif s.get("provider") == "aliyun" and aliyun_credentials():
             region, zone = _aliyun_zone(s["region"])
+            endpoint, protocol = aliyun_ecs_endpoint(config.aliyun_endpoint, config.aliyun_protocol)
             points = aliyun_spot_history(aliyun_client(region), region, s["instance_type"], start, end, zone,
-                                         endpoint=config.aliyun_endpoint, protocol=config.aliyun_protocol)
+                                         endpoint=endpoint, protocol=protocol)
         else:
             return None
     except PriceLookupError as exc:

@@ -12,9 +12,13 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .billing import PricePeriod, periods_from_changes
+
+if TYPE_CHECKING:
+    from ..cloud.aliyun_auth import AliyunCredentials
 
 AWS_PRODUCT = "Linux/UNIX"  # the issue's scope; Windows and SUSE bill differently
 ALIYUN_ECS_VERSION = "2014-05-26"
@@ -109,19 +113,42 @@ def aws_spot_history(instance_type: str, zone_or_region: str, start: float, end:
 # -- Aliyun -------------------------------------------------------------------------------------
 
 
-def aliyun_credentials() -> tuple[str, str] | None:
-    key, secret = os.environ.get("ALIYUN_ACCESS_KEY_ID"), os.environ.get("ALIYUN_ACCESS_KEY_SECRET")
-    return (key, secret) if key and secret else None
+def aliyun_credentials() -> AliyunCredentials | None:
+    """The same chain as `gpudeck cloud` (tui/cloud/aliyun_auth.py): ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET,
+    ALIYUN_ACCESS_KEY_ID/_SECRET, then ~/.aliyun/config.json; None when there are none."""
+    from ..cloud.aliyun_auth import credentials
+    from ..cloud.model import CloudError
+
+    try:
+        return credentials()
+    except CloudError:
+        return None
 
 
-def aliyun_client(region: str, credentials: tuple[str, str] | None = None) -> Any:
+def aliyun_client(region: str, credentials: tuple[str, str] | AliyunCredentials | None = None) -> Any:
+    from aliyunsdkcore.auth.credentials import AccessKeyCredential, StsTokenCredential
     from aliyunsdkcore.client import AcsClient
 
     creds = credentials or aliyun_credentials()
     if creds is None:
-        raise PriceLookupError("aliyun: no credentials (ALIYUN_ACCESS_KEY_ID / ALIYUN_ACCESS_KEY_SECRET)")
+        raise PriceLookupError("aliyun: no credentials (ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET, ALIYUN_ACCESS_KEY_ID/_SECRET, "
+                               "or `aliyun configure`)")
+    key, secret, token = (creds[0], creds[1], None) if isinstance(creds, tuple) else (creds.key_id, creds.secret, creds.token)
+    credential = StsTokenCredential(key, secret, token) if token else AccessKeyCredential(key, secret)
     # auto_retry off: the SDK's retries would multiply our own timeouts.
-    return AcsClient(creds[0], creds[1], region, auto_retry=False, timeout=10, connect_timeout=5)
+    return AcsClient(region_id=region, credential=credential, auto_retry=False, timeout=10, connect_timeout=5)
+
+
+def aliyun_ecs_endpoint(endpoint: str | None, protocol: str) -> tuple[str | None, str]:
+    """(domain, protocol): GPUDECK_ALIYUN_ECS_ENDPOINT (a URL, as `gpudeck cloud` reads it) wins over
+    `[cost.aliyun] endpoint`/`protocol`; None: the region's public endpoint."""
+    url = os.environ.get("GPUDECK_ALIYUN_ECS_ENDPOINT")
+    if url:
+        parts = urlsplit(url if "://" in url else f"https://{url}")
+        if parts.scheme in ("http", "https") and parts.netloc:
+            return parts.netloc, parts.scheme
+        raise PriceLookupError(f"aliyun: GPUDECK_ALIYUN_ECS_ENDPOINT {url!r}: expected a URL such as http://127.0.0.1:8080")
+    return endpoint, protocol
 
 
 def _aliyun_call(client: Any, action: str, params: dict[str, Any], endpoint: str, protocol: str) -> dict[str, Any]:

@@ -11,13 +11,17 @@ from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, Tab
 
 from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
+from ..format import money
 from ..messages import FleetUpdated
-from ..services import Connections, JobControl
+from ..services import CloudInstances, Connections, JobControl
 from ..services.jobs import refused_read_only
+from ..widgets.cloud_view import CloudView, Status
 from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
 from ..widgets.jobs_table import JobsTable
 from ..widgets.summary import FleetSummaryBar
+from .cloud_launch import CloudLaunchScreen
+from .confirm import ConfirmScreen
 from .gpu_pick import GpuPickScreen, PickedGpu
 from .job import JobScreen
 from .job_actions import JOB_BINDINGS, JobActions
@@ -41,12 +45,14 @@ class DeckScreen(JobActions):
         Binding("escape", "clear_filter", "Clear filter", id="clear_filter"),
         Binding("1", "show_tab('fleet')", "Fleet", id="show_fleet"),
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
+        Binding("3", "show_tab('cloud')", "Cloud", id="show_cloud", tooltip="your AWS and Aliyun GPU instances"),
     ]
 
     def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl,
-                 replay: str | None = None) -> None:
+                 replay: str | None = None, cloud: CloudInstances | None = None) -> None:
         super().__init__()
         self.fleet, self.connections, self.job_control, self.replay = fleet, connections, job_control, replay
+        self.cloud = cloud  # None: no Cloud tab (a replay shows the recorded hosts only)
 
     def compose(self) -> ComposeResult:
         summary = FleetSummaryBar(id="summary")
@@ -61,6 +67,9 @@ class DeckScreen(JobActions):
                 yield Input(placeholder="filter: part of a name, host or state (enter: keep, esc: clear)",
                             id="job-filter", compact=True)
                 yield JobsTable(id="jobs-table")
+            if self.cloud is not None:
+                with TabPane("Cloud", id="cloud"):
+                    yield CloudView(id="cloud-view")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -80,6 +89,14 @@ class DeckScreen(JobActions):
         self.query_one("#first-run").display = not self.fleet.jobs
         if tags & {"job", "state", "policy"}:
             self.refresh_bindings()
+        if self.cloud is not None and tags & {"cloud", "clock"}:
+            self._draw_cloud()
+
+    def _draw_cloud(self) -> None:
+        c = self.cloud
+        assert c is not None
+        self.query_one(CloudView).show(c.snapshot, Status(c.clock(), c.interval, c.refreshing, c.failure,
+                                                          frozenset(c.busy)))
 
     # -- the selected job ------------------------------------------------------------------------
 
@@ -111,7 +128,10 @@ class DeckScreen(JobActions):
         event.stop()
         self.action_open_job()
 
-    def on_tabbed_content_tab_activated(self, _: TabbedContent.TabActivated) -> None:
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "cloud" and self.cloud is not None:
+            self.cloud.start()  # the providers are asked only once the user looks
+            self._draw_cloud()
         self.refresh_bindings()
 
     # -- actions ---------------------------------------------------------------------------------
@@ -120,6 +140,8 @@ class DeckScreen(JobActions):
         self.query_one(TabbedContent).active = tab
         if tab == "jobs":
             self.query_one(JobsTable).focus()
+        elif tab == "cloud":
+            self.query_one("#cloud-table").focus()
 
     def action_filter_jobs(self) -> None:
         self.action_show_tab("jobs")
@@ -177,6 +199,41 @@ class DeckScreen(JobActions):
         hosts = self.connections.hosts() or ["local"]
         command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
         self.app.push_screen(LaunchScreen(hosts, command), self._launch)
+
+    # -- the Cloud tab's asks --------------------------------------------------------------------
+
+    def on_cloud_view_act(self, message: CloudView.Act) -> None:
+        from ..actions.cloud import stop_refusal
+
+        cloud, v = self.cloud, message.view
+        if cloud is None or cloud.refused(message.verb):
+            return
+        i = v.instance
+        why = stop_refusal(i) if message.verb == "stop" else (
+            f"{i.id} is already {i.state}" if i.state in ("running", "pending") else None)
+        if why:
+            say(self.app, why, f"cloud {message.verb}", "warning")
+            return
+        price = money(v.price.per_hour, v.price.currency, "/h", unknown="price unknown")
+        name = f"{i.name} ({i.id})" if i.name and i.name != i.id else i.id
+        detail = (f"{i.type} {i.lifecycle}, {i.provider} {i.zone or i.region}, {i.state}, {price}. "
+                  + ("Its compute stops billing; its disks stay." if message.verb == "stop" else "It bills from now on."))
+        self.app.push_screen(ConfirmScreen(f"{message.verb.capitalize()} {name}?", detail, yes=message.verb.capitalize()),
+                             lambda yes: cloud.act(message.verb, v) if yes else None)
+
+    def on_cloud_view_launch_asked(self, _: CloudView.LaunchAsked) -> None:
+        cloud = self.cloud
+        if cloud is None or cloud.refused("launch"):
+            return
+        snap = cloud.snapshot
+        used = sorted({v.instance.provider for v in snap.views}) if snap else []
+        providers = used + [p for p in ("aws", "aliyun") if p not in used]
+        self.app.push_screen(CloudLaunchScreen(providers, set(self.connections.hosts())),
+                             lambda req: cloud.launch(req, self.app._confirm_key) if req else None)  # type: ignore[attr-defined]
+
+    def on_cloud_view_refresh_asked(self, _: CloudView.RefreshAsked) -> None:
+        if self.cloud is not None:
+            self.cloud.refresh()
 
     def restarted(self, new_id: str) -> None:
         self.query_one(JobsTable).select_when_shown(new_id)

@@ -4,9 +4,10 @@ the screens. They may use Textual's workers, timers and messages; they never dra
 from __future__ import annotations
 
 from .base import Service
+from .cloud import CloudInstances
 from .connections import Connections
 from .costs import Costs
 from .jobs import JobControl
 from .policies import Proposals
 
-__all__ = ["Connections", "Costs", "JobControl", "Proposals", "Service"]
+__all__ = ["CloudInstances", "Connections", "Costs", "JobControl", "Proposals", "Service"]

@@ -54,6 +54,7 @@ class Connections(Service):
         super().__init__(app)
         self.fleet, self.ssh = fleet, ssh
         self.inbox = Inbox()
+        self._transport_for = transport_for
         self.links = {h: HostLink(h, self.inbox, transport_for) for h in hosts}
         self.watched: set[str] = set()  # jobs a screen shows: their journals are tailed, however old
         self.sinks: list[Sink] = []
@@ -95,6 +96,15 @@ class Connections(Service):
             self._connect(host)
         self.app.set_interval(1.0, lambda: self.publish({"clock"}))  # runtimes and staleness tick
         self.publish({"hosts"})
+
+    def add_host(self, host: str) -> None:
+        """A host added while the app runs (a cloud launch): linked and connected like the others."""
+        if host in self.links:
+            return
+        self.links[host] = HostLink(host, self.inbox, self._transport_for)
+        self._gen[host] = 0
+        self.publish(self.fleet.set_host_status(host, "connecting"))
+        self._connect(host)
 
     def stop(self) -> None:
         for link in self.links.values():

@@ -5,7 +5,8 @@ to a CostEngine, which prices the fleet on its own thread about once a second. I
 back as a coalesced CostBoardUpdated; on the app thread the board goes onto the Fleet (the "cost"
 change tag) and the fleet's daily budget is enforced: when today's spend reaches it, every
 running job is stopped through the same action the `s` key uses, with a notification and a
-ledger fact.
+ledger fact; and, once a day, `cloud_budget` (the Cloud service) stops the running cloud instances
+the user opted in (tag gpudeck-managed=true), each decision journaled.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class Costs:
         self.budget_stopped: set[str] = set()  # jobs this client stopped for the daily budget
         self._noted: set[str] = set()
         self._paused_said = False
+        self.cloud_budget: Callable[[CostBoard], None] | None = None  # the Cloud service's budget action
+        self._cloud_budget_day: str | None = None  # the local day it last acted: once a day
 
     def start(self) -> None:
         self.engine.start()
@@ -94,6 +97,10 @@ class Costs:
                 "running); enforcing the daily budget again", "fleet budget", timeout=8)
         if board.over:
             self._enforce(board)
+            day = time.strftime("%Y-%m-%d")
+            if self.cloud_budget is not None and self._cloud_budget_day != day:
+                self._cloud_budget_day = day
+                self.cloud_budget(board)
 
     def note(self, text: str) -> None:
         if text not in self._noted:  # a repeating failure is said once

@@ -1,0 +1,96 @@
+"""A launched instance that becomes a gpudeck host: launch (idempotent), wait until it runs, add it
+to hosts.toml with its provider fields and a HostKeyAlias of its instance id, wait for SSH.
+
+The TUI's launch form runs `launch_host` in a worker; the CLI's `cloud launch` shares `add_host` and
+`first_region`. Trusting the host key is the caller's (it needs a transport and a way to ask the
+user: a prompt in the CLI, a modal in the TUI), never done silently here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..cloud import providers as providers_mod
+from ..cloud.model import CloudError, Instance, LaunchSpec, Provider
+from ..errors import EXIT_USAGE, GpudeckError
+from ..hosts_file import NAME_RE, HostEntry, HostsFileError, load_hosts, set_host_fields
+from ..hosts_file import add_host as add_entry
+from ..settings import CloudSettings
+from . import cloud as core
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class HostLaunch:
+    instance_type: str
+    spot: bool = False
+    name: str | None = None
+    image: str | None = None
+    key: str | None = None
+    subnet: str | None = None
+    security_group: str | None = None
+    ssh_user: str | None = None  # default: ubuntu on AWS, root on Aliyun
+    ssh_port: int = 22
+    identity_file: str | None = None
+    agent_dir: str = "~/.gpudeck"
+    timeout: float = 600.0
+
+
+def first_region(provider: str, cloud: CloudSettings) -> str:
+    try:
+        region = next(iter(providers_mod.regions(provider, cloud)), None)
+    except CloudError as exc:
+        raise GpudeckError(str(exc)) from None
+    if not region:
+        raise GpudeckError(f"cloud launch: no {provider} region ([cloud] {provider}_regions)", EXIT_USAGE)
+    return region
+
+
+def check_name(name: str | None) -> None:
+    """Before paying for an instance that could not be added."""
+    if name is None:
+        return
+    if not NAME_RE.match(name):
+        raise GpudeckError(f"cloud launch: name {name!r}: use 1-64 of A-Z a-z 0-9 . _ -", EXIT_USAGE)
+    try:
+        taken = name in load_hosts()
+    except HostsFileError as exc:
+        raise GpudeckError(f"cloud launch: {exc}") from None
+    if taken:
+        raise GpudeckError(f"cloud launch: host {name} already exists (another name, or gpudeck hosts rm)", EXIT_USAGE)
+
+
+def add_host(name: str, instance: Instance, user: str, address: str, port: int, identity_file: str | None,
+             agent_dir: str) -> None:
+    try:
+        add_entry(HostEntry(name=name, target=f"{user}@{address}:{port}", identity_file=identity_file, agent_dir=agent_dir))
+        set_host_fields(name, {"provider": instance.provider, "instance_id": instance.id,
+                               "instance_type": instance.type, "region": instance.zone or instance.region,
+                               "market": instance.lifecycle, "host_key_alias": instance.id})
+    except HostsFileError as exc:
+        raise GpudeckError(f"cloud launch: {instance.id} runs but was not added: {exc}") from None
+
+
+def launch_host(provider: Provider, req: HostLaunch, progress: Progress,
+                trust: Callable[[str, Instance], None]) -> str:
+    """The new host's name, once its instance runs, SSH answers and `trust` accepted its key."""
+    check_name(req.name)
+    spec = LaunchSpec(req.instance_type, core.new_token(), req.spot, req.image, req.key, req.subnet,
+                      req.security_group, req.name)
+    instance_id = core.launch(provider, spec)
+    progress(f"launched {instance_id} ({provider.name} {provider.region}); waiting until it runs")
+    instance = core.wait_running(provider, instance_id, timeout=req.timeout)
+    name = req.name or instance.id
+    user = req.ssh_user or ("ubuntu" if provider.name == "aws" else "root")
+    address = instance.public_address or instance.private_address or ""
+    add_host(name, instance, user, address, req.ssh_port, req.identity_file, req.agent_dir)
+    progress(f"added host {name} ({user}@{address}:{req.ssh_port}); waiting for SSH")
+    try:
+        core.wait_ssh(address, req.ssh_port, timeout=req.timeout)
+    except GpudeckError as exc:
+        raise GpudeckError(f"{exc}; {instance.id} runs and is host {name}: `gpudeck hosts trust {name}` once SSH "
+                           f"answers, or `gpudeck cloud stop {instance.id}`", exc.code) from None
+    trust(name, instance)
+    return name
