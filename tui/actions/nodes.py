@@ -33,7 +33,7 @@ class NodePlan:
 
 def is_multinode(opts: LaunchOptions) -> bool:
     """Anything but the plain one-node launch (which runs the command untouched, as always)."""
-    return opts.nodes > 1 or opts.launcher is not None or len(opts.hosts) > 1
+    return opts.nodes > 1 or opts.launcher is not None or len(opts.hosts) > 1 or bool(opts.pool)
 
 
 def place(hosts: tuple[str, ...], nodes: int) -> list[str]:
@@ -83,7 +83,8 @@ def launcher_argv(argv: tuple[str, ...], nnodes: int, rank: int, nproc: int, add
 def plan(opts: LaunchOptions) -> list[NodePlan]:
     """Every node's host, argv and env (the option's env plus the GPUDECK_* placement)."""
     hosts = place(opts.placed_on, opts.nodes)
-    launcher = opts.launcher or ("torchrun" if opts.nodes > 1 else "none")
+    # a job with a pool is meant to grow: torchrun from its first node on
+    launcher = opts.launcher or ("torchrun" if opts.nodes > 1 or opts.pool else "none")
     addr = master_address(hosts, opts.master_addr)
     chosen = opts.master_port is None
     port = opts.master_port or (free_port() if addr == LOCAL_ADDR and hosts[0] == LOCAL else DEFAULT_PORT)
@@ -99,6 +100,10 @@ def plan(opts: LaunchOptions) -> list[NodePlan]:
             argv = launcher_argv(opts.argv, opts.nodes, rank, opts.nproc_per_node, addr, port)
         multinode = {"nodes": opts.nodes, "rank": rank, "hosts": hosts, "launcher": launcher,
                      "nproc_per_node": opts.nproc_per_node, "master_addr": addr, "master_port": port,
-                     "port_chosen": chosen, "command": list(opts.argv)}
+                     "port_chosen": chosen, "command": list(opts.argv),
+                     # what a resize needs to start a node on a host the job is not on yet (env names
+                     # only: the values stay on the hosts), and where it may go
+                     "pool": list(opts.pool), "pinned": [] if opts.pool else list(opts.hosts),
+                     "setup": list(opts.setup), "workdir": opts.workdir, "env_keys": sorted(dict(opts.env))}
         out.append(NodePlan(host, str(rank), tuple(argv), tuple(env.items()), multinode))
     return out

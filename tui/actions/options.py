@@ -39,6 +39,9 @@ class LaunchOptions:
     launcher: str | None = None  # "torchrun" | "none"; None: torchrun for 2+ nodes, else as is
     master_addr: str | None = None  # None: the first node's host address
     master_port: int | None = None  # None: a free port chosen on the client (local), else 29500
+    # The hosts the job may scale onto (kept in its spec); without `hosts`, the nodes are placed
+    # there too, free GPUs first (tui/actions/placement.py).
+    pool: tuple[str, ...] = ()
 
     @property
     def placed_on(self) -> tuple[str, ...]:
@@ -110,6 +113,8 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage(f"--master-port {opts.master_port}: must be a port number 1-65535")
     if any(not h for h in opts.hosts):
         raise usage("--host: an empty host name in the list")
+    if any(not h for h in opts.pool):
+        raise usage("--pool: an empty host name in the list")
     return opts
 
 

@@ -27,10 +27,11 @@ from ..store import JobRecord, Store
 from .agents import Agents
 from .control import JobTarget, end
 from .find import Job
-from .launch import LAUNCH_TIMEOUT
-from .nodes import LOCAL_ADDR, plan
-from .options import LaunchOptions, check
-from .preflight import preflight
+from .launch import LAUNCH_TIMEOUT, build_spec, host_setup
+from .nodes import LOCAL_ADDR, NodePlan, plan
+from .options import DEFAULT_GRACE, LaunchOptions, check
+from .placement import ask_free, layout
+from .preflight import Env, preflight
 
 _COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
 
@@ -83,9 +84,12 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
 
 
 def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None,
-          why: str | None = None) -> Scaled:
+          why: str | None = None, onto: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = ()) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
-    goes into the new job's `resized` record (default: `scale +1`, and what was dropped)."""
+    goes into the new job's `resized` record (default: `scale +1`, and what was dropped). New
+    nodes go `onto` those hosts when given (one per new node), else onto the job's pool, free GPUs
+    first (tui/actions/placement.py). `env`: values for a node on a host the job is not on yet
+    (the job's own values never leave its hosts), also set on the other nodes."""
     current = job.planned
     mn: dict[str, Any] = job.first.get("multinode") or {}
     n = target_count(count, current)
@@ -101,23 +105,34 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     directory = _local_dir(job, *ck)
     if directory is not None and job.ended and not os.path.isdir(directory):
         raise GpudeckError(f"scale: checkpoint dir {directory} does not exist: nothing to resume from")
-    hosts = list(dict.fromkeys(n_["host"] for n_ in job.nodes))  # distinct, in rank order
+    kept = [str(n_["host"]) for n_ in sorted(job.nodes, key=_rank)]  # missing nodes are not in job.nodes
     ranks = {str(n_["node"]): n_["host"] for n_ in job.nodes}
+    per_node = int(mn.get("nproc_per_node") or 1)
+    pool = [str(h) for h in mn.get("pool") or []]
+    free = ask_free(agents, pool) if pool and n > len(kept) and not onto else None
+    hosts = layout(kept, n, pool, [str(h) for h in mn.get("pinned") or []], onto, free, per_node)
+    given = dict(env)
     keep_port = not mn.get("port_chosen", True) and mn.get("master_port")
     opts = check(LaunchOptions(
-        argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=int(mn.get("nproc_per_node") or 1),
-        launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None,
+        argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=per_node,
+        launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None, env=tuple(given.items()),
+        pool=tuple(pool), setup=tuple(str(s) for s in mn.get("setup") or []), workdir=mn.get("workdir"),
         # a local master's address is chosen again; an SSH master's stays what the user gave (even 127.0.0.1)
         master_addr=None if mn.get("master_addr") is None or (mn["master_addr"] == LOCAL_ADDR and set(hosts) == {LOCAL})
         else str(mn["master_addr"])))
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
-    checked = preflight(agents, plans, held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
+    env_keys = sorted({*map(str, mn.get("env_keys") or []), *given})
+    new_id = new_id or new_job_id()
+    # nodes on hosts the job is not on yet start from a spec of their own (the others restart)
+    fresh = {p.node: _fresh_spec(agents, job, p, new_id, given, mn) for p in plans if p.host not in kept}
+    envs = _envs(job, plans, fresh, mn) if fresh else None
+    checked = preflight(agents, plans, envs, job_env=frozenset(env_keys),
+                        held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
     if not job.ended:
         end(agents, JobTarget.of_job(job), "stop")
     if directory is not None and not os.path.isdir(directory):
         raise GpudeckError(f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
                            "not relaunched (`gpudeck restart` starts it over)")
-    new_id = new_id or new_job_id()
     started: list[tuple[str, str]] = []
     name = job.name
     dropped = degraded_why(missing)
@@ -125,10 +140,16 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
                     "why": why or f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")}
     try:
         for p in plans:
+            # the job's own --host list stays its pin (a pinned resize is one resize, not a new pin)
+            multinode = dict(p.multinode, hints=list(checked.hints), env_keys=env_keys, pinned=list(mn.get("pinned") or []))
+            if p.node in fresh:
+                spec = dict(fresh[p.node], multinode=multinode, resized_from=resized_from)
+                obj = agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
+                started.append((p.host, p.node))
+                continue
             # the old node of that rank, else one on the same host (a restart runs where its source ran)
             source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
-            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": dict(p.multinode, hints=list(checked.hints)),
-                       "resized_from": resized_from}
+            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": multinode, "resized_from": resized_from}
             obj = agents.request(p.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=source,
                                  new_id=new_id, as_node=p.node, changes=changes)
             started.append((p.host, p.node))
@@ -144,3 +165,46 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
                                    nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
                                    restart_of=job.id))
     return Scaled(new_id, name, job.id, current, n, dropped)
+
+
+def _rank(node: dict[str, Any]) -> tuple[int, str]:
+    name = str(node["node"])
+    return (int(name), name) if name.isdigit() else (1 << 30, name)
+
+
+def _fresh_spec(agents: Agents, job: Job, p: NodePlan, new_id: str, given: dict[str, str],
+                mn: dict[str, Any]) -> dict[str, Any]:
+    """The spec of a node on a host the job is not on yet: the same command line, setup lines and
+    workdir option as at launch, the new host's own setup and price; refused (before anything is
+    stopped) when the job sets variables whose values were not given again."""
+    keys = mn.get("env_keys")
+    if keys is None:
+        raise GpudeckError(f"scale: {job.id} was launched before gpudeck kept its variable names: it can grow only "
+                           f"on its own hosts ({', '.join(sorted({str(n['host']) for n in job.nodes}))}); use --host")
+    if missing := sorted(set(map(str, keys)) - set(given)):
+        names = " ".join(f"--env {k}=…" for k in missing)
+        raise GpudeckError(f"scale: node {p.node} goes to {p.host}, which the job is not on yet; the job sets "
+                           f"{', '.join(missing)} (values stay on its hosts): give them again ({names})", EXIT_USAGE)
+    grace = job.first.get("grace")
+    node_opts = LaunchOptions(argv=p.argv, host=p.host, name=job.name, workdir=mn.get("workdir"), env=p.env,
+                              setup=tuple(str(s) for s in mn.get("setup") or []),
+                              grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE)
+    return dict(build_spec(agents, node_opts, new_id, node=p.node), restart_of=job.id)
+
+
+def _envs(job: Job, plans: list[NodePlan], fresh: dict[str, dict[str, Any]], mn: dict[str, Any]) -> dict[str, Env]:
+    """Where each host's interpreter runs, for the pre-flight's version check (asked only when a
+    new host joins: the old hosts already ran the job)."""
+    out: dict[str, Env] = {}
+    setup = [str(s) for s in mn.get("setup") or []]
+    for p in plans:
+        if p.host in out:
+            continue
+        if p.node in fresh:
+            s = fresh[p.node]
+            out[p.host] = Env(tuple(s["setup"]), s.get("path"), s["workdir"])
+        else:
+            node = next(n for n in job.nodes if n["host"] == p.host)
+            out[p.host] = Env(tuple(host_setup(p.host) + setup), os.environ.get("PATH") if p.host == LOCAL else None,
+                              str(node.get("workdir") or "") or None)
+    return out
