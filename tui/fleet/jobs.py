@@ -64,6 +64,26 @@ class NodeModel:
         return self.remote_last_seq is not None and self.last_seq < self.remote_last_seq
 
 
+class Placement(NamedTuple):
+    """Where a multi-node job may grow (its spec's `multinode`): the pool, the `--host` list, and
+    how many processes (GPUs) each node takes."""
+
+    pool: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
+    per_node: int = 1
+
+
+def _hosts(v: Any) -> tuple[str, ...]:
+    return tuple(h for x in v[:64] if (h := text(x, 256))) if isinstance(v, list) else ()
+
+
+def _placement(v: Any) -> Placement | None:
+    if not isinstance(v, dict):
+        return None
+    per_node = integer(v.get("nproc_per_node"))
+    return Placement(_hosts(v.get("pool")), _hosts(v.get("pinned")), per_node if per_node and per_node > 0 else 1)
+
+
 class ResizedFrom(NamedTuple):
     """What a resized job was resized from (its spec's `resized_from: {job, nodes}`)."""
 
@@ -92,6 +112,7 @@ class JobModel:
     cause: str | None = None
     reason: str | None = None  # who stopped it, when not the user
     resized_from: ResizedFrom | None = None
+    placement: Placement = field(default_factory=Placement)
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
     series: dict[str, Series] = field(default_factory=dict)
@@ -195,6 +216,9 @@ class JobModel:
         if resized is not None and resized != self.resized_from:
             self.resized_from = resized
             changes.add("job")
+        placement = _placement(obj.get("multinode"))
+        if placement is not None:
+            self.placement = placement
         entries = obj.get("nodes")
         if not isinstance(entries, list):
             entries = [obj]

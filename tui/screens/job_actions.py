@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
+from ..actions.placement import layout
+from ..errors import GpudeckError
 from ..fleet import Fleet, JobModel
 from ..services import Connections, JobControl
 from ..services.jobs import refused_read_only
+from ..widgets.failures import report
 from .confirm import ConfirmScreen
 from .footer_order import AppKeysFirst
 from .logs import LogScreen
@@ -116,7 +119,27 @@ class JobActions(AppKeysFirst):
         n = now + (1 if count == "+1" else -1)
         if n < 1:
             return
+        try:
+            what, onto = resize_plan(self.fleet, job, count)
+        except GpudeckError as exc:
+            report(self, "Scale", exc)
+            return
         self.app.push_screen(
-            ConfirmScreen(f"Scale {job.name or job.id} from {now} to {n} node{'s' * (n != 1)}?", SCALE_HOW.format(n=n),
-                          "Scale"),
-            lambda yes: self.restarted(self.job_control.scale(job, count)) if yes else None)
+            ConfirmScreen(f"Scale {job.name or job.id} from {now} to {n} node{'s' * (n != 1)}: {what}?",
+                          SCALE_HOW.format(n=n), "Scale"),
+            lambda yes: self.restarted(self.job_control.scale(job, count, onto)) if yes else None)
+
+
+def resize_plan(fleet: Fleet, job: JobModel, count: str) -> tuple[str, tuple[str, ...]]:
+    """What `+`/`-`'s confirmation names ("add node 1 on gpu-b", "remove node 2 on gpu-a"), and
+    the host a new node is then pinned to, so the resize lands where the question said (free GPUs
+    may change meanwhile). The same choice as `gpudeck scale` (tui/actions/placement.py), from the
+    Fleet's GPU samples; `-` removes a node on an unreachable host first, else the highest rank."""
+    nodes = sorted(job.nodes.values(), key=lambda nd: (len(nd.node), nd.node))
+    if count == "-1":
+        gone = fleet.unreachable_nodes(job)
+        node, host = (gone[0][0], gone[0][1]) if gone else (nodes[-1].node, nodes[-1].host)
+        return f"remove node {node} on {host}", ()
+    p = job.placement
+    hosts = layout([nd.host for nd in nodes], len(nodes) + 1, p.pool, p.pinned, (), fleet.free_gpus(), p.per_node)
+    return f"add node {len(nodes)} on {hosts[-1]}", (hosts[-1],)
