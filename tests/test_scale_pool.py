@@ -121,3 +121,32 @@ def test_plus_one_on_a_pool_job_launches_on_the_host_it_was_not_on(ssh_home: Ssh
     for epoch in range(whole):
         assert by_epoch[epoch] == {i: 1 for i in range(SAMPLES)}, epoch  # no repeat, no skip
     assert all(max(c.values()) == 1 for c in by_epoch.values())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_new_host_needs_the_jobs_variables_again_and_gets_them(ssh_home: SshHome, tmp_path: Path) -> None:
+    two_boxes(ssh_home)
+    script = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES secret=$SECRET"; exec sleep 300'
+    try:
+        job = ok("run", "--name", "vars", "--grace", "5", "--pool", "box-a,box-b", "--host", "box-a", "--launcher", "none",
+                 "--env", "SECRET=first", "--master-addr", "127.0.0.1", "--master-port", str(free_port()), "--",
+                 "bash", "-c", script, "x", "--checkpoint-dir", str(tmp_path / "ck"), cwd=tmp_path).strip()
+        wait_for(lambda: "rank=0 of=1 secret=first" in ok("logs", job, cwd=tmp_path), timeout=30, what="node 0's line")
+        assert json.loads(ok("inspect", "--json", job, cwd=tmp_path))["multinode"]["env_keys"] == ["SECRET"]
+        r = gpudeck("scale", job, "+1", cwd=tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip() == ("gpudeck: scale: node 1 goes to box-b, which the job is not on yet; the job sets "
+                                    "SECRET (values stay on its hosts): give them again (--env SECRET=…)"), r.stderr
+        assert json.loads(ok("inspect", "--json", job, cwd=tmp_path))["state"] == "running"  # refused before any stop
+        r = gpudeck("scale", job, "+1", "--env", "SECRET=again", cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, r.stderr
+        new = r.stdout.strip()
+        obj = json.loads(ok("inspect", "--json", new, cwd=tmp_path))
+        assert [(n["node"], n["host"]) for n in obj["nodes"]] == [("0", "box-a"), ("1", "box-b")]
+        for node in ("0", "1"):
+            wait_for(lambda n=node: f"rank={n} of=2 secret=again" in ok("logs", "--node", n, new, cwd=tmp_path),
+                     timeout=30, what=f"node {node}'s line")
+        ok("kill", new, cwd=tmp_path)
+    finally:
+        kill_boxes_jobs(ssh_home)
