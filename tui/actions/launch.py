@@ -52,7 +52,7 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
         specs = [(opts.host, build_spec(agents, opts, job_id))]
     else:
         specs = []
-        plans = plan(opts)
+        plans = plan(opts, job_id)
         for p in plans:
             # the name comes from the user's command, not from the launcher line around it
             node_opts = replace(opts, host=p.host, hosts=(), argv=p.argv, env=p.env,

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from remote_agent.names import new_job_id
@@ -26,43 +24,15 @@ from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
 from .control import JobTarget, end
+from .elastic import scale_elastic
 from .find import Job
-from .launch import LAUNCH_TIMEOUT, build_spec, host_setup
-from .nodes import LOCAL_ADDR, NodePlan, plan
-from .options import DEFAULT_GRACE, LaunchOptions, check
+from .launch import LAUNCH_TIMEOUT
+from .newnode import interpreter_envs, new_node_spec, rank_key
+from .nodes import LOCAL_ADDR, plan
+from .options import LaunchOptions, check
 from .placement import ask_free, layout
-from .preflight import Env, preflight
-
-_COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
-
-
-@dataclass(frozen=True)
-class Scaled:
-    id: str
-    name: str
-    previous: str
-    nodes_before: int
-    nodes: int
-    dropped: str = ""  # the unreachable nodes left behind, in words
-
-    def __str__(self) -> str:
-        dropped = f"; dropped {self.dropped}" if self.dropped else ""
-        return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous}{dropped})"
-
-
-def target_count(text: str, current: int) -> int:
-    """`+1`/`-1` relative to the current count, `N` absolute; below 1 or unchanged is refused."""
-    m = _COUNT.fullmatch(text.strip())
-    if not m:
-        raise GpudeckError(f"scale: {text!r}: expected +N, -N or N (a node count)", EXIT_USAGE)
-    sign, value = m.group(1), int(m.group(2))
-    count = current + value if sign == "+" else current - value if sign == "-" else value
-    if count < 1:
-        raise GpudeckError(f"scale: the job has {current} node{'s' * (current != 1)}; {text} would leave {count}: "
-                           "at least 1 node", EXIT_USAGE)
-    if count == current:
-        raise GpudeckError(f"scale: the job already has {current} node{'s' * (current != 1)}", EXIT_USAGE)
-    return count
+from .preflight import preflight
+from .resize import Scaled, target_count
 
 
 def checkpoint_of(argv: list[str]) -> tuple[str, str] | None:
@@ -90,8 +60,10 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     nodes go `onto` those hosts when given (one per new node), else onto the job's pool, free GPUs
     first (tui/actions/placement.py). `env`: values for a node on a host the job is not on yet
     (the job's own values never leave its hosts), also set on the other nodes."""
-    current = job.planned
     mn: dict[str, Any] = job.first.get("multinode") or {}
+    if mn.get("elastic"):  # torchrun's rendezvous: nodes join and leave the running job
+        return scale_elastic(agents, store, job, count, onto, env)
+    current = job.planned
     n = target_count(count, current)
     missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
     if missing and n > len(job.nodes):
@@ -105,7 +77,7 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     directory = _local_dir(job, *ck)
     if directory is not None and job.ended and not os.path.isdir(directory):
         raise GpudeckError(f"scale: checkpoint dir {directory} does not exist: nothing to resume from")
-    kept = [str(n_["host"]) for n_ in sorted(job.nodes, key=_rank)]  # missing nodes are not in job.nodes
+    kept = [str(n_["host"]) for n_ in sorted(job.nodes, key=rank_key)]  # missing nodes are not in job.nodes
     ranks = {str(n_["node"]): n_["host"] for n_ in job.nodes}
     per_node = int(mn.get("nproc_per_node") or 1)
     pool = [str(h) for h in mn.get("pool") or []]
@@ -124,8 +96,9 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     env_keys = sorted({*map(str, mn.get("env_keys") or []), *given})
     new_id = new_id or new_job_id()
     # nodes on hosts the job is not on yet start from a spec of their own (the others restart)
-    fresh = {p.node: _fresh_spec(agents, job, p, new_id, given, mn) for p in plans if p.host not in kept}
-    envs = _envs(job, plans, fresh, mn) if fresh else None
+    fresh = {p.node: dict(new_node_spec(agents, job, p, new_id, given, mn), restart_of=job.id)
+             for p in plans if p.host not in kept}
+    envs = interpreter_envs(job, plans, fresh, mn) if fresh else None
     checked = preflight(agents, plans, envs, job_env=frozenset(env_keys),
                         held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
     if not job.ended:
@@ -166,45 +139,3 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
                                    restart_of=job.id))
     return Scaled(new_id, name, job.id, current, n, dropped)
 
-
-def _rank(node: dict[str, Any]) -> tuple[int, str]:
-    name = str(node["node"])
-    return (int(name), name) if name.isdigit() else (1 << 30, name)
-
-
-def _fresh_spec(agents: Agents, job: Job, p: NodePlan, new_id: str, given: dict[str, str],
-                mn: dict[str, Any]) -> dict[str, Any]:
-    """The spec of a node on a host the job is not on yet: the same command line, setup lines and
-    workdir option as at launch, the new host's own setup and price; refused (before anything is
-    stopped) when the job sets variables whose values were not given again."""
-    keys = mn.get("env_keys")
-    if keys is None:
-        raise GpudeckError(f"scale: {job.id} was launched before gpudeck kept its variable names: it can grow only "
-                           f"on its own hosts ({', '.join(sorted({str(n['host']) for n in job.nodes}))}); use --host")
-    if missing := sorted(set(map(str, keys)) - set(given)):
-        names = " ".join(f"--env {k}=…" for k in missing)
-        raise GpudeckError(f"scale: node {p.node} goes to {p.host}, which the job is not on yet; the job sets "
-                           f"{', '.join(missing)} (values stay on its hosts): give them again ({names})", EXIT_USAGE)
-    grace = job.first.get("grace")
-    node_opts = LaunchOptions(argv=p.argv, host=p.host, name=job.name, workdir=mn.get("workdir"), env=p.env,
-                              setup=tuple(str(s) for s in mn.get("setup") or []),
-                              grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE)
-    return dict(build_spec(agents, node_opts, new_id, node=p.node), restart_of=job.id)
-
-
-def _envs(job: Job, plans: list[NodePlan], fresh: dict[str, dict[str, Any]], mn: dict[str, Any]) -> dict[str, Env]:
-    """Where each host's interpreter runs, for the pre-flight's version check (asked only when a
-    new host joins: the old hosts already ran the job)."""
-    out: dict[str, Env] = {}
-    setup = [str(s) for s in mn.get("setup") or []]
-    for p in plans:
-        if p.host in out:
-            continue
-        if p.node in fresh:
-            s = fresh[p.node]
-            out[p.host] = Env(tuple(s["setup"]), s.get("path"), s["workdir"])
-        else:
-            node = next(n for n in job.nodes if n["host"] == p.host)
-            out[p.host] = Env(tuple(host_setup(p.host) + setup), os.environ.get("PATH") if p.host == LOCAL else None,
-                              str(node.get("workdir") or "") or None)
-    return out

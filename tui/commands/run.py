@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..actions import DEFAULT_GRACE, LaunchOptions, launch, parse_env
+from ..actions.options import parse_elastic
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 
@@ -30,6 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "with GPUDECK_NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT in its env")
     p.add_argument("--master-addr", metavar="ADDR", help="the first node's address as the others reach it (default: 127.0.0.1 on local; needed for SSH hosts)")
     p.add_argument("--master-port", type=int, metavar="P", help="rendezvous port (default: a free port on local, 29500 on SSH hosts)")
+    p.add_argument("--elastic", metavar="MIN:MAX", help="torchrun's elastic rendezvous: `scale +1` starts one more node "
+                                                        "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
 
 
@@ -44,7 +47,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
     # with a pool, a --host list (even of one) pins the nodes; without --host the pool places them
     pinned = hosts if len(hosts) > 1 or (pool and hosts) else ()
     return LaunchOptions(argv=tuple(argv), host=hosts[0] if hosts else pool[0] if pool else LOCAL, hosts=pinned,
-                         pool=pool,
+                         pool=pool, elastic=parse_elastic(args.elastic),
                          nodes=args.nodes, nproc_per_node=args.nproc_per_node, launcher=args.launcher,
                          master_addr=args.master_addr, master_port=args.master_port, name=args.name, workdir=args.workdir,
                          env=parse_env(args.env), setup=tuple(args.setup), grace=args.grace, budget=args.budget,
