@@ -80,7 +80,9 @@ def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str,
     master = next(r for r in running if str(r["node"]) == "0") if any(str(r["node"]) == "0" for r in running) else running[0]
     # the store answers at the master port: each new host must reach it; versions as the job's
     probe_plans = [replace(plans[0], host=str(master["host"]), node=str(master["node"])), *plans]
-    preflight(agents, probe_plans, interpreter_envs(job, probe_plans, specs, mn), job_env=frozenset(env_keys),
+    # versions only when a host joins that the job is not on (the others already run its interpreter)
+    envs = interpreter_envs(job, probe_plans, specs, mn) if set(hosts) - set(kept) else None
+    preflight(agents, probe_plans, envs, job_env=frozenset(env_keys),
               held_by_job=True)
     started: list[tuple[str, str]] = []
     try:
