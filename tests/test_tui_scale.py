@@ -14,8 +14,8 @@ from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
 from tui.errors import GpudeckError
 from tui.fleet import Fleet
-from tui.screens.job_actions import resize_plan
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.job_actions import resize_plan
 from tui.widgets.jobs_table import JobsTable
 
 
@@ -84,3 +84,16 @@ def test_plus_names_the_pool_host_with_free_gpus_and_minus_the_unreachable_node(
         fleet.set_host_status(host, "unreachable", "down")
     with pytest.raises(GpudeckError, match="no host of the pool"):
         resize_plan(fleet, job, "+1")
+
+
+def test_an_elastic_jobs_plus_names_the_next_node_and_minus_a_running_one() -> None:
+    fleet = Fleet(clock=lambda: 100.0)
+    fleet.set_host_status("local", "connected")
+    mn = {"nodes": 2, "pool": [], "pinned": [], "nproc_per_node": 1, "elastic": [1, 4]}
+    fleet.apply_jobs("local", [{"id": "20261201-050000-bbbbbb", "name": "el", "node": node, "state": state,
+                                "multinode": mn} for node, state in (("0", "running"), ("1", "running"), ("2", "stopped"))])
+    job = fleet.jobs["20261201-050000-bbbbbb"]
+    assert job.placement.elastic
+    # node 2 left (stopped): the next one is node 3, and the one to stop is node 1, the highest running
+    assert resize_plan(fleet, job, "+1") == ("add node 3 on local", ("local",))
+    assert resize_plan(fleet, job, "-1") == ("remove node 1 on local", ())

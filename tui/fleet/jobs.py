@@ -71,6 +71,7 @@ class Placement(NamedTuple):
     pool: tuple[str, ...] = ()
     pinned: tuple[str, ...] = ()
     per_node: int = 1
+    elastic: bool = False  # launched with --elastic: nodes join and leave the running job
 
 
 def _hosts(v: Any) -> tuple[str, ...]:
@@ -81,7 +82,8 @@ def _placement(v: Any) -> Placement | None:
     if not isinstance(v, dict):
         return None
     per_node = integer(v.get("nproc_per_node"))
-    return Placement(_hosts(v.get("pool")), _hosts(v.get("pinned")), per_node if per_node and per_node > 0 else 1)
+    return Placement(_hosts(v.get("pool")), _hosts(v.get("pinned")), per_node if per_node and per_node > 0 else 1,
+                     isinstance(v.get("elastic"), list))
 
 
 class ResizedFrom(NamedTuple):
