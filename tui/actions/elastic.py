@@ -77,13 +77,12 @@ def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str,
              for p in plan(opts, job.id, first_rank=next_rank)]
     specs = {p.node: new_node_spec(agents, job, p, job.id, given, mn, where=f"would join on {p.host}")
              for p in plans}
-    master = next(r for r in running if str(r["node"]) == "0") if any(str(r["node"]) == "0" for r in running) else running[0]
+    master = next((r for r in running if str(r["node"]) == "0"), running[0])
     # the store answers at the master port: each new host must reach it; versions as the job's
     probe_plans = [replace(plans[0], host=str(master["host"]), node=str(master["node"])), *plans]
     # versions only when a host joins that the job is not on (the others already run its interpreter)
     envs = interpreter_envs(job, probe_plans, specs, mn) if set(hosts) - set(kept) else None
-    preflight(agents, probe_plans, envs, job_env=frozenset(env_keys),
-              held_by_job=True)
+    preflight(agents, probe_plans, envs, job_env=frozenset(env_keys), held_by_job=True)  # the store holds the port
     started: list[tuple[str, str]] = []
     try:
         for p in plans:
