@@ -86,6 +86,7 @@ def test_elastic_plus_one_joins_minus_one_leaves_and_training_goes_on(gpudeck_ho
              what="a step at world size 3")
     nodes = json.loads(ok("inspect", "--json", job, cwd=workdir))["nodes"]
     assert [(n["node"], n["state"]) for n in nodes] == [("0", "running"), ("1", "running"), ("2", "running")]
+    assert "  nodes: 3 running, elastic 1:3 (torchrun, 1 per node, master 127.0.0.1:" in ok("inspect", job, cwd=workdir)
 
     r = gpudeck("scale", job, "-1", cwd=workdir, timeout=180)
     assert r.returncode == 0, r.stderr

@@ -134,6 +134,7 @@ def test_a_new_host_needs_the_jobs_variables_again_and_gets_them(ssh_home: SshHo
                  "bash", "-c", script, "x", "--checkpoint-dir", str(tmp_path / "ck"), cwd=tmp_path).strip()
         wait_for(lambda: "rank=0 of=1 secret=first" in ok("logs", job, cwd=tmp_path), timeout=30, what="node 0's line")
         assert json.loads(ok("inspect", "--json", job, cwd=tmp_path))["multinode"]["env_keys"] == ["SECRET"]
+        assert "\n  pool: box-a, box-b\n" in ok("inspect", job, cwd=tmp_path)
         r = gpudeck("scale", job, "+1", cwd=tmp_path)
         assert r.returncode == 2, r.stderr
         assert r.stderr.strip() == ("gpudeck: scale: node 1 goes to box-b, which the job is not on yet; the job sets "
