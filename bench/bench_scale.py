@@ -1,8 +1,12 @@
-"""Restart-mode resize benchmark (issue 14): time from `gpudeck scale JOB +1` to the first training
-step at the new world size, the reference trainer on `local` nodes (CPU, gloo), median of runs.
+"""Resize benchmark (issue 14): time from `gpudeck scale JOB +1` to the first training step at the
+new world size, the reference trainer on `local` nodes (CPU, gloo), median of runs.
 
-    python bench/bench_scale.py              # 3 runs of 2 → 3 nodes
+    python bench/bench_scale.py              # 3 runs of 2 → 3 nodes, restart mode
     python bench/bench_scale.py --runs 5 --nodes 1
+    python bench/bench_scale.py --elastic    # the same job launched with --elastic 1:N+1
+
+Elastic: the job keeps its id; `resumed` is its rank 0 resuming at the new world size, and `-1`
+(back to N nodes, to the first step at N after it) is timed too.
 
 Each run launches a fresh job under a private GPUDECK_HOME, waits for a few steps, then times:
   scale    the `gpudeck scale +1` command (pre-flight, graceful stop with checkpoint, relaunch)
@@ -61,7 +65,7 @@ def wait(what: str, check, timeout: float = 300.0) -> float:  # noqa: ANN001 - a
     raise SystemExit(f"timed out waiting for {what}")
 
 
-def one_run(nodes: int) -> dict[str, float]:
+def one_run(nodes: int, elastic: bool = False) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         root = Path(tmp)
         (root / "home").mkdir()
@@ -70,9 +74,10 @@ def one_run(nodes: int) -> dict[str, float]:
         env = {**os.environ, "GPUDECK_HOME": str(root / "home"), "HOME": str(root / "user"),
                "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         jobs = root / "home" / "local-agent" / "jobs"
-        job = cli(env, root, "run", "--grace", "30", "--nodes", str(nodes), "--", sys.executable, "-m", "trainer",
-                  "--steps", "100000", *TINY, "--checkpoint-dir", str(root / "ck"))
-        new = ""
+        how = ["--elastic", f"1:{nodes + 1}"] if elastic else []
+        job = cli(env, root, "run", "--grace", "30", "--nodes", str(nodes), *how, "--", sys.executable, "-m",
+                  "trainer", "--steps", "100000", *TINY, "--checkpoint-dir", str(root / "ck"))
+        new, t_minus = "", 0.0
         try:
             wait("step 3", lambda: any((p.get("step") or 0) >= 3 and "loss" in p
                                        for p in lines(jobs / job / "0" / "output.log")))
@@ -80,9 +85,18 @@ def one_run(nodes: int) -> dict[str, float]:
             new = cli(env, root, "scale", job, "+1")
             t_scale = time.perf_counter()
             out = jobs / new / "0" / "output.log"
-            t_resumed = wait("resumed", lambda: any(p.get("event") == "resumed" for p in lines(out)))
+            t_resumed = wait("resumed", lambda: any(p.get("event") == "resumed" and p.get("world_size") == nodes + 1
+                                                    for p in lines(out)))
             t_step = wait("a step at the new size", lambda: any(
                 p.get("world_size") == nodes + 1 and "loss" in p and "event" not in p for p in lines(out)))
+            if elastic:  # and back: -1 to the first step at the old size after it
+                new = ""  # the same job: killed once below
+                last = max(p["step"] for p in lines(out) if p.get("world_size") == nodes + 1 and "loss" in p)
+                t0_minus = time.perf_counter()
+                cli(env, root, "scale", job, "-1")
+                t_minus = wait("a step back at the old size", lambda: any(
+                    p.get("world_size") == nodes and "loss" in p and p.get("step", 0) > last for p in lines(out)))
+                t_minus -= t0_minus
         finally:
             for j in (new, job):
                 if j:
@@ -100,28 +114,31 @@ def one_run(nodes: int) -> dict[str, float]:
             subprocess.run([sys.executable, "-m", "tui", "kill", cold], capture_output=True, env=env, cwd=root,
                            timeout=120)
         return {"scale": t_scale - t0_scale, "resumed": t_resumed - t0_scale, "step": t_step - t0_scale,
-                "cold": t_cold - t0}
+                "cold": t_cold - t0, "minus": t_minus}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--nodes", type=int, default=2, help="nodes before the +1 (default 2)")
+    ap.add_argument("--elastic", action="store_true", help="launch with --elastic 1:N+1 (nodes join and leave)")
     a = ap.parse_args()
+    mode, goal = ("elastic", 5.0) if a.elastic else ("restart mode", 15.0)
     results = []
     for i in range(a.runs):
-        r = one_run(a.nodes)
+        r = one_run(a.nodes, a.elastic)
         results.append(r)
         print(f"run {i + 1}: scale command {r['scale']:.1f} s, resumed {r['resumed']:.1f} s, "
-              f"first step at {a.nodes + 1} nodes {r['step']:.1f} s; cold launch to a first step {r['cold']:.1f} s",
-              flush=True)
-    print(f"\n{a.nodes} → {a.nodes + 1} nodes, restart mode, median of {a.runs} (os.cpu_count()={os.cpu_count()}):")
-    for key, label in (("scale", "`gpudeck scale +1` returns"), ("resumed", "new rank 0 resumed"),
-                       ("step", "first step at the new size"), ("cold", "baseline: cold launch → step")):
+              f"first step at {a.nodes + 1} nodes {r['step']:.1f} s; cold launch to a first step {r['cold']:.1f} s"
+              + (f"; -1 to a step at {a.nodes} nodes {r['minus']:.1f} s" if a.elastic else ""), flush=True)
+    print(f"\n{a.nodes} → {a.nodes + 1} nodes, {mode}, median of {a.runs} (os.cpu_count()={os.cpu_count()}):")
+    keys = [("scale", "`gpudeck scale +1` returns"), ("resumed", "new rank 0 resumed"),
+            ("step", "first step at the new size"), ("cold", "baseline: cold launch → step")]
+    for key, label in keys + ([("minus", "-1 → step at the old size")] if a.elastic else []):
         vals = [r[key] for r in results]
         print(f"  {label:<28} {statistics.median(vals):6.1f} s  (min {min(vals):.1f}, max {max(vals):.1f})")
     step, cold = statistics.median(r["step"] for r in results), statistics.median(r["cold"] for r in results)
-    print(f"  resize / cold launch: {step / cold:.2f}×;  goal first step <= 15 s: {'met' if step <= 15 else 'missed'}")
+    print(f"  resize / cold launch: {step / cold:.2f}×;  goal first step <= {goal:g} s: {'met' if step <= goal else 'missed'}")
 
 
 if __name__ == "__main__":

@@ -79,6 +79,26 @@ class Dist:
             os._exit(code)
 
 
+REGROUP_EXIT = 75  # "try again": torchrun's agent restarts this node's workers at the new world size
+
+
+def elastic() -> bool:
+    """Under torchrun's elastic rendezvous, as gpudeck's `--elastic` launches it."""
+    return os.environ.get("GPUDECK_ELASTIC") == "1"
+
+
+def exit_code(d: Dist, signalled: bool, code: int) -> int:
+    """The code a rank exits with once the loop is over. Elastically, a stop signal that reached
+    only some ranks is a node leaving (gpudeck stops one node for `scale -1`), or torchrun's agent
+    on one node restarting its workers for a joining node: the ranks it did not reach have
+    checkpointed with everyone and now exit REGROUP_EXIT, so their agents restart them to resume
+    at the new world size instead of ending the job. Collective: every rank calls it."""
+    if not (elastic() and d.enabled and code == 0):
+        return code
+    some, not_all = d.any(signalled, not signalled)
+    return REGROUP_EXIT if some and not_all and not signalled else code
+
+
 def init(timeout_s: float) -> Dist:
     """Join the process group torchrun describes in the environment; a plain run is world 1."""
     world = int(os.environ.get("WORLD_SIZE", "1"))

@@ -50,6 +50,7 @@ def run(argv: list[str] | None = None) -> int:
     out = Reporter(d.rank == 0)
     try:
         code = _train(args, d, stop, out)
+        code = tdist.exit_code(d, stop.signal is not None, code)  # elastic: a peer left, not the end
     except BaseException:
         d.close()
         raise

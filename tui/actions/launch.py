@@ -20,6 +20,7 @@ from ..store import JobRecord, Store
 from .agents import Agents
 from .nodes import is_multinode, plan
 from .options import LaunchOptions, check, default_name, parse_output_cap, usage
+from .placement import ask_free, pick_hosts
 from .preflight import Env, preflight
 
 LAUNCH_TIMEOUT = 60.0
@@ -43,11 +44,15 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
     from a worker. A node that fails to launch kills the nodes already started, then raises."""
     check(opts)
     job_id = job_id or new_job_id()
+    if opts.pool and not opts.hosts:  # no --host pin: the pool's hosts, free GPUs first
+        free = ask_free(agents, opts.pool)
+        hosts = pick_hosts(opts.pool, (), opts.nodes, free, opts.nproc_per_node)
+        opts = replace(opts, host=hosts[0], hosts=tuple(hosts))
     if not is_multinode(opts):
         specs = [(opts.host, build_spec(agents, opts, job_id))]
     else:
         specs = []
-        plans = plan(opts)
+        plans = plan(opts, job_id)
         for p in plans:
             # the name comes from the user's command, not from the launcher line around it
             node_opts = replace(opts, host=p.host, hosts=(), argv=p.argv, env=p.env,
@@ -82,6 +87,15 @@ def launch_specs(agents: Agents, specs: list[tuple[str, dict[str, Any]]]) -> lis
             raise
         states.append(obj.get("state", "starting") if isinstance(obj, dict) else "starting")
     return states
+
+
+def host_setup(host: str) -> list[str]:
+    """The host's own setup lines (hosts.toml), which run before a job's."""
+    try:
+        entry = load_hosts().get(host)
+    except HostsFileError as exc:
+        raise GpudeckError(str(exc)) from None
+    return list(entry.setup) if entry else []
 
 
 def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str, node: str = "0") -> dict[str, Any]:

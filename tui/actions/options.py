@@ -41,10 +41,24 @@ class LaunchOptions:
     launcher: str | None = None  # "torchrun" | "none"; None: torchrun for 2+ nodes, else as is
     master_addr: str | None = None  # None: the first node's host address
     master_port: int | None = None  # None: a free port chosen on the client (local), else 29500
+    # The hosts the job may scale onto (kept in its spec); without `hosts`, the nodes are placed
+    # there too, free GPUs first (tui/actions/placement.py).
+    pool: tuple[str, ...] = ()
+    elastic: tuple[int, int] | None = None  # (MIN, MAX) nodes: torchrun's c10d rendezvous; None: static
 
     @property
     def placed_on(self) -> tuple[str, ...]:
         return self.hosts or (self.host,)
+
+
+def parse_elastic(text: str | None) -> tuple[int, int] | None:
+    """`MIN:MAX` node counts (`--elastic 1:4`)."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*([0-9]{1,4})\s*:\s*([0-9]{1,4})\s*", text)
+    if not m:
+        raise usage(f"--elastic {text!r}: expected MIN:MAX node counts, e.g. 1:4")
+    return int(m.group(1)), int(m.group(2))
 
 
 def usage(message: str) -> GpudeckError:
@@ -131,6 +145,14 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage(f"--master-port {opts.master_port}: must be a port number 1-65535")
     if any(not h for h in opts.hosts):
         raise usage("--host: an empty host name in the list")
+    if opts.elastic is not None:
+        lo, hi = opts.elastic
+        if not 1 <= lo <= opts.nodes <= hi:
+            raise usage(f"--elastic {lo}:{hi}: needs 1 <= MIN <= --nodes ({opts.nodes}) <= MAX")
+        if opts.launcher == "none":
+            raise usage("--elastic: torchrun's rendezvous; not with --launcher none")
+    if any(not h for h in opts.pool):
+        raise usage("--pool: an empty host name in the list")
     return opts
 
 

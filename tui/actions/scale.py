@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from remote_agent.names import new_job_id
@@ -27,43 +25,16 @@ from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
 from .control import JobTarget, end
+from .elastic import scale_elastic
 from .find import Job
 from .launch import LAUNCH_TIMEOUT
+from .newnode import interpreter_envs, new_node_spec, rank_key
 from .nodes import LOCAL_ADDR, plan
 from .options import LaunchOptions, check
+from .placement import ask_free, layout
 from .preflight import preflight
+from .resize import Scaled, target_count
 from .watch import refuse_on_watch
-
-_COUNT = re.compile(r"([+-]?)([0-9]{1,4})")
-
-
-@dataclass(frozen=True)
-class Scaled:
-    id: str
-    name: str
-    previous: str
-    nodes_before: int
-    nodes: int
-    dropped: str = ""  # the unreachable nodes left behind, in words
-
-    def __str__(self) -> str:
-        dropped = f"; dropped {self.dropped}" if self.dropped else ""
-        return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous}{dropped})"
-
-
-def target_count(text: str, current: int) -> int:
-    """`+1`/`-1` relative to the current count, `N` absolute; below 1 or unchanged is refused."""
-    m = _COUNT.fullmatch(text.strip())
-    if not m:
-        raise GpudeckError(f"scale: {text!r}: expected +N, -N or N (a node count)", EXIT_USAGE)
-    sign, value = m.group(1), int(m.group(2))
-    count = current + value if sign == "+" else current - value if sign == "-" else value
-    if count < 1:
-        raise GpudeckError(f"scale: the job has {current} node{'s' * (current != 1)}; {text} would leave {count}: "
-                           "at least 1 node", EXIT_USAGE)
-    if count == current:
-        raise GpudeckError(f"scale: the job already has {current} node{'s' * (current != 1)}", EXIT_USAGE)
-    return count
 
 
 def checkpoint_of(argv: list[str]) -> tuple[str, str] | None:
@@ -85,12 +56,17 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
 
 
 def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None,
-          why: str | None = None) -> Scaled:
+          why: str | None = None, onto: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = ()) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
-    goes into the new job's `resized` record (default: `scale +1`, and what was dropped)."""
+    goes into the new job's `resized` record (default: `scale +1`, and what was dropped). New
+    nodes go `onto` those hosts when given (one per new node), else onto the job's pool, free GPUs
+    first (tui/actions/placement.py). `env`: values for a node on a host the job is not on yet
+    (the job's own values never leave its hosts), also set on the other nodes."""
     refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
-    current = job.planned
     mn: dict[str, Any] = job.first.get("multinode") or {}
+    if mn.get("elastic"):  # torchrun's rendezvous: nodes join and leave the running job
+        return scale_elastic(agents, store, job, count, onto, env)
+    current = job.planned
     n = target_count(count, current)
     missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
     if missing and n > len(job.nodes):
@@ -104,23 +80,35 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     directory = _local_dir(job, *ck)
     if directory is not None and job.ended and not os.path.isdir(directory):
         raise GpudeckError(f"scale: checkpoint dir {directory} does not exist: nothing to resume from")
-    hosts = list(dict.fromkeys(n_["host"] for n_ in job.nodes))  # distinct, in rank order
+    kept = [str(n_["host"]) for n_ in sorted(job.nodes, key=rank_key)]  # missing nodes are not in job.nodes
     ranks = {str(n_["node"]): n_["host"] for n_ in job.nodes}
+    per_node = int(mn.get("nproc_per_node") or 1)
+    pool = [str(h) for h in mn.get("pool") or []]
+    free = ask_free(agents, pool) if pool and n > len(kept) and not onto else None
+    hosts = layout(kept, n, pool, [str(h) for h in mn.get("pinned") or []], onto, free, per_node)
+    given = dict(env)
     keep_port = not mn.get("port_chosen", True) and mn.get("master_port")
     opts = check(LaunchOptions(
-        argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=int(mn.get("nproc_per_node") or 1),
-        launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None,
+        argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=per_node,
+        launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None, env=tuple(given.items()),
+        pool=tuple(pool), setup=tuple(str(s) for s in mn.get("setup") or []), workdir=mn.get("workdir"),
         # a local master's address is chosen again; an SSH master's stays what the user gave (even 127.0.0.1)
         master_addr=None if mn.get("master_addr") is None or (mn["master_addr"] == LOCAL_ADDR and set(hosts) == {LOCAL})
         else str(mn["master_addr"])))
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
-    checked = preflight(agents, plans, held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
+    env_keys = sorted({*map(str, mn.get("env_keys") or []), *given})
+    new_id = new_id or new_job_id()
+    # nodes on hosts the job is not on yet start from a spec of their own (the others restart)
+    fresh = {p.node: dict(new_node_spec(agents, job, p, new_id, given, mn), restart_of=job.id)
+             for p in plans if p.host not in kept}
+    envs = interpreter_envs(job, plans, fresh, mn) if fresh else None
+    checked = preflight(agents, plans, envs, job_env=frozenset(env_keys),
+                        held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
     if not job.ended:
         end(agents, JobTarget.of_job(job), "stop")
     if directory is not None and not os.path.isdir(directory):
         raise GpudeckError(f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
                            "not relaunched (`gpudeck restart` starts it over)")
-    new_id = new_id or new_job_id()
     started: list[tuple[str, str]] = []
     name = job.name
     dropped = degraded_why(missing)
@@ -128,10 +116,16 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
                     "why": why or f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")}
     try:
         for p in plans:
+            # the job's own --host list stays its pin (a pinned resize is one resize, not a new pin)
+            multinode = dict(p.multinode, hints=list(checked.hints), env_keys=env_keys, pinned=list(mn.get("pinned") or []))
+            if p.node in fresh:
+                spec = dict(fresh[p.node], multinode=multinode, resized_from=resized_from)
+                obj = agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
+                started.append((p.host, p.node))
+                continue
             # the old node of that rank, else one on the same host (a restart runs where its source ran)
             source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
-            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": dict(p.multinode, hints=list(checked.hints)),
-                       "resized_from": resized_from}
+            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": multinode, "resized_from": resized_from}
             obj = agents.request(p.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=source,
                                  new_id=new_id, as_node=p.node, changes=changes)
             started.append((p.host, p.node))
@@ -147,3 +141,4 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
                                    nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
                                    restart_of=job.id))
     return Scaled(new_id, name, job.id, current, n, dropped)
+

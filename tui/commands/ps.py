@@ -75,8 +75,15 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         print(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}")
     plan = job.to_json()["multinode"]
     if plan:
-        print(f"  nodes: {plan.get('nodes')} ({plan.get('launcher')}, {plan.get('nproc_per_node')} per node, "
+        bounds = plan.get("elastic")
+        count = plan.get("nodes")
+        if isinstance(bounds, list) and len(bounds) == 2:  # nodes join and leave: say how many run now
+            count = f"{sum(n['state'] in ('starting', 'running') for n in job.nodes)} running, elastic {bounds[0]}:{bounds[1]}"
+        print(f"  nodes: {count} ({plan.get('launcher')}, {plan.get('nproc_per_node')} per node, "
               f"master {plan.get('master_addr')}:{plan.get('master_port')})")
+        pool = plan.get("pool")
+        if isinstance(pool, list) and pool:
+            print(f"  pool: {', '.join(map(str, pool))}")
     if first.get("restart_of"):
         print(f"  restart of: {first['restart_of']}")
     resized = first.get("resized_from")

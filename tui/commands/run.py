@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 
 from ..actions import DEFAULT_GRACE, LaunchOptions, launch, parse_env
+from ..actions.options import parse_elastic
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="launch a command as a detached job", description="Launch CMD as a job. Prints its id.")
-    p.add_argument("--host", default=LOCAL, help="host to run on (default: local); H1,H2,... places --nodes round-robin")
+    p.add_argument("--host", help="host to run on (default: local); H1,H2,... places --nodes round-robin")
+    p.add_argument("--pool", metavar="H1,H2,...", help="hosts the job may run and scale on: nodes go to hosts of the "
+                                                       "pool, free GPUs first (unless --host pins them); kept for `scale`")
     p.add_argument("--name", help="a name for people (default: from the command)")
     p.add_argument("--workdir", help="working directory (default: current dir on local, login dir on SSH hosts)")
     p.add_argument("--env", action="append", default=[], metavar="K=V|K", help="set a variable; K alone takes the caller's value")
@@ -30,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "with GPUDECK_NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT in its env")
     p.add_argument("--master-addr", metavar="ADDR", help="the first node's address as the others reach it (default: 127.0.0.1 on local; needed for SSH hosts)")
     p.add_argument("--master-port", type=int, metavar="P", help="rendezvous port (default: a free port on local, 29500 on SSH hosts)")
+    p.add_argument("--elastic", metavar="MIN:MAX", help="torchrun's elastic rendezvous: `scale +1` starts one more node "
+                                                        "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
 
 
@@ -39,8 +44,12 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         argv = argv[1:]
     if not argv:
         raise GpudeckError("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])", EXIT_USAGE)
-    hosts = tuple(h.strip() for h in args.host.split(","))
-    return LaunchOptions(argv=tuple(argv), host=hosts[0], hosts=hosts if len(hosts) > 1 else (),
+    pool = tuple(h.strip() for h in args.pool.split(",")) if args.pool is not None else ()
+    hosts = tuple(h.strip() for h in args.host.split(",")) if args.host is not None else ()
+    # with a pool, a --host list (even of one) pins the nodes; without --host the pool places them
+    pinned = hosts if len(hosts) > 1 or (pool and hosts) else ()
+    return LaunchOptions(argv=tuple(argv), host=hosts[0] if hosts else pool[0] if pool else LOCAL, hosts=pinned,
+                         pool=pool, elastic=parse_elastic(args.elastic),
                          nodes=args.nodes, nproc_per_node=args.nproc_per_node, launcher=args.launcher,
                          master_addr=args.master_addr, master_port=args.master_port, name=args.name, workdir=args.workdir,
                          env=parse_env(args.env), setup=tuple(args.setup), grace=args.grace, budget=args.budget,

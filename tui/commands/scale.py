@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .. import actions
+from ..errors import EXIT_USAGE, GpudeckError
 from ..session import Session
 
 
@@ -16,11 +17,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "that resumes from the checkpoint. Prints the new job's id.")
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("count", metavar="+N|-N|N", help="nodes to add (+1), remove (-1), or the new count")
+    p.add_argument("--host", metavar="H1,H2,...", help="where the new nodes go, one host each (default: the job's "
+                                                       "pool, free GPUs first; else its --host list round-robin)")
+    p.add_argument("--env", action="append", default=[], metavar="K=V|K",
+                   help="a variable's value for nodes on hosts the job is not on yet (its own values stay on its hosts)")
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
     job = actions.resolve(session, args.job)
-    scaled = actions.scale(session, session.store, job, args.count)
+    onto = tuple(h.strip() for h in args.host.split(",")) if args.host is not None else ()
+    if any(not h for h in onto):
+        raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
+    scaled = actions.scale(session, session.store, job, args.count, onto=onto, env=actions.parse_env(args.env))
     print(scaled, file=sys.stderr)
     print(scaled.id)
     return 0

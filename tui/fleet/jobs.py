@@ -65,6 +65,28 @@ class NodeModel:
         return self.remote_last_seq is not None and self.last_seq < self.remote_last_seq
 
 
+class Placement(NamedTuple):
+    """Where a multi-node job may grow (its spec's `multinode`): the pool, the `--host` list, and
+    how many processes (GPUs) each node takes."""
+
+    pool: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
+    per_node: int = 1
+    elastic: bool = False  # launched with --elastic: nodes join and leave the running job
+
+
+def _hosts(v: Any) -> tuple[str, ...]:
+    return tuple(h for x in v[:64] if (h := text(x, 256))) if isinstance(v, list) else ()
+
+
+def _placement(v: Any) -> Placement | None:
+    if not isinstance(v, dict):
+        return None
+    per_node = integer(v.get("nproc_per_node"))
+    return Placement(_hosts(v.get("pool")), _hosts(v.get("pinned")), per_node if per_node and per_node > 0 else 1,
+                     isinstance(v.get("elastic"), list))
+
+
 class ResizedFrom(NamedTuple):
     """What a resized job was resized from (its spec's `resized_from: {job, nodes}`)."""
 
@@ -94,6 +116,7 @@ class JobModel:
     reason: str | None = None  # who stopped it, when not the user
     resized_from: ResizedFrom | None = None
     watch: WatchInfo | None = None  # a watched run (gpudeck watch), not a launched command
+    placement: Placement = field(default_factory=Placement)
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
     series: dict[str, Series] = field(default_factory=dict)
@@ -203,6 +226,9 @@ class JobModel:
         if resized is not None and resized != self.resized_from:
             self.resized_from = resized
             changes.add("job")
+        placement = _placement(obj.get("multinode"))
+        if placement is not None:
+            self.placement = placement
         entries = obj.get("nodes")
         if not isinstance(entries, list):
             entries = [obj]

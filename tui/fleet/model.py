@@ -74,6 +74,11 @@ class Fleet:
                 out.append((n.node, n.host, h.reason or "no answer"))
         return out
 
+    def free_gpus(self) -> dict[str, int]:
+        """GPUs running no process, per connected host (where a new node may go; hosts without
+        GPUs have 0): what the agents' `gpus` answers say, as tui/actions/placement reads them."""
+        return {name: sum(1 for g in h.gpus if not g.processes) for name, h in self.hosts.items() if h.up}
+
     def apply_hello(self, host: str, hello: dict[str, Any]) -> set[str]:
         if not isinstance(hello, dict):
             self.bad_records += 1

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
-from ..fleet import Fleet, JobModel
+from ..actions.placement import layout
+from ..errors import GpudeckError
+from ..fleet import Fleet, JobModel, NodeModel
+from ..fleet.states import ACTIVE
 from ..services import Connections, JobControl
 from ..services.jobs import refused_read_only
+from ..widgets.failures import report
 from .confirm import ConfirmScreen
 from .end_job import confirm_end
 from .footer_order import AppKeysFirst
@@ -19,6 +23,8 @@ from .logs import LogScreen
 from .procs import ProcessesScreen
 
 SCALE_HOW = "restart mode: checkpoint, stop every node, relaunch on {n} nodes as a new job that resumes"
+ELASTIC_HOW = {"+1": "elastic: the node joins; every node checkpoints and resumes at the new world size",
+               "-1": "elastic: the node stops; the others checkpoint, re-form and resume without it"}
 JOB_BINDINGS: list[BindingType] = [
     Binding("s", "stop_job", "Stop", id="stop_job", tooltip="graceful: stop signal, SIGKILL after the grace period"),
     Binding("K", "kill_job", "Kill", id="kill_job", tooltip="SIGKILL every process of the job now"),
@@ -52,7 +58,7 @@ class JobActions(AppKeysFirst):
             job = self.current_job()
             if job is None or (action in ("stop_job", "kill_job") and job.ended):
                 return None
-            if action == "scale" and parameters == ("-1",) and len(job.nodes) <= 1:
+            if action == "scale" and parameters == ("-1",) and len(_running(job)) <= 1:
                 return None  # a one-node job cannot shrink
             if job.watch is not None and (action in ("restart_job", "scale") or job.watch.read_only
                                           and action in ("stop_job", "kill_job")):
@@ -105,11 +111,41 @@ class JobActions(AppKeysFirst):
         job = self.current_job()
         if job is None or refused_read_only(self.app, "scale"):
             return
-        now = len(job.nodes)
+        now = len(_running(job))
         n = now + (1 if count == "+1" else -1)
         if n < 1:
             return
+        try:
+            what, onto = resize_plan(self.fleet, job, count)
+        except GpudeckError as exc:
+            report(self, "Scale", exc)
+            return
         self.app.push_screen(
-            ConfirmScreen(f"Scale {job.name or job.id} from {now} to {n} node{'s' * (n != 1)}?", SCALE_HOW.format(n=n),
-                          "Scale"),
-            lambda yes: self.restarted(self.job_control.scale(job, count)) if yes else None)
+            ConfirmScreen(f"Scale {job.name or job.id} from {now} to {n} node{'s' * (n != 1)}: {what}?",
+                          ELASTIC_HOW[count] if job.placement.elastic else SCALE_HOW.format(n=n), "Scale"),
+            lambda yes: self.restarted(self.job_control.scale(job, count, onto)) if yes else None)
+
+
+def resize_plan(fleet: Fleet, job: JobModel, count: str) -> tuple[str, tuple[str, ...]]:
+    """What `+`/`-`'s confirmation names ("add node 1 on gpu-b", "remove node 2 on gpu-a"), and
+    the host a new node is then pinned to, so the resize lands where the question said (free GPUs
+    may change meanwhile). The same choice as `gpudeck scale` (tui/actions/placement.py), from the
+    Fleet's GPU samples; `-` removes a node on an unreachable host first, else the highest rank."""
+    nodes = _running(job)
+    if count == "-1":
+        # restart mode drops a node on an unreachable host first; elastic, torch's keep-alives do
+        gone = [] if job.placement.elastic else fleet.unreachable_nodes(job)
+        node, host = (gone[0][0], gone[0][1]) if gone else (nodes[-1].node, nodes[-1].host)
+        return f"remove node {node} on {host}", ()
+    p = job.placement
+    hosts = layout([nd.host for nd in nodes], len(nodes) + 1, p.pool, p.pinned, (), fleet.free_gpus(), p.per_node)
+    # elastic nodes keep their names: a new one is named after the highest so far, stopped ones too
+    name = 1 + max((int(nd.node) for nd in job.nodes.values() if nd.node.isdigit()), default=0) \
+        if p.elastic else len(nodes)
+    return f"add node {name} on {hosts[-1]}", (hosts[-1],)
+
+
+def _running(job: JobModel) -> list[NodeModel]:
+    """The nodes that count for a resize, by rank: an elastic job keeps the nodes that left (stopped)."""
+    nodes = sorted(job.nodes.values(), key=lambda nd: (len(nd.node), nd.node))
+    return [nd for nd in nodes if nd.state in ACTIVE] if job.placement.elastic else nodes

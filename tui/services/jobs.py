@@ -89,12 +89,13 @@ class JobControl(Service):
 
         self._run(action, run)
 
-    def scale(self, job: JobModel, count: str) -> str:
+    def scale(self, job: JobModel, count: str, onto: tuple[str, ...] = ()) -> str:
         """Resize in restart mode (checkpoint, stop every node, relaunch on the new count) as the CLI's
-        `gpudeck scale` does; returns the new job's id, chosen here so the caller can select it."""
+        `gpudeck scale` does (`onto`: its --host); returns the new job's id, chosen here so the
+        caller can select it."""
         new_id = new_job_id()
         self._run("scale", lambda: str(actions.scale(self.agents, self.store, actions.resolve(self.agents, job.id),
-                                                     count, new_id)))
+                                                     count, new_id, onto=onto)))
         return new_id
 
     def restart(self, job: JobModel) -> str:

@@ -1,0 +1,109 @@
+"""`gpudeck scale` of a job launched with `--elastic MIN:MAX` (torchrun's c10d rendezvous): the job
+keeps its id and its running nodes. `+N` launches N more nodes that join the rendezvous (torchrun's
+agents see them waiting and restart their workers at the new world size; the reference trainer
+checkpoints on that stop and resumes). `-N` stops the N highest-ranked running nodes; the trainer
+ranks left exit for a regroup (trainer/dist.py `exit_code`) and their agents re-form without them.
+Node 0 hosts the rendezvous store (`is_host`), so it is never the one stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+from typing import Any
+
+from ..errors import EXIT_USAGE, GpudeckError
+from ..fleet.states import ACTIVE
+from ..store import JobRecord, Store
+from .agents import Agents
+from .control import JobTarget, NodeTarget, end
+from .find import Job
+from .launch import LAUNCH_TIMEOUT
+from .newnode import interpreter_envs, new_node_spec, rank_key
+from .nodes import plan
+from .options import LaunchOptions
+from .placement import ask_free, layout
+from .preflight import preflight
+from .resize import Scaled, target_count
+
+
+def scale_elastic(agents: Agents, store: Store | None, job: Job, count: str, onto: tuple[str, ...] = (),
+                  env: tuple[tuple[str, str], ...] = ()) -> Scaled:
+    mn: dict[str, Any] = job.first.get("multinode") or {}
+    lo, hi = (int(v) for v in mn["elastic"])
+    running = sorted((n for n in job.nodes if n["state"] in ACTIVE), key=rank_key)
+    if job.ended or not running:
+        raise GpudeckError(f"scale: {job.id} is {job.state}: an elastic job grows or shrinks while it runs "
+                           "(`gpudeck restart` starts it again)")
+    n = target_count(count, len(running))
+    if not lo <= n <= hi:
+        raise GpudeckError(f"scale: {job.id} is elastic between {lo} and {hi} nodes: {n} is outside", EXIT_USAGE)
+    if n < len(running):
+        return _leave(agents, job, running, n)
+    return _join(agents, store, job, running, n, mn, onto, dict(env))
+
+
+def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int) -> Scaled:
+    """Stop the highest ranks (never node 0: its torchrun holds the rendezvous store)."""
+    going = running[n:]
+    if any(str(g["node"]) == "0" for g in going):
+        raise GpudeckError(f"scale: {job.id}'s node 0 holds the rendezvous: it stays while the job runs")
+    target = JobTarget(job.id, job.name or job.id, job.state,
+                       tuple(NodeTarget(str(g["host"]), str(g["node"]), _grace(g)) for g in going))
+    end(agents, target, "stop", reason="scale")
+    left = ", ".join(f"node {g['node']} on {g['host']}" for g in going)
+    return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{left} stopped; the others re-form")
+
+
+def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str, Any]], n: int,
+          mn: dict[str, Any], onto: tuple[str, ...], given: dict[str, str]) -> Scaled:
+    """Launch the new nodes with the job's own rendezvous line; node names go on from the highest."""
+    pool = [str(h) for h in mn.get("pool") or []]
+    kept = [str(r["host"]) for r in running]
+    free = ask_free(agents, pool) if pool and not onto else None
+    hosts = layout(kept, n, pool, [str(h) for h in mn.get("pinned") or []], onto, free,
+                   int(mn.get("nproc_per_node") or 1))[len(kept):]
+    next_rank = 1 + max((int(r) for r in (str(x["node"]) for x in job.nodes) if r.isdigit()), default=0)
+    env_keys = sorted({*map(str, mn.get("env_keys") or []), *given})
+    opts = LaunchOptions(
+        argv=tuple(str(a) for a in mn.get("command") or []), host=hosts[0], hosts=tuple(hosts), nodes=len(hosts),
+        nproc_per_node=int(mn.get("nproc_per_node") or 1), launcher="torchrun", env=tuple(given.items()),
+        master_addr=str(mn["master_addr"]), master_port=int(mn["master_port"]), pool=tuple(pool),
+        setup=tuple(str(s) for s in mn.get("setup") or []), workdir=mn.get("workdir"),
+        elastic=(int(mn["elastic"][0]), int(mn["elastic"][1])))
+    plans = [replace(p, env=tuple(dict(p.env, GPUDECK_NNODES=str(n)).items()),
+                     multinode=dict(p.multinode, nodes=n, hosts=[*kept, *hosts], env_keys=env_keys,
+                                    pinned=list(mn.get("pinned") or [])))
+             for p in plan(opts, job.id, first_rank=next_rank)]
+    specs = {p.node: new_node_spec(agents, job, p, job.id, given, mn, where=f"would join on {p.host}")
+             for p in plans}
+    master = next((r for r in running if str(r["node"]) == "0"), running[0])
+    # the store answers at the master port: each new host must reach it; versions as the job's
+    probe_plans = [replace(plans[0], host=str(master["host"]), node=str(master["node"])), *plans]
+    # versions only when a host joins that the job is not on (the others already run its interpreter)
+    envs = interpreter_envs(job, probe_plans, specs, mn) if set(hosts) - set(kept) else None
+    preflight(agents, probe_plans, envs, job_env=frozenset(env_keys), held_by_job=True)  # the store holds the port
+    started: list[tuple[str, str]] = []
+    try:
+        for p in plans:
+            agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT, spec=dict(specs[p.node], multinode=p.multinode))
+            started.append((p.host, p.node))
+    except GpudeckError as exc:
+        for host, node in started:
+            with contextlib.suppress(GpudeckError):
+                agents.request(host, "kill", timeout=LAUNCH_TIMEOUT, job=job.id, node=node)
+        raise GpudeckError(f"scale: {job.id}: a new node failed to start ({exc}); the job runs on as it was",
+                           exc.code) from None
+    if store is not None:
+        record = store.get_job(job.id)
+        nodes = [{"host": str(x["host"]), "node": str(x["node"])} for x in job.nodes]
+        store.record_job(JobRecord(id=job.id, name=job.name, created_at=record.created_at if record else 0.0,
+                                   nodes=nodes + [{"host": p.host, "node": p.node} for p in plans],
+                                   argv=list(mn.get("command") or []), restart_of=record.restart_of if record else None))
+    joined = ", ".join(f"node {p.node} on {p.host}" for p in plans)
+    return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{joined} joining")
+
+
+def _grace(node: dict[str, Any]) -> float | None:
+    g = node.get("grace")
+    return float(g) if isinstance(g, (int, float)) and not isinstance(g, bool) else None
