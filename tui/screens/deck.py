@@ -64,16 +64,29 @@ class DeckScreen(JobActions):
         self._draw(frozenset({"hosts", "job"}))
 
     # -- drawing -------------------------------------------------------------------------------
+    # Only what is in sight is drawn: the tab shown (the other catches up when it is shown), and
+    # nothing while another screen covers the deck (it catches up when it is back on top).
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        self._draw(message.tags)
+        if self.is_current:
+            self._draw(message.tags)
+        else:
+            self._missed |= message.tags
+
+    _missed: frozenset[str] = frozenset()
+
+    def on_screen_resume(self) -> None:
+        tags, self._missed = self._missed, frozenset()
+        self._draw(tags)
 
     @guarded("fleet view")
     def _draw(self, tags: frozenset[str]) -> None:
         now = time.time()
         self.query_one(FleetSummaryBar).show(self.fleet)
-        self.query_one(FleetView).show(self.fleet, now)
-        self.query_one(JobsTable).show(self.fleet, now)
+        if self.query_one(TabbedContent).active == "jobs":
+            self.query_one(JobsTable).show(self.fleet, now)
+        else:
+            self.query_one(FleetView).show(self.fleet, now)
         self.query_one("#first-run").display = not self.fleet.jobs
         if tags & {"job", "state"}:
             self.refresh_bindings()
@@ -104,6 +117,7 @@ class DeckScreen(JobActions):
         self.action_open_job()
 
     def on_tabbed_content_tab_activated(self, _: TabbedContent.TabActivated) -> None:
+        self._draw(frozenset())  # the tab now shown catches up with what it missed
         self.refresh_bindings()
 
     # -- actions ---------------------------------------------------------------------------------
