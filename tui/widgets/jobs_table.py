@@ -80,6 +80,14 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     ]
 
 
+def same(a: str | Content, b: str | Content) -> bool:
+    """Cells that draw alike. Content's == compares the text only: a cost turning red over budget
+    keeps its text, and must still be redrawn."""
+    if isinstance(a, Content) and isinstance(b, Content):
+        return a.plain == b.plain and a.spans == b.spans
+    return type(a) is type(b) and a == b
+
+
 def row_key(job: JobModel, fleet: Fleet) -> tuple[object, ...] | None:
     """What an ended job's row depends on (None for a live job: its runtime ticks with the clock)."""
     if job.active:
@@ -219,7 +227,7 @@ class JobsTable(DataTable):
                 continue  # an ended job that did not change: nothing to compute
             row, old = self._row(job, fleet, now), self._rows.get(job.id)
             for i, ((key, _, _), value) in enumerate(zip(self._columns, row, strict=True)):
-                if old is None or old[i] != value:
+                if old is None or not same(old[i], value):
                     self.update_cell(job.id, key, value)
             self._rows[job.id] = row
             if drawn is not None:
