@@ -7,7 +7,7 @@ import time
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
 from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
@@ -16,6 +16,7 @@ from ..services import Connections, JobControl
 from ..services.jobs import refused_read_only
 from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
+from ..widgets.footer import DeckFooter
 from ..widgets.jobs_table import JobsTable
 from ..widgets.summary import FleetSummaryBar
 from .job import JobScreen
@@ -58,7 +59,7 @@ class DeckScreen(JobActions):
                 yield Input(placeholder="filter: part of a name, host or state (enter: keep, esc: clear)",
                             id="job-filter", compact=True)
                 yield JobsTable(id="jobs-table")
-        yield Footer()
+        yield DeckFooter()
 
     def on_mount(self) -> None:
         self._draw(frozenset({"hosts", "job"}))

@@ -7,13 +7,13 @@ import time
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer
 
 from ..fleet import Fleet, JobModel
 from ..messages import FleetUpdated
 from ..services import Connections, JobControl
 from ..widgets.charts import LossChart, UsageChart
 from ..widgets.failures import guarded
+from ..widgets.footer import DeckFooter
 from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
@@ -48,7 +48,7 @@ class JobScreen(JobActions):
             yield UsageChart(id="usage")
         link = self.connections.links.get(node.host) if node else None
         yield OutputLog(link, self.job_id, node.node if node else "0", TAIL_BYTES, id="output")
-        yield Footer()
+        yield DeckFooter()
 
     def on_mount(self) -> None:
         self.connections.watch_job(self.job_id)  # an old job's journal is replayed when opened
