@@ -34,6 +34,8 @@ class DeckFooter(Footer):
         super().bindings_changed(screen)
 
     async def recompose(self) -> None:
+        if self._shown is not None and self.is_attached and self._keys() == self._shown:
+            return  # several refreshes in one tick queue several recomposes: the first did it
         await super().recompose()
         for watchers in getattr(self, WATCHERS, {}).values():
             watchers[:] = [(node, callback) for node, callback in watchers
