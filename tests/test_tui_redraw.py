@@ -4,6 +4,7 @@ with the same text still drawn. Widgets run in a small real Textual app fed a re
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,9 @@ from textual.app import App, ComposeResult
 from tests.support.tui import sync, until
 from tui.fleet import Fleet
 from tui.fleet.costs import CostBoard, JobCost
+from tui.messages import FleetChanged
+from tui.screens.deck import DeckScreen
+from tui.screens.job import JobScreen
 from tui.widgets import jobs_table
 from tui.widgets.fleet_view import FleetView
 from tui.widgets.host_panel import HostPanel
@@ -175,3 +179,44 @@ async def test_a_cell_whose_colour_changes_with_the_same_text_is_redrawn() -> No
         table.show(fleet, NOW + 1)
         cell = table.get_cell("e000", "cost")
         assert cell.plain == "$12.00" and "$error" in str(cell.spans[0].style)  # over budget: red, same text
+
+
+# -- the deck ------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@sync
+async def test_deck_draws_the_tab_in_sight_and_catches_up_when_uncovered(
+        gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_tui_snapshots import Replayed  # the recorded session, replayed at speed 0
+
+    r = Replayed(monkeypatch)
+    drawn = {"table": 0, "fleet": 0}
+    for cls, name in ((JobsTable, "table"), (FleetView, "fleet")):
+        real = cls.show
+
+        def show(self: Any, *args: Any, _real: Any = real, _name: str = name) -> Any:
+            drawn[_name] += 1
+            return _real(self, *args)
+
+        monkeypatch.setattr(cls, "show", show)
+    app = r.app
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, r.settled, "the replay to settle")
+        await pilot.pause(0.3)
+        assert drawn["fleet"] and not drawn["table"]  # the jobs tab was never in sight
+        await pilot.press("2")
+        table = app.screen.query_one(JobsTable)
+        await until(pilot, lambda: table.row_count == 2, "both rows, drawn when the tab is shown")
+        fleet_draws = drawn["fleet"]
+        app.post_message(FleetChanged(frozenset({"hosts", "state"})))
+        await until(pilot, lambda: drawn["table"] >= 2, "the table redrawn")
+        assert drawn["fleet"] == fleet_draws  # the fleet tab is hidden now
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
+        deck_draws = drawn["table"]
+        app.post_message(FleetChanged(frozenset({"state"})))
+        await pilot.pause(0.2)
+        assert drawn["table"] == deck_draws  # covered: nothing drawn
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, DeckScreen) and drawn["table"] > deck_draws,
+                    "the deck caught up when back on top")

@@ -69,10 +69,17 @@ class DeckScreen(JobActions):
     # nothing while another screen covers the deck (it catches up when it is back on top).
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        if self.is_current:
+        if self.in_sight:
             self._draw(message.tags)
         else:
             self._missed |= message.tags
+
+    @property
+    def in_sight(self) -> bool:
+        """On top, or under a see-through screen (a modal). Not Screen.is_current: that counts the
+        screen under any top screen, opaque or not."""
+        top = self.app.screen
+        return top is self or top.styles.background.a < 1
 
     _missed: frozenset[str] = frozenset()
 
