@@ -217,6 +217,20 @@ async def test_deck_draws_the_tab_in_sight_and_catches_up_when_uncovered(
         app.post_message(FleetChanged(frozenset({"state"})))
         await pilot.pause(0.2)
         assert drawn["table"] == deck_draws  # covered: nothing drawn
+        job_screen = app.screen
+        job_draws: list[frozenset[str]] = []
+        real_draw = job_screen._draw
+        monkeypatch.setattr(job_screen, "_draw", lambda tags: (job_draws.append(tags), real_draw(tags)))
+        await pilot.press("l")  # the full log covers the job view in turn
+        await until(pilot, lambda: type(app.screen).__name__ == "LogScreen", "the full log")
+        await pilot.pause()
+        job_draws.clear()  # (a cost tick may have drawn it before the log covered it)
+        app.post_message(FleetChanged(frozenset({"series"})))
+        await pilot.pause(0.2)
+        assert not job_draws
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is job_screen and any("series" in t for t in job_draws),
+                    "the job view caught up with the series it missed")
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, DeckScreen) and drawn["table"] > deck_draws,
                     "the deck caught up when back on top")

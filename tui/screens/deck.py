@@ -22,6 +22,7 @@ from ..widgets.summary import FleetSummaryBar
 from .job import JobScreen
 from .job_actions import JOB_BINDINGS, JobActions
 from .launch import LaunchRequest, LaunchScreen
+from .sight import in_sight
 
 FIRST_RUN = ("No jobs yet. Press n to launch one: the demo trainer (python -m trainer) is prefilled, "
              "so you can watch a loss fall right away.")
@@ -69,17 +70,10 @@ class DeckScreen(JobActions):
     # nothing while another screen covers the deck (it catches up when it is back on top).
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        if self.in_sight:
+        if in_sight(self):
             self._draw(message.tags)
         else:
             self._missed |= message.tags
-
-    @property
-    def in_sight(self) -> bool:
-        """On top, or under a see-through screen (a modal). Not Screen.is_current: that counts the
-        screen under any top screen, opaque or not."""
-        top = self.app.screen
-        return top is self or top.styles.background.a < 1
 
     _missed: frozenset[str] = frozenset()
 

@@ -18,6 +18,7 @@ from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
 from .job_actions import JOB_BINDINGS, JobActions
+from .sight import in_sight
 
 TAIL_BYTES = 64 << 10
 
@@ -55,7 +56,17 @@ class JobScreen(JobActions):
         self._draw(frozenset({"series", "gpu", "state"}))
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        self._draw(message.tags)
+        if in_sight(self):
+            self._draw(message.tags)
+        else:  # under the full log: drawn when back on top
+            self._missed |= message.tags
+
+    _missed: frozenset[str] = frozenset()
+
+    def on_screen_resume(self) -> None:
+        tags, self._missed = self._missed, frozenset()
+        if tags:
+            self._draw(tags)
 
     @guarded("job view")
     def _draw(self, tags: frozenset[str]) -> None:
