@@ -4,6 +4,7 @@ with the same text still drawn. Widgets run in a small real Textual app fed a re
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,12 @@ def _gpus(util: int, n: int = 8, uuid: str = "GPU-{h}-{g}", host: str = "h") -> 
                                         for g in range(n)]}
 
 
-def _fleet(hosts: int) -> Fleet:
-    fleet = Fleet(clock=lambda: NOW)
+def _fleet(hosts: int, now: float = NOW) -> Fleet:
+    fleet = Fleet(clock=lambda: now)
     for h in range(hosts):
         name = f"h{h:02d}"
-        fleet.set_host_status(name, "connected", t=NOW)
-        fleet.apply_gpus(name, _gpus(50, host=name), t=NOW)
+        fleet.set_host_status(name, "connected", t=now)
+        fleet.apply_gpus(name, _gpus(50, host=name), t=now)
     return fleet
 
 
@@ -99,15 +100,16 @@ def test_versions_move_with_what_a_job_or_host_shows_and_only_then() -> None:
 @pytest.mark.slow
 @sync
 async def test_host_panels_redraw_only_on_change_and_only_in_sight() -> None:
-    fleet = _fleet(8)  # 8 hosts × 17 lines: most of them below a 24-line window
+    now = time.time()  # the view's own catch-up after a scroll reads the real clock
+    fleet = _fleet(8, now)  # 8 hosts × 17 lines: most of them below a 24-line window
     view = FleetView()
     app = _Views(view)
     updates: dict[str, int] = {}
     async with app.run_test(size=(120, 24)) as pilot:
-        view.show(fleet, NOW)
+        view.show(fleet, now)
         await until(pilot, lambda: len(view.query(HostPanel)) == 8, "the panels")
         await pilot.pause()
-        view.show(fleet, NOW)  # their real width, once laid out
+        view.show(fleet, now)  # their real width, once laid out
         await pilot.pause()
         panels = {p.host_name: p for p in view.query(HostPanel)}
         for name, panel in panels.items():
@@ -118,10 +120,10 @@ async def test_host_panels_redraw_only_on_change_and_only_in_sight() -> None:
                 _real(*args, **kw)
 
             panel.update = counted  # type: ignore[method-assign]
-        assert view.show(fleet, NOW) == 0 and not updates  # nothing changed: nothing drawn
+        assert view.show(fleet, now) == 0 and not updates  # nothing changed: nothing drawn
         for name in panels:
-            fleet.apply_gpus(name, _gpus(97, host=name), t=NOW + 1)
-        assert view.show(fleet, NOW + 1) >= 1
+            fleet.apply_gpus(name, _gpus(97, host=name), t=now + 1)
+        assert view.show(fleet, now + 1) >= 1
         seen = {n for n, p in panels.items() if view.in_sight(p)}
         assert seen and set(updates) == seen and len(seen) < 8  # the ones below were left alone
         assert "97%" in str(panels["h00"].render())
@@ -130,7 +132,7 @@ async def test_host_panels_redraw_only_on_change_and_only_in_sight() -> None:
         await until(pilot, lambda: "97%" in str(last.render()), "the last host caught up when scrolled to")
         # a host that goes quiet says how old its data is: the clock alone changes the panel
         before = updates.get("h07", 0)
-        view.show(fleet, NOW + 60)
+        view.show(fleet, now + 60)
         assert updates["h07"] == before + 1 and "data 1m00s old" in str(last.render())
 
 
