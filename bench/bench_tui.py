@@ -8,7 +8,8 @@ runs headless (`run_test`) on it through the replay transport at speed 1, in a c
 own so CPU and RSS are the app's: CPU share = process time / wall time over a watch window with no
 keys pressed, peak RSS = ru_maxrss at the end, and key → screen latency = from a key press until
 the screen shows it (the active tab changed, or the job view mounted / the deck back) and the
-app is idle again with its refresh done. The baseline, same run: the same keys on an app replaying
+app is idle again with its refresh done; beside it, the app's CPU time over the same span, which a
+loaded machine stretches far less than wall time. The baseline, same run: the same keys on an app replaying
 an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures read as ratios.
 
     python bench/bench_tui.py                                     # 16 hosts, 8 running, 200 ended
