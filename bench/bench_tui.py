@@ -8,7 +8,8 @@ runs headless (`run_test`) on it through the replay transport at speed 1, in a c
 own so CPU and RSS are the app's: CPU share = process time / wall time over a watch window with no
 keys pressed, peak RSS = ru_maxrss at the end, and key → screen latency = from a key press until
 the screen shows it (the active tab changed, or the job view mounted / the deck back) and the
-app is idle again with its refresh done. The baseline, same run: the same keys on an app replaying
+app is idle again with its refresh done; beside it, the app's CPU time over the same span, which a
+loaded machine stretches far less than wall time. The baseline, same run: the same keys on an app replaying
 an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures read as ratios.
 
     python bench/bench_tui.py                                     # 16 hosts, 8 running, 200 ended
@@ -243,6 +244,8 @@ class Screen:
         self.app = app
         self.cond: Any = None
         self.shown: float | None = None
+        self.shown_cpu = 0.0  # process time when that frame went out
+        self.cpu: list[float] = []  # per press: process seconds from the key to its frame
         self.frames = 0
         inner = app._display
 
@@ -251,6 +254,7 @@ class Screen:
             self.frames += 1
             if self.cond is not None and self.shown is None and screen is app.screen and self.cond():
                 self.shown = time.perf_counter()
+                self.shown_cpu = time.process_time()
 
         app._display = display
 
@@ -261,13 +265,14 @@ class Screen:
         self.cond, self.shown = cond, None
         event = events.Key(key, key if len(key) == 1 else None)
         event.set_sender(self.app)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         self.app._driver.send_message(event)
         while self.shown is None:
             if time.perf_counter() - t0 > timeout:
                 raise SystemExit(f"bench_tui: pressing {key!r} never showed on the screen")
             await asyncio.sleep(0.001)
         self.cond = None
+        self.cpu.append(self.shown_cpu - c0)
         return self.shown - t0
 
 
@@ -305,6 +310,7 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
             lat.append(await screen.press(key, lambda w=want: tabs.active == w))
             await pilot.pause(args.gap)  # a user's pace between keys; data keeps flowing
         out["tabs"] = lat
+        out["tabs_cpu"] = list(screen.cpu)
         if tabs.active != "jobs":
             await screen.press("2", lambda: tabs.active == "jobs")
         table = app.screen.query_one(JobsTable)
@@ -318,6 +324,8 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
                 await pilot.pause(0.1)  # the job view on screen for a moment, as a user would look
                 backs.append(await screen.press("escape", lambda: isinstance(app.screen, DeckScreen)))
         out["opens"], out["backs"] = opens, backs
+        out["opens_cpu"], out["backs_cpu"] = screen.cpu[-2 * len(opens)::2] if opens else [], \
+            screen.cpu[-2 * len(opens) + 1::2] if opens else []
         if prof:
             prof.disable()
         out["cpu_run"] = 100 * (time.process_time() - cpu0) / (time.monotonic() - wall0)
@@ -401,8 +409,12 @@ def main() -> None:
          f"{base['rss_recording']:.0f} MiB", "—", None),
         (f"key → screen, tab switch ×{args.presses}, p50 / p95", _ms(load["tabs"]), _ms(base["tabs"]),
          f"p95 ≤ {GOALS['p95']:.0f} ms", _pct(load["tabs"], 0.95) * 1000 <= GOALS["p95"]),
+        ("  CPU time of the app per tab switch, p50 / p95 (steady under load)", _ms(load["tabs_cpu"]),
+         _ms(base["tabs_cpu"]), "—", None),
         (f"key → screen, enter into a job ×{len(load['opens'])}, p50 / p95", _ms(load["opens"]), "—",
          f"p95 ≤ {GOALS['p95']:.0f} ms", _pct(load["opens"], 0.95) * 1000 <= GOALS["p95"] if load["opens"] else None),
+        ("  CPU time of the app per enter / escape, p50", f"{_pct(load['opens_cpu'], .5) * 1000:.1f} / "
+         f"{_pct(load['backs_cpu'], .5) * 1000:.1f} ms" if load["opens"] else "—", "—", "—", None),
         (f"key → screen, escape back ×{len(load['backs'])}, p50 / p95", _ms(load["backs"]), "—",
          f"p95 ≤ {GOALS['p95']:.0f} ms", _pct(load["backs"], 0.95) * 1000 <= GOALS["p95"] if load["backs"] else None),
     ]

@@ -57,6 +57,7 @@ async def test_a_home_of_ended_jobs_starts_quietly_with_real_states(
     monkeypatch.setattr(JobsTable, "show", show)
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("2")  # the jobs table is drawn only while its tab is shown
         await until(pilot, lambda: set(app.fleet.jobs) == set(want) and all(
             read_whole(j) and "loss" in j.series and j.series["loss"].count == 2500 for j in app.fleet.jobs.values()),
             "every journal replayed", timeout=60)

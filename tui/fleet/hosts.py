@@ -124,6 +124,7 @@ class HostModel:
     sample_t: float | None = None
     util_series: dict[int, Series] = field(default_factory=dict)  # GPU index -> utilization
     cpu_series: Series = field(default_factory=_gpu_series)
+    version: int = 0  # bumped by every change to what the host shows: its panel redraws only then
 
     @property
     def up(self) -> bool:
@@ -138,9 +139,11 @@ class HostModel:
         if status != self.status:
             self.since = t  # "reconnecting for 2 min" counts from the first failure, not the last retry
         self.status, self.reason = status, reason
+        self.version += changed
         return changed
 
     def apply_hello(self, hello: dict[str, Any]) -> None:
+        self.version += 1
         self.hello = dict(hello)
         gpu = hello.get("gpu")
         if isinstance(gpu, dict) and isinstance(gpu.get("available"), bool):
@@ -151,6 +154,7 @@ class HostModel:
 
     def apply_history(self, points: Any) -> None:
         """serve's ring of 1 Hz readings (host clock), drawn before the live samples that follow."""
+        self.version += 1
         for point in points[-RING_POINTS:] if isinstance(points, list) else ():
             t, gpus = (point.get("t"), point.get("gpus")) if isinstance(point, dict) else (None, None)
             if not isinstance(t, (int, float)) or not isinstance(gpus, list):
@@ -162,6 +166,7 @@ class HostModel:
                     self.util_series.setdefault(index, _gpu_series()).add(t - self.clock_offset, util)
 
     def apply_sample(self, sample: dict[str, Any], t: float) -> None:
+        self.version += 1
         gpus = sample.get("gpus")
         parsed = [
             g for i, d in enumerate(gpus[:64] if isinstance(gpus, list) else ()) if (g := parse_gpu(d, i))

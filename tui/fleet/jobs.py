@@ -129,6 +129,10 @@ class JobModel:
     samples_per_sec: float | None = None
     tokens_per_sec: float | None = None
     events: deque[JobEvent] = field(default_factory=lambda: deque(maxlen=200))
+    # Bumped by every change to what the job shows, so a view redraws a job only when this moved
+    # (500 ended jobs re-polled every 2 s must cost nothing to draw).
+    version: int = 0
+    placement: int = 0  # bumped when a GPU key's host changes: the fleet's GPU → job index follows it
     _axis: dict[str, str] = field(default_factory=dict)  # series -> "step" | "time"
     _progress: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=256))
     # step -> host time of every step seen (bounded): the loss chart's x axis in time for step series
@@ -263,12 +267,19 @@ class JobModel:
             v = finite(obj.get(key))
             if v is not None and getattr(self, key) is None and not (key == "ended_at" and self.active):
                 setattr(self, key, v)
+                self.version += 1
+        if changes:
+            self.version += 1
         return changes
 
     # ---- journal records -------------------------------------------------------------------------
 
     def apply_record(self, host: str, node: NodeModel, rec: dict[str, Any], t: float) -> set[str] | None:
         """Apply one checked record (seq and t already validated); None means malformed."""
+        self.version += 1  # records come only for tailed journals: counting each is cheap and exact
+        return self._record(host, node, rec, t)
+
+    def _record(self, host: str, node: NodeModel, rec: dict[str, Any], t: float) -> set[str] | None:
         kind = rec.get("kind")
         history = node.behind  # replaying what the agent's last job object already summed up
         if kind == "state":
@@ -411,6 +422,8 @@ class JobModel:
             key = g.uuid or f"{host}:{g.index}"
             if key not in self.gpu_latest and len(self.gpu_latest) >= MAX_GPUS:
                 continue
+            if self.gpu_host.get(key) != host:
+                self.placement += 1
             self.gpu_latest[key], self.gpu_host[key] = g, host
             if g.util is not None:
                 self.gpu_util.setdefault(key, Series(recent=512, buckets=512)).add(t, g.util)

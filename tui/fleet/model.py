@@ -40,6 +40,9 @@ class Fleet:
         self.costs: CostBoard = EMPTY  # the cost service's latest board (app thread)
         self.proposals: dict[str, list[Any]] = {}  # job id → the rules' proposals for it (policy decisions)
         self._clock = clock  # client clock, for staleness; injectable for tests
+        # (host, GPU uuid) -> id of the active job on it; None = rebuild on next use. Dropped when a
+        # job appears, goes, changes state or moves a GPU: the fleet view asks per GPU per draw.
+        self._gpu_jobs: dict[tuple[str, str], str] | None = None
 
     # ---- hosts ---------------------------------------------------------------------------------
 
@@ -105,10 +108,19 @@ class Fleet:
         """The active job whose journal reports this GPU, for the fleet view's process column."""
         if uuid is None:
             return None
-        for job in self.jobs.values():
-            if job.active and job.gpu_host.get(uuid) == host:
-                return job
-        return None
+        if self._gpu_jobs is None:
+            index: dict[tuple[str, str], str] = {}
+            for job in self.jobs.values():
+                if job.active:
+                    for key, on in job.gpu_host.items():
+                        index.setdefault((on, key), job.id)  # the first job in order, as a scan found
+            self._gpu_jobs = index
+        job_id = self._gpu_jobs.get((host, uuid))
+        return self.jobs.get(job_id) if job_id is not None else None
+
+    def _placed(self, changes: set[str], moved: bool) -> None:
+        if moved or changes & {"job", "state"}:
+            self._gpu_jobs = None
 
     # ---- jobs ----------------------------------------------------------------------------------
 
@@ -121,6 +133,7 @@ class Fleet:
             old = min((j for j in self.jobs.values() if not j.active), key=lambda j: j.id, default=None)
             if old is not None:
                 del self.jobs[old.id]
+        self._gpu_jobs = None
         return job, True
 
     def apply_jobs(self, host: str, jobs: list[dict[str, Any]]) -> set[str]:
@@ -133,7 +146,9 @@ class Fleet:
                 self.bad_records += 1
                 continue
             job, new = self._job(job_id)
-            changes |= job.apply_object(obj, host) | ({"job"} if new else set())
+            got = job.apply_object(obj, host) | ({"job"} if new else set())
+            self._placed(got, False)
+            changes |= got
         if not isinstance(jobs, list):
             self.bad_records += 1
         return changes
@@ -157,6 +172,7 @@ class Fleet:
                 continue
             checked.append((seq, t, rec))  # type: ignore[arg-type]
         checked.sort(key=lambda c: c[0])  # upstream sends in order; don't rely on it
+        placement = job.placement
         for seq, t, rec in checked:
             if seq <= n.last_seq:
                 continue
@@ -166,6 +182,7 @@ class Fleet:
                 self.bad_records += 1
             else:
                 changes |= got
+        self._placed(changes, job.placement != placement)
         return changes
 
     def last_seq(self, job_id: str, node: str) -> int:

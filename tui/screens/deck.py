@@ -7,7 +7,7 @@ import time
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
 from ..actions import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
@@ -18,6 +18,7 @@ from ..services.jobs import refused_read_only
 from ..widgets.cloud_view import CloudView, Status
 from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
+from ..widgets.footer import DeckFooter
 from ..widgets.jobs_table import JobsTable
 from ..widgets.summary import FleetSummaryBar
 from .cloud_launch import CloudLaunchScreen
@@ -27,6 +28,7 @@ from .job import JobScreen
 from .job_actions import JOB_BINDINGS, JobActions
 from .launch import LaunchRequest, LaunchScreen
 from .procs import ProcessesScreen
+from .sight import in_sight
 
 FIRST_RUN = ("No jobs yet. Press n to launch one: the demo trainer (python -m trainer) is prefilled, "
              "so you can watch a loss fall right away.")
@@ -70,22 +72,35 @@ class DeckScreen(JobActions):
             if self.cloud is not None:
                 with TabPane("Cloud", id="cloud"):
                     yield CloudView(id="cloud-view")
-        yield Footer()
+        yield DeckFooter()
 
     def on_mount(self) -> None:
         self._draw(frozenset({"hosts", "job"}))
 
     # -- drawing -------------------------------------------------------------------------------
+    # Only what is in sight is drawn: the tab shown (the other catches up when it is shown), and
+    # nothing while another screen covers the deck (it catches up when it is back on top).
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        self._draw(message.tags)
+        if in_sight(self):
+            self._draw(message.tags)
+        else:
+            self._missed |= message.tags
+
+    _missed: frozenset[str] = frozenset()
+
+    def on_screen_resume(self) -> None:
+        tags, self._missed = self._missed, frozenset()
+        self._draw(tags)
 
     @guarded("fleet view")
     def _draw(self, tags: frozenset[str]) -> None:
         now = time.time()
         self.query_one(FleetSummaryBar).show(self.fleet)
-        self.query_one(FleetView).show(self.fleet, now)
-        self.query_one(JobsTable).show(self.fleet, now)
+        if self.query_one(TabbedContent).active == "jobs":
+            self.query_one(JobsTable).show(self.fleet, now)
+        else:
+            self.query_one(FleetView).show(self.fleet, now)
         self.query_one("#first-run").display = not self.fleet.jobs
         if tags & {"job", "state", "policy"}:
             self.refresh_bindings()
@@ -132,6 +147,8 @@ class DeckScreen(JobActions):
         if event.pane.id == "cloud" and self.cloud is not None:
             self.cloud.start()  # the providers are asked only once the user looks
             self._draw_cloud()
+            return
+        self._draw(frozenset())  # the tab now shown catches up with what it missed
         self.refresh_bindings()
 
     # -- actions ---------------------------------------------------------------------------------

@@ -8,17 +8,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..fleet import Fleet, JobModel
 from ..messages import FleetUpdated
 from ..services import Connections, JobControl
 from ..widgets.charts import LossChart, UsageChart
 from ..widgets.failures import guarded
+from ..widgets.footer import DeckFooter
 from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
 from .job_actions import JOB_BINDINGS, JobActions
+from .sight import in_sight
 
 TAIL_BYTES = 64 << 10
 
@@ -52,14 +54,24 @@ class JobScreen(JobActions):
             yield UsageChart(id="usage")
         link = self.connections.links.get(node.host) if node else None
         yield OutputLog(link, self.job_id, node.node if node else "0", TAIL_BYTES, id="output")
-        yield Footer()
+        yield DeckFooter()
 
     def on_mount(self) -> None:
         self.connections.watch_job(self.job_id)  # an old job's journal is replayed when opened
         self._draw(frozenset({"series", "gpu", "state"}))
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
-        self._draw(message.tags)
+        if in_sight(self):
+            self._draw(message.tags)
+        else:  # under the full log: drawn when back on top
+            self._missed |= message.tags
+
+    _missed: frozenset[str] = frozenset()
+
+    def on_screen_resume(self) -> None:
+        tags, self._missed = self._missed, frozenset()
+        if tags:
+            self._draw(tags)
 
     @guarded("job view")
     def _draw(self, tags: frozenset[str]) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Footer, Input, Label
+from textual.widgets import Input, Label
 
 from ..fleet import Fleet
 from ..services import Connections
+from ..widgets.footer import DeckFooter
 from ..widgets.output_log import OutputLog
 from .footer_order import AppKeysFirst
 
@@ -42,7 +43,7 @@ class LogScreen(AppKeysFirst):
         yield Input(placeholder="search the output (enter: find, esc: cancel)", id="log-search", compact=True)
         link = self.connections.links.get(self.host) if self.host else None
         yield OutputLog(link, self.job_id, self.node, FULL_LOG_BYTES, id="full-log")
-        yield Footer()
+        yield DeckFooter()
 
     def on_mount(self) -> None:
         self._title()

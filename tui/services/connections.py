@@ -18,7 +18,7 @@ from textual.app import App
 from textual.timer import Timer
 
 from ..errors import GpudeckError
-from ..fleet import Fleet
+from ..fleet import Fleet, JobModel
 from ..live.inbox import Inbox
 from ..live.link import HostLink, LinkDown, TransportFactory
 from ..messages import FleetChanged, HostKeyChanged, InboxPending, JobEnded
@@ -209,18 +209,30 @@ class Connections(Service):
             job = fleet.jobs.get(job_id)
             if job is not None and not job.active:
                 self.app.post_message(JobEnded(job))
-        for host in polled:
-            self._ensure_tails(host)
+        if polled:
+            by_host = self._jobs_by_host()  # once per drain, not per host: 64 hosts × 500 jobs add up
+            for host in polled:
+                self._ensure_tails(host, by_host.get(host, []))
         self.publish(tags)
         if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now
             self.app.post_message(InboxPending())
 
-    def _ensure_tails(self, host: str) -> None:
-        """Follow the journals worth following: live jobs, recent ones, and those on screen."""
+    def _jobs_by_host(self) -> dict[str, list[JobModel]]:
+        """Each host's jobs, in jobs_sorted order."""
+        by_host: dict[str, list[JobModel]] = {}
+        for job in self.fleet.jobs_sorted():
+            for host in {n.host for n in job.nodes.values()}:
+                by_host.setdefault(host, []).append(job)
+        return by_host
+
+    def _ensure_tails(self, host: str, jobs: list[JobModel] | None = None) -> None:
+        """Follow the journals worth following: live jobs, recent ones, and those on screen.
+        `jobs`: the host's jobs in jobs_sorted order, when the caller has them."""
         link = self.links[host]
         if not link.connected:
             return
-        jobs = [j for j in self.fleet.jobs_sorted() if host in j.hosts]
+        if jobs is None:
+            jobs = [j for j in self.fleet.jobs_sorted() if host in j.hosts]
         finished = [j for j in jobs if not j.active][:TAIL_FINISHED]
         wanted = [j for j in jobs if j.active or j.id in self.watched] + finished
         for job in wanted:

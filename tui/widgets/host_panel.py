@@ -17,6 +17,14 @@ STATUS_STYLE = {"connected": "$success", "connecting": "$secondary", "reconnecti
                 "unreachable": "$error"}
 
 
+def _ages(host: HostModel, now: float) -> tuple[str | None, str | None]:
+    """The title's clock-dependent words: how long it has been down, how old its data is."""
+    down = duration(now - host.since) if host.status in ("reconnecting", "unreachable") and host.reason \
+        and host.since is not None else None
+    stale = host.staleness(now)
+    return down, duration(stale) if stale is not None and stale > STALE_AFTER else None
+
+
 def _title(host: HostModel, now: float) -> Content:
     hello = host.hello
     facts = [str(hello.get("hostname") or "")]
@@ -32,13 +40,13 @@ def _title(host: HostModel, now: float) -> Content:
         ("● ", STATUS_STYLE.get(host.status, "")), (host.name, "bold"), ("  ", ""),
         (host.status, STATUS_STYLE.get(host.status, "")),
     ]
+    down, stale = _ages(host, now)
     if host.status in ("reconnecting", "unreachable") and host.reason:
         parts.append((f": {host.reason}", "$text-muted"))
-        if host.since is not None:
-            parts.append((f" (for {duration(now - host.since)})", "$text-muted"))
-    stale = host.staleness(now)
-    if stale is not None and stale > STALE_AFTER:
-        parts.append((f"  data {duration(stale)} old", "$warning"))
+        if down is not None:
+            parts.append((f" (for {down})", "$text-muted"))
+    if stale is not None:
+        parts.append((f"  data {stale} old", "$warning"))
     facts = [f for f in facts if f]
     if facts:
         parts.append(("  " + " · ".join(facts), "$text-muted"))
@@ -84,6 +92,10 @@ def _cpu_lines(host: HostModel, spark_w: int) -> list[Content]:
 
 
 def render_host(host: HostModel, fleet: Fleet, now: float, width: int) -> Content:
+    return Content("\n").join(host_lines(host, fleet, now, width))
+
+
+def host_lines(host: HostModel, fleet: Fleet, now: float, width: int) -> list[Content]:
     spark_w = max(8, min(60, width - 40))
     lines = [_title(host, now)]
     if host.status == "connecting" and not host.hello:
@@ -93,7 +105,13 @@ def render_host(host: HostModel, fleet: Fleet, now: float, width: int) -> Conten
             lines.extend(_gpu_lines(host, g, fleet, spark_w))
     elif host.gpu_available is not None or host.cpu is not None:
         lines.extend(_cpu_lines(host, spark_w))
-    return Content("\n").join(lines)
+    return lines
+
+
+def panel_key(host: HostModel, fleet: Fleet, now: float, width: int) -> tuple[object, ...]:
+    """Everything a panel's picture depends on: equal keys draw equal panels, so none is redrawn."""
+    jobs = tuple((j.id, j.name) if (j := fleet.job_for_gpu(host.name, g.uuid)) else None for g in host.gpus)
+    return host.version, width, _ages(host, now), jobs
 
 
 class HostPanel(Static):
@@ -104,12 +122,26 @@ class HostPanel(Static):
     def __init__(self, host: str) -> None:
         super().__init__(id=f"host-{_css_id(host)}", classes="host-panel")
         self.host_name = host
+        self.drawn: tuple[object, ...] | None = None  # the panel_key of what it shows
+        self._shape: tuple[int, bool] | None = None  # (lines, all fit the width): its height
 
-    def show(self, fleet: Fleet, now: float) -> None:
+    def show(self, fleet: Fleet, now: float) -> bool:
+        """Draw the host if anything it shows changed; True if it did. A panel whose height stays
+        (same lines, none wrapping) repaints without a relayout of the screen."""
         host = fleet.hosts.get(self.host_name)
-        if host is not None:
-            self.set_class(host.status != "connected", "-down")
-            self.update(render_host(host, fleet, now, self.size.width or 80))
+        if host is None:
+            return False
+        width = self.size.width or 80
+        key = panel_key(host, fleet, now, width)
+        if key == self.drawn:
+            return False
+        self.drawn = key
+        self.set_class(host.status != "connected", "-down")
+        lines = host_lines(host, fleet, now, width)
+        shape = (len(lines), all(line.cell_length <= width for line in lines))
+        self.update(Content("\n").join(lines), layout=not shape[1] or shape != self._shape)
+        self._shape = shape
+        return True
 
 
 def _css_id(name: str) -> str:

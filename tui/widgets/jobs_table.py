@@ -93,6 +93,21 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
     ]
 
 
+def same(a: str | Content, b: str | Content) -> bool:
+    """Cells that draw alike. Content's == compares the text only: a cost turning red over budget
+    keeps its text, and must still be redrawn."""
+    if isinstance(a, Content) and isinstance(b, Content):
+        return a.plain == b.plain and a.spans == b.spans
+    return type(a) is type(b) and a == b
+
+
+def row_key(job: JobModel, fleet: Fleet) -> tuple[object, ...] | None:
+    """What an ended job's row depends on (None for a live job: its runtime ticks with the clock)."""
+    if job.active:
+        return None
+    return job.version, fleet.costs.jobs.get(job.id), fleet.costs.currency
+
+
 # What `o` cycles through: (name, key of a job; None sorts last). "default": running first, newest first.
 SORTS: tuple[tuple[str, Callable[[JobModel, Fleet], Any] | None, bool], ...] = (
     ("default", None, False),
@@ -146,6 +161,7 @@ class JobsTable(DataTable):
         self._fleet: Fleet | None = None
         self._order: list[str] = []
         self._rows: dict[str, list[str | Content]] = {}  # what each row shows: update only changes
+        self._keys: dict[str, tuple[object, ...]] = {}  # row_key of each row drawn: skip unchanged jobs
         self._want: str | None = None  # a job to select as soon as it appears (one just launched)
         self._columns: tuple[tuple[str, str, int], ...] = COLUMNS  # with ID_COLUMN while names clash
 
@@ -209,6 +225,7 @@ class JobsTable(DataTable):
                 self._columns = columns
                 self._add_columns()
             self._rows = {j.id: self._row(j, fleet, now) for j in jobs}
+            self._keys = {j.id: k for j in jobs if (k := row_key(j, fleet)) is not None}
             for job in jobs:
                 self.add_row(*self._rows[job.id], key=job.id)
             self._order = order
@@ -219,11 +236,16 @@ class JobsTable(DataTable):
                 self._want = None
             return
         for job in jobs:
+            drawn = row_key(job, fleet)
+            if drawn is not None and self._keys.get(job.id) == drawn:
+                continue  # an ended job that did not change: nothing to compute
             row, old = self._row(job, fleet, now), self._rows.get(job.id)
             for i, ((key, _, _), value) in enumerate(zip(self._columns, row, strict=True)):
-                if old is None or old[i] != value:
+                if old is None or not same(old[i], value):
                     self.update_cell(job.id, key, value)
             self._rows[job.id] = row
+            if drawn is not None:
+                self._keys[job.id] = drawn
 
     def _row(self, job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
         cells = dict(zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now), strict=True))

@@ -45,6 +45,7 @@ class FleetSummaryBar(Static):
 
     replay: str | None = None  # the recording being played: said first, so nobody takes it for live
     read_only: bool = False  # every action refused: said first too
+    _shown: tuple[str, list[object]] | None = None
 
     def show(self, fleet: Fleet) -> None:
         s = fleet.summary()
@@ -53,10 +54,14 @@ class FleetSummaryBar(Static):
         if self.read_only:
             replay = [(" READ-ONLY ", "bold $text on $primary"), "   ", *replay]
         hosts_style = "$success" if s.hosts_up == s.hosts_total and s.hosts_total else "$warning"
-        self.update(Content.assemble(
+        content = Content.assemble(
             *replay, ("gpudeck", "bold $accent"), "   hosts ", (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
             "   GPUs ", (f"{s.gpus_busy}/{s.gpus_total} busy", "$gpu-busy" if s.gpus_busy else ""),
             f"   jobs {s.jobs_running} running / {s.jobs_total}",
             *spend_parts(fleet.costs),
             *proposal_parts(fleet),
-        ))
+        )
+        shown = (content.plain, content.spans)  # Content's == compares the text only, not the colours
+        if shown != self._shown:  # one line high, always: a new picture needs no relayout
+            self._shown = shown
+            self.update(content, layout=False)
