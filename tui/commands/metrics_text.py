@@ -6,11 +6,15 @@ A plain metric record, as the journal writer writes it, is `{"seq":N,"t":T,"kind
 non-ASCII escaped). For a block of such lines the two differ only in the envelope and the
 separators, so the block is reshaped with one regex pass and two replaces over the whole text.
 
-That is right only when every `,` and `:` in the block is a separator, which cheap counts over the
-block prove: no backslash (so no quote inside a string), ASCII only, exactly two `{` and `}` per
-line (no nesting), every `:` right after a closing quote, every `,` right before an opening quote.
-Numbers pass through as written: the journal's one writer writes them as json.dumps does. Anything
-else (unicode, nested values, a string holding a separator) returns None: the caller decodes it.
+That is right only when every `,` and `:` in the block is a separator and each line holds exactly
+the envelope and its values, which cheap counts over the block prove: no backslash (so no quote
+inside a string), ASCII only, every `:` right after a quote and every `,` right before one, and no
+string that starts with a `:` or ends with a `,` (the only ways those could pass inside a string);
+two `{` per line (no nested object) and every line ending in `}}` (values is the last field).
+Lists whose commas precede strings pass too: json.dumps writes them as their compact form with a
+space after each separator. Numbers pass through as written: the journal's one writer writes them
+as json.dumps does. Anything else (unicode, a nested object, a list of numbers, a string holding a
+separator) returns None and the caller decodes it.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ import re
 PLAIN_MARK = '"kind":"metric","values":{'
 # Replaced by a literal: a template with a group would call back into Python once per line.
 _SEQ_PREFIX = re.compile(r'\{"seq":\d+,"t":')
-# A quote that opens a string right before a separator, or closes one right after it: a `,` or `:`
-# inside a string. (A structural `:` follows a key's closing quote; a `,` precedes a key's opening one.)
-_SEPARATOR_IN_STRING = (':":', ',":', '{":', ',",', ',"}')
-_NOT_PLAIN_CHARS = ("\\", "[", "\r")
+# A `:` right after a string's opening quote, or a `,` right before its closing one: the only ways
+# a separator inside a string passes the counts. (A structural `:` follows a key's closing quote;
+# a structural `,` in an object precedes a key's opening quote.)
+_SEPARATOR_IN_STRING = (':":', ',":', '{":', '[":', ',",', ',"}', ',"]')
 
 
 def points_json(block: str, node: str) -> str | None:
@@ -33,13 +37,9 @@ def points_json(block: str, node: str) -> str | None:
     lines = block.count("\n")
     if not lines or not block.endswith("\n") or not block.isascii():
         return None
-    if any(c in block for c in _NOT_PLAIN_CHARS) or any(s in block for s in _SEPARATOR_IN_STRING):
+    if "\\" in block or any(s in block for s in _SEPARATOR_IN_STRING):
         return None
-    if not block.startswith('{"seq":') or block.count('\n{"seq":') != lines - 1:
-        return None
-    if block.count(PLAIN_MARK) != lines or block.count("{") != 2 * lines or block.count("}") != 2 * lines:
-        return None
-    if block.count("}}\n") != lines:
+    if block.count(PLAIN_MARK) != lines or block.count("{") != 2 * lines or block.count("}}\n") != lines:
         return None
     if block.count(":") != block.count('":') or block.count(",") != block.count(',"'):
         return None
