@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +26,8 @@ ODD_VALUES: list[dict] = [
     {":key": 1},
     {"step": 4, "key,": 1},
     {"step": 4, "key:colon": 1, "comma,key": 2},
-    {"tags": [":a", "b,"]},
+    {"tags": [":a"]},
+    {"tags": ["b,"]},
     {"step": 4, "list": ["a", "b"], "tail": "c"},
     {"step": 5, "loss": 0.5, "名前": "損失", "emoji": "🔥"},
     {"step": 6, "nested": {"a": 1, "b": [1, 2, {"c": "d"}]}, "list": ["a", "b"], "nums": [1, 2]},
@@ -59,6 +61,7 @@ def _old_output(journal: Path, node: str, capsys) -> str:
     return capsys.readouterr().out
 
 
+@pytest.mark.slow  # ~1 s: the CLI and its agent start
 def test_cli_output_is_byte_identical_to_decode_and_dumps(gpudeck_home: Path, tmp_path: Path, capsys) -> None:
     directory = gpudeck_home / "local-agent" / "jobs" / "20260101-000000-0dd0dd" / "0"
     directory.mkdir(parents=True)
@@ -86,7 +89,7 @@ def test_plain_blocks_reshape_and_unsafe_ones_decline(tmp_path: Path, capsys) ->
         assert got in (None, expected), line
     # What must be reshaped, is; a separator or unicode inside a string, or a nested object, is decoded.
     reshaped = [i for i, line in enumerate(lines) if points_json(line, "n1") is not None]
-    assert reshaped == [0, 1, 2, 9, 14, 15]
+    assert reshaped == [0, 1, 2, 10, 15, 16]
     assert points_json("".join(lines[:3]), "n1") is not None and points_json("".join(lines[:4]), "n1") is None
 
 
@@ -96,6 +99,7 @@ _VALUE = st.recursive(_LEAF, lambda inner: st.one_of(st.lists(inner, max_size=3)
                                                       st.dictionaries(_TEXT, inner, max_size=3)), max_leaves=6)  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.dictionaries(_TEXT, _VALUE, max_size=4), min_size=1, max_size=5))
 def test_reshaped_text_always_equals_dumps_or_declines(tmp_path_factory, points: list[dict]) -> None:
