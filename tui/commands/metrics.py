@@ -72,7 +72,8 @@ def _print_text(text: str, node: str, as_json: bool) -> bool:
             return False
     ended = False
     run: list[str] = []
-    for line in text.splitlines(keepends=True):
+    # Split at "\n" only: str.splitlines would also cut at U+2028 and U+0085 inside a string.
+    for line in text.split("\n")[:-1]:
         if as_json and PLAIN_MARK in line:
             run.append(line)
             continue
@@ -91,7 +92,7 @@ def _print_text(text: str, node: str, as_json: bool) -> bool:
 def _print_run(lines: list[str], node: str, as_json: bool) -> None:
     if not lines:
         return
-    out = points_json("".join(lines), node) if as_json else None
+    out = points_json("\n".join(lines) + "\n", node) if as_json else None
     if out is not None:
         _write(out)
         return
