@@ -76,6 +76,11 @@ def test_cli_output_is_byte_identical_to_decode_and_dumps(gpudeck_home: Path, tm
     expected = _old_output(directory / "events.jsonl", "0", capsys)
     assert done.stdout == expected
     assert len(done.stdout.split("\n")) - 1 == 49 + 2 * len(ODD_VALUES) + 1 + 1 + 60  # every point, the resize
+    human = gpudeck("metrics", "odd", cwd=tmp_path)
+    assert human.returncode == 0, human.stderr
+    capsys.readouterr()
+    _print(read_all(directory / "events.jsonl"), "0", as_json=False)
+    assert human.stdout == capsys.readouterr().out
 
 
 def test_plain_blocks_reshape_and_unsafe_ones_decline(tmp_path: Path, capsys) -> None:

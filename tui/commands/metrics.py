@@ -70,33 +70,39 @@ def _print_text(text: str, node: str, as_json: bool) -> bool:
         if out is not None:
             _write(out)
             return False
+    # Split at "\n" only: str.splitlines would also cut at U+2028 and U+0085 inside a string.
+    lines = text.split("\n")[:-1]
+    if not as_json:  # every point is formatted anyway: decode the batch, print it at once
+        records = [r for r in map(decode_object, lines) if r is not None]
+        _print(records, node, as_json)
+        return any(r.get("kind") == "state" and r.get("state") in ENDED for r in records)
     ended = False
     run: list[str] = []
-    # Split at "\n" only: str.splitlines would also cut at U+2028 and U+0085 inside a string.
-    for line in text.split("\n")[:-1]:
-        if as_json and PLAIN_MARK in line:
+    for line in lines:
+        if PLAIN_MARK in line:
             run.append(line)
             continue
-        _print_run(run, node, as_json)
+        _print_run(run, node)
         run = []
         record = decode_object(line)
         if record is None:
             continue  # a malformed line: readers skip it
         if record.get("kind") == "state" and record.get("state") in ENDED:
             ended = True
-        _print([record], node, as_json)
-    _print_run(run, node, as_json)
+        _print([record], node, True)
+    _print_run(run, node)
     return ended
 
 
-def _print_run(lines: list[str], node: str, as_json: bool) -> None:
+def _print_run(lines: list[str], node: str) -> None:
+    """--json points of metric lines: reshaped as text when provably plain, else decoded."""
     if not lines:
         return
-    out = points_json("\n".join(lines) + "\n", node) if as_json else None
+    out = points_json("\n".join(lines) + "\n", node)
     if out is not None:
         _write(out)
         return
-    _print([r for r in map(decode_object, lines) if r is not None], node, as_json)
+    _print([r for r in map(decode_object, lines) if r is not None], node, True)
 
 
 def _write(text: str) -> None:
