@@ -29,6 +29,7 @@ _SEQ_PREFIX = re.compile(r'\{"seq":\d+,"t":')
 # a separator inside a string passes the counts. (A structural `:` follows a key's closing quote;
 # a structural `,` in an object precedes a key's opening quote.)
 _SEPARATOR_IN_STRING = (':":', ',":', '{":', '[":', ',",', ',"}', ',"]')
+_IN_KEYS = (',":', '{":')  # the same, when every string is a key (no string value, no list)
 
 
 def points_json(block: str, node: str) -> str | None:
@@ -37,7 +38,8 @@ def points_json(block: str, node: str) -> str | None:
     lines = block.count("\n")
     if not lines or not block.endswith("\n") or not block.isascii():
         return None
-    if "\\" in block or any(s in block for s in _SEPARATOR_IN_STRING):
+    only_keys = ':"' not in block and "[" not in block  # the common case: numbers under names
+    if "\\" in block or any(s in block for s in (_IN_KEYS if only_keys else _SEPARATOR_IN_STRING)):
         return None
     if block.count(PLAIN_MARK) != lines or block.count("{") != 2 * lines or block.count("}}\n") != lines:
         return None
