@@ -11,7 +11,10 @@ start-up cost).
 With --against CHECKOUT (another tree of gpudeck, e.g. the main branch's) every CLI timing is also
 taken with that tree's code, interleaved round by round on the same files, and the ratio printed:
 before/after in one run, whatever the machine's load does meanwhile. Each job is listed once before
-the timed rounds, so both trees read its folded summary (cached beside the journal) alike.
+the timed rounds, so both trees read its folded summary (cached beside the journal) alike. Compare
+trees whose job summary has the same fields (remote_agent/jobstate.py): otherwise each rejects the
+other's cache and folds the whole journal again every round (e.g. `git archive BASE | tar -x -C DIR`
+of this branch's base, not a main that has moved on).
 
     python bench/bench_reading.py [--points 1000000] [--jobs 1000] [--rounds 3] [--against DIR]
 """
