@@ -67,3 +67,14 @@ def test_a_broken_cache_is_rebuilt(tmp_path: Path) -> None:
     (tmp_path / "jobs" / CACHE_NAME).write_text('{"version": 1, "jobs": {"20260101-000001-000001": 7}')
     assert JobTable(tmp_path).list() == expected
     assert JobTable(tmp_path).list() == expected
+
+
+def test_a_cache_of_another_fold_shape_is_not_used(tmp_path: Path) -> None:
+    _job(tmp_path, "20260101-000001-000001")
+    expected = _folded(tmp_path)
+    JobTable(tmp_path).list()
+    path = tmp_path / "jobs" / CACHE_NAME
+    cached = json.loads(path.read_text())
+    stale = {"mtime_ns": cached["jobs"]["20260101-000001-000001"]["mtime_ns"], "nodes": [{"id": "20260101-000001-000001"}]}
+    path.write_text(json.dumps(dict(cached, fields=cached["fields"][1:], jobs={"20260101-000001-000001": stale})))
+    assert JobTable(tmp_path).list() == expected

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
-from ..jobstate import TERMINAL_STATES
+from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
 from ..storage.files import write_private_atomic
 from ..storage.jsonio import dumps
@@ -23,6 +23,9 @@ from ..storage.layout import jobs_root
 
 CACHE_NAME = "listing.cache.json"
 VERSION = 1
+# The fold's field names: an agent whose JobView folds other fields (an upgrade) rebuilds the cache
+# instead of answering with objects of the old shape.
+FIELDS = sorted(JobView("", "0", Path(".")).fields)
 
 Fold = Callable[[str, str], Dict[str, Any]]  # (job, node) → the job object, from its files
 
@@ -80,13 +83,15 @@ def _load(base: Path) -> Dict[str, Any]:
             cached = json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(cached, dict) or cached.get("version") != VERSION or not isinstance(cached.get("jobs"), dict):
+    if not isinstance(cached, dict) or cached.get("version") != VERSION or cached.get("fields") != FIELDS:
+        return {}
+    if not isinstance(cached.get("jobs"), dict):
         return {}
     return cached["jobs"]
 
 
 def _save(base: Path, jobs: Dict[str, Any]) -> None:
     try:
-        write_private_atomic(base / CACHE_NAME, dumps({"version": VERSION, "jobs": jobs}).encode("utf-8"))
+        write_private_atomic(base / CACHE_NAME, dumps({"version": VERSION, "fields": FIELDS, "jobs": jobs}).encode("utf-8"))
     except OSError:
         pass  # a cache that cannot be written only costs time
