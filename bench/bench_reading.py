@@ -8,7 +8,15 @@ Baselines, side by side in the same run: reading and JSON-decoding every journal
 process (what any reader pays at least), and `ps --all` with a single job (the CLI's and agent's own
 start-up cost).
 
-    python bench/bench_reading.py [--points 1000000] [--jobs 1000] [--rounds 3]
+With --against CHECKOUT (another tree of gpudeck, e.g. the main branch's) every CLI timing is also
+taken with that tree's code, interleaved round by round on the same files, and the ratio printed:
+before/after in one run, whatever the machine's load does meanwhile. Each job is listed once before
+the timed rounds, so both trees read its folded summary (cached beside the journal) alike. Compare
+trees whose job summary has the same fields (remote_agent/jobstate.py): otherwise each rejects the
+other's cache and folds the whole journal again every round (e.g. `git archive BASE | tar -x -C DIR`
+of this branch's base, not a main that has moved on).
+
+    python bench/bench_reading.py [--points 1000000] [--jobs 1000] [--rounds 3] [--against DIR]
 """
 
 from __future__ import annotations
@@ -53,12 +61,27 @@ def make_job(agent: Path, job_id: str, name: str, points: int, workdir: str) -> 
     return directory
 
 
-def cli(home: Path, *args: str) -> float:
-    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(ROOT))
+def cli(home: Path, *args: str, code: Path = ROOT) -> float:
+    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(code))
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "tui", *args], env=env, cwd=str(home), check=True,
                    stdout=subprocess.DEVNULL)  # fmt: skip
     return time.perf_counter() - start
+
+
+def timed(home: Path, args: tuple[str, ...], rounds: int, against: Path | None) -> tuple[float, float | None]:
+    """Median seconds of `gpudeck ARGS` with this tree (and with `against`, interleaved)."""
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(rounds):
+        ours.append(cli(home, *args))
+        if against is not None:
+            theirs.append(cli(home, *args, code=against))
+    return statistics.median(ours), (statistics.median(theirs) if theirs else None)
+
+
+def versus(ours: float, theirs: float | None) -> str:
+    return "" if theirs is None else f"; {theirs:.2f} s with --against, {ours / theirs:.2f}x"
 
 
 def decode_all(journal: Path) -> float:
@@ -74,6 +97,7 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=1_000_000)
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", type=Path, default=None, help="another gpudeck tree to time side by side")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         big_home, many_home, one_home = Path(tmp, "big"), Path(tmp, "many"), Path(tmp, "one")
@@ -82,11 +106,12 @@ def main() -> None:
         output_bytes = (big / "output.log").stat().st_size
         print(f"journal of {args.points:,} points: {journal_bytes / args.points:.1f} bytes/point; "
               f"the printed line: {output_bytes / args.points:.1f} bytes ({journal_bytes / output_bytes:.2f}x)")  # fmt: skip
-        metrics = [cli(big_home, "metrics", "--json", "big") for _ in range(args.rounds)]
-        decode = [decode_all(big / "events.jsonl") for _ in range(args.rounds)]
-        print(f"metrics --json, {args.points:,} points: {statistics.median(metrics):.2f} s "
-              f"(baseline, json.loads of every journal line: {statistics.median(decode):.2f} s, "
-              f"{statistics.median(metrics) / statistics.median(decode):.1f}x)")  # fmt: skip
+        cli(big_home, "ps", "--all")  # the first listing folds the journal and caches the fold
+        metrics, metrics_against = timed(big_home, ("metrics", "--json", "big"), args.rounds, args.against)
+        decode = statistics.median(decode_all(big / "events.jsonl") for _ in range(args.rounds))
+        print(f"metrics --json, {args.points:,} points: {metrics:.2f} s "
+              f"(baseline, json.loads of every journal line: {decode:.2f} s, {metrics / decode:.1f}x"
+              f"{versus(metrics, metrics_against)})")  # fmt: skip
         first = make_job(many_home / "local-agent", "20260101-000001-000000", "job0", 10, tmp)
         for i in range(1, args.jobs):
             job_id = f"20260101-{i // 60:04d}{i % 60:02d}-{i:06x}"
@@ -97,10 +122,13 @@ def main() -> None:
             (copy / "spec.json").write_text(json.dumps(spec))
         make_job(one_home / "local-agent", "20260101-000001-000000", "job0", 10, tmp)
         cli(many_home, "ps", "--all")  # the first listing folds every journal and caches the fold
-        many = [cli(many_home, "ps", "--all") for _ in range(args.rounds)]
-        one = [cli(one_home, "ps", "--all") for _ in range(args.rounds)]
-        print(f"ps --all, {args.jobs} ended jobs: {statistics.median(many):.2f} s "
-              f"(baseline, one job: {statistics.median(one):.2f} s, {statistics.median(many) / statistics.median(one):.1f}x)")  # fmt: skip
+        if args.against is not None:
+            cli(many_home, "ps", "--all", code=args.against)
+        many, many_against = timed(many_home, ("ps", "--all"), args.rounds, args.against)
+        one, one_against = timed(one_home, ("ps", "--all"), args.rounds, args.against)
+        print(f"ps --all, {args.jobs} ended jobs: {many:.2f} s "
+              f"(baseline, one job: {one:.2f} s, {many / one:.1f}x{versus(many, many_against)}; "
+              f"one job{versus(one, one_against)})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -3,40 +3,57 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable
+from types import ModuleType
 
 from . import session as session_mod
-from .commands import cloud, control, cost, hosts, logs, metrics, policy, prices, ps, scale, watch
-from .commands import run as run_cmd
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .remote import hostkey_errors
-from .remote.recording import Recorder
-from .remote.replay import Replay, ReplayError
 from .session import Session
 
 Handler = Callable[[argparse.Namespace, Session], int]
 
-HANDLERS: dict[str, Handler] = {
-    "run": run_cmd.run,
-    "ps": ps.run,
-    "inspect": ps.inspect,
-    "logs": logs.run,
-    "metrics": metrics.run,
-    "stop": control.stop,
-    "kill": control.kill,
-    "restart": control.restart,
-    "scale": scale.run,
-    "rm": control.rm,
-    "autostop": control.autostop,
-    "hosts": hosts.run,
-    "cost": cost.run,
-    "prices": prices.run,
-    "policy": policy.run,
-    "cloud": cloud.run,
-    "watch": watch.run,
+# verb → (its module under tui/commands, the function that runs it). A command imports only its own
+# module: importing all of them (actions, cost, policy, cloud…) was most of a `ps`'s start-up.
+VERBS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run"),
+    "ps": ("ps", "run"),
+    "inspect": ("ps", "inspect"),
+    "logs": ("logs", "run"),
+    "metrics": ("metrics", "run"),
+    "stop": ("control", "stop"),
+    "kill": ("control", "kill"),
+    "restart": ("control", "restart"),
+    "scale": ("scale", "run"),
+    "rm": ("control", "rm"),
+    "autostop": ("control", "autostop"),
+    "hosts": ("hosts", "run"),
+    "cost": ("cost", "run"),
+    "prices": ("prices", "run"),
+    "policy": ("policy", "run"),
+    "cloud": ("cloud", "run"),
+    "watch": ("watch", "run"),
 }
+# The order `gpudeck --help` lists them in.
+MODULES = ("run", "watch", "ps", "logs", "metrics", "control", "scale", "hosts", "cost", "prices", "policy", "cloud")
+
+
+def _command(name: str) -> ModuleType:
+    return importlib.import_module(f".commands.{name}", __package__)
+
+
+def _lazy(module: str, function: str) -> Handler:
+    def handler(args: argparse.Namespace, session: Session) -> int:
+        run: Handler = getattr(_command(module), function)
+        return run(args, session)
+
+    return handler
+
+
+HANDLERS: dict[str, Handler] = {verb: _lazy(module, function) for verb, (module, function) in VERBS.items()}
 
 
 ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop", "scale", "watch"})  # what --read-only refuses
@@ -62,7 +79,8 @@ EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every 
           "cost live. `gpudeck COMMAND --help` explains each command.")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with a known verb, only that verb's subcommands (and modules)."""
     parser = _Parser(prog="gpudeck", description=DESCRIPTION, epilog=EPILOG)
     # Before the verb: they choose where every agent session of this run goes (or comes from).
     tape = parser.add_mutually_exclusive_group()
@@ -74,9 +92,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
                         help="replay journal events X times faster (0: all at once; default 1)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
-    for module in (run_cmd, watch, ps, logs, metrics, control, scale, hosts, cost, prices, policy, cloud):
-        module.add_parser(sub)
+    for name in (VERBS[verb][0],) if verb in VERBS else MODULES:
+        _command(name).add_parser(sub)
     return parser
+
+
+_GLOBAL_WITH_VALUE = ("--record", "--replay", "--replay-speed")
+
+
+def verb_of(argv: list[str]) -> str | None:
+    """The verb argv names (the first word after the global options), or None (help, the TUI)."""
+    args = iter(argv)
+    for arg in args:
+        if arg in _GLOBAL_WITH_VALUE:
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg
+        elif arg in ("-h", "--help"):
+            return None
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -97,7 +131,7 @@ def run(argv: list[str]) -> int:
     quiet_libraries()
     session = Session()
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(verb_of(argv)).parse_args(argv)
         _use_tape(args)
         if args.verb is None:
             from .app import main as app_main  # here: other verbs stay fast and Textual-free
@@ -130,6 +164,9 @@ def run(argv: list[str]) -> int:
 
 def _use_tape(args: argparse.Namespace) -> None:
     """--record / --replay: set for the whole process, before any connection is made."""
+    from .remote.recording import Recorder  # here: most runs use neither
+    from .remote.replay import Replay, ReplayError
+
     try:
         if args.replay is not None:
             session_mod.replay = Replay(args.replay, args.replay_speed)

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 from . import paths
-from .actions.reindex import rebuild_index
 from .errors import EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .remote.client import AgentError
@@ -122,6 +121,8 @@ class Session:
             added = 0
             if self._store.fresh:
                 self._store.fresh = False
+                from .actions.reindex import rebuild_index  # only when state.db was missing or corrupt
+
                 added = rebuild_index(self, self._store)
             rebuilt = f"job index rebuilt from the hosts' journals ({added} jobs)" if added else ""
             if held:
@@ -170,10 +171,23 @@ class Session:
         return client
 
     def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
+        if op == "jobs" and host == LOCAL and replay is None and recorder is None:
+            return self._local_jobs()
         try:
             return self.client(host).request(op, timeout=timeout, **args)
         except AgentError as exc:
             raise GpudeckError(f"{host}: {exc}") from None
+
+    def _local_jobs(self) -> Any:
+        """The local listing without starting the local agent (tui/remote/local_jobs.py)."""
+        from remote_agent.storage.files import describe_os_error
+
+        from .remote.local_jobs import local_jobs
+
+        try:
+            return local_jobs()
+        except OSError as exc:  # as the agent would answer it: the cause, in one line
+            raise GpudeckError(f"{LOCAL}: jobs: {describe_os_error(exc)}") from None
 
     def close(self) -> None:
         with self._lock:

@@ -16,7 +16,7 @@ from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
 from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
 from ..storage.jsonio import dumps, loads_object
-from ..storage.layout import JobFiles, iter_job_dirs, job_dir
+from ..storage.layout import JobFiles, job_dir
 from ..supervision.adoption import adopt_if_lost
 from ..supervision.control import KILL_SIGNAL, make_control_slot, write_control
 from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
@@ -24,6 +24,7 @@ from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
 from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
+from .listing import list_jobs
 
 LAUNCH_WAIT = 15.0
 STOP_MARGIN = 30.0
@@ -58,18 +59,17 @@ class JobTable:
         return existing
 
     def list(self) -> List[Dict[str, Any]]:
-        objects = []
-        for job, node, _ in iter_job_dirs(self.root):
-            try:
-                view = self.view(job, node)
-                obj = view.refresh()
-                if obj["state"] == "lost" and adopt_if_lost(view.files, "a job listing") == "ended":
-                    obj = view.refresh()  # nothing of it was left: its end is journaled now
-                objects.append(obj)
-            except JobError:
-                continue  # removed while we listed
-        objects.sort(key=lambda o: o["id"], reverse=True)
-        return objects
+        return list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
+
+    def _fold(self, job: str, node: str) -> Dict[str, Any]:
+        try:
+            view = self.view(job, node)
+            obj = view.refresh()
+            if obj["state"] == "lost" and adopt_if_lost(view.files, "a job listing") == "ended":
+                obj = view.refresh()  # nothing of it was left: its end is journaled now
+            return obj
+        except JobError:
+            raise LookupError(job) from None  # removed while we listed
 
     def launch(self, raw_spec: Any) -> Dict[str, Any]:
         try:

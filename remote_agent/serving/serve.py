@@ -91,7 +91,10 @@ class Server:
         if isinstance(since, bool) or not isinstance(since, int) or since < 0:
             raise BadRequest("since_seq: expected an integer >= 0, got %r" % (since,))
         view = self._stream_view(req)
-        self.hub.subscribe(view.fields["id"], view.fields["node"], view.files.journal, since)
+        as_text = req.get("text", False)
+        if not isinstance(as_text, bool):
+            raise BadRequest("text: expected true or false, got %r" % (as_text,))
+        self.hub.subscribe(view.fields["id"], view.fields["node"], view.files.journal, since, as_text)
         return {"last_seq": view.refresh()["last_seq"]}
 
     def _stream_view(self, req: Dict[str, Any]) -> Any:

@@ -1,6 +1,9 @@
 """Streams journal records to the client: one thread polls every subscribed journal in turn.
 
 Each round reads at most a bounded slice per journal, so a huge or fast job never starves the others.
+A subscription asks for `events` pushes (records in a JSON array) or `journal` pushes (a header line,
+then the journal's lines as written): a reader that reshapes text (`metrics --json` of a million
+points) skips decoding and re-encoding every record on both ends.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ MAX_BATCH = 2000
 
 
 class _Subscription:
-    def __init__(self, path: Path, since_seq: int) -> None:
+    def __init__(self, path: Path, since_seq: int, as_text: bool) -> None:
         self.reader = JournalReader(path)
         self.since_seq = since_seq
+        self.as_text = as_text
 
 
 class TailHub:
@@ -36,9 +40,9 @@ class TailHub:
         self._thread = threading.Thread(target=self._run, name="tailhub", daemon=True)
         self._thread.start()
 
-    def subscribe(self, job: str, node: str, journal: Path, since_seq: int) -> None:
+    def subscribe(self, job: str, node: str, journal: Path, since_seq: int, as_text: bool = False) -> None:
         with self._lock:
-            self._subs[(job, node)] = _Subscription(journal, since_seq)
+            self._subs[(job, node)] = _Subscription(journal, since_seq, as_text)
         self._watch.add(str(journal))
         self._wake.set()
         self._watch.wake()
@@ -68,6 +72,10 @@ class TailHub:
                 with self._lock:
                     if self._subs.get(key) is not sub:
                         continue  # untailed (or re-tailed) meanwhile: the old reader must not push
+                if sub.as_text:
+                    self._out.send_raw(journal_push(key[0], key[1], lines))
+                    sub.since_seq = sub.reader.last_seq
+                    continue
                 head = ('{"push":"events","job":%s,"node":%s,"events":[' % (dumps(key[0]), dumps(key[1]))).encode()
                 for start in range(0, len(lines), MAX_BATCH):
                     # Journal lines are complete JSON objects already: splice them, don't re-encode.
@@ -87,3 +95,12 @@ class TailHub:
             lines = [line for line in lines if (seq_of(line) or 0) > sub.since_seq]
         # A torn or foreign line has no seq: it is not a record, so it is never pushed.
         return [line for line in lines if line.startswith(b'{"seq":')] if lines else lines
+
+
+def journal_push(job: str, node: str, lines: List[bytes]) -> bytes:
+    """A `journal` push: the header line, then `bytes` bytes of journal lines, each with its newline
+    (LineWriter adds the last one). One write, so no other push can come between the two parts."""
+    body = b"\n".join(lines)
+    header = {"push": "journal", "job": job, "node": node, "first_seq": seq_of(lines[0]),
+              "last_seq": seq_of(lines[-1]), "bytes": len(body) + 1}
+    return dumps(header).encode() + b"\n" + body

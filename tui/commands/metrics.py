@@ -12,7 +12,9 @@ from ..actions import resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
 from ..format import metric_line, resized_text
+from ..remote.client import decode_object
 from ..session import Session, print_status
+from .metrics_text import PLAIN_MARK, points_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +32,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     targets: dict[tuple[str, str], int] = {}
     for node in job.nodes:
         client = session.client(node["host"])
-        targets[(job.id, node["node"])] = client.tail(job.id, node["node"], since_seq=0)
+        # As journal text: a million points are reshaped as strings, not decoded and re-encoded.
+        targets[(job.id, node["node"])] = client.tail(job.id, node["node"], since_seq=0, text=True)
     clients = {session.client(n["host"]) for n in job.nodes}
     seen: dict[tuple[str, str], int] = dict.fromkeys(targets, 0)
     finished: set[tuple[str, str]] = set()
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         got_any = False
         for client in clients:
             try:
-                job_id, node, records = client.events.get(timeout=0.2)
+                job_id, node, last_seq, data = client.journals.get(timeout=0.2)
             except queue.Empty:
                 if not client.connected:
                     return 1
@@ -52,13 +55,60 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 continue
             got_any = True
             key = (job_id, node)
-            for record in records:
-                seen[key] = record["seq"]
-                if record.get("kind") == "state" and record.get("state") in ENDED:
-                    finished.add(key)
-            _print(records, node, args.json)
+            seen[key] = last_seq
+            if _print_text(data.decode("utf-8", "replace"), node, args.json):
+                finished.add(key)
         if not got_any:
             time.sleep(0)
+
+
+def _print_text(text: str, node: str, as_json: bool) -> bool:
+    """Journal lines' points, printed; True when one of them is the node's end. Runs of plain metric
+    lines are reshaped as text (metrics_text); any other line is decoded."""
+    if as_json and text.count(PLAIN_MARK) == text.count("\n"):
+        out = points_json(text, node)
+        if out is not None:
+            _write(out)
+            return False
+    # Split at "\n" only: str.splitlines would also cut at U+2028 and U+0085 inside a string.
+    lines = text.split("\n")[:-1]
+    if not as_json:  # every point is formatted anyway: decode the batch, print it at once
+        records = [r for r in map(decode_object, lines) if r is not None]
+        _print(records, node, as_json)
+        return any(r.get("kind") == "state" and r.get("state") in ENDED for r in records)
+    ended = False
+    run: list[str] = []
+    for line in lines:
+        if PLAIN_MARK in line:
+            run.append(line)
+            continue
+        _print_run(run, node)
+        run = []
+        record = decode_object(line)
+        if record is None:
+            continue  # a malformed line: readers skip it
+        if record.get("kind") == "state" and record.get("state") in ENDED:
+            ended = True
+        _print([record], node, True)
+    _print_run(run, node)
+    return ended
+
+
+def _print_run(lines: list[str], node: str) -> None:
+    """--json points of metric lines: reshaped as text when provably plain, else decoded."""
+    if not lines:
+        return
+    out = points_json("\n".join(lines) + "\n", node)
+    if out is not None:
+        _write(out)
+        return
+    _print([r for r in map(decode_object, lines) if r is not None], node, True)
+
+
+def _write(text: str) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode())  # bytes: TextIOWrapper.write is slow on megabytes of text
+    sys.stdout.buffer.flush()
 
 
 def _print(records: list, node: str, as_json: bool) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import queue
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -21,6 +22,8 @@ EventHandler = Callable[[str, str, list[dict[str, Any]]], None]
 OutputHandler = Callable[[dict[str, Any]], None]  # an `output` or `output_end` push, as sent
 HELLO_BYTES_MAX = 8 << 20  # a login shell may print before the hello; past this much, it is not our agent
 _HELLO_START = b'{"gpudeck"'  # where the hello begins, even after chatter printed without a newline
+# (job, node, first_seq, last_seq, lines): a `journal` push, its journal lines as the agent read them.
+JournalHandler = Callable[[str, str, int, int, bytes], None]
 
 
 class AgentError(Exception):
@@ -37,7 +40,7 @@ class RequestTimeout(AgentError):
 
 class AgentClient:
     def __init__(self, transport: Transport, on_events: EventHandler | None = None,
-                 on_output: OutputHandler | None = None) -> None:
+                 on_output: OutputHandler | None = None, on_journal: JournalHandler | None = None) -> None:
         self.transport = transport
         self.host = transport.host
         self.hello_marker: dict[str, Any] = {}
@@ -46,6 +49,8 @@ class AgentClient:
         self._on_events = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
         self.outputs: queue.Queue[dict[str, Any]] = queue.Queue()
         self._on_output = on_output or self.outputs.put
+        self.journals: queue.Queue[tuple[str, str, int, bytes]] = queue.Queue()
+        self._on_journal = on_journal or self._journal_to_queue
         self._ids = itertools.count(1)
         self._pending: dict[int, Future[Any]] = {}
         self._lock = threading.Lock()
@@ -113,13 +118,15 @@ class AgentClient:
             future.set_exception(ConnectionLost(f"{self.host}: {exc}"))
         return future
 
-    def tail(self, job: str, node: str, since_seq: int | None = None) -> int:
-        """Subscribe from since_seq (default: the last seq this client saw); returns the seq now."""
+    def tail(self, job: str, node: str, since_seq: int | None = None, text: bool = False) -> int:
+        """Subscribe from since_seq (default: the last seq this client saw); returns the seq now.
+        text: the records come as journal text (`journals`, on_journal) instead of decoded (`events`)."""
         if since_seq is None:
             since_seq = self.last_seq.get((job, node), 0)
         with self._lock:
             self.last_seq[(job, node)] = since_seq
-        return int(self.request("tail", job=job, node=node, since_seq=since_seq)["last_seq"])
+        args: dict[str, Any] = {"text": True} if text else {}
+        return int(self.request("tail", job=job, node=node, since_seq=since_seq, **args)["last_seq"])
 
     def untail(self, job: str, node: str) -> None:
         self.request("untail", job=job, node=node)
@@ -149,7 +156,9 @@ class AgentClient:
                 if not line:
                     break
                 obj = decode_object(line)
-                if obj is not None:
+                if obj is not None and obj.get("push") == "journal":
+                    self._read_journal(obj)  # its lines follow the header: read them here, in order
+                elif obj is not None:
                     self._dispatch(obj)
         except TransportError as exc:  # a transport says why it broke (timeout, cut, agent exit)
             reason = str(exc)
@@ -190,6 +199,29 @@ class AgentClient:
         if fresh:
             self._on_events(job, node, fresh)
 
+    def _read_journal(self, header: dict[str, Any]) -> None:
+        size, job, node = header.get("bytes"), header.get("job"), header.get("node")
+        first, last = header.get("first_seq"), header.get("last_seq")
+        if not (isinstance(size, int) and size > 0):
+            raise TransportError("a journal push without its size: the stream is out of step")
+        data = self.transport.read_lines(size)
+        if len(data) < size:
+            raise TransportError("the connection closed inside a journal push")
+        if not (isinstance(job, str) and isinstance(node, str) and isinstance(first, int) and isinstance(last, int)):
+            return
+        with self._lock:
+            seen = self.last_seq.get((job, node), 0)
+            if last <= seen:
+                return
+            self.last_seq[(job, node)] = last
+        if first <= seen:
+            data = lines_after(data, seen)
+            first = seen + 1
+        self._on_journal(job, node, first, last, data)
+
+    def _journal_to_queue(self, job: str, node: str, first: int, last: int, data: bytes) -> None:
+        self.journals.put((job, node, last, data))
+
     def _fail_pending(self, reason: str) -> None:
         with self._lock:
             self.closed_reason = reason
@@ -215,3 +247,12 @@ def decode_object(line: str | bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None
+
+
+_SEQ = re.compile(rb'^\{"seq":(\d+),')
+
+
+def lines_after(data: bytes, seq: int) -> bytes:
+    """The journal lines of data with a seq above `seq` (a resent batch overlapping what was seen)."""
+    kept = [line for line in data.splitlines(keepends=True) if (m := _SEQ.match(line)) and int(m.group(1)) > seq]
+    return b"".join(kept)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .backoff import Backoff
-from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout
+from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout, lines_after
 from .hostkey_errors import HostKeyError
 from .transport import Transport, TransportError
 
@@ -50,6 +50,9 @@ class ReconnectingClient:
         self._sink = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
         self.last_seq: dict[tuple[str, str], int] = {}
         self.followed: set[tuple[str, str]] = set()
+        self.as_text: set[tuple[str, str]] = set()  # followed pairs whose records come as journal text
+        # (job, node, last seq, journal lines), exactly once and in order like `events`.
+        self.journals: queue.Queue[tuple[str, str, int, bytes]] = queue.Queue()
         # Tails the agent refused to resume after a reconnect (e.g. the job was removed meanwhile),
         # with its one-line reason: they are no longer followed; a consumer says so and ends.
         self.dropped: dict[tuple[str, str], str] = {}
@@ -79,7 +82,8 @@ class ReconnectingClient:
         return self.hello_marker
 
     def _open(self, timeout: float) -> AgentClient:
-        client = AgentClient(self._make_transport(), on_events=self._deliver, on_output=self._deliver_output)
+        client = AgentClient(self._make_transport(), on_events=self._deliver, on_output=self._deliver_output,
+                             on_journal=self._deliver_journal)
         self.hello_marker = client.connect(timeout)
         return client
 
@@ -184,19 +188,23 @@ class ReconnectingClient:
                     raise
                 client.wait_closed(1.0)  # let the watcher see it before we look again
 
-    def tail(self, job: str, node: str, since_seq: int | None = None, timeout: float = 30.0) -> int:
-        """Follow (job, node) from since_seq (default: the last seq delivered); returns the seq now."""
+    def tail(self, job: str, node: str, since_seq: int | None = None, timeout: float = 30.0, text: bool = False) -> int:
+        """Follow (job, node) from since_seq (default: the last seq delivered); returns the seq now.
+        text: records arrive on `journals` as journal text instead of on `events` decoded."""
         key = (job, node)
         with self._lock:
             if since_seq is not None:
                 self.last_seq[key] = since_seq
             since = self.last_seq.setdefault(key, 0)
             self.followed.add(key)
-        return int(self.request("tail", timeout=timeout, job=job, node=node, since_seq=since)["last_seq"])
+            (self.as_text.add if text else self.as_text.discard)(key)
+        args: dict[str, Any] = {"text": True} if text else {}
+        return int(self.request("tail", timeout=timeout, job=job, node=node, since_seq=since, **args)["last_seq"])
 
     def untail(self, job: str, node: str) -> None:
         with self._lock:
             self.followed.discard((job, node))
+            self.as_text.discard((job, node))
         self.request("untail", job=job, node=node)
 
     def follow(self, job: str, node: str, offset: int | None = None, timeout: float = 30.0) -> dict[str, Any]:
@@ -221,10 +229,10 @@ class ReconnectingClient:
 
     def _retail(self, client: AgentClient) -> None:
         with self._lock:
-            tails = sorted((key, self.last_seq.get(key, 0)) for key in self.followed)
-        for (job, node), since in tails:
+            tails = sorted((key, self.last_seq.get(key, 0), key in self.as_text) for key in self.followed)
+        for (job, node), since, text in tails:
             try:
-                client.tail(job, node, since_seq=since)
+                client.tail(job, node, since_seq=since, text=text)
             except (ConnectionLost, RequestTimeout):
                 raise
             except AgentError as exc:  # the agent's answer: asking again would loop for ever
@@ -298,3 +306,20 @@ class ReconnectingClient:
             with self._lock:
                 self.last_seq[(job, node)] = fresh[-1]["seq"]
             self._sink(job, node, fresh)
+
+    def _deliver_journal(self, job: str, node: str, first: int, last: int, data: bytes) -> None:
+        # As _deliver, for journal text: the client already cut what it had seen on its connection.
+        with self._deliver_lock:
+            with self._lock:
+                if (job, node) not in self.followed:
+                    return
+                seen = self.last_seq.get((job, node), 0)
+            if last <= seen:
+                return
+            if first > seen + 1:
+                return  # a gap from a stale subscription: the re-tail resends it
+            if first <= seen:
+                data = lines_after(data, seen)
+            with self._lock:
+                self.last_seq[(job, node)] = last
+            self.journals.put((job, node, last, data))

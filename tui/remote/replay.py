@@ -80,6 +80,7 @@ class Recording:
             raise ReplayError(f"{path or 'recording'}: not a gpudeck recording (make one with gpudeck --record FILE)")
         tapes: dict[str, HostTape] = {}
         requests: dict[tuple[str, Any, Any], dict[str, Any]] = {}
+        in_journal: dict[tuple[str, Any], Key] = {}  # (host, conn) → the job whose journal lines come now
         for e in entries[1:]:
             host, t = e.get("host"), e.get("t")
             if not isinstance(host, str) or not isinstance(t, int | float):
@@ -93,6 +94,14 @@ class Recording:
             if e.get("dir") == "send":
                 requests[(host, e.get("conn"), msg.get("id"))] = msg
             elif e.get("dir") == "recv":
+                conn = (host, e.get("conn"))
+                if "push" not in msg and "id" not in msg and isinstance(msg.get("seq"), int) and conn in in_journal:
+                    _take_journal_line(tape, t, in_journal[conn], msg)  # a line of a `journal` push's body
+                    continue
+                in_journal.pop(conn, None)
+                if msg.get("push") == "journal":
+                    in_journal[conn] = (str(msg.get("job")), str(msg.get("node")))
+                    continue
                 req = requests.pop((host, e.get("conn"), msg.get("id")), None) if "id" in msg else None
                 _take(tape, t, msg, req)
         if not tapes:
@@ -101,6 +110,15 @@ class Recording:
 
     def transport(self, host: str, speed: float = 1.0) -> ReplayTransport:
         return ReplayTransport(self, host, speed)
+
+
+def _take_journal_line(tape: HostTape, t: float, key: Key, record: dict[str, Any]) -> None:
+    """A journal record that came as text: filed like a pushed event (one batch per moment)."""
+    batches = tape.pushes.setdefault(key, [])
+    if batches and batches[-1][0] == t:
+        batches[-1][1].append(record)
+    else:
+        batches.append((t, [record]))
 
 
 def _take(tape: HostTape, t: float, msg: dict[str, Any], req: dict[str, Any] | None) -> None:
@@ -222,7 +240,7 @@ class ReplayTransport(Transport):
             since = req.get("since_seq") if isinstance(req.get("since_seq"), int) else 0
             pushed = [r["seq"] for _, recs in self.tape.pushes.get(key, ()) for r in recs]
             self._ok(rid, {"last_seq": max([self.tape.last_seq.get(key, since), *pushed])})
-            self._schedule(key, since)
+            self._schedule(key, since, req.get("text") is True)
         elif op == "untail":
             self._drop(key)
             self._ok(rid, {})
@@ -268,8 +286,9 @@ class ReplayTransport(Transport):
         return {"offset": offset, "data": base64.b64encode(chunk).decode("ascii"), "size": len(buf),
                 "done": self.tape.logs_done.get(key, True), "gap": gap}
 
-    def _schedule(self, key: Key, since: int) -> None:
-        """Push the recorded events after `since`, each batch when its recorded moment comes."""
+    def _schedule(self, key: Key, since: int, as_text: bool = False) -> None:
+        """Push the recorded events after `since`, each batch when its recorded moment comes
+        (as_text: as `journal` pushes, a header line and the records' lines)."""
         self._drop(key)  # a new subscription replaces the old one's queued batches
         start = self.tape.first_t or 0.0
         sent = since
@@ -279,12 +298,27 @@ class ReplayTransport(Transport):
                 continue
             sent = fresh[-1]["seq"]
             due = self._opened + (t - start) / self.speed if self.speed else 0.0
-            self._queue({"push": "events", "job": key[0], "node": key[1], "events": fresh}, due, key)
+            if as_text:
+                self._queue_journal(key, fresh, due)
+            else:
+                self._queue({"push": "events", "job": key[0], "node": key[1], "events": fresh}, due, key)
 
     def _drop(self, key: Key) -> None:
         with self._cond:
             self._heap = [item for item in self._heap if item[2] != key]
             heapq.heapify(self._heap)
+
+    def _queue_journal(self, key: Key, records: list[dict[str, Any]], due: float) -> None:
+        # The header and its lines as one run of the heap (same moment, consecutive order), so
+        # nothing queued meanwhile can land inside the push.
+        body = [(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8") for r in records]
+        header = {"push": "journal", "job": key[0], "node": key[1], "first_seq": records[0]["seq"],
+                  "last_seq": records[-1]["seq"], "bytes": sum(len(line) for line in body)}
+        lines = [(json.dumps(header, separators=(",", ":")) + "\n").encode("utf-8"), *body]
+        with self._cond:
+            for line in lines:
+                heapq.heappush(self._heap, (due, next(self._order), key, line))
+            self._cond.notify_all()
 
     def _queue(self, obj: dict[str, Any], due: float = 0.0, key: Key | None = None) -> None:
         line = (json.dumps(obj, separators=(",", ":")) + "\n").encode("utf-8")

@@ -124,6 +124,21 @@ class SshTransport(Transport):
             raise TransportError(self._eof_reason())
         return line
 
+    def read_lines(self, size: int) -> bytes:
+        if self._file is None:
+            return b""
+        try:
+            data: bytes = self._file.read(size)
+        except TimeoutError:
+            raise TransportError(
+                f"no word from the agent for {self.alive_timeout:g} s (host frozen or network down)"
+            ) from None
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise TransportError(f"connection broke: {exc}") from None
+        if len(data) < size and not self._closed.is_set():
+            raise TransportError(self._eof_reason())
+        return data
+
     def _eof_reason(self) -> str:
         chan = self._chan
         if chan is None or not chan.get_transport() or not chan.get_transport().is_active():

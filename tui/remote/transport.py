@@ -27,6 +27,19 @@ class Transport(ABC):
     def readline(self) -> bytes:
         """One line with its newline; b'' at EOF."""
 
+    def read_lines(self, size: int) -> bytes:
+        """The next `size` bytes, whole lines (a `journal` push's body); fewer only at EOF.
+        Line by line here; pipes override it with one read."""
+        parts: list[bytes] = []
+        got = 0
+        while got < size:
+            line = self.readline()
+            if not line:
+                break
+            parts.append(line)
+            got += len(line)
+        return b"".join(parts)
+
     @abstractmethod
     def write(self, data: bytes) -> None: ...
 
@@ -60,6 +73,13 @@ class LocalTransport(Transport):
         assert self.proc is not None and self.proc.stdout is not None
         try:
             return self.proc.stdout.readline()
+        except (OSError, ValueError):
+            return b""
+
+    def read_lines(self, size: int) -> bytes:
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            return self.proc.stdout.read(size)
         except (OSError, ValueError):
             return b""
 
