@@ -30,7 +30,7 @@ SLEEP = "import time; time.sleep(600)"
 @pytest.mark.slow
 @sync
 async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ConfirmScreen, "ARM_DELAY", 2.0)  # longer than any stall between push and key
+    monkeypatch.setattr(ConfirmScreen, "ARM_DELAY", 60.0)  # longer than any stall between push and key
     app = GpuDeckApp(hosts=["local"], store=None)
     answers: list[bool | None] = []
     async with app.run_test(size=(100, 30)) as pilot:
@@ -39,6 +39,9 @@ async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path, monkeypatch
         await pilot.press("y")  # typed for something else, the moment it appears
         assert isinstance(app.screen, ConfirmScreen) and answers == []
         assert app.screen.focused is not None and app.screen.focused.id == "no"  # enter would cancel
+        await pilot.pause()
+        assert not app.screen.armed and answers == []
+        app.screen._arm()  # the timer's own callback, early: the test need not wait a minute
         await until(pilot, lambda: app.screen.armed, "the dialog armed")
         await pilot.press("y")
         await until(pilot, lambda: answers == [True], "the answer")
