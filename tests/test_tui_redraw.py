@@ -156,7 +156,8 @@ async def test_ended_rows_are_not_recomputed_until_their_job_changes(monkeypatch
     async with app.run_test(size=(200, 30)) as pilot:
         table.show(fleet, NOW)
         await pilot.pause()
-        assert table.row_count == 51 and len(built) == 51
+        # every row once (a resize's redraw may recompute the live row again: its runtime ticks)
+        assert table.row_count == 51 and len(set(built)) == 51 and len(built) - built.count("r000") == 50, built
         built.clear()
         table.show(fleet, NOW + 1)
         assert built == ["r000"]  # only the live job: its runtime ticks

@@ -132,7 +132,7 @@ class JobModel:
     # Bumped by every change to what the job shows, so a view redraws a job only when this moved
     # (500 ended jobs re-polled every 2 s must cost nothing to draw).
     version: int = 0
-    placement: int = 0  # bumped when a GPU key's host changes: the fleet's GPU → job index follows it
+    gpu_moves: int = 0  # bumped when a GPU key's host changes: the fleet's GPU → job index follows it
     _axis: dict[str, str] = field(default_factory=dict)  # series -> "step" | "time"
     _progress: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=256))
     # step -> host time of every step seen (bounded): the loss chart's x axis in time for step series
@@ -423,7 +423,7 @@ class JobModel:
             if key not in self.gpu_latest and len(self.gpu_latest) >= MAX_GPUS:
                 continue
             if self.gpu_host.get(key) != host:
-                self.placement += 1
+                self.gpu_moves += 1
             self.gpu_latest[key], self.gpu_host[key] = g, host
             if g.util is not None:
                 self.gpu_util.setdefault(key, Series(recent=512, buckets=512)).add(t, g.util)

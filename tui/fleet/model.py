@@ -172,7 +172,7 @@ class Fleet:
                 continue
             checked.append((seq, t, rec))  # type: ignore[arg-type]
         checked.sort(key=lambda c: c[0])  # upstream sends in order; don't rely on it
-        placement = job.placement
+        gpu_moves = job.gpu_moves
         for seq, t, rec in checked:
             if seq <= n.last_seq:
                 continue
@@ -182,7 +182,7 @@ class Fleet:
                 self.bad_records += 1
             else:
                 changes |= got
-        self._placed(changes, job.placement != placement)
+        self._placed(changes, job.gpu_moves != gpu_moves)
         return changes
 
     def last_seq(self, job_id: str, node: str) -> int:
