@@ -90,7 +90,7 @@ class Controller:
             if d.action == "scale":
                 if now - self.failed.get((d.rule, d.job_name), -RETRY_AFTER) < RETRY_AFTER:
                     continue
-                written.append(self._apply(d, jobs[d.job_id], now))
+                written.extend(self._apply(d, jobs[d.job_id], now))
                 resized.add(d.job_id)
                 continue
             key = (d.rule, d.job_id, d.action, _hashable(d.to))
@@ -100,7 +100,13 @@ class Controller:
             written.append(self.journal.write(now, d, "proposed" if d.action == "propose" else "refused"))
         return written
 
-    def _apply(self, d: Decision, job: Job, now: float) -> dict[str, Any]:
+    def _apply(self, d: Decision, job: Job, now: float) -> list[dict[str, Any]]:
+        """The records written: the launches (if any) and the decision's outcome."""
+        steps: list[dict[str, Any]] = []
+        steps.append(self._resize(d, job, now, steps))
+        return steps
+
+    def _resize(self, d: Decision, job: Job, now: float, steps: list[dict[str, Any]]) -> dict[str, Any]:
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
         pool = pool_of(rule, job, self.policies)
         onto: tuple[str, ...] = ()
@@ -110,7 +116,7 @@ class Controller:
                 free = dict(self.capacity.free(list(pool.hosts)))
                 extra["capacity"] = {"pool": pool.name, "free_gpus": free}
                 if not has_free_host(free):
-                    refused, onto = self._launch(d, job, pool, int(d.to) - len(job.nodes), now, extra)
+                    refused, onto = self._launch(d, pool, int(d.to) - len(job.nodes), now, extra, steps)
                     if refused is not None:
                         return refused
             new_id = self.resize(job, int(d.to), onto)
@@ -119,8 +125,8 @@ class Controller:
             return self.journal.write(now, d, "failed", error=str(exc), **extra)
         return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
 
-    def _launch(self, d: Decision, job: Job, pool: Any, count: int, now: float,
-                extra: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    def _launch(self, d: Decision, pool: Any, count: int, now: float, extra: dict[str, Any],
+                steps: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
         """`count` instances for the pool, or the budget's refusal (journaled); GpudeckError on a failed launch."""
         assert self.capacity is not None
         per_hour = self.capacity.price(pool)
@@ -141,7 +147,8 @@ class Controller:
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
             pool = replace(pool, hosts=(*pool.hosts, launched.host))
             self.policies.pools[pool.name] = pool
-            self.journal.write(self.clock(), d, "launched", host=launched.host, instance=launched.instance, **extra)
+            steps.append(self.journal.write(self.clock(), d, "launched", host=launched.host, instance=launched.instance,
+                                            **extra))
         extra["capacity"]["onto"] = hosts
         return None, tuple(hosts)
 
