@@ -21,7 +21,7 @@ from tui.policy.rules import PolicyError, Pool, load
 
 NOW = 1_800_000_000.0
 POOL = ('[pool.gpus]\nhosts = ["alpha"]\nlaunch = true\nprovider = "aliyun"\ninstance_type = "ecs.gn7i-c8g1.2xlarge"\n'
-        'ssh_port = 2222\n\n')
+        'image = "img-1"\nssh_port = 2222\n\n')
 RULE = ('[[rule]]\nname = "backlog"\nkind = "metric"\npool = "gpus"\nmetric = "backlog"\nabove = 10000\nadd = 1\n'
         'max = 4\n')
 
@@ -132,6 +132,7 @@ def test_the_fleet_figures_are_asked_only_when_a_rule_wants_to_grow(tmp_path: Pa
     ('launch = true\n', 3, "[pool.gpus] launch: launch = true needs provider"),
     ('launch = true\nprovider = "gcp"\ninstance_type = "x"\n', 4, "[pool.gpus] provider: expected \"aws\" or \"aliyun\""),
     ('launch = true\nprovider = "aws"\n', 3, "[pool.gpus] launch: launch = true needs instance_type"),
+    ('launch = true\nprovider = "aws"\ninstance_type = "g5.xlarge"\n', 3, "[pool.gpus] launch: launch = true needs image"),
     ('ssh_port = "22"\n', 3, "[pool.gpus] ssh_port: expected a port number"),
 ])
 def test_pool_launch_field_errors_name_file_line_and_field(tmp_path: Path, extra: str, line: int, message: str) -> None:

@@ -298,6 +298,8 @@ class _Reader:
             self.pool_fail(name, "provider", f"expected \"aws\" or \"aliyun\", got {out['provider']!r}")
         if launch and "instance_type" not in out:
             self.pool_fail(name, "launch", "launch = true needs instance_type (e.g. \"ecs.gn7i-c8g1.2xlarge\")")
+        if launch and "image" not in out:
+            self.pool_fail(name, "launch", "launch = true needs image (an AMI id on AWS, an image id on Aliyun)")
         spot, port = p.get("spot", False), p.get("ssh_port", 22)
         if not isinstance(spot, bool):
             self.pool_fail(name, "spot", f"expected true or false, got {spot!r}")
