@@ -72,7 +72,13 @@ def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | N
     def figures() -> tuple[float | None, float | None]:
         from .cost import fleet_today
 
-        today, burn = fleet_today(session)
+        # its own connections: the report tails every journal from the start and untails them after,
+        # which must not cut the controller's own tails
+        own = Session(session.on_status)
+        try:
+            today, burn = fleet_today(own)
+        finally:
+            own.close()
         return (None if today is None else budget - today), burn
 
     return figures
