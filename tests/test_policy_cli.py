@@ -148,7 +148,7 @@ def test_a_scale_the_jobs_budget_cannot_pay_for_is_journaled_as_refused(gpudeck_
 
 @pytest.mark.slow  # a job and a controller pass: ~3 s
 def test_a_resize_the_core_refuses_is_journaled_as_failed_with_its_error(gpudeck_home: Path, workdir: Path) -> None:
-    write_policies(gpudeck_home, '[pool.here]\nhosts = ["local"]\nlaunch = true\n\n[[rule]]\nname = "grow"\n'
+    write_policies(gpudeck_home, '[pool.here]\nhosts = ["local"]\n\n[[rule]]\nname = "grow"\n'
                                  'kind = "metric"\npool = "here"\nmetric = "backlog"\nabove = 10000\nadd = 1\nmax = 3\n')
     job = ok("run", "--name", "no-ckpt", "--", "bash", "-c", "echo backlog=12000; exec sleep 300", cwd=workdir).strip()
     wait_for(lambda: "backlog=12000" in output(job, "0"), what="the backlog line")
@@ -156,7 +156,6 @@ def test_a_resize_the_core_refuses_is_journaled_as_failed_with_its_error(gpudeck
     [record] = journal(gpudeck_home)
     assert (record["rule"], record["to"], record["action"], record["outcome"]) == ("grow", 2, "scale", "failed")
     assert "no --checkpoint-dir or --checkpoint-uri" in record["error"]
-    assert "launching cloud capacity is not available yet" in record["capacity"]  # the pool allows launch
     assert job_json(job)["state"] == "running"  # the core refused before stopping anything
     ok("kill", job)
 
@@ -178,3 +177,23 @@ def test_the_controller_runs_detached_as_a_gpudeck_job_and_stops_cleanly(gpudeck
     assert "SIGTERM: stopping after this pass" in output(ctl, "0")
     assert job_json(ctl)["exit_code"] == 0  # it finished its pass and left on its own
     ok("kill", record["new_job"])
+
+
+@pytest.mark.slow  # a job, a cost report and a controller pass: ~4 s
+def test_a_spent_daily_budget_refuses_the_scale_up_and_journals_why(gpudeck_home: Path, workdir: Path) -> None:
+    write_policies(gpudeck_home, '[[rule]]\nname = "backlog"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\n'
+                                 'above = 10000\nadd = 1\nmax = 3\n')
+    (gpudeck_home / "config.toml").write_text('[cost]\ncurrency = "USD"\ndaily_budget = 0.0001\n')
+    ok("hosts", "set", "local", "price_per_hour=36", "currency=USD")  # a cent a second: today is past 0.0001
+    job = ok("run", "--name", "spender", "--", "bash", "-c", "echo backlog=12000; exec sleep 300", cwd=workdir).strip()
+    wait_for(lambda: "backlog=12000" in output(job, "0"), what="the backlog line")
+    today = json.loads(ok("cost", "--json"))["fleet"]["today_usd"]
+    assert today > 0.0001  # what the refusal below is about
+    out = ok("policy", "run", "--once")
+    [record] = journal(gpudeck_home)
+    assert (record["rule"], record["from"], record["to"], record["action"], record["outcome"]) \
+        == ("backlog", 1, 2, "refused", "refused")
+    assert "refused: the fleet's daily budget" in record["reason"], record
+    assert f"backlog  spender ({job})  1 → 2  refused [refused]" in out
+    assert len(job_json(job)["nodes"]) == 1
+    ok("kill", job)

@@ -94,6 +94,17 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return 0
 
 
+def fleet_today(session: Session) -> tuple[float | None, float | None]:
+    """(today's spend, burn per hour) of the fleet, in [cost] currency, as `gpudeck cost` reports them
+    (`policy run` asks it only when a rule wants to grow a job)."""
+    config = session.settings.cost
+    snaps, prices, spot, _errors = gather(session, None, config)
+    with _ledger() as ledger:
+        report = build(snaps, prices, CostContext.of(config), ledger, None, spot, settings_changed_at=_hosts_mtime())
+    fleet = report.get("fleet") or {}
+    return fleet.get("today_usd"), fleet.get("burn_usd_per_hour")
+
+
 def _hosts_mtime() -> float | None:
     """When hosts.toml was last written: the moment a price change found now was made (by hand,
     a catalog switch, a removal), so it is dated then and not at this `cost` run."""

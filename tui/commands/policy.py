@@ -8,12 +8,14 @@ import datetime as dt
 import json
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from .. import actions
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
+from ..policy.cloud_capacity import CloudCapacity
 from ..policy.controller import Controller, run_forever
 from ..policy.journal import PolicyJournal
 from ..policy.observe import Observer
@@ -53,11 +55,33 @@ def controller(session: Session) -> Controller:
     except HostsFileError as exc:
         raise GpudeckError(str(exc)) from None
 
-    def resize(job: actions.Job, count: int) -> str:
-        return actions.scale(session, session.store, job, str(count)).id
+    def resize(job: actions.Job, count: int, onto: tuple[str, ...]) -> str:
+        return actions.scale(session, session.store, job, str(count), onto=onto).id
 
     return Controller(jobs=lambda: actions.list_jobs(session), observer=Observer(session.client, policies, hosts),
-                      policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries())
+                      policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries(),
+                      capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session))
+
+
+def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | None]] | None:
+    """`[cost] daily_budget` left today and the fleet's burn, from the report `gpudeck cost` builds."""
+    budget = session.settings.cost.daily_budget
+    if budget is None:
+        return None
+
+    def figures() -> tuple[float | None, float | None]:
+        from .cost import fleet_today
+
+        # its own connections: the report tails every journal from the start and untails them after,
+        # which must not cut the controller's own tails
+        own = Session(session.on_status)
+        try:
+            today, burn = fleet_today(own)
+        finally:
+            own.close()
+        return (None if today is None else budget - today), burn
+
+    return figures
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

@@ -3,9 +3,13 @@ decision through the core action `gpudeck scale` uses, and journals every decisi
 `none` with its inputs and outcome. Proposals and refusals are journaled once per job and target,
 not on every pass.
 
-Capacity: a resize runs on the job's own hosts (restart mode places nodes round-robin on them).
-Launching cloud capacity for a pool is an injected capability (`launch`), absent until the clouds
-feature provides one: a pool that allows `launch` is told so in the outcome.
+Capacity: a scale up goes where `gpudeck scale` puts it (the job's pool, free GPUs first). When the
+rule's pool has no host with a free GPU and allows `launch`, the injected `capacity` launches one
+instance per new node (after the budgets said they can pay an hour of it), adds it to the pool and
+scales onto it; the launch is journaled (`launched`) before the resize's own record.
+
+The fleet's daily budget (`fleet`, asked only when some rule wants to grow a job: it costs a `cost`
+report) is an engine input: a scale up it cannot pay is journaled as refused.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..actions.find import Job
 from ..errors import GpudeckError
+from .capacity import Capacity, has_free_host, launch_refusal, pool_of
 from .engine import Decision, decide
 from .inputs import Inputs
 from .journal import PolicyJournal
@@ -26,8 +31,8 @@ from .rules import Policies
 
 RETRY_AFTER = 300.0  # seconds before a failed resize of a job name by a rule is tried again
 
-Resize = Callable[[Job, int], str]  # (job, new count) → the new job's id; raises GpudeckError
-Launch = Callable[[str, int], list[str]]  # (pool, hosts wanted) → host names; None: no clouds yet
+Resize = Callable[[Job, int, tuple[str, ...]], str]  # (job, new count, onto hosts) → the new job's id; GpudeckError
+FleetBudget = Callable[[], tuple[float | None, float | None]]  # → (day budget left, fleet burn per hour)
 
 
 @dataclass
@@ -39,9 +44,11 @@ class Controller:
     resize: Resize
     catalog: list[Any] = field(default_factory=list)
     clock: Callable[[], float] = time.time
-    launch: Launch | None = None
+    capacity: Capacity | None = None
+    fleet: FleetBudget | None = None  # None: no [cost] daily_budget
     said: set[tuple[str, str, str, Any]] = field(default_factory=set)  # (rule, job id, action, to) journaled
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
+    fleet_figures: tuple[float | None, float | None] = (None, None)  # the last pass's (day budget left, burn)
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -59,7 +66,17 @@ class Controller:
         views = [self.observer.view(j, real) for j in live]
         inputs = Inputs(real if now is None else now, views, self.policies, catalog=self.catalog,
                         memory=self.journal.memory(), observed_until=None if now is None else real)
-        return decide(inputs), {j.id: j for j in live}, problems
+        decisions = decide(inputs)
+        if self.fleet is not None and any(_grows(d) for d in decisions):
+            try:
+                left, burn = self.fleet()
+            except GpudeckError as exc:
+                problems.append(f"policy: the fleet's daily budget: {exc}")
+                left, burn = None, None
+            if left is not None:
+                self.fleet_figures = (left, burn)
+                decisions = decide(replace(inputs, fleet_budget_left=left, fleet_burn=burn))
+        return decisions, {j.id: j for j in live}, problems
 
     def tick(self) -> list[dict[str, Any]]:
         """One pass: the journal records written (each decision that is not `none`)."""
@@ -73,7 +90,7 @@ class Controller:
             if d.action == "scale":
                 if now - self.failed.get((d.rule, d.job_name), -RETRY_AFTER) < RETRY_AFTER:
                     continue
-                written.append(self._apply(d, jobs[d.job_id], now))
+                written.extend(self._apply(d, jobs[d.job_id], now))
                 resized.add(d.job_id)
                 continue
             key = (d.rule, d.job_id, d.action, _hashable(d.to))
@@ -83,17 +100,61 @@ class Controller:
             written.append(self.journal.write(now, d, "proposed" if d.action == "propose" else "refused"))
         return written
 
-    def _apply(self, d: Decision, job: Job, now: float) -> dict[str, Any]:
-        pool = self.policies.pools.get(next((r.pool or "" for r in self.policies.rules if r.name == d.rule), ""))
+    def _apply(self, d: Decision, job: Job, now: float) -> list[dict[str, Any]]:
+        """The records written: the launches (if any) and the decision's outcome."""
+        steps: list[dict[str, Any]] = []
+        steps.append(self._resize(d, job, now, steps))
+        return steps
+
+    def _resize(self, d: Decision, job: Job, now: float, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        rule = next((r for r in self.policies.rules if r.name == d.rule), None)
+        pool = pool_of(rule, job, self.policies)
+        onto: tuple[str, ...] = ()
         extra: dict[str, Any] = {}
-        if pool is not None and pool.launch and self.launch is None:
-            extra["capacity"] = "on the job's own hosts: launching cloud capacity is not available yet"
         try:
-            new_id = self.resize(job, int(d.to))
+            if pool is not None and pool.launch and _grows(d) and self.capacity is not None:
+                free = dict(self.capacity.free(list(pool.hosts)))
+                extra["capacity"] = {"pool": pool.name, "free_gpus": free}
+                if not has_free_host(free):
+                    refused, onto = self._launch(d, pool, int(d.to) - len(job.nodes), now, extra, steps)
+                    if refused is not None:
+                        return refused
+            new_id = self.resize(job, int(d.to), onto)
         except GpudeckError as exc:
             self.failed[(d.rule, d.job_name)] = now
             return self.journal.write(now, d, "failed", error=str(exc), **extra)
         return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
+
+    def _launch(self, d: Decision, pool: Any, count: int, now: float, extra: dict[str, Any],
+                steps: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+        """`count` instances for the pool, or the budget's refusal (journaled); GpudeckError on a failed launch."""
+        assert self.capacity is not None
+        per_hour = self.capacity.price(pool)
+        left, burn = self.fleet_figures if self.fleet is not None else (None, None)
+        view_left = d.inputs.get("budget_left") if isinstance(d.inputs, dict) else None
+        job_left = view_left if isinstance(view_left, (int, float)) else None
+        extra["capacity"].update(launch=pool.instance_type, provider=pool.provider, per_hour=per_hour,
+                                 fleet_budget_left=left, fleet_burn=burn)
+        why = launch_refusal(per_hour, count, left, burn, job_left)
+        if why is not None:
+            self.failed[(d.rule, d.job_name)] = now
+            refused = replace(d, action="refused", reason=f"refused before launching: {why}; {d.reason}")
+            return self.journal.write(now, refused, "refused", **extra), ()
+        hosts = []
+        for _ in range(count):
+            launched = self.capacity.launch(pool)
+            hosts.append(launched.host)
+            # the new host belongs to the pool from now on (a pool rule still matches the grown job)
+            pool = replace(pool, hosts=(*pool.hosts, launched.host))
+            self.policies.pools[pool.name] = pool
+            steps.append(self.journal.write(self.clock(), d, "launched", host=launched.host, instance=launched.instance,
+                                            **extra))
+        extra["capacity"]["onto"] = hosts
+        return None, tuple(hosts)
+
+
+def _grows(d: Decision) -> bool:
+    return d.action == "scale" and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
 
 
 def _hashable(value: Any) -> Any:

@@ -104,7 +104,11 @@ def _act(rule: Rule, job: JobView, inputs: Inputs, to: int, reason: str, **value
 
 def _budget_refusal(job: JobView, inputs: Inputs, to: int) -> str | None:
     """A scale up must be payable for one more hour by the job's budget and the fleet's day budget."""
-    if to <= job.nodes or job.burn_per_node is None:
+    if to <= job.nodes:
+        return None
+    if inputs.fleet_budget_left is not None and inputs.fleet_budget_left <= 0:  # spent, whatever the job costs
+        return f"the fleet's daily budget is spent (${-inputs.fleet_budget_left:.2f} over)"
+    if job.burn_per_node is None:
         return None
     burn = job.burn_per_node * to
     if job.budget_left is not None and job.budget_left < burn * HORIZON_H:

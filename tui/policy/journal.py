@@ -18,7 +18,7 @@ from .engine import Decision
 from .inputs import Applied
 
 MAX_BYTES = 8 * 1024 * 1024
-OUTCOMES = ("applied", "proposed", "refused", "failed")
+OUTCOMES = ("applied", "proposed", "refused", "failed", "launched")
 
 
 def journal_path() -> Path:

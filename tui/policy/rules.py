@@ -31,7 +31,18 @@ class PolicyError(Exception):
 class Pool:
     name: str
     hosts: tuple[str, ...]
-    launch: bool = False  # may the controller launch cloud capacity for it (needs the clouds feature)
+    launch: bool = False  # may the controller launch a cloud instance when no host of it has a free GPU
+    # what it launches (needed with launch = true): see the README's Policies, "Capacity"
+    provider: str | None = None  # aws | aliyun
+    instance_type: str | None = None
+    region: str | None = None  # default: the first of [cloud] <provider>_regions
+    spot: bool = False
+    image: str | None = None
+    key: str | None = None  # the provider's key pair name
+    ssh_user: str | None = None  # default: ubuntu on AWS, root on Aliyun
+    ssh_port: int = 22
+    identity_file: str | None = None
+    agent_dir: str = "~/.gpudeck"
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,8 @@ def parse(text: str, path: Path) -> Policies:
     return _Reader(path, text).policies(data)
 
 
+_POOL_FIELDS = ("hosts", "launch", "provider", "instance_type", "region", "spot", "image", "key", "ssh_user",
+                "ssh_port", "identity_file", "agent_dir")
 _COMMON = ("name", "kind", "jobs", "pool", "auto", "cooldown")
 _FIELDS = {
     "metric": (*_COMMON, "metric", "above", "below", "for", "add", "min", "max"),
@@ -140,15 +153,15 @@ class _Reader:
             if not isinstance(p, dict):
                 self.fail(None, None, f"pool.{name}", "expected a table with hosts = [...]")
             for key in p:
-                if key not in ("hosts", "launch"):
-                    self.pool_fail(name, key, "unknown field (known: hosts, launch)")
+                if key not in _POOL_FIELDS:
+                    self.pool_fail(name, key, f"unknown field (known: {', '.join(_POOL_FIELDS)})")
             hosts = p.get("hosts")
             if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) and h for h in hosts):
                 self.pool_fail(name, "hosts", f"expected a list of host names, got {hosts!r}")
             launch = p.get("launch", False)
             if not isinstance(launch, bool):
                 self.pool_fail(name, "launch", f"expected true or false, got {launch!r}")
-            out[name] = Pool(name, tuple(hosts), launch)
+            out[name] = Pool(name, tuple(hosts), launch, **self.launch_fields(name, p, launch))
         return out
 
     def rule(self, i: int, t: Any, pools: dict[str, Pool]) -> Rule:
@@ -269,6 +282,30 @@ class _Reader:
         where = f"{self.path}:{line}" if line else str(self.path)
         label = f"rule {rule!r}: {key}" if rule else (f"rule {i + 1}: {key}" if i is not None else key)
         raise PolicyError(f"{where}: {label}: {problem}")
+
+    def launch_fields(self, name: str, p: dict[str, Any], launch: bool) -> dict[str, Any]:
+        """What a pool launches: provider and instance_type are required with launch = true."""
+        out: dict[str, Any] = {}
+        for key in ("provider", "instance_type", "region", "image", "key", "ssh_user", "identity_file", "agent_dir"):
+            value = p.get(key)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                self.pool_fail(name, key, f"expected a non-empty string, got {value!r}")
+            if value is not None:
+                out[key] = value
+        if launch and "provider" not in out:
+            self.pool_fail(name, "launch", "launch = true needs provider = \"aws\" or \"aliyun\" and instance_type")
+        if "provider" in out and out["provider"] not in ("aws", "aliyun"):
+            self.pool_fail(name, "provider", f"expected \"aws\" or \"aliyun\", got {out['provider']!r}")
+        if launch and "instance_type" not in out:
+            self.pool_fail(name, "launch", "launch = true needs instance_type (e.g. \"ecs.gn7i-c8g1.2xlarge\")")
+        if launch and "image" not in out:
+            self.pool_fail(name, "launch", "launch = true needs image (an AMI id on AWS, an image id on Aliyun)")
+        spot, port = p.get("spot", False), p.get("ssh_port", 22)
+        if not isinstance(spot, bool):
+            self.pool_fail(name, "spot", f"expected true or false, got {spot!r}")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+            self.pool_fail(name, "ssh_port", f"expected a port number 1-65535, got {port!r}")
+        return {**out, "spot": spot, "ssh_port": port}
 
     def pool_fail(self, pool: str, key: str, problem: str) -> Any:
         head = next((n for n, raw in enumerate(self.lines, 1)

@@ -1,0 +1,150 @@
+"""The controller's capacity path, fast: a rule grows a job whose pool has no free GPU → the pool's
+launch fields are checked, the budgets asked, one instance launched, the pool grown, the job scaled
+onto the new host; each step journaled. Fakes stand only for the agents and the cloud (the slow
+end-to-end test in test_policy_launch.py uses the real ones)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tui.actions.find import Job
+from tui.errors import GpudeckError
+from tui.policy.capacity import Launched, launch_refusal
+from tui.policy.controller import Controller
+from tui.policy.inputs import JobView, Point
+from tui.policy.journal import PolicyJournal
+from tui.policy.rules import PolicyError, Pool, load
+
+NOW = 1_800_000_000.0
+POOL = ('[pool.gpus]\nhosts = ["alpha"]\nlaunch = true\nprovider = "aliyun"\ninstance_type = "ecs.gn7i-c8g1.2xlarge"\n'
+        'image = "img-1"\nssh_port = 2222\n\n')
+RULE = ('[[rule]]\nname = "backlog"\nkind = "metric"\npool = "gpus"\nmetric = "backlog"\nabove = 10000\nadd = 1\n'
+        'max = 4\n')
+
+
+@dataclass
+class FakeObserver:
+    hosts: tuple[str, ...] = ("alpha",)
+
+    def sync(self, jobs: list[Job]) -> list[str]:
+        return []
+
+    def view(self, job: Job, now: float) -> JobView:
+        return JobView(job.id, job.name, len(job.nodes), tuple(dict.fromkeys(n["host"] for n in job.nodes)),
+                       metrics={"backlog": [Point(now - 1, 12000.0)]})
+
+
+@dataclass
+class FakeCloud:
+    free_gpus: dict[str, int] = field(default_factory=lambda: {"alpha": 0})
+    per_hour: float | None = 2.0
+    fail: str | None = None
+    launched: list[Pool] = field(default_factory=list)
+
+    def free(self, hosts: Sequence[str]) -> Mapping[str, int]:
+        return {h: self.free_gpus[h] for h in hosts if h in self.free_gpus}
+
+    def price(self, pool: Pool) -> float | None:
+        return self.per_hour
+
+    def launch(self, pool: Pool) -> Launched:
+        if self.fail:
+            raise GpudeckError(self.fail)
+        self.launched.append(pool)
+        return Launched(f"i-new{len(self.launched)}", f"i-new{len(self.launched)}")
+
+
+def controller(tmp_path: Path, cloud: FakeCloud, fleet: tuple[float | None, float | None] | None = None,
+               text: str = POOL + RULE) -> tuple[Controller, list[tuple[int, tuple[str, ...]]]]:
+    path = tmp_path / "policies.toml"
+    path.write_text(text)
+    resized: list[tuple[int, tuple[str, ...]]] = []
+
+    def resize(job: Job, count: int, onto: tuple[str, ...]) -> str:
+        resized.append((count, onto))
+        return "j-new"
+
+    job = Job("j1", "yolo", [{"host": "alpha", "state": "running"}])
+    ctl = Controller(jobs=lambda: [job], observer=FakeObserver(), policies=load(path),  # type: ignore[arg-type]
+                     journal=PolicyJournal(tmp_path / "journal.jsonl"), resize=resize, clock=lambda: NOW,
+                     capacity=cloud, fleet=None if fleet is None else (lambda: fleet))
+    return ctl, resized
+
+
+def test_no_free_gpu_in_the_pool_launches_one_instance_and_scales_onto_it(tmp_path: Path) -> None:
+    cloud = FakeCloud()
+    ctl, resized = controller(tmp_path, cloud, fleet=(100.0, 3.0))
+    launched, applied = ctl.tick()
+    assert resized == [(2, ("i-new1",))]
+    assert [p.instance_type for p in cloud.launched] == ["ecs.gn7i-c8g1.2xlarge"] and cloud.launched[0].ssh_port == 2222
+    assert (launched["outcome"], launched["host"], launched["instance"]) == ("launched", "i-new1", "i-new1")
+    assert (applied["outcome"], applied["new_job"], applied["from"], applied["to"]) == ("applied", "j-new", 1, 2)
+    assert applied["capacity"] == {"pool": "gpus", "free_gpus": {"alpha": 0}, "launch": "ecs.gn7i-c8g1.2xlarge",
+                                   "provider": "aliyun", "per_hour": 2.0, "fleet_budget_left": 100.0, "fleet_burn": 3.0,
+                                   "onto": ["i-new1"]}
+    assert ctl.policies.pools["gpus"].hosts == ("alpha", "i-new1")  # the pool grew
+
+
+def test_a_free_gpu_in_the_pool_is_used_before_any_launch(tmp_path: Path) -> None:
+    cloud = FakeCloud(free_gpus={"alpha": 1})
+    ctl, resized = controller(tmp_path, cloud)
+    [applied] = ctl.tick()
+    assert resized == [(2, ())] and not cloud.launched and applied["outcome"] == "applied"
+
+
+def test_a_budget_that_cannot_pay_an_hour_of_the_instance_refuses_before_launching(tmp_path: Path) -> None:
+    cloud = FakeCloud(per_hour=2.0)
+    ctl, resized = controller(tmp_path, cloud, fleet=(4.0, 2.5))  # 2.5/h now + 2.0/h new > 4.0 left
+    [refused] = ctl.tick()
+    assert not cloud.launched and not resized
+    assert (refused["outcome"], refused["action"]) == ("refused", "refused")
+    assert "refused before launching: the fleet's daily budget has 4.00 left" in refused["reason"]
+    assert refused["capacity"]["per_hour"] == 2.0
+
+
+def test_a_failed_launch_is_journaled_with_its_reason_and_nothing_is_resized(tmp_path: Path) -> None:
+    cloud = FakeCloud(fail="host key for i-x is unknown (not published on the instance's console)")
+    ctl, resized = controller(tmp_path, cloud)
+    [failed] = ctl.tick()
+    assert not resized and failed["outcome"] == "failed" and "not published" in failed["error"]
+    assert ctl.tick() == []  # not retried on the next pass
+
+
+def test_the_spent_daily_budget_refuses_a_scale_up_even_of_a_job_of_unknown_price(tmp_path: Path) -> None:
+    ctl, resized = controller(tmp_path, FakeCloud(), fleet=(-1.5, 0.0), text=RULE.replace('pool = "gpus"', 'jobs = "*"'))
+    [refused] = ctl.tick()
+    assert not resized and refused["outcome"] == "refused"
+    assert "the fleet's daily budget is spent ($1.50 over)" in refused["reason"]
+
+
+def test_the_fleet_figures_are_asked_only_when_a_rule_wants_to_grow(tmp_path: Path) -> None:
+    asked: list[int] = []
+    ctl, _ = controller(tmp_path, FakeCloud(), text=RULE.replace('pool = "gpus"', 'jobs = "nomatch"'))
+    ctl.fleet = lambda: asked.append(1) or (10.0, 0.0)  # type: ignore[func-returns-value]
+    assert ctl.tick() == [] and asked == []
+
+
+@pytest.mark.parametrize(("extra", "line", "message"), [
+    ('launch = true\n', 3, "[pool.gpus] launch: launch = true needs provider"),
+    ('launch = true\nprovider = "gcp"\ninstance_type = "x"\n', 4, "[pool.gpus] provider: expected \"aws\" or \"aliyun\""),
+    ('launch = true\nprovider = "aws"\n', 3, "[pool.gpus] launch: launch = true needs instance_type"),
+    ('launch = true\nprovider = "aws"\ninstance_type = "g5.xlarge"\n', 3, "[pool.gpus] launch: launch = true needs image"),
+    ('ssh_port = "22"\n', 3, "[pool.gpus] ssh_port: expected a port number"),
+])
+def test_pool_launch_field_errors_name_file_line_and_field(tmp_path: Path, extra: str, line: int, message: str) -> None:
+    path = tmp_path / "policies.toml"
+    path.write_text('[pool.gpus]\nhosts = ["alpha"]\n' + extra)
+    with pytest.raises(PolicyError) as err:
+        load(path)
+    assert str(err.value).startswith(f"{path}:{line}: {message}")
+
+
+def test_launch_refusal_pays_one_hour() -> None:
+    assert launch_refusal(2.0, 1, None, None, None) is None  # no budget: nothing to refuse
+    assert launch_refusal(2.0, 1, 5.0, 3.0, None) is None
+    assert "price is unknown" in str(launch_refusal(None, 1, 5.0, 0.0, None))
+    assert "the job's budget has 1.00 left" in str(launch_refusal(2.0, 1, None, None, 1.0))

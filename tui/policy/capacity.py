@@ -1,0 +1,64 @@
+"""Capacity for a rule's scale up: the pool's free hosts first; when none has a free GPU and the pool
+allows `launch`, one cloud instance per new node — if the budgets can pay one more hour of it.
+
+Pure decisions here (the controller asks them); the IO behind `Capacity` is tui/policy/cloud_capacity.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..actions.find import Job
+from .rules import Policies, Pool, Rule
+
+HORIZON_H = 1.0  # a launch must be payable for this many hours
+
+
+@dataclass(frozen=True)
+class Launched:
+    host: str  # the hosts.toml name it was added under
+    instance: str  # the provider's id
+
+
+class Capacity(Protocol):
+    def free(self, hosts: Sequence[str]) -> Mapping[str, int]:
+        """Free GPUs per host that answered (a host that did not is left out)."""
+        ...
+
+    def price(self, pool: Pool) -> float | None:
+        """What one instance of the pool costs per hour, in the budget's currency; None: unknown."""
+        ...
+
+    def launch(self, pool: Pool) -> Launched:
+        """One instance, running, added to hosts.toml, its host key trusted; GpudeckError otherwise."""
+        ...
+
+
+def pool_of(rule: Rule | None, job: Job, policies: Policies) -> Pool | None:
+    """The pool a decision grows: the rule's own, else the first pool holding all the job's hosts."""
+    if rule is not None and rule.pool:
+        return policies.pools.get(rule.pool)
+    hosts = {str(n.get("host")) for n in job.nodes}
+    return next((p for p in policies.pools.values() if hosts and hosts <= set(p.hosts)), None)
+
+
+def has_free_host(free: Mapping[str, int]) -> bool:
+    return any(n > 0 for n in free.values())
+
+
+def launch_refusal(per_hour: float | None, count: int, fleet_left: float | None, fleet_burn: float | None,
+                   job_left: float | None) -> str | None:
+    """Why the budgets refuse `count` new instances (None: they can pay one more hour of them)."""
+    if fleet_left is None and job_left is None:
+        return None
+    if per_hour is None:
+        return "the new instance's price is unknown, so no budget can be shown to pay for it"
+    extra = per_hour * count * HORIZON_H
+    if fleet_left is not None and fleet_left < (fleet_burn or 0.0) * HORIZON_H + extra:
+        return (f"the fleet's daily budget has {fleet_left:.2f} left, less than one hour of the fleet "
+                f"({fleet_burn or 0.0:.2f}/h) and {count} new instance(s) at {per_hour:.2f}/h")
+    if job_left is not None and job_left < extra:
+        return f"the job's budget has {job_left:.2f} left, less than one hour of {count} new instance(s) at {per_hour:.2f}/h"
+    return None
