@@ -10,21 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
-from tests.support.jobs import launch, wait_state
+from tests.support.jobs import alive, launch, wait_state
+from tests.support.trainer_runs import TINY, json_lines, ok
 from tests.support.waiting import wait_for
 from tui.actions import LaunchOptions, plan
 from tui.remote.client import AgentClient
 
 PY = sys.executable
-# The reference trainer (global batch 12: divisible by 2 and 3 ranks), as small and quick as it gets; one thread, no DataLoader workers (2 shared cores).
-TINY = ["--synthetic-size", "64", "--batch-size", "12", "--image-size", "8", "--workers", "0", "--threads", "1",
-        "--val-size", "8"]
-
-
-def ok(*args: str, cwd: Path | None = None, timeout: float = 60) -> str:
-    r = gpudeck(*args, cwd=cwd, timeout=timeout)
-    assert r.returncode == 0, (args, r.stderr)
-    return r.stdout
 
 
 def job_json(ref: str) -> dict:
@@ -33,25 +25,6 @@ def job_json(ref: str) -> dict:
 
 def output(ref: str, node: str) -> str:
     return ok("logs", "--node", node, ref)
-
-
-def json_lines(text: str) -> list[dict]:
-    out = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.slow  # ~3.5 s

@@ -13,28 +13,9 @@ import pytest
 from tests.conftest import gpudeck
 from tests.support.boxes import kill_boxes_jobs, ssh_config, two_boxes
 from tests.support.sshd import SshHome, free_port
+from tests.support.trainer_runs import TINY, ok, points
 from tests.support.waiting import wait_for
 from tui.errors import EXIT_HOST
-
-TINY = ["--synthetic-size", "64", "--batch-size", "12", "--image-size", "8", "--workers", "0", "--threads", "1",
-        "--val-size", "8"]
-
-
-def ok(*args: str, cwd: Path, timeout: float = 90) -> str:
-    r = gpudeck(*args, cwd=cwd, timeout=timeout)
-    assert r.returncode == 0, (args, r.stderr)
-    return r.stdout
-
-
-def points(job: str, cwd: Path) -> list[dict]:
-    out = []
-    for line in ok("logs", "--node", "0", job, cwd=cwd).splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
 
 
 @pytest.mark.slow

@@ -12,38 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
+from tests.support.jobs import alive
+from tests.support.trainer_runs import BATCH, SAMPLES, TINY, ok, points
 from tests.support.waiting import wait_for
 from tui.actions import LaunchOptions, plan
 
 PY = sys.executable
-SAMPLES, BATCH = 64, 12
-TINY = ["--synthetic-size", str(SAMPLES), "--batch-size", str(BATCH), "--image-size", "8", "--workers", "0",
-        "--threads", "1", "--val-size", "8"]
-
-
-def ok(*args: str, cwd: Path, timeout: float = 120) -> str:
-    r = gpudeck(*args, cwd=cwd, timeout=timeout)
-    assert r.returncode == 0, (args, r.stderr)
-    return r.stdout
-
-
-def points(job: str, cwd: Path) -> list[dict]:
-    out = []
-    for line in ok("logs", "--node", "0", job, cwd=cwd).splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_elastic_lines_rendezvous_at_the_master_and_only_node_0_hosts_the_store() -> None:

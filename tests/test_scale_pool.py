@@ -14,30 +14,10 @@ import pytest
 from tests.conftest import gpudeck
 from tests.support.boxes import kill_boxes_jobs, two_boxes
 from tests.support.sshd import SshHome, free_port
+from tests.support.trainer_runs import BATCH, SAMPLES, TINY, ok, points
 from tests.support.waiting import wait_for
 from tui.actions.placement import free_in, layout, pick_hosts
 from tui.errors import GpudeckError
-
-SAMPLES, BATCH = 64, 12
-TINY = ["--synthetic-size", str(SAMPLES), "--batch-size", str(BATCH), "--image-size", "8", "--workers", "0",
-        "--threads", "1", "--val-size", "8"]
-
-
-def ok(*args: str, cwd: Path, timeout: float = 90) -> str:
-    r = gpudeck(*args, cwd=cwd, timeout=timeout)
-    assert r.returncode == 0, (args, r.stderr)
-    return r.stdout
-
-
-def points(job: str, cwd: Path) -> list[dict]:
-    out = []
-    for line in ok("logs", "--node", "0", job, cwd=cwd).splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
 
 
 def test_new_nodes_add_hosts_before_doubling_up_and_prefer_free_gpus() -> None:
