@@ -27,6 +27,8 @@ def _int(value: Any) -> Optional[int]:
 def _number(value: Any) -> Optional[float]:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) < 1e300
     return value if ok else None
+
+
 CACHE_NAME = "summary.cache.json"
 CACHE_AFTER_BYTES = 1 << 20
 

@@ -3,17 +3,17 @@ that answers in the API's JSON shape (DescribeSpotPriceHistory, DescribePrice, a
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.support.aliyun import JsonHandler
 from tui.cost.billing import accrue
 from tui.cost.quotes import spot_for_host
 from tui.cost.spot import PriceLookupError, aliyun_client, aliyun_price, aliyun_spot_history, periods
@@ -38,7 +38,7 @@ SPOT_PAGES = [
 ]
 
 
-class Endpoint(BaseHTTPRequestHandler):
+class Endpoint(JsonHandler):
     calls: list[dict[str, str]] = []
 
     def _params(self) -> dict[str, str]:
@@ -61,17 +61,9 @@ class Endpoint(BaseHTTPRequestHandler):
         else:
             status, body = 404, {"RequestId": "r4", "Code": "InvalidInstanceType.ValueNotSupported",
                                  "Message": "The specified InstanceType does not exist."}
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._send(status, body)
 
     do_GET = do_POST = _answer
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")

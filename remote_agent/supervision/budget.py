@@ -21,11 +21,12 @@ Standard library only (the agent's rule).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from ..jobstate import supervisor_alive
 
 PRICE_FILE = "price.json"
 SHARE_EVERY = 5.0  # seconds between counts of the live jobs (opening every job's lock)
@@ -55,17 +56,11 @@ def read_price_changes(path: Path) -> List[Change]:
 
 
 def _lock_held(lock: Path) -> bool:
+    """A neighbour's supervisor lives; an unreadable lock counts as none (the share is a best guess)."""
     try:
-        fd = os.open(str(lock), os.O_RDONLY | os.O_CLOEXEC)
+        return supervisor_alive(lock)
     except OSError:
         return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True  # a supervisor holds it: that job lives
-    finally:
-        os.close(fd)
-    return False
 
 
 def live_neighbours(jobs_root: Path, own: Path) -> List[Path]:

@@ -82,7 +82,22 @@ def _error(code: str, message: str, status: int) -> tuple[int, dict[str, Any]]:
     return status, {"RequestId": "E1", "HostId": "ecs.aliyuncs.com", "Code": code, "Message": message}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class JsonHandler(BaseHTTPRequestHandler):
+    """Answers with a JSON body, as Aliyun's endpoints do; quiet (no request log on stderr)."""
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class _Handler(JsonHandler):
     account: Account  # set per server
 
     def _params(self) -> dict[str, str]:
@@ -176,18 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
                          "Datapoints": json.dumps(points)}
         return _error("InvalidAction.NotFound", f"Specified api {action} is not found.", 404)
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     do_GET = do_POST = _answer
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 def _epoch(text: str | None) -> float:
