@@ -11,7 +11,7 @@ from textual.command import CommandList
 from textual.content import Content
 
 from tests.support.jobs import launch, wait_state
-from tests.support.tui import sync, until
+from tests.support.tui import open_a_job, select_a_job, sync, until
 from tui.app import GpuDeckApp
 from tui.fleet import Fleet
 from tui.remote.client import AgentClient
@@ -62,8 +62,7 @@ async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: 
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].active, "the job")
-        await pilot.press("2")
-        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        await select_a_job(pilot, app)
         await pilot.press("s", "y")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("escape")
@@ -116,8 +115,7 @@ async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, 
     async with app.run_test(size=(140, 30)) as pilot:
         await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].active, "the job")
         assert "READ-ONLY" in str(app.screen.query_one(FleetSummaryBar).render())
-        await pilot.press("2")
-        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        await select_a_job(pilot, app)
         for key, what in (("s", "stop"), ("K", "kill"), ("r", "restart"), ("n", "new job")):
             await pilot.press(key)
             await until(pilot, lambda w=what: any(f"read-only: {w} refused" in n for n in _notes(app)), what)
@@ -143,8 +141,7 @@ async def test_the_palette_lists_gpudecks_actions_once_with_keys_as_typed(gpudec
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(140, 30)) as pilot:
         await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].active, "the job")
-        await pilot.press("2")
-        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        await select_a_job(pilot, app)
         commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert len(titles) == len(set(titles))  # no "Copy selected text" twice, no Quit twice
@@ -201,10 +198,7 @@ async def test_L_draws_the_loss_on_a_log_scale_leaving_out_values_at_or_below_ze
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: job_id in app.fleet.jobs, "the job")
-        await pilot.press("2")
-        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
+        await open_a_job(pilot, app)
         job = app.fleet.jobs[job_id]
         await until(pilot, lambda: "loss" in job.series and job.series["loss"].count == 6, "the six points")
         chart = app.screen.query_one(LossChart)

@@ -10,10 +10,9 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from tests.support.jobs import launch, wait_state
-from tests.support.tui import sync, until
+from tests.support.tui import open_a_job, sync, until
 from tui.app import GpuDeckApp
 from tui.remote.client import AgentClient
-from tui.screens.job import JobScreen
 from tui.widgets.charts import LossChart
 from tui.widgets.loss_axes import ema, seconds_to_steps, steps_to_seconds
 
@@ -52,10 +51,7 @@ async def test_e_smooths_and_x_switches_the_loss_axis(gpudeck_home: Path, client
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: job_id in app.fleet.jobs, "the job")
-        await pilot.press("2")
-        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
+        await open_a_job(pilot, app)
         job = app.fleet.jobs[job_id]
         await until(pilot, lambda: "loss" in job.series and job.series["loss"].count == 40, "the points")
         shown = {k.key for k in app.screen.query(FooterKey)}

@@ -14,7 +14,7 @@ import pytest
 from textual.widgets import DataTable
 
 from tests.support.jobs import launch, wait_state
-from tests.support.tui import sync, until
+from tests.support.tui import select_a_job, sync, until
 from tui.app import GpuDeckApp
 from tui.remote.client import AgentClient
 from tui.screens.confirm import ConfirmScreen
@@ -50,8 +50,7 @@ async def test_p_shows_the_tree_with_cpu_and_rss_and_K_kills_from_there(gpudeck_
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(140, 30)) as pilot:
         await until(pilot, lambda: job["id"] in app.fleet.jobs and app.fleet.jobs[job["id"]].active, "the job")
-        await pilot.press("2")
-        await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")
+        await select_a_job(pilot, app)
         await pilot.press("p")
         await until(pilot, lambda: spinning_child(app), "the spinning child, measured")
         child = spinning_child(app)

@@ -54,3 +54,18 @@ async def until(pilot: Pilot, cond: Callable[[], object], what: str, timeout: fl
 
 def named(app: GpuDeckApp, name: str) -> list[JobModel]:
     return [j for j in app.fleet.jobs_sorted() if j.name == name]
+
+
+async def select_a_job(pilot: Pilot, app: GpuDeckApp) -> None:
+    """The jobs tab shown and a row under its cursor."""
+    await pilot.press("2")
+    await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")  # type: ignore[attr-defined]
+
+
+async def open_a_job(pilot: Pilot, app: GpuDeckApp) -> None:
+    """The selected job's view on top (after select_a_job)."""
+    from tui.screens.job import JobScreen
+
+    await select_a_job(pilot, app)
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
