@@ -93,6 +93,8 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["unfollow"] = client.request("unfollow", job=job["id"], node="0")
     answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)
     answers["logs"] = client.request("logs", job=job["id"], node="0")
+    answers["lines"] = client.request("lines", job=job["id"], node="0")
+    answers["search"] = client.request("search", job=job["id"], node="0", text="loss", offset=0, line=0)
     answers["price"] = client.request("price", per_hour=1.5, currency="USD")
     answers["procs"] = client.request("procs", job=job["id"], node="0", interval=0.05)
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)

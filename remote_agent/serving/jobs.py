@@ -262,9 +262,7 @@ class JobTable:
             raise JobError("offset: expected a byte offset >= 0, got %r" % (offset,))
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= 16 << 20:
             raise JobError("limit: expected 1..16777216 bytes, got %r" % (limit,))
-        # Read `done` first: when it says over, every byte of output is already in the file.
-        state = view.refresh()["state"]
-        done = state in TERMINAL_STATES or state == "lost"
+        done = self.output_done(view)  # first: when it says over, every byte of output is already in the file
         try:
             with open(str(view.files.output), "rb") as f:
                 f.seek(offset)
@@ -278,6 +276,12 @@ class JobTable:
         data = clip_to_gap(data, offset, gap)
         return {"offset": offset, "data": base64.b64encode(data).decode("ascii"), "size": size, "done": done,
                 "gap": gap}
+
+    @staticmethod
+    def output_done(view: JobView) -> bool:
+        """Whether the job's output is complete (it is over: nothing more will be written)."""
+        state = view.refresh()["state"]
+        return state in TERMINAL_STATES or state == "lost"
 
     def remove(self, job: Any, node: Any) -> Dict[str, Any]:
         view = self.view(job, node)

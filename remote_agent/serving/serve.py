@@ -24,6 +24,7 @@ from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .adopting import adopt_lost_jobs
 from .jobs import JobError, JobTable
+from .logindex import LogArgError, index_lines, search
 from .output import LineWriter
 from .outputhub import OutputHub
 from .prices import PriceError, record_price
@@ -113,6 +114,18 @@ class Server:
     def op_logs(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.logs(req.get("job"), req.get("node"), req.get("offset", 0), req.get("limit", 1 << 20))
 
+    def op_lines(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        done = self.jobs.output_done(view)  # first: when it says over, every byte is in the file
+        answer = index_lines(str(view.files.output), req.get("offset"), req.get("line"), req.get("step"),
+                             req.get("max_bytes"), view.refresh()["output_gap"])
+        return dict(answer, done=done)
+
+    def op_search(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        return search(str(view.files.output), req.get("text"), req.get("offset"), req.get("line"),
+                      req.get("backward", False), req.get("max_bytes"), view.refresh()["output_gap"])
+
     def op_follow(self, req: Dict[str, Any]) -> Dict[str, Any]:
         offset = req.get("offset", 0)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -166,7 +179,7 @@ class Server:
             if op is None:
                 raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
             result = op(self, req)
-        except (BadRequest, JobError, ProbeError, ProcsError, VersionsError) as exc:
+        except (BadRequest, JobError, LogArgError, ProbeError, ProcsError, VersionsError) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
             self.out.send({"id": rid, "ok": False, "error": "%s: %s" % (req.get("op"), describe_os_error(exc))})
@@ -189,6 +202,8 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "tail": Server.op_tail,
     "untail": Server.op_untail,
     "logs": Server.op_logs,
+    "lines": Server.op_lines,
+    "search": Server.op_search,
     "follow": Server.op_follow,
     "unfollow": Server.op_unfollow,
     "autostop": Server.op_autostop,
