@@ -11,7 +11,7 @@ skips it: its bytes belong to no line, so line numbers agree with what a reader 
 
 from __future__ import annotations
 
-import os
+import io
 from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 CHUNK = 4 << 20  # bytes read per step of a scan
@@ -60,11 +60,19 @@ def index_lines(path: str, offset: Any, line: Any, step: Any, max_bytes: Any,
         return {"marks": [], "end": offset, "lines": line, "size": 0, "more": False, "step": step}
 
 
+def index_file(f: IO[bytes], offset: Any, line: Any, step: Any, max_bytes: Any,
+               gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+    """index_lines over an open binary file (a recording's output, in memory)."""
+    budget = min(_int_arg(max_bytes, "max_bytes", 1, MAX_SCAN), MAX_SCAN)
+    return _scan_index(f, _int_arg(offset, "offset", 0, 0), _int_arg(line, "line", 0, 0),
+                       _int_arg(step, "step", MIN_STEP, 64 << 10), budget, gap)
+
+
 def _scan_index(f: IO[bytes], offset: int, line: int, step: int, budget: int,
                 gap: Optional[Sequence[int]]) -> Dict[str, Any]:
     marks: List[List[int]] = []
     end, lines = offset, line
-    size = os.fstat(f.fileno()).st_size
+    size = f.seek(0, io.SEEK_END)
     stop = min(size, offset + budget)
     next_mark = (offset // step + 1) * step  # the block whose first line start is marked next
     for a, b in _pieces(offset, stop, gap):
@@ -99,6 +107,16 @@ def search(path: str, text: Any, offset: Any, line: Any, backward: Any, max_byte
     """The first line at or after the line starting at `offset` (backward: the last line before it)
     holding `text`, ASCII case-insensitive: {"found": {"line", "offset", "next"} or null, and where a
     scan cut short by `max_bytes` goes on: "more", "offset", "line"}."""
+    try:
+        with open(path, "rb") as f:
+            return search_file(f, text, offset, line, backward, max_bytes, gap)
+    except FileNotFoundError:  # no output yet
+        return search_file(io.BytesIO(), text, offset, line, backward, max_bytes, gap)
+
+
+def search_file(f: IO[bytes], text: Any, offset: Any, line: Any, backward: Any, max_bytes: Any,
+                gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+    """search over an open binary file (a recording's output, in memory)."""
     if not isinstance(text, str) or not text or len(text.encode("utf-8")) > MAX_TEXT:
         raise LogArgError("text: expected 1..%d bytes of text, got %r" % (MAX_TEXT, text))
     if not isinstance(backward, bool):
@@ -107,14 +125,10 @@ def search(path: str, text: Any, offset: Any, line: Any, backward: Any, max_byte
     line = _int_arg(line, "line", 0, 0)
     budget = min(_int_arg(max_bytes, "max_bytes", 1, MAX_SCAN), MAX_SCAN)
     needle = text.encode("utf-8").lower()
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if backward:
-                return _search_back(f, needle, min(offset, size), line, budget, gap)
-            return _search_forward(f, needle, offset, line, size, budget, gap)
-    except FileNotFoundError:  # no output yet
-        return {"found": None, "more": False, "offset": offset, "line": line}
+    size = f.seek(0, io.SEEK_END)
+    if backward:
+        return _search_back(f, needle, min(offset, size), line, budget, gap)
+    return _search_forward(f, needle, offset, line, size, budget, gap)
 
 
 def _found(f: IO[bytes], line: int, start: int, data: bytes, at: int, base: int) -> Dict[str, Any]:

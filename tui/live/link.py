@@ -7,6 +7,7 @@ that feed the fleet model go into the Inbox; the app thread applies them.
 from __future__ import annotations
 
 import base64
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,9 +15,10 @@ from typing import Any
 
 from remote_agent.supervision.outputcap import gap_marker
 
-from ..remote.client import AgentClient, AgentError
+from ..remote.client import AgentClient, AgentError, RequestTimeout
 from ..remote.transport import Transport
 from .inbox import Inbox, Update
+from .output_stream import OutputStream
 
 TransportFactory = Callable[[str], Transport]
 POLL_TIMEOUT = 10.0  # a frozen host must not hold a poll worker for long
@@ -44,6 +46,8 @@ class HostLink:
         self.tailed: set[tuple[str, str]] = set()  # (job, node) subscribed on this connection
         self.ever_connected = False
         self._history_due = True  # the first gpus poll of a connection backfills the sparklines
+        # Outputs views follow (`follow` pushes), by (job, node); they outlive a connection.
+        self.streams: dict[tuple[str, str], OutputStream] = {}
 
     # -- connection ------------------------------------------------------------------------------
 
@@ -51,7 +55,7 @@ class HostLink:
         """(Re)connect and say hello; the hello goes to the inbox too."""
         self.close()
         try:
-            client = AgentClient(self._transport_for(self.host), on_events=self._on_events)
+            client = AgentClient(self._transport_for(self.host), on_events=self._on_events, on_output=self._on_output)
             client.connect(timeout=20.0)
             hello = client.request("hello", timeout=POLL_TIMEOUT)
         except Exception as exc:  # transports raise their own kinds (SSH, host keys, OS): all mean down
@@ -62,6 +66,8 @@ class HostLink:
             self._history_due = True
         self.ever_connected = True
         self.inbox.put(Update("hello", self.host, hello))
+        for stream in list(self.streams.values()):  # each from the next byte it is owed: none twice
+            self._start_stream(client, stream)
         return hello
 
     def close(self, wait: float = 0.0) -> None:
@@ -84,6 +90,47 @@ class HostLink:
     def _on_events(self, job: str, node: str, records: list[dict[str, Any]]) -> None:
         # Called on the client's reader thread: hand on, never touch the model here.
         self.inbox.put(Update("events", self.host, records, job, node))
+
+    def _on_output(self, obj: dict[str, Any]) -> None:
+        # On the client's reader thread, like _on_events: the stream decodes and wakes its view.
+        stream = self.streams.get((str(obj.get("job")), str(obj.get("node"))))
+        if stream is not None:
+            stream.take_push(obj)
+
+    # -- output streams (blocking: from workers) -------------------------------------------------
+
+    def follow_output(self, stream: OutputStream) -> None:
+        """Push (job, node)'s output to the stream from now on, and again after every reconnect."""
+        self.streams[(stream.job, stream.node)] = stream
+        client = self._client
+        if client is not None and client.connected:
+            self._start_stream(client, stream)
+
+    def unfollow_output(self, stream: OutputStream) -> None:
+        if self.streams.get((stream.job, stream.node)) is not stream:
+            return  # another view follows it now
+        del self.streams[(stream.job, stream.node)]
+        client = self._client
+        if client is not None and client.connected:
+            with contextlib.suppress(AgentError):  # gone already: nothing to stop
+                client.request("unfollow", timeout=POLL_TIMEOUT, job=stream.job, node=stream.node)
+
+    def _start_stream(self, client: AgentClient, stream: OutputStream) -> None:
+        if stream.end is not None:
+            return
+        try:
+            if stream.started:
+                offset = stream.start_at(0)
+            else:  # the first time: from tail_bytes before the end
+                size = client.request("logs", timeout=POLL_TIMEOUT, job=stream.job, node=stream.node, offset=0, limit=1)
+                offset = stream.start_at(int(size.get("size", 0)))
+            client.request("follow", timeout=POLL_TIMEOUT, job=stream.job, node=stream.node, offset=offset)
+        except RequestTimeout:
+            pass  # a slow or frozen agent: the reconnect that follows follows again
+        except AgentError as exc:
+            if client.connected:  # the agent's answer (e.g. the job was removed): it cannot go on
+                stream.fail(str(exc))
+            # else: the connection broke; the next connect follows again
 
     def request(self, op: str, timeout: float = 30.0, **args: Any) -> Any:
         client = self._client

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import heapq
+import io
 import itertools
 import json
 import math
@@ -21,6 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from remote_agent.serving.logindex import LogArgError, index_file, search_file
+from remote_agent.supervision.outputcap import gap_marker
 
 from .client import decode_object
 from .recording import FORMAT
@@ -246,6 +250,8 @@ class ReplayTransport(Transport):
             self._ok(rid, {})
         elif op == "logs":
             self._ok(rid, self._logs(key, req))
+        elif op in ("follow", "unfollow", "lines", "search"):
+            self._output_op(rid, op, key, req)
         else:
             answers = self.tape.answers.get(op)
             if not answers:
@@ -285,6 +291,42 @@ class ReplayTransport(Transport):
             chunk = chunk[: max(0, gap[0] - offset)] if offset < gap[0] else (chunk if offset >= gap[1] else b"")
         return {"offset": offset, "data": base64.b64encode(chunk).decode("ascii"), "size": len(buf),
                 "done": self.tape.logs_done.get(key, True), "gap": gap}
+
+    def _output_op(self, rid: Any, op: str, key: Key, req: dict[str, Any]) -> None:
+        """follow (the recorded output at once, then its end if the job was over), unfollow, and the
+        full log's lines/search over the recorded output, as the agent answers them."""
+        buf = bytes(self.tape.logs.get(key, b""))
+        gap = self.tape.logs_gap.get(key)
+        done = self.tape.logs_done.get(key, True)
+        try:
+            if op == "lines":
+                self._ok(rid, {**index_file(io.BytesIO(buf), req.get("offset"), req.get("line"), req.get("step"),
+                                            req.get("max_bytes"), gap), "done": done})
+            elif op == "search":
+                self._ok(rid, search_file(io.BytesIO(buf), req.get("text"), req.get("offset"), req.get("line"),
+                                          req.get("backward", False), req.get("max_bytes"), gap))
+            elif op == "unfollow":
+                self._ok(rid, {"was_following": True})
+            else:
+                offset = max(0, int(req.get("offset") or 0))
+                self._ok(rid, {"offset": offset})
+                job, node = key
+                at = offset
+                while at < len(buf):
+                    push: dict[str, Any] = {"push": "output", "job": job, "node": node, "offset": at}
+                    if gap and gap[0] <= at < gap[1]:  # the cap's hole: one line saying so, as the agent pushes
+                        push.update(skip_to=gap[1], data=base64.b64encode(gap_marker(at, gap[1])).decode("ascii"))
+                        at = gap[1]
+                    else:
+                        stop = min(len(buf), at + (64 << 10), gap[0] if gap and at < gap[0] else len(buf))
+                        push["data"] = base64.b64encode(buf[at:stop]).decode("ascii")
+                        at = stop
+                    self._queue(push)
+                if done:
+                    self._queue({"push": "output_end", "job": job, "node": node, "offset": len(buf), "state": None,
+                                 "exit_code": None, "signal": None, "error": None})
+        except LogArgError as exc:
+            self._queue({"id": rid, "ok": False, "error": str(exc)})
 
     def _schedule(self, key: Key, since: int, as_text: bool = False) -> None:
         """Push the recorded events after `since`, each batch when its recorded moment comes

@@ -52,8 +52,8 @@ class JobScreen(JobActions):
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
             yield UsageChart(id="usage")
-        link = self.connections.links.get(node.host) if node else None
-        yield OutputLog(link, self.job_id, node.node if node else "0", TAIL_BYTES, id="output")
+        yield OutputLog(self.connections, node.host if node else None, self.job_id, node.node if node else "0",
+                        TAIL_BYTES, id="output")
         yield DeckFooter()
 
     def on_mount(self) -> None:

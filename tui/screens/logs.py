@@ -1,5 +1,5 @@
-"""`l`: a job's full output, followed while it runs (`f` toggles follow; the title says which),
-searched with `/` (then `n` / `N` for the next / previous match)."""
+"""`l`: a job's full output, any size, numbered; followed while it runs (`f` toggles follow; the
+title says which), searched on the agent with `/` (then `n` / `N` for the next / previous match)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Input, Label
+from textual.worker import Worker, WorkerState
 
 from ..fleet import Fleet
+from ..live.logfile import Found, LogFile
 from ..services import Connections
 from ..widgets.footer import DeckFooter
-from ..widgets.output_log import OutputLog
+from ..widgets.virtual_log import VirtualLog
 from .footer_order import AppKeysFirst
-
-FULL_LOG_BYTES = 16 << 20  # beyond this, the start is skipped (and said so): `gpudeck logs` has it all
 
 
 class LogScreen(AppKeysFirst):
@@ -32,7 +32,8 @@ class LogScreen(AppKeysFirst):
         super().__init__()
         self.fleet, self.connections, self.job_id = fleet, connections, job_id
         self.term = ""
-        self.found: int | None = None  # the line of the current match
+        self.searching = False
+        self.no_match = False
         job = fleet.jobs.get(job_id)
         node = next(iter(job.nodes.values()), None) if job else None
         self.host, self.node = (node.host, node.node) if node else (None, "0")
@@ -42,21 +43,40 @@ class LogScreen(AppKeysFirst):
         yield Label(id="log-title", classes="screen-title")
         yield Input(placeholder="search the output (enter: find, esc: cancel)", id="log-search", compact=True)
         link = self.connections.links.get(self.host) if self.host else None
-        yield OutputLog(link, self.job_id, self.node, FULL_LOG_BYTES, id="full-log")
+        yield VirtualLog(LogFile(link, self.job_id, self.node) if link else None, id="full-log")
         yield DeckFooter()
 
     def on_mount(self) -> None:
         self._title()
 
+    @property
+    def log_view(self) -> VirtualLog:
+        return self.query_one(VirtualLog)
+
     def _title(self) -> None:
-        log = self.query_one(OutputLog)
-        parts = [self.label, "following" if log.follow else "not following (f follows)"]
+        log = self.log_view
+        if log.source is None:
+            parts = [self.label, "this job's host is not configured"]
+        else:
+            lines = f"{log.total:,} lines" if log.ready else "indexing…"
+            follow = "● following" if log.follow else "○ not following (f follows)"
+            parts = [self.label, lines, follow]
+        if log.error:
+            parts.append(f"cannot read the output: {log.error}")
         if self.term:
-            where = f"line {self.found + 1}" if self.found is not None else "no match"
+            if self.searching:
+                where = "searching…"
+            elif log.match is not None and not self.no_match:
+                where = f"line {log.match.line + 1}"
+            else:
+                where = "no match"
             parts.append(f"/{self.term}: {where} (n/N)")
         self.query_one("#log-title", Label).update(Content(" · ".join(parts)))  # names are not markup
 
-    def on_output_log_follow_changed(self, _: OutputLog.FollowChanged) -> None:
+    def on_virtual_log_follow_changed(self, _: VirtualLog.FollowChanged) -> None:
+        self._title()
+
+    def on_virtual_log_changed(self, _: VirtualLog.Changed) -> None:
         self._title()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -68,12 +88,12 @@ class LogScreen(AppKeysFirst):
         field = self.query_one("#log-search", Input)
         if field.display:
             field.display = False
-            self.query_one(OutputLog).focus()
+            self.log_view.focus()
         else:
             self.app.pop_screen()
 
     def action_toggle_follow(self) -> None:
-        self.query_one(OutputLog).toggle_follow()
+        self.log_view.toggle_follow()
 
     def action_search(self) -> None:
         field = self.query_one("#log-search", Input)
@@ -83,24 +103,58 @@ class LogScreen(AppKeysFirst):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         event.input.display = False
-        self.term = event.value.strip()
-        self.found = None
-        log = self.query_one(OutputLog)
+        log = self.log_view
         log.focus()
-        self._jump(True, start=int(log.scroll_y) - 1)
+        self.term = event.value.strip()
+        log.match = None
         self.refresh_bindings()
+        if log.source is not None and self.term:
+            self._find(log.start_of(log.top), backward=False, from_view=log.top)
 
     def action_search_next(self) -> None:
-        self._jump(True)
+        self._jump(backward=False)
 
     def action_search_prev(self) -> None:
-        self._jump(False)
+        self._jump(backward=True)
 
-    def _jump(self, forward: bool, start: int | None = None) -> None:
-        log = self.query_one(OutputLog)
-        if start is None:
-            start = self.found if self.found is not None else int(log.scroll_y)
-        self.found = log.find(self.term, start, forward)
-        if self.found is not None:
-            log.show_line(self.found)
+    def _jump(self, backward: bool) -> None:
+        log = self.log_view
+        if log.source is None or not self.term:
+            return
+        after = log.match if log.match is not None else log.start_of(log.top)
+        self._find(after, backward, from_view=None if log.match is not None else log.top)
+
+    def _find(self, after: Found | tuple[int, int], backward: bool, from_view: int | None) -> None:
+        """Search on the agent, in a worker. A search from the view starts at the indexed line at
+        or before its top; a match above the view's top is skipped once, so `/` finds from the view."""
+        source, term = self.log_view.source, self.term
+        assert source is not None
+
+        def run() -> Found | None:
+            hit = source.find(term, after, backward)
+            while hit is not None and from_view is not None and not backward and hit.line < from_view:
+                nxt = source.find(term, hit, backward)  # above the view: the next one…
+                if nxt is None or nxt.line <= hit.line:
+                    return nxt  # …unless it wrapped: nothing below the view, the first from the top
+                hit = nxt
+            return hit
+
+        self.searching = True
+        self._title()
+        self.run_worker(run, name="search", group="log-search", thread=True, exclusive=True, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "search" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
+            return
+        log = self.log_view
+        self.searching = False
+        if event.state == WorkerState.SUCCESS:
+            hit: Found | None = event.worker.result  # type: ignore[assignment]
+            self.no_match = hit is None
+            if hit is not None:
+                log.match = hit
+                log.show_line(hit.line)
+                log.refresh()
+        else:
+            log.error = str(event.worker.error)
         self._title()

@@ -21,6 +21,7 @@ from ..errors import GpudeckError
 from ..fleet import Fleet, JobModel
 from ..live.inbox import Inbox
 from ..live.link import HostLink, LinkDown, TransportFactory
+from ..live.output_stream import OutputStream
 from ..messages import FleetChanged, HostKeyChanged, InboxPending, JobEnded
 from ..remote.backoff import Backoff
 from ..remote.client import AgentError
@@ -246,6 +247,19 @@ class Connections(Service):
                 link.tailed.add(key)
                 self.in_thread(partial(link.tail, job.id, node.node, node.last_seq),
                                group=f"tail:{host}:{job.id}:{node.node}", failed=partial(self._tailed, host))
+
+    def follow_output(self, host: str, stream: OutputStream) -> None:
+        """Push a job's output to a view's stream (`follow`), resumed after every reconnect."""
+        link = self.links.get(host)
+        if link is not None:
+            self.in_thread(partial(link.follow_output, stream), group=f"output:{host}",
+                           failed=partial(self._tailed, host))
+
+    def unfollow_output(self, host: str, stream: OutputStream) -> None:
+        """The view closed: no more pushes for it (the agent is told in a worker)."""
+        link = self.links.get(host)
+        if link is not None and self.app.is_running:
+            self.in_thread(partial(link.unfollow_output, stream), group=f"output:{host}")
 
     def watch_job(self, job_id: str) -> None:
         self.watched.add(job_id)

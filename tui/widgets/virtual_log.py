@@ -1,0 +1,219 @@
+"""The full log: a job's whole output.log, numbered, drawn a screenful at a time.
+
+Only the lines in view (and a screen either side) are read, by byte range through a LogFile, in
+thread workers; the line index grows in a worker too, so any size opens at once and nothing is
+capped. While the job runs the index is extended every FOLLOW_PERIOD s, and, following, the view
+keeps to the last line. Text reaches the screen as plain segments: output is never markup.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.binding import Binding
+from textual.events import MouseScrollUp
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import Worker, WorkerState
+
+from ..live.logfile import Found, LogFile
+
+FOLLOW_PERIOD = 1.0
+MARGIN = 1.0  # screens read beyond the view either side, so a page key finds its lines ready
+
+
+class VirtualLog(ScrollView, can_focus=True):
+    BINDINGS = [
+        Binding("j", "vim_down", "Down", id="vim_down", show=False),
+        Binding("k", "vim_up", "Up", id="vim_up", show=False),
+        Binding("g", "vim_top", "First line", id="vim_top", show=False),
+        Binding("G", "vim_bottom", "Last line", id="vim_bottom", show=False),
+        Binding("pageup", "vim_page_up", "Page up", id="log_page_up", show=False),
+        Binding("pagedown", "vim_page_down", "Page down", id="log_page_down", show=False),
+    ]
+    COMPONENT_CLASSES = {"virtual-log--number", "virtual-log--match"}
+    DEFAULT_CSS = """
+    VirtualLog { background: $surface; }
+    VirtualLog > .virtual-log--number { color: $text-muted; }
+    VirtualLog > .virtual-log--match { background: $accent 40%; }
+    """
+
+    class FollowChanged(Message):
+        """Following the output turned on or off (a key, or reading back)."""
+
+        def __init__(self, log: VirtualLog, follow: bool) -> None:
+            super().__init__()
+            self.log, self.follow = log, follow
+
+        @property
+        def control(self) -> VirtualLog:
+            return self.log
+
+    class Changed(Message):
+        """The index grew, or a read or a search failed: the screen's title redraws."""
+
+    def __init__(self, source: LogFile | None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.source = source
+        self.follow = True
+        self.ready = False  # the first index arrived
+        self.error: str | None = None
+        self.match: Found | None = None
+        self._rows: dict[int, tuple[int, str]] = {}  # line -> (offset, text), the window read last
+        self._window = (0, 0)  # lines [first, last) asked for (or being read)
+
+    @property
+    def total(self) -> int:
+        return self.source.total if self.source else 0
+
+    @property
+    def top(self) -> int:
+        return int(self.scroll_y)
+
+    def text_of(self, line: int) -> str | None:
+        """The line's text when it is read (tests and the title use it)."""
+        row = self._rows.get(line)
+        return row[1] if row else None
+
+    def start_of(self, line: int) -> tuple[int, int]:
+        """(line, its first byte) when the line is read, else the indexed line start before it."""
+        row = self._rows.get(line)
+        if row is not None:
+            return line, row[0]
+        assert self.source is not None
+        return self.source.mark_before(line)
+
+    # -- following -------------------------------------------------------------------------------
+
+    def set_follow(self, on: bool) -> None:
+        if on:
+            self.scroll_end(animate=False, immediate=True)
+        if on != self.follow:
+            self.follow = on
+            self.post_message(self.FollowChanged(self, on))
+
+    def toggle_follow(self) -> None:
+        self.set_follow(not self.follow)
+
+    # -- keys --------------------------------------------------------------------------------------
+
+    def action_vim_down(self) -> None:
+        self.scroll_down(animate=False, immediate=True)
+
+    def action_vim_up(self) -> None:
+        self.set_follow(False)  # reading back: new lines must not pull the view down
+        self.scroll_up(animate=False, immediate=True)
+
+    def action_vim_top(self) -> None:
+        self.set_follow(False)
+        self.scroll_home(animate=False, immediate=True)
+
+    def action_vim_bottom(self) -> None:
+        self.set_follow(True)
+
+    def action_vim_page_up(self) -> None:
+        self.set_follow(False)
+        self.scroll_page_up(animate=False)
+
+    def action_vim_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def _on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
+        self.set_follow(False)
+        super()._on_mouse_scroll_up(event)
+
+    def show_line(self, line: int) -> None:
+        """Put `line` near the top of the view and stop following (the user is reading)."""
+        self.set_follow(False)
+        self.scroll_to(y=max(0, line - 2), animate=False, immediate=True)
+
+    # -- the index ---------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        if self.source is not None:
+            self._index()
+
+    def _index(self) -> None:
+        if self.is_attached and self.source is not None:
+            self.run_worker(self.source.refresh_index, name="index", group="log-index", thread=True,
+                            exclusive=True, exit_on_error=False)
+
+    def _indexed(self, grew: bool) -> None:
+        first = not self.ready
+        self.ready, self.error = True, None
+        if grew or first:
+            self.virtual_size = Size(self.size.width, self.total)
+            if self.follow:
+                self.scroll_end(animate=False, immediate=True)
+            if first or self._window[1] >= self.total - 1 - self.size.height:
+                self._window = (0, 0)  # the last lines changed: read them again
+            self._need()
+            self.post_message(self.Changed())
+        if self.source is not None and not (self.source.done and self.source.size == self.source.end):
+            self.set_timer(FOLLOW_PERIOD, self._index)
+        elif self.source is not None and self.source.size > self.source.end:
+            self.set_timer(FOLLOW_PERIOD, self._index)  # over, but a last line without newline may grow
+
+    # -- reading the lines in view -------------------------------------------------------------------
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._need()
+
+    def on_resize(self) -> None:
+        if self.ready:
+            self.virtual_size = Size(self.size.width, self.total)
+            self._need()
+
+    def _need(self) -> None:
+        """Read the lines around the view unless they are read or being read."""
+        if self.source is None or not self.ready:
+            return
+        height = max(1, self.size.height)
+        top, bottom = self.top, min(self.total, self.top + height)
+        if self._window[0] <= top and bottom <= self._window[1]:
+            return
+        margin = int(height * MARGIN)
+        first = max(0, top - margin)
+        count = (bottom + margin) - first
+        self._window = (first, first + count)
+        source = self.source
+        self.run_worker(lambda: (first, source.read_lines(first, count)), name="read", group="log-read",
+                        thread=True, exclusive=True, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        name = event.worker.name
+        if name not in ("index", "read"):
+            return
+        event.stop()
+        if event.state == WorkerState.SUCCESS:
+            if name == "index":
+                self._indexed(bool(event.worker.result))
+            else:
+                first, rows = event.worker.result  # type: ignore[misc]
+                self._rows = {first + i: row for i, row in enumerate(rows)}
+                self.refresh()
+        elif event.state == WorkerState.ERROR:
+            self.error = str(event.worker.error) or type(event.worker.error).__name__
+            self._window = (0, 0)
+            self.post_message(self.Changed())
+            self.set_timer(2.0, self._index if name == "index" else self._need)
+
+    # -- drawing -------------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        line = self.top + y
+        base = self.rich_style
+        if line >= self.total:
+            return Strip.blank(width, base)
+        digits = len(str(max(1, self.total)))
+        number = self.get_component_rich_style("virtual-log--number")
+        row = self._rows.get(line)
+        text = row[1] if row else ""
+        style = base
+        if self.match is not None and self.match.line == line:
+            style = base + self.get_component_rich_style("virtual-log--match")
+        segments = [Segment(f"{line + 1:>{digits}} ", base + number), Segment(text, style)]
+        return Strip(segments).crop_extend(0, width, style)
