@@ -21,6 +21,7 @@ from tui.screens.launch import LaunchScreen
 from tui.screens.logs import LogScreen
 from tui.widgets.jobs_table import JobsTable
 from tui.widgets.output_log import OutputLog
+from tui.widgets.virtual_log import VirtualLog
 
 LINES = "for i in range(300): print('needle' if i in (40, 200) else f'line {i}')"
 
@@ -99,8 +100,8 @@ async def test_full_log_search_and_follow_title(gpudeck_home: Path, client: Agen
         await pilot.press("l")
         await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
         screen = app.screen
-        log = screen.query_one(OutputLog)
-        await until(pilot, lambda: log.line_count >= 300, "the output")
+        log = screen.query_one(VirtualLog)
+        await until(pilot, lambda: log.total == 300 and log.text_of(299) == "line 299", "the output, to its last line")
 
         def title() -> str:
             return str(screen.query_one("#log-title").render())

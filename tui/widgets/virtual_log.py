@@ -34,7 +34,7 @@ class VirtualLog(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"virtual-log--number", "virtual-log--match"}
     DEFAULT_CSS = """
-    VirtualLog { background: $surface; }
+    VirtualLog { background: $surface; overflow-x: hidden; }
     VirtualLog > .virtual-log--number { color: $text-muted; }
     VirtualLog > .virtual-log--match { background: $accent 40%; }
     """
@@ -88,7 +88,7 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def set_follow(self, on: bool) -> None:
         if on:
-            self.scroll_end(animate=False, immediate=True)
+            self.scroll_end(animate=False, immediate=True, force=True)
         if on != self.follow:
             self.follow = on
             self.post_message(self.FollowChanged(self, on))
@@ -126,7 +126,7 @@ class VirtualLog(ScrollView, can_focus=True):
     def show_line(self, line: int) -> None:
         """Put `line` near the top of the view and stop following (the user is reading)."""
         self.set_follow(False)
-        self.scroll_to(y=max(0, line - 2), animate=False, immediate=True)
+        self.scroll_to(y=max(0, line - 2), animate=False, immediate=True, force=True)
 
     # -- the index ---------------------------------------------------------------------------------
 
@@ -143,9 +143,9 @@ class VirtualLog(ScrollView, can_focus=True):
         first = not self.ready
         self.ready, self.error = True, None
         if grew or first:
-            self.virtual_size = Size(self.size.width, self.total)
+            self.virtual_size = Size(0, self.total)  # lines are cut at the edge: no sideways scroll
             if self.follow:
-                self.scroll_end(animate=False, immediate=True)
+                self.scroll_end(animate=False, immediate=True, force=True)
             if first or self._window[1] >= self.total - 1 - self.size.height:
                 self._window = (0, 0)  # the last lines changed: read them again
             self._need()
@@ -163,7 +163,7 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         if self.ready:
-            self.virtual_size = Size(self.size.width, self.total)
+            self.virtual_size = Size(0, self.total)  # lines are cut at the edge: no sideways scroll
             self._need()
 
     def _need(self) -> None:
