@@ -1,0 +1,93 @@
+"""The full log (`l`) over a 200 MB output.log: opens on its last line with line numbers, line 1 is
+one `g` away (no line cap), the agent's search finds a line in the middle, and the keys move."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.jobs import launch, wait_state
+from tests.support.tui import sync, until
+from tui.app import GpuDeckApp
+from tui.remote.client import AgentClient
+from tui.screens.logs import LogScreen
+from tui.widgets.jobs_table import JobsTable
+from tui.widgets.virtual_log import VirtualLog
+
+LINES = 2_000_000  # × 100 bytes: 200 MB
+NEEDLE_AT = 1_000_000
+
+
+def line(i: int) -> bytes:
+    body = b"the needle in the middle" if i == NEEDLE_AT else b"step=%d loss=0.%06d" % (i, i)
+    return (b"line %09d " % i + body).ljust(99, b".") + b"\n"
+
+
+def big_output(agent_dir: Path, job_id: str) -> Path:
+    """The job's output.log replaced by 200 MB of numbered lines (as if it had printed them)."""
+    path = agent_dir / "jobs" / job_id / "0" / "output.log"
+    with path.open("wb") as f:
+        for start in range(0, LINES, 100_000):
+            f.write(b"".join(line(i) for i in range(start, start + 100_000)))
+    assert path.stat().st_size == LINES * 100
+    return path
+
+
+def row_text(log: VirtualLog, y: int) -> str:
+    return log.render_line(y).text
+
+
+@pytest.mark.slow
+@sync
+async def test_a_200_mb_log_opens_at_its_end_and_finds_the_middle(gpudeck_home: Path, agent_dir: Path,
+                                                                 client: AgentClient, workdir: Path) -> None:
+    job = launch(client, workdir, [sys.executable, "-c", "print('short')"], name="big")
+    wait_state(client, job["id"], {"exited"})
+    path = big_output(agent_dir, job["id"])
+    try:
+        app = GpuDeckApp(store=None)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: job["id"] in app.fleet.jobs, "the job")
+            await pilot.press("2")
+            table = app.screen.query_one(JobsTable)
+            await until(pilot, lambda: table.selected_id == job["id"], "the row")
+            await pilot.press("l")
+            await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
+            log = app.screen.query_one(VirtualLog)
+            last = line(LINES - 1).decode().rstrip("\n")
+            await until(pilot, lambda: log.text_of(LINES - 1) == last, "the last line", timeout=60)
+            await pilot.pause()
+            assert log.total == LINES
+            bottom = log.size.height - 1
+            assert row_text(log, bottom).startswith(f"{LINES} line 001999999")  # numbered, from 1
+            title = str(app.screen.query_one("#log-title").render())
+            assert f"{LINES:,} lines" in title
+
+            await pilot.press("g")  # no cap: the first line is there
+            await until(pilot, lambda: log.text_of(0) is not None and log.top == 0, "line 1")
+            assert row_text(log, 0).startswith("      1 line 000000000 step=0")
+            await pilot.press("pagedown")
+            await until(pilot, lambda: log.top > 0, "a page down")
+            page = log.top
+            await pilot.press("j")
+            await until(pilot, lambda: log.top == page + 1, "a line down")
+            await pilot.press("k", "pageup")
+            await until(pilot, lambda: log.top == 0, "back up")
+
+            await pilot.press("slash", *"NEEDLE", "enter")  # case-insensitive, found by the agent
+            await until(pilot, lambda: log.match is not None and log.match.line == NEEDLE_AT, "the match", timeout=60)
+            await until(pilot, lambda: log.text_of(NEEDLE_AT) is not None, "the matched line read")
+            assert "the needle in the middle" in (log.text_of(NEEDLE_AT) or "")
+            assert log.top <= NEEDLE_AT < log.top + log.size.height
+            title = str(app.screen.query_one("#log-title").render())
+            assert f"/NEEDLE: line {NEEDLE_AT + 1}" in title and "not following" in title
+            await pilot.press("n")  # the only match: wrapping finds it again
+            await until(pilot, lambda: "searching" not in str(app.screen.query_one("#log-title").render()), "n")
+            assert log.match is not None and log.match.line == NEEDLE_AT
+
+            await pilot.press("G")  # the end, following again
+            await until(pilot, lambda: log.follow and log.top == LINES - log.size.height, "the end")
+    finally:
+        path.unlink()
