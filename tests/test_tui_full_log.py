@@ -1,9 +1,11 @@
 """The full log (`l`) over a 200 MB output.log: opens on its last line with line numbers, line 1 is
-one `g` away (no line cap), the agent's search finds a line in the middle, and the keys move."""
+one `g` away (no line cap), the agent's search finds a line in the middle, and the keys move. The
+end shows before the index is built, and printed text is never markup."""
 
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from tests.support.jobs import launch, wait_state
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
+from tui.live.logfile import LogFile
 from tui.remote.client import AgentClient
 from tui.screens.logs import LogScreen
 from tui.widgets.jobs_table import JobsTable
@@ -91,3 +94,40 @@ async def test_a_200_mb_log_opens_at_its_end_and_finds_the_middle(gpudeck_home: 
             await until(pilot, lambda: log.follow and log.top == LINES - log.size.height, "the end")
     finally:
         path.unlink()
+
+
+@pytest.mark.slow
+@sync
+async def test_the_end_shows_before_the_index_and_output_is_never_markup(
+        gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    printed = "for i in range(500): print(f'row {i}')\nprint('[bold red]not markup[/] \\x1b[31mred\\x1b[0m \\x07')"
+    job = launch(client, workdir, [sys.executable, "-c", printed], name="small")
+    wait_state(client, job["id"], {"exited"})
+    release = threading.Event()
+    refresh_index = LogFile.refresh_index
+
+    def held(self: LogFile) -> bool:  # the index is slow to come (a huge file)
+        release.wait(30)
+        return refresh_index(self)
+
+    monkeypatch.setattr(LogFile, "refresh_index", held)
+    app = GpuDeckApp(store=None)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: job["id"] in app.fleet.jobs, "the job")
+            await pilot.press("2")
+            table = app.screen.query_one(JobsTable)
+            await until(pilot, lambda: table.selected_id == job["id"], "the row")
+            await pilot.press("l")
+            await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
+            log = app.screen.query_one(VirtualLog)
+            last = "[bold red]not markup[/] red \ufffd"  # as printed, colours dropped, the bell marked
+            await until(pilot, lambda: log.total and log.text_of(log.total - 1) == last, "the end, before the index")
+            assert not log.ready and "indexing" in str(app.screen.query_one("#log-title").render())
+            await pilot.pause()
+            assert row_text(log, log.size.height - 1) == f"· {last}".ljust(log.size.width)
+            release.set()
+            await until(pilot, lambda: log.ready and log.total == 501, "numbered")
+            await until(pilot, lambda: row_text(log, log.size.height - 1).startswith(f"501 {last}"), "the last row numbered")
+    finally:
+        release.set()

@@ -100,6 +100,26 @@ class LogFile:
             out.append((start, _text(current)))  # the last line, without its newline yet
         return out
 
+    def read_tail(self, nbytes: int) -> tuple[int, list[tuple[int, str]]]:
+        """The file's size and its last lines (within nbytes of the end) as (byte offset, text):
+        shown while the index is being built, so the end is on screen at once whatever the size."""
+        size = int(self.link.request("logs", timeout=30.0, job=self.job, node=self.node, offset=0, limit=1)["size"])
+        start = max(0, size - nbytes)
+        at, data = self._read(start)
+        data = data[: max(0, size - at)]
+        if at > 0:  # mid-file: from the first whole line
+            cut = data.find(b"\n") + 1
+            if cut == 0:
+                return size, []
+            at, data = at + cut, data[cut:]
+        rows, pos = [], 0
+        for raw in data.split(b"\n"):
+            rows.append((at + pos, _text(raw[:LINE_BYTES])))
+            pos += len(raw) + 1
+        if data.endswith(b"\n"):
+            rows.pop()  # after the last newline: no line yet
+        return size, rows
+
     def _read(self, offset: int) -> tuple[int, bytes]:
         """Bytes from offset on, skipping the output cap's hole (as the index does): (where, data)."""
         r = self.link.request("logs", timeout=30.0, job=self.job, node=self.node, offset=offset, limit=READ)

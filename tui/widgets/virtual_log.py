@@ -1,8 +1,8 @@
 """The full log: a job's whole output.log, numbered, drawn a screenful at a time.
 
 Only the lines in view (and a screen either side) are read, by byte range through a LogFile, in
-thread workers; the line index grows in a worker too, so any size opens at once and nothing is
-capped. While the job runs the index is extended every FOLLOW_PERIOD s, and, following, the view
+thread workers; the line index grows in a worker too, and the file's last 64 KiB are shown (without
+numbers) while the first index is built, so any size opens at once and nothing is capped. While the job runs the index is extended every FOLLOW_PERIOD s, and, following, the view
 keeps to the last line. Text reaches the screen as plain segments: output is never markup.
 """
 
@@ -21,6 +21,7 @@ from ..live.logfile import Found, LogFile
 
 FOLLOW_PERIOD = 1.0
 MARGIN = 1.0  # screens read beyond the view either side, so a page key finds its lines ready
+TAIL_BYTES = 64 << 10  # the end shown at once, before the index (line numbers) arrives
 
 
 class VirtualLog(ScrollView, can_focus=True):
@@ -61,10 +62,17 @@ class VirtualLog(ScrollView, can_focus=True):
         self.error: str | None = None
         self.match: Found | None = None
         self._rows: dict[int, tuple[int, str]] = {}  # line -> (offset, text), the window read last
+        # The file's last lines, read at once while the index is built (their numbers unknown yet),
+        # and the file's size when they were read.
+        self._tail: list[tuple[int, str]] = []
+        self._tail_size = -1
         self._window = (0, 0)  # lines [first, last) asked for (or being read)
 
     @property
     def total(self) -> int:
+        """Lines shown: the file's, once indexed; before, the last lines read."""
+        if not self.ready:
+            return len(self._tail)
         return self.source.total if self.source else 0
 
     @property
@@ -73,7 +81,7 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def text_of(self, line: int) -> str | None:
         """The line's text when it is read (tests and the title use it)."""
-        row = self._rows.get(line)
+        row = self._rows.get(line) if self.ready else (self._tail[line] if 0 <= line < len(self._tail) else None)
         return row[1] if row else None
 
     def start_of(self, line: int) -> tuple[int, int]:
@@ -81,7 +89,8 @@ class VirtualLog(ScrollView, can_focus=True):
         row = self._rows.get(line)
         if row is not None:
             return line, row[0]
-        assert self.source is not None
+        if not self.ready or self.source is None:
+            return 0, 0  # the tail's numbers are not known yet: from the start
         return self.source.mark_before(line)
 
     # -- following -------------------------------------------------------------------------------
@@ -132,7 +141,18 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         if self.source is not None:
+            source = self.source
+            self.run_worker(lambda: source.read_tail(TAIL_BYTES), name="tail", group="log-tail", thread=True,
+                            exit_on_error=False)
             self._index()
+
+    def _tail_read(self, size: int, rows: list[tuple[int, str]]) -> None:
+        if self.ready:
+            return  # the index came first
+        self._tail, self._tail_size = rows, size
+        self.virtual_size = Size(0, len(rows))
+        self.scroll_end(animate=False, immediate=True, force=True)
+        self.refresh()
 
     def _index(self) -> None:
         if self.is_attached and self.source is not None:
@@ -142,6 +162,11 @@ class VirtualLog(ScrollView, can_focus=True):
     def _indexed(self, grew: bool) -> None:
         first = not self.ready
         self.ready, self.error = True, None
+        if first and self.source is not None and self._tail and self._tail_size == self.source.size:
+            # The tail on screen is the file's end: numbered now, drawn on while the window is read.
+            base = self.source.total - len(self._tail)
+            self._rows = {base + i: row for i, row in enumerate(self._tail)}
+        self._tail = []
         if grew or first:
             self.virtual_size = Size(0, self.total)  # lines are cut at the edge: no sideways scroll
             if self.follow:
@@ -184,9 +209,13 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         name = event.worker.name
-        if name not in ("index", "read"):
+        if name not in ("index", "read", "tail"):
             return
         event.stop()
+        if name == "tail":  # only a head start: a failure is the index's to say
+            if event.state == WorkerState.SUCCESS:
+                self._tail_read(*event.worker.result)  # type: ignore[misc]
+            return
         if event.state == WorkerState.SUCCESS:
             if name == "index":
                 self._indexed(bool(event.worker.result))
@@ -210,8 +239,9 @@ class VirtualLog(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         digits = len(str(max(1, self.total)))
         number = self.get_component_rich_style("virtual-log--number")
-        row = self._rows.get(line)
-        text = row[1] if row else ""
+        text = self.text_of(line) or ""
+        if not self.ready:  # the tail, before its numbers are known
+            return Strip([Segment("· ", base + number), Segment(text, base)]).crop_extend(0, width, base)
         style = base
         if self.match is not None and self.match.line == line:
             style = base + self.get_component_rich_style("virtual-log--match")
