@@ -47,6 +47,7 @@ from .widgets.cloud_view import CloudView
 from .widgets.failures import guarded, report, say
 from .widgets.jobs_table import JobsTable
 from .widgets.output_log import OutputLog
+from .widgets.virtual_log import VirtualLog
 
 
 def _open_store(warn: Callable[[str], None] | None = None) -> Store:
@@ -66,10 +67,15 @@ def binding_ids() -> set[str]:
     return seen
 
 
+def binding_ids_of(cls: type) -> set[str]:
+    return {b.id for b in vars(cls).get("BINDINGS", ()) if isinstance(b, Binding) and b.id}
+
+
 # Kept out of the palette: Textual's own help panel (lists widget internals; `?` is gpudeck's) and
 # maximize; moving a cursor, quitting (Textual's Quit is there) and closing a dialog are not commands.
 TEXTUAL_INTERNALS = frozenset({"Keys", "Maximize"})
-NOT_IN_PALETTE = frozenset({"quit", "help_close", "vim_down", "vim_up", "vim_top", "vim_bottom"})
+NOT_IN_PALETTE = frozenset({"quit", "help_close", "vim_down", "vim_up", "vim_top", "vim_bottom", "log_page_up",
+                            "log_page_down"})
 
 
 class GpuDeckApp(App[None]):
@@ -236,7 +242,7 @@ class GpuDeckApp(App[None]):
             ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
             ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
             ("cloud instances", list(CloudView.BINDINGS)),
-            ("output", list(OutputLog.BINDINGS)),
+            ("output", [*OutputLog.BINDINGS, *(b for b in VirtualLog.BINDINGS if b.id not in binding_ids_of(OutputLog))]),
         ]))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -6,14 +6,10 @@ that feed the fleet model go into the Inbox; the app thread applies them.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-
-from remote_agent.supervision.outputcap import gap_marker
 
 from ..remote.client import AgentClient, AgentError, RequestTimeout
 from ..remote.transport import Transport
@@ -26,14 +22,6 @@ POLL_TIMEOUT = 10.0  # a frozen host must not hold a poll worker for long
 
 class LinkDown(Exception):
     """The host is not connected (or the connection broke); the message says why."""
-
-
-@dataclass
-class LogChunk:
-    offset: int  # where data starts
-    data: bytes
-    size: int  # the file's size now
-    done: bool  # the job is over: nothing more will be written
 
 
 class HostLink:
@@ -177,16 +165,3 @@ class HostLink:
         if isinstance(obj, dict):
             self.inbox.put(Update("jobs", self.host, [obj]))
         return obj
-
-    def logs(self, job: str, node: str, offset: int, limit: int = 1 << 20) -> LogChunk:
-        r = self.request("logs", timeout=30.0, job=job, node=node, offset=offset, limit=limit)
-        try:
-            data = base64.b64decode(r.get("data") or "")
-        except ValueError:
-            data = b""
-        gap = r.get("gap")
-        if not data and isinstance(gap, list) and len(gap) == 2 and gap[0] <= offset < gap[1]:
-            # The output cap dropped these bytes: a line saying so, ending where the output goes on.
-            data = gap_marker(offset, gap[1])
-            return LogChunk(gap[1] - len(data), data, int(r.get("size", 0)), bool(r.get("done")))
-        return LogChunk(int(r.get("offset", offset)), data, int(r.get("size", 0)), bool(r.get("done")))
