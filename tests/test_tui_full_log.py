@@ -131,3 +131,36 @@ async def test_the_end_shows_before_the_index_and_output_is_never_markup(
             await until(pilot, lambda: row_text(log, log.size.height - 1).startswith(f"501 {last}"), "the last row numbered")
     finally:
         release.set()
+
+
+@pytest.mark.slow
+@sync
+async def test_the_full_log_of_a_running_job_follows_its_new_lines(gpudeck_home: Path, client: AgentClient,
+                                                                  workdir: Path) -> None:
+    ticks = "import time\nfor i in range(100000):\n    print(f'tick {i}', flush=True)\n    time.sleep(0.05)\n"
+    job = launch(client, workdir, [sys.executable, "-c", ticks], name="ticking")
+    wait_state(client, job["id"], {"running"})
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: job["id"] in app.fleet.jobs, "the job")
+        await pilot.press("2")
+        table = app.screen.query_one(JobsTable)
+        await until(pilot, lambda: table.selected_id == job["id"], "the row")
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
+        log = app.screen.query_one(VirtualLog)
+
+        def last_tick() -> int:
+            text = log.text_of(log.total - 1) if log.ready and log.total else None
+            return int(text.split()[-1]) if text and text.startswith("tick ") else -1
+
+        await until(pilot, lambda: last_tick() >= 0, "the first index")
+        first = last_tick()
+        await until(pilot, lambda: last_tick() >= first + 30, "new lines, followed to the end")
+        assert log.follow and log.top == max(0, log.total - log.size.height)
+        assert "● following" in str(app.screen.query_one("#log-title").render())
+        await pilot.press("k")  # reading back: the view stays where it is while lines come
+        await until(pilot, lambda: "○ not following" in str(app.screen.query_one("#log-title").render()), "paused")
+        top, total = log.top, log.total
+        await until(pilot, lambda: log.total >= total + 20, "more lines indexed")
+        assert log.top == top
