@@ -136,3 +136,50 @@ def test_lines_and_search_over_the_protocol(client: AgentClient, workdir: Path) 
     assert back["found"]["line"] == 298  # "row 299" (lines count from 0) is the last before it holding "row 2"
     with pytest.raises(AgentError, match="step: expected an integer >= 4096"):
         client.request("lines", job=job["id"], node="0", step=10)
+
+
+def test_the_cache_answers_as_a_fresh_scan_and_reads_only_new_bytes(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "output.log"
+    path.write_bytes(random_log(random.Random(5), 3000))
+    cache = logindex.IndexCache()
+    read: list[int] = []
+    plain_read = logindex._read
+
+    def counting(f, start: int, stop: int) -> bytes:  # type: ignore[no-untyped-def]
+        read.append(stop - start)
+        return plain_read(f, start, stop)
+
+    monkeypatch.setattr(logindex, "_read", counting)
+    first = cache.lines(str(path), 0, 0, 4096, None, None)
+    assert first == index_lines(str(path), 0, 0, 4096, None, None) and first["marks"]
+    size = path.stat().st_size
+    with path.open("ab") as f:
+        f.write(random_log(random.Random(6), 500) + b"partial")
+    read.clear()
+    again = cache.lines(str(path), 0, 0, 4096, None, None)  # a reopened full log
+    assert sum(read) == path.stat().st_size - first["end"] < size  # only the bytes after the last scan
+    fresh = index_lines(str(path), 0, 0, 4096, None, None)
+    assert again == fresh
+    mark = fresh["marks"][3]  # going on from a mark it knows
+    assert cache.lines(str(path), mark[1], mark[0], 4096, None, None) == index_lines(str(path), mark[1], mark[0], 4096, None, None)
+    assert cache.lines(str(path), 0, 0, 4096, None, [10, 20]) == index_lines(str(path), 0, 0, 4096, None, [10, 20])
+
+
+def test_a_cached_index_longer_than_one_answer_goes_on_in_several(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(logindex, "MAX_MARKS", 5)
+    path = tmp_path / "output.log"
+    path.write_bytes(random_log(random.Random(7), 2000))
+    cache = logindex.IndexCache()
+    fresh = index_lines(str(path), 0, 0, 4096, None, None)
+    cache.lines(str(path), 0, 0, 4096, None, None)
+    marks, offset, line = [], 0, 0
+    while True:
+        r = cache.lines(str(path), offset, line, 4096, None, None)
+        assert len(r["marks"]) <= 5 or not r["more"]
+        marks += r["marks"]
+        offset, line = r["end"], r["lines"]
+        if not r["more"]:
+            break
+    assert marks == fresh["marks"] and (offset, line) == (fresh["end"], fresh["lines"])

@@ -11,7 +11,11 @@ skips it: its bytes belong to no line, so line numbers agree with what a reader 
 
 from __future__ import annotations
 
+import bisect
 import io
+import os
+import threading
+from collections import OrderedDict
 from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 CHUNK = 4 << 20  # bytes read per step of a scan
@@ -212,3 +216,72 @@ def _search_back(f: IO[bytes], needle: bytes, offset: int, line: int, budget: in
         if scanned >= budget and pos > 0:
             return {"found": None, "more": True, "offset": pos, "line": line}
     return {"found": None, "more": False, "offset": pos, "line": line}
+
+
+MAX_MARKS = 65536  # marks per answer at most (a cached index of a huge file goes in several)
+CACHED_FILES = 8
+
+
+class _Known:
+    """What earlier scans of one file found: its marks, and where they stopped."""
+
+    def __init__(self, answer: Dict[str, Any]) -> None:
+        self.lines = [0] + [m[0] for m in answer["marks"]]
+        self.offsets = [0] + [m[1] for m in answer["marks"]]
+        self.end, self.count = answer["end"], answer["lines"]
+
+    def at(self, offset: int, line: int) -> Optional[int]:
+        """The index of (line, offset) among the marks (the end counts as one past them), or None."""
+        if (offset, line) == (self.end, self.count):
+            return len(self.offsets)
+        i = bisect.bisect_left(self.offsets, offset)
+        return i if i < len(self.offsets) and (self.offsets[i], self.lines[i]) == (offset, line) else None
+
+    def extend(self, answer: Dict[str, Any]) -> None:
+        for line, offset in answer["marks"]:
+            if offset > self.offsets[-1]:
+                self.lines.append(line)
+                self.offsets.append(offset)
+        self.end, self.count = answer["end"], answer["lines"]
+
+
+class IndexCache:
+    """`lines` for one serve: output.log only grows (the cap's hole is part of the key), so what was
+    scanned once is answered from memory and only the bytes written since are read; reopening the
+    full log of a big file costs no second scan."""
+
+    def __init__(self) -> None:
+        self._known: OrderedDict[Tuple[str, int, Optional[Tuple[int, ...]]], _Known] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def lines(self, path: str, offset: Any, line: Any, step: Any, max_bytes: Any,
+              gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+        offset = _int_arg(offset, "offset", 0, 0)
+        line = _int_arg(line, "line", 0, 0)
+        step = _int_arg(step, "step", MIN_STEP, 64 << 10)
+        key = (path, step, tuple(gap) if gap else None)
+        with self._lock:
+            known = self._known.get(key)
+            if known is not None:
+                self._known.move_to_end(key)
+        start = known.at(offset, line) if known is not None else None
+        if known is None or start is None:
+            answer = index_lines(path, offset, line, step, max_bytes, gap)
+            if (offset, line) == (0, 0):
+                with self._lock:
+                    self._known[key] = _Known(answer)
+                    while len(self._known) > CACHED_FILES:
+                        self._known.popitem(last=False)
+            return answer
+        with self._lock:
+            stop = min(len(known.offsets), start + 1 + MAX_MARKS)
+            marks = [[known.lines[i], known.offsets[i]] for i in range(start + 1, stop)]
+            if stop < len(known.offsets):  # more than one answer holds: go on from the last
+                size = os.stat(path).st_size
+                return {"marks": marks, "end": marks[-1][1], "lines": marks[-1][0], "size": size, "more": True,
+                        "step": step}
+            end, count = known.end, known.count
+        answer = index_lines(path, end, count, step, max_bytes, gap)  # only what was written since
+        with self._lock:
+            known.extend(answer)
+        return dict(answer, marks=marks + answer["marks"])

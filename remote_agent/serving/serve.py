@@ -24,7 +24,7 @@ from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .adopting import adopt_lost_jobs
 from .jobs import JobError, JobTable
-from .logindex import LogArgError, index_lines, search
+from .logindex import IndexCache, LogArgError, search
 from .output import LineWriter
 from .outputhub import OutputHub
 from .prices import PriceError, record_price
@@ -46,6 +46,7 @@ class Server:
         self.jobs = JobTable(root)
         self.hub = TailHub(out)
         self.outputs = OutputHub(out)
+        self.line_index = IndexCache()  # the full log's reopening reads only what is new
         # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
@@ -117,7 +118,7 @@ class Server:
     def op_lines(self, req: Dict[str, Any]) -> Dict[str, Any]:
         view = self.jobs.view(req.get("job"), req.get("node"))
         done = self.jobs.output_done(view)  # first: when it says over, every byte is in the file
-        answer = index_lines(str(view.files.output), req.get("offset"), req.get("line"), req.get("step"),
+        answer = self.line_index.lines(str(view.files.output), req.get("offset"), req.get("line"), req.get("step"),
                              req.get("max_bytes"), view.refresh()["output_gap"])
         return dict(answer, done=done)
 
