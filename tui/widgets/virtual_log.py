@@ -168,17 +168,16 @@ class VirtualLog(ScrollView, can_focus=True):
             self._rows = {base + i: row for i, row in enumerate(self._tail)}
         self._tail = []
         if grew or first:
+            shown = self.virtual_size.height  # the line count drawn so far
             self.virtual_size = Size(0, self.total)  # lines are cut at the edge: no sideways scroll
             if self.follow:
                 self.scroll_end(animate=False, immediate=True, force=True)
-            if first or self._window[1] >= self.total - 1 - self.size.height:
-                self._window = (0, 0)  # the last lines changed: read them again
+            if first or self._window[1] >= shown:
+                self._window = (0, 0)  # it held the last line, which may have grown: read again
             self._need()
             self.post_message(self.Changed())
-        if self.source is not None and not (self.source.done and self.source.size == self.source.end):
+        if self.source is not None and not self.source.done:  # over: every byte was in the file then
             self.set_timer(FOLLOW_PERIOD, self._index)
-        elif self.source is not None and self.source.size > self.source.end:
-            self.set_timer(FOLLOW_PERIOD, self._index)  # over, but a last line without newline may grow
 
     # -- reading the lines in view -------------------------------------------------------------------
 
