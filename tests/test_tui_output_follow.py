@@ -1,5 +1,6 @@
 """The job view's output tail is pushed (`follow`), not polled (`logs`): every line once, in order,
-across connection cuts, and the agent is told to stop when the view closes."""
+across connection cuts (the link's own, and the app's reconnect), and the agent is told to stop
+when the view closes."""
 
 from __future__ import annotations
 
@@ -115,9 +116,17 @@ async def test_the_job_view_tail_is_pushed_not_polled(gpudeck_home: Path, client
         await until(pilot, lambda: tail.line_count >= 3, "the first lines")
         logs_before, first = ops["logs"], int(tail.lines[-1].split()[-1])
         await until(pilot, lambda: int(tail.lines[-1].split()[-1]) >= first + 25, "25 more lines, pushed")
-        rows = [int(line.split()[-1]) for line in tail.lines if line.startswith("row ")]
-        assert rows == list(range(rows[0], rows[0] + len(rows)))  # in order, none twice
         assert ops["follow"] == 1 and ops["logs"] == logs_before <= 1  # one size probe, no polling
+
+        link = app.connections.links["local"]
+        agent = link._client.transport.proc  # type: ignore[union-attr]
+        agent.kill()  # the connection breaks; the service reconnects and the stream follows again
+        await until(pilot, lambda: link.connected and link._client.transport.proc is not agent, "reconnected", 60)
+        now = int(tail.lines[-1].split()[-1])
+        await until(pilot, lambda: int(tail.lines[-1].split()[-1]) >= now + 10, "lines after the reconnect")
+        rows = [int(line.split()[-1]) for line in tail.lines if line.startswith("row ")]
+        assert rows == list(range(rows[0], rows[0] + len(rows)))  # in order, none lost, none twice
+        assert ops["follow"] == 2 and ops["logs"] == logs_before  # followed again from the byte owed
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, DeckScreen), "back on the deck")
         await until(pilot, lambda: ops["unfollow"] == 1, "the agent told to stop pushing")
