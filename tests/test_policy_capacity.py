@@ -102,7 +102,7 @@ def test_a_budget_that_cannot_pay_an_hour_of_the_instance_refuses_before_launchi
     [refused] = ctl.tick()
     assert not cloud.launched and not resized
     assert (refused["outcome"], refused["action"]) == ("refused", "refused")
-    assert "refused before launching: the fleet's daily budget has 4.00 left" in refused["reason"]
+    assert "refused before launching: the fleet's daily budget has $4.00 left" in refused["reason"]
     assert refused["capacity"]["per_hour"] == 2.0
 
 
@@ -147,4 +147,33 @@ def test_launch_refusal_pays_one_hour() -> None:
     assert launch_refusal(2.0, 1, None, None, None) is None  # no budget: nothing to refuse
     assert launch_refusal(2.0, 1, 5.0, 3.0, None) is None
     assert "price is unknown" in str(launch_refusal(None, 1, 5.0, 0.0, None))
-    assert "the job's budget has 1.00 left" in str(launch_refusal(2.0, 1, None, None, 1.0))
+    assert "the job's budget has $1.00 left" in str(launch_refusal(2.0, 1, None, None, 1.0))
+
+
+def test_launch_refusal_speaks_the_budgets_currency() -> None:
+    why = str(launch_refusal(20.0, 1, 30.0, 15.0, None, "CNY"))
+    assert why == ("the fleet's daily budget has CNY 30.00 left, less than one hour of the fleet (CNY 15.00/h) and "
+                   "1 new instance(s) at CNY 20.00/h")
+    assert "the job's budget has CNY 1.00 left" in str(launch_refusal(2.0, 1, None, None, 1.0, "CNY"))
+
+
+def test_the_controller_judges_budgets_in_the_cost_currency(tmp_path: Path) -> None:
+    cloud = FakeCloud(per_hour=20.0)
+    ctl, resized = controller(tmp_path, cloud, fleet=(30.0, 15.0))
+    ctl.currency = "CNY"
+    [refused] = ctl.tick()
+    assert not resized and "refused before launching: the fleet's daily budget has CNY 30.00 left" in refused["reason"]
+
+
+def test_a_jobs_price_and_budget_are_judged_in_the_cost_currency() -> None:
+    from tui.policy.observe import Observer
+    from tui.policy.rules import Policies
+
+    spec = {"host": "alpha", "node": "0", "state": "running", "started_at": NOW - 3600, "budget": 100.0,
+            "price": {"per_hour": 10.0, "currency": "CNY"}}
+    job = Job("j1", "yolo", [spec])
+    seen = Observer(lambda host: None, Policies(), currency="USD", fx={"CNY": 0.14})  # type: ignore[arg-type,return-value]
+    view = seen.view(job, NOW)
+    assert view.burn_per_node == pytest.approx(1.4) and view.budget_left == pytest.approx(14.0 - 1.4)
+    unknown = Observer(lambda host: None, Policies(), currency="EUR")  # type: ignore[arg-type,return-value]
+    assert (unknown.view(job, NOW).burn_per_node, unknown.view(job, NOW).budget_left) == (None, None)  # no rate: unknown

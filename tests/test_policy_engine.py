@@ -243,6 +243,21 @@ def test_a_scale_the_budget_cannot_pay_for_is_refused() -> None:
     assert rich.action == "scale"
 
 
+def test_a_refusal_names_the_budgets_currency_not_dollars() -> None:
+    now = 1_800_000_000.0
+    high = {"backlog": series(now - 600, now, 20000)}
+    poor = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=10.0, budget_left=25.0)], only("metric"),
+                             currency="CNY")), "backlog")
+    assert "the job's budget has CNY 25.00 left, less than one hour at 3 nodes (CNY 30.00/h)" in poor.reason
+    spent = one(decide(Inputs(now, [job(2, metrics=high)], only("metric"), fleet_budget_left=-3.0, currency="CNY")),
+                "backlog")
+    assert "the fleet's daily budget is spent (CNY 3.00 over)" in spent.reason
+    fleet = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.0)], only("metric"), fleet_budget_left=5.0,
+                              fleet_burn=4.9999, currency="CNY")), "backlog")
+    assert "the fleet's daily budget has CNY 5.00 left, less than one hour at CNY 6.00/h" in fleet.reason
+    assert "$" not in poor.reason + spent.reason + fleet.reason
+
+
 def test_one_resize_per_job_per_pass_and_auto_false_only_proposes(tmp_path: Path) -> None:
     p = seeds()
     now = MONDAY_0900 + 600

@@ -58,9 +58,12 @@ def controller(session: Session) -> Controller:
     def resize(job: actions.Job, count: int, onto: tuple[str, ...]) -> str:
         return actions.scale(session, session.store, job, str(count), onto=onto).id
 
-    return Controller(jobs=lambda: actions.list_jobs(session), observer=Observer(session.client, policies, hosts),
+    cost = session.settings.cost
+    return Controller(jobs=lambda: actions.list_jobs(session),
+                      observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
                       policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries(),
-                      capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session))
+                      capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session),
+                      currency=cost.currency)
 
 
 def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | None]] | None:

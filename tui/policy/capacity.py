@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..actions.find import Job
+from ..format import money
 from .rules import Policies, Pool, Rule
 
 HORIZON_H = 1.0  # a launch must be payable for this many hours
@@ -49,16 +50,19 @@ def has_free_host(free: Mapping[str, int]) -> bool:
 
 
 def launch_refusal(per_hour: float | None, count: int, fleet_left: float | None, fleet_burn: float | None,
-                   job_left: float | None) -> str | None:
-    """Why the budgets refuse `count` new instances (None: they can pay one more hour of them)."""
+                   job_left: float | None, currency: str = "USD") -> str | None:
+    """Why the budgets refuse `count` new instances (None: they can pay one more hour of them); every
+    figure in `currency`."""
     if fleet_left is None and job_left is None:
         return None
     if per_hour is None:
         return "the new instance's price is unknown, so no budget can be shown to pay for it"
     extra = per_hour * count * HORIZON_H
     if fleet_left is not None and fleet_left < (fleet_burn or 0.0) * HORIZON_H + extra:
-        return (f"the fleet's daily budget has {fleet_left:.2f} left, less than one hour of the fleet "
-                f"({fleet_burn or 0.0:.2f}/h) and {count} new instance(s) at {per_hour:.2f}/h")
+        return (f"the fleet's daily budget has {money(fleet_left, currency)} left, less than one hour of the fleet "
+                f"({money(fleet_burn or 0.0, currency, '/h')}) and {count} new instance(s) at "
+                f"{money(per_hour, currency, '/h')}")
     if job_left is not None and job_left < extra:
-        return f"the job's budget has {job_left:.2f} left, less than one hour of {count} new instance(s) at {per_hour:.2f}/h"
+        return (f"the job's budget has {money(job_left, currency)} left, less than one hour of {count} new "
+                f"instance(s) at {money(per_hour, currency, '/h')}")
     return None

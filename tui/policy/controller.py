@@ -46,6 +46,7 @@ class Controller:
     clock: Callable[[], float] = time.time
     capacity: Capacity | None = None
     fleet: FleetBudget | None = None  # None: no [cost] daily_budget
+    currency: str = "USD"  # [cost] currency: the unit of every budget figure and launch price
     said: set[tuple[str, str, str, Any]] = field(default_factory=set)  # (rule, job id, action, to) journaled
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
     fleet_figures: tuple[float | None, float | None] = (None, None)  # the last pass's (day budget left, burn)
@@ -65,7 +66,8 @@ class Controller:
         real = self.clock()
         views = [self.observer.view(j, real) for j in live]
         inputs = Inputs(real if now is None else now, views, self.policies, catalog=self.catalog,
-                        memory=self.journal.memory(), observed_until=None if now is None else real)
+                        memory=self.journal.memory(), observed_until=None if now is None else real,
+                        currency=self.currency)
         decisions = decide(inputs)
         if self.fleet is not None and any(_grows(d) for d in decisions):
             try:
@@ -135,7 +137,7 @@ class Controller:
         job_left = view_left if isinstance(view_left, (int, float)) else None
         extra["capacity"].update(launch=pool.instance_type, provider=pool.provider, per_hour=per_hour,
                                  fleet_budget_left=left, fleet_burn=burn)
-        why = launch_refusal(per_hour, count, left, burn, job_left)
+        why = launch_refusal(per_hour, count, left, burn, job_left, self.currency)
         if why is not None:
             self.failed[(d.rule, d.job_name)] = now
             refused = replace(d, action="refused", reason=f"refused before launching: {why}; {d.reason}")

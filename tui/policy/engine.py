@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..format import money
 from . import windows
 from .bigger import next_larger
 from .durations import show
@@ -106,19 +107,20 @@ def _budget_refusal(job: JobView, inputs: Inputs, to: int) -> str | None:
     """A scale up must be payable for one more hour by the job's budget and the fleet's day budget."""
     if to <= job.nodes:
         return None
+    cur = inputs.currency
     if inputs.fleet_budget_left is not None and inputs.fleet_budget_left <= 0:  # spent, whatever the job costs
-        return f"the fleet's daily budget is spent (${-inputs.fleet_budget_left:.2f} over)"
+        return f"the fleet's daily budget is spent ({money(-inputs.fleet_budget_left, cur)} over)"
     if job.burn_per_node is None:
         return None
     burn = job.burn_per_node * to
     if job.budget_left is not None and job.budget_left < burn * HORIZON_H:
-        return (f"the job's budget has ${job.budget_left:.2f} left, less than one hour at {to} nodes "
-                f"(${burn:.2f}/h)")
+        return (f"the job's budget has {money(job.budget_left, cur)} left, less than one hour at {to} nodes "
+                f"({money(burn, cur, '/h')})")
     extra = job.burn_per_node * (to - job.nodes)
     fleet_burn = (inputs.fleet_burn or 0) + extra
     if inputs.fleet_budget_left is not None and inputs.fleet_budget_left < fleet_burn * HORIZON_H:
-        return (f"the fleet's daily budget has ${inputs.fleet_budget_left:.2f} left, less than one hour at "
-                f"${fleet_burn:.2f}/h")
+        return (f"the fleet's daily budget has {money(inputs.fleet_budget_left, cur)} left, less than one hour at "
+                f"{money(fleet_burn, cur, '/h')}")
     return None
 
 

@@ -53,15 +53,16 @@ class Proposals(Service):
         now = self.clock()
         views, fleet_left, fleet_burn = with_costs(self.sampler.sample(self.fleet, now), self.fleet.costs)
         self._busy = True
-        self.in_thread(partial(self._judge, now, views, dict(self.memory), fleet_left, fleet_burn), group="policy",
+        self.in_thread(partial(self._judge, now, views, dict(self.memory), fleet_left, fleet_burn,
+                               self.fleet.costs.currency), group="policy",
                        exclusive=True, done=self._decided, failed=self._failed)
 
     def _judge(self, now: float, views: list[JobView], memory: dict[tuple[str, str], Applied],
-               fleet_left: float | None, fleet_burn: float | None) -> list[Decision]:
+               fleet_left: float | None, fleet_burn: float | None, currency: str) -> list[Decision]:
         catalog, instances = self._reference()
         views = [replace(v, instance=instances.get(v.hosts[0])) if v.hosts else v for v in views]
         return decide(Inputs(now, views, self.policies, catalog=catalog, memory=memory, fleet_budget_left=fleet_left,
-                             fleet_burn=fleet_burn))
+                             fleet_burn=fleet_burn, currency=currency))
 
     def _reference(self) -> tuple[list[Any], dict[str, Instance]]:
         if self._known is None:
