@@ -121,6 +121,17 @@ def test_the_spent_daily_budget_refuses_a_scale_up_even_of_a_job_of_unknown_pric
     assert "the fleet's daily budget is spent ($1.50 over)" in refused["reason"]
 
 
+def test_a_proposal_the_spent_daily_budget_cannot_pay_is_journaled_as_refused(tmp_path: Path) -> None:
+    asked: list[int] = []
+    ctl, resized = controller(tmp_path, FakeCloud(), text=RULE.replace('pool = "gpus"', 'jobs = "*"') + "auto = false\n")
+    ctl.fleet = lambda: asked.append(1) or (-1.5, 0.0)  # type: ignore[func-returns-value]
+    [refused] = ctl.tick()
+    assert asked == [1] and not resized
+    assert (refused["action"], refused["outcome"]) == ("refused", "refused")
+    assert "the fleet's daily budget is spent ($1.50 over)" in refused["reason"]
+    assert ctl.tick() == []  # said once, not on every pass
+
+
 def test_the_fleet_figures_are_asked_only_when_a_rule_wants_to_grow(tmp_path: Path) -> None:
     asked: list[int] = []
     ctl, _ = controller(tmp_path, FakeCloud(), text=RULE.replace('pool = "gpus"', 'jobs = "nomatch"'))

@@ -153,6 +153,25 @@ def test_util_95_for_11_minutes_proposes_the_next_type_of_the_family_with_its_pr
     assert spot.inputs["price_difference_usd_per_hour"] == G5_2X.spot_usd_per_hour_low - g5.spot_usd_per_hour_low
 
 
+def test_a_bigger_type_the_daily_budget_cannot_pay_is_refused_not_proposed() -> None:
+    now = 1_800_000_000.0
+    cat = [*catalog.entries(), G5_2X]
+    g5 = Instance("aws", "g5.xlarge", "us-east-1", "on-demand")
+    host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
+
+    def with_budget(left: float, burn: float, currency: str = "USD") -> Decision:
+        return one(decide(Inputs(now, [job(1, instance=g5)], only("vertical"), host_series=host, catalog=cat,
+                                 fleet_budget_left=left, fleet_burn=burn, currency=currency)), "bigger-gpu")
+
+    assert with_budget(100.0, 1.0).action == "propose"
+    assert with_budget(1.5, 1.0).action == "propose"  # 1.00/h now + 0.206/h more: an hour of it fits in 1.50
+    poor = with_budget(1.1, 1.0)
+    assert (poor.action, poor.to) == ("refused", "g5.2xlarge")
+    assert "refused: the fleet's daily budget has $1.10 left, less than one hour at $1.21/h" in poor.reason
+    spent = with_budget(-2.0, 1.0, "CNY")
+    assert spent.action == "refused" and "the fleet's daily budget is spent (CNY 2.00 over)" in spent.reason
+
+
 def test_vertical_says_unknown_prices_and_never_changes_family() -> None:
     d = vertical_at(95, 11, Instance("tencent", "GN10Xp.2XLARGE40"), catalog.entries())
     assert (d.action, d.to) == ("propose", "GN10Xp.5XLARGE80") and "price difference unknown" in d.reason

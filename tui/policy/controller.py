@@ -8,8 +8,9 @@ rule's pool has no host with a free GPU and allows `launch`, the injected `capac
 instance per new node (after the budgets said they can pay an hour of it), adds it to the pool and
 scales onto it; the launch is journaled (`launched`) before the resize's own record.
 
-The fleet's daily budget (`fleet`, asked only when some rule wants to grow a job: it costs a `cost`
-report) is an engine input: a scale up it cannot pay is journaled as refused.
+The fleet's daily budget (`fleet`, asked only when some rule wants to grow a job or propose a bigger
+type: it costs a `cost` report) is an engine input: a scale up it cannot pay — applied or only
+proposed (`auto = false`) — and a vertical proposal once the budget is spent are journaled as refused.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ class Controller:
                         memory=self.journal.memory(), observed_until=None if now is None else real,
                         currency=self.currency)
         decisions = decide(inputs)
-        if self.fleet is not None and any(_grows(d) for d in decisions):
+        # proposals are asked about too: one the budget cannot pay is refused, not proposed
+        if self.fleet is not None and any(_costs_more(d) for d in decisions):
             try:
                 left, burn = self.fleet()
             except GpudeckError as exc:
@@ -157,6 +159,13 @@ class Controller:
 
 def _grows(d: Decision) -> bool:
     return d.action == "scale" and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
+
+
+def _costs_more(d: Decision) -> bool:
+    """A decision the fleet's daily budget has a say in: a scale up, applied or proposed, or a bigger type."""
+    if d.kind == "vertical":
+        return d.action == "propose"
+    return d.action in ("scale", "propose") and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
 
 
 def _hashable(value: Any) -> Any:

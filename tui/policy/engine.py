@@ -253,7 +253,26 @@ def _vertical(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
     if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown and memory.to == p.next.instance_type:
         return _decision(rule, job, kind, "none", f"{reason}; proposed {show(inputs.now - memory.t)} ago", frm=kind,
                          **facts)
+    refusal = _vertical_refusal(job, inputs, diff)
+    if refusal:
+        return _decision(rule, job, p.next.instance_type, "refused", f"{reason}; refused: {refusal}", frm=kind, **facts)
     return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
+
+
+def _vertical_refusal(job: JobView, inputs: Inputs, diff: float | None) -> str | None:
+    """A bigger type is proposed only if the fleet's day budget can pay one more hour of the difference
+    (catalog prices are USD: compared only when the budget is in USD; a spent budget refuses in any)."""
+    left, cur = inputs.fleet_budget_left, inputs.currency
+    if left is None:
+        return None
+    if left <= 0:
+        return f"the fleet's daily budget is spent ({money(-left, cur)} over)"
+    if diff is None or diff <= 0 or cur != "USD":
+        return None
+    burn = (inputs.fleet_burn or 0.0) + diff * job.nodes
+    if left < burn * HORIZON_H:
+        return f"the fleet's daily budget has {money(left, cur)} left, less than one hour at {money(burn, cur, '/h')}"
+    return None
 
 
 _KINDS = {"metric": _metric, "schedule": _schedule, "vertical": _vertical}

@@ -111,13 +111,13 @@ class Proposals(Service):
         d = self.first(job.id)
         if d is None:
             return None
+        if d.action == "refused":  # the budget said no, a bigger type as much as more nodes
+            say(self.app, f"{d.rule}: {d.reason}", "proposal refused", "warning", timeout=10)
+            return None
         if d.kind == "vertical":
             say(self.app, f"{d.rule}: a new instance type is yours to make ({d.frm} → {d.to}): {d.reason}",
                 "proposal", timeout=10)
             self.dismiss(job.id)
-            return None
-        if d.action == "refused":
-            say(self.app, f"{d.rule}: {d.reason}", "proposal refused", "warning", timeout=10)
             return None
         self.memory[(d.rule, d.job_name)] = Applied(self.clock(), d.to, d.period)
         self.dismiss(job.id)
