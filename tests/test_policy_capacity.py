@@ -17,6 +17,7 @@ from tui.policy.capacity import Launched, launch_refusal
 from tui.policy.controller import Controller
 from tui.policy.inputs import JobView, Point
 from tui.policy.journal import PolicyJournal
+from tui.policy.pool_file import add_pool_host
 from tui.policy.rules import PolicyError, Pool, load
 
 NOW = 1_800_000_000.0
@@ -44,6 +45,7 @@ class FakeCloud:
     per_hour: float | None = 2.0
     fail: str | None = None
     launched: list[Pool] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)  # every launch's client token, failed ones too
 
     def free(self, hosts: Sequence[str]) -> Mapping[str, int]:
         return {h: self.free_gpus[h] for h in hosts if h in self.free_gpus}
@@ -51,7 +53,8 @@ class FakeCloud:
     def price(self, pool: Pool) -> float | None:
         return self.per_hour
 
-    def launch(self, pool: Pool) -> Launched:
+    def launch(self, pool: Pool, token: str) -> Launched:
+        self.tokens.append(token)
         if self.fail:
             raise GpudeckError(self.fail)
         self.launched.append(pool)
@@ -78,8 +81,10 @@ def controller(tmp_path: Path, cloud: FakeCloud, fleet: tuple[float | None, floa
 def test_no_free_gpu_in_the_pool_launches_one_instance_and_scales_onto_it(tmp_path: Path) -> None:
     cloud = FakeCloud()
     ctl, resized = controller(tmp_path, cloud, fleet=(100.0, 3.0))
-    launched, applied = ctl.tick()
+    launching, launched, applied = ctl.tick()
     assert resized == [(2, ("i-new1",))]
+    assert (launching["outcome"], launching["rank"], launching["token"]) == ("launching", 1, cloud.tokens[0])
+    assert launched["token"] == cloud.tokens[0]
     assert [p.instance_type for p in cloud.launched] == ["ecs.gn7i-c8g1.2xlarge"] and cloud.launched[0].ssh_port == 2222
     assert (launched["outcome"], launched["host"], launched["instance"]) == ("launched", "i-new1", "i-new1")
     assert (applied["outcome"], applied["new_job"], applied["from"], applied["to"]) == ("applied", "j-new", 1, 2)
@@ -87,6 +92,55 @@ def test_no_free_gpu_in_the_pool_launches_one_instance_and_scales_onto_it(tmp_pa
                                    "provider": "aliyun", "per_hour": 2.0, "fleet_budget_left": 100.0, "fleet_burn": 3.0,
                                    "onto": ["i-new1"]}
     assert ctl.policies.pools["gpus"].hosts == ("alpha", "i-new1")  # the pool grew
+
+
+def test_a_launch_retried_after_a_failure_reuses_its_client_token(tmp_path: Path) -> None:
+    cloud = FakeCloud(fail="SSH did not answer in 600 s; i-x runs")
+    ctl, resized = controller(tmp_path, cloud)
+    ctl.tick()
+    ctl.tick()  # within RETRY_AFTER: not tried again
+    assert len(cloud.tokens) == 1 and not resized
+    cloud.fail = None
+    restarted, resized = controller(tmp_path, cloud)  # a new `policy run`, the same journal
+    launching, launched, applied = restarted.tick()
+    assert cloud.tokens == [cloud.tokens[0]] * 2  # the same token: the cloud core finds the first try's instance
+    assert launching["token"] == launched["token"] == cloud.tokens[0] and applied["outcome"] == "applied"
+
+
+def test_a_later_launch_for_the_same_node_gets_a_new_token(tmp_path: Path) -> None:
+    cloud = FakeCloud()
+    ctl, _ = controller(tmp_path, cloud)
+    ctl.tick()
+    again, _ = controller(tmp_path, cloud)  # the job (same id) lost its node 1 and a rule grows it again
+    again.clock = lambda: NOW + 3600  # past the cooldown
+    again.tick()
+    assert len(cloud.tokens) == 2 and cloud.tokens[0] != cloud.tokens[1]
+
+
+def test_a_launched_host_is_written_into_the_pool_in_policies_toml(tmp_path: Path) -> None:
+    cloud = FakeCloud()
+    ctl, _ = controller(tmp_path, cloud, text="# my pools\n" + POOL.replace('hosts = ["alpha"]',
+                                                                           'hosts = ["alpha"]  # the box under my desk')
+                        + RULE)
+    path = tmp_path / "policies.toml"
+    ctl.join_pool = lambda pool, host: add_pool_host(path, pool, host)
+    _, launched, _ = ctl.tick()
+    assert "pool_file_error" not in launched
+    assert load(path).pools["gpus"].hosts == ("alpha", "i-new1")  # what a restarted controller reads
+    text = path.read_text()
+    assert text.startswith("# my pools\n") and "# the box under my desk" in text
+
+
+def test_a_policies_file_that_cannot_take_the_host_does_not_undo_the_launch(tmp_path: Path) -> None:
+    cloud = FakeCloud()
+    ctl, resized = controller(tmp_path, cloud)
+    path = tmp_path / "policies.toml"
+    path.write_text(RULE)  # the user removed the pool meanwhile
+
+    ctl.join_pool = lambda pool, host: add_pool_host(path, pool, host)
+    _, launched, applied = ctl.tick()
+    assert launched["pool_file_error"].startswith(f"{path}: [pool.gpus] hosts:")
+    assert applied["outcome"] == "applied" and resized == [(2, ("i-new1",))]
 
 
 def test_a_free_gpu_in_the_pool_is_used_before_any_launch(tmp_path: Path) -> None:
@@ -109,8 +163,9 @@ def test_a_budget_that_cannot_pay_an_hour_of_the_instance_refuses_before_launchi
 def test_a_failed_launch_is_journaled_with_its_reason_and_nothing_is_resized(tmp_path: Path) -> None:
     cloud = FakeCloud(fail="host key for i-x is unknown (not published on the instance's console)")
     ctl, resized = controller(tmp_path, cloud)
-    [failed] = ctl.tick()
+    launching, failed = ctl.tick()
     assert not resized and failed["outcome"] == "failed" and "not published" in failed["error"]
+    assert launching["outcome"] == "launching" and launching["token"] == cloud.tokens[0]
     assert ctl.tick() == []  # not retried on the next pass
 
 

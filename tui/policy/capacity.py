@@ -6,6 +6,7 @@ Pure decisions here (the controller asks them); the IO behind `Capacity` is tui/
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -32,8 +33,9 @@ class Capacity(Protocol):
         """What one instance of the pool costs per hour, in the budget's currency; None: unknown."""
         ...
 
-    def launch(self, pool: Pool) -> Launched:
-        """One instance, running, added to hosts.toml, its host key trusted; GpudeckError otherwise."""
+    def launch(self, pool: Pool, token: str) -> Launched:
+        """One instance, running, added to hosts.toml, its host key trusted; GpudeckError otherwise.
+        The launch is idempotent on `token`: a retry with it finds the instance an earlier try made."""
         ...
 
 
@@ -43,6 +45,14 @@ def pool_of(rule: Rule | None, job: Job, policies: Policies) -> Pool | None:
         return policies.pools.get(rule.pool)
     hosts = {str(n.get("host")) for n in job.nodes}
     return next((p for p in policies.pools.values() if hosts and hosts <= set(p.hosts)), None)
+
+
+def launch_token(pool: str, job_id: str, rule: str, rank: int, done: int = 0) -> str:
+    """The client token of the instance a decision launches for the job's node `rank`: the same on every
+    retry of that decision (the cloud core finds the instance a failed try made instead of a second).
+    `done`: how many launches for that node already completed (a later, new launch gets a new token)."""
+    digest = hashlib.sha256("\0".join((pool, job_id, rule, str(rank), str(done))).encode()).hexdigest()
+    return f"gpudeck-p-{digest[:24]}"
 
 
 def has_free_host(free: Mapping[str, int]) -> bool:

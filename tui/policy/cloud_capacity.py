@@ -54,13 +54,13 @@ class CloudCapacity:
         cost = self.settings.cost
         return convert(Money({quote.currency: quote.per_hour}), cost.fx, cost.currency)
 
-    def launch(self, pool: Pool) -> Launched:
+    def launch(self, pool: Pool, token: str) -> Launched:
         from ..actions.cloud_launch import HostLaunch, launch_host
 
         provider = self._provider(pool)
         wanted = HostLaunch(str(pool.instance_type), pool.spot, None, pool.image, pool.key, ssh_user=pool.ssh_user,
                             ssh_port=pool.ssh_port, identity_file=pool.identity_file, agent_dir=pool.agent_dir,
-                            timeout=self.timeout)
+                            timeout=self.timeout, token=token)
         made: list[str] = []
 
         def trust(name: str, instance: Any) -> None:

@@ -23,16 +23,17 @@ from typing import Any
 
 from ..actions.find import Job
 from ..errors import GpudeckError
-from .capacity import Capacity, has_free_host, launch_refusal, pool_of
+from .capacity import Capacity, has_free_host, launch_refusal, launch_token, pool_of
 from .engine import Decision, decide
 from .inputs import Inputs
 from .journal import PolicyJournal
 from .observe import Observer
-from .rules import Policies
+from .rules import Policies, PolicyError
 
 RETRY_AFTER = 300.0  # seconds before a failed resize of a job name by a rule is tried again
 
 Resize = Callable[[Job, int, tuple[str, ...]], str]  # (job, new count, onto hosts) → the new job's id; GpudeckError
+JoinPool = Callable[[str, str], None]  # (pool, host): write the host into policies.toml's pool; PolicyError
 FleetBudget = Callable[[], tuple[float | None, float | None]]  # → (day budget left, fleet burn per hour)
 
 
@@ -48,6 +49,7 @@ class Controller:
     capacity: Capacity | None = None
     fleet: FleetBudget | None = None  # None: no [cost] daily_budget
     currency: str = "USD"  # [cost] currency: the unit of every budget figure and launch price
+    join_pool: JoinPool | None = None  # None: a launched host joins the pool for this run only
     said: set[tuple[str, str, str, Any]] = field(default_factory=set)  # (rule, job id, action, to) journaled
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
     fleet_figures: tuple[float | None, float | None] = (None, None)  # the last pass's (day budget left, burn)
@@ -145,16 +147,35 @@ class Controller:
             refused = replace(d, action="refused", reason=f"refused before launching: {why}; {d.reason}")
             return self.journal.write(now, refused, "refused", **extra), ()
         hosts = []
-        for _ in range(count):
-            launched = self.capacity.launch(pool)
+        for i in range(count):
+            rank = int(d.frm) + i  # the node this instance will be
+            pending, done = self.journal.launch_token(pool.name, d.job_id, rank)
+            token = pending or launch_token(pool.name, d.job_id, d.rule, rank, done)
+            # journaled before the cloud is asked: a retry after any failure (or a killed controller)
+            # reuses the token, and the launch finds the instance instead of making a second
+            steps.append(self.journal.write(self.clock(), d, "launching", pool=pool.name, rank=rank, token=token,
+                                            **extra))
+            launched = self.capacity.launch(pool, token)
             hosts.append(launched.host)
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
             pool = replace(pool, hosts=(*pool.hosts, launched.host))
             self.policies.pools[pool.name] = pool
+            joined = self._join(pool.name, launched.host)
             steps.append(self.journal.write(self.clock(), d, "launched", host=launched.host, instance=launched.instance,
-                                            **extra))
+                                            pool=pool.name, rank=rank, token=token, **joined, **extra))
         extra["capacity"]["onto"] = hosts
         return None, tuple(hosts)
+
+    def _join(self, pool: str, host: str) -> dict[str, Any]:
+        """Write the launched host into policies.toml's pool (a restarted controller sees it); a file
+        that cannot be written does not undo the launch: the record says why."""
+        if self.join_pool is None:
+            return {}
+        try:
+            self.join_pool(pool, host)
+        except PolicyError as exc:
+            return {"pool_file_error": str(exc)}
+        return {}
 
 
 def _grows(d: Decision) -> bool:
