@@ -153,6 +153,42 @@ def test_util_95_for_11_minutes_proposes_the_next_type_of_the_family_with_its_pr
     assert spot.inputs["price_difference_usd_per_hour"] == G5_2X.spot_usd_per_hour_low - g5.spot_usd_per_hour_low
 
 
+def test_auto_vertical_applies_only_where_the_job_restarts_cleanly() -> None:
+    now = 1_800_000_000.0
+    cat = [*catalog.entries(), G5_2X]
+    rules = only("vertical", parse(seed_text().replace('for = "10m"               # default',
+                                                       'for = "10m"\nauto = true'), Path("policies.toml")))
+    assert rules.rules[0].auto
+
+    def at(instance: Instance, nodes: int = 1, policies: Policies = rules) -> Decision:
+        host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
+        return one(decide(Inputs(now, [job(nodes, instance=instance)], policies, host_series=host, catalog=cat)),
+                   "bigger-gpu")
+
+    on_demand = at(Instance("aws", "g5.xlarge", "us-east-1", "on-demand"))
+    assert (on_demand.action, on_demand.frm, on_demand.to) == ("scale", "g5.xlarge", "g5.2xlarge"), on_demand
+    spot = at(Instance("aws", "g5.xlarge", "us-east-1", "spot"))
+    assert spot.action == "propose" and "stays a proposal: a spot instance may be reclaimed" in spot.reason
+    a100 = [e for e in catalog.entries() if e.instance_type.startswith("ecs.gn7-")]
+    family = one(decide(Inputs(now, [job(1, instance=Instance("aliyun", "ecs.gn7-c12g1.3xlarge", None, "on-demand"))],
+                               rules, host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
+                               catalog=a100)), "bigger-gpu")
+    assert (family.action, family.to) == ("scale", "ecs.gn7-c13g1.13xlarge")  # the same A100s, 4 of them
+    changed = dataclasses.replace(G5_2X, gpu_model="A100")
+    model = one(decide(Inputs(now, [job(1, instance=Instance("aws", "g5.xlarge", "us-east-1", "on-demand"))], rules,
+                              host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
+                              catalog=[*catalog.entries(), changed])), "bigger-gpu")
+    assert model.action == "propose" and "stays a proposal: the GPU model changes (A10G → A100)" in model.reason
+    two = at(Instance("aws", "g5.xlarge", "us-east-1", "on-demand"), nodes=2)
+    assert two.action == "propose" and "a 2-node job" in two.reason
+    # after a move the job runs on the bigger type: the cooldown holds, it does not climb at once
+    moved = one(decide(Inputs(now + 60, [job(1, instance=Instance("aws", "g5.2xlarge", "us-east-1", "on-demand"))],
+                              rules, host_series={("local", "gpu_util"): series(now - 660, now + 60, 95, step=1.0)},
+                              catalog=[*cat, dataclasses.replace(G5_2X, instance_type="g5.4xlarge", vcpus=16)],
+                              memory={("bigger-gpu", "yolo-v8"): Applied(now, "g5.2xlarge")})), "bigger-gpu")
+    assert moved.action == "none" and "moved here 1m ago" in moved.reason, moved
+
+
 def test_a_bigger_type_the_daily_budget_cannot_pay_is_refused_not_proposed() -> None:
     now = 1_800_000_000.0
     cat = [*catalog.entries(), G5_2X]

@@ -60,13 +60,17 @@ def controller(session: Session) -> Controller:
     def resize(job: actions.Job, count: int, onto: tuple[str, ...]) -> str:
         return actions.scale(session, session.store, job, str(count), onto=onto).id
 
+    def move(job: actions.Job, hosts: dict[str, str]) -> str:  # a vertical rule's bigger type
+        return actions.scale(session, session.store, job, str(len(job.nodes)), move=hosts).id
+
     cost = session.settings.cost
     return Controller(jobs=lambda: actions.list_jobs(session),
                       observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
                       policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries(),
                       capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session),
                       currency=cost.currency,
-                      join_pool=None if policies.path is None else partial(add_pool_host, policies.path))
+                      join_pool=None if policies.path is None else partial(add_pool_host, policies.path),
+                      move=move, host_settings=hosts)
 
 
 def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | None]] | None:

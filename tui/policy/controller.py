@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +33,7 @@ from .rules import Policies, PolicyError
 RETRY_AFTER = 300.0  # seconds before a failed resize of a job name by a rule is tried again
 
 Resize = Callable[[Job, int, tuple[str, ...]], str]  # (job, new count, onto hosts) → the new job's id; GpudeckError
+Move = Callable[[Job, dict[str, str]], str]  # (job, {old host: new host}) → the new job's id; GpudeckError
 JoinPool = Callable[[str, str], None]  # (pool, host): write the host into policies.toml's pool; PolicyError
 FleetBudget = Callable[[], tuple[float | None, float | None]]  # → (day budget left, fleet burn per hour)
 
@@ -50,6 +51,8 @@ class Controller:
     fleet: FleetBudget | None = None  # None: no [cost] daily_budget
     currency: str = "USD"  # [cost] currency: the unit of every budget figure and launch price
     join_pool: JoinPool | None = None  # None: a launched host joins the pool for this run only
+    move: Move | None = None  # None: vertical decisions stay proposals
+    host_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # hosts.toml: instance types
     said: set[tuple[str, str, str, Any]] = field(default_factory=set)  # (rule, job id, action, to) journaled
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
     fleet_figures: tuple[float | None, float | None] = (None, None)  # the last pass's (day budget left, burn)
@@ -109,8 +112,42 @@ class Controller:
     def _apply(self, d: Decision, job: Job, now: float) -> list[dict[str, Any]]:
         """The records written: the launches (if any) and the decision's outcome."""
         steps: list[dict[str, Any]] = []
+        if d.kind == "vertical":
+            moved = self._move(d, job, now)
+            return [moved] if moved is not None else []
         steps.append(self._resize(d, job, now, steps))
         return steps
+
+    def _move(self, d: Decision, job: Job, now: float) -> dict[str, Any] | None:
+        """A bigger type, applied: the job restarts from its checkpoint on a free host of that type in
+        its pool. No such host: the decision stays a proposal, journaled once with the reason."""
+        rule = next((r for r in self.policies.rules if r.name == d.rule), None)
+        pool = pool_of(rule, job, self.policies)
+        old = str(job.first.get("host"))
+        bigger = [h for h in (pool.hosts if pool else ()) if h != old
+                  and (self.host_settings.get(h) or {}).get("instance_type") == d.to]
+        free = dict(self.capacity.free(bigger)) if bigger and self.capacity is not None else dict.fromkeys(bigger, 0)
+        # as `gpudeck scale` places a node: a host that answered, the most free GPUs first, then pool order
+        answered = [h for h in bigger if h in free]
+        onto = max(answered, key=lambda h: (free[h], -answered.index(h))) if answered else None
+        extra: dict[str, Any] = {"capacity": {"pool": pool.name if pool else None, "of_type": bigger, "free_gpus": free}}
+        if onto is None or self.move is None:
+            where = f"pool {pool.name}" if pool else "no pool holds the job's host"
+            why = ("`policy run` here does not move jobs" if self.move is None else
+                   f"no host of type {d.to} answered in {where} (launching one is not done yet)")
+            key = (d.rule, d.job_id, "propose", _hashable(d.to))
+            if key in self.said:
+                return None
+            self.said.add(key)
+            return self.journal.write(now, replace(d, action="propose", reason=f"{d.reason}; not applied: {why}"),
+                                      "proposed", **extra)
+        extra["moved"] = {"from": old, "to": onto}
+        try:
+            new_id = self.move(job, {old: onto})
+        except GpudeckError as exc:
+            self.failed[(d.rule, d.job_name)] = now
+            return self.journal.write(now, d, "failed", error=str(exc), **extra)
+        return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
 
     def _resize(self, d: Decision, job: Job, now: float, steps: list[dict[str, Any]]) -> dict[str, Any]:
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
@@ -185,7 +222,7 @@ def _grows(d: Decision) -> bool:
 def _costs_more(d: Decision) -> bool:
     """A decision the fleet's daily budget has a say in: a scale up, applied or proposed, or a bigger type."""
     if d.kind == "vertical":
-        return d.action == "propose"
+        return d.action in ("propose", "scale")
     return d.action in ("scale", "propose") and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
 
 

@@ -19,7 +19,8 @@ from .durations import show
 from .inputs import Inputs, JobView, Point
 from .rules import HOST_METRICS, Rule
 
-# What a decision does: `scale` (to another node count), `propose` (auto = false, or vertical),
+# What a decision does: `scale` (to another node count; vertical: onto a host of the bigger type),
+# `propose` (auto = false, or a vertical change that would not restart cleanly),
 # `refused` (the budget says no), `none` (nothing to do now; the reason says why).
 ACTIONS = ("scale", "propose", "refused", "none")
 HORIZON_H = 1.0  # a scale up must be payable for this many hours at the new burn
@@ -250,13 +251,33 @@ def _vertical(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
                  gpus=f"{p.current.gpus or '?'} → {p.next.gpus or '?'}")
     reason = "; ".join([f"{why} → {p.next.instance_type}, {price}", *notes])
     memory = inputs.memory.get((rule.name, job.name))
-    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown and memory.to == p.next.instance_type:
-        return _decision(rule, job, kind, "none", f"{reason}; proposed {show(inputs.now - memory.t)} ago", frm=kind,
+    # within the cooldown: the same proposal is not made again, nor a move right after one (to = this type)
+    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown and memory.to in (
+            p.next.instance_type, kind):
+        done = "moved here" if memory.to == kind else "proposed"
+        return _decision(rule, job, kind, "none", f"{reason}; {done} {show(inputs.now - memory.t)} ago", frm=kind,
                          **facts)
     refusal = _vertical_refusal(job, inputs, diff)
     if refusal:
         return _decision(rule, job, p.next.instance_type, "refused", f"{reason}; refused: {refusal}", frm=kind, **facts)
-    return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
+    if not rule.auto:
+        return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
+    held_back = _not_clean(job, p)
+    if held_back:
+        return _decision(rule, job, p.next.instance_type, "propose", f"{reason}; stays a proposal: {held_back}",
+                         frm=kind, **facts)
+    return _decision(rule, job, p.next.instance_type, "scale", reason, frm=kind, **facts)
+
+
+def _not_clean(job: JobView, p: Any) -> str | None:
+    """Why the job would not restart cleanly on the bigger type (auto = true applies only where it would)."""
+    if p.market == "spot":
+        return "a spot instance may be reclaimed under the restarted job"
+    if p.next.gpu_model != p.current.gpu_model:
+        return f"the GPU model changes ({p.current.gpu_model or '?'} → {p.next.gpu_model or '?'})"
+    if job.nodes != 1:
+        return f"a {job.nodes}-node job (only one-node jobs are moved)"
+    return None
 
 
 def _vertical_refusal(job: JobView, inputs: Inputs, diff: float | None) -> str | None:

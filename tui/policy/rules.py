@@ -235,13 +235,13 @@ class _Reader:
                     otherwise=self.count(i, name, t, "otherwise", None))
 
     def vertical(self, i: int, name: str, t: dict[str, Any], common: dict[str, Any]) -> Rule:
-        if self.flag(i, name, t, "auto", False):
-            self.fail(i, name, "auto", "vertical rules only propose (a new instance type is a new machine): auto = false")
         metric = t.get("metric", "gpu_util")
         if metric not in HOST_METRICS:
             self.fail(i, name, "metric", f"expected one of {', '.join(HOST_METRICS)}, got {metric!r}")
         above = self.number(i, name, t, "above")
-        return Rule(**common, auto=False, cooldown=self.duration(i, name, t, "cooldown", 3600.0), metric=metric,
+        # auto = true: applied where the job restarts cleanly on the bigger type (engine.py says where)
+        return Rule(**common, auto=self.flag(i, name, t, "auto", False),
+                    cooldown=self.duration(i, name, t, "cooldown", 3600.0), metric=metric,
                     above=90.0 if above is None else above, hold=self.duration(i, name, t, "for", 600.0))
 
     # -- fields ------------------------------------------------------------------------------------

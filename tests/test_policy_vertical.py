@@ -1,0 +1,109 @@
+"""A vertical rule with `auto = true`, applied by the controller: the job moves (restart mode, from its
+checkpoint) onto a host of the bigger type in its pool; with none there it stays a proposal, journaled
+once with the reason; a failed move is journaled with its error. Fakes stand only for the agents'
+answers (free GPUs) and the core's move; the slow test in test_policy_move.py runs the real ones."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tui.actions.find import Job
+from tui.cost import catalog
+from tui.errors import GpudeckError
+from tui.policy.controller import Controller
+from tui.policy.inputs import Instance, JobView, Point
+from tui.policy.journal import PolicyJournal
+from tui.policy.rules import load
+
+NOW = 1_800_000_000.0
+SMALL, BIG = "ecs.gn7-c12g1.3xlarge", "ecs.gn7-c13g1.13xlarge"  # the same A100s, 1 → 4
+TEXT = ('[pool.a100]\nhosts = ["alpha", "beta", "gamma"]\n\n'
+        '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "5m"\nauto = true\n')
+HOSTS = {"alpha": {"provider": "aliyun", "instance_type": SMALL, "market": "on-demand"},
+         "beta": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"},
+         "gamma": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"}}
+
+
+@dataclass
+class BusyObserver:
+    """alpha's GPU at 95 % for the last 10 minutes."""
+
+    def sync(self, jobs: list[Job]) -> list[str]:
+        return []
+
+    def view(self, job: Job, now: float) -> JobView:
+        host = str(job.first["host"])
+        s = HOSTS[host]
+        return JobView(job.id, job.name, len(job.nodes), (host,), instance=Instance(s["provider"], s["instance_type"],
+                                                                                     None, s["market"]),
+                       gpu={(host, "gpu_util"): [Point(now - 600 + i * 30, 95.0) for i in range(21)]})
+
+
+@dataclass
+class Free:
+    gpus: dict[str, int]
+    asked: list[list[str]] = field(default_factory=list)
+
+    def free(self, hosts: Sequence[str]) -> Mapping[str, int]:
+        self.asked.append(list(hosts))
+        return {h: self.gpus[h] for h in hosts if h in self.gpus}
+
+    def price(self, pool: object) -> float | None:
+        return None
+
+    def launch(self, pool: object, token: str) -> object:
+        raise AssertionError("a vertical move launches nothing (not done yet)")
+
+
+def controller(tmp_path: Path, free: Free, fail: str | None = None,
+               text: str = TEXT) -> tuple[Controller, list[dict[str, str]]]:
+    path = tmp_path / "policies.toml"
+    path.write_text(text)
+    moves: list[dict[str, str]] = []
+
+    def move(job: Job, hosts: dict[str, str]) -> str:
+        moves.append(hosts)
+        if fail:
+            raise GpudeckError(fail)
+        return "j-moved"
+
+    job = Job("j1", "yolo", [{"host": "alpha", "node": "0", "state": "running"}])
+    ctl = Controller(jobs=lambda: [job], observer=BusyObserver(), policies=load(path),  # type: ignore[arg-type]
+                     journal=PolicyJournal(tmp_path / "journal.jsonl"), resize=lambda *a: "unused",
+                     catalog=catalog.entries(), clock=lambda: NOW, capacity=free, move=move,
+                     host_settings=HOSTS)
+    return ctl, moves
+
+
+def test_the_job_moves_onto_a_host_of_the_bigger_type_with_free_gpus(tmp_path: Path) -> None:
+    free = Free({"beta": 0, "gamma": 4})
+    ctl, moves = controller(tmp_path, free)
+    [applied] = ctl.tick()
+    assert moves == [{"alpha": "gamma"}] and free.asked == [["beta", "gamma"]]  # gamma: the free GPUs
+    assert (applied["outcome"], applied["kind"], applied["from"], applied["to"]) == ("applied", "vertical", SMALL, BIG)
+    assert applied["new_job"] == "j-moved" and applied["moved"] == {"from": "alpha", "to": "gamma"}
+    assert "gpu_util > 90 for 5m" in applied["reason"]
+
+
+def test_no_host_of_the_bigger_type_leaves_a_proposal_journaled_once(tmp_path: Path) -> None:
+    ctl, moves = controller(tmp_path, Free({}), text=TEXT.replace('"beta", "gamma"', '"delta"'))
+    [proposed] = ctl.tick()
+    assert not moves and (proposed["outcome"], proposed["action"], proposed["to"]) == ("proposed", "propose", BIG)
+    assert f"not applied: no host of type {BIG} answered in pool a100 (launching one is not done yet)" \
+        in proposed["reason"]
+    assert ctl.tick() == []
+
+
+def test_a_failed_move_is_journaled_with_its_error_and_not_retried_at_once(tmp_path: Path) -> None:
+    ctl, moves = controller(tmp_path, Free({"beta": 1}), fail="scale: j1's command has no --checkpoint-dir")
+    [failed] = ctl.tick()
+    assert failed["outcome"] == "failed" and "no --checkpoint-dir" in failed["error"] and moves == [{"alpha": "beta"}]
+    assert ctl.tick() == [] and len(moves) == 1
+
+
+def test_without_auto_the_bigger_type_is_only_proposed(tmp_path: Path) -> None:
+    ctl, moves = controller(tmp_path, Free({"beta": 1}), text=TEXT.replace("auto = true", "auto = false"))
+    [proposed] = ctl.tick()
+    assert not moves and proposed["outcome"] == "proposed" and "not applied" not in proposed["reason"]
