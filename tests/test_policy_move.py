@@ -62,6 +62,7 @@ def test_policy_run_moves_a_busy_job_onto_the_bigger_type_from_its_checkpoint(
         assert (applied["kind"], applied["from"], applied["to"], applied["outcome"]) == ("vertical", SMALL, BIG,
                                                                                          "applied"), (applied, out)
         assert applied["moved"] == {"from": "local", "to": "box-b"}
+        assert applied["old_instance"]["action"] == "kept" and "not a cloud instance" in applied["old_instance"]["why"]
         moved = json.loads(ok("inspect", "--json", applied["new_job"]))
         assert [(n["node"], n["host"]) for n in moved["nodes"]] == [("0", "box-b")]
         assert json.loads(ok("inspect", "--json", job))["state"] == "stopped"

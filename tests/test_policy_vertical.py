@@ -21,7 +21,7 @@ NOW = 1_800_000_000.0
 SMALL, BIG = "ecs.gn7-c12g1.3xlarge", "ecs.gn7-c13g1.13xlarge"  # the same A100s, 1 → 4
 TEXT = ('[pool.a100]\nhosts = ["alpha", "beta", "gamma"]\n\n'
         '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "5m"\nauto = true\n')
-HOSTS = {"alpha": {"provider": "aliyun", "instance_type": SMALL, "market": "on-demand"},
+HOSTS = {"alpha": {"provider": "aliyun", "instance_type": SMALL, "market": "on-demand", "instance_id": "i-alpha"},
          "beta": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"},
          "gamma": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"}}
 
@@ -45,6 +45,8 @@ class BusyObserver:
 class Free:
     gpus: dict[str, int]
     asked: list[list[str]] = field(default_factory=list)
+    released: list[tuple[str, str]] = field(default_factory=list)
+    refuse: str | None = None
 
     def free(self, hosts: Sequence[str]) -> Mapping[str, int]:
         self.asked.append(list(hosts))
@@ -53,12 +55,19 @@ class Free:
     def price(self, pool: object) -> float | None:
         return None
 
+    def release(self, host: Mapping[str, str], how: str) -> str:
+        if self.refuse:
+            raise GpudeckError(self.refuse)
+        self.released.append((host["instance_id"], how))
+        return host["instance_id"]
+
     def launch(self, pool: object, token: str) -> object:
         raise AssertionError("a vertical move launches nothing (not done yet)")
 
 
-def controller(tmp_path: Path, free: Free, fail: str | None = None,
-               text: str = TEXT) -> tuple[Controller, list[dict[str, str]]]:
+def controller(tmp_path: Path, free: Free, fail: str | None = None, text: str = TEXT,
+               others: tuple[Job, ...] = ()) -> tuple[Controller, list[dict[str, str]]]:
+    tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "policies.toml"
     path.write_text(text)
     moves: list[dict[str, str]] = []
@@ -70,7 +79,7 @@ def controller(tmp_path: Path, free: Free, fail: str | None = None,
         return "j-moved"
 
     job = Job("j1", "yolo", [{"host": "alpha", "node": "0", "state": "running"}])
-    ctl = Controller(jobs=lambda: [job], observer=BusyObserver(), policies=load(path),  # type: ignore[arg-type]
+    ctl = Controller(jobs=lambda: [job, *others], observer=BusyObserver(), policies=load(path),  # type: ignore[arg-type]
                      journal=PolicyJournal(tmp_path / "journal.jsonl"), resize=lambda *a: "unused",
                      catalog=catalog.entries(), clock=lambda: NOW, capacity=free, move=move,
                      host_settings=HOSTS)
@@ -85,6 +94,35 @@ def test_the_job_moves_onto_a_host_of_the_bigger_type_with_free_gpus(tmp_path: P
     assert (applied["outcome"], applied["kind"], applied["from"], applied["to"]) == ("applied", "vertical", SMALL, BIG)
     assert applied["new_job"] == "j-moved" and applied["moved"] == {"from": "alpha", "to": "gamma"}
     assert "gpu_util > 90 for 5m" in applied["reason"]
+    # the instance it left, tagged and running nothing else, is stopped (not terminated)
+    assert free.released == [("i-alpha", "stop")]
+    assert applied["old_instance"] == {"host": "alpha", "instance": "i-alpha", "action": "stopped"}
+
+
+def test_the_old_instance_is_terminated_only_when_the_rule_says_so_and_kept_when_it_says_keep(tmp_path: Path) -> None:
+    free = Free({"beta": 1})
+    ctl, _ = controller(tmp_path / "t", free, text=TEXT + 'old_instance = "terminate"\n')
+    [applied] = ctl.tick()
+    assert free.released == [("i-alpha", "terminate")] and applied["old_instance"]["action"] == "terminated"
+    kept_free = Free({"beta": 1})
+    ctl, _ = controller(tmp_path / "k", kept_free, text=TEXT + 'old_instance = "keep"\n')
+    [applied] = ctl.tick()
+    assert not kept_free.released and applied["old_instance"] == {"host": "alpha", "instance": "i-alpha",
+                                                                  "action": "kept", "why": 'old_instance = "keep"'}
+
+
+def test_an_instance_that_runs_another_job_or_is_not_opted_in_is_kept(tmp_path: Path) -> None:
+    free = Free({"beta": 1})
+    other = Job("j2", "notebook", [{"host": "alpha", "node": "0", "state": "running"}])
+    ctl, _ = controller(tmp_path / "o", free, others=(other,))
+    applied = next(r for r in ctl.tick() if r["job"]["id"] == "j1")
+    assert not free.released and applied["old_instance"]["why"] == "other jobs run there (j2)"
+    refusing = Free({"beta": 1}, refuse="i-alpha is not tagged gpudeck-managed=true: a rule stops only instances you "
+                                        "opted in")
+    ctl, _ = controller(tmp_path / "r", refusing)
+    [applied] = ctl.tick()
+    assert applied["outcome"] == "applied" and applied["old_instance"]["action"] == "kept"
+    assert "not tagged gpudeck-managed=true" in applied["old_instance"]["why"]
 
 
 def test_no_host_of_the_bigger_type_leaves_a_proposal_journaled_once(tmp_path: Path) -> None:

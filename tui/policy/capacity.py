@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..actions.find import Job
 from ..format import money
@@ -31,6 +31,11 @@ class Capacity(Protocol):
 
     def price(self, pool: Pool) -> float | None:
         """What one instance of the pool costs per hour, in the budget's currency; None: unknown."""
+        ...
+
+    def release(self, host: Mapping[str, Any], how: str) -> str:
+        """Stop (how = "stop") or terminate the cloud instance behind a host's hosts.toml fields, if it
+        is tagged gpudeck-managed; its id. GpudeckError with the reason otherwise."""
         ...
 
     def launch(self, pool: Pool, token: str) -> Launched:

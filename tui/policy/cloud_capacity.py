@@ -54,6 +54,23 @@ class CloudCapacity:
         cost = self.settings.cost
         return convert(Money({quote.currency: quote.per_hour}), cost.fx, cost.currency)
 
+    def release(self, host: Mapping[str, Any], how: str) -> str:
+        from ..actions import cloud as core
+        from ..cloud import providers
+        from ..cloud.model import TAG_MANAGED
+
+        provider, instance_id = host.get("provider"), host.get("instance_id")
+        if not provider or not instance_id:
+            raise GpudeckError("not a cloud instance (no provider and instance_id in hosts.toml)")
+        found, problems = providers.configured(self.settings.cloud, only=str(provider))
+        if not found:
+            raise GpudeckError("; ".join(problems) or f"no {provider} region")
+        target = core.find(found, str(instance_id))
+        if not target.instance.opted_in:
+            raise GpudeckError(f"{instance_id} is not tagged {TAG_MANAGED}=true: a rule stops only instances you opted in")
+        (core.terminate if how == "terminate" else core.stop)(target)
+        return str(instance_id)
+
     def launch(self, pool: Pool, token: str) -> Launched:
         from ..actions.cloud_launch import HostLaunch, launch_host
 

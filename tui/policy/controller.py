@@ -99,7 +99,7 @@ class Controller:
             if d.action == "scale":
                 if now - self.failed.get((d.rule, d.job_name), -RETRY_AFTER) < RETRY_AFTER:
                     continue
-                written.extend(self._apply(d, jobs[d.job_id], now))
+                written.extend(self._apply(d, jobs[d.job_id], now, jobs))
                 resized.add(d.job_id)
                 continue
             key = (d.rule, d.job_id, d.action, _hashable(d.to))
@@ -109,16 +109,16 @@ class Controller:
             written.append(self.journal.write(now, d, "proposed" if d.action == "propose" else "refused"))
         return written
 
-    def _apply(self, d: Decision, job: Job, now: float) -> list[dict[str, Any]]:
+    def _apply(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
         """The records written: the launches (if any) and the decision's outcome."""
         steps: list[dict[str, Any]] = []
         if d.kind == "vertical":
-            moved = self._move(d, job, now)
+            moved = self._move(d, job, now, live)
             return [moved] if moved is not None else []
         steps.append(self._resize(d, job, now, steps))
         return steps
 
-    def _move(self, d: Decision, job: Job, now: float) -> dict[str, Any] | None:
+    def _move(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> dict[str, Any] | None:
         """A bigger type, applied: the job restarts from its checkpoint on a free host of that type in
         its pool. No such host: the decision stays a proposal, journaled once with the reason."""
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
@@ -147,7 +147,30 @@ class Controller:
         except GpudeckError as exc:
             self.failed[(d.rule, d.job_name)] = now
             return self.journal.write(now, d, "failed", error=str(exc), **extra)
+        extra["old_instance"] = self._release(old, job, rule.old_instance if rule else "keep", live)
         return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
+
+    def _release(self, host: str, job: Job, how: str, live: dict[str, Job]) -> dict[str, Any]:
+        """What became of the instance the job moved off: stopped (or terminated, as the rule says)
+        when it is a cloud instance tagged gpudeck-managed that runs no other job; else kept, and why."""
+        settings = self.host_settings.get(host) or {}
+        out: dict[str, Any] = {"host": host, "instance": settings.get("instance_id"), "action": "kept"}
+        others = sorted(j.id for j in live.values() if j.id != job.id and any(n.get("host") == host for n in j.nodes))
+        if how == "keep":
+            out["why"] = 'old_instance = "keep"'
+        elif not settings.get("provider") or not settings.get("instance_id"):
+            out["why"] = "not a cloud instance (no provider and instance_id in hosts.toml)"
+        elif others:
+            out["why"] = f"other jobs run there ({', '.join(others)})"
+        elif self.capacity is None:
+            out["why"] = "no cloud access here"
+        else:
+            try:
+                self.capacity.release(settings, how)
+                out["action"] = "terminated" if how == "terminate" else "stopped"
+            except GpudeckError as exc:
+                out["why"] = str(exc)
+        return out
 
     def _resize(self, d: Decision, job: Job, now: float, steps: list[dict[str, Any]]) -> dict[str, Any]:
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
