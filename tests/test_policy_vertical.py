@@ -15,7 +15,8 @@ from tui.errors import GpudeckError
 from tui.policy.controller import Controller
 from tui.policy.inputs import Instance, JobView, Point
 from tui.policy.journal import PolicyJournal
-from tui.policy.rules import load
+from tui.policy.capacity import Launched
+from tui.policy.rules import Pool, load
 
 NOW = 1_800_000_000.0
 SMALL, BIG = "ecs.gn7-c12g1.3xlarge", "ecs.gn7-c13g1.13xlarge"  # the same A100s, 1 → 4
@@ -47,13 +48,15 @@ class Free:
     asked: list[list[str]] = field(default_factory=list)
     released: list[tuple[str, str]] = field(default_factory=list)
     refuse: str | None = None
+    launched: list[tuple[Pool, str]] = field(default_factory=list)
+    per_hour: float | None = None
 
     def free(self, hosts: Sequence[str]) -> Mapping[str, int]:
         self.asked.append(list(hosts))
         return {h: self.gpus[h] for h in hosts if h in self.gpus}
 
     def price(self, pool: object) -> float | None:
-        return None
+        return self.per_hour
 
     def release(self, host: Mapping[str, str], how: str) -> str:
         if self.refuse:
@@ -61,8 +64,9 @@ class Free:
         self.released.append((host["instance_id"], how))
         return host["instance_id"]
 
-    def launch(self, pool: object, token: str) -> object:
-        raise AssertionError("a vertical move launches nothing (not done yet)")
+    def launch(self, pool: Pool, token: str) -> Launched:
+        self.launched.append((pool, token))
+        return Launched(f"i-big{len(self.launched)}", f"i-big{len(self.launched)}")
 
 
 def controller(tmp_path: Path, free: Free, fail: str | None = None, text: str = TEXT,
@@ -129,9 +133,34 @@ def test_no_host_of_the_bigger_type_leaves_a_proposal_journaled_once(tmp_path: P
     ctl, moves = controller(tmp_path, Free({}), text=TEXT.replace('"beta", "gamma"', '"delta"'))
     [proposed] = ctl.tick()
     assert not moves and (proposed["outcome"], proposed["action"], proposed["to"]) == ("proposed", "propose", BIG)
-    assert f"not applied: no host of type {BIG} answered in pool a100 (launching one is not done yet)" \
+    assert f"not applied: no host of type {BIG} answered in pool a100, and it does not allow launch" \
         in proposed["reason"]
     assert ctl.tick() == []
+
+
+LAUNCHING = TEXT.replace('hosts = ["alpha", "beta", "gamma"]\n', 'hosts = ["alpha"]\nlaunch = true\nprovider = "aliyun"\n'
+                         f'instance_type = "{SMALL}"\nimage = "img-1"\nspot = true\n')
+
+
+def test_with_no_host_of_the_type_a_pool_that_may_launch_gets_one_on_demand_and_the_job_moves(tmp_path: Path) -> None:
+    free = Free({})
+    ctl, moves = controller(tmp_path, free, text=LAUNCHING)
+    launching, launched, applied = ctl.tick()
+    [(pool, token)] = free.launched
+    assert (pool.instance_type, pool.spot, pool.image) == (BIG, False, "img-1")  # the bigger type, on-demand
+    assert launching["token"] == launched["token"] == token and launching["rank"] == 0
+    assert moves == [{"alpha": "i-big1"}] and applied["moved"] == {"from": "alpha", "to": "i-big1"}
+    assert ctl.policies.pools["a100"].hosts == ("alpha", "i-big1")
+    assert ctl.policies.pools["a100"].instance_type == SMALL  # what the pool launches for a scale up is unchanged
+
+
+def test_a_launch_for_a_move_the_daily_budget_cannot_pay_is_refused(tmp_path: Path) -> None:
+    free = Free({}, per_hour=30.0)
+    ctl, moves = controller(tmp_path, free, text=LAUNCHING)
+    ctl.fleet = lambda: (20.0, 5.0)
+    [refused] = ctl.tick()
+    assert not free.launched and not moves and refused["outcome"] == "refused"
+    assert "refused before launching: the fleet's daily budget has $20.00 left" in refused["reason"]
 
 
 def test_a_failed_move_is_journaled_with_its_error_and_not_retried_at_once(tmp_path: Path) -> None:

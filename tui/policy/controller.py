@@ -113,14 +113,14 @@ class Controller:
         """The records written: the launches (if any) and the decision's outcome."""
         steps: list[dict[str, Any]] = []
         if d.kind == "vertical":
-            moved = self._move(d, job, now, live)
-            return [moved] if moved is not None else []
+            return self._move(d, job, now, live)
         steps.append(self._resize(d, job, now, steps))
         return steps
 
-    def _move(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> dict[str, Any] | None:
-        """A bigger type, applied: the job restarts from its checkpoint on a free host of that type in
-        its pool. No such host: the decision stays a proposal, journaled once with the reason."""
+    def _move(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
+        """A bigger type, applied: the job restarts from its checkpoint on a host of that type in its
+        pool — one there that answers, else (the pool allows `launch`) a new on-demand instance of
+        that type. Neither: the decision stays a proposal, journaled once with the reason."""
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
         pool = pool_of(rule, job, self.policies)
         old = str(job.first.get("host"))
@@ -131,24 +131,37 @@ class Controller:
         answered = [h for h in bigger if h in free]
         onto = max(answered, key=lambda h: (free[h], -answered.index(h))) if answered else None
         extra: dict[str, Any] = {"capacity": {"pool": pool.name if pool else None, "of_type": bigger, "free_gpus": free}}
+        steps: list[dict[str, Any]] = []
+        can_launch = pool is not None and pool.launch and self.capacity is not None
+        if onto is None and can_launch and self.move is not None:
+            assert pool is not None
+            try:  # node 0 of the job, on the bigger type, on-demand (what restarts cleanly)
+                refused, hosts = self._launch(d, replace(pool, instance_type=str(d.to), spot=False), [0], now, extra,
+                                              steps)
+            except GpudeckError as exc:
+                self.failed[(d.rule, d.job_name)] = now
+                return [*steps, self.journal.write(now, d, "failed", error=str(exc), **extra)]
+            if refused is not None:
+                return [*steps, refused]
+            onto = hosts[0]
         if onto is None or self.move is None:
             where = f"pool {pool.name}" if pool else "no pool holds the job's host"
             why = ("`policy run` here does not move jobs" if self.move is None else
-                   f"no host of type {d.to} answered in {where} (launching one is not done yet)")
+                   f"no host of type {d.to} answered in {where}, and it does not allow launch")
             key = (d.rule, d.job_id, "propose", _hashable(d.to))
             if key in self.said:
-                return None
+                return []
             self.said.add(key)
-            return self.journal.write(now, replace(d, action="propose", reason=f"{d.reason}; not applied: {why}"),
-                                      "proposed", **extra)
+            return [self.journal.write(now, replace(d, action="propose", reason=f"{d.reason}; not applied: {why}"),
+                                       "proposed", **extra)]
         extra["moved"] = {"from": old, "to": onto}
         try:
             new_id = self.move(job, {old: onto})
         except GpudeckError as exc:
             self.failed[(d.rule, d.job_name)] = now
-            return self.journal.write(now, d, "failed", error=str(exc), **extra)
+            return [*steps, self.journal.write(now, d, "failed", error=str(exc), **extra)]
         extra["old_instance"] = self._release(old, job, rule.old_instance if rule else "keep", live)
-        return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
+        return [*steps, self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)]
 
     def _release(self, host: str, job: Job, how: str, live: dict[str, Job]) -> dict[str, Any]:
         """What became of the instance the job moved off: stopped (or terminated, as the rule says)
@@ -182,7 +195,8 @@ class Controller:
                 free = dict(self.capacity.free(list(pool.hosts)))
                 extra["capacity"] = {"pool": pool.name, "free_gpus": free}
                 if not has_free_host(free):
-                    refused, onto = self._launch(d, pool, int(d.to) - len(job.nodes), now, extra, steps)
+                    ranks = list(range(len(job.nodes), int(d.to)))  # the nodes the new instances will be
+                    refused, onto = self._launch(d, pool, ranks, now, extra, steps)
                     if refused is not None:
                         return refused
             new_id = self.resize(job, int(d.to), onto)
@@ -191,10 +205,12 @@ class Controller:
             return self.journal.write(now, d, "failed", error=str(exc), **extra)
         return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
 
-    def _launch(self, d: Decision, pool: Any, count: int, now: float, extra: dict[str, Any],
+    def _launch(self, d: Decision, pool: Any, ranks: list[int], now: float, extra: dict[str, Any],
                 steps: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
-        """`count` instances for the pool, or the budget's refusal (journaled); GpudeckError on a failed launch."""
+        """An instance of `pool` (its fields say what) for each of the job's nodes `ranks`, or the
+        budget's refusal (journaled); GpudeckError on a failed launch."""
         assert self.capacity is not None
+        count = len(ranks)
         per_hour = self.capacity.price(pool)
         left, burn = self.fleet_figures if self.fleet is not None else (None, None)
         view_left = d.inputs.get("budget_left") if isinstance(d.inputs, dict) else None
@@ -207,8 +223,7 @@ class Controller:
             refused = replace(d, action="refused", reason=f"refused before launching: {why}; {d.reason}")
             return self.journal.write(now, refused, "refused", **extra), ()
         hosts = []
-        for i in range(count):
-            rank = int(d.frm) + i  # the node this instance will be
+        for rank in ranks:
             pending, done = self.journal.launch_token(pool.name, d.job_id, rank)
             token = pending or launch_token(pool.name, d.job_id, d.rule, rank, done)
             # journaled before the cloud is asked: a retry after any failure (or a killed controller)
@@ -218,8 +233,8 @@ class Controller:
             launched = self.capacity.launch(pool, token)
             hosts.append(launched.host)
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
-            pool = replace(pool, hosts=(*pool.hosts, launched.host))
-            self.policies.pools[pool.name] = pool
+            known = self.policies.pools.get(pool.name, pool)
+            self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
             joined = self._join(pool.name, launched.host)
             steps.append(self.journal.write(self.clock(), d, "launched", host=launched.host, instance=launched.instance,
                                             pool=pool.name, rank=rank, token=token, **joined, **extra))
