@@ -12,10 +12,10 @@ from pathlib import Path
 from tui.actions.find import Job
 from tui.cost import catalog
 from tui.errors import GpudeckError
+from tui.policy.capacity import Launched
 from tui.policy.controller import Controller
 from tui.policy.inputs import Instance, JobView, Point
 from tui.policy.journal import PolicyJournal
-from tui.policy.capacity import Launched
 from tui.policy.rules import Pool, load
 
 NOW = 1_800_000_000.0

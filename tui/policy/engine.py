@@ -260,9 +260,10 @@ def _vertical(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
     refusal = _vertical_refusal(job, inputs, diff)
     if refusal:
         return _decision(rule, job, p.next.instance_type, "refused", f"{reason}; refused: {refusal}", frm=kind, **facts)
+    held_back = _not_clean(job, p)
+    facts["restart"] = held_back or "clean"  # whoever accepts the proposal (policy run, the TUI's y) reads it
     if not rule.auto:
         return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
-    held_back = _not_clean(job, p)
     if held_back:
         return _decision(rule, job, p.next.instance_type, "propose", f"{reason}; stays a proposal: {held_back}",
                          frm=kind, **facts)
