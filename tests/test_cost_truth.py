@@ -133,10 +133,17 @@ def test_fleet_totals_with_a_part_unknown_are_lower_bounds() -> None:
 
 
 @pytest.mark.parametrize(("value", "shown"), [(0.005, "0.005"), (0.0005, "0.0005"), (0.123, "0.123"),
-                                             (0.01234, "0.012"), (1.5, "1.50"), (0.0, "0.00")])
+                                             (0.01234, "0.012"), (1.5, "1.50"), (0.0, "0.00"),
+                                             (0.9999, "1.00"), (0.99951, "1.00"), (-0.9999, "-1.00"),
+                                             (0.0999, "0.100"), (0.99949, "0.999")])
 def test_money_has_enough_digits(value: float, shown: str) -> None:
     assert money(value) == "$" + shown
     assert agent_amount(value) == shown  # the supervisor's reasons use the same rule
+
+
+@pytest.mark.parametrize(("value", "shown"), [(9999.996, "$10,000"), (9999.994, "$9,999.99"), (12345.6, "$12,346")])
+def test_money_band_follows_the_rounded_value(value: float, shown: str) -> None:
+    assert money(value) == shown
 
 
 class Clock:

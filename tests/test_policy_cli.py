@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -140,7 +141,9 @@ def test_a_scale_the_jobs_budget_cannot_pay_for_is_journaled_as_refused(gpudeck_
     [record] = journal(gpudeck_home)
     assert (record["rule"], record["job"]["id"], record["from"], record["to"], record["action"], record["outcome"]) \
         == ("backlog", job, 1, 2, "refused", "refused")
-    assert "refused: the job's budget has $1.00 left, less than one hour at 2 nodes ($3.00/h)" in record["reason"]
+    # 1.00 less the seconds it ran at 1.50/h, shown with the digits that make it true (0.99x, not 1.00)
+    assert re.search(r"refused: the job's budget has \$0\.99\d left, less than one hour at 2 nodes \(\$3\.00/h\)",
+                     record["reason"]), record["reason"]
     assert f"backlog  thrifty ({job})  1 → 2  refused [refused]" in out
     assert len(job_json(job)["nodes"]) == 1
     ok("kill", job)
@@ -180,10 +183,16 @@ def test_the_controller_runs_detached_as_a_gpudeck_job_and_stops_cleanly(gpudeck
 
 
 @pytest.mark.slow  # a job, a cost report and a controller pass: ~4 s
-def test_a_spent_daily_budget_refuses_the_scale_up_and_journals_why(gpudeck_home: Path, workdir: Path) -> None:
+@pytest.mark.parametrize(("auto", "cost"), [
+    ("", '[cost]\ncurrency = "USD"\ndaily_budget = 0.0001\n'),
+    # a proposal is refused like an applied decision, and the refusal speaks the budget's currency
+    ("auto = false\n", '[cost]\ncurrency = "CNY"\ndaily_budget = 0.0001\n[cost.fx]\nUSD = 7.2\n'),
+], ids=["applied-usd", "proposed-cny"])
+def test_a_spent_daily_budget_refuses_the_scale_up_and_journals_why(gpudeck_home: Path, workdir: Path, auto: str,
+                                                                   cost: str) -> None:
     write_policies(gpudeck_home, '[[rule]]\nname = "backlog"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\n'
-                                 'above = 10000\nadd = 1\nmax = 3\n')
-    (gpudeck_home / "config.toml").write_text('[cost]\ncurrency = "USD"\ndaily_budget = 0.0001\n')
+                                 'above = 10000\nadd = 1\nmax = 3\n' + auto)
+    (gpudeck_home / "config.toml").write_text(cost)
     ok("hosts", "set", "local", "price_per_hour=36", "currency=USD")  # a cent a second: today is past 0.0001
     job = ok("run", "--name", "spender", "--", "bash", "-c", "echo backlog=12000; exec sleep 300", cwd=workdir).strip()
     wait_for(lambda: "backlog=12000" in output(job, "0"), what="the backlog line")
@@ -193,7 +202,8 @@ def test_a_spent_daily_budget_refuses_the_scale_up_and_journals_why(gpudeck_home
     [record] = journal(gpudeck_home)
     assert (record["rule"], record["from"], record["to"], record["action"], record["outcome"]) \
         == ("backlog", 1, 2, "refused", "refused")
-    assert "refused: the fleet's daily budget" in record["reason"], record
+    currency = "CNY " if "CNY" in cost else "$"
+    assert f"refused: the fleet's daily budget is spent ({currency}" in record["reason"], record
     assert f"backlog  spender ({job})  1 → 2  refused [refused]" in out
     assert len(job_json(job)["nodes"]) == 1
     ok("kill", job)

@@ -153,6 +153,61 @@ def test_util_95_for_11_minutes_proposes_the_next_type_of_the_family_with_its_pr
     assert spot.inputs["price_difference_usd_per_hour"] == G5_2X.spot_usd_per_hour_low - g5.spot_usd_per_hour_low
 
 
+def test_auto_vertical_applies_only_where_the_job_restarts_cleanly() -> None:
+    now = 1_800_000_000.0
+    cat = [*catalog.entries(), G5_2X]
+    rules = only("vertical", parse(seed_text().replace('for = "10m"               # default',
+                                                       'for = "10m"\nauto = true'), Path("policies.toml")))
+    assert rules.rules[0].auto
+
+    def at(instance: Instance, nodes: int = 1, policies: Policies = rules) -> Decision:
+        host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
+        return one(decide(Inputs(now, [job(nodes, instance=instance)], policies, host_series=host, catalog=cat)),
+                   "bigger-gpu")
+
+    on_demand = at(Instance("aws", "g5.xlarge", "us-east-1", "on-demand"))
+    assert (on_demand.action, on_demand.frm, on_demand.to) == ("scale", "g5.xlarge", "g5.2xlarge"), on_demand
+    spot = at(Instance("aws", "g5.xlarge", "us-east-1", "spot"))
+    assert spot.action == "propose" and "stays a proposal: a spot instance may be reclaimed" in spot.reason
+    a100 = [e for e in catalog.entries() if e.instance_type.startswith("ecs.gn7-")]
+    family = one(decide(Inputs(now, [job(1, instance=Instance("aliyun", "ecs.gn7-c12g1.3xlarge", None, "on-demand"))],
+                               rules, host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
+                               catalog=a100)), "bigger-gpu")
+    assert (family.action, family.to) == ("scale", "ecs.gn7-c13g1.13xlarge")  # the same A100s, 4 of them
+    changed = dataclasses.replace(G5_2X, gpu_model="A100")
+    model = one(decide(Inputs(now, [job(1, instance=Instance("aws", "g5.xlarge", "us-east-1", "on-demand"))], rules,
+                              host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
+                              catalog=[*catalog.entries(), changed])), "bigger-gpu")
+    assert model.action == "propose" and "stays a proposal: the GPU model changes (A10G → A100)" in model.reason
+    two = at(Instance("aws", "g5.xlarge", "us-east-1", "on-demand"), nodes=2)
+    assert two.action == "propose" and "a 2-node job" in two.reason
+    # after a move the job runs on the bigger type: the cooldown holds, it does not climb at once
+    moved = one(decide(Inputs(now + 60, [job(1, instance=Instance("aws", "g5.2xlarge", "us-east-1", "on-demand"))],
+                              rules, host_series={("local", "gpu_util"): series(now - 660, now + 60, 95, step=1.0)},
+                              catalog=[*cat, dataclasses.replace(G5_2X, instance_type="g5.4xlarge", vcpus=16)],
+                              memory={("bigger-gpu", "yolo-v8"): Applied(now, "g5.2xlarge")})), "bigger-gpu")
+    assert moved.action == "none" and "moved here 1m ago" in moved.reason, moved
+
+
+def test_a_bigger_type_the_daily_budget_cannot_pay_is_refused_not_proposed() -> None:
+    now = 1_800_000_000.0
+    cat = [*catalog.entries(), G5_2X]
+    g5 = Instance("aws", "g5.xlarge", "us-east-1", "on-demand")
+    host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
+
+    def with_budget(left: float, burn: float, currency: str = "USD") -> Decision:
+        return one(decide(Inputs(now, [job(1, instance=g5)], only("vertical"), host_series=host, catalog=cat,
+                                 fleet_budget_left=left, fleet_burn=burn, currency=currency)), "bigger-gpu")
+
+    assert with_budget(100.0, 1.0).action == "propose"
+    assert with_budget(1.5, 1.0).action == "propose"  # 1.00/h now + 0.206/h more: an hour of it fits in 1.50
+    poor = with_budget(1.1, 1.0)
+    assert (poor.action, poor.to) == ("refused", "g5.2xlarge")
+    assert "refused: the fleet's daily budget has $1.10 left, less than one hour at $1.21/h" in poor.reason
+    spent = with_budget(-2.0, 1.0, "CNY")
+    assert spent.action == "refused" and "the fleet's daily budget is spent (CNY 2.00 over)" in spent.reason
+
+
 def test_vertical_says_unknown_prices_and_never_changes_family() -> None:
     d = vertical_at(95, 11, Instance("tencent", "GN10Xp.2XLARGE40"), catalog.entries())
     assert (d.action, d.to) == ("propose", "GN10Xp.5XLARGE80") and "price difference unknown" in d.reason
@@ -241,6 +296,21 @@ def test_a_scale_the_budget_cannot_pay_for_is_refused() -> None:
     rich = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.5, budget_left=100.0)], only("metric"))),
                "backlog")
     assert rich.action == "scale"
+
+
+def test_a_refusal_names_the_budgets_currency_not_dollars() -> None:
+    now = 1_800_000_000.0
+    high = {"backlog": series(now - 600, now, 20000)}
+    poor = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=10.0, budget_left=25.0)], only("metric"),
+                             currency="CNY")), "backlog")
+    assert "the job's budget has CNY 25.00 left, less than one hour at 3 nodes (CNY 30.00/h)" in poor.reason
+    spent = one(decide(Inputs(now, [job(2, metrics=high)], only("metric"), fleet_budget_left=-3.0, currency="CNY")),
+                "backlog")
+    assert "the fleet's daily budget is spent (CNY 3.00 over)" in spent.reason
+    fleet = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.0)], only("metric"), fleet_budget_left=5.0,
+                              fleet_burn=4.9999, currency="CNY")), "backlog")
+    assert "the fleet's daily budget has CNY 5.00 left, less than one hour at CNY 6.00/h" in fleet.reason
+    assert "$" not in poor.reason + spent.reason + fleet.reason
 
 
 def test_one_resize_per_job_per_pass_and_auto_false_only_proposes(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from tests.support.cleanup import kill_all_jobs
 from tests.support.sshd import SshHome
 from tests.support.waiting import wait_for
 from tests.test_cloud_launch import cloud_init_console
+from tui.policy.rules import load
 
 TYPE = "ecs.gn7i-c8g1.2xlarge"
 
@@ -42,7 +43,7 @@ def journal(home: Path) -> list[dict]:
 
 def policies(ssh_home: SshHome, new_agents: Path) -> None:
     (ssh_home.gpudeck_home / "policies.toml").write_text(
-        f'[pool.gpus]\nhosts = ["box-a"]\nlaunch = true\nprovider = "aliyun"\ninstance_type = "{TYPE}"\n'
+        f'# pools, by hand\n[pool.gpus]\nhosts = ["box-a"]  # mine\nlaunch = true\nprovider = "aliyun"\ninstance_type = "{TYPE}"\n'
         f'image = "ubuntu_22_04_x64"\nssh_user = "root"\nssh_port = {ssh_home.server.port}\nagent_dir = "{new_agents}"\n\n'
         '[[rule]]\nname = "backlog"\nkind = "metric"\npool = "gpus"\nmetric = "backlog"\nabove = 10000\nadd = 1\n'
         'max = 2\n')
@@ -67,10 +68,16 @@ def test_policy_run_launches_an_instance_and_grows_the_job_onto_it(ssh_home: Ssh
         out = ok("policy", "run", "--once", timeout=180)
 
         records = journal(ssh_home.gpudeck_home)
-        assert len(records) == 2, (records, out)
-        launched, applied = records
+        assert len(records) == 3, (records, out)
+        launching, launched, applied = records
         [new_id] = list(aliyun.account.instances)
         assert (launched["outcome"], launched["host"], launched["instance"]) == ("launched", new_id, new_id)
+        [run] = [c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]
+        assert launching["outcome"] == "launching" and run["ClientToken"] == launching["token"] == launched["token"]
+        # the new host joined the pool in policies.toml (a restarted controller counts it), comments kept
+        pools = (ssh_home.gpudeck_home / "policies.toml").read_text()
+        assert pools.startswith("# pools, by hand\n") and f'hosts = ["box-a", "{new_id}"]  # mine' in pools
+        assert load(ssh_home.gpudeck_home / "policies.toml").pools["gpus"].hosts == ("box-a", new_id)
         assert launched["capacity"]["free_gpus"] == {"box-a": 0} and launched["capacity"]["launch"] == TYPE
         assert (applied["outcome"], applied["from"], applied["to"]) == ("applied", 1, 2), applied
         assert applied["capacity"]["onto"] == [new_id] and applied["inputs"]["value"] == 12000
@@ -102,12 +109,24 @@ def test_an_unpublished_host_key_fails_the_decision_and_nothing_is_resized(ssh_h
                  "bash", "-c", SCRIPT, "x", "--checkpoint-dir", "ck", cwd=tmp_path).strip()
         wait_for(lambda: "backlog=12000" in ok("logs", "--node", "0", job), what="the backlog line")
         ok("policy", "run", "--once", timeout=180)
-        [failed] = journal(ssh_home.gpudeck_home)
+        launching, failed = journal(ssh_home.gpudeck_home)
         assert failed["outcome"] == "failed" and "unknown host key" in failed["error"]
         assert "not published on the instance's console" in failed["error"]
         known = (ssh_home.gpudeck_home / "known_hosts").read_text()
         assert not any(line.startswith("i-") for line in known.splitlines())
         assert json.loads(ok("inspect", "--json", job))["state"] == "running"
+
+        # the retry (a new `policy run`, once the console shows the key) reuses the first try's client
+        # token: the cloud core finds that instance, and no second one is made
+        [new_id] = list(aliyun.account.instances)
+        aliyun.account.console[new_id] = cloud_init_console(ssh_home.server)
+        ok("policy", "run", "--once", timeout=180)
+        records = journal(ssh_home.gpudeck_home)
+        assert list(aliyun.account.instances) == [new_id], records
+        assert len([c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]) == 1
+        again, launched, applied = records[2:]
+        assert again["token"] == launching["token"] == launched["token"]
+        assert (launched["instance"], applied["outcome"]) == (new_id, "applied"), applied
     finally:
         kill_boxes_jobs(ssh_home)
         kill_all_jobs(new_agents)

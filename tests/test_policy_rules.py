@@ -65,7 +65,7 @@ BASE = '[[rule]]\nname = "r"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\na
      "rule 's': days: 'monday' is not a day"),
     ('[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\nbetween = "09:00-18:00"\ntimezone = "Mars/Olympus"\n'
      'nodes = 1\n', 6, "rule 's': timezone: unknown time zone 'Mars/Olympus'"),
-    ('[[rule]]\nname = "v"\nkind = "vertical"\njobs = "*"\nauto = true\n', 5, "rule 'v': auto: vertical rules only propose"),
+    ('[[rule]]\nname = "v"\nkind = "vertical"\njobs = "*"\nauto = "yes"\n', 5, "rule 'v': auto: expected true or false"),
     ('\n\n[[rule]]\nkind = "metric"\n', 3, "rule 1: name: expected a name for the rule"),
     ('[pool.x]\nhosts = []\n', 2, "[pool.x] hosts: expected a list of host names"),
     ('[[rule]]\nname = "v"\nkind = "vertical"\njobs = "*"\npool = "x"\n', 4, "rule 'v': jobs: expected either jobs"),

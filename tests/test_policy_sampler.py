@@ -68,7 +68,12 @@ def test_the_cost_board_feeds_the_budget_checks() -> None:
     assert (views[0].burn_per_node, views[0].budget_left, left, burn) == (1.5, 0.5, 2.0, 6.0)
     held = [dataclasses.replace(views[0], metrics={"backlog": [Point(0.0, 12000.0), Point(10.0, 12000.0)]})]
     d = {d.rule: d for d in decide(Inputs(70.0, held, RULES, fleet_budget_left=left, fleet_burn=burn))}["b"]
-    assert d.action == "refused" and "the job's budget has $0.50 left" in d.reason
+    assert d.action == "refused" and "the job's budget has $0.500 left" in d.reason
+    # the board's figures are in its own currency, and the refusal says that currency, not "$"
     eur = dataclasses.replace(fleet.costs, currency="EUR")
     views, left, burn = with_costs(sampler.sample(fleet, 11.0), eur)
-    assert (views[0].budget_left, left, burn) == (None, None, None)  # not USD: unknown, never guessed
+    assert (views[0].budget_left, left, burn) == (0.5, 2.0, 6.0)
+    held = [dataclasses.replace(views[0], metrics={"backlog": [Point(0.0, 12000.0), Point(10.0, 12000.0)]})]
+    d = {d.rule: d for d in decide(Inputs(70.0, held, RULES, fleet_budget_left=left, fleet_burn=burn,
+                                          currency="EUR"))}["b"]
+    assert d.action == "refused" and "the job's budget has EUR 0.500 left" in d.reason and "$" not in d.reason

@@ -117,7 +117,8 @@ class GpuDeckApp(App[None]):
         self.connections.sinks.append(self.costs)
         self.tasks = Service(self)  # the app's own background work (saving the theme)
         policies = self._policies() if replay is None else Policies()  # a replay proposes nothing
-        self.proposals = Proposals(self, self.fleet, policies, self.connections.publish, self.job_control.scale)
+        self.proposals = Proposals(self, self.fleet, policies, self.connections.publish, self.job_control.scale,
+                                   move=self.job_control.move)
         self.endings = Endings(self, self.fleet, self.job_control, self._tell_ended,
                                lambda line: say(self, line, "jobs ended"))
         self.cloud = CloudInstances(self, self.fleet, settings, self.connections.publish, self.read_only,

@@ -89,12 +89,13 @@ def money(value: float | None, currency: str = "USD", per: str = "", unknown: st
 def amount(value: float) -> str:
     """A sum with enough digits to be true: 1,234.56 / 0.123 / 0.005 / 0.00042 — never a 0.005
     budget shown as 0.01, nor a small cost as 0.000."""
-    if abs(value) >= 10_000:
+    # Each band is chosen by the value as it will be rounded, so 0.9999 is "1.00", not "1.000".
+    if abs(round(value, 2)) >= 10_000:
         return f"{value:,.0f}"
-    if abs(value) >= 1 or value == 0:
-        return f"{value:,.2f}"
     # Below 1: at least 3 decimals, and 2 significant digits however small.
-    decimals = min(10, max(3, 1 - math.floor(math.log10(abs(value)))))
+    decimals = min(10, max(3, 1 - math.floor(math.log10(abs(value))))) if value else 2
+    if value == 0 or abs(round(value, decimals)) >= 1:
+        return f"{value:,.2f}"
     text = f"{value:.{decimals}f}"
     while text.endswith("0") and len(text.split(".")[1]) > 3:
         text = text[:-1]

@@ -125,9 +125,10 @@ class AutoStop:
 
 def amount(value: float) -> str:
     """Money with enough digits to be true (a 0.005 budget is not "0.01"); tui.format.amount's rule."""
-    if abs(value) >= 1 or value == 0:
+    # the band is chosen by the value as it will be rounded: 0.9999 is "1.00", not "1.000"
+    decimals = min(10, max(3, 1 - int(math.floor(math.log10(abs(value)))))) if value else 2
+    if value == 0 or abs(round(value, decimals)) >= 1:
         return "%.2f" % value
-    decimals = min(10, max(3, 1 - int(math.floor(math.log10(abs(value))))))
     text = "%.*f" % (decimals, value)
     while text.endswith("0") and len(text.split(".")[1]) > 3:
         text = text[:-1]

@@ -36,6 +36,7 @@ class HostLaunch:
     identity_file: str | None = None
     agent_dir: str = "~/.gpudeck"
     timeout: float = 600.0
+    token: str | None = None  # the launch's client token; None: a new one (a retry passes the first's)
 
 
 def first_region(provider: str, cloud: CloudSettings) -> str:
@@ -73,11 +74,20 @@ def add_host(name: str, instance: Instance, user: str, address: str, port: int, 
         raise GpudeckError(f"cloud launch: {instance.id} runs but was not added: {exc}") from None
 
 
+def _added_before(name: str, instance: Instance) -> bool:
+    """A retried launch (same token) found its instance: the first try may have added the host already."""
+    try:
+        entry = load_hosts().get(name)
+    except HostsFileError:
+        return False
+    return entry is not None and entry.extra.get("instance_id") == instance.id
+
+
 def launch_host(provider: Provider, req: HostLaunch, progress: Progress,
                 trust: Callable[[str, Instance], None]) -> str:
     """The new host's name, once its instance runs, SSH answers and `trust` accepted its key."""
     check_name(req.name)
-    spec = LaunchSpec(req.instance_type, core.new_token(), req.spot, req.image, req.key, req.subnet,
+    spec = LaunchSpec(req.instance_type, req.token or core.new_token(), req.spot, req.image, req.key, req.subnet,
                       req.security_group, req.name)
     instance_id = core.launch(provider, spec)
     progress(f"launched {instance_id} ({provider.name} {provider.region}); waiting until it runs")
@@ -85,8 +95,11 @@ def launch_host(provider: Provider, req: HostLaunch, progress: Progress,
     name = req.name or instance.id
     user = req.ssh_user or ("ubuntu" if provider.name == "aws" else "root")
     address = instance.public_address or instance.private_address or ""
-    add_host(name, instance, user, address, req.ssh_port, req.identity_file, req.agent_dir)
-    progress(f"added host {name} ({user}@{address}:{req.ssh_port}); waiting for SSH")
+    if _added_before(name, instance):
+        progress(f"host {name} is in hosts.toml already (an earlier try of this launch added it); waiting for SSH")
+    else:
+        add_host(name, instance, user, address, req.ssh_port, req.identity_file, req.agent_dir)
+        progress(f"added host {name} ({user}@{address}:{req.ssh_port}); waiting for SSH")
     try:
         core.wait_ssh(address, req.ssh_port, timeout=req.timeout)
     except GpudeckError as exc:

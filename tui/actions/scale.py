@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from remote_agent.names import new_job_id
@@ -56,18 +57,23 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
 
 
 def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None,
-          why: str | None = None, onto: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = ()) -> Scaled:
+          why: str | None = None, onto: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = (),
+          move: Mapping[str, str] | None = None) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
     goes into the new job's `resized` record (default: `scale +1`, and what was dropped). New
     nodes go `onto` those hosts when given (one per new node), else onto the job's pool, free GPUs
     first (tui/actions/placement.py). `env`: values for a node on a host the job is not on yet
-    (the job's own values never leave its hosts), also set on the other nodes."""
+    (the job's own values never leave its hosts), also set on the other nodes. `move` (old host →
+    new host; `count` is then ignored): the same node count, those nodes relaunched on the new
+    hosts from the checkpoint (a rule's bigger instance type)."""
     refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
     mn: dict[str, Any] = job.first.get("multinode") or {}
+    if move and mn.get("elastic"):
+        raise GpudeckError(f"scale: {job.id} is elastic: moving its nodes to other hosts is not done", EXIT_USAGE)
     if mn.get("elastic"):  # torchrun's rendezvous: nodes join and leave the running job
         return scale_elastic(agents, store, job, count, onto, env)
     current = job.planned
-    n = target_count(count, current)
+    n = len(job.nodes) if move else target_count(count, current)
     missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
     if missing and n > len(job.nodes):
         raise GpudeckError(f"scale: {job.id} is degraded ({degraded_why(missing)}): drop the missing node first "
@@ -85,7 +91,9 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     per_node = int(mn.get("nproc_per_node") or 1)
     pool = [str(h) for h in mn.get("pool") or []]
     free = ask_free(agents, pool) if pool and n > len(kept) and not onto else None
-    hosts = layout(kept, n, pool, [str(h) for h in mn.get("pinned") or []], onto, free, per_node)
+    # moved nodes: the new hosts take the old ones' places (in the pin too)
+    pinned = [(move or {}).get(h, h) for h in map(str, mn.get("pinned") or [])]
+    hosts = layout([(move or {}).get(h, h) for h in kept], n, pool, pinned, onto, free, per_node)
     given = dict(env)
     keep_port = not mn.get("port_chosen", True) and mn.get("master_port")
     opts = check(LaunchOptions(
@@ -113,11 +121,12 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     name = job.name
     dropped = degraded_why(missing)
     resized_from = {"job": job.id, "nodes": current,
-                    "why": why or f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")}
+                    "why": why or (f"move {', '.join(f'{a} → {b}' for a, b in (move or {}).items())}" if move
+                                   else f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else ""))}
     try:
         for p in plans:
             # the job's own --host list stays its pin (a pinned resize is one resize, not a new pin)
-            multinode = dict(p.multinode, hints=list(checked.hints), env_keys=env_keys, pinned=list(mn.get("pinned") or []))
+            multinode = dict(p.multinode, hints=list(checked.hints), env_keys=env_keys, pinned=pinned)
             if p.node in fresh:
                 spec = dict(fresh[p.node], multinode=multinode, resized_from=resized_from)
                 obj = agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)

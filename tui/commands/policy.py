@@ -9,6 +9,7 @@ import json
 import signal
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .. import actions
@@ -19,6 +20,7 @@ from ..policy.cloud_capacity import CloudCapacity
 from ..policy.controller import Controller, run_forever
 from ..policy.journal import PolicyJournal
 from ..policy.observe import Observer
+from ..policy.pool_file import add_pool_host
 from ..policy.rules import PolicyError, load
 from ..session import Session
 
@@ -58,9 +60,17 @@ def controller(session: Session) -> Controller:
     def resize(job: actions.Job, count: int, onto: tuple[str, ...]) -> str:
         return actions.scale(session, session.store, job, str(count), onto=onto).id
 
-    return Controller(jobs=lambda: actions.list_jobs(session), observer=Observer(session.client, policies, hosts),
+    def move(job: actions.Job, hosts: dict[str, str]) -> str:  # a vertical rule's bigger type
+        return actions.scale(session, session.store, job, str(len(job.nodes)), move=hosts).id
+
+    cost = session.settings.cost
+    return Controller(jobs=lambda: actions.list_jobs(session),
+                      observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
                       policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries(),
-                      capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session))
+                      capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session),
+                      currency=cost.currency,
+                      join_pool=None if policies.path is None else partial(add_pool_host, policies.path),
+                      move=move, host_settings=hosts)
 
 
 def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | None]] | None:
@@ -125,6 +135,8 @@ def _line(d: dict[str, Any]) -> str:
     job = d["job"]
     outcome = f" [{d['outcome']}{' → ' + d['new_job'] if d.get('new_job') else ''}]" if d.get("outcome") else ""
     error = f": {d['error']}" if d.get("error") else ""
+    if d.get("pool_file_error"):
+        error += f" (it joins the pool for this run only: {d['pool_file_error']})"
     frm, to = ("-" if v is None else v for v in (d["from"], d["to"]))
     return (f"{d['rule']}  {job['name']} ({job['id']})  {frm} → {to}  {d['action']}{outcome}{error}  "
             f"{d['reason']}")

@@ -54,13 +54,30 @@ class CloudCapacity:
         cost = self.settings.cost
         return convert(Money({quote.currency: quote.per_hour}), cost.fx, cost.currency)
 
-    def launch(self, pool: Pool) -> Launched:
+    def release(self, host: Mapping[str, Any], how: str) -> str:
+        from ..actions import cloud as core
+        from ..cloud import providers
+        from ..cloud.model import TAG_MANAGED
+
+        provider, instance_id = host.get("provider"), host.get("instance_id")
+        if not provider or not instance_id:
+            raise GpudeckError("not a cloud instance (no provider and instance_id in hosts.toml)")
+        found, problems = providers.configured(self.settings.cloud, only=str(provider))
+        if not found:
+            raise GpudeckError("; ".join(problems) or f"no {provider} region")
+        target = core.find(found, str(instance_id))
+        if not target.instance.opted_in:
+            raise GpudeckError(f"{instance_id} is not tagged {TAG_MANAGED}=true: a rule stops only instances you opted in")
+        (core.terminate if how == "terminate" else core.stop)(target)
+        return str(instance_id)
+
+    def launch(self, pool: Pool, token: str) -> Launched:
         from ..actions.cloud_launch import HostLaunch, launch_host
 
         provider = self._provider(pool)
         wanted = HostLaunch(str(pool.instance_type), pool.spot, None, pool.image, pool.key, ssh_user=pool.ssh_user,
                             ssh_port=pool.ssh_port, identity_file=pool.identity_file, agent_dir=pool.agent_dir,
-                            timeout=self.timeout)
+                            timeout=self.timeout, token=token)
         made: list[str] = []
 
         def trust(name: str, instance: Any) -> None:

@@ -8,30 +8,33 @@ rule's pool has no host with a free GPU and allows `launch`, the injected `capac
 instance per new node (after the budgets said they can pay an hour of it), adds it to the pool and
 scales onto it; the launch is journaled (`launched`) before the resize's own record.
 
-The fleet's daily budget (`fleet`, asked only when some rule wants to grow a job: it costs a `cost`
-report) is an engine input: a scale up it cannot pay is journaled as refused.
+The fleet's daily budget (`fleet`, asked only when some rule wants to grow a job or propose a bigger
+type: it costs a `cost` report) is an engine input: a scale up it cannot pay — applied or only
+proposed (`auto = false`) — and a vertical proposal once the budget is spent are journaled as refused.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..actions.find import Job
 from ..errors import GpudeckError
-from .capacity import Capacity, has_free_host, launch_refusal, pool_of
+from .capacity import Capacity, has_free_host, launch_refusal, launch_token, pool_of
 from .engine import Decision, decide
 from .inputs import Inputs
 from .journal import PolicyJournal
 from .observe import Observer
-from .rules import Policies
+from .rules import Policies, PolicyError
 
 RETRY_AFTER = 300.0  # seconds before a failed resize of a job name by a rule is tried again
 
 Resize = Callable[[Job, int, tuple[str, ...]], str]  # (job, new count, onto hosts) → the new job's id; GpudeckError
+Move = Callable[[Job, dict[str, str]], str]  # (job, {old host: new host}) → the new job's id; GpudeckError
+JoinPool = Callable[[str, str], None]  # (pool, host): write the host into policies.toml's pool; PolicyError
 FleetBudget = Callable[[], tuple[float | None, float | None]]  # → (day budget left, fleet burn per hour)
 
 
@@ -46,6 +49,10 @@ class Controller:
     clock: Callable[[], float] = time.time
     capacity: Capacity | None = None
     fleet: FleetBudget | None = None  # None: no [cost] daily_budget
+    currency: str = "USD"  # [cost] currency: the unit of every budget figure and launch price
+    join_pool: JoinPool | None = None  # None: a launched host joins the pool for this run only
+    move: Move | None = None  # None: vertical decisions stay proposals
+    host_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # hosts.toml: instance types
     said: set[tuple[str, str, str, Any]] = field(default_factory=set)  # (rule, job id, action, to) journaled
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
     fleet_figures: tuple[float | None, float | None] = (None, None)  # the last pass's (day budget left, burn)
@@ -65,9 +72,11 @@ class Controller:
         real = self.clock()
         views = [self.observer.view(j, real) for j in live]
         inputs = Inputs(real if now is None else now, views, self.policies, catalog=self.catalog,
-                        memory=self.journal.memory(), observed_until=None if now is None else real)
+                        memory=self.journal.memory(), observed_until=None if now is None else real,
+                        currency=self.currency)
         decisions = decide(inputs)
-        if self.fleet is not None and any(_grows(d) for d in decisions):
+        # proposals are asked about too: one the budget cannot pay is refused, not proposed
+        if self.fleet is not None and any(_costs_more(d) for d in decisions):
             try:
                 left, burn = self.fleet()
             except GpudeckError as exc:
@@ -90,7 +99,7 @@ class Controller:
             if d.action == "scale":
                 if now - self.failed.get((d.rule, d.job_name), -RETRY_AFTER) < RETRY_AFTER:
                     continue
-                written.extend(self._apply(d, jobs[d.job_id], now))
+                written.extend(self._apply(d, jobs[d.job_id], now, jobs))
                 resized.add(d.job_id)
                 continue
             key = (d.rule, d.job_id, d.action, _hashable(d.to))
@@ -100,11 +109,81 @@ class Controller:
             written.append(self.journal.write(now, d, "proposed" if d.action == "propose" else "refused"))
         return written
 
-    def _apply(self, d: Decision, job: Job, now: float) -> list[dict[str, Any]]:
+    def _apply(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
         """The records written: the launches (if any) and the decision's outcome."""
         steps: list[dict[str, Any]] = []
+        if d.kind == "vertical":
+            return self._move(d, job, now, live)
         steps.append(self._resize(d, job, now, steps))
         return steps
+
+    def _move(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
+        """A bigger type, applied: the job restarts from its checkpoint on a host of that type in its
+        pool — one there that answers, else (the pool allows `launch`) a new on-demand instance of
+        that type. Neither: the decision stays a proposal, journaled once with the reason."""
+        rule = next((r for r in self.policies.rules if r.name == d.rule), None)
+        pool = pool_of(rule, job, self.policies)
+        old = str(job.first.get("host"))
+        bigger = [h for h in (pool.hosts if pool else ()) if h != old
+                  and (self.host_settings.get(h) or {}).get("instance_type") == d.to]
+        free = dict(self.capacity.free(bigger)) if bigger and self.capacity is not None else dict.fromkeys(bigger, 0)
+        # as `gpudeck scale` places a node: a host that answered, the most free GPUs first, then pool order
+        answered = [h for h in bigger if h in free]
+        onto = max(answered, key=lambda h: (free[h], -answered.index(h))) if answered else None
+        extra: dict[str, Any] = {"capacity": {"pool": pool.name if pool else None, "of_type": bigger, "free_gpus": free}}
+        steps: list[dict[str, Any]] = []
+        can_launch = pool is not None and pool.launch and self.capacity is not None
+        if onto is None and can_launch and self.move is not None:
+            assert pool is not None
+            try:  # node 0 of the job, on the bigger type, on-demand (what restarts cleanly)
+                refused, hosts = self._launch(d, replace(pool, instance_type=str(d.to), spot=False), [0], now, extra,
+                                              steps)
+            except GpudeckError as exc:
+                self.failed[(d.rule, d.job_name)] = now
+                return [*steps, self.journal.write(now, d, "failed", error=str(exc), **extra)]
+            if refused is not None:
+                return [*steps, refused]
+            onto = hosts[0]
+        if onto is None or self.move is None:
+            where = f"pool {pool.name}" if pool else "no pool holds the job's host"
+            why = ("`policy run` here does not move jobs" if self.move is None else
+                   f"no host of type {d.to} answered in {where}, and it does not allow launch")
+            key = (d.rule, d.job_id, "propose", _hashable(d.to))
+            if key in self.said:
+                return []
+            self.said.add(key)
+            return [self.journal.write(now, replace(d, action="propose", reason=f"{d.reason}; not applied: {why}"),
+                                       "proposed", **extra)]
+        extra["moved"] = {"from": old, "to": onto}
+        try:
+            new_id = self.move(job, {old: onto})
+        except GpudeckError as exc:
+            self.failed[(d.rule, d.job_name)] = now
+            return [*steps, self.journal.write(now, d, "failed", error=str(exc), **extra)]
+        extra["old_instance"] = self._release(old, job, rule.old_instance if rule else "keep", live)
+        return [*steps, self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)]
+
+    def _release(self, host: str, job: Job, how: str, live: dict[str, Job]) -> dict[str, Any]:
+        """What became of the instance the job moved off: stopped (or terminated, as the rule says)
+        when it is a cloud instance tagged gpudeck-managed that runs no other job; else kept, and why."""
+        settings = self.host_settings.get(host) or {}
+        out: dict[str, Any] = {"host": host, "instance": settings.get("instance_id"), "action": "kept"}
+        others = sorted(j.id for j in live.values() if j.id != job.id and any(n.get("host") == host for n in j.nodes))
+        if how == "keep":
+            out["why"] = 'old_instance = "keep"'
+        elif not settings.get("provider") or not settings.get("instance_id"):
+            out["why"] = "not a cloud instance (no provider and instance_id in hosts.toml)"
+        elif others:
+            out["why"] = f"other jobs run there ({', '.join(others)})"
+        elif self.capacity is None:
+            out["why"] = "no cloud access here"
+        else:
+            try:
+                self.capacity.release(settings, how)
+                out["action"] = "terminated" if how == "terminate" else "stopped"
+            except GpudeckError as exc:
+                out["why"] = str(exc)
+        return out
 
     def _resize(self, d: Decision, job: Job, now: float, steps: list[dict[str, Any]]) -> dict[str, Any]:
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
@@ -116,7 +195,8 @@ class Controller:
                 free = dict(self.capacity.free(list(pool.hosts)))
                 extra["capacity"] = {"pool": pool.name, "free_gpus": free}
                 if not has_free_host(free):
-                    refused, onto = self._launch(d, pool, int(d.to) - len(job.nodes), now, extra, steps)
+                    ranks = list(range(len(job.nodes), int(d.to)))  # the nodes the new instances will be
+                    refused, onto = self._launch(d, pool, ranks, now, extra, steps)
                     if refused is not None:
                         return refused
             new_id = self.resize(job, int(d.to), onto)
@@ -125,36 +205,63 @@ class Controller:
             return self.journal.write(now, d, "failed", error=str(exc), **extra)
         return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
 
-    def _launch(self, d: Decision, pool: Any, count: int, now: float, extra: dict[str, Any],
+    def _launch(self, d: Decision, pool: Any, ranks: list[int], now: float, extra: dict[str, Any],
                 steps: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
-        """`count` instances for the pool, or the budget's refusal (journaled); GpudeckError on a failed launch."""
+        """An instance of `pool` (its fields say what) for each of the job's nodes `ranks`, or the
+        budget's refusal (journaled); GpudeckError on a failed launch."""
         assert self.capacity is not None
+        count = len(ranks)
         per_hour = self.capacity.price(pool)
         left, burn = self.fleet_figures if self.fleet is not None else (None, None)
         view_left = d.inputs.get("budget_left") if isinstance(d.inputs, dict) else None
         job_left = view_left if isinstance(view_left, (int, float)) else None
         extra["capacity"].update(launch=pool.instance_type, provider=pool.provider, per_hour=per_hour,
                                  fleet_budget_left=left, fleet_burn=burn)
-        why = launch_refusal(per_hour, count, left, burn, job_left)
+        why = launch_refusal(per_hour, count, left, burn, job_left, self.currency)
         if why is not None:
             self.failed[(d.rule, d.job_name)] = now
             refused = replace(d, action="refused", reason=f"refused before launching: {why}; {d.reason}")
             return self.journal.write(now, refused, "refused", **extra), ()
         hosts = []
-        for _ in range(count):
-            launched = self.capacity.launch(pool)
+        for rank in ranks:
+            pending, done = self.journal.launch_token(pool.name, d.job_id, rank)
+            token = pending or launch_token(pool.name, d.job_id, d.rule, rank, done)
+            # journaled before the cloud is asked: a retry after any failure (or a killed controller)
+            # reuses the token, and the launch finds the instance instead of making a second
+            steps.append(self.journal.write(self.clock(), d, "launching", pool=pool.name, rank=rank, token=token,
+                                            **extra))
+            launched = self.capacity.launch(pool, token)
             hosts.append(launched.host)
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
-            pool = replace(pool, hosts=(*pool.hosts, launched.host))
-            self.policies.pools[pool.name] = pool
+            known = self.policies.pools.get(pool.name, pool)
+            self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
+            joined = self._join(pool.name, launched.host)
             steps.append(self.journal.write(self.clock(), d, "launched", host=launched.host, instance=launched.instance,
-                                            **extra))
+                                            pool=pool.name, rank=rank, token=token, **joined, **extra))
         extra["capacity"]["onto"] = hosts
         return None, tuple(hosts)
+
+    def _join(self, pool: str, host: str) -> dict[str, Any]:
+        """Write the launched host into policies.toml's pool (a restarted controller sees it); a file
+        that cannot be written does not undo the launch: the record says why."""
+        if self.join_pool is None:
+            return {}
+        try:
+            self.join_pool(pool, host)
+        except PolicyError as exc:
+            return {"pool_file_error": str(exc)}
+        return {}
 
 
 def _grows(d: Decision) -> bool:
     return d.action == "scale" and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
+
+
+def _costs_more(d: Decision) -> bool:
+    """A decision the fleet's daily budget has a say in: a scale up, applied or proposed, or a bigger type."""
+    if d.kind == "vertical":
+        return d.action in ("propose", "scale")
+    return d.action in ("scale", "propose") and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
 
 
 def _hashable(value: Any) -> Any:

@@ -12,13 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..format import money
 from . import windows
 from .bigger import next_larger
 from .durations import show
 from .inputs import Inputs, JobView, Point
 from .rules import HOST_METRICS, Rule
 
-# What a decision does: `scale` (to another node count), `propose` (auto = false, or vertical),
+# What a decision does: `scale` (to another node count; vertical: onto a host of the bigger type),
+# `propose` (auto = false, or a vertical change that would not restart cleanly),
 # `refused` (the budget says no), `none` (nothing to do now; the reason says why).
 ACTIONS = ("scale", "propose", "refused", "none")
 HORIZON_H = 1.0  # a scale up must be payable for this many hours at the new burn
@@ -106,19 +108,20 @@ def _budget_refusal(job: JobView, inputs: Inputs, to: int) -> str | None:
     """A scale up must be payable for one more hour by the job's budget and the fleet's day budget."""
     if to <= job.nodes:
         return None
+    cur = inputs.currency
     if inputs.fleet_budget_left is not None and inputs.fleet_budget_left <= 0:  # spent, whatever the job costs
-        return f"the fleet's daily budget is spent (${-inputs.fleet_budget_left:.2f} over)"
+        return f"the fleet's daily budget is spent ({money(-inputs.fleet_budget_left, cur)} over)"
     if job.burn_per_node is None:
         return None
     burn = job.burn_per_node * to
     if job.budget_left is not None and job.budget_left < burn * HORIZON_H:
-        return (f"the job's budget has ${job.budget_left:.2f} left, less than one hour at {to} nodes "
-                f"(${burn:.2f}/h)")
+        return (f"the job's budget has {money(job.budget_left, cur)} left, less than one hour at {to} nodes "
+                f"({money(burn, cur, '/h')})")
     extra = job.burn_per_node * (to - job.nodes)
     fleet_burn = (inputs.fleet_burn or 0) + extra
     if inputs.fleet_budget_left is not None and inputs.fleet_budget_left < fleet_burn * HORIZON_H:
-        return (f"the fleet's daily budget has ${inputs.fleet_budget_left:.2f} left, less than one hour at "
-                f"${fleet_burn:.2f}/h")
+        return (f"the fleet's daily budget has {money(inputs.fleet_budget_left, cur)} left, less than one hour at "
+                f"{money(fleet_burn, cur, '/h')}")
     return None
 
 
@@ -248,10 +251,50 @@ def _vertical(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
                  gpus=f"{p.current.gpus or '?'} → {p.next.gpus or '?'}")
     reason = "; ".join([f"{why} → {p.next.instance_type}, {price}", *notes])
     memory = inputs.memory.get((rule.name, job.name))
-    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown and memory.to == p.next.instance_type:
-        return _decision(rule, job, kind, "none", f"{reason}; proposed {show(inputs.now - memory.t)} ago", frm=kind,
+    # within the cooldown: the same proposal is not made again, nor a move right after one (to = this type)
+    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown and memory.to in (
+            p.next.instance_type, kind):
+        done = "moved here" if memory.to == kind else "proposed"
+        return _decision(rule, job, kind, "none", f"{reason}; {done} {show(inputs.now - memory.t)} ago", frm=kind,
                          **facts)
-    return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
+    refusal = _vertical_refusal(job, inputs, diff)
+    if refusal:
+        return _decision(rule, job, p.next.instance_type, "refused", f"{reason}; refused: {refusal}", frm=kind, **facts)
+    held_back = _not_clean(job, p)
+    facts["restart"] = held_back or "clean"  # whoever accepts the proposal (policy run, the TUI's y) reads it
+    if not rule.auto:
+        return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
+    if held_back:
+        return _decision(rule, job, p.next.instance_type, "propose", f"{reason}; stays a proposal: {held_back}",
+                         frm=kind, **facts)
+    return _decision(rule, job, p.next.instance_type, "scale", reason, frm=kind, **facts)
+
+
+def _not_clean(job: JobView, p: Any) -> str | None:
+    """Why the job would not restart cleanly on the bigger type (auto = true applies only where it would)."""
+    if p.market == "spot":
+        return "a spot instance may be reclaimed under the restarted job"
+    if p.next.gpu_model != p.current.gpu_model:
+        return f"the GPU model changes ({p.current.gpu_model or '?'} → {p.next.gpu_model or '?'})"
+    if job.nodes != 1:
+        return f"a {job.nodes}-node job (only one-node jobs are moved)"
+    return None
+
+
+def _vertical_refusal(job: JobView, inputs: Inputs, diff: float | None) -> str | None:
+    """A bigger type is proposed only if the fleet's day budget can pay one more hour of the difference
+    (catalog prices are USD: compared only when the budget is in USD; a spent budget refuses in any)."""
+    left, cur = inputs.fleet_budget_left, inputs.currency
+    if left is None:
+        return None
+    if left <= 0:
+        return f"the fleet's daily budget is spent ({money(-left, cur)} over)"
+    if diff is None or diff <= 0 or cur != "USD":
+        return None
+    burn = (inputs.fleet_burn or 0.0) + diff * job.nodes
+    if left < burn * HORIZON_H:
+        return f"the fleet's daily budget has {money(left, cur)} left, less than one hour at {money(burn, cur, '/h')}"
+    return None
 
 
 _KINDS = {"metric": _metric, "schedule": _schedule, "vertical": _vertical}

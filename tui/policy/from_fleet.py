@@ -55,10 +55,8 @@ class Sampler:
 
 
 def with_costs(views: list[JobView], board: CostBoard) -> tuple[list[JobView], float | None, float | None]:
-    """The cost board's figures for the budget checks: each job's burn per node and budget left, and the
-    fleet's day budget left and burn. Only in USD (the engine's unit); other currencies: unknown."""
-    if board.currency != "USD":
-        return views, None, None
+    """The cost board's figures for the budget checks, in the board's currency (the engine is told which):
+    each job's burn per node and budget left, and the fleet's day budget left and burn."""
     out = []
     for v in views:
         c = board.jobs.get(v.id)

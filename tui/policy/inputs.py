@@ -41,8 +41,8 @@ class JobView:
     hosts: tuple[str, ...]  # distinct, in rank order
     metrics: Mapping[str, list[Point]] = field(default_factory=dict)  # what the job printed, by name
     instance: Instance | None = None
-    burn_per_node: float | None = None  # USD per hour of one node; None: unknown
-    budget_left: float | None = None  # USD the job's budget has left; None: no budget
+    burn_per_node: float | None = None  # per hour of one node, in Inputs.currency; None: unknown
+    budget_left: float | None = None  # what the job's budget has left, in Inputs.currency; None: no budget
     gpu: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, gpu_util|gpu_mem), from its journals
 
 
@@ -63,8 +63,9 @@ class Inputs:
     host_series: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, metric): hosts' own samples
     catalog: list[CatalogEntry] = field(default_factory=list)
     memory: Mapping[tuple[str, str], Applied] = field(default_factory=dict)  # (rule, job name)
-    fleet_budget_left: float | None = None  # USD the fleet's daily budget has left today
-    fleet_burn: float | None = None  # USD per hour the fleet burns now
+    fleet_budget_left: float | None = None  # what the fleet's daily budget has left today, in `currency`
+    fleet_burn: float | None = None  # per hour the fleet burns now, in `currency`
+    currency: str = "USD"  # the unit of every budget figure above ([cost] currency)
     observed_until: float | None = None  # `eval --at` a later time: series are judged as of the data, not then
 
     @property

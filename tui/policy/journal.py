@@ -18,7 +18,7 @@ from .engine import Decision
 from .inputs import Applied
 
 MAX_BYTES = 8 * 1024 * 1024
-OUTCOMES = ("applied", "proposed", "refused", "failed", "launched")
+OUTCOMES = ("applied", "proposed", "refused", "failed", "launching", "launched")
 
 
 def journal_path() -> Path:
@@ -42,7 +42,7 @@ class PolicyJournal:
             os.write(fd, line.encode("utf-8"))
         finally:
             os.close(fd)
-        return record
+        return json.loads(line)  # what was written, not a view of dicts the caller may change later
 
     def records(self) -> list[dict[str, Any]]:
         out = []
@@ -63,6 +63,25 @@ class PolicyJournal:
                     continue
                 out.append(obj)
         return out
+
+    def launch_token(self, pool: str, job_id: str, rank: int) -> tuple[str | None, int]:
+        """(the token of a launch for this job's node `rank` from this pool that was journaled as
+        `launching` and never `launched` — a retry must reuse it —, how many such launches completed)."""
+        pending: str | None = None
+        records = self.records()
+        done = {r.get("token") for r in records if r.get("outcome") == "launched"}
+        completed = 0
+        for r in records:
+            job = r.get("job") if isinstance(r.get("job"), dict) else {}
+            if r.get("outcome") != "launching" or r.get("pool") != pool or job.get("id") != job_id or r.get("rank") != rank:
+                continue
+            if not isinstance(r.get("token"), str):
+                self.malformed += 1
+            elif r["token"] in done:
+                completed += 1
+            else:
+                pending = r["token"]
+        return pending, completed
 
     def memory(self) -> dict[tuple[str, str], Applied]:
         """(rule, job name) → the last decision applied (or, for vertical, proposed)."""

@@ -33,10 +33,12 @@ class TailingClient(Protocol):
 
 class Observer:
     def __init__(self, client: Callable[[str], TailingClient], policies: Policies,
-                 host_settings: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 host_settings: Mapping[str, Mapping[str, Any]] | None = None, currency: str = "USD",
+                 fx: Mapping[str, float] | None = None) -> None:
         self.client = client
         self.policies = policies
         self.host_settings = host_settings or {}
+        self.currency, self.fx = currency, dict(fx or {})  # [cost]: budgets are judged in `currency`
         self.wanted = {r.metric for r in policies.rules if r.metric and r.metric not in HOST_METRICS}
         self.keep = max((r.hold for r in policies.rules), default=0.0) + KEEP_MARGIN
         self.tailed: dict[tuple[str, str], str] = {}  # (job, node) → host
@@ -127,19 +129,29 @@ class Observer:
         hosts = tuple(dict.fromkeys(str(n["host"]) for n in job.nodes))
         first = job.first
         price = first.get("price") if isinstance(first.get("price"), dict) else None
-        per_hour = price.get("per_hour") if price and price.get("currency", "USD") == "USD" else None
+        rate = self._rate(price.get("currency", "USD")) if price else None  # the spec's price and budget → currency
+        per_hour = price.get("per_hour") if price and rate is not None else None
         share = price.get("share", 1) if price else 1
         share = share if isinstance(share, (int, float)) and not isinstance(share, bool) and share > 0 else 1
-        burn = float(per_hour) * share if isinstance(per_hour, (int, float)) and not isinstance(per_hour, bool) else None
+        burn = None
+        if isinstance(per_hour, (int, float)) and not isinstance(per_hour, bool) and rate is not None:
+            burn = float(per_hour) * share * rate
         budget = first.get("budget")
         budget_left = None
-        if burn is not None and isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        if burn is not None and rate is not None and isinstance(budget, (int, float)) and not isinstance(budget, bool):
             started = [n.get("started_at") for n in job.nodes if isinstance(n.get("started_at"), (int, float))]
             spent = sum(burn * max(0.0, now - s) / 3600 for s in started)  # its share of the price × wall time, per node
-            budget_left = float(budget) - spent
+            budget_left = float(budget) * rate - spent
         return JobView(id=job.id, name=job.name, nodes=len(job.nodes), hosts=hosts,
                        metrics=self.metrics.get(job.id, {}), instance=self._instance(hosts[0]),
                        burn_per_node=burn, budget_left=budget_left, gpu=self.gpus.get(job.id, {}))
+
+    def _rate(self, currency: Any) -> float | None:
+        """How many of [cost] currency one unit of `currency` is; None: no fx rate (unknown, not guessed)."""
+        if currency == self.currency:
+            return 1.0
+        rate = self.fx.get(str(currency))
+        return float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None
 
     def _instance(self, host: str) -> Instance | None:
         s = self.host_settings.get(host) or {}

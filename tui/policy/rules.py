@@ -20,7 +20,8 @@ from ..tomlfile import TOMLDecodeError, parse_toml
 from . import durations
 
 KINDS = ("metric", "schedule", "vertical")
-HOST_METRICS = ("gpu_util", "gpu_mem")  # from the job's hosts' GPU samples; anything else: a number the job prints
+HOST_METRICS = ("gpu_util", "gpu_mem")
+OLD_INSTANCE = ("stop", "keep", "terminate")  # from the job's hosts' GPU samples; anything else: a number the job prints
 
 
 class PolicyError(Exception):
@@ -70,6 +71,8 @@ class Rule:
     timezone: str = "UTC"
     nodes: int = 0
     otherwise: int | None = None
+    # vertical: what becomes of the instance a job moved off (only one tagged gpudeck-managed, running nothing else)
+    old_instance: str = "stop"
 
     def matches(self, job_name: str, job_hosts: list[str], pools: dict[str, Pool]) -> bool:
         """Whether the rule is about this job: its name matches `jobs`, or all its hosts are in `pool`."""
@@ -120,7 +123,7 @@ _COMMON = ("name", "kind", "jobs", "pool", "auto", "cooldown")
 _FIELDS = {
     "metric": (*_COMMON, "metric", "above", "below", "for", "add", "min", "max"),
     "schedule": (*_COMMON, "days", "between", "timezone", "nodes", "otherwise"),
-    "vertical": (*_COMMON, "metric", "above", "for"),
+    "vertical": (*_COMMON, "metric", "above", "for", "old_instance"),
 }
 
 
@@ -235,14 +238,18 @@ class _Reader:
                     otherwise=self.count(i, name, t, "otherwise", None))
 
     def vertical(self, i: int, name: str, t: dict[str, Any], common: dict[str, Any]) -> Rule:
-        if self.flag(i, name, t, "auto", False):
-            self.fail(i, name, "auto", "vertical rules only propose (a new instance type is a new machine): auto = false")
         metric = t.get("metric", "gpu_util")
         if metric not in HOST_METRICS:
             self.fail(i, name, "metric", f"expected one of {', '.join(HOST_METRICS)}, got {metric!r}")
         above = self.number(i, name, t, "above")
-        return Rule(**common, auto=False, cooldown=self.duration(i, name, t, "cooldown", 3600.0), metric=metric,
-                    above=90.0 if above is None else above, hold=self.duration(i, name, t, "for", 600.0))
+        old = t.get("old_instance", "stop")
+        if old not in OLD_INSTANCE:
+            self.fail(i, name, "old_instance", f"expected one of {', '.join(OLD_INSTANCE)}, got {old!r}")
+        # auto = true: applied where the job restarts cleanly on the bigger type (engine.py says where)
+        return Rule(**common, auto=self.flag(i, name, t, "auto", False),
+                    cooldown=self.duration(i, name, t, "cooldown", 3600.0), metric=metric,
+                    above=90.0 if above is None else above, hold=self.duration(i, name, t, "for", 600.0),
+                    old_instance=old)
 
     # -- fields ------------------------------------------------------------------------------------
 

@@ -98,6 +98,14 @@ class JobControl(Service):
                                                      count, new_id, onto=onto)))
         return new_id
 
+    def move(self, job: JobModel, hosts: dict[str, str]) -> str:
+        """Relaunch the job's nodes on other hosts (old → new), restart mode from its checkpoint, as
+        `policy run` applies a bigger instance type; returns the new job's id."""
+        new_id = new_job_id()
+        self._run("move", lambda: str(actions.scale(self.agents, self.store, actions.resolve(self.agents, job.id),
+                                                    str(len(job.nodes)), new_id, move=hosts)))
+        return new_id
+
     def restart(self, job: JobModel) -> str:
         """Returns the new job's id (chosen here, so the caller can select it when it appears)."""
         target, new_id = JobTarget.of_model(job), new_job_id()

@@ -28,13 +28,15 @@ PERIOD = 5.0
 SHOWN = ("scale", "propose", "refused")
 
 Scale = Callable[[JobModel, str], str]  # JobControl.scale: (job, count) → the new job's id
+Move = Callable[[JobModel, dict[str, str]], str]  # JobControl.move: (job, {old host: new host}) → the new job's id
 
 
 class Proposals(Service):
     def __init__(self, app: App[Any], fleet: Fleet, policies: Policies, publish: Callable[[set[str]], None],
-                 scale: Scale, clock: Callable[[], float] = time.time) -> None:
+                 scale: Scale, clock: Callable[[], float] = time.time, move: Move | None = None) -> None:
         super().__init__(app)
         self.fleet, self.policies, self.publish, self.scale, self.clock = fleet, policies, publish, scale, clock
+        self.move = move
         self.sampler = Sampler(policies)
         self.memory: dict[tuple[str, str], Applied] = {}  # what was accepted here: cooldowns hold
         self.dismissed: set[tuple[str, str, str]] = set()  # (rule, job id, target)
@@ -53,15 +55,16 @@ class Proposals(Service):
         now = self.clock()
         views, fleet_left, fleet_burn = with_costs(self.sampler.sample(self.fleet, now), self.fleet.costs)
         self._busy = True
-        self.in_thread(partial(self._judge, now, views, dict(self.memory), fleet_left, fleet_burn), group="policy",
+        self.in_thread(partial(self._judge, now, views, dict(self.memory), fleet_left, fleet_burn,
+                               self.fleet.costs.currency), group="policy",
                        exclusive=True, done=self._decided, failed=self._failed)
 
     def _judge(self, now: float, views: list[JobView], memory: dict[tuple[str, str], Applied],
-               fleet_left: float | None, fleet_burn: float | None) -> list[Decision]:
+               fleet_left: float | None, fleet_burn: float | None, currency: str) -> list[Decision]:
         catalog, instances = self._reference()
         views = [replace(v, instance=instances.get(v.hosts[0])) if v.hosts else v for v in views]
         return decide(Inputs(now, views, self.policies, catalog=catalog, memory=memory, fleet_budget_left=fleet_left,
-                             fleet_burn=fleet_burn))
+                             fleet_burn=fleet_burn, currency=currency))
 
     def _reference(self) -> tuple[list[Any], dict[str, Instance]]:
         if self._known is None:
@@ -96,6 +99,39 @@ class Proposals(Service):
         found = self.fleet.proposals.get(job_id)
         return found[0] if found else None
 
+    def _move(self, job: JobModel, d: Decision) -> str | None:
+        """A bigger type, accepted: the job restarts from its checkpoint on a host of that type in its
+        pool, where it restarts cleanly (as `policy run` applies it); else it is said why, and dismissed."""
+        restart = d.inputs.get("restart")
+        onto = self._bigger_host(job, d)
+        why = (f"it would not restart cleanly: {restart}" if restart != "clean" else
+               f"no connected host of type {d.to} in the job's pool (hosts.toml instance_type; `gpudeck policy run` "
+               "launches one where the pool allows launch)" if onto is None else
+               "this TUI cannot move jobs" if self.move is None else None)
+        if why is not None:
+            say(self.app, f"{d.rule}: {d.frm} → {d.to} is yours to make ({why}): {d.reason}", "proposal", timeout=10)
+            self.dismiss(job.id)
+            return None
+        assert onto is not None and self.move is not None
+        old = next(iter(job.nodes.values())).host
+        self.memory[(d.rule, d.job_name)] = Applied(self.clock(), d.to, d.period)
+        self.dismiss(job.id)
+        say(self.app, f"{d.rule}: moving {job.name or job.id} from {old} to {onto} ({d.to}); the instance it leaves "
+            "keeps running (`gpudeck cloud stop ID`)", "proposal", timeout=10)
+        return self.move(job, {old: onto})
+
+    def _bigger_host(self, job: JobModel, d: Decision) -> str | None:
+        """The first host of the job's pool (the rule's, else one holding all its hosts) of the type."""
+        _, instances = self._known or ([], {})
+        hosts = {n.host for n in job.nodes.values()}
+        rule = next((r for r in self.policies.rules if r.name == d.rule), None)
+        pool = (self.policies.pools.get(rule.pool) if rule is not None and rule.pool else
+                next((p for p in self.policies.pools.values() if hosts and hosts <= set(p.hosts)), None))
+        # one that answers now (as `policy run` asks the agents)
+        return next((h for h in (pool.hosts if pool else ()) if h not in hosts and instances.get(h) is not None
+                     and instances[h].instance_type == d.to and (up := self.fleet.hosts.get(h)) is not None and up.up),
+                    None)
+
     def dismiss(self, job_id: str) -> None:
         d = self.first(job_id)
         if d is None:
@@ -110,14 +146,11 @@ class Proposals(Service):
         d = self.first(job.id)
         if d is None:
             return None
-        if d.kind == "vertical":
-            say(self.app, f"{d.rule}: a new instance type is yours to make ({d.frm} → {d.to}): {d.reason}",
-                "proposal", timeout=10)
-            self.dismiss(job.id)
-            return None
-        if d.action == "refused":
+        if d.action == "refused":  # the budget said no, a bigger type as much as more nodes
             say(self.app, f"{d.rule}: {d.reason}", "proposal refused", "warning", timeout=10)
             return None
+        if d.kind == "vertical":
+            return self._move(job, d)
         self.memory[(d.rule, d.job_name)] = Applied(self.clock(), d.to, d.period)
         self.dismiss(job.id)
         return self.scale(job, str(d.to))
