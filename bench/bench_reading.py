@@ -61,6 +61,32 @@ def make_job(agent: Path, job_id: str, name: str, points: int, workdir: str) -> 
     return directory
 
 
+def realistic_lines(kind: str, n: int) -> list[str]:
+    """Lines as trainers print them, numbers varying as in a run (a loss with 4 decimals, a decaying lr)."""
+    if kind == "hf":  # Hugging Face Trainer's log dict
+        return [f"{{'loss': {2.5 / (1 + i / 500):.4f}, 'grad_norm': {0.8 + (i * 7919 % 1000) / 997:.7f}, "
+                f"'learning_rate': {5e-05 * (1 - i / n):.4g}, 'epoch': {i / 400:.2f}}}" for i in range(1, n + 1)]  # fmt: skip
+    if kind == "epoch":
+        return [f"epoch {i // 500} step {i % 500}/500 loss {2.0 / (1 + i / 300):.3f} lr {3e-4 * (1 - i / n):.1e}"
+                for i in range(1, n + 1)]  # fmt: skip
+    return [f"step={i} loss={1.0 / i:.6f}" for i in range(1, n + 1)]
+
+
+def bytes_per_point(kind: str, n: int, burst: int, tmp: Path) -> tuple[float, float]:
+    """(journal bytes per point, printed bytes per line) for n lines of `kind`, parsed by the
+    supervisor's parser and journaled `burst` lines per write (1: a trainer slower than the reads)."""
+    from remote_agent.metrics.lineparser import LineParser
+
+    lines = realistic_lines(kind, n)
+    parser = LineParser()
+    path = tmp / f"{kind}-{burst}.jsonl"
+    journal = JournalWriter(path)
+    for start in range(0, n, burst):
+        journal.append_many([("metric", {"values": parser.parse(line)}) for line in lines[start:start + burst]])
+    journal.close()
+    return path.stat().st_size / n, sum(len(line) + 1 for line in lines) / n
+
+
 def cli(home: Path, *args: str, code: Path = ROOT) -> float:
     env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(code))
     start = time.perf_counter()
@@ -106,6 +132,11 @@ def main() -> None:
         output_bytes = (big / "output.log").stat().st_size
         print(f"journal of {args.points:,} points: {journal_bytes / args.points:.1f} bytes/point; "
               f"the printed line: {output_bytes / args.points:.1f} bytes ({journal_bytes / output_bytes:.2f}x)")  # fmt: skip
+        for kind, what in (("flood", "step=N loss=X"), ("hf", "HF Trainer dict"), ("epoch", "epoch E step S/T loss X lr Y")):
+            for burst, how in ((BURST, f"bursts of {BURST}"), (1, "one line per write")):
+                journal_b, line_b = bytes_per_point(kind, 20000, burst, Path(tmp))
+                print(f"  {what}, {how}: {journal_b:.1f} journal bytes/point for a {line_b:.1f}-byte line "
+                      f"({journal_b / line_b:.2f}x)")  # fmt: skip
         cli(big_home, "ps", "--all")  # the first listing folds the journal and caches the fold
         metrics, metrics_against = timed(big_home, ("metrics", "--json", "big"), args.rounds, args.against)
         decode = statistics.median(decode_all(big / "events.jsonl") for _ in range(args.rounds))
