@@ -22,6 +22,7 @@ of this branch's base, not a main that has moved on).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -47,6 +48,18 @@ def make_job(agent: Path, job_id: str, name: str, points: int, workdir: str) -> 
             "env": {}, "setup": [], "grace": 60.0, "created_at": time.time(), "stop_signal": "SIGTERM"}  # fmt: skip
     (directory / "spec.json").write_text(json.dumps(spec))
     (directory / "lock").touch()
+    real_time, ticks = time.time, iter(range(10**9))
+    # A fixed clock (a write every 10 ms from 2026-01-01): any tree's writer writes the same times,
+    # so two trees' `metrics --json` outputs can be compared byte for byte.
+    time.time = lambda: 1767225600.0 + next(ticks) / 100  # type: ignore[assignment]
+    try:
+        _write_journal(directory, points)
+    finally:
+        time.time = real_time  # type: ignore[assignment]
+    return directory
+
+
+def _write_journal(directory: Path, points: int) -> None:
     journal = JournalWriter(directory / "events.jsonl")
     journal.append("state", state="starting", supervisor_pid=1)
     journal.append("state", state="running", pid=2)
@@ -58,7 +71,6 @@ def make_job(agent: Path, job_id: str, name: str, points: int, workdir: str) -> 
                                  range(start, start + len(lines))])  # fmt: skip
     journal.append("state", state="exited", exit_code=0, signal=None)
     journal.close()
-    return directory
 
 
 def realistic_lines(kind: str, n: int) -> list[str]:
@@ -95,14 +107,32 @@ def cli(home: Path, *args: str, code: Path = ROOT) -> float:
     return time.perf_counter() - start
 
 
-def timed(home: Path, args: tuple[str, ...], rounds: int, against: Path | None) -> tuple[float, float | None]:
-    """Median seconds of `gpudeck ARGS` with this tree (and with `against`, interleaved)."""
+def output(home: Path, args: tuple[str, ...], code: Path = ROOT) -> str:
+    """A digest of `gpudeck ARGS`'s stdout."""
+    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(code))
+    done = subprocess.run([sys.executable, "-m", "tui", *args], env=env, cwd=str(home), check=True, capture_output=True)
+    return hashlib.sha256(done.stdout).hexdigest()
+
+
+def make_job_with(code: Path, agent: Path, job_id: str, name: str, points: int, workdir: str) -> None:
+    """make_job with another tree's journal writer: that tree reads the journal its own writer wrote."""
+    script = (f"import sys, importlib.util; sys.path.insert(0, {str(code)!r}); import remote_agent.storage.journal\n"
+              f"spec = importlib.util.spec_from_file_location('bench_reading', {__file__!r})\n"
+              f"module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
+              f"module.make_job(module.Path({str(agent)!r}), {job_id!r}, {name!r}, {points}, {workdir!r})")  # fmt: skip
+    subprocess.run([sys.executable, "-c", script], check=True, cwd="/")
+
+
+def timed(home: Path, args: tuple[str, ...], rounds: int, against: Path | None,
+          their_home: Path | None = None) -> tuple[float, float | None]:  # fmt: skip
+    """Median seconds of `gpudeck ARGS` with this tree (and with `against`, interleaved; in
+    `their_home` when given: a journal that tree's own writer wrote)."""
     ours: list[float] = []
     theirs: list[float] = []
     for _ in range(rounds):
         ours.append(cli(home, *args))
         if against is not None:
-            theirs.append(cli(home, *args, code=against))
+            theirs.append(cli(their_home or home, *args, code=against))
     return statistics.median(ours), (statistics.median(theirs) if theirs else None)
 
 
@@ -138,7 +168,16 @@ def main() -> None:
                 print(f"  {what}, {how}: {journal_b:.1f} journal bytes/point for a {line_b:.1f}-byte line "
                       f"({journal_b / line_b:.2f}x)")  # fmt: skip
         cli(big_home, "ps", "--all")  # the first listing folds the journal and caches the fold
-        metrics, metrics_against = timed(big_home, ("metrics", "--json", "big"), args.rounds, args.against)
+        old_home = Path(tmp, "big-against")
+        if args.against is not None:
+            make_job_with(args.against, old_home / "local-agent", "20260101-000000-b16b16", "big", args.points, tmp)
+            old_journal = old_home / "local-agent" / "jobs" / "20260101-000000-b16b16" / "0" / "events.jsonl"
+            print(f"the --against tree's journal of the same points: {old_journal.stat().st_size / args.points:.1f} bytes/point")
+            cli(old_home, "ps", "--all", code=args.against)
+        if args.against is not None:  # the same output from both trees, each reading its own journal
+            same = output(big_home, ("metrics", "--json", "big")) == output(old_home, ("metrics", "--json", "big"), args.against)
+            print(f"metrics --json output byte-identical to the --against tree's: {same}")
+        metrics, metrics_against = timed(big_home, ("metrics", "--json", "big"), args.rounds, args.against, old_home)
         decode = statistics.median(decode_all(big / "events.jsonl") for _ in range(args.rounds))
         print(f"metrics --json, {args.points:,} points: {metrics:.2f} s "
               f"(baseline, json.loads of every journal line: {decode:.2f} s, {metrics / decode:.1f}x"
