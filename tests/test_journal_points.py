@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from remote_agent.jobstate import JobView
-from remote_agent.storage.journal import JournalWriter, bounded_line, read_all
+from remote_agent.storage.journal import JournalReader, JournalWriter, bounded_line, read_all
 from remote_agent.storage.records import expand_all, lines_after_seq
 from remote_agent.supervision.lostjob import read_lost_job
 from tui.commands.metrics import _print_text
@@ -215,3 +215,23 @@ def test_journal_text_cut_inside_a_points_line_keeps_each_later_point_once(journ
         again = expand_all(json.loads(line) for line in kept.splitlines())
         assert again == [r for r in everything if r["seq"] > since]
         assert lines_after_seq(raw.splitlines(), since) == kept.splitlines()
+
+
+MALFORMED = [
+    b'{"seq":3,"last":4,"t":1,"kind":"points","names":["a"],"rows":[[1]]}',  # one row for two seqs
+    b'{"seq":3,"last":3,"t":1,"kind":"points","names":[["a"]],"rows":[[1]]}',  # a name that is no string
+    b'{"seq":3,"last":4,"t":1,"kind":"points","names":["a","b"],"rows":[[1,2],[3]]}',  # a short row
+    b'{"seq":3,"last":3,"t":1,"kind":"points","names":"a","rows":[[1]]}',
+    b'{"seq":3,"last":3,"t":1,"kind":"points","names":["a"],"rows":{"x":1}}',
+]
+
+
+@pytest.mark.parametrize("bad", MALFORMED)
+def test_a_malformed_points_line_is_skipped_and_counted(tmp_path: Path, bad: bytes) -> None:
+    path = tmp_path / "events.jsonl"
+    good = b'{"seq":5,"t":1,"kind":"metric","values":{"a":1}}\n'
+    path.write_bytes(b'{"seq":1,"last":2,"t":1,"kind":"points","names":["a"],"rows":[[1],[2]]}\n' + bad + b"\n" + good)
+    reader = JournalReader(path)
+    assert [r["seq"] for r in reader.read_new()] == [1, 2, 5]
+    assert reader.skipped == 1
+    assert expand_all([json.loads(bad)]) == []

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .files import describe_os_error, open_private
 from .jsonio import dumps, loads_object
 from .metriclines import point_runs, run_lines
-from .records import expand, is_valid, last_seq_of
+from .records import POINTS, expand, last_seq_of
 
 MAX_RECORD_BYTES = 64 << 10  # a record is at most this long; long strings are cut with a marker
 MAX_STRING = 2000
@@ -254,10 +254,17 @@ class JournalReader:
         records = []
         for raw in self.read_new_raw(max_bytes):
             record = loads_object(raw.decode("utf-8", "replace"))
-            if record is None or not is_valid(record):
+            if record is None or not isinstance(record.get("seq"), int):
                 self.skipped += 1
                 continue
+            if record.get("kind") != POINTS:
+                self.last_seq = record["seq"]
+                records.append(record)
+                continue
             meant = expand(record)  # a `points` line is several metric records
+            if not meant:
+                self.skipped += 1
+                continue
             self.last_seq = meant[-1]["seq"]
             records.extend(meant)
         return records

@@ -36,12 +36,13 @@ def expand(record: Dict[str, Any]) -> List[Dict[str, Any]]:
         return []
     if record.get("last") != seq + len(rows) - 1:
         return []
-    out = []
-    for offset, row in enumerate(rows):
-        if not isinstance(row, list) or len(row) != len(names):
-            return []
-        out.append({"seq": seq + offset, "t": t, "kind": "metric", "values": dict(zip(names, row))})  # noqa: B905 (lengths checked; 3.8)
-    return out
+    width = len(names)
+    if not all(isinstance(name, str) for name in names):
+        return []
+    if not all(isinstance(row, list) and len(row) == width for row in rows):
+        return []
+    return [{"seq": seq + offset, "t": t, "kind": "metric", "values": dict(zip(names, row))}  # noqa: B905 (checked; 3.8)
+            for offset, row in enumerate(rows)]  # fmt: skip
 
 
 def expand_all(records: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -53,11 +54,6 @@ def expand_all(records: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
         else:
             out.append(record)
     return out
-
-
-def is_valid(record: Dict[str, Any]) -> bool:
-    """A record a reader keeps: an int seq, and a `points` record that expands."""
-    return isinstance(record.get("seq"), int) and (record.get("kind") != POINTS or bool(expand(record)))
 
 
 def seq_range(line: bytes) -> Optional[Tuple[int, int]]:
