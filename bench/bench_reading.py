@@ -8,13 +8,21 @@ Baselines, side by side in the same run: reading and JSON-decoding every journal
 process (what any reader pays at least), and `ps --all` with a single job (the CLI's and agent's own
 start-up cost).
 
+Bytes per point are also measured for realistic lines (a Hugging Face Trainer log dict, an
+`epoch E step S/T loss X lr Y` line), parsed by the supervisor's parser, journaled in bursts (a
+flood: many lines per read of the output) and one line per write (a trainer slower than the reads).
+CPU costs in a fresh process: the agent's first fold of the big journal (no summary cache) and the
+journal writer per point.
+
 With --against CHECKOUT (another tree of gpudeck, e.g. the main branch's) every CLI timing is also
 taken with that tree's code, interleaved round by round on the same files, and the ratio printed:
 before/after in one run, whatever the machine's load does meanwhile. Each job is listed once before
 the timed rounds, so both trees read its folded summary (cached beside the journal) alike. Compare
 trees whose job summary has the same fields (remote_agent/jobstate.py): otherwise each rejects the
 other's cache and folds the whole journal again every round (e.g. `git archive BASE | tar -x -C DIR`
-of this branch's base, not a main that has moved on).
+of this branch's base, not a main that has moved on). The other tree reads a journal written by its
+own writer (the same points, the same fixed clock), and both trees' `metrics --json` outputs are
+compared byte for byte.
 
     python bench/bench_reading.py [--points 1000000] [--jobs 1000] [--rounds 3] [--against DIR]
 """
@@ -107,6 +115,37 @@ def cli(home: Path, *args: str, code: Path = ROOT) -> float:
     return time.perf_counter() - start
 
 
+CPU_SCRIPT = """
+import json, pathlib, shutil, sys, tempfile, time
+sys.path.insert(0, sys.argv[1])
+from remote_agent.jobstate import JobView
+from remote_agent.storage.journal import JournalWriter
+src = pathlib.Path(sys.argv[2])
+with tempfile.TemporaryDirectory() as tmp:
+    copy = pathlib.Path(tmp, "job")
+    shutil.copytree(src, copy)
+    (copy / "summary.cache.json").unlink(missing_ok=True)
+    start = time.process_time()
+    JobView("job", "0", copy).refresh()
+    fold = time.process_time() - start
+    writer = JournalWriter(pathlib.Path(tmp, "w.jsonl"))
+    bursts = [[("metric", {"values": {"step": i, "loss": round(1.0 / i, 6)}}) for i in range(s, s + 2000)]
+              for s in range(1, 200001, 2000)]
+    start = time.process_time()
+    for burst in bursts:
+        writer.append_many(burst)
+    print(json.dumps({"fold_s": fold, "write_us": (time.process_time() - start) / 200000 * 1e6}))
+"""
+
+
+def cpu_costs(code: Path, job_dir: Path) -> dict:
+    """CPU seconds of the agent's first fold of the job's journal (no summary cache: a first
+    listing, or the cache deleted) and CPU µs per point of the journal writer in bursts, with `code`."""
+    done = subprocess.run([sys.executable, "-c", CPU_SCRIPT, str(code), str(job_dir)], check=True,
+                          capture_output=True, text=True, cwd="/")  # fmt: skip
+    return json.loads(done.stdout)
+
+
 def output(home: Path, args: tuple[str, ...], code: Path = ROOT) -> str:
     """A digest of `gpudeck ARGS`'s stdout."""
     env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(code))
@@ -182,6 +221,14 @@ def main() -> None:
         print(f"metrics --json, {args.points:,} points: {metrics:.2f} s "
               f"(baseline, json.loads of every journal line: {decode:.2f} s, {metrics / decode:.1f}x"
               f"{versus(metrics, metrics_against)})")  # fmt: skip
+        ours_cpu = cpu_costs(ROOT, big)
+        line = f"first fold of that journal (a listing without its cache): {ours_cpu['fold_s']:.2f} s CPU; " \
+               f"journal writer: {ours_cpu['write_us']:.2f} µs CPU per point in bursts of 2000"  # fmt: skip
+        if args.against is not None:
+            theirs_cpu = cpu_costs(args.against, old_journal.parent)
+            line += (f" (--against, its own journal: {theirs_cpu['fold_s']:.2f} s, {ours_cpu['fold_s'] / theirs_cpu['fold_s']:.2f}x; "
+                     f"{theirs_cpu['write_us']:.2f} µs, {ours_cpu['write_us'] / theirs_cpu['write_us']:.2f}x)")  # fmt: skip
+        print(line)
         first = make_job(many_home / "local-agent", "20260101-000001-000000", "job0", 10, tmp)
         for i in range(1, args.jobs):
             job_id = f"20260101-{i // 60:04d}{i % 60:02d}-{i:06x}"
