@@ -1,5 +1,7 @@
 """The job journal (`events.jsonl`): one writer numbering records, any number of readers.
 
+A run of same-named metric points written together is one `points` line (metriclines.py writes
+it, records.py is the one place that reads it); readers here hand out the metric records it holds.
 Readers ignore a last line without its newline: the writer may be mid-write, or was killed there.
 The writer bounds every record (MAX_RECORD_BYTES) and survives a full disk: a write that fails is
 cut back to the last whole line, metric/heartbeat records are dropped (counted), state records are
