@@ -98,6 +98,7 @@ SHARE = ("tests/test_cost_cli.py::test_cost_json_matches_hand_calculation", "tes
 AUTOSTOP = ("tests/test_budget_warning.py", "tests/test_agent_autostop.py", "tests/test_core_rules.py", "-m", "not slow")
 JOURNAL = ("tests/test_agent_journal.py", "tests/test_agent_resume.py", "tests/test_core_rules.py")
 METRICS = ("tests/test_core_rules.py", "tests/test_metrics_traps.py", "tests/test_metrics_frameworks.py", "tests/test_metrics_logs.py")
+POINTS = ("tests/test_journal_points.py", "tests/test_journal_burst.py", "tests/test_metrics_text.py")
 TAIL = ("tests/test_agent_resume.py", "tests/test_agent_serve.py", "tests/test_agent_tail_edges.py")
 JOBSTATE = ("tests/test_job_states.py", "tests/test_agent_stop.py")
 SIGKILL = ("tests/test_agent_stop.py::test_a_job_ignoring_sigterm_is_killed_after_the_grace_period",
@@ -116,6 +117,8 @@ JOURNAL_PY = "remote_agent/storage/journal.py"
 RULES_PY = "remote_agent/metrics/rules.py"
 KV_PY = "remote_agent/metrics/kv.py"
 TAILHUB_PY = "remote_agent/serving/tailhub.py"
+RECORDS_PY = "remote_agent/storage/records.py"
+METRICLINES_PY = "remote_agent/storage/metriclines.py"
 SERVE_PY = "remote_agent/serving/serve.py"
 JOBSTATE_PY = "remote_agent/jobstate.py"
 PROCTREE_PY = "remote_agent/supervision/proctree.py"
@@ -256,8 +259,14 @@ MUTANTS: tuple[Mutant, ...] = (
     m("kv.key_two_words", KV_PY, r'r"(?: " + _WORD + r"){0,3}?)"', r'r"(?: " + _WORD + r"){0,1}?)"', METRICS,
       "keys of 3-4 words are cut"),
     # -- remote_agent/serving --------------------------------------------------------------------
-    m("tailhub.since_seq_inclusive", TAILHUB_PY, "(seq_of(line) or 0) > sub.since_seq]",
-      "(seq_of(line) or 0) >= sub.since_seq]", TAIL, "a resumed tail repeats the since_seq record"),
+    m("records.since_seq_inclusive", RECORDS_PY, "if found is None or found[1] <= seq:",
+      "if found is None or found[1] < seq:", POINTS, "a resumed tail repeats the since_seq record"),
+    m("records.straddling_points_dropped", RECORDS_PY, "out.append(line if found[0] > seq else _points_after(line, seq))",
+      "out.append(line if found[0] > seq else b'')", POINTS, "a resume inside a points line loses its later points"),
+    m("records.points_seq_off_by_one", RECORDS_PY, '"seq": seq + offset,', '"seq": seq + offset + 1,', POINTS,
+      "a points line's records are numbered from seq + 1"),
+    m("metriclines.runs_join_other_names", METRICLINES_PY, "if here is not None and here == names", "if here is not None",
+      POINTS, "points with other names join a run"),
     m("tailhub.pushes_foreign_lines", TAILHUB_PY,
       "return [line for line in lines if line.startswith(b'{\"seq\":')] if lines else lines", "return lines", TAIL,
       "lines without a seq are pushed"),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from remote_agent.storage.records import expand_all
 from tests.conftest import gpudeck
 from tests.support.jobs import journal, launch, pids_with, wait_state
 from tests.support.waiting import wait_for
@@ -70,7 +71,7 @@ def valid_journal(agent_dir: Path, job_id: str) -> list[dict]:
     """Every line whole JSON, seq gap-free from 1."""
     raw = (agent_dir / "jobs" / job_id / "0" / "events.jsonl").read_bytes()
     assert raw.endswith(b"\n")
-    records = [json.loads(line) for line in raw.splitlines()]
+    records = expand_all(json.loads(line) for line in raw.splitlines())  # a `points` line: its points
     assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
     return records
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from remote_agent.supervision.steady import STEADY_EVERY
 from tests.support.jobs import journal, launch
 from tests.support.waiting import wait_for
 from tui.remote.client import AgentClient
@@ -67,3 +68,23 @@ def test_serve_keeps_a_1hz_ring_of_gpu_readings(gpu_client: AgentClient) -> None
 
 def test_no_ring_without_a_driver(client: AgentClient) -> None:
     assert client.request("gpus", history_since=0)["history"] == []
+
+
+@pytest.mark.slow  # ~2 s: a job sampled for STEADY_EVERY intervals, twice
+def test_a_quiet_job_on_a_steady_gpu_journals_a_repeat_every_steady_interval(gpu_client: AgentClient, agent_dir: Path,
+                                                                               workdir: Path) -> None:  # fmt: skip
+    interval = 0.1
+    job = launch(gpu_client, workdir, [sys.executable, "-c", "import time; time.sleep(30)"],
+                 env={"CUDA_VISIBLE_DEVICES": "1"}, gpu_interval=interval, heartbeat_interval=interval)  # fmt: skip
+
+    def kinds() -> dict[str, list[dict]]:
+        records = journal(agent_dir, job["id"])
+        out = {k: [r for r in records if r["kind"] == k] for k in ("gpu", "heartbeat")}
+        return out if all(len(v) >= 3 for v in out.values()) else {}
+
+    seen = wait_for(kinds, timeout=30, what="three gpu records and three heartbeats")
+    gpu_client.request("kill", job=job["id"], node="0")
+    for records in seen.values():  # the same reading, the same offset: one per STEADY_EVERY intervals, not one each
+        gaps = [b["t"] - a["t"] for a, b in zip(records, records[1:])]  # noqa: B905
+        assert min(gaps) >= (STEADY_EVERY - 1) * interval, gaps
+    assert seen["gpu"][0]["gpus"] == seen["gpu"][-1]["gpus"]

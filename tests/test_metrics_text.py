@@ -4,6 +4,7 @@ printed before (the old path, `_print` on decoded records, is the oracle), for o
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from remote_agent.storage.journal import JournalWriter, read_all
 from tests.conftest import gpudeck
 from tui.commands.metrics import _print
-from tui.commands.metrics_text import points_json
+from tui.commands.metrics_text import points_block_json, points_json
 from tui.remote.client import lines_after
 
 ODD_VALUES: list[dict] = [
@@ -86,7 +87,8 @@ def test_cli_output_is_byte_identical_to_decode_and_dumps(gpudeck_home: Path, tm
 def test_plain_blocks_reshape_and_unsafe_ones_decline(tmp_path: Path, capsys) -> None:
     path = tmp_path / "events.jsonl"
     journal = JournalWriter(path)
-    journal.append_many([("metric", {"values": v}) for v in ODD_VALUES])
+    for v in ODD_VALUES:  # one plain line each (a burst would join same-named ones in a `points` line)
+        journal.append("metric", values=v)
     journal.close()
     lines = [line + "\n" for line in path.read_text(encoding="utf-8").split("\n")[:-1]]
     for line, record in zip(lines, read_all(path), strict=True):
@@ -111,11 +113,42 @@ _VALUE = st.recursive(_LEAF, lambda inner: st.one_of(st.lists(inner, max_size=3)
 def test_reshaped_text_always_equals_dumps_or_declines(tmp_path_factory, points: list[dict]) -> None:
     path = tmp_path_factory.mktemp("j") / "events.jsonl"
     journal = JournalWriter(path)
-    journal.append_many([("metric", {"values": v}) for v in points])
+    for v in points:
+        journal.append("metric", values=v)
     journal.close()
     got = points_json(path.read_text(encoding="utf-8"), "0")
     expected = "".join(json.dumps({"t": r["t"], "node": "0", "values": r["values"]}) + "\n" for r in read_all(path))
     assert got in (None, expected)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_TEXT, min_size=1, max_size=4, unique=True), st.lists(st.lists(_LEAF, min_size=4, max_size=4), min_size=2, max_size=5))
+def test_a_points_line_reshapes_to_dumps_or_declines(tmp_path_factory, names: list[str], rows: list[list]) -> None:
+    path = tmp_path_factory.mktemp("j") / "events.jsonl"
+    journal = JournalWriter(path)
+    journal.append_many([("metric", {"values": dict(zip(names, row))}) for row in rows])  # noqa: B905 (rows are longer)
+    journal.close()
+    text = path.read_text(encoding="utf-8")
+    assert text.count("\n") == 1 and '"kind":"points"' in text
+    got = points_block_json(text[:-1], "0")
+    expected = "".join(json.dumps({"t": r["t"], "node": "0", "values": r["values"]}) + "\n" for r in read_all(path))
+    assert got in (None, expected)
+    plain = all(not isinstance(v, str) and not (isinstance(v, float) and not math.isfinite(v))
+                for row in rows for v in row[: len(names)])  # fmt: skip
+    assert (got is not None) == plain  # rows of numbers, booleans and nulls are always reshaped
+
+
+def test_a_points_line_with_odd_names_reshapes_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    journal = JournalWriter(path)
+    names = ["名前", 'q"uote', "a,b", "c:d", "]],[[", "", "\u2028"]
+    journal.append_many([("metric", {"values": {n: i * k for k, n in enumerate(names)}}) for i in (1, -2.5, 10**20)])
+    journal.close()
+    line = path.read_text(encoding="utf-8")[:-1]
+    expected = "".join(json.dumps({"t": r["t"], "node": "n,1", "values": r["values"]}) + "\n" for r in read_all(path))
+    assert points_block_json(line, "n,1") == expected
+    assert points_block_json(line.replace('"kind":"points"', '"kind":"pointz"'), "0") is None
 
 
 def test_a_resent_batch_keeps_only_the_lines_after_the_seq_seen() -> None:

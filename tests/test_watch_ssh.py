@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from remote_agent.storage.records import expand_all
 from tests.conftest import gpudeck
 from tests.support.sshd import SshHome
 from tests.support.waiting import wait_for
@@ -24,7 +25,7 @@ def steps(agent_dir: Path, job_id: str) -> list[int]:
         lines = (agent_dir / "jobs" / job_id / "0" / "events.jsonl").read_text().splitlines()
     except OSError:
         return []
-    records = [json.loads(line) for line in lines if line.endswith("}")]
+    records = expand_all(json.loads(line) for line in lines if line.endswith("}"))
     return [r["values"]["step"] for r in records if r["kind"] == "metric"]
 
 

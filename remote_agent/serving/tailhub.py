@@ -14,6 +14,7 @@ from typing import Dict, List, Tuple
 
 from ..storage.journal import JournalReader, seq_of
 from ..storage.jsonio import dumps
+from ..storage.records import last_seq_of, lines_after_seq
 from ..storage.watch import Watcher
 from .output import LineWriter
 
@@ -92,7 +93,7 @@ class TailHub:
     def _fresh_lines(sub: _Subscription) -> List[bytes]:
         lines = sub.reader.read_new_raw(SLICE_BYTES)
         if lines and (seq_of(lines[0]) or 0) <= sub.since_seq:
-            lines = [line for line in lines if (seq_of(line) or 0) > sub.since_seq]
+            lines = lines_after_seq(lines, sub.since_seq)  # a `points` line across since_seq is cut
         # A torn or foreign line has no seq: it is not a record, so it is never pushed.
         return [line for line in lines if line.startswith(b'{"seq":')] if lines else lines
 
@@ -102,5 +103,5 @@ def journal_push(job: str, node: str, lines: List[bytes]) -> bytes:
     (LineWriter adds the last one). One write, so no other push can come between the two parts."""
     body = b"\n".join(lines)
     header = {"push": "journal", "job": job, "node": node, "first_seq": seq_of(lines[0]),
-              "last_seq": seq_of(lines[-1]), "bytes": len(body) + 1}
+              "last_seq": last_seq_of(lines[-1]), "bytes": len(body) + 1}
     return dumps(header).encode() + b"\n" + body

@@ -1,5 +1,7 @@
 """The job journal (`events.jsonl`): one writer numbering records, any number of readers.
 
+A run of same-named metric points written together is one `points` line (metriclines.py writes
+it, records.py is the one place that reads it); readers here hand out the metric records it holds.
 Readers ignore a last line without its newline: the writer may be mid-write, or was killed there.
 The writer bounds every record (MAX_RECORD_BYTES) and survives a full disk: a write that fails is
 cut back to the last whole line, metric/heartbeat records are dropped (counted), state records are
@@ -17,7 +19,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .files import describe_os_error, open_private
 from .jsonio import dumps, loads_object
-from .metriclines import encode_points, metric_line
+from .metriclines import point_runs, run_lines
+from .records import POINTS, expand, last_seq_of
 
 MAX_RECORD_BYTES = 64 << 10  # a record is at most this long; long strings are cut with a marker
 MAX_STRING = 2000
@@ -56,24 +59,6 @@ def bounded_line(record: Dict[str, Any]) -> str:
     return dumps(dict(head, truncated=True, **small))
 
 
-def _metric_texts(batch: List[Tuple[str, Dict[str, Any]]]) -> Optional[List[Optional[str]]]:
-    """Per entry, the encoded values of a plain metric record (None for others); None: no burst."""
-    plain = [
-        fields["values"]
-        if kind == "metric" and len(fields) == 1 and isinstance(fields.get("values"), dict)
-        else None
-        for kind, fields in batch
-    ]
-    points = [p for p in plain if p is not None]
-    if len(points) < 2:
-        return None
-    texts = encode_points(points)
-    if texts is None:
-        return None
-    found = iter(texts)
-    return [next(found) if p is not None else None for p in plain]
-
-
 class JournalWriter:
     """Appends records with a gap-free `seq`. Thread-safe: output and timers write from two threads."""
 
@@ -102,7 +87,7 @@ class JournalWriter:
                 pass
         last = 0
         for raw in data[:end].splitlines():
-            seq = seq_of(raw)
+            seq = last_seq_of(raw)
             if seq is not None:
                 last = seq
         return last
@@ -147,17 +132,13 @@ class JournalWriter:
             if not batch:
                 return []
             now = round(time.time(), 6)
-            records, lines = [], []
-            fast = _metric_texts(batch)  # a burst of metric points: one encoder call for all
-            t_text = dumps(now)
+            records: List[Dict[str, Any]] = []
             for offset, (kind, fields) in enumerate(batch, start=1):
                 # seq first, always: readers find it with a prefix match instead of a JSON parse.
                 record: Dict[str, Any] = {"seq": self._seq + offset, "t": now, "kind": kind}
                 record.update(fields)
                 records.append(record)
-                text = fast[offset - 1] if fast is not None else None
-                line = metric_line(record["seq"], t_text, text) if text is not None else None
-                lines.append(line if line is not None else bounded_line(record))
+            lines = self._lines(batch, records, dumps(now))
             data = ("\n".join(lines) + "\n").encode("utf-8")
             try:
                 self._write_whole(data)
@@ -178,6 +159,26 @@ class JournalWriter:
             self._kept, self.write_error = [], None
             self.dropped_records = self.dropped_bytes = 0
             return records[len(records) - len(entries) :] if entries else []
+
+    @staticmethod
+    def _lines(batch: List[Tuple[str, Dict[str, Any]]], records: List[Dict[str, Any]], t_text: str) -> List[str]:
+        """One line per record, except runs of same-named metric points: one `points` line each."""
+        runs = point_runs(batch)
+        if not runs:
+            return [bounded_line(r) for r in records]
+        lines: List[str] = []
+        index = 0
+        while index < len(records):
+            end = runs.get(index)
+            if end is None:
+                lines.append(bounded_line(records[index]))
+                index += 1
+                continue
+            points = [batch[i][1]["values"] for i in range(index, end)]
+            lines.extend(run_lines(records[index]["seq"], t_text, points, MAX_RECORD_BYTES,
+                                   lambda seq, _point: bounded_line(records[seq - records[0]["seq"]])))  # fmt: skip
+            index = end
+        return lines
 
     def _write_whole(self, data: bytes) -> None:
         """Whole lines only: a write that fails part way is cut back, so no torn line stays."""
@@ -232,7 +233,7 @@ class JournalReader:
         self.offset += end
         lines = data[:end].splitlines()
         if lines:
-            seq = seq_of(lines[-1])
+            seq = last_seq_of(lines[-1])
             if seq is not None:
                 self.last_seq = seq
         return lines
@@ -258,8 +259,16 @@ class JournalReader:
             if record is None or not isinstance(record.get("seq"), int):
                 self.skipped += 1
                 continue
-            self.last_seq = record["seq"]
-            records.append(record)
+            if record.get("kind") != POINTS:
+                self.last_seq = record["seq"]
+                records.append(record)
+                continue
+            meant = expand(record)  # a `points` line is several metric records
+            if not meant:
+                self.skipped += 1
+                continue
+            self.last_seq = meant[-1]["seq"]
+            records.extend(meant)
         return records
 
 
@@ -267,7 +276,8 @@ _SEQ_PREFIX = re.compile(rb'^\{"seq":(\d+),')
 
 
 def seq_of(line: bytes) -> Optional[int]:
-    """A record's seq without parsing it: the writer puts seq first (JSON fallback otherwise)."""
+    """A line's (first) seq without parsing it: the writer puts seq first (JSON fallback otherwise).
+    A `points` line holds several: records.seq_range gives both ends."""
     match = _SEQ_PREFIX.match(line)
     if match:
         return int(match.group(1))

@@ -28,6 +28,7 @@ from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
+from .steady import Steady
 from .watchspec import is_watch
 
 EXIT_ALREADY_SUPERVISED = 3
@@ -59,6 +60,8 @@ class Supervisor:
         self._output_watch: Optional[Watcher] = None
         self._reader: Optional[threading.Thread] = None
         self._gpu = None
+        # A steady job's repeated heartbeats and GPU samples are thinned (steady.py says what is kept).
+        self.steady = Steady(float(spec.get("heartbeat_interval", 10.0)), float(spec.get("gpu_interval", 10.0)))
         self.autostop: Optional[AutoStop] = None
         self._kill_flag = False
         self._read_pos = 0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
@@ -237,8 +240,10 @@ class Supervisor:
                 break
             if now >= next_heartbeat:
                 with self._out_lock:  # the offset and the records before it agree
-                    if self.journal.append("heartbeat", output_offset=self._journaled_pos) is not None:
-                        self._heartbeat_pos = self._journaled_pos
+                    offset = self._journaled_pos
+                    if self.steady.heartbeat_due(offset, now) and self.journal.append("heartbeat", output_offset=offset) is not None:
+                        self._heartbeat_pos = offset
+                        self.steady.heartbeat_written(offset, now)
                 next_heartbeat = now + heartbeat_every
             if now >= next_gpu:
                 self._sample_gpus()
@@ -382,8 +387,9 @@ class Supervisor:
         if gpus is None:
             self._gpu = False  # no driver: say nothing more, the host's hello says why
             return
-        if gpus:
-            self.journal.append("gpu", gpus=gpus)
+        now = time.monotonic()
+        if gpus and self.steady.gpu_due(gpus, now) and self.journal.append("gpu", gpus=gpus) is not None:
+            self.steady.gpu_written(gpus, now)
 
     def _write_final_state(self) -> None:
         assert self.journal is not None

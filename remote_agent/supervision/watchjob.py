@@ -106,9 +106,10 @@ class WatchSupervisor(Supervisor):
             gpus = None
         if gpus is None:
             self._gpu = False
-        elif gpus:
+        elif gpus and self.steady.gpu_due(gpus, time.monotonic()):
             assert self.journal is not None
-            self.journal.append("gpu", gpus=gpus)
+            if self.journal.append("gpu", gpus=gpus) is not None:
+                self.steady.gpu_written(gpus, time.monotonic())
 
     def _write_final_state(self) -> None:
         assert self.journal is not None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from remote_agent.names import new_job_id
+from remote_agent.storage.records import expand_all
 from tui.remote.client import AgentClient
 
 TERMINAL = {"exited", "failed", "stopped", "killed"}
@@ -60,8 +61,9 @@ def ended(records: list[dict[str, Any]]) -> bool:
 
 
 def journal(agent_dir: Path, job_id: str, node: str = "0") -> list[dict[str, Any]]:
+    """The journal's records as readers see them (a `points` line is its metric records)."""
     lines = (agent_dir / "jobs" / job_id / node / "events.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+    return expand_all(json.loads(line) for line in lines)
 
 
 def alive(pid: int) -> bool:

@@ -8,13 +8,15 @@ import queue
 import sys
 import time
 
+from remote_agent.storage.records import expand, expand_all
+
 from ..actions import resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
 from ..format import metric_line, resized_text
 from ..remote.client import decode_object
 from ..session import Session, print_status
-from .metrics_text import PLAIN_MARK, points_json
+from .metrics_text import PLAIN_MARK, POINTS_MARK, points_block_json, points_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -73,7 +75,7 @@ def _print_text(text: str, node: str, as_json: bool) -> bool:
     # Split at "\n" only: str.splitlines would also cut at U+2028 and U+0085 inside a string.
     lines = text.split("\n")[:-1]
     if not as_json:  # every point is formatted anyway: decode the batch, print it at once
-        records = [r for r in map(decode_object, lines) if r is not None]
+        records = expand_all(r for r in map(decode_object, lines) if r is not None)
         _print(records, node, as_json)
         return any(r.get("kind") == "state" and r.get("state") in ENDED for r in records)
     ended = False
@@ -84,12 +86,17 @@ def _print_text(text: str, node: str, as_json: bool) -> bool:
             continue
         _print_run(run, node)
         run = []
+        if POINTS_MARK in line:  # a run of points in one line: reshaped as text when plain
+            out = points_block_json(line, node)
+            if out is not None:
+                _write(out)
+                continue
         record = decode_object(line)
         if record is None:
             continue  # a malformed line: readers skip it
         if record.get("kind") == "state" and record.get("state") in ENDED:
             ended = True
-        _print([record], node, True)
+        _print(expand(record), node, True)
     _print_run(run, node)
     return ended
 
@@ -102,7 +109,7 @@ def _print_run(lines: list[str], node: str) -> None:
     if out is not None:
         _write(out)
         return
-    _print([r for r in map(decode_object, lines) if r is not None], node, True)
+    _print(expand_all(r for r in map(decode_object, lines) if r is not None), node, True)
 
 
 def _write(text: str) -> None:

@@ -19,7 +19,9 @@ separator) returns None and the caller decodes it.
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import re
 
 PLAIN_MARK = '"kind":"metric","values":{'
@@ -53,3 +55,43 @@ def points_json(block: str, node: str) -> str | None:
         return None
     text = text.replace(PLAIN_MARK, f'"node":{node_text},"values":{{')
     return text.replace(',"', ', "').replace('":', '": ')
+
+
+POINTS_MARK = '"kind":"points","names":'
+_POINTS_HEAD = re.compile(r'\{"seq":(\d+),"last":(\d+),"t":(-?[0-9.eE+-]+),"kind":"points","names":')
+_NAMES = json.JSONDecoder()
+
+
+def points_block_json(line: str, node: str) -> str | None:
+    """The output lines (each ending in a newline) of one `points` journal line (records.py), made
+    from its text: its names and `t` are encoded once, its numbers are spliced in as written. None
+    when a row holds anything but numbers (a string, "nan", a list): the caller decodes it."""
+    head = _POINTS_HEAD.match(line)
+    if head is None:
+        return None
+    try:
+        names, end = _NAMES.raw_decode(line, head.end())
+    except ValueError:
+        return None
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+        return None
+    if not (line.startswith(',"rows":[[', end) and line.endswith("]]}")):
+        return None
+    rows = line[end + 10 : -3]
+    flat = rows.replace("],[", ",")
+    if any(c in flat for c in '"{}[]'):
+        return None
+    numbers = flat.split(",")
+    count = int(head.group(2)) - int(head.group(1)) + 1
+    if len(numbers) != count * len(names) or rows.count("],[") != count - 1:
+        return None
+    keys = [json.dumps(name) + ": " for name in names]
+    prefix = f'{{"t": {head.group(3)}, "node": {json.dumps(node)}, "values": {{'
+    row_start = "}}\n" + prefix + keys[0]
+    if len(keys) <= 2 and not any(c in keys[-1] for c in "[]"):  # (step, loss) floods: each `,` in a row is the one between its two values
+        body = rows.replace(",", ", " + keys[-1]).replace("], " + keys[-1] + "[", row_start) if len(keys) == 2 else \
+            rows.replace("],[", row_start)  # fmt: skip
+        return prefix + keys[0] + body + "}}\n"
+    seps = [row_start] + [", " + key for key in keys[1:]]
+    body = "".join(map(operator.add, itertools.islice(itertools.cycle(seps), 1, None), numbers[1:]))
+    return prefix + keys[0] + numbers[0] + body + "}}\n"

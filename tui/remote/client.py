@@ -9,12 +9,13 @@ from __future__ import annotations
 import itertools
 import json
 import queue
-import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
+
+from remote_agent.storage.records import expand_all, lines_after_seq
 
 from .transport import Transport, TransportError
 
@@ -191,6 +192,7 @@ class AgentClient:
         job, node, records = obj.get("job"), obj.get("node"), obj.get("events")
         if not (isinstance(job, str) and isinstance(node, str) and isinstance(records, list)):
             return
+        records = expand_all(r for r in records if isinstance(r, dict))  # `points` records: their points
         with self._lock:
             last = self.last_seq.get((job, node), 0)
             fresh = [r for r in records if isinstance(r, dict) and isinstance(r.get("seq"), int) and r["seq"] > last]
@@ -249,10 +251,8 @@ def decode_object(line: str | bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
-_SEQ = re.compile(rb'^\{"seq":(\d+),')
-
-
 def lines_after(data: bytes, seq: int) -> bytes:
-    """The journal lines of data with a seq above `seq` (a resent batch overlapping what was seen)."""
-    kept = [line for line in data.splitlines(keepends=True) if (m := _SEQ.match(line)) and int(m.group(1)) > seq]
-    return b"".join(kept)
+    """The journal lines of data with a seq above `seq` (a resent batch overlapping what was seen;
+    a `points` line across `seq` is cut to its later points)."""
+    kept = lines_after_seq(data.splitlines(), seq)
+    return b"".join(line + b"\n" for line in kept)
