@@ -118,8 +118,8 @@ def _watch_json(watch: Any) -> dict[str, Any] | None:
 
 
 def _without_rank(multinode: Any) -> Any:
-    """The job's launch plan (every node's but for its rank)."""
-    return {k: v for k, v in multinode.items() if k != "rank"} if isinstance(multinode, dict) else None
+    """The job's launch plan (every node's but for its rank and host)."""
+    return {k: v for k, v in multinode.items() if k not in ("rank", "host")} if isinstance(multinode, dict) else None
 
 
 def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list[Job]:
