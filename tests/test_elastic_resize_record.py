@@ -93,3 +93,48 @@ def test_a_workers_own_failure_is_told_from_a_peers_loss_a_signal_and_a_regroup(
     assert own_failure(FAILED.replace("exitcode: 1", "exitcode: -15"), own) is None  # torchrun stopped it
     assert own_failure("RuntimeError: bad GPU", own) is None  # only torchrun's line says a worker ended
     assert own_failure(FAILED, [FAILED]) == (1, "exited with code 1")
+
+
+def test_a_multi_node_job_shows_the_node_that_failed_on_its_own_not_its_peers_lost_connection() -> None:
+    from tui.actions.find import Job
+    from tui.fleet.states import cause_order
+
+    peer = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:1"
+    assert [cause_order(c) for c in ("NCCL timeout: a rank stalled", CAUSE_OWN, peer, None)] == [0, 1, 2, 2]
+    nodes = [{"host": "a", "node": "0", "state": "failed", "cause": peer, "exit_code": 1},
+             {"host": "b", "node": "1", "state": "failed", "cause": CAUSE_OWN, "exit_code": 1}]
+    job = Job("j", "j", nodes)
+    assert job.ending_node["node"] == "1" and CAUSE_OWN in job.why
+
+
+CAUSE_OWN = "RuntimeError: bad GPU"
+
+
+TORCHRUN_REPORT = """Traceback (most recent call last):
+  File "/venv/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+trainer FAILED
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  exitcode  : 1 (pid: 1234)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================""".splitlines()
+
+
+def test_a_workers_exception_is_the_cause_behind_torchruns_report() -> None:
+    from remote_agent.supervision.failure import LastException, failure_cause
+
+    seen = LastException()
+    worker = ["Traceback (most recent call last):", '  File "loop.py", line 9, in run', "    step()",
+              "RuntimeError: bad GPU", FAILED]
+    for line in worker + TORCHRUN_REPORT:
+        seen.feed(line)
+    assert seen.last == "RuntimeError: bad GPU"  # torchrun's ChildFailedError is its wrapper, not the cause
+    tail = TORCHRUN_REPORT[-12:]  # the worker's traceback scrolled out of the last lines
+    assert failure_cause(1, None, tail) == "exited with code 1"
+    assert failure_cause(1, None, tail, last_exception=seen.last) == "RuntimeError: bad GPU"
+    assert failure_cause(0, None, tail, last_exception=seen.last) is None  # a clean exit has no cause

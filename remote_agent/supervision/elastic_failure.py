@@ -32,9 +32,9 @@ def elastic(spec: dict) -> bool:
     return isinstance(plan, dict) and bool(plan.get("elastic"))
 
 
-def own_failure(line: str, tail: Iterable[str]) -> Optional[Tuple[int, str]]:
+def own_failure(line: str, tail: Iterable[str], last_exception: Optional[str] = None) -> Optional[Tuple[int, str]]:
     """(exit code, cause) when `line` is torchrun saying this node's worker failed on its own;
-    `tail`: the output's last lines, the worker's traceback among them."""
+    `tail`: the output's last lines; `last_exception`: the worker's (failure.LastException)."""
     match = WORKER_FAILED.search(line)
     if not match:
         return None
@@ -42,6 +42,6 @@ def own_failure(line: str, tail: Iterable[str]) -> Optional[Tuple[int, str]]:
     if code <= 0 or code == REGROUP_EXIT:
         return None  # ended by a signal (torchrun's own stop) or a regroup
     lines = [t for t in tail if not WORKER_FAILED.search(t)]
-    if any(PEER_LOST.search(t) for t in lines):
+    if any(PEER_LOST.search(t) for t in [*lines, last_exception or ""]):
         return None  # in doubt, a peer's: torchrun retries, as it would without gpudeck
-    return code, failure_cause(code, None, lines) or "exited with code %d" % code
+    return code, failure_cause(code, None, lines, last_exception=last_exception) or "exited with code %d" % code

@@ -22,9 +22,9 @@ from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
-from .elastic_failure import elastic, own_failure
+from .elastic_failure import WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
-from .failure import failure_cause
+from .failure import LastException, failure_cause
 from .jobspec import job_env, job_key, load_spec, shell_script
 from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
@@ -55,6 +55,7 @@ class Supervisor:
         self.elastic_resizes = ElasticResizes(spec, files.dir.parent)
         self.elastic = elastic(spec)
         self.own_failure: Optional[Tuple[int, str]] = None  # elastic: (exit code, cause) of this node's own failure
+        self.last_exception = LastException()
         self.parser = LineParser()  # remembers a table's header for the rows under it
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
@@ -199,8 +200,11 @@ class Supervisor:
     def _entry_for(self, line: str) -> Optional[Tuple[str, Dict[str, Any]]]:
         """The journal record a line makes: an event, a metric point, or none."""
         self.tail.append(line)
+        self.last_exception.feed(line)
         if self.elastic and self.own_failure is None and self.requested is None:  # not while a stop is under way
-            failed = own_failure(line, self.tail)
+            failed = own_failure(line, self.tail, self.last_exception.last)
+            if failed is None and WORKER_FAILED.search(line):
+                self.last_exception.last = None  # a regroup's: the next failure is judged on its own traceback
             if failed is not None:  # the loop drops this node (_drop_failed_node)
                 self.own_failure = failed
                 self._control_flag.set()
@@ -440,7 +444,7 @@ class Supervisor:
             mn = self.spec.get("multinode")
             hints = mn.get("hints") if isinstance(mn, dict) else None
             fields["cause"] = self.own_failure[1] if self.own_failure is not None else \
-                failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None)
+                failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None, self.last_exception.last)
         self.journal.append("state", **fields)
         self._flush_journal()
 

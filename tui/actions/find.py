@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
-from ..fleet.states import ACTIVE, DEGRADED, ENDED, degraded_why, is_root_cause, job_state, why
+from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, why
 from .agents import Agents
 
 
@@ -55,7 +55,7 @@ class Job:
         has a root cause such as an NCCL timeout)."""
         state = job_state(n["state"] for n in self.nodes)
         same = [n for n in self.nodes if n["state"] == state]
-        return next((n for n in same if is_root_cause(n.get("cause"))), same[0])
+        return min(same, key=lambda n: cause_order(n.get("cause")))  # the first of the likeliest culprits
 
     @property
     def why(self) -> str:
