@@ -129,8 +129,8 @@ def test_a_workers_exception_is_the_cause_behind_torchruns_report() -> None:
     from remote_agent.supervision.failure import LastException, failure_cause
 
     seen = LastException()
-    worker = ["Traceback (most recent call last):", '  File "loop.py", line 9, in run', "    step()",
-              "RuntimeError: bad GPU", FAILED]
+    worker = ["[rank1]: Traceback (most recent call last):", '[rank1]:   File "loop.py", line 9, in run',
+              "[rank1]:     step()", "[rank1]: RuntimeError: bad GPU", FAILED]  # torch's prefix on a worker's lines
     for line in worker + TORCHRUN_REPORT:
         seen.feed(line)
     assert seen.last == "RuntimeError: bad GPU"  # torchrun's ChildFailedError is its wrapper, not the cause

@@ -14,6 +14,12 @@ NCCL_TIMEOUT = "NCCL timeout"  # the client shows this node's cause for the whol
 
 # torchrun's own ending around a worker's failure: the worker's exception is the cause, not these
 WRAPPERS = ("ChildFailedError", "SignalException")
+# torch prefixes a worker's traceback lines with its rank: `[rank1]: RuntimeError: …`
+_RANK_PREFIX = re.compile(r"^\[(?:default)?rank\d+\]:[ ]?")
+
+
+def _unprefixed(line: str) -> str:
+    return _RANK_PREFIX.sub("", line, count=1)
 
 
 class LastException:
@@ -25,7 +31,7 @@ class LastException:
         self.last: Optional[str] = None
 
     def feed(self, line: str) -> None:
-        text = line.rstrip()
+        text = _unprefixed(line.rstrip())
         if text.startswith("Traceback (most recent call last)"):
             self.inside = True
         elif self.inside and text and not text[0].isspace():
@@ -59,7 +65,7 @@ def failure_cause(exit_code: Optional[int], signal_name: Optional[str], tail: Li
     if exit_code == 126:
         return "command found but not executable (check its permissions)"
     for line in reversed(tail):
-        match = _TRACEBACK_LAST.match(line.strip())
+        match = _TRACEBACK_LAST.match(_unprefixed(line.strip()))
         if match and "Traceback" in text and not _wrapper(match.group(1)):
             return match.group(1)[:300]
     if last_exception and (exit_code or signal_name):
