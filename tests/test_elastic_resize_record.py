@@ -138,3 +138,21 @@ def test_a_workers_exception_is_the_cause_behind_torchruns_report() -> None:
     assert failure_cause(1, None, tail) == "exited with code 1"
     assert failure_cause(1, None, tail, last_exception=seen.last) == "RuntimeError: bad GPU"
     assert failure_cause(0, None, tail, last_exception=seen.last) is None  # a clean exit has no cause
+
+
+def test_a_node_that_dropped_itself_does_not_end_the_job_that_ran_on() -> None:
+    from tui.actions.control import final_state
+    from tui.actions.find import Job
+    from tui.fleet import JobModel
+
+    dropped = {"host": "b", "node": "1", "state": "failed", "exit_code": 1, "cause": CAUSE_OWN,
+               "reason": "node failed: " + CAUSE_OWN}
+    stayed = {"host": "a", "node": "0", "state": "stopped", "exit_code": 0, "reason": "user"}
+    job = Job("j", "j", [stayed, dropped])
+    assert job.state == "stopped" and job.ending_node["node"] == "0" and CAUSE_OWN not in job.why
+    assert final_state([stayed, dropped]) == "stopped"
+    assert Job("j", "j", [dropped]).state == "failed"  # none stayed: the job is what its nodes are
+    model = JobModel(id="j")
+    for obj in (stayed, dropped):
+        model.apply_object(dict(obj, id="j", name="j"), obj["host"])
+    assert model.state == "stopped"

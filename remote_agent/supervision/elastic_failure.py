@@ -21,6 +21,7 @@ from typing import Iterable, Optional, Tuple
 from .failure import failure_cause
 
 WORKER_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+)")
+DROPPED = "node failed: "  # the stop reason of a node that dropped itself: it left a job that ran on
 REGROUP_EXIT = 75  # the reference trainer's "a peer left, try again" (trainer/dist.py)
 # what a rank says when the failure was a peer's: the connection, the store or a collective's timeout
 PEER_LOST = re.compile(r"closed by peer|reset by peer|broken pipe|connection refused|DistNetworkError|DistStoreError|"

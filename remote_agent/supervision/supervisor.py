@@ -22,7 +22,7 @@ from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
-from .elastic_failure import WORKER_FAILED, elastic, own_failure
+from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
 from .jobspec import job_env, job_key, load_spec, shell_script
@@ -344,7 +344,7 @@ class Supervisor:
         """Elastic: this node's own workers failed; stop it (torchrun would rejoin it and fail again)
         and end it `failed` with that cause, so the others re-form without it."""
         if self.own_failure is not None and self.requested is None:
-            self.requested, self.reason = "stop", "node failed: %s" % self.own_failure[1]
+            self.requested, self.reason = "stop", DROPPED + self.own_failure[1]
             self._begin_stop()
 
     def _arm_resize_note(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from .hosts import GpuSample, parse_gpu
 from .series import Series
-from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, cause_order, job_state, why
+from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, cause_order, job_state, left_job, why
 from .values import finite, integer, num, text
 from .watch import WatchInfo
 
@@ -341,7 +341,7 @@ class JobModel:
 
     def _aggregate(self) -> None:
         """The job's state from its nodes (states.job_state); the ending shown is the worst node's."""
-        nodes = list(self.nodes.values())
+        nodes = [n for n in self.nodes.values() if not left_job(n.reason)] or list(self.nodes.values())
         if not nodes:
             return
         self.state = job_state(n.state for n in nodes)

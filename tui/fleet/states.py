@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from remote_agent.jobstate import TERMINAL_STATES
-from remote_agent.supervision.elastic_failure import PEER_LOST
+from remote_agent.supervision.elastic_failure import DROPPED, PEER_LOST
 
 JOB_STATES = ("starting", "running", "exited", "failed", "stopped", "killed", "lost")
 ACTIVE = frozenset({"starting", "running"})
@@ -45,6 +45,12 @@ def cause_order(cause: object) -> int:
     if is_root_cause(cause):
         return 0
     return 1 if isinstance(cause, str) and cause and not PEER_LOST.search(cause) else 2
+
+
+def left_job(reason: object) -> bool:
+    """A node that dropped itself from an elastic job that ran on (its stop reason says so): the
+    job's own ending comes from the nodes that stayed."""
+    return isinstance(reason, str) and reason.startswith(DROPPED)
 
 
 def job_state(node_states: Iterable[str]) -> str:
