@@ -92,6 +92,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["follow"] = client.request("follow", job=job["id"], node="0", offset=0)
     answers["unfollow"] = client.request("unfollow", job=job["id"], node="0")
     answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)
+    answers["resizing"] = client.request("resizing", job=job["id"], node="0", **{"from": 2, "to": 3}, why="scale +1")
     answers["logs"] = client.request("logs", job=job["id"], node="0")
     answers["lines"] = client.request("lines", job=job["id"], node="0")
     answers["search"] = client.request("search", job=job["id"], node="0", text="loss", offset=0, line=0)

@@ -71,6 +71,13 @@ def test_elastic_plus_one_joins_minus_one_leaves_and_training_goes_on(gpudeck_ho
     obj = json.loads(ok("inspect", "--json", job, cwd=workdir))
     assert obj["state"] == "running" and [n["state"] for n in obj["nodes"]] == ["running", "running", "stopped"]
 
+    # node 0 journaled each change as a restart-mode resize is: from → to, world size, why, step, pause
+    said = wait_for(lambda: r if len(r := resized(job, workdir)) >= 2 else None, timeout=60, interval=0.5,
+                    what="two resized records")
+    assert [(r["from"], r["to"], r["world_size"], r["why"]) for r in said] == [(2, 3, 3, "scale +1"), (3, 2, 2, "scale -1")]
+    assert all(r["step"] >= 1 and r["pause_s"] >= 0 for r in said), said
+    assert f"-- resized 2 → 3 nodes (world size 3) at step {said[0]['step']:g} (scale +1), paused" in ok("metrics", job, cwd=workdir)
+
     resumed = [p for p in points(job, workdir) if p.get("event") == "resumed"]
     assert [p["world_size"] for p in resumed] == [3, 2], resumed
     saved = {p["step"] for p in points(job, workdir) if p.get("event") == "checkpoint_saved"}
@@ -92,3 +99,9 @@ def test_elastic_plus_one_joins_minus_one_leaves_and_training_goes_on(gpudeck_ho
     for epoch in range(end * BATCH // SAMPLES):
         assert by_epoch[epoch] == {i: 1 for i in range(SAMPLES)}, epoch
     assert all(max(c.values()) == 1 for c in by_epoch.values())
+
+
+def resized(job: str, cwd: Path) -> list[dict]:
+    """The `resized` records `metrics --json` prints, in order."""
+    lines = [json.loads(line) for line in ok("metrics", "--json", job, cwd=cwd).splitlines() if line.startswith("{")]
+    return [r["resized"] for r in lines if r.get("event") == "resized"]

@@ -35,7 +35,8 @@ class Listeners:
         self._open: Dict[int, socket.socket] = {}
 
     def listen(self, port: Any, seconds: Any = 30.0) -> Dict[str, Any]:
-        port = _port(port)
+        """Port 0: one the kernel picks as free (a master that moved to this host needs a port)."""
+        port = 0 if port == 0 and not isinstance(port, bool) else _port(port)
         if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 < seconds <= MAX_LISTEN_S:
             raise ProbeError("seconds: expected a number in (0, %d], got %r" % (MAX_LISTEN_S, seconds))
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -45,6 +46,7 @@ class Listeners:
         try:
             sock.bind(("0.0.0.0", port))
             sock.listen(64)
+            port = sock.getsockname()[1]
         except OSError as exc:
             sock.close()
             raise ProbeError("port %d is not free on this host (%s)" % (port, exc.strerror or exc)) from None
@@ -139,14 +141,28 @@ def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0) -> Dict[str,
             out["token"] = _read_token(sock)
         except socket.timeout:  # noqa: UP041 - TimeoutError only on 3.10+, the agent runs on 3.8
             out["error"] = "no answer from %s:%d within %g s (a firewall dropping it?)" % (addr, port, timeout)
+            out["local_addr"] = route_addr(target)
             return out
         except OSError as exc:
             out["error"] = "%s:%d: %s" % (addr, port, exc.strerror or exc)
+            out["local_addr"] = route_addr(target)
             return out
         finally:
             sock.close()
     out.update(reachable=True, rtt_ms=round(statistics.median(times), 3), iface=iface_of(out["local_addr"]))
     return out
+
+
+def route_addr(target: Any) -> Optional[str]:
+    """This host's address on the route to `target`, whether or not anything answers there: a UDP
+    connect only looks the route up (no packet is sent). It is the address the peers reach this
+    host at, on the network they share with `target`."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(target)
+            return str(s.getsockname()[0])
+    except OSError:
+        return None
 
 
 def _read_token(sock: socket.socket) -> Optional[str]:

@@ -256,6 +256,24 @@ class JobTable:
                 os.kill(view.fields["supervisor_pid"], signal.SIGUSR1)
         return {"paused": paused}
 
+    def note_resize(self, job: Any, node: Any, before: Any, after: Any, why: Any) -> Dict[str, Any]:
+        """An elastic resize the client started: the node's supervisor (node 0's) gives the next
+        regroup's `resized` record this why (supervision/elastic_resize.py)."""
+        counts = [v for v in (before, after) if not (isinstance(v, int) and not isinstance(v, bool) and 0 < v < 10000)]
+        if counts:
+            raise JobError("from, to: expected node counts, got %r" % (counts[0],))
+        if not (isinstance(why, str) and 0 < len(why) <= 300 and why.isprintable()):
+            raise JobError("why: expected up to 300 printable characters, got %r" % (why,))
+        view = self.view(job, node)
+        obj = view.refresh()
+        if obj["state"] in TERMINAL_STATES:
+            raise JobError("job %s is %s: nothing resizes" % (job, obj["state"]))
+        write_private_atomic(view.files.resize, dumps({"from": before, "to": after, "why": why}).encode("utf-8"))
+        if isinstance(view.fields["supervisor_pid"], int):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(view.fields["supervisor_pid"], signal.SIGUSR1)
+        return {"noted": True}
+
     def logs(self, job: Any, node: Any, offset: Any, limit: Any) -> Dict[str, Any]:
         view = self.view(job, node)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:

@@ -142,6 +142,9 @@ class Server:
     def op_autostop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.set_autostop(req.get("job"), req.get("node"), req.get("paused"))
 
+    def op_resizing(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.note_resize(req.get("job"), req.get("node"), req.get("from"), req.get("to"), req.get("why"))
+
     def op_price(self, req: Dict[str, Any]) -> Dict[str, Any]:
         try:
             return record_price(self.root, req.get("per_hour"), req.get("currency", "USD"), req.get("at"))
@@ -208,6 +211,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "follow": Server.op_follow,
     "unfollow": Server.op_unfollow,
     "autostop": Server.op_autostop,
+    "resizing": Server.op_resizing,
     "procs": Server.op_procs,
     "rm": Server.op_rm,
     "price": Server.op_price,

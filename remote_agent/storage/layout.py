@@ -34,6 +34,7 @@ class JobFiles:
         self.lock = self.dir / "lock"
         self.control = self.dir / "control.json"
         self.autostop = self.dir / "autostop.json"
+        self.resize = self.dir / "resize.json"  # a client's note of an elastic resize it started
         self.supervisor_log = self.dir / "supervisor.log"
 
 

@@ -12,10 +12,45 @@ _TRACEBACK_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exi
 NCCL_TIMEOUT = "NCCL timeout"  # the client shows this node's cause for the whole job (tui/fleet/states.py)
 
 
+# torchrun's own ending around a worker's failure: the worker's exception is the cause, not these
+WRAPPERS = ("ChildFailedError", "SignalException")
+# torch prefixes a worker's traceback lines with its rank: `[rank1]: RuntimeError: …`
+_RANK_PREFIX = re.compile(r"^\[(?:default)?rank\d+\]:[ ]?")
+
+
+def _unprefixed(line: str) -> str:
+    return _RANK_PREFIX.sub("", line, count=1)
+
+
+class LastException:
+    """The last exception a traceback in the output ended with (torchrun's wrappers left out), fed
+    line by line: a worker's traceback scrolls out of the last lines behind torchrun's report."""
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.last: Optional[str] = None
+
+    def feed(self, line: str) -> None:
+        text = _unprefixed(line.rstrip())
+        if text.startswith("Traceback (most recent call last)"):
+            self.inside = True
+        elif self.inside and text and not text[0].isspace():
+            match = _TRACEBACK_LAST.match(text)
+            if match:
+                self.inside = False
+                if not _wrapper(match.group(1)):
+                    self.last = match.group(1)[:300]
+
+
+def _wrapper(exception_line: str) -> bool:
+    return exception_line.split(":", 1)[0].rsplit(".", 1)[-1] in WRAPPERS
+
+
 def failure_cause(exit_code: Optional[int], signal_name: Optional[str], tail: List[str],
-                  hints: Optional[List[str]] = None) -> Optional[str]:
+                  hints: Optional[List[str]] = None, last_exception: Optional[str] = None) -> Optional[str]:
     """`hints`: what the multi-node pre-flight learnt (the interface, slow round trips), repeated
-    where they help: in an NCCL timeout's cause."""
+    where they help: in an NCCL timeout's cause. `last_exception`: LastException's, for a
+    traceback that is no longer among the tail's lines."""
     text = "\n".join(tail)
     if "CUDA out of memory" in text or "OutOfMemoryError" in text:
         return "CUDA out of memory: lower the batch size, use gradient accumulation or mixed precision"
@@ -30,9 +65,11 @@ def failure_cause(exit_code: Optional[int], signal_name: Optional[str], tail: Li
     if exit_code == 126:
         return "command found but not executable (check its permissions)"
     for line in reversed(tail):
-        match = _TRACEBACK_LAST.match(line.strip())
-        if match and "Traceback" in text:
+        match = _TRACEBACK_LAST.match(_unprefixed(line.strip()))
+        if match and "Traceback" in text and not _wrapper(match.group(1)):
             return match.group(1)[:300]
+    if last_exception and (exit_code or signal_name):
+        return last_exception
     if signal_name:
         if signal_name == "SIGKILL":
             return "killed by SIGKILL (out of host memory? check `dmesg` for the OOM killer)"

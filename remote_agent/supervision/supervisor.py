@@ -22,7 +22,9 @@ from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
-from .failure import failure_cause
+from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
+from .elastic_resize import ElasticResizes, read_resize_note
+from .failure import LastException, failure_cause
 from .jobspec import job_env, job_key, load_spec, shell_script
 from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
@@ -51,6 +53,10 @@ class Supervisor:
         self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)
         self.last_values: Optional[Dict[str, Any]] = None
         self.resize_note = ResizeNote(spec)
+        self.elastic_resizes = ElasticResizes(spec, files.dir.parent)
+        self.elastic = elastic(spec)
+        self.own_failure: Optional[Tuple[int, str]] = None  # elastic: (exit code, cause) of this node's own failure
+        self.last_exception = LastException()
         self.parser = LineParser()  # remembers a table's header for the rows under it
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
@@ -184,7 +190,8 @@ class Supervisor:
                 watcher.close()
 
     def _journal_lines(self, lines: List[str]) -> None:
-        entries = self.resize_note.mark(self._fresh([entry for entry in map(self._entry_for, lines) if entry is not None]))
+        entries = self._fresh([entry for entry in map(self._entry_for, lines) if entry is not None])
+        entries = self.elastic_resizes.mark(self.resize_note.mark(entries))
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
@@ -196,6 +203,15 @@ class Supervisor:
     def _entry_for(self, line: str) -> Optional[Tuple[str, Dict[str, Any]]]:
         """The journal record a line makes: an event, a metric point, or none."""
         self.tail.append(line)
+        self.last_exception.feed(line)
+        if self.elastic and self.own_failure is None and self.requested is None:  # not while a stop is under way
+            failed = own_failure(line, self.tail, self.last_exception.last)
+            if failed is None and WORKER_FAILED.search(line):
+                self.last_exception.last = None  # a regroup's: the next failure is judged on its own traceback
+            if failed is not None:  # the loop drops this node (_drop_failed_node)
+                self.own_failure = failed
+                self._control_flag.set()
+                return "event", {"event": "node_failed", "data": {"exit_code": failed[0], "cause": failed[1]}}
         stripped = line.strip()
         if stripped.startswith("{") and '"event"' in stripped:
             obj = loads_object(stripped)
@@ -231,6 +247,8 @@ class Supervisor:
             if self._control_flag.is_set() or now >= next_control_poll:
                 self._control_flag.clear()
                 self._apply_control()
+                self._drop_failed_node()
+                self._arm_resize_note()
                 self._apply_autostop()
                 self._trim_output()
                 next_control_poll = now + 1.0
@@ -327,6 +345,25 @@ class Supervisor:
         elif deadline < self.deadline:
             self.deadline = deadline  # a second stop may only shorten the wait
 
+    def _drop_failed_node(self) -> None:
+        """Elastic: this node's own workers failed; stop it (torchrun would rejoin it and fail again)
+        and end it `failed` with that cause, so the others re-form without it."""
+        if self.own_failure is not None and self.requested is None:
+            self.requested, self.reason = "stop", DROPPED + self.own_failure[1]
+            self._begin_stop()
+
+    def _arm_resize_note(self) -> None:
+        """A client's note of an elastic resize it started (`resizing` op): the next regroup's why."""
+        note = read_resize_note(self.files.resize)
+        if note is None:
+            return
+        try:
+            os.unlink(str(self.files.resize))
+        except OSError:
+            return  # it would be read again and again: better no why than the same one twice
+        with self._out_lock:
+            self.elastic_resizes.arm(note)
+
     def _apply_autostop(self) -> None:
         if self.autostop is None or not self.autostop.active or self.requested is not None:
             return
@@ -394,7 +431,9 @@ class Supervisor:
     def _write_final_state(self) -> None:
         assert self.journal is not None
         exit_code, sig = decode_status(self.exit_status)
-        if self.requested == "kill":
+        if self.own_failure is not None and self.requested != "kill":
+            state, exit_code, sig = "failed", self.own_failure[0], None  # its workers' code, not torchrun's after the stop
+        elif self.requested == "kill":
             state = "killed"
         elif self.requested == "stop":
             state = "stopped"
@@ -410,7 +449,8 @@ class Supervisor:
             fields["tail"] = tail
             mn = self.spec.get("multinode")
             hints = mn.get("hints") if isinstance(mn, dict) else None
-            fields["cause"] = failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None)
+            fields["cause"] = self.own_failure[1] if self.own_failure is not None else \
+                failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None, self.last_exception.last)
         self.journal.append("state", **fields)
         self._flush_journal()
 

@@ -13,7 +13,7 @@ from remote_agent.names import new_job_id
 
 from ..errors import GpudeckError
 from ..fleet.jobs import JobModel
-from ..fleet.states import ENDED, job_state
+from ..fleet.states import ENDED, job_state, left_job
 from ..fleet.watch import WatchInfo
 from ..store import JobRecord, Store
 from .agents import Agents
@@ -130,4 +130,5 @@ def set_autostop(agents: Agents, job: JobTarget, paused: bool) -> None:
 
 def final_state(answers: Iterable[dict[str, Any]]) -> str:
     """The job's state from the nodes' answers to end()."""
-    return job_state(a.get("state", "lost") for a in answers if isinstance(a, dict))
+    nodes = [a for a in answers if isinstance(a, dict)]
+    return job_state(a.get("state", "lost") for a in [a for a in nodes if not left_job(a.get("reason"))] or nodes)

@@ -38,16 +38,18 @@ def scale_elastic(agents: Agents, store: Store | None, job: Job, count: str, ont
     n = target_count(count, len(running))
     if not lo <= n <= hi:
         raise GpudeckError(f"scale: {job.id} is elastic between {lo} and {hi} nodes: {n} is outside", EXIT_USAGE)
+    why = f"scale {count.strip()}"
     if n < len(running):
-        return _leave(agents, job, running, n)
-    return _join(agents, store, job, running, n, mn, onto, dict(env))
+        return _leave(agents, job, running, n, why)
+    return _join(agents, store, job, running, n, mn, onto, dict(env), why)
 
 
-def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int) -> Scaled:
+def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: str) -> Scaled:
     """Stop the highest ranks (never node 0: its torchrun holds the rendezvous store)."""
     going = running[n:]
     if any(str(g["node"]) == "0" for g in going):
         raise GpudeckError(f"scale: {job.id}'s node 0 holds the rendezvous: it stays while the job runs")
+    _note(agents, job, running, n, why)  # before the stop: the others regroup while it ends
     target = JobTarget(job.id, job.name or job.id, job.state,
                        tuple(NodeTarget(str(g["host"]), str(g["node"]), _grace(g)) for g in going))
     end(agents, target, "stop", reason="scale")
@@ -56,7 +58,7 @@ def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int) -> S
 
 
 def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str, Any]], n: int,
-          mn: dict[str, Any], onto: tuple[str, ...], given: dict[str, str]) -> Scaled:
+          mn: dict[str, Any], onto: tuple[str, ...], given: dict[str, str], why: str) -> Scaled:
     """Launch the new nodes with the job's own rendezvous line; node names go on from the highest."""
     pool = [str(h) for h in mn.get("pool") or []]
     kept = [str(r["host"]) for r in running]
@@ -94,6 +96,7 @@ def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str,
                 agents.request(host, "kill", timeout=LAUNCH_TIMEOUT, job=job.id, node=node)
         raise GpudeckError(f"scale: {job.id}: a new node failed to start ({exc}); the job runs on as it was",
                            exc.code) from None
+    _note(agents, job, running, n, why)  # the regroup waits for the rendezvous' last call (seconds)
     if store is not None:
         record = store.get_job(job.id)
         nodes = [{"host": str(x["host"]), "node": str(x["node"])} for x in job.nodes]
@@ -102,6 +105,17 @@ def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str,
                                    argv=list(mn.get("command") or []), restart_of=record.restart_of if record else None))
     joined = ", ".join(f"node {p.node} on {p.host}" for p in plans)
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{joined} joining")
+
+
+def _note(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: str) -> None:
+    """Tell node 0's supervisor why the next regroup happens: its `resized` record says so."""
+    master = next((r for r in running if str(r["node"]) == "0"), None)
+    if master is None:
+        return
+    try:
+        agents.request(str(master["host"]), "resizing", job=job.id, node="0", why=why, **{"from": len(running), "to": n})
+    except GpudeckError as exc:  # an older agent: the resize happens, its record has no why
+        agents.notice(f"scale: {job.id}: the resize's why is not journaled ({exc})")
 
 
 def _grace(node: dict[str, Any]) -> float | None:

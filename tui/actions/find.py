@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
-from ..fleet.states import ACTIVE, DEGRADED, ENDED, degraded_why, is_root_cause, job_state, why
+from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from .agents import Agents
 
 
@@ -23,8 +23,14 @@ class Job:
 
     @property
     def state(self) -> str:
-        state = job_state(n["state"] for n in self.nodes)
+        state = job_state(n["state"] for n in self.members)
         return DEGRADED if state in ACTIVE and self.missing else state
+
+    @property
+    def members(self) -> list[dict[str, Any]]:
+        """The nodes whose states make the job's: all but those that dropped themselves (elastic),
+        unless none stayed."""
+        return [n for n in self.nodes if not left_job(n.get("reason"))] or self.nodes
 
     @property
     def planned(self) -> int:
@@ -53,9 +59,9 @@ class Job:
     def ending_node(self) -> dict[str, Any]:
         """The node whose state the job shows (the first node when they agree, unless another
         has a root cause such as an NCCL timeout)."""
-        state = job_state(n["state"] for n in self.nodes)
-        same = [n for n in self.nodes if n["state"] == state]
-        return next((n for n in same if is_root_cause(n.get("cause"))), same[0])
+        state = job_state(n["state"] for n in self.members)
+        same = [n for n in self.members if n["state"] == state]
+        return min(same, key=lambda n: cause_order(n.get("cause")))  # the first of the likeliest culprits
 
     @property
     def why(self) -> str:
@@ -118,8 +124,8 @@ def _watch_json(watch: Any) -> dict[str, Any] | None:
 
 
 def _without_rank(multinode: Any) -> Any:
-    """The job's launch plan (every node's but for its rank)."""
-    return {k: v for k, v in multinode.items() if k != "rank"} if isinstance(multinode, dict) else None
+    """The job's launch plan (every node's but for its rank and host)."""
+    return {k: v for k, v in multinode.items() if k not in ("rank", "host")} if isinstance(multinode, dict) else None
 
 
 def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list[Job]:

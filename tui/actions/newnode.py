@@ -39,8 +39,38 @@ def new_node_spec(agents: Agents, job: Job, p: NodePlan, new_id: str, given: dic
     grace = job.first.get("grace")
     node_opts = LaunchOptions(argv=p.argv, host=p.host, name=job.name, workdir=mn.get("workdir"), env=p.env,
                               setup=tuple(str(s) for s in mn.get("setup") or []),
-                              grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE)
-    return build_spec(agents, node_opts, new_id, node=p.node)
+                              grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE,
+                              **job_cost_options(job.first))
+    try:
+        return build_spec(agents, node_opts, new_id, node=p.node)
+    except GpudeckError as exc:  # e.g. the job has a budget and the new host no price: said before any stop
+        raise GpudeckError(f"scale: node {p.node} on {p.host}: {exc}", exc.code) from None
+
+
+def job_cost_options(first: dict[str, Any]) -> dict[str, Any]:
+    """The job's own cost rules, for a node on a new host (its supervisor enforces them as the
+    others' do): the budget, a `--price-per-hour` that overrode the hosts' prices (else the new
+    host's own price holds), and the idle stop (`off` when the job has none, whatever that host's
+    default)."""
+    price = first.get("price") if isinstance(first.get("price"), dict) else {}
+    per_hour = price.get("per_hour")
+    budget = first.get("budget")
+    return {
+        "budget": float(budget) if _number(budget) else None,
+        "price_per_hour": float(per_hour) if _number(per_hour) and price.get("source") == "--price-per-hour" else None,
+        "idle_stop": idle_text(first.get("idle_stop")),
+    }
+
+
+def idle_text(rule: Any) -> str:
+    """An idle-stop rule as the spec keeps it, in `--idle-stop`'s words (`30m@10%+15m`); `off` for none."""
+    if not isinstance(rule, dict) or not all(_number(rule.get(k)) for k in ("minutes", "below_pct", "grace_minutes")):
+        return "off"
+    return f"{rule['minutes']:g}m@{rule['below_pct']:g}%+{rule['grace_minutes']:g}m"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def interpreter_envs(job: Job, plans: list[NodePlan], fresh: dict[str, dict[str, Any]], mn: dict[str, Any]) -> dict[str, Env]:

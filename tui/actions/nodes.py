@@ -121,7 +121,7 @@ def plan(opts: LaunchOptions, rdzv_id: str = "gpudeck", first_rank: int = 0) -> 
             flags = elastic_flags(opts.elastic, opts.nproc_per_node, addr, port, rdzv_id, rank) if opts.elastic \
                 else static_flags(opts.nodes, rank, opts.nproc_per_node, addr, port)
             argv = launcher_argv(opts.argv, flags)
-        multinode = {"nodes": opts.nodes, "rank": rank, "hosts": hosts, "launcher": launcher,
+        multinode = {"nodes": opts.nodes, "rank": rank, "host": host, "hosts": hosts, "launcher": launcher,
                      "nproc_per_node": opts.nproc_per_node, "master_addr": addr, "master_port": port,
                      "port_chosen": chosen, "command": list(opts.argv),
                      # what a resize needs to start a node on a host the job is not on yet (env names

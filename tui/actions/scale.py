@@ -29,6 +29,7 @@ from .control import JobTarget, end
 from .elastic import scale_elastic
 from .find import Job
 from .launch import LAUNCH_TIMEOUT
+from .newmaster import moved_master
 from .newnode import interpreter_envs, new_node_spec, rank_key
 from .nodes import LOCAL_ADDR, plan
 from .options import LaunchOptions, check
@@ -96,13 +97,19 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     hosts = layout([(move or {}).get(h, h) for h in kept], n, pool, pinned, onto, free, per_node)
     given = dict(env)
     keep_port = not mn.get("port_chosen", True) and mn.get("master_port")
+    # a local master's address is chosen again; an SSH master's stays what the user gave (even 127.0.0.1)
+    addr = None if mn.get("master_addr") is None or (mn["master_addr"] == LOCAL_ADDR and set(hosts) == {LOCAL}) \
+        else str(mn["master_addr"])
+    old_master = str((mn.get("hosts") or [job.first["host"]])[0])
+    if addr is not None and hosts[0] != old_master and mn.get("master_port"):
+        # node 0's host is gone: the master moves to the new node 0's host, at its address and a port free there
+        addr, keep_port = moved_master(agents, hosts[0], addr, int(mn["master_port"]))
+        agents.notice(f"scale: node 0 moves from {old_master} to {hosts[0]}: master {addr}:{keep_port}")
     opts = check(LaunchOptions(
         argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=per_node,
         launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None, env=tuple(given.items()),
         pool=tuple(pool), setup=tuple(str(s) for s in mn.get("setup") or []), workdir=mn.get("workdir"),
-        # a local master's address is chosen again; an SSH master's stays what the user gave (even 127.0.0.1)
-        master_addr=None if mn.get("master_addr") is None or (mn["master_addr"] == LOCAL_ADDR and set(hosts) == {LOCAL})
-        else str(mn["master_addr"])))
+        master_addr=addr))
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
     env_keys = sorted({*map(str, mn.get("env_keys") or []), *given})
     new_id = new_id or new_job_id()

@@ -72,7 +72,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         print(f"  command: {' '.join(first.get('argv') or [])}")
     print(f"  workdir: {first.get('workdir')}")
     for node in job.nodes:
-        print(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}")
+        # a node can fail while the job runs on (an elastic job drops it): say why here
+        cause = f" ({node['cause']})" if node["state"] == "failed" and node.get("cause") else ""
+        print(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}{cause}")
     plan = job.to_json()["multinode"]
     if plan:
         bounds = plan.get("elastic")

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from .hosts import GpuSample, parse_gpu
 from .series import Series
-from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, is_root_cause, job_state, why
+from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, cause_order, job_state, left_job, why
 from .values import finite, integer, num, text
 from .watch import WatchInfo
 
@@ -153,7 +153,7 @@ class JobModel:
     def why(self) -> str:
         """Why the job is in its state: the words of the node whose state it shows."""
         same = [n for n in self.nodes.values() if n.state == self.state]
-        n = next((n for n in same if is_root_cause(n.cause)), same[0] if same else None)
+        n = min(same, key=lambda n: cause_order(n.cause)) if same else None  # the first of the likeliest culprits
         return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
 
     @property
@@ -341,7 +341,7 @@ class JobModel:
 
     def _aggregate(self) -> None:
         """The job's state from its nodes (states.job_state); the ending shown is the worst node's."""
-        nodes = list(self.nodes.values())
+        nodes = [n for n in self.nodes.values() if not left_job(n.reason)] or list(self.nodes.values())
         if not nodes:
             return
         self.state = job_state(n.state for n in nodes)
@@ -356,7 +356,7 @@ class JobModel:
             self.started_at = min(starts)
         bad = [n for n in nodes if n.cause or n.tail]
         if bad:
-            first = min(bad, key=lambda n: (not is_root_cause(n.cause),
+            first = min(bad, key=lambda n: (cause_order(n.cause),
                                             rank.get(n.state, len(rank)) if n.state not in ACTIVE else len(rank)))
             self.cause, self.tail = first.cause, first.tail
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from remote_agent.jobstate import TERMINAL_STATES
+from remote_agent.supervision.elastic_failure import DROPPED, PEER_LOST
 
 JOB_STATES = ("starting", "running", "exited", "failed", "stopped", "killed", "lost")
 ACTIVE = frozenset({"starting", "running"})
@@ -36,6 +37,20 @@ ROOT_CAUSES = ("NCCL timeout",)
 
 def is_root_cause(cause: object) -> bool:
     return isinstance(cause, str) and cause.startswith(ROOT_CAUSES)
+
+
+def cause_order(cause: object) -> int:
+    """Which node's cause a multi-node job shows, lowest first: 0 a root cause (an NCCL timeout),
+    1 a node's own failure, 2 what the nodes left saw when a peer died (a lost connection), or none."""
+    if is_root_cause(cause):
+        return 0
+    return 1 if isinstance(cause, str) and cause and not PEER_LOST.search(cause) else 2
+
+
+def left_job(reason: object) -> bool:
+    """A node that dropped itself from an elastic job that ran on (its stop reason says so): the
+    job's own ending comes from the nodes that stayed."""
+    return isinstance(reason, str) and reason.startswith(DROPPED)
 
 
 def job_state(node_states: Iterable[str]) -> str:
