@@ -188,16 +188,23 @@ class _Fast:
 
 def _builder(recipe: Recipe, count: int) -> Callable[[Tuple[str, ...]], Optional[Values]]:
     """groups -> the point, as _apply reads it from the split's numbers (index `count`: a WORD's
-    constant). One small function per recipe, written out (a dict display, one call per value):
-    a generic loop over the recipe was a third of a flood line's cost."""
+    constant). One small function per recipe, written out (a dict display; a float converted in
+    line, its non-finite check beside it): a generic loop over the recipe was a third of a flood
+    line's cost."""
     if not recipe:
         return lambda groups: None
-    names: Dict[str, object] = {}
-    items = []
+    names: Dict[str, object] = {"finite_or_name": finite_or_name}
+    lines, items = [], []
     for k, (name, index, convert) in enumerate(recipe):
-        names["c%d" % k] = convert
-        items.append("%r: c%d(%s)" % (name, k, "g[%d]" % index if index < count else "''"))
-    exec("def build(g):\n    return {%s}\n" % ", ".join(items), names)  # names: str literals via %r
+        text = "g[%d]" % index if index < count else "''"
+        if convert is _to_float:
+            lines.append("    v%d = float(%s)\n" % (k, text))
+            items.append("%r: v%d if v%d - v%d == 0.0 else finite_or_name(v%d)" % (name, k, k, k, k))
+        else:
+            names["c%d" % k] = convert
+            items.append("%r: c%d(%s)" % (name, k, text))
+    source = "def build(g):\n%s    return {%s}\n" % ("".join(lines), ", ".join(items))
+    exec(source, names)  # the names go in as str literals (%r); nothing else comes from the output
     return names["build"]  # type: ignore[return-value]
 
 
