@@ -126,7 +126,7 @@ def flood_round(client, server, known: Path, agent_dir: Path, n: int) -> tuple[f
     spec = {"id": job_id, "name": "bench-flood", "node": "0", "argv": [sys.executable, "-c", FLOOD.format(n=n)],
             "workdir": str(agent_dir)}
     others = {"serve": _serve_pids(), "sshd": server.session_tree()}
-    before = {k: sum(map(_cpu_s, pids)) for k, pids in others.items()}
+    before = {pid: _cpu_s(pid) for pids in others.values() for pid in pids}
     t = os.times()
     client_before = t.user + t.system
     start = time.perf_counter()
@@ -153,8 +153,8 @@ def flood_round(client, server, known: Path, agent_dir: Path, n: int) -> tuple[f
     ours = n / (time.perf_counter() - start)
     t = os.times()
     CPU_US["client"].append(1e6 * (t.user + t.system - client_before) / n)
-    for k, pids in others.items():
-        CPU_US[k].append(1e6 * (sum(map(_cpu_s, pids)) - before[k]) / n)
+    for k, pids in others.items():  # (a process gone meanwhile counts nothing, not minus its past)
+        CPU_US[k].append(1e6 * sum(max(0.0, _cpu_s(pid) - before[pid]) for pid in pids) / n)
     sampler.join(timeout=30)
     sampling.set()
     CPU_US["supervisor"].append(1e6 * supervisor_cpu[0] / n)
