@@ -109,14 +109,15 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _serve_pids() -> list[int]:
+def _serve_pids(agent_dir: Path) -> list[int]:
+    """This bench's serve processes (others may run on a shared machine)."""
     pids = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             argv = cmdline.read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"serve" in argv and any(a.endswith(b".pyz") or a == b"remote_agent" for a in argv):
+        if b"serve" in argv and str(agent_dir).encode() in b" ".join(argv):
             pids.append(int(cmdline.parent.name))
     return pids
 
@@ -125,7 +126,7 @@ def flood_round(client, server, known: Path, agent_dir: Path, n: int) -> tuple[f
     job_id = new_job_id()
     spec = {"id": job_id, "name": "bench-flood", "node": "0", "argv": [sys.executable, "-c", FLOOD.format(n=n)],
             "workdir": str(agent_dir)}
-    others = {"serve": _serve_pids(), "sshd": server.session_tree()}
+    others = {"serve": _serve_pids(agent_dir), "sshd": server.session_tree()}
     before = {pid: _cpu_s(pid) for pids in others.values() for pid in pids}
     t = os.times()
     client_before = t.user + t.system

@@ -21,7 +21,6 @@ import paramiko
 
 from ..hosts_file import HostEntry
 from ..settings import SshSettings
-from .channel_lines import ChannelLines
 from .deploy import Deployed, DeployError, ensure_agent
 from .hostkey_errors import HostKeyError
 from .hostkeys import Confirm
@@ -107,7 +106,7 @@ class SshTransport(Transport):
             conn.close()
             raise
         self._chan = chan
-        self._file = ChannelLines(chan)
+        self._file = chan.makefile("rb", 1 << 16)
         threading.Thread(target=self._ping_loop, name=f"ping-{self.host}", daemon=True).start()
 
     def readline(self) -> bytes:
