@@ -161,3 +161,19 @@ def test_a_chunk_makes_the_records_its_lines_made_one_by_one(tmp_path: Path) -> 
         got += chunked._entries_for(lines[i : i + 150])
     assert got == expected and [e[0] for e in got].count("event") == 3
     assert list(chunked.tail) == list(one.tail) and chunked.last_values == one.last_values
+
+
+def test_number_like_noise_reads_as_line_by_line() -> None:
+    # Templates made of the characters the regex's proof is about (signs, dots, commas, exponent
+    # letters, "it/s"), their lines repeated with digits and number characters changed.
+    rnd = random.Random(17)
+    alphabet = "0123456789.,+-eE its/:=@x loss"
+    lines = []
+    for _ in range(400):
+        base = "loss " + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(3, 25)))
+        for _ in range(rnd.randint(1, 12)):
+            if rnd.random() < 0.9:
+                lines.append(re.sub(r"\d", lambda m: rnd.choice("0123456789") if rnd.random() < 0.5 else m.group(), base))
+            else:
+                lines.append(re.sub(r"[\d.]", lambda m: rnd.choice("0123456789.,-+e") if rnd.random() < 0.1 else m.group(), base))
+    _same(_in_chunks(lines, rnd), _line_by_line(lines))
