@@ -157,7 +157,6 @@ class TemplateCache:
         self._recipes[key] = (narrowed, tries) if narrowed is not None else tries
         return point
 
-
     def _add_fast(self, key: str, texts: Sequence[str], kinds: Sequence[str], recipe: Recipe) -> None:
         int_indexes = [index for _, index, convert in recipe if convert is int]
         pattern = template_regex(texts, kinds, int_indexes, bool(recipe))
