@@ -7,12 +7,17 @@ Then a flood job measures sustained events/s through gpudeck (and lines/s throug
 Medians over --rounds; the ratio is gpudeck / baseline.
 
     python bench/bench_ssh.py [--lines 300] [--interval 0.01] [--flood 200000] [--rounds 3]
+    python bench/bench_ssh.py --flood-only [--flood 200000] [--rounds 3]   # events/s + CPU per event
+
+With --flood-only it also prints each process's CPU µs per event (supervisor, serve, sshd, this
+client), the figure a busy machine distorts least.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -93,18 +98,67 @@ def latency_round(client, server, known: Path, agent_dir: Path, n: int, interval
     return ours, base
 
 
+CPU_US: dict[str, list[float]] = {"supervisor": [], "serve": [], "sshd": [], "client": []}
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _serve_pids(agent_dir: Path) -> list[int]:
+    """This bench's serve processes (others may run on a shared machine)."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and str(agent_dir).encode() in b" ".join(argv):
+            pids.append(int(cmdline.parent.name))
+    return pids
+
+
 def flood_round(client, server, known: Path, agent_dir: Path, n: int) -> tuple[float, float]:
     job_id = new_job_id()
     spec = {"id": job_id, "name": "bench-flood", "node": "0", "argv": [sys.executable, "-c", FLOOD.format(n=n)],
             "workdir": str(agent_dir)}
+    others = {"serve": _serve_pids(agent_dir), "sshd": server.session_tree()}
+    before = {pid: _cpu_s(pid) for pids in others.values() for pid in pids}
+    t = os.times()
+    client_before = t.user + t.system
     start = time.perf_counter()
-    client.request("launch", timeout=60, spec=spec)
+    job = client.request("launch", timeout=60, spec=spec)
+    supervisor = next(j["supervisor_pid"] for j in client.request("jobs")["jobs"] if j["id"] == job["id"])
+    supervisor_cpu = [0.0]
+    sampling = threading.Event()
+
+    def sample() -> None:  # the supervisor exits at the end: keep its last reading
+        while not sampling.is_set():
+            cpu = _cpu_s(supervisor)
+            if not cpu:
+                return
+            supervisor_cpu[0] = cpu
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     client.tail(job_id, "0", since_seq=0)
     got = 0
     while got < n:
         _, _, records = client.events.get(timeout=120)
         got += sum(1 for r in records if r["kind"] == "metric")
     ours = n / (time.perf_counter() - start)
+    t = os.times()
+    CPU_US["client"].append(1e6 * (t.user + t.system - client_before) / n)
+    for k, pids in others.items():  # (a process gone meanwhile counts nothing, not minus its past)
+        CPU_US[k].append(1e6 * sum(max(0.0, _cpu_s(pid) - before[pid]) for pid in pids) / n)
+    sampler.join(timeout=30)
+    sampling.set()
+    CPU_US["supervisor"].append(1e6 * supervisor_cpu[0] / n)
     # The baseline reads the finished file: the fastest ssh can possibly move these lines.
     start = time.perf_counter()
     tail = ssh_tail(server, known, agent_dir / "jobs" / job_id / "0" / "output.log")
@@ -126,6 +180,7 @@ def main() -> None:
     ap.add_argument("--interval", type=float, default=0.01)
     ap.add_argument("--flood", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--flood-only", action="store_true", help="only the flood: events/s and CPU per event")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-ssh-"))
     box = loopback_host(root)
@@ -138,9 +193,10 @@ def main() -> None:
         client = session.client("box")
         lat_ours, lat_base, eps_ours, eps_base = [], [], [], []
         for _ in range(args.rounds):
-            ours, base = latency_round(client, server, known, agent_dir, args.lines, args.interval)
-            lat_ours.append((pct(ours, 50), pct(ours, 99)))
-            lat_base.append((pct(base, 50), pct(base, 99)))
+            if not args.flood_only:
+                ours, base = latency_round(client, server, known, agent_dir, args.lines, args.interval)
+                lat_ours.append((pct(ours, 50), pct(ours, 99)))
+                lat_base.append((pct(base, 50), pct(base, 99)))
             o, b = flood_round(client, server, known, agent_dir, args.flood)
             eps_ours.append(o)
             eps_base.append(b)
@@ -153,6 +209,12 @@ def main() -> None:
     def med(rows: list[tuple[float, float]], i: int) -> float:
         return statistics.median(r[i] for r in rows) * 1000
 
+    if args.flood_only:
+        o, b = statistics.median(eps_ours), statistics.median(eps_base)
+        print(f"loopback SSH, flood of {args.flood} metric lines, median of {args.rounds}: gpudeck {o:,.0f} events/s; "
+              f"ssh tail of the same file {b:,.0f} lines/s ({o / b:.2f}x)")
+        print("CPU µs per event, median: " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in CPU_US.items()))
+        return
     print(f"loopback SSH, {args.rounds} rounds (medians), {args.lines} lines every {args.interval * 1000:g} ms; flood {args.flood} lines")
     print(f"{'':28}{'gpudeck':>12}{'ssh tail -f':>14}{'ratio':>8}")
     for label, i in (("latency p50 (ms)", 0), ("latency p99 (ms)", 1)):

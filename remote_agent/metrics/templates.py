@@ -10,14 +10,19 @@ the whole parser (the second line catches a derived value that equalled a number
 percentage) get no recipe and always take the full parser. A recipe is checked against the full
 parser on every CHECK_EVERY-th use and dropped for good at the first difference, so a template
 whose reading depends on its values (rare: the YOLO total test) falls back to the full parser.
+
+A confirmed template also gets a whole-line regex (``template_regex``) when its text allows one:
+``read_run`` reads a run of consecutive lines by a few recent templates' regexes, one C match
+per line instead of the split and the lists, with the same counting and checking as ``parse``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Pattern, Sequence, Tuple, Union
 
 from .formats import value_dependent
+from .template_regex import template_regex
 from .values import Number, clean, finite_or_name
 
 Values = Dict[str, Number]
@@ -33,6 +38,7 @@ _INT_TEXT = re.compile(r"[-+]?\d+\Z")
 MAX_LINE = 512  # longer lines are rare and not worth a template
 MAX_TEMPLATES = 4096  # a stream whose lines never repeat must not grow the cache forever
 CHECK_EVERY = 64
+RECENT_FAST = 4  # the templates read_run tries, most recent first (a train line, an eval line...)
 MAX_TRIES = 8  # a template whose first lines map ambiguously ("step 5 loss 5") is tried again
 
 Recipe = List[Tuple[str, int, Callable[[str], Number]]]  # [] : the template's lines carry no metric
@@ -61,6 +67,39 @@ class TemplateCache:
         # always the full parser).
         self._recipes: Dict[str, Union[Recipe, Tuple[Candidates, int], int, None]] = {}
         self._uses = 0
+        self._fast: Dict[str, _Fast] = {}  # per template in use, its whole-line reader (when it has one)
+        self._recent: List[_Fast] = []  # the fast readers read_run tries, most recent first
+        self.regex_reads = 0  # lines read_run read by a regex (what the bench and the tests look at)
+
+    def read_run(self, lines: Sequence[str], start: int, out: List[Optional[Values]]) -> int:
+        """Reads lines[start:] while they match a recent template's regex, appending each point to
+        `out` exactly as ``parse`` would; returns the index of the first line it did not read."""
+        i, end = start, len(lines)
+        for fast in self._recent:
+            match, build = fast.pattern.fullmatch, fast.build
+            while i < end:
+                line = lines[i]
+                found = match(line)
+                if found is None or len(line) > MAX_LINE:
+                    break
+                try:
+                    point = build(found.groups())
+                except Exception:  # (no regex admits such a number) parse() will say the same
+                    break
+                self._uses += 1
+                if self._uses % CHECK_EVERY == 0:
+                    full = self._full(line)
+                    if full != point:
+                        self._forget(fast.key)
+                        out.append(full)
+                        i += 1
+                        break
+                out.append(point)
+                i += 1
+            if i > start:
+                break
+        self.regex_reads += i - start
+        return i
 
     def parse(self, line: str) -> Optional[Values]:
         if len(line) > MAX_LINE:
@@ -86,13 +125,16 @@ class TemplateCache:
             if self._uses % CHECK_EVERY == 0:
                 full = self._full(line)
                 if full != point:
-                    self._recipes[key] = _UNCACHEABLE
+                    self._forget(key)
                     return full
+            self._use_fast(key)
             return point
         if entry is None:  # uncacheable
             return self._full(line)
         if len(self._recipes) >= MAX_TEMPLATES:
             self._recipes.clear()
+            self._fast.clear()
+            self._recent = []
         if value_dependent(clean(line)):
             self._recipes[key] = _UNCACHEABLE
             return self._full(line)
@@ -101,7 +143,8 @@ class TemplateCache:
             candidates, tries = entry
             narrowed = _narrow(candidates, point, numbers)
             if narrowed is not None and all(len(found) == 1 for _, found, _ in narrowed):
-                self._recipes[key] = _recipe(narrowed, numbers)  # confirmed by a second line: in use
+                recipe = self._recipes[key] = _recipe(narrowed, numbers)  # confirmed by a second line: in use
+                self._add_fast(key, parts[0::3], kinds, recipe)
                 return point
         else:
             tries, narrowed = entry, None
@@ -113,6 +156,55 @@ class TemplateCache:
             narrowed = _candidates(point, numbers)
         self._recipes[key] = (narrowed, tries) if narrowed is not None else tries
         return point
+
+    def _add_fast(self, key: str, texts: Sequence[str], kinds: Sequence[str], recipe: Recipe) -> None:
+        int_indexes = [index for _, index, convert in recipe if convert is int]
+        pattern = template_regex(texts, kinds, int_indexes, bool(recipe))
+        if pattern is not None:
+            self._fast[key] = _Fast(key, pattern, _builder(recipe, len(kinds)))
+            self._use_fast(key)
+
+    def _use_fast(self, key: str) -> None:
+        fast = self._fast.get(key)
+        if fast is not None and (not self._recent or self._recent[0] is not fast):
+            self._recent = [fast] + [f for f in self._recent if f is not fast][: RECENT_FAST - 1]
+
+    def _forget(self, key: str) -> None:
+        """The template's recipe read a line unlike the full parser: the full parser from now on."""
+        self._recipes[key] = _UNCACHEABLE
+        fast = self._fast.pop(key, None)
+        self._recent = [f for f in self._recent if f is not fast]
+
+
+class _Fast:
+    """A template's whole-line regex and the builder of its point from the regex's groups."""
+
+    __slots__ = ("key", "pattern", "build")
+
+    def __init__(self, key: str, pattern: Pattern[str], build: Callable[[Tuple[str, ...]], Optional[Values]]) -> None:
+        self.key, self.pattern, self.build = key, pattern, build
+
+
+def _builder(recipe: Recipe, count: int) -> Callable[[Tuple[str, ...]], Optional[Values]]:
+    """groups -> the point, as _apply reads it from the split's numbers (index `count`: a WORD's
+    constant). One small function per recipe, written out (a dict display; a float converted in
+    line, its non-finite check beside it): a generic loop over the recipe was a third of a flood
+    line's cost."""
+    if not recipe:
+        return lambda groups: None
+    names: Dict[str, object] = {"finite_or_name": finite_or_name}
+    lines, items = [], []
+    for k, (name, index, convert) in enumerate(recipe):
+        text = "g[%d]" % index if index < count else "''"
+        if convert is _to_float:
+            lines.append("    v%d = float(%s)\n" % (k, text))
+            items.append("%r: v%d if v%d - v%d == 0.0 else finite_or_name(v%d)" % (name, k, k, k, k))
+        else:
+            names["c%d" % k] = convert
+            items.append("%r: c%d(%s)" % (name, k, text))
+    source = "def build(g):\n%s    return {%s}\n" % ("".join(lines), ", ".join(items))
+    exec(source, names)  # the names go in as str literals (%r); nothing else comes from the output
+    return names["build"]  # type: ignore[return-value]
 
 
 def _apply(recipe: Recipe, numbers: List[str]) -> Optional[Values]:

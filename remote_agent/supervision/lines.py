@@ -10,6 +10,7 @@ from typing import List
 
 ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 MAX_LINE_BYTES = 64 * 1024
+_EOL = re.compile(rb"\r\n|\r|\n")
 
 
 def strip_ansi(text: str) -> str:
@@ -23,14 +24,22 @@ class LineSplitter:
         self._pending = b""
 
     def feed(self, chunk: bytes) -> List[str]:
-        data = self._pending + chunk
-        parts = re.split(rb"\r\n|\r|\n", data)
+        data = self._pending + chunk if self._pending else chunk
+        parts = _EOL.split(data) if b"\r" in data else data.split(b"\n")
         self._pending = parts.pop()
         if len(self._pending) > MAX_LINE_BYTES:
             # A newline-free flood must not grow without bound: cut it into a line.
             parts.append(self._pending)
             self._pending = b""
-        return [strip_ansi(p.decode("utf-8", "replace")) for p in parts if p]
+        if b"" in parts:
+            parts = [p for p in parts if p]
+        if not parts:
+            return []
+        # One decode for the whole chunk: "\n" never occurs inside a UTF-8 sequence, and a broken
+        # sequence before it is replaced the same way as at the end of its own line.
+        joined = b"\n".join(parts)
+        lines = joined.decode("utf-8", "replace").split("\n")
+        return [strip_ansi(line) for line in lines] if b"\x1b" in joined else lines
 
     @property
     def pending(self) -> int:

@@ -190,14 +190,38 @@ class Supervisor:
                 watcher.close()
 
     def _journal_lines(self, lines: List[str]) -> None:
-        entries = self._fresh([entry for entry in map(self._entry_for, lines) if entry is not None])
-        entries = self.elastic_resizes.mark(self.resize_note.mark(entries))
+        entries = self.elastic_resizes.mark(self.resize_note.mark(self._fresh(self._entries_for(lines))))
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
 
     def _fresh(self, entries: List[Tuple[str, Dict[str, Any]]]) -> List[Tuple[str, Dict[str, Any]]]:
         """The entries not journaled yet: all of them (an adopter skips those its predecessor wrote)."""
+        return entries
+
+    def _entries_for(self, lines: List[str]) -> List[Tuple[str, Dict[str, Any]]]:
+        """The journal records a chunk's lines make, as _entry_for would line by line: a chunk
+        without an event line (nearly all) is parsed as a batch (runs of a known template cost
+        one regex match a line)."""
+        text = "\n".join(lines)
+        # Line by line where a line may matter beyond its metrics (one C scan each; all rare): an
+        # event, a traceback being followed for the cause, an elastic node judging its own failure.
+        if '"event"' in text or "Traceback" in text or self.last_exception.inside or \
+                (self.elastic and self.own_failure is None and self.requested is None):
+            return [entry for entry in map(self._entry_for, lines) if entry is not None]
+        self.tail.extend(lines)  # (the deque keeps the last TAIL_LINES)
+        try:
+            points = self.parser.parse_many(lines)
+        except Exception:  # a parser bug must never stop the output from being read
+            points = [None] * len(lines)
+        entries = []
+        last = self.last_values
+        for values in points:
+            # Progress bars redraw ~10x/s with the same numbers: one point is enough.
+            if values and values != last:
+                last = values
+                entries.append(("metric", {"values": values}))
+        self.last_values = last
         return entries
 
     def _entry_for(self, line: str) -> Optional[Tuple[str, Dict[str, Any]]]:
