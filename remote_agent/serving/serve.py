@@ -28,9 +28,11 @@ from .output import LineWriter
 from .outputhub import OutputHub
 from .prices import PriceError, record_price
 from .procview import ProcsError, procs
+from .seriesfold import series
 from .tailhub import TailHub
 
 MAX_REQUEST_BYTES = 4 << 20
+MAX_SERIES_WIDTH = 4000
 
 
 class BadRequest(Exception):
@@ -105,6 +107,14 @@ class Server:
             if not str(exc).startswith("unknown job"):
                 raise
             raise JobError("%s: not on this host (removed, or never launched here)" % exc) from None
+
+    def op_series(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        width = req.get("width", 1000)
+        if isinstance(width, bool) or not isinstance(width, int) or not 16 <= width <= MAX_SERIES_WIDTH:
+            raise BadRequest("width: expected an integer from 16 to %d, got %r" % (MAX_SERIES_WIDTH, width))
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        answer, _ = series(view.files.dir, width)
+        return answer
 
     def op_untail(self, req: Dict[str, Any]) -> Dict[str, Any]:
         view = self.jobs.view(req.get("job"), req.get("node"))
@@ -188,6 +198,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "kill": Server.op_kill,
     "tail": Server.op_tail,
     "untail": Server.op_untail,
+    "series": Server.op_series,
     "logs": Server.op_logs,
     "follow": Server.op_follow,
     "unfollow": Server.op_unfollow,
