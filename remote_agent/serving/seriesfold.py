@@ -78,10 +78,11 @@ def _column_envelope(xs: List[Any], ys: List[Any], size: int) -> Points:
         if None in xs or (min(ys), max(ys)) != (min(ys), max(ys)):  # a nan y is not equal to itself
             raise TypeError
     except TypeError:  # a string ("nan"), a missing key or a stepless point: filter point by point
-        return envelope([[x, y] for x, y in zip(xs, ys) if _number(y) is not None and x is not None], size)
+        return envelope([[x, y] for x, y in zip(xs, ys)  # noqa: B905 (strict= is 3.10+)
+                         if _number(y) is not None and x is not None], size)
     n = len(ys)
     if n <= size:
-        return [[x, y] for x, y in zip(xs, ys)]
+        return [[x, y] for x, y in zip(xs, ys)]  # noqa: B905 (the agent runs on 3.8)
     runs = max(1, size // 2)
     out: Points = []
     for r in range(runs):

@@ -207,6 +207,20 @@ class JobModel:
         utils = [g.util for g in self.gpu_latest.values() if g.util is not None]
         return sum(utils) / len(utils) if utils else None
 
+    @property
+    def has_history(self) -> bool:
+        """Series were loaded (from the journal or a `series` answer), not only the summary."""
+        return bool(self.series or self.gpu_util or len(self.step_time))
+
+    def drop_history(self) -> None:
+        """Back to a summary (state, cause, latest values, times): an ended job's series cost memory
+        only while it is on screen; opening it again asks the agent for them."""
+        self.series, self._axis, self.gpu_util, self.gpu_mem = {}, {}, {}, {}
+        self.step_time = Series(recent=256, buckets=256)
+        self.events.clear()
+        self._progress.clear()
+        self.version += 1
+
     # ---- job objects (`jobs`, `launch`, `stop`, `kill`) ----------------------------------------
 
     def node_for(self, node: str, host: str) -> NodeModel:

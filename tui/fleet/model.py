@@ -16,6 +16,7 @@ from typing import Any
 from .costs import EMPTY, CostBoard
 from .hosts import HOST_STATUSES, HostModel, HostStatus, util_level
 from .jobs import JobModel
+from .preview import apply_series
 from .values import finite, integer, text
 
 MAX_JOBS = 10_000
@@ -183,6 +184,16 @@ class Fleet:
             else:
                 changes |= got
         self._placed(changes, job.gpu_moves != gpu_moves)
+        return changes
+
+    def apply_series(self, host: str, job_id: str, node: str, answer: Any) -> set[str]:
+        """An agent's `series` answer for (job, node): its journal downsampled (fleet/preview.py)."""
+        job = self.jobs.get(job_id)
+        n = job.nodes.get(node) if job else None
+        if job is None or n is None:
+            return set()
+        changes, bad = apply_series(job, n, host, answer)
+        self.bad_records += bad
         return changes
 
     def last_seq(self, job_id: str, node: str) -> int:
