@@ -191,8 +191,10 @@ class Connections(Service):
         active_before = {j.id for j in fleet.jobs.values() if j.active}
         tags: set[str] = set()
         polled: set[str] = set()
+        fed: set[str] = set()
         for u in self.inbox.take(DRAIN_BUDGET):
             if u.kind == "events" and u.job and u.node:
+                fed.add(u.job)
                 after = fleet.last_seq(u.job, u.node)
                 tags |= fleet.apply_events(u.host, u.job, u.node, u.data)
                 for sink in self.sinks:
@@ -214,6 +216,7 @@ class Connections(Service):
             job = fleet.jobs.get(job_id)
             if job is not None and not job.active:
                 self.app.post_message(JobEnded(job))
+        self._summarise(fed | {j for j in active_before if j in fleet.jobs})
         if polled:
             by_host = self._jobs_by_host()  # once per drain, not per host: 64 hosts × 500 jobs add up
             for host in polled:
@@ -221,6 +224,15 @@ class Connections(Service):
         self.publish(tags)
         if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now
             self.app.post_message(InboxPending())
+
+    def _summarise(self, job_ids: set[str]) -> None:
+        """Ended jobs no view shows, once their journal is read whole (the cost tracker has had every
+        record), keep only their summary: history costs memory only while on screen."""
+        for job_id in job_ids:
+            job = self.fleet.jobs.get(job_id)
+            if (job is not None and not job.active and job.caught_up and job.has_history
+                    and job_id not in self.watched and job_id not in self._closed):
+                job.drop_history()
 
     def _jobs_by_host(self) -> dict[str, list[JobModel]]:
         """Each host's jobs, in jobs_sorted order."""
