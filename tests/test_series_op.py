@@ -12,6 +12,7 @@ import pytest
 from remote_agent.serving.seriesfold import CACHE_NAME, envelope, series
 from remote_agent.storage.journal import JournalWriter
 from tests.support.long_job import write_ended_job
+from tests.support.waiting import wait_for
 from tui.remote.client import AgentClient, AgentError
 
 JOB = "20261201-000000-5e1e5e"
@@ -81,3 +82,12 @@ def test_the_op_answers_and_refuses_a_bad_width(client: AgentClient, agent_dir: 
     assert len(answer["metrics"]["loss"]["points"]) <= 64
     with pytest.raises(AgentError, match="width: expected an integer from 16 to 4000"):
         client.request("series", job=JOB, node="0", width=3)
+
+
+def test_jobs_with_warm_series_folds_every_job_ahead(client: AgentClient, agent_dir: Path) -> None:
+    d = write_ended_job(agent_dir, JOB, "long", 3000)
+    client.request("jobs")
+    assert not (d / CACHE_NAME).exists()  # a plain listing (the CLI's `ps`) folds nothing more
+    client.request("jobs", warm_series=True)
+    wait_for(lambda: (d / CACHE_NAME).exists(), what="the series fold cached")
+    assert json.loads((d / CACHE_NAME).read_text())["last_seq"] == 3003

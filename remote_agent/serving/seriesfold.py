@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -277,12 +278,29 @@ class SeriesFold:
         }
 
 
+_LOCKS: Dict[str, threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def _lock_for(directory: Path) -> threading.Lock:
+    """One fold of a directory at a time: a request and the warmer (serieswarm.py) share its cache."""
+    with _LOCKS_LOCK:
+        return _LOCKS.setdefault(str(directory), threading.Lock())
+
+
+def folded(directory: Path) -> SeriesFold:
+    """The directory's fold, brought up to date with its journal (and cached when it moved)."""
+    with _lock_for(directory):
+        fold = SeriesFold(directory)
+        fold.load()
+        before = fold.reader.offset
+        fold.update()
+        if fold.reader.offset != before:
+            fold.save()
+        return fold
+
+
 def series(directory: Path, width: int) -> Tuple[Dict[str, Any], int]:
     """The `series` answer for a node's directory (and how many lines the fold skipped)."""
-    fold = SeriesFold(directory)
-    fold.load()
-    before = fold.reader.offset
-    fold.update()
-    if fold.reader.offset != before:
-        fold.save()
+    fold = folded(directory)
     return fold.answer(width), fold.skipped

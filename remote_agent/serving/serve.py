@@ -29,6 +29,7 @@ from .outputhub import OutputHub
 from .prices import PriceError, record_price
 from .procview import ProcsError, procs
 from .seriesfold import series
+from .serieswarm import SeriesWarmer
 from .tailhub import TailHub
 
 MAX_REQUEST_BYTES = 4 << 20
@@ -47,6 +48,7 @@ class Server:
         self.jobs = JobTable(root)
         self.hub = TailHub(out)
         self.outputs = OutputHub(out)
+        self.warmer = SeriesWarmer(root)
         # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
@@ -74,7 +76,10 @@ class Server:
         return sample
 
     def op_jobs(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return {"jobs": self.jobs.list()}
+        listed = {"jobs": self.jobs.list()}
+        if req.get("warm_series") is True:
+            self.warmer.kick()  # after the listing: a `series` later answers from the cache
+        return listed
 
     def op_launch(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.launch(req.get("spec"))
