@@ -85,9 +85,11 @@ def test_the_op_answers_and_refuses_a_bad_width(client: AgentClient, agent_dir: 
 
 
 def test_jobs_with_warm_series_folds_every_job_ahead(client: AgentClient, agent_dir: Path) -> None:
-    d = write_ended_job(agent_dir, JOB, "long", 3000)
+    d = write_ended_job(agent_dir, JOB, "long", 5000)  # over WARM_FROM: a small one folds on request
+    small = write_ended_job(agent_dir, "20261201-000000-5a11e0", "short", 10)
     client.request("jobs")
     assert not (d / CACHE_NAME).exists()  # a plain listing (the CLI's `ps`) folds nothing more
     client.request("jobs", warm_series=True)
     wait_for(lambda: (d / CACHE_NAME).exists(), what="the series fold cached")
-    assert json.loads((d / CACHE_NAME).read_text())["last_seq"] == 3003
+    assert json.loads((d / CACHE_NAME).read_text())["last_seq"] == 5003
+    assert not (small / CACHE_NAME).exists()

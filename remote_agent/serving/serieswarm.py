@@ -4,7 +4,8 @@ The first fold of a million-point journal takes a second or more; a user opening
 not wait for it. A client that shows jobs (the TUI) asks `jobs` with `warm_series`: after the
 answer, one background thread folds every job's series into its cache (seriesfold.py). An ended
 job's journal no longer changes, so it is folded once; a running one at most every RUNNING_EVERY
-seconds, so the cache is never far behind. The CLI does not ask: a `ps` must not pay for it.
+seconds, so the cache is never far behind; a journal under WARM_FROM bytes is left to the request.
+The CLI does not ask: a `ps` must not pay for it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..storage.layout import iter_job_dirs
 from .seriesfold import folded
 
 RUNNING_EVERY = 30.0  # seconds between two folds of a journal that still grows
+WARM_FROM = 256 << 10  # smaller journals fold in milliseconds on request: no cache file for them
 
 
 class SeriesWarmer:
@@ -49,7 +51,7 @@ class SeriesWarmer:
             except OSError:
                 continue
             done = self._seen.get(key)
-            if done is not None and (done[0] == size or now - done[1] < RUNNING_EVERY):
+            if size < WARM_FROM or (done is not None and (done[0] == size or now - done[1] < RUNNING_EVERY)):
                 continue
             try:
                 folded(directory)

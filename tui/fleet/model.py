@@ -194,6 +194,7 @@ class Fleet:
             return set()
         changes, bad = apply_series(job, n, host, answer)
         self.bad_records += bad
+        self._placed(changes, "gpu" in changes)
         return changes
 
     def last_seq(self, job_id: str, node: str) -> int:

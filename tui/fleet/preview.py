@@ -67,7 +67,9 @@ def apply_series(job: JobModel, node: NodeModel, host: str, answer: Any) -> tupl
         gpu = key if not key.startswith("index:") else f"{host}:{index}"  # as the model keys a GPU without uuid
         if gpu not in job.gpu_host and len(job.gpu_host) >= MAX_GPUS:
             continue
-        job.gpu_host.setdefault(gpu, host)
+        if gpu not in job.gpu_host:
+            job.gpu_host[gpu] = host
+            job.gpu_moves += 1  # the fleet's GPU → running job index follows it
         for field, into in (("util", job.gpu_util), ("mem", job.gpu_mem)):
             pts = _points(body.get(field))
             if pts and _fill(into.setdefault(gpu, Series(recent=512, buckets=512)), pts):

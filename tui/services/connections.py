@@ -295,7 +295,7 @@ class Connections(Service):
     def _series_loaded(self, host: str, job_id: str, node: str, error: BaseException | None, answer: Any) -> None:
         """On the app thread. A failed `series` (an older agent, a replay) falls back to the tail."""
         self.loading.discard((job_id, node))
-        if error is None:
+        if error is None and job_id in self.watched:  # a view closed meanwhile wants no history
             self.publish(self.fleet.apply_series(host, job_id, node, answer))
         if host in self.links:
             self._ensure_tails(host)
