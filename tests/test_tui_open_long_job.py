@@ -51,7 +51,7 @@ async def test_the_chart_draws_the_downsampled_series_before_the_journal_arrives
                         "the job listed")
             await open_a_job(pilot, app)
             job = app.fleet.jobs[JOB]
-            await until(pilot, lambda: drawn and drawn[-1][1] >= 0.99 * POINTS, "the whole run on the chart", timeout=30)
+            await until(pilot, lambda: drawn and drawn[-1][1] >= 0.95 * POINTS, "the whole run on the chart", timeout=30)
             assert job.nodes["0"].last_seq == 0  # not one journal record applied yet: the agent's series
             n, _, top = drawn[-1]
             assert n <= 2 * 160 + 16 and top == 50.0  # downsampled to the chart, the spike kept
@@ -63,7 +63,7 @@ async def test_the_chart_draws_the_downsampled_series_before_the_journal_arrives
             assert job.state == "exited" and job.last["loss"] == pytest.approx(1 / POINTS, abs=1e-6)
             drawn.clear()
             await open_a_job(pilot, app)  # opened again: the agent's series again, no journal replayed
-            await until(pilot, lambda: drawn and drawn[-1][1] >= 0.99 * POINTS and drawn[-1][2] == 50.0, "drawn again")
+            await until(pilot, lambda: drawn and drawn[-1][1] >= 0.95 * POINTS and drawn[-1][2] == 50.0, "drawn again")
             assert tails == [0]
     finally:
         release.set()  # a failing test must not leave the held tail waiting
