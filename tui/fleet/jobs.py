@@ -58,6 +58,7 @@ class NodeModel:
     ended_at: float | None = None
     last_heartbeat: float | None = None
     grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
+    previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
 
     @property
     def behind(self) -> bool:
@@ -219,6 +220,8 @@ class JobModel:
         self.step_time = Series(recent=256, buckets=256)
         self.events.clear()
         self._progress.clear()
+        for n in self.nodes.values():
+            n.previewed = False
         self.version += 1
 
     # ---- job objects (`jobs`, `launch`, `stop`, `kill`) ----------------------------------------

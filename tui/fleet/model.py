@@ -173,6 +173,11 @@ class Fleet:
                 continue
             checked.append((seq, t, rec))  # type: ignore[arg-type]
         checked.sort(key=lambda c: c[0])  # upstream sends in order; don't rely on it
+        if n.previewed and not job.active and n.behind:
+            # An ended job's series came from the agent: its journal, read behind what its last job
+            # object summed up, changes nothing shown (the cost tracker, a sink, still reads it).
+            n.last_seq = max([n.last_seq] + [seq for seq, _, _ in checked])
+            return changes
         gpu_moves = job.gpu_moves
         for seq, t, rec in checked:
             if seq <= n.last_seq:

@@ -85,6 +85,7 @@ def apply_series(job: JobModel, node: NodeModel, host: str, answer: Any) -> tupl
             data = rec.get("data")
             job.events.append(JobEvent(t, node.node, name, data if isinstance(data, dict) else {}))
             changes.add("events")
+    node.previewed = True
     if changes:
         job.version += 1
     return changes, bad
