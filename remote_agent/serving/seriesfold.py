@@ -300,6 +300,15 @@ def folded(directory: Path) -> SeriesFold:
         return fold
 
 
+def series_of_records(records: List[Dict[str, Any]], width: int) -> Dict[str, Any]:
+    """The `series` answer for journal records already in hand (a replayed recording's)."""
+    fold = SeriesFold(Path("."))
+    fold._block(b"".join(dumps(r).encode("utf-8") + b"\n" for r in records))
+    seqs = [r.get("seq") for r in records if isinstance(r.get("seq"), int)]
+    fold.reader.last_seq = max(seqs) if seqs else 0
+    return fold.answer(width)
+
+
 def series(directory: Path, width: int) -> Tuple[Dict[str, Any], int]:
     """The `series` answer for a node's directory (and how many lines the fold skipped)."""
     fold = folded(directory)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from remote_agent.serving.seriesfold import series_of_records
+
 from .client import decode_object
 from .recording import FORMAT
 from .transport import Transport
@@ -246,6 +248,11 @@ class ReplayTransport(Transport):
             self._ok(rid, {})
         elif op == "logs":
             self._ok(rid, self._logs(key, req))
+        elif op == "series":  # folded from the journal the recording saw up to where it stands, as the agent would
+            now = self._position()
+            seen = [r for t, recs in self.tape.pushes.get(key, ()) if t <= now for r in recs if isinstance(r, dict)]
+            width = req.get("width") if isinstance(req.get("width"), int) else 1000
+            self._ok(rid, series_of_records(sorted(seen, key=lambda r: r["seq"] if isinstance(r.get("seq"), int) else 0), max(16, min(width, 4000))))
         else:
             answers = self.tape.answers.get(op)
             if not answers:
