@@ -44,6 +44,8 @@ class Fleet:
         # (host, GPU uuid) -> id of the active job on it; None = rebuild on next use. Dropped when a
         # job appears, goes, changes state or moves a GPU: the fleet view asks per GPU per draw.
         self._gpu_jobs: dict[tuple[str, str], str] | None = None
+        # (job, host) -> the ended job's object last merged: an unchanged one is skipped at once.
+        self._ended_objects: dict[tuple[str, str], dict[str, Any]] = {}
 
     # ---- hosts ---------------------------------------------------------------------------------
 
@@ -134,6 +136,8 @@ class Fleet:
             old = min((j for j in self.jobs.values() if not j.active), key=lambda j: j.id, default=None)
             if old is not None:
                 del self.jobs[old.id]
+                for h in old.hosts:
+                    self._ended_objects.pop((old.id, h), None)
         self._gpu_jobs = None
         return job, True
 
@@ -147,7 +151,13 @@ class Fleet:
                 self.bad_records += 1
                 continue
             job, new = self._job(job_id)
+            if not new and job.ended and self._ended_objects.get((job_id, host)) == obj:
+                continue  # an ended job's object as the last poll gave it (500 of them every poll): nothing new
             got = job.apply_object(obj, host) | ({"job"} if new else set())
+            if job.ended:
+                self._ended_objects[(job_id, host)] = obj
+            else:
+                self._ended_objects.pop((job_id, host), None)
             self._placed(got, False)
             changes |= got
         if not isinstance(jobs, list):
