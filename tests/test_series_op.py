@@ -42,9 +42,10 @@ def test_records_of_every_kind_fold_like_the_clients_model(tmp_path: Path) -> No
     journal.close()
     with open(tmp_path / "events.jsonl", "a") as f:
         f.write("not json\n")
+        f.write('{"seq":99,"t":"soon","kind":"metric","values":{"step":3,"loss":1.0}}\n')  # no time: skipped
     answer, skipped = series(tmp_path, 50)
     m = answer["metrics"]
-    assert skipped == 1
+    assert skipped == 2
     assert m["loss"] == {"axis": "step", "points": [[1, 2.0]]}
     assert m["val_loss"]["axis"] == m["lr"]["axis"] == "time" and m["val_loss"]["points"][0][1] == 1.5
     assert m["grad"] == {"axis": "step", "points": [[2, 0.1], [2, 0.3]]}

@@ -37,7 +37,8 @@ MAX_GPUS = 64
 READ_BYTES = 8 << 20
 NOT_SERIES = frozenset({"step", "total_steps"})
 # A plain metric line as the writer writes it (storage/metriclines.py): seq, t, kind, flat values.
-_METRIC = re.compile(rb'\{"seq":\d+,"t":(-?[0-9.eE+-]+),"kind":"metric","values":(\{[^\n]*\})\}\n')
+# The time is matched as a strict JSON number, so float() of it cannot fail halfway through a block.
+_METRIC = re.compile(rb'\{"seq":\d+,"t":(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?),"kind":"metric","values":(\{[^\n]*\})\}\n')
 _PLAIN = b'"kind":"metric","values":{'
 
 Points = List[List[float]]
@@ -182,11 +183,15 @@ class SeriesFold:
                     values = json.loads(b"[" + b",".join(v for _, v in found) + b"]")
                 except ValueError:
                     values = None
-            if isinstance(values, list) and len(values) == len(found):  # each one an object, by the regex
-                self._points([t for t, _ in found], values)
-                if len(found) < block.count(b"\n"):
-                    rest = [ln for ln in block.split(b"\n") if ln and _PLAIN not in ln]
-            else:
+            fast = isinstance(values, list) and len(values) == len(found)  # each one an object, by the regex
+            if fast:
+                try:
+                    self._points([t for t, _ in found], values)
+                except (ValueError, TypeError, AttributeError):  # not expected (the regex and the decoder
+                    fast = False  # vouch for every line): line by line rather than fail the answer
+            if fast and len(found) < block.count(b"\n"):
+                rest = [ln for ln in block.split(b"\n") if ln and _PLAIN not in ln]
+            elif not fast:
                 rest = block.split(b"\n")
         else:
             rest = block.split(b"\n")
