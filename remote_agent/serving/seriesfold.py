@@ -77,8 +77,9 @@ def _column_envelope(xs: List[Any], ys: List[Any], size: int) -> Points:
     """envelope() of the points (x, y), from two columns: when every y is a number (the usual
     block) only the kept points are made, and min()/max() scan in C."""
     try:
-        if None in xs or (min(ys), max(ys)) != (min(ys), max(ys)):  # a nan y is not equal to itself
-            raise TypeError
+        lo, hi = min(ys), max(ys)  # TypeError for a mix of numbers and strings or None
+        if None in xs or lo.__class__ not in (int, float) or hi.__class__ not in (int, float) or lo != lo or hi != hi:
+            raise TypeError  # a stepless point, strings only ("nan"), a bool at an end, or a float nan
     except TypeError:  # a string ("nan"), a missing key or a stepless point: filter point by point
         return envelope([[x, y] for x, y in zip(xs, ys)  # noqa: B905 (strict= is 3.10+)
                          if _number(y) is not None and x is not None], size)
@@ -215,10 +216,10 @@ class SeriesFold:
         """Metric points in journal order, a column per key (list comprehensions, not a loop per
         point and key), each block enveloped before it is kept."""
         steps: List[Any] = [v.get("step") for v in values]
-        try:
-            min(steps)  # every point has a numeric step (the usual block): no loop
-            stepless = False
-        except TypeError:
+        try:  # every point has a numeric step (the usual block): no loop
+            lo, hi = min(steps), max(steps)
+            stepless = None in steps or lo.__class__ not in (int, float) or hi.__class__ not in (int, float)
+        except TypeError:  # a mix of numbers and None or strings
             stepless = True
         if stepless:  # stepless points (or odd steps): the latest step
             last = self.step
