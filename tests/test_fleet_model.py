@@ -276,3 +276,26 @@ def test_a_fresh_connection_draws_the_hosts_gpu_history_first():
     now[0] = 1001.0
     fleet.apply_gpus("gpu1", sample)  # a history seen again (reconnect) is not drawn twice
     assert len(series) == 7 and series.last == (1001.0, 99.0)
+
+
+def test_an_ended_jobs_unchanged_object_is_not_merged_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every jobs poll lists every ended job: an object as the last poll gave it is skipped at once
+    (issue 17: idle cost with 500 ended jobs); a changed one, or a running job's, is merged."""
+    from tui.fleet.jobs import JobModel
+
+    merged: list[str] = []
+    real = JobModel.apply_object
+
+    def counting(self: JobModel, obj: dict, host: str) -> set[str]:
+        merged.append(obj["id"])
+        return real(self, obj, host)
+
+    monkeypatch.setattr(JobModel, "apply_object", counting)
+    fleet = Fleet()
+    ended = {"id": "20261201-000000-e00001", "node": "0", "state": "exited", "exit_code": 0, "last_seq": 5}
+    running = {"id": "20261201-000000-a00001", "node": "0", "state": "running", "last_seq": 5}
+    for _ in range(3):
+        fleet.apply_jobs("h", [dict(ended), dict(running)])
+    assert merged.count(ended["id"]) == 1 and merged.count(running["id"]) == 3
+    fleet.apply_jobs("h", [dict(ended, name="renamed")])
+    assert merged.count(ended["id"]) == 2 and fleet.jobs[ended["id"]].name == "renamed"

@@ -89,6 +89,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["jobs"] = client.request("jobs")
     answers["tail"] = client.request("tail", job=job["id"], node="0", since_seq=0)
     answers["untail"] = client.request("untail", job=job["id"], node="0")
+    answers["series"] = client.request("series", job=job["id"], node="0", width=100)
     answers["follow"] = client.request("follow", job=job["id"], node="0", offset=0)
     answers["unfollow"] = client.request("unfollow", job=job["id"], node="0")
     answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)

@@ -172,3 +172,21 @@ def test_the_app_shows_a_refused_action_as_a_notification(gpudeck_home: Path) ->
             raise AssertionError(f"no read-only notification: {notes}")
 
     asyncio.run(go())
+
+
+def test_series_is_folded_from_the_journal_the_recording_saw() -> None:
+    """A replay answers `series` as the agent would, so an ended job opened again (its series
+    dropped to a summary) draws its chart in a demo too."""
+    def push(t: float, records: list) -> dict:
+        return _io(t, 1, "recv", {"push": "events", "job": "j", "node": "0", "events": records})
+
+    points = [{"seq": i, "t": float(i), "kind": "metric", "values": {"step": i, "loss": 1.0 / i}} for i in range(1, 301)]
+    rec = _tape(_io(0.0, 1, "send", {"id": 1, "op": "hello"}), push(0.0, points[:150]), push(0.0, points[150:]),
+                push(50.0, [{"seq": 301, "t": 50.0, "kind": "metric", "values": {"step": 301, "loss": 9.0}}]))
+    client = AgentClient(ReplayTransport(rec, "h1", speed=1))  # speed 1: the replay stays near t=0
+    client.connect()
+    answer = client.request("series", job="j", node="0", width=100)
+    loss = answer["metrics"]["loss"]
+    assert answer["last_seq"] == 300 and loss["axis"] == "step" and len(loss["points"]) <= 100
+    assert loss["points"][0] == [1, 1.0] and max(p[0] for p in loss["points"]) >= 295  # not the future point
+    client.close()

@@ -21,7 +21,7 @@ def test_no_file_is_the_defaults(tmp_path: Path) -> None:
     s = load(tmp_path / "config.toml")
     assert s.ssh.alive_timeout == 10.0 and s.ssh.backoff_initial == 0.5 and s.ssh.backoff_max == 15.0
     assert s.cost.currency == "USD" and s.cost.daily_budget is None and dict(s.cost.fx) == {}
-    assert s.ui.theme is None and not s.ui.read_only and dict(s.keys) == {}
+    assert s.ui.theme is None and not s.ui.read_only and dict(s.keys) == {} and s.ui.kept_ended_jobs == 2
 
 
 def test_every_table_is_read_typed(tmp_path: Path) -> None:
@@ -30,6 +30,7 @@ def test_every_table_is_read_typed(tmp_path: Path) -> None:
 [ui]
 theme = "gpudeck-light"
 read_only = true
+kept_ended_jobs = 5
 
 [ssh]
 alive_timeout = 2
@@ -54,7 +55,7 @@ protocol = "http"
 [keys]
 stop_job = "x"
 """))
-    assert s.ui.theme == "gpudeck-light" and s.ui.read_only is True
+    assert s.ui.theme == "gpudeck-light" and s.ui.read_only is True and s.ui.kept_ended_jobs == 5
     assert (s.ssh.alive_timeout, s.ssh.backoff_initial, s.ssh.backoff_max, s.ssh.heartbeat) == (2.0, 0.25, 4.0, 0.5)
     assert s.cost.currency == "EUR" and dict(s.cost.fx) == {"USD": 0.92} and s.cost.daily_budget == 200.0
     assert s.cost.tz.utcoffset(dt.datetime(2026, 7, 1)) == dt.timedelta(hours=2)
@@ -75,7 +76,9 @@ stop_job = "x"
     ("[cost.aliyun]\nprotocol = 'ftp'\n", 2, "[cost.aliyun] protocol"),
     ("[ui]\ntheme = 3\n", 2, "[ui] theme: expected a string"),
     ("[ui]\nread_only = \"yes\"\n", 2, "[ui] read_only: expected true or false, got 'yes'"),
-    ("[ui]\nreadonly = true\n", 2, "[ui] readonly: unknown setting (known: theme, read_only)"),
+    ("[ui]\nreadonly = true\n", 2, "[ui] readonly: unknown setting (known: theme, read_only, kept_ended_jobs)"),
+    ("[ui]\nkept_ended_jobs = -1\n", 2, "[ui] kept_ended_jobs: expected a whole number from 0 to 1000, got -1"),
+    ("[ui]\nkept_ended_jobs = 2.5\n", 2, "[ui] kept_ended_jobs: expected a whole number from 0 to 1000, got 2.5"),
     ("[keys]\nstop_job = ''\n", 2, "[keys] stop_job: expected a key"),
     ("ssh = 1\n", 1, "ssh: expected a table"),
 ])

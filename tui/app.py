@@ -107,7 +107,7 @@ class GpuDeckApp(App[None]):
                 hosts = [LOCAL]
                 self.startup_errors.append(str(exc))
         factory = transport or (lambda host: transport_for(host, self._confirm_key, config=settings))
-        self.connections = Connections(self, self.fleet, hosts, factory, settings.ssh)
+        self.connections = Connections(self, self.fleet, hosts, factory, settings.ssh, settings.ui.kept_ended_jobs)
         self.read_only = read_only or settings.ui.read_only  # --read-only or [ui] read_only: no actions
         self.job_control = JobControl(self, self.connections, store, self.read_only)
         self.costs = Costs(self, self.fleet, CostContext.of(settings.cost),

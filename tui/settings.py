@@ -75,6 +75,9 @@ class CloudSettings:
 class UiSettings:
     theme: str | None = None
     read_only: bool = False  # the TUI refuses every action (stop, kill, restart, new job, scale)
+    # Ended jobs whose loaded series stay in memory after their view closes (the most recently
+    # closed); the others go back to a summary. Memory follows this, not the length of history.
+    kept_ended_jobs: int = 2
 
 
 @dataclass(frozen=True)
@@ -167,8 +170,12 @@ class _Reader:
             aliyun_endpoint=self.string(aliyun, "cost.aliyun", "endpoint") or None, aliyun_protocol=protocol)
 
     def ui(self, t: dict[str, Any]) -> UiSettings:
-        self.known(t, "ui", ("theme", "read_only"))
-        return UiSettings(theme=self.string(t, "ui", "theme"), read_only=self.boolean(t, "ui", "read_only") or False)
+        self.known(t, "ui", ("theme", "read_only", "kept_ended_jobs"))
+        kept = t.get("kept_ended_jobs", 2)
+        if isinstance(kept, bool) or not isinstance(kept, int) or not 0 <= kept <= 1000:
+            self.fail("ui", "kept_ended_jobs", f"expected a whole number from 0 to 1000, got {kept!r}")
+        return UiSettings(theme=self.string(t, "ui", "theme"), read_only=self.boolean(t, "ui", "read_only") or False,
+                          kept_ended_jobs=kept)
 
     def cloud(self, t: dict[str, Any]) -> CloudSettings:
         urls = ("aws_endpoint_url", "aliyun_ecs_endpoint", "aliyun_cms_endpoint")

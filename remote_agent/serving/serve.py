@@ -29,9 +29,12 @@ from .output import LineWriter
 from .outputhub import OutputHub
 from .prices import PriceError, record_price
 from .procview import ProcsError, procs
+from .seriesfold import series
+from .serieswarm import SeriesWarmer
 from .tailhub import TailHub
 
 MAX_REQUEST_BYTES = 4 << 20
+MAX_SERIES_WIDTH = 4000
 
 
 class BadRequest(Exception):
@@ -47,6 +50,7 @@ class Server:
         self.hub = TailHub(out)
         self.outputs = OutputHub(out)
         self.line_index = IndexCache()  # the full log's reopening reads only what is new
+        self.warmer = SeriesWarmer(root)
         # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
         self._nvml = default_nvml()
         self._cpu = CpuMeter()
@@ -74,7 +78,10 @@ class Server:
         return sample
 
     def op_jobs(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return {"jobs": self.jobs.list()}
+        listed = {"jobs": self.jobs.list()}
+        if req.get("warm_series") is True:
+            self.warmer.kick()  # after the listing: a `series` later answers from the cache
+        return listed
 
     def op_launch(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.launch(req.get("spec"))
@@ -107,6 +114,14 @@ class Server:
             if not str(exc).startswith("unknown job"):
                 raise
             raise JobError("%s: not on this host (removed, or never launched here)" % exc) from None
+
+    def op_series(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        width = req.get("width", 1000)
+        if isinstance(width, bool) or not isinstance(width, int) or not 16 <= width <= MAX_SERIES_WIDTH:
+            raise BadRequest("width: expected an integer from 16 to %d, got %r" % (MAX_SERIES_WIDTH, width))
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        answer, _ = series(view.files.dir, width)
+        return answer
 
     def op_untail(self, req: Dict[str, Any]) -> Dict[str, Any]:
         view = self.jobs.view(req.get("job"), req.get("node"))
@@ -205,6 +220,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "kill": Server.op_kill,
     "tail": Server.op_tail,
     "untail": Server.op_untail,
+    "series": Server.op_series,
     "logs": Server.op_logs,
     "lines": Server.op_lines,
     "search": Server.op_search,

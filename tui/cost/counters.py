@@ -57,9 +57,10 @@ def segments(runs: Sequence[NodeRun], gpu_uuids: Sequence[str], host_now: float)
     spans = {run.key: (run.start, run.until(host_now)) for run in runs}
     spans = {k: (s, e) for k, (s, e) in spans.items() if s is not None and e is not None and e > s}
     cuts = sorted({t for span in spans.values() for t in span})
+    timed = [run for run in runs if run.key in spans]  # once, not per cut: 500 listed jobs, few with a span
     out: list[Segment] = []
     for a, b in zip(cuts, cuts[1:], strict=False):
-        active = [run for run in runs if run.key in spans and spans[run.key][0] <= a and spans[run.key][1] >= b]
+        active = [run for run in timed if spans[run.key][0] <= a and spans[run.key][1] >= b]
         if active:
             out.append(Segment(a, b, shares_for(active, gpu_uuids)))
     return out

@@ -58,6 +58,7 @@ class NodeModel:
     ended_at: float | None = None
     last_heartbeat: float | None = None
     grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
+    previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
 
     @property
     def behind(self) -> bool:
@@ -206,6 +207,22 @@ class JobModel:
         """Mean utilization of the job's GPUs at their latest sample."""
         utils = [g.util for g in self.gpu_latest.values() if g.util is not None]
         return sum(utils) / len(utils) if utils else None
+
+    @property
+    def has_history(self) -> bool:
+        """Series were loaded (from the journal or a `series` answer), not only the summary."""
+        return bool(self.series or self.gpu_util or len(self.step_time))
+
+    def drop_history(self) -> None:
+        """Back to a summary (state, cause, latest values, times): an ended job's series cost memory
+        only while it is on screen; opening it again asks the agent for them."""
+        self.series, self._axis, self.gpu_util, self.gpu_mem = {}, {}, {}, {}
+        self.step_time = Series(recent=256, buckets=256)
+        self.events.clear()
+        self._progress.clear()
+        for n in self.nodes.values():
+            n.previewed = False
+        self.version += 1
 
     # ---- job objects (`jobs`, `launch`, `stop`, `kill`) ----------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Any
 from .costs import EMPTY, CostBoard
 from .hosts import HOST_STATUSES, HostModel, HostStatus, util_level
 from .jobs import JobModel
+from .preview import apply_series
 from .values import finite, integer, text
 
 MAX_JOBS = 10_000
@@ -43,6 +44,8 @@ class Fleet:
         # (host, GPU uuid) -> id of the active job on it; None = rebuild on next use. Dropped when a
         # job appears, goes, changes state or moves a GPU: the fleet view asks per GPU per draw.
         self._gpu_jobs: dict[tuple[str, str], str] | None = None
+        # (job, host) -> the ended job's object last merged: an unchanged one is skipped at once.
+        self._ended_objects: dict[tuple[str, str], dict[str, Any]] = {}
 
     # ---- hosts ---------------------------------------------------------------------------------
 
@@ -133,6 +136,8 @@ class Fleet:
             old = min((j for j in self.jobs.values() if not j.active), key=lambda j: j.id, default=None)
             if old is not None:
                 del self.jobs[old.id]
+                for h in old.hosts:
+                    self._ended_objects.pop((old.id, h), None)
         self._gpu_jobs = None
         return job, True
 
@@ -146,7 +151,13 @@ class Fleet:
                 self.bad_records += 1
                 continue
             job, new = self._job(job_id)
+            if not new and job.ended and self._ended_objects.get((job_id, host)) == obj:
+                continue  # an ended job's object as the last poll gave it (500 of them every poll): nothing new
             got = job.apply_object(obj, host) | ({"job"} if new else set())
+            if job.ended:
+                self._ended_objects[(job_id, host)] = obj
+            else:
+                self._ended_objects.pop((job_id, host), None)
             self._placed(got, False)
             changes |= got
         if not isinstance(jobs, list):
@@ -172,6 +183,11 @@ class Fleet:
                 continue
             checked.append((seq, t, rec))  # type: ignore[arg-type]
         checked.sort(key=lambda c: c[0])  # upstream sends in order; don't rely on it
+        if n.previewed and not job.active and n.behind:
+            # An ended job's series came from the agent: its journal, read behind what its last job
+            # object summed up, changes nothing shown (the cost tracker, a sink, still reads it).
+            n.last_seq = max([n.last_seq] + [seq for seq, _, _ in checked])
+            return changes
         gpu_moves = job.gpu_moves
         for seq, t, rec in checked:
             if seq <= n.last_seq:
@@ -183,6 +199,17 @@ class Fleet:
             else:
                 changes |= got
         self._placed(changes, job.gpu_moves != gpu_moves)
+        return changes
+
+    def apply_series(self, host: str, job_id: str, node: str, answer: Any) -> set[str]:
+        """An agent's `series` answer for (job, node): its journal downsampled (fleet/preview.py)."""
+        job = self.jobs.get(job_id)
+        n = job.nodes.get(node) if job else None
+        if job is None or n is None:
+            return set()
+        changes, bad = apply_series(job, n, host, answer)
+        self.bad_records += bad
+        self._placed(changes, "gpu" in changes)
         return changes
 
     def last_seq(self, job_id: str, node: str) -> int:

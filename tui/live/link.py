@@ -142,7 +142,8 @@ class HostLink:
         self.inbox.put(Update("gpus", self.host, sample))
 
     def poll_jobs(self) -> None:
-        result = self.request("jobs", timeout=POLL_TIMEOUT)
+        # warm_series: the agent folds jobs' series ahead, so opening any of them draws at once.
+        result = self.request("jobs", timeout=POLL_TIMEOUT, warm_series=True)
         self.inbox.put(Update("jobs", self.host, result.get("jobs") if isinstance(result, dict) else None))
 
     def tail(self, job: str, node: str, since_seq: int) -> None:

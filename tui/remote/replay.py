@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from remote_agent.serving.logindex import LogArgError, index_file, search_file
+from remote_agent.serving.seriesfold import series_of_records
 from remote_agent.supervision.outputcap import gap_marker
 
 from .client import decode_object
@@ -252,6 +253,11 @@ class ReplayTransport(Transport):
             self._ok(rid, self._logs(key, req))
         elif op in ("follow", "unfollow", "lines", "search"):
             self._output_op(rid, op, key, req)
+        elif op == "series":  # folded from the journal the recording saw up to where it stands, as the agent would
+            now = self._position()
+            seen = [r for t, recs in self.tape.pushes.get(key, ()) if t <= now for r in recs if isinstance(r, dict)]
+            width = req.get("width") if isinstance(req.get("width"), int) else 1000
+            self._ok(rid, series_of_records(sorted(seen, key=lambda r: r["seq"] if isinstance(r.get("seq"), int) else 0), max(16, min(width, 4000))))
         else:
             answers = self.tape.answers.get(op)
             if not answers:

@@ -57,8 +57,11 @@ class JobScreen(JobActions):
         yield DeckFooter()
 
     def on_mount(self) -> None:
-        self.connections.watch_job(self.job_id)  # an old job's journal is replayed when opened
+        self.connections.watch_job(self.job_id)  # its series, downsampled by the agent, then its tail
         self._draw(frozenset({"series", "gpu", "state"}))
+
+    def on_unmount(self) -> None:
+        self.connections.unwatch_job(self.job_id)  # an ended job's series go back to a summary
 
     def on_fleet_updated(self, message: FleetUpdated) -> None:
         if in_sight(self):

@@ -34,6 +34,8 @@ GPU_PERIOD = 1.0
 JOBS_PERIOD = 2.0
 MIN_REDRAW = 0.1  # at most ~10 redraws a second
 TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
+SERIES_WIDTH = 2000  # points per series asked of the agent's `series` op when a job view opens
+SERIES_FROM = 5000  # a running job's view asks for `series` first when its journal is this far behind
 DRAIN_BUDGET = 1000  # journal records applied per drain: a replay of old journals must not stall keys
 SILENT_POLLS = 3  # failed polls in a row on an open pipe before reconnecting
 JOB_ANSWERS = frozenset({"launch", "stop", "kill", "restart"})  # ops whose answer is a job object
@@ -51,13 +53,16 @@ class Sink(Protocol):
 
 class Connections(Service):
     def __init__(self, app: App[Any], fleet: Fleet, hosts: list[str], transport_for: TransportFactory,
-                 ssh: SshSettings) -> None:
+                 ssh: SshSettings, kept_ended_jobs: int = 2) -> None:
         super().__init__(app)
         self.fleet, self.ssh = fleet, ssh
         self.inbox = Inbox()
         self._transport_for = transport_for
         self.links = {h: HostLink(h, self.inbox, transport_for) for h in hosts}
         self.watched: set[str] = set()  # jobs a screen shows: their journals are tailed, however old
+        self.loading: set[tuple[str, str]] = set()  # (job, node) whose `series` answer is awaited
+        self.kept_ended_jobs = kept_ended_jobs
+        self._closed: list[str] = []  # ended jobs whose view closed, oldest first: their series are kept
         self.sinks: list[Sink] = []
         self._backoff: dict[tuple[str, str], Backoff] = {}
         self._gen = dict.fromkeys(hosts, 0)  # bumps on each connect: stale poll chains die
@@ -187,8 +192,10 @@ class Connections(Service):
         active_before = {j.id for j in fleet.jobs.values() if j.active}
         tags: set[str] = set()
         polled: set[str] = set()
+        fed: set[str] = set()
         for u in self.inbox.take(DRAIN_BUDGET):
             if u.kind == "events" and u.job and u.node:
+                fed.add(u.job)
                 after = fleet.last_seq(u.job, u.node)
                 tags |= fleet.apply_events(u.host, u.job, u.node, u.data)
                 for sink in self.sinks:
@@ -210,6 +217,7 @@ class Connections(Service):
             job = fleet.jobs.get(job_id)
             if job is not None and not job.active:
                 self.app.post_message(JobEnded(job))
+        self._summarise(fed | {j for j in active_before if j in fleet.jobs})
         if polled:
             by_host = self._jobs_by_host()  # once per drain, not per host: 64 hosts × 500 jobs add up
             for host in polled:
@@ -217,6 +225,15 @@ class Connections(Service):
         self.publish(tags)
         if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now
             self.app.post_message(InboxPending())
+
+    def _summarise(self, job_ids: set[str]) -> None:
+        """Ended jobs no view shows, once their journal is read whole (the cost tracker has had every
+        record), keep only their summary: history costs memory only while on screen."""
+        for job_id in job_ids:
+            job = self.fleet.jobs.get(job_id)
+            if (job is not None and not job.active and job.caught_up and job.has_history
+                    and job_id not in self.watched and job_id not in self._closed):
+                job.drop_history()
 
     def _jobs_by_host(self) -> dict[str, list[JobModel]]:
         """Each host's jobs, in jobs_sorted order."""
@@ -239,7 +256,7 @@ class Connections(Service):
         for job in wanted:
             for node in job.nodes.values():
                 key = (job.id, node.node)
-                if node.host != host or key in link.tailed:
+                if node.host != host or key in link.tailed or (key in self.loading and not job.active):
                     continue
                 complete = not job.active and node.remote_last_seq is not None and node.last_seq >= node.remote_last_seq
                 if complete:
@@ -262,11 +279,60 @@ class Connections(Service):
             self.in_thread(partial(link.unfollow_output, stream), group=f"output:{host}")
 
     def watch_job(self, job_id: str) -> None:
+        """A view shows the job: its series first, downsampled by the agent, when its journal is long
+        or was never read (an ended job is a summary until opened); then its tail as it comes."""
         self.watched.add(job_id)
+        if job_id in self._closed:
+            self._closed.remove(job_id)
         job = self.fleet.jobs.get(job_id)
+        for node in job.nodes.values() if job else ():
+            link = self.links.get(node.host)
+            if link is None or not link.connected:
+                continue
+            behind = (node.remote_last_seq or 0) - node.last_seq
+            if (not job.active and not job.has_history and node.remote_last_seq) or behind >= SERIES_FROM:
+                self._load_series(job.id, node.node, node.host)
         for host in job.hosts if job else ():
             if host in self.links:
                 self._ensure_tails(host)
+
+    def _load_series(self, job_id: str, node: str, host: str) -> None:
+        key = (job_id, node)
+        if key in self.loading:
+            return
+        self.loading.add(key)
+        fetch = partial(self.links[host].request, "series", timeout=120.0, job=job_id, node=node, width=SERIES_WIDTH)
+        self.in_thread(fetch, group=f"series:{host}:{job_id}:{node}",
+                       done=partial(self._series_loaded, host, job_id, node, None),
+                       failed=lambda error: self._series_loaded(host, job_id, node, error, None))
+
+    def _series_loaded(self, host: str, job_id: str, node: str, error: BaseException | None, answer: Any) -> None:
+        """On the app thread. A failed `series` (an older agent, a replay) falls back to the tail."""
+        self.loading.discard((job_id, node))
+        if error is None and job_id in self.watched:  # a view closed meanwhile wants no history
+            self.publish(self.fleet.apply_series(host, job_id, node, answer))
+        if host in self.links:
+            self._ensure_tails(host)
+
+    def unwatch_job(self, job_id: str) -> None:
+        """Its view closed. An ended job keeps its series while among the `kept_ended_jobs` last
+        closed; older ones go back to a summary, and their tails stop."""
+        self.watched.discard(job_id)
+        job = self.fleet.jobs.get(job_id)
+        if job is None or job.active:
+            return
+        self._closed.append(job_id)
+        while len(self._closed) > self.kept_ended_jobs:
+            old = self.fleet.jobs.get(self._closed.pop(0))
+            if old is None or old.active or old.id in self.watched:
+                continue
+            old.drop_history()
+            for node in old.nodes.values():
+                link = self.links.get(node.host)
+                if link is not None and (old.id, node.node) in link.tailed and link.connected:
+                    link.tailed.discard((old.id, node.node))
+                    self.in_thread(partial(link.request, "untail", job=old.id, node=node.node),
+                                   group=f"untail:{node.host}:{old.id}:{node.node}", failed=lambda _e: None)
 
     def publish(self, tags: set[str]) -> None:
         """Say the fleet changed, at most every MIN_REDRAW seconds (tags accumulate meanwhile)."""
