@@ -5,8 +5,9 @@ single live cell (a running job's runtime, its loss) made every visible cell go 
 on the next frame; and it empties every cache on each style update, which a focus change or a tab
 switch causes, although the table looks the same as the last time it had that focus. Here:
 
-- `update_cell` leaves the counter alone and marks its row stale; before the next render the stale
-  rows' entries leave the caches (one pass per frame, however many cells changed). Anything that
+- `update_cell` leaves the counter alone and marks its cell stale; before the next render the stale
+  cells, and the assembled lines of their rows, leave the caches (one pass per frame, however many
+  cells changed): a running job's row draws again its loss and step, not its name or host. Anything that
   moves rows or columns (add, remove, clear, sort, resize) still bumps the counter as before.
 - A style update keeps one set of caches per look (the component styles that the cells are drawn
   with): focus → blur → focus finds the focused look's rows still drawn. The look is read when the
@@ -34,7 +35,7 @@ CACHES = ("_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_
 class SteadyTable(DataTable[CellType]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._stale_rows: set[RowKey] = set()
+        self._stale: set[tuple[RowKey, ColumnKey]] = set()  # cells updated since the last render
         # the other looks' caches, with the counter they were drawn at (after a structural change
         # their entries can never be hit again, so they are dropped rather than kept)
         self._looks: dict[tuple[Style, ...], tuple[int, tuple[LRUCache[Any, Any], ...]]] = {}
@@ -47,7 +48,8 @@ class SteadyTable(DataTable[CellType]):
         super().update_cell(row_key, column_key, value, update_width=update_width)
         if not update_width:  # a width change moves other rows' cells: keep DataTable's full redraw
             self._update_count = count
-            self._stale_rows.add(row_key if isinstance(row_key, RowKey) else RowKey(row_key))
+            self._stale.add((row_key if isinstance(row_key, RowKey) else RowKey(row_key),
+                             column_key if isinstance(column_key, ColumnKey) else ColumnKey(column_key)))
 
     def redraw_all(self) -> None:
         """Draw every row and the header again (after changing what they show outside update_cell,
@@ -65,8 +67,8 @@ class SteadyTable(DataTable[CellType]):
     def render_lines(self, crop: Region) -> list[Strip]:
         if self._look_stale:
             self._use_look()
-        if self._stale_rows:
-            self._forget_rows()
+        if self._stale:
+            self._forget_cells()
         return super().render_lines(crop)
 
     def _use_look(self) -> None:
@@ -88,13 +90,14 @@ class SteadyTable(DataTable[CellType]):
         self._styles_cache.clear()
         self._get_styles_to_render_cell.cache_clear()
 
-    def _forget_rows(self) -> None:
-        """Drop the cached drawings of the rows whose cells changed, in every look kept."""
-        rows, self._stale_rows = self._stale_rows, set()
+    def _forget_cells(self) -> None:
+        """Drop the cached drawings of the cells that changed and of their rows, in every look kept."""
+        cells, self._stale = self._stale, set()
+        rows = {row for row, _ in cells}
         indexes = {self._row_locations.get(key) for key in rows if key in self._row_locations}
         sets = [tuple(getattr(self, name) for name in CACHES), *(caches for _, caches in self._looks.values())]
         for row_cache, cell_cache, renderable_cache, line_cache in sets:
-            for cache, hit in ((row_cache, lambda k: k[0] in rows), (cell_cache, lambda k: k[0] in rows),
+            for cache, hit in ((row_cache, lambda k: k[0] in rows), (cell_cache, lambda k: (k[0], k[1]) in cells),
                                (renderable_cache, lambda k: k[1] in indexes)):
                 keys = cache.keys()  # an LRUCache is not iterable itself
                 for key in [k for k in keys if hit(k)]:
