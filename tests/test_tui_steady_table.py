@@ -123,3 +123,21 @@ async def test_a_cell_changed_under_one_look_shows_in_the_other() -> None:
         app.query_one(Input).focus()
         await pilot.pause()
         assert "later" in _line(table, 3) and "c3" not in _line(table, 3)
+
+
+@sync
+async def test_shown_again_at_the_same_width_nothing_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = _Table()
+    async with app.run_test(size=(60, 30)) as pilot:
+        table = app.query_one(SteadyTable)
+        app.query_one(Input).focus()  # hiding the table would move its focus: another look, drawn once
+        await _settle(pilot, table)
+        drawn = _drawn(app, monkeypatch)
+        for _ in range(3):  # as the jobs tab hidden and shown: a Resize each time it is shown
+            table.display = False
+            await pilot.pause()
+            table.display = True
+            await pilot.pause()
+        await pilot.resize_terminal(60, 40)  # taller only
+        await pilot.pause()
+        assert drawn[0] == 0 and "b5" in _line(table, 5)

@@ -9,6 +9,8 @@ switch causes, although the table looks the same as the last time it had that fo
   cells, and the assembled lines of their rows, leave the caches (one pass per frame, however many
   cells changed): a running job's row draws again its loss and step, not its name or host. Anything that
   moves rows or columns (add, remove, clear, sort, resize) still bumps the counter as before.
+- A resize with the same width (the table shown again, a terminal only taller) keeps the drawn
+  rows: DataTable forgot them on every Resize, i.e. at each switch to the jobs tab.
 - A style update keeps one set of caches per look (the component styles that the cells are drawn
   with): focus → blur → focus finds the focused look's rows still drawn. The look is read when the
   table renders, because the component styles are updated after the widget's own.
@@ -22,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.style import Style
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.strip import Strip
@@ -41,6 +44,7 @@ class SteadyTable(DataTable[CellType]):
         self._looks: dict[tuple[Style, ...], tuple[int, tuple[LRUCache[Any, Any], ...]]] = {}
         self._look: tuple[Style, ...] | None = None
         self._look_stale = True
+        self._drawn_width = -1
 
     def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *,
                     update_width: bool = False) -> None:
@@ -50,6 +54,12 @@ class SteadyTable(DataTable[CellType]):
             self._update_count = count
             self._stale.add((row_key if isinstance(row_key, RowKey) else RowKey(row_key),
                              column_key if isinstance(column_key, ColumnKey) else ColumnKey(column_key)))
+
+    def _on_resize(self, event: events.Resize) -> None:
+        event.prevent_default()  # Textual would call DataTable's own handler after this one
+        if event.size.width != self._drawn_width:  # cells are drawn at their column's width, not the table's
+            self._drawn_width = event.size.width
+            super()._on_resize(event)
 
     def redraw_all(self) -> None:
         """Draw every row and the header again (after changing what they show outside update_cell,
