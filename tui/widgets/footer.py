@@ -55,8 +55,9 @@ class DeckFooter(Footer):
             if (slot.key, slot.action, slot.description, slot.key_display, slot._disabled, slot.display) != (
                     key, action, description, display, not enabled, True):
                 slot.key, slot.action, slot.description, slot.key_display = key, action, description, display
-                slot._disabled = not enabled
-                slot.set_class(not enabled, "-disabled")
+                if slot._disabled == enabled:  # a class change restyles the key: only when it changed
+                    slot._disabled = not enabled
+                    slot.set_class(not enabled, "-disabled")
                 slot.display = True
                 slot.refresh(layout=True)  # its width follows its words
             slot.tooltip = tooltip or None
