@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets._footer import FooterKey
 
 from tests.support.tui import sync, until
+from tui.screens.footer_order import AppKeysFirst
 from tui.widgets.footer import WATCHERS, DeckFooter
 
 
@@ -90,3 +91,34 @@ async def test_other_keys_are_written_into_the_keys_on_show_not_composed_again()
                 [("a One", False), ("b Two", not screen.two_on), ("c Three", False)]
             await until(pilot, lambda w=want: _on_show(footer) == w, f"{want} shown")  # type: ignore[misc]
             assert list(footer.query(FooterKey)) == slots
+
+
+class _Wide(AppKeysFirst):
+    BINDINGS = _Keys.BINDINGS
+
+    def compose(self) -> ComposeResult:
+        yield DeckFooter()
+
+
+class _PaletteApp(App[None]):
+    def on_mount(self) -> None:
+        self.push_screen(_Wide())
+
+
+def _palette_shown(footer: DeckFooter) -> bool:
+    return any(k.has_class("-command-palette") and k.display for k in footer.query(FooterKey))
+
+
+@pytest.mark.slow
+@sync
+async def test_a_narrow_terminal_loses_the_palettes_key_although_keys_are_written_in_place() -> None:
+    app = _PaletteApp()
+    async with app.run_test(size=(150, 10)) as pilot:
+        footer = app.screen.query_one(DeckFooter)
+        await until(pilot, lambda: _palette_shown(footer), "the palette's key, wide")
+        await pilot.resize_terminal(100, 10)
+        app.screen.refresh_bindings()
+        await until(pilot, lambda: not _palette_shown(footer), "no palette key, narrow")
+        await pilot.resize_terminal(150, 10)
+        app.screen.refresh_bindings()
+        await until(pilot, lambda: _palette_shown(footer), "the palette's key again")

@@ -34,6 +34,9 @@ class DeckFooter(Footer):
         self._shown = self._keys() if self._bindings_ready else None
         yield from super().compose()
 
+    def _watch_show_command_palette(self) -> None:
+        self._shown = None  # the palette's key comes and goes only by a compose: the next change composes
+
     def bindings_changed(self, screen: Screen) -> None:
         if self._shown is not None and self.is_attached and screen is self.screen:
             keys = self._keys()
@@ -49,8 +52,8 @@ class DeckFooter(Footer):
         if any(k[3] is not None for k in shown.values()):
             return False
         slots = [w for w in self.children if isinstance(w, FooterKey) and not w.has_class("-command-palette")]
-        if len(shown) > len(slots):
-            return False
+        if len(shown) > len(slots) or len(slots) + 1 < len(self.children):
+            return False  # more keys than slots, or a group (its label, its box) composed last time
         for slot, (key, action, description, _, enabled, tooltip, display) in zip(slots, shown.values(), strict=False):
             if (slot.key, slot.action, slot.description, slot.key_display, slot._disabled, slot.display) != (
                     key, action, description, display, not enabled, True):
