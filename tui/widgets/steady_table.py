@@ -1,4 +1,4 @@
-"""A DataTable that draws again only the rows whose cells changed (issue #17).
+"""A DataTable that draws again only the cells that changed (issue #17).
 
 Textual's DataTable keys its render caches on one counter that every `update_cell` bumps, so a
 single live cell (a running job's runtime, its loss) made every visible cell go through Rich again
@@ -7,7 +7,8 @@ switch causes, although the table looks the same as the last time it had that fo
 
 - `update_cell` leaves the counter alone and marks its cell stale; before the next render the stale
   cells, and the assembled lines of their rows, leave the caches (one pass per frame, however many
-  cells changed): a running job's row draws again its loss and step, not its name or host. Anything that
+  cells changed): a running job's row draws again its loss and step, not its name or host.
+  Anything that
   moves rows or columns (add, remove, clear, sort, resize) still bumps the counter as before.
 - A resize with the same width (the table shown again, a terminal only taller) keeps the drawn
   rows: DataTable forgot them on every Resize, i.e. at each switch to the jobs tab.
