@@ -8,8 +8,8 @@ switch causes, although the table looks the same as the last time it had that fo
 - `update_cell` leaves the counter alone and marks its cell stale; before the next render the stale
   cells, and the assembled lines of their rows, leave the caches (one pass per frame, however many
   cells changed): a running job's row draws again its loss and step, not its name or host.
-  Anything that
-  moves rows or columns (add, remove, clear, sort, resize) still bumps the counter as before.
+  Anything that moves rows or columns (add, remove, clear, sort, a new width) still bumps the
+  counter as before.
 - A resize with the same width (the table shown again, a terminal only taller) keeps the drawn
   rows: DataTable forgot them on every Resize, i.e. at each switch to the jobs tab.
 - A style update keeps one set of caches per look (the component styles that the cells are drawn
