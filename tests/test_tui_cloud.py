@@ -18,6 +18,7 @@ import pytest
 from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Select, Static
+from textual.widgets._footer import FooterKey
 
 from tests.support.aliyun import AliyunServer, serving
 from tests.support.cloud_demo import SHOT_SIZE, fill
@@ -105,6 +106,25 @@ async def test_the_tab_lists_instances_and_highlights_the_idle_one(aliyun: Aliyu
         assert app.screen.query_one(CloudView).selected.instance.id == ids["nodata"]  # type: ignore[union-attr]
         assert "GPU: no GPU metric (monitoring agent missing?)" in text_of(app, "#cloud-detail")
         assert "price: " in text_of(app, "#cloud-detail")
+
+
+def footer_keys(app: GpuDeckApp) -> set[str]:
+    return {k.key for k in app.screen.query(FooterKey) if k.display}
+
+
+@pytest.mark.slow
+@sync
+async def test_the_footer_shows_the_cloud_tabs_keys_and_no_job_keys(aliyun: AliyunServer) -> None:
+    account_with_three(aliyun)
+    app = app_for()
+    async with app.run_test(size=(200, 30)) as pilot:
+        await until(pilot, lambda: {"n", "1", "2", "3"} <= footer_keys(app), "the fleet tab's keys")
+        await open_tab(pilot, app, 3)
+        cloud = {"s", "S", "l", "r", "1", "2", "3", "q"}
+        await until(pilot, lambda: cloud <= footer_keys(app), "the cloud keys")
+        assert not footer_keys(app) & {"n", "K", "p", "plus", "minus", "enter", "y", "d"}, footer_keys(app)
+        await pilot.press("1")  # and back: the fleet's `n` again
+        await until(pilot, lambda: "n" in footer_keys(app) and "S" not in footer_keys(app), "the fleet tab's keys")
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from .cloud_launch import CloudLaunchScreen
 from .confirm import ConfirmScreen
 from .gpu_pick import GpuPickScreen, PickedGpu
 from .job import JobScreen
-from .job_actions import JOB_BINDINGS, JobActions
+from .job_actions import JOB_ACTIONS, JOB_BINDINGS, JobActions
 from .launch import LaunchRequest, LaunchScreen
 from .procs import ProcessesScreen
 from .sight import in_sight
@@ -122,9 +122,12 @@ class DeckScreen(JobActions):
         return self.fleet.jobs.get(job_id) if job_id else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        tab = self.query_one(TabbedContent).active
+        if tab == "cloud" and (action in JOB_ACTIONS or action in ("new_job", "open_job")):
+            return False  # the Cloud tab's footer shows the instances' keys, not the jobs'
         if action == "open_job" and self.current_job() is None:
             return None
-        on_jobs = self.query_one(TabbedContent).active == "jobs"
+        on_jobs = tab == "jobs"
         gpus_here = not on_jobs and any(h.gpus for h in self.fleet.hosts.values())
         if action == "gpu_procs":  # the fleet's `p`; on the jobs tab `p` is the selected job's
             return gpus_here

@@ -38,6 +38,7 @@ JOB_BINDINGS: list[BindingType] = [
 ]
 _NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs", "scale"}
 _NEEDS_PROPOSAL = {"accept_proposal", "dismiss_proposal"}
+JOB_ACTIONS = frozenset(_NEEDS_JOB | _NEEDS_PROPOSAL)  # the actions of JOB_BINDINGS (scale without its argument)
 
 
 class JobActions(AppKeysFirst):

@@ -10,7 +10,6 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.content import Content
 from textual.reactive import reactive
-from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
 from ..fleet import Fleet, JobModel
@@ -19,6 +18,7 @@ from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
 from ..format import duration, money, number
 from .gauges import level_style
+from .steady_table import SteadyTable
 from .table_fit import fit_columns
 
 # (key, label, width): fixed widths, because DataTable cannot measure styled Content cells, and
@@ -142,7 +142,7 @@ def arrange(fleet: Fleet, text: str, sort: str, ended: bool = True) -> list[JobM
     return [j for _, j in known] + [j for v, j in valued if v is None]
 
 
-class JobsTable(DataTable):
+class JobsTable(SteadyTable[str | Content]):
     BINDINGS = [
         # The deck's `open_job` id: one remap moves both. Shown, so the Footer says what enter does.
         Binding("enter", "select_cursor", "Open", id="open_job"),
@@ -201,7 +201,7 @@ class JobsTable(DataTable):
     def watch_sort(self) -> None:
         for key, label, _ in self._columns:
             self.columns[ColumnKey(key)].label = self._label(key, label)
-        self._require_update_dimensions = True
+        self.redraw_all()
         self._redraw()
 
     def _redraw(self) -> None:
