@@ -7,12 +7,18 @@ looks like a crash. Here that ending is one line on stderr and exit 0, as the tr
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+
+from .startup import LAUNCHER_IMPORTED
 
 
 def main(argv: list[str]) -> int:
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.run import main as torchrun
+
+    os.environ[LAUNCHER_IMPORTED] = str(time.time())  # the workers' start-up timeline shows it
 
     try:
         torchrun(argv)
