@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scale_timeline import show, timeline
+from scale_timeline import elastic_timeline, show, timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--synthetic-size", "64", "--batch-size", "12", "--image-size", "8", "--workers", "0", "--threads", "1",
@@ -93,6 +93,7 @@ def one_run(nodes: int, elastic: bool = False, code: Path = ROOT, cold: bool = T
             t_step = wait("a step at the new size", lambda: any(
                 p.get("world_size") == nodes + 1 and "loss" in p and "event" not in p for p in lines(out)))
             if elastic:  # and back: -1 to the first step at the old size after it
+                phases = elastic_timeline(jobs, job, t0_epoch, t_return_epoch)
                 new = ""  # the same job: killed once below
                 last = max(p["step"] for p in lines(out) if p.get("world_size") == nodes + 1 and "loss" in p)
                 t0_minus = time.perf_counter()

@@ -79,6 +79,37 @@ def timeline(jobs: Path, old: str, new: str, t0: float, t_return: float) -> list
         ("restore", marks.get("restored")),
         ("first step", step),
     ]
+    return _phases(points, t0, t_return)
+
+
+def elastic_timeline(jobs: Path, job: str, t0: float, t_return: float) -> list[tuple[str, float]]:
+    """[(phase, seconds)] for an elastic `+1`: the job keeps its id, node 0 keeps running (its
+    journal holds the workers' stop and the new rank 0's resume), one more node joins.
+      launch         the command starts, pre-flight, the new node's supervisor journaled `running`
+      join+stop      its torchrun imports torch and joins; the others' agents see it waiting and
+                     SIGTERM their workers, which checkpoint (→ checkpoint_saved after t0)
+      respawn        → the new rank 0 worker process exists (old workers exit, the rendezvous re-forms)
+      import torch, group, peers, restore, first step   as in timeline()"""
+    node0 = [r for r in records(jobs / job / "0" / "events.jsonl") if float(r.get("t", 0)) >= t0]
+    joined = max((str(p.name) for p in (jobs / job).iterdir() if p.name.isdigit()), key=int)
+    running = _first(records(jobs / job / joined / "events.jsonl"), _state("running"))
+    resumed = next((r for r in node0 if _event("resumed")(r)), {})
+    marks = (resumed.get("data") or {}).get("startup") or {}
+    after = node0[node0.index(resumed) + 1:] if resumed else []
+    points = [
+        ("launch", running),
+        ("join+stop", _first(node0, _event("checkpoint_saved"))),
+        ("respawn", marks.get("process_started")),
+        ("import torch", marks.get("imported")),
+        ("group", marks.get("joined")),
+        ("peers", marks.get("peers")),
+        ("restore", marks.get("restored")),
+        ("first step", _first(after, lambda r: r.get("kind") == "metric" and "loss" in (r.get("values") or {}))),
+    ]
+    return _phases(points, t0, t_return)
+
+
+def _phases(points: list[tuple[str, float | None]], t0: float, t_return: float) -> list[tuple[str, float]]:
     out, last = [], t0
     for name, t in points:
         if t is None:
