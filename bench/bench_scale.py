@@ -68,7 +68,7 @@ def wait(what: str, check, timeout: float = 300.0) -> float:  # noqa: ANN001 - a
     raise SystemExit(f"timed out waiting for {what}")
 
 
-def one_run(nodes: int, elastic: bool = False, code: Path = ROOT, cold: bool = True) -> dict[str, Any]:
+def one_run(nodes: int, elastic: bool = False, code: Path = ROOT, with_cold: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         root = Path(tmp)
         (root / "home").mkdir()
@@ -93,7 +93,6 @@ def one_run(nodes: int, elastic: bool = False, code: Path = ROOT, cold: bool = T
             t_step = wait("a step at the new size", lambda: any(
                 p.get("world_size") == nodes + 1 and "loss" in p and "event" not in p for p in lines(out)))
             if elastic:  # and back: -1 to the first step at the old size after it
-                phases = elastic_timeline(jobs, job, t0_epoch, t_return_epoch)
                 new = ""  # the same job: killed once below
                 last = max(p["step"] for p in lines(out) if p.get("world_size") == nodes + 1 and "loss" in p)
                 t0_minus = time.perf_counter()
@@ -101,14 +100,15 @@ def one_run(nodes: int, elastic: bool = False, code: Path = ROOT, cold: bool = T
                 t_minus = wait("a step back at the old size", lambda: any(
                     p.get("world_size") == nodes and "loss" in p and p.get("step", 0) > last for p in lines(out)))
                 t_minus -= t0_minus
-            else:
-                phases = timeline(jobs, job, new, t0_epoch, t_return_epoch)
         finally:
             for j in (new, job):
                 if j:
                     subprocess.run([sys.executable, "-m", "tui", "kill", j], capture_output=True, env=env, cwd=root,
                                    timeout=120)
-        if not cold:
+        # from the journals once the jobs are over (the one writer has caught up with the output)
+        phases = elastic_timeline(jobs, job, t0_epoch, t_return_epoch) if elastic else \
+            timeline(jobs, job, new, t0_epoch, t_return_epoch)
+        if not with_cold:
             return {"scale": t_scale - t0_scale, "resumed": t_resumed - t0_scale, "step": t_step - t0_scale,
                     "cold": float("nan"), "minus": t_minus, "phases": phases}
         # the baseline: a cold launch of the same job at the new size, to its first step (no stop,
