@@ -69,3 +69,32 @@ def test_a_launch_names_the_node_that_failed_in_one_line() -> None:
     with pytest.raises(GpudeckError, match=r"^node 1 on b: b: could not launch job .*: no space left on device$"):
         launch_specs(agents, specs)
     assert agents.kills == [("a", "0")]
+
+
+class InOrder:
+    """Records the order of the starts; node 1 fails."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    def hosts(self) -> list[str]:
+        return ["local"]
+
+    def notice(self, line: str) -> None:
+        pass
+
+    def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
+        node = args["spec"]["node"] if op == "launch" else args["node"]
+        self.asked.append((op, node))
+        if op == "launch" and node == "1":
+            raise GpudeckError("local: could not launch: no space left on device")
+        return {"state": "running"}
+
+
+def test_an_elastic_launch_starts_node_0_first_and_stops_at_the_first_failure() -> None:
+    # torchrun's c10d rendezvous ranks one host's nodes by pid: node 0 first keeps it rank 0
+    agents = InOrder()
+    specs = [("local", {"id": JOB, "node": str(i), "multinode": {"elastic": [1, 3]}}) for i in range(3)]
+    with pytest.raises(GpudeckError, match="^node 1 on local: "):
+        launch_specs(agents, specs)
+    assert agents.asked == [("launch", "0"), ("launch", "1"), ("kill", "0")]  # node 2 never started

@@ -74,8 +74,10 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
 
 def launch_specs(agents: Agents, specs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     """Launch every (host, spec) at once; on a failure kill the ones started (no half job left running)."""
+    elastic = any((s.get("multinode") or {}).get("elastic") for _, s in specs)
     try:
-        answers = start_all(agents, [Start(h, s["node"], s["id"], "launch", {"spec": s}) for h, s in specs])
+        answers = start_all(agents, [Start(h, s["node"], s["id"], "launch", {"spec": s}) for h, s in specs],
+                            together=not elastic)
     except NodeStartFailed as exc:
         if len(specs) > 1:
             raise GpudeckError(f"node {exc.start.node} on {exc.start.host}: {exc.cause}", exc.code) from None

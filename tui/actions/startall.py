@@ -34,23 +34,30 @@ class NodeStartFailed(GpudeckError):
         self.start, self.cause = start, cause
 
 
-def start_all(agents: Agents, starts: list[Start]) -> list[Any]:
-    """Each start's answer, in order, all sent at once."""
+def start_all(agents: Agents, starts: list[Start], together: bool = True) -> list[Any]:
+    """Each start's answer, in order, all sent at once; `together=False`: one after the other, in
+    order, up to the first that fails (an elastic launch: torchrun's c10d rendezvous numbers the
+    nodes of one host by their torchrun's pid, so node 0 must start first to be rank 0, the rank
+    whose output carries the job's metrics)."""
     def one(s: Start) -> Any:
         try:
             return agents.request(s.host, s.op, timeout=START_TIMEOUT, **s.args)
         except GpudeckError as exc:
             return exc
 
-    if len(starts) == 1:
-        answers = [one(starts[0])]
+    if len(starts) == 1 or not together:
+        answers = []
+        for s in starts:
+            answers.append(one(s))
+            if isinstance(answers[-1], GpudeckError):
+                break
     else:
         with ThreadPoolExecutor(max_workers=min(16, len(starts))) as pool:
             answers = list(pool.map(one, starts))
-    failed = next(((s, a) for s, a in zip(starts, answers, strict=True) if isinstance(a, GpudeckError)), None)
+    failed = next(((s, a) for s, a in zip(starts, answers, strict=False) if isinstance(a, GpudeckError)), None)
     if failed is None:
         return answers
-    for s, a in zip(starts, answers, strict=True):
+    for s, a in zip(starts, answers, strict=False):
         if not isinstance(a, GpudeckError):
             with contextlib.suppress(GpudeckError):
                 agents.request(s.host, "kill", timeout=START_TIMEOUT, job=s.job, node=s.node)
