@@ -50,7 +50,7 @@ def run(argv: list[str] | None = None) -> int:
     stop = StopFlag()
     stop.install()
     d = tdist.init(args.dist_timeout)
-    startup.mark("joined")  # the process group: every rank is up
+    startup.mark("joined")  # init_process_group returned (gloo may not wait there for every rank)
     out = Reporter(d.rank == 0)
     try:
         code = _train(args, d, stop, out, startup)
