@@ -20,6 +20,7 @@ from .build import build_datasets, build_parts, capture, restore
 from .data import Layout, PositionSampler, make_loader, shutdown_workers, start_iter
 from .objstore import S3Store, Uploader
 from .report import Reporter
+from .startup import Startup
 from .step import ValLoader, inject_oom_above, release_after_oom, train_step, validate
 
 
@@ -40,6 +41,8 @@ class StopFlag:
 
 
 def run(argv: list[str] | None = None) -> int:
+    startup = Startup()
+    startup.mark("imported")  # this module's imports (torch) are done
     args = parse_args(argv)
     args.run_id = resume.run_id(args)
     if args.threads or "OMP_NUM_THREADS" not in os.environ:
@@ -47,9 +50,10 @@ def run(argv: list[str] | None = None) -> int:
     stop = StopFlag()
     stop.install()
     d = tdist.init(args.dist_timeout)
+    startup.mark("joined")  # init_process_group returned (gloo may not wait there for every rank)
     out = Reporter(d.rank == 0)
     try:
-        code = _train(args, d, stop, out)
+        code = _train(args, d, stop, out, startup)
         code = tdist.exit_code(d, stop.signal is not None, code)  # elastic: a peer left, not the end
     except BaseException:
         d.close()
@@ -75,10 +79,11 @@ def _start_layout(args: argparse.Namespace, d: tdist.Dist) -> Layout:
     return Layout.make(args.batch_size, d.world, micro)
 
 
-def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporter) -> int:
+def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporter, startup: Startup) -> int:
     train_ds, val_ds, num_classes = build_datasets(args)
     args.num_classes = num_classes
     layout = _start_layout(args, d)
+    startup.mark("peers")  # its collective returned: every rank is up
     parts = build_parts(args, num_classes, d.device)
     if args.inject_oom_above is not None:
         inject_oom_above(parts.model, args.inject_oom_above)
@@ -109,6 +114,7 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
     if state is not None:
         restore(parts, state)
         step, samples = int(state["step"]), int(state["samples_seen"])
+        startup.mark("restored")
         out.event(
             "resumed",
             step=step,
@@ -117,6 +123,7 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
             micro_batch=layout.micro,
             run_id=args.run_id,
             from_run=state.get("run_id"),
+            startup=startup.fields(),  # epoch seconds of each start-up phase (trainer/startup.py)
         )
         if step >= args.steps:
             out.event("nothing_to_train", step=step, total_steps=args.steps)

@@ -111,9 +111,11 @@ def _close_now(sock: socket.socket) -> None:
     sock.close()
 
 
-def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0) -> Dict[str, Any]:
+def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0, banner: Any = True) -> Dict[str, Any]:
     """Connect to addr:port `count` times: reachable or why not, the handshake's median time, the
-    banner's token (a gpudeck listener's) and the local interface that carries the route."""
+    banner's token (a gpudeck listener's) and the local interface that carries the route.
+    `banner=False`: the port is held by something that sends none (a running job's rendezvous
+    store, probed before an elastic join or a resize): waiting for one would cost 1 s a connect."""
     if not isinstance(addr, str) or not addr or len(addr) > 255:
         raise ProbeError("addr: expected a host name or address, got %r" % (addr,))
     port = _port(port)
@@ -121,6 +123,8 @@ def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0) -> Dict[str,
         raise ProbeError("count: expected 1..20, got %r" % (count,))
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= 30:
         raise ProbeError("timeout: expected seconds in (0, 30], got %r" % (timeout,))
+    if not isinstance(banner, bool):
+        raise ProbeError("banner: expected true or false, got %r" % (banner,))
     out: Dict[str, Any] = {"reachable": False, "error": None, "rtt_ms": None, "token": None,
                            "local_addr": None, "iface": None}
     try:
@@ -138,7 +142,7 @@ def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0) -> Dict[str,
             sock.connect(target)
             times.append((time.perf_counter() - start) * 1000.0)
             out["local_addr"] = sock.getsockname()[0]
-            out["token"] = _read_token(sock)
+            out["token"] = _read_token(sock) if banner else None
         except socket.timeout:  # noqa: UP041 - TimeoutError only on 3.10+, the agent runs on 3.8
             out["error"] = "no answer from %s:%d within %g s (a firewall dropping it?)" % (addr, port, timeout)
             out["local_addr"] = route_addr(target)

@@ -184,7 +184,8 @@ class Server:
         return self.listeners.unlisten(req.get("port"))
 
     def op_probe(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return probe(req.get("addr"), req.get("port"), req.get("count", 3), req.get("timeout", 3.0))
+        return probe(req.get("addr"), req.get("port"), req.get("count", 3), req.get("timeout", 3.0),
+                     req.get("banner", True))
 
     def op_versions(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return versions(req.get("python"), req.get("setup"), req.get("path"), req.get("workdir"))

@@ -3,7 +3,6 @@ recorded in the store. One path for `gpudeck run` and the TUI's form."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from dataclasses import dataclass, replace
@@ -22,8 +21,9 @@ from .nodes import is_multinode, plan
 from .options import LaunchOptions, check, default_name, parse_output_cap, usage
 from .placement import ask_free, pick_hosts
 from .preflight import Env, preflight
+from .startall import START_TIMEOUT, NodeStartFailed, Start, start_all
 
-LAUNCH_TIMEOUT = 60.0
+LAUNCH_TIMEOUT = START_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -73,20 +73,16 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
 
 
 def launch_specs(agents: Agents, specs: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    """Launch each (host, spec); on a failure kill the ones started (no half job left running)."""
-    states: list[str] = []
-    for i, (host, spec) in enumerate(specs):
-        try:
-            obj = agents.request(host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
-        except GpudeckError as exc:
-            for h, s in specs[:i]:
-                with contextlib.suppress(GpudeckError):
-                    agents.request(h, "kill", timeout=LAUNCH_TIMEOUT, job=s["id"], node=s["node"])
-            if len(specs) > 1:
-                raise GpudeckError(f"node {spec['node']} on {host}: {exc}", exc.code) from None
-            raise
-        states.append(obj.get("state", "starting") if isinstance(obj, dict) else "starting")
-    return states
+    """Launch every (host, spec) at once; on a failure kill the ones started (no half job left running)."""
+    elastic = any((s.get("multinode") or {}).get("elastic") for _, s in specs)
+    try:
+        answers = start_all(agents, [Start(h, s["node"], s["id"], "launch", {"spec": s}) for h, s in specs],
+                            together=not elastic)
+    except NodeStartFailed as exc:
+        if len(specs) > 1:
+            raise GpudeckError(f"node {exc.start.node} on {exc.start.host}: {exc.cause}", exc.code) from None
+        raise exc.cause from None
+    return [obj.get("state", "starting") if isinstance(obj, dict) else "starting" for obj in answers]
 
 
 def host_setup(host: str) -> list[str]:

@@ -63,7 +63,9 @@ def preflight(agents: Agents, plans: list[NodePlan], envs: dict[str, Env] | None
         if not held_by_job:
             raise GpudeckError(f"pre-flight: node 0 on {master}: master port {port}: {_bare(exc, master)}") from None
     try:
-        probes = _each(first, lambda h: agents.request(h, "probe", timeout=30.0, addr=addr, port=port, count=3))
+        # no listener of ours (the job holds the port): nothing will send a banner, so none is awaited
+        probes = _each(first, lambda h: agents.request(h, "probe", timeout=30.0, addr=addr, port=port, count=3,
+                                                       banner=token is not None))
     finally:
         if token is not None:
             with contextlib.suppress(GpudeckError):

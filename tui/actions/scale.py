@@ -11,7 +11,6 @@ plan (`as_node`, `changes`), so the spec's env values never travel back to the c
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Mapping
@@ -28,7 +27,6 @@ from .agents import Agents
 from .control import JobTarget, end
 from .elastic import scale_elastic
 from .find import Job
-from .launch import LAUNCH_TIMEOUT
 from .newmaster import moved_master
 from .newnode import interpreter_envs, new_node_spec, rank_key
 from .nodes import LOCAL_ADDR, plan
@@ -36,6 +34,7 @@ from .options import LaunchOptions, check
 from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
+from .startall import NodeStartFailed, Start, start_all
 from .watch import refuse_on_watch
 
 
@@ -124,34 +123,31 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     if directory is not None and not os.path.isdir(directory):
         raise GpudeckError(f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
                            "not relaunched (`gpudeck restart` starts it over)")
-    started: list[tuple[str, str]] = []
     name = job.name
     dropped = degraded_why(missing)
     resized_from = {"job": job.id, "nodes": current,
                     "why": why or (f"move {', '.join(f'{a} → {b}' for a, b in (move or {}).items())}" if move
                                    else f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else ""))}
+    starts = []
+    for p in plans:
+        # the job's own --host list stays its pin (a pinned resize is one resize, not a new pin)
+        multinode = dict(p.multinode, hints=list(checked.hints), env_keys=env_keys, pinned=pinned)
+        if p.node in fresh:
+            spec = dict(fresh[p.node], multinode=multinode, resized_from=resized_from)
+            starts.append(Start(p.host, p.node, new_id, "launch", {"spec": spec}))
+            continue
+        # the old node of that rank, else one on the same host (a restart runs where its source ran)
+        source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
+        changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": multinode, "resized_from": resized_from}
+        starts.append(Start(p.host, p.node, new_id, "restart",
+                            {"job": job.id, "node": source, "new_id": new_id, "as_node": p.node, "changes": changes}))
     try:
-        for p in plans:
-            # the job's own --host list stays its pin (a pinned resize is one resize, not a new pin)
-            multinode = dict(p.multinode, hints=list(checked.hints), env_keys=env_keys, pinned=pinned)
-            if p.node in fresh:
-                spec = dict(fresh[p.node], multinode=multinode, resized_from=resized_from)
-                obj = agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
-                started.append((p.host, p.node))
-                continue
-            # the old node of that rank, else one on the same host (a restart runs where its source ran)
-            source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
-            changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": multinode, "resized_from": resized_from}
-            obj = agents.request(p.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=source,
-                                 new_id=new_id, as_node=p.node, changes=changes)
-            started.append((p.host, p.node))
-            if isinstance(obj, dict) and obj.get("name"):
-                name = str(obj["name"])
-    except GpudeckError as exc:
-        for host, node in started:
-            with contextlib.suppress(GpudeckError):
-                agents.request(host, "kill", timeout=LAUNCH_TIMEOUT, job=new_id, node=node)
-        raise GpudeckError(f"scale: {job.id} stopped; relaunching on {n} nodes failed: {exc}", exc.code) from None
+        answers = start_all(agents, starts)  # every node at once: their supervisors start side by side
+    except NodeStartFailed as exc:
+        raise GpudeckError(f"scale: {job.id} stopped; relaunching on {n} nodes failed: {exc.cause}", exc.code) from None
+    for s, obj in zip(starts, answers, strict=True):
+        if s.op == "restart" and isinstance(obj, dict) and obj.get("name"):
+            name = str(obj["name"])
     if store is not None:
         store.record_job(JobRecord(id=new_id, name=name, created_at=time.time(),
                                    nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
