@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.jobs import launch, wait_state
-from tests.support.tui import sync, until
+from tests.support.tui import select_job, sync, until
 from tui.app import GpuDeckApp
 from tui.live.logfile import LogFile
 from tui.remote.client import AgentClient
 from tui.screens.logs import LogScreen
-from tui.widgets.jobs_table import JobsTable
 from tui.widgets.virtual_log import VirtualLog
 
 LINES = 2_000_000  # × 100 bytes: 200 MB
@@ -52,10 +51,7 @@ async def test_a_200_mb_log_opens_at_its_end_and_finds_the_middle(gpudeck_home: 
     try:
         app = GpuDeckApp(store=None)
         async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: job["id"] in app.fleet.jobs, "the job")
-            await pilot.press("2")
-            table = app.screen.query_one(JobsTable)
-            await until(pilot, lambda: table.selected_id == job["id"], "the row")
+            await select_job(pilot, app, job["id"])
             await pilot.press("l")
             await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
             log = app.screen.query_one(VirtualLog)
@@ -114,10 +110,7 @@ async def test_the_end_shows_before_the_index_and_output_is_never_markup(
     app = GpuDeckApp(store=None)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: job["id"] in app.fleet.jobs, "the job")
-            await pilot.press("2")
-            table = app.screen.query_one(JobsTable)
-            await until(pilot, lambda: table.selected_id == job["id"], "the row")
+            await select_job(pilot, app, job["id"])
             await pilot.press("l")
             await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
             log = app.screen.query_one(VirtualLog)
@@ -142,10 +135,7 @@ async def test_the_full_log_of_a_running_job_follows_its_new_lines(gpudeck_home:
     wait_state(client, job["id"], {"running"})
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: job["id"] in app.fleet.jobs, "the job")
-        await pilot.press("2")
-        table = app.screen.query_one(JobsTable)
-        await until(pilot, lambda: table.selected_id == job["id"], "the row")
+        await select_job(pilot, app, job["id"])
         await pilot.press("l")
         await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
         log = app.screen.query_one(VirtualLog)

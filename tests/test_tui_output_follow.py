@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support.jobs import launch, wait_state
-from tests.support.tui import sync, until
+from tests.support.tui import select_job, sync, until
 from tests.support.waiting import wait_for
 from tui.app import GpuDeckApp
 from tui.live.inbox import Inbox
@@ -24,7 +24,6 @@ from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
 from tui.screens.deck import DeckScreen
 from tui.screens.job import JobScreen
-from tui.widgets.jobs_table import JobsTable
 from tui.widgets.output_log import OutputLog
 
 COUNTED = "import time\nfor i in range({n}):\n    print(f'row {{i}}', flush=True)\n    time.sleep({pause})\n"
@@ -106,10 +105,7 @@ async def test_the_job_view_tail_is_pushed_not_polled(gpudeck_home: Path, client
     wait_state(client, job["id"], {"running"})
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: job["id"] in app.fleet.jobs, "the job")
-        await pilot.press("2")
-        table = app.screen.query_one(JobsTable)
-        await until(pilot, lambda: table.selected_id == job["id"], "the row")
+        await select_job(pilot, app, job["id"])
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
         tail = app.screen.query_one("#output", OutputLog)

@@ -62,6 +62,16 @@ async def select_a_job(pilot: Pilot, app: GpuDeckApp) -> None:
     await until(pilot, lambda: app.screen.current_job() is not None, "the row selected")  # type: ignore[attr-defined]
 
 
+async def select_job(pilot: Pilot, app: GpuDeckApp, job_id: str) -> None:
+    """The jobs tab shown with `job_id` under its cursor (a home whose only job it is)."""
+    from tui.widgets.jobs_table import JobsTable
+
+    await until(pilot, lambda: job_id in app.fleet.jobs, "the job")
+    await pilot.press("2")
+    table = app.screen.query_one(JobsTable)
+    await until(pilot, lambda: table.selected_id == job_id, "the row")
+
+
 async def open_a_job(pilot: Pilot, app: GpuDeckApp) -> None:
     """The selected job's view on top (after select_a_job)."""
     from tui.screens.job import JobScreen
