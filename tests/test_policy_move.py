@@ -35,6 +35,14 @@ def busy_local_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
 
 
+def start_busy_job(tmp_path: Path) -> str:
+    """The one-node job SCRIPT runs on `local`, checkpointing into tmp_path/ck (a move resumes from it)."""
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    return ok("run", "--name", "busy", "--host", "local", "--grace", "5", "--launcher", "none", "--master-addr",
+              "127.0.0.1", "--", "bash", "-c", SCRIPT, "x", "--checkpoint-dir", str(ck), cwd=tmp_path).strip()
+
+
 def kinds(events: Path) -> set[str]:
     """The record kinds in a journal so far (a last line still being written is skipped)."""
     out = set()
@@ -57,11 +65,8 @@ def test_policy_run_moves_a_busy_job_onto_the_bigger_type_from_its_checkpoint(
     (ssh_home.gpudeck_home / "policies.toml").write_text(
         '[pool.a100]\nhosts = ["local", "box-b"]\n\n'
         '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\nauto = true\n')
-    ck = tmp_path / "ck"
-    ck.mkdir()
     try:
-        job = ok("run", "--name", "busy", "--host", "local", "--grace", "5", "--launcher", "none", "--master-addr",
-                 "127.0.0.1", "--", "bash", "-c", SCRIPT, "x", "--checkpoint-dir", str(ck), cwd=tmp_path).strip()
+        job = start_busy_job(tmp_path)
         events = ssh_home.gpudeck_home / "local-agent" / "jobs" / job / "0" / "events.jsonl"
         wait_for(lambda: "gpu" in kinds(events), what="a GPU summary in the job's journal")
         out = ok("policy", "run", "--once", timeout=180)
@@ -99,11 +104,8 @@ def test_with_no_host_of_the_type_policy_run_launches_one_and_moves_the_job_ther
         f'image = "ubuntu_22_04_x64"\nssh_user = "root"\nssh_port = {ssh_home.server.port}\nagent_dir = "{new_agents}"\n\n'
         '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\nauto = true\n')
     aliyun.account.new_console = cloud_init_console(ssh_home.server)
-    ck = tmp_path / "ck"
-    ck.mkdir()
     try:
-        job = ok("run", "--name", "busy", "--host", "local", "--grace", "5", "--launcher", "none", "--master-addr",
-                 "127.0.0.1", "--", "bash", "-c", SCRIPT, "x", "--checkpoint-dir", str(ck), cwd=tmp_path).strip()
+        job = start_busy_job(tmp_path)
         events = ssh_home.gpudeck_home / "local-agent" / "jobs" / job / "0" / "events.jsonl"
         wait_for(lambda: "gpu" in kinds(events), what="a GPU summary in the job's journal")
         out = ok("policy", "run", "--once", timeout=180)

@@ -14,7 +14,7 @@ from tests.support.sshd import SshHome
 from tests.support.tui import sync, until
 from tests.support.waiting import wait_for
 from tests.test_policy_launch import ok
-from tests.test_policy_move import BIG, SCRIPT, SMALL, busy_local_gpu
+from tests.test_policy_move import BIG, SMALL, busy_local_gpu, start_busy_job
 from tui.app import GpuDeckApp
 from tui.screens.job import JobScreen
 
@@ -31,10 +31,7 @@ async def test_y_on_a_bigger_type_moves_the_job_onto_that_host(ssh_home: SshHome
     (ssh_home.gpudeck_home / "policies.toml").write_text(
         '[pool.a100]\nhosts = ["local", "box-b"]\n\n'
         '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\n')
-    ck = tmp_path / "ck"
-    ck.mkdir()
-    job = ok("run", "--name", "busy", "--host", "local", "--grace", "5", "--launcher", "none", "--master-addr",
-             "127.0.0.1", "--", "bash", "-c", SCRIPT, "x", "--checkpoint-dir", str(ck), cwd=tmp_path).strip()
+    job = start_busy_job(tmp_path)
     app = GpuDeckApp(store=None)
     app.proposals.period = 0.2
     try:
