@@ -19,7 +19,6 @@ The clock is this machine's wall clock; output is read from the job's output.log
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scale_timeline import elastic_timeline, show, timeline
+from scale_timeline import elastic_timeline, records, show, timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--synthetic-size", "64", "--batch-size", "12", "--image-size", "8", "--workers", "0", "--threads", "1",
@@ -42,21 +41,6 @@ def cli(env: dict[str, str], cwd: Path, *args: str) -> str:
     if r.returncode != 0:
         raise SystemExit(f"gpudeck {' '.join(args)}: {r.stderr.strip()}")
     return r.stdout.strip()
-
-
-def lines(path: Path) -> list[dict]:
-    out = []
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return out
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
 
 
 def wait(what: str, check, timeout: float = 300.0) -> float:  # noqa: ANN001 - a predicate
@@ -83,22 +67,22 @@ def one_run(nodes: int, elastic: bool = False, code: Path = ROOT, with_cold: boo
         new, t_minus, phases = "", 0.0, []
         try:
             wait("step 3", lambda: any((p.get("step") or 0) >= 3 and "loss" in p
-                                       for p in lines(jobs / job / "0" / "output.log")))
+                                       for p in records(jobs / job / "0" / "output.log")))
             t0_scale, t0_epoch = time.perf_counter(), time.time()
             new = cli(env, root, "scale", job, "+1")
             t_scale, t_return_epoch = time.perf_counter(), time.time()
             out = jobs / new / "0" / "output.log"
             t_resumed = wait("resumed", lambda: any(p.get("event") == "resumed" and p.get("world_size") == nodes + 1
-                                                    for p in lines(out)))
+                                                    for p in records(out)))
             t_step = wait("a step at the new size", lambda: any(
-                p.get("world_size") == nodes + 1 and "loss" in p and "event" not in p for p in lines(out)))
+                p.get("world_size") == nodes + 1 and "loss" in p and "event" not in p for p in records(out)))
             if elastic:  # and back: -1 to the first step at the old size after it
                 new = ""  # the same job: killed once below
-                last = max(p["step"] for p in lines(out) if p.get("world_size") == nodes + 1 and "loss" in p)
+                last = max(p["step"] for p in records(out) if p.get("world_size") == nodes + 1 and "loss" in p)
                 t0_minus = time.perf_counter()
                 cli(env, root, "scale", job, "-1")
                 t_minus = wait("a step back at the old size", lambda: any(
-                    p.get("world_size") == nodes and "loss" in p and p.get("step", 0) > last for p in lines(out)))
+                    p.get("world_size") == nodes and "loss" in p and p.get("step", 0) > last for p in records(out)))
                 t_minus -= t0_minus
         finally:
             for j in (new, job):
@@ -118,7 +102,7 @@ def one_run(nodes: int, elastic: bool = False, code: Path = ROOT, with_cold: boo
                    "100000", *TINY, "--checkpoint-dir", str(root / "ck-cold"))
         try:
             t_cold = wait("the cold launch's first step", lambda: any(
-                "loss" in p and "event" not in p for p in lines(jobs / cold / "0" / "output.log")))
+                "loss" in p and "event" not in p for p in records(jobs / cold / "0" / "output.log")))
         finally:
             subprocess.run([sys.executable, "-m", "tui", "kill", cold], capture_output=True, env=env, cwd=root,
                            timeout=120)

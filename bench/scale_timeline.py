@@ -22,9 +22,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from remote_agent.storage.records import expand
+
 
 def records(path: Path) -> list[dict[str, Any]]:
-    out = []
+    """A JSON-lines file's objects (a journal's dense `points` lines as their metric records)."""
+    out: list[dict[str, Any]] = []
     try:
         text = path.read_text(errors="replace")
     except OSError:
@@ -35,7 +38,7 @@ def records(path: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(obj, dict):
-            out.append(obj)
+            out.extend(expand(obj))
     return out
 
 
