@@ -47,6 +47,9 @@ def test_last_metric_at_reads_the_journal_backwards(tmp_path: Path) -> None:
              {"seq": 3, "t": 12.0, "kind": "state", "state": "stopped"}]
     journal.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"seq": 4, "kind": "metr')
     assert last_metric_at(journal) == 11.5
+    dense = {"seq": 3, "last": 4, "t": 12.5, "kind": "points", "names": ["step"], "rows": [[3], [4]]}
+    journal.write_text("".join(json.dumps(x) + "\n" for x in [*lines[:2], dense, lines[2]]))
+    assert last_metric_at(journal) == 12.5  # a burst of points is one dense line
 
 
 def test_metrics_and_the_chart_say_it_in_words() -> None:

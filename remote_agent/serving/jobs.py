@@ -335,10 +335,11 @@ def last_metric_at(journal: Path) -> Optional[float]:
     except OSError:
         return None
     for raw in reversed(lines):
-        if b'"metric"' not in raw:
+        if b'"metric"' not in raw and b'"points"' not in raw:
             continue
         record = loads_object(raw.decode("utf-8", "replace"))
-        t = record.get("t") if record is not None and record.get("kind") == "metric" else None
+        # a burst's dense `points` line carries its points' one time
+        t = record.get("t") if record is not None and record.get("kind") in ("metric", "points") else None
         if isinstance(t, (int, float)) and not isinstance(t, bool):
             return float(t)
     return None
