@@ -63,7 +63,27 @@ class JobScreen(JobActions):
     def on_unmount(self) -> None:
         self.connections.unwatch_job(self.job_id)  # an ended job's series go back to a summary
 
+    _successor: str | None = None  # the job a resize/restart from this view creates: shown once it appears
+
+    def restarted(self, new_id: str) -> None:
+        """A restart-mode resize, a restart or an accepted proposal makes a new job id: the view
+        follows its job there (an elastic resize keeps the id, so no such job ever appears)."""
+        self._successor = new_id
+        self._follow()
+
+    def _follow(self) -> bool:
+        """Replace this view with the successor's once the fleet lists it; only while on top, since
+        switch_screen replaces the top screen (under the full log, it waits for on_screen_resume)."""
+        new_id = self._successor
+        if new_id is None or new_id not in self.fleet.jobs or self.app.screen is not self:
+            return False
+        self._successor = None
+        self.app.switch_screen(JobScreen(self.fleet, self.connections, self.job_control, new_id))
+        return True
+
     def on_fleet_updated(self, message: FleetUpdated) -> None:
+        if self._follow():
+            return
         if in_sight(self):
             self._draw(message.tags)
         else:  # under the full log: drawn when back on top
@@ -72,6 +92,8 @@ class JobScreen(JobActions):
     _missed: frozenset[str] = frozenset()
 
     def on_screen_resume(self) -> None:
+        if self._follow():
+            return
         tags, self._missed = self._missed, frozenset()
         if tags:
             self._draw(tags)

@@ -1,0 +1,52 @@
+"""A restart-mode resize chain shown as one job (issue 14, "one job through resizes"): the job
+view follows its job to the new id a resize makes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.tui import sync, until
+from tui.app import GpuDeckApp
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.job import JobScreen
+from tui.widgets.jobs_table import JobsTable
+
+
+def cli(*args: str, cwd: Path) -> str:
+    out = subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.mark.slow
+@sync
+async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path, workdir: Path) -> None:
+    (workdir / "ck").mkdir()
+    job_id = cli("run", "--name", "follow", "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
+                 "bash", "-c", "exec sleep 300", "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].state == "running"
+                    and len(app.fleet.jobs[job_id].nodes) == 2, "the 2-node job running")
+        await pilot.press("2")
+        table = app.screen.query_one(JobsTable)
+        await until(pilot, lambda: table.selected_id == job_id, "the row")
+        table.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
+        await pilot.press("minus")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the question, armed")
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.job_id != job_id,
+                    "the view on the resized job", timeout=60)
+        view = app.screen
+        assert isinstance(view, JobScreen)
+        new = app.fleet.jobs[view.job_id]
+        assert new.name == "follow" and new.resized_from is not None and new.resized_from.job == job_id
+        await pilot.press("escape")  # one view replaced, not stacked: back is the deck
+        await until(pilot, lambda: not isinstance(app.screen, JobScreen), "the deck")
+    cli("kill", new.id, cwd=workdir)
