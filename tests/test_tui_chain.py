@@ -1,5 +1,6 @@
 """A restart-mode resize chain shown as one job (issue 14, "one job through resizes"): the job
-view follows its job to the new id a resize makes."""
+view follows its job to the new id a resize makes, and its loss chart draws the ancestor's points
+before the resized job's own, cut where the resized job resumed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.job import JobScreen
+from tui.widgets.charts import LossChart
 from tui.widgets.jobs_table import JobsTable
+
+# Rank 0 prints steps 1-5 (loss 10 - step); run again after a resize, it "resumes" at step 4.
+RESUMING = ('if [ "$GPUDECK_NODE_RANK" = 0 ]; then s=1; [ -e ck/resumed ] && s=4; touch ck/resumed; '
+            'for i in $(seq $s $((s + 4))); do echo "{\\"step\\": $i, \\"loss\\": $((10 - i))}"; done; fi; exec sleep 300')
 
 
 def cli(*args: str, cwd: Path) -> str:
@@ -27,7 +33,7 @@ def cli(*args: str, cwd: Path) -> str:
 async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path, workdir: Path) -> None:
     (workdir / "ck").mkdir()
     job_id = cli("run", "--name", "follow", "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
-                 "bash", "-c", "exec sleep 300", "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+                 "bash", "-c", RESUMING, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].state == "running"
@@ -47,6 +53,25 @@ async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path,
         assert isinstance(view, JobScreen)
         new = app.fleet.jobs[view.job_id]
         assert new.name == "follow" and new.resized_from is not None and new.resized_from.job == job_id
+        assert [a.id for a in view.chain()] == [job_id]
+        chart = view.query_one(LossChart)
+        # the ancestor's steps 1-3, then the resized job's own 4-8: steps 4-5 were trained again after the resume
+        await until(pilot, lambda: "loss" in new.series
+                    and chart.chained(new, view.chain(), "loss") == [(float(i), 10.0 - i) for i in range(1, 9)],
+                    "one continuous loss series")
         await pilot.press("escape")  # one view replaced, not stacked: back is the deck
         await until(pilot, lambda: not isinstance(app.screen, JobScreen), "the deck")
+    # A fresh app knows the ended ancestor as a summary only: opening the resized job asks the
+    # agent for the ancestor's series too.
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: new.id in app.fleet.jobs and job_id in app.fleet.jobs, "both jobs")
+        assert not app.fleet.jobs[job_id].has_history
+        app.push_screen(JobScreen(app.fleet, app.connections, app.job_control, new.id))
+        await until(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.query(LossChart), "the job view")
+        view, fresh = app.screen, app.fleet.jobs[new.id]
+        chart = view.query_one(LossChart)
+        await until(pilot, lambda: "loss" in fresh.series
+                    and chart.chained(fresh, view.chain(), "loss") == [(float(i), 10.0 - i) for i in range(1, 9)],
+                    "the ancestor's series loaded")
     cli("kill", new.id, cwd=workdir)

@@ -1,4 +1,5 @@
-"""`gpudeck metrics JOB [--json] [-f]`: the points parsed from a job's output, from its journal."""
+"""`gpudeck metrics JOB [--json] [-f] [--chain]`: the points parsed from a job's output, from its
+journal; with --chain, a restart-mode resize chain's (the jobs it was resized from, oldest first)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 
 from remote_agent.storage.records import expand, expand_all
 
-from ..actions import resolve
+from ..actions import Job, list_jobs, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
 from ..format import metric_line, resized_text
@@ -24,12 +25,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("--json", action="store_true", help="one JSON object per point")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new points until the job ends")
+    p.add_argument("--chain", action="store_true",
+                   help="first the points of the jobs it was resized from (restart mode), oldest first, "
+                        "each point with its job id (--json) or each job under a header line")
+
+
+def _ancestors(jobs: list[Job], job: Job) -> list[Job]:
+    """The jobs `job` was resized from (its spec's resized_from links), oldest first."""
+    by_id, out, seen = {j.id: j for j in jobs}, [], {job.id}
+    link = job.first.get("resized_from")
+    while isinstance(link, dict) and link.get("job") in by_id and link["job"] not in seen:
+        prev = by_id[link["job"]]
+        seen.add(prev.id)
+        out.append(prev)
+        link = prev.first.get("resized_from")
+    return out[::-1]
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
     if args.follow:
         session.on_status = print_status  # a follower reconnects: say so, and why
     job = resolve(session, args.job)
+    chain = [*_ancestors(list_jobs(session), job), job] if args.chain else [job]
+    for i, one in enumerate(chain):
+        if args.chain and not args.json:
+            print(f"-- job {one.id} ({len(one.nodes)} node{'s' * (len(one.nodes) != 1)}) --")
+        code = _points_of(session, one, args.json, args.follow and i == len(chain) - 1,
+                          one.id if args.chain else None)
+        if code:
+            return code
+    return 0
+
+
+def _points_of(session: Session, job: Job, as_json: bool, follow: bool, tag: str | None) -> int:
+    """One job's points; `tag`: its id, written into each --json point (a chain's)."""
     ended = job.ended
     targets: dict[tuple[str, str], int] = {}
     for node in job.nodes:
@@ -41,7 +70,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     finished: set[tuple[str, str]] = set()
     while True:
         caught_up = all(seen[k] >= targets[k] for k in targets)
-        if caught_up and (not args.follow or ended or finished == set(targets)):
+        if caught_up and (not follow or ended or finished == set(targets)):
             return 0
         got_any = False
         for client in clients:
@@ -58,15 +87,19 @@ def run(args: argparse.Namespace, session: Session) -> int:
             got_any = True
             key = (job_id, node)
             seen[key] = last_seq
-            if _print_text(data.decode("utf-8", "replace"), node, args.json):
+            if _print_text(data.decode("utf-8", "replace"), node, as_json, tag):
                 finished.add(key)
         if not got_any:
             time.sleep(0)
 
 
-def _print_text(text: str, node: str, as_json: bool) -> bool:
+def _print_text(text: str, node: str, as_json: bool, tag: str | None = None) -> bool:
     """Journal lines' points, printed; True when one of them is the node's end. Runs of plain metric
-    lines are reshaped as text (metrics_text); any other line is decoded."""
+    lines are reshaped as text (metrics_text); any other line is decoded (always, with a job `tag`)."""
+    if tag is not None and as_json:
+        records = expand_all(r for r in map(decode_object, text.split("\n")[:-1]) if r is not None)
+        _print(records, node, True, tag)
+        return any(r.get("kind") == "state" and r.get("state") in ENDED for r in records)
     if as_json and text.count(PLAIN_MARK) == text.count("\n"):
         out = points_json(text, node)
         if out is not None:
@@ -118,7 +151,7 @@ def _write(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def _print(records: list, node: str, as_json: bool) -> None:
+def _print(records: list, node: str, as_json: bool, tag: str | None = None) -> None:
     """A batch of records' points, written at once: a million points print in seconds, not minutes
     (one write and one JSON encoder call per run of points instead of one per point); a resize
     between points is printed where it happened."""
@@ -127,17 +160,17 @@ def _print(records: list, node: str, as_json: bool) -> None:
         if record.get("kind") == "metric":
             points.append(record)
         elif record.get("kind") == "event" and record.get("event") == "resized":
-            _print_points(points, node, as_json)
+            _print_points(points, node, as_json, tag)
             points = []
-            _print_resized(record, node, as_json)
-    _print_points(points, node, as_json)
+            _print_resized(record, node, as_json, tag)
+    _print_points(points, node, as_json, tag)
 
 
-def _print_points(points: list, node: str, as_json: bool) -> None:
+def _print_points(points: list, node: str, as_json: bool, tag: str | None = None) -> None:
     if not points:
         return
     if as_json:
-        lines = _json_lines(points, node)
+        lines = _json_lines(points, node, tag)
     else:
         lines = [
             f"{time.strftime('%H:%M:%S', time.localtime(r.get('t') or 0))}  {metric_line(r.get('values') or {})}"
@@ -147,22 +180,24 @@ def _print_points(points: list, node: str, as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _print_resized(record: dict, node: str, as_json: bool) -> None:
+def _print_resized(record: dict, node: str, as_json: bool, tag: str | None = None) -> None:
     """A resize between two points: from → to nodes, why, how long training paused."""
     data = record.get("data") if isinstance(record.get("data"), dict) else {}
     if as_json:
-        print(json.dumps({"t": record.get("t"), "node": node, "event": "resized", "resized": data}))
+        print(json.dumps({"t": record.get("t"), **({"job": tag} if tag else {}), "node": node,
+                          "event": "resized", "resized": data}))
     else:
         stamp = time.strftime("%H:%M:%S", time.localtime(record.get("t") or 0))
         print(f"{stamp}  -- {resized_text(data)} --")
     sys.stdout.flush()
 
 
-def _json_lines(points: list, node: str) -> list[str]:
+def _json_lines(points: list, node: str, tag: str | None = None) -> list[str]:
     """{"t": ..., "node": ..., "values": {...}} per point, exactly as json.dumps writes each one,
     from one encoder call: the array is cut where each object starts ({"t": ...); a cut inside a
     value would make one part too many, so the count is checked and one by one is the fallback."""
-    objects = [{"t": r.get("t"), "node": node, "values": r.get("values") or {}} for r in points]
+    job = {"job": tag} if tag else {}
+    objects = [{"t": r.get("t"), **job, "node": node, "values": r.get("values") or {}} for r in points]
     parts = json.dumps(objects)[1:-1].split(', {"t": ')
     if len(parts) != len(objects):
         return [json.dumps(o) for o in objects]

@@ -11,6 +11,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ..fleet import Fleet, JobModel
+from ..fleet.chain import ancestors
 from ..messages import FleetUpdated
 from ..services import Connections, JobControl
 from ..widgets.charts import LossChart, UsageChart
@@ -56,12 +57,26 @@ class JobScreen(JobActions):
                         TAIL_BYTES, id="output")
         yield DeckFooter()
 
+    def chain(self) -> list[JobModel]:
+        """The jobs this one was resized from (restart mode), oldest first: drawn before it."""
+        job = self.current_job()
+        return ancestors(self.fleet.jobs, job) if job else []
+
+    _watched: tuple[str, ...] = ()
+
     def on_mount(self) -> None:
-        self.connections.watch_job(self.job_id)  # its series, downsampled by the agent, then its tail
+        # its series (and its ancestors', for one continuous curve), downsampled by the agent, then its tail
+        self._watched = (*(a.id for a in self.chain()), self.job_id)
+        for job_id in self._watched:
+            self.connections.watch_job(job_id)
         self._draw(frozenset({"series", "gpu", "state"}))
 
     def on_unmount(self) -> None:
-        self.connections.unwatch_job(self.job_id)  # an ended job's series go back to a summary
+        # a view that followed this one to the resized job may have mounted first and watch them too
+        others = {i for s in self.app.screen_stack if isinstance(s, JobScreen) and s is not self for i in s._watched}
+        for job_id in self._watched:
+            if job_id not in others:
+                self.connections.unwatch_job(job_id)  # an ended job's series go back to a summary
 
     _successor: str | None = None  # the job a resize/restart from this view creates: shown once it appears
 
@@ -108,7 +123,7 @@ class JobScreen(JobActions):
         self.query_one(JobNodes).show(job, self.fleet, now)
         self._show_proposal(job)
         if tags & {"series", "last", "state"}:
-            self.query_one(LossChart).show(job)
+            self.query_one(LossChart).show(job, self.chain())
         if tags & {"gpu", "hosts", "state"}:
             self.query_one(UsageChart).show(job, self.fleet)
         if tags & {"state", "policy"}:

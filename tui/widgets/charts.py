@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
 
 from ..fleet import Fleet, JobModel, Series
+from ..fleet.chain import joined
 from .loss_axes import EMA_WEIGHT, ema, seconds_to_steps, steps_to_seconds
 
 _VALIDATION = re.compile(r"^(val|valid|validation|eval|test)[_/.-]?", re.I)
@@ -78,19 +80,30 @@ class LossChart(_Chart):
             return [(x - t0, y) for x, y in pts], "seconds"
         return pts, "step" if axis == "step" else "seconds"
 
-    def show(self, job: JobModel) -> None:
+    def chained(self, job: JobModel, chain: Sequence[JobModel], name: str) -> list[tuple[float, float]]:
+        """The points drawn for `name`: a resized job's ancestors' (`chain`, oldest first) before its
+        own, so the curve continues across restart-mode resizes. On the step axis only: seconds are
+        counted from each job's own start."""
+        own = self._points(job.series[name])
+        if not chain or job.axis(name) != "step" or self.x_time:
+            return own
+        return joined([self._points(a.series[name]) for a in chain if name in a.series] + [own])
+
+    def show(self, job: JobModel, chain: Sequence[JobModel] = ()) -> None:
         main, val = loss_series(job)
         shown = [n for n in [main, *val] if n]
-        marks = resize_marks(job) if shown and job.axis(shown[0]) == "step" else []
+        marks = sorted({m for j in [*chain, job] for m in resize_marks(j)}) \
+            if shown and job.axis(shown[0]) == "step" else []
         state = (self.log_scale, self.smooth, self.x_time, job.step_time.version)
-        if not self._begin((state, tuple(marks), *((n, job.series[n].version) for n in shown))):
+        versions = [(a.id, n, a.series[n].version) for a in chain for n in shown if n in a.series]
+        if not self._begin((state, tuple(marks), *((n, job.series[n].version) for n in shown), *versions)):
             return
         plt = self.plt
         if not shown:
             plt.title("loss — waiting for the first metric line")
         left_out, decades, x_name = 0, [], "step"
         for i, name in enumerate(shown):
-            pts, axis_name = self._x(job, name, self._points(job.series[name]))
+            pts, axis_name = self._x(job, name, self.chained(job, chain, name))
             x_name = axis_name if i == 0 else x_name
             if self.smooth:
                 pts = ema(pts)
