@@ -10,16 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.resuming import RESUMING
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.job import JobScreen
 from tui.widgets.charts import LossChart
 from tui.widgets.jobs_table import JobsTable
-
-# Rank 0 prints steps 1-5 (loss 10 - step); run again after a resize, it "resumes" at step 4.
-RESUMING = ('if [ "$GPUDECK_NODE_RANK" = 0 ]; then s=1; [ -e ck/resumed ] && s=4; touch ck/resumed; '
-            'for i in $(seq $s $((s + 4))); do echo "{\\"step\\": $i, \\"loss\\": $((10 - i))}"; done; fi; exec sleep 300')
 
 
 def cli(*args: str, cwd: Path) -> str:
