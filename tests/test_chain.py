@@ -1,10 +1,12 @@
-"""A resize chain from the fleet's jobs (tui/fleet/chain.py): ancestors by `resized_from`, and their
-points joined into one series, each part cut where its successor resumed."""
+"""A resize chain from the fleet's jobs (tui/fleet/chain.py): ancestors by `resized_from`, their
+points joined into one series, each part cut where its successor resumed, and the jobs table's rows
+folded into the newest job."""
 
 from __future__ import annotations
 
 from tui.fleet import Fleet
 from tui.fleet.chain import ancestors, joined, successors
+from tui.widgets.jobs_table import arrange
 
 
 def _fleet(*links: tuple[str, str | None]) -> Fleet:
@@ -33,3 +35,13 @@ def test_joined_cuts_each_part_where_the_next_one_resumed() -> None:
     assert joined([old, mid, new]) == [*old[:3], *mid[:2], *new]
     assert joined([old, [], new]) == [*old, *new]  # a part with no points (yet) cuts nothing
     assert joined([new]) == new and joined([]) == []
+
+
+def test_the_jobs_table_folds_a_chain_into_its_newest_job_unless_asked_not_to() -> None:
+    fleet = _fleet(("20261201-050000-aaaaaa", None), ("20261201-050100-bbbbbb", "20261201-050000-aaaaaa"),
+                   ("20261201-050200-cccccc", "20261201-050100-bbbbbb"), ("20261201-050300-dddddd", None))
+    ids = lambda jobs: [j.id[-6:] for j in jobs]  # noqa: E731
+    assert ids(arrange(fleet, "", "default", fold=True)) == ["dddddd", "cccccc"]
+    assert ids(arrange(fleet, "", "default", fold=False)) == ["dddddd", "cccccc", "bbbbbb", "aaaaaa"]
+    # the successor filtered out: its ancestor is a row again (nothing it folds into is listed)
+    assert ids(arrange(fleet, "bbb", "default", fold=True)) == ["bbbbbb"]

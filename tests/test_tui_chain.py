@@ -58,6 +58,17 @@ async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path,
                     "one continuous loss series")
         await pilot.press("escape")  # one view replaced, not stacked: back is the deck
         await until(pilot, lambda: not isinstance(app.screen, JobScreen), "the deck")
+        # the stopped ancestor folds into the resized job's row; `a`: ended hidden, then everything
+        table = app.screen.query_one(JobsTable)
+        await until(pilot, lambda: table.shown_ids == [new.id], "one row for the chain")
+        assert str(table.get_cell(new.id, "name")) == "follow ↻1"
+        await pilot.press("a")
+        await until(pilot, lambda: table.shown_ids == [new.id], "the ended jobs hidden")
+        await pilot.press("a")
+        await until(pilot, lambda: table.shown_ids == [new.id, job_id], "the chain unfolded")
+        assert str(table.get_cell(new.id, "name")) == "follow"
+        await pilot.press("a")
+        await until(pilot, lambda: table.shown_ids == [new.id], "folded again")
     # A fresh app knows the ended ancestor as a summary only: opening the resized job asks the
     # agent for the ancestor's series too.
     app = GpuDeckApp(store=None)

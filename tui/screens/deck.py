@@ -43,7 +43,7 @@ class DeckScreen(JobActions):
         Binding("p", "gpu_procs", "Procs", id="gpu_procs", tooltip="the processes on one GPU of the fleet"),
         Binding("slash", "filter_jobs", "Filter", id="filter_jobs", tooltip="show jobs whose name, host or state has…"),
         Binding("o", "sort_jobs", "Sort", id="sort_jobs", tooltip="cycle the jobs' sort column"),
-        Binding("a", "toggle_ended", "Ended", id="toggle_ended", tooltip="show or hide the jobs that have ended"),
+        Binding("a", "toggle_ended", "Ended", id="toggle_ended", tooltip="hide the ended jobs / show everything, resize chains unfolded / fold them"),
         Binding("escape", "clear_filter", "Clear filter", id="clear_filter"),
         Binding("1", "show_tab('fleet')", "Fleet", id="show_fleet"),
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
@@ -192,9 +192,18 @@ class DeckScreen(JobActions):
         self.query_one(JobsTable).cycle_sort()
 
     def action_toggle_ended(self) -> None:
+        """Cycles: ended shown, resize chains folded (the start) → ended hidden → everything, each
+        job a resize replaced too → back to the start."""
         table = self.query_one(JobsTable)
-        table.show_ended = not table.show_ended
-        say(self.app, "ended jobs shown" if table.show_ended else "ended jobs hidden (a: show them)", timeout=2)
+        if not table.show_ended:
+            table.show_ended, table.fold = True, False
+            say(self.app, "all jobs shown, resize chains unfolded (a: fold them)", timeout=2)
+        elif not table.fold:
+            table.fold = True
+            say(self.app, "ended jobs shown, resize chains folded", timeout=2)
+        else:
+            table.show_ended = False
+            say(self.app, "ended jobs hidden (a: show them all)", timeout=2)
 
     def action_open_job(self) -> None:
         job = self.current_job()

@@ -13,6 +13,7 @@ from textual.reactive import reactive
 from textual.widgets.data_table import ColumnKey
 
 from ..fleet import Fleet, JobModel
+from ..fleet.chain import ancestors, successors
 from ..fleet.costs import JobCost
 from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
@@ -131,9 +132,13 @@ def matches(job: JobModel, text: str) -> bool:
     return not text or any(text in s.lower() for s in (job.name or "", job.id, job.state, *job.hosts))
 
 
-def arrange(fleet: Fleet, text: str, sort: str, ended: bool = True) -> list[JobModel]:
-    """The rows: those matching the filter (without the ended ones unless `ended`), sorted."""
+def arrange(fleet: Fleet, text: str, sort: str, ended: bool = True, fold: bool = False) -> list[JobModel]:
+    """The rows: those matching the filter (without the ended ones unless `ended`), sorted; with
+    `fold`, a job resized into another (restart mode) is hidden while its successor is a row."""
     jobs = [j for j in fleet.jobs_sorted() if matches(j, text) and (ended or not j.ended)]
+    if fold:
+        listed, after = {j.id for j in jobs}, successors(fleet.jobs)
+        jobs = [j for j in jobs if after.get(j.id) not in listed]
     _, key, descending = next((s for s in SORTS if s[0] == sort), SORTS[0])
     if key is None:
         return jobs
@@ -155,6 +160,7 @@ class JobsTable(SteadyTable[str | Content]):
     filter_text: reactive[str] = reactive("", init=False)
     sort: reactive[str] = reactive("default", init=False)
     show_ended: reactive[bool] = reactive(True, init=False)  # `a` hides the ended jobs
+    fold: reactive[bool] = reactive(True, init=False)  # a resize chain is one row (`a` unfolds it)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
@@ -198,6 +204,9 @@ class JobsTable(SteadyTable[str | Content]):
     def watch_show_ended(self) -> None:
         self._redraw()
 
+    def watch_fold(self) -> None:
+        self._redraw()
+
     def watch_sort(self) -> None:
         for key, label, _ in self._columns:
             self.columns[ColumnKey(key)].label = self._label(key, label)
@@ -214,7 +223,7 @@ class JobsTable(SteadyTable[str | Content]):
 
     def show(self, fleet: Fleet, now: float) -> None:
         self._fleet = fleet
-        jobs = arrange(fleet, self.filter_text, self.sort, self.show_ended)
+        jobs = arrange(fleet, self.filter_text, self.sort, self.show_ended, self.fold)
         order = [j.id for j in jobs]
         columns = (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
         columns = fit_columns(columns, (self.size.width or self.app.size.width) - SCROLLBAR)
@@ -251,6 +260,9 @@ class JobsTable(SteadyTable[str | Content]):
         cells = dict(zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now), strict=True))
         if any(key == "id" for key, _, _ in self._columns):
             cells["id"] = Content.styled(job.id[-6:], "$text-muted")
+        resizes = len(ancestors(fleet.jobs, job)) if self.fold and job.resized_from else 0
+        if resizes:  # the rows folded into this one: its restart-mode resizes
+            cells["name"] = Content.assemble(cells["name"], (f" ↻{resizes}", "$text-muted"))
         return [cells[key] for key, _, _ in self._columns]  # the columns that fit the width
 
     def on_resize(self) -> None:
