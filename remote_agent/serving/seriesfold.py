@@ -44,6 +44,7 @@ _METRIC = re.compile(rb'\{"seq":\d+,"t":(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\
 _PLAIN = b'"kind":"metric","values":{'
 
 Points = List[List[float]]
+_NUMBER_TYPES = frozenset({int, float})
 
 
 def _number(v: Any) -> Optional[float]:
@@ -75,14 +76,19 @@ def envelope(points: Points, size: int) -> Points:
     return out
 
 
+def _all_finite_numbers(column: List[Any]) -> bool:
+    """Every value an int or a float (no bool, None or string) and finite, checked in C: a min and
+    a max look only at the ends, and a bool or a nan anywhere else slipped through them."""
+    if not set(map(type, column)) <= _NUMBER_TYPES:
+        return False
+    total = sum(column)  # nan or inf when any value is (or the sum overflows: the careful path is right too)
+    return total == total and total not in (float("inf"), float("-inf"))
+
+
 def _column_envelope(xs: List[Any], ys: List[Any], size: int) -> Points:
     """envelope() of the points (x, y), from two columns: when every y is a number (the usual
     block) only the kept points are made, and min()/max() scan in C."""
-    try:
-        lo, hi = min(ys), max(ys)  # TypeError for a mix of numbers and strings or None
-        if None in xs or lo.__class__ not in (int, float) or hi.__class__ not in (int, float) or lo != lo or hi != hi:
-            raise TypeError  # a stepless point, strings only ("nan"), a bool at an end, or a float nan
-    except TypeError:  # a string ("nan"), a missing key or a stepless point: filter point by point
+    if None in xs or not _all_finite_numbers(ys):  # a stepless point, a string ("nan"), a bool, a nan
         return envelope([[x, y] for x, y in zip(xs, ys)  # noqa: B905 (strict= is 3.10+)
                          if _number(y) is not None and x is not None], size)
     n = len(ys)
@@ -254,12 +260,7 @@ class SeriesFold:
         if not batch.n:
             return
         steps = batch.steps
-        try:  # every point has a numeric step (the usual batch): no loop
-            lo, hi = min(steps), max(steps)
-            stepless = None in steps or lo.__class__ not in (int, float) or hi.__class__ not in (int, float)
-        except TypeError:  # a mix of numbers and None or strings
-            stepless = True
-        if stepless:  # stepless points (or odd steps): the latest step
+        if not _all_finite_numbers(steps):  # stepless points (or odd steps): the latest step
             last = self.step
             for i, s in enumerate(steps):
                 if s.__class__ in (int, float) and s == s:
