@@ -7,9 +7,12 @@ is the minimum or the maximum of a run of points, so a loss spike survives) of a
 
 The fold up to a byte offset is cached beside the journal (`series.cache.json`), so the next
 open reads only what was written since; the journal stays the truth (a cache that does not fit
-it is folded again). Plain metric lines, as the journal writer writes them, are decoded a block
-at a time (one regex pass, one JSON call for all their values) instead of line by line: a
-million points fold in about a second. Anything else goes through the ordinary decoder.
+it is folded again). Dense `points` lines (a burst of points, as the journal writer writes them)
+are taken as columns straight from their text (storage/pointcolumns.py), and every metric point
+of a read is folded as one batch (foldbatch.py): a million points in about 0.65 s of CPU, 5.8x
+less than one dict per point. Plain metric lines (an older journal) are decoded a block at a time
+(one regex pass, one JSON call for all their values). Anything else goes through the ordinary
+decoder, and lands in the same batch in journal order.
 
 What x means follows the client's model (tui/fleet/jobs.py): a series whose first point came
 with a `step` is drawn against steps, otherwise against the host's time; a stepless point in a
