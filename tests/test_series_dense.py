@@ -139,3 +139,12 @@ def test_a_bool_or_nan_amid_numbers_is_not_drawn(tmp_path: Path) -> None:
         '{"seq":1,"last":4,"t":1.0,"kind":"points","names":["step","loss"],"rows":[[1,0.5],[2,false],[NaN,0.25],[4,NaN]]}\n')
     answer, _ = series(tmp_path, 100)
     assert answer["metrics"]["loss"]["points"] == [[1, 0.5], [2, 0.25]]  # the nan step: at the latest step
+
+
+def test_an_integer_too_big_for_a_float_is_not_drawn_and_breaks_nothing(tmp_path: Path) -> None:
+    big = "9" * 400  # valid JSON; float() of it raises OverflowError
+    (tmp_path / "events.jsonl").write_text(
+        '{"seq":1,"last":3,"t":1.0,"kind":"points","names":["step","loss"],"rows":[[1,0.5],[2,BIG],[3,0.25]]}\n'
+        '{"seq":4,"t":2.0,"kind":"metric","values":{"step":4,"loss":BIG}}\n'.replace("BIG", big))
+    answer, skipped = series(tmp_path, 100)
+    assert skipped == 0 and answer["metrics"]["loss"]["points"] == [[1, 0.5], [3, 0.25]]

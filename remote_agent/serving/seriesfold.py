@@ -53,7 +53,10 @@ _NUMBER_TYPES = frozenset({int, float})
 def _number(v: Any) -> Optional[float]:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an integer too big for a float (JSON allows it): no point to draw
+        return None
     return f if f == f and f not in (float("inf"), float("-inf")) else None
 
 
@@ -84,7 +87,10 @@ def _all_finite_numbers(column: List[Any]) -> bool:
     a max look only at the ends, and a bool or a nan anywhere else slipped through them."""
     if not set(map(type, column)) <= _NUMBER_TYPES:
         return False
-    total = sum(column)  # nan or inf when any value is (or the sum overflows: the careful path is right too)
+    try:
+        total = sum(column)  # nan or inf when any value is (or the sum overflows: the careful path is right too)
+    except OverflowError:  # an integer too big to add to a float
+        return False
     return total == total and total not in (float("inf"), float("-inf"))
 
 
