@@ -12,7 +12,11 @@ app replays at start (TAIL_FINISHED = 0 here), as most of a long history is.
   ahead, `warm_series`; an open before it is done waits for that fold);
 - warm: the fold is cached beside the journal (every later open, and any after the warming).
 
-    python bench/bench_open.py [--points 1000000] [--rounds 2] [--timeout 180]
+With --against CHECKOUT (another tree of gpudeck, e.g. `git archive main | tar -x -C DIR`) each
+mode is also run with that tree's app and agent, interleaved round by round on the same job: before
+and after in one run. --modes picks the modes (the `before` replay takes a minute at 1 M points).
+
+    python bench/bench_open.py [--points 1000000] [--rounds 2] [--timeout 180] [--modes fresh,warm] [--against DIR]
 """
 
 from __future__ import annotations
@@ -78,11 +82,11 @@ async def _open(points: int, mode: str, timeout: float) -> dict[str, Any]:
     return result
 
 
-def _round(home: Path, points: int, mode: str, timeout: float) -> dict[str, Any]:
+def _round(home: Path, points: int, mode: str, timeout: float, tree: Path = ROOT) -> dict[str, Any]:
     if mode != "warm":
         (home / "local-agent" / "jobs" / JOB / "0" / "series.cache.json").unlink(missing_ok=True)
-    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", mode, "--points", str(points), "--timeout", str(timeout)],
+    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(tree))  # the app's and its local agent's code
+    p = subprocess.run([sys.executable, str(tree / "bench" / "bench_open.py"), "--child", mode, "--points", str(points), "--timeout", str(timeout)],
                        env=env, capture_output=True, text=True, cwd=str(home))
     for line in p.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
@@ -95,6 +99,8 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=180.0, help="give up on a round after this many seconds")
+    ap.add_argument("--modes", default="before,fresh,warm", help="comma-separated: before, fresh, warm")
+    ap.add_argument("--against", type=Path, help="another gpudeck tree to open the job with, round by round")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -105,10 +111,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp, "home")
         make_job(home / "local-agent", JOB, "big", args.points, tmp)
-        got: dict[str, list[dict[str, Any]]] = {"before": [], "fresh": [], "warm": []}
-        for _ in range(args.rounds):  # interleaved, so the machine's load falls on all three alike
-            for mode in got:
-                got[mode].append(_round(home, args.points, mode, args.timeout))
+        trees = {"": ROOT} | ({" (against)": args.against.resolve()} if args.against else {})
+        runs = [(mode + tag, mode, tree) for mode in args.modes.split(",") for tag, tree in trees.items()]
+        got: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in runs}
+        for _ in range(args.rounds):  # interleaved, so the machine's load falls on every mode alike
+            for name, mode, tree in runs:
+                got[name].append(_round(home, args.points, mode, args.timeout, tree))
     print(f"open a {args.points:,}-point ended job: enter → first frame whose loss chart spans the run (95 %+ of its steps) "
           f"(median of {args.rounds}; peak RSS)")
     med = {}
@@ -116,9 +124,12 @@ def main() -> None:
         secs = [r["seconds"] for r in rounds if r["seconds"] is not None]
         med[mode] = statistics.median(secs) if len(secs) == len(rounds) else None
         shown = f"{med[mode]:.2f} s" if med[mode] is not None else f"> {args.timeout:.0f} s (not drawn)"
-        print(f"  {mode:6}  {shown:>24}   RSS {statistics.median(r['rss_mib'] for r in rounds):.0f} MiB")
-    if med["before"] and med["fresh"] and med["warm"]:
+        print(f"  {mode:16}  {shown:>24}   RSS {statistics.median(r['rss_mib'] for r in rounds):.0f} MiB")
+    if med.get("before") and med.get("fresh") and med.get("warm"):
         print(f"  before/after: {med['before'] / med['fresh']:.1f}x (fresh), {med['before'] / med['warm']:.1f}x (warm)")
+    for mode in ("fresh", "warm"):
+        if med.get(mode) and med.get(mode + " (against)"):
+            print(f"  {mode}: this tree / against: {med[mode] / med[mode + ' (against)']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ is the minimum or the maximum of a run of points, so a loss spike survives) of a
 
 The fold up to a byte offset is cached beside the journal (`series.cache.json`), so the next
 open reads only what was written since; the journal stays the truth (a cache that does not fit
-it is folded again). Plain metric lines, as the journal writer writes them, are decoded a block
-at a time (one regex pass, one JSON call for all their values) instead of line by line: a
-million points fold in about a second. Anything else goes through the ordinary decoder.
+it is folded again). Dense `points` lines (a burst of points, as the journal writer writes them)
+are taken as columns straight from their text (storage/pointcolumns.py), and every metric point
+of a read is folded as one batch (foldbatch.py): a million points in about 0.65 s of CPU, 5.8x
+less than one dict per point. Plain metric lines (an older journal) are decoded a block at a time
+(one regex pass, one JSON call for all their values). Anything else goes through the ordinary
+decoder, and lands in the same batch in journal order.
 
 What x means follows the client's model (tui/fleet/jobs.py): a series whose first point came
 with a `step` is drawn against steps, otherwise against the host's time; a stepless point in a
@@ -28,7 +31,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..storage.files import write_private_atomic
 from ..storage.journal import JournalReader
 from ..storage.jsonio import dumps, loads_object
+from ..storage.pointcolumns import point_columns
 from ..storage.records import POINTS, expand, last_seq_of
+from .foldbatch import MetricBatch
 
 CACHE_NAME = "series.cache.json"
 CACHE_VERSION = 1
@@ -36,19 +41,22 @@ KEEP = 2000  # pairs kept per series in the fold; an answer is at most `width` p
 MAX_SERIES = 64  # as the client's model: ever-new keys must not grow without bound
 MAX_GPUS = 64
 READ_BYTES = 8 << 20
-NOT_SERIES = frozenset({"step", "total_steps"})
 # A plain metric line as the writer writes it (storage/metriclines.py): seq, t, kind, flat values.
 # The time is matched as a strict JSON number, so float() of it cannot fail halfway through a block.
 _METRIC = re.compile(rb'\{"seq":\d+,"t":(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?),"kind":"metric","values":(\{[^\n]*\})\}\n')
 _PLAIN = b'"kind":"metric","values":{'
 
 Points = List[List[float]]
+_NUMBER_TYPES = frozenset({int, float})
 
 
 def _number(v: Any) -> Optional[float]:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an integer too big for a float (JSON allows it): no point to draw
+        return None
     return f if f == f and f not in (float("inf"), float("-inf")) else None
 
 
@@ -74,14 +82,22 @@ def envelope(points: Points, size: int) -> Points:
     return out
 
 
+def _all_finite_numbers(column: List[Any]) -> bool:
+    """Every value an int or a float (no bool, None or string) and finite, checked in C: a min and
+    a max look only at the ends, and a bool or a nan anywhere else slipped through them."""
+    if not set(map(type, column)) <= _NUMBER_TYPES:
+        return False
+    try:
+        total = sum(column)  # nan or inf when any value is (or the sum overflows: the careful path is right too)
+    except OverflowError:  # an integer too big to add to a float
+        return False
+    return total == total and total not in (float("inf"), float("-inf"))
+
+
 def _column_envelope(xs: List[Any], ys: List[Any], size: int) -> Points:
     """envelope() of the points (x, y), from two columns: when every y is a number (the usual
     block) only the kept points are made, and min()/max() scan in C."""
-    try:
-        lo, hi = min(ys), max(ys)  # TypeError for a mix of numbers and strings or None
-        if None in xs or lo.__class__ not in (int, float) or hi.__class__ not in (int, float) or lo != lo or hi != hi:
-            raise TypeError  # a stepless point, strings only ("nan"), a bool at an end, or a float nan
-    except TypeError:  # a string ("nan"), a missing key or a stepless point: filter point by point
+    if None in xs or not _all_finite_numbers(ys):  # a stepless point, a string ("nan"), a bool, a nan
         return envelope([[x, y] for x, y in zip(xs, ys)  # noqa: B905 (strict= is 3.10+)
                          if _number(y) is not None and x is not None], size)
     n = len(ys)
@@ -176,8 +192,10 @@ class SeriesFold:
 
     def _block(self, block: bytes) -> None:
         """Complete lines: plain metric lines a block at a time, every other record one by one."""
-        # Points lines in the block: one record at a time, so journal order holds across kinds.
-        found = _METRIC.findall(block) if b'"kind":"points"' not in block else []
+        if b'"kind":"points"' in block:
+            self._dense_block(block)
+            return
+        found = _METRIC.findall(block)
         rest: List[bytes] = []
         if found:
             values: Any = None
@@ -198,65 +216,85 @@ class SeriesFold:
                 rest = block.split(b"\n")
         else:
             rest = block.split(b"\n")
+        batch = MetricBatch()
         for raw in rest:  # records of every other kind (and anything unusual), one at a time
-            if not raw:
-                continue
-            rec = loads_object(raw.decode("utf-8", "replace"))
-            t = _number(rec.get("t")) if rec else None
-            if rec is None or t is None:
+            self._record(raw, batch)
+        self._fold(batch)
+
+    def _dense_block(self, block: bytes) -> None:
+        """A block with `points` lines: those taken as columns straight from their text, every
+        metric point of the block gathered in journal order and folded as one batch (the other
+        kinds do not touch the metric series, so they are taken as they come)."""
+        batch = MetricBatch()
+        for raw in block.split(b"\n"):
+            dense = point_columns(raw) if raw.startswith(b'{"seq":') and b'"kind":"points"' in raw[:96] else None
+            if dense is not None:
+                batch.add_columns(dense.t, dense.rows, dense.columns)
+            else:
+                self._record(raw, batch)
+        self._fold(batch)
+
+    def _record(self, raw: bytes, batch: MetricBatch) -> None:
+        """One line decoded the ordinary way: its metric points into the batch, the rest kept."""
+        if not raw:
+            return
+        rec = loads_object(raw.decode("utf-8", "replace"))
+        t = _number(rec.get("t")) if rec else None
+        if rec is None or t is None:
+            self.skipped += 1
+            return
+        kind = rec.get("kind")
+        if kind == "metric" and isinstance(rec.get("values"), dict):
+            batch.add_values([t], [rec["values"]])
+        elif kind == POINTS:  # a burst's dense line not in the writer's plain form: one dict per row
+            points = expand(rec)
+            if not points:
                 self.skipped += 1
-                continue
-            kind = rec.get("kind")
-            if kind == "metric" and isinstance(rec.get("values"), dict):
-                self._points([repr(t).encode()], [rec["values"]])
-            elif kind == POINTS:  # a burst's dense line: its metric records, one per row
-                points = expand(rec)
-                if not points:
-                    self.skipped += 1
-                    continue
-                self._points([repr(t).encode()] * len(points), [p["values"] for p in points])
-            elif kind == "gpu" and isinstance(rec.get("gpus"), list):
-                self._gpu(t, rec["gpus"])
-            elif kind == "event" and isinstance(rec.get("event"), str):
-                self.events = (self.events + [rec])[-200:]
+                return
+            batch.add_values([t] * len(points), [p["values"] for p in points])
+        elif kind == "gpu" and isinstance(rec.get("gpus"), list):
+            self._gpu(t, rec["gpus"])
+        elif kind == "event" and isinstance(rec.get("event"), str):
+            self.events = (self.events + [rec])[-200:]
 
     def _points(self, ts: List[bytes], values: List[Dict[str, Any]]) -> None:
-        """Metric points in journal order, a column per key (list comprehensions, not a loop per
-        point and key), each block enveloped before it is kept."""
-        steps: List[Any] = [v.get("step") for v in values]
-        try:  # every point has a numeric step (the usual block): no loop
-            lo, hi = min(steps), max(steps)
-            stepless = None in steps or lo.__class__ not in (int, float) or hi.__class__ not in (int, float)
-        except TypeError:  # a mix of numbers and None or strings
-            stepless = True
-        if stepless:  # stepless points (or odd steps): the latest step
+        """Plain metric points in journal order (one dict each), folded as one batch."""
+        batch = MetricBatch()
+        batch.add_values(ts, values)
+        self._fold(batch)
+
+    def _fold(self, batch: MetricBatch) -> None:
+        """A batch of metric points in journal order, a column per key (slices and comprehensions,
+        not a loop per point and key), enveloped before it is kept."""
+        if not batch.n:
+            return
+        steps = batch.steps
+        if not _all_finite_numbers(steps):  # stepless points (or odd steps): the latest step
             last = self.step
             for i, s in enumerate(steps):
                 if s.__class__ in (int, float) and s == s:
                     last = s
                 steps[i] = last
-        keys = set().union(*values) - NOT_SERIES
         times: Optional[List[float]] = None
-        for key in sorted(keys):
+        for key in sorted(batch.chunks):
             axis = self.axis.get(key)
             if axis is None:
                 if len(self.axis) >= MAX_SERIES:
                     continue
-                first = next(i for i, v in enumerate(values) if key in v)
-                axis = self.axis[key] = "step" if _number(values[first].get("step")) is not None else "time"
+                axis = self.axis[key] = "step" if _number(batch.first_step[key]) is not None else "time"
                 self.metrics[key] = []
             if axis == "step":
                 xs = steps
             else:
-                times = times if times is not None else [float(t) for t in ts]
+                times = times if times is not None else [float(t) for t in batch.ts]
                 xs = times
-            self.metrics[key].extend(_column_envelope(xs, [v.get(key) for v in values], 2 * KEEP))
-        # step -> time is monotone: a sample of each block (and its last point) maps it well enough.
+            self.metrics[key].extend(_column_envelope(*batch.column(key, xs), 2 * KEEP))
+        # step -> time is monotone: a sample of each batch (and its last point) maps it well enough.
         every = max(1, len(steps) // KEEP)
         picks = list(range(0, len(steps), every))
         if picks and picks[-1] != len(steps) - 1:
             picks.append(len(steps) - 1)
-        self.step_time.extend([steps[i], float(ts[i])] for i in picks if _number(steps[i]) is not None)
+        self.step_time.extend([steps[i], float(batch.ts[i])] for i in picks if _number(steps[i]) is not None)
         if self.step_time:
             self.step = self.step_time[-1][0]
 

@@ -1,7 +1,7 @@
 """Folding jobs' series ahead of time, so a `series` request answers at once.
 
-The first fold of a million-point journal takes a second or more; a user opening an old job should
-not wait for it. A client that shows jobs (the TUI) asks `jobs` with `warm_series`: after the
+The first fold of a million-point journal takes most of a second of CPU (seconds on a busy host);
+a user opening an old job should not wait for it. A client that shows jobs (the TUI) asks `jobs` with `warm_series`: after the
 answer, one background thread folds every job's series into its cache (seriesfold.py). An ended
 job's journal no longer changes, so it is folded once; a running one at most every RUNNING_EVERY
 seconds, so the cache is never far behind; a journal under WARM_FROM bytes is left to the request.
