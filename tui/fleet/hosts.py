@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .gpu_trail import GpuTrail
 from .series import Series
 from .values import finite, integer, text
 
@@ -124,6 +125,7 @@ class HostModel:
     sample_t: float | None = None
     util_series: dict[int, Series] = field(default_factory=dict)  # GPU index -> utilization
     cpu_series: Series = field(default_factory=_gpu_series)
+    trails: dict[int, GpuTrail] = field(default_factory=dict)  # GPU index -> memory/power/temperature
     version: int = 0  # bumped by every change to what the host shows: its panel redraws only then
 
     @property
@@ -179,6 +181,7 @@ class HostModel:
         for g in parsed:
             if g.util is not None:
                 self.util_series.setdefault(g.index, _gpu_series()).add(t, g.util)
+            self.trails.setdefault(g.index, GpuTrail()).add(g.mem_pct, g.power_w, g.temp_c)
         cpu = _percent(self.cpu)
         if cpu is not None:
             self.cpu_series.add(t, cpu)
