@@ -137,3 +137,17 @@ async def test_resizing_to_220_columns_adds_the_trend_column_and_back_removes_it
         await pilot.resize_terminal(120, 60)
         await until(pilot, lambda: "trend" not in _columns(app), "the trend column gone (120 columns)")
         assert _columns(app)[0] == "name" and "eta" not in _columns(app)
+
+
+def test_the_rings_history_fills_the_trails_at_once() -> None:
+    """A client that just connected draws the last minute of memory, power and temperature from
+    serve's 1 Hz ring (which keeps them), not an empty sparkline."""
+    fleet = Fleet(clock=lambda: 5000.0)
+    history = [{"t": 4000.0 + s, "gpus": [{"index": 0, "util": 50, "mem_used_mib": 400 * s, "temp_c": 40 + s % 10,
+                                           "power_w": 100 + s}]} for s in range(100)]
+    fleet.apply_gpus("box", {"available": True, "history": history, "gpus": [
+        {"index": 0, "util": 50, "mem_used_mib": 40000, "mem_total_mib": 40000, "temp_c": 45, "power_w": 200}]})
+    trail = fleet.hosts["box"].trails[0]
+    assert len(trail.power_w) == TRAIL_POINTS  # the ring's last points, then the live sample
+    assert list(trail.power_w)[-2:] == [199.0, 200.0]
+    assert list(trail.mem_pct)[-2:] == [99.0, 100.0]  # 39,600 of the sample's 40,000 MiB, then full

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .gpu_trail import GpuTrail
+from .gpu_trail import TRAIL_POINTS, GpuTrail
 from .series import Series
 from .values import finite, integer, text
 
@@ -154,10 +154,12 @@ class HostModel:
         elif isinstance(gpu, list):  # a bare inventory list
             self.gpu_available = bool(gpu)
 
-    def apply_history(self, points: Any) -> None:
-        """serve's ring of 1 Hz readings (host clock), drawn before the live samples that follow."""
+    def apply_history(self, points: Any, mem_totals: dict[int, float] | None = None) -> None:
+        """serve's ring of 1 Hz readings (host clock), drawn before the live samples that follow;
+        its last TRAIL_POINTS also fill the wide layout's trails (memory % from `mem_totals`)."""
         self.version += 1
-        for point in points[-RING_POINTS:] if isinstance(points, list) else ():
+        kept = points[-RING_POINTS:] if isinstance(points, list) else []
+        for n, point in enumerate(kept):
             t, gpus = (point.get("t"), point.get("gpus")) if isinstance(point, dict) else (None, None)
             if not isinstance(t, (int, float)) or not isinstance(gpus, list):
                 continue
@@ -166,6 +168,14 @@ class HostModel:
                 index = reading.get("index", i) if isinstance(reading, dict) else i
                 if isinstance(util, (int, float)) and isinstance(index, int):
                     self.util_series.setdefault(index, _gpu_series()).add(t - self.clock_offset, util)
+                if n >= len(kept) - TRAIL_POINTS and isinstance(reading, dict) and isinstance(index, int):
+                    self._trail_reading(index, reading, (mem_totals or {}).get(index))
+
+    def _trail_reading(self, index: int, reading: dict[str, Any], mem_total: float | None) -> None:
+        used = finite(reading.get("mem_used_mib"))
+        mem_pct = 100.0 * used / mem_total if used is not None and mem_total else None
+        self.trails.setdefault(index, GpuTrail()).add(mem_pct, finite(reading.get("power_w")),
+                                                      finite(reading.get("temp_c")))
 
     def apply_sample(self, sample: dict[str, Any], t: float) -> None:
         self.version += 1
