@@ -151,3 +151,14 @@ def test_the_rings_history_fills_the_trails_at_once() -> None:
     assert len(trail.power_w) == TRAIL_POINTS  # the ring's last points, then the live sample
     assert list(trail.power_w)[-2:] == [199.0, 200.0]
     assert list(trail.mem_pct)[-2:] == [99.0, 100.0]  # 39,600 of the sample's 40,000 MiB, then full
+
+
+def test_two_readings_at_one_time_are_one_point_the_latest() -> None:
+    """As in the utilization Series: a poll answered twice within one clock tick adds no point
+    (the 220×60 snapshot's fixed clock relies on it being the same however often the replay is polled)."""
+    fleet = Fleet(clock=lambda: 1000.0)
+    for temp in (50, 70):
+        fleet.apply_gpus("box", {"available": True, "gpus": [{"index": 0, "temp_c": temp, "power_w": None}]})
+    fleet.apply_gpus("box", {"available": True, "gpus": [{"index": 0, "temp_c": 60, "power_w": 90}]}, t=1001.0)
+    trail = fleet.hosts["box"].trails[0]
+    assert list(trail.temp_c) == [70.0, 60.0] and list(trail.power_w) == [90.0]

@@ -169,12 +169,12 @@ class HostModel:
                 if isinstance(util, (int, float)) and isinstance(index, int):
                     self.util_series.setdefault(index, _gpu_series()).add(t - self.clock_offset, util)
                 if n >= len(kept) - TRAIL_POINTS and isinstance(reading, dict) and isinstance(index, int):
-                    self._trail_reading(index, reading, (mem_totals or {}).get(index))
+                    self._trail_reading(t - self.clock_offset, index, reading, (mem_totals or {}).get(index))
 
-    def _trail_reading(self, index: int, reading: dict[str, Any], mem_total: float | None) -> None:
+    def _trail_reading(self, t: float, index: int, reading: dict[str, Any], mem_total: float | None) -> None:
         used = finite(reading.get("mem_used_mib"))
         mem_pct = 100.0 * used / mem_total if used is not None and mem_total else None
-        self.trails.setdefault(index, GpuTrail()).add(mem_pct, finite(reading.get("power_w")),
+        self.trails.setdefault(index, GpuTrail()).add(t, mem_pct, finite(reading.get("power_w")),
                                                       finite(reading.get("temp_c")))
 
     def apply_sample(self, sample: dict[str, Any], t: float) -> None:
@@ -191,7 +191,7 @@ class HostModel:
         for g in parsed:
             if g.util is not None:
                 self.util_series.setdefault(g.index, _gpu_series()).add(t, g.util)
-            self.trails.setdefault(g.index, GpuTrail()).add(g.mem_pct, g.power_w, g.temp_c)
+            self.trails.setdefault(g.index, GpuTrail()).add(t, g.mem_pct, g.power_w, g.temp_c)
         cpu = _percent(self.cpu)
         if cpu is not None:
             self.cpu_series.add(t, cpu)
