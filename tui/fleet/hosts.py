@@ -174,7 +174,7 @@ class HostModel:
     def _trail_reading(self, t: float, index: int, reading: dict[str, Any], mem_total: float | None) -> None:
         used = finite(reading.get("mem_used_mib"))
         mem_pct = 100.0 * used / mem_total if used is not None and mem_total else None
-        self.trails.setdefault(index, GpuTrail()).add(t, mem_pct, finite(reading.get("power_w")),
+        (self.trails.get(index) or self.trails.setdefault(index, GpuTrail())).add(t, mem_pct, finite(reading.get("power_w")),
                                                       finite(reading.get("temp_c")))
 
     def apply_sample(self, sample: dict[str, Any], t: float) -> None:
@@ -191,7 +191,8 @@ class HostModel:
         for g in parsed:
             if g.util is not None:
                 self.util_series.setdefault(g.index, _gpu_series()).add(t, g.util)
-            self.trails.setdefault(g.index, GpuTrail()).add(t, g.mem_pct, g.power_w, g.temp_c)
+            trail = self.trails.get(g.index) or self.trails.setdefault(g.index, GpuTrail())  # one made once
+            trail.add(t, g.mem_pct, g.power_w, g.temp_c)
         cpu = _percent(self.cpu)
         if cpu is not None:
             self.cpu_series.add(t, cpu)
