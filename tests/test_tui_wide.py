@@ -70,7 +70,8 @@ def test_trails_are_bounded_and_unknown_readings_add_nothing() -> None:
     assert len(trail.mem_pct) == len(trail.power_w) == len(trail.temp_c) == TRAIL_POINTS
     fleet.apply_gpus("box", {"available": True, "gpus": [{"index": 0, "util": 5, "mem_used_mib": None,
                                                            "temp_c": None, "power_w": None}]})
-    assert trail.temp_c[-1] == 66 + TRAIL_POINTS + 49 and len(trail.temp_c) == TRAIL_POINTS  # no 0 added
+    assert len(trail.readings) == TRAIL_POINTS  # the oldest reading made room
+    assert trail.temp_c[-1] == 66 + TRAIL_POINTS + 49 and len(trail.temp_c) == TRAIL_POINTS - 1  # no 0 drawn
 
 
 def test_the_loss_trend_scales_between_its_own_extremes() -> None:
