@@ -20,6 +20,7 @@ from tui.fleet.series import Series
 from tui.widgets.gauges import BLOCKS, trend
 from tui.widgets.host_panel import render_host
 from tui.widgets.jobs_table import COLUMNS, JobsTable, with_wide
+from tui.widgets.table_fit import fit_columns
 from tui.widgets.wide import is_wide
 
 
@@ -163,3 +164,29 @@ def test_two_readings_at_one_time_are_one_point_the_latest() -> None:
     fleet.apply_gpus("box", {"available": True, "gpus": [{"index": 0, "temp_c": 60, "power_w": 90}]}, t=1001.0)
     trail = fleet.hosts["box"].trails[0]
     assert list(trail.temp_c) == [70.0, 60.0] and list(trail.power_w) == [90.0]
+
+
+def test_at_180_columns_the_extras_that_do_not_fit_drop_last_first() -> None:
+    """178 cells (180 less the scrollbar): the loss trend, ETA and burn fit, tokens/s does not;
+    at 220 all do; the usual columns never give way to an extra."""
+    keys = [k for k, _, _ in fit_columns(with_wide(COLUMNS), 178)]
+    assert {"trend", "eta", "burn"} <= set(keys) and "tokens" not in keys
+    assert {k for k, _, _ in COLUMNS} <= set(keys)
+    assert [k for k, _, _ in fit_columns(with_wide(COLUMNS), 218)] == [k for k, _, _ in with_wide(COLUMNS)]
+
+
+def test_eta_moves_back_into_info_when_its_column_is_not_shown() -> None:
+    fleet = Fleet(clock=lambda: 1000.0)
+    job = JobModel(id="j2", name="train", state="running", step=100, total_steps=1100)
+    job._progress.extend([(900.0, 0.0), (1000.0, 100.0)])  # one step a second: 1000 s left
+    fleet.jobs[job.id] = job
+
+    def cells(columns: tuple[tuple[str, str, int], ...]) -> dict[str, str]:
+        table = JobsTable()
+        table._columns = columns
+        return {k: str(v) for (k, _, _), v in zip(columns, table._row(job, fleet, 1000.0), strict=True)}
+
+    wide = cells(fit_columns(with_wide(COLUMNS), 178))
+    assert wide["eta"] == "16m40s" and "ETA" not in wide["info"]
+    usual = cells(fit_columns(COLUMNS, 218))
+    assert "eta" not in usual and usual["info"] == "ETA 16m40s"

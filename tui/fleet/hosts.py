@@ -174,8 +174,8 @@ class HostModel:
     def _trail_reading(self, t: float, index: int, reading: dict[str, Any], mem_total: float | None) -> None:
         used = finite(reading.get("mem_used_mib"))
         mem_pct = 100.0 * used / mem_total if used is not None and mem_total else None
-        (self.trails.get(index) or self.trails.setdefault(index, GpuTrail())).add(t, mem_pct, finite(reading.get("power_w")),
-                                                      finite(reading.get("temp_c")))
+        trail = self.trails.get(index) or self.trails.setdefault(index, GpuTrail())
+        trail.add(t, mem_pct, finite(reading.get("power_w")), finite(reading.get("temp_c")))
 
     def apply_sample(self, sample: dict[str, Any], t: float) -> None:
         self.version += 1

@@ -57,25 +57,29 @@ def _title(host: HostModel, now: float) -> Content:
 
 
 WIDE_SPARK = (12, 30)  # each wide sparkline's cells, at least and at most
+FOUR_FROM = 20  # four sparklines only if each gets this many cells; else utilization and memory
 PROCS_ROOM = 40  # cells left for the processes after the wide sparklines
+LABEL = 7  # a sparkline's label and the gap before it ("  mem ")
 
 
 def _wide_sparks(host: HostModel, g: GpuSample, values: list[float], width: int) -> list[tuple[str, str] | Content]:
     """util and memory sparklines, and power and temperature ones where the panel is wide enough."""
     trail = host.trails.get(g.index) or GpuTrail()
-    four = (width - PROCS_ROOM - 4) // 4 - 7 >= WIDE_SPARK[0] + 8  # room for four at a useful width
-    w = max(WIDE_SPARK[0], min(WIDE_SPARK[1], (width - PROCS_ROOM - 4) // (4 if four else 2) - 7))
+    room = width - PROCS_ROOM - 4  # after the indent, before the processes
+    four = room // 4 - LABEL >= FOUR_FROM
+    w = max(WIDE_SPARK[0], min(WIDE_SPARK[1], room // (4 if four else 2) - LABEL))
     parts: list[tuple[str, str] | Content] = [
         ("util ", "$text-muted"), sparkline(values, w),
         ("  mem ", "$text-muted"), sparkline(trail.mem_pct, w, style="$spark-mem"),
     ]
     if four:
-        limit = g.power_limit_w or max(trail.power_w, default=0.0)
+        power_w = trail.power_w
         parts += [("  pwr ", "$text-muted"),
-                  sparkline(trail.power_w, w, top=limit, style="$spark-power", over=g.power_limit_w,
-                            over_style="$power-over"),
+                  sparkline(power_w, w, top=g.power_limit_w or max(power_w, default=0.0), style="$spark-power",
+                            over=g.power_limit_w, over_style="$power-over"),
                   ("  °C ", "$text-muted"),
-                  sparkline(trail.temp_c, w, style="$spark-temp", over=HOT_C - 0.5, over_style="$gpu-hot")]  # >= 85 °C, as temperature()
+                  # HOT_C and up is hot, as temperature() says; readings are whole degrees
+                  sparkline(trail.temp_c, w, style="$spark-temp", over=HOT_C - 0.5, over_style="$gpu-hot")]
     return parts
 
 

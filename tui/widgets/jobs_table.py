@@ -31,6 +31,7 @@ SCROLLBAR = 2  # the vertical scrollbar's cells, when the rows overflow
 # The wide layout's extra columns (widgets/wide.py), each placed after the column named first.
 WIDE_EXTRA = (("loss", ("trend", "loss trend", 24)), ("rate", ("tokens", "tokens/s", 9)),
               ("cost", ("burn", "burn/h", 8)), ("cost", ("eta", "ETA", 8)))
+WIDE_KEYS = frozenset(column[0] for _, column in WIDE_EXTRA)
 ID_COLUMN = ("id", "id", 6)  # shown only while two visible jobs share a name: the id's last 6 characters
 STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
                "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error",
@@ -112,6 +113,7 @@ def wide_cells(job: JobModel, fleet: Fleet, trend_width: int) -> dict[str, str |
 
 
 def with_wide(columns: tuple[tuple[str, str, int], ...]) -> tuple[tuple[str, str, int], ...]:
+    """`columns` with the wide layout's extras, each next to its kin (fit_columns may drop them)."""
     out = list(columns)
     for after, column in WIDE_EXTRA:
         at = next(i for i, c in enumerate(out) if c[0] == after) + 1
@@ -282,7 +284,7 @@ class JobsTable(SteadyTable[str | Content]):
         cells = dict(zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now, "eta" not in shown), strict=True))
         if "id" in shown:
             cells["id"] = Content.styled(job.id[-6:], "$text-muted")
-        if "trend" in shown or "eta" in shown:  # the wide layout only: nothing computed otherwise
+        if WIDE_KEYS & shown.keys():  # the wide layout only: nothing computed otherwise
             cells.update(wide_cells(job, fleet, shown.get("trend", 0)))
         return [cells[key] for key, _, _ in self._columns]  # the columns that fit the width
 
