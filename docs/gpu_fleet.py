@@ -98,6 +98,18 @@ def gpu_reading(h: int, g: int, busy: bool, rng: random.Random) -> dict[str, Any
             "power_limit_w": 700.0}
 
 
+def ring_detail(h: int, g: int, busy: bool, s: int, rng: random.Random) -> dict[str, Any]:
+    """What serve's ring keeps besides utilization, s seconds ago: memory filling as the job warmed
+    up, power and temperature dipping with utilization at each evaluation pause."""
+    if not busy:
+        return {"mem_used_mib": 3, "temp_c": 31, "power_w": 71.5}
+    pause = s % 97 <= 3
+    hot = g == 3 and h == 2
+    return {"mem_used_mib": min(74_800, 52_000 + 90 * (300 - s)) + rng.randint(0, 400),
+            "temp_c": (rng.randint(84, 88) if hot else rng.randint(63, 76)) - (9 if pause else 0),
+            "power_w": round(712.4 if hot and not pause else rng.uniform(610, 695) - (300 if pause else 0), 1)}
+
+
 def hello(h: int, host: str) -> dict[str, Any]:
     return {"hostname": host, "os": "Ubuntu 22.04.4 LTS, Linux 5.15.0-119-generic x86_64", "python": "3.10.12",
             "cpu_count": 192, "ram_total_mib": 2_063_000, "boot_time": HOST_NOW - 86400 * 12,
@@ -119,8 +131,10 @@ def gpus_answer(h: int, host: str, t: float, rng: random.Random, history: bool) 
         "cpu": {"util": round(rng.uniform(38, 55), 1), "load": [71.2, 69.8, 70.4], "count": 192},
         "ram": {"total_mib": 2_063_000, "available_mib": 1_402_000, "used_mib": 661_000}}
     if history:  # serve's 1 Hz ring: the sparklines' last five minutes
+        ring = random.Random(h)  # its own stream: memory, power, temperature leave the rest as it was
         sample["history"] = [{"t": t - s, "gpus": [{"index": g, "util": (rng.randint(88, 100) if s % 97 > 3 else 35)
-                                                     if g in busy else 0} for g in range(8)]}
+                                                     if g in busy else 0, **ring_detail(h, g, g in busy, s, ring)}
+                                                   for g in range(8)]}
                              for s in range(300, 0, -1)]
     return sample
 

@@ -26,13 +26,15 @@ BUILTIN_DIR = _builtin_dir()
 DEFAULT_THEME = "gpudeck-dark"
 COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
               "boost", "warning", "error", "success")
-APP_VARIABLES = ("gpu-idle", "gpu-moderate", "gpu-busy", "cost", "gpu-hot", "power-over", "cloud-waste")
+APP_VARIABLES = ("gpu-idle", "gpu-moderate", "gpu-busy", "cost", "gpu-hot", "power-over", "cloud-waste",
+                 "spark-mem", "spark-power", "spark-temp", "spark-loss")
 # Fallbacks for any theme without our variables (Textual's own, picked from the palette); named
 # colours, so these too are data Textual parses, not literals baked into the stylesheets.
 VARIABLE_DEFAULTS = {"gpu-idle": "ansi_bright_black", "gpu-moderate": "ansi_yellow",
                      "gpu-busy": "ansi_green", "cost": "ansi_cyan",
                      "gpu-hot": "ansi_bright_red", "power-over": "ansi_bright_magenta",
-                     "cloud-waste": "ansi_bright_yellow"}
+                     "cloud-waste": "ansi_bright_yellow", "spark-mem": "ansi_blue",
+                     "spark-power": "ansi_yellow", "spark-temp": "ansi_red", "spark-loss": "ansi_magenta"}
 
 
 class ThemeError(Exception):

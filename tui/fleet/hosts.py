@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .gpu_trail import TRAIL_POINTS, GpuTrail
 from .series import Series
 from .values import finite, integer, text
 
@@ -124,6 +125,7 @@ class HostModel:
     sample_t: float | None = None
     util_series: dict[int, Series] = field(default_factory=dict)  # GPU index -> utilization
     cpu_series: Series = field(default_factory=_gpu_series)
+    trails: dict[int, GpuTrail] = field(default_factory=dict)  # GPU index -> memory/power/temperature
     version: int = 0  # bumped by every change to what the host shows: its panel redraws only then
 
     @property
@@ -152,10 +154,12 @@ class HostModel:
         elif isinstance(gpu, list):  # a bare inventory list
             self.gpu_available = bool(gpu)
 
-    def apply_history(self, points: Any) -> None:
-        """serve's ring of 1 Hz readings (host clock), drawn before the live samples that follow."""
+    def apply_history(self, points: Any, mem_totals: dict[int, float] | None = None) -> None:
+        """serve's ring of 1 Hz readings (host clock), drawn before the live samples that follow;
+        its last TRAIL_POINTS also fill the wide layout's trails (memory % from `mem_totals`)."""
         self.version += 1
-        for point in points[-RING_POINTS:] if isinstance(points, list) else ():
+        kept = points[-RING_POINTS:] if isinstance(points, list) else []
+        for n, point in enumerate(kept):
             t, gpus = (point.get("t"), point.get("gpus")) if isinstance(point, dict) else (None, None)
             if not isinstance(t, (int, float)) or not isinstance(gpus, list):
                 continue
@@ -164,6 +168,14 @@ class HostModel:
                 index = reading.get("index", i) if isinstance(reading, dict) else i
                 if isinstance(util, (int, float)) and isinstance(index, int):
                     self.util_series.setdefault(index, _gpu_series()).add(t - self.clock_offset, util)
+                if n >= len(kept) - TRAIL_POINTS and isinstance(reading, dict) and isinstance(index, int):
+                    self._trail_reading(t - self.clock_offset, index, reading, (mem_totals or {}).get(index))
+
+    def _trail_reading(self, t: float, index: int, reading: dict[str, Any], mem_total: float | None) -> None:
+        used = finite(reading.get("mem_used_mib"))
+        mem_pct = 100.0 * used / mem_total if used is not None and mem_total else None
+        trail = self.trails.get(index) or self.trails.setdefault(index, GpuTrail())
+        trail.add(t, mem_pct, finite(reading.get("power_w")), finite(reading.get("temp_c")))
 
     def apply_sample(self, sample: dict[str, Any], t: float) -> None:
         self.version += 1
@@ -179,6 +191,8 @@ class HostModel:
         for g in parsed:
             if g.util is not None:
                 self.util_series.setdefault(g.index, _gpu_series()).add(t, g.util)
+            trail = self.trails.get(g.index) or self.trails.setdefault(g.index, GpuTrail())  # one made once
+            trail.add(t, g.mem_pct, g.power_w, g.temp_c)
         cpu = _percent(self.cpu)
         if cpu is not None:
             self.cpu_series.add(t, cpu)

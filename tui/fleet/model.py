@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .costs import EMPTY, CostBoard
-from .hosts import HOST_STATUSES, HostModel, HostStatus, util_level
+from .hosts import HOST_STATUSES, HostModel, HostStatus, parse_gpu, util_level
 from .jobs import JobModel
 from .preview import apply_series
 from .values import finite, integer, text
@@ -103,7 +103,10 @@ class Fleet:
             return set()
         h = self._touch(host)
         if "history" in sample and not any(len(s) for s in h.util_series.values()):
-            h.apply_history(sample["history"])
+            gpus = sample.get("gpus")
+            parsed = [g for i, d in enumerate(gpus if isinstance(gpus, list) else ()) if (g := parse_gpu(d, i))]
+            totals = {g.index: g.mem_total_mib for g in parsed if g.mem_total_mib}  # memory % of the ring
+            h.apply_history(sample["history"], totals)
         h.apply_sample(sample, h.last_update if t is None else t)  # type: ignore[arg-type]
         return {"hosts"}
 

@@ -31,14 +31,29 @@ def bar(pct: float | None, width: int, style: str | None = None) -> Content:
     return Content.assemble((filled, style or level_style(pct)), ("─" * (width - len(filled)), EMPTY))
 
 
-def sparkline(values: Sequence[float], width: int, top: float = 100.0) -> Content:
-    """The last `width` values as block characters scaled to `top`, each in its level's colour."""
+def sparkline(values: Sequence[float], width: int, top: float = 100.0, style: str | None = None,
+              over: float | None = None, over_style: str = "") -> Content:
+    """The last `width` values as block characters scaled to `top`, each in its level's colour (or
+    in `style`, a theme variable; values above `over` in `over_style`: a hot GPU, power over limit)."""
     values = list(values)[-width:]
     parts: list[tuple[str, str]] = [(" " * (width - len(values)), "")]
     for v in values:
         idx = max(0, min(8, round(v / top * 8))) if top > 0 else 0
-        parts.append((BLOCKS[idx] if idx else "▁", level_style(v) if top == 100.0 else "$accent"))
+        colour = style or (level_style(v) if top == 100.0 else "$accent")
+        parts.append((BLOCKS[idx] if idx else "▁", over_style if over is not None and v > over else colour))
     return Content.assemble(*parts)
+
+
+def trend(values: Sequence[float], width: int, style: str) -> Content:
+    """`values` (already downsampled to about `width`) scaled between their own min and max: a
+    loss's shape, whatever its units; flat as the bottom row when it does not move."""
+    values = list(values)[-width:]
+    if not values:
+        return Content.styled("—", EMPTY)
+    lo, hi = min(values), max(values)
+    span = hi - lo
+    cells = "".join(BLOCKS[1 + round((v - lo) / span * 7)] if span > 0 else BLOCKS[1] for v in values)
+    return Content.styled(cells.rjust(width), style)
 
 
 HOT_C = 85.0  # a GPU this warm (°C) or warmer is highlighted ($gpu-hot): it throttles soon

@@ -1,6 +1,7 @@
 """One host in the fleet view: its connection state and, per GPU, utilization and memory bars,
-temperature, power, a utilization sparkline and the processes on it (with their gpudeck job).
-A host without NVIDIA GPUs says why and shows CPU and RAM instead."""
+temperature, power, a utilization sparkline and the processes on it (with their gpudeck job); in
+the wide layout (widgets/wide.py) also memory, and where the width allows power and temperature,
+sparklines. A host without NVIDIA GPUs says why and shows CPU and RAM instead."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ..fleet import Fleet, GpuSample, HostModel
+from ..fleet.gpu_trail import GpuTrail
 from ..fleet.values import finite
 from ..format import duration
-from .gauges import bar, gib, pct, power, sparkline, temperature
+from .gauges import HOT_C, bar, gib, pct, power, sparkline, temperature
+from .wide import is_wide
 
 STALE_AFTER = 5.0  # seconds without data before the panel says how old it is
 STATUS_STYLE = {"connected": "$success", "connecting": "$secondary", "reconnecting": "$warning",
@@ -53,7 +56,34 @@ def _title(host: HostModel, now: float) -> Content:
     return Content.assemble(*parts)
 
 
-def _gpu_lines(host: HostModel, g: GpuSample, fleet: Fleet, spark_w: int) -> list[Content]:
+WIDE_SPARK = (12, 30)  # each wide sparkline's cells, at least and at most
+FOUR_FROM = 20  # four sparklines only if each gets this many cells; else utilization and memory
+PROCS_ROOM = 40  # cells left for the processes after the wide sparklines
+LABEL = 7  # a sparkline's label and the gap before it ("  mem ")
+
+
+def _wide_sparks(host: HostModel, g: GpuSample, values: list[float], width: int) -> list[tuple[str, str] | Content]:
+    """util and memory sparklines, and power and temperature ones where the panel is wide enough."""
+    trail = host.trails.get(g.index) or GpuTrail()
+    room = width - PROCS_ROOM - 4  # after the indent, before the processes
+    four = room // 4 - LABEL >= FOUR_FROM
+    w = max(WIDE_SPARK[0], min(WIDE_SPARK[1], room // (4 if four else 2) - LABEL))
+    parts: list[tuple[str, str] | Content] = [
+        ("util ", "$text-muted"), sparkline(values, w),
+        ("  mem ", "$text-muted"), sparkline(trail.mem_pct, w, style="$spark-mem"),
+    ]
+    if four:
+        power_w = trail.power_w
+        parts += [("  pwr ", "$text-muted"),
+                  sparkline(power_w, w, top=g.power_limit_w or max(power_w, default=0.0), style="$spark-power",
+                            over=g.power_limit_w, over_style="$power-over"),
+                  ("  °C ", "$text-muted"),
+                  # HOT_C and up is hot, as temperature() says; readings are whole degrees
+                  sparkline(trail.temp_c, w, style="$spark-temp", over=HOT_C - 0.5, over_style="$gpu-hot")]
+    return parts
+
+
+def _gpu_lines(host: HostModel, g: GpuSample, fleet: Fleet, spark_w: int, wide: bool = False) -> list[Content]:
     name = (g.name or "GPU").replace("NVIDIA ", "")[:14]
     line1 = Content.assemble(
         (f" {g.index:>2} {name:<14} ", "bold"), bar(g.util, 12), f" {pct(g.util)}  mem ", bar(g.mem_pct, 10),
@@ -70,7 +100,8 @@ def _gpu_lines(host: HostModel, g: GpuSample, fleet: Fleet, spark_w: int) -> lis
             procs.append((f" [{job.name or job.id}]", "$accent"))
     if len(g.processes) > 4:
         procs.append(f" +{len(g.processes) - 4} more")
-    line2 = Content.assemble("    ", sparkline(values, spark_w), "  ", *(procs or [("no processes", "$text-muted")]))
+    sparks = _wide_sparks(host, g, values, spark_w) if wide else [sparkline(values, spark_w)]
+    line2 = Content.assemble("    ", *sparks, "  ", *(procs or [("no processes", "$text-muted")]))
     return [line1, line2]
 
 
@@ -91,27 +122,28 @@ def _cpu_lines(host: HostModel, spark_w: int) -> list[Content]:
     ]
 
 
-def render_host(host: HostModel, fleet: Fleet, now: float, width: int) -> Content:
-    return Content("\n").join(host_lines(host, fleet, now, width))
+def render_host(host: HostModel, fleet: Fleet, now: float, width: int, wide: bool = False) -> Content:
+    return Content("\n").join(host_lines(host, fleet, now, width, wide))
 
 
-def host_lines(host: HostModel, fleet: Fleet, now: float, width: int) -> list[Content]:
-    spark_w = max(8, min(60, width - 40))
+def host_lines(host: HostModel, fleet: Fleet, now: float, width: int, wide: bool = False) -> list[Content]:
+    """`wide`: the terminal is (widgets/wide.py); `width`: the panel's own cells."""
+    spark_w = width if wide else max(8, min(60, width - 40))
     lines = [_title(host, now)]
     if host.status == "connecting" and not host.hello:
         lines.append(Content.styled("    connecting…", "$text-muted"))
     elif host.gpu_available and host.gpus:
         for g in host.gpus:
-            lines.extend(_gpu_lines(host, g, fleet, spark_w))
+            lines.extend(_gpu_lines(host, g, fleet, spark_w, wide))
     elif host.gpu_available is not None or host.cpu is not None:
         lines.extend(_cpu_lines(host, spark_w))
     return lines
 
 
-def panel_key(host: HostModel, fleet: Fleet, now: float, width: int) -> tuple[object, ...]:
+def panel_key(host: HostModel, fleet: Fleet, now: float, width: int, wide: bool = False) -> tuple[object, ...]:
     """Everything a panel's picture depends on: equal keys draw equal panels, so none is redrawn."""
     jobs = tuple((j.id, j.name) if (j := fleet.job_for_gpu(host.name, g.uuid)) else None for g in host.gpus)
-    return host.version, width, _ages(host, now), jobs
+    return host.version, width, wide, _ages(host, now), jobs
 
 
 class HostPanel(Static):
@@ -132,12 +164,13 @@ class HostPanel(Static):
         if host is None:
             return False
         width = self.size.width or 80
-        key = panel_key(host, fleet, now, width)
+        wide = is_wide(self.app.size)
+        key = panel_key(host, fleet, now, width, wide)
         if key == self.drawn:
             return False
         self.drawn = key
         self.set_class(host.status != "connected", "-down")
-        lines = host_lines(host, fleet, now, width)
+        lines = host_lines(host, fleet, now, width, wide)
         shape = (len(lines), all(line.cell_length <= width for line in lines))
         self.update(Content("\n").join(lines), layout=not shape[1] or shape != self._shape)
         self._shape = shape

@@ -18,9 +18,10 @@ from ..fleet.costs import JobCost
 from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
 from ..format import duration, money, number
-from .gauges import level_style
+from .gauges import level_style, trend
 from .steady_table import SteadyTable
 from .table_fit import fit_columns
+from .wide import is_wide
 
 # (key, label, width): fixed widths, because DataTable cannot measure styled Content cells, and
 # because a table whose columns jump as values change is hard to scan.
@@ -28,6 +29,10 @@ COLUMNS = (("name", "name", 22), ("hosts", "host(s)", 10), ("state", "state", 8)
            ("step", "step", 11), ("loss", "loss", 9), ("rate", "samples/s", 9), ("gpu", "GPU", 4),
            ("cost", "cost", 9), ("info", "info", 36))
 SCROLLBAR = 2  # the vertical scrollbar's cells, when the rows overflow
+# The wide layout's extra columns (widgets/wide.py), each placed after the column named first.
+WIDE_EXTRA = (("loss", ("trend", "loss trend", 24)), ("rate", ("tokens", "tokens/s", 9)),
+              ("cost", ("burn", "burn/h", 8)), ("cost", ("eta", "ETA", 8)))
+WIDE_KEYS = frozenset(column[0] for _, column in WIDE_EXTRA)
 ID_COLUMN = ("id", "id", 6)  # shown only while two visible jobs share a name: the id's last 6 characters
 STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
                "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error",
@@ -41,7 +46,7 @@ def _step(job: JobModel) -> str:
     return f"{step}/{job.total_steps:.0f}" if job.total_steps else step
 
 
-def _info(job: JobModel, missing: list[tuple[str, str, str]]) -> Content:
+def _info(job: JobModel, missing: list[tuple[str, str, str]], eta: bool = True) -> Content:
     if missing:
         return Content.styled(degraded_why(missing), "$error")
     if job.state == "failed":
@@ -50,7 +55,7 @@ def _info(job: JobModel, missing: list[tuple[str, str, str]]) -> Content:
         return Content.styled("supervisor gone: journal ends here", "$error")
     if job.state in ("stopped", "killed") and (job.why or job.signal):
         return Content.styled(job.why or job.signal or "", "$text-muted")
-    if job.active and job.eta_seconds is not None:
+    if eta and job.active and job.eta_seconds is not None:
         return Content(f"ETA {duration(job.eta_seconds)}")
     return Content("")
 
@@ -74,7 +79,7 @@ def _name(job: JobModel) -> Content:
     return name + Content.styled(" watch", "$text-muted italic") if job.watch is not None else name
 
 
-def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
+def job_row(job: JobModel, fleet: Fleet, now: float, eta_in_info: bool = True) -> list[str | Content]:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
     gpu = job.gpu_util_now
@@ -90,8 +95,33 @@ def job_row(job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
         number(job.samples_per_sec) if job.samples_per_sec is not None else "—",
         Content.styled(f"{gpu:.0f}%", level_style(gpu)) if gpu is not None else "—",
         _cost(fleet.costs.jobs.get(job.id), fleet.costs.currency, job.caught_up or job.active),
-        _info(job, missing),
+        _info(job, missing, eta_in_info),
     ]
+
+
+def wide_cells(job: JobModel, fleet: Fleet, trend_width: int) -> dict[str, str | Content]:
+    """The wide layout's extra cells. The loss trend is the whole run downsampled to the column
+    (cached by the series until its next point); an ended job's summary has no series: "—"."""
+    loss = job.series.get("loss")
+    cost = fleet.costs.jobs.get(job.id)
+    return {
+        "trend": trend([y for _, y in loss.downsample(trend_width)] if loss else [], trend_width, "$spark-loss"),
+        "tokens": number(job.tokens_per_sec) if job.tokens_per_sec is not None else "—",
+        "burn": Content.styled(money(cost.burn, fleet.costs.currency), "$cost")
+        if job.active and cost is not None and cost.burn is not None else "—",
+        "eta": duration(job.eta_seconds) if job.active and job.eta_seconds is not None else "—",
+    }
+
+
+def with_wide(columns: tuple[tuple[str, str, int], ...]) -> tuple[tuple[str, str, int], ...]:
+    """`columns` with the wide layout's extras, each next to its kin (fit_columns may drop them)."""
+    out = list(columns)
+    for after, column in WIDE_EXTRA:
+        at = next(i for i, c in enumerate(out) if c[0] == after) + 1
+        while at < len(out) and any(out[at] == c for _, c in WIDE_EXTRA):
+            at += 1  # two extras after one column keep their listed order
+        out.insert(at, column)
+    return tuple(out)
 
 
 def same(a: str | Content, b: str | Content) -> bool:
@@ -226,6 +256,8 @@ class JobsTable(SteadyTable[str | Content]):
         jobs = arrange(fleet, self.filter_text, self.sort, self.show_ended, self.fold)
         order = [j.id for j in jobs]
         columns = (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
+        if is_wide(self.app.size):
+            columns = with_wide(columns)
         columns = fit_columns(columns, (self.size.width or self.app.size.width) - SCROLLBAR)
         if order != self._order or columns != self._columns:
             keep = self.selected_id
@@ -257,12 +289,15 @@ class JobsTable(SteadyTable[str | Content]):
                 self._keys[job.id] = drawn
 
     def _row(self, job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
-        cells = dict(zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now), strict=True))
-        if any(key == "id" for key, _, _ in self._columns):
+        shown = {key: width for key, _, width in self._columns}
+        cells = dict(zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now, "eta" not in shown), strict=True))
+        if "id" in shown:
             cells["id"] = Content.styled(job.id[-6:], "$text-muted")
         resizes = len(ancestors(fleet.jobs, job)) if self.fold and job.resized_from else 0
         if resizes:  # the rows folded into this one: its restart-mode resizes
             cells["name"] = Content.assemble(cells["name"], (f" ↻{resizes}", "$text-muted"))
+        if WIDE_KEYS & shown.keys():  # the wide layout only: nothing computed otherwise
+            cells.update(wide_cells(job, fleet, shown.get("trend", 0)))
         return [cells[key] for key, _, _ in self._columns]  # the columns that fit the width
 
     def on_resize(self) -> None:
