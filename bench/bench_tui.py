@@ -223,6 +223,23 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds per live thread of this process, by thread name (Linux /proc; empty elsewhere)."""
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for tid, name in names.items():
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        key = "app (event loop)" if name == "MainThread" else name.rstrip("0123456789-_ ")
+        out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return out
+
+
 def _pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))] if xs else float("nan")
@@ -305,9 +322,12 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
         if prof:
             prof.enable()
         await pilot.pause(1.0)
-        w0, c0 = time.monotonic(), time.process_time()
+        w0, c0, t0 = time.monotonic(), time.process_time(), _thread_cpu()
         await pilot.pause(args.watch)
         out["cpu_watch"] = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
+        t1, span = _thread_cpu(), time.monotonic() - w0
+        # Where the watching CPU goes, per thread (threads of one name summed), % of a core.
+        out["cpu_threads"] = {k: round(100 * (v - t0.get(k, 0.0)) / span, 2) for k, v in t1.items()}
         tabs = app.screen.query_one(TabbedContent)
         screen = Screen(app)
         lat: list[float] = []
@@ -434,6 +454,8 @@ def main() -> None:
           f"tab p95 {_pct(load['tabs'], .95) / _pct(base['tabs'], .95):.2f}×")
     print(f"fleet: {load['jobs']} jobs in the app, up in {load['startup_s']:.1f} s, run {load['run_s']:.0f} s "
           f"(empty: {base['run_s']:.0f} s)")
+    split = ", ".join(f"{k} {v:.1f} %" for k, v in sorted(load.get("cpu_threads", {}).items(), key=lambda kv: -kv[1]))
+    print(f"fleet CPU watching, per thread: {split or '—'}")
     if load.get("profile"):
         print("\n" + load["profile"])
 

@@ -65,13 +65,17 @@ class Feed:
         return tracker
 
 
-def fleet(ended: int = 60, running: int = 4) -> Feed:
+def fleet(ended: int = 60, running: int = 4, listed: int = 10) -> Feed:
+    """`listed`: ended jobs known only from the host's job list (journal not read: the TUI reads
+    an ended job's journal only when it is opened), numbered after the others."""
     feed = Feed()
     feed("set_host", "h", PRICE, HELLO, 0.0, NOW - 90_000)
     for i in range(ended + running):
         is_ended = i < ended
         feed("on_job", "h", job(i, "exited" if is_ended else "running"))
         feed("on_records", "h", f"J{i:04d}", "0", records(i, is_ended))
+    for i in range(ended + running, ended + running + listed):
+        feed("on_job", "h", job(i, "failed"))
     return feed
 
 
@@ -130,6 +134,19 @@ def test_cached_report_equals_scratch_after_a_job_ends_and_a_gpu_is_taken(clock:
     assert after != before
 
 
+def test_a_listed_job_whose_journal_arrives_is_priced(clock: list[float]) -> None:
+    """A job known only from the list costs nothing known; once its journal is read it is priced."""
+    feed = fleet()
+    tracker = live_tracker(feed)
+    assert next(j for j in tracker.report()["jobs"] if j["id"] == "J0064")["accrued_usd"] == 0.0
+    feed("on_records", "h", "J0064", "0", records(64, True))
+    tracker.on_records("h", "J0064", "0", records(64, True))
+    clock[0] += 1
+    cached = tracker.report()
+    assert cached == scratch(feed)
+    assert next(j for j in cached["jobs"] if j["id"] == "J0064")["accrued_usd"] > 0
+
+
 def test_cached_report_equals_scratch_with_a_ledger(clock: list[float], tmp_path: Any) -> None:
     """With a ledger the host's price periods and the removed jobs come from state.db: both trackers
     read one ledger, the cached one reporting every second, the scratch one once."""
@@ -147,7 +164,7 @@ def test_cached_report_equals_scratch_with_a_ledger(clock: list[float], tmp_path
 
 def test_a_report_after_the_first_prices_only_running_nodes(clock: list[float],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    feed = fleet(ended=200, running=3)
+    feed = fleet(ended=200, running=3, listed=50)
     tracker = live_tracker(feed)
     priced: list[str] = []
     real = counters._job_cost
@@ -163,4 +180,4 @@ def test_a_report_after_the_first_prices_only_running_nodes(clock: list[float],
     priced.clear()
     tracker.on_records("h", "J0200", "0", [{"seq": 6, "t": NOW - 1, "kind": "state", "state": "exited"}])
     tracker.report()  # a job ended: every figure is made again once
-    assert len(priced) == 203
+    assert len(priced) == 253

@@ -115,13 +115,15 @@ class HostCost:
 
 
 def settled(run: NodeRun, host_now: float) -> bool:
-    """Ended by now: its figures no longer move with the clock."""
-    return run.end is not None and run.end <= host_now
+    """Figures that no longer move with the clock: ended by now, or never started as far as we know
+    (a job listed by the host whose journal was not read: nothing to price until its start is known,
+    which changes its version)."""
+    return run.start is None or (run.end is not None and run.end <= host_now)
 
 
 @dataclass
 class SettledCache:
-    """One host's ended nodes' figures, kept while nothing they depend on changed (`stamp`: the
+    """One host's settled (ended, or not started) nodes' figures, kept while nothing they depend on changed (`stamp`: the
     price periods, the GPUs, the billing minimum, the tracker's version of the host's runs, how
     many have ended). An ended node's cost does not change with the clock, so a report prices only
     what still runs: the TUI's counters no longer grow with history."""
