@@ -15,6 +15,7 @@ an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures
     python bench/bench_tui.py                                     # 16 hosts, 8 running, 200 ended
     python bench/bench_tui.py --hosts 64 --running 16 --ended 500 # the issue's full fleet
     python bench/bench_tui.py --profile 25                        # + the top 25 functions (cProfile, event-loop thread)
+    python bench/bench_tui.py --ended 500 --running 0 --hosts 1 --against /tmp/base   # CPU watching vs another checkout
 
 How long it takes is mostly the timed keys: 200 tab switches + 20 job opens at the app's latency
 (on the 2-core dev machine the defaults took 3.4 min; `--presses 40 --opens 6` about 1 min).
@@ -223,6 +224,23 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds per live thread of this process, by thread name (Linux /proc; empty elsewhere)."""
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for tid, name in names.items():
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        key = "app (event loop)" if name == "MainThread" else name.rstrip("0123456789-_ ")
+        out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return out
+
+
 def _pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))] if xs else float("nan")
@@ -305,9 +323,12 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
         if prof:
             prof.enable()
         await pilot.pause(1.0)
-        w0, c0 = time.monotonic(), time.process_time()
+        w0, c0, t0 = time.monotonic(), time.process_time(), _thread_cpu()
         await pilot.pause(args.watch)
         out["cpu_watch"] = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
+        t1, span = _thread_cpu(), time.monotonic() - w0
+        # Where the watching CPU goes, per thread (threads of one name summed), % of a core.
+        out["cpu_threads"] = {k: round(100 * (v - t0.get(k, 0.0)) / span, 2) for k, v in t1.items()}
         tabs = app.screen.query_one(TabbedContent)
         screen = Screen(app)
         lat: list[float] = []
@@ -361,15 +382,37 @@ def child(args: argparse.Namespace) -> None:
 
 # -- the parent: generate, run both, print ---------------------------------------------------------
 
-def _spawn(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--child", str(path), "--watch", str(args.watch), "--presses", str(args.presses),
+def _spawn(path: Path, args: argparse.Namespace, loaded: bool, root: Path = ROOT) -> dict[str, Any]:
+    """One app run in a child process; `root`: the checkout whose code (and this bench file) runs."""
+    cmd = [sys.executable, str(root / "bench" / Path(__file__).name), "--child", str(path), "--watch", str(args.watch), "--presses", str(args.presses),
            "--opens", str(args.opens), "--gap", str(args.gap), "--running", str(args.running), "--ended", str(args.ended),
            "--profile", str(args.profile)] + (["--loaded"] if loaded else [])
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)})
     for line in p.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
             return json.loads(line[len("BENCH_RESULT "):])
     raise SystemExit(f"bench_tui: the app run failed (rc {p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+
+
+def against(fleet: Path, args: argparse.Namespace) -> None:
+    """The watching CPU of this checkout and another on one recording, runs alternating (a busy
+    moment of a shared machine hits both), medians, split per thread (the other checkout runs this
+    bench file: copy it there)."""
+    import statistics
+
+    args.presses, args.opens = 0, 0
+    runs: dict[str, list[dict[str, Any]]] = {"this": [], "other": []}
+    for i in range(args.rounds):
+        order = [("this", ROOT), ("other", args.against.resolve())]
+        for name, root in order if i % 2 == 0 else order[::-1]:
+            runs[name].append(_spawn(fleet, args, loaded=True, root=root))
+    for name, outs in runs.items():
+        threads = sorted({k for o in outs for k in o.get("cpu_threads", {})})
+        split = ", ".join(f"{k} {statistics.median(o.get('cpu_threads', {}).get(k, 0.0) for o in outs):.2f} %"
+                          for k in threads)
+        each = ", ".join(f"{o['cpu_watch']:.2f}" for o in outs)
+        print(f"{name} ({ROOT if name == 'this' else args.against}): CPU watching, median of {len(outs)}: "
+              f"{statistics.median(o['cpu_watch'] for o in outs):.2f} % (runs: {each}); per thread: {split}")
 
 
 def _ms(xs: list[float]) -> str:
@@ -388,6 +431,9 @@ def main() -> None:
     ap.add_argument("--opens", type=int, default=20, help="enter into a job and escape back, timed")
     ap.add_argument("--gap", type=float, default=0.05, help="seconds between timed keys")
     ap.add_argument("--profile", type=int, default=0, help="print the top N functions by cumulative time")
+    ap.add_argument("--against", type=Path, help="another checkout (e.g. `git archive` of main): only the watching "
+                    "CPU, the fleet run alternately from it and from this one, --rounds times each; medians")
+    ap.add_argument("--rounds", type=int, default=5, help="with --against: runs of each")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -399,6 +445,9 @@ def main() -> None:
         t0 = time.monotonic()
         size = make_recording(fleet, args.hosts, args.running, args.points, args.ended, args.seconds)
         make_empty(empty)
+        if args.against:
+            against(fleet, args)
+            return
         print(f"recording: {args.hosts} hosts × 8 GPUs at 1 Hz, {args.running} running × {args.points} points/s, "
               f"{args.ended} ended, {args.seconds} s: {size / 1e6:.1f} MB, written in {time.monotonic() - t0:.1f} s")
         base = _spawn(empty, args, loaded=False)
@@ -434,6 +483,8 @@ def main() -> None:
           f"tab p95 {_pct(load['tabs'], .95) / _pct(base['tabs'], .95):.2f}×")
     print(f"fleet: {load['jobs']} jobs in the app, up in {load['startup_s']:.1f} s, run {load['run_s']:.0f} s "
           f"(empty: {base['run_s']:.0f} s)")
+    split = ", ".join(f"{k} {v:.1f} %" for k, v in sorted(load.get("cpu_threads", {}).items(), key=lambda kv: -kv[1]))
+    print(f"fleet CPU watching, per thread: {split or '—'}")
     if load.get("profile"):
         print("\n" + load["profile"])
 

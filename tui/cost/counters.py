@@ -111,17 +111,59 @@ class HostCost:
     unattributed: Money = field(default_factory=Money)  # GPUs no job used: still billed
     accrued_partial: bool = False  # some of the time had no known price: `accrued` is a lower bound
     today_partial: bool = False
+    reused: frozenset[Key] = frozenset()  # ended nodes whose figures came from the cache (facts already written)
+
+
+def settled(run: NodeRun, host_now: float) -> bool:
+    """Figures that no longer move with the clock: ended by now, or never started as far as we know
+    (a job listed by the host whose journal was not read: nothing to price until its start is known,
+    which changes its version)."""
+    return run.start is None or (run.end is not None and run.end <= host_now)
+
+
+@dataclass
+class SettledCache:
+    """One host's settled (ended, or not started) nodes' figures, kept while nothing they depend on changed (`stamp`: the
+    price periods, the GPUs, the billing minimum, the tracker's version of the host's runs, how
+    many have ended). An ended node's cost does not change with the clock, so a report prices only
+    what still runs: the TUI's counters no longer grow with history."""
+
+    stamp: tuple[object, ...] = ()
+    jobs: dict[Key, JobCost] = field(default_factory=dict)
+    used: Money = field(default_factory=Money)  # the ended nodes' accrued, summed in run order
 
 
 def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None = None,
-               day_start: float | None = None) -> HostCost:
+               day_start: float | None = None, cache: SettledCache | None = None,
+               version: object = None) -> HostCost:
     """`window` (host clock) clips every figure (for `cost --since`); `day_start` is today's midnight
-    in the user's time zone, on the host's clock."""
+    in the user's time zone, on the host's clock. `cache` (with the caller's `version` of `runs`,
+    changed whenever a run's start, end, state, GPUs, rules or an ended run's records change) keeps
+    the ended nodes' figures between calls; used only without a window."""
     now = host.host_now
     lo, hi = window if window else (float("-inf"), now)
-    segs = segments(runs, host.gpu_uuids, now)
     current = price_at(host.periods, now) if host.periods else None
-    jobs = [_job_cost(run, segs, host, current, lo, hi) for run in runs]
+    done = [settled(run, now) for run in runs]
+    reused: frozenset[Key] = frozenset()
+    stamp = (tuple(host.periods), tuple(host.gpu_uuids), host.minimum_s, version, sum(done))
+    if cache is not None and window is None and version is not None and cache.stamp == stamp:
+        live = [run for run, d in zip(runs, done, strict=True) if not d]
+        segs = segments(_overlapping(runs, live, now), host.gpu_uuids, now)
+        jobs = [cache.jobs[run.key] if d else _job_cost(run, segs, host, current, lo, hi)
+                for run, d in zip(runs, done, strict=True)]
+        used_settled = cache.used
+        reused = frozenset(cache.jobs)
+    else:
+        segs = segments(runs, host.gpu_uuids, now)
+        jobs = [_job_cost(run, segs, host, current, lo, hi) for run in runs]
+        used_settled = Money()
+        for job, d in zip(jobs, done, strict=True):
+            if d:
+                used_settled.merge(job.accrued)
+        if cache is not None and window is None and version is not None:
+            cache.stamp = stamp
+            cache.jobs = {job.key: job for job, d in zip(jobs, done, strict=True) if d}
+            cache.used = used_settled
     burn = Money().add(current.currency, current.per_hour) if current else Money()
     accrued = today = None
     partial = partial_today = False
@@ -136,14 +178,32 @@ def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None
             day_from = max(host.instance_start, day_start)
             today = accrue(host.periods, day_from, now)
             partial_today = not covered(host.periods, day_from, now)
-    used = Money()
-    for job in jobs:
-        used.merge(job.accrued)
+    # The ended nodes' sum first, then the running ones: the same order with or without the cache,
+    # so the figures are equal to the last bit.
+    used = Money().merge(used_settled)
+    for job, d in zip(jobs, done, strict=True):
+        if not d:
+            used.merge(job.accrued)
     unattributed = Money()
     if accrued is not None:
         unattributed = Money({c: max(0.0, a - used.get(c)) for c, a in accrued.amounts.items()})
     return HostCost(host.name, burn, accrued, today, host.instance_start, host.start_source, current, jobs, unattributed,
-                    partial, partial_today)
+                    partial, partial_today, reused)
+
+
+def _overlapping(runs: Sequence[NodeRun], live: Sequence[NodeRun], host_now: float) -> list[NodeRun]:
+    """The runs whose time meets the running ones' (from the earliest start on): the only ones that
+    shape the running nodes' segments, so the segments after that start are the same as from all runs."""
+    starts = [run.start for run in live if run.start is not None]
+    if not starts:
+        return []  # no running node has a span: none is in any segment
+    since = min(starts)
+    out = []
+    for run in runs:
+        end = run.until(host_now)
+        if run.start is not None and end is not None and end > since:
+            out.append(run)
+    return out
 
 
 def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: PricePeriod | None,
@@ -212,21 +272,32 @@ class JobTotal:
 
 
 def job_totals(hosts: Sequence[HostCost]) -> list[JobTotal]:
-    out: dict[str, JobTotal] = {}
+    return sorted((job_total(jid, nodes) for jid, nodes in by_job(hosts).items()), key=lambda j: j.id, reverse=True)
+
+
+def by_job(hosts: Sequence[HostCost]) -> dict[str, list[tuple[str, JobCost]]]:
+    """Each job's nodes (host name, figures), in host then node order."""
+    out: dict[str, list[tuple[str, JobCost]]] = {}
     for host in hosts:
         for jc in host.jobs:
-            total = out.setdefault(jc.key[1], JobTotal(jc.key[1], jc.name, jc.state, []))
-            total.hosts.append(host.name)
-            if not jc.priced:
-                total.unpriced_hosts.append(host.name)
-            total.accrued.merge(jc.accrued)
-            total.idle.merge(jc.idle)
-            total.burn.merge(jc.burn)
-            total.reason = total.reason or jc.reason
-            total.budget = total.budget if total.budget is not None else jc.budget
-            total.steps_per_s = total.steps_per_s or jc.steps_per_s
-            if jc.state in ("running", "starting"):
-                total.state = jc.state
-            if total.projected is not None:
-                total.projected = None if jc.projected is None else total.projected.merge(jc.projected)
-    return sorted(out.values(), key=lambda j: j.id, reverse=True)
+            out.setdefault(jc.key[1], []).append((host.name, jc))
+    return out
+
+
+def job_total(job_id: str, nodes: Sequence[tuple[str, JobCost]]) -> JobTotal:
+    total = JobTotal(job_id, nodes[0][1].name, nodes[0][1].state, [])
+    for host_name, jc in nodes:
+        total.hosts.append(host_name)
+        if not jc.priced:
+            total.unpriced_hosts.append(host_name)
+        total.accrued.merge(jc.accrued)
+        total.idle.merge(jc.idle)
+        total.burn.merge(jc.burn)
+        total.reason = total.reason or jc.reason
+        total.budget = total.budget if total.budget is not None else jc.budget
+        total.steps_per_s = total.steps_per_s or jc.steps_per_s
+        if jc.state in ("running", "starting"):
+            total.state = jc.state
+        if total.projected is not None:
+            total.projected = None if jc.projected is None else total.projected.merge(jc.projected)
+    return total

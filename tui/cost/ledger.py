@@ -61,6 +61,7 @@ class Ledger:
     def __init__(self, path: Path, warn: Callable[[str], None] | None = None) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self.writes = 0  # facts written by this object: a reader's cache of ledger queries keys on it
         # FULL: a fact acknowledged is a fact kept, even if the machine loses power right after.
         self._db = connect_state_db(path, synchronous="FULL", warn=warn)
         self._db.executescript(SCHEMA)
@@ -70,7 +71,7 @@ class Ledger:
         """A ledger read from a state.db that cannot be written (a read-only home): an in-memory
         copy, so reports still work; what they would record is not kept."""
         ledger = cls.__new__(cls)
-        ledger.path, ledger._lock = path, threading.Lock()
+        ledger.path, ledger._lock, ledger.writes = path, threading.Lock(), 0
         ledger._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         if path.exists():
             source = sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
@@ -105,7 +106,9 @@ class Ledger:
                 (fact.at, recorded_at, fact.host, fact.job, fact.node, fact.kind, fact.amount, fact.per_hour,
                  fact.currency, fact.source, json.dumps(fact.data or {}, sort_keys=True)),
             )
-        return cur.rowcount > 0
+            wrote = cur.rowcount > 0
+            self.writes += wrote
+        return wrote
 
     def record_price(self, host: str, at: float, per_hour: float | None, currency: str, source: str,
                      recorded_at: float) -> bool:

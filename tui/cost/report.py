@@ -9,13 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..settings import CostSettings
 from .billing import Money, PricePeriod, convert, minimum_seconds, periods_from_changes
 from .collect import HostSnapshot
-from .counters import HostCost, HostInput, JobTotal, host_costs, job_totals
+from .counters import HostCost, HostInput, JobCost, JobTotal, SettledCache, by_job, host_costs, job_total
 from .ledger import Fact, Ledger
 from .rules import budget_status
 from .runs import NodeRun, fold
@@ -89,13 +89,28 @@ def host_periods(name: str, price: HostPrice, ledger: Ledger | None, spot: Seque
     return periods_from_changes(changes, open_start=False)
 
 
+@dataclass
+class ReportMemo:
+    """Kept between one tracker's reports: each job's total and JSON while its nodes' figures are
+    the very objects of the last report (an ended node's come unchanged from its SettledCache), and
+    the ledger's jobs while the ledger wrote nothing, the live jobs are the same and the minute is."""
+
+    jobs: dict[str, tuple[tuple[JobCost, ...], JobTotal, dict[str, Any]]] = field(default_factory=dict)
+    ledger_key: tuple[Any, ...] | None = None
+    ledger_jobs: list[JobTotal] = field(default_factory=list)
+
+
 def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ctx: CostContext,
           ledger: Ledger | None = None, since: float | None = None,
           spot: Mapping[str, Sequence[PricePeriod]] | None = None,
           runs_by_host: Mapping[str, Sequence[NodeRun]] | None = None,
-          settings_changed_at: float | None = None) -> dict[str, Any]:
+          settings_changed_at: float | None = None,
+          settled: Mapping[str, tuple[SettledCache, object]] | None = None,
+          memo: ReportMemo | None = None) -> dict[str, Any]:
     """`since` is on the client's clock; each host's window is shifted onto that host's clock.
     `settings_changed_at`: hosts.toml's mtime (client clock), which dates a price change found now.
+    `settled` (per host: its cache of ended nodes' figures and the version of its runs) and `memo`
+    let a live caller price only what runs; the figures are the same as without them.
 
     `runs_by_host`: runs already folded (the TUI's tracker keeps them up to date incrementally);
     otherwise each snapshot's journals are folded here.
@@ -116,21 +131,56 @@ def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ct
         host_input = HostInput(snap.name, periods, snap.gpu_uuids, snap.host_now, start, source if start else "unknown",
                                minimum_seconds(price.provider))
         window = (since + snap.offset, snap.host_now) if since is not None else None
-        cost = host_costs(host_input, runs, window, midnight(now, ctx.tz) + snap.offset)
+        cache, version = (settled or {}).get(snap.name, (None, None))
+        cost = host_costs(host_input, runs, window, midnight(now, ctx.tz) + snap.offset, cache, version)
         hosts.append(cost)
         if ledger is not None:
             record_facts(ledger, cost, runs, now)
-    totals = job_totals(hosts)
+    totals, jobs_json = _totals(hosts, ctx, memo)
     live_ids = {j.id for j in totals}
-    ledger_jobs = [] if ledger is None else _ledger_jobs(ledger, live_ids, since)
+    ledger_jobs = [] if ledger is None else _ledger_jobs_memo(ledger, live_ids, since, now, memo)
     return {
         "currency": ctx.currency,
         "fx": dict(ctx.fx or {}),
         "since": since,
         "hosts": [_host_json(h, prices[h.name], ctx) for h in hosts],
-        "jobs": [_job_json(j, ctx) for j in totals] + [_job_json(j, ctx, "ledger") for j in ledger_jobs],
+        "jobs": jobs_json + [_job_json(j, ctx, "ledger") for j in ledger_jobs],
         "fleet": _fleet_json(hosts, totals + ledger_jobs, ctx, ledger, now),
     }
+
+
+def _totals(hosts: Sequence[HostCost], ctx: CostContext,
+            memo: ReportMemo | None) -> tuple[list[JobTotal], list[dict[str, Any]]]:
+    """Each job's total and JSON, newest id first; with a memo, a job whose nodes' figures are
+    unchanged objects keeps last report's (the JSON is shared: readers must not change it)."""
+    out: list[tuple[JobTotal, dict[str, Any]]] = []
+    kept: dict[str, tuple[tuple[JobCost, ...], JobTotal, dict[str, Any]]] = {}
+    for jid, nodes in by_job(hosts).items():
+        figures = tuple(jc for _, jc in nodes)
+        last = memo.jobs.get(jid) if memo is not None else None
+        if last is not None and len(last[0]) == len(figures) and all(a is b for a, b in zip(last[0], figures, strict=True)):
+            total, js = last[1], last[2]
+        else:
+            total = job_total(jid, nodes)
+            js = _job_json(total, ctx)
+        kept[jid] = (figures, total, js)
+        out.append((total, js))
+    if memo is not None:
+        memo.jobs = kept
+    out.sort(key=lambda pair: pair[0].id, reverse=True)
+    return [t for t, _ in out], [js for _, js in out]
+
+
+def _ledger_jobs_memo(ledger: Ledger, live_ids: set[str], since: float | None, now: float,
+                      memo: ReportMemo | None) -> list[JobTotal]:
+    """The ledger's jobs, read again when this ledger wrote something, the live jobs changed, or a
+    minute passed (another gpudeck may have written the same state.db)."""
+    if memo is None:
+        return _ledger_jobs(ledger, live_ids, since)
+    key = (ledger.writes, frozenset(live_ids), since, int(now // 60))
+    if memo.ledger_key != key:
+        memo.ledger_jobs, memo.ledger_key = _ledger_jobs(ledger, live_ids, since), key
+    return memo.ledger_jobs
 
 
 def _money(m: Money | None) -> dict[str, float] | None:
@@ -238,6 +288,8 @@ def _when(t: float) -> str:
 def record_facts(ledger: Ledger, cost: HostCost, runs: Sequence[Any], now: float) -> None:
     by_key = {r.key: r for r in runs}
     for jc in cost.jobs:
+        if jc.key in cost.reused:  # its facts were written when its figures were made
+            continue
         run = by_key[jc.key]
         host, job, node = jc.key
         if run.start is not None:

@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from .collect import HostSnapshot
+from .counters import SettledCache
 from .ledger import Ledger
-from .report import CostContext, build
+from .report import CostContext, ReportMemo, build
 from .runs import NodeRun, apply, update_from_job
 from .settings import HostPrice
 
@@ -27,6 +28,11 @@ class CostTracker:
         self._prices: dict[str, HostPrice] = {}
         self._runs: dict[tuple[str, str, str], NodeRun] = {}
         self.settings_changed_at: float | None = None  # hosts.toml's mtime: dates a price change seen
+        # Per host: bumped whenever a change can move an ended node's figures (see `_shape`), so
+        # the ended nodes' figures are kept between reports and only the running ones are priced.
+        self._versions: dict[str, int] = {}
+        self._settled: dict[str, SettledCache] = {}
+        self._memo = ReportMemo()
 
     def set_host(self, name: str, price: HostPrice, hello: dict[str, Any] | None = None, offset: float = 0.0,
                  boot_time: float | None = None) -> None:
@@ -49,19 +55,31 @@ class CostTracker:
 
     def on_job(self, host: str, job: dict[str, Any]) -> None:
         run = self._run(host, job["id"], str(job.get("node") or "0"))
+        before = _shape(run)
         update_from_job(run, job)
+        if _shape(run) != before:
+            self._bump(host)
 
     def on_records(self, host: str, job: str, node: str, records: Iterable[dict[str, Any]]) -> None:
-        apply(self._run(host, job, node), records)
+        run = self._run(host, job, node)
+        before = _shape(run)
+        apply(run, records)
+        if _shape(run) != before:
+            self._bump(host)
 
     def forget(self, host: str, job: str, node: str) -> None:
-        self._runs.pop((host, job, node), None)
+        if self._runs.pop((host, job, node), None) is not None:
+            self._bump(host)
+
+    def _bump(self, host: str) -> None:
+        self._versions[host] = self._versions.get(host, 0) + 1
 
     def _run(self, host: str, job: str, node: str) -> NodeRun:
         key = (host, job, node)
         run = self._runs.get(key)
         if run is None:
             run = self._runs[key] = NodeRun(job=job, node=node, host=host)
+            self._bump(host)
         return run
 
     def report(self, since: float | None = None) -> dict[str, Any]:
@@ -74,5 +92,20 @@ class CostTracker:
         runs: dict[str, list[NodeRun]] = {}
         for run in self._runs.values():
             runs.setdefault(run.host, []).append(run)
+        settled = None if since is not None else {
+            name: (self._settled.setdefault(name, SettledCache()), self._versions.get(name, 0)) for name in self._hosts}
         return build(snaps, self._prices, self.ctx, self.ledger, since, runs_by_host=runs,
-                     settings_changed_at=self.settings_changed_at)
+                     settings_changed_at=self.settings_changed_at, settled=settled,
+                     memo=self._memo if since is None else None)
+
+
+def _shape(run: NodeRun) -> tuple[object, ...]:
+    """What of a node can move an ended node's figures (its own, or its neighbours' shares): its
+    times, state, GPUs, rules and name; once ended, any record (an idle sample, an event); while
+    lost, its last record's time (its end). A running node's metric points are not in it: they
+    move only its own figures, which are priced at every report anyway."""
+    ended = run.end is not None
+    return (run.start, run.end, run.state, len(run.gpus), run.idle_pct, run.budget, run.name, run.reason,
+            run.total_steps, len(run.events),
+            len(run.samples) if ended else None, len(run.steps) if ended else None,
+            run.last_t if ended or run.state == "lost" else None)

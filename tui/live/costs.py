@@ -54,6 +54,9 @@ class CostEngine:
         self._q: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._thread = threading.Thread(target=self._main, name="gpudeck-costs", daemon=True)
         self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1
+        # Per job: the report's JSON object and the board's figures made from it. The tracker hands
+        # back the same object while a job's figures stand (every ended job), so is-equal skips it.
+        self._boarded: dict[str, tuple[dict[str, Any], bool, JobCost]] = {}
         self.ledger: Ledger | None = None
         self.ctx = ctx or CostContext()
 
@@ -184,14 +187,22 @@ class CostEngine:
         with_today = [h for h in hosts if h["today_usd"] is not None]
         fleet = report["fleet"]
         jobs = {}
+        boarded: dict[str, tuple[dict[str, Any], bool, JobCost]] = {}
         for j in report["jobs"]:
             known = j["id"] in self._fed and j["accrued_usd"] is not None
-            jobs[j["id"]] = JobCost(
-                accrued=j["accrued_usd"] if known else None,
-                burn=j["burn_usd_per_hour"] if known else None,
-                projected=j["projected_usd"] if known else None,
-                idle=j["idle_usd"] if known else None,
-                budget=j.get("budget"), budget_status=j.get("budget_status"))
+            last = self._boarded.get(j["id"])
+            if last is not None and last[0] is j and last[1] == known:
+                figures = last[2]
+            else:
+                figures = JobCost(
+                    accrued=j["accrued_usd"] if known else None,
+                    burn=j["burn_usd_per_hour"] if known else None,
+                    projected=j["projected_usd"] if known else None,
+                    idle=j["idle_usd"] if known else None,
+                    budget=j.get("budget"), budget_status=j.get("budget_status"))
+            jobs[j["id"]] = figures
+            boarded[j["id"]] = (j, known, figures)
+        self._boarded = boarded
         today_by_currency = fleet.get("today") or {}
         over = (fleet_today_over(today_by_currency, self.ctx.daily_budget, self.ctx.currency, self.ctx.fx or {})
                 if with_today else None)

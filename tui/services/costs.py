@@ -89,8 +89,12 @@ class Costs:
     # -- boards back on the app thread -----------------------------------------------------------
 
     def updated(self, board: CostBoard) -> None:
+        # A board like the last (nothing runs, no priced host's day ticking) redraws nothing: with
+        # 500 ended jobs the engine hands back the very same figures every second.
+        unchanged = board == self.fleet.costs
         self.fleet.costs = board
-        self._changed({"cost"})
+        if not unchanged:
+            self._changed({"cost"})
         if board.rules_paused_since and not self._paused_said:  # 0: never enforced before, nothing to say
             self._paused_said = True
             say(self.app, f"fleet rules paused since {local_time(board.rules_paused_since)} (no gpudeck was "
