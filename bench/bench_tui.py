@@ -15,6 +15,7 @@ an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures
     python bench/bench_tui.py                                     # 16 hosts, 8 running, 200 ended
     python bench/bench_tui.py --hosts 64 --running 16 --ended 500 # the issue's full fleet
     python bench/bench_tui.py --profile 25                        # + the top 25 functions (cProfile, event-loop thread)
+    python bench/bench_tui.py --census                            # + messages, refreshes, timers, threads per second
 
 How long it takes is mostly the timed keys: 200 tab switches + 20 job opens at the app's latency
 (on the 2-core dev machine the defaults took 3.4 min; `--presses 40 --opens 6` about 1 min).
@@ -278,6 +279,42 @@ class Screen:
         return self.shown - t0
 
 
+class Census:
+    """Counts, per second of the watch window, what the app's loop handles: messages posted by
+    class, widget refreshes by widget class, timers started, and threads started (a worker per
+    poll shows here)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        from textual.message_pump import MessagePump
+        from textual.timer import Timer
+        from textual.widget import Widget
+
+        self.on = False
+        self.counts: dict[str, int] = {}
+        census = self
+
+        def counted(cls: Any, name: str, label: Any) -> None:
+            inner = getattr(cls, name)
+
+            def wrapper(this: Any, *a: Any, **kw: Any) -> Any:
+                if census.on:
+                    key = label(this, a)
+                    census.counts[key] = census.counts.get(key, 0) + 1
+                return inner(this, *a, **kw)
+
+            setattr(cls, name, wrapper)
+
+        counted(MessagePump, "post_message", lambda _s, a: f"message {type(a[0]).__name__}")
+        counted(Widget, "refresh", lambda w, _a: f"refresh {type(w).__name__}")
+        counted(Timer, "_start", lambda _s, _a: "timer started")
+        counted(threading.Thread, "start", lambda t, _a: f"thread {t.name.split('-')[0]}")
+
+    def per_second(self, seconds: float) -> dict[str, float]:
+        return {k: v / seconds for k, v in sorted(self.counts.items(), key=lambda kv: -kv[1])}
+
+
 async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, Any]:
     from textual.widgets import TabbedContent
 
@@ -296,6 +333,7 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
     app = GpuDeckApp(hosts=rec.hosts, transport=lambda h: rec.transport(h, speed=1), store=None)
     out: dict[str, Any] = {"rss_recording": rss_loaded}
     prof = cProfile.Profile() if args.profile and loaded else None
+    census = Census() if args.census else None
     async with app.run_test(size=(160, 48)) as pilot:
         wall0, cpu0 = time.monotonic(), time.process_time()
         ok = await _until(pilot, lambda: all(h.up and (h.gpus or not loaded) for h in app.fleet.hosts.values())
@@ -306,8 +344,13 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
             prof.enable()
         await pilot.pause(1.0)
         w0, c0 = time.monotonic(), time.process_time()
+        if census:
+            census.on = True
         await pilot.pause(args.watch)
         out["cpu_watch"] = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
+        if census:
+            census.on = False
+            out["census"] = census.per_second(time.monotonic() - w0)
         tabs = app.screen.query_one(TabbedContent)
         screen = Screen(app)
         lat: list[float] = []
@@ -364,7 +407,7 @@ def child(args: argparse.Namespace) -> None:
 def _spawn(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--child", str(path), "--watch", str(args.watch), "--presses", str(args.presses),
            "--opens", str(args.opens), "--gap", str(args.gap), "--running", str(args.running), "--ended", str(args.ended),
-           "--profile", str(args.profile)] + (["--loaded"] if loaded else [])
+           "--profile", str(args.profile)] + (["--loaded"] if loaded else []) + (["--census"] if args.census else [])
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     for line in p.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
@@ -388,6 +431,7 @@ def main() -> None:
     ap.add_argument("--opens", type=int, default=20, help="enter into a job and escape back, timed")
     ap.add_argument("--gap", type=float, default=0.05, help="seconds between timed keys")
     ap.add_argument("--profile", type=int, default=0, help="print the top N functions by cumulative time")
+    ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers, threads per second")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -434,6 +478,11 @@ def main() -> None:
           f"tab p95 {_pct(load['tabs'], .95) / _pct(base['tabs'], .95):.2f}×")
     print(f"fleet: {load['jobs']} jobs in the app, up in {load['startup_s']:.1f} s, run {load['run_s']:.0f} s "
           f"(empty: {base['run_s']:.0f} s)")
+    if load.get("census"):
+        print("\nper second while watching (fleet):")
+        for k, v in load["census"].items():
+            if v >= 0.5:
+                print(f"  {v:8.1f}  {k}")
     if load.get("profile"):
         print("\n" + load["profile"])
 
