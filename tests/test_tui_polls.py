@@ -1,9 +1,11 @@
 """The periodic polls of a fleet (issue #17): one schedule and a few pool threads, not a Textual worker,
-a timer and three messages per host per poll. Real threads; the app driven through a real replay."""
+a timer and three messages per host per poll; and the inbox drained in batches, not per wake. Real
+threads; the app driven through a real replay."""
 
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 from tests.support.tui import sync, until
 from tests.support.waiting import wait_for
 from tui.app import GpuDeckApp
-from tui.live.inbox import Inbox
+from tui.live.inbox import Inbox, Update
 from tui.live.polls import PollPool, PollSchedule
 from tui.remote.replay import Recording
 from tui.services import connections as feed
@@ -68,7 +70,6 @@ def test_each_poll_outcome_reaches_the_inbox_and_a_stuck_poll_holds_no_other() -
 
 def test_the_inbox_never_drops_a_poll_outcome_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
     from tui.live import inbox as inbox_module
-    from tui.live.inbox import Update
 
     monkeypatch.setattr(inbox_module, "MAX_PENDING", 2)
     inbox = Inbox()
@@ -102,5 +103,38 @@ async def test_a_replayed_fleet_is_polled_without_a_worker_per_poll(
         await until(pilot, lambda: transports and all(t.exhausted("gpus") and t.exhausted("jobs")
                                                       for t in transports), "every recorded poll answered")
         host = app.fleet.hosts[recording.hosts[0]]
-        assert host.gpus or host.cpu is not None  # the polls' answers reached the fleet
+        await until(pilot, lambda: host.gpus or host.cpu is not None, "the polls' answers in the fleet")
     assert groups and not [g for g in groups if g.split(":")[0] in ("gpus", "jobs")], groups
+
+
+@sync
+async def test_a_stream_of_wakes_is_drained_at_most_once_per_gap(gpudeck_home: Path) -> None:
+    """Reader threads wake the app each time the inbox goes from empty to not: ~100 times a second
+    at 64 hosts. Drains keep DRAIN_GAP apart, the updates meanwhile wait in the inbox (one batch)."""
+    recording = Recording.load(RECORDING)
+    app = GpuDeckApp(hosts=recording.hosts, transport=lambda h: recording.transport(h, speed=0), store=None)
+    drains: list[float] = []
+    drain = app.connections.drain
+
+    def counted() -> None:
+        drains.append(time.monotonic())
+        drain()
+
+    app.connections.drain = counted  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.fleet.hosts[recording.hosts[0]].status == "connected", "the replay up")
+        sent = threading.Event()
+
+        def wake_often() -> None:  # as a reader thread would: one small update at a time
+            for _ in range(200):
+                app.connections.inbox.put(Update("noise", "local"))
+                time.sleep(0.001)
+            sent.set()
+
+        drains.clear()
+        t0 = time.monotonic()
+        threading.Thread(target=wake_often, daemon=True).start()
+        await until(pilot, lambda: sent.is_set() and not len(app.connections.inbox), "every update drained")
+        spent = time.monotonic() - t0
+    assert 2 <= len(drains) <= spent / feed.DRAIN_GAP + 2, (len(drains), spent)
+    assert all(b - a >= feed.DRAIN_GAP * 0.9 for a, b in zip(drains, drains[1:], strict=False))

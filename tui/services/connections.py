@@ -36,6 +36,7 @@ from .base import Service
 GPU_PERIOD = 1.0
 JOBS_PERIOD = 2.0
 MIN_REDRAW = 0.1  # at most ~10 redraws a second
+DRAIN_GAP = 0.05  # at most ~20 drains a second: each wake of the loop costs, a batch costs no more
 POLL_TICK = 0.2  # how often the poll schedule is looked at (polls are due at most this late)
 TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
 SERIES_WIDTH = 2000  # points per series asked of the agent's `series` op when a job view opens
@@ -75,6 +76,8 @@ class Connections(Service):
         self._tags: set[str] = set()
         self._last_publish = 0.0
         self._flush_timer: Timer | None = None
+        self._last_drain = 0.0
+        self._drain_timer: Timer | None = None
         self._schedule = PollSchedule()
         self._pool = PollPool(self.inbox)
         self._active: set[str] | None = None  # ids of the active jobs as of the last drain; None: count again
@@ -203,8 +206,24 @@ class Connections(Service):
 
     # -- applying updates on the app thread ----------------------------------------------------
 
+    def pending(self) -> None:
+        """The inbox has news (the app calls this on InboxPending): drained now, or, within DRAIN_GAP
+        of the last drain, once when the gap is over (the inbox wakes nobody again until then)."""
+        wait = self._last_drain + DRAIN_GAP - time.monotonic()
+        if wait <= 0:
+            self.drain()
+        elif self._drain_timer is None:
+            self._drain_timer = self.app.set_timer(wait, self._timed_drain)
+
+    def _timed_drain(self) -> None:
+        # Through the app's guarded handler, like every drain: bad data becomes a note, not a crash.
+        self._drain_timer = None
+        self._last_drain = 0.0
+        self.app.post_message(InboxPending())
+
     def drain(self) -> None:
-        """Apply what the inbox holds to the fleet (the app calls this on InboxPending)."""
+        """Apply what the inbox holds to the fleet."""
+        self._last_drain = time.monotonic()
         fleet = self.fleet
         if self._active is None:  # counted again only after a job came or changed state
             self._active = {j.id for j in fleet.jobs.values() if j.active}
@@ -246,7 +265,8 @@ class Connections(Service):
             for host in polled:
                 self._ensure_tails(host, by_host.get(host, []))
         self.publish(tags)
-        if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now
+        if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now, no gap
+            self._last_drain = 0.0
             self.app.post_message(InboxPending())
 
     def _summarise(self, job_ids: set[str]) -> None:
