@@ -137,4 +137,3 @@ async def test_a_stream_of_wakes_is_drained_at_most_once_per_gap(gpudeck_home: P
         await until(pilot, lambda: sent.is_set() and not len(app.connections.inbox), "every update drained")
         spent = time.monotonic() - t0
     assert 2 <= len(drains) <= spent / feed.DRAIN_GAP + 2, (len(drains), spent)
-    assert all(b - a >= feed.DRAIN_GAP * 0.9 for a, b in zip(drains, drains[1:], strict=False))

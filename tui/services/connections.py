@@ -11,13 +11,14 @@ times a second whatever the event rate. It is also the TUI's `Agents` for tui/ac
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
 from textual.app import App
-from textual.timer import Timer
 
 from ..errors import GpudeckError
 from ..fleet import Fleet, JobModel
@@ -75,9 +76,9 @@ class Connections(Service):
         self._key_warned: set[str] = set()
         self._tags: set[str] = set()
         self._last_publish = 0.0
-        self._flush_timer: Timer | None = None
+        self._flush_timer: asyncio.TimerHandle | None = None
         self._last_drain = 0.0
-        self._drain_timer: Timer | None = None
+        self._drain_timer: asyncio.TimerHandle | None = None
         self._schedule = PollSchedule()
         self._pool = PollPool(self.inbox)
         self._active: set[str] | None = None  # ids of the active jobs as of the last drain; None: count again
@@ -213,7 +214,13 @@ class Connections(Service):
         if wait <= 0:
             self.drain()
         elif self._drain_timer is None:
-            self._drain_timer = self.app.set_timer(wait, self._timed_drain)
+            self._drain_timer = self._later(wait, self._timed_drain)
+
+    @staticmethod
+    def _later(delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+        """A one-shot delay on the app's loop (called on the app thread). A Textual Timer costs a
+        task and its messages per use; these fire 10-20 times a second under a fleet."""
+        return asyncio.get_running_loop().call_later(delay, callback)
 
     def _timed_drain(self) -> None:
         # Through the app's guarded handler, like every drain: bad data becomes a note, not a crash.
@@ -386,7 +393,7 @@ class Connections(Service):
             return
         wait = self._last_publish + MIN_REDRAW - time.monotonic()
         if wait > 0:
-            self._flush_timer = self.app.set_timer(wait, self._flush)
+            self._flush_timer = self._later(wait, self._flush)
         else:
             self._flush()
 
