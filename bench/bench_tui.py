@@ -15,7 +15,7 @@ an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures
     python bench/bench_tui.py                                     # 16 hosts, 8 running, 200 ended
     python bench/bench_tui.py --hosts 64 --running 16 --ended 500 # the issue's full fleet
     python bench/bench_tui.py --profile 25                        # + the top 25 functions (cProfile, event-loop thread)
-    python bench/bench_tui.py --census                            # + messages, refreshes, timers, threads per second
+    python bench/bench_tui.py --census                            # + messages, refreshes, timers per second
 
 How long it takes is mostly the timed keys: 200 tab switches + 20 job opens at the app's latency
 (on the 2-core dev machine the defaults took 3.4 min; `--presses 40 --opens 6` about 1 min).
@@ -281,12 +281,10 @@ class Screen:
 
 class Census:
     """Counts, per second of the watch window, what the app's loop handles: messages posted by
-    class, widget refreshes by widget class, timers started, and threads started (a worker per
-    poll shows here)."""
+    class (a thread worker shows as three StateChanged), widget refreshes by widget class, and
+    Textual timers started (each one a task)."""
 
     def __init__(self) -> None:
-        import threading
-
         from textual.message_pump import MessagePump
         from textual.timer import Timer
         from textual.widget import Widget
@@ -309,7 +307,6 @@ class Census:
         counted(MessagePump, "post_message", lambda _s, a: f"message {type(a[0]).__name__}")
         counted(Widget, "refresh", lambda w, _a: f"refresh {type(w).__name__}")
         counted(Timer, "_start", lambda _s, _a: "timer started")
-        counted(threading.Thread, "start", lambda t, _a: f"thread {t.name.split('-')[0]}")
 
     def per_second(self, seconds: float) -> dict[str, float]:
         return {k: v / seconds for k, v in sorted(self.counts.items(), key=lambda kv: -kv[1])}
@@ -432,7 +429,7 @@ def main() -> None:
     ap.add_argument("--opens", type=int, default=20, help="enter into a job and escape back, timed")
     ap.add_argument("--gap", type=float, default=0.05, help="seconds between timed keys")
     ap.add_argument("--profile", type=int, default=0, help="print the top N functions by cumulative time")
-    ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers, threads per second")
+    ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers per second")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
