@@ -16,6 +16,7 @@ an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures
     python bench/bench_tui.py --hosts 64 --running 16 --ended 500 # the issue's full fleet
     python bench/bench_tui.py --profile 25                        # + the top 25 functions (cProfile, event-loop thread)
     python bench/bench_tui.py --ended 500 --running 0 --hosts 1 --against /tmp/base   # CPU watching vs another checkout
+    python bench/bench_tui.py --census                            # + messages, refreshes, timers per second
 
 How long it takes is mostly the timed keys: 200 tab switches + 20 job opens at the app's latency
 (on the 2-core dev machine the defaults took 3.4 min; `--presses 40 --opens 6` about 1 min).
@@ -296,6 +297,39 @@ class Screen:
         return self.shown - t0
 
 
+class Census:
+    """Counts, per second of the watch window, what the app's loop handles: messages posted by
+    class (a thread worker shows as three StateChanged), widget refreshes by widget class, and
+    Textual timers started (each one a task)."""
+
+    def __init__(self) -> None:
+        from textual.message_pump import MessagePump
+        from textual.timer import Timer
+        from textual.widget import Widget
+
+        self.on = False
+        self.counts: dict[str, int] = {}
+        census = self
+
+        def counted(cls: Any, name: str, label: Any) -> None:
+            inner = getattr(cls, name)
+
+            def wrapper(this: Any, *a: Any, **kw: Any) -> Any:
+                if census.on:
+                    key = label(this, a)
+                    census.counts[key] = census.counts.get(key, 0) + 1
+                return inner(this, *a, **kw)
+
+            setattr(cls, name, wrapper)
+
+        counted(MessagePump, "post_message", lambda _s, a: f"message {type(a[0]).__name__}")
+        counted(Widget, "refresh", lambda w, _a: f"refresh {type(w).__name__}")
+        counted(Timer, "_start", lambda _s, _a: "timer started")
+
+    def per_second(self, seconds: float) -> dict[str, float]:
+        return {k: v / seconds for k, v in sorted(self.counts.items(), key=lambda kv: -kv[1])}
+
+
 async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, Any]:
     from textual.widgets import TabbedContent
 
@@ -314,6 +348,7 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
     app = GpuDeckApp(hosts=rec.hosts, transport=lambda h: rec.transport(h, speed=1), store=None)
     out: dict[str, Any] = {"rss_recording": rss_loaded}
     prof = cProfile.Profile() if args.profile and loaded else None
+    census = Census() if args.census else None
     async with app.run_test(size=(160, 48)) as pilot:
         wall0, cpu0 = time.monotonic(), time.process_time()
         ok = await _until(pilot, lambda: all(h.up and (h.gpus or not loaded) for h in app.fleet.hosts.values())
@@ -323,12 +358,18 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
         if prof:
             prof.enable()
         await pilot.pause(1.0)
-        w0, c0, t0 = time.monotonic(), time.process_time(), _thread_cpu()
+        w0, c0, t0, l0 = time.monotonic(), time.process_time(), _thread_cpu(), time.thread_time()
+        if census:
+            census.on = True
         await pilot.pause(args.watch)
         out["cpu_watch"] = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
+        out["cpu_watch_loop"] = 100 * (time.thread_time() - l0) / (time.monotonic() - w0)  # the event loop's thread
         t1, span = _thread_cpu(), time.monotonic() - w0
         # Where the watching CPU goes, per thread (threads of one name summed), % of a core.
         out["cpu_threads"] = {k: round(100 * (v - t0.get(k, 0.0)) / span, 2) for k, v in t1.items()}
+        if census:
+            census.on = False
+            out["census"] = census.per_second(span)
         tabs = app.screen.query_one(TabbedContent)
         screen = Screen(app)
         lat: list[float] = []
@@ -386,7 +427,7 @@ def _spawn(path: Path, args: argparse.Namespace, loaded: bool, root: Path = ROOT
     """One app run in a child process; `root`: the checkout whose code (and this bench file) runs."""
     cmd = [sys.executable, str(root / "bench" / Path(__file__).name), "--child", str(path), "--watch", str(args.watch), "--presses", str(args.presses),
            "--opens", str(args.opens), "--gap", str(args.gap), "--running", str(args.running), "--ended", str(args.ended),
-           "--profile", str(args.profile)] + (["--loaded"] if loaded else [])
+           "--profile", str(args.profile)] + (["--loaded"] if loaded else []) + (["--census"] if args.census else [])
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)})
     for line in p.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
@@ -434,6 +475,7 @@ def main() -> None:
     ap.add_argument("--against", type=Path, help="another checkout (e.g. `git archive` of main): only the watching "
                     "CPU, the fleet run alternately from it and from this one, --rounds times each; medians")
     ap.add_argument("--rounds", type=int, default=5, help="with --against: runs of each")
+    ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers per second")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -457,6 +499,9 @@ def main() -> None:
     rows = [
         ("CPU, watching (no keys), % of a core", f"{load['cpu_watch']:.1f} %", f"{base['cpu_watch']:.1f} %",
          f"≤ {GOALS['cpu']:.0f} %", load["cpu_watch"] <= GOALS["cpu"]),
+        ("  of which the event loop's thread (the rest: readers, polls, replay)",
+         f"{load.get('cpu_watch_loop', float('nan')):.1f} %", f"{base.get('cpu_watch_loop', float('nan')):.1f} %",
+         "—", None),
         ("CPU, whole run incl. keys, % of a core", f"{load['cpu_run']:.1f} %", f"{base['cpu_run']:.1f} %", "—", None),
         ("peak RSS", f"{load['rss']:.0f} MiB", f"{base['rss']:.0f} MiB", f"≤ {GOALS['rss']:.0f} MB",
          load["rss"] * 1.048576 <= GOALS["rss"]),
@@ -485,6 +530,11 @@ def main() -> None:
           f"(empty: {base['run_s']:.0f} s)")
     split = ", ".join(f"{k} {v:.1f} %" for k, v in sorted(load.get("cpu_threads", {}).items(), key=lambda kv: -kv[1]))
     print(f"fleet CPU watching, per thread: {split or '—'}")
+    if load.get("census"):
+        print("\nper second while watching (fleet):")
+        for k, v in load["census"].items():
+            if v >= 0.5:
+                print(f"  {v:8.1f}  {k}")
     if load.get("profile"):
         print("\n" + load["profile"])
 

@@ -175,7 +175,7 @@ class GpuDeckApp(App[None]):
 
     @guarded("fleet update")
     def on_inbox_pending(self, _: InboxPending) -> None:
-        self.connections.drain()
+        self.connections.pending()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         if message.tags & {"job", "state"}:

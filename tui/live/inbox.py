@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_PENDING = 100_000  # the app stalled (a debugger, a suspended terminal): drop polls, not journals
+KEPT = frozenset({"events", "polled"})  # never dropped: a journal gap, or a poll chain that would stop
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Inbox:
     def put(self, update: Update) -> None:
         with self._lock:
             was_empty = not self._items
-            if len(self._items) >= MAX_PENDING and update.kind != "events":
+            if len(self._items) >= MAX_PENDING and update.kind not in KEPT:
                 self.dropped += 1  # a missed GPU sample is harmless; a journal gap is not
                 return
             self._items.append(update)

@@ -1,7 +1,9 @@
 """Connections: the app's live link to every host's agent (owned by the App, shown by nobody).
 
-Blocking work runs in one-shot thread workers (connect, poll `gpus` ~1 Hz, poll `jobs`, `tail`),
-each re-armed by a timer when it ends, backing off on failures with config.toml's `[ssh] backoff_*`.
+Blocking work runs in one-shot thread workers (connect, `tail`); the periodic polls (`gpus` ~1 Hz,
+`jobs`) of all hosts run on one small pool (live/polls.py) from one schedule ticked by one timer,
+their outcomes coming back through the Inbox; each poll is re-armed when its outcome is applied,
+backing off on failures with config.toml's `[ssh] backoff_*`.
 Results reach the app thread through the Inbox; one coalesced `InboxPending` message drains it into
 the Fleet, and `FleetChanged` is posted at most every 0.1 s, so the screens redraw at most ~10
 times a second whatever the event rate. It is also the TUI's `Agents` for tui/actions.
@@ -9,19 +11,21 @@ times a second whatever the event rate. It is also the TUI's `Agents` for tui/ac
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
 from textual.app import App
-from textual.timer import Timer
 
 from ..errors import GpudeckError
 from ..fleet import Fleet, JobModel
 from ..live.inbox import Inbox
 from ..live.link import HostLink, LinkDown, TransportFactory
 from ..live.output_stream import OutputStream
+from ..live.polls import PollPool, PollSchedule
 from ..messages import FleetChanged, HostKeyChanged, InboxPending, JobEnded
 from ..remote.backoff import Backoff
 from ..remote.client import AgentError
@@ -33,6 +37,8 @@ from .base import Service
 GPU_PERIOD = 1.0
 JOBS_PERIOD = 2.0
 MIN_REDRAW = 0.1  # at most ~10 redraws a second
+DRAIN_GAP = 0.05  # at most ~20 drains a second: each wake of the loop costs, a batch costs no more
+POLL_TICK = 0.2  # how often the poll schedule is looked at (polls are due at most this late)
 TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
 SERIES_WIDTH = 2000  # points per series asked of the agent's `series` op when a job view opens
 SERIES_FROM = 5000  # a running job's view asks for `series` first when its journal is this far behind
@@ -70,7 +76,12 @@ class Connections(Service):
         self._key_warned: set[str] = set()
         self._tags: set[str] = set()
         self._last_publish = 0.0
-        self._flush_timer: Timer | None = None
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._last_drain = 0.0
+        self._drain_timer: asyncio.TimerHandle | None = None
+        self._schedule = PollSchedule()
+        self._pool = PollPool(self.inbox)
+        self._active: set[str] | None = None  # ids of the active jobs as of the last drain; None: count again
 
     # -- Agents (tui/actions): blocking, from workers ------------------------------------------
 
@@ -101,6 +112,7 @@ class Connections(Service):
             self.fleet.set_host_status(host, "connecting")
             self._connect(host)
         self.app.set_interval(1.0, lambda: self.publish({"clock"}))  # runtimes and staleness tick
+        self.app.set_interval(min(POLL_TICK, GPU_PERIOD, JOBS_PERIOD), self._tick)
         self.publish({"hosts"})
 
     def add_host(self, host: str) -> None:
@@ -113,6 +125,7 @@ class Connections(Service):
         self._connect(host)
 
     def stop(self) -> None:
+        self._pool.close()
         for link in self.links.values():
             link.close(wait=2.0)  # a healthy agent exits at once; a frozen one must not hold the exit
 
@@ -130,19 +143,25 @@ class Connections(Service):
         self.in_thread(self.links[host].connect, group=f"connect:{host}", exclusive=True,
                        done=lambda _: self._connected(host, None), failed=partial(self._connected, host))
 
-    def _poll(self, host: str, kind: str, gen: int) -> None:
-        if gen != self._gen[host] or not self.app.is_running:
-            return  # a chain from before a reconnect
-        link = self.links[host]
-        self.in_thread(link.poll_gpus if kind == "gpus" else link.poll_jobs, group=f"{kind}:{host}", exclusive=True,
-                       done=lambda _: self._polled(host, kind, None), failed=partial(self._polled, host, kind))
+    def _tick(self) -> None:
+        """Hand the polls now due to the pool (their links block; the app thread never does)."""
+        for host, kind, gen in self._schedule.take_due(time.monotonic()):
+            if gen != self._gen[host]:
+                continue  # a chain from before a reconnect
+            link = self.links[host]
+            self._pool.submit(host, kind, gen, link.poll_gpus if kind == "gpus" else link.poll_jobs)
 
     def _arm(self, host: str, kind: str, delay: float) -> None:
-        fire = partial(self._connect, host) if kind == "connect" else partial(self._poll, host, kind, self._gen[host])
-        if delay > 0:
-            self.app.set_timer(delay, fire)
-        else:
-            fire()  # Textual timers divide by their delay: zero means now
+        if kind == "connect":
+            fire = partial(self._connect, host)
+            if delay > 0:
+                self.app.set_timer(delay, fire)
+            else:
+                fire()  # Textual timers divide by their delay: zero means now
+            return
+        self._schedule.arm(host, kind, time.monotonic() + delay, self._gen[host])
+        if delay <= 0:
+            self._tick()
 
     def _connected(self, host: str, error: BaseException | None) -> None:
         self._connecting.discard(host)
@@ -164,6 +183,7 @@ class Connections(Service):
         self._arm(host, "connect", backoff.failed())
 
     def _polled(self, host: str, kind: str, error: BaseException | None) -> None:
+        """A poll's outcome, on the app thread (drained from the inbox)."""
         backoff = self.backoff(host, kind)
         if error is None:
             if self.fleet.hosts[host].status != "connected":
@@ -176,6 +196,7 @@ class Connections(Service):
         # (connect closes the old client first, in its worker).
         if isinstance(error, LinkDown) or not self.links[host].connected or backoff.failures >= SILENT_POLLS:
             self._gen[host] += 1  # both poll chains stop; the connect re-arms them
+            self._schedule.drop(host)
             self._arm(host, "connect", delay if backoff.failures >= SILENT_POLLS else 0)
         else:  # slow or refusing, but the pipe is up: retry this poll later
             self._arm(host, kind, delay)
@@ -186,14 +207,35 @@ class Connections(Service):
 
     # -- applying updates on the app thread ----------------------------------------------------
 
+    def pending(self) -> None:
+        """The inbox has news (the app calls this on InboxPending): drained now, or, within DRAIN_GAP
+        of the last drain, once when the gap is over (the inbox wakes nobody again until then)."""
+        wait = self._last_drain + DRAIN_GAP - time.monotonic()
+        if wait <= 0:
+            self.drain()
+        elif self._drain_timer is None:
+            self._drain_timer = self._later(wait, self._timed_drain)
+
+    @staticmethod
+    def _later(delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+        """A one-shot delay on the app's loop (called on the app thread). A Textual Timer costs a
+        task and its messages per use; these fire 10-20 times a second under a fleet."""
+        return asyncio.get_running_loop().call_later(delay, callback)
+
+    def _timed_drain(self) -> None:
+        # Through the app's guarded handler, like every drain: bad data becomes a note, not a crash.
+        self._drain_timer = None
+        self._last_drain = 0.0
+        self.app.post_message(InboxPending())
+
     def drain(self) -> None:
-        """Apply what the inbox holds to the fleet (the app calls this on InboxPending)."""
+        """Apply what the inbox holds to the fleet."""
+        self._last_drain = time.monotonic()
         fleet = self.fleet
         updates = self.inbox.take(DRAIN_BUDGET)
-        # GPU samples end no job: a drain of only those (one a second per host) skips the scan of
-        # every job (500 ended ones) for the running ones.
-        ends = any(u.kind != "gpus" for u in updates)
-        active_before = {j.id for j in fleet.jobs.values() if j.active} if ends else set()
+        if self._active is None:  # counted again only after a job came or changed state
+            self._active = {j.id for j in fleet.jobs.values() if j.active}
+        active_before = self._active
         tags: set[str] = set()
         polled: set[str] = set()
         fed: set[str] = set()
@@ -215,6 +257,10 @@ class Connections(Service):
                 for sink in self.sinks:
                     sink.jobs(u.host, u.data)
                 polled.add(u.host)
+            elif u.kind == "polled":
+                kind, gen, error = u.data
+                if gen == self._gen.get(u.host):  # else: from before a reconnect, whose connect re-armed
+                    self._polled(u.host, kind, error)
         # Only jobs this app saw running end here: a replayed journal's old states never show (the
         # fleet keeps the snapshot's state until the journal catches up), so no old ending repeats.
         for job_id in active_before:
@@ -227,7 +273,8 @@ class Connections(Service):
             for host in polled:
                 self._ensure_tails(host, by_host.get(host, []))
         self.publish(tags)
-        if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now
+        if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now, no gap
+            self._last_drain = 0.0
             self.app.post_message(InboxPending())
 
     def _summarise(self, job_ids: set[str]) -> None:
@@ -340,12 +387,14 @@ class Connections(Service):
 
     def publish(self, tags: set[str]) -> None:
         """Say the fleet changed, at most every MIN_REDRAW seconds (tags accumulate meanwhile)."""
+        if tags & {"job", "state"}:
+            self._active = None  # which jobs are active may have changed
         self._tags |= tags
         if not self._tags or self._flush_timer is not None:
             return
         wait = self._last_publish + MIN_REDRAW - time.monotonic()
         if wait > 0:
-            self._flush_timer = self.app.set_timer(wait, self._flush)
+            self._flush_timer = self._later(wait, self._flush)
         else:
             self._flush()
 

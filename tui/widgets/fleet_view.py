@@ -39,9 +39,11 @@ class FleetView(VerticalScroll):
         seen: set[HostPanel] = set()
         y = 0
         for panel in self.query_children(HostPanel):
+            if y >= bottom:
+                break  # the rest lie below the window: 64 hosts' styles are not looked up per draw
             margin = panel.styles.margin
             height = panel.outer_size.height + margin.top + margin.bottom
-            if y < bottom and y + height > top:
+            if y + height > top:
                 seen.add(panel)
             y += height
         return seen
