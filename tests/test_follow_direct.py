@@ -5,9 +5,13 @@ for the output cap's hole only where the cap could have dropped bytes."""
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import pytest
 
 from remote_agent.jobstate import JobView
 from remote_agent.serving.output import LineWriter
@@ -88,3 +92,25 @@ def test_past_the_floor_a_hole_is_still_skipped(agent_dir: Path, workdir: Path) 
     follow.no_gap_below = 1000
     assert hub._skip_gap(("j", "0"), follow, b"x" * 101) is False
     assert looked == [0]  # below the floor: no look at the journal
+
+
+@pytest.mark.slow
+def test_logs_f_into_a_closed_pipe_exits_quietly_while_the_job_prints(gpudeck_home: Path, tmp_path: Path) -> None:
+    """`gpudeck logs -f JOB | head -1`: the write fails on the reader thread now; the CLI still
+    ends at once with 0 and says nothing, and the job goes on."""
+    from tests.conftest import gpudeck
+
+    flag = tmp_path / "stop-now"
+    chatty = "import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    print('tick', flush=True); time.sleep(0.005)\n"
+    job_id = gpudeck("run", "--", sys.executable, "-c", chatty, str(flag), cwd=tmp_path).stdout.strip()
+    proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path, env=dict(os.environ))
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"tick\n"
+        proc.stdout.close()
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and err == b"", err
+        assert "running" in gpudeck("ps", cwd=tmp_path).stdout  # the follower's end is not the job's
+    finally:
+        flag.touch()
+        proc.kill()
