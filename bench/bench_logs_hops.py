@@ -104,11 +104,15 @@ def start_stage(stage: str, job_id: str, out_log: Path, agent_dir: Path, n: int,
     proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
 
+    ready = threading.Event()
+
     def cli_read() -> None:
-        read_latencies(proc.stdout, n, threading.Event(), ours)
+        read_latencies(proc.stdout, n, ready, ours)
         done.set()
 
     threading.Thread(target=cli_read, daemon=True).start()
+    if not ready.wait(60):  # its start (interpreter, SSH handshake) must not count as latency
+        raise SystemExit("logs -f never showed the job's first line")
     return proc.kill
 
 
