@@ -43,8 +43,9 @@ class _Follow:
         self.no_gap_below: Optional[float] = None  # bytes before this never fall in the cap's hole
 
     def gap_floor(self) -> float:
-        """Where the output cap's hole could start: reads below it need no look at the journal
-        (a refresh per push cost more than the rest of the hop). Unknown spec: 0, always look."""
+        """Where the output cap's hole could start: reads below it skip the journal stat (and its
+        re-read when it grew, ~25 µs) that otherwise sits between the read and the push.
+        Unknown spec: 0, always look."""
         if self.no_gap_below is None:
             if self.view.spec is None:
                 self.view.refresh()
