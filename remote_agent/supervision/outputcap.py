@@ -38,7 +38,7 @@ class OutputCap:
         self.path = path
         self.cap = cap
         half = cap // 2
-        self.head = (half + BLOCK - 1) // BLOCK * BLOCK  # the first bytes, kept
+        self.head = hole_start(cap)  # the first bytes, kept
         self.tail = half  # at least this many of the last bytes, kept
         self.dropped_to = self.head  # [head, dropped_to) is the hole
         self.unsupported: Optional[str] = None  # why the file system cannot punch holes
@@ -79,6 +79,11 @@ class OutputCap:
                     self.unsupported = "this file system cannot punch holes (%s)" % os.strerror(err)
         finally:
             os.close(fd)
+
+
+def hole_start(cap: int) -> int:
+    """Where a cap of `cap` bytes starts its hole: no byte before it is ever dropped."""
+    return (cap // 2 + BLOCK - 1) // BLOCK * BLOCK
 
 
 def gap_marker(start: int, end: int) -> bytes:

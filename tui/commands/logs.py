@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import base64
-import queue
 import signal
 import sys
+import threading
+from typing import BinaryIO
 
 from remote_agent.supervision.outputcap import gap_marker
 
@@ -69,25 +70,46 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 def _follow(session: Session, host: str, job_id: str, node: str) -> int:
     client = session.client(host)
-    out = sys.stdout.buffer
+    sink = StdoutSink(sys.stdout.buffer)
+    client.set_output_sink(sink)  # written on the reader thread: no queue, no second thread per chunk
     try:
         client.follow(job_id, node, offset=0, timeout=FOLLOW_TIMEOUT)
     except AgentError as exc:
         raise GpudeckError(f"{host}: {exc}", EXIT_NO_SUCH_JOB) from None
-    while True:
-        try:
-            _, _, data, end = client.outputs.get(timeout=0.5)
-        except queue.Empty:
-            if not client.connected:  # closed for good (e.g. a changed host key): it said why
-                raise GpudeckError(f"{host}: {client.last_error or 'connection closed'}") from None
-            continue
+    while not sink.done.wait(0.5):
+        if not client.connected:  # closed for good (e.g. a changed host key): it said why
+            raise GpudeckError(f"{host}: {client.last_error or 'connection closed'}") from None
+    if sink.broken is not None:
+        raise sink.broken  # stdout went away (`| head`): the CLI's BrokenPipeError path
+    end = sink.end or {}
+    if end.get("error"):
+        raise GpudeckError(str(end["error"]), EXIT_NO_SUCH_JOB)  # names the job and what happened
+    return job_exit_code(end)
+
+
+class StdoutSink:
+    """A follow's bytes straight onto stdout, flushed per chunk, from the client's reader thread;
+    `done` once the end came (after every byte: the reader calls in order) or stdout broke."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.done = threading.Event()
+        self.end: dict | None = None
+        self.broken: OSError | None = None
+
+    def __call__(self, job: str, node: str, data: bytes | None, end: dict | None) -> None:
+        if self.done.is_set():
+            return
         if data is not None:
-            out.write(data)
-            out.flush()
+            try:
+                self.out.write(data)
+                self.out.flush()
+            except (OSError, ValueError) as exc:  # a closed reader: stop, the main thread exits
+                self.broken = exc if isinstance(exc, OSError) else BrokenPipeError(str(exc))
+                self.done.set()
         elif end is not None:
-            if end.get("error"):
-                raise GpudeckError(str(end["error"]), EXIT_NO_SUCH_JOB)  # names the job and what happened
-            return job_exit_code(end)
+            self.end = end
+            self.done.set()
 
 
 def _pick_node(job: Job, wanted: str | None) -> dict:

@@ -57,7 +57,7 @@ class ReconnectingClient:
         # with its one-line reason: they are no longer followed; a consumer says so and ends.
         self.dropped: dict[tuple[str, str], str] = {}
         self.outputs: queue.Queue[tuple[str, str, bytes | None, dict[str, Any] | None]] = queue.Queue(OUTPUT_QUEUE)
-        self._output_sink = on_output or (lambda job, node, data, end: self.outputs.put((job, node, data, end)))
+        self._output_sink = on_output or self._queue_output
         self.output_offset: dict[tuple[str, str], int] = {}
         self.output_followed: set[tuple[str, str]] = set()
         self.reconnects = 0
@@ -221,6 +221,15 @@ class ReconnectingClient:
             with self._lock:
                 self.output_followed.discard(key)
             raise
+
+    def set_output_sink(self, sink: OutputSink | None) -> None:
+        """Where follows' output goes from now on (None: the `outputs` queue). The sink runs on the
+        reader thread, in order, so one that writes at once saves a thread handoff per chunk (`logs
+        -f`); while it blocks, nothing more is read from the agent: the same backpressure as a full queue."""
+        self._output_sink = sink or self._queue_output
+
+    def _queue_output(self, job: str, node: str, data: bytes | None, end: dict[str, Any] | None) -> None:
+        self.outputs.put((job, node, data, end))
 
     def unfollow(self, job: str, node: str) -> None:
         with self._lock:
