@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,7 +137,11 @@ def test_a_scale_the_jobs_budget_cannot_pay_for_is_journaled_as_refused(gpudeck_
     ok("hosts", "set", "local", "price_per_hour=1.5", "currency=USD")
     job = ok("run", "--name", "thrifty", "--budget", "1", "--", "bash", "-c", "echo backlog=12000; exec sleep 300",
              cwd=workdir).strip()
+    launched = time.time()
     wait_for(lambda: "backlog=12000" in output(job, "0"), what="the backlog line")
+    # at least 3 s of spend at 1.50/h: $0.99875 or less left, which shows as 0.99x (a faster pass
+    # would see $0.9996 left, which is $1.00 to 2 decimals)
+    wait_for(lambda: time.time() - launched >= 3, what="3 s of the job's spend")
     out = ok("policy", "run", "--once")
     [record] = journal(gpudeck_home)
     assert (record["rule"], record["job"]["id"], record["from"], record["to"], record["action"], record["outcome"]) \

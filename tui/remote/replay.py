@@ -25,6 +25,7 @@ from typing import Any
 
 from remote_agent.serving.logindex import LogArgError, index_file, search_file
 from remote_agent.serving.seriesfold import series_of_records
+from remote_agent.storage.records import expand, expand_all
 from remote_agent.supervision.outputcap import gap_marker
 
 from .client import decode_object
@@ -119,11 +120,14 @@ class Recording:
 
 def _take_journal_line(tape: HostTape, t: float, key: Key, record: dict[str, Any]) -> None:
     """A journal record that came as text: filed like a pushed event (one batch per moment)."""
+    points = expand(record)  # a dense `points` line: filed as its metric records (one seq each)
+    if not points:
+        return
     batches = tape.pushes.setdefault(key, [])
     if batches and batches[-1][0] == t:
-        batches[-1][1].append(record)
+        batches[-1][1].extend(points)
     else:
-        batches.append((t, [record]))
+        batches.append((t, points))
 
 
 def _take(tape: HostTape, t: float, msg: dict[str, Any], req: dict[str, Any] | None) -> None:
@@ -133,7 +137,8 @@ def _take(tape: HostTape, t: float, msg: dict[str, Any], req: dict[str, Any] | N
         return
     if msg.get("push") == "events":
         key = (str(msg.get("job")), str(msg.get("node")))
-        records = [r for r in msg.get("events") or () if isinstance(r, dict) and isinstance(r.get("seq"), int)]
+        records = [r for r in expand_all(r for r in msg.get("events") or () if isinstance(r, dict))
+                   if isinstance(r.get("seq"), int)]
         if records:
             tape.pushes.setdefault(key, []).append((t, records))
         return
