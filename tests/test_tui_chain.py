@@ -4,25 +4,18 @@ before the resized job's own, cut where the resized job resumed."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.resuming import RESUMING
 from tests.support.tui import sync, until
+from tests.test_tui_scale import cli
 from tui.app import GpuDeckApp
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.job import JobScreen
 from tui.widgets.charts import LossChart
 from tui.widgets.jobs_table import JobsTable
-
-
-def cli(*args: str, cwd: Path) -> str:
-    out = subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 @pytest.mark.slow
