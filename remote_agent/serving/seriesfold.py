@@ -62,23 +62,27 @@ def _number(v: Any) -> Optional[float]:
 
 def envelope(points: Points, size: int) -> Points:
     """At most ~size points of `points` (in order): the min and max of each of size/2 equal runs."""
-    n = len(points)
-    if n <= size:
+    if len(points) <= size:
         return points
+    return [points[k] for k in _extremes([p[1] for p in points], size)]
+
+
+def _extremes(ys: List[Any], size: int) -> List[int]:
+    """The indexes, in order, of the min and the max of each of size/2 equal runs of `ys`."""
+    n = len(ys)
     runs = max(1, size // 2)
-    out: Points = []
+    out: List[int] = []
     for r in range(runs):
         lo, hi = r * n // runs, (r + 1) * n // runs
         if hi <= lo:
             continue
-        run = points[lo:hi]
-        ys = [p[1] for p in run]
-        i, j = ys.index(min(ys)), ys.index(max(ys))
+        seg = ys[lo:hi]
+        i, j = lo + seg.index(min(seg)), lo + seg.index(max(seg))
         if i > j:
             i, j = j, i
-        out.append(run[i])
+        out.append(i)
         if j != i:
-            out.append(run[j])
+            out.append(j)
     return out
 
 
@@ -100,23 +104,9 @@ def _column_envelope(xs: List[Any], ys: List[Any], size: int) -> Points:
     if None in xs or not _all_finite_numbers(ys):  # a stepless point, a string ("nan"), a bool, a nan
         return envelope([[x, y] for x, y in zip(xs, ys)  # noqa: B905 (strict= is 3.10+)
                          if _number(y) is not None and x is not None], size)
-    n = len(ys)
-    if n <= size:
+    if len(ys) <= size:
         return [[x, y] for x, y in zip(xs, ys)]  # noqa: B905 (the agent runs on 3.8)
-    runs = max(1, size // 2)
-    out: Points = []
-    for r in range(runs):
-        lo, hi = r * n // runs, (r + 1) * n // runs
-        if hi <= lo:
-            continue
-        seg = ys[lo:hi]
-        i, j = lo + seg.index(min(seg)), lo + seg.index(max(seg))
-        if i > j:
-            i, j = j, i
-        out.append([xs[i], ys[i]])
-        if j != i:
-            out.append([xs[j], ys[j]])
-    return out
+    return [[xs[k], ys[k]] for k in _extremes(ys, size)]
 
 
 class SeriesFold:

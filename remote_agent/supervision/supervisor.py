@@ -120,17 +120,24 @@ class Supervisor:
         signal.signal(signal.SIGINT, on_terminate)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
+    def _open_output(self) -> Optional[int]:
+        """output.log opened for appending; None (the job journaled `failed`) when it cannot be."""
+        assert self.journal is not None
+        try:
+            return open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except OSError as exc:
+            self.journal.append("state", state="failed", exit_code=None, signal=None,
+                                cause="could not open output.log: %s" % describe_os_error(exc), tail=[])
+            self._flush_journal()
+            return None
+
     def _start_command(self) -> bool:
         assert self.journal is not None
         # The command writes straight into output.log (not a pipe through us): if the supervisor
         # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
         argv = ["bash", "-lc", shell_script(self.spec.get("setup") or [], self.spec.get("path")), "gpudeck-job"] + list(self.spec["argv"])
-        try:
-            out_fd = open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        except OSError as exc:
-            self.journal.append("state", state="failed", exit_code=None, signal=None,
-                                cause="could not open output.log: %s" % describe_os_error(exc), tail=[])
-            self._flush_journal()
+        out_fd = self._open_output()
+        if out_fd is None:
             return False
         try:
             self.proc = subprocess.Popen(

@@ -19,7 +19,6 @@ import time
 from typing import Any, Dict, Optional
 
 from ..probes.jobgpus import sample_job_gpus
-from ..storage.files import describe_os_error, open_private
 from ..storage.layout import JobFiles
 from .follow_file import FileFollower
 from .proctree import signal_pids
@@ -43,12 +42,8 @@ class WatchSupervisor(Supervisor):
 
     def _start_command(self) -> bool:
         assert self.journal is not None
-        try:
-            out_fd = open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        except OSError as exc:
-            self.journal.append("state", state="failed", exit_code=None, signal=None,
-                                cause="could not open output.log: %s" % describe_os_error(exc), tail=[])
-            self._flush_journal()
+        out_fd = self._open_output()
+        if out_fd is None:
             return False
         self.follower = FileFollower(self.watch["path"], out_fd, bool(self.watch.get("from_end")))
         self._copier = threading.Thread(target=self._copy, args=(out_fd,), name="watch-copy", daemon=True)

@@ -8,13 +8,12 @@ does for `gpudeck logs -f`. Decoded lines wait here, bounded, until the app thre
 
 from __future__ import annotations
 
-import base64
-import binascii
 import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from ..remote.reconnect import owed_output
 from .logtext import LogDecoder
 
 KEEP_LINES = 5000  # lines waiting for the app thread at most (a view shows the last ones anyway)
@@ -65,21 +64,10 @@ class OutputStream:
                         self._lines.append(tail)
                     self._signal()
                 return
-            try:
-                data = base64.b64decode(obj.get("data") or "", validate=True)
-            except (binascii.Error, ValueError, TypeError):
+            taken = owed_output(obj, offset, owed)
+            if taken is None:
                 return
-            skip_to = obj.get("skip_to")
-            if isinstance(skip_to, int) and not isinstance(skip_to, bool):
-                # The output cap dropped [offset, skip_to): data is the line saying so.
-                if offset > owed or skip_to <= owed:
-                    return
-                self.owed = skip_to
-            else:
-                if offset > owed or offset + len(data) <= owed:
-                    return  # past a gap (a stale subscription) or all taken already
-                data = data[owed - offset:]
-                self.owed = owed + len(data)
+            data, self.owed = taken
             if self._cut_first:
                 cut = data.find(b"\n")
                 if cut < 0:

@@ -37,6 +37,24 @@ OutputSink = Callable[[str, str, bytes | None, dict[str, Any] | None], None]
 OUTPUT_QUEUE = 64
 
 
+def owed_output(obj: dict[str, Any], offset: int, owed: int) -> tuple[bytes, int] | None:
+    """What an `output` push at `offset` gives a reader owed bytes from `owed`: the new bytes and
+    where the next owed byte is then. None: nothing new (a stale subscription past a gap, bytes
+    taken already, or bad data). A push with `skip_to` (the output cap dropped [offset, skip_to))
+    carries the line saying so, not file bytes, and moves the owed byte past the gap."""
+    try:
+        data = base64.b64decode(obj.get("data") or "", validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return None
+    skip_to = obj.get("skip_to")
+    if isinstance(skip_to, int) and not isinstance(skip_to, bool):
+        return (data, skip_to) if offset <= owed < skip_to else None
+    if offset > owed or offset + len(data) <= owed:
+        return None
+    data = data[owed - offset:]
+    return data, owed + len(data)
+
+
 class ReconnectingClient:
     def __init__(self, host: str, make_transport: Callable[[], Transport], *, backoff_initial: float = 0.5,
                  backoff_max: float = 15.0, on_status: StatusHandler | None = None,
@@ -281,24 +299,12 @@ class ReconnectingClient:
                     self.output_followed.discard(key)
                 self._output_sink(job, node, None, obj)
                 return
-            try:
-                data = base64.b64decode(obj.get("data") or "", validate=True)
-            except (binascii.Error, ValueError, TypeError):
+            taken = owed_output(obj, offset, owed)
+            if taken is None:
                 return
-            skip_to = obj.get("skip_to")
-            if isinstance(skip_to, int) and not isinstance(skip_to, bool):
-                # The output cap dropped [offset, skip_to): data is the line saying so, not file bytes.
-                if offset > owed or skip_to <= owed:
-                    return
-                with self._lock:
-                    self.output_offset[key] = skip_to
-                self._output_sink(job, node, data, None)
-                return
-            if offset > owed or offset + len(data) <= owed:
-                return  # past a gap (a stale subscription) or all seen already
-            data = data[owed - offset:]
+            data, next_owed = taken
             with self._lock:
-                self.output_offset[key] = owed + len(data)
+                self.output_offset[key] = next_owed
             self._output_sink(job, node, data, None)
 
     def _deliver(self, job: str, node: str, records: list[dict[str, Any]]) -> None:
