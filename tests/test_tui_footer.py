@@ -9,6 +9,7 @@ import gc
 import pytest
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets._footer import FooterKey
 
@@ -41,6 +42,15 @@ class _App(App[None]):
         self.push_screen(_Keys())
 
 
+async def _keys_shown(pilot: Pilot, app: _App) -> tuple[_Keys, DeckFooter]:
+    """The test screen and its footer, once its first three keys are on show."""
+    screen = app.screen
+    assert isinstance(screen, _Keys)
+    footer = screen.query_one(DeckFooter)
+    await until(pilot, lambda: len(footer.query(FooterKey)) == 3, "the keys")
+    return screen, footer
+
+
 def _live_keys() -> int:
     gc.collect()
     return sum(isinstance(o, FooterKey) and not o._closed for o in gc.get_objects())
@@ -51,10 +61,7 @@ def _live_keys() -> int:
 async def test_footer_composes_only_new_keys_and_lets_old_ones_go() -> None:
     app = _App()
     async with app.run_test(size=(100, 10)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, _Keys)
-        footer = screen.query_one(DeckFooter)
-        await until(pilot, lambda: len(footer.query(FooterKey)) == 3, "the keys")
+        screen, footer = await _keys_shown(pilot, app)
         composed = footer.query(FooterKey).first()
         for _ in range(5):  # nothing changed: the same widgets stay
             screen.refresh_bindings()
@@ -78,10 +85,7 @@ def _on_show(footer: DeckFooter) -> list[tuple[str, bool]]:
 async def test_other_keys_are_written_into_the_keys_on_show_not_composed_again() -> None:
     app = _App()
     async with app.run_test(size=(100, 10)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, _Keys)
-        footer = screen.query_one(DeckFooter)
-        await until(pilot, lambda: len(footer.query(FooterKey)) == 3, "the keys")
+        screen, footer = await _keys_shown(pilot, app)
         slots = list(footer.query(FooterKey))
         for i in range(40):  # another tab's keys, "Two" enabled and disabled: the same widgets each time
             screen.tab, screen.two_on = ("narrow" if i % 2 else "wide"), i % 4 < 2
