@@ -1,7 +1,9 @@
 """Talks to one agent: requests with timeouts, pushed journal events with exactly-once delivery.
 
-The reader thread owns the pipe's read side; callers block only on their own request's future.
-Pushed events arrive on the reader thread: handlers must hand them on (a queue, post_message).
+The read side is one ordered stream of lines: a reader thread of ours pulls them, or a transport
+that pushes (SSH) hands them over on its own thread. Callers block only on their own request's
+future. Pushes and answers arrive on that one reading thread, in order: handlers must hand them on
+(a queue, post_message) and never wait on the connection themselves.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from remote_agent.storage.records import expand_all, lines_after_seq
 
+from .line_stream import LineStream
 from .transport import Transport, TransportError
 
 EventHandler = Callable[[str, str, list[dict[str, Any]]], None]
@@ -58,14 +61,23 @@ class AgentClient:
         self._closed = threading.Event()
         self.closed_reason: str | None = None
         self._reader: threading.Thread | None = None
+        self._hello: Future[dict[str, Any]] = Future()
+        self._skipped = 0  # bytes a login shell printed before the hello
+        self._journal_header: dict[str, Any] = {}
+        self._stream = LineStream(self._take_line, self._take_journal_body)
 
     # -- connection ------------------------------------------------------------------------------
 
     def connect(self, timeout: float = 20.0) -> dict[str, Any]:
-        self.transport.open()
-        marker: Future[dict[str, Any]] = Future()
-        self._reader = threading.Thread(target=self._read_loop, args=(marker,), name=f"agent-{self.host}", daemon=True)
-        self._reader.start()
+        marker = self._hello
+        # A transport that pushes (SSH) hands over each packet on its own thread: no reader thread
+        # and no handoff per line; the others are read by a thread of ours.
+        if self.transport.push_to(self._stream.feed, self._pushed_end):
+            self.transport.open()
+        else:
+            self.transport.open()
+            self._reader = threading.Thread(target=self._read_loop, name=f"agent-{self.host}", daemon=True)
+            self._reader.start()
         try:
             self.hello_marker = marker.result(timeout)
         except FutureTimeout:
@@ -134,41 +146,65 @@ class AgentClient:
 
     # -- the reader thread -----------------------------------------------------------------------
 
-    def _read_loop(self, marker: Future[dict[str, Any]]) -> None:
+    def _read_loop(self) -> None:
         reason = "the agent closed the connection"
         try:
-            skipped = 0
-            while not marker.done():
-                line = self.transport.readline()
-                if not line:
-                    marker.set_exception(ConnectionLost(f"{self.host}: the agent exited before saying hello"))
-                    return
-                obj = hello_in(line)
-                if obj is not None:
-                    marker.set_result(obj)
-                    break
-                skipped += len(line)
-                if skipped > HELLO_BYTES_MAX:
-                    marker.set_exception(ConnectionLost(
-                        f"{self.host}: no agent hello in the first {skipped >> 20} MiB the login shell printed"))
-                    return
             while True:
                 line = self.transport.readline()
                 if not line:
+                    if not self._hello.done():
+                        reason = "the agent exited before saying hello"
                     break
-                obj = decode_object(line)
-                if obj is not None and obj.get("push") == "journal":
-                    self._read_journal(obj)  # its lines follow the header: read them here, in order
-                elif obj is not None:
-                    self._dispatch(obj)
+                size = self._take_line(line)
+                if size:
+                    data = self.transport.read_lines(size)
+                    if len(data) < size:
+                        raise TransportError("the connection closed inside a journal push")
+                    self._take_journal_body(data)
         except TransportError as exc:  # a transport says why it broke (timeout, cut, agent exit)
             reason = str(exc)
-            if not marker.done():
-                marker.set_exception(ConnectionLost(f"{self.host}: {reason}"))
         except Exception as exc:  # the reader must always fail the pending requests
             reason = f"reader failed: {exc}"
-        finally:
-            self._fail_pending(reason)
+        self._ended(reason)
+
+    def _pushed_end(self, reason: str | None) -> None:
+        """The pushing transport's stream ended (its watchdog thread says why, once)."""
+        if reason is None:
+            if not self._hello.done():
+                reason = "the agent exited before saying hello"
+            elif self._stream.inside:
+                reason = "the connection closed inside a journal push"
+            else:
+                reason = "the agent closed the connection"
+        self._ended(reason)
+
+    def _ended(self, reason: str) -> None:
+        if not self._hello.done():
+            self._hello.set_exception(ConnectionLost(f"{self.host}: {reason}"))
+        self._fail_pending(reason)
+
+    def _take_line(self, line: bytes) -> int:
+        """One line from the agent, in order; returns the size of the journal body that follows it
+        (a `journal` push), else 0. Before the hello, a login shell's chatter is skipped."""
+        if not self._hello.done():
+            obj = hello_in(line)
+            if obj is not None:
+                self._hello.set_result(obj)
+                return 0
+            self._skipped += len(line)
+            if self._skipped > HELLO_BYTES_MAX:
+                raise TransportError(f"no agent hello in the first {self._skipped >> 20} MiB the login shell printed")
+            return 0
+        obj = decode_object(line)
+        if obj is not None and obj.get("push") == "journal":
+            size = obj.get("bytes")
+            if not (isinstance(size, int) and not isinstance(size, bool) and size > 0):
+                raise TransportError("a journal push without its size: the stream is out of step")
+            self._journal_header = obj  # its lines follow the header: _take_journal_body, in order
+            return size
+        if obj is not None:
+            self._dispatch(obj)
+        return 0
 
     def _dispatch(self, obj: dict[str, Any]) -> None:
         push = obj.get("push")
@@ -201,14 +237,9 @@ class AgentClient:
         if fresh:
             self._on_events(job, node, fresh)
 
-    def _read_journal(self, header: dict[str, Any]) -> None:
-        size, job, node = header.get("bytes"), header.get("job"), header.get("node")
-        first, last = header.get("first_seq"), header.get("last_seq")
-        if not (isinstance(size, int) and size > 0):
-            raise TransportError("a journal push without its size: the stream is out of step")
-        data = self.transport.read_lines(size)
-        if len(data) < size:
-            raise TransportError("the connection closed inside a journal push")
+    def _take_journal_body(self, data: bytes) -> None:
+        header = self._journal_header
+        job, node, first, last = header.get("job"), header.get("node"), header.get("first_seq"), header.get("last_seq")
         if not (isinstance(job, str) and isinstance(node, str) and isinstance(first, int) and isinstance(last, int)):
             return
         with self._lock:

@@ -24,8 +24,9 @@ from ..settings import SshSettings
 from .deploy import Deployed, DeployError, ensure_agent
 from .hostkey_errors import HostKeyError
 from .hostkeys import Confirm
+from .push_pipe import PushPipe, watch_pipe
 from .ssh_connect import AskPassphrase, Connection, SshError, connect
-from .transport import Transport, TransportError
+from .transport import Consumer, EndHandler, Transport, TransportError
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
 
@@ -54,6 +55,7 @@ class SshTransport(Transport):
         self._write_lock = threading.Lock()
         self._closed = threading.Event()
         self.alive_timeout = settings.alive_timeout  # this host's silence limit, set on connect
+        self._push: tuple[Consumer, EndHandler] | None = None
 
     @property
     def heartbeat(self) -> float:
@@ -90,14 +92,23 @@ class SshTransport(Transport):
         self.deployed = cached
         return cached
 
+    def push_to(self, consumer: Consumer, on_end: EndHandler) -> bool:
+        """From the next open on, the agent's bytes go to consumer on paramiko's transport thread
+        as each packet arrives (PushPipe), and on_end says once why they stopped; readline is unused."""
+        self._push = (consumer, on_end)
+        return True
+
     def open(self) -> None:
         # HostKeyError passes through untouched: the CLI turns it into its own exit code.
         self._closed.clear()
         conn = self.connect()
+        pipe = None
         try:
             deployed = self.deploy()
             chan = conn.transport.open_session(timeout=self.settings.connect_timeout)
             chan.settimeout(self.alive_timeout)
+            if self._push is not None:  # before exec: the agent's first byte must not miss it
+                pipe = chan.in_buffer = PushPipe(chan, self._push[0])
             chan.exec_command(serve_command(deployed, self.heartbeat))
         except (paramiko.SSHException, OSError, EOFError) as exc:
             conn.close()
@@ -106,7 +117,11 @@ class SshTransport(Transport):
             conn.close()
             raise
         self._chan = chan
-        self._file = chan.makefile("rb", 1 << 16)
+        if pipe is not None and self._push is not None:
+            threading.Thread(target=watch_pipe, name=f"watch-{self.host}", daemon=True,
+                             args=(pipe, self.alive_timeout, self._closed, self._push[1], self._eof_reason)).start()
+        else:
+            self._file = chan.makefile("rb", 1 << 16)
         threading.Thread(target=self._ping_loop, name=f"ping-{self.host}", daemon=True).start()
 
     def readline(self) -> bytes:

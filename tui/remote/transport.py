@@ -10,7 +10,11 @@ import subprocess
 import sys
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
+
+Consumer = Callable[[bytes], None]  # the agent's bytes, in any chunking, in order
+EndHandler = Callable[["str | None"], None]  # why the stream ended; None: it was closed here (or a clean EOF)
 
 
 class TransportError(Exception):
@@ -26,6 +30,11 @@ class Transport(ABC):
     @abstractmethod
     def readline(self) -> bytes:
         """One line with its newline; b'' at EOF."""
+
+    def push_to(self, consumer: Consumer, on_end: EndHandler) -> bool:
+        """Deliver the agent's bytes to consumer from the next open on, on the transport's own
+        thread, instead of through readline; False: this transport only reads when asked."""
+        return False
 
     def read_lines(self, size: int) -> bytes:
         """The next `size` bytes, whole lines (a `journal` push's body); fewer only at EOF.
