@@ -3,7 +3,7 @@ bench/bench_logs.py, beside `ssh HOST tail -F` of its output.log in the same rou
 
     inotify  a Python thread woken by inotify reading output.log (the floor of any Python reader)
     local    serve over a local pipe: the output hub, its push, the client's reader callback (no SSH)
-    ssh      the ReconnectingClient over loopback SSH in this process, its sink on the reader thread
+    ssh      the ReconnectingClient over loopback SSH in this process, its sink on paramiko's thread
     cli      `gpudeck logs -f` as a process, read from its stdout (as the bench reads it)
 
 Differences between stages are the hops' costs. Diagnostic only: product code is not instrumented.

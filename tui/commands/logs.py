@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
 def _follow(session: Session, host: str, job_id: str, node: str) -> int:
     client = session.client(host)
     sink = StdoutSink(sys.stdout.buffer)
-    client.set_output_sink(sink)  # written on the reader thread: no queue, no second thread per chunk
+    client.set_output_sink(sink)  # written on the reading thread (over SSH paramiko's): no handoff per chunk
     try:
         client.follow(job_id, node, offset=0, timeout=FOLLOW_TIMEOUT)
     except AgentError as exc:
@@ -88,7 +88,7 @@ def _follow(session: Session, host: str, job_id: str, node: str) -> int:
 
 
 class StdoutSink:
-    """A follow's bytes straight onto stdout, flushed per chunk, from the client's reader thread;
+    """A follow's bytes straight onto stdout, flushed per chunk, from the client's reading thread;
     `done` once the end came (after every byte: the reader calls in order) or stdout broke."""
 
     def __init__(self, out: BinaryIO) -> None:

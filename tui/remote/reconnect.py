@@ -242,8 +242,9 @@ class ReconnectingClient:
 
     def set_output_sink(self, sink: OutputSink | None) -> None:
         """Where follows' output goes from now on (None: the `outputs` queue). The sink runs on the
-        reader thread, in order, so one that writes at once saves a thread handoff per chunk (`logs
-        -f`); while it blocks, nothing more is read from the agent: the same backpressure as a full queue."""
+        client's reading thread (paramiko's transport thread over SSH), in order, so one that writes
+        at once saves a thread handoff per chunk (`logs -f`); while it blocks, nothing more is read
+        from the agent: the same backpressure as a full queue (and not silence: see push_pipe)."""
         self._output_sink = sink or self._queue_output
 
     def _queue_output(self, job: str, node: str, data: bytes | None, end: dict[str, Any] | None) -> None:
