@@ -234,8 +234,11 @@ class OutputHub:
                         "signal": None if error else state.get("signal"), "error": error})
 
 
-def wait_seconds(subs: List[_Follow], now: float) -> float:
-    """How long the hub may sleep: the fallback poll, or until the first deferred fold is due."""
+def wait_seconds(subs: List[_Follow], now: float) -> Optional[float]:
+    """How long the hub may sleep: until the first deferred fold is due, else the fallback poll;
+    None (until follow or close wakes it) when it follows nothing."""
+    if not subs:
+        return None
     due = [sub.refresh_at for sub in subs if sub.refresh_at is not None]
     return max(0.0, min(due) - now) if due else POLL_SECONDS
 
