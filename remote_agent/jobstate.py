@@ -86,7 +86,9 @@ class JobView:
             before = self.reader.offset
             for record in self.reader.read_new():
                 self._fold(record)
-            if self.reader.offset == before:
+            # A read that did not fill its buffer reached the end: a second open + read (inside a
+            # followed line's burst) would only find nothing.
+            if self.reader.offset == before or not self.reader.more:
                 break
         self.fields["malformed"] += self.reader.skipped - skipped  # lines that are no record at all
         if self.reader.offset - start >= CACHE_AFTER_BYTES or (self.terminal and self.reader.offset > start):

@@ -8,6 +8,10 @@ serve's stdout write (SSH's window, the pipe's buffer), so memory stays one chun
 
 The end marker goes out only once the job is over and every byte of its file was sent: the state
 is read before the last read of the file, and a job that is over has written all of its output.
+
+CPU inside a line's burst delays its push (sshd and the client want the same cores), so a round
+costs one pread of output.log, and a journal that merely grew (the line's metric, just appended) is
+folded SETTLE later, after the burst: a job's end is then seen within SETTLE plus a round.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import base64
 import os
 import threading
 import time
-from typing import IO, Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..jobstate import TERMINAL_STATES, JobView
 from ..storage.jsonio import dumps
@@ -28,14 +32,16 @@ from .output import LineWriter
 CHUNK_BYTES = 64 * 1024
 POLL_SECONDS = 0.25  # fallback only: inotify wakes the thread on every write
 STATE_EVERY = 1.0  # a supervisor that died writes nothing: look at the lock this often anyway
+SETTLE = 0.005  # a journal that grew is folded this long after, not inside the line's burst
 
 
 class _Follow:
     def __init__(self, view: JobView, offset: int) -> None:
         self.view = view
         self.offset = offset
-        self.file: Optional[IO[bytes]] = None
+        self.fd = -1  # output.log, read with pread at self.offset: one syscall a round
         self.journal_size = -1
+        self.refresh_at: Optional[float] = None  # the journal grew: fold it then (monotonic)
         self.state_at = 0.0
         self.state: Dict[str, Any] = {}
         self.watched = False
@@ -59,10 +65,14 @@ class _Follow:
                 self.no_gap_below = float("inf")  # no cap: nothing is ever dropped
         return self.no_gap_below
 
+    def read(self) -> bytes:
+        # A short read is not the end of the job: the end needs its state first (_pump).
+        return os.pread(self.fd, CHUNK_BYTES, self.offset)
+
     def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class OutputHub:
@@ -116,7 +126,7 @@ class OutputHub:
                 except OSError as exc:  # unreadable output: say so once and stop following
                     self._end(key, sub, error="cannot read the output of job %s: %s" % (key[0], exc))
             if not busy:
-                self._watch.wait(POLL_SECONDS)
+                self._watch.wait(wait_seconds([sub for _, sub in subs], time.monotonic()))
             with self._lock:
                 live = set(id(s) for s in self._subs.values())
             for _, sub in subs:
@@ -127,29 +137,28 @@ class OutputHub:
     def _pump(self, key: Tuple[str, str], sub: _Follow) -> bool:
         """One step of one follow: True when it sent something (look again at once)."""
         files = sub.view.files
-        if sub.file is None:
+        if sub.fd < 0:
             try:
-                sub.file = open(str(files.output), "rb")  # noqa: SIM115 - kept open across rounds
+                sub.fd = os.open(str(files.output), os.O_RDONLY | os.O_CLOEXEC)  # kept across rounds
             except FileNotFoundError:
                 if not files.dir.is_dir():
                     self._end(key, sub, error=_removed(key))
                     return False
-                if self._over(sub, force=False):  # ended before printing anything
+                if self._over(sub):  # ended before printing anything
                     self._end(key, sub)
                 return False
-            sub.file.seek(sub.offset)
         if not sub.watched:
             self._watch.add(str(files.output))
             sub.watched = True
-        data = sub.file.read(CHUNK_BYTES)
+        data = sub.read()
         if data and self._skip_gap(key, sub, data):
             return True
         if data:
             return self._send(key, sub, data)
-        if not self._over(sub, force=False):
+        if not self._over(sub):
             return False
         # Over: the job wrote its last byte before its end was journaled. Read once more.
-        data = sub.file.read(CHUNK_BYTES)
+        data = sub.read()
         if data:
             return self._send(key, sub, data)
         if sub.state.get("state") == "lost" and not files.dir.is_dir():
@@ -163,14 +172,14 @@ class OutputHub:
         one `gap` push saying how much was dropped, and go on after it. True when it handled them."""
         if sub.offset + len(data) <= sub.gap_floor():
             return False
-        self._over(sub, force=False)  # refreshes the view when the journal grew (the hole is said first)
+        # The hole is journaled before the bytes after it are written: a journal that grew is
+        # folded now, not SETTLE later, or the hole's bytes would go out as output.
+        self._over(sub, settle=False)
         gap = sub.view.fields.get("output_gap")
         if not gap or sub.offset + len(data) <= gap[0] or sub.offset >= gap[1]:
             return False
-        assert sub.file is not None
         if sub.offset < gap[0]:
-            sub.file.seek(gap[0])
-            return self._send(key, sub, data[:gap[0] - sub.offset])
+            return self._send(key, sub, data[:gap[0] - sub.offset])  # the next read starts at the hole
         with self._lock:
             if self._subs.get(key) is not sub:
                 return False
@@ -178,18 +187,21 @@ class OutputHub:
         line = '{"push":"output","job":%s,"node":%s,"offset":%d,"skip_to":%d,"data":"%s"}' % (
             dumps(key[0]), dumps(key[1]), sub.offset, gap[1], base64.b64encode(marker).decode("ascii"))
         sub.offset = gap[1]
-        sub.file.seek(gap[1])
         self._out.send_raw(line.encode("ascii"))
         return True
 
-    def _over(self, sub: _Follow, force: bool) -> bool:
+    def _over(self, sub: _Follow, settle: bool = True) -> bool:
+        """Whether the job is over, from a view refreshed when the journal grew (SETTLE later when
+        settle), or every STATE_EVERY (a dead supervisor writes nothing)."""
         now = time.monotonic()
         try:
             size = os.stat(str(sub.view.files.journal)).st_size
         except OSError:
             size = -2
-        if force or size != sub.journal_size or now - sub.state_at >= STATE_EVERY:
-            sub.journal_size, sub.state_at = size, now
+        if size != sub.journal_size and (not settle or sub.refresh_at is None):
+            sub.refresh_at = now + SETTLE if settle else now  # not pushed back by more growth
+        if now - sub.state_at >= STATE_EVERY or (sub.refresh_at is not None and now >= sub.refresh_at):
+            sub.journal_size, sub.state_at, sub.refresh_at = size, now, None
             sub.state = sub.view.refresh()
             if sub.state.get("state") == "lost":
                 # Its processes may live on: a new supervisor adopts them and the follow goes on.
@@ -220,6 +232,15 @@ class OutputHub:
                         "state": None if error else state.get("state"),
                         "exit_code": None if error else state.get("exit_code"),
                         "signal": None if error else state.get("signal"), "error": error})
+
+
+def wait_seconds(subs: List[_Follow], now: float) -> Optional[float]:
+    """How long the hub may sleep: until the first deferred fold is due, else the fallback poll;
+    None (until follow or close wakes it) when it follows nothing."""
+    if not subs:
+        return None
+    due = [sub.refresh_at for sub in subs if sub.refresh_at is not None]
+    return max(0.0, min(due) - now) if due else POLL_SECONDS
 
 
 def _removed(key: Tuple[str, str]) -> str:

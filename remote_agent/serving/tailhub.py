@@ -85,7 +85,9 @@ class TailHub:
 
             if not busy:
                 # inotify (or the wake pipe) ends the wait early; the timeout is the fallback poll.
-                self._watch.wait(POLL_SECONDS)
+                # Nothing subscribed: nothing to poll, so an idle serve sleeps until subscribe or
+                # close wakes it (the pipe keeps a wake that comes before the wait).
+                self._watch.wait(POLL_SECONDS if subs else None)
                 self._wake.clear()
         self._watch.close()
 

@@ -208,16 +208,20 @@ class JournalReader:
         self.offset = 0
         self.last_seq = 0
         self.skipped = 0  # lines skipped: longer than a whole read, or not a record
+        # The last read filled max_bytes, so the journal may hold more: a reader that wants it
+        # all reads again only then (a short read of a file is its end, for now).
+        self.more = False
 
     def read_new_raw(self, max_bytes: int = 1 << 20) -> List[bytes]:
         """Complete lines added since the last call, as written; at most about max_bytes per call."""
+        self.more = False
         try:
             fd = os.open(str(self.path), os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             return []
         try:
-            os.lseek(fd, self.offset, os.SEEK_SET)
-            data = os.read(fd, max_bytes)
+            data = os.pread(fd, max_bytes, self.offset)  # one syscall where lseek + read took two
+            self.more = len(data) >= max_bytes
             end = data.rfind(b"\n") + 1
             if end == 0 and len(data) >= max_bytes:
                 # One line longer than a whole read (a writer without bounds): skip it, count it.

@@ -18,6 +18,7 @@ IN_MODIFY = 0x00000002
 IN_CLOSE_WRITE = 0x00000008
 IN_ATTRIB = 0x00000004  # also fires when the file is deleted (link count drops)
 _MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB
+_DRAIN_BYTES = 65536  # a pipe's whole buffer; thousands of inotify events
 
 _libc = None
 _libc_lock = threading.Lock()
@@ -85,8 +86,9 @@ class Watcher:
             except (BlockingIOError, OSError):
                 pass  # the pipe is full: a wake-up is already pending
 
-    def wait(self, timeout: float) -> None:
-        """Return when a watched file changed, wake() was called, or timeout seconds passed."""
+    def wait(self, timeout: Optional[float]) -> None:
+        """Return when a watched file changed, wake() was called, or timeout seconds passed
+        (None: no timeout, only a change or a wake ends the wait)."""
         fds = [fd for fd in (self._wake_r, self._fd) if fd >= 0]
         if not fds:
             return
@@ -95,9 +97,11 @@ class Watcher:
         except (OSError, ValueError):
             return
         for fd in ready:
+            # One read each: it returns every queued inotify event (or wake byte) at once. A second
+            # read only fails with EAGAIN, a syscall inside the push's CPU-bound burst; anything
+            # left over just makes the next wait return at once ("look now" again).
             try:
-                while os.read(fd, 65536):
-                    pass
+                os.read(fd, _DRAIN_BYTES)
             except (BlockingIOError, OSError):
                 pass
 

@@ -1,0 +1,266 @@
+"""The agent's CPU per followed line (issue 13, `logs -f` latency): each syscall and fold inside a
+line's burst delays its push, so the hub reads each ready fd once, output.log with one pread a
+round, folds a journal that merely grew SETTLE after the burst (the end still follows promptly,
+the output cap's hole is still seen first), a refresh reads the journal once when that read
+reached its end, and idle hubs do not poll at all."""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import io
+import json
+import os
+import select
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from remote_agent.jobstate import JobView
+from remote_agent.serving import outputhub, tailhub
+from remote_agent.serving.output import LineWriter
+from remote_agent.serving.outputhub import OutputHub, _Follow, wait_seconds
+from remote_agent.serving.tailhub import TailHub
+from remote_agent.storage.journal import JournalWriter
+from remote_agent.storage.watch import Watcher
+from tests.support.waiting import wait_for
+
+JOB = "20261201-000000-cpu000"
+
+
+class _Job:
+    """A job directory whose 'supervisor' is this test: it holds the lock and writes the journal."""
+
+    def __init__(self, directory: Path, spec: dict[str, Any] | None = None) -> None:
+        self.dir = directory
+        (directory / "spec.json").write_text(json.dumps(spec or {"argv": ["x"]}))
+        (directory / "output.log").write_bytes(b"")
+        self._lock_fd = os.open(str(directory / "lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)  # supervisor_alive: the job is not lost
+        self.journal = JournalWriter(directory / "events.jsonl")
+        self.journal.append("state", state="starting", supervisor_pid=os.getpid())
+        self.journal.append("state", state="running", pid=os.getpid())
+
+    def print(self, data: bytes) -> None:
+        with open(self.dir / "output.log", "ab") as f:
+            f.write(data)
+
+    def close(self) -> None:
+        self.journal.close()
+        os.close(self._lock_fd)
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Iterator[_Job]:
+    made = _Job(tmp_path)
+    yield made
+    made.close()
+
+
+def _pushes(out: io.BytesIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def _counting_refreshes(view: JobView) -> list[int]:
+    calls: list[int] = []
+    real = view.refresh
+
+    def refresh() -> dict[str, Any]:
+        calls.append(1)
+        return real()
+
+    view.refresh = refresh  # type: ignore[method-assign]
+    return calls
+
+
+# -- Watcher.wait --------------------------------------------------------------------------------
+
+
+def test_a_wait_reads_each_ready_fd_once_and_leaves_nothing_queued(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "grows"
+    target.write_bytes(b"")
+    watcher = Watcher()
+    try:
+        assert watcher.add(str(target)), "this machine has inotify (FACTS.md)"
+        for _ in range(5):  # several queued events and wake bytes: one read gets each fd's all
+            with open(target, "ab") as f:
+                f.write(b"line\n")
+            watcher.wake()
+        ours = {watcher._fd, watcher._wake_r}
+        reads: list[tuple[int, str]] = []
+        real_read = os.read
+
+        def read(fd: int, n: int) -> bytes:
+            if fd not in ours:
+                return real_read(fd, n)
+            try:
+                data = real_read(fd, n)
+            except BlockingIOError:
+                reads.append((fd, "EAGAIN"))
+                raise
+            reads.append((fd, "data" if data else "empty"))
+            return data
+
+        monkeypatch.setattr(os, "read", read)
+        watcher.wait(5)
+        monkeypatch.undo()
+        assert sorted(reads) == sorted((fd, "data") for fd in ours)  # no read that only fails EAGAIN
+        ready, _, _ = select.select(list(ours), [], [], 0)
+        assert ready == []  # drained: the next wait sleeps until something new happens
+    finally:
+        watcher.close()
+
+
+# -- JobView.refresh --------------------------------------------------------------------------------
+
+
+def test_a_refresh_that_read_to_the_end_opens_the_journal_once(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    view = JobView(JOB, "0", job.dir)
+    view.refresh()
+    job.journal.append("metric", values={"loss": 0.5})
+    journal = str(job.dir / "events.jsonl")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting_open)
+    state = view.refresh()
+    monkeypatch.undo()
+    assert opened.count(journal) == 1
+    assert state["last"] == {"loss": 0.5} and state["last_seq"] == 3 and state["state"] == "running"
+
+
+def test_a_journal_larger_than_one_read_is_still_folded_whole_in_one_refresh(job: _Job) -> None:
+    pad = "p" * 200
+    for step in range(6000):  # ~1.5 MB: more than read_new's 1 MiB a read
+        job.journal.append("metric", values={"step": step, "pad": pad})
+    job.journal.append("state", state="exited", exit_code=0)
+    assert (job.dir / "events.jsonl").stat().st_size > 1 << 20
+    state = JobView(JOB, "0", job.dir).refresh()
+    assert state["state"] == "exited" and state["last_seq"] == 6003 and state["last"]["step"] == 5999
+
+
+# -- OutputHub ---------------------------------------------------------------------------------------
+
+
+def test_a_round_reads_output_log_with_one_syscall(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    job.print(b"hello\n")
+    out = io.BytesIO()
+    hub = OutputHub(LineWriter(out))
+    sub = _Follow(JobView(JOB, "0", job.dir), 0)
+    hub._subs[(JOB, "0")] = sub
+    hub._over(sub)  # the first look folds at once; what follows counts one line's round
+    reads: list[str] = []
+    real_pread, real_read = os.pread, os.read
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append("pread") or real_pread(fd, n, at))
+    monkeypatch.setattr(os, "read", lambda fd, n: reads.append("read") or real_read(fd, n))
+    try:
+        assert hub._pump((JOB, "0"), sub) is True  # the line, pushed
+        assert reads == ["pread"]
+        assert hub._pump((JOB, "0"), sub) is False  # nothing new; the job goes on
+        assert reads == ["pread", "pread"]
+    finally:
+        monkeypatch.undo()
+        sub.close()
+        hub.close()
+    (push,) = _pushes(out)
+    assert base64.b64decode(push["data"]) == b"hello\n" and push["offset"] == 0
+
+
+def test_a_journal_that_grew_is_folded_settle_later_not_at_once(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outputhub, "STATE_EVERY", 600.0)  # only the journal's growth folds it here
+    monkeypatch.setattr(outputhub, "SETTLE", 600.0)  # still due when asserted, however slow the machine
+    hub = OutputHub(LineWriter(io.BytesIO()))
+    view = JobView(JOB, "0", job.dir)
+    refreshes = _counting_refreshes(view)
+    sub = _Follow(view, 0)
+    assert hub._over(sub) is False and len(refreshes) == 1  # the first look folds at once
+    assert wait_seconds([sub], 0.0) == outputhub.POLL_SECONDS  # nothing due: the fallback poll
+    job.journal.append("state", state="exited", exit_code=0)
+    assert hub._over(sub) is False and len(refreshes) == 1  # grew: not folded inside the burst
+    assert sub.refresh_at is not None
+    assert 0 < wait_seconds([sub], sub.refresh_at - 0.003) == pytest.approx(0.003)  # sleep to the fold
+    assert wait_seconds([sub], sub.refresh_at + 1) == 0  # overdue: look at once
+    assert wait_seconds([], 0.0) is None  # following nothing: no poll, only a wake
+
+
+def test_a_deferred_fold_still_ends_the_follow_after_every_byte(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub's own thread: its wait is cut to the fold's deadline, and the end marker still comes
+    (only the deferred fold can see it: STATE_EVERY is out of reach) after every byte."""
+    monkeypatch.setattr(outputhub, "STATE_EVERY", 600.0)
+    timeouts: list[float | None] = []
+    real_wait = Watcher.wait
+
+    def wait(self: Watcher, timeout: float | None) -> None:
+        timeouts.append(timeout)
+        real_wait(self, timeout)
+
+    monkeypatch.setattr(Watcher, "wait", wait)
+    out = io.BytesIO()
+    hub = OutputHub(LineWriter(out))
+    try:
+        hub.follow(JOB, "0", JobView(JOB, "0", job.dir), 0)
+        wait_for(lambda: outputhub.POLL_SECONDS in timeouts, what="the hub idle on the fallback poll")
+        job.print(b"step 1\n")
+        job.journal.append("metric", values={"step": 1})
+        job.print(b"last words\n")
+        job.journal.append("state", state="exited", exit_code=0)
+        wait_for(lambda: any(p["push"] == "output_end" for p in _pushes(out)), what="the end marker")
+    finally:
+        hub.close()
+    *chunks, end = _pushes(out)
+    assert b"".join(base64.b64decode(p["data"]) for p in chunks) == b"step 1\nlast words\n"
+    assert end["push"] == "output_end" and end["state"] == "exited" and end["exit_code"] == 0
+    assert any(t is not None and t <= outputhub.SETTLE for t in timeouts)  # slept to the fold, not the poll
+
+
+def test_the_cap_hole_is_folded_at_once_even_while_a_fold_waits(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outputhub, "STATE_EVERY", 600.0)
+    monkeypatch.setattr(outputhub, "SETTLE", 600.0)  # a deferred fold would never come in this test
+    job.print(b"a" * 300)
+    out = io.BytesIO()
+    hub = OutputHub(LineWriter(out))
+    sub = _Follow(JobView(JOB, "0", job.dir), 50)
+    sub.no_gap_below = 0  # as if the cap's hole could start anywhere
+    hub._subs[(JOB, "0")] = sub
+    hub._over(sub)
+    job.journal.append("event", event="output_dropped", data={"from": 100, "to": 200})
+    assert hub._skip_gap((JOB, "0"), sub, b"a" * 250) is True  # the hole, seen before its bytes go
+    assert sub.offset == 100
+    (push,) = _pushes(out)
+    assert push["offset"] == 50 and base64.b64decode(push["data"]) == b"a" * 50
+
+
+# -- TailHub ----------------------------------------------------------------------------------------
+
+
+def test_an_idle_tail_hub_does_not_poll_and_wakes_for_a_subscription(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    timeouts: list[float | None] = []
+    real_wait = Watcher.wait
+
+    def wait(self: Watcher, timeout: float | None) -> None:
+        timeouts.append(timeout)
+        real_wait(self, timeout)
+
+    monkeypatch.setattr(Watcher, "wait", wait)
+    out = io.BytesIO()
+    hub = TailHub(LineWriter(out))
+    try:
+        wait_for(lambda: timeouts, what="the idle hub's first wait")
+        assert timeouts == [None]  # no subscription: no timed poll (it still waits there)
+        hub.subscribe(JOB, "0", job.dir / "events.jsonl", since_seq=0)
+        wait_for(lambda: b'"push":"events"' in out.getvalue(), what="the journal pushed after subscribe's wake")
+        wait_for(lambda: tailhub.POLL_SECONDS in timeouts, what="the fallback poll while subscribed")
+        hub.unsubscribe(JOB, "0")
+        wait_for(lambda: timeouts[-1] is None, what="the untimed wait again")
+    finally:
+        hub.close()
+    thread: threading.Thread = hub._thread
+    thread.join(10)
+    assert not thread.is_alive()  # close wakes the untimed wait
