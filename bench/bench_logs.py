@@ -105,6 +105,8 @@ def main() -> None:
             ours, base = latency_round(client, server, known, agent_dir, args.lines, args.interval)
             rows_ours.append((pct(ours, 50), pct(ours, 99)))
             rows_base.append((pct(base, 50), pct(base, 99)))
+            print(f"round {len(rows_ours)}: p50 {rows_ours[-1][0] * 1000:.2f} vs {rows_base[-1][0] * 1000:.2f} ms "
+                  f"({rows_ours[-1][0] / rows_base[-1][0]:.2f}×)", flush=True)
     finally:
         session.close()
         server.stop()

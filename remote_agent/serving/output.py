@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
-from typing import IO, Any
+from typing import IO, Any, Optional
 
 from ..storage.jsonio import dumps
 
@@ -13,6 +14,11 @@ class LineWriter:
         self._stream = stream
         self._lock = threading.Lock()
         self.closed = False
+        try:  # a real descriptor (serve's stdout): one write syscall a line, no buffer layer
+            self._fd: Optional[int] = stream.fileno()
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            self._fd = None
 
     def send(self, obj: Any) -> bool:
         return self.send_raw(dumps(obj).encode("utf-8"))
@@ -24,8 +30,13 @@ class LineWriter:
             if self.closed:
                 return False
             try:
-                self._stream.write(data)
-                self._stream.flush()
+                if self._fd is None:
+                    self._stream.write(data)
+                    self._stream.flush()
+                else:
+                    view = memoryview(data)
+                    while view:  # a pipe may take part of a long line
+                        view = view[os.write(self._fd, view):]
             except (BrokenPipeError, OSError, ValueError):
                 self.closed = True  # the client went away; the caller's loop ends on stdin EOF
                 return False

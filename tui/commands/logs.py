@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import os
 import signal
 import sys
 import threading
@@ -93,6 +94,11 @@ class StdoutSink:
 
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
+        try:  # straight to the descriptor: one write syscall, no buffer layer in between
+            self._fd: int | None = out.fileno()
+            out.flush()
+        except (AttributeError, OSError, ValueError):
+            self._fd = None
         self.done = threading.Event()
         self.end: dict | None = None
         self.broken: OSError | None = None
@@ -102,8 +108,13 @@ class StdoutSink:
             return
         if data is not None:
             try:
-                self.out.write(data)
-                self.out.flush()
+                if self._fd is None:
+                    self.out.write(data)
+                    self.out.flush()
+                else:
+                    view = memoryview(data)
+                    while view:  # a pipe may take part of a large chunk
+                        view = view[os.write(self._fd, view):]
             except (OSError, ValueError) as exc:  # a closed reader: stop, the main thread exits
                 self.broken = exc if isinstance(exc, OSError) else BrokenPipeError(str(exc))
                 self.done.set()

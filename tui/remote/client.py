@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import json.scanner
 import queue
 import threading
 from collections.abc import Callable
@@ -62,6 +63,7 @@ class AgentClient:
         self.closed_reason: str | None = None
         self._reader: threading.Thread | None = None
         self._hello: Future[dict[str, Any]] = Future()
+        self._greeted = False  # the hello came: a plain flag, read per line (Future.done() takes a lock)
         self._skipped = 0  # bytes a login shell printed before the hello
         self._journal_header: dict[str, Any] = {}
         self._stream = LineStream(self._take_line, self._take_journal_body)
@@ -186,9 +188,10 @@ class AgentClient:
     def _take_line(self, line: bytes) -> int:
         """One line from the agent, in order; returns the size of the journal body that follows it
         (a `journal` push), else 0. Before the hello, a login shell's chatter is skipped."""
-        if not self._hello.done():
+        if not self._greeted:
             obj = hello_in(line)
             if obj is not None:
+                self._greeted = True
                 self._hello.set_result(obj)
                 return 0
             self._skipped += len(line)
@@ -276,10 +279,21 @@ def hello_in(line: str | bytes) -> dict[str, Any] | None:
 def decode_object(line: str | bytes) -> dict[str, Any] | None:
     """The JSON object on a protocol line, or None for anything else (a .bashrc's chatter, garbage)."""
     try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
+        # The agent's lines start with `{`: json's C scanner at once, skipping json.loads' Python
+        # layers (a line of `logs -f` pays each call several times over on a cold CPU).
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+        obj, end = _scan_once(text, 0)
+        if text[end:].strip():
+            raise ValueError("extra data")
+    except (ValueError, StopIteration, UnicodeDecodeError):
+        try:
+            obj = json.loads(line)  # the exact rules (leading space, other encodings)
+        except ValueError:
+            return None
     return obj if isinstance(obj, dict) else None
+
+
+_scan_once = json.scanner.make_scanner(json.JSONDecoder())
 
 
 def lines_after(data: bytes, seq: int) -> bytes:

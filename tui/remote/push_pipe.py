@@ -31,6 +31,7 @@ class PushPipe(BufferedPipe):  # type: ignore[misc]  # paramiko ships no type hi
         self._chan = chan
         self._consumer = consumer
         self._window_owed = 0  # consumed bytes the server may send again, not yet granted
+        self._consumed = 0  # bytes consumed since the channel's window was last told
         self._owed_lock = threading.Lock()
         self.changed = threading.Event()  # closed, failed, or a window adjust due: the watchdog looks
         self.last_data = time.monotonic()
@@ -44,7 +45,7 @@ class PushPipe(BufferedPipe):  # type: ignore[misc]  # paramiko ships no type hi
             return
         self.busy = True
         try:
-            self._consumer(bytes(data))
+            self._consumer(data)  # paramiko's get_binary(): bytes already
         except TransportError as exc:  # the stream is out of step (the consumer says why)
             self.failure, self.ended = str(exc), True
         except Exception as exc:  # never into paramiko's thread: it would drop the whole connection
@@ -52,11 +53,16 @@ class PushPipe(BufferedPipe):  # type: ignore[misc]  # paramiko ships no type hi
         finally:
             self.busy = False
             self.last_data = time.monotonic()
-        due = self._chan._check_add_window(len(data))  # bookkeeping only: returns what to grant
-        if due > 0:
-            with self._owed_lock:
-                self._window_owed += due
-        if due > 0 or self.ended:
+        # The channel grants nothing below its threshold: tell it only past that (a call less a packet).
+        self._consumed += len(data)
+        if self._consumed > self._chan.in_window_threshold:
+            due = self._chan._check_add_window(self._consumed)  # bookkeeping only: returns what to grant
+            self._consumed = 0
+            if due > 0:
+                with self._owed_lock:
+                    self._window_owed += due
+                self.changed.set()
+        if self.ended:
             self.changed.set()
 
     def close(self) -> None:

@@ -289,24 +289,24 @@ class ReconnectingClient:
             return
         key = (job, node)
         with self._deliver_lock:
-            with self._lock:
+            with self._lock:  # one pass: check, take, move the owed byte (a chunk of logs -f is hot)
                 if key not in self.output_followed:
                     return
                 owed = self.output_offset.get(key, 0)
-            if obj.get("push") == "output_end":
-                if offset != owed:
-                    return  # a stale subscription's end: bytes are still owed
-                with self._lock:
+                end = obj.get("push") == "output_end"
+                if end:
+                    if offset != owed:
+                        return  # a stale subscription's end: bytes are still owed
                     self.output_followed.discard(key)
+                else:
+                    taken = owed_output(obj, offset, owed)
+                    if taken is None:
+                        return
+                    data, self.output_offset[key] = taken
+            if end:
                 self._output_sink(job, node, None, obj)
-                return
-            taken = owed_output(obj, offset, owed)
-            if taken is None:
-                return
-            data, next_owed = taken
-            with self._lock:
-                self.output_offset[key] = next_owed
-            self._output_sink(job, node, data, None)
+            else:
+                self._output_sink(job, node, data, None)
 
     def _deliver(self, job: str, node: str, records: list[dict[str, Any]]) -> None:
         # Called on a client's reader thread. One lock over check and hand-off, so an old
