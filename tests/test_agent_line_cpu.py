@@ -1,8 +1,7 @@
 """The agent's CPU per followed line (issue 13, `logs -f` latency): each syscall and fold inside a
 line's burst delays its push, so the hub reads each ready fd once, output.log with one pread a
-round, folds a journal that merely grew SETTLE after the burst (the end still follows promptly,
-the output cap's hole is still seen first), a refresh reads the journal once when that read
-reached its end, and idle hubs do not poll at all."""
+round, a refresh reads the journal once when that read reached its end, and idle hubs do not
+poll at all."""
 
 from __future__ import annotations
 
@@ -173,68 +172,9 @@ def test_a_round_reads_output_log_with_one_syscall(job: _Job, monkeypatch: pytes
     assert base64.b64decode(push["data"]) == b"hello\n" and push["offset"] == 0
 
 
-def test_a_journal_that_grew_is_folded_settle_later_not_at_once(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputhub, "STATE_EVERY", 600.0)  # only the journal's growth folds it here
-    monkeypatch.setattr(outputhub, "SETTLE", 600.0)  # still due when asserted, however slow the machine
-    hub = OutputHub(LineWriter(io.BytesIO()))
-    view = JobView(JOB, "0", job.dir)
-    refreshes = _counting_refreshes(view)
-    sub = _Follow(view, 0)
-    assert hub._over(sub) is False and len(refreshes) == 1  # the first look folds at once
-    assert wait_seconds([sub], 0.0) == outputhub.POLL_SECONDS  # nothing due: the fallback poll
-    job.journal.append("state", state="exited", exit_code=0)
-    assert hub._over(sub) is False and len(refreshes) == 1  # grew: not folded inside the burst
-    assert sub.refresh_at is not None
-    assert 0 < wait_seconds([sub], sub.refresh_at - 0.003) == pytest.approx(0.003)  # sleep to the fold
-    assert wait_seconds([sub], sub.refresh_at + 1) == 0  # overdue: look at once
-    assert wait_seconds([], 0.0) is None  # following nothing: no poll, only a wake
-
-
-def test_a_deferred_fold_still_ends_the_follow_after_every_byte(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hub's own thread: its wait is cut to the fold's deadline, and the end marker still comes
-    (only the deferred fold can see it: STATE_EVERY is out of reach) after every byte."""
-    monkeypatch.setattr(outputhub, "STATE_EVERY", 600.0)
-    timeouts: list[float | None] = []
-    real_wait = Watcher.wait
-
-    def wait(self: Watcher, timeout: float | None) -> None:
-        timeouts.append(timeout)
-        real_wait(self, timeout)
-
-    monkeypatch.setattr(Watcher, "wait", wait)
-    out = io.BytesIO()
-    hub = OutputHub(LineWriter(out))
-    try:
-        hub.follow(JOB, "0", JobView(JOB, "0", job.dir), 0)
-        wait_for(lambda: outputhub.POLL_SECONDS in timeouts, what="the hub idle on the fallback poll")
-        job.print(b"step 1\n")
-        job.journal.append("metric", values={"step": 1})
-        job.print(b"last words\n")
-        job.journal.append("state", state="exited", exit_code=0)
-        wait_for(lambda: any(p["push"] == "output_end" for p in _pushes(out)), what="the end marker")
-    finally:
-        hub.close()
-    *chunks, end = _pushes(out)
-    assert b"".join(base64.b64decode(p["data"]) for p in chunks) == b"step 1\nlast words\n"
-    assert end["push"] == "output_end" and end["state"] == "exited" and end["exit_code"] == 0
-    assert any(t is not None and t <= outputhub.SETTLE for t in timeouts)  # slept to the fold, not the poll
-
-
-def test_the_cap_hole_is_folded_at_once_even_while_a_fold_waits(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputhub, "STATE_EVERY", 600.0)
-    monkeypatch.setattr(outputhub, "SETTLE", 600.0)  # a deferred fold would never come in this test
-    job.print(b"a" * 300)
-    out = io.BytesIO()
-    hub = OutputHub(LineWriter(out))
-    sub = _Follow(JobView(JOB, "0", job.dir), 50)
-    sub.no_gap_below = 0  # as if the cap's hole could start anywhere
-    hub._subs[(JOB, "0")] = sub
-    hub._over(sub)
-    job.journal.append("event", event="output_dropped", data={"from": 100, "to": 200})
-    assert hub._skip_gap((JOB, "0"), sub, b"a" * 250) is True  # the hole, seen before its bytes go
-    assert sub.offset == 100
-    (push,) = _pushes(out)
-    assert push["offset"] == 50 and base64.b64decode(push["data"]) == b"a" * 50
+def test_an_output_hub_following_nothing_does_not_poll() -> None:
+    assert wait_seconds([]) is None  # woken by follow or close only
+    assert wait_seconds([object()]) == outputhub.POLL_SECONDS  # type: ignore[list-item]
 
 
 # -- TailHub ----------------------------------------------------------------------------------------

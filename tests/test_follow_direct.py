@@ -81,9 +81,9 @@ def test_past_the_floor_a_hole_is_still_skipped(agent_dir: Path, workdir: Path) 
     hub = OutputHub(LineWriter(io.BytesIO()))
     real_over = hub._over
 
-    def over(sub: _Follow, settle: bool = True) -> bool:
+    def over(sub: _Follow) -> bool:
         looked.append(sub.offset)
-        return real_over(sub, settle)
+        return real_over(sub)
 
     hub._over = over  # type: ignore[method-assign]
     wait_for(lambda: view.refresh()["state"] == "exited", timeout=30, what="the job's end")
