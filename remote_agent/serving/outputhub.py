@@ -38,6 +38,7 @@ class _Follow:
     def __init__(self, view: JobView, offset: int) -> None:
         self.view = view
         self.offset = offset
+        self.push_head = b""  # how each of its pushes starts: encoded once, not per line
         self.fd = -1  # output.log, read with pread at self.offset: one syscall a round
         self.journal_size = -1
         self.state_at = 0.0
@@ -209,10 +210,11 @@ class OutputHub:
         with self._lock:
             if self._subs.get(key) is not sub:
                 return False  # unfollowed (or followed anew) meanwhile: this reader must not push
-        line = '{"push":"output","job":%s,"node":%s,"offset":%d,"data":"%s"}' % (
-            dumps(key[0]), dumps(key[1]), sub.offset, base64.b64encode(data).decode("ascii"))
+        if not sub.push_head:
+            sub.push_head = ('{"push":"output","job":%s,"node":%s,"offset":' % (dumps(key[0]), dumps(key[1]))).encode()
+        line = b'%s%d,"data":"%s"}' % (sub.push_head, sub.offset, base64.b64encode(data))
         sub.offset += len(data)
-        self._out.send_raw(line.encode("ascii"))  # blocks while the client is not reading
+        self._out.send_raw(line)  # blocks while the client is not reading
         return True
 
     def _end(self, key: Tuple[str, str], sub: _Follow, error: Optional[str] = None) -> None:
