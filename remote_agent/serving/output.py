@@ -9,16 +9,35 @@ from typing import IO, Any, Optional
 from ..storage.jsonio import dumps
 
 
+def descriptor_of(stream: IO[bytes]) -> Optional[int]:
+    """The stream's file descriptor, its buffer flushed, for write_through; None for one without
+    (an in-memory stream in tests)."""
+    try:
+        fd = stream.fileno()
+        stream.flush()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd
+
+
+def write_through(stream: IO[bytes], fd: Optional[int], data: bytes) -> None:
+    """data, whole, straight to the descriptor (one write syscall, no buffer layer: the path of
+    each line `logs -f` prints), or through the stream where there is none."""
+    if fd is None:
+        stream.write(data)
+        stream.flush()
+        return
+    view = memoryview(data)
+    while view:  # a pipe may take part of a large chunk
+        view = view[os.write(fd, view):]
+
+
 class LineWriter:
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self._lock = threading.Lock()
         self.closed = False
-        try:  # a real descriptor (serve's stdout): one write syscall a line, no buffer layer
-            self._fd: Optional[int] = stream.fileno()
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            self._fd = None
+        self._fd = descriptor_of(stream)
 
     def send(self, obj: Any) -> bool:
         return self.send_raw(dumps(obj).encode("utf-8"))
@@ -30,13 +49,7 @@ class LineWriter:
             if self.closed:
                 return False
             try:
-                if self._fd is None:
-                    self._stream.write(data)
-                    self._stream.flush()
-                else:
-                    view = memoryview(data)
-                    while view:  # a pipe may take part of a long line
-                        view = view[os.write(self._fd, view):]
+                write_through(self._stream, self._fd, data)
             except (BrokenPipeError, OSError, ValueError):
                 self.closed = True  # the client went away; the caller's loop ends on stdin EOF
                 return False

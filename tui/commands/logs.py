@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import base64
-import os
 import signal
 import sys
 import threading
 from typing import BinaryIO
 
+from remote_agent.serving.output import descriptor_of, write_through
 from remote_agent.supervision.outputcap import gap_marker
 
 from ..actions import Job, resolve
@@ -94,11 +94,7 @@ class StdoutSink:
 
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
-        try:  # straight to the descriptor: one write syscall, no buffer layer in between
-            self._fd: int | None = out.fileno()
-            out.flush()
-        except (AttributeError, OSError, ValueError):
-            self._fd = None
+        self._fd = descriptor_of(out)
         self.done = threading.Event()
         self.end: dict | None = None
         self.broken: OSError | None = None
@@ -108,13 +104,7 @@ class StdoutSink:
             return
         if data is not None:
             try:
-                if self._fd is None:
-                    self.out.write(data)
-                    self.out.flush()
-                else:
-                    view = memoryview(data)
-                    while view:  # a pipe may take part of a large chunk
-                        view = view[os.write(self._fd, view):]
+                write_through(self.out, self._fd, data)
             except (OSError, ValueError) as exc:  # a closed reader: stop, the main thread exits
                 self.broken = exc if isinstance(exc, OSError) else BrokenPipeError(str(exc))
                 self.done.set()
