@@ -82,6 +82,21 @@ class JobView:
                 self.spec = None
             self._load_cache()
         start, skipped = self.reader.offset, self.reader.skipped
+        self._read_to_end()
+        obj = self.as_object()
+        if obj["state"] == "lost":
+            # The lock was free: a supervisor that journaled its end and exited after our read
+            # looks lost until that end is read. It writes the end before it lets go of the lock,
+            # so a read after seeing the lock free tells the two apart.
+            self._read_to_end()
+            obj = self.as_object()
+        self.fields["malformed"] += self.reader.skipped - skipped  # lines that are no record at all
+        obj["malformed"] = self.fields["malformed"]
+        if self.reader.offset - start >= CACHE_AFTER_BYTES or (self.terminal and self.reader.offset > start):
+            self._save_cache()
+        return obj
+
+    def _read_to_end(self) -> None:
         while True:
             before = self.reader.offset
             for record in self.reader.read_new():
@@ -90,10 +105,6 @@ class JobView:
             # followed line's burst) would only find nothing.
             if self.reader.offset == before or not self.reader.more:
                 break
-        self.fields["malformed"] += self.reader.skipped - skipped  # lines that are no record at all
-        if self.reader.offset - start >= CACHE_AFTER_BYTES or (self.terminal and self.reader.offset > start):
-            self._save_cache()
-        return self.as_object()
 
     # A week-long journal is tens of MB: every new `serve` (every CLI call) would fold it again.
     # The fold up to an offset is cached beside it; the journal stays the truth (cache is derived).

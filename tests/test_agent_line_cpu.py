@@ -204,3 +204,28 @@ def test_an_idle_tail_hub_does_not_poll_and_wakes_for_a_subscription(job: _Job, 
     thread: threading.Thread = hub._thread
     thread.join(10)
     assert not thread.is_alive()  # close wakes the untimed wait
+
+
+def test_an_end_journaled_just_before_the_supervisor_exits_is_not_lost(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race a fast-exiting job hit in CI: the view read the journal, the supervisor then wrote
+    its end and let go of the lock, and the lock check called the job lost."""
+    from remote_agent import jobstate
+
+    view = JobView(JOB, "0", job.dir)
+    assert view.refresh()["state"] == "running"
+    job.print(b"x\n")
+
+    ended: list[bool] = []
+    really_close = job.close
+
+    def supervisor_gone(lock: Path) -> bool:  # between our read and this check, the end was written
+        if not ended:
+            job.journal.append("state", state="exited", exit_code=0)
+            really_close()  # and the supervisor let go of its lock
+            ended.append(True)
+        return False
+
+    monkeypatch.setattr(jobstate, "supervisor_alive", supervisor_gone)
+    job.close = lambda: None  # type: ignore[method-assign]  # closed above, not again by the fixture
+    state = view.refresh()
+    assert (state["state"], state["exit_code"]) == ("exited", 0)

@@ -146,7 +146,7 @@ def test_a_failing_consumer_ends_the_connection_with_its_reason(ssh_home: SshHom
     try:
         client.connect()
         job = launch(client, tmp_path, [sys.executable, "-c", PRINTS.format(n=10)])
-        client.request("follow", job=job["id"], node="0", offset=0)
+        client.submit("follow", job=job["id"], node="0", offset=0)  # its answer may come after the first push
         wait_for(lambda: not client.connected, timeout=30, what="the connection ended")
         assert client.closed_reason == "reader failed: boom"
         with pytest.raises(ConnectionLost, match="reader failed: boom"):
