@@ -289,7 +289,9 @@ async def test_l_launches_an_instance_that_becomes_a_host_after_the_key_dialog(s
             form.query_one("#ssh_user", Input).value = "root"
             form.query_one("#ssh_port", Input).value = str(ssh_home.server.port)
             await pilot.press("ctrl+s")
-            await until(pilot, lambda: isinstance(app.screen, HostKeyScreen), f"the host key dialog ({notes(app)})", timeout=60)
+            # Its buttons too: the screen is current a moment before it has composed them (a loaded CI).
+            await until(pilot, lambda: isinstance(app.screen, HostKeyScreen) and bool(app.screen.query("#accept")),
+                        f"the host key dialog ({notes(app)})", timeout=60)
             (iid,) = aliyun.account.instances
             assert iid in app.screen.host  # asked under its HostKeyAlias: the instance id
             run = [c for c in aliyun.account.calls if c["Action"] == "RunInstances"]
