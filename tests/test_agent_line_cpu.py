@@ -63,18 +63,6 @@ def _pushes(out: io.BytesIO) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
-def _counting_refreshes(view: JobView) -> list[int]:
-    calls: list[int] = []
-    real = view.refresh
-
-    def refresh() -> dict[str, Any]:
-        calls.append(1)
-        return real()
-
-    view.refresh = refresh  # type: ignore[method-assign]
-    return calls
-
-
 # -- Watcher.wait --------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.spying import record_calls
 from tui.cost import counters
 from tui.cost.ledger import Ledger
 from tui.cost.report import CostContext
@@ -166,14 +167,7 @@ def test_a_report_after_the_first_prices_only_running_nodes(clock: list[float],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     feed = fleet(ended=200, running=3, listed=50)
     tracker = live_tracker(feed)
-    priced: list[str] = []
-    real = counters._job_cost
-
-    def counting(run: Any, *args: Any) -> Any:
-        priced.append(run.job)
-        return real(run, *args)
-
-    monkeypatch.setattr(counters, "_job_cost", counting)
+    priced = record_calls(monkeypatch, counters, "_job_cost", lambda run, *args: run.job)
     clock[0] += 1
     tracker.report()
     assert sorted(priced) == ["J0200", "J0201", "J0202"]

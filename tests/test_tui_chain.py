@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.resuming import RESUMING
 from tests.support.tui import sync, until
-from tests.test_tui_scale import cli
+from tests.test_tui_scale import cli, run_two_nodes, until_two_nodes_run
 from tui.app import GpuDeckApp
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.job import JobScreen
@@ -21,13 +21,10 @@ from tui.widgets.jobs_table import JobsTable
 @pytest.mark.slow
 @sync
 async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path, workdir: Path) -> None:
-    (workdir / "ck").mkdir()
-    job_id = cli("run", "--name", "follow", "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
-                 "bash", "-c", RESUMING, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    job_id = run_two_nodes("follow", RESUMING, workdir)
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].state == "running"
-                    and len(app.fleet.jobs[job_id].nodes) == 2, "the 2-node job running")
+        await until_two_nodes_run(pilot, app, job_id)
         await pilot.press("2")
         table = app.screen.query_one(JobsTable)
         await until(pilot, lambda: table.selected_id == job_id, "the row")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 
+from tests.support.spying import record_calls
 from tests.support.tui import sync, until
 from tui.fleet import Fleet
 from tui.fleet.costs import CostBoard, JobCost
@@ -145,14 +146,7 @@ async def test_ended_rows_are_not_recomputed_until_their_job_changes(monkeypatch
                      + [_job("r000", "running", "live")])
     table = JobsTable()
     app = _Views(table)
-    built: list[str] = []
-    real_row = jobs_table.job_row
-
-    def job_row(job: Any, *args: Any) -> Any:
-        built.append(job.id)
-        return real_row(job, *args)
-
-    monkeypatch.setattr(jobs_table, "job_row", job_row)
+    built = record_calls(monkeypatch, jobs_table, "job_row", lambda job, *args: job.id)
     async with app.run_test(size=(200, 30)) as pilot:
         table.show(fleet, NOW)
         await pilot.pause()

@@ -25,17 +25,25 @@ def cli(*args: str, cwd: Path) -> str:
     return out.stdout
 
 
+def run_two_nodes(name: str, script: str, workdir: Path) -> str:
+    """A 2-node restart-mode job (no launcher) running `bash -c script`, checkpointing in ck/."""
+    (workdir / "ck").mkdir()
+    return cli("run", "--name", name, "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
+               "bash", "-c", script, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+
+
+async def until_two_nodes_run(pilot: object, app: GpuDeckApp, job_id: str) -> None:
+    await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].state == "running"
+                and len(app.fleet.jobs[job_id].nodes) == 2, "the 2-node job running")
+
+
 @pytest.mark.slow
 @sync
 async def test_minus_shrinks_a_two_node_job_after_asking(gpudeck_home: Path, workdir: Path) -> None:
-    (workdir / "ck").mkdir()
-    script = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; exec sleep 300'
-    job_id = cli("run", "--name", "shrink", "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
-                 "bash", "-c", script, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    job_id = run_two_nodes("shrink", 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; exec sleep 300', workdir)
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].state == "running"
-                    and len(app.fleet.jobs[job_id].nodes) == 2, "the 2-node job running")
+        await until_two_nodes_run(pilot, app, job_id)
         await pilot.press("2")
         app.screen.query_one(JobsTable).focus()
         await until(pilot, lambda: app.screen.current_job() is not None, "a selected job")
