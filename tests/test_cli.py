@@ -252,12 +252,39 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
     assert code == 137 and err == "", err
 
 
+# One argv per entry of the table --read-only reads: a verb, or each of its sub-verbs that writes.
+WRITING_ARGV = {
+    "run": ["run", "--", "true"], "watch": ["watch", "x.log"], "stop": ["stop", "x"], "kill": ["kill", "x"],
+    "restart": ["restart", "x"], "rm": ["rm", "x"], "autostop": ["autostop", "pause", "x"], "scale": ["scale", "x", "+1"],
+    "hosts add": ["hosts", "add", "h", "127.0.0.1", "--no-connect"], "hosts rm": ["hosts", "rm", "local"],
+    "hosts set": ["hosts", "set", "local", "price_per_hour=9"], "hosts trust": ["hosts", "trust", "local"],
+    "cloud stop": ["cloud", "stop", "i-1", "--yes"], "cloud start": ["cloud", "start", "i-1", "--yes"],
+    "cloud terminate": ["cloud", "terminate", "i-1", "--yes"], "cloud enforce": ["cloud", "enforce", "--dry-run"],
+    "cloud launch": ["cloud", "launch", "--provider", "aws", "--type", "g5.xlarge", "--yes"],
+    "policy run": ["policy", "run", "--once"],
+}
+
+
+def test_the_refused_list_is_the_one_table_and_the_readme_and_help_say_it() -> None:
+    from tui.cli import build_parser
+    from tui.read_only import WRITING, refused_list
+
+    assert set(WRITING_ARGV) == {v if s is None else f"{v} {x}" for v, subs in WRITING.items() for s in [subs]
+                                 for x in (s or [None])}
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    assert refused_list() in readme
+    assert refused_list() in " ".join(build_parser().format_help().split())
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("verb", [["run", "--", "true"], ["stop", "x"], ["kill", "x"], ["restart", "x"], ["rm", "x"],
-                                  ["autostop", "pause", "x"], ["scale", "x", "+1"]])
-def test_read_only_refuses_every_verb_that_acts(gpudeck_home: Path, workdir: Path, verb: list[str]) -> None:
-    r = gpudeck("--read-only", *verb, cwd=workdir)
-    assert r.returncode == 2 and r.stderr == f"gpudeck {verb[0]}: refused: --read-only\n"
+@pytest.mark.parametrize("verb", list(WRITING_ARGV))
+def test_read_only_refuses_every_verb_that_writes(gpudeck_home: Path, workdir: Path, verb: str) -> None:
+    hosts = gpudeck_home / "hosts.toml"
+    hosts.write_text("# mine\n[hosts.local]\n")
+    r = gpudeck("--read-only", *WRITING_ARGV[verb], cwd=workdir)
+    assert r.returncode == 2 and r.stderr == f"gpudeck {verb}: refused: --read-only\n"
+    assert hosts.read_text() == "# mine\n[hosts.local]\n"  # nothing written
+    assert not (gpudeck_home / "known_hosts").exists()
     assert ps_json(workdir) == []  # nothing was launched
 
 

@@ -173,10 +173,11 @@ def test_strict_host_key_checking_accept_new_and_no_add_a_new_key_but_never_a_ch
 
 
 @pytest.mark.slow  # a CLI process
-def test_strict_host_key_checking_yes_never_adds_a_key_even_when_told_to_trust(ssh_home: SshHome,
-                                                                               tmp_path: Path) -> None:
+@pytest.mark.parametrize("spelling", ["yes", "true", "TRUE"])  # ssh reads `true` as `yes` (and `ssh -G` writes it)
+def test_strict_host_key_checking_yes_never_adds_a_key_even_when_told_to_trust(ssh_home: SshHome, tmp_path: Path,
+                                                                               spelling: str) -> None:
     ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
-                              "  StrictHostKeyChecking yes\n")
+                              f"  StrictHostKeyChecking {spelling}\n")
     with pytest.raises(HostKeyUnknown, match="StrictHostKeyChecking yes: add it to known_hosts yourself"):
         connect("box", confirm=lambda name, key: True).close()  # the TUI shows this line
     ssh_home.add_host()

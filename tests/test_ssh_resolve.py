@@ -33,6 +33,8 @@ CASES = {
     "notfinal.conf": ["h"], "nofinal.conf": ["h"],
     # IdentityAgent (hardware and password-manager agents)
     "agent.conf": ["hw", "off", "env", "plain", "other", "batch", "batch2"],
+    # StrictHostKeyChecking in every spelling ssh takes (`true` is `yes`)
+    "strict.conf": ["t", "f", "y", "o", "a", "z"],
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")

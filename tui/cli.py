@@ -9,8 +9,10 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
+from . import read_only
 from . import session as session_mod
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
+from .printable import printable
 from .remote import hostkey_errors
 from .session import Session
 
@@ -56,8 +58,6 @@ def _lazy(module: str, function: str) -> Handler:
 HANDLERS: dict[str, Handler] = {verb: _lazy(module, function) for verb, (module, function) in VERBS.items()}
 
 
-ACTING = frozenset({"run", "stop", "kill", "restart", "rm", "autostop", "scale", "watch"})  # what --read-only refuses
-CLOUD_ACTING = frozenset({"stop", "start", "terminate", "launch", "enforce"})  # `cloud ls|idle` only look
 
 
 class UsageError(GpudeckError):
@@ -87,8 +87,8 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
     tape.add_argument("--replay", metavar="FILE", help="play a recording back instead of talking to agents (read-only)")
     parser.add_argument("--read-only", action="store_true",
-                        help="watch only: the TUI refuses every action; verbs that act (run, watch, stop, kill, "
-                             "restart, rm, autostop, scale, cloud stop/start/terminate/launch) are refused")
+                        help=f"watch only: the TUI refuses every action, and every verb that writes anything is "
+                             f"refused ({read_only.refused_list()})")
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
                         help="replay journal events X times faster (0: all at once; default 1)")
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
@@ -138,13 +138,15 @@ def run(argv: list[str]) -> int:
 
             app_main(replay=args.replay, read_only=args.read_only)
             return 0
-        if args.read_only and (args.verb in ACTING or (args.verb == "cloud" and args.cloud_verb in CLOUD_ACTING)):
-            raise UsageError(f"gpudeck {args.verb}: refused: --read-only")
-        hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {text}", file=sys.stderr)
+        sub_verb = getattr(args, f"{args.verb}_verb", None)
+        if args.read_only and read_only.refuses(args.verb, sub_verb):
+            raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: refused: --read-only")
+        hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {printable(text)}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:
         # One write: a reconnecting client's status line (another thread) must not land inside it.
-        sys.stderr.write((str(exc) if isinstance(exc, UsageError) else f"gpudeck: {exc}") + "\n")
+        # printable: a message may quote a hostile name, target or remote answer.
+        sys.stderr.write(printable(str(exc) if isinstance(exc, UsageError) else f"gpudeck: {exc}") + "\n")
         return exc.code
     except KeyboardInterrupt:
         return 130
@@ -153,7 +155,7 @@ def run(argv: list[str]) -> int:
     except Exception as exc:  # a bug still gets one line, not a traceback
         if os.environ.get("GPUDECK_DEBUG"):
             raise
-        print(f"gpudeck: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(printable(f"gpudeck: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return EXIT_ERROR
     finally:
         session.close()

@@ -8,6 +8,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from .printable import printable
+
 
 def duration(seconds: float | None) -> str:
     if seconds is None or seconds < 0:
@@ -47,6 +49,8 @@ def number(value: Any) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Aligned columns; every cell through printable() (names, causes and hosts are untrusted)."""
+    rows = [[printable(str(c)) for c in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=False)]

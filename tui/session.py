@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from . import paths
 from .errors import EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
+from .printable import warn
 from .remote.client import AgentError
 from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
 from .remote.reconnect import ReconnectingClient, StatusHandler
@@ -31,10 +31,7 @@ replay: Replay | None = None
 
 def print_status(host: str, line: str) -> None:
     """Reconnect news for a following CLI command: on stderr, so stdout stays the job's bytes."""
-    # One write per line: print() writes the newline apart, and the command's own last line
-    # (its error, from another thread) would land inside this one.
-    sys.stderr.write(f"gpudeck: {host}: {line}\n")
-    sys.stderr.flush()
+    warn(f"gpudeck: {host}: {line}")
 
 
 def host_entries() -> dict[str, HostEntry]:
@@ -140,7 +137,7 @@ class Session:
 
     def notice(self, line: str) -> None:
         """A line for the user that is not an error: on stderr, so stdout stays the command's answer."""
-        print(f"gpudeck: {line}", file=sys.stderr, flush=True)
+        warn(f"gpudeck: {line}")
 
     def hosts(self) -> list[str]:
         return list(replay.hosts) if replay is not None else list(host_entries())

@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .printable import warn
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -101,8 +102,7 @@ def _move_aside(path: Path) -> Path:
 
 def say(line: str) -> None:
     """One line on stderr, written at once (stdout stays the command's answer)."""
-    sys.stderr.write(f"gpudeck: {line}\n")
-    sys.stderr.flush()
+    warn(f"gpudeck: {line}")
 
 
 class Store:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
+from ..printable import warn
 from .agents import Agents
 
 
@@ -145,7 +145,7 @@ def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list
     for host, answer in zip(hosts, answers, strict=True):
         if isinstance(answer, GpudeckError):
             if skipped is None:
-                print(f"gpudeck: skipping {host}: {answer}", file=sys.stderr)
+                warn(f"gpudeck: skipping {host}: {answer}")
             else:
                 skipped.append(answer)
             continue

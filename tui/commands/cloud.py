@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from ..format import duration, local_time, money, table
+from ..printable import printable, warn
 from ..session import Session, settings
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def confirm(question: str, yes: bool) -> bool:
     """--yes, or the user's `y` on stdin (a closed or empty stdin is a no: nothing is done unasked)."""
     if yes:
         return True
-    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.write(f"{printable(question)} [y/N] ")
     sys.stderr.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
@@ -123,7 +124,7 @@ def _snapshot(provider: str | None, window: float = 1800.0, below: float = 5.0) 
 
     snap = snapshot(settings(), provider, window=window, below=below)
     for line in snap.errors:
-        print(f"gpudeck: cloud: {line}", file=sys.stderr)
+        warn(f"gpudeck: cloud: {line}")
     return snap
 
 
@@ -166,7 +167,7 @@ def idle(args: argparse.Namespace) -> int:
         print(f"no instance idle (GPU under {below:g}% for {args.window})")
     unjudged = [v for v in snap.views if v.instance.state == "running" and not v.has_metric]
     for v in unjudged:
-        print(f"not judged: {v.instance.id} ({v.instance.type}): {v.util_source}", file=sys.stderr)
+        warn(f"not judged: {v.instance.id} ({v.instance.type}): {v.util_source}")
     return 0
 
 
@@ -178,7 +179,7 @@ def _providers() -> list[Provider]:
 
     found, problems = providers.configured(settings().cloud)
     for line in problems:
-        print(f"gpudeck: cloud: {line}", file=sys.stderr)
+        warn(f"gpudeck: cloud: {line}")
     return found
 
 
@@ -199,7 +200,7 @@ def act(args: argparse.Namespace) -> int:
     for found in targets:
         i = found.instance
         if verb == "stop" and (why := core.stop_refusal(i)):
-            print(f"gpudeck: cloud stop: {why}", file=sys.stderr)
+            warn(f"gpudeck: cloud stop: {why}")
             failures += 1
             continue
         price = price_for(found.provider, i, time.time())
@@ -265,7 +266,7 @@ def launch(args: argparse.Namespace, session: Session) -> int:
         print("nothing launched")
         return 1
     instance_id = core.launch(provider, spec)
-    print(f"launched {instance_id} ({args.provider} {region}, token {spec.token})", file=sys.stderr)
+    warn(f"launched {instance_id} ({args.provider} {region}, token {spec.token})")
     instance = core.wait_running(provider, instance_id, timeout=args.timeout)
     name = args.name or instance.id
     user = args.ssh_user or ("ubuntu" if args.provider == "aws" else "root")
@@ -301,7 +302,7 @@ def _trust(session: Session, provider: Provider, instance: Instance, name: str) 
     try:
         published = published_fingerprints(provider.console_output(instance))
     except CloudError as exc:
-        print(f"gpudeck: no console output to check the host key against: {exc}", file=sys.stderr)
+        warn(f"gpudeck: no console output to check the host key against: {exc}")
         published = set()
 
     def check(known_name: str, key: Any) -> bool:
@@ -315,7 +316,7 @@ def _trust(session: Session, provider: Provider, instance: Instance, name: str) 
         transport.connect()  # type: ignore[attr-defined]
     except HostKeyError as exc:
         err = host_key_error(name, exc)
-        print(f"gpudeck: {err}", file=sys.stderr)
+        warn(f"gpudeck: {err}")
         return EXIT_HOSTKEY
     except TransportError as exc:
         raise GpudeckError(f"host {name}: {exc}") from None

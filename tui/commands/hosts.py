@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # paramiko loads in ~140 ms: only the verbs that connect pay 
 from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
 from ..format import table
 from ..hosts_file import HostEntry, HostsFileError, add_host, check_name, hosts_path, load_hosts, remove_host
+from ..printable import printable, warn
 from ..remote.hostkey_errors import HostKeyError, fingerprint
 from ..remote.ssh_config import SshConfigError, split_target
 from ..remote.transport import TransportError
@@ -58,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def ask(name: str, key: paramiko.PKey) -> bool:
     """The CLI's prompt for an unknown key (only on a TTY)."""
     sys.stderr.write(
-        f"The authenticity of host '{name}' can't be established.\n"
+        f"The authenticity of host '{printable(name)}' can't be established.\n"
         f"{key.get_name()} key fingerprint is {fingerprint(key)}.\nTrust this key and continue (yes/no)? "
     )
     sys.stderr.flush()
@@ -170,7 +171,7 @@ def resolve_target(target: str, config_file: str | None) -> int:
         resolved = resolve(spec, identity, load_config(Path(config_file) if config_file else None))
     except SshConfigError as exc:
         raise GpudeckError(f"hosts resolve: {exc}", EXIT_USAGE) from None
-    print("\n".join(resolved.dump()))
+    print("\n".join(printable(line) for line in resolved.dump()))
     return 0
 
 
@@ -210,7 +211,7 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
         if session is not None:  # connecting happens inside: a host down or unknown is one line
             problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, None)
             if problem:
-                print(f"{name}: {problem}", file=sys.stderr)
+                warn(f"{name}: {problem}")
     for key, value in values.items():
         print(f"{name}: {key} = {value}" if value is not None else f"{name}: {key} removed")
     return 0
@@ -252,7 +253,7 @@ def add(args: argparse.Namespace, session: Session) -> int:
     print(f"{args.name}: agent {info['agent_version']} on {info['hostname']}, python {info['python']}, "
           f"{len(info['gpus'])} GPU(s)")
     if info.get("warning"):
-        print(f"warning: {info['warning']}", file=sys.stderr)
+        warn(f"warning: {info['warning']}")
     return 0
 
 
@@ -278,5 +279,5 @@ def list_hosts(args: argparse.Namespace, session: Session) -> int:
     print(table(["HOST", "STATUS", "AGENT", "GPUS", "CLOCK"], rows))
     for r in results:
         if r.get("warning"):
-            print(f"warning: {r['name']}: {r['warning']}", file=sys.stderr)
+            warn(f"warning: {r['name']}: {r['warning']}")
     return 0

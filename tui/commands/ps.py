@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ..actions import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
+from ..printable import printable, warn
 from ..session import Session
 
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     skipped: list[GpudeckError] = []
     jobs = [j for j in list_jobs(session, skipped) if args.all or not j.ended]
     for exc in skipped:
-        print(f"gpudeck: skipping a host: {exc}", file=sys.stderr)
+        warn(f"gpudeck: skipping a host: {exc}")
     # The jobs of the hosts that answered are printed; a host skipped makes the exit code non-zero
     # (an untrusted or changed host key has its own code), so scripts know the list is partial.
     code = next((exc.code for exc in skipped if exc.code == EXIT_HOSTKEY), skipped[0].code if skipped else 0)
@@ -55,6 +55,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return code
 
 
+def say(text: str) -> None:
+    """One line of `inspect`: names, argv, causes and output are the job's, never the terminal's."""
+    print(printable(text))
+
+
 def inspect(args: argparse.Namespace, session: Session) -> int:
     job = resolve(session, args.job)
     if args.json:
@@ -63,46 +68,46 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         print(json.dumps(obj, indent=2))
         return 0
     first = job.first
-    print(f"{job.id}  {job.name}  {state_text(job)}")
+    say(f"{job.id}  {job.name}  {state_text(job)}")
     watch = first.get("watch")
     if isinstance(watch, dict):
         pid = watch.get("pid")
-        print(f"  watching: {watch.get('path')} ({f'pid {pid}: stop/kill act on its tree' if pid else 'read-only: no --pid'})")
+        say(f"  watching: {watch.get('path')} ({f'pid {pid}: stop/kill act on its tree' if pid else 'read-only: no --pid'})")
     else:
-        print(f"  command: {' '.join(first.get('argv') or [])}")
-    print(f"  workdir: {first.get('workdir')}")
+        say(f"  command: {' '.join(first.get('argv') or [])}")
+    say(f"  workdir: {first.get('workdir')}")
     for node in job.nodes:
         # a node can fail while the job runs on (an elastic job drops it): say why here
         cause = f" ({node['cause']})" if node["state"] == "failed" and node.get("cause") else ""
-        print(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}{cause}")
+        say(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}{cause}")
     plan = job.to_json()["multinode"]
     if plan:
         bounds = plan.get("elastic")
         count = plan.get("nodes")
         if isinstance(bounds, list) and len(bounds) == 2:  # nodes join and leave: say how many run now
             count = f"{sum(n['state'] in ('starting', 'running') for n in job.nodes)} running, elastic {bounds[0]}:{bounds[1]}"
-        print(f"  nodes: {count} ({plan.get('launcher')}, {plan.get('nproc_per_node')} per node, "
+        say(f"  nodes: {count} ({plan.get('launcher')}, {plan.get('nproc_per_node')} per node, "
               f"master {plan.get('master_addr')}:{plan.get('master_port')})")
         pool = plan.get("pool")
         if isinstance(pool, list) and pool:
-            print(f"  pool: {', '.join(map(str, pool))}")
+            say(f"  pool: {', '.join(map(str, pool))}")
     if first.get("restart_of"):
-        print(f"  restart of: {first['restart_of']}")
+        say(f"  restart of: {first['restart_of']}")
     resized = first.get("resized_from")
     if isinstance(resized, dict):
-        print(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")
+        say(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")
     if job.why:
-        print(f"  why: {job.why}")
+        say(f"  why: {job.why}")
     if job.ending_node.get("reason"):
-        print(f"  stopped by: {job.ending_node['reason']}")
+        say(f"  stopped by: {job.ending_node['reason']}")
     malformed = job.to_json()["malformed"]
     if malformed:
-        print(f"  malformed journal records skipped: {malformed}")
+        say(f"  malformed journal records skipped: {malformed}")
     dropped = job.to_json()["output_dropped"]
     if dropped:
-        print(f"  output dropped by the output cap: {dropped:,} bytes (logs marks the gap)")
+        say(f"  output dropped by the output cap: {dropped:,} bytes (logs marks the gap)")
     if first.get("tail"):
-        print("  last output:")
+        say("  last output:")
         for line in first["tail"][-10:]:
-            print(f"    {line}")
+            say(f"    {line}")
     return 0

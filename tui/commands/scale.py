@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from .. import actions
 from ..errors import EXIT_USAGE, GpudeckError
+from ..printable import warn
 from ..session import Session
 
 
@@ -29,6 +29,6 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if any(not h for h in onto):
         raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
     scaled = actions.scale(session, session.store, job, args.count, onto=onto, env=actions.parse_env(args.env))
-    print(scaled, file=sys.stderr)
+    warn(scaled)
     print(scaled.id)
     return 0

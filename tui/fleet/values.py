@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..printable import printable
+
 # The wire spelling of non-finite floats (JSON has none).
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "+inf": math.inf}
 
@@ -37,5 +39,6 @@ def integer(v: Any) -> int | None:
 
 
 def text(v: Any, limit: int = 4096) -> str | None:
-    """A string, cut to `limit` so garbage from a remote cannot grow the model."""
-    return v[:limit] if isinstance(v, str) else None
+    """A string, cut to `limit` so garbage from a remote cannot grow the model, and printable: the
+    model is what the TUI draws, and a name holding ESC must not reach the terminal as one."""
+    return printable(v[:limit]) if isinstance(v, str) else None

@@ -10,9 +10,11 @@ import getpass
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..printable import printable
 from .ssh_canonical import canonicalize, is_address, mode
 from .ssh_config_parse import Entry, Lookup, SshConfigError, apply, parse_text
 from .ssh_home import expand_tilde, ssh_home
+from .ssh_names import check_target_names
 from .ssh_tokens import TokenError, expand, tokens
 
 MAX_JUMP_DEPTH = 16  # a chain of first hops each naming its own ProxyJump (a cap for %h-made names)
@@ -21,7 +23,9 @@ DEFAULT_IDENTITIES = ("id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed2
 SYSTEM_CONFIG = Path("/etc/ssh/ssh_config")
 DEFAULT_USER_KNOWN_HOSTS = ["~/.ssh/known_hosts", "~/.ssh/known_hosts2"]
 DEFAULT_GLOBAL_KNOWN_HOSTS = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
-_STRICT = {"yes": "true", "no": "false", "off": "false", "ask": "ask", "accept-new": "accept-new"}
+# readconf.c multistate_strict_hostkey: `true`/`false` are `yes`/`no` (and `ssh -G` writes them so).
+_STRICT = {"yes": "true", "true": "true", "no": "false", "false": "false", "off": "false", "ask": "ask",
+           "accept-new": "accept-new"}
 
 __all__ = ["SshConfig", "SshConfigError", "SshTarget", "jump_chain", "load_config", "resolve", "split_target"]
 
@@ -155,7 +159,8 @@ def _int_text(value: float) -> str:
 
 
 def split_target(spec: str) -> tuple[str | None, str, int | None]:
-    """`[user@]host[:port]`, `ssh://[user@]host[:port]` → (user, host, port); `[v6]:port` too."""
+    """`[user@]host[:port]`, `ssh://[user@]host[:port]` → (user, host, port); `[v6]:port` too.
+    A host or user ssh would refuse to put in a `%` token is refused here, as ssh refuses it."""
     if spec.lower().startswith("ssh://"):
         spec = spec[6:].rstrip("/")
     user, _, hostport = spec.rpartition("@") if "@" in spec else (None, "", spec)
@@ -173,6 +178,9 @@ def split_target(spec: str) -> tuple[str | None, str, int | None]:
         host = hostport
     if not host:
         raise SshConfigError(f"{spec!r}: no host name")
+    refusal = check_target_names(host, user or None)
+    if refusal:  # before any config is read: `Match exec` and ProxyCommand would expand them
+        raise SshConfigError(f"{printable(spec)}: {refusal}")
     return user or None, host, port
 
 

@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from ..actions.procs import ProcRow, ProcTable, gpu_processes, job_processes
 from ..fleet import Fleet, JobModel
+from ..printable import printable
 from ..services import Connections, JobControl
 from .end_job import confirm_end
 
@@ -110,8 +111,9 @@ class ProcessesScreen(ModalScreen[None]):
         cursor = grid.cursor_row
         grid.clear()
         for row in ordered(table.rows):
-            # Text, not str (parsed as markup) nor Content (not measured: columns would not widen)
-            grid.add_row(*(Text(c) for c in cells(row)), key=f"{row.host}/{row.node}/{row.pid}")
+            # Text, not str (parsed as markup) nor Content (not measured: columns would not widen);
+            # printable: a process's command line is whatever it set
+            grid.add_row(*(Text(printable(c)) for c in cells(row)), key=f"{row.host}/{row.node}/{row.pid}")
         if grid.row_count:
             grid.move_cursor(row=min(cursor, grid.row_count - 1))
         job = self.job()

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ..format import duration, money
+from ..printable import printable
 from .gauges import bar
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Conten
     gpus = f"{i.gpus if i.gpus is not None else '?'}×{(i.gpu_model or '?').replace('NVIDIA ', '')}"
     state = f"{i.state}…" if busy else i.state
     return [
-        Content.styled(i.name or i.id, name_style),  # the provider's text: never markup
+        Content.styled(printable(i.name or i.id), name_style),  # a tag's text: never markup, never ESC
         Content(f"{i.provider} {i.zone or i.region}"),
         Content(i.type),
         Content(gpus),
@@ -161,7 +162,7 @@ class CloudView(Vertical):
         self.query_one("#cloud-status", Static).update(status_line(snap, status))
         lines = ([status.failure] if status.failure else []) + (snap.errors if snap else [])
         errors = self.query_one("#cloud-errors", Static)
-        errors.update(Content("\n".join(lines)))  # the providers' words: never markup
+        errors.update(Content("\n".join(printable(line) for line in lines)))  # the providers' words: never markup
         errors.display = bool(lines)
         if snap is not None and (snap, status.busy) != self._drawn:
             self._drawn = (snap, status.busy)

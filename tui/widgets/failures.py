@@ -11,14 +11,17 @@ from typing import Any, TypeVar
 
 from textual.dom import DOMNode
 
+from ..printable import printable
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def say(node: DOMNode, message: str, title: str = "", severity: str = "information",
         timeout: float | None = None) -> None:
     """A notification whose text is never markup: job names, commands, causes and remote errors
-    often hold `[`, `=` or `/` (Textual's notify parses markup by default)."""
-    node.app.notify(message, title=title, severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
+    often hold `[`, `=` or `/` (Textual's notify parses markup by default), and may hold ESC."""
+    node.app.notify(printable(message), title=printable(title), severity=severity, timeout=timeout,  # type: ignore[arg-type]
+                    markup=False)  # type: ignore[arg-type]
 
 
 def report(node: DOMNode, title: str, error: BaseException | str, severity: str = "error") -> None:
