@@ -14,8 +14,10 @@ import os
 from pathlib import Path
 from typing import Optional, Tuple
 
-DEFAULT_OUTPUT_CAP = 1 << 30  # 1 GiB: 512 MiB of head, 512 MiB of tail
-MIN_OUTPUT_CAP = 1 << 20
+from ..spec import DEFAULT_OUTPUT_CAP, MIN_OUTPUT_CAP
+
+__all__ = ["DEFAULT_OUTPUT_CAP", "MIN_OUTPUT_CAP", "OutputCap"]
+
 BLOCK = 4096
 STEP = 1 << 20  # punch at least this much at a time: a loud job costs one syscall per MiB, not per line
 _FALLOC_FL_KEEP_SIZE = 0x01

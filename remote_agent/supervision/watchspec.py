@@ -9,14 +9,10 @@ a reused pid is never signalled.
 from __future__ import annotations
 
 import os
-import signal
 from typing import Any, Dict, Optional, Set
 
-from ..names import is_job_id, is_job_name, is_node
-from .jobspec import DEFAULT_GRACE, SpecError
+from ..spec import JobSpec, SpecError, Watch
 from .proctree import descendants, is_live, signal_pids
-
-MAX_PATH = 4096
 
 
 def is_watch(spec: Any) -> bool:
@@ -37,23 +33,17 @@ def process_start(pid: int) -> Optional[int]:
         return None
 
 
-def validate_watch_spec(spec: Any) -> Dict[str, Any]:
+def validate_watch_spec(raw: Any) -> Dict[str, Any]:
     """A clean copy, or SpecError naming the field. A relative path is taken from the home dir
     (where an SSH login starts); the pid must be a live process now."""
-    if not is_watch(spec):
+    if not is_watch(raw):
         raise SpecError("spec.watch: expected an object")
-    if not is_job_id(spec.get("id")):
-        raise SpecError("spec.id: expected YYYYMMDD-HHMMSS-xxxxxx, got %r" % (spec.get("id"),))
-    if not is_job_name(spec.get("name")):
-        raise SpecError("spec.name: 1-64 of A-Z a-z 0-9 . _ - (starting alphanumeric), got %r" % (spec.get("name"),))
-    node = spec.get("node", "0")
-    if not is_node(node):
-        raise SpecError("spec.node: 1-32 of A-Z a-z 0-9 . _ -, got %r" % (node,))
-    watch = spec["watch"]
-    path = watch.get("path")
-    if not (isinstance(path, str) and path and "\0" not in path and len(path) <= MAX_PATH):
-        raise SpecError("spec.watch.path: expected a file path")
-    path = os.path.expanduser(path)
+    spec = JobSpec.from_wire(raw)
+    watch = spec.watch
+    assert watch is not None  # is_watch said so
+    if spec.argv:
+        raise SpecError("spec.argv: a watch runs no command")
+    path = os.path.expanduser(watch.path)
     if not os.path.isabs(path):
         path = os.path.join(os.path.expanduser("~"), path)
     path = os.path.normpath(path)
@@ -63,29 +53,13 @@ def validate_watch_spec(spec: Any) -> Dict[str, Any]:
         raise SpecError("spec.watch.path: not a regular file (a pipe or a device cannot be re-read): %s" % path)
     if os.path.exists(path) and not os.access(path, os.R_OK):
         raise SpecError("spec.watch.path: not readable by the agent's user: %s" % path)
-    pid = watch.get("pid")
     pid_start = None
-    if pid is not None:
-        if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:
-            raise SpecError("spec.watch.pid: expected a process id > 1, got %r" % (pid,))
-        pid_start = process_start(pid)
-        if pid_start is None or not is_live(pid):
-            raise SpecError("spec.watch.pid: no live process %d on this host" % pid)
-    grace = spec.get("grace", DEFAULT_GRACE)
-    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace <= 86400:
-        raise SpecError("spec.grace: expected seconds between 0 and 86400, got %r" % (grace,))
-    stop_signal = spec.get("stop_signal") or "SIGTERM"
-    if not (isinstance(stop_signal, str) and stop_signal.startswith("SIG") and hasattr(signal, stop_signal)):
-        raise SpecError("spec.stop_signal: unknown signal %r" % (stop_signal,))
-    out: Dict[str, Any] = {
-        "id": spec["id"], "name": spec["name"], "node": node, "argv": [], "workdir": os.path.dirname(path),
-        "env": {}, "setup": [], "grace": float(grace), "stop_signal": stop_signal,
-        "watch": {"path": path, "pid": pid, "pid_start": pid_start, "from_end": bool(watch.get("from_end"))},
-    }
-    for key in ("created_at", "price", "heartbeat_interval", "gpu_interval"):
-        if key in spec:
-            out[key] = spec[key]
-    return out
+    if watch.pid is not None:
+        pid_start = process_start(watch.pid)
+        if pid_start is None or not is_live(watch.pid):
+            raise SpecError("spec.watch.pid: no live process %d on this host" % watch.pid)
+    return spec.replace(workdir=os.path.dirname(path), env={}, setup=(),
+                        watch=Watch(path, watch.pid, pid_start, watch.from_end)).to_wire()
 
 
 def watched_tree(spec: Any) -> Set[int]:

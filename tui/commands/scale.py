@@ -29,6 +29,6 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if any(not h for h in onto):
         raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
     scaled = actions.scale(session, session.store, job, args.count, onto=onto, env=actions.parse_env(args.env))
-    warn(scaled)
+    warn(str(scaled))
     print(scaled.id)
     return 0

@@ -1,0 +1,372 @@
+"""A job's spec, typed: the one definition of what a job is launched with.
+
+The client builds a `JobSpec` (tui/actions), sends its wire form in a `launch` request, and reads
+what a job was launched with back through `JobSpec.read`/`Multinode.read`; the agent checks it with
+`JobSpec.from_wire` before anything runs and writes the wire form to spec.json. A new field is
+added here, once: its type, its default, its wire name and its check.
+
+Nothing here does IO: whether a workdir exists or a watched pid lives is the agent's to check, on
+its host (supervision/jobspec.py, supervision/watchspec.py). stdlib only, Python 3.8.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from .names import is_job_id, is_job_name, is_node
+
+DEFAULT_GRACE = 60.0
+MAX_GRACE = 86400.0
+DEFAULT_OUTPUT_CAP = 1 << 30  # 1 GiB: 512 MiB of head, 512 MiB of tail
+MIN_OUTPUT_CAP = 1 << 20  # 1 MiB: a smaller cap would drop a traceback
+MAX_OUTPUT_CAP = 1 << 50
+MAX_PATH = 4096
+LAUNCHERS = ("torchrun", "none")
+
+
+class SpecError(ValueError):
+    """A spec field is wrong; the message names the field (`spec.multinode.nodes: …`)."""
+
+
+# -- checks, each naming its field -----------------------------------------------------------------
+
+def _number(value: Any, name: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise SpecError("spec.%s: expected a number between %g and %g, got %r" % (name, low, high, value))
+    return float(value)
+
+
+def _count(value: Any, name: str, low: int = 1, high: int = 1 << 20) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SpecError("spec.%s: expected a whole number %d..%d, got %r" % (name, low, high, value))
+    return value
+
+
+def _text(value: Any, name: str, limit: int = MAX_PATH, empty: bool = False) -> str:
+    if not isinstance(value, str) or "\0" in value or len(value) > limit or (not value and not empty):
+        raise SpecError("spec.%s: expected %stext of at most %d characters" % (name, "" if empty else "non-empty ", limit))
+    return value
+
+
+def _texts(value: Any, name: str, limit: int = 65536) -> Tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)) or len(value) > limit:
+        raise SpecError("spec.%s: expected a list of text" % name)
+    return tuple(_text(v, "%s[%d]" % (name, i), 1 << 20, empty=True) for i, v in enumerate(value))
+
+
+def _optional(value: Any, check: Any, *args: Any) -> Any:
+    return None if value is None else check(value, *args)
+
+
+def _object(value: Any, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise SpecError("spec.%s: expected an object" % name)
+    return value
+
+
+def _only(obj: Mapping[str, Any], cls: Any, name: str) -> None:
+    """Unknown fields are refused: a misspelt one would otherwise be silently ignored."""
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(k for k in obj if k not in known)
+    if unknown:
+        raise SpecError("spec%s: unknown field %r" % ("." + name if name else "", unknown[0]))
+
+
+def _wire(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_wire(v) for v in value]
+    if hasattr(value, "to_wire"):
+        return value.to_wire()
+    return value
+
+
+def _to_wire(obj: Any) -> Dict[str, Any]:
+    """Every field with a value; None (unset) is left out, as the wire always had it."""
+    return {f.name: _wire(getattr(obj, f.name)) for f in fields(obj) if getattr(obj, f.name) is not None}
+
+
+# -- the parts -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Price:
+    """What the job's host costs and the job's share of it: the supervisor's budget counts with it."""
+
+    per_hour: float
+    share: float = 1.0
+    currency: str = "USD"
+    market: Optional[str] = None  # on-demand, spot…: shown, not computed with
+    source: Optional[str] = None
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Price:
+        obj = _object(obj, "price")
+        _only(obj, cls, "price")
+        return cls(per_hour=_number(obj.get("per_hour"), "price.per_hour", 0, 1e6),
+                   share=_number(obj.get("share", 1.0), "price.share", 1e-6, 1),
+                   currency=_text(obj.get("currency") or "USD", "price.currency", 8),
+                   market=_optional(obj.get("market"), _text, "price.market", 32),
+                   source=_optional(obj.get("source"), _text, "price.source", 256))
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
+@dataclass(frozen=True)
+class IdleStop:
+    """Stop the job when its GPUs stay under `below_pct` for `minutes`, not in its first `grace_minutes`."""
+
+    below_pct: float = 10.0
+    minutes: float = 30.0
+    grace_minutes: float = 15.0
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> IdleStop:
+        obj = _object(obj, "idle_stop")
+        _only(obj, cls, "idle_stop")
+        return cls(below_pct=_number(obj.get("below_pct", 10), "idle_stop.below_pct", 0, 100),
+                   minutes=_number(obj.get("minutes", 30), "idle_stop.minutes", 0.001, 100000),
+                   grace_minutes=_number(obj.get("grace_minutes", 15), "idle_stop.grace_minutes", 0, 100000))
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
+@dataclass(frozen=True)
+class Multinode:
+    """One node's place in a multi-node job, and what a resize needs to start more nodes like it."""
+
+    nodes: int  # the node count launched with
+    rank: int
+    host: str
+    hosts: Tuple[str, ...]  # every rank's host, rank order
+    launcher: str = "torchrun"  # or "none": the command learns its place from the environment
+    nproc_per_node: int = 1
+    master_addr: str = "127.0.0.1"
+    master_port: int = 29500
+    port_chosen: bool = True  # gpudeck chose the port (a resize may choose again)
+    command: Tuple[str, ...] = ()  # the user's command, before the launcher's line around it
+    pool: Tuple[str, ...] = ()  # hosts the job may scale onto
+    pinned: Tuple[str, ...] = ()  # the `--host` list
+    setup: Tuple[str, ...] = ()  # the job's own setup lines (not the host's)
+    workdir: Optional[str] = None  # as asked (None: each host's default)
+    env_keys: Tuple[str, ...] = ()  # names only: the values stay on the hosts
+    elastic: Optional[Tuple[int, int]] = None  # (MIN, MAX): torchrun's c10d rendezvous
+    hints: Tuple[str, ...] = ()  # the preflight's advice (NCCL interface…)
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Multinode:
+        obj = _object(obj, "multinode")
+        _only(obj, cls, "multinode")
+        launcher = obj.get("launcher", "torchrun")
+        if launcher not in LAUNCHERS:
+            raise SpecError("spec.multinode.launcher: torchrun or none, got %r" % (launcher,))
+        elastic = obj.get("elastic")
+        if elastic is not None:
+            if not (isinstance(elastic, (list, tuple)) and len(elastic) == 2):
+                raise SpecError("spec.multinode.elastic: expected [MIN, MAX]")
+            elastic = (_count(elastic[0], "multinode.elastic[0]"), _count(elastic[1], "multinode.elastic[1]"))
+            if elastic[0] > elastic[1]:
+                raise SpecError("spec.multinode.elastic: MIN %d > MAX %d" % elastic)
+        return cls(
+            nodes=_count(obj.get("nodes"), "multinode.nodes"),
+            rank=_count(obj.get("rank"), "multinode.rank", 0),
+            host=_text(obj.get("host"), "multinode.host", 256),
+            hosts=_texts(obj.get("hosts"), "multinode.hosts"),
+            launcher=launcher,
+            nproc_per_node=_count(obj.get("nproc_per_node", 1), "multinode.nproc_per_node"),
+            master_addr=_text(obj.get("master_addr", "127.0.0.1"), "multinode.master_addr", 256),
+            master_port=_count(obj.get("master_port", 29500), "multinode.master_port", 1, 65535),
+            port_chosen=bool(obj.get("port_chosen", True)),
+            command=_texts(obj.get("command"), "multinode.command"),
+            pool=_texts(obj.get("pool"), "multinode.pool"),
+            pinned=_texts(obj.get("pinned"), "multinode.pinned"),
+            setup=_texts(obj.get("setup"), "multinode.setup"),
+            workdir=_optional(obj.get("workdir"), _text, "multinode.workdir"),
+            env_keys=_texts(obj.get("env_keys"), "multinode.env_keys"),
+            elastic=elastic,
+            hints=_texts(obj.get("hints"), "multinode.hints"),
+        )
+
+    @classmethod
+    def read(cls, obj: Any) -> Optional[Multinode]:
+        """For readers (a listing, an old spec.json): the typed value, or None for anything else."""
+        try:
+            return cls.from_wire(obj) if isinstance(obj, dict) else None
+        except SpecError:
+            return None
+
+    def to_wire(self) -> Dict[str, Any]:
+        out = _to_wire(self)
+        out["workdir"] = self.workdir  # null means "each host's default", and is said so
+        out["elastic"] = list(self.elastic) if self.elastic else None
+        return out
+
+    def without_place(self) -> Dict[str, Any]:
+        """The job's plan, the same on every node: the wire form without this node's rank and host."""
+        return {k: v for k, v in self.to_wire().items() if k not in ("rank", "host")}
+
+
+@dataclass(frozen=True)
+class ResizedFrom:
+    """The job a resize replaced, its node count, why, and when the old job last made a step."""
+
+    job: str
+    nodes: int
+    why: Optional[str] = None
+    last_step_at: Optional[float] = None  # added by the agent's restart: the old node's last metric time
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> ResizedFrom:
+        obj = _object(obj, "resized_from")
+        _only(obj, cls, "resized_from")
+        if not is_job_id(obj.get("job")):
+            raise SpecError("spec.resized_from.job: expected a job id, got %r" % (obj.get("job"),))
+        return cls(obj["job"], _count(obj.get("nodes"), "resized_from.nodes"),
+                   _optional(obj.get("why"), _text, "resized_from.why", 1024, True),
+                   _optional(obj.get("last_step_at"), _number, "resized_from.last_step_at", 0, 1e11))
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A run gpudeck did not start: its log file, and optionally its pid (stop/kill act on its tree)."""
+
+    path: str
+    pid: Optional[int] = None
+    pid_start: Optional[int] = None  # the pid's start time (clock ticks): a reused pid is never signalled
+    from_end: bool = False
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Watch:
+        obj = _object(obj, "watch")
+        _only(obj, cls, "watch")
+        pid = obj.get("pid")
+        if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 1 < pid < 1 << 31):
+            raise SpecError("spec.watch.pid: expected a process id > 1, got %r" % (pid,))
+        start = obj.get("pid_start")
+        if start is not None and (isinstance(start, bool) or not isinstance(start, int) or start < 0):
+            raise SpecError("spec.watch.pid_start: expected clock ticks, got %r" % (start,))
+        return cls(_text(obj.get("path"), "watch.path"), pid, start, bool(obj.get("from_end")))
+
+    def to_wire(self) -> Dict[str, Any]:
+        return {"path": self.path, "pid": self.pid, "pid_start": self.pid_start, "from_end": self.from_end}
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JobSpec:
+    id: str
+    name: str
+    node: str = "0"
+    argv: Tuple[str, ...] = ()  # empty only for a watch
+    workdir: str = "~"
+    env: Mapping[str, str] = field(default_factory=dict)  # values never leave the host once sent
+    setup: Tuple[str, ...] = ()  # shell lines run before the command (the host's, then the job's)
+    grace: float = DEFAULT_GRACE  # seconds from the stop signal to SIGKILL
+    stop_signal: str = "SIGTERM"
+    path: Optional[str] = None  # the launcher's PATH (local jobs: the venv it was launched from)
+    created_at: Optional[float] = None
+    output_cap: int = DEFAULT_OUTPUT_CAP  # bytes of output.log kept; 0: no cap
+    gpu_interval: Optional[float] = None
+    heartbeat_interval: Optional[float] = None
+    price: Optional[Price] = None
+    budget: Optional[float] = None  # stop gracefully when the job's cost reaches it (needs price)
+    idle_stop: Optional[IdleStop] = None
+    multinode: Optional[Multinode] = None
+    restart_of: Optional[str] = None  # the job this one restarted
+    resized_from: Optional[ResizedFrom] = None
+    watch: Optional[Watch] = None
+
+    @property
+    def key(self) -> str:
+        """`id/node`: one node of one job, whatever host it runs on."""
+        return "%s/%s" % (self.id, self.node)
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> JobSpec:
+        """The typed spec, or SpecError naming the first bad field. No IO."""
+        obj = _object(obj, "")
+        _only(obj, cls, "")
+        if not is_job_id(obj.get("id")):
+            raise SpecError("spec.id: expected YYYYMMDD-HHMMSS-xxxxxx, got %r" % (obj.get("id"),))
+        if not is_job_name(obj.get("name")):
+            raise SpecError("spec.name: 1-64 of A-Z a-z 0-9 . _ - (starting alphanumeric), got %r" % (obj.get("name"),))
+        node = obj.get("node", "0")
+        if not is_node(node):
+            raise SpecError("spec.node: 1-32 of A-Z a-z 0-9 . _ -, got %r" % (node,))
+        watch = _optional(obj.get("watch"), Watch.from_wire)
+        argv = _texts(obj.get("argv"), "argv")
+        if watch is None and not argv:
+            raise SpecError("spec.argv: expected a non-empty list of strings")
+        price = _optional(obj.get("price"), Price.from_wire)
+        budget = _optional(obj.get("budget"), _number, "budget", 1e-9, 1e9)
+        if budget is not None and not (price and price.per_hour):
+            raise SpecError("spec.budget: needs spec.price.per_hour (the host's price is unknown)")
+        restart_of = obj.get("restart_of")
+        if restart_of is not None and not is_job_id(restart_of):
+            raise SpecError("spec.restart_of: expected a job id, got %r" % (restart_of,))
+        return cls(
+            id=obj["id"], name=obj["name"], node=node, argv=argv,
+            workdir=_text(obj.get("workdir", "~"), "workdir"),
+            env=_env(obj.get("env")),
+            setup=_texts(obj.get("setup"), "setup"),
+            grace=_number(obj.get("grace", DEFAULT_GRACE), "grace", 0, MAX_GRACE),
+            stop_signal=_signal(obj.get("stop_signal") or "SIGTERM"),
+            path=_optional(obj.get("path"), _text, "path", 65535),
+            created_at=_optional(obj.get("created_at"), _number, "created_at", 0, 1e11),
+            output_cap=_output_cap(obj.get("output_cap", DEFAULT_OUTPUT_CAP)),
+            gpu_interval=_optional(obj.get("gpu_interval"), _number, "gpu_interval", 0.1, 3600),
+            heartbeat_interval=_optional(obj.get("heartbeat_interval"), _number, "heartbeat_interval", 0.1, 3600),
+            price=price, budget=budget,
+            idle_stop=_optional(obj.get("idle_stop"), IdleStop.from_wire),
+            multinode=_optional(obj.get("multinode"), Multinode.from_wire),
+            restart_of=restart_of,
+            resized_from=_optional(obj.get("resized_from"), ResizedFrom.from_wire),
+            watch=watch,
+        )
+
+    @classmethod
+    def read(cls, obj: Any) -> Optional[JobSpec]:
+        """For readers: the typed spec, or None for anything that is not one."""
+        try:
+            return cls.from_wire(obj)
+        except SpecError:
+            return None
+
+    def to_wire(self) -> Dict[str, Any]:
+        out = _to_wire(self)
+        out["env"] = dict(self.env)
+        return out
+
+    def replace(self, **changes: Any) -> JobSpec:
+        return replace(self, **changes)
+
+
+def _env(value: Any) -> Dict[str, str]:
+    env = value or {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise SpecError("spec.env: expected an object of string to string")
+    for key, val in env.items():
+        if not key or "=" in key or "\0" in key or "\0" in val:
+            raise SpecError("spec.env: bad variable name %r" % key)
+    return dict(env)
+
+
+def _signal(value: Any) -> str:
+    if not (isinstance(value, str) and value.startswith("SIG") and hasattr(signal, value)):
+        raise SpecError("spec.stop_signal: unknown signal %r" % (value,))
+    return value
+
+
+def _output_cap(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not (value == 0 or MIN_OUTPUT_CAP <= value <= MAX_OUTPUT_CAP):
+        raise SpecError("spec.output_cap: expected bytes: 0 (no cap) or %d..2**50, got %r" % (MIN_OUTPUT_CAP, value))
+    return value
+
