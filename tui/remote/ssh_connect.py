@@ -113,7 +113,7 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
         opts = t.get_security_options()
         if stored:  # ask for a key type we already hold, as ssh does, so a second key type is not "unknown"
             opts.key_types = [k for k in stored if k in opts.key_types] + [k for k in opts.key_types if k not in stored]
-        if known.has_authority(target.known_hosts_name):  # a CA vouches for this host: certificates first
+        if known.wants_certificate(target.known_hosts_name):  # a CA vouches for (or is revoked for) this host
             opts.key_types = [CERT_TYPES[k] for k in opts.key_types if k in CERT_TYPES] + list(opts.key_types)
         # AES-GCM first (OpenSSH servers offer it by default): an AEAD cipher carries its own tag,
         # where CTR + HMAC has paramiko build an HMAC and compare tags in Python for every packet,
