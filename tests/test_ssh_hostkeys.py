@@ -199,6 +199,7 @@ def test_batch_mode_asks_nobody_about_an_unknown_key(ssh_home: SshHome) -> None:
     assert asked == []
 
 
+@pytest.mark.slow  # the real ssh beside gpudeck
 @pytest.mark.parametrize("marker", ["@REVOKED", "@Revoked", "@revoked @cert-authority"])
 def test_a_line_with_a_marker_ssh_does_not_know_is_skipped_whole(ssh_home: SshHome, marker: str) -> None:
     # hostfile.c check_markers: `@cert-authority` and `@revoked`, case and all, one of them; any other

@@ -154,6 +154,7 @@ def test_a_suffix_that_resolves_canonicalizes_as_ssh_does(configs: Path) -> None
             [x for x in theirs if x.startswith("identityfile")]
 
 
+@pytest.mark.slow  # a CLI process beside ssh -G
 def test_a_repeated_identity_or_certificate_file_is_listed_once_as_by_ssh_G(configs: Path) -> None:
     # readconf.c add_identity_file/add_certificate_file drop a path already listed as written; another
     # spelling of the same file stays.

@@ -40,7 +40,7 @@ _passphrases: dict[str, str] = {}
 def identities(target: SshTarget, ask: AskPassphrase | None = None) -> list[Identity]:
     """Every key to offer `target`, in ssh's order; the CLI passes no `ask` (it never prompts)."""
     agent = agent_keys(target.identity_agent)
-    files = target.identity_files or default_identities()
+    files = [p for p in target.identity_files or default_identities() if p.lower() != "none"]  # `none`: no file
     blobs = {path: public_blob(path) for path in files}
     named = {blob for blob in blobs.values() if blob is not None}
 
@@ -56,7 +56,7 @@ def identities(target: SshTarget, ask: AskPassphrase | None = None) -> list[Iden
         out += [(name, key, None) for name, key in offers("ssh-agent", k, cert_paths)]
     in_agent = {k.asbytes() for k in held}
     for path in files:
-        if blobs[path] is None or blobs[path] not in in_agent:
+        if blobs[path] not in in_agent:
             out += _from_file(path, [*target.certificate_files, beside(path)], ask)
     return out
 
