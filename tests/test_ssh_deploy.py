@@ -1,15 +1,17 @@
-"""Deploying the agent over real SSH: upload once per hash, private modes, old versions collected."""
+"""Deploying the agent over real SSH: upload once per hash, private modes, old versions collected, and
+over an exec channel where the server has no sftp subsystem."""
 
 from __future__ import annotations
 
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.sshd import SshHome
+from tests.support.sshd import Sshd, SshHome, make_sshd
 from tests.support.waiting import wait_for
 from tui.remote.deploy import ensure_agent, local_zipapp, probe_python
 from tui.remote.ssh_connect import connect
@@ -74,3 +76,47 @@ def test_the_agent_serves_on_python_3_8(ssh_home: SshHome, tmp_path: Path) -> No
     job_id = gpudeck("run", "--host", "box", "--", "echo", "hi from 3.8", cwd=tmp_path).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=tmp_path).stdout.splitlines()[-1] == "hi from 3.8"
     wait_for(lambda: "3.8.18" in gpudeck("hosts", "--json", cwd=tmp_path).stdout, timeout=30, what="python 3.8 in hello")
+
+
+@pytest.fixture
+def no_sftp(ssh_home: SshHome, tmp_path: Path) -> Iterator[Sshd]:
+    """A server without the sftp subsystem (a replaced `Subsystem` line), whose login shell reads a
+    line of stdin, as some startup files do; `box` points at it."""
+    server = make_sshd(tmp_path / "no-sftp", extra=["Subsystem gpudeck-none /bin/false"])
+    (server.root / "authorized_keys").write_text(ssh_home.server.client_key.with_suffix(".pub").read_text())
+    with open(server.remote_home / ".bashrc", "a") as f:
+        f.write("read -r answer\n")
+    ssh_home.trust(server)
+    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n")
+    yield server
+    server.stop()
+
+
+@pytest.mark.slow
+def test_without_sftp_the_agent_is_uploaded_over_an_exec_channel(ssh_home: SshHome, no_sftp: Sshd) -> None:
+    assert subprocess.run(["sftp", "-b", "/dev/null", "-P", str(no_sftp.port), "-o", "BatchMode=yes",
+                           "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                           "-i", str(ssh_home.ssh_dir / "id_ed25519"), "root@127.0.0.1"],
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=30).returncode != 0  # the case is real
+    agent_dir = ssh_home.agent_dir / "deeper"  # missing parents are made private too
+    conn = connect("box")
+    try:
+        first = ensure_agent(conn, sys.executable, str(agent_dir))
+        second = ensure_agent(conn, sys.executable, str(agent_dir))
+    finally:
+        conn.close()
+    assert first.uploaded and not second.uploaded and first.agent == second.agent
+    assert Path(first.agent).read_bytes() == local_zipapp().read_bytes()
+    assert stat.S_IMODE(Path(first.agent).stat().st_mode) == 0o600
+    for d in (ssh_home.agent_dir, agent_dir, agent_dir / "agents"):
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
+    assert not list((agent_dir / "agents").glob(".tmp-*"))
+
+
+@pytest.mark.slow
+def test_a_host_without_sftp_runs_jobs(ssh_home: SshHome, no_sftp: Sshd, tmp_path: Path) -> None:
+    from tests.conftest import gpudeck
+
+    ssh_home.add_host()
+    job_id = gpudeck("run", "--host", "box", "--", "echo", "no sftp needed", cwd=tmp_path).stdout.strip()
+    assert gpudeck("logs", "-f", job_id, cwd=tmp_path).stdout.splitlines()[-1] == "no sftp needed"

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import gpudeck
 from tests.support.sshd import Sshd, SshHome, host_key_line, keygen, make_sshd, ssh_verdict
-from tui.remote.hostkey_errors import HostKeyUnknown
+from tui.errors import EXIT_HOSTKEY
+from tui.remote.hostkey_errors import HostKeyRevoked, HostKeyUnknown
 from tui.remote.ssh_connect import connect
 
 pytestmark = pytest.mark.slow  # a server of its own per case, and the real ssh beside gpudeck
@@ -47,6 +49,8 @@ def verdict() -> str:
         connect("box", timeout=10).close()
     except HostKeyUnknown as exc:
         return f"unknown: {exc}"
+    except HostKeyRevoked as exc:
+        return f"revoked: {exc}"
     return "ok"
 
 
@@ -61,6 +65,7 @@ def test_a_certificate_signed_by_a_known_ca_is_accepted_with_no_key_line(ssh_hom
 @pytest.mark.parametrize(("how", "why"), [
     ({"principals": "someone-else.example"}, "not among its principals"),
     ({"validity": "20200101:20200102"}, "not valid now"),
+    ({"principals": "127.0.0.*"}, "not among its principals"),  # host principals are literal names for ssh
 ])
 def test_a_certificate_that_does_not_hold_leaves_the_key_unknown_and_says_why(
         ssh_home: SshHome, cert_server: Sshd, tmp_path: Path, how: dict[str, str], why: str) -> None:
@@ -80,7 +85,35 @@ def test_another_ca_or_a_revoked_ca_is_not_trusted(ssh_home: SshHome, cert_serve
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(other))
     assert ssh_verdict(ssh_home) == "unknown" and "no @cert-authority line" in verdict()
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca) + ca_line(ca, "@revoked"))
-    assert ssh_verdict(ssh_home) != "ok" and "CA key is @revoked" in verdict()
+    assert ssh_verdict(ssh_home) != "ok" and verdict().startswith("revoked:") and "@revoked" in verdict()
+
+
+def test_a_revoked_ca_is_refused_not_unknown_so_trusting_cannot_add_its_host(ssh_home: SshHome, cert_server: Sshd,
+                                                                             tmp_path: Path) -> None:
+    # ssh: a certificate whose CA key is @revoked is a REVOKED host key, refused with no fallback to
+    # the plain key (sshconnect.c check_host_key, hostfile.c check_key_not_revoked).
+    ca = keygen(tmp_path / "host_ca")
+    serve_cert(cert_server, ca)
+    (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca, "@revoked"))
+    assert ssh_verdict(ssh_home) != "ok"
+    with pytest.raises(HostKeyRevoked, match="REVOKED"):
+        connect("box", timeout=10, confirm=lambda name, key: True).close()  # a yes does not override it
+    ssh_home.add_host()
+    refused = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
+    assert refused.returncode == EXIT_HOSTKEY and "REVOKED" in refused.stderr, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    own = ssh_home.gpudeck_home / "known_hosts"
+    assert not own.exists() or "ssh-ed25519" not in own.read_text()  # nothing was trusted
+
+
+def test_markers_are_read_as_ssh_reads_them_exactly(ssh_home: SshHome, cert_server: Sshd, tmp_path: Path) -> None:
+    # ssh knows `@cert-authority` and `@revoked` as written; any other marker drops the whole line.
+    ca = keygen(tmp_path / "host_ca")
+    serve_cert(cert_server, ca)
+    (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca) + ca_line(ca, "@REVOKED"))
+    assert (ssh_verdict(ssh_home), verdict()) == ("ok", "ok")
+    (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca, "@CERT-AUTHORITY"))
+    assert ssh_verdict(ssh_home) == "unknown" and verdict().startswith("unknown")
 
 
 def test_a_ca_signature_made_with_sha1_is_refused_as_by_ssh(ssh_home: SshHome, cert_server: Sshd,

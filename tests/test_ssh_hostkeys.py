@@ -197,3 +197,28 @@ def test_batch_mode_asks_nobody_about_an_unknown_key(ssh_home: SshHome) -> None:
     with pytest.raises(HostKeyUnknown):
         connect("box", confirm=lambda name, key: asked.append(name) or True).close()
     assert asked == []
+
+
+@pytest.mark.slow  # the real ssh beside gpudeck
+@pytest.mark.parametrize("marker", ["@REVOKED", "@Revoked", "@revoked @cert-authority"])
+def test_a_line_with_a_marker_ssh_does_not_know_is_skipped_whole(ssh_home: SshHome, marker: str) -> None:
+    # hostfile.c check_markers: `@cert-authority` and `@revoked`, case and all, one of them; any other
+    # marker makes the line invalid, and ssh skips it (it revokes nothing).
+    server_pub = ssh_home.server.host_key.with_suffix(".pub")
+    (ssh_home.ssh_dir / "known_hosts").write_text(host_key_line(ssh_home.server) + _line(ssh_home, server_pub, marker, "*"))
+    assert (ssh_verdict(ssh_home), _gpudeck_verdict()) == ("ok", "ok")
+
+
+@pytest.mark.slow  # a CLI process
+def test_trust_appends_to_a_known_hosts_file_without_a_final_newline(ssh_home: SshHome, tmp_path: Path) -> None:
+    own = ssh_home.gpudeck_home / "known_hosts"
+    other = _line(ssh_home, _impostor(tmp_path), name="other.example").rstrip("\n")
+    own.write_text(other)  # written by hand or by another tool: no final newline
+    ssh_home.add_host()
+    trusted = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
+    assert trusted.returncode == 0, trusted.stderr
+    connect("box").close()  # the host is known now, asking nobody
+    for name in ("other.example", f"[127.0.0.1]:{ssh_home.server.port}"):  # and both lines read as ssh reads them
+        found = subprocess.run(["ssh-keygen", "-F", name, "-f", str(own)], capture_output=True, text=True)
+        assert found.returncode == 0, (name, own.read_text())
+    assert own.read_text().startswith(other + "\n")

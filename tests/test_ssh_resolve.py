@@ -152,3 +152,18 @@ def test_a_suffix_that_resolves_canonicalizes_as_ssh_does(configs: Path) -> None
         theirs = [line.replace(pw_home, os.environ["HOME"] + "/") for line in theirs]
         assert sorted(ours) == sorted(theirs) and [x for x in ours if x.startswith("identityfile")] == \
             [x for x in theirs if x.startswith("identityfile")]
+
+
+@pytest.mark.slow  # a CLI process beside ssh -G
+def test_a_repeated_identity_or_certificate_file_is_listed_once_as_by_ssh_G(configs: Path) -> None:
+    # readconf.c add_identity_file/add_certificate_file drop a path already listed as written; another
+    # spelling of the same file stays.
+    config = configs / "repeated.conf"
+    config.write_text("Host a\n  IdentityFile ~/.ssh/x\n  IdentityFile ~/.ssh/y\n  IdentityFile ~/.ssh/x\n"
+                      "  IdentityFile ~//.ssh/x\n  CertificateFile ~/c\n  CertificateFile ~/c\n"
+                      "Host *\n  IdentityFile ~/.ssh/y\n")
+    ours = gpudeck("hosts", "resolve", "-F", str(config), "a", cwd=configs)
+    assert ours.returncode == 0, ours.stderr
+    listed = [x for x in ours.stdout.splitlines() if x.startswith(("identityfile ", "certificatefile "))]
+    assert listed == [x for x in ssh_g(config, "a") if x.startswith(("identityfile ", "certificatefile "))]
+    assert listed.count("identityfile ~/.ssh/x") == 1

@@ -1,4 +1,5 @@
-"""Puts the agent on a host: probe python3 (>= 3.8, by absolute path), upload the zipapp once per hash.
+"""Puts the agent on a host: probe python3 (>= 3.8, by absolute path), upload the zipapp once per hash
+(over SFTP, or over exec channels where the server has no sftp subsystem: exec_upload.py).
 
 Every remote command is a token list through shlex.quote; values travel as positional arguments of
 a constant `sh -c` script, never spliced into it. Exit codes of the probe (documented in PROTOCOL.md):
@@ -7,7 +8,6 @@ the script prints one marker line, so a chatty `.bashrc` before it is skipped.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import posixpath
 import re
@@ -22,6 +22,8 @@ import paramiko
 
 from .. import paths
 from ..bundle import build_zipapp
+from .exec_upload import UPLOAD_TIMEOUT, UploadFailed, upload_over_exec
+from .one_line import python_one_line
 from .ssh_connect import Connection
 
 MIN_PYTHON = (3, 8)
@@ -77,11 +79,12 @@ class Deployed:
     removed: tuple[str, ...] = ()
 
 
-def run_command(conn: Connection, argv: list[str], timeout: float | None = None) -> tuple[int, str, str]:
+def run_command(conn: Connection, argv: list[str], timeout: float | None = None,
+                stdin: bytes | None = None) -> tuple[int, str, str]:
     """Run a quoted token list on the host; (exit status, stdout, stderr).
 
-    stdin is closed at once: a login shell's startup file that reads it gets EOF instead of hanging
-    the probe. Any paramiko failure becomes a DeployError of one line.
+    stdin gets `stdin`'s bytes, if any, and is closed: a login shell's startup file that reads it gets
+    EOF instead of hanging the probe. Any paramiko failure becomes a DeployError of one line.
     """
     timeout = PROBE_TIMEOUT if timeout is None else timeout
     try:
@@ -91,6 +94,8 @@ def run_command(conn: Connection, argv: list[str], timeout: float | None = None)
     try:
         chan.settimeout(timeout)
         chan.exec_command(shlex.join(argv))
+        if stdin:
+            chan.sendall(stdin)
         chan.shutdown_write()
         out, err = bytearray(), bytearray()
         while True:
@@ -114,12 +119,6 @@ def run_command(conn: Connection, argv: list[str], timeout: float | None = None)
 def _why(exc: BaseException) -> str:
     text = exc.text if isinstance(exc, paramiko.ChannelException) else str(exc)  # its str() is a tuple
     return " ".join(str(text).split())[:200] or type(exc).__name__
-
-
-def python_one_line(script: str) -> str:
-    """A multi-line Python script as a one-line `-c` argument: a tcsh login shell refuses a quoted
-    newline, and fish reads backslashes inside quotes."""
-    return f"import base64; exec(base64.b64decode('{base64.b64encode(script.encode()).decode()}'))"
 
 
 def probe_python(conn: Connection, python: str | None) -> str:
@@ -185,11 +184,22 @@ def _private_dir(sftp: paramiko.SFTPClient, path: str) -> None:
         sftp.chmod(path, 0o700)
 
 
-def upload_agent(conn: Connection, agent_dir: str, local: Path) -> tuple[str, str, bool]:
-    """(agent dir, agent path, uploaded): uploads under a temporary name, then renames into place."""
-    sftp = conn.transport.open_sftp_client()
+def upload_agent(conn: Connection, agent_dir: str, local: Path, python: str | None = None) -> tuple[str, str, bool]:
+    """(agent dir, agent path, uploaded): uploads under a temporary name, then renames into place.
+    Over SFTP; over exec channels with `python` where the server has no sftp subsystem."""
+    try:
+        sftp = conn.transport.open_sftp_client()
+    except (paramiko.SSHException, EOFError):
+        if python is None or not conn.transport.is_active():
+            raise
+        sftp = None  # the server refused the subsystem, and the connection is fine
     if sftp is None:
-        raise DeployError("the host offers no SFTP subsystem")
+        if python is None:
+            raise DeployError("the host offers no SFTP subsystem")
+        def run(argv: list[str], data: bytes | None) -> tuple[int, str, str]:
+            return run_command(conn, argv, UPLOAD_TIMEOUT if data else None, data)
+
+        return upload_over_exec(run, python, agent_dir, local)
     try:
         root = remote_dir(sftp, agent_dir)
         _private_dir(sftp, root)
@@ -227,8 +237,8 @@ def ensure_agent(conn: Connection, python: str | None, agent_dir: str, local: Pa
     local = local or local_zipapp()
     interpreter = probe_python(conn, python)
     try:
-        root, agent, uploaded = upload_agent(conn, agent_dir, local)
-    except (OSError, EOFError, paramiko.SSHException) as exc:
+        root, agent, uploaded = upload_agent(conn, agent_dir, local, interpreter)
+    except (OSError, EOFError, paramiko.SSHException, UploadFailed) as exc:
         raise DeployError(f"cannot upload the agent into {agent_dir}: {_why(exc)}") from None
     removed = collect_garbage(conn, interpreter, posixpath.dirname(agent), local.name) if uploaded else ()
     return Deployed(python=interpreter, agent=agent, agent_dir=root, uploaded=uploaded, removed=removed)

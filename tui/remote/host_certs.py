@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 import paramiko
 
-from .known_hosts_file import host_matches
-
 HOST_CERT = 2  # the certificate's type field: 1 user, 2 host
 # How many length-prefixed public-key fields follow the nonce, per certificate type.
 _KEY_FIELDS = {"ssh-ed25519-cert-v01@openssh.com": 1, "ssh-rsa-cert-v01@openssh.com": 2,
@@ -80,6 +78,14 @@ def parse(blob: bytes) -> Cert:
     return Cert(kind, key_id, principals, valid_after, valid_before, ca_type, ca_blob, signed, signature)
 
 
+def ca_key(cert_blob: bytes) -> bytes | None:
+    """The CA key that signed a certificate, or None for a malformed one."""
+    try:
+        return parse(cert_blob).ca_blob
+    except CertInvalid:
+        return None
+
+
 def check(cert_blob: bytes, principal: str, trusted_cas: set[bytes], revoked: set[bytes], now: float | None = None) -> None:
     """Raise CertInvalid unless the certificate holds for `principal` (the host name, no port)."""
     cert = parse(cert_blob)
@@ -92,8 +98,9 @@ def check(cert_blob: bytes, principal: str, trusted_cas: set[bytes], revoked: se
     when = time.time() if now is None else now
     if not cert.valid_after <= when < cert.valid_before:
         raise CertInvalid("it is not valid now (expired or not yet valid)")
-    # no principals: any host; else one of them, a pattern allowed (sshkey_cert_check_host, wildcards on)
-    if cert.principals and not any(host_matches(p, principal) for p in cert.principals):
+    # no principals: any host; else one of them, compared as written: ssh checks a host certificate
+    # with wildcards off (sshconnect.c: sshkey_cert_check_host(…, 0, …)), so `127.0.0.*` names no host
+    if cert.principals and principal not in cert.principals:
         raise CertInvalid(f"{principal} is not among its principals ({', '.join(cert.principals)})")
     try:
         algorithm = paramiko.Message(cert.signature).get_text()

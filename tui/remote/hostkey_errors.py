@@ -49,11 +49,13 @@ class HostKeyChanged(HostKeyError):
 
 
 class HostKeyRevoked(HostKeyError):
-    """The server offers a key marked `@revoked`: refused whatever else is known, as by ssh."""
+    """The server offers a key marked `@revoked`, or a certificate whose CA key is: refused whatever else
+    is known, as by ssh."""
 
-    def __init__(self, name: str, key: Any, where: str) -> None:
+    def __init__(self, name: str, key: Any, where: str, why: str = "") -> None:
         self.name, self.key, self.where = name, key, where
-        super().__init__(f"host key for {name} ({key.get_name()} {fingerprint(key)}) is REVOKED ({where}): refused")
+        said = f": {why}" if why else ""
+        super().__init__(f"host key for {name} ({key.get_name()} {fingerprint(key)}) is REVOKED{said} ({where}): refused")
 
 
 # Where notices about known_hosts go (a skipped @cert-authority line): the CLI prints them on

@@ -5,13 +5,15 @@ GlobalKnownHostsFile (default /etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2
 own known_hosts, the only one ever written (appended, 0600).
 
 Rules, as ssh applies them:
-- a key on any `@revoked` line for the host is refused, whatever else is known;
+- a key on any `@revoked` line for the host is refused, whatever else is known, and so is a host
+  certificate whose CA key is on one;
 - any plain line holding the offered key accepts it (a stale second line does not make it "changed");
 - otherwise any plain line for the host, of ANY key type, makes the key CHANGED: refused outright,
   and trusting does not override it (the old line has to be removed first);
 - otherwise the key is unknown and needs the user's yes (only `hosts add`/`hosts trust` ask).
 - a host *certificate* (asked for first when a `@cert-authority` line names the host) is accepted
-  when host_certs.check() finds it signed by such a CA, valid now and naming the host; otherwise,
+  when host_certs.check() finds it signed by such a CA, valid now and naming the host (as written: no
+  wildcards in host principals); otherwise,
   as ssh does, its plain key goes through the rules above, and an unknown key says why the
   certificate did not do.
 Never AutoAddPolicy.
@@ -78,18 +80,22 @@ class KnownHosts:
         lines = [line for line in self._lines(name) if line.blob == blob]
         return any(line.marker is None for line in lines) and not any(line.marker == "@revoked" for line in lines)
 
-    def has_authority(self, name: str) -> bool:
-        """A `@cert-authority` line names this host: ask the server for a certificate first."""
-        return any(line.marker == "@cert-authority" for line in self._lines(name))
+    def wants_certificate(self, name: str) -> bool:
+        """Ask the server for a host certificate first: a `@cert-authority` line names this host, or a
+        `@revoked` line does (ssh, asking for certificates first by default, sees a revoked CA's
+        certificate and refuses it; taking the plain key instead would make it merely unknown)."""
+        return any(line.marker is not None for line in self._lines(name))
 
     def check(self, name: str, key: paramiko.PKey, principal: str | None = None) -> None:
         """Return if the key is known for name; raise HostKeyRevoked, HostKeyChanged or HostKeyUnknown.
         principal: the host name a certificate must list (ssh: HostKeyAlias or host name, no port)."""
         blob = key.asbytes()
+        cert = getattr(key, "public_blob", None)
+        ca = host_certs.ca_key(cert.key_blob) if cert is not None else None
         lines = self._lines(name)
-        for line in lines:
-            if line.marker == "@revoked" and line.blob == blob:
-                raise HostKeyRevoked(name, key, line.where)
+        for line in lines:  # ssh: a revoked CA revokes its host certificates, with no plain-key fallback
+            if line.marker == "@revoked" and line.blob in (blob, ca):
+                raise HostKeyRevoked(name, key, line.where, "its certificate's CA key is @revoked" if line.blob == ca else "")
         cert_note = self._certificate(name, key, lines, principal)
         if cert_note is None:
             return
@@ -121,10 +127,15 @@ class KnownHosts:
         """Append to gpudeck's own file, owner-only whatever its mode was: never rewrite ~/.ssh's files."""
         path = self.files[-1]
         paths.ensure_private(path.parent)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o600)  # O_CREAT's mode does not touch a file that already existed
-            f.write(f"{name} {key.get_name()} {key.get_base64()}\n")
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # O_CREAT's mode does not touch a file that already existed
+            size = os.fstat(fd).st_size
+            # a file edited by hand may lack its final newline: ours would extend (and spoil) its last line
+            lead = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
+            os.write(fd, lead + f"{name} {key.get_name()} {key.get_base64()}\n".encode())
+        finally:
+            os.close(fd)
         return path
 
 
@@ -146,4 +157,6 @@ def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | 
             return
         if confirm is None or not confirm(name, key):
             raise
-        known.add(name, key)
+        path = known.add(name, key)
+        if not known.holds(name, key):  # never say "trusted" of a key the next connection will not find
+            raise HostKeyUnknown(name, key, f"; it was written to {path} but does not read back from there") from None

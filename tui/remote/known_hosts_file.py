@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_LINES = 200_000  # a reader is total, but a runaway file must not take the client down
+MARKERS = ("@cert-authority", "@revoked")  # as written: ssh compares them case and all
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,9 @@ def parse(path: Path) -> list[KnownLine]:
             continue
         marker = None
         if fields[0].startswith("@"):
-            marker, fields = fields[0].lower(), fields[1:]
+            marker, fields = fields[0], fields[1:]
+            if marker not in MARKERS or (fields and fields[0].startswith("@")):
+                continue  # hostfile.c check_markers: an unknown marker (`@REVOKED` too), or two, voids the line
         if len(fields) < 3:
             continue  # malformed: skipped, as ssh does
         try:

@@ -202,6 +202,9 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
     raw = {k: list(v) for k, v in opts.items()}
     if identity_file:
         raw["identityfile"] = [identity_file, *raw.get("identityfile", [])]
+    for key in ("identityfile", "certificatefile"):  # readconf.c keeps one of each path as written
+        if key in raw:
+            raw[key] = list(dict.fromkeys(raw[key]))
     values = tokens(hostname, port, user or getpass.getuser(), host, alias, jump)
     try:
         proxy_command = _first(opts, "proxycommand")

@@ -6,26 +6,21 @@ ProxyJump chains are plain `direct-tcpip` channels handed to the next hop as its
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import os
 import socket
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import paramiko
-from paramiko.pkey import UnknownKeyType
 
+from ..printable import printable
 from . import hostkey_errors
 from .host_certs import CERT_TYPES
 from .hostkey_errors import HostKeyError, HostKeyUnknown, fingerprint
 from .hostkeys import Confirm, KnownHosts, verify
 from .proxy_command import ShellProxyCommand
-from .ssh_certs import beside, certifies, offers
-from .ssh_config import SshConfigError, SshTarget, default_identities, jump_chain, load_config, resolve
+from .ssh_config import SshConfigError, SshTarget, jump_chain, load_config, resolve
+from .ssh_identities import AskPassphrase, identities
 
 
 class SshError(Exception):
@@ -67,134 +62,39 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
         raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
 
 
-# Loading an old id_dsa (ssh's default list still names it) warns on stderr on every connect; the key
-# is skipped and named in one line instead.
-warnings.filterwarnings("ignore", message="SSH DSA keys are deprecated")
+class _Transport(paramiko.Transport):
+    """A Transport that keeps the reason of the server's SSH_MSG_DISCONNECT, which paramiko only logs:
+    sshd's "Too many authentication failures" (MaxAuthTries) says why a login was cut off."""
 
-# Passphrases the user typed (TUI), kept in memory only, for this process's lifetime.
-_passphrases: dict[str, str] = {}
-AskPassphrase = Callable[[str], "str | None"]  # key path → passphrase, or None to skip that key
+    disconnect_reason: str | None = None
 
-
-def _secret(path: str) -> bytes | None:
-    secret = _passphrases.get(path)
-    return secret.encode() if secret is not None else None
-
-
-def _private_keys(target: SshTarget, ask: AskPassphrase | None = None) -> list[tuple[str, paramiko.PKey | None, str | None]]:
-    """(source, key, problem): agent keys first, then the identity files.
-
-    As ssh: with IdentitiesOnly, only the agent keys whose public half an identity file names are
-    offered; without any IdentityFile the default keys are the identity files, IdentitiesOnly or not.
-    """
-    keys: list[tuple[str, paramiko.PKey | None, str | None]] = []
-    agent = agent_keys(target.identity_agent)
-    files = target.identity_files or default_identities()
-    if target.identities_only:
-        # an agent's certificate counts as the key it certifies
-        wanted = {blob for blob in (_public_blob(path) for path in files) if blob is not None}
-        agent = [k for k in agent if k.asbytes() in wanted or any(certifies(k.asbytes(), b) for b in wanted)]
-    cert_paths = [*target.certificate_files, *(beside(path) for path in files)]
-    for k in agent:
-        keys += [(name, key, None) for name, key in offers("ssh-agent", k, cert_paths)]
-    offered = {k.asbytes() for k in agent}
-    for path in files:
-        if _public_blob(path) in offered:
-            continue  # the agent holds it: no need to load (or ask the passphrase of) the file
-        too_open = unprotected(path)
-        if too_open:
-            keys.append((path, None, too_open))
-            continue
-        try:
-            keys += [(name, key, None) for name, key in offers(path, paramiko.PKey.from_path(path, _secret(path)),
-                                                                  [*target.certificate_files, beside(path)])]
-        except FileNotFoundError:
-            continue
-        except (paramiko.PasswordRequiredException, TypeError) as exc:
-            # PKey.from_path lets cryptography's TypeError through for an encrypted OpenSSH key.
-            if isinstance(exc, TypeError) and "password" not in str(exc):
-                keys.append((path, None, f"{path}: {exc}"))
-                continue
-            secret = ask(path) if ask is not None else None  # the TUI asks once; the CLI never does
-            if secret is not None:
-                try:
-                    key = paramiko.PKey.from_path(path, secret.encode())
-                    keys += [(name, k, None) for name, k in offers(path, key, [*target.certificate_files, beside(path)])]
-                    _passphrases[path] = secret
-                    continue
-                except (paramiko.SSHException, ValueError, TypeError):
-                    pass  # a wrong passphrase: the key is skipped and named below
-            keys.append((path, None, f"{path} is encrypted: load it into ssh-agent (ssh-add {path})"))
-        except (paramiko.SSHException, OSError, ValueError, UnknownKeyType) as exc:
-            keys.append((path, None, _unloadable(path, exc)))
-    return keys
-
-
-def agent_keys(where: str | None) -> list[paramiko.PKey]:
-    """The keys of the agent IdentityAgent names (None or SSH_AUTH_SOCK: $SSH_AUTH_SOCK; `none`: no
-    agent; `$VAR`: the socket that variable names; else a socket path). No agent there is normal."""
-    if where is not None and where.lower() == "none":
-        return []
-    with contextlib.suppress(Exception):
-        if where is None or where == "SSH_AUTH_SOCK":
-            return list(paramiko.Agent().get_keys())
-        path = os.environ.get(where[1:], "") if where.startswith("$") else where
-        if not path:
-            return []
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(10)
-        sock.connect(path)
-        agent = paramiko.agent.AgentSSH()
-        agent._connect(sock)  # paramiko.Agent() only dials $SSH_AUTH_SOCK; this is its own handshake
-        return list(agent.get_keys())
-    return []
-
-
-def _unloadable(path: str, exc: Exception) -> str:
-    """Why a key file was skipped, in one short line (cryptography's PEM error carries a URL)."""
-    if isinstance(exc, UnknownKeyType):
-        return f"{path}: this key type is not supported (ssh no longer accepts it either by default)"
-    if isinstance(exc, OSError):
-        return f"{path}: {exc.strerror or exc}"
-    if isinstance(exc, ValueError) and "PEM" in str(exc):
-        return f"{path}: not a private key file"
-    return f"{path}: {_why(exc)}"
-
-
-def _public_blob(path: str) -> bytes | None:
-    """The key blob of an identity's public half (`PATH.pub`, or PATH itself when it is the .pub)."""
-    pub = path if path.endswith(".pub") else path + ".pub"
-    try:
-        return base64.b64decode(Path(pub).read_text(encoding="utf-8").split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def unprotected(path: str) -> str | None:
-    """OpenSSH's refusal of a private key that group or others may read (sshkey_perm_ok), in one line.
-    Like ssh, only a file the user owns is judged: root reading another user's key is not refused."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None  # missing: the loader says so (or skips a default key)
-    if st.st_uid == os.getuid() and st.st_mode & 0o077:
-        return (f"WARNING: UNPROTECTED PRIVATE KEY FILE! Permissions {st.st_mode & 0o777:04o} for '{path}' "
-                f"are too open. It is required that your private key files are NOT accessible by others. "
-                f"This private key will be ignored (chmod 600 {path})")
-    return None
+    def _parse_disconnect(self, m: paramiko.Message) -> None:
+        start = m.packet.tell()
+        with contextlib.suppress(Exception):
+            m.get_int()  # the reason code
+            self.disconnect_reason = " ".join(printable(m.get_text()).split())[:300] or None
+        m.packet.seek(start)
+        super()._parse_disconnect(m)
 
 
 def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskPassphrase | None) -> None:
     problems: list[str] = []
-    for source, key, problem in _private_keys(target, ask):
+    tried = 0
+    for source, key, problem in identities(target, ask):
         if key is None:
             problems.append(problem or source)
             continue
         try:
+            tried += 1
             t.auth_publickey(user, key)
-        except paramiko.AuthenticationException:
-            continue
         except (paramiko.SSHException, OSError, EOFError) as exc:
+            if isinstance(exc, paramiko.AuthenticationException) and t.is_active():
+                continue  # this key is refused: the next one
+            said = getattr(t, "disconnect_reason", None)
+            if said:  # the server hung up, and said why (as ssh prints "Received disconnect")
+                hint = " (name the right key: IdentityFile, with IdentitiesOnly yes)" if "too many" in said.lower() else ""
+                raise SshError(f"{target.describe()}: the server cut the login off after {tried} key(s): {said}{hint}") \
+                    from None
             raise SshError(f"{target.describe()}: authentication broke off: {_why(exc)}") from None
         if t.is_authenticated():
             return
@@ -207,13 +107,13 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
     # Each hop is checked against the known_hosts files its own config entry names, as by ssh.
     known = known or KnownHosts.of(target.user_known_hosts_files, target.global_known_hosts_files)
     sock = _socket_for(target, timeout, via)
-    t = paramiko.Transport(sock)
+    t = _Transport(sock)
     try:
         stored = known.known_types(target.known_hosts_name)
         opts = t.get_security_options()
         if stored:  # ask for a key type we already hold, as ssh does, so a second key type is not "unknown"
             opts.key_types = [k for k in stored if k in opts.key_types] + [k for k in opts.key_types if k not in stored]
-        if known.has_authority(target.known_hosts_name):  # a CA vouches for this host: certificates first
+        if known.wants_certificate(target.known_hosts_name):  # a CA vouches for (or is revoked for) this host
             opts.key_types = [CERT_TYPES[k] for k in opts.key_types if k in CERT_TYPES] + list(opts.key_types)
         # AES-GCM first (OpenSSH servers offer it by default): an AEAD cipher carries its own tag,
         # where CTR + HMAC has paramiko build an HMAC and compare tags in Python for every packet,
@@ -309,4 +209,4 @@ def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | 
     return Connection(transport=transport, target=target, hops=hops)
 
 
-__all__ = ["Connection", "HostKeyError", "SshError", "connect"]
+__all__ = ["AskPassphrase", "Connection", "HostKeyError", "SshError", "connect"]
