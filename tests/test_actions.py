@@ -86,7 +86,7 @@ def test_the_hosts_setup_runs_before_the_jobs(gpudeck_home: Path) -> None:
         '[hosts.gpu1]\ntarget = "me@gpu1"\nsetup = ["source ~/venv/bin/activate"]\n')
     opts = LaunchOptions(argv=("python", "train.py"), host="gpu1", setup=("export A=1",))
     spec = actions.build_spec(None, opts, "20261201-000000-abcdef")
-    assert spec["setup"] == ["source ~/venv/bin/activate", "export A=1"] and spec["workdir"] == "~"
+    assert spec.setup == ("source ~/venv/bin/activate", "export A=1") and spec.workdir == "~"
 
 
 @pytest.mark.slow

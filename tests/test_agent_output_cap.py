@@ -75,11 +75,11 @@ def test_output_cap_values(gpudeck_home: Path, workdir: Path) -> None:
     from tui.errors import GpudeckError
 
     opts = LaunchOptions(argv=("true",), workdir=str(workdir))
-    assert "output_cap" not in build_spec(None, opts, "20261201-000000-aaaaaa")  # the agent's default
+    assert build_spec(None, opts, "20261201-000000-aaaaaa").output_cap == 1 << 30  # the spec's default
     (gpudeck_home / "hosts.toml").write_text('[hosts.local]\noutput_cap = "2M"\n')
-    assert build_spec(None, opts, "20261201-000000-aaaaaa")["output_cap"] == 2 << 20
+    assert build_spec(None, opts, "20261201-000000-aaaaaa").output_cap == 2 << 20
     for given, want in (("500M", 500 << 20), ("1.5G", 3 << 29), ("off", 0), ("1048576", 1 << 20)):
-        assert build_spec(None, LaunchOptions(argv=("true",), workdir=str(workdir), output_cap=given), "20261201-000000-aaaaaa")["output_cap"] == want
+        assert build_spec(None, LaunchOptions(argv=("true",), workdir=str(workdir), output_cap=given), "20261201-000000-aaaaaa").output_cap == want
     (gpudeck_home / "hosts.toml").write_text('[hosts.local]\noutput_cap = "lots"\n')
     with pytest.raises(GpudeckError, match=r"hosts.toml: \[hosts.local\] output_cap 'lots'"):
         build_spec(None, opts, "20261201-000000-aaaaaa")

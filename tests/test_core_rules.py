@@ -130,9 +130,9 @@ def test_a_launch_share_counts_live_jobs_and_the_jobs_own_gpus(monkeypatch: pyte
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     opts = LaunchOptions(("true",), price_per_hour=4.0)
     ended = [{"state": "exited"}, {"state": "failed"}]
-    assert cost_fields(HostAnswers(0, ended), opts, {}, {})["price"]["share"] == 1.0  # ended jobs hold nothing
-    assert cost_fields(HostAnswers(0, [{"state": "running"}]), opts, {}, {})["price"]["share"] == 0.5
-    share = cost_fields(HostAnswers(4, []), opts, {"CUDA_VISIBLE_DEVICES": "0"}, {})["price"]["share"]
+    assert cost_fields(HostAnswers(0, ended), opts, {}, {})["price"].share == 1.0  # ended jobs hold nothing
+    assert cost_fields(HostAnswers(0, [{"state": "running"}]), opts, {}, {})["price"].share == 0.5
+    share = cost_fields(HostAnswers(4, []), opts, {"CUDA_VISIBLE_DEVICES": "0"}, {})["price"].share
     assert share == 0.25  # the job's own CUDA_VISIBLE_DEVICES, not the launcher's
 
 

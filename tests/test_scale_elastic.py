@@ -30,7 +30,7 @@ def test_elastic_lines_rendezvous_at_the_master_and_only_node_0_hosts_the_store(
     assert "--node-rank" not in " ".join(plans[1].argv)
     env = dict(plans[1].env)
     assert env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"] == "1" and env["GPUDECK_ELASTIC"] == "1"
-    assert plans[0].multinode["elastic"] == [1, 3]
+    assert plans[0].multinode.elastic == (1, 3)
 
 
 @pytest.mark.parametrize(("flags", "message"), [

@@ -5,10 +5,12 @@ test_core_rules.py); the real agents start real nodes in test_scale.py."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from remote_agent.spec import JobSpec, Multinode
 from tui.actions.launch import launch_specs
 from tui.actions.startall import NodeStartFailed, Start, start_all
 from tui.errors import GpudeckError
@@ -65,7 +67,7 @@ def test_a_node_that_fails_to_start_ends_the_ones_that_started() -> None:
 
 def test_a_launch_names_the_node_that_failed_in_one_line() -> None:
     agents = Starting(2, fail={"1"})
-    specs = [(h, {"id": JOB, "node": str(i)}) for i, h in enumerate("ab")]
+    specs = [(h, JobSpec(JOB, "x", str(i), ("true",))) for i, h in enumerate("ab")]
     with pytest.raises(GpudeckError, match=r"^node 1 on b: b: could not launch job .*: no space left on device$"):
         launch_specs(agents, specs)
     assert agents.kills == [("a", "0")]
@@ -94,7 +96,8 @@ class InOrder:
 def test_an_elastic_launch_starts_node_0_first_and_stops_at_the_first_failure() -> None:
     # torchrun's c10d rendezvous ranks one host's nodes by pid: node 0 first keeps it rank 0
     agents = InOrder()
-    specs = [("local", {"id": JOB, "node": str(i), "multinode": {"elastic": [1, 3]}}) for i in range(3)]
+    plan = Multinode(nodes=3, rank=0, host="local", hosts=("local",) * 3, elastic=(1, 3))
+    specs = [("local", JobSpec(JOB, "x", str(i), ("true",), multinode=replace(plan, rank=i))) for i in range(3)]
     with pytest.raises(GpudeckError, match="^node 1 on local: "):
         launch_specs(agents, specs)
     assert agents.asked == [("launch", "0"), ("launch", "1"), ("kill", "0")]  # node 2 never started

@@ -103,7 +103,7 @@ async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, c
     (gpudeck_home / "hosts.toml").write_text(PRICED)
     (gpudeck_home / "config.toml").write_text('[cost]\ndaily_budget = 0.01\ntimezone = "UTC"\n')
     spec = build_spec(None, form_options("local", script, name="cost-budget"), new_job_id())
-    client.request("launch", timeout=30.0, spec=spec)  # running before gpudeck opens
+    client.request("launch", timeout=30.0, spec=spec.to_wire())  # running before gpudeck opens
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: named(app, "cost-budget") and named(app, "cost-budget")[0].state == "stopped",

@@ -72,8 +72,8 @@ def _fleet_with_pool_job() -> Fleet:
         fleet.apply_gpus(host, {"available": True, "gpus": [{"index": i, "util": 0, "processes": procs}
                                                              for i, procs in enumerate(gpus)]})
     fleet.apply_jobs("gpu-a", [{"id": "20261201-050000-aaaaaa", "name": "pooled", "node": "0", "state": "running",
-                                "multinode": {"nodes": 1, "pool": ["gpu-a", "gpu-b", "gpu-c"], "pinned": [],
-                                              "nproc_per_node": 1}}])
+                                "multinode": {"nodes": 1, "rank": 0, "host": "gpu-a", "hosts": ["gpu-a"],
+                                              "pool": ["gpu-a", "gpu-b", "gpu-c"], "pinned": [], "nproc_per_node": 1}}])
     return fleet
 
 
@@ -97,7 +97,8 @@ def test_plus_names_the_pool_host_with_free_gpus_and_minus_the_unreachable_node(
 def test_an_elastic_jobs_plus_names_the_next_node_and_minus_a_running_one() -> None:
     fleet = Fleet(clock=lambda: 100.0)
     fleet.set_host_status("local", "connected")
-    mn = {"nodes": 2, "pool": [], "pinned": [], "nproc_per_node": 1, "elastic": [1, 4]}
+    mn = {"nodes": 2, "rank": 0, "host": "local", "hosts": ["local", "local"], "pool": [], "pinned": [],
+          "nproc_per_node": 1, "elastic": [1, 4]}
     fleet.apply_jobs("local", [{"id": "20261201-050000-bbbbbb", "name": "el", "node": node, "state": state,
                                 "multinode": mn} for node, state in (("0", "running"), ("1", "running"), ("2", "stopped"))])
     job = fleet.jobs["20261201-050000-bbbbbb"]

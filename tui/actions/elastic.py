@@ -12,6 +12,8 @@ import contextlib
 from dataclasses import replace
 from typing import Any
 
+from remote_agent.spec import Multinode
+
 from ..errors import EXIT_USAGE, GpudeckError
 from ..fleet.states import ACTIVE
 from ..store import JobRecord, Store
@@ -27,10 +29,11 @@ from .preflight import preflight
 from .resize import Scaled, target_count
 
 
-def scale_elastic(agents: Agents, store: Store | None, job: Job, count: str, onto: tuple[str, ...] = (),
-                  env: tuple[tuple[str, str], ...] = ()) -> Scaled:
-    mn: dict[str, Any] = job.first.get("multinode") or {}
-    lo, hi = (int(v) for v in mn["elastic"])
+def scale_elastic(agents: Agents, store: Store | None, job: Job, mn: Multinode, count: str,
+                  onto: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = ()) -> Scaled:
+    """`mn`: the job's plan, launched elastic (its `elastic` bounds set)."""
+    assert mn.elastic is not None
+    lo, hi = mn.elastic
     running = sorted((n for n in job.nodes if n["state"] in ACTIVE), key=rank_key)
     if job.ended or not running:
         raise GpudeckError(f"scale: {job.id} is {job.state}: an elastic job grows or shrinks while it runs "
@@ -58,24 +61,22 @@ def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why:
 
 
 def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str, Any]], n: int,
-          mn: dict[str, Any], onto: tuple[str, ...], given: dict[str, str], why: str) -> Scaled:
+          mn: Multinode, onto: tuple[str, ...], given: dict[str, str], why: str) -> Scaled:
     """Launch the new nodes with the job's own rendezvous line; node names go on from the highest."""
-    pool = [str(h) for h in mn.get("pool") or []]
+    pool = list(mn.pool)
     kept = [str(r["host"]) for r in running]
     free = ask_free(agents, pool) if pool and not onto else None
-    hosts = layout(kept, n, pool, [str(h) for h in mn.get("pinned") or []], onto, free,
-                   int(mn.get("nproc_per_node") or 1))[len(kept):]
+    hosts = layout(kept, n, pool, mn.pinned, onto, free, mn.nproc_per_node)[len(kept):]
     next_rank = 1 + max((int(r) for r in (str(x["node"]) for x in job.nodes) if r.isdigit()), default=0)
-    env_keys = sorted({*map(str, mn.get("env_keys") or []), *given})
+    env_keys = tuple(sorted({*mn.env_keys, *given}))
     opts = LaunchOptions(
-        argv=tuple(str(a) for a in mn.get("command") or []), host=hosts[0], hosts=tuple(hosts), nodes=len(hosts),
-        nproc_per_node=int(mn.get("nproc_per_node") or 1), launcher="torchrun", env=tuple(given.items()),
-        master_addr=str(mn["master_addr"]), master_port=int(mn["master_port"]), pool=tuple(pool),
-        setup=tuple(str(s) for s in mn.get("setup") or []), workdir=mn.get("workdir"),
-        elastic=(int(mn["elastic"][0]), int(mn["elastic"][1])))
+        argv=mn.command, host=hosts[0], hosts=tuple(hosts), nodes=len(hosts),
+        nproc_per_node=mn.nproc_per_node, launcher="torchrun", env=tuple(given.items()),
+        master_addr=mn.master_addr, master_port=mn.master_port, pool=mn.pool,
+        setup=mn.setup, workdir=mn.workdir, elastic=mn.elastic)
     plans = [replace(p, env=tuple(dict(p.env, GPUDECK_NNODES=str(n)).items()),
-                     multinode=dict(p.multinode, nodes=n, hosts=[*kept, *hosts], env_keys=env_keys,
-                                    pinned=list(mn.get("pinned") or [])))
+                     multinode=replace(p.multinode, nodes=n, hosts=(*kept, *hosts), env_keys=env_keys,
+                                       pinned=mn.pinned))
              for p in plan(opts, job.id, first_rank=next_rank)]
     specs = {p.node: new_node_spec(agents, job, p, job.id, given, mn, where=f"would join on {p.host}")
              for p in plans}
@@ -88,7 +89,8 @@ def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str,
     started: list[tuple[str, str]] = []
     try:
         for p in plans:
-            agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT, spec=dict(specs[p.node], multinode=p.multinode))
+            agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT,
+                           spec=specs[p.node].replace(multinode=p.multinode).to_wire())
             started.append((p.host, p.node))
     except GpudeckError as exc:
         for host, node in started:
@@ -102,7 +104,7 @@ def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str,
         nodes = [{"host": str(x["host"]), "node": str(x["node"])} for x in job.nodes]
         store.record_job(JobRecord(id=job.id, name=job.name, created_at=record.created_at if record else 0.0,
                                    nodes=nodes + [{"host": p.host, "node": p.node} for p in plans],
-                                   argv=list(mn.get("command") or []), restart_of=record.restart_of if record else None))
+                                   argv=list(mn.command), restart_of=record.restart_of if record else None))
     joined = ", ".join(f"node {p.node} on {p.host}" for p in plans)
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{joined} joining")
 

@@ -6,6 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from remote_agent.spec import Multinode
+
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from ..printable import warn
@@ -33,18 +35,22 @@ class Job:
         return [n for n in self.nodes if not left_job(n.get("reason"))] or self.nodes
 
     @property
+    def plan(self) -> Multinode | None:
+        """A multi-node job's plan as its spec keeps it (typed); None for a one-node launch."""
+        return Multinode.read(self.first.get("multinode"))
+
+    @property
     def planned(self) -> int:
         """The node count the job was launched with (what a resize counts from)."""
-        mn = self.first.get("multinode")
-        count = mn.get("nodes") if isinstance(mn, dict) else None
-        return count if isinstance(count, int) and count >= len(self.nodes) else len(self.nodes)
+        plan = self.plan
+        return plan.nodes if plan is not None and plan.nodes >= len(self.nodes) else len(self.nodes)
 
     @property
     def missing(self) -> list[tuple[str, str, str]]:
         """(node, host, why) of each node the job's plan places but no agent answered for."""
-        mn = self.first.get("multinode")
-        hosts = mn.get("hosts") if isinstance(mn, dict) else None
-        if not isinstance(hosts, list):
+        plan = self.plan
+        hosts = plan.hosts if plan is not None else None
+        if not hosts:
             return []
         seen = {str(n["node"]) for n in self.nodes}
         return [(str(rank), str(host), self.unreachable.get(str(host), "its agent does not list it"))
@@ -94,7 +100,7 @@ class Job:
             "restart_of": first.get("restart_of"),
             "watch": _watch_json(first.get("watch")),
             "resized_from": _resized(first.get("resized_from")),
-            "multinode": _without_rank(first.get("multinode")),
+            "multinode": _without_rank(first.get("multinode"), self.plan),
             "last": first.get("last") or {},
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
@@ -123,9 +129,12 @@ def _watch_json(watch: Any) -> dict[str, Any] | None:
     return {"path": watch.get("path"), "pid": watch.get("pid")} if isinstance(watch, dict) else None
 
 
-def _without_rank(multinode: Any) -> Any:
-    """The job's launch plan (every node's but for its rank and host)."""
-    return {k: v for k, v in multinode.items() if k not in ("rank", "host")} if isinstance(multinode, dict) else None
+def _without_rank(raw: Any, plan: Multinode | None) -> Any:
+    """The job's plan, the same on every node (its rank and host are the node's); a spec from
+    another version that does not read as a plan is shown as it is."""
+    if plan is not None:
+        return plan.without_place()
+    return {k: v for k, v in raw.items() if k not in ("rank", "host")} if isinstance(raw, dict) else None
 
 
 def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list[Job]:

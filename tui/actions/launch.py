@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from remote_agent.names import new_job_id
+from remote_agent.spec import DEFAULT_OUTPUT_CAP, IdleStop, JobSpec, Price
 
 from ..cost.rules import CostRuleError, launch_share, parse_idle_stop, spec_cost_fields
 from ..cost.settings import HostPrice, host_price
@@ -57,26 +58,26 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
             # the name comes from the user's command, not from the launcher line around it
             node_opts = replace(opts, host=p.host, hosts=(), argv=p.argv, env=p.env,
                                 name=opts.name or default_name(opts.argv, job_id))
-            specs.append((p.host, dict(build_spec(agents, node_opts, job_id, node=p.node), multinode=p.multinode)))
+            specs.append((p.host, build_spec(agents, node_opts, job_id, node=p.node).replace(multinode=p.multinode)))
         if len(specs) > 1:
-            envs = {h: Env(tuple(s["setup"]), s.get("path"), s["workdir"]) for h, s in reversed(specs)}
+            envs = {h: Env(s.setup, s.path, s.workdir) for h, s in reversed(specs)}
             checked = preflight(agents, plans, envs, job_env=frozenset(dict(opts.env)))
-            for _, s in specs:
-                s["multinode"] = dict(s["multinode"], hints=list(checked.hints))
+            specs = [(h, s.replace(multinode=replace(p.multinode, hints=tuple(checked.hints))))
+                     for (h, s), p in zip(specs, plans, strict=True)]
     states = launch_specs(agents, specs)
     first = specs[0][1]
     if store is not None:
-        store.record_job(JobRecord(id=job_id, name=first["name"], created_at=first["created_at"],
-                                   nodes=[{"host": h, "node": s["node"]} for h, s in specs],
+        store.record_job(JobRecord(id=job_id, name=first.name, created_at=first.created_at or time.time(),
+                                   nodes=[{"host": h, "node": s.node} for h, s in specs],
                                    argv=list(opts.argv)))
-    return Launched(job_id, first["name"], specs[0][0], job_state(states), tuple(h for h, _ in specs))
+    return Launched(job_id, first.name, specs[0][0], job_state(states), tuple(h for h, _ in specs))
 
 
-def launch_specs(agents: Agents, specs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def launch_specs(agents: Agents, specs: list[tuple[str, JobSpec]]) -> list[str]:
     """Launch every (host, spec) at once; on a failure kill the ones started (no half job left running)."""
-    elastic = any((s.get("multinode") or {}).get("elastic") for _, s in specs)
+    elastic = any(s.multinode is not None and s.multinode.elastic for _, s in specs)
     try:
-        answers = start_all(agents, [Start(h, s["node"], s["id"], "launch", {"spec": s}) for h, s in specs],
+        answers = start_all(agents, [Start(h, s.node, s.id, "launch", {"spec": s.to_wire()}) for h, s in specs],
                             together=not elastic)
     except NodeStartFailed as exc:
         if len(specs) > 1:
@@ -94,7 +95,7 @@ def host_setup(host: str) -> list[str]:
     return list(entry.setup) if entry else []
 
 
-def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str, node: str = "0") -> dict[str, Any]:
+def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str, node: str = "0") -> JobSpec:
     """The agent's launch spec: the host's setup lines (hosts.toml) run before the job's. Without
     `agents` the job's share of its host is taken as 1 (a budget can then only stop early, never late)."""
     try:
@@ -107,30 +108,22 @@ def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str, node: st
         if os.path.exists(workdir) and not os.path.isdir(workdir):
             raise usage(f"--workdir {workdir}: not a directory")
     env = dict(opts.env)
-    return {
-        "id": job_id,
-        "name": opts.name or default_name(opts.argv, job_id),
-        "node": node,
-        "argv": list(opts.argv),
-        "workdir": workdir,
-        "env": env,
-        "setup": [*entry.setup, *opts.setup],
-        "grace": opts.grace,
-        "created_at": time.time(),
-        **output_cap_field(opts, entry.extra),
+    spec = JobSpec(
+        id=job_id, name=opts.name or default_name(opts.argv, job_id), node=node, argv=tuple(opts.argv),
+        workdir=workdir, env=env, setup=(*entry.setup, *opts.setup), grace=opts.grace, created_at=time.time(),
+        output_cap=output_cap(opts, entry.extra),
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
-        **({"path": os.environ.get("PATH", "")} if opts.host == LOCAL else {}),
-        **cost_fields(agents, opts, env, entry.extra),
-    }
+        path=os.environ.get("PATH", "") if opts.host == LOCAL else None)
+    return spec.replace(**cost_fields(agents, opts, env, entry.extra))
 
 
-def output_cap_field(opts: LaunchOptions, settings: dict[str, Any]) -> dict[str, Any]:
-    """The job's output cap: --output-cap, else the host's `output_cap` (hosts.toml), else none
-    sent (the agent's default, 1 GiB)."""
+def output_cap(opts: LaunchOptions, settings: dict[str, Any]) -> int:
+    """The job's output cap: --output-cap, else the host's `output_cap` (hosts.toml), else the
+    spec's default (1 GiB)."""
     cap = parse_output_cap(opts.output_cap)
     if cap is None:
         cap = parse_output_cap(settings.get("output_cap"), label=f"{hosts_path()}: [hosts.{opts.host}] output_cap")
-    return {} if cap is None else {"output_cap": cap}
+    return DEFAULT_OUTPUT_CAP if cap is None else cap
 
 
 def cost_fields(agents: Agents | None, opts: LaunchOptions, env: dict[str, str],
@@ -159,6 +152,9 @@ def cost_fields(agents: Agents | None, opts: LaunchOptions, env: dict[str, str],
         live = sum(1 for j in agents.request(opts.host, "jobs")["jobs"] if j["state"] in ("starting", "running"))
         share = launch_share(gpus, env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")), live)
     try:
-        return spec_cost_fields(settings, budget=opts.budget, idle_stop=idle_stop, share=share, price=price)
+        fields = spec_cost_fields(settings, budget=opts.budget, idle_stop=idle_stop, share=share, price=price)
     except CostRuleError as exc:
         raise usage(str(exc)) from None
+    return {"price": Price.from_wire(fields["price"]) if "price" in fields else None,
+            "budget": fields.get("budget"),
+            "idle_stop": IdleStop.from_wire(fields["idle_stop"]) if "idle_stop" in fields else None}

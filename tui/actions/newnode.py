@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from remote_agent.spec import JobSpec, Multinode
+
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
 from .agents import Agents
@@ -23,22 +25,21 @@ def rank_key(node: dict[str, Any]) -> tuple[int, str]:
 
 
 def new_node_spec(agents: Agents, job: Job, p: NodePlan, new_id: str, given: dict[str, str],
-                  mn: dict[str, Any], where: str = "") -> dict[str, Any]:
+                  mn: Multinode | None, where: str = "") -> JobSpec:
     """The spec of a node on a host the job is not on yet: the same command line, setup lines and
     workdir option as at launch, the new host's own setup and price; refused (before anything is
     stopped) when the job sets variables whose values were not given again."""
-    keys = mn.get("env_keys")
-    if keys is None:
+    if mn is None:  # a one-node launch kept no plan, so neither its variables' names
         raise GpudeckError(f"scale: {job.id} was launched before gpudeck kept its variable names: it can grow only "
                            f"on its own hosts ({', '.join(sorted({str(n['host']) for n in job.nodes}))}); use --host")
-    if missing := sorted(set(map(str, keys)) - set(given)):
+    if missing := sorted(set(mn.env_keys) - set(given)):
         names = " ".join(f"--env {k}=…" for k in missing)
         where = where or f"goes to {p.host}, which the job is not on yet"
         raise GpudeckError(f"scale: node {p.node} {where}; the job sets "
                            f"{', '.join(missing)} (values stay on its hosts): give them again ({names})", EXIT_USAGE)
     grace = job.first.get("grace")
-    node_opts = LaunchOptions(argv=p.argv, host=p.host, name=job.name, workdir=mn.get("workdir"), env=p.env,
-                              setup=tuple(str(s) for s in mn.get("setup") or []),
+    node_opts = LaunchOptions(argv=p.argv, host=p.host, name=job.name, workdir=mn.workdir, env=p.env,
+                              setup=mn.setup,
                               grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE,
                               **job_cost_options(job.first))
     try:
@@ -73,17 +74,17 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def interpreter_envs(job: Job, plans: list[NodePlan], fresh: dict[str, dict[str, Any]], mn: dict[str, Any]) -> dict[str, Env]:
+def interpreter_envs(job: Job, plans: list[NodePlan], fresh: dict[str, JobSpec], mn: Multinode | None) -> dict[str, Env]:
     """Where each host's interpreter runs, for the pre-flight's version check (asked only when a
     new host joins: the old hosts already ran the job)."""
     out: dict[str, Env] = {}
-    setup = [str(s) for s in mn.get("setup") or []]
+    setup = list(mn.setup) if mn is not None else []
     for p in plans:
         if p.host in out:
             continue
         if p.node in fresh:
             s = fresh[p.node]
-            out[p.host] = Env(tuple(s["setup"]), s.get("path"), s["workdir"])
+            out[p.host] = Env(s.setup, s.path, s.workdir)
         else:
             node = next(n for n in job.nodes if n["host"] == p.host)
             out[p.host] = Env(tuple(host_setup(p.host) + setup), os.environ.get("PATH") if p.host == LOCAL else None,

@@ -12,7 +12,8 @@ import os
 import re
 import socket
 from dataclasses import dataclass
-from typing import Any
+
+from remote_agent.spec import Multinode
 
 from ..hosts_file import LOCAL
 from .options import LaunchOptions, usage
@@ -28,7 +29,7 @@ class NodePlan:
     node: str  # the rank, as the node's name
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
-    multinode: dict[str, Any]
+    multinode: Multinode
 
 
 def is_multinode(opts: LaunchOptions) -> bool:
@@ -121,13 +122,13 @@ def plan(opts: LaunchOptions, rdzv_id: str = "gpudeck", first_rank: int = 0) -> 
             flags = elastic_flags(opts.elastic, opts.nproc_per_node, addr, port, rdzv_id, rank) if opts.elastic \
                 else static_flags(opts.nodes, rank, opts.nproc_per_node, addr, port)
             argv = launcher_argv(opts.argv, flags)
-        multinode = {"nodes": opts.nodes, "rank": rank, "host": host, "hosts": hosts, "launcher": launcher,
-                     "nproc_per_node": opts.nproc_per_node, "master_addr": addr, "master_port": port,
-                     "port_chosen": chosen, "command": list(opts.argv),
-                     # what a resize needs to start a node on a host the job is not on yet (env names
-                     # only: the values stay on the hosts), and where it may go
-                     "pool": list(opts.pool), "pinned": [] if opts.pool else list(opts.hosts),
-                     "setup": list(opts.setup), "workdir": opts.workdir, "env_keys": sorted(dict(opts.env)),
-                     "elastic": list(opts.elastic) if opts.elastic else None}
+        multinode = Multinode(
+            nodes=opts.nodes, rank=rank, host=host, hosts=tuple(hosts), launcher=launcher,
+            nproc_per_node=opts.nproc_per_node, master_addr=addr, master_port=port, port_chosen=chosen,
+            command=tuple(opts.argv),
+            # what a resize needs to start a node on a host the job is not on yet (env names only:
+            # the values stay on the hosts), and where it may go
+            pool=tuple(opts.pool), pinned=() if opts.pool else tuple(opts.hosts), setup=tuple(opts.setup),
+            workdir=opts.workdir, env_keys=tuple(sorted(dict(opts.env))), elastic=opts.elastic)
         out.append(NodePlan(host, str(rank), tuple(argv), tuple(env.items()), multinode))
     return out

@@ -49,7 +49,7 @@ def preflight(agents: Agents, plans: list[NodePlan], envs: dict[str, Env] | None
     `held_by_job`: the running job being resized may hold the master port itself (then a busy
     port is probed as it is, without a listener of ours)."""
     mn = plans[0].multinode
-    addr, port, master = str(mn["master_addr"]), int(mn["master_port"]), plans[0].host
+    addr, port, master = mn.master_addr, mn.master_port, plans[0].host
     first: dict[str, str] = {}  # host -> its first node's rank (one probe per host)
     for p in plans:
         first.setdefault(p.host, p.node)
@@ -128,7 +128,7 @@ def _ask_versions(agents: Agents, plans: list[NodePlan], first: dict[str, str],
                   envs: dict[str, Env]) -> dict[str, Any] | None:
     """host -> the `versions` answer (or the refusal) of the job's interpreter; None when the
     command is not a Python one (which interpreter it uses is its own business)."""
-    python = str(plans[0].multinode["command"][0])
+    python = plans[0].multinode.command[0]
     if not os.path.basename(python).startswith("python"):
         return None
 
@@ -144,13 +144,13 @@ def _same_versions(plans: list[NodePlan], first: dict[str, str], answers: dict[s
     """torch/CUDA/NCCL equal on every host (a torchrun job needs torch)."""
     if answers is None:
         return
-    python = str(plans[0].multinode["command"][0])
+    python = plans[0].multinode.command[0]
     seen: list[tuple[str, str, dict[str, Any]]] = []
     for host, rank in first.items():
         got = answers[host]
         if isinstance(got, GpudeckError):
             raise GpudeckError(f"pre-flight: node {rank} on {host}: {_bare(got, host)}") from None
-        if got.get("torch") is None and plans[0].multinode.get("launcher") == "torchrun":
+        if got.get("torch") is None and plans[0].multinode.launcher == "torchrun":
             raise GpudeckError(f"pre-flight: node {rank} on {host}: {python} cannot import torch "
                                f"({got.get('error') or 'not installed'}): torchrun needs it")
         seen.append((host, rank, got))

@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
 
 from remote_agent.names import new_job_id
+from remote_agent.spec import ResizedFrom
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..fleet.states import degraded_why
@@ -67,18 +68,18 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     new host; `count` is then ignored): the same node count, those nodes relaunched on the new
     hosts from the checkpoint (a rule's bigger instance type)."""
     refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
-    mn: dict[str, Any] = job.first.get("multinode") or {}
-    if move and mn.get("elastic"):
-        raise GpudeckError(f"scale: {job.id} is elastic: moving its nodes to other hosts is not done", EXIT_USAGE)
-    if mn.get("elastic"):  # torchrun's rendezvous: nodes join and leave the running job
-        return scale_elastic(agents, store, job, count, onto, env)
+    mn = job.plan  # None: a one-node launch, grown as the same command on more nodes
+    if mn is not None and mn.elastic:  # torchrun's rendezvous: nodes join and leave the running job
+        if move:
+            raise GpudeckError(f"scale: {job.id} is elastic: moving its nodes to other hosts is not done", EXIT_USAGE)
+        return scale_elastic(agents, store, job, mn, count, onto, env)
     current = job.planned
     n = len(job.nodes) if move else target_count(count, current)
     missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
     if missing and n > len(job.nodes):
         raise GpudeckError(f"scale: {job.id} is degraded ({degraded_why(missing)}): drop the missing node first "
                            f"(`gpudeck scale {job.id} -{len(missing)}`), then grow it")
-    command = [str(a) for a in (mn.get("command") or job.first.get("argv") or [])]
+    command = list(mn.command) if mn is not None and mn.command else [str(a) for a in job.first.get("argv") or []]
     ck = checkpoint_of(command)
     if ck is None:
         raise GpudeckError(f"scale: {job.id}'s command has no --checkpoint-dir or --checkpoint-uri: "
@@ -88,36 +89,35 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
         raise GpudeckError(f"scale: checkpoint dir {directory} does not exist: nothing to resume from")
     kept = [str(n_["host"]) for n_ in sorted(job.nodes, key=rank_key)]  # missing nodes are not in job.nodes
     ranks = {str(n_["node"]): n_["host"] for n_ in job.nodes}
-    per_node = int(mn.get("nproc_per_node") or 1)
-    pool = [str(h) for h in mn.get("pool") or []]
+    per_node = mn.nproc_per_node if mn is not None else 1
+    pool = list(mn.pool) if mn is not None else []
     free = ask_free(agents, pool) if pool and n > len(kept) and not onto else None
     # moved nodes: the new hosts take the old ones' places (in the pin too)
-    pinned = [(move or {}).get(h, h) for h in map(str, mn.get("pinned") or [])]
+    pinned = [(move or {}).get(h, h) for h in (mn.pinned if mn is not None else ())]
     hosts = layout([(move or {}).get(h, h) for h in kept], n, pool, pinned, onto, free, per_node)
     given = dict(env)
-    keep_port = not mn.get("port_chosen", True) and mn.get("master_port")
+    keep_port: int | None = mn.master_port if mn is not None and not mn.port_chosen else None
     # a local master's address is chosen again; an SSH master's stays what the user gave (even 127.0.0.1)
-    addr = None if mn.get("master_addr") is None or (mn["master_addr"] == LOCAL_ADDR and set(hosts) == {LOCAL}) \
-        else str(mn["master_addr"])
-    old_master = str((mn.get("hosts") or [job.first["host"]])[0])
-    if addr is not None and hosts[0] != old_master and mn.get("master_port"):
+    addr = None if mn is None or (mn.master_addr == LOCAL_ADDR and set(hosts) == {LOCAL}) else mn.master_addr
+    old_master = mn.hosts[0] if mn is not None and mn.hosts else str(job.first["host"])
+    if mn is not None and addr is not None and hosts[0] != old_master:
         # node 0's host is gone: the master moves to the new node 0's host, at its address and a port free there
-        addr, keep_port = moved_master(agents, hosts[0], addr, int(mn["master_port"]))
+        addr, keep_port = moved_master(agents, hosts[0], addr, mn.master_port)
         agents.notice(f"scale: node 0 moves from {old_master} to {hosts[0]}: master {addr}:{keep_port}")
     opts = check(LaunchOptions(
         argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=per_node,
-        launcher=mn.get("launcher"), master_port=int(keep_port) if keep_port else None, env=tuple(given.items()),
-        pool=tuple(pool), setup=tuple(str(s) for s in mn.get("setup") or []), workdir=mn.get("workdir"),
+        launcher=mn.launcher if mn is not None else None, master_port=keep_port, env=tuple(given.items()),
+        pool=tuple(pool), setup=mn.setup if mn is not None else (), workdir=mn.workdir if mn is not None else None,
         master_addr=addr))
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
-    env_keys = sorted({*map(str, mn.get("env_keys") or []), *given})
+    env_keys = tuple(sorted({*(mn.env_keys if mn is not None else ()), *given}))
     new_id = new_id or new_job_id()
     # nodes on hosts the job is not on yet start from a spec of their own (the others restart)
-    fresh = {p.node: dict(new_node_spec(agents, job, p, new_id, given, mn), restart_of=job.id)
+    fresh = {p.node: new_node_spec(agents, job, p, new_id, given, mn).replace(restart_of=job.id)
              for p in plans if p.host not in kept}
     envs = interpreter_envs(job, plans, fresh, mn) if fresh else None
     checked = preflight(agents, plans, envs, job_env=frozenset(env_keys),
-                        held_by_job=not job.ended and mn.get("master_port") == plans[0].multinode["master_port"])
+                        held_by_job=not job.ended and mn is not None and mn.master_port == plans[0].multinode.master_port)
     if not job.ended:
         end(agents, JobTarget.of_job(job), "stop")
     if directory is not None and not os.path.isdir(directory):
@@ -125,20 +125,21 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
                            "not relaunched (`gpudeck restart` starts it over)")
     name = job.name
     dropped = degraded_why(missing)
-    resized_from = {"job": job.id, "nodes": current,
-                    "why": why or (f"move {', '.join(f'{a} → {b}' for a, b in (move or {}).items())}" if move
-                                   else f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else ""))}
+    resized_from = ResizedFrom(job.id, current,
+                               why or (f"move {', '.join(f'{a} → {b}' for a, b in (move or {}).items())}" if move
+                                       else f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")))
     starts = []
     for p in plans:
         # the job's own --host list stays its pin (a pinned resize is one resize, not a new pin)
-        multinode = dict(p.multinode, hints=list(checked.hints), env_keys=env_keys, pinned=pinned)
+        multinode = replace(p.multinode, hints=checked.hints, env_keys=env_keys, pinned=tuple(pinned))
         if p.node in fresh:
-            spec = dict(fresh[p.node], multinode=multinode, resized_from=resized_from)
-            starts.append(Start(p.host, p.node, new_id, "launch", {"spec": spec}))
+            spec = fresh[p.node].replace(multinode=multinode, resized_from=resized_from)
+            starts.append(Start(p.host, p.node, new_id, "launch", {"spec": spec.to_wire()}))
             continue
         # the old node of that rank, else one on the same host (a restart runs where its source ran)
         source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
-        changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": multinode, "resized_from": resized_from}
+        changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": multinode.to_wire(),
+                   "resized_from": resized_from.to_wire()}
         starts.append(Start(p.host, p.node, new_id, "restart",
                             {"job": job.id, "node": source, "new_id": new_id, "as_node": p.node, "changes": changes}))
     try:

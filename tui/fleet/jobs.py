@@ -12,6 +12,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from remote_agent.spec import Multinode
+
 from .hosts import GpuSample, parse_gpu
 from .series import Series
 from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, cause_order, job_state, left_job, why
@@ -76,16 +78,11 @@ class Placement(NamedTuple):
     elastic: bool = False  # launched with --elastic: nodes join and leave the running job
 
 
-def _hosts(v: Any) -> tuple[str, ...]:
-    return tuple(h for x in v[:64] if (h := text(x, 256))) if isinstance(v, list) else ()
-
-
 def _placement(v: Any) -> Placement | None:
-    if not isinstance(v, dict):
+    plan = Multinode.read(v)  # the spec's own reading: one rule for the model, the core and the agent
+    if plan is None:
         return None
-    per_node = integer(v.get("nproc_per_node"))
-    return Placement(_hosts(v.get("pool")), _hosts(v.get("pinned")), per_node if per_node and per_node > 0 else 1,
-                     isinstance(v.get("elastic"), list))
+    return Placement(plan.pool[:64], plan.pinned[:64], plan.nproc_per_node, plan.elastic is not None)
 
 
 class ResizedFrom(NamedTuple):

@@ -70,7 +70,7 @@ async def _session(work: Path) -> None:
     from tui.screens.job import JobScreen
 
     def form_spec(host: str, command: str, **fields: str) -> dict:
-        return build_spec(None, form_options(host, command, **fields), new_job_id())
+        return build_spec(None, form_options(host, command, **fields), new_job_id()).to_wire()
 
     app = GpuDeckApp(hosts=["local"], store=None)
     async with app.run_test(size=(160, 48)) as pilot:
