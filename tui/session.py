@@ -97,6 +97,7 @@ class Session:
         self._lock = threading.Lock()
         self._connecting: dict[str, threading.Lock] = {}  # one connect per host, even from threads
         self.on_status = on_status  # reconnect news (the CLI prints it on stderr)
+        self.retry_first_cut = False  # a follower (logs -f): a cut in the first connection is retried too
 
     @property
     def store(self) -> Store:
@@ -157,7 +158,7 @@ class Session:
         client = ReconnectingClient(host, lambda: transport_for(host, config=config), backoff_initial=config.ssh.backoff_initial,
                                     backoff_max=config.ssh.backoff_max, on_status=self.on_status)
         try:
-            client.connect(timeout=max(30.0, config.ssh.connect_timeout * 2))
+            client.connect(timeout=max(30.0, config.ssh.connect_timeout * 2), retry_cuts=self.retry_first_cut)
         except HostKeyError as exc:
             raise host_key_error(host, exc) from None
         except (AgentError, TransportError) as exc:

@@ -47,6 +47,7 @@ def job_exit_code(obj: dict) -> int:
 def run(args: argparse.Namespace, session: Session) -> int:
     if args.follow:
         session.on_status = print_status  # a follower reconnects: say so, and why
+        session.retry_first_cut = True  # from its first connection on
     job = resolve(session, args.job)
     node = _pick_node(job, args.node)
     host, out = node["host"], sys.stdout.buffer

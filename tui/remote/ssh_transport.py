@@ -26,7 +26,7 @@ from .hostkey_errors import HostKeyError
 from .hostkeys import Confirm
 from .push_pipe import PushPipe, watch_pipe
 from .ssh_connect import AskPassphrase, Connection, SshError, connect
-from .transport import Consumer, EndHandler, Transport, TransportError
+from .transport import ConnectionCut, Consumer, EndHandler, Transport, TransportError
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
 
@@ -111,9 +111,16 @@ class SshTransport(Transport):
                 pipe = chan.in_buffer = PushPipe(chan, self._push[0])
             chan.exec_command(serve_command(deployed, self.heartbeat))
         except (paramiko.SSHException, OSError, EOFError) as exc:
+            cut = not conn.transport.is_active()
             conn.close()
-            raise TransportError(f"{self.host}: cannot start the agent: {exc}") from None
-        except (TransportError, HostKeyError):
+            raise (ConnectionCut if cut else TransportError)(f"{self.host}: cannot start the agent: {exc}") from None
+        except TransportError as exc:  # the probe or the upload broke off: a cut when the link is gone
+            cut = not conn.transport.is_active()
+            conn.close()
+            if cut and not isinstance(exc, ConnectionCut):
+                raise ConnectionCut(f"{exc} (the connection broke)") from None
+            raise
+        except HostKeyError:
             conn.close()
             raise
         self._chan = chan
