@@ -46,6 +46,8 @@ timed(st, "connect", "ssh connect+auth")
 timed(dp, "probe_python", "python probe")
 timed(dp, "upload_agent", "agent check (sftp)")
 timed(cl.AgentClient, "connect", "agent start+hello (all hosts)")
+import tui.actions as ac
+timed(logs, "resolve", "job lookup (asks every host)")
 import argparse
 args = argparse.Namespace(job=sys.argv[1], follow=True, node=None)
 out = sys.stdout.buffer
@@ -97,6 +99,10 @@ def main() -> None:
         spec = {"id": job_id, "name": "bench-cold", "node": "0", "workdir": str(box.agent_dir),
                 "argv": [sys.executable, "-c", TICK]}
         client.request("launch", timeout=60, spec=spec)
+        from tui.store import JobRecord  # indexed as `gpudeck run` indexes it
+
+        session.store.record_job(JobRecord(id=job_id, name="bench-cold", created_at=time.time(),
+                                           nodes=[{"host": "box", "node": "0"}]))
         log = box.agent_dir / "jobs" / job_id / "0" / "output.log"
         while not log.exists() or not log.read_bytes():
             time.sleep(0.01)
@@ -122,7 +128,7 @@ def main() -> None:
     print(f"cold start to the first line, medians of {args.rounds} rounds (loopback sshd, {os.cpu_count()} CPUs):")
     print(f"  gpudeck logs -f   {statistics.median(ours) * 1000:7.0f} ms")
     print(f"  ssh … tail -f     {statistics.median(base) * 1000:7.0f} ms")
-    print("  stages of gpudeck logs -f (in-process, medians; agent start+hello includes the probe and check):")
+    print("  stages of gpudeck logs -f (in-process, medians; agent start+hello includes connect, probe and check):")
     for key in stages[0]:
         print(f"    {key:32} {statistics.median(s.get(key, 0.0) for s in stages) * 1000:7.0f} ms")
 

@@ -294,6 +294,9 @@ def test_a_cut_during_the_first_connection_is_retried_and_said(ssh_home: SshHome
                      cwd=tmp_path).stdout.strip()
     gate.unlink()
     mark.unlink(missing_ok=True)
+    from tui.remote.deploy_memo import memo_path
+
+    memo_path().unlink(missing_ok=True)  # a client that has not probed this host yet
     proc, out, err = _follow(job_id, tmp_path, "first")
     try:
         wait_for(mark.exists, timeout=30, what="the follower's first connection probing python")

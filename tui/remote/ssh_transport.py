@@ -21,6 +21,7 @@ import paramiko
 
 from ..hosts_file import HostEntry
 from ..settings import SshSettings
+from . import deploy_memo
 from .deploy import Deployed, DeployError, ensure_agent
 from .hostkey_errors import HostKeyError
 from .hostkeys import Confirm
@@ -83,10 +84,12 @@ class SshTransport(Transport):
         with _deployed_lock:
             cached = None if force else _deployed.get(self._cache_key)
         if cached is None:
+            known = None if force else deploy_memo.recall(self._cache_key)
             try:
-                cached = ensure_agent(self.conn, self.entry.python, self.entry.agent_dir)
+                cached = ensure_agent(self.conn, self.entry.python, self.entry.agent_dir, interpreter=known)
             except DeployError as exc:
                 raise TransportError(f"{self.host}: {exc}") from None
+            deploy_memo.remember(self._cache_key, cached.python)
             with _deployed_lock:
                 _deployed[self._cache_key] = cached
         self.deployed = cached
@@ -169,11 +172,14 @@ class SshTransport(Transport):
         with contextlib.suppress(Exception):
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(4096)
+        chan.status_event.wait(1.0)  # the exit status follows the EOF closely: say it
         status = chan.exit_status if chan.exit_status_ready() else None
         last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         if self.deployed is not None and "can't open file" in last[0]:
             with _deployed_lock:  # the zipapp went away under us: deploy again on the next open
                 _deployed.pop(self._cache_key, None)
+        if status is not None and status != 0:  # the remembered python may be gone: probe next time
+            deploy_memo.forget(self._cache_key)
         return f"the agent exited (status {status}){': ' + last[0][:200] if last[0] else ''}"
 
     def write(self, data: bytes) -> None:
