@@ -272,3 +272,39 @@ def test_metrics_follower_of_a_job_removed_while_cut_off_ends_with_one_line(gpud
     said = err.read_text()
     lines = [line for line in said.splitlines() if "reconnect" not in line and "connection lost" not in line]
     assert len(lines) == 1 and f"job {job_id}" in lines[0] and "removed" in lines[0], said
+
+
+# The host's python: the probe (`-c …`) says it started and waits for the gate; anything else runs at once.
+GATED_PYTHON = '#!/bin/sh\ncase "$1" in -c) : > "{mark}"; while [ ! -e "{gate}" ]; do sleep 0.02; done;; esac\nexec {py} "$@"\n'
+
+
+@pytest.mark.slow
+def test_a_cut_during_the_first_connection_is_retried_and_said(ssh_home: SshHome, tmp_path: Path) -> None:
+    from tests.conftest import gpudeck
+
+    mark, gate = tmp_path / "probing", tmp_path / "gate"
+    python = tmp_path / "python-gated"
+    python.write_text(GATED_PYTHON.format(mark=mark, gate=gate, py=sys.executable))
+    python.chmod(0o755)
+    ssh_home.trust()
+    ssh_home.add_host(python=str(python))
+    ssh_home.ssh_settings(alive_timeout=2.0, backoff_initial=0.05, backoff_max=0.3)
+    gate.touch()
+    job_id = gpudeck("run", "--host", "box", "--", sys.executable, "-c", "print('the first line')",
+                     cwd=tmp_path).stdout.strip()
+    gate.unlink()
+    mark.unlink(missing_ok=True)
+    from tui.remote.deploy_memo import memo_path
+
+    memo_path().unlink(missing_ok=True)  # a client that has not probed this host yet
+    proc, out, err = _follow(job_id, tmp_path, "first")
+    try:
+        wait_for(mark.exists, timeout=30, what="the follower's first connection probing python")
+        assert ssh_home.server.cut() > 0
+        gate.touch()
+        assert proc.wait(timeout=60) == 0, err.read_text()
+    finally:
+        proc.kill()
+    assert out.read_bytes().endswith(b"the first line\n")  # after what the login shell printed
+    said = err.read_text()
+    assert "box: connection lost: " in said and "reconnecting" in said and "box: reconnected" in said, said

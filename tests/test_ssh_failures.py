@@ -92,6 +92,12 @@ def test_a_proxycommand_that_dies_at_once(ssh_home: SshHome, tmp_path: Path) -> 
         assert "exited with status 3: no route to the bastion" in line  # said at once, not after a timeout
 
 
+def test_a_proxycommand_that_exits_0_is_not_said_to_fail_with_nonzero(ssh_home: SshHome, tmp_path: Path) -> None:
+    _point_box_at(ssh_home, ssh_home.server.port, "  ProxyCommand sh -c 'echo bastion said bye >&2; exit 0'\n")
+    line = one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box")
+    assert "exited with status 0: bastion said bye" in line and "nonzero" not in line, line
+
+
 def test_a_dead_proxycommand_is_said_the_same_on_write_as_on_read() -> None:
     # paramiko writes its banner first: a ProxyCommand already gone used to say only "Broken pipe".
     from paramiko.ssh_exception import ProxyCommandFailure

@@ -4,6 +4,7 @@ HostCertificate and the real ssh asked the same question each time."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,18 @@ def test_a_certificate_that_does_not_hold_leaves_the_key_unknown_and_says_why(
     # as for ssh, the certificate's own key still counts when a plain line holds it
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca) + host_key_line(cert_server))
     assert (ssh_verdict(ssh_home), verdict()) == ("ok", "ok")
+
+
+def test_the_cli_says_why_the_certificate_did_not_do(ssh_home: SshHome, cert_server: Sshd, tmp_path: Path) -> None:
+    ca = keygen(tmp_path / "host_ca")
+    serve_cert(cert_server, ca, validity="20200101:20200102")  # expired
+    (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca))
+    ssh_home.add_host()
+    refused = subprocess.run([sys.executable, "-m", "tui", "hosts", "trust", "box"], capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=60, cwd=tmp_path)  # nobody to ask: refused
+    assert refused.returncode == EXIT_HOSTKEY and refused.stderr.count("\n") == 1, refused.stderr
+    assert f"unknown host key for [127.0.0.1]:{cert_server.port} " in refused.stderr
+    assert "its host certificate is refused: it is not valid now" in refused.stderr
 
 
 def test_another_ca_or_a_revoked_ca_is_not_trusted(ssh_home: SshHome, cert_server: Sshd, tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from tests.conftest import gpudeck
 from tests.support.sshd import Sshd, SshHome, make_sshd
+from tui.errors import EXIT_HOSTKEY
 from tui.remote.hostkey_errors import HostKeyUnknown
 from tui.remote.ssh_config import SshConfig, SshConfigError, jump_chain, resolve
 from tui.remote.ssh_connect import SshError, connect
@@ -75,6 +78,10 @@ def test_nested_proxyjump_through_two_real_sshds(ssh_home: SshHome, two_jumps: t
     assert caught.value.name == f"[127.0.0.1]:{outer.port}"
 
     ssh_home.add_host()
+    refused = subprocess.run([sys.executable, "-m", "tui", "hosts", "trust", "box"], capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=60, cwd=tmp_path)  # nobody to ask
+    assert refused.returncode == EXIT_HOSTKEY and refused.stderr.count("\n") == 1, refused.stderr
+    assert f"unknown host key for [127.0.0.1]:{outer.port} " in refused.stderr  # the jump host's, by name
     trusted = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)
     assert trusted.returncode == 0, trusted.stderr
     assert f"[127.0.0.1]:{outer.port}" in trusted.stdout

@@ -21,10 +21,11 @@ KEYWORDS = ["hostname", "user", "port", "identityfile", "identitiesonly", "certi
 CASES = {
     # first value wins, `!` and wildcards in Host, `# comment`, quotes, tokens left raw, names lower-cased
     "patterns.conf": ["web1.example", "web9.example", "foo.example", "Gpu1", "gpu1", "jump-target", "eq-host",
-                      "root@web1.example", "UPPER.example", "unmatched"],
+                      "root@web1.example", "UPPER.example", "unmatched", "hashed", "pj-uri", "pj-quoted", "pj-blank",
+                      "pj-addr", "pj-v6", "pj-none"],
     # Match host/originalhost/user/localuser/exec/all and `!`, Include inside a Host block applying only there
     "match.conf": ["build-1", "deploy@build-1", "alias-corp", "x.corp", "secret.corp", "inc", "inc-sub", "other",
-                   "execme"],
+                   "execme", "eqmatch", "execk"],
     # CanonicalizeHostname and the second pass it brings: Match canonical, Host seeing the new name
     "canonical.conf": ["localhost.", "LocalHost.", "foo", "proxied", "a.b.c", "localhost"],
     # `Match final`: the second pass without canonicalization, Host matching the HostName
@@ -32,9 +33,11 @@ CASES = {
     # `Match !final` asks for the second pass too; without any, `Match canonical` never matches
     "notfinal.conf": ["h"], "nofinal.conf": ["h"],
     # IdentityAgent (hardware and password-manager agents)
-    "agent.conf": ["hw", "off", "env", "plain", "other", "batch", "batch2"],
+    "agent.conf": ["hw", "off", "env", "plain", "other", "batch", "batch2", "brace"],
     # StrictHostKeyChecking in every spelling ssh takes (`true` is `yes`)
     "strict.conf": ["t", "f", "y", "o", "a", "z"],
+    # lines end at \n only (not \v \f \x1c U+2028 or a lone \r); IgnoreUnknown; keywords ssh knows but ignores
+    "separators.conf": ["vt", "ff", "fs", "ls", "cr", "crlf", "ignored", "eq"],
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
@@ -46,8 +49,8 @@ def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (home / ".ssh").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
-    for src in DATA.iterdir():
-        (tmp_path / src.name).write_text(src.read_text().replace("@DIR@", str(tmp_path)))
+    for src in DATA.iterdir():  # as bytes: a lone \r or a BOM must reach both readers as written
+        (tmp_path / src.name).write_bytes(src.read_bytes().replace(b"@DIR@", str(tmp_path).encode()))
     return tmp_path
 
 

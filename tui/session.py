@@ -77,14 +77,13 @@ def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str
 def host_key_error(host: str, exc: HostKeyError, how_to_trust: str | None = None) -> GpudeckError:
     """The one line for a refused key, with its own exit code (scripts tell it from 'host down').
     how_to_trust: what to run to trust an unknown key (default `gpudeck hosts trust HOST`)."""
-    if isinstance(exc, HostKeyUnknown) and exc.strict:
-        return GpudeckError(
-            f"host {host}: unknown host key {exc.key.get_name()} {fingerprint(exc.key)}, and its StrictHostKeyChecking "
-            f"is yes: gpudeck never adds it; check it and add it to ~/.ssh/known_hosts yourself", EXIT_HOSTKEY)
     if isinstance(exc, HostKeyUnknown):
-        return GpudeckError(
-            f"host {host}: unknown host key {exc.key.get_name()} {fingerprint(exc.key)}; "
-            f"check it and run {how_to_trust or f'`gpudeck hosts trust {host}`'}", EXIT_HOSTKEY)
+        # the name known_hosts would hold ([host]:port, a jump host's) and why a certificate did not do
+        said = f"host {host}: unknown host key for {exc.name} ({exc.key.get_name()} {fingerprint(exc.key)}){exc.note}"
+        if exc.strict:
+            return GpudeckError(f"{said}, and its StrictHostKeyChecking is yes: gpudeck never adds it; check it "
+                                f"and add it to ~/.ssh/known_hosts yourself", EXIT_HOSTKEY)
+        return GpudeckError(f"{said}; check it and run {how_to_trust or f'`gpudeck hosts trust {host}`'}", EXIT_HOSTKEY)
     if isinstance(exc, HostKeyChanged):
         return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
     return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
@@ -98,6 +97,7 @@ class Session:
         self._lock = threading.Lock()
         self._connecting: dict[str, threading.Lock] = {}  # one connect per host, even from threads
         self.on_status = on_status  # reconnect news (the CLI prints it on stderr)
+        self.retry_first_cut = False  # a follower (logs -f): a cut in the first connection is retried too
 
     @property
     def store(self) -> Store:
@@ -158,7 +158,7 @@ class Session:
         client = ReconnectingClient(host, lambda: transport_for(host, config=config), backoff_initial=config.ssh.backoff_initial,
                                     backoff_max=config.ssh.backoff_max, on_status=self.on_status)
         try:
-            client.connect(timeout=max(30.0, config.ssh.connect_timeout * 2))
+            client.connect(timeout=max(30.0, config.ssh.connect_timeout * 2), retry_cuts=self.retry_first_cut)
         except HostKeyError as exc:
             raise host_key_error(host, exc) from None
         except (AgentError, TransportError) as exc:

@@ -47,6 +47,11 @@ def job_exit_code(obj: dict) -> int:
 def run(args: argparse.Namespace, session: Session) -> int:
     if args.follow:
         session.on_status = print_status  # a follower reconnects: say so, and why
+        session.retry_first_cut = True  # from its first connection on
+    if args.follow:
+        known = _indexed_node(session, args.job, args.node)
+        if known is not None:  # the local index names its hosts: ask no other host (nor start the local agent)
+            return _follow(session, known["host"], args.job, known["node"])
     job = resolve(session, args.job)
     node = _pick_node(job, args.node)
     host, out = node["host"], sys.stdout.buffer
@@ -111,6 +116,20 @@ class StdoutSink:
         elif end is not None:
             self.end = end
             self.done.set()
+
+
+def _indexed_node(session: Session, job_id: str, wanted: str | None) -> dict | None:
+    """The node of an exact job id as the local job index (state.db) has it, when all its hosts are
+    this session's; None: ask the hosts (a prefix, a name, a job launched elsewhere, a replay)."""
+    try:
+        record = session.store.get_job(job_id)
+        hosts = set(session.hosts())
+    except Exception:  # noqa: BLE001  (an index that cannot be read only costs asking the hosts)
+        return None
+    if record is None or not record.nodes or not set(record.hosts) <= hosts:
+        return None
+    nodes = sorted(record.nodes, key=lambda n: (len(str(n.get("node"))), str(n.get("node"))))  # node "0" first
+    return nodes[0] if wanted is None else next((n for n in nodes if n.get("node") == wanted), None)
 
 
 def _pick_node(job: Job, wanted: str | None) -> dict:

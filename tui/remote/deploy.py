@@ -233,9 +233,11 @@ def collect_garbage(conn: Connection, python: str, agents_dir: str, keep: str) -
     return tuple(ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith("GPUDECK-GC ")) if status == 0 else ()
 
 
-def ensure_agent(conn: Connection, python: str | None, agent_dir: str, local: Path | None = None) -> Deployed:
+def ensure_agent(conn: Connection, python: str | None, agent_dir: str, local: Path | None = None,
+                 interpreter: str | None = None) -> Deployed:
+    """interpreter: the path an earlier probe found (deploy_memo.py): the probe is skipped."""
     local = local or local_zipapp()
-    interpreter = probe_python(conn, python)
+    interpreter = interpreter or probe_python(conn, python)
     try:
         root, agent, uploaded = upload_agent(conn, agent_dir, local, interpreter)
     except (OSError, EOFError, paramiko.SSHException, UploadFailed) as exc:

@@ -27,7 +27,7 @@ class HostKeyError(Exception):
 class HostKeyUnknown(HostKeyError):
     # strict: the host's StrictHostKeyChecking is yes, so gpudeck never adds its key (the user does)
     def __init__(self, name: str, key: Any, note: str = "", strict: bool = False) -> None:
-        self.name, self.key, self.strict = name, key, strict
+        self.name, self.key, self.strict, self.note = name, key, strict, note  # note: why a certificate did not do
         super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)}){note}")
 
     def __str__(self) -> str:  # strict is set once the host's config is known, after the check

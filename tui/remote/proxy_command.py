@@ -19,6 +19,14 @@ import paramiko
 from paramiko.ssh_exception import ProxyCommandFailure
 
 
+class ProxyCommandEnded(ProxyCommandFailure):
+    """paramiko's failure, said as what happened: its text says "returned nonzero exit status" even
+    for a command that exited with status 0."""
+
+    def __str__(self) -> str:
+        return f"ProxyCommand ({self.command}) ended: {self.error}"
+
+
 class ShellProxyCommand(paramiko.ProxyCommand):
     def __init__(self, command: str) -> None:
         shell = os.environ.get("SHELL") or "/bin/sh"
@@ -31,7 +39,7 @@ class ShellProxyCommand(paramiko.ProxyCommand):
         try:
             stdin.write(content)
         except OSError:  # it died before reading what we sent (our banner goes first): say how it ended
-            raise ProxyCommandFailure(self.command, self._ended()) from None
+            raise ProxyCommandEnded(self.command, self._ended()) from None
         return len(content)
 
     def recv(self, size: int) -> bytes:
@@ -43,9 +51,9 @@ class ShellProxyCommand(paramiko.ProxyCommand):
         try:
             data = os.read(out.fileno(), size)  # a short read is fine: the packetizer asks again
         except OSError as exc:
-            raise ProxyCommandFailure(self.command, exc.strerror or str(exc)) from None
+            raise ProxyCommandEnded(self.command, exc.strerror or str(exc)) from None
         if not data:
-            raise ProxyCommandFailure(self.command, self._ended())
+            raise ProxyCommandEnded(self.command, self._ended())
         return data
 
     def _ended(self) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 from .backoff import Backoff
 from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout, lines_after
 from .hostkey_errors import HostKeyError
-from .transport import Transport, TransportError
+from .transport import ConnectionCut, Transport, TransportError
 
 # Ops that give the same outcome when sent twice (a stop of a stopped job answers its final state).
 REPEATABLE = frozenset({"hello", "gpus", "jobs", "tail", "untail", "logs", "follow", "unfollow", "ping", "stop", "kill"})
@@ -90,9 +90,20 @@ class ReconnectingClient:
 
     # -- connection ------------------------------------------------------------------------------
 
-    def connect(self, timeout: float = 30.0) -> dict[str, Any]:
-        """The first connection: failures raise (a host that is down now is the caller's news)."""
-        client = self._open(timeout)
+    def connect(self, timeout: float = 30.0, retry_cuts: bool = False) -> dict[str, Any]:
+        """The first connection: failures raise (a host that is down now is the caller's news).
+        retry_cuts (a follower): a connection that was up and broke while the agent started (a
+        ConnectionCut, or the agent's channel lost before its hello) is retried like any later cut."""
+        try:
+            client = self._open(timeout)
+        except (ConnectionCut, ConnectionLost) as exc:
+            if not retry_cuts:
+                raise
+            self.last_error = str(exc)
+            reopened = self._reconnect(str(exc))
+            if reopened is None:
+                raise ConnectionLost(f"{self.host}: {self.last_error}") from None
+            client = reopened
         with self._lock:
             self._client = client
         self._watcher = threading.Thread(target=self._watch, name=f"reconnect-{self.host}", daemon=True)

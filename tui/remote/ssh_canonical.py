@@ -40,7 +40,7 @@ def _resolves(name: str) -> bool:
 
 def _unset(options: dict[str, list[str]], key: str) -> bool:
     value = (options.get(key) or ["none"])[0]
-    return value.lower() == "none"
+    return value.lower() in ("none", "")  # ProxyJump none is kept as ""
 
 
 def canonicalize(host: str, options: dict[str, list[str]]) -> str:

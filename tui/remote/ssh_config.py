@@ -14,6 +14,7 @@ from ..printable import printable
 from .ssh_canonical import canonicalize, is_address, mode
 from .ssh_config_parse import Entry, Lookup, SshConfigError, apply, parse_text
 from .ssh_home import expand_tilde, ssh_home
+from .ssh_jump import printed as printed_jump
 from .ssh_names import check_target_names
 from .ssh_tokens import TokenError, expand, tokens
 
@@ -61,18 +62,21 @@ class SshConfig:
         return state
 
 
-def _read(path: Path, base: Path) -> list[Entry]:
+def _read(path: Path, base: Path, must: bool = False) -> list[Entry]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = path.read_bytes().decode("utf-8", errors="replace")  # no newline translation: ssh ends lines at \n
+    except OSError as exc:
+        if must:  # ssh -F: "Can't open user config file"
+            raise SshConfigError(f"cannot open config file {path}: {exc.strerror or exc}") from None
         return []
     return parse_text(text, str(path), base)
 
 
 def load_config(path: Path | None = None) -> SshConfig:
-    """~/.ssh/config then /etc/ssh/ssh_config; with a path, that file alone (as `ssh -F`)."""
+    """~/.ssh/config then /etc/ssh/ssh_config; with a path, that file alone (as `ssh -F`, which
+    refuses a file it cannot open)."""
     if path is not None:
-        return SshConfig([_read(path, ssh_dir())])
+        return SshConfig([_read(path, ssh_dir(), must=True)])
     return SshConfig([_read(ssh_dir() / "config", ssh_dir()), _read(SYSTEM_CONFIG, SYSTEM_CONFIG.parent)])
 
 
@@ -134,14 +138,16 @@ class SshTarget:
         lines += [f"certificatefile {path}" for path in self.raw.get("certificatefile", [])]
         if self.identity_agent is not None:
             lines.append(f"identityagent {self.identity_agent}")
-        for key in ("proxycommand", "proxyjump"):
-            value = (self.raw.get(key) or [""])[0]
-            if value and value.lower() != "none":
-                lines.append(f"{key} {value}")
+        command, jump = (self.raw.get(key, [""])[0] for key in ("proxycommand", "proxyjump"))
+        if command and command.lower() != "none":
+            lines.append(f"proxycommand {command}")
+        if jump:  # "" is `ProxyJump none`
+            lines.append(f"proxyjump {printed_jump(jump)}")
         if self.host_key_alias:
             lines.append(f"hostkeyalias {self.host_key_alias}")
         lines.append(f"userknownhostsfile {' '.join(self.user_known_hosts_files)}")
-        lines.append(f"globalknownhostsfile {' '.join(self.global_known_hosts_files)}")
+        # ssh -G expands UserKnownHostsFile but prints GlobalKnownHostsFile as written (9.2)
+        lines.append(f"globalknownhostsfile {' '.join(self.raw.get('globalknownhostsfile', DEFAULT_GLOBAL_KNOWN_HOSTS))}")
         lines.append(f"stricthostkeychecking {self.strict_host_key_checking}")
         lines.append(f"batchmode {'yes' if self.batch_mode else 'no'}")
         timeout = self.connect_timeout
@@ -205,7 +211,7 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
     for key in ("identityfile", "certificatefile"):  # readconf.c keeps one of each path as written
         if key in raw:
             raw[key] = list(dict.fromkeys(raw[key]))
-    values = tokens(hostname, port, user or getpass.getuser(), host, alias, jump)
+    values = tokens(hostname, port, user or getpass.getuser(), host, alias)
     try:
         proxy_command = _first(opts, "proxycommand")
         proxy_command = None if not proxy_command or proxy_command.lower() == "none" else expand(proxy_command, values)
@@ -213,7 +219,7 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
             alias=spec, hostname=hostname, port=port, user=user,
             identity_files=[_path(p, values) for p in raw.get("identityfile", [])],
             identities_only=(_first(opts, "identitiesonly") or "no").lower() == "yes",
-            proxy_jump=[] if not jump or jump.lower() == "none" else [h.strip() for h in jump.split(",") if h.strip()],
+            proxy_jump=jump.split(",") if jump else [],  # "" is `ProxyJump none`
             proxy_command=proxy_command,
             connect_timeout=_number(_first(opts, "connecttimeout")),
             server_alive_interval=_number(_first(opts, "serveraliveinterval")),
@@ -244,8 +250,9 @@ def _path(path: str, values: dict[str, str]) -> str:
 
 def _agent_path(value: str | None, values: dict[str, str]) -> str | None:
     """IdentityAgent as ssh reads it: `none`, `SSH_AUTH_SOCK` and `$VAR` (looked up when used) stay
-    as written; a path gets `~`, %tokens and ${VARS}."""
-    if value is None or value.lower() == "none" or value == "SSH_AUTH_SOCK" or value.startswith("$"):
+    as written; a path, `${VAR}/…` too, gets `~`, %tokens and ${VARS}."""
+    if value is None or value.lower() == "none" or value == "SSH_AUTH_SOCK" or \
+            (value.startswith("$") and not value.startswith("${")):
         return value
     return _path(value, values)
 

@@ -21,12 +21,13 @@ import paramiko
 
 from ..hosts_file import HostEntry
 from ..settings import SshSettings
+from . import deploy_memo
 from .deploy import Deployed, DeployError, ensure_agent
 from .hostkey_errors import HostKeyError
 from .hostkeys import Confirm
 from .push_pipe import PushPipe, watch_pipe
 from .ssh_connect import AskPassphrase, Connection, SshError, connect
-from .transport import Consumer, EndHandler, Transport, TransportError
+from .transport import ConnectionCut, Consumer, EndHandler, Transport, TransportError
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
 
@@ -83,10 +84,12 @@ class SshTransport(Transport):
         with _deployed_lock:
             cached = None if force else _deployed.get(self._cache_key)
         if cached is None:
+            known = None if force else deploy_memo.recall(self._cache_key)
             try:
-                cached = ensure_agent(self.conn, self.entry.python, self.entry.agent_dir)
+                cached = ensure_agent(self.conn, self.entry.python, self.entry.agent_dir, interpreter=known)
             except DeployError as exc:
                 raise TransportError(f"{self.host}: {exc}") from None
+            deploy_memo.remember(self._cache_key, cached.python)
             with _deployed_lock:
                 _deployed[self._cache_key] = cached
         self.deployed = cached
@@ -111,9 +114,16 @@ class SshTransport(Transport):
                 pipe = chan.in_buffer = PushPipe(chan, self._push[0])
             chan.exec_command(serve_command(deployed, self.heartbeat))
         except (paramiko.SSHException, OSError, EOFError) as exc:
+            cut = not conn.transport.is_active()
             conn.close()
-            raise TransportError(f"{self.host}: cannot start the agent: {exc}") from None
-        except (TransportError, HostKeyError):
+            raise (ConnectionCut if cut else TransportError)(f"{self.host}: cannot start the agent: {exc}") from None
+        except TransportError as exc:  # the probe or the upload broke off: a cut when the link is gone
+            cut = not conn.transport.is_active()
+            conn.close()
+            if cut and not isinstance(exc, ConnectionCut):
+                raise ConnectionCut(f"{exc} (the connection broke)") from None
+            raise
+        except HostKeyError:
             conn.close()
             raise
         self._chan = chan
@@ -162,11 +172,14 @@ class SshTransport(Transport):
         with contextlib.suppress(Exception):
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(4096)
+        chan.status_event.wait(1.0)  # the exit status follows the EOF closely: say it
         status = chan.exit_status if chan.exit_status_ready() else None
         last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         if self.deployed is not None and "can't open file" in last[0]:
             with _deployed_lock:  # the zipapp went away under us: deploy again on the next open
                 _deployed.pop(self._cache_key, None)
+        if status is not None and status != 0:  # the remembered python may be gone: probe next time
+            deploy_memo.forget(self._cache_key)
         return f"the agent exited (status {status}){': ' + last[0][:200] if last[0] else ''}"
 
     def write(self, data: bytes) -> None:

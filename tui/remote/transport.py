@@ -21,6 +21,11 @@ class TransportError(Exception):
     """The pipe to the agent could not be opened or broke; the message says why."""
 
 
+class ConnectionCut(TransportError):
+    """The connection was up (SSH logged in) and broke while the agent was being started: a cut,
+    not a host that is down, so a follower retries it as it retries any later cut."""
+
+
 class Transport(ABC):
     host: str
 
