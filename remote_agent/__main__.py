@@ -29,7 +29,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = parser.parse_args(argv)
 
     if args.command == "run":
-        from .supervision.supervisor import run_job_dir
+        from .supervision.entry import run_job_dir
 
         sys.exit(run_job_dir(args.job_dir, adopt=args.adopt))
     from .storage.layout import agent_dir

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple, Type, TypeVar
 
 from .names import is_job_id, is_job_name, is_node
 
@@ -24,6 +24,7 @@ MIN_OUTPUT_CAP = 1 << 20  # 1 MiB: a smaller cap would drop a traceback
 MAX_OUTPUT_CAP = 1 << 50
 MAX_PATH = 4096
 LAUNCHERS = ("torchrun", "none")
+T = TypeVar("T")
 
 
 class SpecError(ValueError):
@@ -87,6 +88,14 @@ def _wire(value: Any) -> Any:
 def _to_wire(obj: Any) -> Dict[str, Any]:
     """Every field with a value; None (unset) is left out, as the wire always had it."""
     return {f.name: _wire(getattr(obj, f.name)) for f in fields(obj) if getattr(obj, f.name) is not None}
+
+
+def read(cls: Type[T], obj: Any) -> Optional[T]:
+    """For readers (a listing, an old spec.json): `cls.from_wire(obj)`, or None for anything else."""
+    try:
+        return cls.from_wire(obj) if isinstance(obj, dict) else None  # type: ignore[attr-defined]
+    except SpecError:
+        return None
 
 
 # -- the parts -------------------------------------------------------------------------------------
@@ -193,11 +202,7 @@ class Multinode:
 
     @classmethod
     def read(cls, obj: Any) -> Optional[Multinode]:
-        """For readers (a listing, an old spec.json): the typed value, or None for anything else."""
-        try:
-            return cls.from_wire(obj) if isinstance(obj, dict) else None
-        except SpecError:
-            return None
+        return read(cls, obj)
 
     def to_wire(self) -> Dict[str, Any]:
         out = _to_wire(self)
@@ -334,11 +339,7 @@ class JobSpec:
 
     @classmethod
     def read(cls, obj: Any) -> Optional[JobSpec]:
-        """For readers: the typed spec, or None for anything that is not one."""
-        try:
-            return cls.from_wire(obj)
-        except SpecError:
-            return None
+        return read(cls, obj)
 
     def to_wire(self) -> Dict[str, Any]:
         out = _to_wire(self)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from remote_agent.spec import IdleStop
 from tests.conftest import gpudeck
 from tests.support.boxes import agent_dir, kill_boxes_jobs, two_boxes
 from tests.support.jobs import journal
@@ -21,7 +22,7 @@ from tui.cost.idle import parse_idle_stop
 
 def test_the_jobs_rules_in_launch_words() -> None:
     rule = parse_idle_stop("45m@7%+20m")
-    assert parse_idle_stop(idle_text(rule)) == rule
+    assert parse_idle_stop(idle_text(IdleStop.from_wire(rule))) == rule
     first = {"budget": 12.5, "idle_stop": rule,
              "price": {"per_hour": 2.0, "currency": "USD", "share": 1.0, "source": "--price-per-hour"}}
     assert job_cost_options(first) == {"budget": 12.5, "price_per_hour": 2.0, "idle_stop": "45m@7%+20m"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import errno
 import fcntl
 import os
 import signal
@@ -25,13 +24,12 @@ from .control import KILL_SIGNAL, read_control
 from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
-from .jobspec import job_env, job_key, load_spec, shell_script
+from .jobspec import job_env, job_key, shell_script
 from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
 from .steady import Steady
-from .watchspec import is_watch
 
 EXIT_ALREADY_SUPERVISED = 3
 TAIL_LINES = 20
@@ -504,27 +502,3 @@ def decode_status(status: Optional[int]):
     if os.WIFSIGNALED(status):
         return None, signal_name(os.WTERMSIG(status))
     return os.WEXITSTATUS(status), None
-
-
-def run_job_dir(job_dir: str, adopt: Optional[str] = None) -> int:
-    """Supervise the job in job_dir: launch its command, or (`adopt`: why) take over a lost one."""
-    files = JobFiles(job_dir)
-    try:
-        spec = load_spec(files.spec)
-    except (OSError, ValueError) as exc:
-        print("gpudeck-agent run: %s: %s" % (files.spec, exc))
-        return 2
-    try:
-        if adopt is not None:
-            from .adopter import AdoptingSupervisor
-
-            return AdoptingSupervisor(files, spec, adopt).run()
-        if is_watch(spec):  # a log file of a run we did not start, in place of a command
-            from .watchjob import WatchSupervisor
-
-            return WatchSupervisor(files, spec).run()
-        return Supervisor(files, spec).run()
-    except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            print("gpudeck-agent run: disk full: %s" % exc)
-        raise

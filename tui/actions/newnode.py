@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from remote_agent.spec import JobSpec, Multinode
+from remote_agent.spec import IdleStop, JobSpec, Multinode, Price, read
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
@@ -53,25 +53,20 @@ def job_cost_options(first: dict[str, Any]) -> dict[str, Any]:
     others' do): the budget, a `--price-per-hour` that overrode the hosts' prices (else the new
     host's own price holds), and the idle stop (`off` when the job has none, whatever that host's
     default)."""
-    price = first.get("price") if isinstance(first.get("price"), dict) else {}
-    per_hour = price.get("per_hour")
+    price = read(Price, first.get("price"))
     budget = first.get("budget")
     return {
-        "budget": float(budget) if _number(budget) else None,
-        "price_per_hour": float(per_hour) if _number(per_hour) and price.get("source") == "--price-per-hour" else None,
-        "idle_stop": idle_text(first.get("idle_stop")),
+        "budget": float(budget) if isinstance(budget, (int, float)) and not isinstance(budget, bool) else None,
+        "price_per_hour": price.per_hour if price is not None and price.source == "--price-per-hour" else None,
+        "idle_stop": idle_text(read(IdleStop, first.get("idle_stop"))),
     }
 
 
-def idle_text(rule: Any) -> str:
+def idle_text(rule: IdleStop | None) -> str:
     """An idle-stop rule as the spec keeps it, in `--idle-stop`'s words (`30m@10%+15m`); `off` for none."""
-    if not isinstance(rule, dict) or not all(_number(rule.get(k)) for k in ("minutes", "below_pct", "grace_minutes")):
+    if rule is None:
         return "off"
-    return f"{rule['minutes']:g}m@{rule['below_pct']:g}%+{rule['grace_minutes']:g}m"
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return f"{rule.minutes:g}m@{rule.below_pct:g}%+{rule.grace_minutes:g}m"
 
 
 def interpreter_envs(job: Job, plans: list[NodePlan], fresh: dict[str, JobSpec], mn: Multinode | None) -> dict[str, Env]:
