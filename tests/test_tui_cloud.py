@@ -10,7 +10,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,17 +46,19 @@ def minutes(now: float, count: int, value: float) -> list[tuple[float, float]]:
     return [(now - 60 * k, value) for k in range(count)]
 
 
-def account_with_three(aliyun: AliyunServer) -> dict[str, str]:
+def account_with_three(aliyun: AliyunServer, now: float | None = None) -> dict[str, str]:
     """An idle instance (2 % for 40 min), a busy one, and one without a GPU metric."""
-    now, acc = time.time(), aliyun.account
+    now, acc = time.time() if now is None else now, aliyun.account
     ids = {"idle": acc.add(name="forgotten-[b]box"), "busy": acc.add(name="training"), "nodata": acc.add(name="nodata")}
     acc.metrics[ids["idle"]] = minutes(now, 40, 2.0)
     acc.metrics[ids["busy"]] = minutes(now, 40, 93.0)
     return ids
 
 
-def app_for(read_only: bool = False, cloud: CloudSettings | None = None) -> GpuDeckApp:
-    return GpuDeckApp(hosts=[], store=None, settings=Settings(cloud=cloud or CloudSettings()), read_only=read_only)
+def app_for(read_only: bool = False, cloud: CloudSettings | None = None,
+            clock: Callable[[], float] | None = None) -> GpuDeckApp:
+    return GpuDeckApp(hosts=[], store=None, settings=Settings(cloud=cloud or CloudSettings()), read_only=read_only,
+                      clock=clock)
 
 
 def cell(app: GpuDeckApp, row: str, column: str) -> str:
@@ -89,8 +91,9 @@ def notes(app: GpuDeckApp) -> list[str]:
 
 @sync
 async def test_the_tab_lists_instances_and_highlights_the_idle_one(aliyun: AliyunServer) -> None:
-    ids = account_with_three(aliyun)
-    app = app_for()
+    now = time.time()  # the app's clock stops there: the idle cell is exact however late it is drawn
+    ids = account_with_three(aliyun, now)
+    app = app_for(clock=lambda: now)
     async with app.run_test(size=(200, 30)) as pilot:
         await open_tab(pilot, app, 3)
         assert cell(app, ids["idle"], "idle") == "39m00s · CNY 10.80/h"
