@@ -44,12 +44,12 @@ async def _open(points: int, mode: str, timeout: float) -> dict[str, Any]:
 
     from tui.app import GpuDeckApp
     from tui.screens.job import JobScreen
-    from tui.services import connections
+    from tui.services import tails
     from tui.widgets.charts import LossChart
 
-    connections.TAIL_FINISHED = 0
+    tails.TAIL_FINISHED = 0
     if mode == "before":
-        connections.Connections._load_series = lambda self, job_id, node, host: None  # type: ignore[method-assign]
+        tails.Tails._load_series = lambda self, job_id, node, host: None  # type: ignore[method-assign]
     shown: list[float] = []
     real_x = LossChart._x
 

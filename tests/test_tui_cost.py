@@ -113,7 +113,7 @@ async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, c
         await until(pilot, lambda: "reached" in header(app), "the header saying the budget is reached")
     with Ledger(gpudeck_home / "state.db") as ledger:
         facts = ledger.facts(kind="fleet_budget_stop")
-    assert [(f.job, f.host) for f in facts] == [(spec["id"], "local")]
+    assert [(f.job, f.host) for f in facts] == [(spec.id, "local")]
     assert facts[0].data["daily_budget"] == 0.01
 
 

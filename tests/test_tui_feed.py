@@ -22,13 +22,13 @@ async def _flood() -> tuple[int, float, int]:
     published = []
     async with app.run_test(size=(120, 40)) as pilot:
         feed = app.connections
-        flush = feed._flush
+        flush = feed.redraw._flush
 
         def counting_flush() -> None:
             published.append(time.monotonic())
             flush()
 
-        feed._flush = counting_flush  # type: ignore[method-assign]
+        feed.redraw._flush = counting_flush  # type: ignore[method-assign]
         total = 3000
 
         def produce() -> None:  # a reader thread delivering 3000 one-record batches in ~1 s

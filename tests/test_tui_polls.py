@@ -18,6 +18,7 @@ from tui.live.inbox import Inbox, Update
 from tui.live.polls import PollPool, PollSchedule
 from tui.remote.replay import Recording
 from tui.services import connections as feed
+from tui.services import intake
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "session.jsonl"
 
@@ -114,13 +115,13 @@ async def test_a_stream_of_wakes_is_drained_at_most_once_per_gap(gpudeck_home: P
     recording = Recording.load(RECORDING)
     app = GpuDeckApp(hosts=recording.hosts, transport=lambda h: recording.transport(h, speed=0), store=None)
     drains: list[float] = []
-    drain = app.connections.drain
+    drain = app.connections.intake.drain
 
     def counted() -> None:
         drains.append(time.monotonic())
         drain()
 
-    app.connections.drain = counted  # type: ignore[method-assign]
+    app.connections.intake.drain = counted  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.fleet.hosts[recording.hosts[0]].status == "connected", "the replay up")
         sent = threading.Event()
@@ -136,4 +137,4 @@ async def test_a_stream_of_wakes_is_drained_at_most_once_per_gap(gpudeck_home: P
         threading.Thread(target=wake_often, daemon=True).start()
         await until(pilot, lambda: sent.is_set() and not len(app.connections.inbox), "every update drained")
         spent = time.monotonic() - t0
-    assert 2 <= len(drains) <= spent / feed.DRAIN_GAP + 2, (len(drains), spent)
+    assert 2 <= len(drains) <= spent / intake.DRAIN_GAP + 2, (len(drains), spent)
