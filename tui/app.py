@@ -36,7 +36,8 @@ from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, ask_host_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
-from .services import CloudInstances, Connections, Costs, JobControl, Proposals, Service
+from .services import CloudInstances, Connections, Costs, JobControl, Proposals
+from .services.background import Background
 from .services.endings import Endings
 from .services.jobs import StoreFactory
 from .session import LOCAL, Session, transport_for
@@ -115,7 +116,7 @@ class GpuDeckApp(App[None]):
                            changed=self.connections.publish, ledger=store is not None,
                            request=self.connections.request)
         self.connections.sinks.append(self.costs)
-        self.tasks = Service(self)  # the app's own background work (saving the theme)
+        self.background = Background(self)  # the app's own, its screens' and its widgets' blocking work
         policies = self._policies() if replay is None else Policies()  # a replay proposes nothing
         self.proposals = Proposals(self, self.fleet, policies, self.connections.publish, self.job_control.scale,
                                    move=self.job_control.move)
@@ -126,7 +127,7 @@ class GpuDeckApp(App[None]):
         self.cloud.added_host = self.connections.add_host
         self.costs.cloud_budget = self.cloud.budget_reached
         # those that run workers
-        self.services = (self.connections, self.job_control, self.tasks, self.proposals, self.endings, self.cloud)
+        self.services = (self.connections, self.job_control, self.background, self.proposals, self.endings, self.cloud)
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
@@ -224,7 +225,7 @@ class GpuDeckApp(App[None]):
     def _theme_changed(self, theme: object) -> None:
         name = getattr(theme, "name", None)
         if isinstance(name, str):
-            self.tasks.in_thread(partial(config.save_theme, name), group="save-theme", exclusive=True,
+            self.background.in_thread(partial(config.save_theme, name), group="save-theme", exclusive=True,
                                  failed=lambda exc: report(self, "theme not saved", exc, "warning"))
 
     @guarded("background task")

@@ -14,13 +14,13 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
-from textual.worker import Worker, WorkerState
 
 from remote_agent.names import new_job_id
 
 from ..actions import LaunchOptions, form_options, preview_name, split_command
 from ..errors import GpudeckError
 from ..hosts_file import LOCAL
+from ..services.background import background
 
 
 @dataclass
@@ -116,18 +116,14 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             return
         if options.host == LOCAL and options.workdir:  # checked here, so nothing typed is lost
             path = os.path.abspath(os.path.expanduser(options.workdir))
-            self.run_worker(partial(_workdir_problem, path), name="workdir", group="workdir", thread=True,
-                            exclusive=True, exit_on_error=False)
+            background(self).run(self, partial(_workdir_problem, path), group="workdir", exclusive=True,
+                                 done=self._workdir_checked, failed=lambda error: self._workdir_checked(str(error)))
             self._pending = options
             return
         self.dismiss(LaunchRequest(options, new_job_id()))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.name != "workdir" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
-            return
-        event.stop()
+    def _workdir_checked(self, problem: str | None) -> None:
         options, self._pending = self._pending, None
-        problem = event.worker.result if event.state == WorkerState.SUCCESS else str(event.worker.error)
         if options is None:
             return
         if problem:

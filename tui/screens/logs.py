@@ -7,11 +7,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Input, Label
-from textual.worker import Worker, WorkerState
 
 from ..fleet import Fleet
 from ..live.logfile import Found, LogFile
 from ..services import Connections
+from ..services.background import background
 from ..widgets.footer import DeckFooter
 from ..widgets.virtual_log import VirtualLog
 from .footer_order import AppKeysFirst
@@ -141,20 +141,20 @@ class LogScreen(AppKeysFirst):
 
         self.searching = True
         self._title()
-        self.run_worker(run, name="search", group="log-search", thread=True, exclusive=True, exit_on_error=False)
+        background(self).run(self, run, group="log-search", exclusive=True, done=self._found,
+                             failed=self._search_failed)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.name != "search" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
-            return
+    def _found(self, hit: Found | None) -> None:
         log = self.log_view
         self.searching = False
-        if event.state == WorkerState.SUCCESS:
-            hit: Found | None = event.worker.result  # type: ignore[assignment]
-            self.no_match = hit is None
-            if hit is not None:
-                log.match = hit
-                log.show_line(hit.line)
-                log.refresh()
-        else:
-            log.error = str(event.worker.error)
+        self.no_match = hit is None
+        if hit is not None:
+            log.match = hit
+            log.show_line(hit.line)
+            log.refresh()
+        self._title()
+
+    def _search_failed(self, error: BaseException) -> None:
+        self.searching = False
+        self.log_view.error = str(error)
         self._title()

@@ -12,12 +12,12 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
-from textual.worker import Worker, WorkerState
 
 from ..actions.procs import ProcRow, ProcTable, gpu_processes, job_processes
 from ..fleet import Fleet, JobModel
 from ..printable import printable
 from ..services import Connections, JobControl
+from ..services.background import background
 from .end_job import confirm_end
 
 REFRESH = 2.0  # seconds between two askings (each one takes the agent's CPU interval too)
@@ -93,16 +93,14 @@ class ProcessesScreen(ModalScreen[None]):
             fn = lambda: job_processes(self.connections, nodes, job.id)  # noqa: E731
         else:
             return
-        self.run_worker(fn, group="procs", thread=True, exclusive=True, exit_on_error=False)
+        background(self).run(self, fn, group="procs", exclusive=True, done=self._answered,
+                             failed=lambda error: self._answered(None, error))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if (event.worker.group != "procs" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR)
-                or not self.is_attached):  # closed while the agents were asked
-            return
-        if event.state == WorkerState.SUCCESS:
-            self.show(event.worker.result)
+    def _answered(self, table: ProcTable | None, error: BaseException | None = None) -> None:
+        if table is not None:
+            self.show(table)
         else:
-            self._status(f"could not ask the agents: {event.worker.error}")
+            self._status(f"could not ask the agents: {error}")
         self.set_timer(REFRESH, self._ask)
 
     def show(self, table: ProcTable) -> None:

@@ -8,6 +8,8 @@ keeps to the last line. Text reaches the screen as plain segments: output is nev
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.events import MouseScrollUp
@@ -15,9 +17,9 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.worker import Worker, WorkerState
 
 from ..live.logfile import Found, LogFile
+from ..services.background import background
 
 FOLLOW_PERIOD = 1.0
 MARGIN = 1.0  # screens read beyond the view either side, so a page key finds its lines ready
@@ -142,8 +144,9 @@ class VirtualLog(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         if self.source is not None:
             source = self.source
-            self.run_worker(lambda: source.read_tail(TAIL_BYTES), name="tail", group="log-tail", thread=True,
-                            exit_on_error=False)
+            # only a head start: a failure is the index's to say
+            background(self).run(self, lambda: source.read_tail(TAIL_BYTES), group="log-tail",
+                                 done=lambda got: self._tail_read(*got))
             self._index()
 
     def _tail_read(self, size: int, rows: list[tuple[int, str]]) -> None:
@@ -156,8 +159,9 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def _index(self) -> None:
         if self.is_attached and self.source is not None:
-            self.run_worker(self.source.refresh_index, name="index", group="log-index", thread=True,
-                            exclusive=True, exit_on_error=False)
+            background(self).run(self, self.source.refresh_index, group="log-index", exclusive=True,
+                                 done=lambda grew: self._indexed(bool(grew)),
+                                 failed=lambda error: self._failed(error, self._index))
 
     def _indexed(self, grew: bool) -> None:
         first = not self.ready
@@ -203,30 +207,18 @@ class VirtualLog(ScrollView, can_focus=True):
         count = (bottom + margin) - first
         self._window = (first, first + count)
         source = self.source
-        self.run_worker(lambda: (first, source.read_lines(first, count)), name="read", group="log-read",
-                        thread=True, exclusive=True, exit_on_error=False)
+        background(self).run(self, lambda: source.read_lines(first, count), group="log-read", exclusive=True,
+                             done=lambda rows: self._read(first, rows), failed=lambda error: self._failed(error, self._need))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        name = event.worker.name
-        if name not in ("index", "read", "tail"):
-            return
-        event.stop()
-        if name == "tail":  # only a head start: a failure is the index's to say
-            if event.state == WorkerState.SUCCESS:
-                self._tail_read(*event.worker.result)  # type: ignore[misc]
-            return
-        if event.state == WorkerState.SUCCESS:
-            if name == "index":
-                self._indexed(bool(event.worker.result))
-            else:
-                first, rows = event.worker.result  # type: ignore[misc]
-                self._rows = {first + i: row for i, row in enumerate(rows)}
-                self.refresh()
-        elif event.state == WorkerState.ERROR:
-            self.error = str(event.worker.error) or type(event.worker.error).__name__
-            self._window = (0, 0)
-            self.post_message(self.Changed())
-            self.set_timer(2.0, self._index if name == "index" else self._need)
+    def _read(self, first: int, rows: list[tuple[int, str]]) -> None:
+        self._rows = {first + i: row for i, row in enumerate(rows)}
+        self.refresh()
+
+    def _failed(self, error: BaseException, again: Callable[[], None]) -> None:
+        self.error = str(error) or type(error).__name__
+        self._window = (0, 0)
+        self.post_message(self.Changed())
+        self.set_timer(2.0, again)
 
     # -- drawing -------------------------------------------------------------------------------------
 
