@@ -258,8 +258,9 @@ def test_fleet_model_imports_no_textual_and_no_io_layers():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     mods = set(json.loads(out))
     assert not {m for m in mods if m.split(".")[0] in {"textual", "rich", "paramiko", "sqlite3", "socket"}}
-    # tui.printable: the one sanitiser, a pure function (the model holds what the TUI draws)
-    assert not {m for m in mods if m.startswith("tui.") and not m.startswith("tui.fleet") and m != "tui.printable"}
+    # pure functions the model shares with the CLI: the one sanitiser, the one exactly-once rule
+    shared = {"tui.printable", "tui.exactly_once"}
+    assert not {m for m in mods if m.startswith("tui.") and not m.startswith("tui.fleet") and m not in shared}
 
 
 def test_a_fresh_connection_draws_the_hosts_gpu_history_first():

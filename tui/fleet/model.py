@@ -13,11 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..exactly_once import fresh
 from .costs import EMPTY, CostBoard
 from .hosts import HOST_STATUSES, HostModel, HostStatus, parse_gpu, util_level
 from .jobs import JobModel
 from .preview import apply_series
 from .values import finite, integer, text
+
+
+def _first(checked: tuple[int, float, dict[str, Any]]) -> int:
+    return checked[0]
 
 MAX_JOBS = 10_000
 
@@ -168,8 +173,9 @@ class Fleet:
         return changes
 
     def apply_events(self, host: str, job_id: str, node: str, records: list[dict[str, Any]]) -> set[str]:
-        """Journal records pushed for (job, node); records at or below the node's last seq are
-        ignored, so a replayed or duplicated batch changes nothing."""
+        """Journal records pushed for (job, node), exactly once (tui/exactly_once.py): records at or
+        below the node's last seq are ignored, so a replayed or duplicated batch changes nothing, and
+        a batch that would leave a gap is dropped (its re-tail sends it again)."""
         if not isinstance(records, list) or text(job_id, 64) != job_id or text(node, 64) != node:
             self.bad_records += 1
             return set()
@@ -192,9 +198,7 @@ class Fleet:
             n.last_seq = max([n.last_seq] + [seq for seq, _, _ in checked])
             return changes
         gpu_moves = job.gpu_moves
-        for seq, t, rec in checked:
-            if seq <= n.last_seq:
-                continue
+        for seq, t, rec in fresh(checked, n.last_seq, _first):  # none when a stale batch leaves a gap
             n.last_seq = seq  # even a malformed record is consumed: resending it won't fix it
             got = job.apply_record(host, n, rec, t)
             if got is None:

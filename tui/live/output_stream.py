@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..remote.reconnect import owed_output
+from ..exactly_once import owed_output
 from .logtext import LogDecoder
 
 KEEP_LINES = 5000  # lines waiting for the app thread at most (a view shows the last ones anyway)

@@ -13,14 +13,13 @@ drops a chunk past it (a stale subscription's), so every byte reaches the sink o
 
 from __future__ import annotations
 
-import base64
-import binascii
 import queue
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from ..exactly_once import continues, fresh, owed_output
 from .backoff import Backoff
 from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout, lines_after
 from .hostkey_errors import HostKeyError
@@ -36,23 +35,11 @@ OutputSink = Callable[[str, str, bytes | None, dict[str, Any] | None], None]
 # the pipe or SSH window fills, and serve's write blocks: memory stays bounded end to end.
 OUTPUT_QUEUE = 64
 
+__all__ = ["OutputSink", "ReconnectingClient", "StatusHandler", "owed_output"]
 
-def owed_output(obj: dict[str, Any], offset: int, owed: int) -> tuple[bytes, int] | None:
-    """What an `output` push at `offset` gives a reader owed bytes from `owed`: the new bytes and
-    where the next owed byte is then. None: nothing new (a stale subscription past a gap, bytes
-    taken already, or bad data). A push with `skip_to` (the output cap dropped [offset, skip_to))
-    carries the line saying so, not file bytes, and moves the owed byte past the gap."""
-    try:
-        data = base64.b64decode(obj.get("data") or "", validate=True)
-    except (binascii.Error, ValueError, TypeError):
-        return None
-    skip_to = obj.get("skip_to")
-    if isinstance(skip_to, int) and not isinstance(skip_to, bool):
-        return (data, skip_to) if offset <= owed < skip_to else None
-    if offset > owed or offset + len(data) <= owed:
-        return None
-    data = data[owed - offset:]
-    return data, owed + len(data)
+
+def _seq(record: dict[str, Any]) -> int:
+    return int(record["seq"])
 
 
 class ReconnectingClient:
@@ -327,12 +314,12 @@ class ReconnectingClient:
                 if (job, node) not in self.followed:
                     return
                 last = self.last_seq.get((job, node), 0)
-            fresh = [r for r in records if r["seq"] > last]
-            if not fresh or fresh[0]["seq"] != last + 1:
+            new = fresh(records, last, _seq)
+            if not new:
                 return  # nothing new, or a gap from a stale subscription: the re-tail resends it
             with self._lock:
-                self.last_seq[(job, node)] = fresh[-1]["seq"]
-            self._sink(job, node, fresh)
+                self.last_seq[(job, node)] = new[-1]["seq"]
+            self._sink(job, node, new)
 
     def _deliver_journal(self, job: str, node: str, first: int, last: int, data: bytes) -> None:
         # As _deliver, for journal text: the client already cut what it had seen on its connection.
@@ -343,7 +330,7 @@ class ReconnectingClient:
                 seen = self.last_seq.get((job, node), 0)
             if last <= seen:
                 return
-            if first > seen + 1:
+            if not continues(first, seen):
                 return  # a gap from a stale subscription: the re-tail resends it
             if first <= seen:
                 data = lines_after(data, seen)
