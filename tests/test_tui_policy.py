@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
+from tui.policy.journal import PolicyJournal
 from tui.screens.deck import DeckScreen
 from tui.screens.job import JobScreen
 from tui.widgets.jobs_table import JobsTable
@@ -66,6 +67,11 @@ async def test_a_proposal_shows_in_the_header_and_on_the_job_and_y_accepts_it(gp
     new = next(j for j in app.fleet.jobs.values() if j.id != job_id and j.name == "tui-grow")
     obj = json.loads(cli("inspect", "--json", new.id, cwd=workdir))
     assert obj["resized_from"] == {"job": job_id, "nodes": 2}
+    # the policy journal is the one memory: `policy run` (and this TUI restarted) see the accepted resize
+    journal = PolicyJournal()
+    accepted = [r for r in journal.records() if r.get("by") == "tui"]
+    assert [(r["outcome"], r["new_job"], r["rule"]) for r in accepted] == [("applied", new.id, "all-day")]
+    assert ("all-day", "tui-grow") in journal.memory()
     cli("kill", new.id, cwd=workdir)
 
 

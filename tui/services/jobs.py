@@ -89,19 +89,19 @@ class JobControl(Service):
 
         self._run(action, run)
 
-    def scale(self, job: JobModel, count: str, onto: tuple[str, ...] = ()) -> str:
+    def scale(self, job: JobModel, count: str, onto: tuple[str, ...] = (), new_id: str | None = None) -> str:
         """Resize in restart mode (checkpoint, stop every node, relaunch on the new count) as the CLI's
-        `gpudeck scale` does (`onto`: its --host); returns the new job's id, chosen here so the
-        caller can select it."""
-        new_id = new_job_id()
+        `gpudeck scale` does (`onto`: its --host); returns the new job's id, chosen here (unless
+        given) so the caller can select it."""
+        new_id = new_id or new_job_id()
         self._run("scale", lambda: str(actions.scale(self.agents, self.store, actions.resolve(self.agents, job.id),
                                                      count, new_id, onto=onto)))
         return new_id
 
-    def move(self, job: JobModel, hosts: dict[str, str]) -> str:
+    def move(self, job: JobModel, hosts: dict[str, str], new_id: str | None = None) -> str:
         """Relaunch the job's nodes on other hosts (old → new), restart mode from its checkpoint, as
         `policy run` applies a bigger instance type; returns the new job's id."""
-        new_id = new_job_id()
+        new_id = new_id or new_job_id()
         self._run("move", lambda: str(actions.scale(self.agents, self.store, actions.resolve(self.agents, job.id),
                                                     str(len(job.nodes)), new_id, move=hosts)))
         return new_id

@@ -3,6 +3,10 @@
 decision that would change a job is a proposal, shown in the header and on the job, where one key
 accepts it (the resize goes through JobControl, the core `gpudeck scale` uses) and one dismisses it.
 `gpudeck policy run` is what carries rules out unattended.
+
+The memory of what was accepted (cooldowns, schedule periods) is the policy journal, the same one
+`policy run` reads and writes: an accepted proposal is journaled (in a worker) before it is acted on,
+so the controller, another TUI and this one restarted all see it.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from typing import Any
 
 from textual.app import App
 
+from remote_agent.names import new_job_id
+
 from ..fleet import Fleet, JobModel
 from ..hosts_file import HostsFileError, load_hosts
 from ..policy.engine import Decision, decide
 from ..policy.from_fleet import Sampler, with_costs
-from ..policy.inputs import Applied, Inputs, Instance, JobView
+from ..policy.inputs import Inputs, Instance, JobView
+from ..policy.journal import PolicyJournal
 from ..policy.rules import Policies
 from ..widgets.failures import report, say
 from .base import Service
@@ -27,18 +34,19 @@ from .base import Service
 PERIOD = 5.0
 SHOWN = ("scale", "propose", "refused")
 
-Scale = Callable[[JobModel, str], str]  # JobControl.scale: (job, count) → the new job's id
-Move = Callable[[JobModel, dict[str, str]], str]  # JobControl.move: (job, {old host: new host}) → the new job's id
+Scale = Callable[..., str]  # JobControl.scale(job, count, new_id=…) → the new job's id
+Move = Callable[..., str]  # JobControl.move(job, {old host: new host}, new_id=…) → the new job's id
 
 
 class Proposals(Service):
     def __init__(self, app: App[Any], fleet: Fleet, policies: Policies, publish: Callable[[set[str]], None],
-                 scale: Scale, clock: Callable[[], float] = time.time, move: Move | None = None) -> None:
+                 scale: Scale, clock: Callable[[], float] = time.time, move: Move | None = None,
+                 journal: PolicyJournal | None = None) -> None:
         super().__init__(app)
         self.fleet, self.policies, self.publish, self.scale, self.clock = fleet, policies, publish, scale, clock
         self.move = move
+        self.journal = journal or PolicyJournal()
         self.sampler = Sampler(policies)
-        self.memory: dict[tuple[str, str], Applied] = {}  # what was accepted here: cooldowns hold
         self.dismissed: set[tuple[str, str, str]] = set()  # (rule, job id, target)
         self.period = PERIOD
         self._busy = False
@@ -55,12 +63,12 @@ class Proposals(Service):
         now = self.clock()
         views, fleet_left, fleet_burn = with_costs(self.sampler.sample(self.fleet, now), self.fleet.costs)
         self._busy = True
-        self.in_thread(partial(self._judge, now, views, dict(self.memory), fleet_left, fleet_burn,
-                               self.fleet.costs.currency), group="policy",
-                       exclusive=True, done=self._decided, failed=self._failed)
+        self.in_thread(partial(self._judge, now, views, fleet_left, fleet_burn, self.fleet.costs.currency),
+                       group="policy", exclusive=True, done=self._decided, failed=self._failed)
 
-    def _judge(self, now: float, views: list[JobView], memory: dict[tuple[str, str], Applied],
-               fleet_left: float | None, fleet_burn: float | None, currency: str) -> list[Decision]:
+    def _judge(self, now: float, views: list[JobView], fleet_left: float | None, fleet_burn: float | None,
+               currency: str) -> list[Decision]:
+        memory = self.journal.memory()  # what this TUI, another or `policy run` applied: cooldowns hold
         catalog, instances = self._reference()
         views = [replace(v, instance=instances.get(v.hosts[0])) if v.hosts else v for v in views]
         return decide(Inputs(now, views, self.policies, catalog=catalog, memory=memory, fleet_budget_left=fleet_left,
@@ -113,12 +121,16 @@ class Proposals(Service):
             self.dismiss(job.id)
             return None
         assert onto is not None and self.move is not None
-        old = next(iter(job.nodes.values())).host
-        self.memory[(d.rule, d.job_name)] = Applied(self.clock(), d.to, d.period)
+        old, move, new_id = next(iter(job.nodes.values())).host, self.move, new_job_id()
         self.dismiss(job.id)
-        say(self.app, f"{d.rule}: moving {job.name or job.id} from {old} to {onto} ({d.to}); the instance it leaves "
-            "keeps running (`gpudeck cloud stop ID`)", "proposal", timeout=10)
-        return self.move(job, {old: onto})
+
+        def act() -> None:
+            say(self.app, f"{d.rule}: moving {job.name or job.id} from {old} to {onto} ({d.to}); the instance it "
+                "leaves keeps running (`gpudeck cloud stop ID`)", "proposal", timeout=10)
+            move(job, {old: onto}, new_id=new_id)
+
+        self._journaled(d, new_id, act)
+        return new_id
 
     def _bigger_host(self, job: JobModel, d: Decision) -> str | None:
         """The first host of the job's pool (the rule's, else one holding all its hosts) of the type."""
@@ -151,6 +163,14 @@ class Proposals(Service):
             return None
         if d.kind == "vertical":
             return self._move(job, d)
-        self.memory[(d.rule, d.job_name)] = Applied(self.clock(), d.to, d.period)
         self.dismiss(job.id)
-        return self.scale(job, str(d.to))
+        new_id = new_job_id()
+        self._journaled(d, new_id, lambda: self.scale(job, str(d.to), new_id=new_id))
+        return new_id
+
+    def _journaled(self, d: Decision, new_id: str, act: Callable[[], object]) -> None:
+        """Journal the accepted decision (a worker: it is file IO), then act; nothing is done when it
+        cannot be journaled (a decision acted on must be in the memory every reader shares)."""
+        write = partial(self.journal.write, self.clock(), d, "applied", new_job=new_id, by="tui")
+        self.in_thread(write, group="policy-journal", done=lambda _record: act(),
+                       failed=lambda exc: report(self.app, f"{d.rule}: not applied: cannot journal it", exc))
