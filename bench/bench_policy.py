@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tui.cost import catalog  # noqa: E402
 from tui.policy.engine import decide  # noqa: E402
-from tui.policy.inputs import Inputs, Instance, JobView, Point  # noqa: E402
+from tui.policy.inputs import HostInstance, Inputs, JobFacts, Point  # noqa: E402
 from tui.policy.rules import parse  # noqa: E402
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -32,11 +32,11 @@ def seeds():
                  Path("policies.toml"))
 
 
-def fleet(n: int, now: float) -> list[JobView]:
+def fleet(n: int, now: float) -> list[JobFacts]:
     points = [Point(now - 3600 + i, 12000.0 + (i % 7)) for i in range(3601)]
     util = [Point(now - 3600 + i, 95.0) for i in range(3601)]
-    return [JobView(id=f"j{i}", name=f"yolo-{i}", nodes=2, hosts=(f"h{i}",), metrics={"backlog": points},
-                    gpu={(f"h{i}", "gpu_util"): util}, instance=Instance("aws", "g5.xlarge", "us-east-1"))
+    return [JobFacts(id=f"j{i}", name=f"yolo-{i}", nodes=2, hosts=(f"h{i}",), metrics={"backlog": points},
+                    gpu={(f"h{i}", "gpu_util"): util}, instance=HostInstance("aws", "g5.xlarge", "us-east-1"))
             for i in range(n)]
 
 

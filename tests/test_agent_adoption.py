@@ -159,7 +159,7 @@ def test_stop_or_kill_of_an_adopted_job_leaves_no_process(client: AgentClient, w
 
 
 def test_replay_drops_exactly_what_the_journal_already_holds() -> None:
-    from remote_agent.supervision.lostjob import LostJob, Replay
+    from remote_agent.supervision.lostjob import LostJob, OutputReplay
 
     lost = LostJob()
     records = [
@@ -175,7 +175,7 @@ def test_replay_drops_exactly_what_the_journal_already_holds() -> None:
         lost.fold(record)
     assert (lost.pid, lost.running_at, lost.previous_supervisor, lost.lost_at) == (8, 10.5, 7, 12.2)
     assert lost.resume_offset == 7 and lost.last_values == {"step": 0} and lost.budget_warned and not lost.ended
-    replay = Replay(lost.after_resume)
+    replay = OutputReplay(lost.after_resume)
     again = [("metric", {"values": {"step": 1}}), ("event", {"event": "checkpoint_saved", "data": {"step": 1}}),
              ("metric", {"values": {"step": 2}})]
     assert replay.fresh(again) == [("metric", {"values": {"step": 2}})]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from tui.cost.report import CostContext
 from tui.fleet import Fleet
-from tui.fleet.costs import CostBoard, JobCost
+from tui.fleet.costs import CostBoard, JobCostShown
 from tui.services.costs import Costs
 
 
 def board(accrued: float, burn: float | None = None) -> CostBoard:
-    jobs = {f"J{i:03d}": JobCost(accrued=accrued + i, burn=None, projected=accrued + i, idle=0.0) for i in range(500)}
+    jobs = {f"J{i:03d}": JobCostShown(accrued=accrued + i, burn=None, projected=accrued + i, idle=0.0) for i in range(500)}
     return CostBoard("USD", burn=burn, jobs=jobs)
 
 

@@ -13,9 +13,9 @@ import pytest
 
 from tui.actions.find import Job
 from tui.errors import GpudeckError
-from tui.policy.capacity import Launched, launch_refusal
+from tui.policy.capacity import CapacityLaunched, launch_refusal
 from tui.policy.controller import Controller
-from tui.policy.inputs import JobView, Point
+from tui.policy.inputs import JobFacts, Point
 from tui.policy.journal import PolicyJournal
 from tui.policy.pool_file import add_pool_host
 from tui.policy.rules import PolicyError, Pool, load
@@ -34,8 +34,8 @@ class FakeObserver:
     def sync(self, jobs: list[Job]) -> list[str]:
         return []
 
-    def view(self, job: Job, now: float) -> JobView:
-        return JobView(job.id, job.name, len(job.nodes), tuple(dict.fromkeys(n["host"] for n in job.nodes)),
+    def view(self, job: Job, now: float) -> JobFacts:
+        return JobFacts(job.id, job.name, len(job.nodes), tuple(dict.fromkeys(n["host"] for n in job.nodes)),
                        metrics={"backlog": [Point(now - 1, 12000.0)]})
 
 
@@ -53,12 +53,12 @@ class FakeCloud:
     def price(self, pool: Pool) -> float | None:
         return self.per_hour
 
-    def launch(self, pool: Pool, token: str) -> Launched:
+    def launch(self, pool: Pool, token: str) -> CapacityLaunched:
         self.tokens.append(token)
         if self.fail:
             raise GpudeckError(self.fail)
         self.launched.append(pool)
-        return Launched(f"i-new{len(self.launched)}", f"i-new{len(self.launched)}")
+        return CapacityLaunched(f"i-new{len(self.launched)}", f"i-new{len(self.launched)}")
 
 
 def controller(tmp_path: Path, cloud: FakeCloud, fleet: tuple[float | None, float | None] | None = None,

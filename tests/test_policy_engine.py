@@ -11,7 +11,7 @@ from tests.test_policy_rules import seed_text
 from tui.cost import catalog
 from tui.cost.catalog import CatalogEntry
 from tui.policy.engine import Decision, decide
-from tui.policy.inputs import Applied, Inputs, Instance, JobView, Point
+from tui.policy.inputs import Applied, HostInstance, Inputs, JobFacts, Point
 from tui.policy.rules import Policies, parse
 
 SHANGHAI = dt.timezone(dt.timedelta(hours=8))
@@ -28,8 +28,8 @@ def only(kind: str, policies: Policies | None = None) -> Policies:
     return dataclasses.replace(p, rules=tuple(r for r in p.rules if r.kind == kind))
 
 
-def job(nodes: int = 2, name: str = "yolo-v8", **kw: object) -> JobView:
-    return JobView(id=f"j-{name}-{nodes}", name=name, nodes=nodes, hosts=("local",), **kw)  # type: ignore[arg-type]
+def job(nodes: int = 2, name: str = "yolo-v8", **kw: object) -> JobFacts:
+    return JobFacts(id=f"j-{name}-{nodes}", name=name, nodes=nodes, hosts=("local",), **kw)  # type: ignore[arg-type]
 
 
 def series(start: float, end: float, value, step: float = 30.0) -> list[Point]:
@@ -130,7 +130,7 @@ G5_2X = CatalogEntry("aws", "g5.2xlarge", "us-east-1", 1, "A10G", 24, 8, 32, 1.2
                      "https://aws.amazon.com/ec2/instance-types/g5/", "2026-11-20", "2026-11-20")
 
 
-def vertical_at(util: float, minutes: float, instance: Instance, cat: list[CatalogEntry]) -> Decision:
+def vertical_at(util: float, minutes: float, instance: HostInstance, cat: list[CatalogEntry]) -> Decision:
     now = 1_800_000_000.0
     host = {("local", "gpu_util"): series(now - minutes * 60, now, util, step=1.0)}
     return one(decide(Inputs(now, [job(1, instance=instance)], only("vertical"), host_series=host, catalog=cat)),
@@ -139,16 +139,16 @@ def vertical_at(util: float, minutes: float, instance: Instance, cat: list[Catal
 
 def test_util_95_for_11_minutes_proposes_the_next_type_of_the_family_with_its_price_difference() -> None:
     cat = [*catalog.entries(), G5_2X]
-    d = vertical_at(95, 11, Instance("aws", "g5.xlarge", "us-east-1", "on-demand"), cat)
+    d = vertical_at(95, 11, HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"), cat)
     g5 = catalog.find("aws", "g5.xlarge", "us-east-1")
     assert g5 is not None and g5.on_demand_usd_per_hour is not None
     assert (d.action, d.frm, d.to) == ("propose", "g5.xlarge", "g5.2xlarge"), d
     diff = G5_2X.on_demand_usd_per_hour - g5.on_demand_usd_per_hour
     assert d.inputs["price_difference_usd_per_hour"] == diff and f"+${diff:.3f}/h on-demand" in d.reason
     assert "gpu_util > 90 for 10m" in d.reason and d.inputs["family"] == "g5"
-    short = vertical_at(95, 9, Instance("aws", "g5.xlarge", "us-east-1", "on-demand"), cat)
+    short = vertical_at(95, 9, HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"), cat)
     assert short.action == "none" and "seen for 9m only" in short.reason
-    spot = vertical_at(95, 11, Instance("aws", "g5.xlarge", "us-east-1", "spot"), cat)
+    spot = vertical_at(95, 11, HostInstance("aws", "g5.xlarge", "us-east-1", "spot"), cat)
     assert spot.to == "g5.2xlarge" and "spot: a new spot request" in spot.reason
     assert spot.inputs["price_difference_usd_per_hour"] == G5_2X.spot_usd_per_hour_low - g5.spot_usd_per_hour_low
 
@@ -160,29 +160,29 @@ def test_auto_vertical_applies_only_where_the_job_restarts_cleanly() -> None:
                                                        'for = "10m"\nauto = true'), Path("policies.toml")))
     assert rules.rules[0].auto
 
-    def at(instance: Instance, nodes: int = 1, policies: Policies = rules) -> Decision:
+    def at(instance: HostInstance, nodes: int = 1, policies: Policies = rules) -> Decision:
         host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
         return one(decide(Inputs(now, [job(nodes, instance=instance)], policies, host_series=host, catalog=cat)),
                    "bigger-gpu")
 
-    on_demand = at(Instance("aws", "g5.xlarge", "us-east-1", "on-demand"))
+    on_demand = at(HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"))
     assert (on_demand.action, on_demand.frm, on_demand.to) == ("scale", "g5.xlarge", "g5.2xlarge"), on_demand
-    spot = at(Instance("aws", "g5.xlarge", "us-east-1", "spot"))
+    spot = at(HostInstance("aws", "g5.xlarge", "us-east-1", "spot"))
     assert spot.action == "propose" and "stays a proposal: a spot instance may be reclaimed" in spot.reason
     a100 = [e for e in catalog.entries() if e.instance_type.startswith("ecs.gn7-")]
-    family = one(decide(Inputs(now, [job(1, instance=Instance("aliyun", "ecs.gn7-c12g1.3xlarge", None, "on-demand"))],
+    family = one(decide(Inputs(now, [job(1, instance=HostInstance("aliyun", "ecs.gn7-c12g1.3xlarge", None, "on-demand"))],
                                rules, host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
                                catalog=a100)), "bigger-gpu")
     assert (family.action, family.to) == ("scale", "ecs.gn7-c13g1.13xlarge")  # the same A100s, 4 of them
     changed = dataclasses.replace(G5_2X, gpu_model="A100")
-    model = one(decide(Inputs(now, [job(1, instance=Instance("aws", "g5.xlarge", "us-east-1", "on-demand"))], rules,
+    model = one(decide(Inputs(now, [job(1, instance=HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"))], rules,
                               host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
                               catalog=[*catalog.entries(), changed])), "bigger-gpu")
     assert model.action == "propose" and "stays a proposal: the GPU model changes (A10G → A100)" in model.reason
-    two = at(Instance("aws", "g5.xlarge", "us-east-1", "on-demand"), nodes=2)
+    two = at(HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"), nodes=2)
     assert two.action == "propose" and "a 2-node job" in two.reason
     # after a move the job runs on the bigger type: the cooldown holds, it does not climb at once
-    moved = one(decide(Inputs(now + 60, [job(1, instance=Instance("aws", "g5.2xlarge", "us-east-1", "on-demand"))],
+    moved = one(decide(Inputs(now + 60, [job(1, instance=HostInstance("aws", "g5.2xlarge", "us-east-1", "on-demand"))],
                               rules, host_series={("local", "gpu_util"): series(now - 660, now + 60, 95, step=1.0)},
                               catalog=[*cat, dataclasses.replace(G5_2X, instance_type="g5.4xlarge", vcpus=16)],
                               memory={("bigger-gpu", "yolo-v8"): Applied(now, "g5.2xlarge")})), "bigger-gpu")
@@ -192,7 +192,7 @@ def test_auto_vertical_applies_only_where_the_job_restarts_cleanly() -> None:
 def test_a_bigger_type_the_daily_budget_cannot_pay_is_refused_not_proposed() -> None:
     now = 1_800_000_000.0
     cat = [*catalog.entries(), G5_2X]
-    g5 = Instance("aws", "g5.xlarge", "us-east-1", "on-demand")
+    g5 = HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand")
     host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
 
     def with_budget(left: float, burn: float, currency: str = "USD") -> Decision:
@@ -209,16 +209,16 @@ def test_a_bigger_type_the_daily_budget_cannot_pay_is_refused_not_proposed() -> 
 
 
 def test_vertical_says_unknown_prices_and_never_changes_family() -> None:
-    d = vertical_at(95, 11, Instance("tencent", "GN10Xp.2XLARGE40"), catalog.entries())
+    d = vertical_at(95, 11, HostInstance("tencent", "GN10Xp.2XLARGE40"), catalog.entries())
     assert (d.action, d.to) == ("propose", "GN10Xp.5XLARGE80") and "price difference unknown" in d.reason
-    top = vertical_at(95, 11, Instance("aws", "p5.48xlarge", "us-east-1"), catalog.entries())
+    top = vertical_at(95, 11, HostInstance("aws", "p5.48xlarge", "us-east-1"), catalog.entries())
     assert top.action == "none" and "no larger p5 type" in top.reason
-    bare = vertical_at(95, 11, Instance(), catalog.entries())
+    bare = vertical_at(95, 11, HostInstance(), catalog.entries())
     assert bare.action == "none" and "has no provider/instance_type" in bare.reason
     assert (bare.frm, bare.to) == (None, None)  # no type known: not a node count
-    idle = vertical_at(50, 11, Instance("aws", "g5.xlarge"), catalog.entries())
+    idle = vertical_at(50, 11, HostInstance("aws", "g5.xlarge"), catalog.entries())
     assert idle.action == "none" and "50" in idle.reason
-    no_gpu = one(decide(Inputs(1e9, [job(1, instance=Instance("aws", "g5.xlarge"))], only("vertical"))), "bigger-gpu")
+    no_gpu = one(decide(Inputs(1e9, [job(1, instance=HostInstance("aws", "g5.xlarge"))], only("vertical"))), "bigger-gpu")
     assert no_gpu.action == "none" and "no data is not 0" in no_gpu.reason
 
 

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from tui.fleet import Fleet
-from tui.fleet.costs import CostBoard, JobCost
+from tui.fleet.costs import CostBoard, JobCostShown
 from tui.policy.engine import decide
 from tui.policy.from_fleet import Sampler, with_costs
 from tui.policy.inputs import Inputs, Point, append_bounded
@@ -63,7 +63,7 @@ def test_the_cost_board_feeds_the_budget_checks() -> None:
     sampler = Sampler(RULES)
     fleet = fleet_with(12000, 50, 1, 10.0)
     fleet.costs = CostBoard(burn=6.0, today=48.0, daily_budget=50.0,
-                            jobs={JOB: JobCost(accrued=9.5, burn=1.5, budget=10.0)})
+                            jobs={JOB: JobCostShown(accrued=9.5, burn=1.5, budget=10.0)})
     views, left, burn = with_costs(sampler.sample(fleet, 10.0), fleet.costs)
     assert (views[0].burn_per_node, views[0].budget_left, left, burn) == (1.5, 0.5, 2.0, 6.0)
     held = [dataclasses.replace(views[0], metrics={"backlog": [Point(0.0, 12000.0), Point(10.0, 12000.0)]})]

@@ -12,9 +12,9 @@ from pathlib import Path
 from tui.actions.find import Job
 from tui.cost import catalog
 from tui.errors import GpudeckError
-from tui.policy.capacity import Launched
+from tui.policy.capacity import CapacityLaunched
 from tui.policy.controller import Controller
-from tui.policy.inputs import Instance, JobView, Point
+from tui.policy.inputs import HostInstance, JobFacts, Point
 from tui.policy.journal import PolicyJournal
 from tui.policy.rules import Pool, load
 
@@ -34,10 +34,10 @@ class BusyObserver:
     def sync(self, jobs: list[Job]) -> list[str]:
         return []
 
-    def view(self, job: Job, now: float) -> JobView:
+    def view(self, job: Job, now: float) -> JobFacts:
         host = str(job.first["host"])
         s = HOSTS[host]
-        return JobView(job.id, job.name, len(job.nodes), (host,), instance=Instance(s["provider"], s["instance_type"],
+        return JobFacts(job.id, job.name, len(job.nodes), (host,), instance=HostInstance(s["provider"], s["instance_type"],
                                                                                      None, s["market"]),
                        gpu={(host, "gpu_util"): [Point(now - 600 + i * 30, 95.0) for i in range(21)]})
 
@@ -64,9 +64,9 @@ class Free:
         self.released.append((host["instance_id"], how))
         return host["instance_id"]
 
-    def launch(self, pool: Pool, token: str) -> Launched:
+    def launch(self, pool: Pool, token: str) -> CapacityLaunched:
         self.launched.append((pool, token))
-        return Launched(f"i-big{len(self.launched)}", f"i-big{len(self.launched)}")
+        return CapacityLaunched(f"i-big{len(self.launched)}", f"i-big{len(self.launched)}")
 
 
 def controller(tmp_path: Path, free: Free, fail: str | None = None, text: str = TEXT,

@@ -15,7 +15,7 @@ from textual.widgets import Button
 
 from tui.app import GpuDeckApp
 from tui.fleet import Fleet
-from tui.messages import HostKeyChanged
+from tui.messages import HostKeyChangedNotice
 from tui.screens.hostkey import HostKeyScreen
 from tui.widgets.gauges import bar
 from tui.widgets.host_panel import render_host
@@ -111,7 +111,7 @@ async def _host_keys() -> tuple[list[str], bool | None, list[str], bool]:
                 break
             await pilot.pause(0.05)
         asker.join(5)
-        app.post_message(HostKeyChanged("gpu-box", _Changed()))
+        app.post_message(HostKeyChangedNotice("gpu-box", _Changed()))
         for _ in range(100):
             if isinstance(app.screen, HostKeyScreen) and app.screen.query(Button):
                 break

@@ -14,7 +14,7 @@ from textual.app import App, ComposeResult
 from tests.support.spying import record_calls
 from tests.support.tui import sync, until
 from tui.fleet import Fleet
-from tui.fleet.costs import CostBoard, JobCost
+from tui.fleet.costs import CostBoard, JobCostShown
 from tui.messages import FleetChanged
 from tui.screens.deck import DeckScreen
 from tui.screens.job import JobScreen
@@ -169,10 +169,10 @@ async def test_a_cell_whose_colour_changes_with_the_same_text_is_redrawn() -> No
     table = JobsTable()
     app = _Views(table)
     async with app.run_test(size=(200, 10)) as pilot:
-        fleet.costs = CostBoard(jobs={"e000": JobCost(accrued=12.0, budget=20.0, budget_status="warning")})
+        fleet.costs = CostBoard(jobs={"e000": JobCostShown(accrued=12.0, budget=20.0, budget_status="warning")})
         table.show(fleet, NOW)
         await pilot.pause()
-        fleet.costs = CostBoard(jobs={"e000": JobCost(accrued=12.0, budget=10.0, budget_status="over")})
+        fleet.costs = CostBoard(jobs={"e000": JobCostShown(accrued=12.0, budget=10.0, budget_status="over")})
         table.show(fleet, NOW + 1)
         cell = table.get_cell("e000", "cost")
         assert cell.plain == "$12.00" and "$error" in str(cell.spans[0].style)  # over budget: red, same text

@@ -24,7 +24,7 @@ from .messages import (
     CostNote,
     FleetChanged,
     FleetUpdated,
-    HostKeyChanged,
+    HostKeyChangedNotice,
     InboxPending,
     JobEnded,
 )
@@ -209,7 +209,7 @@ class GpuDeckApp(App[None]):
         """SSH's confirm for an unknown key; runs on a connect worker's thread."""
         return ask_host_key(self, name, key.get_name(), fingerprint(key))
 
-    def on_host_key_changed(self, message: HostKeyChanged) -> None:
+    def on_host_key_changed_notice(self, message: HostKeyChangedNotice) -> None:
         key = getattr(message.error, "key", None)
         if key is not None:
             self.push_screen(HostKeyScreen(message.host, key.get_name(), fingerprint(key), changed=True))

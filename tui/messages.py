@@ -41,7 +41,7 @@ class JobEnded(Message, bubble=False):
         self.job = job
 
 
-class HostKeyChanged(Message, bubble=False):
+class HostKeyChangedNotice(Message, bubble=False):
     """A host's SSH key changed: the app warns once; the UI can never accept it."""
 
     def __init__(self, host: str, error: BaseException) -> None:

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
+from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
 from ..storage.jsonio import dumps, loads_object
 from ..storage.layout import JobFiles, job_dir
@@ -184,7 +185,7 @@ class JobTable:
         if refusal:
             raise JobError(refusal)
         if grace is None:
-            grace = float(spec.get("grace", 60.0))
+            grace = float(spec.get("grace", DEFAULT_GRACE))
         if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < float("inf"):
             raise JobError("grace: expected seconds >= 0, got %r" % (grace,))
         key = job_key(spec) if spec.get("id") else None

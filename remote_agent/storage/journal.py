@@ -298,10 +298,3 @@ def read_all(path: Path) -> List[Dict[str, Any]]:
         if not batch:
             return out
         out.extend(batch)
-
-
-def last_record(records: List[Dict[str, Any]], kind: str) -> Optional[Dict[str, Any]]:
-    for record in reversed(records):
-        if record.get("kind") == kind:
-            return record
-    return None

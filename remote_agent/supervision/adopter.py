@@ -17,7 +17,7 @@ from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from .adoption import output_size
 from .autostop import AutoStop
-from .lostjob import LostJob, Replay, read_lost_job, unknown_end
+from .lostjob import LostJob, OutputReplay, read_lost_job, unknown_end
 from .proctree import JOB_MARKER_VAR, is_live, job_tree, set_child_subreaper
 from .resize import ResizeNote
 from .supervisor import EXIT_ALREADY_SUPERVISED, Supervisor
@@ -36,7 +36,7 @@ class AdoptingSupervisor(Supervisor):
         super().__init__(files, spec)
         self.why = why
         self.lost = LostJob()
-        self._replay = Replay([])
+        self._replay = OutputReplay([])
         self._pid_alive = False
 
     def run(self) -> int:
@@ -83,7 +83,7 @@ class AdoptingSupervisor(Supervisor):
         assert self.journal is not None
         self._read_pos = self._journaled_pos = self.lost.resume_offset
         self.last_values = self.lost.last_values
-        self._replay = Replay(self.lost.after_resume)
+        self._replay = OutputReplay(self.lost.after_resume)
         if self.lost.resized_said:
             self.resize_note = ResizeNote({})  # said by the first supervisor: once per node
         self._heartbeat_pos = self.lost.resume_offset

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..jobstate import supervisor_alive
+from ..spec import DEFAULT_GRACE
 
 PRICE_FILE = "price.json"
 SHARE_EVERY = 5.0  # seconds between counts of the live jobs (opening every job's lock)
@@ -170,7 +171,7 @@ class BudgetMeter:
         self.shares: List[Tuple[float, float]] = [(started, self.spec_share)]  # (from, share)
         self.split_by: Optional[str] = None  # "jobs" (no GPU here) or "gpus", once the supervisor knows
         self._next_share = 0.0
-        grace = float(spec.get("grace", 60) if spec.get("grace") is not None else 60)
+        grace = float(spec.get("grace", DEFAULT_GRACE) if spec.get("grace") is not None else DEFAULT_GRACE)
         measured = measured_stop_seconds(root, files_dir) if root is not None and files_dir is not None else None
         self.measured_stop = measured
         self.lead = min(grace, UNMEASURED_LEAD if measured is None else measured + 1.0)

@@ -122,7 +122,7 @@ def read_lost_job(journal: Path) -> LostJob:
             facts.fold(record)
 
 
-class Replay:
+class OutputReplay:
     """Drops the entries a re-read of output makes that the journal already holds.
 
     Parsing is deterministic: re-reading output.log from the resume offset yields first exactly the

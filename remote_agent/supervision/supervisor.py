@@ -14,6 +14,7 @@ from typing import Any, Deque, Dict, List, Optional, Tuple
 from .. import VERSION
 from ..metrics import LineParser
 from ..probes.jobgpus import sample_job_gpus
+from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
 from ..storage.jsonio import loads_object
@@ -407,7 +408,7 @@ class Supervisor:
     def _begin_stop(self, grace: Optional[float] = None) -> None:
         assert self.journal is not None and self.proc is not None
         if grace is None:
-            grace = float(self.spec.get("grace", 60))
+            grace = float(self.spec.get("grace", DEFAULT_GRACE))
         self.deadline = time.monotonic() + grace
         self.journal.append("event", event="stop_requested", data={"grace": grace, "reason": self.reason})
         sig = getattr(signal, str(self.spec.get("stop_signal") or "SIGTERM"), signal.SIGTERM)
@@ -428,7 +429,7 @@ class Supervisor:
         if self.exit_status is not None and self.requested is None:
             # The command ended by itself: what it left behind gets SIGTERM, then SIGKILL.
             self.requested, self.reason = "cleanup", None
-            self.deadline = time.monotonic() + min(float(self.spec.get("grace", 60)), LEFTOVER_GRACE)
+            self.deadline = time.monotonic() + min(float(self.spec.get("grace", DEFAULT_GRACE)), LEFTOVER_GRACE)
             signal_pids(job_tree(self.key, os.getpid()), signal.SIGTERM)
         tree = job_tree(self.key, os.getpid())
         if not tree:

@@ -19,6 +19,7 @@ import time
 from typing import Any, Dict, Optional
 
 from ..probes.jobgpus import sample_job_gpus
+from ..spec import DEFAULT_GRACE
 from ..storage.layout import JobFiles
 from .follow_file import FileFollower
 from .proctree import signal_pids
@@ -63,7 +64,7 @@ class WatchSupervisor(Supervisor):
     def _begin_stop(self, grace: Optional[float] = None) -> None:
         assert self.journal is not None
         if grace is None:
-            grace = float(self.spec.get("grace", 60))
+            grace = float(self.spec.get("grace", DEFAULT_GRACE))
         if not self.has_pid:
             self.deadline = time.monotonic()
             self.journal.append("event", event="watch_ended", data={"reason": self.reason, "path": self.watch["path"]})

@@ -16,19 +16,19 @@ from dataclasses import dataclass
 
 from ..cloud.model import CloudError, Instance, LaunchSpec, Provider
 from ..cloud.retry import RetryPolicy, retrying
-from ..cloud.rules import Decision, decide, decide_budget, journal
+from ..cloud.rules import IdleStopDecision, decide, decide_budget, journal
 from ..errors import EXIT_USAGE, GpudeckError
 
 Sleep = Callable[[float], None]
 
 
 @dataclass(frozen=True)
-class Found:
+class FoundInstance:
     provider: Provider
     instance: Instance
 
 
-def find(providers: list[Provider], instance_id: str) -> Found:
+def find(providers: list[Provider], instance_id: str) -> FoundInstance:
     """The instance with this id in any configured provider/region; one line when none has it."""
     problems = []
     for p in providers:
@@ -38,7 +38,7 @@ def find(providers: list[Provider], instance_id: str) -> Found:
             problems.append(str(exc))
             continue
         if instance is not None:
-            return Found(p, instance)
+            return FoundInstance(p, instance)
     where = ", ".join(f"{p.name} {p.region}" for p in providers) or "no configured provider"
     extra = f" ({'; '.join(problems)})" if problems else ""
     raise GpudeckError(f"no instance {instance_id} in {where}{extra}", EXIT_USAGE)
@@ -54,24 +54,24 @@ def stop_refusal(instance: Instance) -> str | None:
     return None
 
 
-def stop(found: Found) -> None:
+def stop(found: FoundInstance) -> None:
     why = stop_refusal(found.instance)
     if why:
         raise GpudeckError(why)
     _act(found.provider.stop, found)
 
 
-def start(found: Found) -> None:
+def start(found: FoundInstance) -> None:
     if found.instance.state in ("running", "pending"):
         raise GpudeckError(f"{found.instance.id} is already {found.instance.state}")
     _act(found.provider.start, found)
 
 
-def terminate(found: Found) -> None:
+def terminate(found: FoundInstance) -> None:
     _act(found.provider.terminate, found)
 
 
-def _act(call: Callable[[Instance], None], found: Found) -> None:
+def _act(call: Callable[[Instance], None], found: FoundInstance) -> None:
     try:
         call(found.instance)
     except CloudError as exc:
@@ -148,13 +148,13 @@ def wait_ssh(address: str, port: int, timeout: float = 300.0, sleep: Sleep = tim
 
 
 def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now: float | None = None,
-            dry_run: bool = False) -> list[tuple[Decision, str]]:
+            dry_run: bool = False) -> list[tuple[IdleStopDecision, str]]:
     """Apply every cloud host's `instance_idle_stop`; each decision journaled with its inputs and outcome."""
     from ..cloud.fleet import view
     from ..cost.idle import CostRuleError, parse_idle_stop
 
     now = time.time() if now is None else now
-    done: list[tuple[Decision, str]] = []
+    done: list[tuple[IdleStopDecision, str]] = []
     for name, fields in sorted(hosts.items()):
         text, instance_id = fields.get("instance_idle_stop"), fields.get("instance_id")
         if not text or not instance_id:
@@ -168,7 +168,7 @@ def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now:
         try:
             found = find(providers, str(instance_id))
         except GpudeckError as exc:
-            decision = Decision(now, name, str(instance_id), "keep", str(exc), {"rule": rule})
+            decision = IdleStopDecision(now, name, str(instance_id), "keep", str(exc), {"rule": rule})
             journal(decision, "not found")
             done.append((decision, "not found"))
             continue
@@ -190,7 +190,7 @@ def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now:
 
 
 def enforce_budget(providers: list[Provider], today: float, budget: float, currency: str, now: float | None = None,
-                   dry_run: bool = False) -> tuple[list[tuple[Decision, str]], list[str]]:
+                   dry_run: bool = False) -> tuple[list[tuple[IdleStopDecision, str]], list[str]]:
     """The fleet's daily budget reached: stop every running opted-in instance (the others are journaled
     as refused); each decision journaled with its inputs. Returns the decisions and one line per
     provider/region that could not be listed."""
@@ -199,7 +199,7 @@ def enforce_budget(providers: list[Provider], today: float, budget: float, curre
 
     now = time.time() if now is None else now
     hosts = cloud_hosts()
-    done: list[tuple[Decision, str]] = []
+    done: list[tuple[IdleStopDecision, str]] = []
     problems: list[str] = []
     for p in providers:
         try:
@@ -217,7 +217,7 @@ def enforce_budget(providers: list[Provider], today: float, budget: float, curre
                     outcome = "would stop (dry run)"
                 else:
                     try:
-                        stop(Found(p, instance))
+                        stop(FoundInstance(p, instance))
                         outcome = "stopped"
                     except GpudeckError as exc:
                         outcome = f"stop failed: {exc}"

@@ -10,13 +10,13 @@ import shlex
 from dataclasses import dataclass
 
 from remote_agent.names import is_job_name
+from remote_agent.spec import DEFAULT_GRACE
 from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 
 from ..cost.idle import CostRuleError, parse_idle_stop
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
 
-DEFAULT_GRACE = 60.0
 DEMO_COMMAND = "python -m trainer --steps 300"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -18,7 +18,7 @@ from ..hosts_file import HostsFileError, load_hosts
 from ..settings import Settings
 from . import providers as providers_mod
 from .model import CloudError, Instance, Point, Provider
-from .pricing import Price, price_for
+from .pricing import InstancePrice, price_for
 from .utilization import Utilization, lookback, summarize
 
 NO_METRIC = "no GPU metric (monitoring agent missing?)"
@@ -30,7 +30,7 @@ HostUtil = Callable[[str, float, float], "list[Point] | None"]  # (host name, st
 @dataclass
 class InstanceView:
     instance: Instance
-    price: Price
+    price: InstancePrice
     util: Utilization
     util_source: str  # where the points came from, or NO_METRIC / the error that hid them
     host: str | None  # the gpudeck host this instance is, by hosts.toml instance_id

@@ -11,7 +11,7 @@ from .model import CloudError, Instance, Provider
 
 
 @dataclass(frozen=True)
-class Price:
+class InstancePrice:
     per_hour: float | None
     currency: str
     source: str
@@ -23,7 +23,7 @@ class Price:
         return self.per_hour * max(0.0, now - since) / 3600.0
 
 
-def price_for(provider: Provider, instance: Instance, now: float) -> Price:
+def price_for(provider: Provider, instance: Instance, now: float) -> InstancePrice:
     try:
         if instance.lifecycle == "spot":
             live = provider.spot_price(instance, now - 86400, now)
@@ -34,9 +34,9 @@ def price_for(provider: Provider, instance: Instance, now: float) -> Price:
     else:
         problem = ""
     if live is not None:
-        return Price(live[0], live[1], live[2])
+        return InstancePrice(live[0], live[1], live[2])
     entry = catalog.find(instance.provider, instance.type, instance.region)
     if instance.lifecycle == "on-demand" and entry is not None and entry.on_demand_usd_per_hour is not None:
-        return Price(entry.on_demand_usd_per_hour, "USD", f"catalog {entry.region or '-'} on-demand ({entry.as_of or '?'})")
+        return InstancePrice(entry.on_demand_usd_per_hour, "USD", f"catalog {entry.region or '-'} on-demand ({entry.as_of or '?'})")
     why = f"unknown: {problem}" if problem else "unknown: not in the catalog" + (" nor in spot history" if instance.lifecycle == "spot" else "")
-    return Price(None, "USD", why)
+    return InstancePrice(None, "USD", why)

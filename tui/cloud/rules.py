@@ -23,7 +23,7 @@ MAX_LINE = 4096  # a journal line is bounded whatever the inputs
 
 
 @dataclass(frozen=True)
-class Decision:
+class IdleStopDecision:
     t: float
     host: str
     instance_id: str
@@ -32,7 +32,7 @@ class Decision:
     inputs: dict[str, Any]
 
 
-def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) -> Decision:
+def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) -> IdleStopDecision:
     i = view.instance
     window_min, below = rule["minutes"], rule["below_pct"]
     inputs = {"rule": {"minutes": window_min, "below_pct": below, "grace_minutes": rule.get("grace_minutes", 0.0)},
@@ -40,8 +40,8 @@ def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) ->
               "gpu_util_window_avg": view.util.window_avg, "idle_since": view.util.idle_since,
               "gpu_util_source": view.util_source, "price_per_hour": view.price.per_hour, "currency": view.price.currency}
 
-    def said(action: str, reason: str) -> Decision:
-        return Decision(now, host, i.id, action, reason, inputs)
+    def said(action: str, reason: str) -> IdleStopDecision:
+        return IdleStopDecision(now, host, i.id, action, reason, inputs)
 
     if i.state != "running":
         return said("keep", f"{i.state}, not running")
@@ -62,15 +62,15 @@ BUDGET_RULE = "fleet daily budget"
 
 
 def decide_budget(instance: Instance, host: str | None, price: tuple[float | None, str], today: float, budget: float,
-                  currency: str, now: float) -> Decision:
+                  currency: str, now: float) -> IdleStopDecision:
     """The fleet's daily budget on one instance: stop it once today's spend reached the budget, if it
     runs and is opted in (gpudeck-managed=true); any other is kept or refused, with the reason."""
     inputs = {"rule": BUDGET_RULE, "today": round(today, 4), "daily_budget": budget, "currency": currency,
               "state": instance.state, "opted_in": instance.opted_in, "price_per_hour": price[0],
               "price_currency": price[1]}
 
-    def said(action: str, reason: str) -> Decision:
-        return Decision(now, host or "-", instance.id, action, reason, inputs)
+    def said(action: str, reason: str) -> IdleStopDecision:
+        return IdleStopDecision(now, host or "-", instance.id, action, reason, inputs)
 
     if today < budget:
         return said("keep", f"today {today:.2f} is under the daily budget {budget:.2f} {currency}")
@@ -85,7 +85,7 @@ def journal_path() -> Path:
     return paths.data_dir() / "cloud-rules.jsonl"
 
 
-def journal(decision: Decision, outcome: str) -> None:
+def journal(decision: IdleStopDecision, outcome: str) -> None:
     """One JSON line per decision with its inputs and what came of it (owner-only file, appended)."""
     record = {**asdict(decision), "outcome": outcome}
     line = json.dumps(record, sort_keys=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class JobCost:
+class JobCostShown:
     """One job's figures in the board's currency; None: not known (never shown as 0)."""
 
     accrued: float | None = None
@@ -26,7 +26,7 @@ class CostBoard:
     daily_budget: float | None = None
     over: bool | None = None  # today >= daily_budget; None: no budget or undecidable
     unpriced: tuple[str, ...] = ()  # hosts whose price is unknown
-    jobs: Mapping[str, JobCost] = field(default_factory=dict)
+    jobs: Mapping[str, JobCostShown] = field(default_factory=dict)
     rules_paused_since: float | None = None  # set once, at start: when the last client stopped enforcing
 
 

@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from remote_agent.spec import Multinode
+from remote_agent.spec import Multinode, ResizedFrom
 
 from .hosts import GpuSample, parse_gpu
 from .series import Series
@@ -36,6 +36,8 @@ def _tail(v: Any) -> list[str]:
 
 
 def _resized_from(v: Any) -> ResizedFrom | None:
+    """The spec's type, read leniently (a job may name another by any id a journal holds); the model
+    keeps what it shows: the job and its node count."""
     if not isinstance(v, dict):
         return None
     job, nodes = text(v.get("job"), 64), integer(v.get("nodes"))
@@ -83,13 +85,6 @@ def _placement(v: Any) -> Placement | None:
     if plan is None:
         return None
     return Placement(plan.pool[:64], plan.pinned[:64], plan.nproc_per_node, plan.elastic is not None)
-
-
-class ResizedFrom(NamedTuple):
-    """What a resized job was resized from (its spec's `resized_from: {job, nodes}`)."""
-
-    job: str
-    nodes: int
 
 
 @dataclass

@@ -22,7 +22,7 @@ from ..cost.report import CostContext
 from ..cost.rules import fleet_today_over
 from ..cost.settings import HostPrice, host_price
 from ..cost.tracker import CostTracker
-from ..fleet.costs import CostBoard, JobCost
+from ..fleet.costs import CostBoard, JobCostShown
 from ..hosts_file import HostsFileError, host_fields
 
 REPORT_PERIOD = 1.0  # counters move once a second
@@ -56,7 +56,7 @@ class CostEngine:
         self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1
         # Per job: the report's JSON object and the board's figures made from it. The tracker hands
         # back the same object while a job's figures stand (every ended job), so is-equal skips it.
-        self._boarded: dict[str, tuple[dict[str, Any], bool, JobCost]] = {}
+        self._boarded: dict[str, tuple[dict[str, Any], bool, JobCostShown]] = {}
         self.ledger: Ledger | None = None
         self.ctx = ctx or CostContext()
 
@@ -187,14 +187,14 @@ class CostEngine:
         with_today = [h for h in hosts if h["today_usd"] is not None]
         fleet = report["fleet"]
         jobs = {}
-        boarded: dict[str, tuple[dict[str, Any], bool, JobCost]] = {}
+        boarded: dict[str, tuple[dict[str, Any], bool, JobCostShown]] = {}
         for j in report["jobs"]:
             known = j["id"] in self._fed and j["accrued_usd"] is not None
             last = self._boarded.get(j["id"])
             if last is not None and last[0] is j and last[1] == known:
                 figures = last[2]
             else:
-                figures = JobCost(
+                figures = JobCostShown(
                     accrued=j["accrued_usd"] if known else None,
                     burn=j["burn_usd_per_hour"] if known else None,
                     projected=j["projected_usd"] if known else None,

@@ -19,7 +19,7 @@ HORIZON_H = 1.0  # a launch must be payable for this many hours
 
 
 @dataclass(frozen=True)
-class Launched:
+class CapacityLaunched:
     host: str  # the hosts.toml name it was added under
     instance: str  # the provider's id
 
@@ -38,7 +38,7 @@ class Capacity(Protocol):
         is tagged gpudeck-managed; its id. GpudeckError with the reason otherwise."""
         ...
 
-    def launch(self, pool: Pool, token: str) -> Launched:
+    def launch(self, pool: Pool, token: str) -> CapacityLaunched:
         """One instance, running, added to hosts.toml, its host key trusted; GpudeckError otherwise.
         The launch is idempotent on `token`: a retry with it finds the instance an earlier try made."""
         ...

@@ -17,7 +17,7 @@ from ..actions.agents import Agents
 from ..actions.placement import ask_free
 from ..errors import GpudeckError
 from ..settings import Settings
-from .capacity import Launched
+from .capacity import CapacityLaunched
 from .rules import Pool
 
 
@@ -71,7 +71,7 @@ class CloudCapacity:
         (core.terminate if how == "terminate" else core.stop)(target)
         return str(instance_id)
 
-    def launch(self, pool: Pool, token: str) -> Launched:
+    def launch(self, pool: Pool, token: str) -> CapacityLaunched:
         from ..actions.cloud_launch import HostLaunch, launch_host
 
         provider = self._provider(pool)
@@ -85,7 +85,7 @@ class CloudCapacity:
             trust_published(self.settings, provider, name, instance)
 
         name = launch_host(provider, wanted, self.agents.notice, trust)
-        return Launched(name, made[0] if made else name)
+        return CapacityLaunched(name, made[0] if made else name)
 
 
 def trust_published(settings: Settings, provider: Any, name: str, instance: Any) -> None:

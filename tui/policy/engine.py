@@ -16,7 +16,7 @@ from ..format import money
 from . import windows
 from .bigger import next_larger
 from .durations import show
-from .inputs import Inputs, JobView, Point
+from .inputs import Inputs, JobFacts, Point
 from .rules import HOST_METRICS, Rule
 
 # What a decision does: `scale` (to another node count; vertical: onto a host of the bigger type),
@@ -86,13 +86,13 @@ def _one_scale_per_job(decisions: list[Decision]) -> list[Decision]:
 _NODES = object()  # `from` is the job's node count (vertical rules pass an instance type, maybe None)
 
 
-def _decision(rule: Rule, job: JobView, to: Any, action: str, reason: str, frm: Any = _NODES,
+def _decision(rule: Rule, job: JobFacts, to: Any, action: str, reason: str, frm: Any = _NODES,
               **inputs: Any) -> Decision:
     return Decision(rule.name, rule.kind, job.id, job.name, job.nodes if frm is _NODES else frm, to, action, reason,
                     {"nodes": job.nodes, **inputs})
 
 
-def _act(rule: Rule, job: JobView, inputs: Inputs, to: int, reason: str, **values: Any) -> Decision:
+def _act(rule: Rule, job: JobFacts, inputs: Inputs, to: int, reason: str, **values: Any) -> Decision:
     """A resize decision, after the cooldown, the budget and `auto` had their say."""
     memory = inputs.memory.get((rule.name, job.name))
     if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown:
@@ -104,7 +104,7 @@ def _act(rule: Rule, job: JobView, inputs: Inputs, to: int, reason: str, **value
     return _decision(rule, job, to, "scale" if rule.auto else "propose", reason, **values)
 
 
-def _budget_refusal(job: JobView, inputs: Inputs, to: int) -> str | None:
+def _budget_refusal(job: JobFacts, inputs: Inputs, to: int) -> str | None:
     """A scale up must be payable for one more hour by the job's budget and the fleet's day budget."""
     if to <= job.nodes:
         return None
@@ -128,7 +128,7 @@ def _budget_refusal(job: JobView, inputs: Inputs, to: int) -> str | None:
 # -- metric ----------------------------------------------------------------------------------------
 
 
-def _series(rule: Rule, job: JobView, inputs: Inputs) -> tuple[dict[str, list[Point]], str]:
+def _series(rule: Rule, job: JobFacts, inputs: Inputs) -> tuple[dict[str, list[Point]], str]:
     """The series to test, by source: the job's own metric, or each host's GPU figure."""
     if rule.metric in HOST_METRICS:
         # the job's own GPU summaries (its journals) where there are any, else the host's samples
@@ -156,7 +156,7 @@ def held(points: list[Point], now: float, hold: float, test: Any) -> tuple[bool 
     return True, f"for {show(hold)}" if hold else "now", points[-1].value
 
 
-def _condition(rule: Rule, job: JobView, inputs: Inputs) -> tuple[bool | None, str, dict[str, Any]]:
+def _condition(rule: Rule, job: JobFacts, inputs: Inputs) -> tuple[bool | None, str, dict[str, Any]]:
     above, below = rule.above, rule.below
     word, limit = (">", above) if above is not None else ("<", below)
     assert limit is not None
@@ -183,7 +183,7 @@ def _condition(rule: Rule, job: JobView, inputs: Inputs) -> tuple[bool | None, s
     return True, f"{label} {results[next(iter(results))][1]} ({rule.metric} {now_text} now)", facts
 
 
-def _metric(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
+def _metric(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
     ok, why, facts = _condition(rule, job, inputs)
     if not ok:
         return _decision(rule, job, job.nodes, "none", why, **facts)
@@ -199,7 +199,7 @@ def _metric(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
 # -- schedule --------------------------------------------------------------------------------------
 
 
-def _schedule(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
+def _schedule(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
     now = inputs.now
     inside = windows.inside(rule, now)
     period = windows.period_start(rule, now).isoformat()
@@ -223,7 +223,7 @@ def _schedule(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
 # -- vertical --------------------------------------------------------------------------------------
 
 
-def _vertical(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
+def _vertical(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
     inst = job.instance
     kind = inst.instance_type if inst and inst.instance_type else None
     ok, why, facts = _condition(rule, job, inputs)
@@ -270,7 +270,7 @@ def _vertical(rule: Rule, job: JobView, inputs: Inputs) -> Decision:
     return _decision(rule, job, p.next.instance_type, "scale", reason, frm=kind, **facts)
 
 
-def _not_clean(job: JobView, p: Any) -> str | None:
+def _not_clean(job: JobFacts, p: Any) -> str | None:
     """Why the job would not restart cleanly on the bigger type (auto = true applies only where it would)."""
     if p.market == "spot":
         return "a spot instance may be reclaimed under the restarted job"
@@ -281,7 +281,7 @@ def _not_clean(job: JobView, p: Any) -> str | None:
     return None
 
 
-def _vertical_refusal(job: JobView, inputs: Inputs, diff: float | None) -> str | None:
+def _vertical_refusal(job: JobFacts, inputs: Inputs, diff: float | None) -> str | None:
     """A bigger type is proposed only if the fleet's day budget can pay one more hour of the difference
     (catalog prices are USD: compared only when the budget is in USD; a spent budget refuses in any)."""
     left, cur = inputs.fleet_budget_left, inputs.currency

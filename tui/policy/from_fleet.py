@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from ..fleet import Fleet
 from ..fleet.costs import CostBoard
-from .inputs import JobView, Point, append_bounded
+from .inputs import JobFacts, Point, append_bounded
 from .rules import HOST_METRICS, Policies
 
 KEEP_MARGIN = 120.0
@@ -21,8 +21,8 @@ class Sampler:
         self.metrics: dict[str, dict[str, list[Point]]] = {}
         self.gpus: dict[str, dict[tuple[str, str], list[Point]]] = {}
 
-    def sample(self, fleet: Fleet, now: float) -> list[JobView]:
-        """One JobView per live job, after adding this moment's values to its series."""
+    def sample(self, fleet: Fleet, now: float) -> list[JobFacts]:
+        """One JobFacts per live job, after adding this moment's values to its series."""
         views = []
         # A watched run (gpudeck watch) was not started by gpudeck: no rule may resize it.
         live = {job_id: job for job_id, job in fleet.jobs.items() if not job.ended and job.watch is None}
@@ -47,14 +47,14 @@ class Sampler:
                     if values:
                         append_bounded(gpus.setdefault((host, metric), []), Point(now, sum(values) / len(values)), self.keep)
             hosts = tuple(dict.fromkeys(n.host for n in job.nodes.values()))
-            views.append(JobView(id=job_id, name=job.name or job_id, nodes=len(job.nodes), hosts=hosts,
+            views.append(JobFacts(id=job_id, name=job.name or job_id, nodes=len(job.nodes), hosts=hosts,
                                  metrics={k: list(v) for k, v in metrics.items()},
                                  gpu={k: list(v) for k, v in gpus.items()}))
         return views
 
 
 
-def with_costs(views: list[JobView], board: CostBoard) -> tuple[list[JobView], float | None, float | None]:
+def with_costs(views: list[JobFacts], board: CostBoard) -> tuple[list[JobFacts], float | None, float | None]:
     """The cost board's figures for the budget checks, in the board's currency (the engine is told which):
     each job's burn per node and budget left, and the fleet's day budget left and burn."""
     out = []

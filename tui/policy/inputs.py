@@ -24,7 +24,7 @@ def append_bounded(points: list[Point], point: Point, keep: float) -> None:
 
 
 @dataclass(frozen=True)
-class Instance:
+class HostInstance:
     """What a job's master host is, as hosts.toml prices it (for vertical proposals)."""
 
     provider: str | None = None
@@ -34,13 +34,13 @@ class Instance:
 
 
 @dataclass(frozen=True)
-class JobView:
+class JobFacts:
     id: str
     name: str
     nodes: int
     hosts: tuple[str, ...]  # distinct, in rank order
     metrics: Mapping[str, list[Point]] = field(default_factory=dict)  # what the job printed, by name
-    instance: Instance | None = None
+    instance: HostInstance | None = None
     burn_per_node: float | None = None  # per hour of one node, in Inputs.currency; None: unknown
     budget_left: float | None = None  # what the job's budget has left, in Inputs.currency; None: no budget
     gpu: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, gpu_util|gpu_mem), from its journals
@@ -58,7 +58,7 @@ class Applied:
 @dataclass(frozen=True)
 class Inputs:
     now: float
-    jobs: list[JobView]
+    jobs: list[JobFacts]
     policies: Policies
     host_series: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, metric): hosts' own samples
     catalog: list[CatalogEntry] = field(default_factory=list)

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..actions.find import Job
 from ..errors import GpudeckError
-from .inputs import Instance, JobView, Point, append_bounded
+from .inputs import HostInstance, JobFacts, Point, append_bounded
 from .rules import HOST_METRICS, Policies
 
 CATCH_UP = 20.0  # seconds a first read of a job's journal may take before it is used as far as it got
@@ -125,7 +125,7 @@ class Observer:
 
     # -- views -------------------------------------------------------------------------------------
 
-    def view(self, job: Job, now: float) -> JobView:
+    def view(self, job: Job, now: float) -> JobFacts:
         hosts = tuple(dict.fromkeys(str(n["host"]) for n in job.nodes))
         first = job.first
         price = first.get("price") if isinstance(first.get("price"), dict) else None
@@ -142,7 +142,7 @@ class Observer:
             started = [n.get("started_at") for n in job.nodes if isinstance(n.get("started_at"), (int, float))]
             spent = sum(burn * max(0.0, now - s) / 3600 for s in started)  # its share of the price × wall time, per node
             budget_left = float(budget) * rate - spent
-        return JobView(id=job.id, name=job.name, nodes=len(job.nodes), hosts=hosts,
+        return JobFacts(id=job.id, name=job.name, nodes=len(job.nodes), hosts=hosts,
                        metrics=self.metrics.get(job.id, {}), instance=self._instance(hosts[0]),
                        burn_per_node=burn, budget_left=budget_left, gpu=self.gpus.get(job.id, {}))
 
@@ -153,11 +153,11 @@ class Observer:
         rate = self.fx.get(str(currency))
         return float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None
 
-    def _instance(self, host: str) -> Instance | None:
+    def _instance(self, host: str) -> HostInstance | None:
         s = self.host_settings.get(host) or {}
         if not s.get("instance_type"):
             return None
-        return Instance(s.get("provider"), s.get("instance_type"), s.get("region"), s.get("market"))
+        return HostInstance(s.get("provider"), s.get("instance_type"), s.get("region"), s.get("market"))
 
 
 def _gpu_summary(gpus: list[Any]) -> tuple[float | None, float | None]:

@@ -12,12 +12,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from ..hosts_file import NAME_RE
-from ..services.cloud import LaunchRequest
+from ..services.cloud import CloudLaunchRequest
 
 EXAMPLE_TYPE = {"aws": "g5.xlarge", "aliyun": "ecs.gn7i-c8g1.2xlarge"}
 
 
-class CloudLaunchScreen(ModalScreen[LaunchRequest | None]):
+class CloudLaunchScreen(ModalScreen[CloudLaunchRequest | None]):
     CSS_PATH = "modals.tcss"
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="cloud_launch_cancel"),
@@ -93,6 +93,6 @@ class CloudLaunchScreen(ModalScreen[LaunchRequest | None]):
         if problem:
             self.query_one("#error", Static).update(Content(problem))  # user text: never markup
             return
-        self.dismiss(LaunchRequest(str(self.query_one("#provider", Select).value), str(instance_type),
+        self.dismiss(CloudLaunchRequest(str(self.query_one("#provider", Select).value), str(instance_type),
                                    self.query_one("#spot", Checkbox).value, name, self._field("image"),
                                    self._field("key"), self._field("subnet"), self._field("ssh_user"), int(port)))

@@ -35,7 +35,7 @@ READ_ONLY = "read-only: cloud {what} refused (gpudeck runs with --read-only or [
 
 
 @dataclass(frozen=True)
-class LaunchRequest:
+class CloudLaunchRequest:
     """What the launch form asks for; the rest (agent dir, timeouts) are the CLI's defaults."""
 
     provider: str
@@ -174,7 +174,7 @@ class CloudInstances(Service):
         except CloudError as exc:
             raise GpudeckError(str(exc)) from None
 
-    def launch(self, request: LaunchRequest, ask_key: Callable[[str, Any], bool]) -> None:
+    def launch(self, request: CloudLaunchRequest, ask_key: Callable[[str, Any], bool]) -> None:
         """Launch, wait until it runs and SSH answers, add it to hosts.toml, trust its host key only by
         a fingerprint the provider published or the user's yes (ask_key: a modal, from this worker)."""
         if self.refused("launch"):

@@ -24,7 +24,7 @@ from ..live.inbox import Inbox
 from ..live.link import HostLink, LinkDown, TransportFactory
 from ..live.output_stream import OutputStream
 from ..live.polls import PollPool, PollSchedule
-from ..messages import HostKeyChanged, InboxPending
+from ..messages import HostKeyChangedNotice, InboxPending
 from ..remote.backoff import Backoff
 from ..remote.client import AgentError
 from ..remote.hostkey_errors import HostKeyChanged as KeyChangedError
@@ -184,7 +184,7 @@ class Connections(Service):
         cause = error.__cause__
         if isinstance(cause, KeyChangedError) and host not in self._key_warned:
             self._key_warned.add(host)
-            self.app.post_message(HostKeyChanged(host, cause))
+            self.app.post_message(HostKeyChangedNotice(host, cause))
         status = "reconnecting" if self.links[host].ever_connected else "unreachable"
         self.publish(self.fleet.set_host_status(host, status, str(error) or "cannot connect"))
         self._arm(host, "connect", backoff.failed())

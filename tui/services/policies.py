@@ -25,7 +25,7 @@ from ..fleet import Fleet, JobModel
 from ..hosts_file import HostsFileError, load_hosts
 from ..policy.engine import Decision, decide
 from ..policy.from_fleet import Sampler, with_costs
-from ..policy.inputs import Inputs, Instance, JobView
+from ..policy.inputs import HostInstance, Inputs, JobFacts
 from ..policy.journal import PolicyJournal
 from ..policy.rules import Policies
 from ..widgets.failures import report, say
@@ -50,7 +50,7 @@ class Proposals(Service):
         self.dismissed: set[tuple[str, str, str]] = set()  # (rule, job id, target)
         self.period = PERIOD
         self._busy = False
-        self._known: tuple[list[Any], dict[str, Instance]] | None = None  # catalog, host instances (read once)
+        self._known: tuple[list[Any], dict[str, HostInstance]] | None = None  # catalog, host instances (read once)
 
     def start(self) -> None:
         if self.policies.rules:
@@ -66,7 +66,7 @@ class Proposals(Service):
         self.in_thread(partial(self._judge, now, views, fleet_left, fleet_burn, self.fleet.costs.currency),
                        group="policy", exclusive=True, done=self._decided, failed=self._failed)
 
-    def _judge(self, now: float, views: list[JobView], fleet_left: float | None, fleet_burn: float | None,
+    def _judge(self, now: float, views: list[JobFacts], fleet_left: float | None, fleet_burn: float | None,
                currency: str) -> list[Decision]:
         memory = self.journal.memory()  # what this TUI, another or `policy run` applied: cooldowns hold
         catalog, instances = self._reference()
@@ -74,7 +74,7 @@ class Proposals(Service):
         return decide(Inputs(now, views, self.policies, catalog=catalog, memory=memory, fleet_budget_left=fleet_left,
                              fleet_burn=fleet_burn, currency=currency))
 
-    def _reference(self) -> tuple[list[Any], dict[str, Instance]]:
+    def _reference(self) -> tuple[list[Any], dict[str, HostInstance]]:
         if self._known is None:
             from ..cost import catalog  # package data, read once, in the worker
 
@@ -82,7 +82,7 @@ class Proposals(Service):
                 hosts = load_hosts()
             except HostsFileError:
                 hosts = {}  # the connection service already said why
-            instances = {name: Instance(e.extra.get("provider"), e.extra.get("instance_type"), e.extra.get("region"),
+            instances = {name: HostInstance(e.extra.get("provider"), e.extra.get("instance_type"), e.extra.get("region"),
                                         e.extra.get("market")) for name, e in hosts.items() if e.extra.get("instance_type")}
             self._known = (catalog.entries(), instances)
         return self._known

@@ -14,7 +14,7 @@ from textual.widgets.data_table import ColumnKey
 
 from ..fleet import Fleet, JobModel
 from ..fleet.chain import ancestors, successors
-from ..fleet.costs import JobCost
+from ..fleet.costs import JobCostShown
 from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
 from ..format import duration, money, number
@@ -63,7 +63,7 @@ def _info(job: JobModel, missing: list[tuple[str, str, str]], eta: bool = True) 
 BUDGET_STYLE = {"warning": "$warning", "over": "bold $error"}
 
 
-def _cost(cost: JobCost | None, currency: str, caught_up: bool = True) -> Content:
+def _cost(cost: JobCostShown | None, currency: str, caught_up: bool = True) -> Content:
     """Accrued so far; "—" until known (no price, or its journal not read from the start); "…"
     while its journal is still being read (a part would show too little)."""
     if not caught_up and (cost is None or cost.accrued is not None):
