@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from types import ModuleType
 
-from . import read_only
+from . import paths, read_only
 from . import session as session_mod
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .printable import printable
@@ -141,6 +142,10 @@ def run(argv: list[str]) -> int:
         sub_verb = getattr(args, f"{args.verb}_verb", None)
         if args.read_only and read_only.refuses(args.verb, sub_verb):
             raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: refused: --read-only")
+        # config.toml is read before anything is done, for every verb: a broken file stops the
+        # command with its one line, instead of each host failing alone ("unreachable", exit 0).
+        _ = session.settings
+        session.hosts()  # and hosts.toml, for the same reason
         hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {printable(text)}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:
@@ -152,6 +157,12 @@ def run(argv: list[str]) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the machine refused (a file, a disk, a permission): its cause, not "internal error"
+        print(printable(f"gpudeck: {f'{exc.filename}: ' if exc.filename else ''}{exc.strerror or exc}"), file=sys.stderr)
+        return EXIT_ERROR
+    except sqlite3.Error as exc:
+        print(printable(f"gpudeck: {paths.state_db()}: {exc}"), file=sys.stderr)
+        return EXIT_ERROR
     except Exception as exc:  # a bug still gets one line, not a traceback
         if os.environ.get("GPUDECK_DEBUG"):
             raise

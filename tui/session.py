@@ -38,15 +38,15 @@ def host_entries() -> dict[str, HostEntry]:
     try:
         return load_hosts()
     except HostsFileError as exc:
-        raise GpudeckError(str(exc)) from None
+        raise GpudeckError(str(exc), exc.code) from None
 
 
 def settings() -> Settings:
     """config.toml's settings; a file that cannot be used is the command's one-line error."""
     try:
         return load_settings()
-    except SettingsError as exc:
-        raise GpudeckError(str(exc)) from None
+    except SettingsError as exc:  # a value of yours, as a bad option value is: usage
+        raise GpudeckError(str(exc), EXIT_USAGE) from None
 
 
 def transport_for(host: str, confirm: Confirm | None = None, ask_passphrase: Callable[[str], str | None] | None = None,

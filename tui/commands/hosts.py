@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # paramiko loads in ~140 ms: only the verbs that connect pay for it
     import paramiko
 
+    from ..cost.settings import HostPrice
+
 from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
 from ..format import table
 from ..hosts_file import HostEntry, HostsFileError, add_host, check_name, hosts_path, load_hosts, remove_host
@@ -143,7 +145,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             print(f"removed {args.name}")
             return 0
     except HostsFileError as exc:
-        raise GpudeckError(str(exc), EXIT_USAGE) from None
+        raise GpudeckError(str(exc), exc.code) from None
     if verb == "resolve":
         return resolve_target(args.target, args.config_file)
     if verb == "trust":
@@ -177,8 +179,6 @@ def resolve_target(target: str, config_file: str | None) -> int:
 
 def set_settings(name: str, items: list[str], session: Session | None = None) -> int:
     """Price settings for the cost counters and budgets; validated here, dated in the ledger."""
-    from .. import paths
-    from ..cost.ledger import Ledger
     from ..cost.push import push_price
     from ..cost.settings import COST_KEYS, PRICE_KEYS, PriceSettingsError, host_price, validate_price_settings
     from ..hosts_file import host_fields, load_hosts, set_host_fields
@@ -202,12 +202,7 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
         # Any price change (set, changed, switched to the catalog, removed) is dated now, here.
         now = time.time()
         price = host_price(host_fields(name))
-        ledger = Ledger(paths.state_db())
-        try:
-            ledger.record_price(name, now, price.per_hour, price.currency,
-                                price.source if price.known else f"price removed ({price.source})", now)
-        finally:
-            ledger.close()
+        _date_price(name, now, price)
         if session is not None:  # connecting happens inside: a host down or unknown is one line
             problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, None)
             if problem:
@@ -215,6 +210,29 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
     for key, value in values.items():
         print(f"{name}: {key} = {value}" if value is not None else f"{name}: {key} removed")
     return 0
+
+
+def _date_price(name: str, now: float, price: HostPrice) -> None:
+    """The change, dated in the ledger. state.db is derived: when it cannot be opened or written
+    (locked, unreadable, a read-only home) hosts.toml keeps the change and `cost` dates it from the
+    file's mtime, so this is a warning, not a failure."""
+    import sqlite3
+
+    from .. import paths
+    from ..cost.ledger import Ledger
+
+    try:
+        paths.ensure_private(paths.data_dir())
+        ledger = Ledger(paths.state_db())
+    except (OSError, sqlite3.Error) as exc:
+        warn(f"gpudeck: warning: {paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())}); "
+             f"the price change is in hosts.toml, dated by its mtime")
+        return
+    try:
+        ledger.record_price(name, now, price.per_hour, price.currency,
+                            price.source if price.known else f"price removed ({price.source})", now)
+    finally:
+        ledger.close()
 
 
 def add(args: argparse.Namespace, session: Session) -> int:
