@@ -114,6 +114,21 @@ def verb_of(argv: list[str]) -> str | None:
     return None
 
 
+def empty_option(argv: list[str]) -> str | None:
+    """The option given an empty value (`--workdir ''`, `--since=`), or None. An empty value is
+    never a default in disguise: it is refused. Arguments after `--` are the command's own."""
+    previous = ""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if arg.startswith("-") and arg.endswith("=") and len(arg) > 2:
+            return arg[:-1]
+        if arg == "" and previous.startswith("-") and len(previous) > 1 and "=" not in previous:
+            return previous
+        previous = arg
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
@@ -140,6 +155,10 @@ def run(argv: list[str]) -> int:
             app_main(replay=args.replay, read_only=args.read_only)
             return 0
         sub_verb = getattr(args, f"{args.verb}_verb", None)
+        empty = empty_option(argv)
+        if empty is not None:
+            raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: {empty}: an empty value "
+                             f"(leave the option out for its default)")
         if args.read_only and read_only.refuses(args.verb, sub_verb):
             raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: refused: --read-only")
         # config.toml is read before anything is done, for every verb: a broken file stops the

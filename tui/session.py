@@ -8,14 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from . import paths
-from .errors import EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
+from .errors import EXIT_ERROR, EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .printable import warn
 from .remote.client import AgentError
 from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
 from .remote.reconnect import ReconnectingClient, StatusHandler
 from .remote.recording import Recorder
-from .remote.replay import Replay
+from .remote.replay import READ_ONLY, Replay
 from .remote.transport import LocalTransport, Transport, TransportError
 from .settings import Settings, SettingsError
 from .settings import load as load_settings
@@ -88,6 +88,15 @@ def host_key_error(host: str, exc: HostKeyError, how_to_trust: str | None = None
     if isinstance(exc, HostKeyChanged):
         return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
     return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
+
+
+# Agent answers that refuse a value the user gave (a spec field: a workdir missing on that host, a
+# pid not alive there) or an action a replay cannot take: bad usage, as the same refusal made here is.
+_USAGE_REFUSALS = ("spec.", READ_ONLY.split("{op}")[0])
+
+
+def _code_of(exc: AgentError) -> int:
+    return EXIT_USAGE if str(exc).startswith(_USAGE_REFUSALS) else EXIT_ERROR
 
 
 class Session:
@@ -173,7 +182,7 @@ class Session:
         try:
             return self.client(host).request(op, timeout=timeout, **args)
         except AgentError as exc:
-            raise GpudeckError(f"{host}: {exc}") from None
+            raise GpudeckError(f"{host}: {exc}", _code_of(exc)) from None
 
     def _local_jobs(self) -> Any:
         """The local listing without starting the local agent (tui/remote/local_jobs.py)."""

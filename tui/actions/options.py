@@ -94,10 +94,25 @@ def default_name(argv: list[str] | tuple[str, ...], job_id: str) -> str:
     return f"{stem}-{job_id[-4:]}"
 
 
+# An id is 20261205-155139-942d3d; JOB may be a unique id prefix of 4+ characters, tried before names,
+# so a name shaped like one (2026, 20261205-1) could never be addressed: refused at launch.
+_ID_PREFIX = re.compile(r"\d{4,8}|\d{8}-\d{0,6}|\d{8}-\d{6}-[0-9a-f]{0,6}")
+
+
+def check_name(name: str | None) -> None:
+    if name is not None and not is_job_name(name):
+        raise usage(f"--name {name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    if name is not None and _ID_PREFIX.fullmatch(name):
+        raise usage(f"--name {name!r}: looks like the start of a job id, so JOB could never mean it; add a letter")
+
+
+MAX_GRACE = 86400.0  # the agent's bound for a spec's grace: checked here, before anything is sent
+
+
 def check_grace(grace: float | None, label: str = "--grace") -> float | None:
-    """Seconds >= 0, finite (nan, inf, 1e309 are refused before anything is sent)."""
-    if grace is not None and (not math.isfinite(grace) or grace < 0):
-        raise usage(f"{label} {grace:g}: must be a number of seconds >= 0")
+    """Seconds from 0 to a day (nan, inf, 1e23 are refused before anything is sent)."""
+    if grace is not None and (not math.isfinite(grace) or not 0 <= grace <= MAX_GRACE):
+        raise usage(f"{label} {grace:g}: must be a number of seconds from 0 to {MAX_GRACE:.0f}")
     return grace
 
 
@@ -123,8 +138,7 @@ def check(opts: LaunchOptions) -> LaunchOptions:
     """Every rule that needs no IO, with the option named in the message; returns opts."""
     if not opts.argv:
         raise usage("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])")
-    if opts.name is not None and not is_job_name(opts.name):
-        raise usage(f"--name {opts.name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    check_name(opts.name)
     check_grace(opts.grace)
     if opts.budget is not None and (not math.isfinite(opts.budget) or opts.budget <= 0):
         raise usage(f"--budget {opts.budget:g}: must be a finite amount more than 0")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
+from ..errors import EXIT_ERROR, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from ..format import duration, local_time, money, table
 from ..printable import printable, warn
 from ..session import Session, settings
@@ -132,7 +133,7 @@ def list_instances(args: argparse.Namespace) -> int:
     snap = _snapshot(args.provider)
     if args.json:
         print(json.dumps([v.to_json() for v in snap.views], indent=2))
-        return 0
+        return _code(snap)
     rows = []
     for v in snap.views:
         i = v.instance
@@ -145,7 +146,13 @@ def list_instances(args: argparse.Namespace) -> int:
                  "GPU NOW", "GPU 1H", "HOST", "ADDRESS", "LAUNCHED"], rows))
     for v in snap.views:
         print(f"  {v.instance.id}: price: {v.price.source}; GPU: {v.util_source}")
-    return 0 if not snap.errors or snap.views else 1
+    return _code(snap)
+
+
+def _code(snap: Any) -> int:
+    """A provider that could not be asked makes the list partial: exit 1 (its line is on stderr), as
+    a host that cannot answer does for `ps`; the same for text and --json."""
+    return EXIT_ERROR if snap.errors else 0
 
 
 def idle(args: argparse.Namespace) -> int:
@@ -154,7 +161,7 @@ def idle(args: argparse.Namespace) -> int:
     found: list[InstanceView] = snap.idle()
     if args.json:
         print(json.dumps([v.to_json() for v in found], indent=2))
-        return 0
+        return _code(snap)
     if found:
         now = snap.taken_at
         print(table(["ID", "NAME", "PROVIDER", "REGION", "TYPE", f"GPU AVG {args.window}", "IDLE FOR", "WASTE/H",
@@ -163,12 +170,12 @@ def idle(args: argparse.Namespace) -> int:
                       _pct(v.util.window_avg), duration(now - (v.util.idle_since or now)),
                       money(v.waste_per_hour, v.price.currency, "/h", unknown="unknown"),
                       money(v.waste_since_idle, v.price.currency, unknown="unknown")] for v in found]))
-    else:
+    elif not snap.errors:  # "none idle" only when every provider answered
         print(f"no instance idle (GPU under {below:g}% for {args.window})")
     unjudged = [v for v in snap.views if v.instance.state == "running" and not v.has_metric]
     for v in unjudged:
         warn(f"not judged: {v.instance.id} ({v.instance.type}): {v.util_source}")
-    return 0
+    return _code(snap)
 
 
 # -- stop / start / terminate ------------------------------------------------------------------
@@ -245,6 +252,10 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     from ..cloud.pricing import price_for
 
     check_name(args.name)  # before paying for an instance that could not be added
+    if not 1 <= args.ssh_port <= 65535:
+        raise GpudeckError(f"cloud launch: --ssh-port {args.ssh_port}: expected a port from 1 to 65535", EXIT_USAGE)
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise GpudeckError(f"cloud launch: --timeout {args.timeout:g}: expected seconds > 0", EXIT_USAGE)
     cloud = settings().cloud
     try:
         region = args.region or next(iter(providers.regions(args.provider, cloud)), None)

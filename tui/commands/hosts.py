@@ -150,7 +150,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return resolve_target(args.target, args.config_file)
     if verb == "trust":
         if args.name not in session.hosts():
-            raise GpudeckError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_HOST)
+            raise GpudeckError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_USAGE)
         trusted = trust(args.name, args.yes)
         for line in trusted:
             print(f"trusted {line}")
@@ -192,7 +192,7 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
             raise GpudeckError(f"hosts set: unknown setting {key!r} (known: {', '.join(COST_KEYS)})", EXIT_USAGE)
         raw[key] = value
     if name not in load_hosts():
-        raise GpudeckError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_HOST)
+        raise GpudeckError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_USAGE)
     try:
         values = validate_price_settings(raw)
     except PriceSettingsError as exc:
