@@ -155,7 +155,7 @@ def fleet_figures(fleet: dict[str, Any], cur: str) -> list[str]:
 
 def render(report: dict[str, Any]) -> str:
     cur = report["currency"]
-    host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] != "unknown"
+    host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] is not None
                   else "unknown", money(h["burn_usd_per_hour"], cur, "/h"), money(h["accrued_usd"], cur),
                   money(h["today_usd"], cur), h["since_source"]] for h in report["hosts"]]
     job_rows = [[j["id"], j["name"], j["state"], money(j["burn_usd_per_hour"], cur, "/h"), money(j["accrued_usd"], cur),

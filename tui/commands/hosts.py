@@ -103,20 +103,26 @@ def trust(name: str, yes: bool, entry: HostEntry | None = None) -> list[str]:
     return trusted
 
 
+# `hosts --json`: every entry has every field; what an unreachable host cannot tell is null.
+PROBE_FIELDS = ("name", "reachable", "error", "hostname", "agent_version", "os", "python", "cpu_count", "ram_total_mib",
+                "gpus", "gpu_reason", "driver_version", "cuda_version", "warning", "clock_offset_s")
+
+
 def probe(session: Session, host: str) -> dict[str, Any]:
     try:
         session.client(host)  # connect (and deploy) first: the clock offset must time the request alone
         hello = session.request(host, "hello", timeout=30.0)
         sent = time.time()
         now = session.request(host, "ping", timeout=30.0)["time"]
-    except GpudeckError as exc:
-        return {"name": host, "reachable": False, "error": str(exc)}
+    except GpudeckError as exc:  # every field still there, null: one shape for every entry
+        return {**dict.fromkeys(PROBE_FIELDS), "name": host, "reachable": False, "error": str(exc), "gpus": []}
     received = time.time()
     gpu = hello.get("gpu") or {}
     logind = hello.get("logind") or {}
     return {
         "name": host,
         "reachable": True,
+        "error": None,
         "hostname": hello.get("hostname"),
         "agent_version": hello.get("agent_version"),
         "os": hello.get("os"),
