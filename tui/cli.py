@@ -12,6 +12,7 @@ from types import ModuleType
 
 from . import paths, read_only
 from . import session as session_mod
+from .cli_help import decorate
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .printable import printable
 from .remote import hostkey_errors
@@ -39,9 +40,14 @@ VERBS: dict[str, tuple[str, str]] = {
     "policy": ("policy", "run"),
     "cloud": ("cloud", "run"),
     "watch": ("watch", "run"),
+    "help": ("shell", "help_verb"),
+    "completion": ("shell", "completion"),
 }
+# Verbs that read none of your files: help must work while config.toml or hosts.toml is broken.
+FILELESS = ("help", "completion")
 # The order `gpudeck --help` lists them in.
-MODULES = ("run", "watch", "ps", "logs", "metrics", "control", "scale", "hosts", "cost", "prices", "policy", "cloud")
+MODULES = ("run", "watch", "ps", "logs", "metrics", "control", "scale", "hosts", "cost", "prices", "policy", "cloud",
+           "shell")
 
 
 def _command(name: str) -> ModuleType:
@@ -83,6 +89,7 @@ EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with a known verb, only that verb's subcommands (and modules)."""
     parser = _Parser(prog="gpudeck", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"gpudeck {version()}", help="print gpudeck's version")
     # Before the verb: they choose where every agent session of this run goes (or comes from).
     tape = parser.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
@@ -95,7 +102,27 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     for name in (VERBS[verb][0],) if verb in VERBS else MODULES:
         _command(name).add_parser(sub)
+    decorate(parser)
     return parser
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("gpudeck")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """parse_args, but extra words are refused naming the verb they followed (`gpudeck ps: …`)."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        words = [w for w in (getattr(args, "verb", None), getattr(args, f"{getattr(args, 'verb', '')}_verb", None)) if w]
+        raise UsageError(f"{' '.join(['gpudeck', *words])}: unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 _GLOBAL_WITH_VALUE = ("--record", "--replay", "--replay-speed")
@@ -130,6 +157,10 @@ def empty_option(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (`gpudeck completion SHELL` set it up)
+        import argcomplete
+
+        argcomplete.autocomplete(build_parser())  # answers and exits
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
 
@@ -147,7 +178,7 @@ def run(argv: list[str]) -> int:
     quiet_libraries()
     session = Session()
     try:
-        args = build_parser(verb_of(argv)).parse_args(argv)
+        args = parse(build_parser(verb_of(argv)), argv)
         _use_tape(args)
         if args.verb is None:
             from .app import main as app_main  # here: other verbs stay fast and Textual-free
@@ -163,8 +194,9 @@ def run(argv: list[str]) -> int:
             raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: refused: --read-only")
         # config.toml is read before anything is done, for every verb: a broken file stops the
         # command with its one line, instead of each host failing alone ("unreachable", exit 0).
-        _ = session.settings
-        session.hosts()  # and hosts.toml, for the same reason
+        if args.verb not in FILELESS:
+            _ = session.settings
+            session.hosts()  # and hosts.toml, for the same reason
         hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {printable(text)}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:

@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("job", help="job id, id prefix or name")
     add_json(p, "id, removed")
     p = sub.add_parser("autostop", help="pause or resume a job's idle stop")
-    p.add_argument("action", choices=["pause", "resume"])
+    p.add_argument("action", choices=["pause", "resume"], help="pause: the idle stop waits; resume: it judges again")
     p.add_argument("job", help="job id, id prefix or name")
     add_json(p, "id, idle_stop (paused or resumed)")
 

@@ -32,29 +32,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hosts", help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, set, trust",
                        description="List hosts (reachable or why not, agent, GPUs, clock), or change them: "
                                    "add, rm, set (price settings), trust (a host key).")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="a JSON list: one object per host, every field in each")
     verbs = p.add_subparsers(dest="hosts_verb", metavar="ACTION")
     a = verbs.add_parser("add", help="add a host: TARGET is [user@]host[:port] or a ~/.ssh/config alias")
-    a.add_argument("name")
-    a.add_argument("target")
-    a.add_argument("--identity-file", metavar="F")
+    a.add_argument("name", help="the host's name in gpudeck (1-64 of A-Z a-z 0-9 . _ -)")
+    a.add_argument("target", help="[user@]host[:port], or an alias from ~/.ssh/config")
+    a.add_argument("--identity-file", metavar="F", help="the private key to log in with (default: as ssh chooses)")
     a.add_argument("--python", metavar="PATH", help="interpreter on the host (default: python3 on its PATH)")
-    a.add_argument("--agent-dir", metavar="DIR", default="~/.gpudeck")
+    a.add_argument("--agent-dir", metavar="DIR", default="~/.gpudeck", help="the agent's directory on the host (default ~/.gpudeck)")
     a.add_argument("--setup", action="append", default=[], metavar="LINE", help="shell line run before every job")
     a.add_argument("--yes", action="store_true", help="trust the host key without asking (scripts)")
     a.add_argument("--no-connect", action="store_true", help="only write hosts.toml")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
-    r.add_argument("name")
+    r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
     st = verbs.add_parser("set", help="set a host's price settings: price_per_hour=2.5 market=spot … (KEY= removes)")
-    st.add_argument("name")
-    st.add_argument("settings", nargs="+", metavar="KEY=VALUE")
+    st.add_argument("name", help="the host (local too)")
+    st.add_argument("settings", nargs="+", metavar="KEY=VALUE", help="price_per_hour, currency, market, provider, "
+                    "instance_type, region, instance_id, idle_stop, instance_idle_stop; KEY= removes one")
     rv = verbs.add_parser("resolve", help="print how TARGET resolves, in `ssh -G` format",
                           description="Print how gpudeck resolves TARGET (a host's name or an SSH target) from "
                                       "~/.ssh/config and /etc/ssh/ssh_config: one `keyword value` per line, as `ssh -G`.")
-    rv.add_argument("target")
+    rv.add_argument("target", help="a host's name, or an SSH target as for `hosts add`")
     rv.add_argument("-F", dest="config_file", metavar="FILE", help="read this config file alone (as `ssh -F`)")
     t = verbs.add_parser("trust", help="check a host's key fingerprint and trust it")
-    t.add_argument("name")
+    t.add_argument("name", help="the host whose key (and its jump hosts' keys) to check")
     t.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
 
 

@@ -37,7 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--elastic", metavar="MIN:MAX", help="torchrun's elastic rendezvous: `scale +1` starts one more node "
                                                         "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)")
     add_json(p, "id, name, state, hosts")
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
+                   help="the command and its arguments, after -- (run under bash -l in the workdir)")
 
 
 def options(args: argparse.Namespace) -> LaunchOptions:
