@@ -40,7 +40,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "policy": ("policy", "run"),
     "cloud": ("cloud", "run"),
     "watch": ("watch", "run"),
-    "help": ("shell", "help_verb"),
+    "help": ("shell", "add_parser"),  # answered here (help_verb): it needs the parser
     "completion": ("shell", "completion"),
 }
 # Verbs that read none of your files: help must work while config.toml or hosts.toml is broken.
@@ -62,7 +62,21 @@ def _lazy(module: str, function: str) -> Handler:
     return handler
 
 
+def help_verb(args: argparse.Namespace, _session: Session) -> int:
+    """`gpudeck help [VERB [ACTION]]`: that parser's --help."""
+    parser = build_parser(args.topic[0] if args.topic else None)
+    for word in args.topic:
+        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if not choices or word not in choices:
+            known = ", ".join(choices or ())
+            raise UsageError(f"gpudeck help: no verb {word!r}{f' (known: {known})' if known else ''}")
+        parser = choices[word]
+    parser.print_help()
+    return 0
+
+
 HANDLERS: dict[str, Handler] = {verb: _lazy(module, function) for verb, (module, function) in VERBS.items()}
+HANDLERS["help"] = help_verb
 
 
 

@@ -1,5 +1,6 @@
-"""`gpudeck help [VERB…]` and `gpudeck completion bash|zsh|fish`: help for a verb, and the script
-that teaches a shell gpudeck's verbs and options (argcomplete: bash, zsh and fish alike)."""
+"""`gpudeck help [VERB…]` (its parser: answered by tui/cli.py, which holds the parser) and `gpudeck
+completion bash|zsh|fish`: the script that teaches a shell gpudeck's verbs and options (argcomplete:
+bash, zsh and fish alike)."""
 
 from __future__ import annotations
 
@@ -17,20 +18,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Print the script that completes gpudeck's verbs and options in your shell; "
                                    "load it from your shell's completions directory (see the examples).")
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
-
-
-def help_verb(args: argparse.Namespace, _session: Session) -> int:
-    from ..cli import UsageError, build_parser
-
-    parser = build_parser(args.topic[0] if args.topic else None)
-    for word in args.topic:
-        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-        if not choices or word not in choices:
-            known = ", ".join(choices or ())
-            raise UsageError(f"gpudeck help: no verb {word!r}{f' (known: {known})' if known else ''}")
-        parser = choices[word]
-    parser.print_help()
-    return 0
 
 
 def completion(args: argparse.Namespace, _session: Session) -> int:
