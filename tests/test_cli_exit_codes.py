@@ -37,6 +37,11 @@ BAD_VALUES = {
     "unknown host, hosts rm": (["hosts", "rm", "nope"], "'nope'"),
     "unknown host, hosts set": (["hosts", "set", "nope", "price_per_hour=1"], "'nope'"),
     "unknown host, hosts trust": (["hosts", "trust", "nope"], "'nope'"),
+    "unknown host, run --pool": (["run", "--pool", "nope", "--", "true"], "--pool: no such host 'nope'"),
+    "master addr a path": (["run", "--nodes", "2", "--master-addr", "../../etc/passwd", "--", "true"],
+                           "--master-addr '../../etc/passwd': expected a host name"),
+    "control characters in a host's field": (["hosts", "add", "box", "127.0.0.1:1", "--no-connect", "--python", "py\x1b[2J"],
+                                             "--python py\\x1b[2J: control characters"),
 }
 
 

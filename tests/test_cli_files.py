@@ -29,6 +29,8 @@ HOSTS_CASES = {
     "price not a number": (b'[hosts.local]\nprice_per_hour = "abc"\n', "hosts.toml:2: [hosts.local] price_per_hour: expected a number"),
     "price nan": (b"[hosts.local]\nprice_per_hour = nan\n", "hosts.toml:2: [hosts.local] price_per_hour: expected a number >= 0"),
     "unknown top-level key": (b"colour = 1\n", "hosts.toml:1: colour: unknown"),
+    "nested too deeply": (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "hosts.toml: not valid TOML: arrays or tables nested"),
+    "local with a target": (b'[hosts.local]\ntarget = "x"\n', "hosts.toml:2: [hosts.local] target: local is this machine"),
 }
 
 
@@ -54,6 +56,7 @@ CONFIG_CASES = {
     "not TOML": (b"[ui\n", "config.toml:1: not valid TOML"),
     "unknown section": (b"# mine\n[colours]\nx = 1\n", "config.toml:2: colours: unknown section"),
     "binary": (b"\x80\x81", "config.toml:1: not UTF-8 text"),
+    "nested too deeply": (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "config.toml: not valid TOML: arrays or tables nested"),
 }
 
 
@@ -100,3 +103,12 @@ def test_cost_and_hosts_set_with_a_locked_state_db_answer(gpudeck_home: Path) ->
         _one_line(set_price, 0, "state.db", "locked")
     assert "price_per_hour = 2.0" in (gpudeck_home / "hosts.toml").read_text()
     assert sqlite3.connect(str(gpudeck_home / "state.db")).execute("PRAGMA quick_check").fetchone()[0] == "ok"
+
+
+def test_a_policies_toml_nested_too_deeply_is_one_line(gpudeck_home: Path) -> None:
+    (gpudeck_home / "policies.toml").write_bytes(b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n")
+    _one_line(gpudeck("policy", "eval"), 2, "policies.toml: not valid TOML: arrays or tables nested too deeply")
+
+
+def test_a_replay_of_a_file_that_is_not_text_is_one_line(gpudeck_home: Path) -> None:
+    _one_line(gpudeck("--replay", "/bin/true", "ps"), 2, "/bin/true: not a gpudeck recording")

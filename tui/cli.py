@@ -252,5 +252,7 @@ def _use_tape(args: argparse.Namespace) -> None:
             session_mod.recorder = Recorder(args.record)
     except ReplayError as exc:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
+    except (UnicodeDecodeError, ValueError):  # bytes that are not a recording's JSON lines
+        raise GpudeckError(f"{args.replay}: not a gpudeck recording (make one with gpudeck --record FILE)", EXIT_USAGE) from None
     except OSError as exc:
         raise GpudeckError(f"cannot write recording {args.record}: {exc.strerror or exc}") from None

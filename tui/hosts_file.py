@@ -100,6 +100,8 @@ class _Checker:
             if not NAME_RE.match(name):
                 self.fail(name, None, "host name: use 1-64 of A-Z a-z 0-9 . _ -")
             entry = self.entry(name, table)
+            if name == LOCAL and entry.target:
+                self.fail(name, "target", "local is this machine: it takes no target (add the SSH host under another name)")
             if name == LOCAL:  # `local` takes extra fields only: it is always this machine
                 hosts[LOCAL] = HostEntry(name=LOCAL, extra=entry.extra)
             elif not entry.target:
@@ -169,6 +171,7 @@ def load_hosts() -> dict[str, HostEntry]:
 def _write_atomic(path: Path, text: str) -> None:
     """A write that fails (a read-only or full home, a directory in the way) is one line naming the
     file and the real cause; the old file stays as it was."""
+    _cache.pop(path, None)  # our own write: never trust the identity check with it (coarse mtimes)
     try:
         paths.ensure_private(path.parent)
         write_atomic(path, text)

@@ -121,7 +121,7 @@ class Session:
                 paths.ensure_private(paths.data_dir())
                 self._store = Store(paths.state_db(), warn=warn)
             except (OSError, sqlite3.Error) as exc:  # e.g. a full disk: one line naming the file
-                raise GpudeckError(f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir())})") from None
+                raise GpudeckError(f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())})") from None
             finally:
                 opening = False
             added = 0

@@ -15,11 +15,15 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 TOMLDecodeError = tomllib.TOMLDecodeError
+TOO_DEEP = "arrays or tables nested too deeply"
 
 
 def parse_toml(text: str) -> dict[str, Any]:
     """The document as plain dicts; TOMLDecodeError names the line and column."""
-    return tomllib.loads(text)
+    try:
+        return tomllib.loads(text)
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise TOMLDecodeError(TOO_DEEP) from None
 
 
 class BadToml(ValueError):
@@ -39,6 +43,8 @@ def parse_bytes(data: bytes) -> tuple[dict[str, Any], str]:
         raise BadToml(line, f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})") from None
     try:
         return tomllib.loads(text), text
+    except RecursionError:
+        raise BadToml(None, f"not valid TOML: {TOO_DEEP}") from None
     except TOMLDecodeError as exc:
         found = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
         if found is None:
@@ -66,7 +72,12 @@ def line_of(lines: list[str], table: str, key: str, header: str | None = None) -
 def read_toml(path: Path) -> dict[str, Any]:
     """OSError when unreadable, TOMLDecodeError when malformed."""
     with open(path, "rb") as f:
-        return tomllib.load(f)
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TOMLDecodeError(f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})") from None
+    return parse_toml(text)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -106,6 +106,10 @@ def check_name(name: str | None) -> None:
         raise usage(f"--name {name!r}: looks like the start of a job id, so JOB could never mean it; add a letter")
 
 
+# --master-addr: a DNS name (labels of 1-63 letters, digits, hyphens), an IPv4 or an IPv6 address.
+_ADDRESS = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"
+                      r"|[0-9A-Fa-f:.]{2,45}")
+
 MAX_GRACE = 86400.0  # the agent's bound for a spec's grace: checked here, before anything is sent
 
 
@@ -155,6 +159,8 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage(f"--nproc-per-node {opts.nproc_per_node}: must be at least 1")
     if opts.launcher not in (None, "torchrun", "none"):
         raise usage(f"--launcher {opts.launcher!r}: torchrun or none")
+    if opts.master_addr is not None and not _ADDRESS.fullmatch(opts.master_addr):
+        raise usage(f"--master-addr {opts.master_addr!r}: expected a host name or an IP address")
     if opts.master_port is not None and not 1 <= opts.master_port <= 65535:
         raise usage(f"--master-port {opts.master_port}: must be a port number 1-65535")
     if any(not h for h in opts.hosts):

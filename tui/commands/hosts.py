@@ -250,6 +250,10 @@ def add(args: argparse.Namespace, session: Session) -> int:
         split_target(args.target)
     except SshConfigError as exc:
         raise GpudeckError(f"target {exc}", EXIT_USAGE) from None
+    for option, value in (("--identity-file", args.identity_file), ("--python", args.python),
+                          ("--agent-dir", args.agent_dir), *(("--setup", line) for line in args.setup)):
+        if value is not None and any(ord(c) < 32 or ord(c) == 127 for c in value):  # a path or a shell line: one line
+            raise GpudeckError(f"hosts add: {option} {printable(value)}: control characters", EXIT_USAGE)
     entry = HostEntry(name=args.name, target=args.target, identity_file=args.identity_file, python=args.python,
                       agent_dir=args.agent_dir, setup=list(args.setup))
     check_name(entry.name)
