@@ -143,3 +143,11 @@ def test_a_peer_that_is_not_ssh_is_one_line_not_a_traceback(tmp_path, monkeypatc
         server.close()
     assert "Traceback" not in result.stderr and "Exception (client)" not in result.stderr
     assert "box" in result.stdout and "unreachable" in result.stdout
+
+
+def test_hosts_file_knows_the_cost_features_keys() -> None:
+    """hosts_file names them to check a host's table without importing the cost package at start-up."""
+    from tui.cost.settings import COST_KEYS
+    from tui.hosts_file import COST_FIELDS
+
+    assert COST_FIELDS == COST_KEYS

@@ -62,23 +62,7 @@ def _lazy(module: str, function: str) -> Handler:
     return handler
 
 
-def help_verb(args: argparse.Namespace, _session: Session) -> int:
-    """`gpudeck help [VERB [ACTION]]`: that parser's --help."""
-    parser = build_parser(args.topic[0] if args.topic else None)
-    for word in args.topic:
-        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-        if not choices or word not in choices:
-            known = ", ".join(choices or ())
-            raise UsageError(f"gpudeck help: no verb {word!r}{f' (known: {known})' if known else ''}")
-        parser = choices[word]
-    parser.print_help()
-    return 0
-
-
 HANDLERS: dict[str, Handler] = {verb: _lazy(module, function) for verb, (module, function) in VERBS.items()}
-HANDLERS["help"] = help_verb
-
-
 
 
 class UsageError(GpudeckError):
@@ -95,6 +79,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+def help_verb(args: argparse.Namespace, _session: Session) -> int:
+    """`gpudeck help [VERB [ACTION]]`: that parser's --help."""
+    parser = build_parser(args.topic[0] if args.topic else None)
+    for word in args.topic:
+        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if not choices or word not in choices:
+            known = ", ".join(choices or ())
+            raise UsageError(f"gpudeck help: no verb {word!r}{f' (known: {known})' if known else ''}")
+        parser = choices[word]
+    parser.print_help()
+    return 0
+
+
+HANDLERS["help"] = help_verb
+
+
 DESCRIPTION = "GPU training cockpit: run, watch and stop jobs on your GPU hosts."
 EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every host, job, GPU and "
           "cost live. `gpudeck COMMAND --help` explains each command.")
@@ -103,7 +103,7 @@ EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with a known verb, only that verb's subcommands (and modules)."""
     parser = _Parser(prog="gpudeck", description=DESCRIPTION, epilog=EPILOG)
-    parser.add_argument("--version", action="version", version=f"gpudeck {version()}", help="print gpudeck's version")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print gpudeck's version")
     # Before the verb: they choose where every agent session of this run goes (or comes from).
     tape = parser.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
@@ -118,6 +118,14 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
         _command(name).add_parser(sub)
     decorate(parser)
     return parser
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked (importlib.metadata is not free at every start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"gpudeck {version()}")
+        parser.exit()
 
 
 def version() -> str:

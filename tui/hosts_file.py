@@ -22,13 +22,15 @@ from typing import Any, NoReturn
 import tomlkit
 
 from . import paths
-from .cost.settings import COST_KEYS, PriceSettingsError, validate_price_settings  # the cost feature's keys
 from .errors import EXIT_ERROR, EXIT_USAGE
 from .tomlfile import BadToml, line_of, parse_bytes, where, write_atomic
 
 LOCAL = "local"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 KNOWN_FIELDS = ("target", "identity_file", "python", "agent_dir", "setup")
+# tui/cost/settings.py's COST_KEYS (kept in step by tests/test_hosts_file.py), to import it only when used
+COST_FIELDS = ("price_per_hour", "currency", "market", "provider", "instance_type", "region", "instance_id", "idle_stop",
+               "instance_idle_stop")
 
 
 class HostsFileError(Exception):
@@ -121,6 +123,18 @@ class _Checker:
             setup = [setup]
         if not (isinstance(setup, list) and all(isinstance(s, str) for s in setup)):
             self.fail(name, "setup", "expected a list of shell lines")
+        self.cost_fields(name, data)
+        return HostEntry(name=name, target=data.get("target") or "", identity_file=data.get("identity_file"),
+                         python=data.get("python"), agent_dir=data.get("agent_dir") or "~/.gpudeck", setup=list(setup),
+                         extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS})
+
+    def cost_fields(self, name: str, data: dict[str, Any]) -> None:
+        """The cost feature's keys, checked as `hosts set` checks them (imported here: most hosts
+        have none, and a verb's start-up loads only what it uses)."""
+        if not any(key in data for key in COST_FIELDS):
+            return
+        from .cost.settings import COST_KEYS, PriceSettingsError, validate_price_settings
+
         for key in COST_KEYS:
             if key != "price_per_hour" and key in data and not isinstance(data[key], str):
                 self.fail(name, key, f"expected a string, got {data[key]!r}"[:200])
@@ -129,9 +143,6 @@ class _Checker:
                     validate_price_settings({key: data[key]})
                 except PriceSettingsError as exc:
                     self.fail(name, key, str(exc))
-        return HostEntry(name=name, target=data.get("target") or "", identity_file=data.get("identity_file"),
-                         python=data.get("python"), agent_dir=data.get("agent_dir") or "~/.gpudeck", setup=list(setup),
-                         extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS})
 
 
 # hosts.toml as last read, by the file's identity: every host of a command asks for its entry,

@@ -18,5 +18,6 @@ def launched(launched: Any) -> dict[str, Any]:
     return {"id": launched.id, "name": launched.name, "state": launched.state, "hosts": hosts}
 
 
-def say(obj: dict[str, Any]) -> None:
-    print(json.dumps(obj, indent=2))
+def say(as_json: bool, obj: dict[str, Any], text: str) -> None:
+    """The verb's answer on stdout: the object under --json, else the line people read."""
+    print(json.dumps(obj, indent=2) if as_json else text)

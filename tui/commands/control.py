@@ -45,16 +45,16 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
     start = time.monotonic()
     answers = actions.end(session, job, action, grace=getattr(args, "grace", None))
     took = time.monotonic() - start
-    if args.json:
-        read_only = job.watch is not None and job.watch.read_only
-        say({"id": job.id, "state": None if read_only else actions.final_state(answers), "seconds": round(took, 3),
-             "run_touched": not read_only, "pid": job.watch.pid if job.watch is not None else None})
-        return 0
-    if job.watch is not None and job.watch.read_only:
-        print(f"{job.id} ended the watch of {job.watch.path} in {took:.1f}s; the run itself was not touched (read-only)")
-        return 0
-    what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
-    print(f"{job.id} {actions.final_state(answers)}{what} in {took:.1f}s")
+    read_only = job.watch is not None and job.watch.read_only
+    state = None if read_only else actions.final_state(answers)
+    obj = {"id": job.id, "state": state, "seconds": round(took, 3), "run_touched": not read_only,
+           "pid": job.watch.pid if job.watch is not None else None}
+    if read_only:
+        text = f"{job.id} ended the watch of {job.watch.path} in {took:.1f}s; the run itself was not touched (read-only)"
+    else:
+        what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
+        text = f"{job.id} {state}{what} in {took:.1f}s"
+    say(args.json, obj, text)
     return 0
 
 
@@ -69,14 +69,14 @@ def kill(args: argparse.Namespace, session: Session) -> int:
 def restart(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
     new_id = actions.restart(session, session.store, job)
-    say({"id": new_id, "restart_of": job.id}) if args.json else print(new_id)
+    say(args.json, {"id": new_id, "restart_of": job.id}, new_id)
     return 0
 
 
 def rm(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
     actions.remove(session, session.store, job)
-    say({"id": job.id, "removed": True}) if args.json else print(job.id)
+    say(args.json, {"id": job.id, "removed": True}, job.id)
     return 0
 
 
@@ -84,5 +84,5 @@ def autostop(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
     actions.set_autostop(session, job, paused=args.action == "pause")
     done = "paused" if args.action == "pause" else "resumed"
-    say({"id": job.id, "idle_stop": done}) if args.json else print(f"{job.id} idle stop {done}")
+    say(args.json, {"id": job.id, "idle_stop": done}, f"{job.id} idle stop {done}")
     return 0

@@ -62,5 +62,5 @@ def options(args: argparse.Namespace) -> LaunchOptions:
 
 def run(args: argparse.Namespace, session: Session) -> int:
     job = launch(session, session.store, options(args))
-    say(launched(job)) if args.json else print(job.id)
+    say(args.json, launched(job), job.id)
     return 0

@@ -30,5 +30,5 @@ def run(args: argparse.Namespace, session: Session) -> int:
     opts = WatchOptions(path=args.path, host=args.host, name=args.name, pid=args.pid, from_end=args.from_end,
                         grace=args.grace)
     job = watch(session, session.store, opts)
-    say(launched(job)) if args.json else print(job.id)
+    say(args.json, launched(job), job.id)
     return 0
