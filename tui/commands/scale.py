@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
     scaled = actions.scale(session, session.store, job, args.count, onto=onto, env=actions.parse_env(args.env))
     if not args.json:
-        warn(scaled)  # what happened, for people; stdout stays the id
+        warn(str(scaled))  # what happened, for people; stdout stays the id
     say(args.json, {"id": scaled.id, "name": scaled.name, "previous": scaled.previous, "nodes_before": scaled.nodes_before,
                     "nodes": scaled.nodes, "dropped": scaled.dropped or None, "elastic": scaled.elastic or None}, scaled.id)
     return 0
