@@ -23,6 +23,7 @@ DEFAULT_OUTPUT_CAP = 1 << 30  # 1 GiB: 512 MiB of head, 512 MiB of tail
 MIN_OUTPUT_CAP = 1 << 20  # 1 MiB: a smaller cap would drop a traceback
 MAX_OUTPUT_CAP = 1 << 50
 MAX_PATH = 4096
+PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT: no process id is larger
 LAUNCHERS = ("torchrun", "none")
 T = TypeVar("T")
 
@@ -252,8 +253,8 @@ class Watch:
         obj = _object(obj, "watch")
         _only(obj, cls, "watch")
         pid = obj.get("pid")
-        if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 1 < pid < 1 << 31):
-            raise SpecError("spec.watch.pid: expected a process id > 1, got %r" % (pid,))
+        if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 1 < pid <= PID_MAX):
+            raise SpecError("spec.watch.pid: expected a process id 2..%d, got %r" % (PID_MAX, pid))
         start = obj.get("pid_start")
         if start is not None and (isinstance(start, bool) or not isinstance(start, int) or start < 0):
             raise SpecError("spec.watch.pid_start: expected clock ticks, got %r" % (start,))

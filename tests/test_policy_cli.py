@@ -58,7 +58,7 @@ def test_eval_at_monday_ten_in_shanghai_asks_four_nodes_of_a_one_node_job(gpudec
 
 @pytest.mark.parametrize(("args", "message"), [
     (["policy", "eval", "--at", "yesterday"], "policy eval: --at 'yesterday': expected ISO 8601"),
-    (["policy", "run", "--interval", "0"], "policy run: --interval 0: must be > 0"),
+    (["policy", "run", "--interval", "0"], "policy run: --interval 0: must be seconds from 0 (excluded) to 86400"),
     (["--read-only", "policy", "run"], "policy run: refused: --read-only"),
     (["policy"], "the following arguments are required"),
 ])

@@ -38,7 +38,7 @@ def test_catalog_lookup_and_json() -> None:
     assert catalog.find("AWS", "g5.xlarge") == g5
     gn7 = catalog.find("aliyun", "ecs.gn7i-c8g1.2xlarge")
     assert gn7 is not None and gn7.on_demand_usd_per_hour is None
-    assert gn7.to_json()["on_demand_usd_per_hour"] == "unknown"
+    assert gn7.to_json()["on_demand_usd_per_hour"] is None  # unknown is null in every --json
     assert catalog.find("aws", "no.such") is None and catalog.find(None, None) is None
 
 
@@ -88,7 +88,7 @@ def test_prices_json_cli(gpudeck_home: Path, workdir: Path) -> None:
     assert data["hosts"] == [{"host": "local", "per_hour": 2.5, "currency": "USD", "market": "on-demand",
                               "source": "hosts.toml price_per_hour", "provider": None, "instance_type": None,
                               "region": None, "instance_id": None}]
-    assert any(e["on_demand_usd_per_hour"] == "unknown" for e in data["catalog"])
+    assert any(e["on_demand_usd_per_hour"] is None for e in data["catalog"])
     human = cli("prices", cwd=workdir).stdout
     assert "g5.xlarge" in human and "unknown" in human
 

@@ -93,7 +93,7 @@ def test_a_bad_value_names_file_line_and_field(tmp_path: Path, text: str, line: 
 
 def test_malformed_toml_says_where(tmp_path: Path) -> None:
     path = write(tmp_path, "[ssh]\nalive_timeout = = 2\n")
-    with pytest.raises(SettingsError, match=r"config.toml: not valid TOML: .*line 2"):
+    with pytest.raises(SettingsError, match=r"config.toml:2: not valid TOML"):
         load(path)
 
 

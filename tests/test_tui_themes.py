@@ -15,8 +15,8 @@ from tui.themes import APP_VARIABLES, BUILTIN_DIR, ThemeError, load_theme, load_
 
 USER_CONFIG = """\
 # my gpudeck settings
-[defaults]
-host = "local"  # where `run` goes
+[ssh]
+alive_timeout = 20  # a slow link
 
 [ui]
 theme = "gpudeck-dark"  # the one I like
@@ -51,7 +51,7 @@ def test_save_theme_keeps_comments_and_refuses_a_broken_file(tmp_path: Path) -> 
     path.write_text(USER_CONFIG)
     config.save_theme("gpudeck-light", path)
     text = path.read_text()
-    assert 'theme = "gpudeck-light"' in text and "# my gpudeck settings" in text and "# where `run` goes" in text
+    assert 'theme = "gpudeck-light"' in text and "# my gpudeck settings" in text and "# a slow link" in text
     assert settings.load(path).ui.theme == "gpudeck-light"
     new = tmp_path / "new" / "config.toml"
     config.save_theme("gpudeck-dark", new)

@@ -105,6 +105,8 @@ def test_kill_without_a_pid_is_refused_as_read_only_and_restart_is_never_offered
 
 def test_a_bad_watch_spec_names_its_field(client: AgentClient, tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"spec.watch.pid: no live process"):
+        client.request("launch", timeout=30, spec=watch_spec(tmp_path / "x.log", pid=2**22 - 7))
+    with pytest.raises(Exception, match=r"spec.watch.pid: expected a process id 2..4194304"):
         client.request("launch", timeout=30, spec=watch_spec(tmp_path / "x.log", pid=2**22 + 7))
     with pytest.raises(Exception, match=r"spec.watch.path: a directory"):
         client.request("launch", timeout=30, spec=watch_spec(tmp_path))

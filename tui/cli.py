@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from types import ModuleType
 
-from . import read_only
+from . import paths, read_only
 from . import session as session_mod
+from .cli_help import decorate
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .printable import printable
 from .remote import hostkey_errors
@@ -38,9 +40,14 @@ VERBS: dict[str, tuple[str, str]] = {
     "policy": ("policy", "run"),
     "cloud": ("cloud", "run"),
     "watch": ("watch", "run"),
+    "help": ("shell", "add_parser"),  # answered here (help_verb): it needs the parser
+    "completion": ("shell", "completion"),
 }
+# Verbs that read none of your files: help must work while config.toml or hosts.toml is broken.
+FILELESS = ("help", "completion")
 # The order `gpudeck --help` lists them in.
-MODULES = ("run", "watch", "ps", "logs", "metrics", "control", "scale", "hosts", "cost", "prices", "policy", "cloud")
+MODULES = ("run", "watch", "ps", "logs", "metrics", "control", "scale", "hosts", "cost", "prices", "policy", "cloud",
+           "shell")
 
 
 def _command(name: str) -> ModuleType:
@@ -58,8 +65,6 @@ def _lazy(module: str, function: str) -> Handler:
 HANDLERS: dict[str, Handler] = {verb: _lazy(module, function) for verb, (module, function) in VERBS.items()}
 
 
-
-
 class UsageError(GpudeckError):
     """A usage error: its line already starts with the command (`gpudeck inspect: …`), printed as is."""
 
@@ -74,6 +79,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+def help_verb(args: argparse.Namespace, _session: Session) -> int:
+    """`gpudeck help [VERB [ACTION]]`: that parser's --help."""
+    parser = build_parser(args.topic[0] if args.topic else None)
+    for word in args.topic:
+        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if not choices or word not in choices:
+            known = ", ".join(choices or ())
+            raise UsageError(f"gpudeck help: no verb {word!r}{f' (known: {known})' if known else ''}")
+        parser = choices[word]
+    parser.print_help()
+    return 0
+
+
+HANDLERS["help"] = help_verb
+
+
 DESCRIPTION = "GPU training cockpit: run, watch and stop jobs on your GPU hosts."
 EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every host, job, GPU and "
           "cost live. `gpudeck COMMAND --help` explains each command.")
@@ -82,6 +103,7 @@ EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with a known verb, only that verb's subcommands (and modules)."""
     parser = _Parser(prog="gpudeck", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action=_Version, nargs=0, help="print gpudeck's version")
     # Before the verb: they choose where every agent session of this run goes (or comes from).
     tape = parser.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
@@ -94,7 +116,35 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     for name in (VERBS[verb][0],) if verb in VERBS else MODULES:
         _command(name).add_parser(sub)
+    decorate(parser)
     return parser
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked (importlib.metadata is not free at every start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"gpudeck {version()}")
+        parser.exit()
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("gpudeck")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """parse_args, but extra words are refused naming the verb they followed (`gpudeck ps: …`)."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        words = [w for w in (getattr(args, "verb", None), getattr(args, f"{getattr(args, 'verb', '')}_verb", None)) if w]
+        raise UsageError(f"{' '.join(['gpudeck', *words])}: unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 _GLOBAL_WITH_VALUE = ("--record", "--replay", "--replay-speed")
@@ -113,7 +163,26 @@ def verb_of(argv: list[str]) -> str | None:
     return None
 
 
+def empty_option(argv: list[str]) -> str | None:
+    """The option given an empty value (`--workdir ''`, `--since=`), or None. An empty value is
+    never a default in disguise: it is refused. Arguments after `--` are the command's own."""
+    previous = ""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if arg.startswith("-") and arg.endswith("=") and len(arg) > 2:
+            return arg[:-1]
+        if arg == "" and previous.startswith("-") and len(previous) > 1 and "=" not in previous:
+            return previous
+        previous = arg
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (`gpudeck completion SHELL` set it up)
+        import argcomplete
+
+        argcomplete.autocomplete(build_parser())  # answers and exits
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
 
@@ -131,7 +200,7 @@ def run(argv: list[str]) -> int:
     quiet_libraries()
     session = Session()
     try:
-        args = build_parser(verb_of(argv)).parse_args(argv)
+        args = parse(build_parser(verb_of(argv)), argv)
         _use_tape(args)
         if args.verb is None:
             from .app import main as app_main  # here: other verbs stay fast and Textual-free
@@ -139,8 +208,17 @@ def run(argv: list[str]) -> int:
             app_main(replay=args.replay, read_only=args.read_only)
             return 0
         sub_verb = getattr(args, f"{args.verb}_verb", None)
+        empty = empty_option(argv)
+        if empty is not None:
+            raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: {empty}: an empty value "
+                             f"(leave the option out for its default)")
         if args.read_only and read_only.refuses(args.verb, sub_verb):
             raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: refused: --read-only")
+        # config.toml is read before anything is done, for every verb: a broken file stops the
+        # command with its one line, instead of each host failing alone ("unreachable", exit 0).
+        if args.verb not in FILELESS:
+            _ = session.settings
+            session.hosts()  # and hosts.toml, for the same reason
         hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {printable(text)}", file=sys.stderr)
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:
@@ -152,6 +230,12 @@ def run(argv: list[str]) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the machine refused (a file, a disk, a permission): its cause, not "internal error"
+        print(printable(f"gpudeck: {f'{exc.filename}: ' if exc.filename else ''}{exc.strerror or exc}"), file=sys.stderr)
+        return EXIT_ERROR
+    except sqlite3.Error as exc:
+        print(printable(f"gpudeck: {paths.state_db()}: {exc}"), file=sys.stderr)
+        return EXIT_ERROR
     except Exception as exc:  # a bug still gets one line, not a traceback
         if os.environ.get("GPUDECK_DEBUG"):
             raise
@@ -176,5 +260,7 @@ def _use_tape(args: argparse.Namespace) -> None:
             session_mod.recorder = Recorder(args.record)
     except ReplayError as exc:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
+    except (UnicodeDecodeError, ValueError):  # bytes that are not a recording's JSON lines
+        raise GpudeckError(f"{args.replay}: not a gpudeck recording (make one with gpudeck --record FILE)", EXIT_USAGE) from None
     except OSError as exc:
         raise GpudeckError(f"cannot write recording {args.record}: {exc.strerror or exc}") from None

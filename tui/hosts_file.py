@@ -17,24 +17,35 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import tomlkit
 
 from . import paths
-from .tomlfile import write_atomic
+from .errors import EXIT_ERROR, EXIT_USAGE
+from .tomlfile import BadToml, line_of, parse_bytes, where, write_atomic
 
 LOCAL = "local"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 KNOWN_FIELDS = ("target", "identity_file", "python", "agent_dir", "setup")
+# tui/cost/settings.py's COST_KEYS (kept in step by tests/test_hosts_file.py), to import it only when used
+COST_FIELDS = ("price_per_hour", "currency", "market", "provider", "instance_type", "region", "instance_id", "idle_stop",
+               "instance_idle_stop")
 
 
 class HostsFileError(Exception):
-    """hosts.toml is unreadable or an edit is refused; the message is one line for the user."""
+    """hosts.toml is unusable or an edit is refused: one line for the user, and the exit code it
+    means (a bad value in the file is bad input, 2; a file that cannot be read or written is 1)."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
 
 
-@dataclass
+@dataclass(frozen=True)
 class HostEntry:
+    """One host, as read; shared by every caller of load_hosts, so never changed in place."""
+
     name: str
     target: str = ""
     identity_file: str | None = None
@@ -53,59 +64,130 @@ def hosts_path() -> Path:
 
 
 def _read_document(path: Path) -> tomlkit.TOMLDocument:
+    """For a write: the document with its comments. A file that does not load is never rewritten."""
+    _load(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return tomlkit.parse(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return tomlkit.document()
     except OSError as exc:
-        raise HostsFileError(f"{path}: {exc.strerror}") from None
+        raise HostsFileError(f"{path}: cannot read: {exc.strerror or exc}", EXIT_ERROR) from None
+
+
+class _Checker:
+    """Checks one parsed hosts.toml; each error names the file, the line and the field."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.lines = path, text.splitlines()
+
+    def fail(self, name: str | None, key: str | None, problem: str) -> NoReturn:
+        table = "hosts" if name is None else f"hosts.{name}"
+        line = line_of(self.lines, table, key) if key else None
+        line = (line or (name and line_of(self.lines, "hosts", name)) or line_of(self.lines, "", "hosts", header=table)
+                or line_of(self.lines, "", "hosts"))
+        label = "hosts" if name is None else f"[hosts.{name}]"
+        said = f"{label} {problem}" if key and problem.startswith(key) else f"{label}{f' {key}' if key else ''}: {problem}"
+        raise HostsFileError(f"{where(self.path, line)}: {said}")
+
+    def hosts(self, doc: dict[str, Any]) -> dict[str, HostEntry]:
+        for key in doc:
+            if key != "hosts":
+                line = line_of(self.lines, "", key, header=key)
+                raise HostsFileError(f"{where(self.path, line)}: {key}: unknown (hosts.toml holds [hosts.NAME] tables)")
+        tables = doc.get("hosts", {})
+        if not isinstance(tables, dict):
+            self.fail(None, None, f"expected tables such as [hosts.gpu1], got {tables!r}"[:200])
+        hosts: dict[str, HostEntry] = {LOCAL: HostEntry(name=LOCAL)}
+        for name, table in tables.items():
+            if not NAME_RE.match(name):
+                self.fail(name, None, "host name: use 1-64 of A-Z a-z 0-9 . _ -")
+            entry = self.entry(name, table)
+            if name == LOCAL and entry.target:
+                self.fail(name, "target", "local is this machine: it takes no target (add the SSH host under another name)")
+            if name == LOCAL:  # `local` takes extra fields only: it is always this machine
+                hosts[LOCAL] = HostEntry(name=LOCAL, extra=entry.extra)
+            elif not entry.target:
+                self.fail(name, None, "has no target")
+            else:
+                hosts[name] = entry
+        return hosts
+
+    def entry(self, name: str, data: Any) -> HostEntry:
+        if not isinstance(data, dict):
+            self.fail(name, None, "must be a table")
+        for key in ("target", "identity_file", "python", "agent_dir"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                self.fail(name, key, f"expected a string, got {data[key]!r}"[:200])
+        setup = data.get("setup") or []
+        if isinstance(setup, str):
+            setup = [setup]
+        if not (isinstance(setup, list) and all(isinstance(s, str) for s in setup)):
+            self.fail(name, "setup", "expected a list of shell lines")
+        self.cost_fields(name, data)
+        return HostEntry(name=name, target=data.get("target") or "", identity_file=data.get("identity_file"),
+                         python=data.get("python"), agent_dir=data.get("agent_dir") or "~/.gpudeck", setup=list(setup),
+                         extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS})
+
+    def cost_fields(self, name: str, data: dict[str, Any]) -> None:
+        """The cost feature's keys, checked as `hosts set` checks them (imported here: most hosts
+        have none, and a verb's start-up loads only what it uses)."""
+        if not any(key in data for key in COST_FIELDS):
+            return
+        from .cost.settings import COST_KEYS, PriceSettingsError, validate_price_settings
+
+        for key in COST_KEYS:
+            if key != "price_per_hour" and key in data and not isinstance(data[key], str):
+                self.fail(name, key, f"expected a string, got {data[key]!r}"[:200])
+            if key in data:
+                try:
+                    validate_price_settings({key: data[key]})
+                except PriceSettingsError as exc:
+                    self.fail(name, key, str(exc))
+
+
+# hosts.toml as last read, by the file's identity: every host of a command asks for its entry,
+# and parsing it once per host made `ps` over N hosts cost N parses (#25). A write changes the
+# file's mtime or size (or, through the atomic rename, its inode), so a stale answer is never used.
+_cache: dict[Path, tuple[tuple[int, int, int], dict[str, HostEntry]]] = {}
+
+
+def _load(path: Path) -> dict[str, HostEntry]:
     try:
-        return tomlkit.parse(text)
-    except Exception as exc:  # tomlkit's parse errors have no common public base
-        raise HostsFileError(f"{path}: not valid TOML: {exc}") from None
-
-
-def _entry(name: str, table: Any) -> HostEntry:
-    data = table.unwrap() if hasattr(table, "unwrap") else dict(table)
-    if not isinstance(data, dict):
-        raise HostsFileError(f"{hosts_path()}: [hosts.{name}] must be a table")
-    for key in ("target", "identity_file", "python", "agent_dir"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            raise HostsFileError(f"{hosts_path()}: [hosts.{name}] {key}: expected a string, got {data[key]!r}")
-    setup = data.get("setup") or []
-    if isinstance(setup, str):
-        setup = [setup]
-    if not (isinstance(setup, list) and all(isinstance(s, str) for s in setup)):
-        raise HostsFileError(f"{hosts_path()}: [hosts.{name}] setup: expected a list of shell lines")
-    return HostEntry(
-        name=name,
-        target=str(data.get("target") or ""),
-        identity_file=data.get("identity_file"),
-        python=data.get("python"),
-        agent_dir=str(data.get("agent_dir") or "~/.gpudeck"),
-        setup=[str(s) for s in setup],
-        extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS},
-    )
-
-
-def load_hosts() -> dict[str, HostEntry]:
-    """Every host by name, `local` first (a `[hosts.local]` table may only add extra fields)."""
-    doc = _read_document(hosts_path())
-    hosts: dict[str, HostEntry] = {LOCAL: HostEntry(name=LOCAL)}
-    for name, table in (doc.get("hosts") or {}).items():
-        if name == LOCAL:
-            hosts[LOCAL].extra = _entry(name, table).extra
-            continue
-        entry = _entry(name, table)
-        if not entry.target:
-            raise HostsFileError(f"{hosts_path()}: [hosts.{name}] has no target")
-        hosts[name] = entry
+        stat = path.stat()
+    except FileNotFoundError:
+        return {LOCAL: HostEntry(name=LOCAL)}
+    except OSError as exc:
+        raise HostsFileError(f"{path}: cannot read: {exc.strerror or exc}", EXIT_ERROR) from None
+    identity = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    cached = _cache.get(path)
+    if cached is not None and cached[0] == identity:
+        return cached[1]
+    try:
+        doc, text = parse_bytes(path.read_bytes())
+    except OSError as exc:  # e.g. a directory named hosts.toml
+        raise HostsFileError(f"{path}: cannot read: {exc.strerror or exc}", EXIT_ERROR) from None
+    except BadToml as exc:
+        raise HostsFileError(f"{where(path, exc.line)}: {exc}") from None
+    hosts = _Checker(path, text).hosts(doc)
+    _cache[path] = (identity, hosts)
     return hosts
 
 
+def load_hosts() -> dict[str, HostEntry]:
+    """Every host by name, `local` first (a `[hosts.local]` table may only add extra fields).
+    Read with tomllib (10x tomlkit's speed) and kept until the file changes."""
+    return dict(_load(hosts_path()))
+
+
 def _write_atomic(path: Path, text: str) -> None:
-    paths.ensure_private(path.parent)
-    write_atomic(path, text)
+    """A write that fails (a read-only or full home, a directory in the way) is one line naming the
+    file and the real cause; the old file stays as it was."""
+    _cache.pop(path, None)  # our own write: never trust the identity check with it (coarse mtimes)
+    try:
+        paths.ensure_private(path.parent)
+        write_atomic(path, text)
+    except OSError as exc:
+        raise HostsFileError(f"{path}: cannot write: {paths.os_error_cause(exc, path.parent)}", EXIT_ERROR) from None
 
 
 def check_name(name: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -44,13 +45,36 @@ def ensure_private(path: Path) -> Path:
     return path
 
 
-def unwritable_hint(path: Path) -> str:
-    """Why a write under `path` may have failed, for the one line that names it."""
-    if path.is_dir() and not os.access(path, os.W_OK):
-        return f"{path} is not writable; commands that only read still work"
+def unwritable_hint(path: Path, file: Path | None = None) -> str:
+    """Why a write of `file` under the directory `path` may have failed (sqlite says only "unable
+    to open database file"), found by looking: the real cause, never a guess."""
+    if file is not None and file.exists() and not file.is_file():
+        return f"{file} is not a file"
+    if not path.is_dir():
+        return f"{path} is not a directory" if path.exists() else f"{path} does not exist"
     try:
         if os.statvfs(path).f_flag & os.ST_RDONLY:
             return f"{path} is on a read-only file system; commands that only read still work"
     except OSError:
         pass
-    return "is its disk full?"
+    if not os.access(path, os.W_OK) or (file is not None and file.exists() and not os.access(file, os.R_OK | os.W_OK)):
+        return f"permission denied on {file if file is not None and file.exists() else path}; commands that only read still work"
+    try:
+        vfs = os.statvfs(path)
+        if vfs.f_bavail * vfs.f_frsize < 1 << 20:
+            return f"the disk of {path} is full"
+    except OSError:
+        pass
+    return "the cause is not known"
+
+
+def os_error_cause(exc: OSError, directory: Path) -> str:
+    """An OSError said as its cause (errno's own words), with what it means for gpudeck where known."""
+    if exc.errno == errno.ENOSPC:
+        return f"no space left on the disk of {directory}"
+    if exc.errno == errno.EROFS:
+        return f"{directory} is on a read-only file system; commands that only read still work"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied ({exc.filename or directory}); commands that only read still work"
+    what = exc.strerror or str(exc)
+    return f"{what}: {exc.filename}" if exc.filename and str(exc.filename) != str(directory) else what

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from . import paths
-from .errors import EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
+from .errors import EXIT_ERROR, EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .printable import warn
 from .remote.client import AgentError
 from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
 from .remote.reconnect import ReconnectingClient, StatusHandler
 from .remote.recording import Recorder
-from .remote.replay import Replay
+from .remote.replay import READ_ONLY, Replay
 from .remote.transport import LocalTransport, Transport, TransportError
 from .settings import Settings, SettingsError
 from .settings import load as load_settings
@@ -38,15 +38,15 @@ def host_entries() -> dict[str, HostEntry]:
     try:
         return load_hosts()
     except HostsFileError as exc:
-        raise GpudeckError(str(exc)) from None
+        raise GpudeckError(str(exc), exc.code) from None
 
 
 def settings() -> Settings:
     """config.toml's settings; a file that cannot be used is the command's one-line error."""
     try:
         return load_settings()
-    except SettingsError as exc:
-        raise GpudeckError(str(exc)) from None
+    except SettingsError as exc:  # a value of yours, as a bad option value is: usage
+        raise GpudeckError(str(exc), EXIT_USAGE) from None
 
 
 def transport_for(host: str, confirm: Confirm | None = None, ask_passphrase: Callable[[str], str | None] | None = None,
@@ -89,6 +89,15 @@ def host_key_error(host: str, exc: HostKeyError, how_to_trust: str | None = None
     return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
 
 
+# Agent answers that refuse a value the user gave (a spec field: a workdir missing on that host, a
+# pid not alive there) or an action a replay cannot take: bad usage, as the same refusal made here is.
+_USAGE_REFUSALS = ("spec.", READ_ONLY.split("{op}")[0])
+
+
+def _code_of(exc: AgentError) -> int:
+    return EXIT_USAGE if str(exc).startswith(_USAGE_REFUSALS) else EXIT_ERROR
+
+
 class Session:
     def __init__(self, on_status: StatusHandler | None = None) -> None:
         self._store: Store | None = None
@@ -112,7 +121,7 @@ class Session:
                 paths.ensure_private(paths.data_dir())
                 self._store = Store(paths.state_db(), warn=warn)
             except (OSError, sqlite3.Error) as exc:  # e.g. a full disk: one line naming the file
-                raise GpudeckError(f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir())})") from None
+                raise GpudeckError(f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())})") from None
             finally:
                 opening = False
             added = 0
@@ -173,7 +182,7 @@ class Session:
         try:
             return self.client(host).request(op, timeout=timeout, **args)
         except AgentError as exc:
-            raise GpudeckError(f"{host}: {exc}") from None
+            raise GpudeckError(f"{host}: {exc}", _code_of(exc)) from None
 
     def _local_jobs(self) -> Any:
         """The local listing without starting the local agent (tui/remote/local_jobs.py)."""

@@ -18,7 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import paths
-from .tomlfile import TOMLDecodeError, parse_toml
+from .tomlfile import BadToml, line_of, parse_bytes, where
 
 
 class SettingsError(Exception):
@@ -98,15 +98,13 @@ def load(path: Path | None = None) -> Settings:
     """The settings in config.toml (defaults when there is no file); SettingsError when unusable."""
     path = path or config_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        data, text = parse_bytes(path.read_bytes())
     except FileNotFoundError:
         return Settings(path=path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = parse_toml(text)
-    except TOMLDecodeError as exc:  # its message ends "(at line N, column M)"
-        raise SettingsError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except BadToml as exc:
+        raise SettingsError(f"{where(path, exc.line)}: {exc}") from None
     return _Reader(path, text).settings(data)
 
 
@@ -119,6 +117,7 @@ def load_or_default(path: Path | None = None) -> tuple[Settings, str | None]:
 
 
 _NUMBER = (int, float)
+SECTIONS = ("ssh", "cost", "ui", "cloud", "keys")
 
 
 class _Reader:
@@ -128,6 +127,10 @@ class _Reader:
         self.path, self.lines = path, text.splitlines()
 
     def settings(self, data: dict[str, Any]) -> Settings:
+        for key in data:  # a misspelt section would otherwise be a setting silently not applied
+            if key not in SECTIONS:
+                self.fail("", key, f"unknown section (known: {', '.join(SECTIONS)})",
+                          header=key if isinstance(data[key], dict) else None)
         return Settings(ssh=self.ssh(self.table(data, "ssh")), cost=self.cost(self.table(data, "cost")),
                         ui=self.ui(self.table(data, "ui")), cloud=self.cloud(self.table(data, "cloud")),
                         keys=self.keys(self.table(data, "keys")), path=self.path)
@@ -244,22 +247,8 @@ class _Reader:
 
     def fail(self, table: str, key: str, problem: str, header: str | None = None) -> None:
         line = self.line_of(table, key, header)
-        where = f"{self.path}:{line}" if line else str(self.path)
         label = f"[{table}] {key}" if table else key
-        raise SettingsError(f"{where}: {label}: {problem}")
+        raise SettingsError(f"{where(self.path, line)}: {label}: {problem}")
 
     def line_of(self, table: str, key: str, header: str | None = None) -> int | None:
-        """The line `key = …` is on inside `[table]` (or the `[header]` line itself)."""
-        current = ""
-        key_re = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
-        for number, raw in enumerate(self.lines, 1):
-            line = raw.strip()
-            head = re.match(r"^\[\s*([^\]]+?)\s*\]", line)
-            if head:
-                current = head.group(1).replace(" ", "")
-                if header and current == header:
-                    return number
-                continue
-            if current == table and key_re.match(raw):
-                return number
-        return None
+        return line_of(self.lines, table, key, header)

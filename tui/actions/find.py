@@ -94,7 +94,7 @@ class Job:
             "ended_at": max(ended) if ended and all(ended) else None,
             "cause": ending.get("cause"),
             "reason": ending.get("reason"),
-            "why": self.why,
+            "why": self.why or None,  # null when there is nothing to say, as for cause
             "argv": first.get("argv"),
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),

@@ -101,12 +101,12 @@ def build_spec(agents: Agents | None, opts: LaunchOptions, job_id: str, node: st
     try:
         entry = load_hosts().get(opts.host) or HostEntry(name=opts.host)
     except HostsFileError as exc:
-        raise GpudeckError(str(exc)) from None
+        raise GpudeckError(str(exc), exc.code) from None
     workdir = opts.workdir or (os.getcwd() if opts.host == LOCAL else "~")
     if opts.host == LOCAL:
         workdir = os.path.abspath(os.path.expanduser(workdir))
-        if os.path.exists(workdir) and not os.path.isdir(workdir):
-            raise usage(f"--workdir {workdir}: not a directory")
+        if not os.path.isdir(workdir):  # here, before anything is sent: the agent's refusal would come later
+            raise usage(f"--workdir {workdir}: {'not a directory' if os.path.exists(workdir) else 'no such directory'}")
     env = dict(opts.env)
     spec = JobSpec(
         id=job_id, name=opts.name or default_name(opts.argv, job_id), node=node, argv=tuple(opts.argv),

@@ -10,7 +10,10 @@ import shlex
 from dataclasses import dataclass
 
 from remote_agent.names import is_job_name
-from remote_agent.spec import DEFAULT_GRACE
+from remote_agent.spec import (  # the agent's bounds: checked here, before anything is sent
+    DEFAULT_GRACE,
+    MAX_GRACE,
+)
 from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 
 from ..cost.idle import CostRuleError, parse_idle_stop
@@ -94,10 +97,28 @@ def default_name(argv: list[str] | tuple[str, ...], job_id: str) -> str:
     return f"{stem}-{job_id[-4:]}"
 
 
+# An id is 20261205-155139-942d3d; JOB may be a unique id prefix of 4+ characters, tried before names,
+# so a name shaped like one (2026, 20261205-1) could never be addressed: refused at launch.
+_ID_PREFIX = re.compile(r"\d{4,8}|\d{8}-\d{0,6}|\d{8}-\d{6}-[0-9a-f]{0,6}")
+
+
+def check_name(name: str | None) -> None:
+    if name is not None and not is_job_name(name):
+        raise usage(f"--name {name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    if name is not None and _ID_PREFIX.fullmatch(name):
+        raise usage(f"--name {name!r}: looks like the start of a job id, so JOB could never mean it; add a letter")
+
+
+# --master-addr: a DNS name (labels of 1-63 letters, digits, hyphens), an IPv4 or an IPv6 address.
+_ADDRESS = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"
+                      r"|[0-9A-Fa-f:.]{2,45}")
+
+
+
 def check_grace(grace: float | None, label: str = "--grace") -> float | None:
-    """Seconds >= 0, finite (nan, inf, 1e309 are refused before anything is sent)."""
-    if grace is not None and (not math.isfinite(grace) or grace < 0):
-        raise usage(f"{label} {grace:g}: must be a number of seconds >= 0")
+    """Seconds from 0 to a day (nan, inf, 1e23 are refused before anything is sent)."""
+    if grace is not None and (not math.isfinite(grace) or not 0 <= grace <= MAX_GRACE):
+        raise usage(f"{label} {grace:g}: must be a number of seconds from 0 to {MAX_GRACE:.0f}")
     return grace
 
 
@@ -123,8 +144,7 @@ def check(opts: LaunchOptions) -> LaunchOptions:
     """Every rule that needs no IO, with the option named in the message; returns opts."""
     if not opts.argv:
         raise usage("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])")
-    if opts.name is not None and not is_job_name(opts.name):
-        raise usage(f"--name {opts.name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+    check_name(opts.name)
     check_grace(opts.grace)
     if opts.budget is not None and (not math.isfinite(opts.budget) or opts.budget <= 0):
         raise usage(f"--budget {opts.budget:g}: must be a finite amount more than 0")
@@ -141,6 +161,8 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage(f"--nproc-per-node {opts.nproc_per_node}: must be at least 1")
     if opts.launcher not in (None, "torchrun", "none"):
         raise usage(f"--launcher {opts.launcher!r}: torchrun or none")
+    if opts.master_addr is not None and not _ADDRESS.fullmatch(opts.master_addr):
+        raise usage(f"--master-addr {opts.master_addr!r}: expected a host name or an IP address")
     if opts.master_port is not None and not 1 <= opts.master_port <= 65535:
         raise usage(f"--master-port {opts.master_port}: must be a port number 1-65535")
     if any(not h for h in opts.hosts):

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import GpudeckError
+from ..errors import EXIT_USAGE, GpudeckError
 from .agents import Agents
 from .options import usage
 
@@ -79,6 +79,8 @@ def ask_free(agents: Agents, hosts: Sequence[str]) -> dict[str, int]:
         answers = dict(zip(distinct, pool.map(one, distinct), strict=True))
     out: dict[str, int] = {}
     for host, got in answers.items():
+        if isinstance(got, GpudeckError) and got.code == EXIT_USAGE:  # not in hosts.toml: a typo, not a host down
+            raise GpudeckError(f"--pool: {got}", EXIT_USAGE)
         if isinstance(got, GpudeckError):
             agents.notice(f"pool: skipping {host}: {got}")
         else:

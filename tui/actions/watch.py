@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from remote_agent.names import is_job_name, new_job_id
+from remote_agent.names import new_job_id
+from remote_agent.spec import PID_MAX
 
 from ..errors import GpudeckError
 from ..fleet.watch import WatchInfo
@@ -20,7 +21,7 @@ from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
 from .launch import LAUNCH_TIMEOUT, Launched
-from .options import DEFAULT_GRACE, check_grace, default_name, usage
+from .options import DEFAULT_GRACE, check_grace, check_name, default_name, usage
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,9 @@ class WatchOptions:
 def check_watch(opts: WatchOptions) -> WatchOptions:
     if not opts.path or "\0" in opts.path:
         raise usage("watch: give the log file to follow (gpudeck watch [--host H] PATH)")
-    if opts.name is not None and not is_job_name(opts.name):
-        raise usage(f"--name {opts.name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
-    if opts.pid is not None and opts.pid <= 1:
-        raise usage(f"--pid {opts.pid}: expected the run's process id (> 1)")
+    check_name(opts.name)
+    if opts.pid is not None and not 1 < opts.pid <= PID_MAX:
+        raise usage(f"--pid {opts.pid}: expected the run's process id (2 to {PID_MAX})")
     check_grace(opts.grace)
     return opts
 

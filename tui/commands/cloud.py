@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
+from ..errors import EXIT_ERROR, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from ..format import duration, local_time, money, table
 from ..printable import printable, warn
 from ..session import Session, settings
@@ -34,40 +35,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "actions on them. Regions: config.toml [cloud]; credentials: the providers' own.")
     verbs = p.add_subparsers(dest="cloud_verb", metavar="ACTION", required=True)
     ls = verbs.add_parser("ls", help="every GPU instance with its GPU utilization and price per hour")
-    ls.add_argument("--provider", choices=("aws", "aliyun"))
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--provider", choices=("aws", "aliyun"), help="ask this provider only (default: both)")
+    ls.add_argument("--json", action="store_true", help="a JSON list of instance objects")
     idle = verbs.add_parser("idle", help="running GPU instances whose GPUs stayed under a threshold, with the waste")
-    idle.add_argument("--provider", choices=("aws", "aliyun"))
+    idle.add_argument("--provider", choices=("aws", "aliyun"), help="ask this provider only (default: both)")
     idle.add_argument("--below", default="5%", metavar="PCT", help="GPU utilization threshold (default 5%%)")
     idle.add_argument("--for", dest="window", default="30m", metavar="DURATION", help="how long (default 30m)")
-    idle.add_argument("--json", action="store_true")
+    idle.add_argument("--json", action="store_true", help="a JSON list of the idle instances")
     for verb, text in (("stop", "stop instances (asks first, naming each and its $/h)"),
                        ("start", "start stopped instances"),
                        ("terminate", "terminate instances: gone with their disks (asks twice)")):
         v = verbs.add_parser(verb, help=text)
-        v.add_argument("ids", nargs="+", metavar="ID")
+        v.add_argument("ids", nargs="+", metavar="ID", help="instance ids, as `gpudeck cloud ls` shows them")
         v.add_argument("--yes", action="store_true", help="do not ask")
     en = verbs.add_parser("enforce", help="apply hosts' instance_idle_stop rules: stop opted-in idle instances (journaled)",
                           description="For every host with instance_id and instance_idle_stop (gpudeck hosts set NAME "
-                                      "instance_idle_stop=30m@5%%), stop its instance when its GPUs stayed under the "
+                                      "instance_idle_stop=30m@5%), stop its instance when its GPUs stayed under the "
                                       "threshold. Only instances tagged gpudeck-managed=true are ever stopped. Each "
                                       "decision is journaled with its inputs (cloud-rules.jsonl in the data dir).")
     en.add_argument("--dry-run", action="store_true", help="decide and journal, stop nothing")
-    en.add_argument("--json", action="store_true")
+    en.add_argument("--json", action="store_true", help="a JSON list of the decisions and what was done")
     la = verbs.add_parser("launch", help="launch a GPU instance and add it to hosts.toml when SSH answers")
-    la.add_argument("--provider", choices=("aws", "aliyun"), required=True)
+    la.add_argument("--provider", choices=("aws", "aliyun"), required=True, help="where to launch")
     la.add_argument("--type", required=True, dest="instance_type", help="e.g. g5.xlarge, ecs.gn7i-c8g1.2xlarge")
     la.add_argument("--region", help="default: the first configured region")
-    la.add_argument("--spot", action="store_true")
+    la.add_argument("--spot", action="store_true", help="a spot instance (cheaper; the provider may take it back)")
     la.add_argument("--image", help="AMI / image id")
     la.add_argument("--key", help="key pair name")
     la.add_argument("--subnet", help="subnet (AWS) or vSwitch (Aliyun) id")
     la.add_argument("--security-group", help="security group id")
     la.add_argument("--name", help="instance and host name (default: the instance id)")
     la.add_argument("--ssh-user", help="default: ubuntu on AWS, root on Aliyun")
-    la.add_argument("--ssh-port", type=int, default=22)
-    la.add_argument("--identity-file", metavar="F")
-    la.add_argument("--agent-dir", default="~/.gpudeck", metavar="DIR")
+    la.add_argument("--ssh-port", type=int, default=22, help="the port SSH answers on (default 22)")
+    la.add_argument("--identity-file", metavar="F", help="the private key for the key pair (default: as ssh chooses)")
+    la.add_argument("--agent-dir", default="~/.gpudeck", metavar="DIR", help="the agent's directory there (default ~/.gpudeck)")
     la.add_argument("--timeout", type=float, default=600.0, metavar="S", help="wait this long for SSH (default 600)")
     la.add_argument("--no-wait", action="store_true", help="add the host without waiting for SSH or trusting its key")
     la.add_argument("--yes", action="store_true", help="do not ask before launching (the host key is still checked)")
@@ -132,7 +133,7 @@ def list_instances(args: argparse.Namespace) -> int:
     snap = _snapshot(args.provider)
     if args.json:
         print(json.dumps([v.to_json() for v in snap.views], indent=2))
-        return 0
+        return _code(snap)
     rows = []
     for v in snap.views:
         i = v.instance
@@ -145,7 +146,13 @@ def list_instances(args: argparse.Namespace) -> int:
                  "GPU NOW", "GPU 1H", "HOST", "ADDRESS", "LAUNCHED"], rows))
     for v in snap.views:
         print(f"  {v.instance.id}: price: {v.price.source}; GPU: {v.util_source}")
-    return 0 if not snap.errors or snap.views else 1
+    return _code(snap)
+
+
+def _code(snap: Any) -> int:
+    """A provider that could not be asked makes the list partial: exit 1 (its line is on stderr), as
+    a host that cannot answer does for `ps`; the same for text and --json."""
+    return EXIT_ERROR if snap.errors else 0
 
 
 def idle(args: argparse.Namespace) -> int:
@@ -154,7 +161,7 @@ def idle(args: argparse.Namespace) -> int:
     found: list[InstanceView] = snap.idle()
     if args.json:
         print(json.dumps([v.to_json() for v in found], indent=2))
-        return 0
+        return _code(snap)
     if found:
         now = snap.taken_at
         print(table(["ID", "NAME", "PROVIDER", "REGION", "TYPE", f"GPU AVG {args.window}", "IDLE FOR", "WASTE/H",
@@ -163,12 +170,12 @@ def idle(args: argparse.Namespace) -> int:
                       _pct(v.util.window_avg), duration(now - (v.util.idle_since or now)),
                       money(v.waste_per_hour, v.price.currency, "/h", unknown="unknown"),
                       money(v.waste_since_idle, v.price.currency, unknown="unknown")] for v in found]))
-    else:
+    elif not snap.errors:  # "none idle" only when every provider answered
         print(f"no instance idle (GPU under {below:g}% for {args.window})")
     unjudged = [v for v in snap.views if v.instance.state == "running" and not v.has_metric]
     for v in unjudged:
         warn(f"not judged: {v.instance.id} ({v.instance.type}): {v.util_source}")
-    return 0
+    return _code(snap)
 
 
 # -- stop / start / terminate ------------------------------------------------------------------
@@ -245,6 +252,10 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     from ..cloud.pricing import price_for
 
     check_name(args.name)  # before paying for an instance that could not be added
+    if not 1 <= args.ssh_port <= 65535:
+        raise GpudeckError(f"cloud launch: --ssh-port {args.ssh_port}: expected a port from 1 to 65535", EXIT_USAGE)
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise GpudeckError(f"cloud launch: --timeout {args.timeout:g}: expected seconds > 0", EXIT_USAGE)
     cloud = settings().cloud
     try:
         region = args.region or next(iter(providers.regions(args.provider, cloud)), None)

@@ -8,21 +8,31 @@ import time
 from .. import actions
 from ..actions import JobTarget
 from ..session import Session
+from .answer import add_json, say
+
+# stop/kill --json: the state the job ended in (null for a read-only watch: the run was not touched),
+# how long it took, and for a watch with --pid the run's pid
+ENDED = "id, state, seconds, run_touched, pid"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stop", help="stop gracefully: stop signal, then SIGKILL after the grace period")
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default: the job's, 60)")
+    add_json(p, ENDED)
     p = sub.add_parser("kill", help="SIGKILL every process of the job now")
     p.add_argument("job", help="job id, id prefix or name")
+    add_json(p, ENDED)
     p = sub.add_parser("restart", help="stop the job if live, then launch it again as a new job")
     p.add_argument("job", help="job id, id prefix or name")
+    add_json(p, "id (the new job's), restart_of")
     p = sub.add_parser("rm", help="delete an ended job's files on its hosts")
     p.add_argument("job", help="job id, id prefix or name")
+    add_json(p, "id, removed")
     p = sub.add_parser("autostop", help="pause or resume a job's idle stop")
-    p.add_argument("action", choices=["pause", "resume"])
+    p.add_argument("action", choices=["pause", "resume"], help="pause: the idle stop waits; resume: it judges again")
     p.add_argument("job", help="job id, id prefix or name")
+    add_json(p, "id, idle_stop (paused or resumed)")
 
 
 def _target(session: Session, ref: str) -> JobTarget:
@@ -35,11 +45,16 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
     start = time.monotonic()
     answers = actions.end(session, job, action, grace=getattr(args, "grace", None))
     took = time.monotonic() - start
-    if job.watch is not None and job.watch.read_only:
-        print(f"{job.id} ended the watch of {job.watch.path} in {took:.1f}s; the run itself was not touched (read-only)")
-        return 0
-    what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
-    print(f"{job.id} {actions.final_state(answers)}{what} in {took:.1f}s")
+    read_only = job.watch is not None and job.watch.read_only
+    state = None if read_only else actions.final_state(answers)
+    obj = {"id": job.id, "state": state, "seconds": round(took, 3), "run_touched": not read_only,
+           "pid": job.watch.pid if job.watch is not None else None}
+    if read_only:
+        text = f"{job.id} ended the watch of {job.watch.path} in {took:.1f}s; the run itself was not touched (read-only)"
+    else:
+        what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
+        text = f"{job.id} {state}{what} in {took:.1f}s"
+    say(args.json, obj, text)
     return 0
 
 
@@ -52,19 +67,22 @@ def kill(args: argparse.Namespace, session: Session) -> int:
 
 
 def restart(args: argparse.Namespace, session: Session) -> int:
-    print(actions.restart(session, session.store, _target(session, args.job)))
+    job = _target(session, args.job)
+    new_id = actions.restart(session, session.store, job)
+    say(args.json, {"id": new_id, "restart_of": job.id}, new_id)
     return 0
 
 
 def rm(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
     actions.remove(session, session.store, job)
-    print(job.id)
+    say(args.json, {"id": job.id, "removed": True}, job.id)
     return 0
 
 
 def autostop(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
     actions.set_autostop(session, job, paused=args.action == "pause")
-    print(f"{job.id} idle stop {'paused' if args.action == 'pause' else 'resumed'}")
+    done = "paused" if args.action == "pause" else "resumed"
+    say(args.json, {"id": job.id, "idle_stop": done}, f"{job.id} idle stop {done}")
     return 0

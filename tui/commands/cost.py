@@ -23,6 +23,7 @@ from ..cost.settings import HostPrice, host_price
 from ..errors import EXIT_USAGE, GpudeckError
 from ..format import money as format_money
 from ..format import table
+from ..printable import warn
 from ..remote.client import AgentError
 from ..session import Session
 from ..settings import CostSettings
@@ -117,17 +118,19 @@ def _hosts_mtime() -> float | None:
 
 
 def _ledger() -> Ledger:
-    """The ledger; on a home that cannot be written, a read-only copy (a report is only a read)."""
+    """The ledger; when state.db cannot be opened for writing (a read-only home, a lock held by
+    another process, a permission), a read-only copy: a report is only a read."""
     try:
         paths.ensure_private(paths.data_dir())
         return Ledger(paths.state_db())
     except (OSError, sqlite3.Error) as exc:
-        if "not writable" not in (hint := paths.unwritable_hint(paths.data_dir())) and "read-only" not in hint:
-            raise GpudeckError(f"{paths.state_db()}: {exc} ({hint})") from None
+        hint = paths.unwritable_hint(paths.data_dir(), paths.state_db())
         try:
-            return Ledger.read_only_copy(paths.state_db())
-        except sqlite3.Error as again:
+            ledger = Ledger.read_only_copy(paths.state_db())
+        except (OSError, sqlite3.Error) as again:
             raise GpudeckError(f"{paths.state_db()}: {again} ({hint})") from None
+        warn(f"gpudeck: warning: {paths.state_db()}: {exc} ({hint}); reporting from a read-only copy, nothing recorded")
+        return ledger
 
 
 money = partial(format_money, unknown="unknown")  # a table cell says "unknown", the TUI "—"
@@ -152,7 +155,7 @@ def fleet_figures(fleet: dict[str, Any], cur: str) -> list[str]:
 
 def render(report: dict[str, Any]) -> str:
     cur = report["currency"]
-    host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] != "unknown"
+    host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] is not None
                   else "unknown", money(h["burn_usd_per_hour"], cur, "/h"), money(h["accrued_usd"], cur),
                   money(h["today_usd"], cur), h["since_source"]] for h in report["hosts"]]
     job_rows = [[j["id"], j["name"], j["state"], money(j["burn_usd_per_hour"], cur, "/h"), money(j["accrued_usd"], cur),

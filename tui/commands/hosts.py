@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # paramiko loads in ~140 ms: only the verbs that connect pay for it
     import paramiko
 
+    from ..cost.settings import HostPrice
+
 from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
 from ..format import table
 from ..hosts_file import HostEntry, HostsFileError, add_host, check_name, hosts_path, load_hosts, remove_host
@@ -30,29 +32,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hosts", help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, set, trust",
                        description="List hosts (reachable or why not, agent, GPUs, clock), or change them: "
                                    "add, rm, set (price settings), trust (a host key).")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="a JSON list: one object per host, every field in each")
     verbs = p.add_subparsers(dest="hosts_verb", metavar="ACTION")
     a = verbs.add_parser("add", help="add a host: TARGET is [user@]host[:port] or a ~/.ssh/config alias")
-    a.add_argument("name")
-    a.add_argument("target")
-    a.add_argument("--identity-file", metavar="F")
+    a.add_argument("name", help="the host's name in gpudeck (1-64 of A-Z a-z 0-9 . _ -)")
+    a.add_argument("target", help="[user@]host[:port], or an alias from ~/.ssh/config")
+    a.add_argument("--identity-file", metavar="F", help="the private key to log in with (default: as ssh chooses)")
     a.add_argument("--python", metavar="PATH", help="interpreter on the host (default: python3 on its PATH)")
-    a.add_argument("--agent-dir", metavar="DIR", default="~/.gpudeck")
+    a.add_argument("--agent-dir", metavar="DIR", default="~/.gpudeck", help="the agent's directory on the host (default ~/.gpudeck)")
     a.add_argument("--setup", action="append", default=[], metavar="LINE", help="shell line run before every job")
     a.add_argument("--yes", action="store_true", help="trust the host key without asking (scripts)")
     a.add_argument("--no-connect", action="store_true", help="only write hosts.toml")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
-    r.add_argument("name")
+    r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
     st = verbs.add_parser("set", help="set a host's price settings: price_per_hour=2.5 market=spot … (KEY= removes)")
-    st.add_argument("name")
-    st.add_argument("settings", nargs="+", metavar="KEY=VALUE")
+    st.add_argument("name", help="the host (local too)")
+    st.add_argument("settings", nargs="+", metavar="KEY=VALUE", help="price_per_hour, currency, market, provider, "
+                    "instance_type, region, instance_id, idle_stop, instance_idle_stop; KEY= removes one")
     rv = verbs.add_parser("resolve", help="print how TARGET resolves, in `ssh -G` format",
                           description="Print how gpudeck resolves TARGET (a host's name or an SSH target) from "
                                       "~/.ssh/config and /etc/ssh/ssh_config: one `keyword value` per line, as `ssh -G`.")
-    rv.add_argument("target")
+    rv.add_argument("target", help="a host's name, or an SSH target as for `hosts add`")
     rv.add_argument("-F", dest="config_file", metavar="FILE", help="read this config file alone (as `ssh -F`)")
     t = verbs.add_parser("trust", help="check a host's key fingerprint and trust it")
-    t.add_argument("name")
+    t.add_argument("name", help="the host whose key (and its jump hosts' keys) to check")
     t.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
 
 
@@ -101,20 +104,26 @@ def trust(name: str, yes: bool, entry: HostEntry | None = None) -> list[str]:
     return trusted
 
 
+# `hosts --json`: every entry has every field; what an unreachable host cannot tell is null.
+PROBE_FIELDS = ("name", "reachable", "error", "hostname", "agent_version", "os", "python", "cpu_count", "ram_total_mib",
+                "gpus", "gpu_reason", "driver_version", "cuda_version", "warning", "clock_offset_s")
+
+
 def probe(session: Session, host: str) -> dict[str, Any]:
     try:
         session.client(host)  # connect (and deploy) first: the clock offset must time the request alone
         hello = session.request(host, "hello", timeout=30.0)
         sent = time.time()
         now = session.request(host, "ping", timeout=30.0)["time"]
-    except GpudeckError as exc:
-        return {"name": host, "reachable": False, "error": str(exc)}
+    except GpudeckError as exc:  # every field still there, null: one shape for every entry
+        return {**dict.fromkeys(PROBE_FIELDS), "name": host, "reachable": False, "error": str(exc), "gpus": []}
     received = time.time()
     gpu = hello.get("gpu") or {}
     logind = hello.get("logind") or {}
     return {
         "name": host,
         "reachable": True,
+        "error": None,
         "hostname": hello.get("hostname"),
         "agent_version": hello.get("agent_version"),
         "os": hello.get("os"),
@@ -143,12 +152,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
             print(f"removed {args.name}")
             return 0
     except HostsFileError as exc:
-        raise GpudeckError(str(exc), EXIT_USAGE) from None
+        raise GpudeckError(str(exc), exc.code) from None
     if verb == "resolve":
         return resolve_target(args.target, args.config_file)
     if verb == "trust":
         if args.name not in session.hosts():
-            raise GpudeckError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_HOST)
+            raise GpudeckError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_USAGE)
         trusted = trust(args.name, args.yes)
         for line in trusted:
             print(f"trusted {line}")
@@ -177,8 +186,6 @@ def resolve_target(target: str, config_file: str | None) -> int:
 
 def set_settings(name: str, items: list[str], session: Session | None = None) -> int:
     """Price settings for the cost counters and budgets; validated here, dated in the ledger."""
-    from .. import paths
-    from ..cost.ledger import Ledger
     from ..cost.push import push_price
     from ..cost.settings import COST_KEYS, PRICE_KEYS, PriceSettingsError, host_price, validate_price_settings
     from ..hosts_file import host_fields, load_hosts, set_host_fields
@@ -192,7 +199,7 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
             raise GpudeckError(f"hosts set: unknown setting {key!r} (known: {', '.join(COST_KEYS)})", EXIT_USAGE)
         raw[key] = value
     if name not in load_hosts():
-        raise GpudeckError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_HOST)
+        raise GpudeckError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_USAGE)
     try:
         values = validate_price_settings(raw)
     except PriceSettingsError as exc:
@@ -202,12 +209,7 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
         # Any price change (set, changed, switched to the catalog, removed) is dated now, here.
         now = time.time()
         price = host_price(host_fields(name))
-        ledger = Ledger(paths.state_db())
-        try:
-            ledger.record_price(name, now, price.per_hour, price.currency,
-                                price.source if price.known else f"price removed ({price.source})", now)
-        finally:
-            ledger.close()
+        _date_price(name, now, price)
         if session is not None:  # connecting happens inside: a host down or unknown is one line
             problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, None)
             if problem:
@@ -215,6 +217,29 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
     for key, value in values.items():
         print(f"{name}: {key} = {value}" if value is not None else f"{name}: {key} removed")
     return 0
+
+
+def _date_price(name: str, now: float, price: HostPrice) -> None:
+    """The change, dated in the ledger. state.db is derived: when it cannot be opened or written
+    (locked, unreadable, a read-only home) hosts.toml keeps the change and `cost` dates it from the
+    file's mtime, so this is a warning, not a failure."""
+    import sqlite3
+
+    from .. import paths
+    from ..cost.ledger import Ledger
+
+    try:
+        paths.ensure_private(paths.data_dir())
+        ledger = Ledger(paths.state_db())
+    except (OSError, sqlite3.Error) as exc:
+        warn(f"gpudeck: warning: {paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())}); "
+             f"the price change is in hosts.toml, dated by its mtime")
+        return
+    try:
+        ledger.record_price(name, now, price.per_hour, price.currency,
+                            price.source if price.known else f"price removed ({price.source})", now)
+    finally:
+        ledger.close()
 
 
 def add(args: argparse.Namespace, session: Session) -> int:
@@ -225,6 +250,10 @@ def add(args: argparse.Namespace, session: Session) -> int:
         split_target(args.target)
     except SshConfigError as exc:
         raise GpudeckError(f"target {exc}", EXIT_USAGE) from None
+    for option, value in (("--identity-file", args.identity_file), ("--python", args.python),
+                          ("--agent-dir", args.agent_dir), *(("--setup", line) for line in args.setup)):
+        if value is not None and any(ord(c) < 32 or ord(c) == 127 for c in value):  # a path or a shell line: one line
+            raise GpudeckError(f"hosts add: {option} {printable(value)}: control characters", EXIT_USAGE)
     entry = HostEntry(name=args.name, target=args.target, identity_file=args.identity_file, python=args.python,
                       agent_dir=args.agent_dir, setup=list(args.setup))
     check_name(entry.name)

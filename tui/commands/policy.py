@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import signal
 import threading
 from collections.abc import Callable
@@ -97,8 +98,8 @@ def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | N
 def run(args: argparse.Namespace, session: Session) -> int:
     if args.policy_verb == "run" and args.read_only:
         raise GpudeckError("policy run: refused: --read-only (`policy eval` only reads)", EXIT_USAGE)
-    if args.policy_verb == "run" and not args.interval > 0:
-        raise GpudeckError(f"policy run: --interval {args.interval:g}: must be > 0", EXIT_USAGE)
+    if args.policy_verb == "run" and not (math.isfinite(args.interval) and 0 < args.interval <= 86400):
+        raise GpudeckError(f"policy run: --interval {args.interval:g}: must be seconds from 0 (excluded) to 86400", EXIT_USAGE)
     at = parse_at(args.at) if getattr(args, "at", None) else None
     ctl = controller(session)
     if not ctl.policies.rules:

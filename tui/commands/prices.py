@@ -22,7 +22,7 @@ def host_rows(session: Session) -> list[dict[str, Any]]:
     out = []
     for name in session.hosts():
         price = host_price(host_settings(name))
-        out.append({"host": name, "per_hour": price.per_hour if price.known else catalog.UNKNOWN,
+        out.append({"host": name, "per_hour": price.per_hour,  # null: unknown
                     "currency": price.currency, "market": price.market, "source": price.source,
                     "provider": price.provider, "instance_type": price.instance_type, "region": price.region,
                     "instance_id": price.instance_id})
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         print(json.dumps({"hosts": hosts, "catalog": [e.to_json() for e in entries]}, indent=2))
         return 0
     print(table(["HOST", "PRICE/H", "MARKET", "SOURCE"],
-                [[h["host"], f"{h['per_hour']} {h['currency']}" if h["per_hour"] != catalog.UNKNOWN else catalog.UNKNOWN,
+                [[h["host"], f"{h['per_hour']} {h['currency']}" if h["per_hour"] is not None else catalog.UNKNOWN,
                   h["market"], h["source"]] for h in hosts]))
     print()
 

@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all", "-a", action="store_true", help="include ended jobs")
     p = sub.add_parser("inspect", help="one job in full: state, cause, last output lines")
     p.add_argument("job", help="job id, id prefix or name")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the job object, with its last output lines as `tail`")
 
 
 def state_text(job: Job) -> str:

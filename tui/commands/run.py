@@ -8,6 +8,7 @@ from ..actions import DEFAULT_GRACE, LaunchOptions, launch, parse_env
 from ..actions.options import parse_elastic
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
+from .answer import add_json, launched, say
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--master-port", type=int, metavar="P", help="rendezvous port (default: a free port on local, 29500 on SSH hosts)")
     p.add_argument("--elastic", metavar="MIN:MAX", help="torchrun's elastic rendezvous: `scale +1` starts one more node "
                                                         "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)")
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
+    add_json(p, "id, name, state, hosts")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
+                   help="the command and its arguments, after -- (run under bash -l in the workdir)")
 
 
 def options(args: argparse.Namespace) -> LaunchOptions:
@@ -58,5 +61,6 @@ def options(args: argparse.Namespace) -> LaunchOptions:
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    print(launch(session, session.store, options(args)).id)
+    job = launch(session, session.store, options(args))
+    say(args.json, launched(job), job.id)
     return 0

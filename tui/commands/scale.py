@@ -8,6 +8,7 @@ from .. import actions
 from ..errors import EXIT_USAGE, GpudeckError
 from ..printable import warn
 from ..session import Session
+from .answer import add_json, say
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                                        "pool, free GPUs first; else its --host list round-robin)")
     p.add_argument("--env", action="append", default=[], metavar="K=V|K",
                    help="a variable's value for nodes on hosts the job is not on yet (its own values stay on its hosts)")
+    add_json(p, "id, name, previous, nodes_before, nodes, dropped, elastic")
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
@@ -29,6 +31,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if any(not h for h in onto):
         raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
     scaled = actions.scale(session, session.store, job, args.count, onto=onto, env=actions.parse_env(args.env))
-    warn(str(scaled))
-    print(scaled.id)
+    if not args.json:
+        warn(str(scaled))  # what happened, for people; stdout stays the id
+    say(args.json, {"id": scaled.id, "name": scaled.name, "previous": scaled.previous, "nodes_before": scaled.nodes_before,
+                    "nodes": scaled.nodes, "dropped": scaled.dropped or None, "elastic": scaled.elastic or None}, scaled.id)
     return 0

@@ -7,6 +7,7 @@ import argparse
 
 from ..actions import DEFAULT_GRACE, WatchOptions, watch
 from ..session import LOCAL, Session
+from .answer import add_json, launched, say
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,10 +23,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--from-end", action="store_true", help="skip what the file holds now (a huge log)")
     p.add_argument("--grace", type=float, default=DEFAULT_GRACE,
                    help="with --pid: seconds between the stop signal and SIGKILL (default 60)")
+    add_json(p, "id, name, state, hosts")
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
     opts = WatchOptions(path=args.path, host=args.host, name=args.name, pid=args.pid, from_end=args.from_end,
                         grace=args.grace)
-    print(watch(session, session.store, opts).id)
+    job = watch(session, session.store, opts)
+    say(args.json, launched(job), job.id)
     return 0

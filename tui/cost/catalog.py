@@ -46,8 +46,8 @@ class CatalogEntry:
     checked: str
 
     def to_json(self) -> dict[str, Any]:
-        # JSON readers see the literal word: null could be mistaken for "free" or "not applicable".
-        return {k: (UNKNOWN if v is None else v) for k, v in asdict(self).items()}
+        # One type per field in every --json: a number, or null when unknown (never the word, never 0).
+        return asdict(self)
 
 
 def _opt(text: str) -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..store import connect_state_db
+from ..store import connect_state_db, say
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cost_ledger (
@@ -62,6 +62,8 @@ class Ledger:
         self.path = path
         self._lock = threading.Lock()
         self.writes = 0  # facts written by this object: a reader's cache of ledger queries keys on it
+        self._warn = warn or say
+        self.unwritable: str | None = None  # why a write failed: later facts are not tried (each waits on the lock)
         # FULL: a fact acknowledged is a fact kept, even if the machine loses power right after.
         self._db = connect_state_db(path, synchronous="FULL", warn=warn)
         self._db.executescript(SCHEMA)
@@ -71,7 +73,7 @@ class Ledger:
         """A ledger read from a state.db that cannot be written (a read-only home): an in-memory
         copy, so reports still work; what they would record is not kept."""
         ledger = cls.__new__(cls)
-        ledger.path, ledger._lock, ledger.writes = path, threading.Lock(), 0
+        ledger.path, ledger._lock, ledger.writes, ledger._warn, ledger.unwritable = path, threading.Lock(), 0, say, None
         ledger._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         if path.exists():
             source = sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
@@ -100,12 +102,20 @@ class Ledger:
                   "WHERE cost_ledger.data IS NOT excluded.data OR cost_ledger.amount IS NOT excluded.amount"
                   if fact.kind == "job_end" else "ON CONFLICT DO NOTHING")
         with self._lock:
-            cur = self._db.execute(
-                "INSERT INTO cost_ledger (at, recorded_at, host, job, node, kind, amount, per_hour, currency, source, data) "
-                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) {upsert}",
-                (fact.at, recorded_at, fact.host, fact.job, fact.node, fact.kind, fact.amount, fact.per_hour,
-                 fact.currency, fact.source, json.dumps(fact.data or {}, sort_keys=True)),
-            )
+            if self.unwritable is not None:
+                return False
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO cost_ledger (at, recorded_at, host, job, node, kind, amount, per_hour, currency, source, data) "
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) {upsert}",
+                    (fact.at, recorded_at, fact.host, fact.job, fact.node, fact.kind, fact.amount, fact.per_hour,
+                     fact.currency, fact.source, json.dumps(fact.data or {}, sort_keys=True)),
+                )
+            except sqlite3.OperationalError as exc:  # locked by another process, read-only, disk full
+                # A fact not kept is not lost: it comes again from the journals at the next read.
+                self.unwritable = str(exc)
+                self._warn(f"warning: {self.path}: {exc}; cost facts not recorded this time (the hosts' journals keep them)")
+                return False
             wrote = cur.rowcount > 0
             self.writes += wrote
         return wrote

@@ -197,7 +197,7 @@ def _in(m: Money | None, ctx: CostContext) -> float | None:
 def _host_json(h: HostCost, price: HostPrice, ctx: CostContext) -> dict[str, Any]:
     return {
         "name": h.name,
-        "price": {"per_hour": price.per_hour if price.known else "unknown", "currency": price.currency,
+        "price": {"per_hour": price.per_hour, "currency": price.currency,
                   "market": price.market, "source": h.price.source if h.price else price.source},
         "burn_usd_per_hour": _in(h.burn, ctx) if price.known else None,
         "accrued_usd": _in(h.accrued, ctx),
