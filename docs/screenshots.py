@@ -22,7 +22,7 @@ SIZE = (160, 48)
 
 async def shoot(workdir: Path) -> None:
     from remote_agent.names import new_job_id
-    from tui.actions import form_options
+    from tui.actions.options import form_options
     from tui.app import GpuDeckApp
     from tui.screens.job import JobScreen
 

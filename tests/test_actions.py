@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.waiting import wait_for
-from tui import actions
-from tui.actions import JobTarget, LaunchOptions
+from tui.actions import control, find, launch
+from tui.actions.control import JobTarget
+from tui.actions.options import LaunchOptions
 from tui.app import GpuDeckApp
 from tui.errors import GpudeckError
 from tui.session import Session
@@ -26,46 +27,46 @@ def session(gpudeck_home: Path):
 
 
 def state(session: Session, job_id: str) -> str:
-    return actions.resolve(session, job_id).state
+    return find.resolve(session, job_id).state
 
 
 def test_restart_records_the_specs_argv(session: Session, workdir: Path) -> None:
     argv = (sys.executable, "-c", "print('step=1 loss=0.5')")
-    launched = actions.launch(session, session.store, LaunchOptions(argv=argv, workdir=str(workdir), name="quick"))
+    launched = launch.launch(session, session.store, LaunchOptions(argv=argv, workdir=str(workdir), name="quick"))
     wait_for(lambda: state(session, launched.id) == "exited", timeout=30, what="the job to exit")
-    job = JobTarget.of_job(actions.resolve(session, launched.id))
-    new_id = actions.restart(session, session.store, job)
+    job = JobTarget.of_job(find.resolve(session, launched.id))
+    new_id = control.restart(session, session.store, job)
     record = session.store.get_job(new_id)
     assert record is not None and record.argv == list(argv) and record.restart_of == launched.id
-    assert record.name == "quick" and actions.resolve(session, "quick").id == new_id  # the newest, by name
+    assert record.name == "quick" and find.resolve(session, "quick").id == new_id  # the newest, by name
 
 
 @pytest.mark.slow
 def test_stop_uses_the_jobs_grace_and_rm_needs_an_ended_job(session: Session, workdir: Path) -> None:
     # Ignores SIGTERM for a moment, then exits: a stop with grace 20 s must wait for it, not give up.
     code = "import signal, time; signal.signal(signal.SIGTERM, lambda *a: (time.sleep(1.5), exit(0))); time.sleep(600)"
-    launched = actions.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code),
+    launched = launch.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code),
                                                                      workdir=str(workdir), grace=20.0))
     wait_for(lambda: state(session, launched.id) == "running", timeout=30, what="running")
-    job = JobTarget.of_job(actions.resolve(session, launched.id))
-    assert job.nodes[0].grace == 20.0 and actions.stop_wait(job) == 80.0
+    job = JobTarget.of_job(find.resolve(session, launched.id))
+    assert job.nodes[0].grace == 20.0 and control.stop_wait(job) == 80.0
     with pytest.raises(GpudeckError, match="stop or kill it first"):
-        actions.remove(session, session.store, job)
-    answers = actions.end(session, job, "stop")
-    assert actions.final_state(answers) in ("stopped", "exited")
-    actions.remove(session, session.store, JobTarget.of_job(actions.resolve(session, launched.id)))
+        control.remove(session, session.store, job)
+    answers = control.end(session, job, "stop")
+    assert control.final_state(answers) in ("stopped", "exited")
+    control.remove(session, session.store, JobTarget.of_job(find.resolve(session, launched.id)))
     assert session.store.get_job(launched.id) is None
     with pytest.raises(GpudeckError, match="no job"):
-        actions.resolve(session, launched.id)
+        find.resolve(session, launched.id)
 
 
 def test_launch_refuses_bad_options_before_any_io(session: Session) -> None:
     with pytest.raises(GpudeckError, match="--grace"):
-        actions.launch(session, session.store, LaunchOptions(argv=("true",), grace=-1))
+        launch.launch(session, session.store, LaunchOptions(argv=("true",), grace=-1))
     with pytest.raises(GpudeckError, match="--idle-stop"):
-        actions.launch(session, session.store, LaunchOptions(argv=("true",), idle_stop="soon"))
+        launch.launch(session, session.store, LaunchOptions(argv=("true",), idle_stop="soon"))
     with pytest.raises(GpudeckError, match="--name"):
-        actions.launch(session, session.store, LaunchOptions(argv=("true",), name="-x"))
+        launch.launch(session, session.store, LaunchOptions(argv=("true",), name="-x"))
 
 
 def test_ssh_backoff_settings_reach_the_cli_and_the_tui(gpudeck_home: Path) -> None:
@@ -85,7 +86,7 @@ def test_the_hosts_setup_runs_before_the_jobs(gpudeck_home: Path) -> None:
     (gpudeck_home / "hosts.toml").write_text(
         '[hosts.gpu1]\ntarget = "me@gpu1"\nsetup = ["source ~/venv/bin/activate"]\n')
     opts = LaunchOptions(argv=("python", "train.py"), host="gpu1", setup=("export A=1",))
-    spec = actions.build_spec(None, opts, "20261201-000000-abcdef")
+    spec = launch.build_spec(None, opts, "20261201-000000-abcdef")
     assert spec.setup == ("source ~/venv/bin/activate", "export A=1") and spec.workdir == "~"
 
 
@@ -93,21 +94,21 @@ def test_the_hosts_setup_runs_before_the_jobs(gpudeck_home: Path) -> None:
 def test_stop_carries_its_reason_and_grace_and_restart_stops_a_live_job_first(session: Session, workdir: Path) -> None:
     # Ignores SIGTERM: only the stop's own grace (0.5 s, not the spec's 60 s) ends it, by SIGKILL.
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(600)"
-    first = actions.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code), workdir=str(workdir)))
+    first = launch.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code), workdir=str(workdir)))
     wait_for(lambda: state(session, first.id) == "running", timeout=30, what="running")
     # "up" is printed once SIGTERM is ignored (a stop before that would end it by SIGTERM).
     wait_for(lambda: b"up" in base64.b64decode(session.request("local", "logs", job=first.id, node="0")["data"]),
              timeout=30, what="the job ignoring SIGTERM")
-    job = JobTarget.of_job(actions.resolve(session, first.id))
-    actions.end(session, job, "stop", grace=0.5, reason="fleet daily budget reached")
-    ended = actions.resolve(session, first.id)
+    job = JobTarget.of_job(find.resolve(session, first.id))
+    control.end(session, job, "stop", grace=0.5, reason="fleet daily budget reached")
+    ended = find.resolve(session, first.id)
     assert ended.state == "stopped" and ended.why == "fleet daily budget reached"
     assert ended.ending_node.get("signal") == "SIGKILL"  # the grace given, not the spec's, applied
     # restart of a live job: the old one is stopped before the new one starts.
-    second = actions.launch(session, session.store, LaunchOptions(argv=("sleep", "600"), workdir=str(workdir), grace=1))
+    second = launch.launch(session, session.store, LaunchOptions(argv=("sleep", "600"), workdir=str(workdir), grace=1))
     wait_for(lambda: state(session, second.id) == "running", timeout=30, what="running")
-    new_id = actions.restart(session, session.store, JobTarget.of_job(actions.resolve(session, second.id)))
+    new_id = control.restart(session, session.store, JobTarget.of_job(find.resolve(session, second.id)))
     assert state(session, second.id) == "stopped"
-    listed = [j.id for j in actions.list_jobs(session)]
+    listed = [j.id for j in find.list_jobs(session)]
     assert listed.index(new_id) < listed.index(second.id) < listed.index(first.id)  # newest first
-    actions.end(session, JobTarget.of_job(actions.resolve(session, new_id)), "kill")
+    control.end(session, JobTarget.of_job(find.resolve(session, new_id)), "kill")

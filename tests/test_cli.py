@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import gpudeck
 from tests.support.waiting import wait_for
-from tui.actions import default_name
+from tui.actions.options import default_name
 
 LOSSES = """
 import json, time

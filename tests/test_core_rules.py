@@ -13,9 +13,10 @@ from remote_agent.metrics import parse_line
 from remote_agent.names import is_job_name
 from remote_agent.storage.journal import JournalReader, JournalWriter
 from remote_agent.supervision.autostop import AutoStop
-from tui.actions import Job, JobTarget, LaunchOptions, NodeTarget, check, end, parse_env, pick, stop_wait
+from tui.actions.control import JobTarget, NodeTarget, end, stop_wait
+from tui.actions.find import Job, pick
 from tui.actions.launch import cost_fields
-from tui.actions.options import parse_budget
+from tui.actions.options import LaunchOptions, check, parse_budget, parse_env
 from tui.errors import GpudeckError
 from tui.fleet.states import job_state, why
 

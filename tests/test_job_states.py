@@ -7,7 +7,8 @@ import itertools
 
 import pytest
 
-from tui.actions import Job, JobTarget, pick, stop_wait
+from tui.actions.control import JobTarget, stop_wait
+from tui.actions.find import Job, pick
 from tui.errors import GpudeckError
 from tui.fleet import Fleet
 from tui.fleet.states import JOB_STATES, job_state, why

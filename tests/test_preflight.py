@@ -16,7 +16,8 @@ from tests.conftest import gpudeck
 from tests.support.boxes import kill_boxes_jobs, two_boxes
 from tests.support.sshd import SshHome, free_port
 from tests.support.waiting import wait_for
-from tui.actions import LaunchOptions, plan
+from tui.actions.nodes import plan
+from tui.actions.options import LaunchOptions
 from tui.actions.preflight import preflight
 from tui.errors import GpudeckError
 from tui.remote.client import AgentClient, AgentError

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tests.support.waiting import wait_for
-from tui.actions import LaunchOptions, plan
+from tui.actions.nodes import plan
+from tui.actions.options import LaunchOptions
 from tui.actions.preflight import preflight
 from tui.errors import GpudeckError
 from tui.remote.client import AgentClient, AgentError

@@ -13,7 +13,8 @@ from tests.conftest import gpudeck
 from tests.support.jobs import alive, launch, wait_state
 from tests.support.trainer_runs import TINY, json_lines, ok
 from tests.support.waiting import wait_for
-from tui.actions import LaunchOptions, plan
+from tui.actions.nodes import plan
+from tui.actions.options import LaunchOptions
 from tui.remote.client import AgentClient
 
 PY = sys.executable
@@ -169,7 +170,7 @@ def test_agent_restart_as_another_node_with_changes(client: AgentClient, workdir
 
 
 def test_scale_counts() -> None:
-    from tui.actions import target_count
+    from tui.actions.scale import target_count
     from tui.errors import GpudeckError
 
     assert (target_count("+1", 2), target_count("-1", 3), target_count("4", 2)) == (3, 2, 4)

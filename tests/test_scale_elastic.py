@@ -15,7 +15,8 @@ from tests.conftest import gpudeck
 from tests.support.jobs import alive
 from tests.support.trainer_runs import BATCH, SAMPLES, TINY, ok, points
 from tests.support.waiting import wait_for
-from tui.actions import LaunchOptions, plan
+from tui.actions.nodes import plan
+from tui.actions.options import LaunchOptions
 
 PY = sys.executable
 

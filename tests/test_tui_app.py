@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 
 from tests.support.jobs import alive
 from tests.support.tui import named, sync, until
-from tui.actions import DEMO_COMMAND
+from tui.actions.options import DEMO_COMMAND
 from tui.app import GpuDeckApp
 from tui.fleet import JobModel
 from tui.screens.confirm import ConfirmScreen

@@ -16,7 +16,8 @@ from textual.pilot import Pilot
 
 from remote_agent.names import new_job_id
 from tests.support.tui import named, sync, until
-from tui.actions import build_spec, form_options
+from tui.actions.launch import build_spec
+from tui.actions.options import form_options
 from tui.app import GpuDeckApp
 from tui.cost.ledger import Ledger
 from tui.fleet import JobModel

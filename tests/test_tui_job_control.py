@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.tui import sync, until
-from tui.actions import LaunchOptions
+from tui.actions.options import LaunchOptions
 from tui.app import GpuDeckApp
 
 PRICED = '[hosts.local]\nprice_per_hour = 3600\n'

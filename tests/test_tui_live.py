@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tui.actions import build_spec, form_options, preview_name
+from tui.actions.launch import build_spec
+from tui.actions.options import form_options, preview_name
 from tui.commands import run as run_cmd
 from tui.errors import GpudeckError
 from tui.live.inbox import Inbox, Update

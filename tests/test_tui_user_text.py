@@ -10,7 +10,7 @@ import pytest
 from textual.widgets._toast import Toast
 
 from tests.support.tui import named, sync, until
-from tui.actions import LaunchOptions
+from tui.actions.options import LaunchOptions
 from tui.app import GpuDeckApp
 from tui.remote.replay import Recording
 from tui.screens.launch import LaunchScreen

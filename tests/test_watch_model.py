@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.actions import JobTarget
-from tui.actions.control import end, restart
+from tui.actions.control import JobTarget, end, restart
 from tui.errors import GpudeckError
 from tui.fleet import Fleet
 from tui.policy.from_fleet import Sampler

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from .. import actions
-from ..actions import JobTarget
+from ..actions import control, find, options
+from ..actions.control import JobTarget
 from ..session import Session
 from .answer import add_json, say
 
@@ -36,17 +36,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _target(session: Session, ref: str) -> JobTarget:
-    return JobTarget.of_job(actions.resolve(session, ref))
+    return JobTarget.of_job(find.resolve(session, ref))
 
 
 def _end(args: argparse.Namespace, session: Session, action: str) -> int:
-    actions.check_grace(getattr(args, "grace", None))  # a usage error before any host is asked
+    options.check_grace(getattr(args, "grace", None))  # a usage error before any host is asked
     job = _target(session, args.job)
     start = time.monotonic()
-    answers = actions.end(session, job, action, grace=getattr(args, "grace", None))
+    answers = control.end(session, job, action, grace=getattr(args, "grace", None))
     took = time.monotonic() - start
     read_only = job.watch is not None and job.watch.read_only
-    state = None if read_only else actions.final_state(answers)
+    state = None if read_only else control.final_state(answers)
     obj = {"id": job.id, "state": state, "seconds": round(took, 3), "run_touched": not read_only,
            "pid": job.watch.pid if job.watch is not None else None}
     if read_only:
@@ -68,21 +68,21 @@ def kill(args: argparse.Namespace, session: Session) -> int:
 
 def restart(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
-    new_id = actions.restart(session, session.store, job)
+    new_id = control.restart(session, session.store, job)
     say(args.json, {"id": new_id, "restart_of": job.id}, new_id)
     return 0
 
 
 def rm(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
-    actions.remove(session, session.store, job)
+    control.remove(session, session.store, job)
     say(args.json, {"id": job.id, "removed": True}, job.id)
     return 0
 
 
 def autostop(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
-    actions.set_autostop(session, job, paused=args.action == "pause")
+    control.set_autostop(session, job, paused=args.action == "pause")
     done = "paused" if args.action == "pause" else "resumed"
     say(args.json, {"id": job.id, "idle_stop": done}, f"{job.id} idle stop {done}")
     return 0

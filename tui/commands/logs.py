@@ -17,7 +17,7 @@ from typing import BinaryIO
 from remote_agent.serving.output import descriptor_of, write_through
 from remote_agent.supervision.outputcap import gap_marker
 
-from ..actions import Job, resolve
+from ..actions.find import Job, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..remote.client import AgentError
 from ..session import Session, print_status

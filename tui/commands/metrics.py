@@ -11,7 +11,7 @@ import time
 
 from remote_agent.storage.records import expand, expand_all
 
-from ..actions import Job, list_jobs, resolve
+from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
 from ..format import metric_line, resized_text

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from .. import actions
+from ..actions import find, scale
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
@@ -58,14 +58,14 @@ def controller(session: Session) -> Controller:
     except HostsFileError as exc:
         raise GpudeckError(str(exc)) from None
 
-    def resize(job: actions.Job, count: int, onto: tuple[str, ...]) -> str:
-        return actions.scale(session, session.store, job, str(count), onto=onto).id
+    def resize(job: find.Job, count: int, onto: tuple[str, ...]) -> str:
+        return scale.scale(session, session.store, job, str(count), onto=onto).id
 
-    def move(job: actions.Job, hosts: dict[str, str]) -> str:  # a vertical rule's bigger type
-        return actions.scale(session, session.store, job, str(len(job.nodes)), move=hosts).id
+    def move(job: find.Job, hosts: dict[str, str]) -> str:  # a vertical rule's bigger type
+        return scale.scale(session, session.store, job, str(len(job.nodes)), move=hosts).id
 
     cost = session.settings.cost
-    return Controller(jobs=lambda: actions.list_jobs(session),
+    return Controller(jobs=lambda: find.list_jobs(session),
                       observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
                       policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries(),
                       capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..actions import Job, list_jobs, resolve
+from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
 from ..printable import printable, warn

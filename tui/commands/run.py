@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..actions import DEFAULT_GRACE, LaunchOptions, launch, parse_env
-from ..actions.options import parse_elastic
+from ..actions.launch import launch
+from ..actions.options import DEFAULT_GRACE, LaunchOptions, parse_elastic, parse_env
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say

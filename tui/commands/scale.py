@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import actions
+from ..actions import find, options, scale
 from ..errors import EXIT_USAGE, GpudeckError
 from ..printable import warn
 from ..session import Session
@@ -26,11 +26,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    job = actions.resolve(session, args.job)
+    job = find.resolve(session, args.job)
     onto = tuple(h.strip() for h in args.host.split(",")) if args.host is not None else ()
     if any(not h for h in onto):
         raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
-    scaled = actions.scale(session, session.store, job, args.count, onto=onto, env=actions.parse_env(args.env))
+    scaled = scale.scale(session, session.store, job, args.count, onto=onto, env=options.parse_env(args.env))
     if not args.json:
         warn(str(scaled))  # what happened, for people; stdout stays the id
     say(args.json, {"id": scaled.id, "name": scaled.name, "previous": scaled.previous, "nodes_before": scaled.nodes_before,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..actions import DEFAULT_GRACE, WatchOptions, watch
+from ..actions.options import DEFAULT_GRACE
+from ..actions.watch import WatchOptions, watch
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
 

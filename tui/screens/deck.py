@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
-from ..actions import DEMO_COMMAND
+from ..actions.options import DEMO_COMMAND
 from ..fleet import Fleet, JobModel
 from ..format import money
 from ..messages import FleetUpdated

@@ -17,7 +17,7 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from remote_agent.names import new_job_id
 
-from ..actions import LaunchOptions, form_options, preview_name, split_command
+from ..actions.options import LaunchOptions, form_options, preview_name, split_command
 from ..errors import GpudeckError
 from ..hosts_file import LOCAL
 from ..services.background import background

@@ -14,8 +14,9 @@ from textual.app import App
 
 from remote_agent.names import new_job_id
 
-from .. import actions
-from ..actions import JobTarget, LaunchOptions
+from ..actions import control, find, launch, reindex, scale
+from ..actions.control import JobTarget
+from ..actions.options import LaunchOptions
 from ..fleet import JobModel
 from ..store import Store
 from ..widgets.failures import report, say
@@ -55,7 +56,7 @@ class JobControl(Service):
                 self._store = self._store_factory(self.agents.notice)  # its warnings as notifications
                 if self._store.fresh:  # missing or corrupt: its job index comes back from the hosts
                     self._store.fresh = False
-                    added = actions.rebuild_index(self.agents, self._store)  # in the action's worker thread
+                    added = reindex.rebuild_index(self.agents, self._store)  # in the action's worker thread
                     if added:
                         self.agents.notice(f"{self._store.path}: job index rebuilt from the hosts' journals ({added} jobs)")
             return self._store
@@ -77,15 +78,15 @@ class JobControl(Service):
                        failed=lambda exc: report(self.app, f"{title} failed", exc))
 
     def launch(self, opts: LaunchOptions, job_id: str) -> None:
-        self._run("launch", lambda: str(actions.launch(self.agents, self.store, opts, job_id)))
+        self._run("launch", lambda: str(launch.launch(self.agents, self.store, opts, job_id)))
 
     def end(self, job: JobModel, action: str, reason: str | None = None) -> None:
         """Stop (graceful) or kill; waits the job's own grace plus the margin, like the CLI."""
         target = JobTarget.of_model(job)
 
         def run() -> str:
-            answers = actions.end(self.agents, target, action, reason=reason)
-            return f"{target.label}: {actions.final_state(answers)}"
+            answers = control.end(self.agents, target, action, reason=reason)
+            return f"{target.label}: {control.final_state(answers)}"
 
         self._run(action, run)
 
@@ -94,7 +95,7 @@ class JobControl(Service):
         `gpudeck scale` does (`onto`: its --host); returns the new job's id, chosen here (unless
         given) so the caller can select it."""
         new_id = new_id or new_job_id()
-        self._run("scale", lambda: str(actions.scale(self.agents, self.store, actions.resolve(self.agents, job.id),
+        self._run("scale", lambda: str(scale.scale(self.agents, self.store, find.resolve(self.agents, job.id),
                                                      count, new_id, onto=onto)))
         return new_id
 
@@ -102,7 +103,7 @@ class JobControl(Service):
         """Relaunch the job's nodes on other hosts (old → new), restart mode from its checkpoint, as
         `policy run` applies a bigger instance type; returns the new job's id."""
         new_id = new_id or new_job_id()
-        self._run("move", lambda: str(actions.scale(self.agents, self.store, actions.resolve(self.agents, job.id),
+        self._run("move", lambda: str(scale.scale(self.agents, self.store, find.resolve(self.agents, job.id),
                                                     str(len(job.nodes)), new_id, move=hosts)))
         return new_id
 
@@ -110,5 +111,5 @@ class JobControl(Service):
         """Returns the new job's id (chosen here, so the caller can select it when it appears)."""
         target, new_id = JobTarget.of_model(job), new_job_id()
         self._run("restart", lambda: f"{target.label}: restarted as "
-                  f"{actions.restart(self.agents, self.store, target, new_id)}")
+                  f"{control.restart(self.agents, self.store, target, new_id)}")
         return new_id

@@ -65,7 +65,8 @@ async def _until(pilot: object, cond: Callable[[], object], what: str, timeout: 
 
 async def _session(work: Path) -> None:
     from remote_agent.names import new_job_id
-    from tui.actions import build_spec, form_options
+    from tui.actions.launch import build_spec
+    from tui.actions.options import form_options
     from tui.app import GpuDeckApp
     from tui.screens.job import JobScreen
 
