@@ -45,13 +45,6 @@ daily_budget = 200
 [cost.fx]
 usd = 0.92
 
-[cost.aws]
-endpoint_url = "http://127.0.0.1:5000"
-
-[cost.aliyun]
-endpoint = "127.0.0.1:8080"
-protocol = "http"
-
 [keys]
 stop_job = "x"
 """))
@@ -59,8 +52,6 @@ stop_job = "x"
     assert (s.ssh.alive_timeout, s.ssh.backoff_initial, s.ssh.backoff_max, s.ssh.heartbeat) == (2.0, 0.25, 4.0, 0.5)
     assert s.cost.currency == "EUR" and dict(s.cost.fx) == {"USD": 0.92} and s.cost.daily_budget == 200.0
     assert s.cost.tz.utcoffset(dt.datetime(2026, 7, 1)) == dt.timedelta(hours=2)
-    assert s.cost.aws_endpoint_url == "http://127.0.0.1:5000"
-    assert (s.cost.aliyun_endpoint, s.cost.aliyun_protocol) == ("127.0.0.1:8080", "http")
     assert dict(s.keys) == {"stop_job": "x"}
 
 
@@ -73,7 +64,8 @@ stop_job = "x"
     ("[cost]\ndaily_budget = true\n", 2, "[cost] daily_budget: expected a number > 0"),
     ("[cost]\ntimezone = 'Mars/Olympus'\n", 2, "[cost] timezone: unknown time zone"),
     ("[cost.fx]\nCNY = -1\n", 2, "[cost.fx] CNY: expected a number > 0"),
-    ("[cost.aliyun]\nprotocol = 'ftp'\n", 2, "[cost.aliyun] protocol"),
+    ("[cost.aliyun]\nprotocol = 'ftp'\n", 2, "[cost.aliyun] protocol: moved: set [cloud] aliyun_ecs_endpoint"),
+    ("[cost.aws]\nendpoint_url = 'http://x'\n", 2, "[cost.aws] endpoint_url: moved: set [cloud] aws_endpoint_url"),
     ("[ui]\ntheme = 3\n", 2, "[ui] theme: expected a string"),
     ("[ui]\nread_only = \"yes\"\n", 2, "[ui] read_only: expected true or false, got 'yes'"),
     ("[ui]\nreadonly = true\n", 2, "[ui] readonly: unknown setting (known: theme, read_only, kept_ended_jobs)"),

@@ -14,10 +14,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.support.aliyun import JsonHandler
+from tui.cloud.aliyun import AliyunProvider
+from tui.cloud.model import CloudError
+from tui.cloud.retry import RetryPolicy
 from tui.cost.billing import accrue
 from tui.cost.quotes import spot_for_host
-from tui.cost.spot import PriceLookupError, aliyun_client, aliyun_price, aliyun_spot_history, periods
-from tui.settings import CostSettings
+from tui.cost.spot import PriceLookupError, aliyun_price, aliyun_spot_history, periods
+from tui.settings import CloudSettings
 
 T0 = 1_800_000_000  # 2027-01-15T08:00:00Z
 
@@ -77,16 +80,18 @@ def endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def client(monkeypatch: pytest.MonkeyPatch) -> Any:
+def client(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> Any:
+    """The one Aliyun request path (`gpudeck cloud`'s provider), pointed at the local endpoint."""
     monkeypatch.setenv("ALIYUN_ACCESS_KEY_ID", "test-id")
     monkeypatch.setenv("ALIYUN_ACCESS_KEY_SECRET", "test-secret")
+    monkeypatch.delenv("GPUDECK_ALIYUN_ECS_ENDPOINT", raising=False)
     Endpoint.calls.clear()
-    return aliyun_client("cn-hangzhou")
+    return AliyunProvider("cn-hangzhou", f"http://{endpoint}", retry=RetryPolicy(attempts=1)).price_call
 
 
 def test_spot_history_pages_and_zone(endpoint: str, client: Any) -> None:
     points = aliyun_spot_history(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", T0 - 60, T0 + 2000,
-                                 zone="cn-hangzhou-h", endpoint=endpoint, protocol="http")
+                                 zone="cn-hangzhou-h")
     assert [(p.t, p.per_hour, p.currency, p.zone) for p in points] == [
         (T0, 3.6, "CNY", "cn-hangzhou-h"), (T0 + 1000, 7.2, "CNY", "cn-hangzhou-h")]
     first = Endpoint.calls[0]
@@ -99,23 +104,22 @@ def test_spot_history_pages_and_zone(endpoint: str, client: Any) -> None:
 
 
 def test_spot_without_zone_takes_the_newest_records_zone(endpoint: str, client: Any) -> None:
-    points = aliyun_spot_history(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", T0, endpoint=endpoint, protocol="http")
+    points = aliyun_spot_history(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", T0)
     assert {p.zone for p in points} == {"cn-hangzhou-h"}  # newest record (T0+1000) is in zone h
 
 
 def test_describe_price(endpoint: str, client: Any) -> None:
-    price = aliyun_price(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", endpoint=endpoint, protocol="http")
+    price = aliyun_price(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge")
     assert price == (10.8, "CNY", "aliyun DescribePrice cn-hangzhou pay-as-you-go")
     call = Endpoint.calls[-1]
     assert call["Action"] == "DescribePrice" and call["ResourceType"] == "instance" and call["PriceUnit"] == "Hour"
     with pytest.raises(PriceLookupError, match="InvalidInstanceType.ValueNotSupported"):
-        aliyun_price(client, "cn-hangzhou", "ecs.nope", endpoint=endpoint, protocol="http")
+        aliyun_price(client, "cn-hangzhou", "ecs.nope")
 
 
 def test_spot_host_settings_through_config(endpoint: str, client: Any) -> None:
     settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou-h"}
-    config = CostSettings(aliyun_endpoint=endpoint, aliyun_protocol="http")
-    result = spot_for_host(settings, T0, T0 + 2000, config)
+    result = spot_for_host(settings, T0, T0 + 2000, CloudSettings(aliyun_ecs_endpoint=f"http://{endpoint}"))
     assert result is not None and result.quote == (7.2, "CNY", "aliyun DescribeSpotPriceHistory cn-hangzhou-h")
     assert Endpoint.calls[0]["RegionId"] == "cn-hangzhou" and Endpoint.calls[0]["ZoneId"] == "cn-hangzhou-h"
 
@@ -126,21 +130,21 @@ def test_no_credentials_no_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         monkeypatch.delenv(f"{prefix}_ACCESS_KEY_SECRET", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aliyun/config.json either
     settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou"}
-    assert spot_for_host(settings, T0, T0 + 10, CostSettings()) is None
-    with pytest.raises(PriceLookupError, match="no credentials"):
-        aliyun_client("cn-hangzhou")
+    assert spot_for_host(settings, T0, T0 + 10, CloudSettings()) is None
+    with pytest.raises(CloudError, match="credentials"):
+        AliyunProvider("cn-hangzhou", "http://127.0.0.1:9")
 
 
 def test_spot_pricing_uses_the_cloud_credential_chain_and_endpoint(monkeypatch: pytest.MonkeyPatch,
                                                                    gpudeck_home: Path) -> None:
     """What `gpudeck cloud` reads is what spot pricing reads: ALIBABA_CLOUD_* keys (no ALIYUN_*) and
-    GPUDECK_ALIYUN_ECS_ENDPOINT as a URL, with nothing under [cost.aliyun]."""
+    GPUDECK_ALIYUN_ECS_ENDPOINT as a URL, with nothing in config.toml."""
     from tests.support.aliyun import serving
 
     with serving(monkeypatch) as server:  # sets ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET and the endpoint URLs only
         settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge",
                     "region": "cn-hangzhou-h"}
-        result = spot_for_host(settings, time.time() - 7200, time.time(), CostSettings())
+        result = spot_for_host(settings, time.time() - 7200, time.time(), CloudSettings())
         assert result is not None and result.error is None
         assert result.quote == (3.2, "CNY", "aliyun DescribeSpotPriceHistory cn-hangzhou-h")
         assert [c["Action"] for c in server.account.calls] == ["DescribeSpotPriceHistory"]

@@ -39,15 +39,19 @@ class SshSettings:
         return max(0.2, self.alive_timeout / 4)
 
 
+# [cost.aws] / [cost.aliyun] keys of old, and the [cloud] key that replaced each.
+MOVED_ENDPOINTS = {
+    "aws": {"endpoint_url": "aws_endpoint_url", "endpoint": "aws_endpoint_url"},
+    "aliyun": {"endpoint": "aliyun_ecs_endpoint (a URL: http://HOST:PORT)", "protocol": "aliyun_ecs_endpoint (a URL: http://HOST:PORT)"},
+}
+
+
 @dataclass(frozen=True)
 class CostSettings:
     currency: str = "USD"  # what totals are shown in
     fx: Mapping[str, float] = field(default_factory=dict)  # 1 unit of KEY = VALUE of `currency`
     timezone: str | None = None  # what "today" means; None: this machine's zone
     daily_budget: float | None = None  # the fleet's budget per day, in `currency`
-    aws_endpoint_url: str | None = None  # an EC2/S3-compatible endpoint (VPC endpoint, tests)
-    aliyun_endpoint: str | None = None
-    aliyun_protocol: str = "https"
 
     @property
     def tz(self) -> dt.tzinfo:
@@ -159,18 +163,15 @@ class _Reader:
                 ZoneInfo(zone)
             except (ZoneInfoNotFoundError, ValueError):
                 self.fail("cost", "timezone", f"unknown time zone {zone!r} (e.g. \"Europe/Berlin\", \"UTC\")")
-        aws = self.table(t, "aws", "cost.aws")
-        self.known(aws, "cost.aws", ("endpoint_url",))
-        aliyun = self.table(t, "aliyun", "cost.aliyun")
-        self.known(aliyun, "cost.aliyun", ("endpoint", "protocol"))
-        protocol = self.string(aliyun, "cost.aliyun", "protocol") or "https"
-        if protocol not in ("http", "https"):
-            self.fail("cost.aliyun", "protocol", f"expected \"http\" or \"https\", got {protocol!r}")
+        # One setting per endpoint: the price lookups use `gpudeck cloud`'s clients and its [cloud] URLs.
+        for provider, keys in MOVED_ENDPOINTS.items():
+            old = self.table(t, provider, f"cost.{provider}")
+            for key in old:
+                self.fail(f"cost.{provider}", key, f"moved: set [cloud] {keys.get(key, keys['endpoint'])} "
+                                                   "(one endpoint setting for `gpudeck cloud` and the prices)")
         return CostSettings(
             currency=currency, fx=MappingProxyType(fx), timezone=zone or None,
-            daily_budget=self.positive(t, "cost", "daily_budget"),
-            aws_endpoint_url=self.string(aws, "cost.aws", "endpoint_url") or None,
-            aliyun_endpoint=self.string(aliyun, "cost.aliyun", "endpoint") or None, aliyun_protocol=protocol)
+            daily_budget=self.positive(t, "cost", "daily_budget"))
 
     def ui(self, t: dict[str, Any]) -> UiSettings:
         self.known(t, "ui", ("theme", "read_only", "kept_ended_jobs"))

@@ -246,18 +246,23 @@ class AliyunProvider:
                 break
         return sorted(points)
 
+    def price_call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+        """An ECS price action for tui/cost/spot.py, through the one request path (retries, errors)."""
+        try:
+            return self.ecs(action, params)
+        except CloudError as exc:
+            raise PriceLookupError(str(exc)) from None
+
     def spot_price(self, instance: Instance, start: float, end: float) -> tuple[float, str, str] | None:
         try:
-            found = aliyun_spot_history(self.client, self.region, instance.type, start, end, zone=instance.zone,
-                                        endpoint=self.ecs_domain, protocol=self.ecs_protocol)
+            found = aliyun_spot_history(self.price_call, self.region, instance.type, start, end, zone=instance.zone)
         except PriceLookupError as exc:
             raise CloudError(str(exc)) from None
         return (found[-1].per_hour, found[-1].currency, found[-1].source) if found else None
 
     def on_demand_price(self, instance: Instance) -> tuple[float, str, str] | None:
         try:
-            return aliyun_price(self.client, self.region, instance.type, zone=instance.zone,
-                                endpoint=self.ecs_domain, protocol=self.ecs_protocol)
+            return aliyun_price(self.price_call, self.region, instance.type, zone=instance.zone)
         except PriceLookupError as exc:
             raise CloudError(str(exc)) from None
 

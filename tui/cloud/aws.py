@@ -227,7 +227,7 @@ class AwsProvider:
 
     def spot_price(self, instance: Instance, start: float, end: float) -> tuple[float, str, str] | None:
         try:
-            points = aws_spot_history(instance.type, instance.zone or self.region, start, end, client=self.ec2)
+            points = aws_spot_history(self.ec2, instance.type, instance.zone or self.region, start, end)
         except PriceLookupError as exc:
             raise CloudError(str(exc)) from None
         return (points[-1].per_hour, points[-1].currency, points[-1].source) if points else None

@@ -26,7 +26,7 @@ from ..format import table
 from ..printable import warn
 from ..remote.client import AgentError
 from ..session import Session
-from ..settings import CostSettings
+from ..settings import CloudSettings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def host_settings(name: str) -> dict[str, Any]:
     return dict(entry.extra) if entry is not None else {}
 
 
-def gather(session: Session, since: float | None, config: CostSettings) -> tuple[list[HostSnapshot], dict[str, HostPrice], dict[str, Any], list[dict[str, str]]]:
+def gather(session: Session, since: float | None, cloud: CloudSettings) -> tuple[list[HostSnapshot], dict[str, HostPrice], dict[str, Any], list[dict[str, str]]]:
     snaps: list[HostSnapshot] = []
     prices: dict[str, HostPrice] = {}
     spot: dict[str, Any] = {}
@@ -61,7 +61,7 @@ def gather(session: Session, since: float | None, config: CostSettings) -> tuple
             continue
         starts = [j["started_at"] for j in snap.jobs if j.get("started_at")]
         first = min([*starts, snap.boot_time or snap.host_now])
-        live = spot_for_host(settings, first, snap.host_now, config)
+        live = spot_for_host(settings, first, snap.host_now, cloud)
         if live is not None and live.periods:
             spot[name] = live.periods
         if live is not None and live.error:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             since = parse_since(args.since, ctx.tz, time.time())
         except ValueError as exc:
             raise GpudeckError(str(exc), EXIT_USAGE) from None
-    snaps, prices, spot, errors = gather(session, since, config)
+    snaps, prices, spot, errors = gather(session, since, session.settings.cloud)
     with _ledger() as ledger:
         report = build(snaps, prices, ctx, ledger, since, spot, settings_changed_at=_hosts_mtime())
     report["errors"] = errors
@@ -99,7 +99,7 @@ def fleet_today(session: Session) -> tuple[float | None, float | None]:
     """(today's spend, burn per hour) of the fleet, in [cost] currency, as `gpudeck cost` reports them
     (`policy run` asks it only when a rule wants to grow a job)."""
     config = session.settings.cost
-    snaps, prices, spot, _errors = gather(session, None, config)
+    snaps, prices, spot, _errors = gather(session, None, session.settings.cloud)
     with _ledger() as ledger:
         report = build(snaps, prices, CostContext.of(config), ledger, None, spot, settings_changed_at=_hosts_mtime())
     fleet = report.get("fleet") or {}

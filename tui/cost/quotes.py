@@ -1,9 +1,10 @@
 """Which live price applies to a host: a spot history from its provider, when credentials exist.
 
-Endpoints come from config.toml (`[cost.aws] endpoint_url`, `[cost.aliyun] endpoint`/`protocol`)
-or the environment `gpudeck cloud` reads too (AWS_ENDPOINT_URL through boto3; GPUDECK_ALIYUN_ECS_ENDPOINT,
-which wins); credentials from the providers' chains (Aliyun's: tui/cloud/aliyun_auth.py). Without
-credentials nothing is asked at all.
+The providers are asked through `gpudeck cloud`'s own clients (tui/cloud/providers.py), so one
+setting names each endpoint (config.toml `[cloud] aws_endpoint_url`, `aliyun_ecs_endpoint`; or the
+environment: AWS_ENDPOINT_URL through boto3, GPUDECK_ALIYUN_ECS_ENDPOINT) and one path signs, retries
+and words each call's failure; credentials come from the providers' chains. Without credentials
+nothing is asked at all.
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..settings import CostSettings
+from ..cloud.model import CloudError
+from ..settings import CloudSettings
 from .billing import PricePeriod
 from .settings import validate_price_settings
 from .spot import (
     PriceLookupError,
     SpotPoint,
-    aliyun_client,
     aliyun_credentials,
-    aliyun_ecs_endpoint,
     aliyun_spot_history,
     aws_credentials_available,
     aws_spot_history,
@@ -39,7 +39,7 @@ class SpotResult:
 
 
 def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
-                  config: CostSettings) -> SpotResult | None:
+                  cloud: CloudSettings) -> SpotResult | None:
     """None when the host is not a spot host we can price live (no provider, no credentials)."""
     try:
         s = validate_price_settings({k: host_settings.get(k) for k in ("market", "provider", "instance_type", "region")})
@@ -51,16 +51,20 @@ def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
     points: list[SpotPoint] = []
     try:
         if s.get("provider") == "aws" and aws_credentials_available():
-            points = aws_spot_history(s["instance_type"], s["region"], start, end,
-                                      endpoint_url=config.aws_endpoint_url)
+            from ..cloud.aws import AwsProvider
+
+            region = split_zone(s["region"])[0]
+            ec2 = AwsProvider(region, cloud.aws_endpoint_url, cloud.aws_profile).ec2
+            points = aws_spot_history(ec2, s["instance_type"], s["region"], start, end)
         elif s.get("provider") == "aliyun" and aliyun_credentials():
+            from ..cloud.aliyun import AliyunProvider
+
             region, zone = _aliyun_zone(s["region"])
-            endpoint, protocol = aliyun_ecs_endpoint(config.aliyun_endpoint, config.aliyun_protocol)
-            points = aliyun_spot_history(aliyun_client(region), region, s["instance_type"], start, end, zone,
-                                         endpoint=endpoint, protocol=protocol)
+            provider = AliyunProvider(region, cloud.aliyun_ecs_endpoint, cloud.aliyun_cms_endpoint, cloud.aliyun_profile)
+            points = aliyun_spot_history(provider.price_call, region, s["instance_type"], start, end, zone)
         else:
             return None
-    except PriceLookupError as exc:
+    except (PriceLookupError, CloudError) as exc:
         return SpotResult([], None, str(exc))
     if not points:
         return SpotResult([], None, f"no spot price history for {s['instance_type']} in {s['region']}")

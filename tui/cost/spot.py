@@ -1,19 +1,18 @@
 """Live prices from the providers: AWS spot history (boto3) and Aliyun ECS (core SDK CommonRequest).
 
-Blocking network IO: call from a worker thread or the CLI, never from the UI thread. Every call
-takes an explicit endpoint so tests (and air-gapped users) point it at a local server; nothing
-here guesses a price — an empty answer is None/[] and the caller shows `unknown`.
+Blocking network IO: call from a worker thread or the CLI, never from the UI thread. The calls go
+through the providers' own clients (tui/cloud: one client, one endpoint setting, one retry and
+error mapping per provider); nothing here guesses a price — an empty answer is None/[] and the
+caller shows `unknown`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from .billing import PricePeriod, periods_from_changes
 
@@ -21,7 +20,9 @@ if TYPE_CHECKING:
     from ..cloud.aliyun_auth import AliyunCredentials
 
 AWS_PRODUCT = "Linux/UNIX"  # the issue's scope; Windows and SUSE bill differently
-ALIYUN_ECS_VERSION = "2014-05-26"
+# An ECS action with its parameters → the answer; raises PriceLookupError. The one Aliyun request
+# path (tui/cloud/aliyun.py AliyunProvider.price_call: endpoint, signing, retries, error mapping).
+EcsCall = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
 class PriceLookupError(Exception):
@@ -69,25 +70,15 @@ def aws_credentials_available() -> bool:
     return boto3.session.Session().get_credentials() is not None
 
 
-def aws_client(region: str, endpoint_url: str | None = None) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    # Few, quick retries: a price is shown next to "unknown" rather than freezing a command.
-    config = Config(connect_timeout=5, read_timeout=10, retries={"max_attempts": 2, "mode": "standard"})
-    return boto3.client("ec2", region_name=region, endpoint_url=endpoint_url, config=config)
-
-
-def aws_spot_history(instance_type: str, zone_or_region: str, start: float, end: float | None = None,
-                     client: Any = None, endpoint_url: str | None = None) -> list[SpotPoint]:
+def aws_spot_history(ec2: Any, instance_type: str, zone_or_region: str, start: float,
+                     end: float | None = None) -> list[SpotPoint]:
     """Spot prices for one zone (the zone given, else the zone of the newest record), oldest first.
 
     AWS also returns the last change *before* `start`, so the first point prices the start.
     """
     from botocore.exceptions import BotoCoreError, ClientError
 
-    region, zone = split_zone(zone_or_region)
-    ec2 = client or aws_client(region, endpoint_url)
+    zone = split_zone(zone_or_region)[1]
     args: dict[str, Any] = {"InstanceTypes": [instance_type], "ProductDescriptions": [AWS_PRODUCT],
                             "StartTime": dt.datetime.fromtimestamp(start, dt.timezone.utc)}
     if end is not None:
@@ -125,74 +116,17 @@ def aliyun_credentials() -> AliyunCredentials | None:
         return None
 
 
-def aliyun_client(region: str, credentials: tuple[str, str] | AliyunCredentials | None = None) -> Any:
-    from aliyunsdkcore.auth.credentials import AccessKeyCredential, StsTokenCredential
-    from aliyunsdkcore.client import AcsClient
-
-    creds = credentials or aliyun_credentials()
-    if creds is None:
-        raise PriceLookupError("aliyun: no credentials (ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET, ALIYUN_ACCESS_KEY_ID/_SECRET, "
-                               "or `aliyun configure`)")
-    key, secret, token = (creds[0], creds[1], None) if isinstance(creds, tuple) else (creds.key_id, creds.secret, creds.token)
-    credential = StsTokenCredential(key, secret, token) if token else AccessKeyCredential(key, secret)
-    # auto_retry off: the SDK's retries would multiply our own timeouts.
-    return AcsClient(region_id=region, credential=credential, auto_retry=False, timeout=10, connect_timeout=5)
-
-
-def aliyun_ecs_endpoint(endpoint: str | None, protocol: str) -> tuple[str | None, str]:
-    """(domain, protocol): GPUDECK_ALIYUN_ECS_ENDPOINT (a URL, as `gpudeck cloud` reads it) wins over
-    `[cost.aliyun] endpoint`/`protocol`; None: the region's public endpoint."""
-    url = os.environ.get("GPUDECK_ALIYUN_ECS_ENDPOINT")
-    if url:
-        parts = urlsplit(url if "://" in url else f"https://{url}")
-        if parts.scheme in ("http", "https") and parts.netloc:
-            return parts.netloc, parts.scheme
-        raise PriceLookupError(f"aliyun: GPUDECK_ALIYUN_ECS_ENDPOINT {url!r}: expected a URL such as http://127.0.0.1:8080")
-    return endpoint, protocol
-
-
-def _aliyun_call(client: Any, action: str, params: dict[str, Any], endpoint: str, protocol: str) -> dict[str, Any]:
-    from aliyunsdkcore.acs_exception.exceptions import ClientException, ServerException
-    from aliyunsdkcore.request import CommonRequest
-
-    req = CommonRequest()
-    req.set_accept_format("json")
-    # Always a domain: without one the SDK looks endpoints up on the internet.
-    req.set_domain(endpoint)
-    req.set_protocol_type(protocol)
-    req.set_method("POST")
-    req.set_version(ALIYUN_ECS_VERSION)
-    req.set_action_name(action)
-    for key, value in params.items():
-        if value is not None:
-            req.add_query_param(key, value)
-    try:
-        raw = client.do_action_with_exception(req)
-    except ServerException as exc:
-        raise PriceLookupError(f"aliyun {action}: {exc.get_error_code()}: {exc.get_error_msg()}") from None
-    except ClientException as exc:
-        raise PriceLookupError(f"aliyun {action}: {exc.get_error_code()}: {exc.get_error_msg()}") from None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise PriceLookupError(f"aliyun {action}: the answer is not JSON") from None
-
-
-def aliyun_endpoint(region: str) -> str:
-    return f"ecs.{region}.aliyuncs.com"
-
-
-def aliyun_spot_history(client: Any, region: str, instance_type: str, start: float, end: float | None = None,
-                        zone: str | None = None, endpoint: str | None = None, protocol: str = "https") -> list[SpotPoint]:
+def aliyun_spot_history(ecs: EcsCall, region: str, instance_type: str, start: float, end: float | None = None,
+                        zone: str | None = None) -> list[SpotPoint]:
     """DescribeSpotPriceHistory (Linux, VPC), one zone (the given, else the newest record's)."""
     points: list[SpotPoint] = []
     offset = 0
     while True:
-        answer = _aliyun_call(client, "DescribeSpotPriceHistory", {
+        answer = ecs("DescribeSpotPriceHistory", {
             "RegionId": region, "InstanceType": instance_type, "NetworkType": "vpc", "OSType": "linux",
             "ZoneId": zone, "StartTime": _iso(start), "EndTime": _iso(end) if end else None,
             "Offset": offset or None,
-        }, endpoint or aliyun_endpoint(region), protocol)
+        })
         currency = str(answer.get("Currency") or "CNY")
         rows = ((answer.get("SpotPrices") or {}).get("SpotPriceType")) or []
         for r in rows:
@@ -210,14 +144,14 @@ def aliyun_spot_history(client: Any, region: str, instance_type: str, start: flo
     return sorted((p for p in points if p.zone == chosen), key=lambda p: p.t)
 
 
-def aliyun_price(client: Any, region: str, instance_type: str, spot: bool = False, zone: str | None = None,
-                 endpoint: str | None = None, protocol: str = "https") -> tuple[float, str, str] | None:
+def aliyun_price(ecs: EcsCall, region: str, instance_type: str, spot: bool = False,
+                 zone: str | None = None) -> tuple[float, str, str] | None:
     """DescribePrice for one hour of the instance type: (trade price, currency, source) or None."""
-    answer = _aliyun_call(client, "DescribePrice", {
+    answer = ecs("DescribePrice", {
         "RegionId": region, "ResourceType": "instance", "InstanceType": instance_type, "PriceUnit": "Hour",
         "Period": 1, "InstanceNetworkType": "vpc", "ZoneId": zone,
         "SpotStrategy": "SpotAsPriceGo" if spot else None,
-    }, endpoint or aliyun_endpoint(region), protocol)
+    })
     price = ((answer.get("PriceInfo") or {}).get("Price")) or {}
     value = price.get("TradePrice", price.get("OriginalPrice"))
     if value is None:
