@@ -91,3 +91,15 @@ def test_a_skip_to_push_before_the_owed_byte_or_past_it_gives_nothing() -> None:
     assert owed_output(owed_skip, 10, 500) == (marker, 1000)  # owed inside the hole: the rest is skipped
     assert owed_output(owed_skip, 10, 1000) is None  # taken already
     assert owed_output(owed_skip, 10, 5) is None  # bytes before the hole still owed: a stale subscription's
+
+
+def test_an_output_end_counts_only_at_the_owed_byte() -> None:
+    ends: list[dict[str, Any]] = []
+    client = ReconnectingClient("h", lambda: Transport(), on_output=lambda job, node, data, end: end and ends.append(end))
+    client.output_followed.add((JOB, "0"))
+    client._deliver_output(_push(0, b"abc"))
+    end = {"push": "output_end", "job": JOB, "node": "0", "state": "exited", "exit_code": 0, "signal": None}
+    client._deliver_output({**end, "offset": 2})  # a stale subscription's end: byte 3 is owed, not 2
+    assert ends == [] and (JOB, "0") in client.output_followed
+    client._deliver_output({**end, "offset": 3})
+    assert [e["offset"] for e in ends] == [3] and (JOB, "0") not in client.output_followed
