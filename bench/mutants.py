@@ -107,6 +107,52 @@ NAMES = ("tests/test_core_rules.py", "tests/test_actions.py::test_launch_refuses
          "tests/test_cli.py::test_bad_input_is_one_line_and_a_distinct_exit_code",
          "tests/test_agent_serve.py::test_bad_launch_specs_name_the_field")
 
+# the rooms added for issue 26 (fast tests only: a whole run of these stays practical)
+CLOUD_UNITS = ("tests/test_cloud_units.py",)
+CLOUD_RULE_TESTS = ("tests/test_cloud_rules.py",)
+COST_RULES = ("tests/test_cost_rules.py",)
+BILLING = ("tests/test_cost_billing.py",)
+POLICY_RULES = ("tests/test_policy_rules.py",)
+POLICY_ENGINE = ("tests/test_policy_engine.py",)
+FLEET_MODEL = ("tests/test_fleet_model.py",)
+FLEET_MODEL_JOBS = ("tests/test_fleet_model.py", "tests/test_fleet_jobs.py")
+REDRAW = ("tests/test_tui_redraw.py", "-m", "not slow")
+JOBS_SORT = ("tests/test_tui_redraw.py::test_sorting_by_cost_puts_the_dearest_first_and_the_unknown_last",)
+GAUGES = ("tests/test_tui_fleet_view.py::test_hot_is_from_the_threshold_up_and_power_over_is_past_the_limit",)
+HOSTKEY_CASE = ("tests/test_ssh_hostkeys.py::test_host_names_compare_case_blind_so_an_old_key_reads_changed",)
+HOSTKEY_CASE_SSH = ("tests/test_ssh_hostkeys.py::test_mixed_case_lines_match_as_ssh_keygen_finds_them",)
+BACKOFF = ("tests/test_tui_live.py::test_backoff_doubles_to_a_cap_and_resets",)
+EXACTLY_ONCE = ("tests/test_exactly_once.py",)
+STORAGE = ("tests/test_agent_journal.py", "tests/test_journal_points.py")
+SERIES_DENSE = ("tests/test_series_dense.py", "-m", "not slow")
+STORAGE_LAYOUT = ("tests/test_agent_listing.py", "-m", "not slow")
+PLACEMENT = ("tests/test_scale_pool.py", "-m", "not slow")
+TEMPLATES = ("tests/test_metrics_batch.py", "tests/test_metrics_templates.py", "-m", "not slow")
+TRAINER_CKPT = ("tests/test_trainer_checkpoints.py",)
+TRAINER_RESUME = ("tests/test_trainer_resume_exact.py",)
+
+UTIL_PY = "tui/cloud/utilization.py"
+CLOUD_RULES_PY = "tui/cloud/rules.py"
+COST_RULES_PY = "tui/cost/rules.py"
+BILLING_PY = "tui/cost/billing.py"
+DURATIONS_PY = "tui/policy/durations.py"
+ENGINE_PY = "tui/policy/engine.py"
+HOSTS_PY = "tui/fleet/hosts.py"
+FLEET_JOBS_PY = "tui/fleet/jobs.py"
+JOBS_TABLE_PY = "tui/widgets/jobs_table.py"
+GAUGES_PY = "tui/widgets/gauges.py"
+KNOWN_HOSTS_PY = "tui/remote/known_hosts_file.py"
+HOSTKEYS_PY = "tui/remote/hostkeys.py"
+BACKOFF_PY = "tui/remote/backoff.py"
+EXACTLY_ONCE_PY = "tui/exactly_once.py"
+RECONNECT_PY = "tui/remote/reconnect.py"
+JSONIO_PY = "remote_agent/storage/jsonio.py"
+POINTCOLUMNS_PY = "remote_agent/storage/pointcolumns.py"
+LAYOUT_PY = "remote_agent/storage/layout.py"
+PLACEMENT_PY = "tui/actions/placement.py"
+TEMPLATES_PY = "remote_agent/metrics/templates.py"
+CHECKPOINT_PY = "trainer/checkpoint.py"
+
 FIND = "tui/actions/find.py"
 CONTROL = "tui/actions/control.py"
 OPTS = "tui/actions/options.py"
@@ -166,8 +212,8 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- tui/actions/options.py -------------------------------------------------------------------
     m("options.name_check_dropped", OPTS, "if opts.name is not None and not is_job_name(opts.name):", "if False:",
       OPTIONS, "any --name is accepted"),
-    m("options.grace_negative_ok", OPTS, "opts.grace < 0", "opts.grace < -1", OPTIONS, "--grace -1 is accepted"),
-    m("options.grace_zero_refused", OPTS, "opts.grace < 0", "opts.grace <= 0", OPTIONS, "--grace 0 is refused"),
+    m("options.grace_negative_ok", OPTS, "not math.isfinite(grace) or grace < 0)", "not math.isfinite(grace) or grace < -1)", OPTIONS, "--grace -1 is accepted"),
+    m("options.grace_zero_refused", OPTS, "not math.isfinite(grace) or grace < 0)", "not math.isfinite(grace) or grace <= 0)", OPTIONS, "--grace 0 is refused"),
     m("options.budget_zero_ok", OPTS, "opts.budget <= 0", "opts.budget < 0", OPTIONS, "--budget 0 is accepted"),
     m("options.budget_negative_ok", OPTS, "opts.budget <= 0", "opts.budget < -1", OPTIONS, "--budget -1 is accepted"),
     m("options.form_budget_zero_ok", OPTS, "if not math.isfinite(value) or value <= 0:",
@@ -186,8 +232,8 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- tui/actions/launch.py --------------------------------------------------------------------
     m("launch.local_workdir_home", LAUNCH_PY, '(os.getcwd() if opts.host == LOCAL else "~")',
       '("~" if opts.host == LOCAL else "~")', LAUNCH, "a local job starts in ~ instead of the current dir"),
-    m("launch.path_not_local", LAUNCH_PY, '{"path": os.environ.get("PATH", "")} if opts.host == LOCAL else {}',
-      '{"path": os.environ.get("PATH", "")} if opts.host != LOCAL else {}', LAUNCH,
+    m("launch.path_not_local", LAUNCH_PY, 'path=os.environ.get("PATH", "") if opts.host == LOCAL else None)',
+      'path=os.environ.get("PATH", "") if opts.host != LOCAL else None)', LAUNCH,
       "the launching PATH goes to SSH jobs, not local ones"),
     m("launch.share_counts_ended", LAUNCH_PY, 'if j["state"] in ("starting", "running"))',
       'if j["state"] in ("starting", "running", "exited"))', SHARE, "ended jobs shrink a new job's share"),
@@ -214,10 +260,10 @@ MUTANTS: tuple[Mutant, ...] = (
       "accrued > WARN_FRACTION * self.budget", AUTOSTOP, "no warning at exactly 80 %"),
     m("autostop.warn_every_check", AUTOSTOP_PY, "not self.warned and accrued >= WARN_FRACTION",
       "accrued >= WARN_FRACTION", AUTOSTOP, "the budget warning repeats on every check"),
-    m("autostop.budget_stop_dropped", AUTOSTOP_PY, "            if accrued >= self.budget:",
-      "            if False:", AUTOSTOP, "the budget never stops the job"),
-    m("autostop.budget_stop_strict", AUTOSTOP_PY, "            if accrued >= self.budget:",
-      "            if accrued > self.budget:", AUTOSTOP, "no stop at exactly the budget"),
+    m("autostop.budget_stop_dropped", AUTOSTOP_PY, "        if accrued + during_stop >= self.budget:",
+      "        if False:", AUTOSTOP, "the budget never stops the job"),
+    m("autostop.budget_stop_strict", AUTOSTOP_PY, "        if accrued + during_stop >= self.budget:",
+      "        if accrued + during_stop > self.budget:", AUTOSTOP, "no stop at exactly the budget"),
     m("autostop.idle_grace_strict", AUTOSTOP_PY, 'now - self.started >= self.idle["grace_minutes"] * 60',
       'now - self.started > self.idle["grace_minutes"] * 60', AUTOSTOP, "the idle grace ends one tick late"),
     m("autostop.idle_threshold_strict", AUTOSTOP_PY, 'u >= self.idle["below_pct"]', 'u > self.idle["below_pct"]',
@@ -225,9 +271,9 @@ MUTANTS: tuple[Mutant, ...] = (
     m("autostop.pause_ignored", AUTOSTOP_PY, "if self.idle and not self.paused and self.idle_since is not None:",
       "if self.idle and self.idle_since is not None:", AUTOSTOP, "a paused idle stop still fires"),
     # -- remote_agent/storage/journal.py --------------------------------------------------------
-    m("journal.seq_plus_one_per_batch", JOURNAL_PY, "self._seq += len(entries)", "self._seq += 1", JOURNAL,
+    m("journal.seq_plus_one_per_batch", JOURNAL_PY, "self._seq += len(batch)", "self._seq += 1", JOURNAL,
       "append_many advances seq by 1, not by its record count"),
-    m("journal.seq_starts_at_offset_0", JOURNAL_PY, "enumerate(entries, start=1)", "enumerate(entries, start=0)",
+    m("journal.seq_starts_at_offset_0", JOURNAL_PY, "enumerate(batch, start=1)", "enumerate(batch, start=0)",
       JOURNAL, "a batch's first record repeats the last seq"),
     m("journal.recover_keeps_torn_line", JOURNAL_PY, "if end < len(data):", "if end > len(data):", JOURNAL,
       "a reopened writer appends after a torn last line"),
@@ -242,7 +288,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "if True:\n        for name in _STEP_SYNONYMS:", METRICS, "a step synonym overrides a printed step"),
     m("rules.total_loses_to_parts", RULES_PY, 'if "loss" not in values:\n        _derive_loss(values)',
       "if True:\n        _derive_loss(values)", METRICS, "a printed loss is replaced by a derived one"),
-    m("rules.one_part_is_loss", RULES_PY, "if len(parts) >= 2:", "if len(parts) >= 1:", METRICS,
+    m("rules.one_part_is_loss", RULES_PY, "if len(parts) >= 2 and", "if len(parts) >= 1 and", METRICS,
       "a single component loss becomes the loss"),
     m("rules.no_loss_epoch", RULES_PY, 'for smoothed in ("loss_avg", "loss_epoch"):', 'for smoothed in ("loss_avg",):',
       METRICS, "loss_epoch alone is not the loss"),
@@ -294,6 +340,178 @@ MUTANTS: tuple[Mutant, ...] = (
     m("names.slash_allowed", NAMES_PY, 'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")',
       'JOB_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,63}$")', NAMES,
       "names may hold / (a/../../x: a path escape)"),
+    # -- cloud: tui/cloud/utilization.py, rules.py ---------------------------------------------
+    m("utilization.mid_window_at_threshold_idle", UTIL_PY, "if v0 >= below or t1 - t0 > STALE:",
+      "if v0 > below or t1 - t0 > STALE:", CLOUD_UNITS, "a point exactly at the threshold mid window counts as idle"),
+    m("utilization.last_point_at_threshold_idle", UTIL_PY, "if fresh and points[-1][1] < below:",
+      "if fresh and points[-1][1] <= below:", CLOUD_UNITS, "the latest point at exactly the threshold counts as idle"),
+    m("utilization.hole_keeps_the_run", UTIL_PY, "if v0 >= below or t1 - t0 > STALE:", "if v0 >= below:",
+      CLOUD_UNITS, "a hole in the data no longer ends an idle run"),
+    m("utilization.window_one_period_short", UTIL_PY, "idle_since <= now - window + PERIOD", "idle_since <= now - window",
+      CLOUD_UNITS, "idle needs one point more than the window holds"),
+    m("utilization.window_includes_its_start", UTIL_PY, "if t > now - window]", "if t >= now - window]",
+      CLOUD_UNITS, "the window's average takes the point at now - window"),
+    m("utilization.stale_is_now", UTIL_PY, "fresh = bool(points) and points[-1][0] >= now - STALE", "fresh = bool(points)",
+      CLOUD_UNITS, "a stopped monitoring agent's last point is shown as now"),
+    m("cloud_rules.not_opted_in_stopped", CLOUD_RULES_PY, "    if not i.opted_in:\n", "    if False:\n",
+      CLOUD_RULE_TESTS, "an instance without the opt-in tag is stopped by a rule"),
+    m("cloud_rules.idle_keeps", CLOUD_RULES_PY, "    if view.util.idle:\n", "    if False:\n", CLOUD_RULE_TESTS,
+      "an idle opted-in instance is kept"),
+    # -- cost: tui/cost/rules.py, billing.py ----------------------------------------------------
+    m("cost_rules.over_strict", COST_RULES_PY, 'if accrued >= budget:\n        return "over"',
+      'if accrued > budget:\n        return "over"', COST_RULES, "a job at exactly its budget is not 'over'"),
+    m("cost_rules.warning_strict", COST_RULES_PY, 'return "warning" if accrued >= warn_at * budget else "ok"',
+      'return "warning" if accrued > warn_at * budget else "ok"', COST_RULES, "no warning colour at exactly 80 %"),
+    m("cost_rules.share_whole_host", COST_RULES_PY, "return max(1, min(len(entries), host_gpus)) / host_gpus",
+      "return 1.0", COST_RULES, "a job on 2 of 8 GPUs pays the whole host"),
+    m("cost_rules.budget_zero_ok", COST_RULES_PY, "        if budget <= 0:\n", "        if budget < 0:\n", COST_RULES,
+      "--budget 0 reaches the spec"),
+    m("cost_rules.fleet_day_strict", COST_RULES_PY, "return total >= daily_budget", "return total > daily_budget",
+      COST_RULES, "the fleet's day budget holds at exactly the budget"),
+    m("billing.minimum_ignored", BILLING_PY, "    if end - start < minimum:\n", "    if False:\n", BILLING,
+      "an AWS instance that ran 20 s is billed 20 s, not 60"),
+    m("billing.minimum_any_os", BILLING_PY, 'if not provider or os_name.lower() != "linux":', "if not provider:",
+      BILLING, "the Linux-only minimum applies to Windows too"),
+    m("billing.period_end_ignored", BILLING_PY, "hi = end if p.end is None else min(end, p.end)", "hi = end",
+      BILLING, "a price period is billed past its end (a price change bills twice)"),
+    m("billing.missing_rate_zero", BILLING_PY, "        elif amount:\n            return None", "        elif False:\n            return None",
+      BILLING, "an amount in a currency without a rate counts as 0"),
+    # -- policy: tui/policy/durations.py, engine.py ---------------------------------------------
+    m("durations.minutes_are_seconds", DURATIONS_PY, '_UNIT = {"s": 1, "m": 60,', '_UNIT = {"s": 1, "m": 1,',
+      POLICY_RULES, '"5m" is 5 seconds'),
+    m("durations.days_no_wrap", DURATIONS_PY, "if a <= b else [*range(a, 7), *range(0, b + 1)]", "if a <= b else []",
+      POLICY_RULES, '"fri-mon" is no day'),
+    m("durations.days_range_short", DURATIONS_PY, "range(a, b + 1) if a <= b", "range(a, b) if a <= b", POLICY_RULES,
+      '"mon-fri" leaves out friday'),
+    m("durations.window_empty_ok", DURATIONS_PY, "    if end <= start:\n", "    if end < start:\n", POLICY_RULES,
+      '"09:00-09:00" is accepted'),
+    m("engine.cooldown_dropped", ENGINE_PY,
+      "if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown:", "if False:", POLICY_ENGINE,
+      "a rule acts again during its cooldown"),
+    m("engine.above_inclusive", ENGINE_PY, "test = (lambda v: v > limit) if above", "test = (lambda v: v >= limit) if above",
+      POLICY_ENGINE, "a metric at exactly `above` triggers"),
+    m("engine.below_inclusive", ENGINE_PY, "else (lambda v: v < limit)", "else (lambda v: v <= limit)", POLICY_ENGINE,
+      "a metric at exactly `below` triggers"),
+    m("engine.first_schedule_wins", ENGINE_PY, "        return active[-1]", "        return active[0]", POLICY_ENGINE,
+      "the first listed schedule wins where windows overlap"),
+    m("engine.min_bound_dropped", ENGINE_PY, "target = max(rule.min, target if rule.max is None else min(rule.max, target))",
+      "target = target if rule.max is None else min(rule.max, target)", POLICY_ENGINE, "a scale down goes below min"),
+    m("engine.auto_false_scales", ENGINE_PY, '"scale" if rule.auto else "propose"', '"scale"', POLICY_ENGINE,
+      "auto = false still scales"),
+    m("engine.spent_budget_strict", ENGINE_PY, "inputs.fleet_budget_left <= 0:", "inputs.fleet_budget_left < 0:",
+      POLICY_ENGINE, "a day budget spent to the cent still allows a scale up"),
+    m("engine.horizon_half_hour", ENGINE_PY, "HORIZON_H = 1.0", "HORIZON_H = 0.5", POLICY_ENGINE,
+      "a scale up needs only half an hour of budget"),
+    # -- fleet: tui/fleet/hosts.py, jobs.py -----------------------------------------------------
+    m("hosts.idle_inclusive", HOSTS_PY, "pct < IDLE_BELOW:", "pct <= IDLE_BELOW:", FLEET_MODEL,
+      "a GPU at exactly the idle threshold shows idle"),
+    m("hosts.busy_inclusive", HOSTS_PY, '"moderate" if pct <= BUSY_ABOVE else "busy"', '"moderate" if pct < BUSY_ABOVE else "busy"',
+      FLEET_MODEL, "a GPU at exactly the busy threshold shows busy"),
+    m("fleet_jobs.same_seq_snapshot_taken", FLEET_JOBS_PY, "stale = seq <= n.last_seq", "stale = seq < n.last_seq",
+      FLEET_MODEL_JOBS, "a node's snapshot at the seq already read rolls the job's last values back (another node's newer)"),
+    m("fleet_jobs.ended_becomes_lost", FLEET_JOBS_PY, 'if state == "lost" and n.state in TERMINAL:', "if False:",
+      FLEET_MODEL_JOBS, "a job whose journal wrote its end shows lost"),
+    m("fleet_jobs.snapshot_rolls_state_back", FLEET_JOBS_PY, "(seq is None or seq >= n.last_seq or state == \"lost\")",
+      "(True)", FLEET_MODEL_JOBS, "an older snapshot rolls a node's state back"),
+    # -- widgets: tui/widgets/jobs_table.py, gauges.py ------------------------------------------
+    m("jobs_table.row_cache_kept_stale", JOBS_TABLE_PY, "            self._rows[job.id] = row\n", "", REDRAW,
+      "the row cache keeps the first value: a cell changed and changed back shows the middle value"),
+    m("jobs_table.same_ignores_colour", JOBS_TABLE_PY, "return a.plain == b.plain and a.spans == b.spans",
+      "return a.plain == b.plain", REDRAW, "a cell whose colour changes with the same text is not redrawn"),
+    m("jobs_table.live_rows_cached", JOBS_TABLE_PY, "    if job.active:\n        return None", "    if False:\n        return None",
+      REDRAW, "a live job's row is cached like an ended one (its runtime freezes)"),
+    m("jobs_table.cost_sorts_cheapest_first", JOBS_TABLE_PY,
+      '("cost", lambda j, f: (c.accrued if (c := f.costs.jobs.get(j.id)) else None), True),',
+      '("cost", lambda j, f: (c.accrued if (c := f.costs.jobs.get(j.id)) else None), False),', JOBS_SORT,
+      "sorting by cost puts the cheapest first"),
+    m("gauges.hot_strict", GAUGES_PY, "c is not None and c >= HOT_C", "c is not None and c > HOT_C", GAUGES,
+      "a GPU at exactly the hot temperature is not shown hot"),
+    m("gauges.power_over_inclusive", GAUGES_PY, "limit is not None and watts > limit", "limit is not None and watts >= limit",
+      GAUGES, "a GPU at exactly its power limit shows over"),
+    # -- remote: known_hosts_file.py, hostkeys.py, backoff.py, exactly_once.py, reconnect.py ------
+    m("known_hosts.pattern_case", KNOWN_HOSTS_PY, "for c in pattern.lower())", "for c in pattern)", HOSTKEY_CASE,
+      "an old key under Host.Example.COM reads UNKNOWN for host.example.com"),
+    m("known_hosts.hashed_case", KNOWN_HOSTS_PY, "name.lower().encode()", "name.encode()", HOSTKEY_CASE_SSH,
+      "a hashed line misses a mixed-case name (ssh hashes it lower-cased)"),
+    m("known_hosts.negation_ignored", KNOWN_HOSTS_PY, "            if negated:\n                return False",
+      "            if False:\n                return False", HOSTKEY_CASE, "a !pattern no longer vetoes its line"),
+    m("hostkeys.changed_reads_unknown", HOSTKEYS_PY, "        if plain:\n            # Prefer",
+      "        if False:\n            # Prefer", HOSTKEY_CASE, "a changed key reads UNKNOWN (the user may trust it)"),
+    m("backoff.no_cap", BACKOFF_PY, "return min(self.cap, self.first * 2 ** (self.failures - 1))",
+      "return self.first * 2 ** (self.failures - 1)", BACKOFF, "retries back off without a cap"),
+    m("backoff.no_reset", BACKOFF_PY, "        self.failures = 0\n        return self.period", "        return self.period",
+      BACKOFF, "a host that answers again keeps its long retry delay"),
+    m("exactly_once.skip_to_repeats", EXACTLY_ONCE_PY, "return (data, skip_to) if offset <= owed < skip_to else None",
+      "return (data, skip_to)", EXACTLY_ONCE, "a repeated skip_to push gives its line again"),
+    m("exactly_once.skip_to_stale_taken", EXACTLY_ONCE_PY, "return (data, skip_to) if offset <= owed < skip_to else None",
+      "return (data, skip_to) if owed < skip_to else None", EXACTLY_ONCE,
+      "a skip_to push from before bytes still owed jumps over them"),
+    m("exactly_once.gap_taken", EXACTLY_ONCE_PY, "return first <= last + 1", "return first <= last + 2", EXACTLY_ONCE,
+      "a batch one seq past the next is taken (a gap)"),
+    m("exactly_once.overlap_not_cut", EXACTLY_ONCE_PY, "data = data[owed - offset:]", "data = data[0:]", EXACTLY_ONCE,
+      "an overlapping output chunk repeats its first bytes"),
+    m("reconnect.stale_end_taken", RECONNECT_PY, "                    if offset != owed:\n                        return",
+      "                    if False:\n                        return", EXACTLY_ONCE, "an old subscription's end ends a follow with bytes owed"),
+    # -- storage: remote_agent/storage ----------------------------------------------------------
+    m("jsonio.nan_written_inf", JSONIO_PY, 'return "nan" if math.isnan(value) else', 'return "inf" if math.isnan(value) else',
+      STORAGE, 'NaN is journaled as "inf"'),
+    m("jsonio.non_object_line", JSONIO_PY, "return obj if isinstance(obj, dict) else None", "return obj", STORAGE,
+      "a journal line that is a JSON list or number reads as a record"),
+    m("pointcolumns.first_name_wins", POINTCOLUMNS_PY, "index = {name: i for i, name in enumerate(names)}",
+      "index = {name: i for i, name in reversed(list(enumerate(names)))}", SERIES_DENSE,
+      "a repeated column name keeps its first column, not its last"),
+    # EQUIVALENT (survives by design): `t` is matched by _LINE as a JSON number (digits, dot, exponent), which
+    # float() never reads as NaN; `t != t` is defence in depth (1e999 -> inf is caught by the clause after it).
+    m("pointcolumns.nan_time_ok", POINTCOLUMNS_PY, "if len(flat) != count * width or t != t or t in",
+      "if len(flat) != count * width or t in", SERIES_DENSE, "a points line with t = NaN is read by the fast path"),
+    m("layout.any_dir_is_a_node", LAYOUT_PY, "if is_node(node_entry.name) and node_entry.is_dir():",
+      "if node_entry.is_dir():", STORAGE_LAYOUT, "any directory under a job is listed as a node"),
+    # -- actions: tui/actions/placement.py -------------------------------------------------------
+    m("placement.no_gpu_decrement", PLACEMENT_PY, "left[best] = max(0, left[best] - per_node)",
+      "left[best] = max(0, left[best])", PLACEMENT, "a new node does not take its GPUs: the next one doubles up"),
+    m("placement.negative_free", PLACEMENT_PY, "left[best] = max(0, left[best] - per_node)",
+      "left[best] = left[best] - per_node", PLACEMENT, "free GPUs go below zero: the more short host ranks lower"),
+    m("placement.free_ignored", PLACEMENT_PY, "key=lambda h: (counts[h], -left[h], candidates.index(h))",
+      "key=lambda h: (counts[h], candidates.index(h))", PLACEMENT, "free GPUs no longer choose between hosts"),
+    m("placement.counts_ignored", PLACEMENT_PY, "key=lambda h: (counts[h], -left[h], candidates.index(h))",
+      "key=lambda h: (-left[h], candidates.index(h))", PLACEMENT, "a new node doubles up on a host with more free GPUs"),
+    m("placement.busy_gpus_free", PLACEMENT_PY, 'if isinstance(g, dict) and not g.get("processes"))',
+      "if isinstance(g, dict))", PLACEMENT, "GPUs running a process count as free"),
+    m("placement.onto_count_unchecked", PLACEMENT_PY, "        if len(onto) != add:\n", "        if False:\n", PLACEMENT,
+      "--host with the wrong number of hosts is accepted"),
+    # -- metrics: remote_agent/metrics/templates.py ------------------------------------------------
+    m("templates.probe_skipped", TEMPLATES_PY, "if not self._holds(recipe, parts[0::3], numbers, kinds):", "if False:",
+      TEMPLATES, "a recipe is confirmed by two lines alone (a loss summed while one part stays 0 reads wrong)"),
+    m("templates.clear_keeps_regexes", TEMPLATES_PY, "            self._recent = []\n", "", TEMPLATES,
+      "the regexes survive the cache's clear: a stale one is never dropped"),
+    m("templates.clear_keeps_fast", TEMPLATES_PY, "            self._fast.clear()\n", "", TEMPLATES,
+      "the whole-line readers survive the cache's clear (unbounded)"),
+    m("templates.forget_keeps_regex", TEMPLATES_PY, "        self._recent = [f for f in self._recent if f is not fast]\n",
+      "", TEMPLATES, "a forgotten template is still read by its regex"),
+    m("templates.failed_check_keeps_point", TEMPLATES_PY, "                        out.append(full)",
+      "                        out.append(point)", TEMPLATES, "the line whose check failed keeps the recipe's reading"),
+    m("templates.failed_check_not_forgotten", TEMPLATES_PY, "                        self._forget(fast.key)\n", "",
+      TEMPLATES, "read_run never forgets a template whose check failed"),
+    m("templates.zero_speed_same_kind", TEMPLATES_PY, 'if after[k][:1] in "its" and not n.lstrip("+-").strip("0.")',
+      "if False", TEMPLATES, "a zero speed (0.0it/s) shares its template with a real one"),
+    # -- trainer: trainer/checkpoint.py --------------------------------------------------------------
+    m("checkpoint.oldest_first", CHECKPOINT_PY, "for n in names if (m := NAME.match(n))), reverse=True)",
+      "for n in names if (m := NAME.match(n))), reverse=False)", TRAINER_CKPT, "a resume takes the oldest checkpoint"),
+    m("checkpoint.step_not_checked", CHECKPOINT_PY, '            and state["step"] == step\n', "", TRAINER_CKPT,
+      "a checkpoint whose content is another step's is taken for its name"),
+    m("checkpoint.keys_not_checked", CHECKPOINT_PY, 'and {"model", "optimizer", "step"} <= state.keys()',
+      'and "step" in state', TRAINER_CKPT, "a checkpoint without optimizer state is resumed from"),
+    m("checkpoint.other_runs_taken", CHECKPOINT_PY, "        if run_id is not None and run_id_of(path_for(directory, step)) != run_id:\n",
+      "        if False:\n", TRAINER_CKPT, "a resume takes another run's checkpoint"),
+    m("checkpoint.prune_keeps_one_more", CHECKPOINT_PY, "for step in steps[keep:]:", "for step in steps[keep + 1:]:",
+      TRAINER_CKPT, "prune keeps one checkpoint too many"),
+    m("checkpoint.prune_other_runs", CHECKPOINT_PY,
+      "    if run_id is not None:\n        steps = [s for s in steps if run_id_of(path_for(directory, s)) == run_id]",
+      "    pass", TRAINER_CKPT, "prune deletes another run's checkpoints"),
+    m("checkpoint.python_rng_not_restored", CHECKPOINT_PY, "    random.setstate((py[0], tuple(py[1]), py[2]))\n", "",
+      TRAINER_RESUME, "a resume leaves Python's RNG where it was"),
+    m("checkpoint.torch_rng_not_restored", CHECKPOINT_PY, '    torch.set_rng_state(state["torch"])\n', "",
+      TRAINER_RESUME, "a resume leaves torch's RNG where it was"),
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from remote_agent.jobstate import CACHE_NAME, JobView
 from remote_agent.storage.journal import JournalReader, JournalWriter, read_all, seq_of
-from remote_agent.storage.jsonio import dumps
+from remote_agent.storage.jsonio import dumps, loads_object
 
 
 def test_seq_is_gap_free_across_writers_and_a_torn_line(tmp_path: Path) -> None:
@@ -78,3 +78,9 @@ def test_a_bad_cache_is_ignored(tmp_path: Path) -> None:
     (job / CACHE_NAME).write_text(dumps({"offset": 10**9, "fields": {"state": "exited"}}))
     obj = JobView("20261129-120000-abcdef", "0", job).refresh()
     assert obj["last_seq"] == 13 and obj["last"]["step"] == 9
+
+
+def test_only_a_json_object_is_a_record() -> None:
+    assert loads_object('{"seq": 1}') == {"seq": 1}
+    for line in ("[1, 2]", "3", '"seq"', "null", "true", "{torn", ""):
+        assert loads_object(line) is None, line

@@ -11,6 +11,7 @@ from pathlib import Path
 from remote_agent.serving.jobs import JobTable
 from remote_agent.serving.listing import CACHE_NAME
 from remote_agent.storage.journal import JournalWriter
+from remote_agent.storage.layout import iter_job_dirs
 
 
 def _job(root: Path, job_id: str, node: str = "0", ended: bool = True) -> Path:
@@ -78,3 +79,13 @@ def test_a_cache_of_another_fold_shape_is_not_used(tmp_path: Path) -> None:
     stale = {"mtime_ns": cached["jobs"]["20260101-000001-000001"]["mtime_ns"], "nodes": [{"id": "20260101-000001-000001"}]}
     path.write_text(json.dumps(dict(cached, fields=cached["fields"][1:], jobs={"20260101-000001-000001": stale})))
     assert JobTable(tmp_path).list() == expected
+
+
+def test_only_job_and_node_directories_are_listed(tmp_path: Path) -> None:
+    job = "20261201-000000-abcdef"
+    for name in ("0", "1", "worker-2"):
+        (tmp_path / "jobs" / job / name).mkdir(parents=True)
+    (tmp_path / "jobs" / job / "not a node").mkdir()  # no space in a node name
+    (tmp_path / "jobs" / job / "notes.txt").write_text("x")
+    (tmp_path / "jobs" / "not-a-job-id" / "0").mkdir(parents=True)
+    assert sorted((j, n) for j, n, _ in iter_job_dirs(tmp_path)) == [(job, "0"), (job, "1"), (job, "worker-2")]

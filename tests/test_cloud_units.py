@@ -36,6 +36,17 @@ def test_idle_needs_the_whole_window_under_the_threshold() -> None:
     assert not summarize(series([1.0] * 40 + [5.0]), NOW, 1800, 5).idle  # "below" is strict
 
 
+def test_a_point_exactly_at_the_threshold_mid_window_is_busy() -> None:
+    # "under 5 %" is strict everywhere (as the agent's idle stop: u >= below_pct is busy): a point of
+    # exactly 5 % in the middle of the window breaks the idle run there, not only at its ends.
+    mid = summarize(series([1.0] * 15 + [5.0] + [1.0] * 15), NOW, 1800, 5)
+    assert not mid.idle and mid.idle_since == NOW - 14 * 60
+    first = summarize(series([1.0, 5.0] + [1.0] * 29), NOW, 1800, 5)  # the window's first point, (NOW - 30 min, NOW]
+    assert not first.idle and first.idle_since == NOW - 28 * 60
+    assert summarize(series([5.0] + [1.0] * 30), NOW, 1800, 5).idle  # at NOW - 30 min: just outside the window
+    assert summarize(series([1.0] * 15 + [4.999] + [1.0] * 15), NOW, 1800, 5).idle  # just under: still idle
+
+
 def test_a_hole_in_the_data_ends_the_idle_run() -> None:
     before = series([1.0] * 30, end=NOW - STALE - 600)
     after = series([1.0] * 10)

@@ -64,3 +64,4 @@ def test_budget_and_fleet_checks() -> None:
     assert fleet_today_over({"USD": 60, "CNY": 300}, 100, "USD", {"CNY": 0.14}) is True
     assert fleet_today_over({"USD": 60, "CNY": 300}, 100, "USD", {}) is None
     assert fleet_today_over({"USD": 60}, None, "USD", {}) is None
+    assert fleet_today_over({"USD": 100.0}, 100, "USD", {}) is True  # spent to the cent: over

@@ -301,3 +301,15 @@ def test_an_ended_jobs_unchanged_object_is_not_merged_again(monkeypatch: pytest.
     assert merged.count(ended["id"]) == 1 and merged.count(running["id"]) == 3
     fleet.apply_jobs("h", [dict(ended, name="renamed")])
     assert merged.count(ended["id"]) == 2 and fleet.jobs[ended["id"]].name == "renamed"
+
+
+def test_a_nodes_snapshot_at_the_seq_already_read_does_not_roll_the_jobs_last_values_back():
+    # Two nodes: node 1's journal brought step 2 after node 0's step 1. Node 0's snapshot at the seq
+    # already read says nothing new: the job keeps node 1's newer values.
+    job = "20261201-000000-abcdef"
+    fleet = Fleet(clock=lambda: 2000.0)
+    fleet.apply_events("h", job, "0", [{"seq": 1, "t": 1001.0, "kind": "metric", "values": {"step": 1, "loss": 0.9}}])
+    fleet.apply_events("h", job, "1", [{"seq": 1, "t": 1002.0, "kind": "metric", "values": {"step": 2, "loss": 0.5}}])
+    fleet.apply_jobs("h", [{"id": job, "node": "0", "state": "running", "started_at": 1000.0,
+                            "last": {"step": 1, "loss": 0.9}, "last_seq": 1}])
+    assert fleet.jobs[job].last == {"step": 2.0, "loss": 0.5}

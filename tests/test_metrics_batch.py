@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_metrics_templates import _corpus
 
-from remote_agent.metrics import LineParser, parse_line
+from remote_agent.metrics import LineParser, parse_line, templates
 from remote_agent.metrics.template_regex import template_regex
+from remote_agent.metrics.templates import TemplateCache
 from remote_agent.storage.layout import JobFiles
 from remote_agent.supervision.lines import LineSplitter, strip_ansi
 from remote_agent.supervision.supervisor import Supervisor
@@ -89,6 +90,89 @@ def test_any_mix_of_layouts_and_number_shapes_reads_as_line_by_line(rows: list, 
             numbers = iter(shapes[r % 3 :] + shapes)
             lines.append(re.sub("@", lambda _, numbers=numbers: next(numbers), layout))
     _same(_in_chunks(lines, random.Random(repeat)), _line_by_line(lines))
+
+
+# Realistic lines whose derived value equals a printed number for a while: a loss summed from parts
+# while one part is still 0, an it/s taken from a speed printed as 1.00 s/it. Then the numbers move.
+_BY_CHANCE = ["box_loss={a:.4f} cls_loss={z:.1f} dfl_loss={c:.4f} step={i}",
+              "steps:  {p}%| | {i}/1000 [02:00<18:00,  {s:.2f}s/it, avr_loss={c:.4f}]"]
+
+
+def _by_chance(rnd: random.Random, n: int, zero: bool) -> list[str]:
+    return [layout.format(a=rnd.random(), z=0.0 if zero else rnd.random(), c=rnd.random(), i=i, p=i // 10,
+                          s=1.0 if zero else 1 + rnd.random())
+            for i in range(n) for layout in _BY_CHANCE]
+
+
+def _distinct(n: int) -> list[str]:
+    """n lines of n templates (the words differ, not only the numbers): enough to overflow the cache."""
+    return [f"shard_{''.join(chr(97 + int(d)) for d in str(k))} loss={k / 7:.4f} step={k}" for k in range(n)]
+
+
+def test_the_fast_path_reads_as_the_full_parser_before_and_after_templates_are_forgotten() -> None:
+    # The same lines through parse_many (runs by a template's regex, in chunks) and through the full
+    # per-line parser must give the same points, key order included: the corpus with new numbers,
+    # values derived by chance, and more distinct templates than the cache keeps (it forgets them all),
+    # then the same templates again (learnt anew, or read by a stale regex if one survived).
+    rnd = random.Random(5)
+    corpus = _corpus()
+
+    def varied() -> list[str]:
+        return [re.sub(r"\d", lambda _: str(rnd.randint(0, 9)), line) for line in corpus]
+
+    def loop() -> list[str]:  # a training loop's line, as most output is
+        return [f"step={k} loss={rnd.random():.4f} lr=3e-4 | {rnd.random():.2f}it/s" for k in range(300)]
+
+    lines = (corpus + loop() + varied() + _by_chance(rnd, 3, zero=True) + _by_chance(rnd, 200, zero=False)
+             + _distinct(templates.MAX_TEMPLATES + 200) + loop() + varied() + _by_chance(rnd, 3, zero=True)
+             + _by_chance(rnd, 200, zero=False) + varied())
+    parser = LineParser()
+    out: list = []
+    i = 0
+    while i < len(lines):
+        step = rnd.choice((1, 3, 64, 500))
+        out += parser.parse_many(lines[i : i + step])
+        i += step
+    _same(out, [parse_line(line) for line in lines])
+    assert parser._templates.regex_reads > 500  # the fast path did read the loops
+    assert len(parser._templates._recipes) < templates.MAX_TEMPLATES  # and the cache did forget
+
+
+def test_a_template_whose_check_fails_is_dropped_from_the_fast_path_after_a_clear() -> None:
+    # A reading that depends on the value (here: n < 100 or not) and a regex learnt before the cache
+    # forgot every template. The check that sees the first difference must give the full parser's
+    # point for its line, and every later line must be the full parser's too: no regex, stale or
+    # new, reads the template again.
+    def full(line: str) -> dict | None:
+        if not line.startswith("loss="):
+            return {"other": 1}
+        n = int(line.split("=")[1])
+        return {"loss": n} if n < 100 else {"big_loss": n}
+
+    cache = TemplateCache(full)
+
+    def feed(lines: list[str]) -> list:
+        out: list = []
+        i = 0
+        while i < len(lines):
+            j = cache.read_run(lines, i, out)
+            if j == i:
+                out.append(cache.parse(lines[i]))
+                j = i + 1
+            i = j
+        assert out == [full(line) for line in lines]
+        return out
+
+    feed([f"loss={n}" for n in range(1, 11)])  # (not 0: a zero at the end is a template apart)
+    assert cache.regex_reads == 8  # confirmed by the second line: the regex reads the rest
+    for k in range(templates.MAX_TEMPLATES + 1):  # other templates until the cache forgets them all
+        cache.parse(f"{''.join(chr(97 + int(d)) for d in str(k))}=1")
+    assert not cache._fast and not cache._recent  # forgotten, regexes included
+    n = 10
+    while cache._uses % templates.CHECK_EVERY != templates.CHECK_EVERY - 1 or n < 20:
+        n += 1
+        feed([f"loss={n}"])  # small values, until the next use is a check
+    feed([f"loss={1000 + k}" for k in range(3 * templates.CHECK_EVERY)])  # the first is checked, and differs
 
 
 def test_a_flood_of_one_template_is_read_by_its_regex() -> None:

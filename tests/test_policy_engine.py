@@ -322,3 +322,27 @@ def test_one_resize_per_job_per_pass_and_auto_false_only_proposes(tmp_path: Path
     manual = dataclasses.replace(p, rules=tuple(dataclasses.replace(r, auto=False) for r in p.rules))
     d = one(decide(Inputs(now, [job(1)], manual)), "office-hours")
     assert (d.action, d.to) == ("propose", 4)
+
+
+def test_a_metric_exactly_at_its_threshold_has_not_crossed_it_and_min_is_a_bound() -> None:
+    t0 = 1_800_000_000.0
+    now = t0 + 900
+    at = one(decide(Inputs(now, [job(3, metrics={"backlog": series(t0, now, 10000)})], only("metric"))), "backlog")
+    assert at.action == "none" and "has not held" in at.reason  # "above 10000" is strict
+    quiet = parse('[[rule]]\nname = "quiet"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\nbelow = 100\n'
+                  'for = "5m"\nadd = -1\nmin = 2\n', Path("policies.toml"))
+
+    def shrink(nodes: int, value: float) -> Decision:
+        return one(decide(Inputs(now, [job(nodes, metrics={"backlog": series(t0, now, value)})], quiet)), "quiet")
+
+    assert shrink(3, 100).action == "none"  # "below 100" is strict too
+    assert (shrink(3, 50).action, shrink(3, 50).to) == ("scale", 2)
+    at_min = shrink(2, 50)
+    assert at_min.action == "none" and "at its bound (min 2)" in at_min.reason
+
+
+def test_a_spent_day_budget_refuses_even_at_exactly_zero_left() -> None:
+    now = 1_800_000_000.0
+    high = {"backlog": series(now - 600, now, 20000)}
+    spent = one(decide(Inputs(now, [job(2, metrics=high)], only("metric"), fleet_budget_left=0.0)), "backlog")
+    assert spent.action == "refused" and "the fleet's daily budget is spent" in spent.reason

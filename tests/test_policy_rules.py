@@ -92,6 +92,9 @@ def test_the_value_languages() -> None:
     assert durations.days("daily") == set(range(7))
     assert durations.window("9:00-18:30") == (dt.time(9), dt.time(18, 30))
     assert durations.show(5430) == "1h30m30s" and durations.show(0) == "0s"
+    for empty in ("09:00-09:00", "18:00-09:00"):  # the end is exclusive: an empty window is a mistake
+        with pytest.raises(ValueError, match="the end must be after the start"):
+            durations.window(empty)
 
 
 def test_the_seed_metric_is_read_from_a_plain_backlog_line() -> None:

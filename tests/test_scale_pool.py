@@ -33,6 +33,17 @@ def test_new_nodes_add_hosts_before_doubling_up_and_prefer_free_gpus() -> None:
         pick_hosts(["a", "b"], [], 1, {})
 
 
+def test_a_new_node_takes_its_gpus_before_the_next_choice() -> None:
+    # b holds a node; a has 8 free, b 6. The first new node goes to a (the host the job is not on)
+    # and takes 4 of its GPUs: with one node on each, the second goes to b (6 free), not a (4 left).
+    assert pick_hosts(["a", "b"], ["b"], 2, {"a": 8, "b": 6}, per_node=4) == ["a", "b"]
+    assert layout(["b"], 3, pool=["a", "b"], free={"a": 8, "b": 6}, per_node=4) == ["b", "a", "b"]
+    # one GPU a node (the default) moves the choice as well: a 3, b 3 -> a, then a has 2 left
+    assert pick_hosts(["a", "b"], ["a", "b"], 2, {"a": 3, "b": 3}) == ["a", "b"]
+    # never below zero: two hosts out of free GPUs tie (pool order), whoever was short by more
+    assert pick_hosts(["a", "b"], [], 3, {"a": 1, "b": 2}, per_node=8) == ["b", "a", "a"]
+
+
 def test_layout_keeps_ranks_drops_the_highest_and_pins_with_onto() -> None:
     assert layout(["a", "b", "a"], 2) == ["a", "b"]
     assert layout(["a"], 2, pool=["a", "b"], free={"a": 0, "b": 0}) == ["a", "b"]

@@ -3,10 +3,14 @@ matching line accepts, @revoked refuses, @cert-authority without a certificate, 
 
 from __future__ import annotations
 
+import io
 import subprocess
 from pathlib import Path
 
+import paramiko
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from tests.conftest import gpudeck
 from tests.support.sshd import SshHome, host_key_line, keygen, ssh_verdict
@@ -141,6 +145,43 @@ def test_hashed_lines_and_host_patterns_match(ssh_home: SshHome, tmp_path: Path)
                         name=f"[127.0.0.?]:*,![127.0.0.1]:{ssh_home.server.port}"))
     with pytest.raises(HostKeyUnknown):
         connect("box").close()
+
+
+def _ed25519() -> paramiko.Ed25519Key:
+    pem = Ed25519PrivateKey.generate().private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                                                      serialization.NoEncryption())
+    return paramiko.Ed25519Key(file_obj=io.StringIO(pem.decode()))
+
+
+def test_host_names_compare_case_blind_so_an_old_key_reads_changed(tmp_path: Path) -> None:
+    # ssh lower-cases the host name before the lookup and compares patterns case-blind: an old key
+    # under Host.Example.COM is host.example.com's key, so a new one is CHANGED, never UNKNOWN.
+    old, new = _ed25519(), _ed25519()
+    kh = tmp_path / "known_hosts"
+    kh.write_text(f"Host.Example.COM {old.get_name()} {old.get_base64()}\n")
+    known = KnownHosts((kh,))
+    for name in ("host.example.com", "HOST.example.com", "Host.Example.COM"):
+        known.check(name, old)
+        with pytest.raises(HostKeyChanged):
+            known.check(name, new)
+    kh.write_text(f"*.EXAMPLE.com,!Other.Example.COM {old.get_name()} {old.get_base64()}\n")  # patterns too
+    with pytest.raises(HostKeyChanged):
+        known.check("host.example.com", new)
+    with pytest.raises(HostKeyUnknown):
+        known.check("other.example.com", new)  # the negation vetoes it whatever its case
+
+
+@pytest.mark.slow  # ssh-keygen, the oracle
+def test_mixed_case_lines_match_as_ssh_keygen_finds_them(tmp_path: Path) -> None:
+    old, new = _ed25519(), _ed25519()
+    kh = tmp_path / "known_hosts"
+    kh.write_text(f"Host.Example.COM {old.get_name()} {old.get_base64()}\n")
+    found = subprocess.run(["ssh-keygen", "-F", "host.example.com", "-f", str(kh)], capture_output=True, text=True)
+    assert found.returncode == 0 and "found: line 1" in found.stdout  # ssh's own lookup matches the line
+    subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(kh)], check=True, capture_output=True)
+    assert kh.read_text().startswith("|1|")  # hashed from the lower-cased name, as ssh looks it up
+    with pytest.raises(HostKeyChanged):
+        KnownHosts((kh,)).check("Host.Example.COM", new)
 
 
 def test_user_and_global_known_hosts_files_from_the_config_are_read(ssh_home: SshHome, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from tui.app import GpuDeckApp
 from tui.fleet import Fleet
 from tui.messages import HostKeyChangedNotice
 from tui.screens.hostkey import HostKeyScreen
-from tui.widgets.gauges import bar
+from tui.widgets.gauges import HOT_C, bar, power, temperature
 from tui.widgets.host_panel import render_host
 
 FAKE_NVML = Path(__file__).resolve().parent / "fakes" / "nvml"
@@ -31,6 +31,17 @@ def test_bars_take_the_level_colour_from_the_theme() -> None:
     assert "$gpu-idle" in styles(5) and "$gpu-moderate" in styles(50) and "$gpu-busy" in styles(90)
     assert bar(None, 6).plain == "······"
     assert len(bar(37, 10).plain) == 10 and len(bar(100, 10).plain) == 10
+
+
+def test_hot_is_from_the_threshold_up_and_power_over_is_past_the_limit() -> None:
+    def hot(c: float) -> bool:
+        return any("$gpu-hot" in str(span.style) for span in temperature(c).spans)
+
+    def over(w: float) -> bool:
+        return any("$power-over" in str(span.style) for span in power(w, 300.0).spans)
+
+    assert hot(HOT_C) and not hot(HOT_C - 1) and not hot(None)
+    assert over(301) and not over(300) and not over(299)
 
 
 def test_a_host_says_how_stale_its_data_is() -> None:

@@ -178,6 +178,31 @@ async def test_a_cell_whose_colour_changes_with_the_same_text_is_redrawn() -> No
         assert cell.plain == "$12.00" and "$error" in str(cell.spans[0].style)  # over budget: red, same text
 
 
+@sync
+async def test_a_cell_changed_and_changed_back_shows_the_value_it_came_back_to() -> None:
+    # The row cache must hold what is drawn: after 0.5 -> 0.75 -> 0.5 the table shows 0.5 again,
+    # for a live job (recomputed every show) and an ended one (recomputed when its job changes).
+    fleet = _fleet(1)
+    fleet.apply_jobs("h00", [_job("r000", "running", "live"), _job("e000", "exited", "old")])
+    table = JobsTable()
+    app = _Views(table)
+    async with app.run_test(size=(200, 10)) as pilot:
+        for t, loss, name in ((0, 0.5, "old"), (1, 0.75, "renamed"), (2, 0.5, "old"), (3, 0.5, "old")):
+            fleet.apply_jobs("h00", [{**_job("r000", "running", "live"), "last": {"step": 10 + t, "loss": loss}, "last_seq": t + 1},
+                                     _job("e000", "exited", name)])
+            table.show(fleet, NOW + t)
+            await pilot.pause()
+            assert str(table.get_cell("r000", "loss")) == jobs_table.number(loss)
+            assert str(table.get_cell("e000", "name")) == name
+
+
+def test_sorting_by_cost_puts_the_dearest_first_and_the_unknown_last() -> None:
+    fleet = _fleet(1)
+    fleet.apply_jobs("h00", [_job(f"e00{i}", "exited", f"j{i}") for i in range(3)])
+    fleet.costs = CostBoard(jobs={"e000": JobCost(accrued=1.0), "e002": JobCost(accrued=5.0)})
+    assert [j.id for j in jobs_table.arrange(fleet, "", "cost")] == ["e002", "e000", "e001"]
+
+
 # -- the deck ------------------------------------------------------------------------------------------
 
 @pytest.mark.slow

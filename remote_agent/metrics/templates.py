@@ -5,9 +5,10 @@ with every free-standing number cut out). The first line of a template is parsed
 each value of its point is one of the line's numbers, as printed, the template gets a candidate
 *recipe* (name -> which number); once the next line of that template, parsed in full too, reads
 the same by the recipe, later lines are read by one regex split and a few conversions instead of
-the whole parser (the second line catches a derived value that equalled a number by chance:
-1 / 1.00 s/it). Lines whose point is derived (a sum of parts, 1 / (s/it), a
-percentage) get no recipe and always take the full parser. A recipe is checked against the full
+the whole parser. A derived value may equal a number on both lines by chance (1 / 1.00 s/it while
+the speed stays 1.00; a sum of parts while one part stays 0): before a recipe is used, a probe line
+(every number moved, its kind kept) must read by it as the full parser reads it. Lines whose point
+is derived (a sum of parts, 1 / (s/it), a percentage) get no recipe and always take the full parser. A recipe is checked against the full
 parser on every CHECK_EVERY-th use and dropped for good at the first difference, so a template
 whose reading depends on its values (rare: the YOLO total test) falls back to the full parser.
 
@@ -143,7 +144,11 @@ class TemplateCache:
             candidates, tries = entry
             narrowed = _narrow(candidates, point, numbers)
             if narrowed is not None and all(len(found) == 1 for _, found, _ in narrowed):
-                recipe = self._recipes[key] = _recipe(narrowed, numbers)  # confirmed by a second line: in use
+                recipe = _recipe(narrowed, numbers)
+                if not self._holds(recipe, parts[0::3], numbers, kinds):
+                    self._recipes[key] = _UNCACHEABLE  # a derived value that equalled a number twice
+                    return point
+                self._recipes[key] = recipe  # confirmed by a second line and by the probe: in use
                 self._add_fast(key, parts[0::3], kinds, recipe)
                 return point
         else:
@@ -156,6 +161,17 @@ class TemplateCache:
             narrowed = _candidates(point, numbers)
         self._recipes[key] = (narrowed, tries) if narrowed is not None else tries
         return point
+
+    def _holds(self, recipe: Recipe, texts: Sequence[str], numbers: Sequence[str], kinds: Sequence[str]) -> bool:
+        """The recipe reads the template's probe line (every number moved, its kind kept) as the full
+        parser does. Two lines can agree by chance where a value is derived: `box_loss=1.5
+        cls_loss=0.0` sums to the box loss while the class loss stays 0 (and 1.00 s/it is 1.00 it/s)."""
+        probe = [token if kind == "z" else _moved(token, k) for k, (token, kind) in enumerate(zip(numbers, kinds))]  # noqa: B905
+        line = texts[0] + "".join(n + t for n, t in zip(probe, texts[1:]))  # noqa: B905
+        parts = _NUMBER.split(line)
+        if parts[0::3] != list(texts) or len(parts[1::3]) != len(numbers):
+            return False  # the moved numbers read as another template: no proof, no recipe
+        return self._full(line) == _apply(recipe, probe + [""])
 
     def _add_fast(self, key: str, texts: Sequence[str], kinds: Sequence[str], recipe: Recipe) -> None:
         int_indexes = [index for _, index, convert in recipe if convert is int]
@@ -205,6 +221,14 @@ def _builder(recipe: Recipe, count: int) -> Callable[[Tuple[str, ...]], Optional
     source = "def build(g):\n%s    return {%s}\n" % ("".join(lines), ", ".join(items))
     exec(source, names)  # the names go in as str literals (%r); nothing else comes from the output
     return names["build"]  # type: ignore[return-value]
+
+
+def _moved(token: str, k: int) -> str:
+    """The number `token` moved by a step of its own (k: its place on the line), sign and kind kept."""
+    sign = token[0] if token[0] in "+-" else ""
+    if _INT_TEXT.match(token) or "," in token:
+        return sign + str(int(token.lstrip("+-").replace(",", "")) + k + 1)
+    return sign + repr(float(token.lstrip("+-")) + (k + 1) * 0.0625)
 
 
 def _apply(recipe: Recipe, numbers: List[str]) -> Optional[Values]:
