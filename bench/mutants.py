@@ -210,10 +210,10 @@ MUTANTS: tuple[Mutant, ...] = (
     m("control.end_drops_grace", CONTROL, '(("grace", grace), ("reason", reason))', '(("grace", None), ("reason", reason))',
       (*ACTIONS, "tests/test_cli.py::test_stop_restart_and_rm"), "stop --grace never reaches the agent"),
     # -- tui/actions/options.py -------------------------------------------------------------------
-    m("options.name_check_dropped", OPTS, "if opts.name is not None and not is_job_name(opts.name):", "if False:",
+    m("options.name_check_dropped", OPTS, "if name is not None and not is_job_name(name):", "if False:",
       OPTIONS, "any --name is accepted"),
-    m("options.grace_negative_ok", OPTS, "not math.isfinite(grace) or grace < 0)", "not math.isfinite(grace) or grace < -1)", OPTIONS, "--grace -1 is accepted"),
-    m("options.grace_zero_refused", OPTS, "not math.isfinite(grace) or grace < 0)", "not math.isfinite(grace) or grace <= 0)", OPTIONS, "--grace 0 is refused"),
+    m("options.grace_negative_ok", OPTS, "not 0 <= grace <= MAX_GRACE", "not -1 <= grace <= MAX_GRACE", OPTIONS, "--grace -1 is accepted"),
+    m("options.grace_zero_refused", OPTS, "not 0 <= grace <= MAX_GRACE", "not 0 < grace <= MAX_GRACE", OPTIONS, "--grace 0 is refused"),
     m("options.budget_zero_ok", OPTS, "opts.budget <= 0", "opts.budget < 0", OPTIONS, "--budget 0 is accepted"),
     m("options.budget_negative_ok", OPTS, "opts.budget <= 0", "opts.budget < -1", OPTIONS, "--budget -1 is accepted"),
     m("options.form_budget_zero_ok", OPTS, "if not math.isfinite(value) or value <= 0:",

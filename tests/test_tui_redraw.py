@@ -199,7 +199,7 @@ async def test_a_cell_changed_and_changed_back_shows_the_value_it_came_back_to()
 def test_sorting_by_cost_puts_the_dearest_first_and_the_unknown_last() -> None:
     fleet = _fleet(1)
     fleet.apply_jobs("h00", [_job(f"e00{i}", "exited", f"j{i}") for i in range(3)])
-    fleet.costs = CostBoard(jobs={"e000": JobCost(accrued=1.0), "e002": JobCost(accrued=5.0)})
+    fleet.costs = CostBoard(jobs={"e000": JobCostShown(accrued=1.0), "e002": JobCostShown(accrued=5.0)})
     assert [j.id for j in jobs_table.arrange(fleet, "", "cost")] == ["e002", "e000", "e001"]
 
 
