@@ -163,9 +163,9 @@ class JobView:
         elif kind == "event" and record.get("event") == "output_dropped":
             # The output cap dropped output.log's [from, to): readers skip it and say so.
             data = record.get("data")
-            gap = [data.get("from"), data.get("to")] if isinstance(data, dict) else []
-            if len(gap) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in gap) and 0 <= gap[0] <= gap[1]:
-                f["output_gap"] = gap
+            start, end = (_int(data.get("from")), _int(data.get("to"))) if isinstance(data, dict) else (None, None)
+            if start is not None and end is not None and 0 <= start <= end:
+                f["output_gap"] = [start, end]
             else:
                 f["malformed"] += 1
         elif kind == "metric":
@@ -181,7 +181,7 @@ class JobView:
         return self.fields["state"] in TERMINAL_STATES
 
     def current_state(self) -> str:
-        state = self.fields["state"]
+        state: str = self.fields["state"]  # _fold only keeps a str of KNOWN_STATES
         if state in TERMINAL_STATES:
             return state
         if self.fields["supervisor_pid"] is None and not supervisor_alive(self.files.lock):

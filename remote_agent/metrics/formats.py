@@ -147,8 +147,8 @@ def sum_of(parts: List[Number]) -> Number:
     total = 0.0
     for part in parts:
         total += float(part)
-    total = finite_or_name(total)
-    return float("%.12g" % total) if isinstance(total, float) else total
+    named = finite_or_name(total)
+    return float("%.12g" % named) if isinstance(named, float) else named
 
 
 # ---- Lines whose numbers the generic reader would mislabel

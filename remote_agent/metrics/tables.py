@@ -13,7 +13,7 @@ every field is a number, an ``N/M`` count, a size such as ``3.21G`` or a clock t
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Literal, Optional, Tuple, Union
 
 from .canonical import PLAIN_INDEXES, is_signal, normalise
 from .formats import find_bar
@@ -94,7 +94,7 @@ def _split_row(text: str) -> Tuple[List[str], str]:
     return text[:cut].split(), text[cut + 2 :]
 
 
-def _field_value(field: str):  # -> Number | None (a skipped clock time) | False (no row field)
+def _field_value(field: str) -> Union[Number, Literal[False], None]:  # None: a skipped clock time; False: no row field
     m = _FIELD.match(field)
     if m is not None:
         rest = m.group("rest") or ""

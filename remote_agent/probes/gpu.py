@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Type
 
 from .sysinfo import proc_user
 
 MIB = 1024 * 1024
+# (index, handle, uuid) of a device NVML answers for; the handle is pynvml's own object.
+Device = Tuple[int, Any, Optional[str]]
 
 
 def _text(value: Any) -> Optional[str]:
@@ -47,7 +49,7 @@ class Nvml:
         self._lock = threading.Lock()
         self._tried = False
         self._nv: Any = None
-        self._errors: tuple = ()
+        self._errors: Tuple[Type[BaseException], ...] = ()
         self._reason: Optional[str] = None
 
     # -- init and the one error-swallowing helper -------------------------------
@@ -113,9 +115,9 @@ class Nvml:
 
     # -- devices -----------------------------------------------------------------
 
-    def _handles(self) -> List[tuple]:
+    def _handles(self) -> List[Device]:
         """(index, handle, uuid) for every device that answers."""
-        out = []
+        out: List[Device] = []
         for i in range(self._q("nvmlDeviceGetCount") or 0):
             h = self._q("nvmlDeviceGetHandleByIndex", i)
             if h is not None:
@@ -197,7 +199,7 @@ class Nvml:
                 out.append(uuid)
         return out
 
-    def _resolve_entry(self, entry: str, devices: List[tuple]) -> Optional[str]:
+    def _resolve_entry(self, entry: str, devices: List[Device]) -> Optional[str]:
         if not entry:
             return None
         if entry.isdigit():

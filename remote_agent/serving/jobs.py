@@ -353,8 +353,9 @@ def _restarted_as(marker: Path) -> str:
             body = loads_object(marker.read_text("utf-8"))
         except (OSError, UnicodeDecodeError):
             body = None
-        if body and is_job_id(body.get("restarted_as")):
-            return body["restarted_as"]
+        new_id = body.get("restarted_as") if body else None
+        if isinstance(new_id, str) and is_job_id(new_id):
+            return new_id
         time.sleep(0.01)
     return "another job (a restart is under way)"
 

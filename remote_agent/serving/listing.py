@@ -85,9 +85,8 @@ def _load(base: Path) -> Dict[str, Any]:
         return {}
     if not isinstance(cached, dict) or cached.get("version") != VERSION or cached.get("fields") != FIELDS:
         return {}
-    if not isinstance(cached.get("jobs"), dict):
-        return {}
-    return cached["jobs"]
+    jobs = cached.get("jobs")
+    return jobs if isinstance(jobs, dict) else {}
 
 
 def _save(base: Path, jobs: Dict[str, Any]) -> None:

@@ -55,7 +55,7 @@ def gpu_pids(nvml: Nvml, index: Any) -> Dict[int, str]:
 def answer(roles: Dict[int, str], nvml: Nvml, interval: float) -> Dict[str, Any]:
     """{"processes": rows, "gpu_available", "interval"}; each row also carries "role" and "gpus":
     [{"index", "uuid", "mem_mib"}] for every GPU NVML sees the process on."""
-    sample = nvml.sample() if roles else {"available": nvml.available}
+    sample: Dict[str, Any] = nvml.sample() if roles else {"available": nvml.available}
     on_gpu: Dict[int, List[Dict[str, Any]]] = {}
     for gpu in sample.get("gpus", []):
         for p in gpu.get("processes", []):

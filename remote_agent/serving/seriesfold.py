@@ -292,8 +292,9 @@ class SeriesFold:
         for i, d in enumerate(gpus[:MAX_GPUS]):
             if not isinstance(d, dict):
                 continue
-            index = d.get("index") if isinstance(d.get("index"), int) else i
-            key = d.get("uuid") if isinstance(d.get("uuid"), str) else "index:%d" % index
+            raw_index, uuid = d.get("index"), d.get("uuid")
+            index: int = raw_index if isinstance(raw_index, int) else i
+            key: str = uuid if isinstance(uuid, str) else "index:%d" % index
             g = self.gpus.get(key)
             if g is None:
                 if len(self.gpus) >= MAX_GPUS:
@@ -346,7 +347,7 @@ def series_of_records(records: List[Dict[str, Any]], width: int) -> Dict[str, An
     """The `series` answer for journal records already in hand (a replayed recording's)."""
     fold = SeriesFold(Path("."))
     fold._block(b"".join(dumps(r).encode("utf-8") + b"\n" for r in records))
-    seqs = [r.get("seq") for r in records if isinstance(r.get("seq"), int)]
+    seqs: List[int] = [r["seq"] for r in records if isinstance(r.get("seq"), int)]
     fold.reader.last_seq = max(seqs) if seqs else 0
     return fold.answer(width)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 _NON_FINITE = {float("inf"): "inf", float("-inf"): "-inf"}
 
@@ -33,7 +33,7 @@ def dumps(obj: Any) -> str:
         return _ENCODER.encode(_finite_or_name(obj))
 
 
-def loads_object(line: str) -> Optional[dict]:
+def loads_object(line: str) -> Optional[Dict[str, Any]]:
     """The object on a line, or None when the line is not one JSON object."""
     try:
         obj = json.loads(line)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator, Tuple
+from typing import Iterator, Tuple, Union
 
 from ..names import is_job_id, is_node
 
@@ -26,7 +26,7 @@ def job_dir(root: Path, job_id: str, node: str) -> Path:
 class JobFiles:
     """The files of one (job, node)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Union[str, Path]) -> None:
         self.dir = Path(directory)
         self.spec = self.dir / "spec.json"
         self.output = self.dir / "output.log"

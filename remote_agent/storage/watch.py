@@ -12,7 +12,7 @@ import ctypes
 import os
 import select
 import threading
-from typing import Dict, Optional
+from typing import Dict, Optional, Union
 
 IN_MODIFY = 0x00000002
 IN_CLOSE_WRITE = 0x00000008
@@ -20,11 +20,12 @@ IN_ATTRIB = 0x00000004  # also fires when the file is deleted (link count drops)
 _MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB
 _DRAIN_BYTES = 65536  # a pipe's whole buffer; thousands of inotify events
 
-_libc = None
+_libc: Union[ctypes.CDLL, bool, None] = None  # None: not tried yet; False: no inotify here
 _libc_lock = threading.Lock()
 
 
-def _load_libc():  # type: ignore[no-untyped-def]
+def _load_libc() -> Optional[ctypes.CDLL]:
+    """libc with inotify's calls typed, or None where there is no inotify."""
     global _libc
     with _libc_lock:
         if _libc is None:
@@ -37,7 +38,7 @@ def _load_libc():  # type: ignore[no-untyped-def]
                 _libc = lib
             except (OSError, AttributeError):
                 _libc = False
-        return _libc
+        return _libc if isinstance(_libc, ctypes.CDLL) else None
 
 
 class Watcher:
@@ -51,9 +52,9 @@ class Watcher:
         for fd in (self._wake_r, self._wake_w):
             os.set_blocking(fd, False)
             os.set_inheritable(fd, False)
-        lib = _load_libc()
-        if lib:
-            fd = lib.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._lib = _load_libc()
+        if self._lib is not None:
+            fd = self._lib.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
             self._fd = fd if fd >= 0 else -1
 
     @property
@@ -63,9 +64,9 @@ class Watcher:
     def add(self, path: str) -> bool:
         """Watch path (it must exist); False where that is impossible (callers poll anyway)."""
         with self._lock:
-            if self._fd < 0 or path in self._wds:
+            if self._fd < 0 or self._lib is None or path in self._wds:
                 return path in self._wds
-            wd = _load_libc().inotify_add_watch(self._fd, os.fsencode(path), _MASK)
+            wd = self._lib.inotify_add_watch(self._fd, os.fsencode(path), _MASK)
             if wd < 0:
                 return False
             self._wds[path] = wd
@@ -74,8 +75,8 @@ class Watcher:
     def remove(self, path: str) -> None:
         with self._lock:
             wd = self._wds.pop(path, None)
-            if wd is not None and self._fd >= 0 and wd not in self._wds.values():
-                _load_libc().inotify_rm_watch(self._fd, wd)
+            if wd is not None and self._fd >= 0 and self._lib is not None and wd not in self._wds.values():
+                self._lib.inotify_rm_watch(self._fd, wd)
 
     def wake(self) -> None:
         with self._lock:  # never write to a closed (and maybe reused) descriptor

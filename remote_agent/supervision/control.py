@@ -13,7 +13,7 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from ..storage.files import open_private, write_private_atomic
 
@@ -65,7 +65,7 @@ def _write_slot(slot: Path, data: bytes) -> bool:
         os.close(fd)
 
 
-def _read(path: Path) -> Optional[dict]:
+def _read(path: Path) -> Optional[Dict[str, Any]]:
     try:
         with open(str(path), "rb") as f:
             body = json.loads(f.read().decode("utf-8"))  # a torn slot is no JSON: the next poll reads it whole
@@ -74,12 +74,18 @@ def _read(path: Path) -> Optional[dict]:
     return body if isinstance(body, dict) else None
 
 
+def _sent_at(body: Dict[str, Any]) -> float:
+    """When a request was written (its `t`); 0 when it carries no number."""
+    t = body.get("t")
+    return t if isinstance(t, (int, float)) and not isinstance(t, bool) else 0
+
+
 def read_control(path: Path) -> Optional[Tuple[str, float, str]]:
     """The newest request, from control.json or the slot."""
     bodies = [b for b in (_read(path), _read(slot_path(path))) if b is not None and b.get("action") in ("stop", "kill")]
     if not bodies:
         return None
-    body = max(bodies, key=lambda b: b.get("t") if isinstance(b.get("t"), (int, float)) and not isinstance(b.get("t"), bool) else 0)
+    body = max(bodies, key=_sent_at)
     grace = body.get("grace")
     if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
         grace = 60.0

@@ -16,7 +16,7 @@ by a signal (torchrun stopping its workers for a regroup) and the reference trai
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from .failure import failure_cause
 
@@ -28,7 +28,7 @@ PEER_LOST = re.compile(r"closed by peer|reset by peer|broken pipe|connection ref
                        r"DistBackendError|RendezvousClosed|NCCL|timed out|timeout|Socket Timeout", re.IGNORECASE)
 
 
-def elastic(spec: dict) -> bool:
+def elastic(spec: Dict[str, Any]) -> bool:
     plan = spec.get("multinode")
     return isinstance(plan, dict) and bool(plan.get("elastic"))
 

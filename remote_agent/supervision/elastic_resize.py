@@ -20,7 +20,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 Entry = Tuple[str, Dict[str, Any]]
 MAX_WHY = 300
@@ -43,7 +43,8 @@ def read_resize_note(path: Path) -> Optional[Dict[str, Any]]:
 class ElasticResizes:
     def __init__(self, spec: Dict[str, Any], job_dir: Optional[Path] = None,
                  clock: Callable[[], float] = time.time) -> None:
-        plan = spec.get("multinode") if isinstance(spec.get("multinode"), dict) else {}
+        multinode = spec.get("multinode")
+        plan: Dict[str, Any] = multinode if isinstance(multinode, dict) else {}
         self.active = bool(plan.get("elastic")) and str(spec.get("node", "0")) == "0"
         per_node = plan.get("nproc_per_node")
         self.per_node = per_node if isinstance(per_node, int) and per_node > 0 else 1
@@ -54,7 +55,7 @@ class ElasticResizes:
         self.pending: Optional[Dict[str, Any]] = None  # a regroup seen, waiting for its first step
         self.last_step: Optional[float] = None
         self.last_step_at: Optional[float] = None
-        self.told: set = set()  # sibling failures already given as a why
+        self.told: Set[str] = set()  # sibling failures already given as a why
 
     def arm(self, note: Dict[str, Any]) -> None:
         self.note = note
@@ -65,7 +66,8 @@ class ElasticResizes:
         out: List[Entry] = []
         for kind, body in entries:
             if kind == "event" and body.get("event") == "world_size_changed":
-                data = body.get("data") if isinstance(body.get("data"), dict) else {}
+                raw = body.get("data")
+                data: Dict[str, Any] = raw if isinstance(raw, dict) else {}
                 before, after = _count(data.get("previous")), _count(data.get("world_size"))
                 if before is not None and after is not None and before != after:
                     self._regroup(self._nodes(before), self._nodes(after), after)
@@ -134,8 +136,9 @@ def _dropped_cause(journal: Path) -> Optional[str]:
         except ValueError:
             continue
         data = record.get("data") if isinstance(record, dict) else None
-        if record.get("event") == "node_failed" and isinstance(data, dict) and isinstance(data.get("cause"), str):
-            return data["cause"][:MAX_WHY]
+        cause = data.get("cause") if isinstance(data, dict) else None
+        if record.get("event") == "node_failed" and isinstance(cause, str):
+            return cause[:MAX_WHY]
     return None
 
 

@@ -12,7 +12,7 @@ import ctypes
 import errno
 import os
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 from ..spec import DEFAULT_OUTPUT_CAP, MIN_OUTPUT_CAP
 
@@ -24,7 +24,7 @@ _FALLOC_FL_KEEP_SIZE = 0x01
 _FALLOC_FL_PUNCH_HOLE = 0x02
 
 
-def _fallocate():
+def _fallocate() -> Optional[Callable[..., int]]:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         fn = libc.fallocate

@@ -7,7 +7,7 @@ import ctypes
 import os
 import signal
 import time
-from typing import Dict, Iterable, Optional, Set
+from typing import Dict, Iterable, List, Optional, Set
 
 PR_SET_CHILD_SUBREAPER = 36
 JOB_MARKER_VAR = "GPUDECK_JOB_KEY"
@@ -17,12 +17,13 @@ def set_child_subreaper() -> bool:
     """Orphans of the job (torchrun workers start their own sessions) reparent to us, not to init."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        rc: int = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return rc == 0
     except (OSError, AttributeError):
         return False
 
 
-def _stat_fields(pid: int) -> Optional[list]:
+def _stat_fields(pid: int) -> Optional[List[bytes]]:
     try:
         with open("/proc/%d/stat" % pid, "rb") as f:
             data = f.read()
@@ -61,7 +62,7 @@ def parent_map() -> Dict[int, int]:
 
 def descendants(root: int) -> Set[int]:
     parents = parent_map()
-    children: Dict[int, list] = {}
+    children: Dict[int, List[int]] = {}
     for pid, ppid in parents.items():
         children.setdefault(ppid, []).append(pid)
     found: Set[int] = set()

@@ -47,7 +47,7 @@ class Supervisor:
         self.spec = spec
         self.key = job_key(spec)
         self.journal: Optional[JournalWriter] = None
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: Optional[subprocess.Popen[bytes]] = None
         self.exit_status: Optional[int] = None  # raw waitpid status of the command
         self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)
         self.last_values: Optional[Dict[str, Any]] = None
@@ -64,7 +64,7 @@ class Supervisor:
         self._output_done = threading.Event()
         self._output_watch: Optional[Watcher] = None
         self._reader: Optional[threading.Thread] = None
-        self._gpu = None
+        self._gpu: Optional[bool] = None  # False: no NVML here, GPUs are not sampled again
         # A steady job's repeated heartbeats and GPU samples are thinned (steady.py says what is kept).
         self.steady = Steady(float(spec.get("heartbeat_interval", 10.0)), float(spec.get("gpu_interval", 10.0)))
         self.autostop: Optional[AutoStop] = None
@@ -363,6 +363,7 @@ class Supervisor:
             if self.requested != "kill":
                 self.requested, self.reason = "kill", reason
                 self.deadline = time.monotonic()  # keep killing late forks until the tree is empty
+                assert self.journal is not None  # run() opened it before the loop reads control
                 self.journal.append("event", event="kill_requested", data={"reason": reason})
                 kill_tree_until_gone(self.key, os.getpid())
             return
@@ -455,8 +456,10 @@ class Supervisor:
             self._gpu = False  # no driver: say nothing more, the host's hello says why
             return
         now = time.monotonic()
-        if gpus and self.steady.gpu_due(gpus, now) and self.journal.append("gpu", gpus=gpus) is not None:
-            self.steady.gpu_written(gpus, now)
+        if gpus and self.steady.gpu_due(gpus, now):
+            assert self.journal is not None
+            if self.journal.append("gpu", gpus=gpus) is not None:
+                self.steady.gpu_written(gpus, now)
 
     def _write_final_state(self) -> None:
         assert self.journal is not None
@@ -497,7 +500,7 @@ def signal_number(name: Optional[str]) -> int:
     return int(getattr(signal, name, 0)) if name else 0
 
 
-def decode_status(status: Optional[int]):
+def decode_status(status: Optional[int]) -> Tuple[Optional[int], Optional[str]]:
     if status is None:
         return None, None
     if os.WIFSIGNALED(status):
