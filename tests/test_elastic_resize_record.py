@@ -156,3 +156,13 @@ def test_a_node_that_dropped_itself_does_not_end_the_job_that_ran_on() -> None:
     for obj in (stayed, dropped):
         model.apply_object(dict(obj, id="j", name="j"), obj["host"])
     assert model.state == "stopped"
+
+
+def test_a_siblings_journal_is_read_totally(tmp_path: Path) -> None:
+    from remote_agent.supervision.elastic_resize import _dropped_cause
+
+    journal = tmp_path / "events.jsonl"
+    good = {"seq": 3, "t": 1.0, "kind": "event", "event": "node_failed", "data": {"cause": "CUDA error"}}
+    journal.write_text("\n".join([json.dumps(good), '["node_failed"]', '"node_failed"', '{"node_failed": 1}',
+                                  "42 node_failed", ""]))
+    assert _dropped_cause(journal) == "CUDA error"  # the garbage after it neither raises nor hides it

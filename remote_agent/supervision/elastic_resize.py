@@ -135,7 +135,9 @@ def _dropped_cause(journal: Path) -> Optional[str]:
             record = json.loads(line)
         except ValueError:
             continue
-        data = record.get("data") if isinstance(record, dict) else None
+        if not isinstance(record, dict):  # a sibling's journal is read, never trusted: any shape
+            continue
+        data = record.get("data")
         cause = data.get("cause") if isinstance(data, dict) else None
         if record.get("event") == "node_failed" and isinstance(cause, str):
             return cause[:MAX_WHY]
