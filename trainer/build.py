@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,7 @@ import torch
 from torch import nn
 
 from . import checkpoint as ckpt
-from .data import Layout, SyntheticImages
+from .data import KeyedDataset, Layout, SyntheticImages
 from .models import build_model, load_plain_state_dict, plain_state_dict
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -28,7 +29,7 @@ def resolve_precision(choice: str, device: torch.device) -> str:
 
 def build_datasets(
     args: argparse.Namespace,
-) -> tuple[torch.utils.data.Dataset, torch.utils.data.Dataset, int]:
+) -> tuple[KeyedDataset, KeyedDataset, int]:
     """(train, val, number of classes)."""
     if getattr(args, "data", None):
         from .imagefolder import build_imagefolder  # Pillow is needed only here
@@ -41,7 +42,7 @@ def build_datasets(
     return train, val, args.num_classes
 
 
-def warmup_cosine(total: int, warmup: float):  # -> Callable[[int], float]
+def warmup_cosine(total: int, warmup: float) -> Callable[[int], float]:
     w = max(1, int(total * warmup))
 
     def factor(step: int) -> float:
@@ -91,7 +92,8 @@ def build_parts(args: argparse.Namespace, num_classes: int, device: torch.device
         state = {k: v for k, v in state.items() if k in own and v.shape == own[k].shape}
         load_plain_state_dict(model, state, strict=False)
     memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
-    model.to(device, memory_format=memory_format)
+    # Module.to accepts memory_format at run time; torch's typed overloads of it leave it out.
+    model.to(device, memory_format=memory_format)  # type: ignore[call-overload]
     opt = torch.optim.SGD(
         model.parameters(), lr=args.lr, momentum=0.9, nesterov=True, weight_decay=args.weight_decay
     )

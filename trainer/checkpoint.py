@@ -53,7 +53,8 @@ def list_steps(directory: str) -> list[int]:
 
 
 def load(path: str) -> dict[str, Any]:
-    return torch.load(path, map_location="cpu", weights_only=True)
+    state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)  # a capture() dict
+    return state
 
 
 def run_id_of(path: str) -> str | None:
@@ -99,7 +100,10 @@ def prune(directory: str, keep: int, run_id: str | None = None) -> None:
 
 def rng_state() -> dict[str, Any]:
     """Process RNG streams as tensors and plain values (numpy's array becomes a tensor)."""
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = np.random.get_state(legacy=True)  # legacy (the default): the MT19937 tuple
+    if isinstance(state, dict):  # only a non-MT19937 generator gives a dict; the global one is MT19937
+        raise TypeError(f"numpy's global generator is not MT19937: {state.get('bit_generator')}")
+    kind, keys, pos, has_gauss, cached = state
     out: dict[str, Any] = {
         "torch": torch.get_rng_state(),
         "numpy": {

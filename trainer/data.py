@@ -18,6 +18,8 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 Key = tuple[int, int]  # (epoch, sample index); epoch -1 means "no augmentation" (validation)
+Sample = tuple[torch.Tensor, int, int, int]  # (image, label, epoch, index): one dataset item
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]  # Samples collated by the DataLoader
 
 
 def _gen(*parts: int) -> torch.Generator:
@@ -32,7 +34,7 @@ def _gen(*parts: int) -> torch.Generator:
 def augment(img: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     """Random resized crop (scale 0.5-1), horizontal flip and brightness/contrast jitter, in torch."""
     c, h, w = img.shape
-    r = torch.rand(6, generator=g).tolist()
+    r: list[float] = torch.rand(6, generator=g).tolist()
     scale = 0.5 + 0.5 * r[0]
     ch, cw = max(1, int(h * scale**0.5)), max(1, int(w * scale**0.5))
     top, left = int(r[1] * (h - ch + 1)), int(r[2] * (w - cw + 1))
@@ -46,7 +48,17 @@ def augment(img: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     return (crop - mean) * contrast + mean * brightness
 
 
-class SyntheticImages(Dataset):
+class KeyedDataset(Dataset[Sample]):
+    """A map-style dataset indexed by `Key`, of known length (the samplers need it)."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __getitem__(self, key: Key) -> Sample:
+        raise NotImplementedError
+
+
+class SyntheticImages(KeyedDataset):
     """Learnable, deterministic images: a smooth per-class pattern plus per-sample noise.
 
     `offset` keeps the validation samples apart from the training ones (same classes, new noise).
@@ -65,7 +77,7 @@ class SyntheticImages(Dataset):
     def __len__(self) -> int:
         return self.size
 
-    def __getitem__(self, key: Key) -> tuple[torch.Tensor, int, int, int]:
+    def __getitem__(self, key: Key) -> Sample:
         epoch, index = key
         n = self.offset + index
         label = n % self.num_classes
@@ -101,7 +113,8 @@ class PositionSampler(Sampler[list[Key]]):
 
     def __init__(self, num_samples: int, seed: int, start: int, layout: Layout, rank: int) -> None:
         self.n, self.seed, self.start, self.layout, self.rank = num_samples, seed, start, layout, rank
-        self._perm_epoch, self._perm = -1, []
+        self._perm_epoch = -1
+        self._perm: list[int] = []
 
     def key(self, counter: int) -> Key:
         epoch, i = divmod(counter, self.n)
@@ -128,19 +141,22 @@ def _worker_init(_: int) -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 
 
-def make_loader(dataset: Dataset, sampler: Sampler, workers: int, prefetch: int, pin: bool) -> DataLoader:
-    extra = {"persistent_workers": True, "prefetch_factor": prefetch} if workers else {}
+def make_loader(
+    dataset: KeyedDataset, sampler: Sampler[list[Key]], workers: int, prefetch: int, pin: bool
+) -> DataLoader[Sample]:
     return DataLoader(
         dataset,
         batch_sampler=sampler,
         num_workers=workers,
         pin_memory=pin,
         worker_init_fn=_worker_init,
-        **extra,
+        # DataLoader's defaults without workers (it refuses a prefetch factor then)
+        persistent_workers=bool(workers),
+        prefetch_factor=prefetch if workers else None,
     )
 
 
-def start_iter(loader: DataLoader) -> Iterator:
+def start_iter(loader: DataLoader[Sample]) -> Iterator[Batch]:
     """Start the workers with SIGTERM/SIGINT blocked, so none can die of a signal before it ignores it."""
     sigs = {signal.SIGTERM, signal.SIGINT}
     old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)

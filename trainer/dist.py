@@ -125,4 +125,5 @@ def agree_on_checkpoint(d: Dist, local: tuple[int, dict[str, Any]] | None) -> di
     if d.min_int(int(have)) == 1:  # everyone has it on their own disk: no transfer
         return local[1] if local else None
     src = d.min_int(d.rank if have else d.world)
-    return d.broadcast_object(local[1] if (have and local) else None, src)
+    state: dict[str, Any] | None = d.broadcast_object(local[1] if (have and local) else None, src)
+    return state

@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from PIL import Image
-from torch.utils.data import Dataset, get_worker_info
+from torch.utils.data import get_worker_info
 
-from .data import Key, _gen, augment
+from .data import Key, KeyedDataset, Sample, _gen, augment
 
 EXTENSIONS = (".jpg", ".jpeg", ".png")
 # ImageNet statistics: what torchvision's (and most published) weights expect.
@@ -78,7 +78,9 @@ def check_headers(paths: list[str], threads: int = 32) -> None:
                 raise _fail(f"corrupt image {path}: {err}")
 
 
-def split(samples: list[tuple[str, int]], root: str, fraction: float) -> tuple[list, list]:
+def split(
+    samples: list[tuple[str, int]], root: str, fraction: float
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """Per class, the same share of files goes to validation, chosen by a hash of the relative path: the
     split does not depend on the seed, and a file keeps its side when others are added."""
     by_class: dict[int, list[tuple[str, int]]] = {}
@@ -100,7 +102,7 @@ def to_tensor(im: Image.Image) -> torch.Tensor:
     return raw.permute(2, 0, 1).float().div_(255)
 
 
-class ImageFolder(Dataset):
+class ImageFolder(KeyedDataset):
     """Images of `samples` ([(path, label)]), resized (shorter side) and centre-cropped to `image_size`,
     normalised; with `augment`, the synthetic set's crop/flip/jitter on top (epoch -1: none)."""
 
@@ -125,7 +127,7 @@ class ImageFolder(Dataset):
         im = im.crop((left, top, left + s, top + s))
         return (to_tensor(im) - MEAN) / STD
 
-    def __getitem__(self, key: Key) -> tuple[torch.Tensor, int, int, int]:
+    def __getitem__(self, key: Key) -> Sample:
         epoch, index = key
         n = len(self.samples)
         for k in range(n):

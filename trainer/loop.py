@@ -17,7 +17,7 @@ from . import dist as tdist
 from . import resume
 from .args import default_threads, parse_args
 from .build import build_datasets, build_parts, capture, restore
-from .data import Layout, PositionSampler, make_loader, shutdown_workers, start_iter
+from .data import Batch, Layout, PositionSampler, make_loader, shutdown_workers, start_iter
 from .objstore import S3Store, Uploader
 from .report import Reporter
 from .startup import Startup
@@ -146,9 +146,10 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
         ids = [d.device.index] if d.device.type == "cuda" else None
         model = nn.parallel.DistributedDataParallel(model, device_ids=ids)
     if args.compile:
-        model = torch.compile(model)
+        # An OptimizedModule (an nn.Module) at run time; torch.compile's stubs say only "a callable".
+        model = torch.compile(model)  # type: ignore[assignment]
 
-    def open_batches() -> Iterator:
+    def open_batches() -> Iterator[Batch]:
         sampler = PositionSampler(len(train_ds), args.seed, samples, layout, d.rank)
         loader = make_loader(train_ds, sampler, args.workers, args.prefetch, pin=d.device.type == "cuda")
         return start_iter(loader)
@@ -170,7 +171,7 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
         d.barrier()  # nobody runs ahead (or exits) before the file is complete
         last_saved = step
 
-    opened: list[Iterator] = []  # every training iterator: their workers go down on any way out
+    opened: list[Iterator[Batch]] = []  # every training iterator: their workers go down on any way out
     batches = open_batches()
     opened.append(batches)
     val = ValLoader(val_ds, d, args.workers, args.prefetch)

@@ -26,7 +26,8 @@ class TinyCNN(nn.Module):
         self.fc = nn.Linear(64, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc(self.features(x).mean((2, 3)))
+        out: torch.Tensor = self.fc(self.features(x).mean((2, 3)))
+        return out
 
 
 class BasicBlock(nn.Module):
@@ -43,8 +44,9 @@ class BasicBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         idt = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        return self.relu(self.bn2(self.conv2(out)) + idt)
+        out: torch.Tensor = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)) + idt)
+        return out
 
 
 class Bottleneck(nn.Module):
@@ -64,9 +66,10 @@ class Bottleneck(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         idt = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
+        out: torch.Tensor = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
-        return self.relu(self.bn3(self.conv3(out)) + idt)
+        out = self.relu(self.bn3(self.conv3(out)) + idt)
+        return out
 
 
 def _shortcut(cin: int, cout: int, stride: int) -> nn.Module | None:
@@ -76,6 +79,11 @@ def _shortcut(cin: int, cout: int, stride: int) -> nn.Module | None:
 
 
 class ResNet(nn.Module):
+    layer1: nn.Sequential  # set in __init__, under torchvision's names
+    layer2: nn.Sequential
+    layer3: nn.Sequential
+    layer4: nn.Sequential
+
     def __init__(self, block: type[BasicBlock | Bottleneck], layers: list[int], num_classes: int) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
@@ -98,7 +106,8 @@ class ResNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        return self.fc(torch.flatten(self.avgpool(x), 1))
+        out: torch.Tensor = self.fc(torch.flatten(self.avgpool(x), 1))
+        return out
 
 
 class _KeepBatchNormStats:
@@ -117,17 +126,21 @@ class _KeepBatchNormStats:
         self.saved: list[tuple[torch.Tensor, ...]] = []
 
     def __enter__(self) -> None:
-        self.saved = [
-            (m.running_mean.clone(), m.running_var.clone(), m.num_batches_tracked.clone()) for m in self.bns
-        ]
+        self.saved = [tuple(t.clone() for t in _running_stats(m)) for m in self.bns]
 
     def __exit__(self, *_exc: object) -> None:
         with torch.no_grad():
-            for m, (mean, var, count) in zip(self.bns, self.saved, strict=True):
-                m.running_mean.copy_(mean)
-                m.running_var.copy_(var)
-                m.num_batches_tracked.copy_(count)
+            for m, saved in zip(self.bns, self.saved, strict=True):
+                for t, value in zip(_running_stats(m), saved, strict=True):
+                    t.copy_(value)
         self.saved = []
+
+
+def _running_stats(bn: nn.modules.batchnorm._BatchNorm) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(running mean, running var, batch count) of a layer that tracks running statistics."""
+    mean, var, count = bn.running_mean, bn.running_var, bn.num_batches_tracked
+    assert mean is not None and var is not None and count is not None  # track_running_stats: all three exist
+    return mean, var, count
 
 
 class Checkpointed(nn.Module):
@@ -142,19 +155,22 @@ class Checkpointed(nn.Module):
         self.inner = inner
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor
         if not torch.is_grad_enabled():
-            return self.inner(x)
-        if torch.compiler.is_compiling():
+            out = self.inner(x)
+        elif torch.compiler.is_compiling():
             # Under torch.compile the recomputation is part of the compiled backward graph, which
             # recomputes activations only: buffer updates happen once, in the forward. (Dynamo also
             # does not trace a custom context_fn.)
-            return checkpoint(self.inner, x, use_reentrant=False)
-        return checkpoint(
-            self.inner,
-            x,
-            use_reentrant=False,
-            context_fn=lambda: (contextlib.nullcontext(), _KeepBatchNormStats(self.inner)),
-        )
+            out = checkpoint(self.inner, x, use_reentrant=False)
+        else:
+            out = checkpoint(
+                self.inner,
+                x,
+                use_reentrant=False,
+                context_fn=lambda: (contextlib.nullcontext(), _KeepBatchNormStats(self.inner)),
+            )
+        return out
 
 
 def _torchvision_resnet(name: str, num_classes: int) -> nn.Module | None:
@@ -162,7 +178,8 @@ def _torchvision_resnet(name: str, num_classes: int) -> nn.Module | None:
         import torchvision.models as tvm  # optional; a wheel that does not match torch fails on import
     except Exception:
         return None
-    return getattr(tvm, name)(weights=None, num_classes=num_classes)
+    model: nn.Module = getattr(tvm, name)(weights=None, num_classes=num_classes)  # resnet18, resnet50
+    return model
 
 
 def build_model(name: str, num_classes: int, activation_checkpointing: bool = False) -> nn.Module:

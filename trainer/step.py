@@ -8,21 +8,31 @@ from collections.abc import Iterator
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 from . import dist as tdist
 from .build import DTYPES, Parts
-from .data import Key, Layout, ValSampler, make_loader, shutdown_workers, start_iter
+from .data import (
+    Batch,
+    Key,
+    KeyedDataset,
+    Layout,
+    Sample,
+    ValSampler,
+    make_loader,
+    shutdown_workers,
+    start_iter,
+)
 
 
-def autocast(parts: Parts, device: torch.device) -> contextlib.AbstractContextManager:
+def autocast(parts: Parts, device: torch.device) -> contextlib.AbstractContextManager[None]:
     if parts.precision == "fp32":
         return contextlib.nullcontext()
     return torch.autocast(device.type, dtype=DTYPES[parts.precision])
 
 
 def train_step(
-    model: nn.Module, parts: Parts, batches: Iterator, layout: Layout, d: tdist.Dist
+    model: nn.Module, parts: Parts, batches: Iterator[Batch], layout: Layout, d: tdist.Dist
 ) -> tuple[torch.Tensor, list[Key]]:
     """Forward/backward over this rank's micro-batches, then one optimizer step.
 
@@ -37,11 +47,15 @@ def train_step(
         x = x.to(d.device, non_blocking=True, memory_format=parts.memory_format)
         y = y.to(d.device, non_blocking=True)
         # DDP all-reduces gradients only on the last micro-batch of the step.
-        sync = model.no_sync() if d.enabled and k < layout.accum - 1 else contextlib.nullcontext()
+        # Under DDP the model is DDP (or torch.compile's wrapper of it, which forwards no_sync), but
+        # Module.__getattr__ is typed as returning a Tensor or a Module.
+        accumulate = d.enabled and k < layout.accum - 1
+        sync = model.no_sync() if accumulate else contextlib.nullcontext()  # type: ignore[operator]
         with sync:
             with autocast(parts, d.device):
                 loss = F.cross_entropy(model(x), y)
-            parts.scaler.scale(loss / layout.accum).backward()
+            # torch leaves Tensor.backward unannotated (a call only strict mode reports: hence unused-ignore)
+            parts.scaler.scale(loss / layout.accum).backward()  # type: ignore[no-untyped-call, unused-ignore]
         step_loss += loss.detach().float() / layout.accum
     parts.scaler.step(parts.optimizer)
     parts.scaler.update()
@@ -72,12 +86,12 @@ class ValLoader:
     workers (persistent, so a pass does not respawn them), pinned on CUDA, this rank's share of the set
     in a fixed order. Built on first use and again only if the micro-batch changed (OOM backoff)."""
 
-    def __init__(self, ds: Dataset, d: tdist.Dist, workers: int, prefetch: int) -> None:
+    def __init__(self, ds: KeyedDataset, d: tdist.Dist, workers: int, prefetch: int) -> None:
         self.ds, self.d, self.workers, self.prefetch = ds, d, workers, prefetch
-        self.loader: DataLoader | None = None
+        self.loader: DataLoader[Sample] | None = None
         self.batch = 0
 
-    def passes(self, batch: int) -> Iterator:
+    def passes(self, batch: int) -> Iterator[Batch]:
         if self.loader is None or batch != self.batch:
             self.close()
             sampler = ValSampler(len(self.ds), self.d.rank, self.d.world, batch)

@@ -9,6 +9,7 @@ regional ones. A domain is always set: without one the SDK looks endpoints up on
 from __future__ import annotations
 
 import base64
+import builtins
 import datetime as dt
 import json
 import math
@@ -133,7 +134,9 @@ class AliyunProvider:
         return req
 
     def ecs(self, action: str, params: dict[str, Any], retry: bool = True) -> dict[str, Any]:
-        once = lambda: self._send(self._ecs_request(action, params), action)  # noqa: E731 - a fresh request per try
+        def once() -> dict[str, Any]:  # a fresh request per try
+            return self._send(self._ecs_request(action, params), action)
+
         return retrying(once, self.retry_policy) if retry else once()
 
     # -- instances -----------------------------------------------------------------------------
@@ -214,7 +217,7 @@ class AliyunProvider:
 
     # -- GPU metric and prices -----------------------------------------------------------------
 
-    def gpu_util(self, instance: Instance, start: float, end: float) -> list[Point]:
+    def gpu_util(self, instance: Instance, start: float, end: float) -> builtins.list[Point]:
         """CloudMonitor's instance-level GPU utilization per minute; [] when the agent reports nothing."""
         from aliyunsdkcms.request.v20190101.DescribeMetricListRequest import DescribeMetricListRequest
 

@@ -8,6 +8,7 @@ retries are off: throttling, 5xx and timeouts become RetryableError and retry.py
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 from typing import Any
 
@@ -32,7 +33,8 @@ def default_region(profile: str | None = None) -> str | None:
         return region
     import boto3
 
-    return boto3.session.Session(profile_name=profile).region_name
+    found: str | None = boto3.session.Session(profile_name=profile).region_name  # boto3 is untyped here
+    return found
 
 
 def _epoch(value: Any) -> float | None:
@@ -142,10 +144,11 @@ class AwsProvider:
         self._spot_kinds([instance] if instance.lifecycle == "spot" else [], rows)
         return instance
 
-    def _spot_kinds(self, spots: list[Instance], rows: list[dict[str, Any]]) -> None:
+    def _spot_kinds(self, spots: builtins.list[Instance], rows: builtins.list[dict[str, Any]]) -> None:
         """Which spot instances came from a persistent request (only those can stop)."""
-        requests = {r["InstanceId"]: r.get("SpotInstanceRequestId") for r in rows}
-        ids = sorted({requests[i.id] for i in spots if requests.get(i.id)})
+        requests: dict[str, str] = {r["InstanceId"]: r["SpotInstanceRequestId"] for r in rows
+                                    if r.get("SpotInstanceRequestId")}
+        ids = sorted({requests[i.id] for i in spots if i.id in requests})
         if not ids:
             return
         answer = self._call(self.ec2, "describe_spot_instance_requests", SpotInstanceRequestIds=ids)
@@ -204,7 +207,7 @@ class AwsProvider:
 
     # -- GPU metric and prices -----------------------------------------------------------------
 
-    def gpu_util(self, instance: Instance, start: float, end: float) -> list[Point]:
+    def gpu_util(self, instance: Instance, start: float, end: float) -> builtins.list[Point]:
         """CloudWatch agent's per-GPU metric, averaged over the GPUs per minute; [] when not reported."""
         found = self._call(self.cloudwatch, "list_metrics", Namespace=GPU_NAMESPACE, MetricName=GPU_METRIC,
                            Dimensions=[{"Name": "InstanceId", "Value": instance.id}])

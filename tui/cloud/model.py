@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -82,7 +83,7 @@ class Provider(Protocol):
 
     def get(self, instance_id: str) -> Instance | None: ...
 
-    def gpu_util(self, instance: Instance, start: float, end: float) -> list[Point]:
+    def gpu_util(self, instance: Instance, start: float, end: float) -> builtins.list[Point]:
         """The instance's GPU utilization (mean over its GPUs) per minute; [] when there is no metric."""
         ...
 

@@ -54,8 +54,8 @@ def shares_for(active: Sequence[NodeRun], gpu_uuids: Sequence[str]) -> dict[Key,
 
 
 def segments(runs: Sequence[NodeRun], gpu_uuids: Sequence[str], host_now: float) -> list[Segment]:
-    spans = {run.key: (run.start, run.until(host_now)) for run in runs}
-    spans = {k: (s, e) for k, (s, e) in spans.items() if s is not None and e is not None and e > s}
+    ends = {run.key: (run.start, run.until(host_now)) for run in runs}
+    spans = {k: (s, e) for k, (s, e) in ends.items() if s is not None and e is not None and e > s}
     cuts = sorted({t for span in spans.values() for t in span})
     timed = [run for run in runs if run.key in spans]  # once, not per cut: 500 listed jobs, few with a span
     out: list[Segment] = []

@@ -60,7 +60,7 @@ class Controller:
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
         for r in self.journal.records():
-            job = r.get("job") if isinstance(r.get("job"), dict) else {}
+            job = j if isinstance(j := r.get("job"), dict) else {}
             if r.get("outcome") in ("proposed", "refused"):
                 self.said.add((str(r.get("rule")), str(job.get("id")), str(r.get("action")), _hashable(r.get("to"))))
 

@@ -43,7 +43,7 @@ class Sampler:
                 by_host.setdefault(job.gpu_host.get(key, ""), []).append((sample.util, mem))
             for host, readings in by_host.items():
                 for i, metric in enumerate(("gpu_util", "gpu_mem")):
-                    values = [r[i] for r in readings if r[i] is not None]
+                    values = [v for r in readings if (v := r[i]) is not None]
                     if values:
                         append_bounded(gpus.setdefault((host, metric), []), Point(now, sum(values) / len(values)), self.keep)
             hosts = tuple(dict.fromkeys(n.host for n in job.nodes.values()))

@@ -42,7 +42,9 @@ class PolicyJournal:
             os.write(fd, line.encode("utf-8"))
         finally:
             os.close(fd)
-        return json.loads(line)  # what was written, not a view of dicts the caller may change later
+        # what was written, not a view of dicts the caller may change later
+        written: dict[str, Any] = json.loads(line)
+        return written
 
     def records(self) -> list[dict[str, Any]]:
         out = []
@@ -72,7 +74,7 @@ class PolicyJournal:
         done = {r.get("token") for r in records if r.get("outcome") == "launched"}
         completed = 0
         for r in records:
-            job = r.get("job") if isinstance(r.get("job"), dict) else {}
+            job = j if isinstance(j := r.get("job"), dict) else {}
             if r.get("outcome") != "launching" or r.get("pool") != pool or job.get("id") != job_id or r.get("rank") != rank:
                 continue
             if not isinstance(r.get("token"), str):
@@ -87,7 +89,7 @@ class PolicyJournal:
         """(rule, job name) → the last decision applied (or, for vertical, proposed)."""
         memory: dict[tuple[str, str], Applied] = {}
         for r in self.records():
-            job = r.get("job") if isinstance(r.get("job"), dict) else {}
+            job = j if isinstance(j := r.get("job"), dict) else {}
             if not isinstance(r.get("rule"), str) or not isinstance(job.get("name"), str):
                 continue
             if r.get("outcome") == "applied" or (r.get("kind") == "vertical" and r.get("outcome") == "proposed"):

@@ -139,7 +139,7 @@ class Observer:
         budget = first.get("budget")
         budget_left = None
         if burn is not None and rate is not None and isinstance(budget, (int, float)) and not isinstance(budget, bool):
-            started = [n.get("started_at") for n in job.nodes if isinstance(n.get("started_at"), (int, float))]
+            started = [s for n in job.nodes if isinstance(s := n.get("started_at"), (int, float))]
             spent = sum(burn * max(0.0, now - s) / 3600 for s in started)  # its share of the price × wall time, per node
             budget_left = float(budget) * rate - spent
         return JobFacts(id=job.id, name=job.name, nodes=len(job.nodes), hosts=hosts,

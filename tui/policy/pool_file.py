@@ -39,8 +39,8 @@ def add_pool_host(path: Path, pool: str, host: str) -> bool:
     return True
 
 
-def _pool_hosts(doc: Any, pool: str) -> Any:
+def _pool_hosts(doc: Any, pool: str) -> list[Any] | None:
     pools = doc.get("pool")
-    table = pools.get(pool) if hasattr(pools, "get") else None
+    table: Any = pools.get(pool) if hasattr(pools, "get") else None
     hosts = table.get("hosts") if hasattr(table, "get") else None
     return hosts if isinstance(hosts, list) else None

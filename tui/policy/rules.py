@@ -12,7 +12,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .. import paths
@@ -190,7 +190,8 @@ class _Reader:
             self.fail(i, name, "pool", f"no [pool.{pool}] (pools: {known})")
         common: dict[str, Any] = {"name": name, "kind": kind, "line": self.headers[i] if i < len(self.headers) else 0,
                                   "jobs": jobs, "pool": pool}
-        return getattr(self, kind)(i, name, t, common)
+        rule: Rule = getattr(self, kind)(i, name, t, common)  # metric, schedule or vertical, below
+        return rule
 
     # -- kinds -------------------------------------------------------------------------------------
 
@@ -261,6 +262,10 @@ class _Reader:
             self.fail(i, name, key, f"expected a number, got {value!r}")
         return float(value)
 
+    @overload
+    def count(self, i: int, name: str, t: dict[str, Any], key: str, default: int) -> int: ...
+    @overload
+    def count(self, i: int, name: str, t: dict[str, Any], key: str, default: None) -> int | None: ...
     def count(self, i: int, name: str, t: dict[str, Any], key: str, default: int | None) -> int | None:
         value = t.get(key, default)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 4096):
@@ -284,7 +289,7 @@ class _Reader:
 
     # -- errors ------------------------------------------------------------------------------------
 
-    def fail(self, i: int | None, rule: str | None, key: str, problem: str) -> Any:
+    def fail(self, i: int | None, rule: str | None, key: str, problem: str) -> NoReturn:
         line = self.line_of(i, key)
         where = f"{self.path}:{line}" if line else str(self.path)
         label = f"rule {rule!r}: {key}" if rule else (f"rule {i + 1}: {key}" if i is not None else key)
@@ -314,7 +319,7 @@ class _Reader:
             self.pool_fail(name, "ssh_port", f"expected a port number 1-65535, got {port!r}")
         return {**out, "spot": spot, "ssh_port": port}
 
-    def pool_fail(self, pool: str, key: str, problem: str) -> Any:
+    def pool_fail(self, pool: str, key: str, problem: str) -> NoReturn:
         head = next((n for n, raw in enumerate(self.lines, 1)
                      if re.match(rf"^\s*\[\s*pool\.\"?{re.escape(pool)}\"?\s*\]", raw)), None)
         line = self._key_after(head, key) if head else None
