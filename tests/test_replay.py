@@ -4,6 +4,7 @@ agent: same answers, polls holding the last, events at their recorded pace, acti
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -142,6 +143,18 @@ def test_cli_record_writes_the_session(gpudeck_home: Path, tmp_path: Path) -> No
     ops = [e["msg"].get("op") for e in _entries(out)[1:] if e.get("dir") == "send"]
     assert "jobs" in ops
     assert Recording.load(out).hosts == ["local"]
+
+
+def test_hosts_trust_while_recording_checks_the_key_over_ssh(gpudeck_home: Path, tmp_path: Path) -> None:
+    # The key check is an SSH login with no agent behind it: it used to get the recorder's wrapper,
+    # which has no connect(), and end in "internal error: AttributeError" (found by mypy).
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing answers there
+    (gpudeck_home / "hosts.toml").write_text(f'[hosts.down]\ntarget = "127.0.0.1:{port}"\n')
+    r = gpudeck("--record", str(tmp_path / "trust.jsonl"), "hosts", "trust", "down", "--yes")
+    assert r.returncode == 4 and "host down unreachable" in r.stderr, r.stderr
+    assert "internal error" not in r.stderr
 
 
 def test_the_shipped_recording_holds_no_env_value() -> None:

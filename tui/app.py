@@ -33,7 +33,7 @@ from .policy.rules import load as load_policies
 from .remote.hostkey_errors import fingerprint
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
-from .screens.hostkey import HostKeyScreen, ask_host_key
+from .screens.hostkey import HostKeyScreen, confirm_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
 from .services import CloudInstances, Connections, Costs, JobControl, Proposals
@@ -207,7 +207,7 @@ class GpuDeckApp(App[None]):
 
     def _confirm_key(self, name: str, key: Any) -> bool:
         """SSH's confirm for an unknown key; runs on a connect worker's thread."""
-        return ask_host_key(self, name, key.get_name(), fingerprint(key))
+        return confirm_key(self, name, key)
 
     def on_host_key_changed_notice(self, message: HostKeyChangedNotice) -> None:
         key = getattr(message.error, "key", None)
@@ -244,10 +244,11 @@ class GpuDeckApp(App[None]):
             ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
             ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
             ("cloud instances", list(CloudView.BINDINGS)),
-            ("output", [*OutputLog.BINDINGS, *(b for b in VirtualLog.BINDINGS if b.id not in binding_ids_of(OutputLog))]),
+            ("output", [*OutputLog.BINDINGS, *(b for b in VirtualLog.BINDINGS
+                                                if isinstance(b, Binding) and b.id not in binding_ids_of(OutputLog))]),
         ]))
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's app commands (theme, quit, screenshot), then gpudeck's own keys that apply now:
         none of the widgets' internals (cursor keys, copy, focus), each once, its key as typed."""
         for command in super().get_system_commands(screen):
@@ -261,7 +262,7 @@ class GpuDeckApp(App[None]):
             seen.add(b.id)
             key = self.get_key_display(b)
             yield SystemCommand(b.description, f"{key} · {b.tooltip}" if b.tooltip else f"key: {key}",
-                                partial(active.node.run_action, b.action))
+                                partial(self.run_action, b.action, active.node))  # as the node's own run_action
 
 
 def main(replay: str | None = None, read_only: bool = False) -> None:

@@ -9,6 +9,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from types import ModuleType
+from typing import NoReturn
 
 from . import paths, read_only
 from . import session as session_mod
@@ -73,7 +74,7 @@ class UsageError(GpudeckError):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         # argparse's own two-line usage dump, shortened to the one line that matters. `prog` is
         # "gpudeck" or "gpudeck inspect": the line names gpudeck once.
         raise UsageError(f"{self.prog}: {message}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .errors import EXIT_ERROR, EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
@@ -21,7 +21,10 @@ from .settings import Settings, SettingsError
 from .settings import load as load_settings
 from .store import Store
 
-__all__ = ["LOCAL", "Session", "host_key_error", "transport_for"]
+if TYPE_CHECKING:
+    from .remote.ssh_transport import SshTransport
+
+__all__ = ["LOCAL", "Session", "host_key_error", "ssh_transport_for", "transport_for"]
 
 # `gpudeck --record FILE` / `--replay FILE`, set once by the CLI before any connection: every agent
 # pipe of the process (the app's and the CLI verbs') is recorded, or played back from the file.
@@ -66,6 +69,16 @@ def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str
                config: Settings | None) -> Transport:
     if host == LOCAL:
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
+    return ssh_transport_for(host, confirm, ask_passphrase, config)
+
+
+def ssh_transport_for(host: str, confirm: Confirm | None = None,
+                      ask_passphrase: Callable[[str], str | None] | None = None,
+                      config: Settings | None = None) -> SshTransport:
+    """A hosts.toml host's SSH transport as it is: what `hosts trust` and a launched instance's key
+    check connect() (authentication only: no agent, so no line to record or replay)."""
+    if replay is not None:
+        raise GpudeckError(READ_ONLY.format(op=f"SSH to {host}"), EXIT_USAGE)
     entry = host_entries().get(host)
     if entry is None:
         raise GpudeckError(f"no such host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_USAGE)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import paths
@@ -196,7 +196,7 @@ class _Reader:
             **{key: self.string(t, "cloud", key) or None for key in urls})
 
     def keys(self, t: dict[str, Any]) -> Mapping[str, str]:
-        keymap = {}
+        keymap: dict[str, str] = {}
         for binding_id in t:
             key = self.string(t, "keys", binding_id)
             if not key:
@@ -246,7 +246,7 @@ class _Reader:
             self.fail(table, key, f"expected a number > 0, got {value!r}")
         return float(value)
 
-    def fail(self, table: str, key: str, problem: str, header: str | None = None) -> None:
+    def fail(self, table: str, key: str, problem: str, header: str | None = None) -> NoReturn:
         line = self.line_of(table, key, header)
         label = f"[{table}] {key}" if table else key
         raise SettingsError(f"{where(self.path, line)}: {label}: {problem}")

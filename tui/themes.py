@@ -78,9 +78,12 @@ def load_theme(path: Path) -> Theme:
         raise ThemeError(f"{path.name}: unknown colour {sorted(unknown)[0]!r} (known: {', '.join(COLOR_KEYS)})")
     if "primary" not in colors:
         raise ThemeError(f"{path.name}: [colors] needs at least `primary`")
-    kwargs = {k: _color(path, k, v) for k, v in colors.items()}
+    c = {str(k): _color(path, str(k), v) for k, v in colors.items()}  # TOML keys are strings
     var = {str(k): _color(path, str(k), v) for k, v in variables.items()}
-    return Theme(name=name.strip(), dark=bool(data.get("dark", True)), variables=var, **kwargs)
+    return Theme(name=name.strip(), primary=c["primary"], secondary=c.get("secondary"), accent=c.get("accent"),
+                 foreground=c.get("foreground"), background=c.get("background"), surface=c.get("surface"),
+                 panel=c.get("panel"), boost=c.get("boost"), warning=c.get("warning"), error=c.get("error"),
+                 success=c.get("success"), dark=bool(data.get("dark", True)), variables=var)
 
 
 def theme_dirs() -> list[Path]:

@@ -21,7 +21,8 @@ TOO_DEEP = "arrays or tables nested too deeply"
 def parse_toml(text: str) -> dict[str, Any]:
     """The document as plain dicts; TOMLDecodeError names the line and column."""
     try:
-        return tomllib.loads(text)
+        doc: dict[str, Any] = tomllib.loads(text)  # tomli, untyped here, on 3.10
+        return doc
     except RecursionError:  # tomllib parses nested arrays and tables by recursion
         raise TOMLDecodeError(TOO_DEEP) from None
 

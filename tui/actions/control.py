@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remote_agent.names import new_job_id
+from remote_agent.spec import DEFAULT_GRACE
 
 from ..errors import GpudeckError
 from ..fleet.jobs import JobModel
@@ -19,7 +20,7 @@ from ..store import JobRecord, Store
 from .agents import Agents
 from .find import Job
 from .launch import LAUNCH_TIMEOUT
-from .options import DEFAULT_GRACE, check_grace
+from .options import check_grace
 from .watch import refuse_on_watch
 
 # The agent answers a stop once the job's tree is gone: after the grace period at most, plus the
@@ -85,7 +86,8 @@ def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None,
     wait = stop_wait(job, grace if action == "stop" else 0.0)
 
     def one(n: NodeTarget) -> dict[str, Any]:
-        return agents.request(n.host, action, timeout=wait, job=job.id, node=n.node, **extra)
+        answer: dict[str, Any] = agents.request(n.host, action, timeout=wait, job=job.id, node=n.node, **extra)
+        return answer  # the agent's job object
 
     if len(job.nodes) == 1:
         return [one(job.nodes[0])]
@@ -105,7 +107,8 @@ def restart(agents: Agents, store: Store | None, job: JobTarget, new_id: str | N
                for n in job.nodes]
     if store is not None:
         first = answers[0] if answers and isinstance(answers[0], dict) else {}
-        argv = first.get("argv") if isinstance(first.get("argv"), list) else []
+        listed = first.get("argv")
+        argv = listed if isinstance(listed, list) else []
         store.record_job(JobRecord(id=new_id, name=str(first.get("name") or job.label), created_at=time.time(),
                                    nodes=[{"host": n.host, "node": n.node} for n in job.nodes],
                                    argv=[str(a) for a in argv], restart_of=job.id))

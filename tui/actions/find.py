@@ -83,7 +83,7 @@ class Job:
     def to_json(self) -> dict[str, Any]:
         """The contract's shape (docs/architecture.md): env values never appear."""
         first, ending = self.first, self.ending_node
-        ended = [n.get("ended_at") for n in self.nodes]
+        ended: list[Any] = [n.get("ended_at") for n in self.nodes]
         return {
             "id": self.id,
             "name": self.name,
@@ -115,8 +115,11 @@ class Job:
 def output_dropped(node: dict[str, Any]) -> int:
     """Bytes of the node's output.log its output cap dropped (0: none)."""
     gap = node.get("output_gap")
-    ok = isinstance(gap, list) and len(gap) == 2 and all(isinstance(v, int) for v in gap)
-    return max(0, gap[1] - gap[0]) if ok else 0
+    if isinstance(gap, list) and len(gap) == 2:
+        start, end = gap
+        if isinstance(start, int) and isinstance(end, int):
+            return max(0, end - start)
+    return 0
 
 
 def _resized(came: Any) -> Any:
@@ -143,9 +146,10 @@ def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list
 
     def ask(host: str) -> list[dict[str, Any]] | GpudeckError:
         try:
-            return agents.request(host, "jobs")["jobs"]
+            jobs: list[dict[str, Any]] = agents.request(host, "jobs")["jobs"]  # the agent's contract
         except GpudeckError as exc:
             return exc
+        return jobs
 
     hosts = agents.hosts()
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from remote_agent.spec import IdleStop, JobSpec, Multinode, Price, read
+from remote_agent.spec import DEFAULT_GRACE, IdleStop, JobSpec, Multinode, Price, read
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
@@ -15,7 +15,7 @@ from .agents import Agents
 from .find import Job
 from .launch import build_spec, host_setup
 from .nodes import NodePlan
-from .options import DEFAULT_GRACE, LaunchOptions
+from .options import LaunchOptions
 from .preflight import Env
 
 

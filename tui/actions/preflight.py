@@ -95,7 +95,9 @@ class _Background:
     """fn() on a daemon thread; result() waits for it (re-raising what it raised)."""
 
     def __init__(self, fn: Callable[[], Any]) -> None:
-        self._fn, self._out, self._err = fn, None, None
+        self._fn = fn
+        self._out: Any = None
+        self._err: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="preflight-versions", daemon=True)
         self._thread.start()
 

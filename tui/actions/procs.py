@@ -46,7 +46,8 @@ def rows_of(host: str, node: str, answer: Any) -> list[ProcRow]:
     for p in found[:MAX_ROWS] if isinstance(found, list) else ():
         if not isinstance(p, dict) or not isinstance(p.get("pid"), int) or isinstance(p.get("pid"), bool):
             continue
-        listed = p.get("gpus") if isinstance(p.get("gpus"), list) else []
+        on_gpus = p.get("gpus")
+        listed = on_gpus if isinstance(on_gpus, list) else []
         gpus = tuple((_num(g.get("index")), _num(g.get("mem_mib"))) for g in listed[:64] if isinstance(g, dict))
         rows.append(ProcRow(host, node, p["pid"], _num(p.get("ppid")), str(p.get("role") or "child")[:16],
                             str(p.get("command") or "")[:MAX_COMMAND], _num(p.get("cpu_percent")),
@@ -70,7 +71,10 @@ def job_processes(agents: Agents, nodes: Iterable[tuple[str, str]], job_id: str)
     failures: list[str] = []
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(nodes)))) as pool:
         for got in pool.map(ask, nodes):
-            (failures.append if isinstance(got, str) else rows.extend)(got)  # type: ignore[operator]
+            if isinstance(got, str):
+                failures.append(got)
+            else:
+                rows.extend(got)
     return ProcTable(tuple(rows), tuple(failures))
 
 

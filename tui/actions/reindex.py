@@ -22,7 +22,8 @@ def rebuild_index(agents: Agents, store: Store) -> int:
             continue
         first = job.first
         created = first.get("created_at") or first.get("started_at") or time.time()
-        argv = first.get("argv") if isinstance(first.get("argv"), list) else []
+        listed = first.get("argv")
+        argv = listed if isinstance(listed, list) else []
         store.record_job(JobRecord(
             id=job.id, name=job.name, created_at=float(created),
             nodes=[{"host": str(n["host"]), "node": str(n["node"])} for n in job.nodes],

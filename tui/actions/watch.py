@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remote_agent.names import new_job_id
-from remote_agent.spec import PID_MAX
+from remote_agent.spec import DEFAULT_GRACE, PID_MAX
 
 from ..errors import GpudeckError
 from ..fleet.watch import WatchInfo
@@ -21,7 +21,7 @@ from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
 from .launch import LAUNCH_TIMEOUT, Launched
-from .options import DEFAULT_GRACE, check_grace, check_name, default_name, usage
+from .options import check_grace, check_name, default_name, usage
 
 
 @dataclass(frozen=True)

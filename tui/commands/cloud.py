@@ -29,7 +29,7 @@ _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 60}
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cloud", help="cloud GPU instances (AWS, Aliyun): ls, idle, stop, start, terminate, launch",
                        description="Your AWS and Aliyun GPU instances: their GPU use and cost, the idle ones, and "
                                    "actions on them. Regions: config.toml [cloud]; credentials: the providers' own.")
@@ -307,7 +307,7 @@ def _trust(session: Session, provider: Provider, instance: Instance, name: str) 
     from ..cloud.model import CloudError
     from ..remote.hostkey_errors import HostKeyError, fingerprint
     from ..remote.transport import TransportError
-    from ..session import host_key_error, transport_for
+    from ..session import host_key_error, ssh_transport_for
     from .hosts import ask
 
     try:
@@ -322,9 +322,9 @@ def _trust(session: Session, provider: Provider, instance: Instance, name: str) 
             return True
         return sys.stdin.isatty() and ask(known_name, key)
 
-    transport = transport_for(name, confirm=check)
+    transport = ssh_transport_for(name, confirm=check)
     try:
-        transport.connect()  # type: ignore[attr-defined]
+        transport.connect()
     except HostKeyError as exc:
         err = host_key_error(name, exc)
         warn(f"gpudeck: {err}")

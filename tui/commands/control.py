@@ -15,7 +15,7 @@ from .answer import add_json, say
 ENDED = "id, state, seconds, run_touched, pid"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("stop", help="stop gracefully: stop signal, then SIGKILL after the grace period")
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default: the job's, 60)")
@@ -45,12 +45,13 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
     start = time.monotonic()
     answers = control.end(session, job, action, grace=getattr(args, "grace", None))
     took = time.monotonic() - start
-    read_only = job.watch is not None and job.watch.read_only
+    watched_only = job.watch if job.watch is not None and job.watch.read_only else None
+    read_only = watched_only is not None
     state = None if read_only else control.final_state(answers)
     obj = {"id": job.id, "state": state, "seconds": round(took, 3), "run_touched": not read_only,
            "pid": job.watch.pid if job.watch is not None else None}
-    if read_only:
-        text = f"{job.id} ended the watch of {job.watch.path} in {took:.1f}s; the run itself was not touched (read-only)"
+    if watched_only is not None:
+        text = f"{job.id} ended the watch of {watched_only.path} in {took:.1f}s; the run itself was not touched (read-only)"
     else:
         what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
         text = f"{job.id} {state}{what} in {took:.1f}s"

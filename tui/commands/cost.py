@@ -29,7 +29,7 @@ from ..session import Session
 from ..settings import CloudSettings
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cost", help="burn, accrued, projected and idle cost per host and job")
     p.add_argument("--json", action="store_true", help="JSON with hosts, jobs and fleet totals")
     p.add_argument("--since", metavar="DATE", help="only cost from DATE on (2026-11-28, an ISO time, or 36h / 7d)")

@@ -25,10 +25,10 @@ from ..printable import printable, warn
 from ..remote.hostkey_errors import HostKeyError, fingerprint
 from ..remote.ssh_config import SshConfigError, split_target
 from ..remote.transport import TransportError
-from ..session import LOCAL, Session, host_key_error, transport_for
+from ..session import LOCAL, Session, host_key_error, ssh_transport_for
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("hosts", help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, set, trust",
                        description="List hosts (reachable or why not, agent, GPUs, clock), or change them: "
                                    "add, rm, set (price settings), trust (a host key).")
@@ -87,14 +87,14 @@ def trust(name: str, yes: bool, entry: HostEntry | None = None) -> list[str]:
 
     asking = confirm if (yes or sys.stdin.isatty()) else None
     if entry is None:
-        transport = transport_for(name, confirm=asking)
+        transport = ssh_transport_for(name, confirm=asking)
     else:
         from ..remote.ssh_transport import SshTransport  # paramiko only for the verbs that connect
         from ..session import settings
 
         transport = SshTransport(entry, settings().ssh, asking)
     try:
-        transport.connect()  # type: ignore[attr-defined]
+        transport.connect()
     except HostKeyError as exc:
         raise host_key_error(name, exc, None if entry is None else "the same `gpudeck hosts add` with --yes") from None
     except TransportError as exc:

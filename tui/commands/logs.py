@@ -12,7 +12,7 @@ import base64
 import signal
 import sys
 import threading
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from remote_agent.serving.output import descriptor_of, write_through
 from remote_agent.supervision.outputcap import gap_marker
@@ -26,17 +26,18 @@ CHUNK = 1 << 20
 FOLLOW_TIMEOUT = 7 * 86400.0  # how long the first `follow` request may wait out an outage
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("logs", help="print a job's output (-f: follow until it ends)")
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("-f", "--follow", action="store_true", help="follow; exit with the job's exit code when it ends")
     p.add_argument("--node", default=None, help="which node's output (default: the first)")
 
 
-def job_exit_code(obj: dict) -> int:
+def job_exit_code(obj: dict[str, Any]) -> int:
     """The code a shell would have seen: the exit code, else 128 + the signal's number."""
-    if isinstance(obj.get("exit_code"), int):
-        return obj["exit_code"]
+    code = obj.get("exit_code")
+    if isinstance(code, int):
+        return code
     name = obj.get("signal")
     if name and hasattr(signal, name):
         return 128 + int(getattr(signal, name))
@@ -101,10 +102,10 @@ class StdoutSink:
         self.out = out
         self._fd = descriptor_of(out)
         self.done = threading.Event()
-        self.end: dict | None = None
+        self.end: dict[str, Any] | None = None
         self.broken: OSError | None = None
 
-    def __call__(self, job: str, node: str, data: bytes | None, end: dict | None) -> None:
+    def __call__(self, job: str, node: str, data: bytes | None, end: dict[str, Any] | None) -> None:
         if self.done.is_set():
             return
         if data is not None:
@@ -118,7 +119,7 @@ class StdoutSink:
             self.done.set()
 
 
-def _indexed_node(session: Session, job_id: str, wanted: str | None) -> dict | None:
+def _indexed_node(session: Session, job_id: str, wanted: str | None) -> dict[str, Any] | None:
     """The node of an exact job id as the local job index (state.db) has it, when all its hosts are
     this session's; None: ask the hosts (a prefix, a name, a job launched elsewhere, a replay)."""
     try:
@@ -132,7 +133,7 @@ def _indexed_node(session: Session, job_id: str, wanted: str | None) -> dict | N
     return nodes[0] if wanted is None else next((n for n in nodes if n.get("node") == wanted), None)
 
 
-def _pick_node(job: Job, wanted: str | None) -> dict:
+def _pick_node(job: Job, wanted: str | None) -> dict[str, Any]:
     if wanted is None:
         return job.first
     for node in job.nodes:

@@ -8,6 +8,7 @@ import json
 import queue
 import sys
 import time
+from typing import Any
 
 from remote_agent.storage.records import expand, expand_all
 
@@ -20,7 +21,7 @@ from ..session import Session, print_status
 from .metrics_text import PLAIN_MARK, POINTS_MARK, points_block_json, points_json
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("metrics", help="print a job's metric points (loss, step, lr…)")
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("--json", action="store_true", help="one JSON object per point")
@@ -61,10 +62,10 @@ def _points_of(session: Session, job: Job, as_json: bool, follow: bool, tag: str
     """One job's points; `tag`: its id, written into each --json point (a chain's)."""
     ended = job.ended
     targets: dict[tuple[str, str], int] = {}
-    for node in job.nodes:
-        client = session.client(node["host"])
+    for n in job.nodes:
+        client = session.client(n["host"])
         # As journal text: a million points are reshaped as strings, not decoded and re-encoded.
-        targets[(job.id, node["node"])] = client.tail(job.id, node["node"], since_seq=0, text=True)
+        targets[(job.id, n["node"])] = client.tail(job.id, n["node"], since_seq=0, text=True)
     clients = {session.client(n["host"]) for n in job.nodes}
     seen: dict[tuple[str, str], int] = dict.fromkeys(targets, 0)
     finished: set[tuple[str, str]] = set()
@@ -151,11 +152,11 @@ def _write(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def _print(records: list, node: str, as_json: bool, tag: str | None = None) -> None:
+def _print(records: list[dict[str, Any]], node: str, as_json: bool, tag: str | None = None) -> None:
     """A batch of records' points, written at once: a million points print in seconds, not minutes
     (one write and one JSON encoder call per run of points instead of one per point); a resize
     between points is printed where it happened."""
-    points: list = []
+    points: list[dict[str, Any]] = []
     for record in records:
         if record.get("kind") == "metric":
             points.append(record)
@@ -166,7 +167,7 @@ def _print(records: list, node: str, as_json: bool, tag: str | None = None) -> N
     _print_points(points, node, as_json, tag)
 
 
-def _print_points(points: list, node: str, as_json: bool, tag: str | None = None) -> None:
+def _print_points(points: list[dict[str, Any]], node: str, as_json: bool, tag: str | None = None) -> None:
     if not points:
         return
     if as_json:
@@ -180,9 +181,10 @@ def _print_points(points: list, node: str, as_json: bool, tag: str | None = None
     sys.stdout.flush()
 
 
-def _print_resized(record: dict, node: str, as_json: bool, tag: str | None = None) -> None:
+def _print_resized(record: dict[str, Any], node: str, as_json: bool, tag: str | None = None) -> None:
     """A resize between two points: from → to nodes, why, how long training paused."""
-    data = record.get("data") if isinstance(record.get("data"), dict) else {}
+    given = record.get("data")
+    data = given if isinstance(given, dict) else {}
     if as_json:
         print(json.dumps({"t": record.get("t"), **({"job": tag} if tag else {}), "node": node,
                           "event": "resized", "resized": data}))
@@ -192,7 +194,7 @@ def _print_resized(record: dict, node: str, as_json: bool, tag: str | None = Non
     sys.stdout.flush()
 
 
-def _json_lines(points: list, node: str, tag: str | None = None) -> list[str]:
+def _json_lines(points: list[dict[str, Any]], node: str, tag: str | None = None) -> list[str]:
     """{"t": ..., "node": ..., "values": {...}} per point, exactly as json.dumps writes each one,
     from one encoder call: the array is cut where each object starts ({"t": ...); a cut inside a
     value would make one part too many, so the count is checked and one by one is the fallback."""

@@ -11,6 +11,7 @@ import signal
 import threading
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from ..actions import find, scale
@@ -26,7 +27,7 @@ from ..policy.rules import PolicyError, load
 from ..session import Session
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("policy", help="autoscaling rules (policies.toml): what they decide, or carry them out",
                        description="Rules live in policies.toml in the config dir (see the README's Policies).")
     verbs = p.add_subparsers(dest="policy_verb", metavar="eval|run", required=True)
@@ -64,13 +65,16 @@ def controller(session: Session) -> Controller:
     def move(job: find.Job, hosts: dict[str, str]) -> str:  # a vertical rule's bigger type
         return scale.scale(session, session.store, job, str(len(job.nodes)), move=hosts).id
 
+    def join_pool(path: Path, pool: str, host: str) -> None:  # already there (False) is as good as added
+        add_pool_host(path, pool, host)
+
     cost = session.settings.cost
     return Controller(jobs=lambda: find.list_jobs(session),
                       observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
                       policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries(),
                       capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session),
                       currency=cost.currency,
-                      join_pool=None if policies.path is None else partial(add_pool_host, policies.path),
+                      join_pool=None if policies.path is None else partial(join_pool, policies.path),
                       move=move, host_settings=hosts)
 
 

@@ -13,7 +13,7 @@ from ..session import Session
 from .cost import host_settings
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("prices", help="known prices: each host's, and the shipped catalog, with sources")
     p.add_argument("--json", action="store_true", help="JSON with hosts and catalog")
 

@@ -12,7 +12,7 @@ from ..printable import printable, warn
 from ..session import Session
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ps", help="list jobs (live ones; --all for every job)")
     p.add_argument("--json", action="store_true", help="a JSON list of job objects")
     p.add_argument("--all", "-a", action="store_true", help="include ended jobs")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from remote_agent.spec import DEFAULT_GRACE
+
 from ..actions.launch import launch
-from ..actions.options import DEFAULT_GRACE, LaunchOptions, parse_elastic, parse_env
+from ..actions.options import LaunchOptions, parse_elastic, parse_env
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("run", help="launch a command as a detached job", description="Launch CMD as a job. Prints its id.")
     p.add_argument("--host", help="host to run on (default: local); H1,H2,... places --nodes round-robin")
     p.add_argument("--pool", metavar="H1,H2,...", help="hosts the job may run and scale on: nodes go to hosts of the "

@@ -11,7 +11,7 @@ from ..session import Session
 from .answer import add_json, say
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("scale", help="resize a job: stop (checkpoint), relaunch on the new node count, resume",
                        description="Stop every node gracefully (the job checkpoints on SIGTERM), then launch the "
                                    "same command on the new node count as a new job (restart_of: the old one) "

@@ -11,7 +11,7 @@ from ..session import Session
 SHELLS = ("bash", "zsh", "fish")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("help", help="help for gpudeck, or for one verb (gpudeck help hosts add)")
     p.add_argument("topic", nargs="*", metavar="VERB", help="a verb, and its action for verbs that have them")
     p = sub.add_parser("completion", help="print the shell completion script for bash, zsh or fish",
@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def completion(args: argparse.Namespace, _session: Session) -> int:
-    import argcomplete
+    from argcomplete.shell_integration import shellcode
 
-    print(argcomplete.shellcode(["gpudeck"], shell=args.shell))
+    print(shellcode(["gpudeck"], shell=args.shell))
     return 0

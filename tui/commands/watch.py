@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..actions.options import DEFAULT_GRACE
+from remote_agent.spec import DEFAULT_GRACE
+
 from ..actions.watch import WatchOptions, watch
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("watch", help="follow the log file of a run gpudeck did not start (tmux, nohup, a scheduler)",
                        description="Follow PATH as a read-only job: parsed, journaled and charted like any job, "
                                    "through log rotation and truncation. `gpudeck stop` ends the watch, never the "

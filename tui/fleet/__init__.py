@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from remote_agent.spec import ResizedFrom
+
 from .hosts import GpuProcess, GpuSample, HostModel, HostStatus, util_level
-from .jobs import JOB_STATES, JobEvent, JobModel, NodeModel, ResizedFrom
+from .jobs import JobEvent, JobModel, NodeModel
 from .model import Fleet, FleetSummary
 from .series import Series, minmax_downsample
+from .states import JOB_STATES
 
 __all__ = [
     "JOB_STATES",

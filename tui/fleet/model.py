@@ -60,10 +60,11 @@ class Fleet:
             h = self.hosts[name] = HostModel(name=name)
         return h
 
-    def _touch(self, name: str) -> HostModel:
+    def _touch(self, name: str) -> tuple[HostModel, float]:
+        """The host, stamped as heard from now, and that time."""
         h = self.host(name)
-        h.last_update = self._clock()
-        return h
+        h.last_update = now = self._clock()
+        return h, now
 
     def set_host_status(
         self, host: str, status: HostStatus, reason: str | None = None, t: float | None = None
@@ -94,11 +95,11 @@ class Fleet:
         if not isinstance(hello, dict):
             self.bad_records += 1
             return set()
-        h = self._touch(host)
+        h, now = self._touch(host)
         h.apply_hello(hello)
         host_time = finite(hello.get("time"))
         if host_time is not None:  # so runtimes can use the host's clock: now + clock_offset
-            h.clock_offset = host_time - h.last_update  # type: ignore[operator]
+            h.clock_offset = host_time - now
         return {"hosts"}
 
     def apply_gpus(self, host: str, sample: dict[str, Any], t: float | None = None) -> set[str]:
@@ -106,13 +107,13 @@ class Fleet:
         if not isinstance(sample, dict):
             self.bad_records += 1
             return set()
-        h = self._touch(host)
+        h, now = self._touch(host)
         if "history" in sample and not any(len(s) for s in h.util_series.values()):
             gpus = sample.get("gpus")
             parsed = [g for i, d in enumerate(gpus if isinstance(gpus, list) else ()) if (g := parse_gpu(d, i))]
             totals = {g.index: g.mem_total_mib for g in parsed if g.mem_total_mib}  # memory % of the ring
             h.apply_history(sample["history"], totals)
-        h.apply_sample(sample, h.last_update if t is None else t)  # type: ignore[arg-type]
+        h.apply_sample(sample, now if t is None else t)
         return {"hosts"}
 
     def job_for_gpu(self, host: str, uuid: str | None) -> JobModel | None:
@@ -190,7 +191,7 @@ class Fleet:
             if seq is None or seq < 1 or t is None:
                 self.bad_records += 1
                 continue
-            checked.append((seq, t, rec))  # type: ignore[arg-type]
+            checked.append((seq, t, rec))
         checked.sort(key=lambda c: c[0])  # upstream sends in order; don't rely on it
         if n.previewed and not job.active and n.behind:
             # An ended job's series came from the agent: its journal, read behind what its last job

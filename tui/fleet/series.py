@@ -202,7 +202,7 @@ class Series:
         self._hx, self._hy = nx, ny
         self._k *= 2
 
-    def _arrays(self) -> tuple[array, array]:
+    def _arrays(self) -> tuple[array[float], array[float]]:
         xs = array("d", self._hx)
         ys = array("d", self._hy)
         for x, y in self._pend:

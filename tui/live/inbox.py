@@ -27,13 +27,13 @@ class Update:
 
 
 class Inbox:
-    def __init__(self, wake: Callable[[], None] | None = None) -> None:
+    def __init__(self, wake: Callable[[], object] | None = None) -> None:
         self._items: list[Update] = []
         self._lock = threading.Lock()
-        self._wake = wake or (lambda: None)
+        self._wake: Callable[[], object] = wake or (lambda: None)
         self.dropped = 0
 
-    def set_wake(self, wake: Callable[[], None]) -> None:
+    def set_wake(self, wake: Callable[[], object]) -> None:
         self._wake = wake
 
     def put(self, update: Update) -> None:

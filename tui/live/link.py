@@ -45,7 +45,7 @@ class HostLink:
         try:
             client = AgentClient(self._transport_for(self.host), on_events=self._on_events, on_output=self._on_output)
             client.connect(timeout=20.0)
-            hello = client.request("hello", timeout=POLL_TIMEOUT)
+            hello: dict[str, Any] = client.request("hello", timeout=POLL_TIMEOUT)
         except Exception as exc:  # transports raise their own kinds (SSH, host keys, OS): all mean down
             raise LinkDown(str(exc) or type(exc).__name__) from exc  # __cause__ keeps the kind
         with self._lock:
@@ -162,7 +162,7 @@ class HostLink:
 
     def job_request(self, op: str, timeout: float, **args: Any) -> dict[str, Any]:
         """launch/stop/kill/restart: the answer is a job object, which the fleet takes at once."""
-        obj = self.request(op, timeout=timeout, **args)
+        obj: dict[str, Any] = self.request(op, timeout=timeout, **args)
         if isinstance(obj, dict):
             self.inbox.put(Update("jobs", self.host, [obj]))
         return obj

@@ -13,7 +13,7 @@ import bisect
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .logtext import MAX_LINE, clean
 
@@ -22,7 +22,7 @@ MAX_READ = 8 << 20  # a screenful of lines never reads more than this (a giant l
 LINE_BYTES = MAX_LINE * 4  # bytes of one line kept for display (UTF-8: at most 4 per character)
 
 
-class Requester:
+class Requester(Protocol):
     """What this needs of a host: HostLink.request's shape."""
 
     def request(self, op: str, timeout: float = 30.0, **args: Any) -> Any: ...

@@ -20,7 +20,7 @@ KEEP_LINES = 5000  # lines waiting for the app thread at most (a view shows the 
 
 
 class OutputStream:
-    def __init__(self, job: str, node: str, tail_bytes: int, wake: Callable[[], None]) -> None:
+    def __init__(self, job: str, node: str, tail_bytes: int, wake: Callable[[], object]) -> None:
         self.job, self.node = job, node
         self.tail_bytes = tail_bytes  # the first follow starts this far before the end
         self._wake = wake  # says lines are waiting (from the reader thread): must not block

@@ -20,4 +20,6 @@ class Backoff:
     def failed(self) -> float:
         """It did not: wait first, 2×first, 4×first … up to `cap`, so a dead host costs almost nothing."""
         self.failures += 1
-        return min(self.cap, self.first * 2 ** (self.failures - 1))
+        # 2.0 ** 1023 is the largest power of two a float holds: a host down for a thousand tries
+        # and more (hours at the cap) stays at the cap instead of overflowing.
+        return min(self.cap, self.first * 2.0 ** min(self.failures - 1, 1023))

@@ -293,7 +293,7 @@ def decode_object(line: str | bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
-_scan_once = json.scanner.make_scanner(json.JSONDecoder())
+_scan_once = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed wants a make_scanner; CPython takes the decoder
 
 
 def lines_after(data: bytes, seq: int) -> bytes:

@@ -125,7 +125,7 @@ def probe_python(conn: Connection, python: str | None) -> str:
     """The interpreter's absolute path, checked to be >= 3.8; DeployError names what was found."""
     wanted = python or "python3"
     status, out, err = run_command(conn, ["sh", "-c", _PROBE, "sh", wanted])
-    found = _MARKER.findall(out)  # the last one: chatter before it may hold anything
+    found: list[str] = _MARKER.findall(out)  # the last one: chatter before it may hold anything
     line = found[-1] if found else None
     if line is None:
         raise DeployError(f"python probe failed (exit {status}): {(err or out).strip()[-200:] or 'no output'}")
@@ -136,8 +136,8 @@ def probe_python(conn: Connection, python: str | None) -> str:
     parts = version.split()
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         raise DeployError(f"{path} does not run: {version.strip()[:200]}")
-    found = tuple(int(p) for p in parts)
-    if found[:2] < MIN_PYTHON:
+    numbers = tuple(int(p) for p in parts)
+    if numbers[:2] < MIN_PYTHON:
         raise DeployError(f"{path} is Python {'.'.join(parts)}; the agent needs >= 3.8 (give --python PATH)")
     return path
 
@@ -157,7 +157,7 @@ def local_zipapp() -> Path:
 
 def remote_dir(sftp: paramiko.SFTPClient, agent_dir: str) -> str:
     """The agent dir as an absolute path: `~` is the login directory (where sftp starts)."""
-    home = sftp.normalize(".")
+    home: str = sftp.normalize(".")  # paramiko ships no type hints
     if agent_dir == "~":
         return home
     if agent_dir.startswith("~/"):

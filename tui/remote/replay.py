@@ -247,7 +247,8 @@ class ReplayTransport(Transport):
         elif op == "ping":
             self._ok(rid, {"time": self._host_now(time.time())})
         elif op == "tail":
-            since = req.get("since_seq") if isinstance(req.get("since_seq"), int) else 0
+            asked = req.get("since_seq")
+            since = asked if isinstance(asked, int) else 0
             pushed = [r["seq"] for _, recs in self.tape.pushes.get(key, ()) for r in recs]
             self._ok(rid, {"last_seq": max([self.tape.last_seq.get(key, since), *pushed])})
             self._schedule(key, since, req.get("text") is True)
@@ -261,7 +262,8 @@ class ReplayTransport(Transport):
         elif op == "series":  # folded from the journal the recording saw up to where it stands, as the agent would
             now = self._position()
             seen = [r for t, recs in self.tape.pushes.get(key, ()) if t <= now for r in recs if isinstance(r, dict)]
-            width = req.get("width") if isinstance(req.get("width"), int) else 1000
+            asked = req.get("width")
+            width = asked if isinstance(asked, int) else 1000
             self._ok(rid, series_of_records(sorted(seen, key=lambda r: r["seq"] if isinstance(r.get("seq"), int) else 0), max(16, min(width, 4000))))
         else:
             answers = self.tape.answers.get(op)

@@ -42,7 +42,8 @@ class Connection:
 
     @property
     def active(self) -> bool:
-        return self.transport.is_active()
+        active: bool = self.transport.is_active()  # paramiko ships no type hints
+        return active
 
 
 def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | None) -> Any:
@@ -62,7 +63,7 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
         raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
 
 
-class _Transport(paramiko.Transport):
+class _Transport(paramiko.Transport):  # type: ignore[misc]  # paramiko ships no type hints
     """A Transport that keeps the reason of the server's SSH_MSG_DISCONNECT, which paramiko only logs:
     sshd's "Too many authentication failures" (MaxAuthTries) says why a login was cut off."""
 

@@ -4,6 +4,7 @@ selected row. The app's services keep the model live and act on the jobs."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,6 +25,7 @@ from ..widgets.summary import FleetSummaryBar
 from .cloud_launch import CloudLaunchScreen
 from .confirm import ConfirmScreen
 from .gpu_pick import GpuPickScreen, PickedGpu
+from .hostkey import confirm_key
 from .job import JobScreen
 from .job_actions import JOB_ACTIONS, JOB_BINDINGS, JobActions
 from .launch import LaunchRequest, LaunchScreen
@@ -258,7 +260,7 @@ class DeckScreen(JobActions):
         used = sorted({v.instance.provider for v in snap.views}) if snap else []
         providers = used + [p for p in ("aws", "aliyun") if p not in used]
         self.app.push_screen(CloudLaunchScreen(providers, set(self.connections.hosts())),
-                             lambda req: cloud.launch(req, self.app._confirm_key) if req else None)  # type: ignore[attr-defined]
+                             lambda req: cloud.launch(req, partial(confirm_key, self.app)) if req else None)
 
     def on_cloud_view_refresh_asked(self, _: CloudView.RefreshAsked) -> None:
         if self.cloud is not None:

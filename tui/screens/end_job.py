@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.screen import Screen
 
 from ..fleet import JobModel
@@ -15,7 +17,7 @@ END_DETAIL = {
 }
 
 
-def confirm_end(screen: Screen, job_control: JobControl, job: JobModel | None, action: str) -> None:
+def confirm_end(screen: Screen[Any], job_control: JobControl, job: JobModel | None, action: str) -> None:
     """Ask, then stop or kill every node of the job (refused in read-only mode, ignored once it ended)."""
     if refused_read_only(screen.app, action) or job is None or job.ended:
         return

@@ -12,7 +12,7 @@ FOOTER_FIRST = ("quit", "help", "next_theme")
 NARROW = 120  # below this many columns the Footer is compact and leaves out the palette's hint
 
 
-class AppKeysFirst(Screen):
+class AppKeysFirst(Screen[None]):
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
         bindings = super().active_bindings

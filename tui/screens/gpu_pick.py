@@ -18,7 +18,7 @@ PickedGpu = tuple[str, int]  # host, GPU index
 
 def gpu_rows(fleet: Fleet) -> list[tuple[PickedGpu, tuple[str, ...]]]:
     """(key, cells) per GPU of every host, `local` first, in index order."""
-    out = []
+    out: list[tuple[PickedGpu, tuple[str, ...]]] = []
     for name in sorted(fleet.hosts, key=lambda h: (h != "local", h)):
         for g in fleet.hosts[name].gpus:
             job = fleet.job_for_gpu(name, g.uuid)

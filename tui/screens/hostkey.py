@@ -13,6 +13,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
+from ..remote import hostkey_errors
+
 
 class HostKeyScreen(ModalScreen[bool]):
     CSS_PATH = "modals.tcss"
@@ -49,6 +51,12 @@ class HostKeyScreen(ModalScreen[bool]):
 
 
 KEY_ANSWER_TIMEOUT = 600.0  # nobody answered: refuse (the connect retries later and asks again)
+
+
+def confirm_key(app: App[Any], name: str, key: Any) -> bool:
+    """SSH's confirm for an unknown key (a paramiko PKey), asked on `app`; runs on a connect
+    worker's thread."""
+    return ask_host_key(app, name, key.get_name(), hostkey_errors.fingerprint(key))
 
 
 def ask_host_key(app: App[Any], name: str, key_type: str, fingerprint: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -143,7 +144,7 @@ class JobScreen(JobActions):
         line.update(Content.assemble(("proposal ", "bold $warning"), (d.rule, "bold"), ": ", what, "  ", d.reason,
                                      (keys, "$text-muted"), more))
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:  # AppKeysFirst's runs as well
         self._draw(frozenset({"series", "gpu"}))
 
     def action_loss_log_scale(self) -> None:

@@ -36,7 +36,8 @@ class LogScreen(AppKeysFirst):
         self.no_match = False
         job = fleet.jobs.get(job_id)
         node = next(iter(job.nodes.values()), None) if job else None
-        self.host, self.node = (node.host, node.node) if node else (None, "0")
+        self.host: str | None = node.host if node else None
+        self.node = node.node if node else "0"
         self.label = f"output of {job.name if job and job.name else job_id}" + (f" on {self.host}" if self.host else "")
 
     def compose(self) -> ComposeResult:

@@ -6,7 +6,7 @@ callbacks are dropped once it is no longer on screen."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from textual.dom import DOMNode
 from textual.worker import Worker
@@ -20,7 +20,7 @@ class Background(Service):
         """fn on a worker thread; done(result) / failed(error) on the app thread while `owner` is
         mounted. `group` is the owner's own: `exclusive` cancels only its earlier work of that group."""
 
-        def alive(callback: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
+        def alive(callback: Callable[[Any], object] | None) -> Callable[[Any], object] | None:
             if callback is None:
                 return None
             return lambda value: callback(value) if owner.is_attached else None
@@ -31,4 +31,7 @@ class Background(Service):
 
 def background(node: DOMNode) -> Background:
     """The app's Background service (GpuDeckApp owns one)."""
-    return cast(Background, node.app.background)  # type: ignore[attr-defined]
+    service = getattr(node.app, "background", None)  # App[Any] does not know GpuDeckApp's services
+    if not isinstance(service, Background):
+        raise TypeError(f"{type(node.app).__name__} has no Background service")
+    return service

@@ -9,8 +9,8 @@ from typing import Any
 from textual.app import App
 from textual.worker import Worker, WorkerState
 
-Done = Callable[[Any], None]
-Failed = Callable[[BaseException], None]
+Done = Callable[[Any], object]  # what a callback returns is ignored
+Failed = Callable[[BaseException], object]
 
 
 class Service:

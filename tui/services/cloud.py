@@ -208,7 +208,7 @@ class CloudInstances(Service):
         from ..cloud.model import CloudError
         from ..remote.hostkey_errors import HostKeyError, fingerprint
         from ..remote.transport import TransportError
-        from ..session import host_key_error, transport_for
+        from ..session import host_key_error, ssh_transport_for
 
         try:
             published = published_fingerprints(provider.console_output(instance))
@@ -218,9 +218,9 @@ class CloudInstances(Service):
         def check(known_name: str, key: Any) -> bool:
             return fingerprint(key) in published or ask_key(known_name, key)
 
-        transport = transport_for(name, confirm=check, config=self.settings)
+        transport = ssh_transport_for(name, confirm=check, config=self.settings)
         try:
-            transport.connect()  # type: ignore[attr-defined]
+            transport.connect()
         except HostKeyError as exc:
             raise host_key_error(name, exc) from None
         except TransportError as exc:

@@ -19,7 +19,7 @@ from typing import Any
 from textual.app import App
 
 from ..errors import GpudeckError
-from ..fleet import Fleet
+from ..fleet import Fleet, HostStatus
 from ..live.inbox import Inbox
 from ..live.link import HostLink, LinkDown, TransportFactory
 from ..live.output_stream import OutputStream
@@ -185,7 +185,7 @@ class Connections(Service):
         if isinstance(cause, KeyChangedError) and host not in self._key_warned:
             self._key_warned.add(host)
             self.app.post_message(HostKeyChangedNotice(host, cause))
-        status = "reconnecting" if self.links[host].ever_connected else "unreachable"
+        status: HostStatus = "reconnecting" if self.links[host].ever_connected else "unreachable"
         self.publish(self.fleet.set_host_status(host, status, str(error) or "cannot connect"))
         self._arm(host, "connect", backoff.failed())
 

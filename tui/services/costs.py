@@ -49,9 +49,14 @@ class Costs:
                  request: Callable[..., Any] | None = None) -> None:
         self.app, self.fleet = app, fleet
         self._stop, self._changed = stop, changed
-        self.engine = CostEngine(lambda b: app.post_message(CostBoardUpdated(b)),
-                                 lambda text: app.post_message(CostNote(text)),
-                                 ledger_path if ledger else None, ctx,
+
+        def board(b: CostBoard) -> None:
+            app.post_message(CostBoardUpdated(b))
+
+        def note(text: str) -> None:
+            app.post_message(CostNote(text))
+
+        self.engine = CostEngine(board, note, ledger_path if ledger else None, ctx,
                                  push=None if request is None else partial(_push, request))
         self.budget_stopped: set[str] = set()  # jobs this client stopped for the daily budget
         self._noted: set[str] = set()

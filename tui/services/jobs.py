@@ -36,7 +36,7 @@ def refused_read_only(app: App[Any], what: str) -> bool:
 
 
 # Opens state.db (IO: called in a worker); the argument is where its one-line warnings go.
-StoreFactory = Callable[[Callable[[str], None]], "Store | None"]
+StoreFactory = Callable[[Callable[[str], None]], "Store"]
 
 
 class JobControl(Service):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import cast
 
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
@@ -35,7 +36,7 @@ def resize_marks(job: JobModel) -> list[tuple[float, str]]:
     for e in job.events:
         step, a, b = (e.data.get(k) for k in ("step", "from", "to"))
         if e.name == "resized" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (step, a, b)):
-            marks.append((float(step), f"{a:g}→{b:g}"))
+            marks.append((float(cast(float, step)), f"{a:g}→{b:g}"))  # a number: checked just above
     return marks
 
 
@@ -116,7 +117,7 @@ class LossChart(_Chart):
             if pts:
                 plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
         if decades:
-            ticks = list(range(math.floor(min(decades)), math.ceil(max(decades)) + 1))
+            ticks: list[float] = list(range(math.floor(min(decades)), math.ceil(max(decades)) + 1))
             plt.yticks(ticks, [f"{10.0 ** t:g}" for t in ticks])
         if shown:
             plt.xlabel(x_name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
@@ -141,7 +142,7 @@ class CloudView(Vertical):
         self._views: dict[str, InstanceView] = {}
         self._drawn: tuple[object, frozenset[str]] | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(id="cloud-status")
         yield Static(id="cloud-errors")
         table: DataTable[Content | str] = DataTable(id="cloud-table", cursor_type="row", zebra_stripes=True)

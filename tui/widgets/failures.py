@@ -7,24 +7,27 @@ from __future__ import annotations
 import functools
 import traceback
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from textual.dom import DOMNode
+from textual.notifications import SeverityLevel
 
 from ..printable import printable
 
-F = TypeVar("F", bound=Callable[..., Any])
+Node = TypeVar("Node", bound=DOMNode)
+Args = ParamSpec("Args")
+Result = TypeVar("Result")
 
 
-def say(node: DOMNode, message: str, title: str = "", severity: str = "information",
+def say(node: DOMNode, message: str, title: str = "", severity: SeverityLevel = "information",
         timeout: float | None = None) -> None:
     """A notification whose text is never markup: job names, commands, causes and remote errors
     often hold `[`, `=` or `/` (Textual's notify parses markup by default), and may hold ESC."""
-    node.app.notify(printable(message), title=printable(title), severity=severity, timeout=timeout,  # type: ignore[arg-type]
-                    markup=False)  # type: ignore[arg-type]
+    node.app.notify(printable(message), title=printable(title), severity=severity, timeout=timeout,
+                    markup=False)
 
 
-def report(node: DOMNode, title: str, error: BaseException | str, severity: str = "error") -> None:
+def report(node: DOMNode, title: str, error: BaseException | str, severity: SeverityLevel = "error") -> None:
     reason = error if isinstance(error, str) else (str(error) or type(error).__name__)
     if isinstance(error, BaseException):  # the details go to Textual's devtools log, not the screen
         node.log.error(title, "".join(traceback.format_exception(error)))
@@ -32,18 +35,19 @@ def report(node: DOMNode, title: str, error: BaseException | str, severity: str 
         timeout=8 if severity == "error" else 5)
 
 
-def guarded(title: str) -> Callable[[F], F]:
+def guarded(title: str) -> Callable[[Callable[Concatenate[Node, Args], Result]],
+                                    Callable[Concatenate[Node, Args], Result | None]]:
     """Wrap a handler of a DOM node: an exception becomes a notification instead of a crash."""
 
-    def wrap(method: F) -> F:
+    def wrap(method: Callable[Concatenate[Node, Args], Result]) -> Callable[Concatenate[Node, Args], Result | None]:
         @functools.wraps(method)
-        def inner(self: DOMNode, *args: Any, **kwargs: Any) -> Any:
+        def inner(self: Node, /, *args: Args.args, **kwargs: Args.kwargs) -> Result | None:
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:
                 report(self, title, exc)
                 return None
 
-        return inner  # type: ignore[return-value]
+        return inner
 
     return wrap

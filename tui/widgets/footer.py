@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
@@ -37,7 +39,7 @@ class DeckFooter(Footer):
     def _watch_show_command_palette(self) -> None:
         self._shown = None  # the palette's key comes and goes only by a compose: the next change composes
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[Any]) -> None:
         if self._shown is not None and self.is_attached and screen is self.screen:
             keys = self._keys()
             if keys == self._shown or self._relabel(keys):

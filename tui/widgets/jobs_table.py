@@ -188,7 +188,7 @@ class JobsTable(SteadyTable[str | Content]):
     ]
 
     filter_text: reactive[str] = reactive("", init=False)
-    sort: reactive[str] = reactive("default", init=False)
+    sort_by: reactive[str] = reactive("default", init=False)  # not `sort`: that is DataTable.sort()
     show_ended: reactive[bool] = reactive(True, init=False)  # `a` hides the ended jobs
     fold: reactive[bool] = reactive(True, init=False)  # a resize chain is one row (`a` unfolds it)
 
@@ -213,8 +213,8 @@ class JobsTable(SteadyTable[str | Content]):
 
     def _label(self, key: str, label: str) -> Text:
         """A column's header; the sorted one carries its direction."""
-        if key == self.sort or (key == "hosts" and self.sort == "host"):
-            label += " ↓" if next(d for n, _, d in SORTS if n == self.sort) else " ↑"
+        if key == self.sort_by or (key == "hosts" and self.sort_by == "host"):
+            label += " ↓" if next(d for n, _, d in SORTS if n == self.sort_by) else " ↑"
         return Text(label)
 
     @property
@@ -225,8 +225,8 @@ class JobsTable(SteadyTable[str | Content]):
 
     def cycle_sort(self) -> str:
         names = [name for name, _, _ in SORTS]
-        self.sort = names[(names.index(self.sort) + 1) % len(names)] if self.sort in names else names[0]
-        return self.sort
+        self.sort_by = names[(names.index(self.sort_by) + 1) % len(names)] if self.sort_by in names else names[0]
+        return self.sort_by
 
     def watch_filter_text(self) -> None:
         self._redraw()
@@ -237,7 +237,7 @@ class JobsTable(SteadyTable[str | Content]):
     def watch_fold(self) -> None:
         self._redraw()
 
-    def watch_sort(self) -> None:
+    def watch_sort_by(self) -> None:
         for key, label, _ in self._columns:
             self.columns[ColumnKey(key)].label = self._label(key, label)
         self.redraw_all()
@@ -253,9 +253,9 @@ class JobsTable(SteadyTable[str | Content]):
 
     def show(self, fleet: Fleet, now: float) -> None:
         self._fleet = fleet
-        jobs = arrange(fleet, self.filter_text, self.sort, self.show_ended, self.fold)
+        jobs = arrange(fleet, self.filter_text, self.sort_by, self.show_ended, self.fold)
         order = [j.id for j in jobs]
-        columns = (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
+        columns: tuple[tuple[str, str, int], ...] = (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
         if is_wide(self.app.size):
             columns = with_wide(columns)
         columns = fit_columns(columns, (self.size.width or self.app.size.width) - SCROLLBAR)

@@ -22,6 +22,7 @@ that what is drawn matches the data, so a Textual upgrade that changes them fail
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.style import Style
@@ -108,8 +109,10 @@ class SteadyTable(DataTable[CellType]):
         indexes = {self._row_locations.get(key) for key in rows if key in self._row_locations}
         sets = [tuple(getattr(self, name) for name in CACHES), *(caches for _, caches in self._looks.values())]
         for row_cache, cell_cache, renderable_cache, line_cache in sets:
-            for cache, hit in ((row_cache, lambda k: k[0] in rows), (cell_cache, lambda k: (k[0], k[1]) in cells),
-                               (renderable_cache, lambda k: k[1] in indexes)):
+            checks: tuple[tuple[Any, Callable[[Any], bool]], ...] = (
+                (row_cache, lambda k: k[0] in rows), (cell_cache, lambda k: (k[0], k[1]) in cells),
+                (renderable_cache, lambda k: k[1] in indexes))
+            for cache, hit in checks:
                 keys = cache.keys()  # an LRUCache is not iterable itself
                 for key in [k for k in keys if hit(k)]:
                     cache.discard(key)

@@ -3,7 +3,9 @@ spend against the fleet's daily budget (from the live cost board; "—" where a 
 
 from __future__ import annotations
 
-from textual.content import Content
+from collections.abc import Sequence
+
+from textual.content import Content, Span
 from textual.widgets import Static
 
 from ..cost.rules import budget_status
@@ -45,7 +47,7 @@ class FleetSummaryBar(Static):
 
     replay: str | None = None  # the recording being played: said first, so nobody takes it for live
     read_only: bool = False  # every action refused: said first too
-    _shown: tuple[str, list[object]] | None = None
+    _shown: tuple[str, Sequence[Span]] | None = None
 
     def show(self, fleet: Fleet) -> None:
         s = fleet.summary()
