@@ -19,7 +19,7 @@ import paramiko
 from paramiko.ssh_exception import ProxyCommandFailure
 
 
-class ProxyCommandEnded(ProxyCommandFailure):  # type: ignore[misc]  # paramiko ships no type hints
+class ProxyCommandEnded(ProxyCommandFailure):
     """paramiko's failure, said as what happened: its text says "returned nonzero exit status" even
     for a command that exited with status 0."""
 
@@ -27,7 +27,7 @@ class ProxyCommandEnded(ProxyCommandFailure):  # type: ignore[misc]  # paramiko 
         return f"ProxyCommand ({self.command}) ended: {self.error}"
 
 
-class ShellProxyCommand(paramiko.ProxyCommand):  # type: ignore[misc]  # paramiko ships no type hints
+class ShellProxyCommand(paramiko.ProxyCommand):
     def __init__(self, command: str) -> None:
         shell = os.environ.get("SHELL") or "/bin/sh"
         super().__init__(shlex.join([shell, "-c", f"exec {command}"]))

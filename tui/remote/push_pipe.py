@@ -25,7 +25,7 @@ from paramiko.common import cMSG_CHANNEL_WINDOW_ADJUST
 from .transport import Consumer, EndHandler, TransportError
 
 
-class PushPipe(BufferedPipe):  # type: ignore[misc]  # paramiko ships no type hints
+class PushPipe(BufferedPipe):
     def __init__(self, chan: paramiko.Channel, consumer: Consumer) -> None:
         super().__init__()
         self._chan = chan

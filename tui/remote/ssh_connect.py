@@ -63,7 +63,7 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
         raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
 
 
-class _Transport(paramiko.Transport):  # type: ignore[misc]  # paramiko ships no type hints
+class _Transport(paramiko.Transport):
     """A Transport that keeps the reason of the server's SSH_MSG_DISCONNECT, which paramiko only logs:
     sshd's "Too many authentication failures" (MaxAuthTries) says why a login was cut off."""
 
