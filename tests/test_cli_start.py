@@ -30,7 +30,7 @@ def test_the_verb_is_the_first_word_after_the_global_options() -> None:
 @pytest.mark.slow  # a fresh interpreter
 def test_a_verb_loads_only_its_own_command_module() -> None:
     code = ("import sys; from tui.cli import build_parser; build_parser('ps').parse_args(['ps', '--all']); "
-            "import tui.commands.ps; from tui.actions import list_jobs; "
+            "import tui.commands.ps; from tui.actions.find import list_jobs; "
             "print(sorted(m for m in sys.modules if m.startswith(('tui.commands.', 'tui.actions.', 'tui.policy', 'tui.cloud', 'tui.cost'))))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -81,7 +81,7 @@ def test_theme_cycling_persists_to_config(gpudeck_home: Path) -> None:
     before, after = asyncio.run(_cycle(gpudeck_home))
     assert before == "gpudeck-dark" and after != before
     text = (gpudeck_home / "config.toml").read_text()
-    assert f'theme = "{after}"' in text and "# the one I like" in text and "[defaults]" in text
+    assert f'theme = "{after}"' in text and "# the one I like" in text and "alive_timeout = 20  # a slow link" in text
     assert GpuDeckApp().theme == after  # the next start opens with it
 
 

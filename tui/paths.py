@@ -62,7 +62,7 @@ def unwritable_hint(path: Path, file: Path | None = None) -> str:
     try:
         vfs = os.statvfs(path)
         if vfs.f_bavail * vfs.f_frsize < 1 << 20:
-            return f"the disk of {path} is full"
+            return f"disk full ({path})"
     except OSError:
         pass
     return "the cause is not known"
