@@ -67,12 +67,18 @@ def closed_port() -> int:
 def option_cases() -> list[Case]:
     cases: list[Case] = []
     numeric = {
-        ("run", "--grace"): ["--", "true"], ("run", "--budget"): ["--", "true"],
-        ("run", "--price-per-hour"): ["--", "true"], ("run", "--nodes"): ["--", "true"],
-        ("run", "--nproc-per-node"): ["--", "true"], ("run", "--master-port"): ["--nodes", "2", "--", "true"],
-        ("stop", "--grace"): [UNKNOWN_JOB], ("watch", "--pid"): ["/tmp/gpudeck-bad-input.log"],
-        ("watch", "--grace"): ["/tmp/gpudeck-bad-input.log"], ("policy run", "--interval"): ["--once"],
-        ("cloud idle", "--below"): [], ("cloud idle", "--for"): [],
+        ("run", "--grace"): ["--", "true"],
+        ("run", "--budget"): ["--", "true"],
+        ("run", "--price-per-hour"): ["--", "true"],
+        ("run", "--nodes"): ["--", "true"],
+        ("run", "--nproc-per-node"): ["--", "true"],
+        ("run", "--master-port"): ["--nodes", "2", "--", "true"],
+        ("stop", "--grace"): [UNKNOWN_JOB],
+        ("watch", "--pid"): ["/tmp/gpudeck-bad-input.log"],
+        ("watch", "--grace"): ["/tmp/gpudeck-bad-input.log"],
+        ("policy run", "--interval"): ["--once"],
+        ("cloud idle", "--below"): [],
+        ("cloud idle", "--for"): [],
         ("cloud launch", "--ssh-port"): ["--provider", "aws", "--type", "g5.xlarge"],
         ("cloud launch", "--timeout"): ["--provider", "aws", "--type", "g5.xlarge"],
     }
@@ -80,15 +86,27 @@ def option_cases() -> list[Case]:
         for value in NUMBERS:
             cases.append(Case(f"{verb} {option} {value!r}", [*verb.split(), option, value, *rest]))
     for value in NUMBERS[:6]:
-        cases.append(Case(f"--replay-speed {value!r}", ["--replay", str(ROOT / "docs" / "gpu-fleet.jsonl"),
-                                                        "--replay-speed", value, "ps"]))
+        cases.append(
+            Case(
+                f"--replay-speed {value!r}",
+                ["--replay", str(ROOT / "docs" / "gpu-fleet.jsonl"), "--replay-speed", value, "ps"],
+            )
+        )
     textual = {
-        ("run", "--name"): ["--", "true"], ("run", "--workdir"): ["--", "true"], ("run", "--host"): ["--", "true"],
-        ("run", "--pool"): ["--", "true"], ("run", "--env"): ["--", "true"], ("run", "--setup"): ["--", "true"],
-        ("run", "--idle-stop"): ["--", "true"], ("run", "--output-cap"): ["--", "true"],
-        ("run", "--elastic"): ["--nodes", "2", "--", "true"], ("run", "--master-addr"): ["--nodes", "2", "--", "true"],
-        ("watch", "--name"): ["/tmp/gpudeck-bad-input.log"], ("watch", "--host"): ["/tmp/gpudeck-bad-input.log"],
-        ("cost", "--since"): [], ("policy eval", "--at"): [],
+        ("run", "--name"): ["--", "true"],
+        ("run", "--workdir"): ["--", "true"],
+        ("run", "--host"): ["--", "true"],
+        ("run", "--pool"): ["--", "true"],
+        ("run", "--env"): ["--", "true"],
+        ("run", "--setup"): ["--", "true"],
+        ("run", "--idle-stop"): ["--", "true"],
+        ("run", "--output-cap"): ["--", "true"],
+        ("run", "--elastic"): ["--nodes", "2", "--", "true"],
+        ("run", "--master-addr"): ["--nodes", "2", "--", "true"],
+        ("watch", "--name"): ["/tmp/gpudeck-bad-input.log"],
+        ("watch", "--host"): ["/tmp/gpudeck-bad-input.log"],
+        ("cost", "--since"): [],
+        ("policy eval", "--at"): [],
         ("hosts add", "--identity-file"): ["box", "127.0.0.1:1", "--no-connect"],
         ("hosts add", "--python"): ["box", "127.0.0.1:1", "--no-connect"],
         ("hosts add", "--agent-dir"): ["box", "127.0.0.1:1", "--no-connect"],
@@ -112,20 +130,34 @@ def option_cases() -> list[Case]:
 
 def reference_cases() -> list[Case]:
     cases = []
-    for verb in (["logs"], ["logs", "-f"], ["metrics"], ["inspect"], ["stop"], ["kill"], ["rm"], ["restart"],
-                 ["autostop", "pause"]):
+    for verb in (
+        ["logs"],
+        ["logs", "-f"],
+        ["metrics"],
+        ["inspect"],
+        ["stop"],
+        ["kill"],
+        ["rm"],
+        ["restart"],
+        ["autostop", "pause"],
+    ):
         for ref in REFS:
             cases.append(Case(f"{' '.join(verb)} {ref[:20]!r}", [*verb, ref]))
     for verb in (["hosts", "rm"], ["hosts", "trust"], ["hosts", "set"]):
         for name in ("nope", "\x1b[2J", "a" * 300, "local" if verb[1] == "rm" else "-x"):
             extra = ["price_per_hour=1"] if verb[1] == "set" else []
             cases.append(Case(f"{' '.join(verb)} {name[:20]!r}", [*verb, name, *extra]))
-    cases += [Case("unknown verb", ["frobnicate"]), Case("extra word", ["ps", "extra"]),
-              Case("help unknown", ["help", "frobnicate"]), Case("completion unknown shell", ["completion", "tcsh"]),
-              Case("run without a command", ["run"]), Case("run -- only", ["run", "--"]),
-              Case("replay a missing file", ["--replay", "/nonexistent", "ps"]),
-              Case("replay a binary file", ["--replay", "/bin/true", "ps"]),
-              Case("record into a directory", ["--record", "/", "ps"])]
+    cases += [
+        Case("unknown verb", ["frobnicate"]),
+        Case("extra word", ["ps", "extra"]),
+        Case("help unknown", ["help", "frobnicate"]),
+        Case("completion unknown shell", ["completion", "tcsh"]),
+        Case("run without a command", ["run"]),
+        Case("run -- only", ["run", "--"]),
+        Case("replay a missing file", ["--replay", "/nonexistent", "ps"]),
+        Case("replay a binary file", ["--replay", "/bin/true", "ps"]),
+        Case("record into a directory", ["--record", "/", "ps"]),
+    ]
     return cases
 
 
@@ -166,9 +198,17 @@ def hosts_cases(port: int) -> list[Case]:
         "target with a shell": b'[hosts.a]\ntarget = "$(touch /tmp/gpudeck-pwn)"\n',
         "local with a target": b'[hosts.local]\ntarget = "x"\n',
     }
-    verbs = [["ps"], ["hosts", "--json"], ["run", "--", "true"], ["hosts", "set", "local", "price_per_hour=1"]]
-    return [Case(f"hosts.toml {shape}: {' '.join(v)}", v, {"hosts.toml": content})
-            for shape, content in shapes.items() for v in verbs]
+    verbs = [
+        ["ps"],
+        ["hosts", "--json"],
+        ["run", "--", "true"],
+        ["hosts", "set", "local", "price_per_hour=1"],
+    ]
+    return [
+        Case(f"hosts.toml {shape}: {' '.join(v)}", v, {"hosts.toml": content})
+        for shape, content in shapes.items()
+        for v in verbs
+    ]
 
 
 def config_cases() -> list[Case]:
@@ -193,8 +233,11 @@ def config_cases() -> list[Case]:
         "deeply nested": DEEP,
     }
     verbs = [["ps"], ["hosts"], ["cost"]]
-    return [Case(f"config.toml {shape}: {' '.join(v)}", v, {"config.toml": content})
-            for shape, content in shapes.items() for v in verbs]
+    return [
+        Case(f"config.toml {shape}: {' '.join(v)}", v, {"config.toml": content})
+        for shape, content in shapes.items()
+        for v in verbs
+    ]
 
 
 def policy_cases() -> list[Case]:
@@ -216,8 +259,11 @@ def policy_cases() -> list[Case]:
         "deeply nested": DEEP,
     }
     verbs = [["policy", "eval"], ["policy", "eval", "--json"], ["policy", "run", "--once"]]
-    return [Case(f"policies.toml {shape}: {' '.join(v)}", v, {"policies.toml": content})
-            for shape, content in shapes.items() for v in verbs]
+    return [
+        Case(f"policies.toml {shape}: {' '.join(v)}", v, {"policies.toml": content})
+        for shape, content in shapes.items()
+        for v in verbs
+    ]
 
 
 def run_case(case: Case, base: Path, timeout: float, homes: list[Path]) -> Outcome:
@@ -225,13 +271,31 @@ def run_case(case: Case, base: Path, timeout: float, homes: list[Path]) -> Outco
     homes.append(home)
     for name, content in case.files.items():
         (home / name).write_bytes(content)
-    env = {**os.environ, "GPUDECK_HOME": str(home), "PYTHONPATH": str(ROOT), "GPUDECK_DEBUG": "",
-           "AWS_DEFAULT_REGION": "", "AWS_REGION": "", "ALIBABA_CLOUD_REGION_ID": "", "AWS_ACCESS_KEY_ID": "",
-           "AWS_SECRET_ACCESS_KEY": "", "ALIBABA_CLOUD_ACCESS_KEY_ID": "", "HOME": str(home)}
+    env = {
+        **os.environ,
+        "GPUDECK_HOME": str(home),
+        "PYTHONPATH": str(ROOT),
+        "GPUDECK_DEBUG": "",
+        "AWS_DEFAULT_REGION": "",
+        "AWS_REGION": "",
+        "ALIBABA_CLOUD_REGION_ID": "",
+        "AWS_ACCESS_KEY_ID": "",
+        "AWS_SECRET_ACCESS_KEY": "",
+        "ALIBABA_CLOUD_ACCESS_KEY_ID": "",
+        "HOME": str(home),
+    }
     start = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-m", "tui", *case.argv], env=env, cwd=home, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, errors="replace", timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "tui", *case.argv],
+            env=env,
+            cwd=home,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         return Outcome(case, None, err, time.monotonic() - start)
@@ -242,7 +306,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="cases run at once (default 2)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a case counts as a hang")
-    parser.add_argument("--show", action="store_true", help="print every case's exit code and first stderr line")
+    parser.add_argument(
+        "--show", action="store_true", help="print every case's exit code and first stderr line"
+    )
     args = parser.parse_args()
     cases = option_cases() + reference_cases() + hosts_cases(closed_port()) + config_cases() + policy_cases()
     homes: list[Path] = []
@@ -265,9 +331,11 @@ def main() -> None:
     for o in bad:
         what = "hang" if o.code is None else "internal error" if o.internal else "traceback"
         print(f"{what}: {o.case.label!r}: {o.stderr.strip()[-300:]!r}")
-    print(f"{len(outcomes)} bad inputs in {took:.0f} s: {sum(o.internal for o in outcomes)} internal error, "
-          f"{sum(o.traceback for o in outcomes)} tracebacks, {codes.get('hang', 0)} hangs; "
-          f"exit codes {dict(sorted(codes.items(), key=str))}; {len(multi)} refusals of more than one stderr line")
+    print(
+        f"{len(outcomes)} bad inputs in {took:.0f} s: {sum(o.internal for o in outcomes)} internal error, "
+        f"{sum(o.traceback for o in outcomes)} tracebacks, {codes.get('hang', 0)} hangs; "
+        f"exit codes {dict(sorted(codes.items(), key=str))}; {len(multi)} refusals of more than one stderr line"
+    )
     sys.exit(1 if bad else 0)
 
 

@@ -123,7 +123,9 @@ def agent_cost(client: AgentClient, workdir: str, seconds: float) -> dict[str, f
 
 def stop_stubborn(client: AgentClient, workdir: str, grace: float) -> float:
     script = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(600)"
-    job = client.request("launch", spec=spec(workdir, [sys.executable, "-c", script], grace=grace), timeout=60)
+    job = client.request(
+        "launch", spec=spec(workdir, [sys.executable, "-c", script], grace=grace), timeout=60
+    )
     time.sleep(1.0)
     start = time.perf_counter()
     client.request("stop", job=job["id"], node="0", timeout=120)
@@ -154,7 +156,9 @@ def main() -> None:
                   + f" (the slowest process bounds the pipeline at ~{1e6 / max(cpu.values()):,.0f}/s per core)")  # fmt: skip
             cost = agent_cost(client, tmp, args.cost_seconds)
             print(f"agent cost over {args.cost_seconds:.0f}s of a job printing 10 lines/s:")
-            print(f"  supervisor: RSS {cost['supervisor_rss_mib']:.1f} MiB, CPU {cost['supervisor_cpu_pct']:.2f} %")
+            print(
+                f"  supervisor: RSS {cost['supervisor_rss_mib']:.1f} MiB, CPU {cost['supervisor_cpu_pct']:.2f} %"
+            )
             print(f"  serve:      RSS {cost['serve_rss_mib']:.1f} MiB, CPU {cost['serve_cpu_pct']:.2f} %")
             print(f"stop, job that exits on SIGTERM: {cost['stop_s']:.2f} s")
             print(f"stop, job ignoring SIGTERM, grace 2 s: {stop_stubborn(client, tmp, 2.0):.2f} s")

@@ -34,7 +34,9 @@ def fleet(tracker: CostTracker, ended: int, running: int, now: float) -> None:
     tracker.set_host("h", HostPrice(8.0, "USD", "on-demand", "bench"), hello, 0.0, now - 86_400)
     for i in range(ended + running):
         done, start = i < ended, now - 80_000 + 100 * i
-        tracker.on_job("h", {"id": f"j{i:05d}", "name": f"n{i}", "state": "exited" if done else "running", "node": "0"})
+        tracker.on_job(
+            "h", {"id": f"j{i:05d}", "name": f"n{i}", "state": "exited" if done else "running", "node": "0"}
+        )
         recs: list[dict[str, Any]] = [
             {"seq": 1, "t": start, "kind": "state", "state": "starting"},
             {"seq": 2, "t": start + 1, "kind": "state", "state": "running"},
@@ -64,7 +66,9 @@ def main() -> None:
     ap.add_argument("--running", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
-    tracker = CostTracker(CostContext(), Ledger(Path(tempfile.mkdtemp(prefix="gpudeck-bench-cost-")) / "state.db"))
+    tracker = CostTracker(
+        CostContext(), Ledger(Path(tempfile.mkdtemp(prefix="gpudeck-bench-cost-")) / "state.db")
+    )
     fleet(tracker, args.ended, args.running, time.time())
     tracker.report()  # the first report writes every fact to the ledger: not what a second costs
     cached, scratch = [], []
@@ -73,8 +77,10 @@ def main() -> None:
         scratch += timed(tracker, 1, scratch=True)
         timed(tracker, 1, scratch=False)  # refill the cache after a scratch round
     c, s = statistics.median(cached) * 1000, statistics.median(scratch) * 1000
-    print(f"tracker.report(), {args.ended} ended (journals read whole) + {args.running} running, one host, "
-          f"median of {args.rounds}: kept figures {c:.2f} ms, from scratch {s:.1f} ms ({s / c:.0f}×)")
+    print(
+        f"tracker.report(), {args.ended} ended (journals read whole) + {args.running} running, one host, "
+        f"median of {args.rounds}: kept figures {c:.2f} ms, from scratch {s:.1f} ms ({s / c:.0f}×)"
+    )
 
 
 if __name__ == "__main__":

@@ -32,8 +32,15 @@ def one_round(seed: int) -> float:
     seq = dict.fromkeys(jobs, 2)
     step = dict.fromkeys(jobs, 1000)
     for j in jobs:
-        fleet.apply_events("h00", j, "0", [{"seq": 1, "t": 1.0, "kind": "state", "state": "starting"},
-                                           {"seq": 2, "t": 1.1, "kind": "state", "state": "running", "pid": 5}])
+        fleet.apply_events(
+            "h00",
+            j,
+            "0",
+            [
+                {"seq": 1, "t": 1.0, "kind": "state", "state": "starting"},
+                {"seq": 2, "t": 1.1, "kind": "state", "state": "running", "pid": 5},
+            ],
+        )
     batches: list[tuple[str, list[dict[str, Any]]]] = []
     for b in range(BATCHES):
         j = jobs[b % JOBS]
@@ -41,9 +48,20 @@ def one_round(seed: int) -> float:
         for i in range(PER_BATCH):
             seq[j] += 1
             step[j] += 1
-            recs.append({"seq": seq[j], "t": 2.0 + b * 0.01 + i * 0.001, "kind": "metric",
-                         "values": {"step": step[j], "loss": rng.random(), "lr": 3e-4, "total_steps": 10**6,
-                                    "samples_per_s": 2000.0}})
+            recs.append(
+                {
+                    "seq": seq[j],
+                    "t": 2.0 + b * 0.01 + i * 0.001,
+                    "kind": "metric",
+                    "values": {
+                        "step": step[j],
+                        "loss": rng.random(),
+                        "lr": 3e-4,
+                        "total_steps": 10**6,
+                        "samples_per_s": 2000.0,
+                    },
+                }
+            )
         batches.append((j, recs))
     t0 = time.process_time()
     for j, recs in batches:
@@ -56,8 +74,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     per = statistics.median(one_round(r) for r in range(args.rounds))
-    print(f"fleet model: {per * 1e6:.1f} µs of CPU per metric record (median of {args.rounds}); "
-          f"at {RATE} records/s: {per * RATE * 100:.2f} % of a core")
+    print(
+        f"fleet model: {per * 1e6:.1f} µs of CPU per metric record (median of {args.rounds}); "
+        f"at {RATE} records/s: {per * RATE * 100:.2f} % of a core"
+    )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRINTS = ("import json, sys, time\nfor i in range({n}):\n"
-          "    print(json.dumps({{'step': i, 'loss': 1.0 / (i + 1)}}), flush=True)\n    time.sleep({interval})\n")
+PRINTS = (
+    "import json, sys, time\nfor i in range({n}):\n"
+    "    print(json.dumps({{'step': i, 'loss': 1.0 / (i + 1)}}), flush=True)\n    time.sleep({interval})\n"
+)
 
 
 def thread_cpu_ns(pid: int) -> dict[str, int]:
@@ -41,8 +43,12 @@ def thread_cpu_ns(pid: int) -> dict[str, int]:
 def one_round(agent_dir: Path, lines: int, interval: float) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     wrap = os.environ.get("BENCH_WRAP", "").split()  # e.g. "strace -f -o FILE": see each line's syscalls
-    serve = subprocess.Popen([*wrap, sys.executable, "-m", "remote_agent", "serve", "--agent-dir", str(agent_dir)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    serve = subprocess.Popen(
+        [*wrap, sys.executable, "-m", "remote_agent", "serve", "--agent-dir", str(agent_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
     assert serve.stdin is not None and serve.stdout is not None
 
     def request(rid: int, op: str, **args: object) -> dict:
@@ -56,8 +62,13 @@ def one_round(agent_dir: Path, lines: int, interval: float) -> dict[str, float]:
 
     try:
         job_id = _job_id()
-        spec = {"id": job_id, "name": "bench-cpu", "node": "0", "workdir": str(agent_dir),
-                "argv": [sys.executable, "-c", PRINTS.format(n=lines, interval=interval)]}
+        spec = {
+            "id": job_id,
+            "name": "bench-cpu",
+            "node": "0",
+            "workdir": str(agent_dir),
+            "argv": [sys.executable, "-c", PRINTS.format(n=lines, interval=interval)],
+        }
         request(2, "launch", spec=spec)
         request(3, "follow", job=job_id, node="0", offset=0)
         before: dict[str, int] = {}
@@ -78,7 +89,11 @@ def one_round(agent_dir: Path, lines: int, interval: float) -> dict[str, float]:
         serve.stdin.close()
         serve.wait(30)
     spent = sorted(((after[tid] - before.get(tid, 0)) / lines / 1000 for tid in after), reverse=True)
-    return {"all threads": sum(spent), "busiest thread": spent[0], "second busiest": spent[1] if len(spent) > 1 else 0.0}
+    return {
+        "all threads": sum(spent),
+        "busiest thread": spent[0],
+        "second busiest": spent[1] if len(spent) > 1 else 0.0,
+    }
 
 
 def _parse(raw: bytes) -> dict:

@@ -107,12 +107,16 @@ def main() -> None:
             kill_all_jobs(agent_dir)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     shown, numbered = ([t[k] * 1000 for t in times] for k in (0, 1))
-    print(f"full log of {args.mb} MB ({lines:,} lines), median of {len(times)} opens (min-max): key → last line "
-          f"shown {statistics.median(shown):.0f} ms ({min(shown):.0f}-{max(shown):.0f}); → numbered "
-          f"{statistics.median(numbered):.0f} ms ({min(numbered):.0f}-{max(numbered):.0f}); peak RSS {rss:.0f} MiB")
+    print(
+        f"full log of {args.mb} MB ({lines:,} lines), median of {len(times)} opens (min-max): key → last line "
+        f"shown {statistics.median(shown):.0f} ms ({min(shown):.0f}-{max(shown):.0f}); → numbered "
+        f"{statistics.median(numbered):.0f} ms ({min(numbered):.0f}-{max(numbered):.0f}); peak RSS {rss:.0f} MiB"
+    )
     if len(times) > 1:  # the first open scans the file; later ones find the agent's index of it
-        print(f"first open: shown {shown[0]:.0f} ms, numbered {numbered[0]:.0f} ms; reopens, median: shown "
-              f"{statistics.median(shown[1:]):.0f} ms, numbered {statistics.median(numbered[1:]):.0f} ms")
+        print(
+            f"first open: shown {shown[0]:.0f} ms, numbered {numbered[0]:.0f} ms; reopens, median: shown "
+            f"{statistics.median(shown[1:]):.0f} ms, numbered {statistics.median(numbered[1:]):.0f} ms"
+        )
 
 
 if __name__ == "__main__":

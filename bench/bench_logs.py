@@ -32,9 +32,11 @@ from remote_agent.names import new_job_id  # noqa: E402
 from tests.support.cleanup import kill_all_jobs  # noqa: E402
 
 # Prints "ready" and waits for the go file, so both readers are attached before the first tick.
-TICKS = ("import json, os, sys, time\nprint('ready', flush=True)\n"
-         "while not os.path.exists({go!r}): time.sleep(0.005)\nfor i in range(1, {n} + 1):\n"
-         "    print(json.dumps({{'step': i, 'sent': time.time()}}), flush=True)\n    time.sleep({interval})\n")
+TICKS = (
+    "import json, os, sys, time\nprint('ready', flush=True)\n"
+    "while not os.path.exists({go!r}): time.sleep(0.005)\nfor i in range(1, {n} + 1):\n"
+    "    print(json.dumps({{'step': i, 'sent': time.time()}}), flush=True)\n    time.sleep({interval})\n"
+)
 
 
 def read_latencies(stream, n: int, ready: threading.Event, into: list[float]) -> None:
@@ -54,14 +56,25 @@ def read_latencies(stream, n: int, ready: threading.Event, into: list[float]) ->
                 return
 
 
-def latency_round(client, server, known: Path, agent_dir: Path, n: int, interval: float) -> tuple[list[float], list[float]]:
+def latency_round(
+    client, server, known: Path, agent_dir: Path, n: int, interval: float
+) -> tuple[list[float], list[float]]:
     job_id = new_job_id()
     go = agent_dir / f"go-{job_id}"
-    spec = {"id": job_id, "name": "bench-logs", "node": "0", "workdir": str(agent_dir),
-            "argv": [sys.executable, "-c", TICKS.format(n=n, interval=interval, go=str(go))]}
+    spec = {
+        "id": job_id,
+        "name": "bench-logs",
+        "node": "0",
+        "workdir": str(agent_dir),
+        "argv": [sys.executable, "-c", TICKS.format(n=n, interval=interval, go=str(go))],
+    }
     client.request("launch", timeout=60, spec=spec)
-    ours_proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, env=dict(os.environ))
+    ours_proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ),
+    )
     base_proc = ssh_tail(server, known, agent_dir / "jobs" / job_id / "0" / "output.log")
     ours: list[float] = []
     base: list[float] = []
@@ -81,7 +94,9 @@ def latency_round(client, server, known: Path, agent_dir: Path, n: int, interval
     code = ours_proc.wait(timeout=60)
     base_proc.kill()
     if code != 0 or len(ours) != n or len(base) != n:
-        raise SystemExit(f"round incomplete: gpudeck exit {code}, lines {len(ours)}/{n}, ssh tail lines {len(base)}/{n}")
+        raise SystemExit(
+            f"round incomplete: gpudeck exit {code}, lines {len(ours)}/{n}, ssh tail lines {len(base)}/{n}"
+        )
     return ours, base
 
 
@@ -105,16 +120,21 @@ def main() -> None:
             ours, base = latency_round(client, server, known, agent_dir, args.lines, args.interval)
             rows_ours.append((pct(ours, 50), pct(ours, 99)))
             rows_base.append((pct(base, 50), pct(base, 99)))
-            print(f"round {len(rows_ours)}: p50 {rows_ours[-1][0] * 1000:.2f} vs {rows_base[-1][0] * 1000:.2f} ms "
-                  f"({rows_ours[-1][0] / rows_base[-1][0]:.2f}×)", flush=True)
+            print(
+                f"round {len(rows_ours)}: p50 {rows_ours[-1][0] * 1000:.2f} vs {rows_base[-1][0] * 1000:.2f} ms "
+                f"({rows_ours[-1][0] / rows_base[-1][0]:.2f}×)",
+                flush=True,
+            )
     finally:
         session.close()
         server.stop()
         kill_all_jobs(agent_dir)  # this run's jobs only, by pid
         shutil.rmtree(root, ignore_errors=True)
 
-    print(f"loopback SSH, {args.rounds} rounds (medians of each round's percentiles), "
-          f"{args.lines} lines every {args.interval * 1000:g} ms: print → line on the reader's stdout")
+    print(
+        f"loopback SSH, {args.rounds} rounds (medians of each round's percentiles), "
+        f"{args.lines} lines every {args.interval * 1000:g} ms: print → line on the reader's stdout"
+    )
     print(f"{'':22}{'gpudeck logs -f':>16}{'ssh tail -f':>14}{'ratio':>8}")
     for label, i in (("latency p50 (ms)", 0), ("latency p99 (ms)", 1)):
         o = statistics.median(r[i] for r in rows_ours) * 1000

@@ -96,13 +96,21 @@ def main() -> None:
     job_id = new_job_id()
     try:
         client = session.client("box")
-        spec = {"id": job_id, "name": "bench-cold", "node": "0", "workdir": str(box.agent_dir),
-                "argv": [sys.executable, "-c", TICK]}
+        spec = {
+            "id": job_id,
+            "name": "bench-cold",
+            "node": "0",
+            "workdir": str(box.agent_dir),
+            "argv": [sys.executable, "-c", TICK],
+        }
         client.request("launch", timeout=60, spec=spec)
         from tui.store import JobRecord  # indexed as `gpudeck run` indexes it
 
-        session.store.record_job(JobRecord(id=job_id, name="bench-cold", created_at=time.time(),
-                                           nodes=[{"host": "box", "node": "0"}]))
+        session.store.record_job(
+            JobRecord(
+                id=job_id, name="bench-cold", created_at=time.time(), nodes=[{"host": "box", "node": "0"}]
+            )
+        )
         log = box.agent_dir / "jobs" / job_id / "0" / "output.log"
         while not log.exists() or not log.read_bytes():
             time.sleep(0.01)
@@ -117,18 +125,27 @@ def main() -> None:
             tail.kill()
             tail.wait()
             ours.append(first_line([sys.executable, "-m", "tui", "logs", "-f", job_id]))
-            done = subprocess.run([sys.executable, "-c", STAGES, job_id], capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                [sys.executable, "-c", STAGES, job_id], capture_output=True, text=True, timeout=120
+            )
             stages.append(json.loads(done.stderr.strip().splitlines()[-1]))
-            print(f"round {i + 1}: gpudeck {ours[-1] * 1000:.0f} ms, ssh tail -f {base[-1] * 1000:.0f} ms", flush=True)
+            print(
+                f"round {i + 1}: gpudeck {ours[-1] * 1000:.0f} ms, ssh tail -f {base[-1] * 1000:.0f} ms",
+                flush=True,
+            )
     finally:
         session.close()
         kill_all_jobs(box.agent_dir)
         box.server.stop()
         shutil.rmtree(root, ignore_errors=True)
-    print(f"cold start to the first line, medians of {args.rounds} rounds (loopback sshd, {os.cpu_count()} CPUs):")
+    print(
+        f"cold start to the first line, medians of {args.rounds} rounds (loopback sshd, {os.cpu_count()} CPUs):"
+    )
     print(f"  gpudeck logs -f   {statistics.median(ours) * 1000:7.0f} ms")
     print(f"  ssh … tail -f     {statistics.median(base) * 1000:7.0f} ms")
-    print("  stages of gpudeck logs -f (in-process, medians; agent start+hello includes connect, probe and check):")
+    print(
+        "  stages of gpudeck logs -f (in-process, medians; agent start+hello includes connect, probe and check):"
+    )
     for key in stages[0]:
         print(f"    {key:32} {statistics.median(s.get(key, 0.0) for s in stages) * 1000:7.0f} ms")
 

@@ -55,8 +55,9 @@ def line_feeder(into: list[float], n: int, done: threading.Event) -> Callable[[b
     return feed
 
 
-def start_stage(stage: str, job_id: str, out_log: Path, agent_dir: Path, n: int, ours: list[float],
-                done: threading.Event) -> Callable[[], Any]:
+def start_stage(
+    stage: str, job_id: str, out_log: Path, agent_dir: Path, n: int, ours: list[float], done: threading.Event
+) -> Callable[[], Any]:
     """Start one stage's reader of the job; returns what stops it."""
     feed = line_feeder(ours, n, done)
     if stage == "inotify":
@@ -101,8 +102,9 @@ def start_stage(stage: str, job_id: str, out_log: Path, agent_dir: Path, n: int,
         remote.connect()
         remote.follow(job_id, "0", offset=0)
         return remote.close
-    proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
 
     ready = threading.Event()
 
@@ -116,11 +118,18 @@ def start_stage(stage: str, job_id: str, out_log: Path, agent_dir: Path, n: int,
     return proc.kill
 
 
-def stage_round(stage: str, client: Any, box: Any, n: int, interval: float) -> tuple[list[float], list[float]]:
+def stage_round(
+    stage: str, client: Any, box: Any, n: int, interval: float
+) -> tuple[list[float], list[float]]:
     job_id = new_job_id()
     go = box.agent_dir / f"go-{job_id}"
-    spec = {"id": job_id, "name": "bench-hops", "node": "0", "workdir": str(box.agent_dir),
-            "argv": [sys.executable, "-c", TICKS.format(n=n, interval=interval, go=str(go))]}
+    spec = {
+        "id": job_id,
+        "name": "bench-hops",
+        "node": "0",
+        "workdir": str(box.agent_dir),
+        "argv": [sys.executable, "-c", TICKS.format(n=n, interval=interval, go=str(go))],
+    }
     client.request("launch", timeout=60, spec=spec)
     out_log = box.agent_dir / "jobs" / job_id / "0" / "output.log"
     ours: list[float] = []
@@ -170,7 +179,9 @@ def main() -> None:
         box.server.stop()
         kill_all_jobs(box.agent_dir)
         shutil.rmtree(root, ignore_errors=True)
-    print(f"{args.rounds} rounds, {args.lines} lines every {args.interval * 1000:g} ms; medians of each round's figures")
+    print(
+        f"{args.rounds} rounds, {args.lines} lines every {args.interval * 1000:g} ms; medians of each round's figures"
+    )
     print(f"{'stage':10}{'p50 ms':>9}{'p99 ms':>9}{'ssh tail p50':>14}{'ratio':>8}")
     for stage in stages:
         p50, p99, b50 = (statistics.median(r[i] for r in rows[stage]) * 1000 for i in range(3))

@@ -74,8 +74,11 @@ async def _open(points: int, mode: str, timeout: float) -> dict[str, Any]:
         while not shown and time.perf_counter() - t0 < timeout:
             await asyncio.sleep(0.01)
         opened = isinstance(app.screen, JobScreen)
-        result = {"seconds": shown[0] - t0 if shown else None, "opened": opened,
-                  "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        result = {
+            "seconds": shown[0] - t0 if shown else None,
+            "opened": opened,
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
         # Out at once: an app still taking in a million records takes minutes to wind down.
         print("BENCH_RESULT " + json.dumps(result), flush=True)
         os._exit(0)
@@ -85,13 +88,31 @@ async def _open(points: int, mode: str, timeout: float) -> dict[str, Any]:
 def _round(home: Path, points: int, mode: str, timeout: float, tree: Path = ROOT) -> dict[str, Any]:
     if mode != "warm":
         (home / "local-agent" / "jobs" / JOB / "0" / "series.cache.json").unlink(missing_ok=True)
-    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(tree))  # the app's and its local agent's code
-    p = subprocess.run([sys.executable, str(tree / "bench" / "bench_open.py"), "--child", mode, "--points", str(points), "--timeout", str(timeout)],
-                       env=env, capture_output=True, text=True, cwd=str(home))
+    env = dict(
+        os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(tree)
+    )  # the app's and its local agent's code
+    p = subprocess.run(
+        [
+            sys.executable,
+            str(tree / "bench" / "bench_open.py"),
+            "--child",
+            mode,
+            "--points",
+            str(points),
+            "--timeout",
+            str(timeout),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=str(home),
+    )
     for line in p.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
-            return json.loads(line[len("BENCH_RESULT "):])
-    raise SystemExit(f"bench_open: the {mode} round failed (rc {p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+            return json.loads(line[len("BENCH_RESULT ") :])
+    raise SystemExit(
+        f"bench_open: the {mode} round failed (rc {p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+    )
 
 
 def main() -> None:
@@ -117,8 +138,10 @@ def main() -> None:
         for _ in range(args.rounds):  # interleaved, so the machine's load falls on every mode alike
             for name, mode, tree in runs:
                 got[name].append(_round(home, args.points, mode, args.timeout, tree))
-    print(f"open a {args.points:,}-point ended job: enter → first frame whose loss chart spans the run (95 %+ of its steps) "
-          f"(median of {args.rounds}; peak RSS)")
+    print(
+        f"open a {args.points:,}-point ended job: enter → first frame whose loss chart spans the run (95 %+ of its steps) "
+        f"(median of {args.rounds}; peak RSS)"
+    )
     med = {}
     for mode, rounds in got.items():
         secs = [r["seconds"] for r in rounds if r["seconds"] is not None]
@@ -126,7 +149,9 @@ def main() -> None:
         shown = f"{med[mode]:.2f} s" if med[mode] is not None else f"> {args.timeout:.0f} s (not drawn)"
         print(f"  {mode:16}  {shown:>24}   RSS {statistics.median(r['rss_mib'] for r in rounds):.0f} MiB")
     if med.get("before") and med.get("fresh") and med.get("warm"):
-        print(f"  before/after: {med['before'] / med['fresh']:.1f}x (fresh), {med['before'] / med['warm']:.1f}x (warm)")
+        print(
+            f"  before/after: {med['before'] / med['fresh']:.1f}x (fresh), {med['before'] / med['warm']:.1f}x (warm)"
+        )
     for mode in ("fresh", "warm"):
         if med.get(mode) and med.get(mode + " (against)"):
             print(f"  {mode}: this tree / against: {med[mode] / med[mode + ' (against)']:.2f}x")

@@ -28,16 +28,27 @@ def seeds():
     import re
 
     section = README.read_text().split("## Policies", 1)[1]
-    return parse(re.search(r"```toml\n(.*?)```", section, re.S).group(1).replace('jobs = "yolo*"', 'jobs = "*"'),
-                 Path("policies.toml"))
+    return parse(
+        re.search(r"```toml\n(.*?)```", section, re.S).group(1).replace('jobs = "yolo*"', 'jobs = "*"'),
+        Path("policies.toml"),
+    )
 
 
 def fleet(n: int, now: float) -> list[JobFacts]:
     points = [Point(now - 3600 + i, 12000.0 + (i % 7)) for i in range(3601)]
     util = [Point(now - 3600 + i, 95.0) for i in range(3601)]
-    return [JobFacts(id=f"j{i}", name=f"yolo-{i}", nodes=2, hosts=(f"h{i}",), metrics={"backlog": points},
-                    gpu={(f"h{i}", "gpu_util"): util}, instance=HostInstance("aws", "g5.xlarge", "us-east-1"))
-            for i in range(n)]
+    return [
+        JobFacts(
+            id=f"j{i}",
+            name=f"yolo-{i}",
+            nodes=2,
+            hosts=(f"h{i}",),
+            metrics={"backlog": points},
+            gpu={(f"h{i}", "gpu_util"): util},
+            instance=HostInstance("aws", "g5.xlarge", "us-east-1"),
+        )
+        for i in range(n)
+    ]
 
 
 def main() -> None:

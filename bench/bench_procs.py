@@ -39,14 +39,19 @@ def main() -> None:
     ap.add_argument("--children", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args()
-    tree = (f"import subprocess, sys, time\nkids = [subprocess.Popen([sys.executable, '-c', 'import time; "
-            f"time.sleep(600)']) for _ in range({args.children})]\ntime.sleep(600)")
+    tree = (
+        f"import subprocess, sys, time\nkids = [subprocess.Popen([sys.executable, '-c', 'import time; "
+        f"time.sleep(600)']) for _ in range({args.children})]\ntime.sleep(600)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         client = AgentClient(LocalTransport(Path(tmp) / "agent"))
         client.connect()
         job_id = new_job_id()
-        client.request("launch", timeout=60, spec={"id": job_id, "name": "bench-procs", "workdir": tmp,
-                                                    "argv": [sys.executable, "-c", tree]})
+        client.request(
+            "launch",
+            timeout=60,
+            spec={"id": job_id, "name": "bench-procs", "workdir": tmp, "argv": [sys.executable, "-c", tree]},
+        )
         try:
             want = args.children + 2  # the children, the command, the supervisor
             deadline = time.monotonic() + 60
@@ -61,9 +66,11 @@ def main() -> None:
             client.request("kill", job=job_id, timeout=60)
             client.close()
     size = len(json.dumps(answer))
-    print(f"procs of a job of {want} processes: median {procs:.1f} ms ({procs / want:.2f} ms a process, "
-          f"answer {size / 1024:.1f} KiB); a `jobs` round trip on the same agent: {jobs:.1f} ms; "
-          f"ratio {procs / jobs:.1f}×  (median of {args.rounds})")
+    print(
+        f"procs of a job of {want} processes: median {procs:.1f} ms ({procs / want:.2f} ms a process, "
+        f"answer {size / 1024:.1f} KiB); a `jobs` round trip on the same agent: {jobs:.1f} ms; "
+        f"ratio {procs / jobs:.1f}×  (median of {args.rounds})"
+    )
 
 
 if __name__ == "__main__":

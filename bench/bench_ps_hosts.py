@@ -33,9 +33,12 @@ def closed_port() -> int:
 def make_home(home: Path, hosts: int) -> None:
     home.mkdir(parents=True, exist_ok=True)
     port = closed_port()
-    (home / "hosts.toml").write_text("".join(
-        f'[hosts.h{i}]  # unreachable on purpose\ntarget = "127.0.0.1:{port}"\nprice_per_hour = 1.5\n\n'
-        for i in range(hosts)))
+    (home / "hosts.toml").write_text(
+        "".join(
+            f'[hosts.h{i}]  # unreachable on purpose\ntarget = "127.0.0.1:{port}"\nprice_per_hour = 1.5\n\n'
+            for i in range(hosts)
+        )
+    )
 
 
 def time_ps(tree: Path, home: Path, runs: int) -> tuple[float, int]:
@@ -44,7 +47,9 @@ def time_ps(tree: Path, home: Path, runs: int) -> tuple[float, int]:
     best, code = float("inf"), 0
     for _ in range(runs):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "tui", "ps"], env=env, cwd=tree, capture_output=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "tui", "ps"], env=env, cwd=tree, capture_output=True, timeout=600
+        )
         best, code = min(best, time.perf_counter() - start), done.returncode
     return best, code
 
@@ -58,7 +63,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-ps-hosts-") as tmp:
         base = Path(tmp) / "baseline"
         base.mkdir()
-        archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", args.baseline], cwd=ROOT, capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         home = Path(tmp) / "home"
         make_home(home, args.hosts)

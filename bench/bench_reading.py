@@ -102,7 +102,9 @@ def bytes_per_point(kind: str, n: int, burst: int, tmp: Path) -> tuple[float, fl
     path = tmp / f"{kind}-{burst}.jsonl"
     journal = JournalWriter(path)
     for start in range(0, n, burst):
-        journal.append_many([("metric", {"values": parser.parse(line)}) for line in lines[start:start + burst]])
+        journal.append_many(
+            [("metric", {"values": parser.parse(line)}) for line in lines[start : start + burst]]
+        )
     journal.close()
     return path.stat().st_size / n, sum(len(line) + 1 for line in lines) / n
 
@@ -149,7 +151,9 @@ def cpu_costs(code: Path, job_dir: Path) -> dict:
 def output(home: Path, args: tuple[str, ...], code: Path = ROOT) -> str:
     """A digest of `gpudeck ARGS`'s stdout."""
     env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=str(code))
-    done = subprocess.run([sys.executable, "-m", "tui", *args], env=env, cwd=str(home), check=True, capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", *args], env=env, cwd=str(home), check=True, capture_output=True
+    )
     return hashlib.sha256(done.stdout).hexdigest()
 
 
@@ -192,7 +196,9 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=1_000_000)
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--against", type=Path, default=None, help="another gpudeck tree to time side by side")
+    parser.add_argument(
+        "--against", type=Path, default=None, help="another gpudeck tree to time side by side"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         big_home, many_home, one_home = Path(tmp, "big"), Path(tmp, "many"), Path(tmp, "one")
@@ -201,7 +207,11 @@ def main() -> None:
         output_bytes = (big / "output.log").stat().st_size
         print(f"journal of {args.points:,} points: {journal_bytes / args.points:.1f} bytes/point; "
               f"the printed line: {output_bytes / args.points:.1f} bytes ({journal_bytes / output_bytes:.2f}x)")  # fmt: skip
-        for kind, what in (("flood", "step=N loss=X"), ("hf", "HF Trainer dict"), ("epoch", "epoch E step S/T loss X lr Y")):
+        for kind, what in (
+            ("flood", "step=N loss=X"),
+            ("hf", "HF Trainer dict"),
+            ("epoch", "epoch E step S/T loss X lr Y"),
+        ):
             for burst, how in ((BURST, f"bursts of {BURST}"), (1, "one line per write")):
                 journal_b, line_b = bytes_per_point(kind, 20000, burst, Path(tmp))
                 print(f"  {what}, {how}: {journal_b:.1f} journal bytes/point for a {line_b:.1f}-byte line "
@@ -209,14 +219,22 @@ def main() -> None:
         cli(big_home, "ps", "--all")  # the first listing folds the journal and caches the fold
         old_home = Path(tmp, "big-against")
         if args.against is not None:
-            make_job_with(args.against, old_home / "local-agent", "20260101-000000-b16b16", "big", args.points, tmp)
+            make_job_with(
+                args.against, old_home / "local-agent", "20260101-000000-b16b16", "big", args.points, tmp
+            )
             old_journal = old_home / "local-agent" / "jobs" / "20260101-000000-b16b16" / "0" / "events.jsonl"
-            print(f"the --against tree's journal of the same points: {old_journal.stat().st_size / args.points:.1f} bytes/point")
+            print(
+                f"the --against tree's journal of the same points: {old_journal.stat().st_size / args.points:.1f} bytes/point"
+            )
             cli(old_home, "ps", "--all", code=args.against)
         if args.against is not None:  # the same output from both trees, each reading its own journal
-            same = output(big_home, ("metrics", "--json", "big")) == output(old_home, ("metrics", "--json", "big"), args.against)
+            same = output(big_home, ("metrics", "--json", "big")) == output(
+                old_home, ("metrics", "--json", "big"), args.against
+            )
             print(f"metrics --json output byte-identical to the --against tree's: {same}")
-        metrics, metrics_against = timed(big_home, ("metrics", "--json", "big"), args.rounds, args.against, old_home)
+        metrics, metrics_against = timed(
+            big_home, ("metrics", "--json", "big"), args.rounds, args.against, old_home
+        )
         decode = statistics.median(decode_all(big / "events.jsonl") for _ in range(args.rounds))
         print(f"metrics --json, {args.points:,} points: {metrics:.2f} s "
               f"(baseline, json.loads of every journal line: {decode:.2f} s, {metrics / decode:.1f}x"

@@ -81,11 +81,14 @@ def main() -> None:
                 cpu = statistics.median(r["cpu"] for r in rows)
                 wall = statistics.median(r["wall"] for r in rows)
                 last = rows[-1]
-                print(f"  {tree_name:10s} CPU {cpu:.2f} s, wall {wall:.2f} s (last_seq {last['last_seq']}, "
-                      f"spike kept: {last['spike'] == 50.0}, skipped {last['skipped']})")
+                print(
+                    f"  {tree_name:10s} CPU {cpu:.2f} s, wall {wall:.2f} s (last_seq {last['last_seq']}, "
+                    f"spike kept: {last['spike'] == 50.0}, skipped {last['skipped']})"
+                )
             if a.against:
                 ratio = statistics.median(r["cpu"] for r in runs["this tree"]) / statistics.median(
-                    r["cpu"] for r in runs["against"])
+                    r["cpu"] for r in runs["against"]
+                )
                 print(f"  this tree / against: {ratio:.2f}x CPU")
 
 

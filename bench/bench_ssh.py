@@ -34,9 +34,11 @@ from remote_agent.names import new_job_id  # noqa: E402
 from tests.support.cleanup import kill_all_jobs  # noqa: E402
 
 # Prints "ready" and waits for the go file, so both readers are attached before the first tick.
-TICKS = ("import json, os, sys, time\nprint('ready', flush=True)\n"
-         "while not os.path.exists({go!r}): time.sleep(0.005)\nfor i in range(1, {n} + 1):\n"
-         "    print(json.dumps({{'step': i, 'sent': time.time()}}), flush=True)\n    time.sleep({interval})\n")
+TICKS = (
+    "import json, os, sys, time\nprint('ready', flush=True)\n"
+    "while not os.path.exists({go!r}): time.sleep(0.005)\nfor i in range(1, {n} + 1):\n"
+    "    print(json.dumps({{'step': i, 'sent': time.time()}}), flush=True)\n    time.sleep({interval})\n"
+)
 FLOOD = "import sys\nw = sys.stdout.write\nfor i in range(1, {n} + 1):\n    w(f'step={{i}} loss={{1.0 / i:.6f}}\\n')\n"
 
 
@@ -47,19 +49,44 @@ def pct(values: list[float], p: float) -> float:
 
 def ssh_tail(server, known: Path, path: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        ["ssh", "-T", "-i", str(server.client_key), "-p", str(server.port), "-o", f"UserKnownHostsFile={known}",
-         "-o", "BatchMode=yes", "root@127.0.0.1", "tail", "-n", "+1", "-F", str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        [
+            "ssh",
+            "-T",
+            "-i",
+            str(server.client_key),
+            "-p",
+            str(server.port),
+            "-o",
+            f"UserKnownHostsFile={known}",
+            "-o",
+            "BatchMode=yes",
+            "root@127.0.0.1",
+            "tail",
+            "-n",
+            "+1",
+            "-F",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
 
 
-def latency_round(client, server, known: Path, agent_dir: Path, n: int, interval: float) -> tuple[list[float], list[float]]:
+def latency_round(
+    client, server, known: Path, agent_dir: Path, n: int, interval: float
+) -> tuple[list[float], list[float]]:
     job_id = new_job_id()
     out_log = agent_dir / "jobs" / job_id / "0" / "output.log"
     go = agent_dir / f"go-{job_id}"
     base: list[float] = []
     ready = threading.Event()
-    spec = {"id": job_id, "name": "bench-lat", "node": "0", "workdir": str(agent_dir),
-            "argv": [sys.executable, "-c", TICKS.format(n=n, interval=interval, go=str(go))]}
+    spec = {
+        "id": job_id,
+        "name": "bench-lat",
+        "node": "0",
+        "workdir": str(agent_dir),
+        "argv": [sys.executable, "-c", TICKS.format(n=n, interval=interval, go=str(go))],
+    }
     client.request("launch", timeout=60, spec=spec)
     client.tail(job_id, "0", since_seq=0)
     tail = ssh_tail(server, known, out_log)
@@ -91,7 +118,11 @@ def latency_round(client, server, known: Path, agent_dir: Path, n: int, interval
     while len(ours) < n:
         _, _, records = client.events.get(timeout=60)
         now = time.time()
-        ours += [now - r["values"]["sent"] for r in records if r["kind"] == "metric" and "sent" in r.get("values", {})]
+        ours += [
+            now - r["values"]["sent"]
+            for r in records
+            if r["kind"] == "metric" and "sent" in r.get("values", {})
+        ]
     reader.join(timeout=30)
     tail.kill()
     client.untail(job_id, "0")
@@ -124,8 +155,13 @@ def _serve_pids(agent_dir: Path) -> list[int]:
 
 def flood_round(client, server, known: Path, agent_dir: Path, n: int) -> tuple[float, float]:
     job_id = new_job_id()
-    spec = {"id": job_id, "name": "bench-flood", "node": "0", "argv": [sys.executable, "-c", FLOOD.format(n=n)],
-            "workdir": str(agent_dir)}
+    spec = {
+        "id": job_id,
+        "name": "bench-flood",
+        "node": "0",
+        "argv": [sys.executable, "-c", FLOOD.format(n=n)],
+        "workdir": str(agent_dir),
+    }
     others = {"serve": _serve_pids(agent_dir), "sshd": server.session_tree()}
     before = {pid: _cpu_s(pid) for pids in others.values() for pid in pids}
     t = os.times()
@@ -211,11 +247,18 @@ def main() -> None:
 
     if args.flood_only:
         o, b = statistics.median(eps_ours), statistics.median(eps_base)
-        print(f"loopback SSH, flood of {args.flood} metric lines, median of {args.rounds}: gpudeck {o:,.0f} events/s; "
-              f"ssh tail of the same file {b:,.0f} lines/s ({o / b:.2f}x)")
-        print("CPU µs per event, median: " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in CPU_US.items()))
+        print(
+            f"loopback SSH, flood of {args.flood} metric lines, median of {args.rounds}: gpudeck {o:,.0f} events/s; "
+            f"ssh tail of the same file {b:,.0f} lines/s ({o / b:.2f}x)"
+        )
+        print(
+            "CPU µs per event, median: "
+            + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in CPU_US.items())
+        )
         return
-    print(f"loopback SSH, {args.rounds} rounds (medians), {args.lines} lines every {args.interval * 1000:g} ms; flood {args.flood} lines")
+    print(
+        f"loopback SSH, {args.rounds} rounds (medians), {args.lines} lines every {args.interval * 1000:g} ms; flood {args.flood} lines"
+    )
     print(f"{'':28}{'gpudeck':>12}{'ssh tail -f':>14}{'ratio':>8}")
     for label, i in (("latency p50 (ms)", 0), ("latency p99 (ms)", 1)):
         o, b = med(lat_ours, i), med(lat_base, i)

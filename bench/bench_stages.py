@@ -47,8 +47,11 @@ def supervisor_stages(data: bytes, tmp: Path) -> tuple[float, float, float, int]
     t0 = time.thread_time()
     splitter = LineSplitter()
     for chunk in chunks:
-        batches.append(sup._entries_for(splitter.feed(chunk)) if hasattr(sup, "_entries_for")
-                       else sup.resize_note.mark([e for e in map(sup._entry_for, splitter.feed(chunk)) if e is not None]))
+        batches.append(
+            sup._entries_for(splitter.feed(chunk))
+            if hasattr(sup, "_entries_for")
+            else sup.resize_note.mark([e for e in map(sup._entry_for, splitter.feed(chunk)) if e is not None])
+        )
     parse_s = time.thread_time() - t0
     journal = JournalWriter(tmp / "parsed-only.jsonl")
     t0 = time.thread_time()
@@ -143,8 +146,13 @@ def one_round(n: int) -> dict[str, float]:
     client_s, got = client_stage(pushes)
     assert got == n, f"client got {got} of {n}"
     us = 1e6 / n
-    return {"split+parse": parse_s * us, "journal": journal_s * us, "supervisor": both_s * us,
-            "serve": serve_s * us, "client": client_s * us}
+    return {
+        "split+parse": parse_s * us,
+        "journal": journal_s * us,
+        "supervisor": both_s * us,
+        "serve": serve_s * us,
+        "client": client_s * us,
+    }
 
 
 def main() -> None:
@@ -162,8 +170,14 @@ def main() -> None:
     rows: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for _ in range(args.rounds):
         for name, root in trees.items():
-            out = subprocess.run([sys.executable, __file__, "--one", "--lines", str(args.lines)], check=True,
-                                 capture_output=True, text=True, cwd=root, env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin"})
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", "--lines", str(args.lines)],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=root,
+                env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin"},
+            )
             rows[name].append(json.loads(out.stdout))
     print(f"CPU µs per metric event, {args.lines} lines `step=N loss=X`, median of {args.rounds} rounds:")
     print(f"{'stage':14}" + "".join(f"{name:>14}" for name in trees) + ("   ratio" if args.against else ""))

@@ -56,6 +56,7 @@ GOALS = {"cpu": 15.0, "rss": 200.0, "p95": 50.0}
 
 # -- the recording ---------------------------------------------------------------------------------
 
+
 class Tape:
     """Writes recording lines: requests and answers on one connection per host, pushes, in t order."""
 
@@ -71,16 +72,28 @@ class Tape:
     def answer(self, t: float, host: str, op: str, result: Any) -> None:
         rid = self.ids[host] = self.ids.get(host, 0) + 1
         self.add(t, {"host": host, "conn": 1, "dir": "send", "msg": {"id": rid, "op": op}})
-        self.add(t + 0.001, {"host": host, "conn": 1, "dir": "recv", "msg": {"id": rid, "ok": True, "result": result}})
+        self.add(
+            t + 0.001,
+            {"host": host, "conn": 1, "dir": "recv", "msg": {"id": rid, "ok": True, "result": result}},
+        )
 
     def push(self, t: float, host: str, job: str, records: list[dict[str, Any]]) -> None:
-        self.add(t, {"host": host, "conn": 1, "dir": "recv",
-                     "msg": {"push": "events", "job": job, "node": "0", "events": records}})
+        self.add(
+            t,
+            {
+                "host": host,
+                "conn": 1,
+                "dir": "recv",
+                "msg": {"push": "events", "job": job, "node": "0", "events": records},
+            },
+        )
 
     def write(self, path: Path) -> None:
         self.lines.sort(key=lambda x: (x[0], x[1]))
         with path.open("w", encoding="utf-8") as f:
-            f.write(json.dumps({"format": "gpudeck-recording", "version": 1, "created_at": time.time()}) + "\n")
+            f.write(
+                json.dumps({"format": "gpudeck-recording", "version": 1, "created_at": time.time()}) + "\n"
+            )
             for _, _, entry in self.lines:
                 f.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
@@ -90,60 +103,138 @@ def _uuid(h: int, g: int) -> str:
 
 
 def _hello(host: str, h: int, now: float, gpus: int) -> dict[str, Any]:
-    return {"hostname": host, "os": "Ubuntu 22.04.4 LTS, Linux 5.15.0-105-generic x86_64", "python": "3.10.12",
-            "cpu_count": 96, "ram_total_mib": 1_031_000,
-            "logind": {"systemd": True, "kill_user_processes": False, "linger": True,
-                       "jobs_killed_at_logout": False, "advice": None},
-            "boot_time": now - 86400 * 9, "agent_version": "0.1.0", "protocol": 1, "time": now, "agent_dir": "/home/u/.gpudeck/agent",
-            "gpu": {"available": gpus > 0, "reason": None if gpus else "no NVIDIA driver", "driver_version": "550.54.15",
-                    "cuda_version": "12.4", "gpus": [{"index": g, "uuid": _uuid(h, g), "name": GPU_NAME,
-                                                      "mem_total_mib": MEM_TOTAL} for g in range(gpus)]}}
+    return {
+        "hostname": host,
+        "os": "Ubuntu 22.04.4 LTS, Linux 5.15.0-105-generic x86_64",
+        "python": "3.10.12",
+        "cpu_count": 96,
+        "ram_total_mib": 1_031_000,
+        "logind": {
+            "systemd": True,
+            "kill_user_processes": False,
+            "linger": True,
+            "jobs_killed_at_logout": False,
+            "advice": None,
+        },
+        "boot_time": now - 86400 * 9,
+        "agent_version": "0.1.0",
+        "protocol": 1,
+        "time": now,
+        "agent_dir": "/home/u/.gpudeck/agent",
+        "gpu": {
+            "available": gpus > 0,
+            "reason": None if gpus else "no NVIDIA driver",
+            "driver_version": "550.54.15",
+            "cuda_version": "12.4",
+            "gpus": [
+                {"index": g, "uuid": _uuid(h, g), "name": GPU_NAME, "mem_total_mib": MEM_TOTAL}
+                for g in range(gpus)
+            ],
+        },
+    }
 
 
 def _gpus(h: int, now: float, busy: set[int], rng: random.Random, gpus: int) -> dict[str, Any]:
     out = []
     for g in range(gpus):
         hot = g in busy
-        out.append({"index": g, "uuid": _uuid(h, g), "name": GPU_NAME,
-                    "util": rng.randint(85, 100) if hot else rng.randint(0, 3),
-                    "mem_used_mib": rng.randint(60_000, 78_000) if hot else 4,
-                    "mem_total_mib": MEM_TOTAL, "temp_c": rng.randint(62, 79) if hot else rng.randint(30, 38),
-                    "power_w": round(rng.uniform(520, 700) if hot else rng.uniform(60, 75), 1),
-                    "power_limit_w": 700.0, "processes": [{"pid": 4000 + g, "used_mib": 60_000}] if hot else []})
-    return {"available": gpus > 0, "reason": None, "gpus": out, "time": now,
-            "cpu": {"util": round(rng.uniform(20, 60), 1), "load": [12.1, 11.8, 11.0], "count": 96},
-            "ram": {"total_mib": 1_031_000, "available_mib": 800_000, "used_mib": 231_000}}
+        out.append(
+            {
+                "index": g,
+                "uuid": _uuid(h, g),
+                "name": GPU_NAME,
+                "util": rng.randint(85, 100) if hot else rng.randint(0, 3),
+                "mem_used_mib": rng.randint(60_000, 78_000) if hot else 4,
+                "mem_total_mib": MEM_TOTAL,
+                "temp_c": rng.randint(62, 79) if hot else rng.randint(30, 38),
+                "power_w": round(rng.uniform(520, 700) if hot else rng.uniform(60, 75), 1),
+                "power_limit_w": 700.0,
+                "processes": [{"pid": 4000 + g, "used_mib": 60_000}] if hot else [],
+            }
+        )
+    return {
+        "available": gpus > 0,
+        "reason": None,
+        "gpus": out,
+        "time": now,
+        "cpu": {"util": round(rng.uniform(20, 60), 1), "load": [12.1, 11.8, 11.0], "count": 96},
+        "ram": {"total_mib": 1_031_000, "available_mib": 800_000, "used_mib": 231_000},
+    }
 
 
-def _job(jid: str, name: str, state: str, started: float, ended: float | None, last: dict[str, Any],
-         last_seq: int, total: int) -> dict[str, Any]:
+def _job(
+    jid: str,
+    name: str,
+    state: str,
+    started: float,
+    ended: float | None,
+    last: dict[str, Any],
+    last_seq: int,
+    total: int,
+) -> dict[str, Any]:
     failed = state == "failed"
-    return {"id": jid, "node": "0", "state": state, "exit_code": None if ended is None else (1 if failed else 0),
-            "signal": None, "started_at": started, "ended_at": ended, "pid": 5000, "supervisor_pid": 4999,
-            "cause": "CUDA out of memory: lower the batch size" if failed else None,
-            "tail": ["torch.OutOfMemoryError: CUDA out of memory."] if failed else None, "reason": None,
-            "last": last, "last_seq": last_seq, "name": name, "argv": ["python", "-m", "trainer", "--model", name],
-            "workdir": "/home/u/work", "restart_of": None, "created_at": started - 2, "grace": 60.0,
-            "total_steps": total, "price": None, "budget": None, "idle_stop": None}
+    return {
+        "id": jid,
+        "node": "0",
+        "state": state,
+        "exit_code": None if ended is None else (1 if failed else 0),
+        "signal": None,
+        "started_at": started,
+        "ended_at": ended,
+        "pid": 5000,
+        "supervisor_pid": 4999,
+        "cause": "CUDA out of memory: lower the batch size" if failed else None,
+        "tail": ["torch.OutOfMemoryError: CUDA out of memory."] if failed else None,
+        "reason": None,
+        "last": last,
+        "last_seq": last_seq,
+        "name": name,
+        "argv": ["python", "-m", "trainer", "--model", name],
+        "workdir": "/home/u/work",
+        "restart_of": None,
+        "created_at": started - 2,
+        "grace": 60.0,
+        "total_steps": total,
+        "price": None,
+        "budget": None,
+        "idle_stop": None,
+    }
 
 
-def make_recording(path: Path, hosts: int, running: int, points: int, ended: int, seconds: int,
-                   batch: float = 0.1, gpus: int = 8) -> int:
+def make_recording(
+    path: Path,
+    hosts: int,
+    running: int,
+    points: int,
+    ended: int,
+    seconds: int,
+    batch: float = 0.1,
+    gpus: int = 8,
+) -> int:
     """Write the fleet's recording; returns its size in bytes."""
     rng = random.Random(17)
     tape = Tape()
     now0 = 1_795_000_000.0
     names = [f"h{h:02d}" for h in range(hosts)]
     total = 1_000_000
-    run_jobs = [(f"20261130-0900{j:02d}-r{j:05x}", f"run-{j:02d}", j % hosts, (j // hosts) % max(gpus, 1))
-                for j in range(running)]
+    run_jobs = [
+        (f"20261130-0900{j:02d}-r{j:05x}", f"run-{j:02d}", j % hosts, (j // hosts) % max(gpus, 1))
+        for j in range(running)
+    ]
     end_jobs = [(f"20261129-{j:06d}-e{j:05x}", f"old-{j:03d}", j % hosts) for j in range(ended)]
     busy: dict[int, set[int]] = {h: set() for h in range(hosts)}
     for _, _, h, g in run_jobs:
         busy[h].add(g)
     for h, host in enumerate(names):
-        tape.add(0.0, {"host": host, "conn": 1, "dir": "recv",
-                       "msg": {"gpudeck": "agent", "version": "0.1.0", "protocol": 1, "pid": 1000 + h}})
+        tape.add(
+            0.0,
+            {
+                "host": host,
+                "conn": 1,
+                "dir": "recv",
+                "msg": {"gpudeck": "agent", "version": "0.1.0", "protocol": 1, "pid": 1000 + h},
+            },
+        )
         tape.answer(0.001, host, "hello", _hello(host, h, now0, gpus))
     # ended jobs: a short journal each, pushed at t≈0 (what `tail since 0` returns at once)
     ended_objs: dict[int, list[dict[str, Any]]] = {h: [] for h in range(hosts)}
@@ -152,12 +243,32 @@ def make_recording(path: Path, hosts: int, running: int, points: int, ended: int
         stop = start + rng.uniform(600, 20000)
         state = "failed" if rng.random() < 0.2 else "exited"
         last = {"step": 5000, "loss": round(rng.uniform(0.1, 0.5), 4), "total_steps": 5000}
-        recs = [{"seq": 1, "t": start, "kind": "state", "state": "starting", "supervisor_pid": 4999, "agent_version": "0.1.0"},
-                {"seq": 2, "t": start + 0.1, "kind": "state", "state": "running", "pid": 5000},
-                {"seq": 3, "t": start + 60, "kind": "metric", "values": {"step": 100, "loss": 1.9, "total_steps": 5000}},
-                {"seq": 4, "t": stop - 1, "kind": "metric", "values": last},
-                {"seq": 5, "t": stop, "kind": "state", "state": state, "exit_code": 1 if state == "failed" else 0,
-                 "signal": None}]
+        recs = [
+            {
+                "seq": 1,
+                "t": start,
+                "kind": "state",
+                "state": "starting",
+                "supervisor_pid": 4999,
+                "agent_version": "0.1.0",
+            },
+            {"seq": 2, "t": start + 0.1, "kind": "state", "state": "running", "pid": 5000},
+            {
+                "seq": 3,
+                "t": start + 60,
+                "kind": "metric",
+                "values": {"step": 100, "loss": 1.9, "total_steps": 5000},
+            },
+            {"seq": 4, "t": stop - 1, "kind": "metric", "values": last},
+            {
+                "seq": 5,
+                "t": stop,
+                "kind": "state",
+                "state": state,
+                "exit_code": 1 if state == "failed" else 0,
+                "signal": None,
+            },
+        ]
         tape.push(0.002, names[h], jid, recs)
         ended_objs[h].append(_job(jid, name, state, start, stop, last, 5, 5000))
     # running jobs: their start, then M metric points/s in pushes every `batch` s, a gpu record each second
@@ -166,9 +277,22 @@ def make_recording(path: Path, hosts: int, running: int, points: int, ended: int
     started: dict[str, float] = {}
     for jid, _, h, _g in run_jobs:
         started[jid] = now0 - rng.uniform(600, 7200)
-        tape.push(0.002, names[h], jid, [
-            {"seq": 1, "t": started[jid], "kind": "state", "state": "starting", "supervisor_pid": 4999, "agent_version": "0.1.0"},
-            {"seq": 2, "t": started[jid] + 0.1, "kind": "state", "state": "running", "pid": 5000}])
+        tape.push(
+            0.002,
+            names[h],
+            jid,
+            [
+                {
+                    "seq": 1,
+                    "t": started[jid],
+                    "kind": "state",
+                    "state": "starting",
+                    "supervisor_pid": 4999,
+                    "agent_version": "0.1.0",
+                },
+                {"seq": 2, "t": started[jid] + 0.1, "kind": "state", "state": "running", "pid": 5000},
+            ],
+        )
         seqs[jid], lasts[jid] = 2, {}
     step = {jid: int(rng.uniform(1000, 5000)) for jid, *_ in run_jobs}
     per_batch = points * batch
@@ -184,26 +308,55 @@ def make_recording(path: Path, hosts: int, running: int, points: int, ended: int
                 step[jid] += 1
                 s = step[jid]
                 seqs[jid] += 1
-                values = {"step": s, "loss": round(2.5 * 2.718 ** (-s / 20000) + 0.1 + rng.uniform(-0.02, 0.02), 4),
-                          "lr": 3e-4, "total_steps": total, "samples_per_s": round(rng.uniform(1900, 2100), 1)}
+                values = {
+                    "step": s,
+                    "loss": round(2.5 * 2.718 ** (-s / 20000) + 0.1 + rng.uniform(-0.02, 0.02), 4),
+                    "lr": 3e-4,
+                    "total_steps": total,
+                    "samples_per_s": round(rng.uniform(1900, 2100), 1),
+                }
                 if s % 500 == 0:
                     values["val_loss"] = round(values["loss"] + 0.05, 4)
-                recs.append({"seq": seqs[jid], "t": now0 + t - batch + (i + 1) * batch / max(n, 1),
-                             "kind": "metric", "values": values})
+                recs.append(
+                    {
+                        "seq": seqs[jid],
+                        "t": now0 + t - batch + (i + 1) * batch / max(n, 1),
+                        "kind": "metric",
+                        "values": values,
+                    }
+                )
                 lasts[jid] = values
             if abs(t - round(t)) < 1e-9:
                 seqs[jid] += 1
-                recs.append({"seq": seqs[jid], "t": now0 + t, "kind": "gpu", "gpus": [
-                    {"uuid": _uuid(h, g), "index": g, "util": rng.randint(88, 100), "mem_used_mib": 71000,
-                     "mem_total_mib": MEM_TOTAL, "temp_c": rng.randint(65, 78), "power_w": round(rng.uniform(550, 700), 1)}]})
+                recs.append(
+                    {
+                        "seq": seqs[jid],
+                        "t": now0 + t,
+                        "kind": "gpu",
+                        "gpus": [
+                            {
+                                "uuid": _uuid(h, g),
+                                "index": g,
+                                "util": rng.randint(88, 100),
+                                "mem_used_mib": 71000,
+                                "mem_total_mib": MEM_TOTAL,
+                                "temp_c": rng.randint(65, 78),
+                                "power_w": round(rng.uniform(550, 700), 1),
+                            }
+                        ],
+                    }
+                )
             if recs:
                 tape.push(t, names[h], jid, recs)
     # polls: gpus and jobs answered every second (the app polls gpus at 1 Hz, jobs every 2 s)
     for sec in range(seconds + 1):
         for h, host in enumerate(names):
             tape.answer(sec + 0.01, host, "gpus", _gpus(h, now0 + sec, busy[h], rng, gpus))
-            mine = [_job(jid, name, "running", started[jid], None, lasts[jid], seqs[jid], total)
-                    for jid, name, hh, _ in run_jobs if hh == h]
+            mine = [
+                _job(jid, name, "running", started[jid], None, lasts[jid], seqs[jid], total)
+                for jid, name, hh, _ in run_jobs
+                if hh == h
+            ]
             tape.answer(sec + 0.02, host, "jobs", {"jobs": mine + ended_objs[h]})
     tape.write(path)
     return path.stat().st_size
@@ -211,7 +364,15 @@ def make_recording(path: Path, hosts: int, running: int, points: int, ended: int
 
 def make_empty(path: Path) -> int:
     tape = Tape()
-    tape.add(0.0, {"host": "h00", "conn": 1, "dir": "recv", "msg": {"gpudeck": "agent", "version": "0.1.0", "protocol": 1}})
+    tape.add(
+        0.0,
+        {
+            "host": "h00",
+            "conn": 1,
+            "dir": "recv",
+            "msg": {"gpudeck": "agent", "version": "0.1.0", "protocol": 1},
+        },
+    )
     tape.answer(0.001, "h00", "hello", _hello("h00", 0, 1_795_000_000.0, 0))
     tape.answer(0.01, "h00", "gpus", _gpus(0, 1_795_000_000.0, set(), random.Random(0), 0))
     tape.answer(0.02, "h00", "jobs", {"jobs": []})
@@ -220,6 +381,7 @@ def make_empty(path: Path) -> int:
 
 
 # -- one app run (the child process) ---------------------------------------------------------------
+
 
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
@@ -351,8 +513,14 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
     census = Census() if args.census else None
     async with app.run_test(size=(160, 48)) as pilot:
         wall0, cpu0 = time.monotonic(), time.process_time()
-        ok = await _until(pilot, lambda: all(h.up and (h.gpus or not loaded) for h in app.fleet.hosts.values())
-                          and len(app.fleet.jobs) >= (args.running + args.ended if loaded else 0), 60.0)
+        ok = await _until(
+            pilot,
+            lambda: (
+                all(h.up and (h.gpus or not loaded) for h in app.fleet.hosts.values())
+                and len(app.fleet.jobs) >= (args.running + args.ended if loaded else 0)
+            ),
+            60.0,
+        )
         out["startup_s"] = time.monotonic() - wall0
         out["startup_ok"] = ok
         if prof:
@@ -363,7 +531,9 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
             census.on = True
         await pilot.pause(args.watch)
         out["cpu_watch"] = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
-        out["cpu_watch_loop"] = 100 * (time.thread_time() - l0) / (time.monotonic() - w0)  # the event loop's thread
+        out["cpu_watch_loop"] = (
+            100 * (time.thread_time() - l0) / (time.monotonic() - w0)
+        )  # the event loop's thread
         t1, span = _thread_cpu(), time.monotonic() - w0
         # Where the watching CPU goes, per thread (threads of one name summed), % of a core.
         out["cpu_threads"] = {k: round(100 * (v - t0.get(k, 0.0)) / span, 2) for k, v in t1.items()}
@@ -392,15 +562,25 @@ async def _run(path: Path, args: argparse.Namespace, loaded: bool) -> dict[str, 
                 await pilot.pause(0.1)  # the job view on screen for a moment, as a user would look
                 backs.append(await screen.press("escape", lambda: isinstance(app.screen, DeckScreen)))
         out["opens"], out["backs"] = opens, backs
-        out["opens_cpu"], out["backs_cpu"] = screen.cpu[-2 * len(opens)::2] if opens else [], \
-            screen.cpu[-2 * len(opens) + 1::2] if opens else []
+        out["opens_cpu"], out["backs_cpu"] = (
+            screen.cpu[-2 * len(opens) :: 2] if opens else [],
+            screen.cpu[-2 * len(opens) + 1 :: 2] if opens else [],
+        )
         if prof:
             prof.disable()
         out["cpu_run"] = 100 * (time.process_time() - cpu0) / (time.monotonic() - wall0)
         out["run_s"] = time.monotonic() - wall0
         out["jobs"] = len(app.fleet.jobs)
-        out["points"] = sum(len(s) for j in app.fleet.jobs.values() for n in j.nodes.values()
-                            for s in getattr(n, "series", {}).values()) if loaded else 0
+        out["points"] = (
+            sum(
+                len(s)
+                for j in app.fleet.jobs.values()
+                for n in j.nodes.values()
+                for s in getattr(n, "series", {}).values()
+            )
+            if loaded
+            else 0
+        )
     out["rss"] = _rss_mib()
     if prof:
         s = io.StringIO()
@@ -423,16 +603,40 @@ def child(args: argparse.Namespace) -> None:
 
 # -- the parent: generate, run both, print ---------------------------------------------------------
 
+
 def _spawn(path: Path, args: argparse.Namespace, loaded: bool, root: Path = ROOT) -> dict[str, Any]:
     """One app run in a child process; `root`: the checkout whose code (and this bench file) runs."""
-    cmd = [sys.executable, str(root / "bench" / Path(__file__).name), "--child", str(path), "--watch", str(args.watch), "--presses", str(args.presses),
-           "--opens", str(args.opens), "--gap", str(args.gap), "--running", str(args.running), "--ended", str(args.ended),
-           "--profile", str(args.profile)] + (["--loaded"] if loaded else []) + (["--census"] if args.census else [])
+    cmd = (
+        [
+            sys.executable,
+            str(root / "bench" / Path(__file__).name),
+            "--child",
+            str(path),
+            "--watch",
+            str(args.watch),
+            "--presses",
+            str(args.presses),
+            "--opens",
+            str(args.opens),
+            "--gap",
+            str(args.gap),
+            "--running",
+            str(args.running),
+            "--ended",
+            str(args.ended),
+            "--profile",
+            str(args.profile),
+        ]
+        + (["--loaded"] if loaded else [])
+        + (["--census"] if args.census else [])
+    )
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)})
     for line in p.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
-            return json.loads(line[len("BENCH_RESULT "):])
-    raise SystemExit(f"bench_tui: the app run failed (rc {p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+            return json.loads(line[len("BENCH_RESULT ") :])
+    raise SystemExit(
+        f"bench_tui: the app run failed (rc {p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    )
 
 
 def against(fleet: Path, args: argparse.Namespace) -> None:
@@ -449,11 +653,15 @@ def against(fleet: Path, args: argparse.Namespace) -> None:
             runs[name].append(_spawn(fleet, args, loaded=True, root=root))
     for name, outs in runs.items():
         threads = sorted({k for o in outs for k in o.get("cpu_threads", {})})
-        split = ", ".join(f"{k} {statistics.median(o.get('cpu_threads', {}).get(k, 0.0) for o in outs):.2f} %"
-                          for k in threads)
+        split = ", ".join(
+            f"{k} {statistics.median(o.get('cpu_threads', {}).get(k, 0.0) for o in outs):.2f} %"
+            for k in threads
+        )
         each = ", ".join(f"{o['cpu_watch']:.2f}" for o in outs)
-        print(f"{name} ({ROOT if name == 'this' else args.against}): CPU watching, median of {len(outs)}: "
-              f"{statistics.median(o['cpu_watch'] for o in outs):.2f} % (runs: {each}); per thread: {split}")
+        print(
+            f"{name} ({ROOT if name == 'this' else args.against}): CPU watching, median of {len(outs)}: "
+            f"{statistics.median(o['cpu_watch'] for o in outs):.2f} % (runs: {each}); per thread: {split}"
+        )
 
 
 def _ms(xs: list[float]) -> str:
@@ -467,13 +675,19 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=50, help="metric points/s per running job")
     ap.add_argument("--ended", type=int, default=200)
     ap.add_argument("--seconds", type=int, default=30, help="length of the recording")
-    ap.add_argument("--watch", type=float, default=8.0, help="seconds of no keys over which the CPU share is taken")
+    ap.add_argument(
+        "--watch", type=float, default=8.0, help="seconds of no keys over which the CPU share is taken"
+    )
     ap.add_argument("--presses", type=int, default=200, help="tab switches (2/1) timed")
     ap.add_argument("--opens", type=int, default=20, help="enter into a job and escape back, timed")
     ap.add_argument("--gap", type=float, default=0.05, help="seconds between timed keys")
     ap.add_argument("--profile", type=int, default=0, help="print the top N functions by cumulative time")
-    ap.add_argument("--against", type=Path, help="another checkout (e.g. `git archive` of main): only the watching "
-                    "CPU, the fleet run alternately from it and from this one, --rounds times each; medians")
+    ap.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (e.g. `git archive` of main): only the watching "
+        "CPU, the fleet run alternately from it and from this one, --rounds times each; medians",
+    )
     ap.add_argument("--rounds", type=int, default=5, help="with --against: runs of each")
     ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers per second")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -490,45 +704,107 @@ def main() -> None:
         if args.against:
             against(fleet, args)
             return
-        print(f"recording: {args.hosts} hosts × 8 GPUs at 1 Hz, {args.running} running × {args.points} points/s, "
-              f"{args.ended} ended, {args.seconds} s: {size / 1e6:.1f} MB, written in {time.monotonic() - t0:.1f} s")
+        print(
+            f"recording: {args.hosts} hosts × 8 GPUs at 1 Hz, {args.running} running × {args.points} points/s, "
+            f"{args.ended} ended, {args.seconds} s: {size / 1e6:.1f} MB, written in {time.monotonic() - t0:.1f} s"
+        )
         base = _spawn(empty, args, loaded=False)
         load = _spawn(fleet, args, loaded=True)
     if not load["startup_ok"]:
-        print(f"warning: the fleet had not fully arrived after {load['startup_s']:.0f} s ({load['jobs']} jobs)")
+        print(
+            f"warning: the fleet had not fully arrived after {load['startup_s']:.0f} s ({load['jobs']} jobs)"
+        )
     rows = [
-        ("CPU, watching (no keys), % of a core", f"{load['cpu_watch']:.1f} %", f"{base['cpu_watch']:.1f} %",
-         f"≤ {GOALS['cpu']:.0f} %", load["cpu_watch"] <= GOALS["cpu"]),
-        ("  of which the event loop's thread (the rest: readers, polls, replay)",
-         f"{load.get('cpu_watch_loop', float('nan')):.1f} %", f"{base.get('cpu_watch_loop', float('nan')):.1f} %",
-         "—", None),
-        ("CPU, whole run incl. keys, % of a core", f"{load['cpu_run']:.1f} %", f"{base['cpu_run']:.1f} %", "—", None),
-        ("peak RSS", f"{load['rss']:.0f} MiB", f"{base['rss']:.0f} MiB", f"≤ {GOALS['rss']:.0f} MB",
-         load["rss"] * 1.048576 <= GOALS["rss"]),
-        ("  of which the loaded recording (before the app)", f"{load['rss_recording']:.0f} MiB",
-         f"{base['rss_recording']:.0f} MiB", "—", None),
-        (f"key → screen, tab switch ×{args.presses}, p50 / p95", _ms(load["tabs"]), _ms(base["tabs"]),
-         f"p95 ≤ {GOALS['p95']:.0f} ms", _pct(load["tabs"], 0.95) * 1000 <= GOALS["p95"]),
-        ("  CPU time of the app per tab switch, p50 / p95 (steady under load)", _ms(load["tabs_cpu"]),
-         _ms(base["tabs_cpu"]), "—", None),
-        (f"key → screen, enter into a job ×{len(load['opens'])}, p50 / p95", _ms(load["opens"]), "—",
-         f"p95 ≤ {GOALS['p95']:.0f} ms", _pct(load["opens"], 0.95) * 1000 <= GOALS["p95"] if load["opens"] else None),
-        ("  CPU time of the app per enter / escape, p50", f"{_pct(load['opens_cpu'], .5) * 1000:.1f} / "
-         f"{_pct(load['backs_cpu'], .5) * 1000:.1f} ms" if load["opens"] else "—", "—", "—", None),
-        (f"key → screen, escape back ×{len(load['backs'])}, p50 / p95", _ms(load["backs"]), "—",
-         f"p95 ≤ {GOALS['p95']:.0f} ms", _pct(load["backs"], 0.95) * 1000 <= GOALS["p95"] if load["backs"] else None),
+        (
+            "CPU, watching (no keys), % of a core",
+            f"{load['cpu_watch']:.1f} %",
+            f"{base['cpu_watch']:.1f} %",
+            f"≤ {GOALS['cpu']:.0f} %",
+            load["cpu_watch"] <= GOALS["cpu"],
+        ),
+        (
+            "  of which the event loop's thread (the rest: readers, polls, replay)",
+            f"{load.get('cpu_watch_loop', float('nan')):.1f} %",
+            f"{base.get('cpu_watch_loop', float('nan')):.1f} %",
+            "—",
+            None,
+        ),
+        (
+            "CPU, whole run incl. keys, % of a core",
+            f"{load['cpu_run']:.1f} %",
+            f"{base['cpu_run']:.1f} %",
+            "—",
+            None,
+        ),
+        (
+            "peak RSS",
+            f"{load['rss']:.0f} MiB",
+            f"{base['rss']:.0f} MiB",
+            f"≤ {GOALS['rss']:.0f} MB",
+            load["rss"] * 1.048576 <= GOALS["rss"],
+        ),
+        (
+            "  of which the loaded recording (before the app)",
+            f"{load['rss_recording']:.0f} MiB",
+            f"{base['rss_recording']:.0f} MiB",
+            "—",
+            None,
+        ),
+        (
+            f"key → screen, tab switch ×{args.presses}, p50 / p95",
+            _ms(load["tabs"]),
+            _ms(base["tabs"]),
+            f"p95 ≤ {GOALS['p95']:.0f} ms",
+            _pct(load["tabs"], 0.95) * 1000 <= GOALS["p95"],
+        ),
+        (
+            "  CPU time of the app per tab switch, p50 / p95 (steady under load)",
+            _ms(load["tabs_cpu"]),
+            _ms(base["tabs_cpu"]),
+            "—",
+            None,
+        ),
+        (
+            f"key → screen, enter into a job ×{len(load['opens'])}, p50 / p95",
+            _ms(load["opens"]),
+            "—",
+            f"p95 ≤ {GOALS['p95']:.0f} ms",
+            _pct(load["opens"], 0.95) * 1000 <= GOALS["p95"] if load["opens"] else None,
+        ),
+        (
+            "  CPU time of the app per enter / escape, p50",
+            f"{_pct(load['opens_cpu'], 0.5) * 1000:.1f} / {_pct(load['backs_cpu'], 0.5) * 1000:.1f} ms"
+            if load["opens"]
+            else "—",
+            "—",
+            "—",
+            None,
+        ),
+        (
+            f"key → screen, escape back ×{len(load['backs'])}, p50 / p95",
+            _ms(load["backs"]),
+            "—",
+            f"p95 ≤ {GOALS['p95']:.0f} ms",
+            _pct(load["backs"], 0.95) * 1000 <= GOALS["p95"] if load["backs"] else None,
+        ),
     ]
     w = max(len(r[0]) for r in rows)
     print(f"\n{'':{w}}  {'fleet':>16}  {'empty (baseline)':>16}  {'goal':>12}")
     for name, a, b, goal, met in rows:
         mark = "" if met is None else ("  met" if met else "  MISSED")
         print(f"{name:{w}}  {a:>16}  {b:>16}  {goal:>12}{mark}")
-    print(f"\nratios fleet/empty: CPU watching {load['cpu_watch'] / max(base['cpu_watch'], 0.01):.1f}×, "
-          f"RSS {load['rss'] / base['rss']:.2f}×, tab p50 {_pct(load['tabs'], .5) / _pct(base['tabs'], .5):.2f}×, "
-          f"tab p95 {_pct(load['tabs'], .95) / _pct(base['tabs'], .95):.2f}×")
-    print(f"fleet: {load['jobs']} jobs in the app, up in {load['startup_s']:.1f} s, run {load['run_s']:.0f} s "
-          f"(empty: {base['run_s']:.0f} s)")
-    split = ", ".join(f"{k} {v:.1f} %" for k, v in sorted(load.get("cpu_threads", {}).items(), key=lambda kv: -kv[1]))
+    print(
+        f"\nratios fleet/empty: CPU watching {load['cpu_watch'] / max(base['cpu_watch'], 0.01):.1f}×, "
+        f"RSS {load['rss'] / base['rss']:.2f}×, tab p50 {_pct(load['tabs'], 0.5) / _pct(base['tabs'], 0.5):.2f}×, "
+        f"tab p95 {_pct(load['tabs'], 0.95) / _pct(base['tabs'], 0.95):.2f}×"
+    )
+    print(
+        f"fleet: {load['jobs']} jobs in the app, up in {load['startup_s']:.1f} s, run {load['run_s']:.0f} s "
+        f"(empty: {base['run_s']:.0f} s)"
+    )
+    split = ", ".join(
+        f"{k} {v:.1f} %" for k, v in sorted(load.get("cpu_threads", {}).items(), key=lambda kv: -kv[1])
+    )
     print(f"fleet CPU watching, per thread: {split or '—'}")
     if load.get("census"):
         print("\nper second while watching (fleet):")

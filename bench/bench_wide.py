@@ -32,11 +32,24 @@ from tui.widgets.host_panel import host_lines  # noqa: E402
 
 
 def sample(rng: random.Random) -> dict[str, Any]:
-    return {"available": True, "gpus": [
-        {"index": g, "uuid": f"GPU-{g}", "name": "NVIDIA H100 80GB HBM3", "util": rng.randint(0, 100),
-         "mem_used_mib": rng.randint(1000, 80000), "mem_total_mib": 81559, "temp_c": rng.randint(30, 90),
-         "power_w": rng.uniform(70, 720), "power_limit_w": 700.0,
-         "processes": [{"pid": 41200 + g, "user": "ml", "mem_mib": 70112}]} for g in range(8)]}
+    return {
+        "available": True,
+        "gpus": [
+            {
+                "index": g,
+                "uuid": f"GPU-{g}",
+                "name": "NVIDIA H100 80GB HBM3",
+                "util": rng.randint(0, 100),
+                "mem_used_mib": rng.randint(1000, 80000),
+                "mem_total_mib": 81559,
+                "temp_c": rng.randint(30, 90),
+                "power_w": rng.uniform(70, 720),
+                "power_limit_w": 700.0,
+                "processes": [{"pid": 41200 + g, "user": "ml", "mem_mib": 70112}],
+            }
+            for g in range(8)
+        ],
+    }
 
 
 def intake(seed: int) -> tuple[float, Fleet]:

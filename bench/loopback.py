@@ -29,7 +29,9 @@ def loopback_host(root: Path) -> Loopback:
     home = root / "user"
     (home / ".ssh").mkdir(parents=True)
     shutil.copy(server.client_key, home / ".ssh" / "id_ed25519")
-    (home / ".ssh" / "config").write_text(f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n")
+    (home / ".ssh" / "config").write_text(
+        f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n"
+    )
     # ssh (and gpudeck) read ~/.ssh from the passwd home unless GPUDECK_SSH_HOME says otherwise.
     os.environ.update(HOME=str(home), GPUDECK_SSH_HOME=str(home), GPUDECK_HOME=str(root / "gpudeck"))
     os.environ["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WAITS = ("acquire", "select", "readline", "sleep", "waitpid", "'get' of '_queue")
 
-SHIM = r'''
+SHIM = r"""
 import os
 if os.environ.get("GPUDECK_PROFILE_DIR"):
     import atexit, cProfile, sys, threading
@@ -57,7 +57,7 @@ if os.environ.get("GPUDECK_PROFILE_DIR"):
     def _exit_dumped(code):
         _dump(); _exit(code)
     os._exit = _exit_dumped
-'''
+"""
 
 
 def flood(n: int) -> None:
@@ -97,13 +97,17 @@ def report(out: Path, top: int) -> None:
     for path in sorted(glob.glob(str(out / "*.prof"))):
         stats = pstats.Stats(path)
         wall = stats.total_tt
-        waiting = sum(tt for (_, _, fn), (_, _, tt, _, _) in stats.stats.items() if any(w in fn for w in WAITS))
+        waiting = sum(
+            tt for (_, _, fn), (_, _, tt, _, _) in stats.stats.items() if any(w in fn for w in WAITS)
+        )
         role, pid, thread = Path(path).name.split(".")[:3]
         if wall < 0.2 or wall - waiting < 0.05 * wall:
             if wall >= 0.2:
                 idle.append(f"{role}/{thread} {100 * waiting / wall:.0f} %")
             continue  # idle threads say nothing more
-        print(f"\n== {role} (pid {pid}) thread {thread}: {wall:.2f} s profiled, {100 * waiting / wall:.0f} % waiting")
+        print(
+            f"\n== {role} (pid {pid}) thread {thread}: {wall:.2f} s profiled, {100 * waiting / wall:.0f} % waiting"
+        )
         rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][3])
         shown = 0
         for (file, line, fn), (_, calls, tt, ct, _) in rows:
@@ -111,7 +115,9 @@ def report(out: Path, top: int) -> None:
                 continue
             shown += 1
             where = "/".join(Path(file).parts[-2:]) if file != "~" else ""
-            print(f"  {100 * ct / wall:5.1f} % cum {100 * tt / wall:5.1f} % own {calls:8d}  {where}:{line} {fn}")
+            print(
+                f"  {100 * ct / wall:5.1f} % cum {100 * tt / wall:5.1f} % own {calls:8d}  {where}:{line} {fn}"
+            )
     print("\nwaiting most of the time: " + ", ".join(idle))
 
 
@@ -129,8 +135,11 @@ def main() -> None:
         site.mkdir()
         out.mkdir()
         (site / "sitecustomize.py").write_text(SHIM)
-        env = dict(os.environ, GPUDECK_PROFILE_DIR=str(out),
-                   PYTHONPATH=os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        env = dict(
+            os.environ,
+            GPUDECK_PROFILE_DIR=str(out),
+            PYTHONPATH=os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        )
         subprocess.run([sys.executable, __file__, "--flood", str(args.lines)], env=env, check=True)
         report(out, args.top)
 

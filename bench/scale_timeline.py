@@ -64,10 +64,12 @@ def timeline(jobs: Path, old: str, new: str, t0: float, t_return: float) -> list
     marks = (resumed.get("data") or {}).get("startup") or {}
     stop_asked = [t for recs in olds if (t := _first(recs, _event("stop_requested"))) is not None]
     saved = [t for recs in olds if (t := _first(recs, _event("checkpoint_saved"))) is not None]
-    ended = [t for recs in olds if (t := _first(recs, _state("stopped", "exited", "failed", "killed"))) is not None]
+    ended = [
+        t for recs in olds if (t := _first(recs, _state("stopped", "exited", "failed", "killed"))) is not None
+    ]
     running = [t for recs in news if (t := _first(recs, _state("running"))) is not None]
     # the new job trains only at the new size (the journal drops `world_size` from metrics)
-    after = rank0[rank0.index(resumed) + 1:] if resumed else []
+    after = rank0[rank0.index(resumed) + 1 :] if resumed else []
     step = _first(after, lambda r: r.get("kind") == "metric" and "loss" in (r.get("values") or {}))
     points = [
         ("cli+preflight", min(stop_asked, default=None)),
@@ -98,7 +100,7 @@ def elastic_timeline(jobs: Path, job: str, t0: float, t_return: float) -> list[t
     running = _first(records(jobs / job / joined / "events.jsonl"), _state("running"))
     resumed = next((r for r in node0 if _event("resumed")(r)), {})
     marks = (resumed.get("data") or {}).get("startup") or {}
-    after = node0[node0.index(resumed) + 1:] if resumed else []
+    after = node0[node0.index(resumed) + 1 :] if resumed else []
     points = [
         ("launch", running),
         ("join+stop", _first(node0, _event("checkpoint_saved"))),
@@ -107,7 +109,10 @@ def elastic_timeline(jobs: Path, job: str, t0: float, t_return: float) -> list[t
         ("group", marks.get("joined")),
         ("peers", marks.get("peers")),
         ("restore", marks.get("restored")),
-        ("first step", _first(after, lambda r: r.get("kind") == "metric" and "loss" in (r.get("values") or {}))),
+        (
+            "first step",
+            _first(after, lambda r: r.get("kind") == "metric" and "loss" in (r.get("values") or {})),
+        ),
     ]
     return _phases(points, t0, t_return)
 

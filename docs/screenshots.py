@@ -38,10 +38,18 @@ async def shoot(workdir: Path) -> None:
 
         await until(lambda: app.fleet.hosts["local"].up, "local")
         job_id = new_job_id()
-        app.job_control.launch(form_options("local", "python -m trainer --steps 600", name="resnet-demo",
-                                            workdir=str(workdir)), job_id)
-        await until(lambda: job_id in app.fleet.jobs and app.fleet.jobs[job_id].step
-                    and app.fleet.jobs[job_id].step >= 250, "250 steps")
+        app.job_control.launch(
+            form_options("local", "python -m trainer --steps 600", name="resnet-demo", workdir=str(workdir)),
+            job_id,
+        )
+        await until(
+            lambda: (
+                job_id in app.fleet.jobs
+                and app.fleet.jobs[job_id].step
+                and app.fleet.jobs[job_id].step >= 250
+            ),
+            "250 steps",
+        )
         await pilot.press("1")
         await pilot.pause(0.5)
         app.save_screenshot("screenshot-fleet.svg", str(DOCS))

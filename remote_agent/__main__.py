@@ -15,15 +15,24 @@ from . import PROTOCOL, VERSION
 
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="gpudeck-agent", description="gpudeck's agent (stdlib only).")
-    parser.add_argument("--version", action="version", version="gpudeck-agent %s (protocol %d)" % (VERSION, PROTOCOL))
+    parser.add_argument(
+        "--version", action="version", version="gpudeck-agent %s (protocol %d)" % (VERSION, PROTOCOL)
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     serve_p = sub.add_parser("serve", help="answer JSON-line requests on stdin/stdout")
     serve_p.add_argument("--agent-dir", help="default: $GPUDECK_AGENT_DIR or ~/.gpudeck")
-    serve_p.add_argument("--heartbeat", type=float, default=0.0, metavar="S",
-                         help="push a heartbeat every S seconds; exit when the client is silent 4*S (0: off)")
+    serve_p.add_argument(
+        "--heartbeat",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="push a heartbeat every S seconds; exit when the client is silent 4*S (0: off)",
+    )
     run_p = sub.add_parser("run", help="supervise one job (started by serve, detached)")
     run_p.add_argument("job_dir")
-    run_p.add_argument("--adopt", metavar="WHY", help="take over a lost job (its supervisor is gone, its processes live)")
+    run_p.add_argument(
+        "--adopt", metavar="WHY", help="take over a lost job (its supervisor is gone, its processes live)"
+    )
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
     args = parser.parse_args(argv)

@@ -25,7 +25,12 @@ def _int(value: Any) -> Optional[int]:
 
 
 def _number(value: Any) -> Optional[float]:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) < 1e300
+    ok = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and value == value
+        and abs(value) < 1e300
+    )
     return value if ok else None
 
 
@@ -117,7 +122,12 @@ class JobView:
             size = os.stat(str(self.files.journal)).st_size
         except (OSError, ValueError, KeyError, TypeError):
             return
-        if isinstance(offset, int) and 0 < offset <= size and isinstance(fields, dict) and set(fields) == set(self.fields):
+        if (
+            isinstance(offset, int)
+            and 0 < offset <= size
+            and isinstance(fields, dict)
+            and set(fields) == set(self.fields)
+        ):
             self.reader.offset, self.reader.last_seq = offset, fields["last_seq"]
             self.fields = fields
 
@@ -148,7 +158,9 @@ class JobView:
                 f["ended_at"] = _number(record.get("t"))
                 f["exit_code"] = _int(record.get("exit_code"))
                 tail = record.get("tail")
-                f["tail"] = [line for line in tail if isinstance(line, str)] if isinstance(tail, list) else None
+                f["tail"] = (
+                    [line for line in tail if isinstance(line, str)] if isinstance(tail, list) else None
+                )
                 for key in ("signal", "cause", "reason"):
                     value = record.get(key)
                     f[key] = value if isinstance(value, str) else None
@@ -163,7 +175,9 @@ class JobView:
         elif kind == "event" and record.get("event") == "output_dropped":
             # The output cap dropped output.log's [from, to): readers skip it and say so.
             data = record.get("data")
-            start, end = (_int(data.get("from")), _int(data.get("to"))) if isinstance(data, dict) else (None, None)
+            start, end = (
+                (_int(data.get("from")), _int(data.get("to"))) if isinstance(data, dict) else (None, None)
+            )
             if start is not None and end is not None and 0 <= start <= end:
                 f["output_gap"] = [start, end]
             else:

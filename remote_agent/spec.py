@@ -34,6 +34,7 @@ class SpecError(ValueError):
 
 # -- checks, each naming its field -----------------------------------------------------------------
 
+
 def _number(value: Any, name: str, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
         raise SpecError("spec.%s: expected a number between %g and %g, got %r" % (name, low, high, value))
@@ -48,7 +49,9 @@ def _count(value: Any, name: str, low: int = 1, high: int = 1 << 20) -> int:
 
 def _text(value: Any, name: str, limit: int = MAX_PATH, empty: bool = False) -> str:
     if not isinstance(value, str) or "\0" in value or len(value) > limit or (not value and not empty):
-        raise SpecError("spec.%s: expected %stext of at most %d characters" % (name, "" if empty else "non-empty ", limit))
+        raise SpecError(
+            "spec.%s: expected %stext of at most %d characters" % (name, "" if empty else "non-empty ", limit)
+        )
     return value
 
 
@@ -101,6 +104,7 @@ def read(cls: Type[T], obj: Any) -> Optional[T]:
 
 # -- the parts -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Price:
     """What the job's host costs and the job's share of it: the supervisor's budget counts with it."""
@@ -115,11 +119,13 @@ class Price:
     def from_wire(cls, obj: Any) -> Price:
         obj = _object(obj, "price")
         _only(obj, cls, "price")
-        return cls(per_hour=_number(obj.get("per_hour"), "price.per_hour", 0, 1e6),
-                   share=_number(obj.get("share", 1.0), "price.share", 1e-6, 1),
-                   currency=_text(obj.get("currency") or "USD", "price.currency", 8),
-                   market=_optional(obj.get("market"), _text, "price.market", 32),
-                   source=_optional(obj.get("source"), _text, "price.source", 256))
+        return cls(
+            per_hour=_number(obj.get("per_hour"), "price.per_hour", 0, 1e6),
+            share=_number(obj.get("share", 1.0), "price.share", 1e-6, 1),
+            currency=_text(obj.get("currency") or "USD", "price.currency", 8),
+            market=_optional(obj.get("market"), _text, "price.market", 32),
+            source=_optional(obj.get("source"), _text, "price.source", 256),
+        )
 
     def to_wire(self) -> Dict[str, Any]:
         return _to_wire(self)
@@ -137,9 +143,11 @@ class IdleStop:
     def from_wire(cls, obj: Any) -> IdleStop:
         obj = _object(obj, "idle_stop")
         _only(obj, cls, "idle_stop")
-        return cls(below_pct=_number(obj.get("below_pct", 10), "idle_stop.below_pct", 0, 100),
-                   minutes=_number(obj.get("minutes", 30), "idle_stop.minutes", 0.001, 100000),
-                   grace_minutes=_number(obj.get("grace_minutes", 15), "idle_stop.grace_minutes", 0, 100000))
+        return cls(
+            below_pct=_number(obj.get("below_pct", 10), "idle_stop.below_pct", 0, 100),
+            minutes=_number(obj.get("minutes", 30), "idle_stop.minutes", 0.001, 100000),
+            grace_minutes=_number(obj.get("grace_minutes", 15), "idle_stop.grace_minutes", 0, 100000),
+        )
 
     def to_wire(self) -> Dict[str, Any]:
         return _to_wire(self)
@@ -231,9 +239,12 @@ class ResizedFrom:
         _only(obj, cls, "resized_from")
         if not is_job_id(obj.get("job")):
             raise SpecError("spec.resized_from.job: expected a job id, got %r" % (obj.get("job"),))
-        return cls(obj["job"], _count(obj.get("nodes"), "resized_from.nodes"),
-                   _optional(obj.get("why"), _text, "resized_from.why", 1024, True),
-                   _optional(obj.get("last_step_at"), _number, "resized_from.last_step_at", 0, 1e11))
+        return cls(
+            obj["job"],
+            _count(obj.get("nodes"), "resized_from.nodes"),
+            _optional(obj.get("why"), _text, "resized_from.why", 1024, True),
+            _optional(obj.get("last_step_at"), _number, "resized_from.last_step_at", 0, 1e11),
+        )
 
     def to_wire(self) -> Dict[str, Any]:
         return _to_wire(self)
@@ -265,6 +276,7 @@ class Watch:
 
 
 # -- the spec --------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class JobSpec:
@@ -303,7 +315,9 @@ class JobSpec:
         if not is_job_id(obj.get("id")):
             raise SpecError("spec.id: expected YYYYMMDD-HHMMSS-xxxxxx, got %r" % (obj.get("id"),))
         if not is_job_name(obj.get("name")):
-            raise SpecError("spec.name: 1-64 of A-Z a-z 0-9 . _ - (starting alphanumeric), got %r" % (obj.get("name"),))
+            raise SpecError(
+                "spec.name: 1-64 of A-Z a-z 0-9 . _ - (starting alphanumeric), got %r" % (obj.get("name"),)
+            )
         node = obj.get("node", "0")
         if not is_node(node):
             raise SpecError("spec.node: 1-32 of A-Z a-z 0-9 . _ -, got %r" % (node,))
@@ -319,7 +333,10 @@ class JobSpec:
         if restart_of is not None and not is_job_id(restart_of):
             raise SpecError("spec.restart_of: expected a job id, got %r" % (restart_of,))
         return cls(
-            id=obj["id"], name=obj["name"], node=node, argv=argv,
+            id=obj["id"],
+            name=obj["name"],
+            node=node,
+            argv=argv,
             workdir=_text(obj.get("workdir", "~"), "workdir"),
             env=_env(obj.get("env")),
             setup=_texts(obj.get("setup"), "setup"),
@@ -329,8 +346,11 @@ class JobSpec:
             created_at=_optional(obj.get("created_at"), _number, "created_at", 0, 1e11),
             output_cap=_output_cap(obj.get("output_cap", DEFAULT_OUTPUT_CAP)),
             gpu_interval=_optional(obj.get("gpu_interval"), _number, "gpu_interval", 0.1, 3600),
-            heartbeat_interval=_optional(obj.get("heartbeat_interval"), _number, "heartbeat_interval", 0.1, 3600),
-            price=price, budget=budget,
+            heartbeat_interval=_optional(
+                obj.get("heartbeat_interval"), _number, "heartbeat_interval", 0.1, 3600
+            ),
+            price=price,
+            budget=budget,
             idle_stop=_optional(obj.get("idle_stop"), IdleStop.from_wire),
             multinode=_optional(obj.get("multinode"), Multinode.from_wire),
             restart_of=restart_of,
@@ -353,7 +373,9 @@ class JobSpec:
 
 def _env(value: Any) -> Dict[str, str]:
     env = value or {}
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
         raise SpecError("spec.env: expected an object of string to string")
     for key, val in env.items():
         if not key or "=" in key or "\0" in key or "\0" in val:
@@ -368,7 +390,12 @@ def _signal(value: Any) -> str:
 
 
 def _output_cap(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not (value == 0 or MIN_OUTPUT_CAP <= value <= MAX_OUTPUT_CAP):
-        raise SpecError("spec.output_cap: expected bytes: 0 (no cap) or %d..2**50, got %r" % (MIN_OUTPUT_CAP, value))
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not (value == 0 or MIN_OUTPUT_CAP <= value <= MAX_OUTPUT_CAP)
+    ):
+        raise SpecError(
+            "spec.output_cap: expected bytes: 0 (no cap) or %d..2**50, got %r" % (MIN_OUTPUT_CAP, value)
+        )
     return value
-

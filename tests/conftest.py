@@ -54,7 +54,9 @@ def workdir(tmp_path: Path) -> Path:
     return d
 
 
-def gpudeck(*args: str, cwd: Path | None = None, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def gpudeck(
+    *args: str, cwd: Path | None = None, timeout: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The real CLI in a fresh interpreter, as a user would run it."""
     return subprocess.run(
         [sys.executable, "-m", "tui", *args],

@@ -32,7 +32,9 @@ def state(session: Session, job_id: str) -> str:
 
 def test_restart_records_the_specs_argv(session: Session, workdir: Path) -> None:
     argv = (sys.executable, "-c", "print('step=1 loss=0.5')")
-    launched = launch.launch(session, session.store, LaunchOptions(argv=argv, workdir=str(workdir), name="quick"))
+    launched = launch.launch(
+        session, session.store, LaunchOptions(argv=argv, workdir=str(workdir), name="quick")
+    )
     wait_for(lambda: state(session, launched.id) == "exited", timeout=30, what="the job to exit")
     job = JobTarget.of_job(find.resolve(session, launched.id))
     new_id = control.restart(session, session.store, job)
@@ -45,8 +47,11 @@ def test_restart_records_the_specs_argv(session: Session, workdir: Path) -> None
 def test_stop_uses_the_jobs_grace_and_rm_needs_an_ended_job(session: Session, workdir: Path) -> None:
     # Ignores SIGTERM for a moment, then exits: a stop with grace 20 s must wait for it, not give up.
     code = "import signal, time; signal.signal(signal.SIGTERM, lambda *a: (time.sleep(1.5), exit(0))); time.sleep(600)"
-    launched = launch.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code),
-                                                                     workdir=str(workdir), grace=20.0))
+    launched = launch.launch(
+        session,
+        session.store,
+        LaunchOptions(argv=(sys.executable, "-c", code), workdir=str(workdir), grace=20.0),
+    )
     wait_for(lambda: state(session, launched.id) == "running", timeout=30, what="running")
     job = JobTarget.of_job(find.resolve(session, launched.id))
     assert job.nodes[0].grace == 20.0 and control.stop_wait(job) == 80.0
@@ -77,35 +82,47 @@ def test_ssh_backoff_settings_reach_the_cli_and_the_tui(gpudeck_home: Path) -> N
         assert (client.backoff_initial, client.backoff_max) == (7.0, 40.0)
     finally:
         session.close()
-    app = GpuDeckApp(hosts=["local"], store=None, settings=Settings(ssh=SshSettings(backoff_initial=7.0, backoff_max=40.0)))
+    app = GpuDeckApp(
+        hosts=["local"], store=None, settings=Settings(ssh=SshSettings(backoff_initial=7.0, backoff_max=40.0))
+    )
     backoff = app.connections.backoff("local", "connect")
     assert [backoff.failed() for _ in range(4)] == [7.0, 14.0, 28.0, 40.0]
 
 
 def test_the_hosts_setup_runs_before_the_jobs(gpudeck_home: Path) -> None:
     (gpudeck_home / "hosts.toml").write_text(
-        '[hosts.gpu1]\ntarget = "me@gpu1"\nsetup = ["source ~/venv/bin/activate"]\n')
+        '[hosts.gpu1]\ntarget = "me@gpu1"\nsetup = ["source ~/venv/bin/activate"]\n'
+    )
     opts = LaunchOptions(argv=("python", "train.py"), host="gpu1", setup=("export A=1",))
     spec = launch.build_spec(None, opts, "20261201-000000-abcdef")
     assert spec.setup == ("source ~/venv/bin/activate", "export A=1") and spec.workdir == "~"
 
 
 @pytest.mark.slow
-def test_stop_carries_its_reason_and_grace_and_restart_stops_a_live_job_first(session: Session, workdir: Path) -> None:
+def test_stop_carries_its_reason_and_grace_and_restart_stops_a_live_job_first(
+    session: Session, workdir: Path
+) -> None:
     # Ignores SIGTERM: only the stop's own grace (0.5 s, not the spec's 60 s) ends it, by SIGKILL.
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(600)"
-    first = launch.launch(session, session.store, LaunchOptions(argv=(sys.executable, "-c", code), workdir=str(workdir)))
+    first = launch.launch(
+        session, session.store, LaunchOptions(argv=(sys.executable, "-c", code), workdir=str(workdir))
+    )
     wait_for(lambda: state(session, first.id) == "running", timeout=30, what="running")
     # "up" is printed once SIGTERM is ignored (a stop before that would end it by SIGTERM).
-    wait_for(lambda: b"up" in base64.b64decode(session.request("local", "logs", job=first.id, node="0")["data"]),
-             timeout=30, what="the job ignoring SIGTERM")
+    wait_for(
+        lambda: b"up" in base64.b64decode(session.request("local", "logs", job=first.id, node="0")["data"]),
+        timeout=30,
+        what="the job ignoring SIGTERM",
+    )
     job = JobTarget.of_job(find.resolve(session, first.id))
     control.end(session, job, "stop", grace=0.5, reason="fleet daily budget reached")
     ended = find.resolve(session, first.id)
     assert ended.state == "stopped" and ended.why == "fleet daily budget reached"
     assert ended.ending_node.get("signal") == "SIGKILL"  # the grace given, not the spec's, applied
     # restart of a live job: the old one is stopped before the new one starts.
-    second = launch.launch(session, session.store, LaunchOptions(argv=("sleep", "600"), workdir=str(workdir), grace=1))
+    second = launch.launch(
+        session, session.store, LaunchOptions(argv=("sleep", "600"), workdir=str(workdir), grace=1)
+    )
     wait_for(lambda: state(session, second.id) == "running", timeout=30, what="running")
     new_id = control.restart(session, session.store, JobTarget.of_job(find.resolve(session, second.id)))
     assert state(session, second.id) == "stopped"

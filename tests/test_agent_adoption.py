@@ -21,13 +21,17 @@ from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
 
 # One unique metric line every 20 ms, until the go-file (argv[2]) exists; argv[1] is the marker.
-PRINTER = ("import os, sys, time\ni = 0\nwhile not (len(sys.argv) > 2 and os.path.exists(sys.argv[2])):\n"
-           "    print('step=%d loss=%.6f' % (i, 1.0 / (i + 1)), flush=True)\n    i += 1\n    time.sleep(0.02)\n"
-           "print('bye', flush=True)\n")
+PRINTER = (
+    "import os, sys, time\ni = 0\nwhile not (len(sys.argv) > 2 and os.path.exists(sys.argv[2])):\n"
+    "    print('step=%d loss=%.6f' % (i, 1.0 / (i + 1)), flush=True)\n    i += 1\n    time.sleep(0.02)\n"
+    "print('bye', flush=True)\n"
+)
 # The same, after starting a daemon in its own session that keeps the job's environment (marker).
-WITH_DAEMON = ("import subprocess, sys\n"
-               "subprocess.Popen(['setsid', sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1] + '-daemon'])\n"
-               + PRINTER)
+WITH_DAEMON = (
+    "import subprocess, sys\n"
+    "subprocess.Popen(['setsid', sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1] + '-daemon'])\n"
+    + PRINTER
+)
 
 
 def out_size(agent_dir: Path, job_id: str) -> int:
@@ -36,7 +40,10 @@ def out_size(agent_dir: Path, job_id: str) -> int:
 
 def kill_supervisor(agent_dir: Path, job_id: str) -> int:
     """SIGKILL the job's supervisor once heartbeats say where parsing got to; returns its pid."""
-    wait_for(lambda: [r for r in journal(agent_dir, job_id) if r.get("output_offset")], what="a heartbeat with an offset")
+    wait_for(
+        lambda: [r for r in journal(agent_dir, job_id) if r.get("output_offset")],
+        what="a heartbeat with an offset",
+    )
     supervisor = next(r["supervisor_pid"] for r in journal(agent_dir, job_id) if r.get("state") == "starting")
     os.kill(supervisor, signal.SIGKILL)
     lock_free(agent_dir, job_id)
@@ -45,7 +52,10 @@ def kill_supervisor(agent_dir: Path, job_id: str) -> int:
 
 def lock_free(agent_dir: Path, job_id: str) -> None:
     """Gone means its lock is free: a killed process shows as a zombie before its last thread let go."""
-    wait_for(lambda: not supervisor_alive(agent_dir / "jobs" / job_id / "0" / "lock"), what="the supervisor's lock to be free")
+    wait_for(
+        lambda: not supervisor_alive(agent_dir / "jobs" / job_id / "0" / "lock"),
+        what="the supervisor's lock to be free",
+    )
 
 
 def adopted(agent_dir: Path, job_id: str) -> list[dict]:
@@ -57,18 +67,30 @@ def steps(agent_dir: Path, job_id: str) -> list[int]:
 
 
 @pytest.mark.slow
-def test_a_lost_job_is_adopted_its_metrics_go_on_and_its_budget_holds(client: AgentClient, workdir: Path,
-                                                                      agent_dir: Path) -> None:
+def test_a_lost_job_is_adopted_its_metrics_go_on_and_its_budget_holds(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     marker = f"adopt-budget-{uuid.uuid4().hex}"
     # 1 $/s: the budget holds only if the time before the loss counts too; 20 s leaves a loaded
     # machine room to kill the supervisor and see output go on before the budget is due.
-    job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker], heartbeat_interval=0.2, grace=5,
-                 price={"per_hour": 3600.0}, budget=20.0)
+    job = launch(
+        client,
+        workdir,
+        [sys.executable, "-c", PRINTER, marker],
+        heartbeat_interval=0.2,
+        grace=5,
+        price={"per_hour": 3600.0},
+        budget=20.0,
+    )
     running_at = next(r["t"] for r in journal(agent_dir, job["id"]) if r.get("state") == "running")
     wait_for(lambda: journal(agent_dir, job["id"])[-1]["t"] - running_at >= 3, what="3 s of running")
     supervisor = kill_supervisor(agent_dir, job["id"])
     size = out_size(agent_dir, job["id"])
-    wait_for(lambda: out_size(agent_dir, job["id"]) > size + 200, timeout=30, what="output printed with no supervisor")
+    wait_for(
+        lambda: out_size(agent_dir, job["id"]) > size + 200,
+        timeout=30,
+        what="output printed with no supervisor",
+    )
     client.request("jobs")  # whoever finds it lost hands it to a new supervisor
     record = wait_for(lambda: adopted(agent_dir, job["id"]), what="the adopted record")[0]
     assert record["data"]["previous_supervisor_pid"] == supervisor
@@ -86,12 +108,19 @@ def test_a_lost_job_is_adopted_its_metrics_go_on_and_its_budget_holds(client: Ag
 
 
 @pytest.mark.slow
-def test_an_adopted_job_that_exits_is_exited_code_unknown_and_logs_f_follows_it(gpudeck_home: Path, workdir: Path) -> None:
+def test_an_adopted_job_that_exits_is_exited_code_unknown_and_logs_f_follows_it(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     agent_dir = gpudeck_home / "local-agent"
     marker = f"adopt-exit-{uuid.uuid4().hex}"
     go = workdir / "go"
-    run = subprocess.run([sys.executable, "-m", "tui", "run", "--", sys.executable, "-c", PRINTER, marker, str(go)],
-                         capture_output=True, text=True, cwd=workdir, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "tui", "run", "--", sys.executable, "-c", PRINTER, marker, str(go)],
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     job_id = run.stdout.strip()
     wait_for(lambda: pids_with(marker), what="the job")
@@ -99,8 +128,13 @@ def test_an_adopted_job_that_exits_is_exited_code_unknown_and_logs_f_follows_it(
     supervisor = next(r["supervisor_pid"] for r in journal(agent_dir, job_id) if r.get("state") == "starting")
     os.kill(supervisor, signal.SIGKILL)
     lock_free(agent_dir, job_id)
-    follower = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], cwd=workdir,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id],
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: adopted(agent_dir, job_id), timeout=30, what="the adopted record")
         # logs -f's own serve found it: its start-up sweep, its job listing or its follow (a full id is
@@ -114,21 +148,31 @@ def test_an_adopted_job_that_exits_is_exited_code_unknown_and_logs_f_follows_it(
         if follower.poll() is None:
             follower.kill()
     assert out.rstrip().endswith("bye"), (out[-300:], err)
-    shown = json.loads(subprocess.run([sys.executable, "-m", "tui", "inspect", job_id, "--json"], capture_output=True,
-                                      text=True, cwd=workdir, timeout=60).stdout)
+    shown = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "tui", "inspect", job_id, "--json"],
+            capture_output=True,
+            text=True,
+            cwd=workdir,
+            timeout=60,
+        ).stdout
+    )
     assert shown["state"] == "exited" and shown["exit_code"] is None
     assert "exit code unknown: its supervisor was lost at" in shown["cause"]
     seen = steps(agent_dir, job_id)
     assert seen == list(range(len(seen)))
 
 
-def test_a_lost_job_whose_processes_are_gone_gets_its_end_journaled(client: AgentClient, workdir: Path,
-                                                                     agent_dir: Path) -> None:
+def test_a_lost_job_whose_processes_are_gone_gets_its_end_journaled(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     marker = f"adopt-gone-{uuid.uuid4().hex}"
     go = workdir / "go"
     job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker, str(go)])
     wait_for(lambda: pids_with(marker), what="the job")
-    supervisor = next(r["supervisor_pid"] for r in journal(agent_dir, job["id"]) if r.get("state") == "starting")
+    supervisor = next(
+        r["supervisor_pid"] for r in journal(agent_dir, job["id"]) if r.get("state") == "starting"
+    )
     os.kill(supervisor, signal.SIGKILL)
     lock_free(agent_dir, job["id"])
     go.touch()
@@ -143,19 +187,28 @@ def test_a_lost_job_whose_processes_are_gone_gets_its_end_journaled(client: Agen
 
 @pytest.mark.slow
 @pytest.mark.parametrize("action", ["stop", "kill"])
-def test_stop_or_kill_of_an_adopted_job_leaves_no_process(client: AgentClient, workdir: Path, agent_dir: Path,
-                                                          action: str) -> None:
+def test_stop_or_kill_of_an_adopted_job_leaves_no_process(
+    client: AgentClient, workdir: Path, agent_dir: Path, action: str
+) -> None:
     marker = f"adopt-{action}-{uuid.uuid4().hex}"
     job = launch(client, workdir, [sys.executable, "-c", WITH_DAEMON, marker], heartbeat_interval=0.2)
     wait_for(lambda: len(pids_with(marker)) >= 2, what="the job and its setsid daemon")
     kill_supervisor(agent_dir, job["id"])
     client.request("jobs")
     record = wait_for(lambda: adopted(agent_dir, job["id"]), what="the adopted record")[0]
-    final = client.request(action, job=job["id"], node="0", timeout=60, **({"grace": 2} if action == "stop" else {}))
+    final = client.request(
+        action, job=job["id"], node="0", timeout=60, **({"grace": 2} if action == "stop" else {})
+    )
     assert final["state"] == ("stopped" if action == "stop" else "killed")
     assert pids_with(marker) == []
-    last = wait_for(lambda: journal(agent_dir, job["id"])[-1] if journal(agent_dir, job["id"])[-1]["kind"] == "state" else None,
-                    what="the end journaled")
+    last = wait_for(
+        lambda: (
+            journal(agent_dir, job["id"])[-1]
+            if journal(agent_dir, job["id"])[-1]["kind"] == "state"
+            else None
+        ),
+        what="the end journaled",
+    )
     assert last["state"] == final["state"] and last["seq"] > record["seq"]
 
 
@@ -175,27 +228,42 @@ def test_replay_drops_exactly_what_the_journal_already_holds() -> None:
     for record in records:
         lost.fold(record)
     assert (lost.pid, lost.running_at, lost.previous_supervisor, lost.lost_at) == (8, 10.5, 7, 12.2)
-    assert lost.resume_offset == 7 and lost.last_values == {"step": 0} and lost.budget_warned and not lost.ended
+    assert (
+        lost.resume_offset == 7 and lost.last_values == {"step": 0} and lost.budget_warned and not lost.ended
+    )
     replay = OutputReplay(lost.after_resume)
-    again = [("metric", {"values": {"step": 1}}), ("event", {"event": "checkpoint_saved", "data": {"step": 1}}),
-             ("metric", {"values": {"step": 2}})]
+    again = [
+        ("metric", {"values": {"step": 1}}),
+        ("event", {"event": "checkpoint_saved", "data": {"step": 1}}),
+        ("metric", {"values": {"step": 2}}),
+    ]
     assert replay.fresh(again) == [("metric", {"values": {"step": 2}})]
     assert replay.fresh([("metric", {"values": {"step": 1}})]) == [("metric", {"values": {"step": 1}})]
 
 
 @pytest.mark.slow
-def test_an_adopter_that_is_lost_too_is_adopted_in_turn(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+def test_an_adopter_that_is_lost_too_is_adopted_in_turn(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     marker = f"adopt-twice-{uuid.uuid4().hex}"
     go = workdir / "go"
     job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker, str(go)], heartbeat_interval=0.2)
     kill_supervisor(agent_dir, job["id"])
     wait_for(lambda: client.request("jobs") and adopted(agent_dir, job["id"]), what="the first adoption")
     first = adopted(agent_dir, job["id"])[0]["data"]["supervisor_pid"]
-    wait_for(lambda: [r for r in journal(agent_dir, job["id"]) if r.get("kind") == "heartbeat" and r["seq"] > adopted(agent_dir, job["id"])[0]["seq"]],
-             what="the adopter's heartbeat")
+    wait_for(
+        lambda: [
+            r
+            for r in journal(agent_dir, job["id"])
+            if r.get("kind") == "heartbeat" and r["seq"] > adopted(agent_dir, job["id"])[0]["seq"]
+        ],
+        what="the adopter's heartbeat",
+    )
     os.kill(first, signal.SIGKILL)
     lock_free(agent_dir, job["id"])
-    wait_for(lambda: client.request("jobs") and len(adopted(agent_dir, job["id"])) == 2, what="the second adoption")
+    wait_for(
+        lambda: client.request("jobs") and len(adopted(agent_dir, job["id"])) == 2, what="the second adoption"
+    )
     assert adopted(agent_dir, job["id"])[1]["data"]["previous_supervisor_pid"] == first
     go.touch()
     final = wait_state(client, job["id"], {"exited", "failed", "stopped", "killed"})
@@ -205,10 +273,14 @@ def test_an_adopter_that_is_lost_too_is_adopted_in_turn(client: AgentClient, wor
 
 
 @pytest.mark.slow
-def test_an_adopted_job_keeps_its_idle_stop(agent_dir: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_adopted_job_keeps_its_idle_stop(
+    agent_dir: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # NVML faked at its import boundary (as in test_agent_autostop): one GPU at 2 %.
     fake = Path(__file__).resolve().parent / "fakes" / "nvml"
-    monkeypatch.setenv("PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "util": 2}]))
+    monkeypatch.setenv(
+        "PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "util": 2}])
+    )
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]))
     client = AgentClient(LocalTransport(agent_dir))
     client.connect()
@@ -216,13 +288,22 @@ def test_an_adopted_job_keeps_its_idle_stop(agent_dir: Path, workdir: Path, monk
         marker = f"adopt-idle-{uuid.uuid4().hex}"
         # Not before 6 s from the job's start: the first supervisor is lost well before that.
         idle = {"below_pct": 10, "minutes": 0.02, "grace_minutes": 0.1}
-        job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker], env={"CUDA_VISIBLE_DEVICES": "0"},
-                     idle_stop=idle, gpu_interval=0.2, heartbeat_interval=0.2)
+        job = launch(
+            client,
+            workdir,
+            [sys.executable, "-c", PRINTER, marker],
+            env={"CUDA_VISIBLE_DEVICES": "0"},
+            idle_stop=idle,
+            gpu_interval=0.2,
+            heartbeat_interval=0.2,
+        )
         kill_supervisor(agent_dir, job["id"])
         assert not [r for r in journal(agent_dir, job["id"]) if r.get("event") == "autostop"]
         wait_for(lambda: client.request("jobs") and adopted(agent_dir, job["id"]), what="the adoption")
         final = wait_state(client, job["id"], {"stopped", "exited", "failed", "killed"}, timeout=60)
-        assert final["state"] == "stopped" and final["reason"].startswith("idle: GPU utilization under 10%"), final
+        assert final["state"] == "stopped" and final["reason"].startswith(
+            "idle: GPU utilization under 10%"
+        ), final
         rule = next(r for r in journal(agent_dir, job["id"]) if r.get("event") == "autostop")
         assert rule["seq"] > adopted(agent_dir, job["id"])[0]["seq"] and rule["data"]["rule"] == "idle"
         assert pids_with(marker) == []

@@ -28,8 +28,14 @@ def test_budget_warns_at_80_percent_then_stops_the_job(agent_dir: Path, workdir:
     client.connect()
     # 3600 USD/h at half the host is 0.5 USD/s: a 1.5 USD budget lasts 3 s. With a grace of 1 s and no
     # stop measured on this host yet, the stop starts 1 s (0.50 USD) early, so the job ends on budget.
-    job = launch(client, workdir, SLEEP, price={"per_hour": 3600.0, "share": 0.5, "currency": "USD"}, budget=1.5,
-                 grace=1)
+    job = launch(
+        client,
+        workdir,
+        SLEEP,
+        price={"per_hour": 3600.0, "share": 0.5, "currency": "USD"},
+        budget=1.5,
+        grace=1,
+    )
     client.close()  # nobody watches: the supervisor alone must enforce it
     second = AgentClient(LocalTransport(agent_dir))
     second.connect()
@@ -37,7 +43,10 @@ def test_budget_warns_at_80_percent_then_stops_the_job(agent_dir: Path, workdir:
         final = wait_state(second, job["id"], {"stopped"}, timeout=20)
     finally:
         second.close()
-    assert final["reason"].startswith("budget: accrued 1.0") and "with 0.500 more over the stop (1 s)" in final["reason"]
+    assert (
+        final["reason"].startswith("budget: accrued 1.0")
+        and "with 0.500 more over the stop (1 s)" in final["reason"]
+    )
     assert final["reason"].endswith("reaches the budget of 1.50")
     [warning] = events(agent_dir, job["id"], "budget_warning")
     assert warning["data"]["accrued"] >= 1.0 and warning["data"]["share"] == 0.5
@@ -46,7 +55,9 @@ def test_budget_warns_at_80_percent_then_stops_the_job(agent_dir: Path, workdir:
     assert stop["data"]["stop_lead_s"] == 1.0 and stop["data"]["during_stop"] == 0.5
     # What the job cost, from the journal's own times: it ended on budget, not over it.
     records = journal(agent_dir, job["id"])
-    ran = next(r["t"] for r in records if r.get("state") == "stopped") - next(r["t"] for r in records if r.get("state") == "running")
+    ran = next(r["t"] for r in records if r.get("state") == "stopped") - next(
+        r["t"] for r in records if r.get("state") == "running"
+    )
     assert ran * 0.5 <= 1.5, ran
     assert warning["seq"] < stop["seq"]
 
@@ -58,7 +69,9 @@ def test_a_budget_without_a_price_is_refused(client: AgentClient, workdir: Path)
 
 @pytest.fixture
 def idle_gpu_client(agent_dir: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "util": 2}]))
+    monkeypatch.setenv(
+        "PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaaaaaa-0000-0000-0000-000000000000", "util": 2}])
+    )
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FAKE_DIR), os.environ.get("PYTHONPATH", "")]))
     client = AgentClient(LocalTransport(agent_dir))
     client.connect()
@@ -67,11 +80,17 @@ def idle_gpu_client(agent_dir: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.mark.slow
-def test_idle_gpus_stop_the_job_unless_paused(idle_gpu_client: AgentClient, agent_dir: Path, workdir: Path) -> None:
+def test_idle_gpus_stop_the_job_unless_paused(
+    idle_gpu_client: AgentClient, agent_dir: Path, workdir: Path
+) -> None:
     idle = {"below_pct": 10, "minutes": 0.02, "grace_minutes": 0}
-    paused = launch(idle_gpu_client, workdir, SLEEP, env={"CUDA_VISIBLE_DEVICES": "0"}, idle_stop=idle, gpu_interval=0.2)
+    paused = launch(
+        idle_gpu_client, workdir, SLEEP, env={"CUDA_VISIBLE_DEVICES": "0"}, idle_stop=idle, gpu_interval=0.2
+    )
     idle_gpu_client.request("autostop", job=paused["id"], node="0", paused=True)
-    job = launch(idle_gpu_client, workdir, SLEEP, env={"CUDA_VISIBLE_DEVICES": "0"}, idle_stop=idle, gpu_interval=0.2)
+    job = launch(
+        idle_gpu_client, workdir, SLEEP, env={"CUDA_VISIBLE_DEVICES": "0"}, idle_stop=idle, gpu_interval=0.2
+    )
     final = wait_state(idle_gpu_client, job["id"], {"stopped"}, timeout=20)
     assert final["reason"].startswith("idle: GPU utilization under 10%")
     [stop] = events(agent_dir, job["id"], "autostop")
@@ -82,11 +101,21 @@ def test_idle_gpus_stop_the_job_unless_paused(idle_gpu_client: AgentClient, agen
     idle_gpu_client.request("kill", job=paused["id"], node="0")
 
 
-def test_idle_stop_on_a_host_without_gpus_says_it_cannot_apply(client: AgentClient, agent_dir: Path, workdir: Path) -> None:
-    job = launch(client, workdir, SLEEP, idle_stop={"below_pct": 10, "minutes": 0.01, "grace_minutes": 0}, gpu_interval=0.2)
+def test_idle_stop_on_a_host_without_gpus_says_it_cannot_apply(
+    client: AgentClient, agent_dir: Path, workdir: Path
+) -> None:
+    job = launch(
+        client,
+        workdir,
+        SLEEP,
+        idle_stop={"below_pct": 10, "minutes": 0.01, "grace_minutes": 0},
+        gpu_interval=0.2,
+    )
     from tests.support.waiting import wait_for
 
-    [said] = wait_for(lambda: events(agent_dir, job["id"], "idle_stop_unavailable"), what="the unavailable event")
+    [said] = wait_for(
+        lambda: events(agent_dir, job["id"], "idle_stop_unavailable"), what="the unavailable event"
+    )
     assert "no NVIDIA GPU" in said["data"]["reason"]
     assert client.request("kill", job=job["id"], node="0")["state"] == "killed"
 
@@ -102,7 +131,11 @@ class FakeClock:
 def test_idle_rule_counts_only_all_idle_stretches_after_the_grace() -> None:
     journaled: list[tuple] = []
     clock = FakeClock()
-    rule = AutoStop({"idle_stop": {"below_pct": 10, "minutes": 30, "grace_minutes": 15}}, lambda *a, **k: journaled.append((a, k)), clock)
+    rule = AutoStop(
+        {"idle_stop": {"below_pct": 10, "minutes": 30, "grace_minutes": 15}},
+        lambda *a, **k: journaled.append((a, k)),
+        clock,
+    )
     rule.on_gpus([5.0, 3.0])
     clock.now += 29 * 60
     assert rule.check() is None
@@ -117,7 +150,9 @@ def test_idle_rule_counts_only_all_idle_stretches_after_the_grace() -> None:
 
 def test_no_idle_stop_during_the_start_grace() -> None:
     clock = FakeClock()
-    rule = AutoStop({"idle_stop": {"below_pct": 10, "minutes": 5, "grace_minutes": 15}}, lambda *a, **k: None, clock)
+    rule = AutoStop(
+        {"idle_stop": {"below_pct": 10, "minutes": 5, "grace_minutes": 15}}, lambda *a, **k: None, clock
+    )
     rule.on_gpus([0.0])  # idle from the first sample: data loading, compilation, warm-up
     clock.now += 10 * 60
     assert rule.check() is None  # idle for 10 min > 5, but still inside the 15 min grace

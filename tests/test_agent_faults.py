@@ -23,8 +23,10 @@ from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
 
 # Prints metrics and lives through a full disk itself (its writes to output.log fail too).
-PRINTER = ("import os, time\nfor i in range(10**6):\n    try:\n        os.write(1, b'step=%d loss=%.4f\\n' % (i, 1 / (i + 1)))\n"
-           "    except OSError:\n        pass\n    time.sleep(0.02)\n")
+PRINTER = (
+    "import os, time\nfor i in range(10**6):\n    try:\n        os.write(1, b'step=%d loss=%.4f\\n' % (i, 1 / (i + 1)))\n"
+    "    except OSError:\n        pass\n    time.sleep(0.02)\n"
+)
 
 
 @contextlib.contextmanager
@@ -33,7 +35,9 @@ def small_disk(path: Path, size: str = "5m") -> Iterator[Path]:
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a small tmpfs for a full disk")
     path.mkdir(parents=True, exist_ok=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    ).returncode:
         pytest.skip("mount -t tmpfs failed (no CAP_SYS_ADMIN in this container)")
     try:
         yield path
@@ -109,7 +113,11 @@ def test_stop_and_kill_work_on_a_full_disk(full_home: Path, workdir: Path, actio
     # The supervisor lived through it and writes the end once the disk has room again.
     filler.unlink()
     want = "killed" if action == "kill" else "stopped"
-    wait_for(lambda: valid_journal(agent_dir, job_id)[-1].get("state") == want, timeout=30, what=f"{want} journaled")
+    wait_for(
+        lambda: valid_journal(agent_dir, job_id)[-1].get("state") == want,
+        timeout=30,
+        what=f"{want} journaled",
+    )
     assert gpudeck("rm", job_id, cwd=workdir).returncode == 0
 
 
@@ -140,8 +148,11 @@ def test_the_supervisor_survives_a_full_disk_and_says_what_it_dropped(full_home:
         wait_for(failing, timeout=60, what="journal writes failing on the full disk")
         last_seq = valid_journal(agent_dir, job["id"])[-1]["seq"]
         filler.unlink()
-        notes = wait_for(lambda: [r for r in valid_journal(agent_dir, job["id"]) if r.get("event") == "disk_full"],
-                         timeout=30, what="the disk_full note")
+        notes = wait_for(
+            lambda: [r for r in valid_journal(agent_dir, job["id"]) if r.get("event") == "disk_full"],
+            timeout=30,
+            what="the disk_full note",
+        )
         assert notes[0]["seq"] == last_seq + 1  # gap-free: dropped records never got a seq
         assert notes[0]["data"]["records_dropped"] >= 1 and notes[0]["data"]["bytes_dropped"] > 0
         assert "disk full" in notes[0]["data"]["error"]
@@ -160,7 +171,9 @@ def test_a_stop_on_a_full_disk_keeps_its_grace_and_reason(full_home: Path, workd
     """No room for control.json: the request still reaches the supervisor whole (the slot
     allocated at launch), so --grace 1 is not the spec's 60 s and the reason is the caller's."""
     marker = f"full-grace-{uuid.uuid4().hex}"
-    job_id = gpudeck("run", "--grace", "60", "--", sys.executable, "-c", STUBBORN_PRINTER, marker, cwd=workdir).stdout.strip()
+    job_id = gpudeck(
+        "run", "--grace", "60", "--", sys.executable, "-c", STUBBORN_PRINTER, marker, cwd=workdir
+    ).stdout.strip()
     agent_dir = full_home / "local-agent"
     wait_for(lambda: pids_with(marker), what="the job")
     filler = fill(full_home)
@@ -169,7 +182,11 @@ def test_a_stop_on_a_full_disk_keeps_its_grace_and_reason(full_home: Path, workd
     assert result.returncode == 0, result.stderr
     assert pids_with(marker) == []
     filler.unlink()
-    final = wait_for(lambda: (r := valid_journal(agent_dir, job_id)[-1]).get("state") and r, timeout=30, what="the end journaled")
+    final = wait_for(
+        lambda: (r := valid_journal(agent_dir, job_id)[-1]).get("state") and r,
+        timeout=30,
+        what="the end journaled",
+    )
     assert final["state"] == "stopped" and final["reason"] == "user" and final["signal"] == "SIGKILL"
 
 
@@ -190,15 +207,18 @@ def test_run_on_a_full_disk_leaves_no_phantom_job(full_home: Path, workdir: Path
 
 @pytest.mark.slow
 @pytest.mark.parametrize("action", ["kill", "stop"])
-def test_kill_or_stop_with_a_frozen_supervisor_ends_the_tree(client: AgentClient, workdir: Path, agent_dir: Path,
-                                                             action: str) -> None:
+def test_kill_or_stop_with_a_frozen_supervisor_ends_the_tree(
+    client: AgentClient, workdir: Path, agent_dir: Path, action: str
+) -> None:
     marker = f"frozen-{uuid.uuid4().hex}"
     job = launch(client, workdir, [sys.executable, "-c", PRINTER, marker])
     wait_for(lambda: pids_with(marker), what="the job")
     supervisor = supervisor_of(agent_dir, job["id"])
     os.kill(supervisor, signal.SIGSTOP)
     try:
-        final = client.request(action, job=job["id"], node="0", timeout=20, **({"grace": 5} if action == "stop" else {}))
+        final = client.request(
+            action, job=job["id"], node="0", timeout=20, **({"grace": 5} if action == "stop" else {})
+        )
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(supervisor, signal.SIGCONT)
@@ -213,7 +233,9 @@ def test_a_malformed_record_is_skipped_counted_and_breaks_nothing(gpudeck_home: 
     agent_dir = gpudeck_home / "local-agent"
     done = gpudeck("run", "--name", "done", "--", "true", cwd=workdir).stdout.strip()
     live = gpudeck("run", "--name", "live", "--", "sleep", "60", cwd=workdir).stdout.strip()
-    wait_for(lambda: '"exited"' in (agent_dir / "jobs" / done / "0" / "events.jsonl").read_text(), what="exit")
+    wait_for(
+        lambda: '"exited"' in (agent_dir / "jobs" / done / "0" / "events.jsonl").read_text(), what="exit"
+    )
     with open(agent_dir / "jobs" / done / "0" / "events.jsonl", "a") as f:
         last = len(journal(agent_dir, done))
         f.write(json.dumps({"seq": last + 1, "t": 1, "kind": "state", "state": ["exited"]}) + "\n")
@@ -229,7 +251,9 @@ def test_a_malformed_record_is_skipped_counted_and_breaks_nothing(gpudeck_home: 
     assert gpudeck("kill", live, cwd=workdir).returncode == 0
 
 
-def test_very_long_output_lines_never_make_a_job_lost(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+def test_very_long_output_lines_never_make_a_job_lost(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     script = "import sys\nfor i in range(3): print('x' * (2 << 20), flush=True)\nsys.exit(3)"
     job = launch(client, workdir, [sys.executable, "-c", script])
     final = wait_state(client, job["id"], {"failed", "lost"})
@@ -245,8 +269,13 @@ def test_a_journal_line_longer_than_a_read_is_skipped(tmp_path: Path) -> None:
     from remote_agent.storage.journal import JournalReader
 
     path = tmp_path / "events.jsonl"
-    path.write_bytes(b'{"seq":1,"t":1,"kind":"heartbeat"}\n' + b'{"seq":2,"pad":"' + b"y" * (3 << 20) + b'"}\n'
-                     + b'{"seq":3,"t":1,"kind":"heartbeat"}\n')
+    path.write_bytes(
+        b'{"seq":1,"t":1,"kind":"heartbeat"}\n'
+        + b'{"seq":2,"pad":"'
+        + b"y" * (3 << 20)
+        + b'"}\n'
+        + b'{"seq":3,"t":1,"kind":"heartbeat"}\n'
+    )
     reader = JournalReader(path)
     seqs = []
     while batch := reader.read_new():
@@ -256,12 +285,15 @@ def test_a_journal_line_longer_than_a_read_is_skipped(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # a million lines parsed on a loaded 2-core machine: correctness, not speed
-def test_every_metric_line_reaches_the_journal_however_fast_the_job_exits(client: AgentClient, workdir: Path,
-                                                                         agent_dir: Path) -> None:
+def test_every_metric_line_reaches_the_journal_however_fast_the_job_exits(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     # 1,000,000 lines outlast the old 30 s cut here (917,117 of them were journaled before the fix).
     lines = int(os.environ.get("GPUDECK_TEST_DRAIN_LINES", "1000000"))
-    script = ("import sys\nw = sys.stdout.write\n"
-              f"for i in range({lines}):\n    w('step=%d loss=%.6f\\n' % (i, 1.0 / (i + 1)))\n")
+    script = (
+        "import sys\nw = sys.stdout.write\n"
+        f"for i in range({lines}):\n    w('step=%d loss=%.6f\\n' % (i, 1.0 / (i + 1)))\n"
+    )
     job = launch(client, workdir, [sys.executable, "-c", script])
     final = wait_state(client, job["id"], {"exited", "failed", "lost"}, timeout=3600)
     assert final["state"] == "exited"
@@ -269,7 +301,9 @@ def test_every_metric_line_reaches_the_journal_however_fast_the_job_exits(client
     assert metrics == lines
 
 
-def test_a_job_dir_whose_launch_never_finished_can_be_killed_and_removed(client: AgentClient, agent_dir: Path) -> None:
+def test_a_job_dir_whose_launch_never_finished_can_be_killed_and_removed(
+    client: AgentClient, agent_dir: Path
+) -> None:
     import time
 
     from remote_agent.names import new_job_id

@@ -25,7 +25,14 @@ MIB = 1024 * 1024
 def gpu_client(agent_dir: Path, monkeypatch: pytest.MonkeyPatch):
     gpus = [
         {"uuid": UUID0, "name": "NVIDIA H100 80GB HBM3", "util": 3, "mem_used": 1024 * MIB},
-        {"uuid": UUID1, "name": "NVIDIA H100 80GB HBM3", "util": 97, "mem_used": 70_000 * MIB, "temp": 71, "power_mw": 650_000},
+        {
+            "uuid": UUID1,
+            "name": "NVIDIA H100 80GB HBM3",
+            "util": 97,
+            "mem_used": 70_000 * MIB,
+            "temp": 71,
+            "power_mw": 650_000,
+        },
     ]
     monkeypatch.setenv("PYNVML_FAKE", json.dumps(gpus))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FAKE_DIR), os.environ.get("PYTHONPATH", "")]))
@@ -44,14 +51,29 @@ def test_hello_and_gpus_report_the_inventory(gpu_client: AgentClient) -> None:
     assert (busy["util"], busy["mem_used_mib"], busy["temp_c"], busy["power_w"]) == (97, 70_000, 71, 650.0)
 
 
-def test_the_job_journal_samples_only_the_jobs_gpus(gpu_client: AgentClient, agent_dir: Path, workdir: Path) -> None:
+def test_the_job_journal_samples_only_the_jobs_gpus(
+    gpu_client: AgentClient, agent_dir: Path, workdir: Path
+) -> None:
     job = launch(
-        gpu_client, workdir, [sys.executable, "-c", "import time; time.sleep(30)"],
-        env={"CUDA_VISIBLE_DEVICES": "1"}, gpu_interval=0.2,
+        gpu_client,
+        workdir,
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        env={"CUDA_VISIBLE_DEVICES": "1"},
+        gpu_interval=0.2,
     )
-    records = wait_for(lambda: [r for r in journal(agent_dir, job["id"]) if r["kind"] == "gpu"], what="a gpu record")
+    records = wait_for(
+        lambda: [r for r in journal(agent_dir, job["id"]) if r["kind"] == "gpu"], what="a gpu record"
+    )
     assert records[0]["gpus"] == [
-        {"uuid": UUID1, "index": 1, "util": 97, "mem_used_mib": 70_000, "mem_total_mib": 81920, "temp_c": 71, "power_w": 650.0}
+        {
+            "uuid": UUID1,
+            "index": 1,
+            "util": 97,
+            "mem_used_mib": 70_000,
+            "mem_total_mib": 81920,
+            "temp_c": 71,
+            "power_w": 650.0,
+        }
     ]
     gpu_client.request("kill", job=job["id"], node="0")
 
@@ -60,7 +82,11 @@ def test_the_job_journal_samples_only_the_jobs_gpus(gpu_client: AgentClient, age
 def test_serve_keeps_a_1hz_ring_of_gpu_readings(gpu_client: AgentClient) -> None:
     from tests.support.waiting import wait_for
 
-    history = wait_for(lambda: gpu_client.request("gpus", history_since=0)["history"][1:], timeout=10, what="two ring readings")
+    history = wait_for(
+        lambda: gpu_client.request("gpus", history_since=0)["history"][1:],
+        timeout=10,
+        what="two ring readings",
+    )
     assert [g["util"] for g in history[0]["gpus"]] == [3, 97]
     later = gpu_client.request("gpus", history_since=history[-1]["t"])["history"]
     assert all(p["t"] > history[-1]["t"] for p in later)
@@ -84,7 +110,9 @@ def test_a_quiet_job_on_a_steady_gpu_journals_a_repeat_every_steady_interval(gpu
 
     seen = wait_for(kinds, timeout=30, what="three gpu records and three heartbeats")
     gpu_client.request("kill", job=job["id"], node="0")
-    for records in seen.values():  # the same reading, the same offset: one per STEADY_EVERY intervals, not one each
+    for (
+        records
+    ) in seen.values():  # the same reading, the same offset: one per STEADY_EVERY intervals, not one each
         gaps = [b["t"] - a["t"] for a, b in zip(records, records[1:])]  # noqa: B905
         assert min(gaps) >= (STEADY_EVERY - 1) * interval, gaps
     assert seen["gpu"][0]["gpus"] == seen["gpu"][-1]["gpus"]

@@ -74,8 +74,12 @@ def test_env_setup_and_workdir_reach_the_command(client: AgentClient, workdir: P
     (workdir / "activate.sh").write_text("export FROM_SETUP=yes\n")
     script = 'echo "$PWD $FROM_SETUP $SECRET_TOKEN $PYTHONUNBUFFERED $GPUDECK_JOB_NAME $GPUDECK_TEST_LOGIN_PROFILE"; echo "arg=[$1]"'
     job = launch(
-        client, workdir, ["bash", "-c", script, "x", "a b;$(rm -rf /)"], name="envjob",
-        env={"SECRET_TOKEN": "s3cr3t"}, setup=["source activate.sh"],
+        client,
+        workdir,
+        ["bash", "-c", script, "x", "a b;$(rm -rf /)"],
+        name="envjob",
+        env={"SECRET_TOKEN": "s3cr3t"},
+        setup=["source activate.sh"],
     )
     wait_state(client, job["id"], {"exited"})
     out = base64.b64decode(client.request("logs", job=job["id"], node="0")["data"]).decode()
@@ -97,7 +101,11 @@ def test_failure_causes_are_recognised(client: AgentClient, workdir: Path) -> No
         (["no-such-binary-xyz"], "command not found: no-such-binary-xyz (check `--setup`"),
         ([sys.executable, "-c", "raise ValueError('bad shape (3, 4)')"], "ValueError: bad shape (3, 4)"),
         (
-            [sys.executable, "-c", "import sys; print('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB'); sys.exit(1)"],
+            [
+                sys.executable,
+                "-c",
+                "import sys; print('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB'); sys.exit(1)",
+            ],
             "CUDA out of memory",
         ),
         (["bash", "-c", "kill -SEGV $$"], "terminated by SIGSEGV"),
@@ -112,7 +120,11 @@ def test_failure_causes_are_recognised(client: AgentClient, workdir: Path) -> No
 def test_the_launcher_exits_and_the_job_lives_on(agent_dir: Path, workdir: Path) -> None:
     first = AgentClient(LocalTransport(agent_dir))
     first.connect()
-    job = launch(first, workdir, [sys.executable, "-c", "import time; print('step=1 loss=1', flush=True); time.sleep(30)"])
+    job = launch(
+        first,
+        workdir,
+        [sys.executable, "-c", "import time; print('step=1 loss=1', flush=True); time.sleep(30)"],
+    )
     serve_pid = first.transport.proc.pid  # type: ignore[attr-defined]
     first.close()  # serve sees EOF and exits: the job must not notice
     assert subprocess.run(["kill", "-0", str(serve_pid)], capture_output=True).returncode != 0

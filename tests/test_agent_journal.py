@@ -14,7 +14,9 @@ def test_seq_is_gap_free_across_writers_and_a_torn_line(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     writer = JournalWriter(path)
     writer.append("state", state="starting")
-    writer.append_many([("metric", {"values": {"loss": 1.0}}), ("metric", {"values": {"loss": float("nan")}})])
+    writer.append_many(
+        [("metric", {"values": {"loss": 1.0}}), ("metric", {"values": {"loss": float("nan")}})]
+    )
     writer.close()
     with open(path, "ab") as f:
         f.write(b'{"seq":4,"t":1,"kind":"met')  # killed mid-write
@@ -56,7 +58,12 @@ def _job_dir(tmp_path: Path, records: int) -> Path:
     writer.append("state", state="starting", supervisor_pid=1)
     writer.append("state", state="running", pid=2)
     for start in range(0, records, 1000):
-        writer.append_many([("metric", {"values": {"step": i, "loss": 1 / (i + 1)}}) for i in range(start, min(start + 1000, records))])
+        writer.append_many(
+            [
+                ("metric", {"values": {"step": i, "loss": 1 / (i + 1)}})
+                for i in range(start, min(start + 1000, records))
+            ]
+        )
     writer.append("state", state="exited", exit_code=0, signal=None)
     writer.close()
     return job

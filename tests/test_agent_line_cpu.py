@@ -66,7 +66,9 @@ def _pushes(out: io.BytesIO) -> list[dict[str, Any]]:
 # -- Watcher.wait --------------------------------------------------------------------------------
 
 
-def test_a_wait_reads_each_ready_fd_once_and_leaves_nothing_queued(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wait_reads_each_ready_fd_once_and_leaves_nothing_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "grows"
     target.write_bytes(b"")
     watcher = Watcher()
@@ -104,7 +106,9 @@ def test_a_wait_reads_each_ready_fd_once_and_leaves_nothing_queued(tmp_path: Pat
 # -- JobView.refresh --------------------------------------------------------------------------------
 
 
-def test_a_refresh_that_read_to_the_end_opens_the_journal_once(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refresh_that_read_to_the_end_opens_the_journal_once(
+    job: _Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
     view = JobView(JOB, "0", job.dir)
     view.refresh()
     job.journal.append("metric", values={"loss": 0.5})
@@ -168,7 +172,9 @@ def test_an_output_hub_following_nothing_does_not_poll() -> None:
 # -- TailHub ----------------------------------------------------------------------------------------
 
 
-def test_an_idle_tail_hub_does_not_poll_and_wakes_for_a_subscription(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_idle_tail_hub_does_not_poll_and_wakes_for_a_subscription(
+    job: _Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
     timeouts: list[float | None] = []
     real_wait = Watcher.wait
 
@@ -183,7 +189,9 @@ def test_an_idle_tail_hub_does_not_poll_and_wakes_for_a_subscription(job: _Job, 
         wait_for(lambda: timeouts, what="the idle hub's first wait")
         assert timeouts == [None]  # no subscription: no timed poll (it still waits there)
         hub.subscribe(JOB, "0", job.dir / "events.jsonl", since_seq=0)
-        wait_for(lambda: b'"push":"events"' in out.getvalue(), what="the journal pushed after subscribe's wake")
+        wait_for(
+            lambda: b'"push":"events"' in out.getvalue(), what="the journal pushed after subscribe's wake"
+        )
         wait_for(lambda: tailhub.POLL_SECONDS in timeouts, what="the fallback poll while subscribed")
         hub.unsubscribe(JOB, "0")
         wait_for(lambda: timeouts[-1] is None, what="the untimed wait again")
@@ -194,7 +202,9 @@ def test_an_idle_tail_hub_does_not_poll_and_wakes_for_a_subscription(job: _Job, 
     assert not thread.is_alive()  # close wakes the untimed wait
 
 
-def test_an_end_journaled_just_before_the_supervisor_exits_is_not_lost(job: _Job, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_end_journaled_just_before_the_supervisor_exits_is_not_lost(
+    job: _Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The race a fast-exiting job hit in CI: the view read the journal, the supervisor then wrote
     its end and let go of the lock, and the lock check called the job lost."""
     from remote_agent import jobstate

@@ -76,8 +76,13 @@ def test_a_cache_of_another_fold_shape_is_not_used(tmp_path: Path) -> None:
     JobTable(tmp_path).list()
     path = tmp_path / "jobs" / CACHE_NAME
     cached = json.loads(path.read_text())
-    stale = {"mtime_ns": cached["jobs"]["20260101-000001-000001"]["mtime_ns"], "nodes": [{"id": "20260101-000001-000001"}]}
-    path.write_text(json.dumps(dict(cached, fields=cached["fields"][1:], jobs={"20260101-000001-000001": stale})))
+    stale = {
+        "mtime_ns": cached["jobs"]["20260101-000001-000001"]["mtime_ns"],
+        "nodes": [{"id": "20260101-000001-000001"}],
+    }
+    path.write_text(
+        json.dumps(dict(cached, fields=cached["fields"][1:], jobs={"20260101-000001-000001": stale}))
+    )
     assert JobTable(tmp_path).list() == expected
 
 
@@ -88,4 +93,8 @@ def test_only_job_and_node_directories_are_listed(tmp_path: Path) -> None:
     (tmp_path / "jobs" / job / "not a node").mkdir()  # no space in a node name
     (tmp_path / "jobs" / job / "notes.txt").write_text("x")
     (tmp_path / "jobs" / "not-a-job-id" / "0").mkdir(parents=True)
-    assert sorted((j, n) for j, n, _ in iter_job_dirs(tmp_path)) == [(job, "0"), (job, "1"), (job, "worker-2")]
+    assert sorted((j, n) for j, n, _ in iter_job_dirs(tmp_path)) == [
+        (job, "0"),
+        (job, "1"),
+        (job, "worker-2"),
+    ]

@@ -22,7 +22,9 @@ def starts_of(data: bytes) -> list[int]:
 
 def random_log(rng: random.Random, lines: int) -> bytes:
     words = ["step", "loss", "needle", "Naïve", "", "x" * 300, "epoch 3/10", "\r50%\r100%"]
-    return b"".join((" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) + "\n").encode() for _ in range(lines))
+    return b"".join(
+        (" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) + "\n").encode() for _ in range(lines)
+    )
 
 
 @pytest.fixture(params=[7, 64, 4096])
@@ -50,7 +52,9 @@ def test_marks_are_line_starts_with_their_numbers(tmp_path: Path, small_chunks: 
     starts = starts_of(data[: data.rfind(b"\n") + 1])
     step = 4096
     got = full_index(path, step, max_bytes=5000)  # many answers: `more` and `end` carry on
-    assert got["lines"] == data.count(b"\n") and got["end"] == data.rfind(b"\n") + 1 and got["size"] == len(data)
+    assert (
+        got["lines"] == data.count(b"\n") and got["end"] == data.rfind(b"\n") + 1 and got["size"] == len(data)
+    )
     want = []
     block = step
     for number, start in enumerate(starts):
@@ -94,7 +98,11 @@ def test_search_finds_the_same_lines_as_a_plain_scan(tmp_path: Path, small_chunk
         if want is None:
             assert r["found"] is None and not r["more"], (text, line, backward)
             continue
-        assert r["found"] == {"line": want, "offset": starts[want], "next": starts[want + 1]}, (text, line, backward)
+        assert r["found"] == {"line": want, "offset": starts[want], "next": starts[want + 1]}, (
+            text,
+            line,
+            backward,
+        )
 
 
 def test_a_bounded_search_says_where_to_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,10 +120,16 @@ def test_a_bounded_search_says_where_to_go_on(tmp_path: Path, monkeypatch: pytes
     assert rounds > 5 and r["found"] == {"line": 1000, "offset": data.index(b"the needle"), "next": len(data)}
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    ({"text": ""}, "text"), ({"text": "x" * 300}, "text"), ({"text": "a", "backward": "yes"}, "backward"),
-    ({"text": "a", "offset": -1}, "offset"), ({"text": "a", "line": True}, "line"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"text": ""}, "text"),
+        ({"text": "x" * 300}, "text"),
+        ({"text": "a", "backward": "yes"}, "backward"),
+        ({"text": "a", "offset": -1}, "offset"),
+        ({"text": "a", "line": True}, "line"),
+    ],
+)
 def test_bad_search_arguments_are_named(tmp_path: Path, args: dict, field: str) -> None:
     full = {"text": "a", "offset": 0, "line": 0, "backward": False, "max_bytes": None, "gap": None, **args}
     with pytest.raises(LogArgError, match=f"^{field}: "):
@@ -131,15 +145,25 @@ def test_lines_and_search_over_the_protocol(client: AgentClient, workdir: Path) 
     assert all(m[1] >= 4096 for m in got["marks"][:1])
     hit = client.request("search", job=job["id"], node="0", text="needle", offset=0, line=0)
     assert hit["found"]["line"] == 500
-    back = client.request("search", job=job["id"], node="0", text="row 2", offset=hit["found"]["offset"],
-                          line=500, backward=True)
-    assert back["found"]["line"] == 298  # "row 299" (lines count from 0) is the last before it holding "row 2"
+    back = client.request(
+        "search",
+        job=job["id"],
+        node="0",
+        text="row 2",
+        offset=hit["found"]["offset"],
+        line=500,
+        backward=True,
+    )
+    assert (
+        back["found"]["line"] == 298
+    )  # "row 299" (lines count from 0) is the last before it holding "row 2"
     with pytest.raises(AgentError, match="step: expected an integer >= 4096"):
         client.request("lines", job=job["id"], node="0", step=10)
 
 
-def test_the_cache_answers_as_a_fresh_scan_and_reads_only_new_bytes(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_answers_as_a_fresh_scan_and_reads_only_new_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "output.log"
     path.write_bytes(random_log(random.Random(5), 3000))
     cache = logindex.IndexCache()
@@ -162,12 +186,17 @@ def test_the_cache_answers_as_a_fresh_scan_and_reads_only_new_bytes(tmp_path: Pa
     fresh = index_lines(str(path), 0, 0, 4096, None, None)
     assert again == fresh
     mark = fresh["marks"][3]  # going on from a mark it knows
-    assert cache.lines(str(path), mark[1], mark[0], 4096, None, None) == index_lines(str(path), mark[1], mark[0], 4096, None, None)
-    assert cache.lines(str(path), 0, 0, 4096, None, [10, 20]) == index_lines(str(path), 0, 0, 4096, None, [10, 20])
+    assert cache.lines(str(path), mark[1], mark[0], 4096, None, None) == index_lines(
+        str(path), mark[1], mark[0], 4096, None, None
+    )
+    assert cache.lines(str(path), 0, 0, 4096, None, [10, 20]) == index_lines(
+        str(path), 0, 0, 4096, None, [10, 20]
+    )
 
 
-def test_a_cached_index_longer_than_one_answer_goes_on_in_several(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cached_index_longer_than_one_answer_goes_on_in_several(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(logindex, "MAX_MARKS", 5)
     path = tmp_path / "output.log"
     path.write_bytes(random_log(random.Random(7), 2000))

@@ -17,11 +17,13 @@ from tests.support.waiting import wait_for
 
 MARKER_TEXT = "bytes of output dropped here by the output cap]"
 # ~6.8 MB of metric lines, then (once argv[2] exists) one last line.
-LOUD = ("import os, sys, time\npad = 'x' * 200\n"
-        "for i in range(30000):\n    sys.stdout.write('step=%d loss=%.6f %s\\n' % (i, 1.0 / (i + 1), pad))\n"
-        "sys.stdout.flush()\n"
-        "while not os.path.exists(sys.argv[2]):\n    time.sleep(0.02)\n"
-        "print('the last line', flush=True)\n")
+LOUD = (
+    "import os, sys, time\npad = 'x' * 200\n"
+    "for i in range(30000):\n    sys.stdout.write('step=%d loss=%.6f %s\\n' % (i, 1.0 / (i + 1), pad))\n"
+    "sys.stdout.flush()\n"
+    "while not os.path.exists(sys.argv[2]):\n    time.sleep(0.02)\n"
+    "print('the last line', flush=True)\n"
+)
 
 
 def drops(agent_dir: Path, job_id: str) -> list[dict]:
@@ -40,8 +42,12 @@ def test_output_cap_keeps_head_and_tail_and_logs_show_the_gap(gpudeck_home: Path
     job_id = run.stdout.strip()
     # Dropped while it runs (heartbeats every 10 s mark what is parsed: wait for one past the lines).
     wait_for(lambda: drops(agent_dir, job_id), timeout=60, what="the middle dropped while the job runs")
-    follower = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], cwd=workdir,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id],
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(lambda: drops(agent_dir, job_id)[-1]["data"]["to"] > 0, what="a drop")
         go.touch()
@@ -65,7 +71,10 @@ def test_output_cap_keeps_head_and_tail_and_logs_show_the_gap(gpudeck_home: Path
     assert steps == list(range(30000))
     shown = json.loads(gpudeck("inspect", job_id, "--json", cwd=workdir).stdout)
     assert shown["output_dropped"] == last["to"] - last["from"] and shown["state"] == "exited"
-    assert f"output dropped by the output cap: {last['to'] - last['from']:,} bytes" in gpudeck("inspect", job_id, cwd=workdir).stdout
+    assert (
+        f"output dropped by the output cap: {last['to'] - last['from']:,} bytes"
+        in gpudeck("inspect", job_id, cwd=workdir).stdout
+    )
 
 
 def test_output_cap_values(gpudeck_home: Path, workdir: Path) -> None:
@@ -79,7 +88,14 @@ def test_output_cap_values(gpudeck_home: Path, workdir: Path) -> None:
     (gpudeck_home / "hosts.toml").write_text('[hosts.local]\noutput_cap = "2M"\n')
     assert build_spec(None, opts, "20261201-000000-aaaaaa").output_cap == 2 << 20
     for given, want in (("500M", 500 << 20), ("1.5G", 3 << 29), ("off", 0), ("1048576", 1 << 20)):
-        assert build_spec(None, LaunchOptions(argv=("true",), workdir=str(workdir), output_cap=given), "20261201-000000-aaaaaa").output_cap == want
+        assert (
+            build_spec(
+                None,
+                LaunchOptions(argv=("true",), workdir=str(workdir), output_cap=given),
+                "20261201-000000-aaaaaa",
+            ).output_cap
+            == want
+        )
     (gpudeck_home / "hosts.toml").write_text('[hosts.local]\noutput_cap = "lots"\n')
     with pytest.raises(GpudeckError, match=r"hosts.toml: \[hosts.local\] output_cap 'lots'"):
         build_spec(None, opts, "20261201-000000-aaaaaa")

@@ -21,8 +21,10 @@ FAKE_PATH = Path(__file__).parent / "fakes" / "nvml" / "pynvml.py"
 MIB = 1024 * 1024
 UUID0 = "GPU-1a2b3c4d-0000-1111-2222-333344445555"
 # The command starts a child that holds 64 MiB and spins: a tree of three with a known RSS and CPU.
-TREE = ("import subprocess, sys\n"
-        "subprocess.Popen([sys.executable, '-c', 'b = bytearray(64 << 20)\\nwhile True: b[0] = 1']).wait()")
+TREE = (
+    "import subprocess, sys\n"
+    "subprocess.Popen([sys.executable, '-c', 'b = bytearray(64 << 20)\\nwhile True: b[0] = 1']).wait()"
+)
 
 
 @pytest.mark.slow
@@ -62,8 +64,10 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     mod = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "pynvml", mod)  # before it runs: its dataclasses look it up
     spec.loader.exec_module(mod)
-    mod.GPUS[:] = [mod.FakeGpu(uuid=UUID0, compute=[(os.getpid(), 39000 * MIB)], graphics=[(os.getpid(), 100 * MIB)]),
-                   mod.FakeGpu(uuid="GPU-idle")]
+    mod.GPUS[:] = [
+        mod.FakeGpu(uuid=UUID0, compute=[(os.getpid(), 39000 * MIB)], graphics=[(os.getpid(), 100 * MIB)]),
+        mod.FakeGpu(uuid="GPU-idle"),
+    ]
     gpu.reset()
     yield mod
     gpu.reset()
@@ -85,10 +89,20 @@ def test_nvml_gpu_memory_is_merged_per_process(fake: ModuleType) -> None:
 def test_the_client_reads_any_answer_shape_without_raising() -> None:
     from tui.actions.procs import rows_of
 
-    assert rows_of("h", "0", None) == [] and rows_of("h", "0", ["x"]) == [] and rows_of("h", "0", {"processes": 7}) == []
-    weird = {"processes": [None, {"pid": True}, {"pid": "9"}, {"pid": 5, "gpus": "no", "cpu_percent": "hot",
-                                                                 "command": "x" * 5000},
-                           {"pid": 6, "gpus": [{"index": 1, "mem_mib": 10}, 3], "rss_bytes": 4096, "role": "command"}]}
+    assert (
+        rows_of("h", "0", None) == []
+        and rows_of("h", "0", ["x"]) == []
+        and rows_of("h", "0", {"processes": 7}) == []
+    )
+    weird = {
+        "processes": [
+            None,
+            {"pid": True},
+            {"pid": "9"},
+            {"pid": 5, "gpus": "no", "cpu_percent": "hot", "command": "x" * 5000},
+            {"pid": 6, "gpus": [{"index": 1, "mem_mib": 10}, 3], "rss_bytes": 4096, "role": "command"},
+        ]
+    }
     five, six = rows_of("h", "0", weird)
     assert (five.pid, five.cpu_percent, five.gpus, len(five.command)) == (5, None, (), 400)
     assert (six.pid, six.role, six.gpus, six.rss_bytes) == (6, "command", ((1, 10),), 4096)

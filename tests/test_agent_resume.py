@@ -15,7 +15,9 @@ COUNTER = "import time\nfor i in range(1, 301):\n    print(f'step={i} loss={1/i:
 
 
 @pytest.mark.slow
-def test_resume_after_a_dropped_connection_has_no_gap_and_no_duplicate(agent_dir: Path, workdir: Path) -> None:
+def test_resume_after_a_dropped_connection_has_no_gap_and_no_duplicate(
+    agent_dir: Path, workdir: Path
+) -> None:
     first = AgentClient(LocalTransport(agent_dir))
     first.connect()
     job = launch(first, workdir, [sys.executable, "-c", COUNTER])

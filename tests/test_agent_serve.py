@@ -136,10 +136,15 @@ def test_bad_launch_specs_name_the_field(client: AgentClient, workdir: Path) -> 
 
 
 @pytest.mark.slow
-def test_a_slow_stop_does_not_block_other_requests(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+def test_a_slow_stop_does_not_block_other_requests(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     script = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
     job = launch(client, workdir, [sys.executable, "-c", script], grace=3)
-    wait_for(lambda: "up" in (agent_dir / "jobs" / job["id"] / "0" / "output.log").read_text(), what="the job to ignore SIGTERM")
+    wait_for(
+        lambda: "up" in (agent_dir / "jobs" / job["id"] / "0" / "output.log").read_text(),
+        what="the job to ignore SIGTERM",
+    )
     stop = client.submit("stop", job=job["id"], node="0")
     assert client.request("ping", timeout=30)["time"] > 0
     assert not stop.done()  # the ping was answered while the stop still waits out its 3 s grace

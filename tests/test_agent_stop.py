@@ -29,7 +29,9 @@ def output(agent_dir: Path, job_id: str) -> str:
 
 
 @pytest.mark.slow
-def test_a_job_ignoring_sigterm_is_killed_after_the_grace_period(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+def test_a_job_ignoring_sigterm_is_killed_after_the_grace_period(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     marker = f"stubborn-{uuid.uuid4().hex}"
     job = launch(client, workdir, [sys.executable, "-c", STUBBORN, marker], grace=1.5)
     wait_for(lambda: "ready" in output(agent_dir, job["id"]), what="the job to ignore SIGTERM")
@@ -41,7 +43,9 @@ def test_a_job_ignoring_sigterm_is_killed_after_the_grace_period(client: AgentCl
     assert pids_with(marker) == []
 
 
-def test_a_cooperative_job_stops_at_once_with_its_exit(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+def test_a_cooperative_job_stops_at_once_with_its_exit(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     script = "import signal, sys, time\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nprint('up', flush=True)\ntime.sleep(60)"
     job = launch(client, workdir, [sys.executable, "-c", script])
     wait_for(lambda: "up" in output(agent_dir, job["id"]), what="output")
@@ -68,26 +72,45 @@ def test_children_that_leave_the_group_are_still_killed(client: AgentClient, wor
 @pytest.mark.slow
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("action", ["stop", "kill"])
-def test_torchrun_leaves_no_worker_behind(client: AgentClient, workdir: Path, agent_dir: Path, action: str) -> None:
+def test_torchrun_leaves_no_worker_behind(
+    client: AgentClient, workdir: Path, agent_dir: Path, action: str
+) -> None:
     torchrun = shutil.which("torchrun") or pytest.skip("torchrun is not installed")
     marker = f"tr-worker-{uuid.uuid4().hex}"
     script = workdir / "worker.py"
     script.write_text(STUBBORN)
     job = launch(
-        client, workdir, [torchrun, "--standalone", "--nproc-per-node=2", f"--log-dir={workdir}/tr", str(script), marker],
+        client,
+        workdir,
+        [torchrun, "--standalone", "--nproc-per-node=2", f"--log-dir={workdir}/tr", str(script), marker],
         grace=2,
     )
     # Two workers (plus torchrun, whose argv carries the marker too).
     wait_for(lambda: len(pids_with(marker)) >= 3, timeout=60, what="torchrun and its two workers")
-    wait_for(lambda: output(agent_dir, job["id"]).count("ready") == 2, timeout=60, what="both workers ignoring SIGTERM")
+    wait_for(
+        lambda: output(agent_dir, job["id"]).count("ready") == 2,
+        timeout=60,
+        what="both workers ignoring SIGTERM",
+    )
     final = client.request(action, job=job["id"], node="0", timeout=60)
     assert final["state"] == ("stopped" if action == "stop" else "killed")
     assert pids_with(marker) == []
 
 
-def test_supervisor_killed_means_lost_and_kill_still_works(client: AgentClient, workdir: Path, agent_dir: Path) -> None:
+def test_supervisor_killed_means_lost_and_kill_still_works(
+    client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
     marker = f"orphan-{uuid.uuid4().hex}"
-    job = launch(client, workdir, [sys.executable, "-c", "import time\nfor i in range(9999): print(f'step={i} loss=1', flush=True); time.sleep(0.01)", marker])
+    job = launch(
+        client,
+        workdir,
+        [
+            sys.executable,
+            "-c",
+            "import time\nfor i in range(9999): print(f'step={i} loss=1', flush=True); time.sleep(0.01)",
+            marker,
+        ],
+    )
     wait_for(lambda: pids_with(marker), what="the job")
     records = journal(agent_dir, job["id"])
     supervisor = next(r["supervisor_pid"] for r in records if r.get("state") == "starting")

@@ -12,11 +12,20 @@ from tui.remote.client import AgentClient
 
 
 def pushed(lines: list[dict], job_id: str) -> list[dict]:
-    return [r for line in lines if line.get("push") == "events" and line.get("job") == job_id for r in line["events"]]
+    return [
+        r
+        for line in lines
+        if line.get("push") == "events" and line.get("job") == job_id
+        for r in line["events"]
+    ]
 
 
-def test_tail_starts_after_since_seq_and_skips_foreign_lines(raw: RawServe, client: AgentClient,  # noqa: F811
-                                                             agent_dir: Path, workdir: Path) -> None:
+def test_tail_starts_after_since_seq_and_skips_foreign_lines(
+    raw: RawServe,  # noqa: F811
+    client: AgentClient,
+    agent_dir: Path,
+    workdir: Path,
+) -> None:
     job = launch(client, workdir, ["bash", "-c", "for i in 1 2 3; do echo step=$i loss=0.$i; done"])
     done = wait_state(client, job["id"], {"exited"})
     other = launch(client, workdir, ["bash", "-c", "echo step=1 loss=0.1"])
@@ -25,7 +34,9 @@ def test_tail_starts_after_since_seq_and_skips_foreign_lines(raw: RawServe, clie
         f.write(b"garbage that is not a record\n")
     since = done["last_seq"] - 2
     raw.wait_lines(1)
-    raw.send(b'{"id": 1, "op": "tail", "job": "%s", "node": "0", "since_seq": %d}\n' % (job["id"].encode(), since))
+    raw.send(
+        b'{"id": 1, "op": "tail", "job": "%s", "node": "0", "since_seq": %d}\n' % (job["id"].encode(), since)
+    )
     raw.send(b'{"id": 2, "op": "tail", "job": "%s", "node": "0", "since_seq": -1}\n' % job["id"].encode())
     lines = raw.wait_lines(4)
     records = pushed(raw.wait_lines(4), job["id"])

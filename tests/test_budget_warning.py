@@ -26,8 +26,11 @@ def test_the_warning_comes_at_80_percent_once_then_the_stop() -> None:
     clock, journaled = Clock(), []
     # $3600/h at the whole host: one dollar a second, so a $10 budget is 10 s of the clock.
     # grace 0: a stop that takes no time, so the stop starts at 100 % (the lead has its own tests).
-    rule = AutoStop({"price": {"per_hour": 3600.0, "share": 1.0}, "budget": 10.0, "grace": 0},
-                    lambda kind, **fields: journaled.append(fields), clock)
+    rule = AutoStop(
+        {"price": {"per_hour": 3600.0, "share": 1.0}, "budget": 10.0, "grace": 0},
+        lambda kind, **fields: journaled.append(fields),
+        clock,
+    )
 
     def warnings() -> list[dict]:
         return [f for f in journaled if f.get("event") == "budget_warning"]
@@ -47,29 +50,46 @@ def test_the_warning_comes_at_80_percent_once_then_the_stop() -> None:
 
 def test_one_check_past_the_whole_budget_still_warns_first() -> None:
     clock, journaled = Clock(), []
-    rule = AutoStop({"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 0},
-                    lambda kind, **fields: journaled.append(fields), clock)
+    rule = AutoStop(
+        {"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 0},
+        lambda kind, **fields: journaled.append(fields),
+        clock,
+    )
     clock.now += 30.0
     assert rule.check() is not None
     assert [f.get("event") for f in journaled] == ["budget_warning", "autostop"]
 
 
 @pytest.mark.slow
-def test_the_supervisor_warns_between_80_and_95_percent(client: AgentClient, agent_dir: Path, workdir: Path) -> None:
+def test_the_supervisor_warns_between_80_and_95_percent(
+    client: AgentClient, agent_dir: Path, workdir: Path
+) -> None:
     # One dollar a second and a $10 budget: 80-95 % is a 1.5 s window. The supervisor checks its rules
     # once a second, and at once when poked (what an `autostop` request does): poke it often so that a
     # check falls in the window however the seconds line up.
-    job = launch(client, workdir, [sys.executable, "-c", "import time; time.sleep(120)"],
-                 price={"per_hour": 3600.0, "share": 1.0, "currency": "USD"}, budget=10.0, grace=0)
+    job = launch(
+        client,
+        workdir,
+        [sys.executable, "-c", "import time; time.sleep(120)"],
+        price={"per_hour": 3600.0, "share": 1.0, "currency": "USD"},
+        budget=10.0,
+        grace=0,
+    )
 
     def warning() -> list[dict]:
         client.request("autostop", job=job["id"], node="0", paused=False)  # a no-op that wakes the supervisor
-        return [r for r in journal(agent_dir, job["id"]) if r["kind"] == "event" and r["event"] == "budget_warning"]
+        return [
+            r
+            for r in journal(agent_dir, job["id"])
+            if r["kind"] == "event" and r["event"] == "budget_warning"
+        ]
 
     try:
         [record] = wait_for(warning, timeout=60, interval=0.05, what="the budget warning")
         assert 8.0 <= record["data"]["accrued"] < 9.5, record  # 80 % <= spent < 95 %
         assert record["data"]["budget"] == 10.0
-        assert not [r for r in journal(agent_dir, job["id"]) if r["kind"] == "event" and r["event"] == "autostop"]
+        assert not [
+            r for r in journal(agent_dir, job["id"]) if r["kind"] == "event" and r["event"] == "autostop"
+        ]
     finally:
         client.request("kill", job=job["id"], node="0")

@@ -30,8 +30,12 @@ def find_python38() -> str | None:
     candidates += [p for p in (shutil.which("python3.8"),) if p]
     for exe in candidates:
         try:
-            out = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"],
-                                 capture_output=True, text=True, timeout=20)
+            out = subprocess.run(
+                [exe, "-c", "import sys; print(sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         if out.returncode == 0 and out.stdout.strip() == "(3, 8)":
@@ -130,11 +134,21 @@ def test_modules_import_and_report_no_gpu_under_python38(pyz):
         "print(json.dumps({'names': names, 'inv': inv, 'host': sysinfo.host_info(),"
         " 'pynvml': sys.modules['pynvml'].__file__}))\n"
     )
-    out = subprocess.run([PY38, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": str(pyz)}, cwd=pyz.parent)
+    out = subprocess.run(
+        [PY38, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(pyz)},
+        cwd=pyz.parent,
+    )
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
-    expected = {".".join(p.relative_to(REPO).with_suffix("").parts) for p in PACKAGE.rglob("*.py") if p.stem not in ("__init__", "__main__")}
+    expected = {
+        ".".join(p.relative_to(REPO).with_suffix("").parts)
+        for p in PACKAGE.rglob("*.py")
+        if p.stem not in ("__init__", "__main__")
+    }
     assert expected <= set(got["names"])
     assert got["inv"]["available"] is False
     assert got["inv"]["reason"] == "no NVIDIA GPU: NVML Shared Library Not Found"
@@ -175,8 +189,12 @@ def _read_json_lines(proc: subprocess.Popen, until, timeout: float = 30.0) -> li
 @NEEDS_MAIN
 @NEEDS_PY38
 def test_zipapp_serves_hello_under_python38(pyz, tmp_path):
-    proc = subprocess.Popen([PY38, str(pyz), "serve", "--agent-dir", str(tmp_path / "agent")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [PY38, str(pyz), "serve", "--agent-dir", str(tmp_path / "agent")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         proc.stdin.write(b'{"id": 1, "op": "hello"}\n')
         proc.stdin.flush()
@@ -209,10 +227,18 @@ def test_zipapp_runs_a_job_under_python38_and_exits_cleanly(pyz, tmp_path, gpude
     work = tmp_path / "work"
     work.mkdir()
     agent = gpudeck_home / "local-agent"
-    proc = subprocess.Popen([PY38, str(pyz), "serve", "--agent-dir", str(agent)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    spec = {"id": "20261129-120000-abcdef", "name": "py38", "argv": ["bash", "-c", "echo step=1 loss=0.5"],
-            "workdir": str(work)}
+    proc = subprocess.Popen(
+        [PY38, str(pyz), "serve", "--agent-dir", str(agent)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    spec = {
+        "id": "20261129-120000-abcdef",
+        "name": "py38",
+        "argv": ["bash", "-c", "echo step=1 loss=0.5"],
+        "workdir": str(work),
+    }
     try:
         proc.stdin.write(json.dumps({"id": 1, "op": "launch", "spec": spec}).encode() + b"\n")
         proc.stdin.flush()
@@ -233,5 +259,5 @@ def test_zipapp_runs_a_job_under_python38_and_exits_cleanly(pyz, tmp_path, gpude
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     assert [r.get("state") for r in records if r["kind"] == "state"] == ["starting", "running", "exited"]
     assert [r["values"] for r in records if r["kind"] == "metric"] == [{"step": 1, "loss": 0.5}]
-    supervisor_cmd = (agent / "jobs" / spec["id"] / "0" / "supervisor.log")
+    supervisor_cmd = agent / "jobs" / spec["id"] / "0" / "supervisor.log"
     assert supervisor_cmd.exists() and "Traceback" not in supervisor_cmd.read_text()

@@ -13,8 +13,19 @@ def _fleet(*links: tuple[str, str | None]) -> Fleet:
     """Jobs id → the id each was resized from (None: not resized)."""
     fleet = Fleet(clock=lambda: 100.0)
     fleet.set_host_status("local", "connected")
-    fleet.apply_jobs("local", [{"id": jid, "name": "chain", "node": "0", "state": "stopped",
-                                **({"resized_from": {"job": frm, "nodes": 2}} if frm else {})} for jid, frm in links])
+    fleet.apply_jobs(
+        "local",
+        [
+            {
+                "id": jid,
+                "name": "chain",
+                "node": "0",
+                "state": "stopped",
+                **({"resized_from": {"job": frm, "nodes": 2}} if frm else {}),
+            }
+            for jid, frm in links
+        ],
+    )
     return fleet
 
 
@@ -38,8 +49,12 @@ def test_joined_cuts_each_part_where_the_next_one_resumed() -> None:
 
 
 def test_the_jobs_table_folds_a_chain_into_its_newest_job_unless_asked_not_to() -> None:
-    fleet = _fleet(("20261201-050000-aaaaaa", None), ("20261201-050100-bbbbbb", "20261201-050000-aaaaaa"),
-                   ("20261201-050200-cccccc", "20261201-050100-bbbbbb"), ("20261201-050300-dddddd", None))
+    fleet = _fleet(
+        ("20261201-050000-aaaaaa", None),
+        ("20261201-050100-bbbbbb", "20261201-050000-aaaaaa"),
+        ("20261201-050200-cccccc", "20261201-050100-bbbbbb"),
+        ("20261201-050300-dddddd", None),
+    )
     ids = lambda jobs: [j.id[-6:] for j in jobs]  # noqa: E731
     assert ids(arrange(fleet, "", "default", fold=True)) == ["dddddd", "cccccc"]
     assert ids(arrange(fleet, "", "default", fold=False)) == ["dddddd", "cccccc", "bbbbbb", "aaaaaa"]

@@ -30,7 +30,18 @@ def ps_json(cwd: Path, *extra: str) -> list[dict]:
 
 @pytest.mark.slow
 def test_run_metrics_logs_ps_round_trip(gpudeck_home: Path, workdir: Path) -> None:
-    result = gpudeck("run", "--name", "loss-demo", "--env", "API_KEY=hunter2", "--", sys.executable, "-c", LOSSES, cwd=workdir)
+    result = gpudeck(
+        "run",
+        "--name",
+        "loss-demo",
+        "--env",
+        "API_KEY=hunter2",
+        "--",
+        sys.executable,
+        "-c",
+        LOSSES,
+        cwd=workdir,
+    )
     assert result.returncode == 0, result.stderr
     job_id = result.stdout.strip()
     assert len(job_id.splitlines()) == 1 and len(job_id) == 22  # the id alone
@@ -54,7 +65,11 @@ def test_run_metrics_logs_ps_round_trip(gpudeck_home: Path, workdir: Path) -> No
     assert job["started_at"] <= job["ended_at"]
     assert job["nodes"] == [{"host": "local", "node": "0", "state": "exited", "pid": job["nodes"][0]["pid"]}]
     assert ps_json(workdir) == []  # ended jobs only with --all
-    for out in (json.dumps(jobs), gpudeck("inspect", "--json", job_id, cwd=workdir).stdout, gpudeck("ps", "-a", cwd=workdir).stdout):
+    for out in (
+        json.dumps(jobs),
+        gpudeck("inspect", "--json", job_id, cwd=workdir).stdout,
+        gpudeck("ps", "-a", cwd=workdir).stdout,
+    ):
         assert "hunter2" not in out
 
 
@@ -71,7 +86,9 @@ def test_logs_follow_exits_with_the_jobs_exit_code(gpudeck_home: Path, workdir: 
 @pytest.mark.slow
 def test_stop_restart_and_rm(gpudeck_home: Path, workdir: Path) -> None:
     script = "import time, signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nprint('up', flush=True)\ntime.sleep(60)"
-    job_id = gpudeck("run", "--name", "svc", "--grace", "5", "--", sys.executable, "-c", script, cwd=workdir).stdout.strip()
+    job_id = gpudeck(
+        "run", "--name", "svc", "--grace", "5", "--", sys.executable, "-c", script, cwd=workdir
+    ).stdout.strip()
     wait_for(lambda: any(j["state"] == "running" for j in ps_json(workdir)), what="running")
     stop = gpudeck("stop", "svc", cwd=workdir)
     assert stop.returncode == 0 and stop.stdout.startswith(f"{job_id} stopped in ")
@@ -120,7 +137,9 @@ def test_rm_refuses_a_live_job(gpudeck_home: Path, workdir: Path) -> None:
         (["run", "--workdir", "/etc/passwd", "--", "true"], 2, "--workdir /etc/passwd: not a directory"),
     ],
 )
-def test_bad_input_is_one_line_and_a_distinct_exit_code(gpudeck_home: Path, workdir: Path, args: list[str], code: int, message: str) -> None:
+def test_bad_input_is_one_line_and_a_distinct_exit_code(
+    gpudeck_home: Path, workdir: Path, args: list[str], code: int, message: str
+) -> None:
     result = gpudeck(*args, cwd=workdir)
     assert result.returncode == code, (result.stdout, result.stderr)
     assert message in result.stderr
@@ -129,7 +148,17 @@ def test_bad_input_is_one_line_and_a_distinct_exit_code(gpudeck_home: Path, work
 
 @pytest.mark.slow
 def test_env_key_alone_takes_the_callers_value(gpudeck_home: Path, workdir: Path) -> None:
-    job_id = gpudeck("run", "--env", "MY_TOKEN", "--", "bash", "-c", 'echo "[$MY_TOKEN]"', cwd=workdir, env={"MY_TOKEN": "tok 1"}).stdout.strip()
+    job_id = gpudeck(
+        "run",
+        "--env",
+        "MY_TOKEN",
+        "--",
+        "bash",
+        "-c",
+        'echo "[$MY_TOKEN]"',
+        cwd=workdir,
+        env={"MY_TOKEN": "tok 1"},
+    ).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "[tok 1]\n"
 
 
@@ -148,7 +177,11 @@ def test_metrics_follow_prints_points_as_they_come(gpudeck_home: Path, workdir: 
     job_id = gpudeck("run", "--", sys.executable, "-c", script, cwd=workdir).stdout.strip()
     result = gpudeck("metrics", "-f", job_id, cwd=workdir)  # returns when the job ends
     assert result.returncode == 0
-    assert [line.split("  ", 1)[1] for line in result.stdout.splitlines()] == ["step=1  loss=1", "step=2  loss=0.5", "step=3  loss=0.333"]
+    assert [line.split("  ", 1)[1] for line in result.stdout.splitlines()] == [
+        "step=1  loss=1",
+        "step=2  loss=0.5",
+        "step=3  loss=0.333",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -166,12 +199,26 @@ def test_default_names_come_from_the_command(argv: list[str], stem: str) -> None
 
 
 @pytest.mark.slow
-def test_budget_and_idle_stop_reach_the_spec(gpudeck_home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_budget_and_idle_stop_reach_the_spec(
+    gpudeck_home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # an idle stop needs a GPU to watch: the host gets one fake NVML GPU
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(Path(__file__).parent / "fakes" / "nvml"), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join([str(Path(__file__).parent / "fakes" / "nvml"), os.environ.get("PYTHONPATH", "")]),
+    )
     monkeypatch.setenv("PYNVML_FAKE", json.dumps([{"uuid": "GPU-aaaa"}]))
     job_id = gpudeck(
-        "run", "--price-per-hour", "360", "--budget", "2", "--idle-stop", "90s@5%+0m", "--", "sleep", "120",
+        "run",
+        "--price-per-hour",
+        "360",
+        "--budget",
+        "2",
+        "--idle-stop",
+        "90s@5%+0m",
+        "--",
+        "sleep",
+        "120",
         cwd=workdir,
     ).stdout.strip()
     spec = json.loads((gpudeck_home / "local-agent" / "jobs" / job_id / "0" / "spec.json").read_text())
@@ -207,17 +254,31 @@ def test_a_local_job_keeps_the_path_it_was_launched_with(gpudeck_home: Path, wor
     (Path(gpudeck_home.parent / "user") / ".profile").write_text("PATH=/usr/bin:/bin\n")
     import os
 
-    job_id = gpudeck("run", "--", "only-in-my-venv", cwd=workdir, env={"PATH": f"{venv_bin}:{os.environ['PATH']}"}).stdout.strip()
+    job_id = gpudeck(
+        "run", "--", "only-in-my-venv", cwd=workdir, env={"PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    ).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "from-the-venv\n"
 
 
 @pytest.mark.slow
 def test_two_restarts_at_once_start_one_copy(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck("run", "--name", "once", "--", "true", cwd=workdir).stdout.strip()
-    wait_for(lambda: any(j["id"] == job_id and j["state"] == "exited" for j in ps_json(workdir, "--all")), what="exited")
+    wait_for(
+        lambda: any(j["id"] == job_id and j["state"] == "exited" for j in ps_json(workdir, "--all")),
+        what="exited",
+    )
     env = {**os.environ}
-    both = [subprocess.Popen([sys.executable, "-m", "tui", "restart", job_id], cwd=workdir, env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    both = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tui", "restart", job_id],
+            cwd=workdir,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in both]  # type: ignore[union-attr]
     ok = [r for r in results if r[0] == 0]
     refused = [r for r in results if r[0] != 0]
@@ -225,7 +286,9 @@ def test_two_restarts_at_once_start_one_copy(gpudeck_home: Path, workdir: Path) 
     new_id = ok[0][1].strip()
     assert f"job {job_id} was already restarted as {new_id}" in refused[0][2]
     assert len(refused[0][2].strip().splitlines()) == 1
-    assert sorted(j["id"] for j in ps_json(workdir, "--all") if j["name"] == "once") == sorted([job_id, new_id])
+    assert sorted(j["id"] for j in ps_json(workdir, "--all") if j["name"] == "once") == sorted(
+        [job_id, new_id]
+    )
     again = gpudeck("restart", job_id, cwd=workdir)  # later too: restart the new one instead
     assert again.returncode != 0 and new_id in again.stderr
 
@@ -235,8 +298,13 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
     import signal
 
     job_id = gpudeck("run", "--", "bash", "-c", "echo ready; sleep 600", cwd=workdir).stdout.strip()
-    follower = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], cwd=workdir, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id],
+        cwd=workdir,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert follower.stdout is not None and follower.stdout.readline() == "ready\n"
         follower.send_signal(signal.SIGSTOP)  # the job is killed and removed while the follower sleeps
@@ -254,12 +322,22 @@ def test_rm_while_logs_follows_ends_the_follower_cleanly(gpudeck_home: Path, wor
 
 # One argv per entry of the table --read-only reads: a verb, or each of its sub-verbs that writes.
 WRITING_ARGV = {
-    "run": ["run", "--", "true"], "watch": ["watch", "x.log"], "stop": ["stop", "x"], "kill": ["kill", "x"],
-    "restart": ["restart", "x"], "rm": ["rm", "x"], "autostop": ["autostop", "pause", "x"], "scale": ["scale", "x", "+1"],
-    "hosts add": ["hosts", "add", "h", "127.0.0.1", "--no-connect"], "hosts rm": ["hosts", "rm", "local"],
-    "hosts set": ["hosts", "set", "local", "price_per_hour=9"], "hosts trust": ["hosts", "trust", "local"],
-    "cloud stop": ["cloud", "stop", "i-1", "--yes"], "cloud start": ["cloud", "start", "i-1", "--yes"],
-    "cloud terminate": ["cloud", "terminate", "i-1", "--yes"], "cloud enforce": ["cloud", "enforce", "--dry-run"],
+    "run": ["run", "--", "true"],
+    "watch": ["watch", "x.log"],
+    "stop": ["stop", "x"],
+    "kill": ["kill", "x"],
+    "restart": ["restart", "x"],
+    "rm": ["rm", "x"],
+    "autostop": ["autostop", "pause", "x"],
+    "scale": ["scale", "x", "+1"],
+    "hosts add": ["hosts", "add", "h", "127.0.0.1", "--no-connect"],
+    "hosts rm": ["hosts", "rm", "local"],
+    "hosts set": ["hosts", "set", "local", "price_per_hour=9"],
+    "hosts trust": ["hosts", "trust", "local"],
+    "cloud stop": ["cloud", "stop", "i-1", "--yes"],
+    "cloud start": ["cloud", "start", "i-1", "--yes"],
+    "cloud terminate": ["cloud", "terminate", "i-1", "--yes"],
+    "cloud enforce": ["cloud", "enforce", "--dry-run"],
     "cloud launch": ["cloud", "launch", "--provider", "aws", "--type", "g5.xlarge", "--yes"],
     "policy run": ["policy", "run", "--once"],
 }
@@ -269,8 +347,9 @@ def test_the_refused_list_is_the_one_table_and_the_readme_and_help_say_it() -> N
     from tui.cli import build_parser
     from tui.read_only import WRITING, refused_list
 
-    assert set(WRITING_ARGV) == {v if s is None else f"{v} {x}" for v, subs in WRITING.items() for s in [subs]
-                                 for x in (s or [None])}
+    assert set(WRITING_ARGV) == {
+        v if s is None else f"{v} {x}" for v, subs in WRITING.items() for s in [subs] for x in (s or [None])
+    }
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
     assert refused_list() in readme
     assert refused_list() in " ".join(build_parser().format_help().split())
@@ -293,7 +372,9 @@ def test_read_only_still_watches(gpudeck_home: Path, workdir: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
-def test_read_only_without_a_verb_opens_the_tui_read_only(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_read_only_without_a_verb_opens_the_tui_read_only(
+    gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tui.app
     from tui import cli
 

@@ -28,33 +28,62 @@ BAD_VALUES = {
     "empty since": (["cost", "--since", ""], "--since: an empty value"),
     "empty at": (["policy", "eval", "--at", ""], "--at: an empty value"),
     "grace beyond a day": (["run", "--grace", "1e23", "--", "true"], "--grace 1e+23"),
-    "missing workdir": (["run", "--workdir", "/nonexistent/dir", "--", "true"], "--workdir /nonexistent/dir: no such directory"),
-    "pid beyond any pid": (["watch", "--pid", "99999999999999999999", "/tmp/x.log"], "--pid 99999999999999999999"),
+    "missing workdir": (
+        ["run", "--workdir", "/nonexistent/dir", "--", "true"],
+        "--workdir /nonexistent/dir: no such directory",
+    ),
+    "pid beyond any pid": (
+        ["watch", "--pid", "99999999999999999999", "/tmp/x.log"],
+        "--pid 99999999999999999999",
+    ),
     "interval inf": (["policy", "run", "--interval", "inf", "--once"], "--interval inf"),
-    "name like an id": (["run", "--name", "2026", "--", "true"], "--name '2026': looks like the start of a job id"),
-    "name like a longer id prefix": (["run", "--name", "20261205-1", "--", "true"], "looks like the start of a job id"),
+    "name like an id": (
+        ["run", "--name", "2026", "--", "true"],
+        "--name '2026': looks like the start of a job id",
+    ),
+    "name like a longer id prefix": (
+        ["run", "--name", "20261205-1", "--", "true"],
+        "looks like the start of a job id",
+    ),
     "unknown host, run": (["run", "--host", "nope", "--", "true"], "'nope'"),
     "unknown host, hosts rm": (["hosts", "rm", "nope"], "'nope'"),
     "unknown host, hosts set": (["hosts", "set", "nope", "price_per_hour=1"], "'nope'"),
     "unknown host, hosts trust": (["hosts", "trust", "nope"], "'nope'"),
     "unknown host, run --pool": (["run", "--pool", "nope", "--", "true"], "--pool: no such host 'nope'"),
-    "master addr a path": (["run", "--nodes", "2", "--master-addr", "../../etc/passwd", "--", "true"],
-                           "--master-addr '../../etc/passwd': expected a host name"),
-    "control characters in a host's field": (["hosts", "add", "box", "127.0.0.1:1", "--no-connect", "--python", "py\x1b[2J"],
-                                             "--python py\\x1b[2J: control characters"),
+    "master addr a path": (
+        ["run", "--nodes", "2", "--master-addr", "../../etc/passwd", "--", "true"],
+        "--master-addr '../../etc/passwd': expected a host name",
+    ),
+    "control characters in a host's field": (
+        ["hosts", "add", "box", "127.0.0.1:1", "--no-connect", "--python", "py\x1b[2J"],
+        "--python py\\x1b[2J: control characters",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(BAD_VALUES))
-def test_a_bad_value_is_refused_with_2_before_anything_is_sent(gpudeck_home: Path, workdir: Path, case: str) -> None:
+def test_a_bad_value_is_refused_with_2_before_anything_is_sent(
+    gpudeck_home: Path, workdir: Path, case: str
+) -> None:
     argv, said = BAD_VALUES[case]
     _refused(gpudeck(*argv, cwd=workdir), said)
-    assert not (gpudeck_home / "local-agent" / "jobs").exists() or not any((gpudeck_home / "local-agent" / "jobs").iterdir())
+    assert not (gpudeck_home / "local-agent" / "jobs").exists() or not any(
+        (gpudeck_home / "local-agent" / "jobs").iterdir()
+    )
 
 
 def test_cloud_launch_refuses_a_bad_port_before_asking(gpudeck_home: Path) -> None:
-    result = gpudeck("cloud", "launch", "--provider", "aws", "--type", "g5.xlarge", "--ssh-port", "-1",
-                     env={"AWS_DEFAULT_REGION": "us-east-1"})
+    result = gpudeck(
+        "cloud",
+        "launch",
+        "--provider",
+        "aws",
+        "--type",
+        "g5.xlarge",
+        "--ssh-port",
+        "-1",
+        env={"AWS_DEFAULT_REGION": "us-east-1"},
+    )
     _refused(result, "--ssh-port -1")
     assert "Launch a" not in result.stderr + result.stdout  # never asked
 
@@ -68,7 +97,9 @@ def test_a_value_only_the_host_can_judge_is_still_2(gpudeck_home: Path, workdir:
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 @pytest.mark.parametrize("verb", ["ls", "idle"])
-def test_cloud_says_1_when_no_provider_could_be_asked_text_or_json(gpudeck_home: Path, verb: str, json_flag: list[str]) -> None:
+def test_cloud_says_1_when_no_provider_could_be_asked_text_or_json(
+    gpudeck_home: Path, verb: str, json_flag: list[str]
+) -> None:
     env = {"AWS_DEFAULT_REGION": "", "AWS_REGION": "", "ALIBABA_CLOUD_REGION_ID": ""}
     result = gpudeck("cloud", verb, *json_flag, env=env)
     assert result.returncode == 1, (result.stdout, result.stderr)
@@ -79,7 +110,9 @@ def test_cloud_says_1_when_no_provider_could_be_asked_text_or_json(gpudeck_home:
 
 def test_a_replay_refusal_is_2_as_a_read_only_refusal_is(gpudeck_home: Path) -> None:
     recording = Path(__file__).resolve().parent.parent / "docs" / "gpu-fleet.jsonl"
-    job = json.loads(gpudeck("--replay", str(recording), "--replay-speed", "0", "ps", "--json").stdout)[0]["id"]
+    job = json.loads(gpudeck("--replay", str(recording), "--replay-speed", "0", "ps", "--json").stdout)[0][
+        "id"
+    ]
     result = gpudeck("--replay", str(recording), "--replay-speed", "0", "kill", job)
     _refused(result, "read-only replay")
     assert gpudeck("--read-only", "kill", job).returncode == 2

@@ -17,7 +17,9 @@ from tests.test_home_faults import locked, read_only
 def _one_line(result, code: int, *needles: str) -> None:  # type: ignore[no-untyped-def]
     lines = result.stderr.strip().splitlines()
     assert result.returncode == code, result.stderr
-    assert len(lines) == 1 and "internal error" not in lines[0] and "Traceback" not in result.stderr, result.stderr
+    assert len(lines) == 1 and "internal error" not in lines[0] and "Traceback" not in result.stderr, (
+        result.stderr
+    )
     for needle in needles:
         assert needle in lines[0], lines[0]
 
@@ -25,19 +27,35 @@ def _one_line(result, code: int, *needles: str) -> None:  # type: ignore[no-unty
 HOSTS_CASES = {
     "binary": (b"\xfe\xff\x00garbage\n", "hosts.toml:1: not UTF-8 text"),
     "hosts is a number": (b"hosts = 5\n", "hosts.toml:1: hosts: expected tables"),
-    "idle_stop a number": (b"[hosts.local]\nidle_stop = 5\n", "hosts.toml:2: [hosts.local] idle_stop: expected a string"),
-    "price not a number": (b'[hosts.local]\nprice_per_hour = "abc"\n', "hosts.toml:2: [hosts.local] price_per_hour: expected a number"),
-    "price nan": (b"[hosts.local]\nprice_per_hour = nan\n", "hosts.toml:2: [hosts.local] price_per_hour: expected a number >= 0"),
+    "idle_stop a number": (
+        b"[hosts.local]\nidle_stop = 5\n",
+        "hosts.toml:2: [hosts.local] idle_stop: expected a string",
+    ),
+    "price not a number": (
+        b'[hosts.local]\nprice_per_hour = "abc"\n',
+        "hosts.toml:2: [hosts.local] price_per_hour: expected a number",
+    ),
+    "price nan": (
+        b"[hosts.local]\nprice_per_hour = nan\n",
+        "hosts.toml:2: [hosts.local] price_per_hour: expected a number >= 0",
+    ),
     "unknown top-level key": (b"colour = 1\n", "hosts.toml:1: colour: unknown"),
-    "nested too deeply": (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "hosts.toml: not valid TOML: arrays or tables nested"),
-    "local with a target": (b'[hosts.local]\ntarget = "x"\n', "hosts.toml:2: [hosts.local] target: local is this machine"),
+    "nested too deeply": (
+        b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+        "hosts.toml: not valid TOML: arrays or tables nested",
+    ),
+    "local with a target": (
+        b'[hosts.local]\ntarget = "x"\n',
+        "hosts.toml:2: [hosts.local] target: local is this machine",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(HOSTS_CASES))
 @pytest.mark.parametrize("verb", [["ps"], ["prices"], ["run", "--", "true"]])
 def test_a_hosts_toml_that_cannot_be_used_stops_every_verb_in_one_line(
-        gpudeck_home: Path, workdir: Path, case: str, verb: list[str]) -> None:
+    gpudeck_home: Path, workdir: Path, case: str, verb: list[str]
+) -> None:
     content, said = HOSTS_CASES[case]
     (gpudeck_home / "hosts.toml").write_bytes(content)
     _one_line(gpudeck(*verb, cwd=workdir), 2, said)
@@ -56,13 +74,18 @@ CONFIG_CASES = {
     "not TOML": (b"[ui\n", "config.toml:1: not valid TOML"),
     "unknown section": (b"# mine\n[colours]\nx = 1\n", "config.toml:2: colours: unknown section"),
     "binary": (b"\x80\x81", "config.toml:1: not UTF-8 text"),
-    "nested too deeply": (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "config.toml: not valid TOML: arrays or tables nested"),
+    "nested too deeply": (
+        b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+        "config.toml: not valid TOML: arrays or tables nested",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(CONFIG_CASES))
 @pytest.mark.parametrize("verb", [["ps"], ["hosts"], ["hosts", "--json"]])
-def test_a_broken_config_toml_stops_the_cli_in_one_line(gpudeck_home: Path, case: str, verb: list[str]) -> None:
+def test_a_broken_config_toml_stops_the_cli_in_one_line(
+    gpudeck_home: Path, case: str, verb: list[str]
+) -> None:
     content, said = CONFIG_CASES[case]
     (gpudeck_home / "config.toml").write_bytes(content)
     result = gpudeck(*verb)
@@ -70,8 +93,10 @@ def test_a_broken_config_toml_stops_the_cli_in_one_line(gpudeck_home: Path, case
     assert "unreachable" not in result.stdout and result.stdout == ""
 
 
-@pytest.mark.parametrize("verb", [["hosts", "set", "local", "price_per_hour=3"],
-                                  ["hosts", "add", "box", "127.0.0.1:1", "--no-connect"]])
+@pytest.mark.parametrize(
+    "verb",
+    [["hosts", "set", "local", "price_per_hour=3"], ["hosts", "add", "box", "127.0.0.1:1", "--no-connect"]],
+)
 def test_writing_hosts_toml_on_a_read_only_home_says_so(gpudeck_home: Path, verb: list[str]) -> None:
     (gpudeck_home / "hosts.toml").write_text("# mine\n")
     with read_only(gpudeck_home):
@@ -97,7 +122,9 @@ def test_cost_and_hosts_set_with_a_locked_state_db_answer(gpudeck_home: Path) ->
     assert gpudeck("hosts", "set", "local", "price_per_hour=1").returncode == 0  # state.db exists, WAL
     with locked(gpudeck_home / "state.db"):
         cost = gpudeck("cost", "--json")  # a report: it answers, saying at most that it recorded nothing
-        assert cost.returncode == 0 and len(cost.stderr.splitlines()) <= 1 and "internal" not in cost.stderr, cost.stderr
+        assert (
+            cost.returncode == 0 and len(cost.stderr.splitlines()) <= 1 and "internal" not in cost.stderr
+        ), cost.stderr
         assert json.loads(cost.stdout)["hosts"][0]["name"] == "local"
         set_price = gpudeck("hosts", "set", "local", "price_per_hour=2")
         _one_line(set_price, 0, "state.db", "locked")
@@ -107,7 +134,9 @@ def test_cost_and_hosts_set_with_a_locked_state_db_answer(gpudeck_home: Path) ->
 
 def test_a_policies_toml_nested_too_deeply_is_one_line(gpudeck_home: Path) -> None:
     (gpudeck_home / "policies.toml").write_bytes(b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n")
-    _one_line(gpudeck("policy", "eval"), 2, "policies.toml: not valid TOML: arrays or tables nested too deeply")
+    _one_line(
+        gpudeck("policy", "eval"), 2, "policies.toml: not valid TOML: arrays or tables nested too deeply"
+    )
 
 
 def test_a_replay_of_a_file_that_is_not_text_is_one_line(gpudeck_home: Path) -> None:

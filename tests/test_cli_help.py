@@ -27,7 +27,19 @@ def test_every_verb_has_a_description_and_examples_and_every_option_a_help() -> 
     from tui.cli import build_parser
 
     verbs = _verbs(build_parser())
-    assert {"ps", "inspect", "logs", "metrics", "stop", "kill", "rm", "cost", "hosts add", "help", "completion"} <= {v for v, _ in verbs}
+    assert {
+        "ps",
+        "inspect",
+        "logs",
+        "metrics",
+        "stop",
+        "kill",
+        "rm",
+        "cost",
+        "hosts add",
+        "help",
+        "completion",
+    } <= {v for v, _ in verbs}
     for verb, parser in verbs:
         text = parser.format_help()
         assert parser.description, verb
@@ -53,10 +65,13 @@ def test_help_works_while_config_toml_is_broken(gpudeck_home: Path) -> None:
     assert gpudeck("help", "ps").returncode == 0
 
 
-@pytest.mark.parametrize(("argv", "said"), [
-    (["ps", "extra"], "gpudeck ps: unrecognized arguments: extra"),
-    (["hosts", "rm", "a", "b"], "gpudeck hosts rm: unrecognized arguments: b"),
-])
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["ps", "extra"], "gpudeck ps: unrecognized arguments: extra"),
+        (["hosts", "rm", "a", "b"], "gpudeck hosts rm: unrecognized arguments: b"),
+    ],
+)
 def test_extra_words_name_the_verb(gpudeck_home: Path, argv: list[str], said: str) -> None:
     result = gpudeck(*argv)
     assert result.returncode == 2 and result.stderr.strip() == said, result.stderr
@@ -65,15 +80,22 @@ def test_extra_words_name_the_verb(gpudeck_home: Path, argv: list[str], said: st
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_completion_scripts(gpudeck_home: Path, shell: str) -> None:
     result = gpudeck("completion", shell)
-    assert result.returncode == 0 and "gpudeck" in result.stdout and "_ARGCOMPLETE" in result.stdout, result.stderr
+    assert result.returncode == 0 and "gpudeck" in result.stdout and "_ARGCOMPLETE" in result.stdout, (
+        result.stderr
+    )
 
 
 def test_completion_answers_the_shell(gpudeck_home: Path, tmp_path: Path) -> None:
     """What the scripts ask: gpudeck run with argcomplete's environment, completing `gpudeck hosts a`."""
     out = tmp_path / "completions"
     line = "gpudeck hosts a"
-    env = {"_ARGCOMPLETE": "1", "COMP_LINE": line, "COMP_POINT": str(len(line)), "_ARGCOMPLETE_IFS": "\n",
-           "_ARGCOMPLETE_STDOUT_FILENAME": str(out)}
+    env = {
+        "_ARGCOMPLETE": "1",
+        "COMP_LINE": line,
+        "COMP_POINT": str(len(line)),
+        "_ARGCOMPLETE_IFS": "\n",
+        "_ARGCOMPLETE_STDOUT_FILENAME": str(out),
+    }
     result = gpudeck(env={**os.environ, **env})
     assert result.returncode == 0, result.stderr
     assert out.read_text().split() == ["add"]

@@ -45,7 +45,9 @@ def test_hosts_json_gives_every_entry_every_field(gpudeck_home: Path) -> None:
 @pytest.mark.slow
 def test_every_acting_verb_answers_json_and_why_is_null_when_empty(gpudeck_home: Path, workdir: Path) -> None:
     ran = _json("run", "--json", "--name", "quick", "--", sys.executable, "-c", "pass", cwd=workdir)
-    assert set(ran) == {"id", "name", "state", "hosts"} and ran["name"] == "quick" and ran["hosts"] == ["local"]  # type: ignore[index]
+    assert (
+        set(ran) == {"id", "name", "state", "hosts"} and ran["name"] == "quick" and ran["hosts"] == ["local"]
+    )  # type: ignore[index]
     assert gpudeck("logs", "-f", ran["id"], cwd=workdir).returncode == 0  # type: ignore[index]
     listed = _json("ps", "--all", "--json", cwd=workdir)
     assert listed[0]["state"] == "exited" and listed[0]["why"] is None and listed[0]["cause"] is None  # type: ignore[index]
@@ -71,8 +73,21 @@ def test_every_acting_verb_answers_json_and_why_is_null_when_empty(gpudeck_home:
 @pytest.mark.slow
 def test_scale_answers_json(gpudeck_home: Path, workdir: Path) -> None:
     (workdir / "ck").mkdir()  # scale resumes from a checkpoint dir: it must exist
-    job = _json("run", "--json", "--nodes", "2", "--launcher", "none", "--grace", "5", "--", *SLEEP,
-                "--checkpoint-dir", str(workdir / "ck"), cwd=workdir)
+    job = _json(
+        "run",
+        "--json",
+        "--nodes",
+        "2",
+        "--launcher",
+        "none",
+        "--grace",
+        "5",
+        "--",
+        *SLEEP,
+        "--checkpoint-dir",
+        str(workdir / "ck"),
+        cwd=workdir,
+    )
     scaled = _json("scale", "--json", job["id"], "+1", cwd=workdir)  # type: ignore[index]
     assert scaled["previous"] == job["id"] and scaled["nodes_before"] == 2 and scaled["nodes"] == 3  # type: ignore[index]
     assert scaled["dropped"] is None and scaled["elastic"] is None  # type: ignore[index]

@@ -19,12 +19,15 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_ps_over_many_hosts_parses_hosts_toml_once(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_ps_over_many_hosts_parses_hosts_toml_once(
+    gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tui import cli
 
     port = _closed_port()
-    (gpudeck_home / "hosts.toml").write_text("".join(f'[hosts.h{i}]\ntarget = "127.0.0.1:{port}"\n' for i in range(40)))
+    (gpudeck_home / "hosts.toml").write_text(
+        "".join(f'[hosts.h{i}]\ntarget = "127.0.0.1:{port}"\n' for i in range(40))
+    )
     by_tomlkit = record_calls(monkeypatch, tomlkit, "parse")
     by_tomllib = record_calls(monkeypatch, tomllib, "loads", lambda text: "[hosts.h0]" in text)
     assert cli.run(["ps"]) == 4  # every host unreachable

@@ -23,7 +23,9 @@ from tui.session import Session
 def test_the_verb_is_the_first_word_after_the_global_options() -> None:
     assert verb_of(["ps", "--all"]) == "ps"
     assert verb_of(["--record", "tape.jsonl", "--read-only", "metrics", "job"]) == "metrics"
-    assert verb_of(["--replay", "ps", "--replay-speed", "0", "logs", "j"]) == "logs"  # "ps" is --replay's file
+    assert (
+        verb_of(["--replay", "ps", "--replay-speed", "0", "logs", "j"]) == "logs"
+    )  # "ps" is --replay's file
     assert verb_of(["--help"]) is None and verb_of([]) is None
 
 
@@ -41,7 +43,9 @@ def test_a_verb_loads_only_its_own_command_module() -> None:
 def test_the_whole_parser_still_knows_every_verb() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "verb")
-    assert {"run", "ps", "inspect", "logs", "metrics", "stop", "cost", "policy", "cloud", "watch"} <= set(sub.choices)  # type: ignore[attr-defined]
+    assert {"run", "ps", "inspect", "logs", "metrics", "stop", "cost", "policy", "cloud", "watch"} <= set(
+        sub.choices
+    )  # type: ignore[attr-defined]
 
 
 def _ended_job(agent_dir: Path, job_id: str, name: str, workdir: Path) -> None:

@@ -33,7 +33,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["--bogus"], "gpudeck: unrecognized arguments: --bogus"),
     ],
 )
-def test_a_usage_error_names_gpudeck_once(gpudeck_home: Path, capsys: pytest.CaptureFixture[str], argv: list[str], line: str) -> None:
+def test_a_usage_error_names_gpudeck_once(
+    gpudeck_home: Path, capsys: pytest.CaptureFixture[str], argv: list[str], line: str
+) -> None:
     code, out, err = cli(capsys, *argv)
     assert code == 2 and out == ""
     assert err == line + "\n"

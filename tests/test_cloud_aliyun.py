@@ -67,10 +67,21 @@ def test_lists_gpu_instances_with_addresses_tags_and_market(aliyun: AliyunServer
     assert [i.id for i in found] == [gpu]
     i = found[0]
     assert (i.name, i.type, i.state, i.lifecycle, i.zone, i.gpus, i.gpu_model) == (
-        "trainer", "ecs.gn7i-c8g1.2xlarge", "running", "spot", "cn-hangzhou-h", 1, "NVIDIA A10")
+        "trainer",
+        "ecs.gn7i-c8g1.2xlarge",
+        "running",
+        "spot",
+        "cn-hangzhou-h",
+        1,
+        "NVIDIA A10",
+    )
     assert (i.public_address, i.private_address, i.opted_in) == ("127.0.0.1", "172.17.0.9", True)
     call = acc.calls[0]
-    assert call["Action"] == "DescribeInstances" and call["Version"] == "2014-05-26" and call["RegionId"] == "cn-hangzhou"
+    assert (
+        call["Action"] == "DescribeInstances"
+        and call["Version"] == "2014-05-26"
+        and call["RegionId"] == "cn-hangzhou"
+    )
 
 
 def test_metric_json_inside_json_is_read(aliyun: AliyunServer) -> None:
@@ -81,7 +92,9 @@ def test_metric_json_inside_json_is_read(aliyun: AliyunServer) -> None:
     points = p.gpu_util(p.get(iid), now - 3600, now)  # type: ignore[arg-type]
     assert len(points) == 10 and {v for _t, v in points} == {42.0}
     call = next(c for c in aliyun.account.calls if c["Action"] == "DescribeMetricList")
-    assert call["Namespace"] == "acs_ecs_dashboard" and call["MetricName"] == "instance_gpu_gpu_usedutilization"
+    assert (
+        call["Namespace"] == "acs_ecs_dashboard" and call["MetricName"] == "instance_gpu_gpu_usedutilization"
+    )
     assert json.loads(call["Dimensions"]) == [{"instanceId": iid}] and call["Version"] == "2019-01-01"
 
 
@@ -126,9 +139,23 @@ def test_cloud_idle_json_has_the_issue_fields(aliyun: AliyunServer, gpudeck_home
     rows = json.loads(out.stdout)
     assert [r["id"] for r in rows] == [idle]
     r = rows[0]
-    assert {"id", "provider", "region", "type", "state", "price_per_hour", "gpu_util", "idle_since",
-            "waste_usd_per_hour"} <= set(r)
-    assert (r["provider"], r["region"], r["state"], r["price_per_hour"]) == ("aliyun", "cn-hangzhou", "running", 10.8)
+    assert {
+        "id",
+        "provider",
+        "region",
+        "type",
+        "state",
+        "price_per_hour",
+        "gpu_util",
+        "idle_since",
+        "waste_usd_per_hour",
+    } <= set(r)
+    assert (r["provider"], r["region"], r["state"], r["price_per_hour"]) == (
+        "aliyun",
+        "cn-hangzhou",
+        "running",
+        10.8,
+    )
     assert r["gpu_util"] == pytest.approx(3.0) and r["waste_usd_per_hour"] is None  # CNY: not called dollars
     text = gpudeck("cloud", "idle")
     assert idle in text.stdout and "nodata" not in text.stdout
@@ -190,22 +217,50 @@ def test_read_only_refuses_cloud_actions(aliyun: AliyunServer, gpudeck_home: Pat
 
 def test_unknown_id_is_one_line(aliyun: AliyunServer, gpudeck_home: Path) -> None:
     out = answering("", "cloud", "stop", "i-missing", "--yes")
-    assert out.returncode == 2 and out.stderr.strip() == "gpudeck: no instance i-missing in aliyun cn-hangzhou"
+    assert (
+        out.returncode == 2 and out.stderr.strip() == "gpudeck: no instance i-missing in aliyun cn-hangzhou"
+    )
 
 
 def test_credentials_from_the_aliyun_cli_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIYUN_ACCESS_KEY_ID",
-                "ALIYUN_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_PROFILE", "ALIYUN_PROFILE"):
+    for key in (
+        "ALIBABA_CLOUD_ACCESS_KEY_ID",
+        "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+        "ALIYUN_ACCESS_KEY_ID",
+        "ALIYUN_ACCESS_KEY_SECRET",
+        "ALIBABA_CLOUD_PROFILE",
+        "ALIYUN_PROFILE",
+    ):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(CloudError, match="no credentials"):
         credentials()
     (tmp_path / ".aliyun").mkdir()
-    (tmp_path / ".aliyun" / "config.json").write_text(json.dumps({"current": "work", "profiles": [
-        {"name": "default", "mode": "AK", "access_key_id": "d-id", "access_key_secret": "d-secret", "region_id": "cn-beijing"},
-        {"name": "work", "mode": "StsToken", "access_key_id": "w-id", "access_key_secret": "w-secret",
-         "sts_token": "tok", "region_id": "cn-shanghai"},
-        {"name": "sso", "mode": "CloudSSO"}]}))
+    (tmp_path / ".aliyun" / "config.json").write_text(
+        json.dumps(
+            {
+                "current": "work",
+                "profiles": [
+                    {
+                        "name": "default",
+                        "mode": "AK",
+                        "access_key_id": "d-id",
+                        "access_key_secret": "d-secret",
+                        "region_id": "cn-beijing",
+                    },
+                    {
+                        "name": "work",
+                        "mode": "StsToken",
+                        "access_key_id": "w-id",
+                        "access_key_secret": "w-secret",
+                        "sts_token": "tok",
+                        "region_id": "cn-shanghai",
+                    },
+                    {"name": "sso", "mode": "CloudSSO"},
+                ],
+            }
+        )
+    )
     got = credentials()
     assert (got.key_id, got.secret, got.token) == ("w-id", "w-secret", "tok") and "w-secret" not in repr(got)
     assert credentials("default").key_id == "d-id"
@@ -220,21 +275,50 @@ def test_launch_refuses_a_taken_host_name_before_launching(aliyun: AliyunServer,
     from tui.hosts_file import HostEntry, add_host
 
     add_host(HostEntry(name="gpu1", target="root@10.0.0.1"))
-    out = answering("", "cloud", "launch", "--provider", "aliyun", "--type", "ecs.gn7i-c8g1.2xlarge", "--image", "img",
-                    "--name", "gpu1", "--yes")
+    out = answering(
+        "",
+        "cloud",
+        "launch",
+        "--provider",
+        "aliyun",
+        "--type",
+        "ecs.gn7i-c8g1.2xlarge",
+        "--image",
+        "img",
+        "--name",
+        "gpu1",
+        "--yes",
+    )
     assert out.returncode == 2 and "host gpu1 already exists" in out.stderr
     assert not aliyun.account.instances and not aliyun.account.calls  # nothing launched, nothing asked
 
 
 @pytest.mark.slow
-def test_launch_whose_ssh_never_answers_leaves_the_host_and_says_what_next(aliyun: AliyunServer,
-                                                                         gpudeck_home: Path) -> None:
+def test_launch_whose_ssh_never_answers_leaves_the_host_and_says_what_next(
+    aliyun: AliyunServer, gpudeck_home: Path
+) -> None:
     from tests.support.sshd import free_port
     from tui.hosts_file import load_hosts
 
     port = free_port()  # nobody listens there
-    out = answering("", "cloud", "launch", "--provider", "aliyun", "--type", "ecs.gn7i-c8g1.2xlarge", "--image", "img",
-                    "--name", "gpu2", "--ssh-port", str(port), "--timeout", "0.3", "--yes")
+    out = answering(
+        "",
+        "cloud",
+        "launch",
+        "--provider",
+        "aliyun",
+        "--type",
+        "ecs.gn7i-c8g1.2xlarge",
+        "--image",
+        "img",
+        "--name",
+        "gpu2",
+        "--ssh-port",
+        str(port),
+        "--timeout",
+        "0.3",
+        "--yes",
+    )
     [iid] = aliyun.account.instances
     assert out.returncode == 1 and f"SSH on 127.0.0.1:{port} did not answer" in out.stderr
     assert "gpudeck hosts trust gpu2" in out.stderr and f"gpudeck cloud stop {iid}" in out.stderr

@@ -40,8 +40,13 @@ def moto_server() -> Iterator[str]:
     host, port = server.get_host_and_port()
     url = f"http://{host}:{port}"
     # Warm up: moto loads its EC2 data on the first call (seconds); the tests then take ~10 ms a call.
-    boto3.client("ec2", region_name=REGION, endpoint_url=url, aws_access_key_id="testing",
-                 aws_secret_access_key="testing").describe_instances()
+    boto3.client(
+        "ec2",
+        region_name=REGION,
+        endpoint_url=url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).describe_instances()
     yield url
     server.stop()
 
@@ -49,7 +54,9 @@ def moto_server() -> Iterator[str]:
 @pytest.fixture
 def moto(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A clean account: moto reset, fake keys (nothing real is ever signed), no profile lookups."""
-    urllib.request.urlopen(urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST"), timeout=10).read()
+    urllib.request.urlopen(
+        urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST"), timeout=10
+    ).read()
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
@@ -70,11 +77,19 @@ def image(url: str) -> str:
 
 
 def run(url: str, instance_type: str = "g5.xlarge", name: str | None = None, spot: bool = False) -> str:
-    args: dict[str, Any] = {"ImageId": image(url), "InstanceType": instance_type, "MinCount": 1, "MaxCount": 1}
+    args: dict[str, Any] = {
+        "ImageId": image(url),
+        "InstanceType": instance_type,
+        "MinCount": 1,
+        "MaxCount": 1,
+    }
     if name:
         args["TagSpecifications"] = [{"ResourceType": "instance", "Tags": [{"Key": "Name", "Value": name}]}]
     if spot:
-        args["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {"SpotInstanceType": "one-time"}}
+        args["InstanceMarketOptions"] = {
+            "MarketType": "spot",
+            "SpotOptions": {"SpotInstanceType": "one-time"},
+        }
     return str(ec2(url).run_instances(**args)["Instances"][0]["InstanceId"])
 
 
@@ -82,12 +97,21 @@ def put_gpu(url: str, instance_id: str, now: float, count: int, value: float, gp
     """What the CloudWatch agent's nvidia_smi plugin sends: one series per GPU (index, name), InstanceId appended."""
     cw = boto3.client("cloudwatch", region_name=REGION, endpoint_url=url)
     for index in range(gpus):
-        data = [{"MetricName": "nvidia_smi_utilization_gpu", "Value": value,
-                 "Timestamp": dt.datetime.fromtimestamp(now - 60 * k, dt.timezone.utc),
-                 "Dimensions": [{"Name": "InstanceId", "Value": instance_id}, {"Name": "index", "Value": str(index)},
-                                {"Name": "name", "Value": "NVIDIA A10G"}]} for k in range(count)]
+        data = [
+            {
+                "MetricName": "nvidia_smi_utilization_gpu",
+                "Value": value,
+                "Timestamp": dt.datetime.fromtimestamp(now - 60 * k, dt.timezone.utc),
+                "Dimensions": [
+                    {"Name": "InstanceId", "Value": instance_id},
+                    {"Name": "index", "Value": str(index)},
+                    {"Name": "name", "Value": "NVIDIA A10G"},
+                ],
+            }
+            for k in range(count)
+        ]
         for i in range(0, len(data), 500):
-            cw.put_metric_data(Namespace="CWAgent", MetricData=data[i:i + 500])
+            cw.put_metric_data(Namespace="CWAgent", MetricData=data[i : i + 500])
 
 
 def provider(url: str, **kw: Any) -> AwsProvider:
@@ -100,7 +124,14 @@ def test_lists_gpu_instances_only(moto: str) -> None:
     found = provider(moto).list()
     assert [i.id for i in found] == [gpu]
     i = found[0]
-    assert (i.name, i.type, i.gpus, i.gpu_model, i.lifecycle, i.region) == ("trainer", "g5.xlarge", 1, "A10G", "on-demand", REGION)
+    assert (i.name, i.type, i.gpus, i.gpu_model, i.lifecycle, i.region) == (
+        "trainer",
+        "g5.xlarge",
+        1,
+        "A10G",
+        "on-demand",
+        REGION,
+    )
     assert i.state in ("pending", "running") and i.zone and i.zone.startswith(REGION) and i.private_address
 
 
@@ -109,8 +140,13 @@ def test_idle_finder_is_exact(moto: str) -> None:
     idle, busy, nodata = run(moto, name="idle"), run(moto, name="busy"), run(moto, name="nodata")
     put_gpu(moto, idle, now, 45, 1.0, gpus=2)
     put_gpu(moto, busy, now, 45, 70.0)
-    snap = snapshot(Settings(cloud=CloudSettings(aws_regions=(REGION,), aws_endpoint_url=moto)), "aws",
-                    window=1800, below=5.0, now=now)
+    snap = snapshot(
+        Settings(cloud=CloudSettings(aws_regions=(REGION,), aws_endpoint_url=moto)),
+        "aws",
+        window=1800,
+        below=5.0,
+        now=now,
+    )
     assert snap.errors == []
     assert [v.instance.id for v in snap.idle()] == [idle]
     views = {v.instance.id: v for v in snap.views}
@@ -129,10 +165,15 @@ def test_one_time_spot_cannot_stop_and_says_so(moto: str) -> None:
     assert found.instance.lifecycle == "spot"
     with pytest.raises(GpudeckError, match="spot instance from a one-time request: AWS cannot stop it"):
         core.stop(found)
-    assert ec2(moto).describe_instances(InstanceIds=[spot])["Reservations"][0]["Instances"][0]["State"]["Name"] == "running"
+    assert (
+        ec2(moto).describe_instances(InstanceIds=[spot])["Reservations"][0]["Instances"][0]["State"]["Name"]
+        == "running"
+    )
     on_demand = core.find([provider(moto)], run(moto))
     core.stop(on_demand)
-    state = ec2(moto).describe_instances(InstanceIds=[on_demand.instance.id])["Reservations"][0]["Instances"][0]["State"]
+    state = ec2(moto).describe_instances(InstanceIds=[on_demand.instance.id])["Reservations"][0]["Instances"][
+        0
+    ]["State"]
     assert state["Name"] in ("stopping", "stopped")
 
 
@@ -151,7 +192,9 @@ def test_throttling_and_5xx_are_retried(moto: str, fault: str) -> None:
 def test_a_refusal_is_not_retried(moto: str) -> None:
     with relay_to(moto) as relay:
         with pytest.raises(CloudError, match="InvalidInstanceID"):
-            provider(relay.url).stop(core.Instance("i-0123456789abcdef0", "aws", REGION, "g5.xlarge", "running"))
+            provider(relay.url).stop(
+                core.Instance("i-0123456789abcdef0", "aws", REGION, "g5.xlarge", "running")
+            )
         assert relay.actions == ["StopInstances"]
 
 
@@ -167,8 +210,12 @@ def test_launch_retried_after_a_lost_answer_makes_one_instance(moto: str, fault:
         relay.faults.append(("RunInstances", fault))
         launched = core.launch(provider(relay.url), spec, FAST, sleep=lambda s: None)
     assert instances_with_token(moto, spec.token) == [launched]
-    assert relay.actions.count("RunInstances") == (1 if fault == "lost" else 2)  # lost: found by its tag, not re-run
-    all_ids = [i["InstanceId"] for r in ec2(moto).describe_instances()["Reservations"] for i in r["Instances"]]
+    assert relay.actions.count("RunInstances") == (
+        1 if fault == "lost" else 2
+    )  # lost: found by its tag, not re-run
+    all_ids = [
+        i["InstanceId"] for r in ec2(moto).describe_instances()["Reservations"] for i in r["Instances"]
+    ]
     assert all_ids == [launched]
 
 
@@ -194,10 +241,14 @@ def test_launch_tags_opt_the_instance_in(moto: str) -> None:
     assert instance.opted_in and instance.name == "tagged" and instance.tags[TAG_TOKEN] == spec.token
 
 
-def test_cloud_ls_json_through_the_cli(moto: str, gpudeck_home: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cloud_ls_json_through_the_cli(
+    moto: str, gpudeck_home: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tui import cli
 
-    (gpudeck_home / "config.toml").write_text(f'[cloud]\naws_regions = ["{REGION}"]\naws_endpoint_url = "{moto}"\n')
+    (gpudeck_home / "config.toml").write_text(
+        f'[cloud]\naws_regions = ["{REGION}"]\naws_endpoint_url = "{moto}"\n'
+    )
     gpu = run(moto, name="box")
     assert cli.run(["cloud", "ls", "--provider", "aws", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -207,20 +258,44 @@ def test_cloud_ls_json_through_the_cli(moto: str, gpudeck_home: Any, capsys: pyt
     assert (r["provider"], r["type"], r["price_per_hour"], r["gpu_util"]) == ("aws", "g5.xlarge", 1.006, None)
 
 
-def test_cloud_launch_no_wait_adds_the_host_untrusted(moto: str, gpudeck_home: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cloud_launch_no_wait_adds_the_host_untrusted(
+    moto: str, gpudeck_home: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tui import cli
     from tui.hosts_file import load_hosts
 
-    (gpudeck_home / "config.toml").write_text(f'[cloud]\naws_regions = ["{REGION}"]\naws_endpoint_url = "{moto}"\n')
-    code = cli.run(["cloud", "launch", "--provider", "aws", "--type", "g5.xlarge", "--image", AMI, "--spot",
-                    "--name", "g5box", "--no-wait", "--yes"])
+    (gpudeck_home / "config.toml").write_text(
+        f'[cloud]\naws_regions = ["{REGION}"]\naws_endpoint_url = "{moto}"\n'
+    )
+    code = cli.run(
+        [
+            "cloud",
+            "launch",
+            "--provider",
+            "aws",
+            "--type",
+            "g5.xlarge",
+            "--image",
+            AMI,
+            "--spot",
+            "--name",
+            "g5box",
+            "--no-wait",
+            "--yes",
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     host = load_hosts()["g5box"]
     [instance] = [i for r in ec2(moto).describe_instances()["Reservations"] for i in r["Instances"]]
     assert host.target == f"ubuntu@{instance['PublicIpAddress']}:22"
     assert (host.extra["instance_id"], host.extra["host_key_alias"], host.extra["market"]) == (
-        instance["InstanceId"], instance["InstanceId"], "spot")
-    assert host.extra["region"] == instance["Placement"]["AvailabilityZone"] and host.extra["provider"] == "aws"
+        instance["InstanceId"],
+        instance["InstanceId"],
+        "spot",
+    )
+    assert (
+        host.extra["region"] == instance["Placement"]["AvailabilityZone"] and host.extra["provider"] == "aws"
+    )
     assert "gpudeck hosts trust g5box" in out.out
     assert not (gpudeck_home / "known_hosts").exists()  # nothing trusted without a check

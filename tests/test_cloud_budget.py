@@ -31,8 +31,11 @@ def aliyun(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aliy
 
 def three(aliyun: AliyunServer) -> tuple[str, str, str]:
     acc = aliyun.account
-    return (acc.add(name="mine", tags=OPTED), acc.add(name="theirs"),
-            acc.add(name="mine-stopped", status="Stopped", tags=OPTED))
+    return (
+        acc.add(name="mine", tags=OPTED),
+        acc.add(name="theirs"),
+        acc.add(name="mine-stopped", status="Stopped", tags=OPTED),
+    )
 
 
 def providers() -> list[AliyunProvider]:
@@ -42,7 +45,10 @@ def providers() -> list[AliyunProvider]:
 def test_over_budget_stops_only_the_running_opted_in_instance_and_journals_each(aliyun: AliyunServer) -> None:
     mine, theirs, stopped = three(aliyun)
     dry, problems = enforce_budget(providers(), 250.0, 200.0, "USD", dry_run=True)
-    assert problems == [] and {(d.instance_id, o) for d, o in dry} == {(mine, "would stop (dry run)"), (theirs, "refuse")}
+    assert problems == [] and {(d.instance_id, o) for d, o in dry} == {
+        (mine, "would stop (dry run)"),
+        (theirs, "refuse"),
+    }
     assert aliyun.account.status(mine) == "Running"
 
     done, _ = enforce_budget(providers(), 250.0, 200.0, "USD")

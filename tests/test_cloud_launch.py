@@ -30,28 +30,57 @@ def aliyun(ssh_home: SshHome, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aliyu
 
 def cloud_init_console(server: Sshd) -> str:
     """What cloud-init prints on an instance's console (ssh-keygen -l lines between its markers)."""
-    line = subprocess.run(["ssh-keygen", "-l", "-f", str(server.host_key) + ".pub"], capture_output=True, text=True,
-                          check=True).stdout.split()
-    return ("[   12.3] cloud-init[801]: Cloud-init v. 23.1 running 'modules:final'\n"
-            "<14>Dec  1 04:00:00 cloud-init: #############################################################\n"
-            "<14>Dec  1 04:00:00 cloud-init: -----BEGIN SSH HOST KEY FINGERPRINTS-----\n"
-            f"<14>Dec  1 04:00:00 cloud-init: {line[0]} {line[1]} root@iZbp1 (ED25519)\n"
-            "<14>Dec  1 04:00:00 cloud-init: -----END SSH HOST KEY FINGERPRINTS-----\n")
+    line = subprocess.run(
+        ["ssh-keygen", "-l", "-f", str(server.host_key) + ".pub"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return (
+        "[   12.3] cloud-init[801]: Cloud-init v. 23.1 running 'modules:final'\n"
+        "<14>Dec  1 04:00:00 cloud-init: #############################################################\n"
+        "<14>Dec  1 04:00:00 cloud-init: -----BEGIN SSH HOST KEY FINGERPRINTS-----\n"
+        f"<14>Dec  1 04:00:00 cloud-init: {line[0]} {line[1]} root@iZbp1 (ED25519)\n"
+        "<14>Dec  1 04:00:00 cloud-init: -----END SSH HOST KEY FINGERPRINTS-----\n"
+    )
 
 
 def answering(answers: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui", *args], input=answers, capture_output=True, text=True,
-                          timeout=120, cwd=cwd, env=dict(os.environ))
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args],
+        input=answers,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=dict(os.environ),
+    )
 
 
 def launch_args(ssh_home: SshHome, name: str) -> list[str]:
-    return ["cloud", "launch", "--provider", "aliyun", "--type", "ecs.gn7i-c8g1.2xlarge", "--image", "ubuntu_22_04_x64",
-            "--name", name, "--ssh-user", "root", "--ssh-port", str(ssh_home.server.port),
-            "--agent-dir", str(ssh_home.agent_dir), "--timeout", "30"]
+    return [
+        "cloud",
+        "launch",
+        "--provider",
+        "aliyun",
+        "--type",
+        "ecs.gn7i-c8g1.2xlarge",
+        "--image",
+        "ubuntu_22_04_x64",
+        "--name",
+        name,
+        "--ssh-user",
+        "root",
+        "--ssh-port",
+        str(ssh_home.server.port),
+        "--agent-dir",
+        str(ssh_home.agent_dir),
+        "--timeout",
+        "30",
+    ]
 
 
 @pytest.mark.slow
-def test_find_idle_stop_it_launch_a_host_and_run_a_job(ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path) -> None:
+def test_find_idle_stop_it_launch_a_host_and_run_a_job(
+    ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path
+) -> None:
     acc = aliyun.account
     now = time.time()
     idle, busy = acc.add(name="forgotten"), acc.add(name="training")
@@ -78,23 +107,34 @@ def test_find_idle_stop_it_launch_a_host_and_run_a_job(ssh_home: SshHome, aliyun
     assert f'instance_id = "{new_id}"' in hosts and f'host_key_alias = "{new_id}"' in hosts
     assert f'target = "root@127.0.0.1:{ssh_home.server.port}"' in hosts and 'provider = "aliyun"' in hosts
     known = (ssh_home.gpudeck_home / "known_hosts").read_text()
-    assert known.startswith(f"{new_id} ssh-ed25519 ")  # by instance id (bare, as ssh stores a HostKeyAlias), not the address
+    assert known.startswith(
+        f"{new_id} ssh-ed25519 "
+    )  # by instance id (bare, as ssh stores a HostKeyAlias), not the address
 
     job = gpudeck("run", "--host", "gpu1", "--", "echo", "hello from the cloud", cwd=tmp_path)
     assert job.returncode == 0, job.stderr
     logs = gpudeck("logs", "-f", job.stdout.strip(), cwd=tmp_path)
-    assert logs.returncode == 0 and logs.stdout.endswith("\nhello from the cloud\n")  # after the test .bashrc's junk
+    assert logs.returncode == 0 and logs.stdout.endswith(
+        "\nhello from the cloud\n"
+    )  # after the test .bashrc's junk
 
     listed = json.loads(gpudeck("cloud", "ls", "--json").stdout)
     assert {r["id"]: r["gpudeck_host"] for r in listed}[new_id] == "gpu1"
 
 
 @pytest.mark.slow
-def test_a_key_nobody_published_is_not_trusted_silently(ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path) -> None:
-    aliyun.account.new_console = "[    0.0] Linux version 5.15 (no cloud-init fingerprints here)\nSHA256:AAAA not in a block\n"
+def test_a_key_nobody_published_is_not_trusted_silently(
+    ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path
+) -> None:
+    aliyun.account.new_console = (
+        "[    0.0] Linux version 5.15 (no cloud-init fingerprints here)\nSHA256:AAAA not in a block\n"
+    )
     launched = gpudeck(*launch_args(ssh_home, "gpu2"), "--yes")  # --yes answers the launch, not the key
     assert launched.returncode == EXIT_HOSTKEY, launched.stderr
     assert "unknown host key" in launched.stderr and "gpudeck hosts trust gpu2" in launched.stderr
-    assert not (ssh_home.gpudeck_home / "known_hosts").exists() or "gpu" not in (ssh_home.gpudeck_home / "known_hosts").read_text()
+    assert (
+        not (ssh_home.gpudeck_home / "known_hosts").exists()
+        or "gpu" not in (ssh_home.gpudeck_home / "known_hosts").read_text()
+    )
     refused = gpudeck("run", "--host", "gpu2", "--", "true", cwd=tmp_path)
     assert refused.returncode == EXIT_HOSTKEY and not ssh_home.agent_dir.exists()

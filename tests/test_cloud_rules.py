@@ -41,7 +41,9 @@ def cloud_host(name: str, instance_id: str, rule: str | None) -> None:
         assert code == 0, err
 
 
-def test_only_opted_in_idle_instances_are_stopped_and_every_decision_is_journaled(aliyun: AliyunServer) -> None:
+def test_only_opted_in_idle_instances_are_stopped_and_every_decision_is_journaled(
+    aliyun: AliyunServer,
+) -> None:
     now = time.time()
     acc = aliyun.account
     managed = {"gpudeck-managed": "true"}
@@ -60,7 +62,11 @@ def test_only_opted_in_idle_instances_are_stopped_and_every_decision_is_journale
 
     code, out, err = gpudeck("cloud", "enforce", "--dry-run")
     assert code == 0, err
-    assert "h-idle" in out and "would stop (dry run)" in out and all(acc.status(i) == "Running" for i in (idle, theirs))
+    assert (
+        "h-idle" in out
+        and "would stop (dry run)" in out
+        and all(acc.status(i) == "Running" for i in (idle, theirs))
+    )
 
     code, out, err = gpudeck("cloud", "enforce", "--json")
     assert code == 0, err

@@ -41,9 +41,13 @@ def test_a_point_exactly_at_the_threshold_mid_window_is_busy() -> None:
     # exactly 5 % in the middle of the window breaks the idle run there, not only at its ends.
     mid = summarize(series([1.0] * 15 + [5.0] + [1.0] * 15), NOW, 1800, 5)
     assert not mid.idle and mid.idle_since == NOW - 14 * 60
-    first = summarize(series([1.0, 5.0] + [1.0] * 29), NOW, 1800, 5)  # the window's first point, (NOW - 30 min, NOW]
+    first = summarize(
+        series([1.0, 5.0] + [1.0] * 29), NOW, 1800, 5
+    )  # the window's first point, (NOW - 30 min, NOW]
     assert not first.idle and first.idle_since == NOW - 28 * 60
-    assert summarize(series([5.0] + [1.0] * 30), NOW, 1800, 5).idle  # at NOW - 30 min: just outside the window
+    assert summarize(
+        series([5.0] + [1.0] * 30), NOW, 1800, 5
+    ).idle  # at NOW - 30 min: just outside the window
     assert summarize(series([1.0] * 15 + [4.999] + [1.0] * 15), NOW, 1800, 5).idle  # just under: still idle
 
 
@@ -67,7 +71,10 @@ def test_averages() -> None:
 
 
 def test_gpus_are_averaged_per_minute() -> None:
-    assert mean_per_minute([[(NOW, 10.0), (NOW + 60, 20.0)], [(NOW + 5, 30.0)]]) == [(NOW, 20.0), (NOW + 60, 20.0)]
+    assert mean_per_minute([[(NOW, 10.0), (NOW + 60, 20.0)], [(NOW + 5, 30.0)]]) == [
+        (NOW, 20.0),
+        (NOW + 60, 20.0),
+    ]
 
 
 def test_retry_schedule_and_the_lookup_before_each_retry() -> None:
@@ -100,18 +107,24 @@ def test_retry_schedule_and_the_lookup_before_each_retry() -> None:
 
 def test_console_fingerprints_only_from_cloud_init_blocks(tmp_path: Path) -> None:
     key = keygen(tmp_path / "hk")
-    listed = subprocess.run(["ssh-keygen", "-l", "-f", f"{key}.pub"], capture_output=True, text=True, check=True).stdout.split()[1]
+    listed = subprocess.run(
+        ["ssh-keygen", "-l", "-f", f"{key}.pub"], capture_output=True, text=True, check=True
+    ).stdout.split()[1]
     kind, blob = (tmp_path / "hk.pub").read_text().split()[:2]
-    console = ("SHA256:" + "B" * 43 + " printed by someone, outside the block\n"
-               "ec2: -----BEGIN SSH HOST KEY FINGERPRINTS-----\n"
-               "ec2: 256 SHA256:" + "A" * 43 + " root@ip-10-0-0-1 (ECDSA)\n"
-               "ec2: -----END SSH HOST KEY FINGERPRINTS-----\n"
-               "-----BEGIN SSH HOST KEY KEYS-----\n"
-               f"{kind} {blob} root@ip-10-0-0-1\n"
-               "-----END SSH HOST KEY KEYS-----\n")
+    console = (
+        "SHA256:" + "B" * 43 + " printed by someone, outside the block\n"
+        "ec2: -----BEGIN SSH HOST KEY FINGERPRINTS-----\n"
+        "ec2: 256 SHA256:" + "A" * 43 + " root@ip-10-0-0-1 (ECDSA)\n"
+        "ec2: -----END SSH HOST KEY FINGERPRINTS-----\n"
+        "-----BEGIN SSH HOST KEY KEYS-----\n"
+        f"{kind} {blob} root@ip-10-0-0-1\n"
+        "-----END SSH HOST KEY KEYS-----\n"
+    )
     found = published_fingerprints(console)
     assert found == {"SHA256:" + "A" * 43, listed}
-    digest = "SHA256:" + base64.b64encode(hashlib.sha256(base64.b64decode(blob)).digest()).decode().rstrip("=")
+    digest = "SHA256:" + base64.b64encode(hashlib.sha256(base64.b64decode(blob)).digest()).decode().rstrip(
+        "="
+    )
     assert digest == listed
     assert published_fingerprints("no cloud-init here") == set()
 
@@ -131,8 +144,10 @@ def test_endpoints_are_urls() -> None:
 
 def test_cloud_settings(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    path.write_text('[cloud]\naws_regions = ["us-east-1", "us-west-2"]\naliyun_regions = "cn-hangzhou"\n'
-                    'aliyun_ecs_endpoint = "http://127.0.0.1:8080"\n')
+    path.write_text(
+        '[cloud]\naws_regions = ["us-east-1", "us-west-2"]\naliyun_regions = "cn-hangzhou"\n'
+        'aliyun_ecs_endpoint = "http://127.0.0.1:8080"\n'
+    )
     cloud = load(path).cloud
     assert cloud.aws_regions == ("us-east-1", "us-west-2") and cloud.aliyun_regions == ("cn-hangzhou",)
     assert cloud.aliyun_ecs_endpoint == "http://127.0.0.1:8080" and cloud.aws_endpoint_url is None

@@ -34,18 +34,21 @@ def test_an_id_prefix_needs_four_characters() -> None:
     assert pick([target, named], "202") is named
 
 
-@pytest.mark.parametrize(("opts", "ok"), [
-    (LaunchOptions(("true",), grace=0), True),
-    (LaunchOptions(("true",), budget=0), False),
-    (LaunchOptions(("true",), budget=-1), False),
-    (LaunchOptions(("true",), budget=float("nan")), False),
-    (LaunchOptions(("true",), grace=float("inf")), False),
-    (LaunchOptions(("true",), price_per_hour=0), True),
-    (LaunchOptions(("true",), price_per_hour=-0.5), False),
-    (LaunchOptions(("true",), name="a" * 64), True),
-    (LaunchOptions(("true",), name="a" * 65), False),
-    (LaunchOptions(("true",), name="a/../../x"), False),
-])
+@pytest.mark.parametrize(
+    ("opts", "ok"),
+    [
+        (LaunchOptions(("true",), grace=0), True),
+        (LaunchOptions(("true",), budget=0), False),
+        (LaunchOptions(("true",), budget=-1), False),
+        (LaunchOptions(("true",), budget=float("nan")), False),
+        (LaunchOptions(("true",), grace=float("inf")), False),
+        (LaunchOptions(("true",), price_per_hour=0), True),
+        (LaunchOptions(("true",), price_per_hour=-0.5), False),
+        (LaunchOptions(("true",), name="a" * 64), True),
+        (LaunchOptions(("true",), name="a" * 65), False),
+        (LaunchOptions(("true",), name="a/../../x"), False),
+    ],
+)
 def test_launch_option_ranges(opts: LaunchOptions, ok: bool) -> None:
     if ok:
         assert check(opts) is opts
@@ -104,11 +107,14 @@ def test_stop_asks_every_node_with_the_grace_given_and_waits_for_it() -> None:
     end(agents, target, "stop", grace=300.0, reason="budget")
     assert [(h, op, t, a) for h, op, t, a in agents.asked] == [
         ("a", "stop", 360.0, {"job": ID, "node": "0", "grace": 300.0, "reason": "budget"}),
-        ("b", "stop", 360.0, {"job": ID, "node": "1", "grace": 300.0, "reason": "budget"})]
+        ("b", "stop", 360.0, {"job": ID, "node": "1", "grace": 300.0, "reason": "budget"}),
+    ]
     agents.asked.clear()
     end(agents, target, "kill")
-    assert [(op, t, a) for _, op, t, a in agents.asked] == [("kill", 60.0, {"job": ID, "node": "0"}),
-                                                          ("kill", 60.0, {"job": ID, "node": "1"})]
+    assert [(op, t, a) for _, op, t, a in agents.asked] == [
+        ("kill", 60.0, {"job": ID, "node": "0"}),
+        ("kill", 60.0, {"job": ID, "node": "1"}),
+    ]
 
 
 class HostAnswers:
@@ -137,12 +143,15 @@ def test_a_launch_share_counts_live_jobs_and_the_jobs_own_gpus(monkeypatch: pyte
     assert share == 0.25  # the job's own CUDA_VISIBLE_DEVICES, not the launcher's
 
 
-@pytest.mark.parametrize(("line", "loss"), [
-    ("box_loss=1.5 step=4", None),  # one part of a detector's loss is not the loss
-    ("loss_epoch=0.3", 0.3),
-    ("d_loss: 0.7 g_loss: 1.2", None),  # a GAN has no single training loss
-    ("step=3 loss=0.5", 0.5),
-])
+@pytest.mark.parametrize(
+    ("line", "loss"),
+    [
+        ("box_loss=1.5 step=4", None),  # one part of a detector's loss is not the loss
+        ("loss_epoch=0.3", 0.3),
+        ("d_loss: 0.7 g_loss: 1.2", None),  # a GAN has no single training loss
+        ("step=3 loss=0.5", 0.5),
+    ],
+)
 def test_which_number_is_the_loss(line: str, loss: float | None) -> None:
     assert (parse_line(line) or {}).get("loss") == loss
 
@@ -162,7 +171,9 @@ class Clock:
 
 def test_a_paused_idle_stop_never_fires_and_resumes_counting_afresh() -> None:
     clock = Clock()
-    rule = AutoStop({"idle_stop": {"below_pct": 10, "minutes": 1, "grace_minutes": 0}}, lambda *a, **k: None, clock)
+    rule = AutoStop(
+        {"idle_stop": {"below_pct": 10, "minutes": 1, "grace_minutes": 0}}, lambda *a, **k: None, clock
+    )
     rule.set_paused(True)
     rule.on_gpus([1.0])
     clock.now += 600
@@ -173,7 +184,9 @@ def test_a_paused_idle_stop_never_fires_and_resumes_counting_afresh() -> None:
     assert rule.check() is None  # counting starts at the resume
     clock.now += 31
     assert rule.check() and "idle" in rule.check()
-    busy = AutoStop({"idle_stop": {"below_pct": 10, "minutes": 1, "grace_minutes": 0}}, lambda *a, **k: None, clock)
+    busy = AutoStop(
+        {"idle_stop": {"below_pct": 10, "minutes": 1, "grace_minutes": 0}}, lambda *a, **k: None, clock
+    )
     busy.on_gpus([10.0])  # exactly at the threshold counts as busy
     clock.now += 600
     assert busy.check() is None

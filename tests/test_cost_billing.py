@@ -29,7 +29,11 @@ def test_per_second_billing() -> None:
 
 def test_aws_linux_minimum_is_sixty_seconds() -> None:
     assert minimum_seconds("aws") == 60 and minimum_seconds("AWS", "linux") == 60
-    assert minimum_seconds("aws", "windows") == 0 and minimum_seconds("aliyun") == 0 and minimum_seconds(None) == 0
+    assert (
+        minimum_seconds("aws", "windows") == 0
+        and minimum_seconds("aliyun") == 0
+        and minimum_seconds(None) == 0
+    )
     # 20 s on AWS is billed as 60 s: 60 × 0.001 = $0.06; 20 s elsewhere: $0.02; 61 s: $0.061.
     assert accrue(FLAT, 0, 20, minimum=60).get() == pytest.approx(0.06)
     assert accrue(FLAT, 0, 20).get() == pytest.approx(0.02)

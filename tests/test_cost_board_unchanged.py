@@ -11,15 +11,24 @@ from tui.services.costs import Costs
 
 
 def board(accrued: float, burn: float | None = None) -> CostBoard:
-    jobs = {f"J{i:03d}": JobCostShown(accrued=accrued + i, burn=None, projected=accrued + i, idle=0.0) for i in range(500)}
+    jobs = {
+        f"J{i:03d}": JobCostShown(accrued=accrued + i, burn=None, projected=accrued + i, idle=0.0)
+        for i in range(500)
+    }
     return CostBoard("USD", burn=burn, jobs=jobs)
 
 
 def test_an_unchanged_board_redraws_nothing_a_changed_one_does() -> None:
     changed: list[set[str]] = []
     fleet = Fleet()
-    costs = Costs(app=object(), fleet=fleet, ctx=CostContext(), stop=lambda job, why: None,  # type: ignore[arg-type]
-                  changed=changed.append, ledger=False)
+    costs = Costs(
+        app=object(),
+        fleet=fleet,
+        ctx=CostContext(),
+        stop=lambda job, why: None,  # type: ignore[arg-type]
+        changed=changed.append,
+        ledger=False,
+    )
     costs.updated(board(1.0))
     costs.updated(board(1.0))  # equal figures, new objects: the engine's next second
     assert changed == [{"cost"}]

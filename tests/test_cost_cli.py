@@ -55,25 +55,47 @@ def ended(home: Path, job_id: str) -> bool:
         records = journal(home, job_id)
     except (OSError, ValueError):  # not created yet, or a line being written
         return False
-    return any(r["kind"] == "state" and r["state"] in ("exited", "failed", "stopped", "killed") for r in records)
+    return any(
+        r["kind"] == "state" and r["state"] in ("exited", "failed", "stopped", "killed") for r in records
+    )
 
 
 def test_cost_json_matches_hand_calculation(gpudeck_home: Path, workdir: Path) -> None:
     (gpudeck_home / "hosts.toml").write_text("[hosts.local]\nprice_per_hour = 3.6  # $0.001 a second\n")
-    short = gpudeck("run", "--name", "short", "--", sys.executable, "-c", STEPS, "10", "0.05", cwd=workdir).stdout.strip()
+    short = gpudeck(
+        "run", "--name", "short", "--", sys.executable, "-c", STEPS, "10", "0.05", cwd=workdir
+    ).stdout.strip()
     wait_for(lambda: ended(gpudeck_home, short), timeout=30, what="short job exited")
 
-    long = gpudeck("run", "--name", "long", "--grace", "5", "--", sys.executable, "-c", STEPS, "100000", "0.02",
-                   cwd=workdir).stdout.strip()
+    long = gpudeck(
+        "run",
+        "--name",
+        "long",
+        "--grace",
+        "5",
+        "--",
+        sys.executable,
+        "-c",
+        STEPS,
+        "100000",
+        "0.02",
+        cwd=workdir,
+    ).stdout.strip()
     wait_for(lambda: _metrics(gpudeck_home, long) >= 10, timeout=30, what="progress")
     live = cost_json(workdir)
     [host] = live["hosts"]
     assert host["name"] == "local" and host["price"] == {
-        "per_hour": 3.6, "currency": "USD", "market": "on-demand", "source": "hosts.toml price_per_hour"}
+        "per_hour": 3.6,
+        "currency": "USD",
+        "market": "on-demand",
+        "source": "hosts.toml price_per_hour",
+    }
     assert host["burn_usd_per_hour"] == 3.6  # the host is billed whether or not a job runs
     jobs = {j["id"]: j for j in live["jobs"]}
     running = jobs[long]
-    assert running["state"] == "running" and running["burn_usd_per_hour"] == 3.6  # alone on a no-GPU host: share 1
+    assert (
+        running["state"] == "running" and running["burn_usd_per_hour"] == 3.6
+    )  # alone on a no-GPU host: share 1
     assert running["accrued_usd"] > 0 and running["steps_per_s"] > 0
     # Projected = accrued + burn × steps left / rate: ~100 000 steps at ≤ 50/s is over half an hour.
     assert running["projected_usd"] > running["accrued_usd"] + 1.5
@@ -88,7 +110,9 @@ def test_cost_json_matches_hand_calculation(gpudeck_home: Path, workdir: Path) -
         assert final[job_id]["accrued_usd"] == pytest.approx(expected, abs=1e-6)
         assert round(final[job_id]["accrued_usd"], 2) == round(expected, 2)  # to the cent
         assert final[job_id]["projected_usd"] == final[job_id]["accrued_usd"]  # it is over
-        assert final[job_id]["burn_usd_per_hour"] == 0 and final[job_id]["idle_usd"] == 0  # no GPU: no idle samples
+        assert (
+            final[job_id]["burn_usd_per_hour"] == 0 and final[job_id]["idle_usd"] == 0
+        )  # no GPU: no idle samples
     assert final[long]["state"] == "stopped" and final[long]["reason"]
 
     with Ledger(gpudeck_home / "state.db") as ledger:
@@ -116,7 +140,9 @@ def test_cost_without_a_price_says_unknown(gpudeck_home: Path, workdir: Path) ->
     assert bad.returncode != 0 and "--since" in bad.stderr and len(bad.stderr.splitlines()) == 1
 
 
-def test_budget_stop_by_the_supervisor_shows_in_cost_and_ledger(gpudeck_home: Path, workdir: Path, client) -> None:  # type: ignore[no-untyped-def]
+def test_budget_stop_by_the_supervisor_shows_in_cost_and_ledger(
+    gpudeck_home: Path, workdir: Path, client
+) -> None:  # type: ignore[no-untyped-def]
     """The spec fields from tui.cost.rules, enforced on the host: $3600/h = $1/s, budget $2."""
     from remote_agent.supervision import jobspec
     from tests.support.jobs import launch
@@ -126,8 +152,12 @@ def test_budget_stop_by_the_supervisor_shows_in_cost_and_ledger(gpudeck_home: Pa
         pytest.skip("this agent does not enforce budgets yet")
     settings = {"price_per_hour": 3600}
     (gpudeck_home / "hosts.toml").write_text("[hosts.local]\nprice_per_hour = 3600\n")
-    sleeper = "import signal, sys, time\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\ntime.sleep(60)"
-    job = launch(client, workdir, [sys.executable, "-c", sleeper], grace=1, **spec_cost_fields(settings, budget=2.0))
+    sleeper = (
+        "import signal, sys, time\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\ntime.sleep(60)"
+    )
+    job = launch(
+        client, workdir, [sys.executable, "-c", sleeper], grace=1, **spec_cost_fields(settings, budget=2.0)
+    )
     client.close()  # nobody watches: the supervisor alone stops it
     wait_for(lambda: ended(gpudeck_home, job["id"]), timeout=30, what="budget stop")
     records = journal(gpudeck_home, job["id"])

@@ -21,10 +21,17 @@ FLAT = [PricePeriod(-math.inf, None, 3.6)]
 T0 = 1_800_000_000.0
 
 
-def journal(start: float, end: float | None = None, gpus: list[tuple[float, list[tuple[str, float]]]] = (),
-            steps: list[tuple[float, int, int]] = (), reason: str | None = None) -> list[dict[str, Any]]:
-    recs: list[dict[str, Any]] = [{"kind": "state", "state": "starting", "t": start - 0.5},
-                                  {"kind": "state", "state": "running", "t": start}]
+def journal(
+    start: float,
+    end: float | None = None,
+    gpus: list[tuple[float, list[tuple[str, float]]]] = (),
+    steps: list[tuple[float, int, int]] = (),
+    reason: str | None = None,
+) -> list[dict[str, Any]]:
+    recs: list[dict[str, Any]] = [
+        {"kind": "state", "state": "starting", "t": start - 0.5},
+        {"kind": "state", "state": "running", "t": start},
+    ]
     for t, readings in gpus:
         recs.append({"kind": "gpu", "t": t, "gpus": [{"uuid": u, "util": util} for u, util in readings]})
     for t, step, total in steps:
@@ -83,8 +90,12 @@ def test_no_gpu_host_lone_job_pays_all_concurrent_jobs_split() -> None:
 def test_idle_waste_from_gpu_records_under_threshold() -> None:
     # Samples hold until the next: 0-600 busy, 600-1800 under 10 % (5 %, then 3 % and 9 % on its
     # two GPUs), 1800-2400 busy. Idle = 1200 s × $0.001 = $1.20 of $2.40 accrued.
-    samples = [(T0, [("G0", 50), ("G1", 40)]), (T0 + 600, [("G0", 5), ("G1", 2)]),
-               (T0 + 1200, [("G0", 3), ("G1", 9)]), (T0 + 1800, [("G0", 80), ("G1", 4)])]
+    samples = [
+        (T0, [("G0", 50), ("G1", 40)]),
+        (T0 + 600, [("G0", 5), ("G1", 2)]),
+        (T0 + 1200, [("G0", 3), ("G1", 9)]),
+        (T0 + 1800, [("G0", 80), ("G1", 4)]),
+    ]
     r = run_of("h", "A", journal(T0, T0 + 2400, gpus=samples))
     assert idle_intervals(r, T0 + 9999) == [(T0 + 600, T0 + 1800)]
     job = by_job(host_costs(host(["G0", "G1"], T0 + 3000), [r]))["A"]
@@ -119,7 +130,9 @@ def test_job_on_two_hosts_at_two_prices_and_currencies() -> None:
 
 def test_host_accrued_uses_instance_start_minimum_and_today() -> None:
     # An AWS instance up 20 s is billed 60 s: $0.06. Today counts from midnight (host clock).
-    cost = host_costs(host([], T0 + 20, instance_start=T0, start_source="boot", minimum_s=60), [], day_start=T0 + 10)
+    cost = host_costs(
+        host([], T0 + 20, instance_start=T0, start_source="boot", minimum_s=60), [], day_start=T0 + 10
+    )
     assert cost.accrued.get() == pytest.approx(0.06) and cost.today.get() == pytest.approx(0.01)
     assert cost.burn.get() == 3.6
     unknown = host_costs(host([], T0 + 20), [])
@@ -140,8 +153,15 @@ def test_host_clock_offset_and_since_window() -> None:
     offset = 3600.0
     host_now = time.time() + offset
     recs = journal(host_now - 100, None)  # running for 100 s by the host's clock
-    snap = HostSnapshot("h", offset, host_now, [], None, [{"id": "J", "node": "0", "name": "j", "state": "running"}],
-                        {("J", "0"): recs})
+    snap = HostSnapshot(
+        "h",
+        offset,
+        host_now,
+        [],
+        None,
+        [{"id": "J", "node": "0", "name": "j", "state": "running"}],
+        {("J", "0"): recs},
+    )
     prices = {"h": HostPrice(3.6, "USD", "on-demand", "test")}
     report = build([snap], prices, CostContext())
     [job] = report["jobs"]
@@ -160,7 +180,9 @@ def test_tracker_fed_in_batches_agrees_with_the_whole_journal() -> None:
 
     host_now = time.time()
     samples = [(host_now - 300 + 30 * i, [("G0", 50 if i < 5 else 2)]) for i in range(10)]
-    recs = journal(host_now - 300, None, gpus=samples, steps=[(host_now - 300 + 30 * i, 30 * i, 1000) for i in range(10)])
+    recs = journal(
+        host_now - 300, None, gpus=samples, steps=[(host_now - 300 + 30 * i, 30 * i, 1000) for i in range(10)]
+    )
     job = {"id": "J", "node": "0", "name": "j", "state": "running"}
     price = HostPrice(3.6, "USD", "on-demand", "test")
     hello = {"gpu": {"gpus": [{"uuid": "G0", "index": 0}]}}
@@ -168,9 +190,13 @@ def test_tracker_fed_in_batches_agrees_with_the_whole_journal() -> None:
     tracker.set_host("h", price, hello)
     tracker.on_job("h", job)
     for i in range(0, len(recs), 3):  # pushes arrive in small batches
-        tracker.on_records("h", "J", "0", recs[i:i + 3])
+        tracker.on_records("h", "J", "0", recs[i : i + 3])
     live = tracker.report()
-    whole = build([HostSnapshot("h", 0.0, time.time(), ["G0"], None, [job], {("J", "0"): recs})], {"h": price}, CostContext())
+    whole = build(
+        [HostSnapshot("h", 0.0, time.time(), ["G0"], None, [job], {("J", "0"): recs})],
+        {"h": price},
+        CostContext(),
+    )
     for field in ("accrued_usd", "idle_usd", "burn_usd_per_hour", "projected_usd"):
         assert live["jobs"][0][field] == pytest.approx(whole["jobs"][0][field], abs=0.001), field
     # 300 s at $0.001/s; idle from the 6th sample (150 s ago): $0.15 of $0.30

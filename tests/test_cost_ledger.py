@@ -63,7 +63,16 @@ def test_fleet_rules_paused_since(tmp_path: Path) -> None:
 
 def test_build_records_facts_and_removed_jobs_come_from_the_ledger(tmp_path: Path) -> None:
     recs = journal(T0, T0 + 1000, reason="budget: accrued 1.00 >= budget 1.00")
-    recs.insert(2, {"kind": "event", "event": "budget_warning", "t": T0 + 800, "seq": 50, "data": {"accrued": 0.8, "budget": 1.0}})
+    recs.insert(
+        2,
+        {
+            "kind": "event",
+            "event": "budget_warning",
+            "t": T0 + 800,
+            "seq": 50,
+            "data": {"accrued": 0.8, "budget": 1.0},
+        },
+    )
     job = {"id": "J", "node": "0", "name": "jname", "state": "stopped", "ended_at": T0 + 1000}
     snap = HostSnapshot("h", 0.0, T0 + 2000, [], None, [job], {("J", "0"): recs})
     with Ledger(tmp_path / "state.db") as ledger:
@@ -81,10 +90,20 @@ def test_build_records_facts_and_removed_jobs_come_from_the_ledger(tmp_path: Pat
 
 
 def test_spot_periods_win_over_settings(tmp_path: Path) -> None:
-    spot = [PricePeriod(-math.inf, T0 + 500, 0.36, "USD", "spot"), PricePeriod(T0 + 500, None, 0.72, "USD", "spot")]
+    spot = [
+        PricePeriod(-math.inf, T0 + 500, 0.36, "USD", "spot"),
+        PricePeriod(T0 + 500, None, 0.72, "USD", "spot"),
+    ]
     recs = journal(T0, T0 + 1000)
-    snap = HostSnapshot("h", 0.0, T0 + 2000, [], None, [{"id": "J", "node": "0", "name": "j", "state": "exited"}],
-                        {("J", "0"): recs})
+    snap = HostSnapshot(
+        "h",
+        0.0,
+        T0 + 2000,
+        [],
+        None,
+        [{"id": "J", "node": "0", "name": "j", "state": "exited"}],
+        {("J", "0"): recs},
+    )
     report = build([snap], {"h": PRICE}, CostContext(), None, spot={"h": spot})
     # 500 s × 0.0001 + 500 s × 0.0002 = 0.05 + 0.10 = $0.15
     assert report["jobs"][0]["accrued_usd"] == pytest.approx(0.15)

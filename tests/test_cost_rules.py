@@ -38,8 +38,13 @@ def test_spec_cost_fields() -> None:
     settings = {"price_per_hour": 2.5, "idle_stop": "45m@5%"}
     fields = spec_cost_fields(settings, budget=50, share=0.5)
     assert fields == {
-        "price": {"per_hour": 2.5, "currency": "USD", "share": 0.5, "market": "on-demand",
-                  "source": "hosts.toml price_per_hour"},
+        "price": {
+            "per_hour": 2.5,
+            "currency": "USD",
+            "share": 0.5,
+            "market": "on-demand",
+            "source": "hosts.toml price_per_hour",
+        },
         "budget": 50.0,
         "idle_stop": {"below_pct": 5.0, "minutes": 45.0, "grace_minutes": 15.0},  # the host's default
     }
@@ -58,7 +63,11 @@ def test_idle_stop_is_a_checked_host_setting() -> None:
 
 
 def test_budget_and_fleet_checks() -> None:
-    assert budget_status(39.9, 50) == "ok" and budget_status(40, 50) == "warning" and budget_status(50, 50) == "over"
+    assert (
+        budget_status(39.9, 50) == "ok"
+        and budget_status(40, 50) == "warning"
+        and budget_status(50, 50) == "over"
+    )
     assert budget_status(1, None) is None
     # $60 + ¥300 × 0.14 = $102 ≥ $100
     assert fleet_today_over({"USD": 60, "CNY": 300}, 100, "USD", {"CNY": 0.14}) is True

@@ -120,8 +120,20 @@ def test_cached_report_equals_scratch_after_a_job_ends_and_a_gpu_is_taken(clock:
         # the first running job ends
         ("on_records", "h", "J0060", "0", [{"seq": 6, "t": NOW - 10, "kind": "state", "state": "exited"}]),
         # a running job shows a second GPU: it shared it all along, so ended jobs on it cost less
-        ("on_records", "h", "J0063", "0", [{"seq": 6, "t": NOW - 5, "kind": "gpu",
-                                            "gpus": [{"uuid": "G2", "util": 90}, {"uuid": "G0", "util": 90}]}]),
+        (
+            "on_records",
+            "h",
+            "J0063",
+            "0",
+            [
+                {
+                    "seq": 6,
+                    "t": NOW - 5,
+                    "kind": "gpu",
+                    "gpus": [{"uuid": "G2", "util": 90}, {"uuid": "G0", "util": 90}],
+                }
+            ],
+        ),
         ("on_job", "h", job(3, "exited") | {"name": "renamed"}),  # an ended job's name
         ("forget", "h", "J0004", "0"),
     ]
@@ -163,8 +175,9 @@ def test_cached_report_equals_scratch_with_a_ledger(clock: list[float], tmp_path
     assert [j["id"] for j in cached["jobs"] if j["from"] == "ledger"] == ["J0001"]
 
 
-def test_a_report_after_the_first_prices_only_running_nodes(clock: list[float],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_report_after_the_first_prices_only_running_nodes(
+    clock: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
     feed = fleet(ended=200, running=3, listed=50)
     tracker = live_tracker(feed)
     priced = record_calls(monkeypatch, counters, "_job_cost", lambda run, *args: run.job)

@@ -50,8 +50,13 @@ def test_a_hand_edit_is_dated_when_the_file_was_written_not_at_the_next_cost_run
         ledger.record_price("h", T0, 3.6, "USD", "hosts.toml price_per_hour", T0)
         # hosts.toml was edited to $7.20/h at T0+40; `cost` runs only at T0+100.
         edited = HostPrice(7.2, "USD", "on-demand", "hosts.toml price_per_hour")
-        report = build([snap(T0 + 100, ("J", journal(T0, T0 + 100), "exited"))], {"h": edited}, CostContext(), ledger,
-                       settings_changed_at=T0 + 40)
+        report = build(
+            [snap(T0 + 100, ("J", journal(T0, T0 + 100), "exited"))],
+            {"h": edited},
+            CostContext(),
+            ledger,
+            settings_changed_at=T0 + 40,
+        )
         rows = ledger.prices("h")
     assert [(r.at, r.per_hour) for r in rows] == [(T0, 3.6), (T0 + 40, 7.2)]
     # 40 s × $0.001 + 60 s × $0.002 = $0.16 (dated at the cost run it was $0.04 + 0 = $0.10: −6¢).
@@ -62,8 +67,13 @@ def test_a_hand_edit_is_dated_when_the_file_was_written_not_at_the_next_cost_run
 def test_a_change_is_never_back_dated_nor_dated_in_the_future(tmp_path: Path, mtime: float) -> None:
     with Ledger(tmp_path / "state.db") as ledger:
         ledger.record_price("h", T0, 3.6, "USD", "a", T0)
-        build([snap(T0 + 100)], {"h": HostPrice(7.2, "USD", "on-demand", "b")}, CostContext(), ledger,
-              settings_changed_at=mtime)
+        build(
+            [snap(T0 + 100)],
+            {"h": HostPrice(7.2, "USD", "on-demand", "b")},
+            CostContext(),
+            ledger,
+            settings_changed_at=mtime,
+        )
         assert [(r.at, r.per_hour) for r in ledger.prices("h")] == [(T0, 3.6), (T0 + 100, 7.2)]  # now
 
 
@@ -73,8 +83,13 @@ def test_removing_the_price_ends_billing_then_and_the_cost_is_unknown_from_then(
         before = journal(T0 + 1, T0 + 20)  # ended while priced: keeps its cost
         during = journal(T0 + 10, None)  # running when the price was removed at T0+50
         after = journal(T0 + 60, None)  # started afterwards
-        report = build([snap(T0 + 100, ("B", before, "exited"), ("D", during, "running"), ("A", after, "running"))],
-                       {"h": UNKNOWN}, CostContext(), ledger, settings_changed_at=T0 + 50)
+        report = build(
+            [snap(T0 + 100, ("B", before, "exited"), ("D", during, "running"), ("A", after, "running"))],
+            {"h": UNKNOWN},
+            CostContext(),
+            ledger,
+            settings_changed_at=T0 + 50,
+        )
         last = ledger.prices("h")[-1]
     assert (last.at, last.per_hour) == (T0 + 50, None) and last.source.startswith("price removed")
     jobs = jobs_of(report)
@@ -89,8 +104,19 @@ def test_removing_the_price_ends_billing_then_and_the_cost_is_unknown_from_then(
 
 def test_setting_a_price_does_not_bill_jobs_that_ended_before_it(tmp_path: Path) -> None:
     with Ledger(tmp_path / "state.db") as ledger:
-        report = build([snap(T0 + 200, ("OLD", journal(T0, T0 + 10), "exited"), ("NEW", journal(T0 + 150, None), "running"))],
-                       {"h": PRICE}, CostContext(), ledger, settings_changed_at=T0 + 100)
+        report = build(
+            [
+                snap(
+                    T0 + 200,
+                    ("OLD", journal(T0, T0 + 10), "exited"),
+                    ("NEW", journal(T0 + 150, None), "running"),
+                )
+            ],
+            {"h": PRICE},
+            CostContext(),
+            ledger,
+            settings_changed_at=T0 + 100,
+        )
     jobs = jobs_of(report)
     assert jobs["OLD"]["accrued_usd"] is None and jobs["OLD"]["price_unknown_on"] == ["h"]
     assert jobs["NEW"]["accrued_usd"] == pytest.approx(0.05)  # 50 s × $0.001
@@ -103,7 +129,9 @@ def test_the_aws_minimum_applies_to_a_short_job() -> None:
     other = by_job(host_costs(host([], T0 + 100), [short]))["S"]
     assert other.accrued.get() == pytest.approx(0.02)  # no minimum where none applies
     long = run_of("h", "L", journal(T0, T0 + 90), state="exited")
-    assert by_job(host_costs(host([], T0 + 100, minimum_s=60), [long]))["L"].accrued.get() == pytest.approx(0.09)
+    assert by_job(host_costs(host([], T0 + 100, minimum_s=60), [long]))["L"].accrued.get() == pytest.approx(
+        0.09
+    )
 
 
 # -- fleet totals ----------------------------------------------------------------------------------
@@ -132,16 +160,30 @@ def test_fleet_totals_with_a_part_unknown_are_lower_bounds() -> None:
 # -- money shown true --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("value", "shown"), [(0.005, "0.005"), (0.0005, "0.0005"), (0.123, "0.123"),
-                                             (0.01234, "0.012"), (1.5, "1.50"), (0.0, "0.00"),
-                                             (0.9999, "1.00"), (0.99951, "1.00"), (-0.9999, "-1.00"),
-                                             (0.0999, "0.100"), (0.99949, "0.999")])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.005, "0.005"),
+        (0.0005, "0.0005"),
+        (0.123, "0.123"),
+        (0.01234, "0.012"),
+        (1.5, "1.50"),
+        (0.0, "0.00"),
+        (0.9999, "1.00"),
+        (0.99951, "1.00"),
+        (-0.9999, "-1.00"),
+        (0.0999, "0.100"),
+        (0.99949, "0.999"),
+    ],
+)
 def test_money_has_enough_digits(value: float, shown: str) -> None:
     assert money(value) == "$" + shown
     assert agent_amount(value) == shown  # the supervisor's reasons use the same rule
 
 
-@pytest.mark.parametrize(("value", "shown"), [(9999.996, "$10,000"), (9999.994, "$9,999.99"), (12345.6, "$12,346")])
+@pytest.mark.parametrize(
+    ("value", "shown"), [(9999.996, "$10,000"), (9999.994, "$9,999.99"), (12345.6, "$12,346")]
+)
 def test_money_band_follows_the_rounded_value(value: float, shown: str) -> None:
     assert money(value) == shown
 
@@ -156,8 +198,11 @@ class Clock:
 
 def test_a_budget_of_half_a_cent_is_said_as_such() -> None:
     clock, journaled = Clock(), []
-    rule = AutoStop({"price": {"per_hour": 3.6}, "budget": 0.005, "grace": 0},
-                    lambda kind, **fields: journaled.append(fields), clock)
+    rule = AutoStop(
+        {"price": {"per_hour": 3.6}, "budget": 0.005, "grace": 0},
+        lambda kind, **fields: journaled.append(fields),
+        clock,
+    )
     clock.now += 6
     assert rule.check() == "budget: accrued 0.006 USD reached the budget of 0.005"  # not "of 0.01"
 
@@ -174,8 +219,12 @@ def job_dir(agent: Path, job: str) -> Path:
 def test_the_budget_follows_a_price_change_while_the_job_runs(tmp_path: Path) -> None:
     clock, journaled = Clock(), []
     mine = job_dir(tmp_path, "J")
-    rule = AutoStop({"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 0},
-                    lambda kind, **fields: journaled.append(fields), clock, files_dir=mine)
+    rule = AutoStop(
+        {"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 0},
+        lambda kind, **fields: journaled.append(fields),
+        clock,
+        files_dir=mine,
+    )
     clock.now += 4
     assert rule.check() is None  # $4 of $10
     # gpudeck learns at T0+5 that the price doubled at T0+2 (the `price` op writes price.json).
@@ -190,8 +239,12 @@ def test_the_budget_follows_a_price_change_while_the_job_runs(tmp_path: Path) ->
 def test_a_removed_price_is_said_once_and_the_budget_waits_for_a_price(tmp_path: Path) -> None:
     clock, journaled = Clock(), []
     mine = job_dir(tmp_path, "J")
-    rule = AutoStop({"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 0},
-                    lambda kind, **fields: journaled.append(fields), clock, files_dir=mine)
+    rule = AutoStop(
+        {"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 0},
+        lambda kind, **fields: journaled.append(fields),
+        clock,
+        files_dir=mine,
+    )
     record_price(tmp_path, None, "USD", T0 + 3, now=T0 + 3)
     clock.now = T0 + 30
     assert rule.check() is None and rule.check() is None
@@ -210,8 +263,12 @@ def test_on_a_host_without_gpus_the_share_follows_a_neighbour_that_ends(tmp_path
     fcntl.flock(fd, fcntl.LOCK_EX)  # as its supervisor does for its lifetime
     try:
         # Launched beside the neighbour: half the host, $0.50/s.
-        rule = AutoStop({"price": {"per_hour": 3600.0, "share": 0.5}, "budget": 10.0, "grace": 0},
-                        lambda kind, **fields: journaled.append(fields), clock, files_dir=mine)
+        rule = AutoStop(
+            {"price": {"per_hour": 3600.0, "share": 0.5}, "budget": 10.0, "grace": 0},
+            lambda kind, **fields: journaled.append(fields),
+            clock,
+            files_dir=mine,
+        )
         rule.on_gpus(None, "no NVIDIA GPU on this host")
         assert rule.check() is None
         clock.now += 4
@@ -226,14 +283,17 @@ def test_on_a_host_without_gpus_the_share_follows_a_neighbour_that_ends(tmp_path
     assert rule.check() is not None  # $10.50 ≥ $10; with the launch share it would be $7.50
 
 
-@pytest.mark.parametrize(("mine", "launch", "others", "share"), [
-    (["0"], 0.25, [], 0.25),  # one of 4 GPUs, alone on it
-    (["0"], 0.25, [["0"]], 0.125),  # a neighbour on the same GPU: half of it
-    (["0"], 0.25, [["1"]], 0.25),  # a neighbour on another GPU: nothing changes
-    (["0", "1"], 0.5, [["1"], None], 0.125 + 1 / 12),  # GPU 0 with the all-GPU job, GPU 1 with both
-    (None, 1.0, [None], 0.5),  # two jobs on every GPU
-    (None, 1.0, [["1"]], None),  # cannot be told without the host's GPU count: launch share holds
-])
+@pytest.mark.parametrize(
+    ("mine", "launch", "others", "share"),
+    [
+        (["0"], 0.25, [], 0.25),  # one of 4 GPUs, alone on it
+        (["0"], 0.25, [["0"]], 0.125),  # a neighbour on the same GPU: half of it
+        (["0"], 0.25, [["1"]], 0.25),  # a neighbour on another GPU: nothing changes
+        (["0", "1"], 0.5, [["1"], None], 0.125 + 1 / 12),  # GPU 0 with the all-GPU job, GPU 1 with both
+        (None, 1.0, [None], 0.5),  # two jobs on every GPU
+        (None, 1.0, [["1"]], None),  # cannot be told without the host's GPU count: launch share holds
+    ],
+)
 def test_the_gpu_share_follows_the_jobs_on_the_same_gpus(mine, launch, others, share) -> None:  # type: ignore[no-untyped-def]
     assert gpu_share(mine, launch, others) == (pytest.approx(share) if share is not None else None)
 
@@ -247,8 +307,17 @@ def test_with_gpus_a_neighbour_on_the_same_gpu_halves_the_share_while_it_lives(t
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         # GPU 0 of 2, launched alone on it: half the host at $3600/h, $0.50/s.
-        rule = AutoStop({"price": {"per_hour": 3600.0, "share": 0.5}, "budget": 100.0, "grace": 0,
-                         "env": {"CUDA_VISIBLE_DEVICES": "0"}}, lambda kind, **f: None, clock, files_dir=mine)
+        rule = AutoStop(
+            {
+                "price": {"per_hour": 3600.0, "share": 0.5},
+                "budget": 100.0,
+                "grace": 0,
+                "env": {"CUDA_VISIBLE_DEVICES": "0"},
+            },
+            lambda kind, **f: None,
+            clock,
+            files_dir=mine,
+        )
         rule.on_gpus([90.0])
         assert rule.check() is None and rule.meter.share_at(clock.now) == pytest.approx(0.25)
         clock.now += 10
@@ -264,27 +333,45 @@ def test_the_stop_starts_early_by_the_measured_stop_time(tmp_path: Path) -> None
     # An earlier job on this host took 2 s to stop: the lead is 3 s (2 s + 1 s), under the 30 s grace.
     earlier = job_dir(tmp_path, "E")
     (earlier / "events.jsonl").write_text(
-        "\n".join(json.dumps(r) for r in [
-            {"seq": 1, "t": 100.0, "kind": "state", "state": "running"},
-            {"seq": 2, "t": 150.0, "kind": "event", "event": "stop_requested", "data": {}},
-            {"seq": 3, "t": 152.0, "kind": "state", "state": "stopped"}]) + "\n")
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"seq": 1, "t": 100.0, "kind": "state", "state": "running"},
+                {"seq": 2, "t": 150.0, "kind": "event", "event": "stop_requested", "data": {}},
+                {"seq": 3, "t": 152.0, "kind": "state", "state": "stopped"},
+            ]
+        )
+        + "\n"
+    )
     clock, journaled = Clock(), []
-    rule = AutoStop({"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 30},
-                    lambda kind, **fields: journaled.append(fields), clock, files_dir=job_dir(tmp_path, "J"))
+    rule = AutoStop(
+        {"price": {"per_hour": 3600.0}, "budget": 10.0, "grace": 30},
+        lambda kind, **fields: journaled.append(fields),
+        clock,
+        files_dir=job_dir(tmp_path, "J"),
+    )
     clock.now += 6.9
     assert rule.check() is None  # $6.90 + 3 s × $1 < $10
     clock.now += 0.1
     reason = rule.check()
-    assert reason == "budget: accrued 7.00 USD, with 3.00 more over the stop (3 s), reaches the budget of 10.00"
+    assert (
+        reason == "budget: accrued 7.00 USD, with 3.00 more over the stop (3 s), reaches the budget of 10.00"
+    )
     stop = [f for f in journaled if f.get("event") == "autostop"][0]["data"]
     assert (stop["stop_lead_s"], stop["measured_stop_s"]) == (3.0, 2.0)
 
 
 @pytest.mark.parametrize(("grace", "lead"), [(4, 4.0), (60, 10.0)])
-def test_without_a_measured_stop_the_lead_is_10_s_within_the_grace(tmp_path: Path, grace: float, lead: float) -> None:
+def test_without_a_measured_stop_the_lead_is_10_s_within_the_grace(
+    tmp_path: Path, grace: float, lead: float
+) -> None:
     clock = Clock()
-    rule = AutoStop({"price": {"per_hour": 3600.0}, "budget": 30.0, "grace": grace}, lambda kind, **f: None, clock,
-                    files_dir=job_dir(tmp_path, "J"))
+    rule = AutoStop(
+        {"price": {"per_hour": 3600.0}, "budget": 30.0, "grace": grace},
+        lambda kind, **f: None,
+        clock,
+        files_dir=job_dir(tmp_path, "J"),
+    )
     clock.now += 29.9 - lead
     assert rule.check() is None
     clock.now += 0.1
@@ -309,7 +396,9 @@ def test_the_price_op_keeps_changes_in_order_and_refuses_bad_values(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_hosts_set_and_a_hand_edit_reach_the_ledger_and_the_agent_dated(gpudeck_home: Path, workdir: Path) -> None:
+def test_hosts_set_and_a_hand_edit_reach_the_ledger_and_the_agent_dated(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     from tests.conftest import gpudeck
 
     hosts = gpudeck_home / "hosts.toml"
@@ -336,10 +425,13 @@ def test_hosts_set_and_a_hand_edit_reach_the_ledger_and_the_agent_dated(gpudeck_
 
 @pytest.mark.slow
 def test_hosts_set_on_an_unreachable_host_still_sets_the_price_and_says_why_running_jobs_lag(
-        gpudeck_home: Path, workdir: Path) -> None:
+    gpudeck_home: Path, workdir: Path
+) -> None:
     from tests.conftest import gpudeck
 
-    (gpudeck_home / "hosts.toml").write_text('[hosts.gpu1]\ntarget = "nobody@127.0.0.1:1"\n')  # nothing listens
+    (gpudeck_home / "hosts.toml").write_text(
+        '[hosts.gpu1]\ntarget = "nobody@127.0.0.1:1"\n'
+    )  # nothing listens
     result = gpudeck("hosts", "set", "gpu1", "price_per_hour=2", cwd=workdir)
     assert result.returncode == 0 and result.stdout == "gpu1: price_per_hour = 2.0\n"
     (line,) = result.stderr.splitlines()

@@ -21,32 +21,71 @@ def test_the_flags_gpudeck_writes_for_a_restart_mode_node_become_the_workers_env
     flags = static_flags(3, 2, 1, "10.0.0.5", 29511)
     argv, env = direct_worker([*flags, *TRAIN], {"PATH": "/bin", "GPUDECK_JOB_KEY": "k"}, PY)
     assert argv == [PY, "-u", *TRAIN]  # torchrun's own way of running a module
-    assert {k: env[k] for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                                "MASTER_ADDR", "MASTER_PORT")} == {
-        "RANK": "2", "LOCAL_RANK": "0", "WORLD_SIZE": "3", "LOCAL_WORLD_SIZE": "1", "GROUP_RANK": "2",
-        "MASTER_ADDR": "10.0.0.5", "MASTER_PORT": "29511"}
+    assert {
+        k: env[k]
+        for k in (
+            "RANK",
+            "LOCAL_RANK",
+            "WORLD_SIZE",
+            "LOCAL_WORLD_SIZE",
+            "GROUP_RANK",
+            "MASTER_ADDR",
+            "MASTER_PORT",
+        )
+    } == {
+        "RANK": "2",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "3",
+        "LOCAL_WORLD_SIZE": "1",
+        "GROUP_RANK": "2",
+        "MASTER_ADDR": "10.0.0.5",
+        "MASTER_PORT": "29511",
+    }
     assert env["TORCHELASTIC_USE_AGENT_STORE"] == "False"  # rank 0's process group hosts the store
     assert env["PATH"] == "/bin" and env["GPUDECK_JOB_KEY"] == "k"  # the job's own environment kept
     assert direct_worker([*flags, *TRAIN], {"PYTHON_EXEC": "/opt/py"}, PY)[0][0] == "/opt/py"  # as torchrun
 
 
-@pytest.mark.parametrize("argv", [
-    [*static_flags(2, 0, 2, "127.0.0.1", 29500), *TRAIN],  # two workers: torchrun spawns them
-    [*elastic_flags((1, 3), 1, "127.0.0.1", 29500, "job", 0), *TRAIN],  # elastic: torchrun's agent re-forms
-    [*static_flags(2, 0, 1, "127.0.0.1", 29500), "--log-dir=/tmp/x", *TRAIN],  # a flag we do not write
-    ["--nnodes", "2", "--node-rank=0", "--nproc-per-node=1", "--master-addr=a", "--master-port=1", *TRAIN],
-    [*static_flags(2, 0, 1, "127.0.0.1", 29500), "-m", "other"],  # not gpudeck's trainer
-    [*static_flags(2, 0, 1, "127.0.0.1", 29500), "train.py"],
-    [*static_flags(2, 2, 1, "127.0.0.1", 29500), *TRAIN],  # rank outside the world
-    [*static_flags(2, 0, 1, "127.0.0.1", 0), *TRAIN],
-    ["--nnodes=2", "--nnodes=2", "--node-rank=0", "--nproc-per-node=1", "--master-addr=a", "--master-port=1",
-     *TRAIN],
-], ids=["nproc2", "elastic", "log-dir", "spaced", "module", "script", "rank", "port", "twice"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [*static_flags(2, 0, 2, "127.0.0.1", 29500), *TRAIN],  # two workers: torchrun spawns them
+        [
+            *elastic_flags((1, 3), 1, "127.0.0.1", 29500, "job", 0),
+            *TRAIN,
+        ],  # elastic: torchrun's agent re-forms
+        [*static_flags(2, 0, 1, "127.0.0.1", 29500), "--log-dir=/tmp/x", *TRAIN],  # a flag we do not write
+        [
+            "--nnodes",
+            "2",
+            "--node-rank=0",
+            "--nproc-per-node=1",
+            "--master-addr=a",
+            "--master-port=1",
+            *TRAIN,
+        ],
+        [*static_flags(2, 0, 1, "127.0.0.1", 29500), "-m", "other"],  # not gpudeck's trainer
+        [*static_flags(2, 0, 1, "127.0.0.1", 29500), "train.py"],
+        [*static_flags(2, 2, 1, "127.0.0.1", 29500), *TRAIN],  # rank outside the world
+        [*static_flags(2, 0, 1, "127.0.0.1", 0), *TRAIN],
+        [
+            "--nnodes=2",
+            "--nnodes=2",
+            "--node-rank=0",
+            "--nproc-per-node=1",
+            "--master-addr=a",
+            "--master-port=1",
+            *TRAIN,
+        ],
+    ],
+    ids=["nproc2", "elastic", "log-dir", "spaced", "module", "script", "rank", "port", "twice"],
+)
 def test_anything_else_stays_with_torchrun(argv: list[str]) -> None:
     assert direct_worker(argv, {}, PY) is None
 
 
 # -- the real thing: two nodes on this machine (torch, gloo) ------------------------------------------
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -67,7 +106,8 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_two_nodes_train_as_the_launched_processes_stop_on_sigterm_and_resume_with_startup_marks(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     pytest.importorskip("torch")
     from test_trainer import Trainer, events, metrics
 
@@ -79,8 +119,24 @@ def test_two_nodes_train_as_the_launched_processes_stop_on_sigterm_and_resume_wi
         def command(self, args: tuple[str, ...]) -> list[str]:
             return [sys.executable, "-m", "trainer.torchrun", *self.flags, "-m", "trainer", *args]
 
-    common = ("--synthetic-size", "64", "--batch-size", "12", "--image-size", "8", "--workers", "0",
-              "--threads", "1", "--val-size", "8", "--checkpoint-dir", str(tmp_path / "ck"), "--run-id", "d")
+    common = (
+        "--synthetic-size",
+        "64",
+        "--batch-size",
+        "12",
+        "--image-size",
+        "8",
+        "--workers",
+        "0",
+        "--threads",
+        "1",
+        "--val-size",
+        "8",
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--run-id",
+        "d",
+    )
 
     def pair(*args: str) -> list[Node]:
         port = _free_port()

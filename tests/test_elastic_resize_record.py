@@ -26,7 +26,10 @@ def metric(step: int) -> tuple[str, dict]:
 
 
 def changed(before: int, after: int) -> tuple[str, dict]:
-    return "event", {"event": "world_size_changed", "data": {"previous": before, "world_size": after, "step": 7}}
+    return "event", {
+        "event": "world_size_changed",
+        "data": {"previous": before, "world_size": after, "step": 7},
+    }
 
 
 def test_a_regroup_is_recorded_before_its_first_step_with_the_clients_why(tmp_path: Path) -> None:
@@ -47,11 +50,18 @@ def test_a_trainer_without_the_event_is_seen_going_back_to_its_checkpoint(tmp_pa
     notes.mark([metric(10)])
     notes.arm({"from": 3, "to": 2, "why": "scale -1"})
     out = notes.mark([metric(9)])
-    assert out[0][1]["event"] == "resized" and out[0][1]["data"]["to"] == 2 and out[0][1]["data"]["world_size"] == 4
+    assert (
+        out[0][1]["event"] == "resized"
+        and out[0][1]["data"]["to"] == 2
+        and out[0][1]["data"]["world_size"] == 4
+    )
 
 
 def test_only_node_0_of_an_elastic_job_records() -> None:
-    for spec in ({"node": "1", "multinode": {"elastic": [1, 3]}}, {"node": "0", "multinode": {"elastic": None}}):
+    for spec in (
+        {"node": "1", "multinode": {"elastic": [1, 3]}},
+        {"node": "0", "multinode": {"elastic": None}},
+    ):
         assert ElasticResizes(spec).mark([changed(2, 1), metric(3)]) == [changed(2, 1), metric(3)]
 
 
@@ -59,9 +69,18 @@ def test_a_shrink_without_a_note_names_the_sibling_node_that_failed(tmp_path: Pa
     job = tmp_path / "job"
     (job / "1").mkdir(parents=True)
     (job / "1" / "spec.json").write_text(json.dumps({"multinode": {"host": "local", "rank": 1}}))
-    (job / "1" / "events.jsonl").write_text(json.dumps(
-        {"seq": 4, "t": 1.0, "kind": "event", "event": "node_failed",
-         "data": {"exit_code": 3, "cause": "RuntimeError: bad GPU"}}) + "\n")
+    (job / "1" / "events.jsonl").write_text(
+        json.dumps(
+            {
+                "seq": 4,
+                "t": 1.0,
+                "kind": "event",
+                "event": "node_failed",
+                "data": {"exit_code": 3, "cause": "RuntimeError: bad GPU"},
+            }
+        )
+        + "\n"
+    )
     notes = ElasticResizes({"node": "0", "multinode": {"elastic": [1, 2], "nproc_per_node": 1}}, job, Clock())
     notes.mark([metric(5)])
     out = notes.mark([changed(2, 1), metric(6)])
@@ -79,17 +98,27 @@ def test_the_clients_note_is_read_totally(tmp_path: Path) -> None:
     assert read_resize_note(path) is None
 
 
-FAILED = "E1201 07:33:00.123000 1234 torch/distributed/elastic/multiprocessing/api.py:1003] failed (exitcode: 1) " \
-         "local_rank: 0 (pid: 4242) of binary: /usr/bin/python3"
+FAILED = (
+    "E1201 07:33:00.123000 1234 torch/distributed/elastic/multiprocessing/api.py:1003] failed (exitcode: 1) "
+    "local_rank: 0 (pid: 4242) of binary: /usr/bin/python3"
+)
 
 
 def test_a_workers_own_failure_is_told_from_a_peers_loss_a_signal_and_a_regroup() -> None:
-    own = ["Traceback (most recent call last):", '  File "x.py", line 3, in <module>', "RuntimeError: bad GPU"]
+    own = [
+        "Traceback (most recent call last):",
+        '  File "x.py", line 3, in <module>',
+        "RuntimeError: bad GPU",
+    ]
     assert own_failure(FAILED, own + [FAILED]) == (1, "RuntimeError: bad GPU")
-    peer = ["Traceback (most recent call last):",
-            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:1"]
+    peer = [
+        "Traceback (most recent call last):",
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:1",
+    ]
     assert own_failure(FAILED, peer + [FAILED]) is None
-    assert own_failure(FAILED.replace("exitcode: 1", "exitcode: 75"), own) is None  # the trainer's regroup exit
+    assert (
+        own_failure(FAILED.replace("exitcode: 1", "exitcode: 75"), own) is None
+    )  # the trainer's regroup exit
     assert own_failure(FAILED.replace("exitcode: 1", "exitcode: -15"), own) is None  # torchrun stopped it
     assert own_failure("RuntimeError: bad GPU", own) is None  # only torchrun's line says a worker ended
     assert own_failure(FAILED, [FAILED]) == (1, "exited with code 1")
@@ -101,8 +130,10 @@ def test_a_multi_node_job_shows_the_node_that_failed_on_its_own_not_its_peers_lo
 
     peer = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:1"
     assert [cause_order(c) for c in ("NCCL timeout: a rank stalled", CAUSE_OWN, peer, None)] == [0, 1, 2, 2]
-    nodes = [{"host": "a", "node": "0", "state": "failed", "cause": peer, "exit_code": 1},
-             {"host": "b", "node": "1", "state": "failed", "cause": CAUSE_OWN, "exit_code": 1}]
+    nodes = [
+        {"host": "a", "node": "0", "state": "failed", "cause": peer, "exit_code": 1},
+        {"host": "b", "node": "1", "state": "failed", "cause": CAUSE_OWN, "exit_code": 1},
+    ]
     job = Job("j", "j", nodes)
     assert job.ending_node["node"] == "1" and CAUSE_OWN in job.why
 
@@ -129,8 +160,13 @@ def test_a_workers_exception_is_the_cause_behind_torchruns_report() -> None:
     from remote_agent.supervision.failure import LastException, failure_cause
 
     seen = LastException()
-    worker = ["[rank1]: Traceback (most recent call last):", '[rank1]:   File "loop.py", line 9, in run',
-              "[rank1]:     step()", "[rank1]: RuntimeError: bad GPU", FAILED]  # torch's prefix on a worker's lines
+    worker = [
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "loop.py", line 9, in run',
+        "[rank1]:     step()",
+        "[rank1]: RuntimeError: bad GPU",
+        FAILED,
+    ]  # torch's prefix on a worker's lines
     for line in worker + TORCHRUN_REPORT:
         seen.feed(line)
     assert seen.last == "RuntimeError: bad GPU"  # torchrun's ChildFailedError is its wrapper, not the cause
@@ -145,8 +181,14 @@ def test_a_node_that_dropped_itself_does_not_end_the_job_that_ran_on() -> None:
     from tui.actions.find import Job
     from tui.fleet import JobModel
 
-    dropped = {"host": "b", "node": "1", "state": "failed", "exit_code": 1, "cause": CAUSE_OWN,
-               "reason": "node failed: " + CAUSE_OWN}
+    dropped = {
+        "host": "b",
+        "node": "1",
+        "state": "failed",
+        "exit_code": 1,
+        "cause": CAUSE_OWN,
+        "reason": "node failed: " + CAUSE_OWN,
+    }
     stayed = {"host": "a", "node": "0", "state": "stopped", "exit_code": 0, "reason": "user"}
     job = Job("j", "j", [stayed, dropped])
     assert job.state == "stopped" and job.ending_node["node"] == "0" and CAUSE_OWN not in job.why
@@ -163,6 +205,9 @@ def test_a_siblings_journal_is_read_totally(tmp_path: Path) -> None:
 
     journal = tmp_path / "events.jsonl"
     good = {"seq": 3, "t": 1.0, "kind": "event", "event": "node_failed", "data": {"cause": "CUDA error"}}
-    journal.write_text("\n".join([json.dumps(good), '["node_failed"]', '"node_failed"', '{"node_failed": 1}',
-                                  "42 node_failed", ""]))
+    journal.write_text(
+        "\n".join(
+            [json.dumps(good), '["node_failed"]', '"node_failed"', '{"node_failed": 1}', "42 node_failed", ""]
+        )
+    )
     assert _dropped_cause(journal) == "CUDA error"  # the garbage after it neither raises nor hides it

@@ -21,15 +21,24 @@ def rec(seq: int) -> dict[str, Any]:
     return {"seq": seq, "t": 1000.0 + seq, "kind": "metric", "values": {"step": seq, "loss": 1.0 / seq}}
 
 
-BATCHES = [[rec(1), rec(2)], [rec(2)], [rec(5), rec(6)], [rec(2), rec(3)], [rec(3), rec(4), rec(5)], [rec(7)],
-           [rec(6), rec(7)]]
+BATCHES = [
+    [rec(1), rec(2)],
+    [rec(2)],
+    [rec(5), rec(6)],
+    [rec(2), rec(3)],
+    [rec(3), rec(4), rec(5)],
+    [rec(7)],
+    [rec(6), rec(7)],
+]
 # 5..6 after 2 would leave a gap (dropped); 2..3 and 3..5 overlap; 7 after 5 leaves a gap; 6..7 resends it
 TAKEN = [1, 2, 3, 4, 5, 6, 7]
 
 
 def _cli_takes(batches: list[list[dict[str, Any]]]) -> list[int]:
     got: list[int] = []
-    client = ReconnectingClient("h", lambda: Transport(), on_events=lambda job, node, recs: got.extend(r["seq"] for r in recs))
+    client = ReconnectingClient(
+        "h", lambda: Transport(), on_events=lambda job, node, recs: got.extend(r["seq"] for r in recs)
+    )
     client.followed.add((JOB, "0"))
     for batch in batches:
         client._deliver(JOB, "0", batch)
@@ -64,7 +73,13 @@ def test_fresh_sorts_and_cuts() -> None:
 
 
 def _push(offset: int, data: bytes, skip_to: int | None = None) -> dict[str, Any]:
-    push = {"push": "output", "job": JOB, "node": "0", "offset": offset, "data": base64.b64encode(data).decode()}
+    push = {
+        "push": "output",
+        "job": JOB,
+        "node": "0",
+        "offset": offset,
+        "data": base64.b64encode(data).decode(),
+    }
     return push if skip_to is None else {**push, "skip_to": skip_to}
 
 
@@ -73,12 +88,22 @@ def test_a_skip_to_push_moves_the_owed_byte_past_the_hole_once() -> None:
     # client takes it once and owes byte 1000 next; the same push again (a re-follow's, or an old
     # connection's) and a stale one from before the hole give nothing, and bytes in the hole neither.
     got: list[bytes] = []
-    client = ReconnectingClient("h", lambda: Transport(), on_output=lambda job, node, data, end: got.append(data or b""))
+    client = ReconnectingClient(
+        "h", lambda: Transport(), on_output=lambda job, node, data, end: got.append(data or b"")
+    )
     client.output_followed.add((JOB, "0"))
     marker = b"[gpudeck: 990 bytes dropped]\n"
-    for push in (_push(0, b"0123456789"), _push(10, marker, skip_to=1000), _push(10, marker, skip_to=1000),
-                 _push(4, b"456789"), _push(4, marker, skip_to=1000), _push(500, b"in the hole"),
-                 _push(1000, b"after"), _push(10, marker, skip_to=1000), _push(1003, b"ter!")):
+    for push in (
+        _push(0, b"0123456789"),
+        _push(10, marker, skip_to=1000),
+        _push(10, marker, skip_to=1000),
+        _push(4, b"456789"),
+        _push(4, marker, skip_to=1000),
+        _push(500, b"in the hole"),
+        _push(1000, b"after"),
+        _push(10, marker, skip_to=1000),
+        _push(1003, b"ter!"),
+    ):
         client._deliver_output(push)
     assert got == [b"0123456789", marker, b"after", b"r!"]
     assert client.output_offset[(JOB, "0")] == 1007
@@ -95,7 +120,9 @@ def test_a_skip_to_push_before_the_owed_byte_or_past_it_gives_nothing() -> None:
 
 def test_an_output_end_counts_only_at_the_owed_byte() -> None:
     ends: list[dict[str, Any]] = []
-    client = ReconnectingClient("h", lambda: Transport(), on_output=lambda job, node, data, end: end and ends.append(end))
+    client = ReconnectingClient(
+        "h", lambda: Transport(), on_output=lambda job, node, data, end: end and ends.append(end)
+    )
     client.output_followed.add((JOB, "0"))
     client._deliver_output(_push(0, b"abc"))
     end = {"push": "output_end", "job": JOB, "node": "0", "state": "exited", "exit_code": 0, "signal": None}

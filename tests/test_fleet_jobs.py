@@ -241,15 +241,30 @@ def test_replaying_an_ended_jobs_journal_keeps_the_snapshots_state_and_last_valu
     running, nor an old loss: the snapshot is newer than every replayed record."""
     f = Fleet(clock=lambda: 0.0)
     j = Journal()
-    records = [j.rec("state", state="starting"), j.rec("state", state="running", pid=42),
-               *[j.metric(step=s, loss=1.0 / s) for s in range(1, 6)],
-               j.rec("state", state="stopped", exit_code=None, signal="SIGTERM", reason="user")]
-    f.apply_jobs("local", [{"id": JOB, "name": "old", "node": "0", "host": "local", "state": "stopped",
-                            "last_seq": j.seq, "last": {"step": 5, "loss": 0.2}}])
+    records = [
+        j.rec("state", state="starting"),
+        j.rec("state", state="running", pid=42),
+        *[j.metric(step=s, loss=1.0 / s) for s in range(1, 6)],
+        j.rec("state", state="stopped", exit_code=None, signal="SIGTERM", reason="user"),
+    ]
+    f.apply_jobs(
+        "local",
+        [
+            {
+                "id": JOB,
+                "name": "old",
+                "node": "0",
+                "host": "local",
+                "state": "stopped",
+                "last_seq": j.seq,
+                "last": {"step": 5, "loss": 0.2},
+            }
+        ],
+    )
     job = f.jobs[JOB]
     assert job.state == "stopped" and not job.caught_up
     for cut in range(0, len(records), 2):  # as drains take them: a few at a time
-        f.apply_events("local", JOB, "0", records[cut:cut + 2])
+        f.apply_events("local", JOB, "0", records[cut : cut + 2])
         assert job.state == "stopped" and not job.active
         assert job.last["loss"] == 0.2 and job.step == 5
     assert job.caught_up and job.series["loss"].count == 5 and job.nodes["0"].signal == "SIGTERM"

@@ -268,7 +268,9 @@ def test_a_fresh_connection_draws_the_hosts_gpu_history_first():
 
     now = [1000.0]
     fleet = Fleet(clock=lambda: now[0])
-    fleet.apply_hello("gpu1", {"time": 1010.0, "gpu": {"available": True, "gpus": []}})  # host clock 10 s ahead
+    fleet.apply_hello(
+        "gpu1", {"time": 1010.0, "gpu": {"available": True, "gpus": []}}
+    )  # host clock 10 s ahead
     history = [{"t": 950.0 + i, "gpus": [{"index": 0, "util": 50 + i}]} for i in range(5)] + [{"t": "bad"}]
     sample = {"available": True, "gpus": [{"index": 0, "uuid": "GPU-a", "util": 99}], "history": history}
     fleet.apply_gpus("gpu1", sample)
@@ -308,8 +310,23 @@ def test_a_nodes_snapshot_at_the_seq_already_read_does_not_roll_the_jobs_last_va
     # already read says nothing new: the job keeps node 1's newer values.
     job = "20261201-000000-abcdef"
     fleet = Fleet(clock=lambda: 2000.0)
-    fleet.apply_events("h", job, "0", [{"seq": 1, "t": 1001.0, "kind": "metric", "values": {"step": 1, "loss": 0.9}}])
-    fleet.apply_events("h", job, "1", [{"seq": 1, "t": 1002.0, "kind": "metric", "values": {"step": 2, "loss": 0.5}}])
-    fleet.apply_jobs("h", [{"id": job, "node": "0", "state": "running", "started_at": 1000.0,
-                            "last": {"step": 1, "loss": 0.9}, "last_seq": 1}])
+    fleet.apply_events(
+        "h", job, "0", [{"seq": 1, "t": 1001.0, "kind": "metric", "values": {"step": 1, "loss": 0.9}}]
+    )
+    fleet.apply_events(
+        "h", job, "1", [{"seq": 1, "t": 1002.0, "kind": "metric", "values": {"step": 2, "loss": 0.5}}]
+    )
+    fleet.apply_jobs(
+        "h",
+        [
+            {
+                "id": job,
+                "node": "0",
+                "state": "running",
+                "started_at": 1000.0,
+                "last": {"step": 1, "loss": 0.9},
+                "last_seq": 1,
+            }
+        ],
+    )
     assert fleet.jobs[job].last == {"step": 2.0, "loss": 0.5}

@@ -95,7 +95,9 @@ def test_past_the_floor_a_hole_is_still_skipped(agent_dir: Path, workdir: Path) 
 
 
 @pytest.mark.slow
-def test_logs_f_into_a_closed_pipe_exits_quietly_while_the_job_prints(gpudeck_home: Path, tmp_path: Path) -> None:
+def test_logs_f_into_a_closed_pipe_exits_quietly_while_the_job_prints(
+    gpudeck_home: Path, tmp_path: Path
+) -> None:
     """`gpudeck logs -f JOB | head -1`: the write fails on the reader thread now; the CLI still
     ends at once with 0 and says nothing, and the job goes on."""
     from tests.conftest import gpudeck
@@ -103,8 +105,13 @@ def test_logs_f_into_a_closed_pipe_exits_quietly_while_the_job_prints(gpudeck_ho
     flag = tmp_path / "stop-now"
     chatty = "import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    print('tick', flush=True); time.sleep(0.005)\n"
     job_id = gpudeck("run", "--", sys.executable, "-c", chatty, str(flag), cwd=tmp_path).stdout.strip()
-    proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=tmp_path, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=dict(os.environ),
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"tick\n"
         proc.stdout.close()

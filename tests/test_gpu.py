@@ -35,13 +35,29 @@ def fake(monkeypatch) -> ModuleType:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.GPUS[:] = [
-        mod.FakeGpu(uuid=UUID0, name="NVIDIA H100 80GB HBM3", mem_total=81559 * MIB,
-                    mem_used=40000 * MIB, util=87, temp=61, power_mw=512_345, limit_mw=700_000,
-                    compute=[(os.getpid(), 39000 * MIB), (999_999_999, None)],
-                    graphics=[(os.getpid(), 100 * MIB)]),
-        mod.FakeGpu(uuid=UUID1, name="NVIDIA H100 80GB HBM3", mem_total=81559 * MIB,
-                    mem_used=4 * MIB, util=0, temp=33, power_mw=70_000, limit_mw=700_000,
-                    migs=["MIG-5c3e7f00-1111-2222-3333-444455556666"]),
+        mod.FakeGpu(
+            uuid=UUID0,
+            name="NVIDIA H100 80GB HBM3",
+            mem_total=81559 * MIB,
+            mem_used=40000 * MIB,
+            util=87,
+            temp=61,
+            power_mw=512_345,
+            limit_mw=700_000,
+            compute=[(os.getpid(), 39000 * MIB), (999_999_999, None)],
+            graphics=[(os.getpid(), 100 * MIB)],
+        ),
+        mod.FakeGpu(
+            uuid=UUID1,
+            name="NVIDIA H100 80GB HBM3",
+            mem_total=81559 * MIB,
+            mem_used=4 * MIB,
+            util=0,
+            temp=33,
+            power_mw=70_000,
+            limit_mw=700_000,
+            migs=["MIG-5c3e7f00-1111-2222-3333-444455556666"],
+        ),
     ]
     monkeypatch.setitem(sys.modules, "pynvml", mod)
     return mod
@@ -87,7 +103,10 @@ def test_no_devices_is_unavailable(fake):
 def test_inventory_two_gpus(fake):
     inv = gpu.Nvml().inventory()
     assert inv == {
-        "available": True, "reason": None, "driver_version": "550.54.15", "cuda_version": "12.4",
+        "available": True,
+        "reason": None,
+        "driver_version": "550.54.15",
+        "cuda_version": "12.4",
         "gpus": [
             {"index": 0, "uuid": UUID0, "name": "NVIDIA H100 80GB HBM3", "mem_total_mib": 81559},
             {"index": 1, "uuid": UUID1, "name": "NVIDIA H100 80GB HBM3", "mem_total_mib": 81559},
@@ -136,20 +155,23 @@ def test_function_missing_from_binding_is_none(fake, monkeypatch):
     assert g0["power_limit_w"] is None and g0["power_w"] == 512.3
 
 
-@pytest.mark.parametrize(("cvd", "expected"), [
-    ("0", [UUID0]),
-    ("1", [UUID1]),
-    ("1,0", [UUID1, UUID0]),
-    (UUID1, [UUID1]),
-    ("GPU-9f8e", [UUID1]),          # a unique prefix, as CUDA accepts
-    ("1a2b3c4d", [UUID0]),          # prefix without "GPU-"
-    ("GPU-", []),                   # ambiguous prefix ends the list
-    ("0,7,1", [UUID0]),             # the first invalid entry ends the list
-    ("-1", []),
-    ("", []),
-    (" 1 , 1 ", [UUID1]),
-    ("MIG-5c3e7f00-1111-2222-3333-444455556666", [UUID1]),  # a MIG slice counts as its GPU
-])
+@pytest.mark.parametrize(
+    ("cvd", "expected"),
+    [
+        ("0", [UUID0]),
+        ("1", [UUID1]),
+        ("1,0", [UUID1, UUID0]),
+        (UUID1, [UUID1]),
+        ("GPU-9f8e", [UUID1]),  # a unique prefix, as CUDA accepts
+        ("1a2b3c4d", [UUID0]),  # prefix without "GPU-"
+        ("GPU-", []),  # ambiguous prefix ends the list
+        ("0,7,1", [UUID0]),  # the first invalid entry ends the list
+        ("-1", []),
+        ("", []),
+        (" 1 , 1 ", [UUID1]),
+        ("MIG-5c3e7f00-1111-2222-3333-444455556666", [UUID1]),  # a MIG slice counts as its GPU
+    ],
+)
 def test_gpus_for_job_from_cuda_visible_devices(fake, cvd, expected):
     # The pids are ignored when CUDA_VISIBLE_DEVICES is set.
     assert gpu.Nvml().gpus_for_job({os.getpid()}, cvd) == expected
@@ -174,8 +196,11 @@ def test_fake_on_pythonpath_for_subprocesses():
     # How serve-level tests put the fake in front of a child process: PYTHONPATH + $PYNVML_FAKE.
     spec = [{"uuid": UUID0, "name": "NVIDIA A10G", "mem_total": 23028 * MIB, "compute": [[4242, 1024 * MIB]]}]
     code = "import json; from remote_agent.probes import gpu; n = gpu.Nvml(); print(json.dumps([n.inventory(), n.sample()]))"
-    env = {**os.environ, "PYNVML_FAKE": json.dumps(spec),
-           "PYTHONPATH": os.pathsep.join([str(FAKE_PATH.parent), str(Path(__file__).resolve().parents[1])])}
+    env = {
+        **os.environ,
+        "PYNVML_FAKE": json.dumps(spec),
+        "PYTHONPATH": os.pathsep.join([str(FAKE_PATH.parent), str(Path(__file__).resolve().parents[1])]),
+    }
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     inv, sample = json.loads(out.stdout)

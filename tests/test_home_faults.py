@@ -47,7 +47,9 @@ def read_only(path: Path) -> Iterator[None]:
 
 
 @pytest.mark.slow
-def test_a_read_only_home_still_shows_everything_and_refuses_acting_in_one_line(gpudeck_home: Path, workdir: Path) -> None:
+def test_a_read_only_home_still_shows_everything_and_refuses_acting_in_one_line(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     launched = gpudeck("run", "--name", "ro", "--", *QUICK, cwd=workdir)
     assert launched.returncode == 0, launched.stderr
     job_id = launched.stdout.strip()
@@ -104,13 +106,20 @@ def test_a_corrupt_state_db_is_moved_aside_and_rebuilt(gpudeck_home: Path, workd
 def locked(db: Path) -> Iterator[None]:
     """Another process holding an exclusive transaction on state.db until the block ends."""
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sqlite3, sys\n"
-         "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-         "db.execute('BEGIN EXCLUSIVE')\n"
-         "print('locked', flush=True)\n"
-         "sys.stdin.read()\n", str(db)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys\n"
+            "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "db.execute('BEGIN EXCLUSIVE')\n"
+            "print('locked', flush=True)\n"
+            "sys.stdin.read()\n",
+            str(db),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         yield
@@ -121,7 +130,9 @@ def locked(db: Path) -> Iterator[None]:
 
 
 @pytest.mark.slow
-def test_a_locked_state_db_never_turns_a_done_action_into_a_failure(gpudeck_home: Path, workdir: Path) -> None:
+def test_a_locked_state_db_never_turns_a_done_action_into_a_failure(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     assert gpudeck("run", "--", *QUICK, cwd=workdir).returncode == 0  # state.db exists, in WAL mode
     db = gpudeck_home / "state.db"
     with locked(db):
@@ -143,12 +154,16 @@ def test_an_idle_stop_on_a_host_without_gpus_is_refused(gpudeck_home: Path, work
     env = {"PYNVML_FAKE": ""}
     result = gpudeck("run", "--idle-stop", "30m@10%", "--", "true", cwd=workdir, env=env)
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "--idle-stop" in result.stderr and "no NVIDIA GPU" in result.stderr
+    assert (
+        result.stderr.count("\n") == 1 and "--idle-stop" in result.stderr and "no NVIDIA GPU" in result.stderr
+    )
     assert gpudeck("ps", "--all", "--json", cwd=workdir).stdout.strip() == "[]"  # nothing launched
 
 
 @pytest.mark.slow
-def test_a_hosts_default_idle_stop_is_skipped_with_a_note_without_gpus(gpudeck_home: Path, workdir: Path) -> None:
+def test_a_hosts_default_idle_stop_is_skipped_with_a_note_without_gpus(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     assert gpudeck("hosts", "set", "local", "idle_stop=30m@10%", cwd=workdir).returncode == 0
     result = gpudeck("run", "--", "true", cwd=workdir)
     assert result.returncode == 0, result.stderr

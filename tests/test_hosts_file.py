@@ -41,7 +41,14 @@ def test_local_is_always_there(home: Path) -> None:
 
 def test_edits_keep_comments_order_and_unknown_fields(home: Path) -> None:
     hosts_path().write_text(USER_FILE)
-    add_host(HostEntry(name="h100", target="gpu-alias", python="/opt/py/bin/python3", setup=["source ~/venv/bin/activate"]))
+    add_host(
+        HostEntry(
+            name="h100",
+            target="gpu-alias",
+            python="/opt/py/bin/python3",
+            setup=["source ~/venv/bin/activate"],
+        )
+    )
     text = hosts_path().read_text()
     assert text.startswith(USER_FILE)  # the user's part, byte for byte
     hosts = load_hosts()
@@ -51,7 +58,9 @@ def test_edits_keep_comments_order_and_unknown_fields(home: Path) -> None:
     with pytest.raises(HostsFileError, match="already exists"):
         add_host(HostEntry(name="h100", target="other"))
     add_host(HostEntry(name="a100", target="ubuntu@10.0.0.6", identity_file="~/.ssh/a100"), replace=True)
-    assert "price_per_hour = 3.06   # the cost feature's field: not ours, must stay" in hosts_path().read_text()
+    assert (
+        "price_per_hour = 3.06   # the cost feature's field: not ours, must stay" in hosts_path().read_text()
+    )
     assert load_hosts()["a100"].target == "ubuntu@10.0.0.6"
     remove_host("h100")
     assert "# my GPU boxes" in hosts_path().read_text() and "h100" not in hosts_path().read_text()
@@ -69,7 +78,9 @@ def test_bad_file_is_one_line(home: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_add_rm(home: Path, tmp_path: Path) -> None:
-    added = gpudeck("hosts", "add", "g1", "me@gpu1:2222", "--setup", "conda activate x", "--no-connect", cwd=tmp_path)
+    added = gpudeck(
+        "hosts", "add", "g1", "me@gpu1:2222", "--setup", "conda activate x", "--no-connect", cwd=tmp_path
+    )
     assert added.returncode == 0, added.stderr
     assert load_hosts()["g1"].setup == ["conda activate x"]
     assert gpudeck("hosts", "add", "g1", "gpu1", "--no-connect", cwd=tmp_path).returncode == EXIT_USAGE
@@ -87,18 +98,22 @@ def test_hosts_set_writes_checked_price_settings_and_keeps_comments(tmp_path, mo
     from tests.conftest import gpudeck as run_cli
 
     monkeypatch.setenv("GPUDECK_HOME", str(tmp_path))
-    (tmp_path / "hosts.toml").write_text("# my fleet\n[hosts.local]\n# rented by the hour\nregion = \"us-east-1\"\n")
+    (tmp_path / "hosts.toml").write_text(
+        '# my fleet\n[hosts.local]\n# rented by the hour\nregion = "us-east-1"\n'
+    )
     ok = run_cli("hosts", "set", "local", "price_per_hour=2.5", "market=Spot", "currency=usd")
     assert ok.returncode == 0, ok.stderr
     text = (tmp_path / "hosts.toml").read_text()
     assert "# my fleet" in text and "# rented by the hour" in text
-    assert 'price_per_hour = 2.5' in text and 'market = "spot"' in text and 'currency = "USD"' in text
+    assert "price_per_hour = 2.5" in text and 'market = "spot"' in text and 'currency = "USD"' in text
     prices = _json.loads(run_cli("prices", "--json").stdout)
     assert "2.5" in _json.dumps(prices)
     removed = run_cli("hosts", "set", "local", "market=")
     assert removed.returncode == 0 and "market" not in (tmp_path / "hosts.toml").read_text()
     bad = run_cli("hosts", "set", "local", "price_per_hour=cheap")
-    assert bad.returncode == 2 and "price_per_hour" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert (
+        bad.returncode == 2 and "price_per_hour" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    )
     unknown = run_cli("hosts", "set", "local", "colour=red")
     assert unknown.returncode == 2 and "unknown setting 'colour'" in unknown.stderr
     nohost = run_cli("hosts", "set", "gpu-box", "price_per_hour=1")
@@ -112,7 +127,10 @@ def test_a_wrong_type_in_hosts_toml_is_one_line_naming_the_field(tmp_path, monke
     (tmp_path / "hosts.toml").write_text("[hosts.gpu1]\ntarget = 5\n")
     result = run_cli("ps")
     assert result.returncode == 2  # a bad value in a file of yours is bad input, as a bad option is
-    assert result.stderr.strip() == f"gpudeck: {tmp_path / 'hosts.toml'}:2: [hosts.gpu1] target: expected a string, got 5"
+    assert (
+        result.stderr.strip()
+        == f"gpudeck: {tmp_path / 'hosts.toml'}:2: [hosts.gpu1] target: expected a string, got 5"
+    )
 
 
 def test_a_peer_that_is_not_ssh_is_one_line_not_a_traceback(tmp_path, monkeypatch):

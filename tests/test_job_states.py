@@ -18,12 +18,22 @@ JOB = "20261129-213344-a3f9c2"
 
 def node(n: str, state: str, **kw) -> dict:
     ended = state not in ("starting", "running")
-    return {"id": JOB, "name": "ddp", "node": n, "state": state, "pid": 10 + int(n), "last_seq": 0, "last": {},
-            "started_at": 100.0, "ended_at": 200.0 if ended else None,
-            "exit_code": 1 if state == "failed" else 0 if state == "exited" else None,
-            "signal": "SIGKILL" if state == "killed" else None,
-            "cause": "NCCL timeout" if state == "failed" else None,
-            "reason": "budget reached" if state == "stopped" else None, **kw}
+    return {
+        "id": JOB,
+        "name": "ddp",
+        "node": n,
+        "state": state,
+        "pid": 10 + int(n),
+        "last_seq": 0,
+        "last": {},
+        "started_at": 100.0,
+        "ended_at": 200.0 if ended else None,
+        "exit_code": 1 if state == "failed" else 0 if state == "exited" else None,
+        "signal": "SIGKILL" if state == "killed" else None,
+        "cause": "NCCL timeout" if state == "failed" else None,
+        "reason": "budget reached" if state == "stopped" else None,
+        **kw,
+    }
 
 
 @pytest.mark.parametrize("states", list(itertools.product(JOB_STATES, repeat=2)))
@@ -67,8 +77,16 @@ def test_names_resolve_to_the_live_job_else_the_newest() -> None:
 
 
 def test_stop_waits_the_jobs_own_grace_plus_the_margin() -> None:
-    job = JobTarget.of_job(Job(JOB, "ddp", [dict(node("0", "running", grace=300.0), host="a"),
-                                            dict(node("1", "running", grace=5.0), host="b")]))
+    job = JobTarget.of_job(
+        Job(
+            JOB,
+            "ddp",
+            [
+                dict(node("0", "running", grace=300.0), host="a"),
+                dict(node("1", "running", grace=5.0), host="b"),
+            ],
+        )
+    )
     assert stop_wait(job) == 300.0 + 60.0  # the longest node's grace decides
     assert stop_wait(job, grace=2.0) == 62.0
     fleet = Fleet()

@@ -20,16 +20,44 @@ JOB = "20261201-000000-abcdef"
 
 def _full(workdir: Path) -> dict:
     return {
-        "id": JOB, "name": "train", "node": "1", "argv": ["python", "t.py"], "workdir": str(workdir),
-        "env": {"A": "1"}, "setup": ["source v/bin/activate"], "grace": 5.0, "stop_signal": "SIGINT", "path": "/bin",
-        "created_at": 1.5e9, "output_cap": 2 << 20, "gpu_interval": 1.0, "heartbeat_interval": 2.0,
+        "id": JOB,
+        "name": "train",
+        "node": "1",
+        "argv": ["python", "t.py"],
+        "workdir": str(workdir),
+        "env": {"A": "1"},
+        "setup": ["source v/bin/activate"],
+        "grace": 5.0,
+        "stop_signal": "SIGINT",
+        "path": "/bin",
+        "created_at": 1.5e9,
+        "output_cap": 2 << 20,
+        "gpu_interval": 1.0,
+        "heartbeat_interval": 2.0,
         "price": {"per_hour": 2.0, "share": 0.5, "currency": "USD", "market": "spot", "source": "catalog"},
-        "budget": 10.0, "idle_stop": {"below_pct": 5.0, "minutes": 30.0, "grace_minutes": 15.0},
-        "multinode": {"nodes": 2, "rank": 1, "host": "b", "hosts": ["a", "b"], "launcher": "torchrun",
-                      "nproc_per_node": 2, "master_addr": "10.0.0.1", "master_port": 29500, "port_chosen": False,
-                      "command": ["python", "t.py"], "pool": ["a", "b", "c"], "pinned": [], "setup": [],
-                      "workdir": None, "env_keys": ["A"], "elastic": [1, 3], "hints": ["NCCL_SOCKET_IFNAME=eth0"]},
-        "restart_of": "20261130-000000-aaaaaa", "resized_from": {"job": "20261130-000000-aaaaaa", "nodes": 1, "why": "scale +1"},
+        "budget": 10.0,
+        "idle_stop": {"below_pct": 5.0, "minutes": 30.0, "grace_minutes": 15.0},
+        "multinode": {
+            "nodes": 2,
+            "rank": 1,
+            "host": "b",
+            "hosts": ["a", "b"],
+            "launcher": "torchrun",
+            "nproc_per_node": 2,
+            "master_addr": "10.0.0.1",
+            "master_port": 29500,
+            "port_chosen": False,
+            "command": ["python", "t.py"],
+            "pool": ["a", "b", "c"],
+            "pinned": [],
+            "setup": [],
+            "workdir": None,
+            "env_keys": ["A"],
+            "elastic": [1, 3],
+            "hints": ["NCCL_SOCKET_IFNAME=eth0"],
+        },
+        "restart_of": "20261130-000000-aaaaaa",
+        "resized_from": {"job": "20261130-000000-aaaaaa", "nodes": 1, "why": "scale +1"},
     }
 
 
@@ -42,18 +70,32 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
     assert {f.name for f in fields(JobSpec)} == set(wire) | {"watch"}  # every field exercised here
 
 
-@pytest.mark.parametrize(("path", "value", "named"), [
-    (("id",), "x", "spec.id"), (("name",), "bad name", "spec.name"), (("node",), "", "spec.node"),
-    (("argv",), [], "spec.argv"), (("argv",), [1], "spec.argv[0]"), (("env",), {"A=": "1"}, "spec.env"),
-    (("grace",), 1e23, "spec.grace"), (("grace",), float("nan"), "spec.grace"), (("stop_signal",), "SIGNOPE", "spec.stop_signal"),
-    (("output_cap",), 5, "spec.output_cap"), (("price", "per_hour"), -1, "spec.price.per_hour"),
-    (("budget",), 0, "spec.budget"), (("idle_stop", "below_pct"), 101, "spec.idle_stop.below_pct"),
-    (("multinode", "nodes"), 0, "spec.multinode.nodes"), (("multinode", "launcher"), "mpirun", "spec.multinode.launcher"),
-    (("multinode", "master_port"), 70000, "spec.multinode.master_port"),
-    (("multinode", "elastic"), [3, 1], "spec.multinode.elastic"), (("resized_from", "job"), "x", "spec.resized_from.job"),
-    (("restart_of",), "nope", "spec.restart_of"), (("typo_field",), 1, "unknown field 'typo_field'"),
-    (("multinode", "nodez"), 1, "spec.multinode: unknown field 'nodez'"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "named"),
+    [
+        (("id",), "x", "spec.id"),
+        (("name",), "bad name", "spec.name"),
+        (("node",), "", "spec.node"),
+        (("argv",), [], "spec.argv"),
+        (("argv",), [1], "spec.argv[0]"),
+        (("env",), {"A=": "1"}, "spec.env"),
+        (("grace",), 1e23, "spec.grace"),
+        (("grace",), float("nan"), "spec.grace"),
+        (("stop_signal",), "SIGNOPE", "spec.stop_signal"),
+        (("output_cap",), 5, "spec.output_cap"),
+        (("price", "per_hour"), -1, "spec.price.per_hour"),
+        (("budget",), 0, "spec.budget"),
+        (("idle_stop", "below_pct"), 101, "spec.idle_stop.below_pct"),
+        (("multinode", "nodes"), 0, "spec.multinode.nodes"),
+        (("multinode", "launcher"), "mpirun", "spec.multinode.launcher"),
+        (("multinode", "master_port"), 70000, "spec.multinode.master_port"),
+        (("multinode", "elastic"), [3, 1], "spec.multinode.elastic"),
+        (("resized_from", "job"), "x", "spec.resized_from.job"),
+        (("restart_of",), "nope", "spec.restart_of"),
+        (("typo_field",), 1, "unknown field 'typo_field'"),
+        (("multinode", "nodez"), 1, "spec.multinode: unknown field 'nodez'"),
+    ],
+)
 def test_each_bad_field_is_named(tmp_path: Path, path: tuple[str, ...], value: object, named: str) -> None:
     wire = _full(tmp_path)
     target = wire
@@ -65,16 +107,22 @@ def test_each_bad_field_is_named(tmp_path: Path, path: tuple[str, ...], value: o
     assert JobSpec.read(wire) is None  # a reader gets None, never an exception
 
 
-def test_what_the_client_builds_the_agent_takes_and_the_fleet_reads(gpudeck_home: Path, workdir: Path) -> None:
-    opts = LaunchOptions(argv=("python", "t.py"), workdir=str(workdir), nodes=2, pool=("local",), env=(("A", "1"),))
+def test_what_the_client_builds_the_agent_takes_and_the_fleet_reads(
+    gpudeck_home: Path, workdir: Path
+) -> None:
+    opts = LaunchOptions(
+        argv=("python", "t.py"), workdir=str(workdir), nodes=2, pool=("local",), env=(("A", "1"),)
+    )
     plans = plan(opts, JOB)
     spec = build_spec(None, opts, JOB, node="1").replace(multinode=plans[1].multinode)
     checked = validate_spec(spec.to_wire())  # the agent's check, on its host
     assert JobSpec.from_wire(checked) == spec
     assert Multinode.read(checked["multinode"]) == plans[1].multinode
     fleet = Fleet(clock=lambda: 0.0)
-    fleet.apply_jobs("local", [{"id": JOB, "name": spec.name, "node": "1", "state": "running",
-                                "multinode": checked["multinode"]}])
+    fleet.apply_jobs(
+        "local",
+        [{"id": JOB, "name": spec.name, "node": "1", "state": "running", "multinode": checked["multinode"]}],
+    )
     placement = fleet.jobs[JOB].placement
     assert placement is not None and placement.pool == ("local",) and placement.per_node == 1
 

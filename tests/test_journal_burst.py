@@ -32,7 +32,9 @@ def test_a_burst_reads_back_as_one_record_per_line_would(tmp_path: Path) -> None
     assert len(lines) < len(points)
     assert read_all(tmp_path / "events.jsonl") == _as_old_lines_read(records)
     assert [r["seq"] for r in read_all(tmp_path / "events.jsonl")] == list(range(1, 3001))
-    assert JournalWriter(tmp_path / "events.jsonl").last_seq == 3000  # a reopened writer continues after the run
+    assert (
+        JournalWriter(tmp_path / "events.jsonl").last_seq == 3000
+    )  # a reopened writer continues after the run
 
 
 def test_a_burst_mixed_with_other_records_keeps_their_order(tmp_path: Path) -> None:
@@ -48,7 +50,14 @@ def test_a_burst_mixed_with_other_records_keeps_their_order(tmp_path: Path) -> N
     ]
     records = writer.append_many(entries)
     lines = (tmp_path / "events.jsonl").read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["kind"] for line in lines] == ["points", "event", "metric", "metric", "metric", "metric"]
+    assert [json.loads(line)["kind"] for line in lines] == [
+        "points",
+        "event",
+        "metric",
+        "metric",
+        "metric",
+        "metric",
+    ]
     assert read_all(tmp_path / "events.jsonl") == _as_old_lines_read(records)
 
 

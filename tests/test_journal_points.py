@@ -45,10 +45,15 @@ def _entries() -> list[list[tuple[str, dict[str, Any]]]]:
     bursts: list[list[tuple[str, dict[str, Any]]]] = [[("state", {"state": "starting", "supervisor_pid": 1})],
                                                       [("state", {"state": "running", "pid": 2})]]  # fmt: skip
     for start in (1, 301, 601):
-        bursts.append([("metric", {"values": {"step": i, "loss": round(1 / i, 6)}}) for i in range(start, start + 300)])
+        bursts.append(
+            [("metric", {"values": {"step": i, "loss": round(1 / i, 6)}}) for i in range(start, start + 300)]
+        )
     bursts.append([("metric", {"values": v}) for v in ODD])
     bursts.append([("heartbeat", {"output_offset": 1234})])
-    hf = [{"loss": 0.5 - i / 1000, "grad_norm": 1.25, "learning_rate": 4.5e-05, "epoch": i / 100} for i in range(20)]
+    hf = [
+        {"loss": 0.5 - i / 1000, "grad_norm": 1.25, "learning_rate": 4.5e-05, "epoch": i / 100}
+        for i in range(20)
+    ]
     evals = [{"val_loss": 0.7, "epoch": 1.0}]
     bursts.append([("metric", {"values": v}) for v in hf[:10] + evals + hf[10:]])
     bursts.append([("event", {"event": "resized", "data": {"from": 1, "to": 2, "why": "a,b"}}),
@@ -146,7 +151,9 @@ def _fleet(agent: Path) -> Any:
     fleet.apply_events("local", JOB, "0", _via_client(agent))
     job = fleet.jobs[JOB]
     series = {name: (list(s._rx), list(s._ry), list(s._hx), list(s._hy)) for name, s in job.series.items()}
-    return repr((job.state, job.last, job.step, series, fleet.bad_records, list(job.events)))  # repr: nan == nan
+    return repr(
+        (job.state, job.last, job.step, series, fleet.bad_records, list(job.events))
+    )  # repr: nan == nan
 
 
 def _cost_run(agent: Path) -> Any:
@@ -165,7 +172,14 @@ def _lost_job(agent: Path) -> Any:
     return vars(read_lost_job(agent / "jobs" / JOB / "0" / "events.jsonl"))
 
 
-SLOW = ("tail → client events", "recording → replay", "fleet model (TUI series)", "cost fold", "metrics --json", "metrics")
+SLOW = (
+    "tail → client events",
+    "recording → replay",
+    "fleet model (TUI series)",
+    "cost fold",
+    "metrics --json",
+    "metrics",
+)
 READERS: dict[str, Callable[[Path], Any]] = {
     "journal reader (agent side)": lambda agent: read_all(agent / "jobs" / JOB / "0" / "events.jsonl"),
     "job object: listing, inspect, summary cache": _job_object,
@@ -179,7 +193,9 @@ READERS: dict[str, Callable[[Path], Any]] = {
 }
 
 
-@pytest.mark.parametrize("reader", [pytest.param(r, marks=pytest.mark.slow) if r in SLOW else r for r in READERS])  # ~1 s: agents
+@pytest.mark.parametrize(
+    "reader", [pytest.param(r, marks=pytest.mark.slow) if r in SLOW else r for r in READERS]
+)  # ~1 s: agents
 def test_every_reader_reads_dense_and_old_journals_alike(journals: dict[str, Path], reader: str) -> None:
     read = READERS[reader]
     dense, old = read(journals["dense"]), read(journals["old"])
@@ -230,7 +246,9 @@ MALFORMED = [
 def test_a_malformed_points_line_is_skipped_and_counted(tmp_path: Path, bad: bytes) -> None:
     path = tmp_path / "events.jsonl"
     good = b'{"seq":5,"t":1,"kind":"metric","values":{"a":1}}\n'
-    path.write_bytes(b'{"seq":1,"last":2,"t":1,"kind":"points","names":["a"],"rows":[[1],[2]]}\n' + bad + b"\n" + good)
+    path.write_bytes(
+        b'{"seq":1,"last":2,"t":1,"kind":"points","names":["a"],"rows":[[1],[2]]}\n' + bad + b"\n" + good
+    )
     reader = JournalReader(path)
     assert [r["seq"] for r in reader.read_new()] == [1, 2, 5]
     assert reader.skipped == 1

@@ -52,17 +52,29 @@ print(json.dumps({"imported": names, "added": added}))
 
 
 def probe(packages: list[str], select: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, "-c", _PROBE, json.dumps([packages, select, skip])],
-                         capture_output=True, text=True, cwd=REPO, env=env, timeout=100)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps([packages, select, skip])],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=100,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_remote_agent_imports_only_the_standard_library():
     got = probe(["remote_agent"])
-    expected = {".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "remote_agent").rglob("*.py")
-                if p.stem not in ("__init__", "__main__")}
+    expected = {
+        ".".join(p.relative_to(REPO).with_suffix("").parts)
+        for p in (REPO / "remote_agent").rglob("*.py")
+        if p.stem not in ("__init__", "__main__")
+    }
     assert expected <= set(got["imported"])  # discovery found every module on disk
     outside = [m for m in got["added"] if m != "remote_agent" and m not in sys.stdlib_module_names]
     assert outside == [], f"remote_agent pulls in non-stdlib modules: {outside}"
@@ -73,15 +85,23 @@ def test_everything_but_the_ui_imports_no_textual():
     got = probe(["tui"], skip=UI)
     on_disk = {".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "tui").rglob("*.py")}
     on_disk = {m.removesuffix(".__init__") for m in on_disk if not m.endswith("__main__")}
-    outside_ui = {m for m in on_disk if not any(m == u or m.startswith(u + ".") or m.startswith(u + "_") for u in UI)}
+    outside_ui = {
+        m for m in on_disk if not any(m == u or m.startswith(u + ".") or m.startswith(u + "_") for u in UI)
+    }
     assert outside_ui <= set(got["imported"])  # discovery found every non-UI module on disk
-    assert {"tui.cli", "tui.commands.ps", "tui.actions", "tui.session", "tui.settings"} <= set(got["imported"])
-    assert "textual" not in got["added"] and "rich" not in got["added"], f"one of {got['imported']} imports textual"
+    assert {"tui.cli", "tui.commands.ps", "tui.actions", "tui.session", "tui.settings"} <= set(
+        got["imported"]
+    )
+    assert "textual" not in got["added"] and "rich" not in got["added"], (
+        f"one of {got['imported']} imports textual"
+    )
 
 
 def test_the_cli_starts_without_textual_paramiko_boto3_or_torch():
-    code = ("import sys; from tui.cli import build_parser; build_parser(); "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'rich', 'paramiko', 'boto3', 'torch'}))")
+    code = (
+        "import sys; from tui.cli import build_parser; build_parser(); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'rich', 'paramiko', 'boto3', 'torch'}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=100)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
@@ -103,7 +123,14 @@ def test_torch_is_imported_only_under_trainer():
 @pytest.mark.skipif(importlib.util.find_spec("vermin") is None, reason="vermin is not installed")
 def test_remote_agent_is_python38_compatible_by_vermin():
     # vermin has no __main__ module; call its console-script entry point in this interpreter.
-    cmd = [sys.executable, "-c", "import sys; from vermin import main; sys.exit(main())",
-           "-t=3.8-", "--no-tips", "--violations", "remote_agent/"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from vermin import main; sys.exit(main())",
+        "-t=3.8-",
+        "--no-tips",
+        "--violations",
+        "remote_agent/",
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=100)
     assert out.returncode == 0, out.stdout + out.stderr

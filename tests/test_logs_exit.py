@@ -12,7 +12,9 @@ import pytest
 from tests.conftest import gpudeck
 from tests.support.waiting import wait_for
 
-DIES_OF_SIGUSR1 = "import os, signal, time\nprint('bye', flush=True)\ntime.sleep(0.5)\nos.kill(os.getpid(), signal.SIGUSR1)"
+DIES_OF_SIGUSR1 = (
+    "import os, signal, time\nprint('bye', flush=True)\ntime.sleep(0.5)\nos.kill(os.getpid(), signal.SIGUSR1)"
+)
 WAITS = "print('up', flush=True)\nimport time\ntime.sleep(120)"  # SIGTERM's default action ends it
 
 

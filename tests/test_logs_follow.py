@@ -31,13 +31,20 @@ while not os.path.exists(flag):
 w.write(b"no newline at the end \xc3"); w.flush()
 sys.exit(7)
 """
-WAITS = "import os, sys, time\nprint('hi', flush=True)\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+WAITS = (
+    "import os, sys, time\nprint('hi', flush=True)\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+)
 
 
 def _follow(job_id: str, tmp_path: Path, name: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
     out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
-    proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=open(out, "wb"),  # noqa: SIM115
-                            stderr=open(err, "wb"), cwd=tmp_path, env=dict(os.environ))  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id],
+        stdout=open(out, "wb"),  # noqa: SIM115
+        stderr=open(err, "wb"),  # noqa: SIM115
+        cwd=tmp_path,
+        env=dict(os.environ),
+    )  # noqa: SIM115
     return proc, out, err
 
 
@@ -94,12 +101,16 @@ def test_ssh_cuts_lose_and_repeat_no_byte(ssh_home: SshHome, tmp_path: Path) -> 
     ssh_home.add_host()
     ssh_home.ssh_settings(alive_timeout=2.0, backoff_initial=0.05, backoff_max=0.3)
     flag = tmp_path / "stop-now"
-    job_id = gpudeck("run", "--host", "box", "--", sys.executable, "-c", MESSY, str(flag), cwd=tmp_path).stdout.strip()
+    job_id = gpudeck(
+        "run", "--host", "box", "--", sys.executable, "-c", MESSY, str(flag), cwd=tmp_path
+    ).stdout.strip()
     _cuts_then_end(job_id, ssh_home.agent_dir, flag, tmp_path, lambda pids: ssh_home.server.cut(), cuts=3)
 
 
 @pytest.mark.slow
-def test_a_job_removed_under_a_frozen_follower_ends_it_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
+def test_a_job_removed_under_a_frozen_follower_ends_it_with_one_line(
+    gpudeck_home: Path, tmp_path: Path
+) -> None:
     """The follower's serve sleeps through the job's end and its `rm`: on waking it finds no end
     to report. One line saying so, exit 3 (no such job) — not `internal error: StopIteration`."""
     from tests.conftest import gpudeck
@@ -115,7 +126,11 @@ def test_a_job_removed_under_a_frozen_follower_ends_it_with_one_line(gpudeck_hom
         assert len(frozen) == 1
         os.kill(frozen[0], signal.SIGSTOP)
         flag.touch()
-        wait_for(lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0, timeout=30, what="the ended job removed")
+        wait_for(
+            lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0,
+            timeout=30,
+            what="the ended job removed",
+        )
         os.kill(frozen[0], signal.SIGCONT)
         frozen = []
         assert proc.wait(timeout=30) == 3
@@ -130,7 +145,9 @@ def test_a_job_removed_under_a_frozen_follower_ends_it_with_one_line(gpudeck_hom
 
 
 @pytest.mark.slow
-def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
+def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(
+    gpudeck_home: Path, tmp_path: Path
+) -> None:
     """Reconnected after the job ended and was removed: the re-follow is refused; one line, exit 3."""
     from tests.conftest import gpudeck
 
@@ -144,7 +161,11 @@ def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(gpud
         os.kill(proc.pid, signal.SIGSTOP)  # the follower sleeps through the cut, the end and the rm
         _kill_all(serve_pids(agent_dir))
         flag.touch()
-        wait_for(lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0, timeout=30, what="the ended job removed")
+        wait_for(
+            lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0,
+            timeout=30,
+            what="the ended job removed",
+        )
         os.kill(proc.pid, signal.SIGCONT)
         assert proc.wait(timeout=30) == 3
     finally:
@@ -178,8 +199,16 @@ def test_follow_pushes_bounded_contiguous_chunks_then_one_end(client: AgentClien
     assert [p["offset"] for p in chunks] == [1000 + sum(len(d) for d in data[:i]) for i in range(len(data))]
     output = Path(client.request("hello")["agent_dir"]) / "jobs" / job["id"] / "0" / "output.log"
     assert b"".join(data) == output.read_bytes()[1000:] and len(output.read_bytes()) == 30000 * 101
-    assert end == {"push": "output_end", "job": job["id"], "node": "0", "offset": 30000 * 101, "state": "failed",
-                   "exit_code": 3, "signal": None, "error": None}
+    assert end == {
+        "push": "output_end",
+        "job": job["id"],
+        "node": "0",
+        "offset": 30000 * 101,
+        "state": "failed",
+        "exit_code": 3,
+        "signal": None,
+        "error": None,
+    }
     assert client.request("unfollow", job=job["id"], node="0") == {"was_following": False}
     with pytest.raises(queue.Empty):
         client.outputs.get(timeout=0.3)
@@ -193,7 +222,9 @@ def _rss_mib(pid: int) -> float:
 
 
 def _blocked_writing(pid: int) -> bool:
-    return any((task / "wchan").read_text().endswith("pipe_write") for task in Path(f"/proc/{pid}/task").iterdir())
+    return any(
+        (task / "wchan").read_text().endswith("pipe_write") for task in Path(f"/proc/{pid}/task").iterdir()
+    )
 
 
 def _read_position(pid: int, path: Path) -> int:
@@ -219,8 +250,13 @@ def test_a_follower_that_cannot_write_holds_the_stream_back(gpudeck_home: Path, 
     agent_dir = gpudeck_home / "local-agent"
     output = agent_dir / "jobs" / job_id / "0" / "output.log"
     wait_for(lambda: output.stat().st_size == total, timeout=60, what="the job's whole output on disk")
-    proc = subprocess.Popen([sys.executable, "-m", "tui", "logs", "-f", job_id], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, cwd=tmp_path, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env=dict(os.environ),
+    )
     try:
         wait_for(lambda: serve_pids(agent_dir), timeout=30, what="the follower's serve")
         serve = serve_pids(agent_dir)[0]
@@ -228,7 +264,11 @@ def test_a_follower_that_cannot_write_holds_the_stream_back(gpudeck_home: Path, 
 
         def held_back_or_all_read() -> bool:
             # Held back: both blocked on full pipes, serve's read position still for 3 looks.
-            seen.append(_read_position(serve, output) if _blocked_writing(proc.pid) and _blocked_writing(serve) else -1)
+            seen.append(
+                _read_position(serve, output)
+                if _blocked_writing(proc.pid) and _blocked_writing(serve)
+                else -1
+            )
             return seen[-1] >= 16 << 20 or (len(seen) >= 3 and seen[-1] >= 0 and len(set(seen[-3:])) == 1)
 
         wait_for(held_back_or_all_read, timeout=60, interval=0.05, what="the stream held back")
@@ -245,7 +285,9 @@ def test_a_follower_that_cannot_write_holds_the_stream_back(gpudeck_home: Path, 
 
 
 @pytest.mark.slow
-def test_metrics_follower_of_a_job_removed_while_cut_off_ends_with_one_line(gpudeck_home: Path, tmp_path: Path) -> None:
+def test_metrics_follower_of_a_job_removed_while_cut_off_ends_with_one_line(
+    gpudeck_home: Path, tmp_path: Path
+) -> None:
     """`metrics -f` re-tails after the cut; the agent refuses (the job is gone): one line, exit 3,
     where it used to retry that re-tail for ever without a word."""
     from tests.conftest import gpudeck
@@ -256,14 +298,23 @@ def test_metrics_follower_of_a_job_removed_while_cut_off_ends_with_one_line(gpud
     job_id = gpudeck("run", "--", sys.executable, "-c", waits, str(flag), cwd=tmp_path).stdout.strip()
     agent_dir = gpudeck_home / "local-agent"
     out, err = tmp_path / "metrics.out", tmp_path / "metrics.err"
-    proc = subprocess.Popen([sys.executable, "-m", "tui", "metrics", "-f", job_id], stdout=open(out, "wb"),  # noqa: SIM115
-                            stderr=open(err, "wb"), cwd=tmp_path, env=dict(os.environ))  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "metrics", "-f", job_id],
+        stdout=open(out, "wb"),  # noqa: SIM115
+        stderr=open(err, "wb"),  # noqa: SIM115
+        cwd=tmp_path,
+        env=dict(os.environ),
+    )  # noqa: SIM115
     try:
         wait_for(lambda: b"loss" in out.read_bytes(), timeout=30, what="the first point printed")
         os.kill(proc.pid, signal.SIGSTOP)
         _kill_all(serve_pids(agent_dir))
         flag.touch()
-        wait_for(lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0, timeout=30, what="the ended job removed")
+        wait_for(
+            lambda: gpudeck("rm", job_id, cwd=tmp_path).returncode == 0,
+            timeout=30,
+            what="the ended job removed",
+        )
         os.kill(proc.pid, signal.SIGCONT)
         assert proc.wait(timeout=30) == 3
     finally:
@@ -290,8 +341,9 @@ def test_a_cut_during_the_first_connection_is_retried_and_said(ssh_home: SshHome
     ssh_home.add_host(python=str(python))
     ssh_home.ssh_settings(alive_timeout=2.0, backoff_initial=0.05, backoff_max=0.3)
     gate.touch()
-    job_id = gpudeck("run", "--host", "box", "--", sys.executable, "-c", "print('the first line')",
-                     cwd=tmp_path).stdout.strip()
+    job_id = gpudeck(
+        "run", "--host", "box", "--", sys.executable, "-c", "print('the first line')", cwd=tmp_path
+    ).stdout.strip()
     gate.unlink()
     mark.unlink(missing_ok=True)
     from tui.remote.deploy_memo import memo_path

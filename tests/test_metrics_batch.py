@@ -20,15 +20,51 @@ from remote_agent.supervision.lines import LineSplitter, strip_ansi
 from remote_agent.supervision.supervisor import Supervisor
 
 # Number shapes that make templates apart (int/float, sign, zero before it/s, groups, exponents).
-_SHAPES = ("7", "41", "0", "0.0", ".0", "-0", "+3", "2.", "0.25", "-1.5", "3e-4", "1.5E+3", "1,200",
-           "12,345,678", "1e999", "nan", "inf")
+_SHAPES = (
+    "7",
+    "41",
+    "0",
+    "0.0",
+    ".0",
+    "-0",
+    "+3",
+    "2.",
+    "0.25",
+    "-1.5",
+    "3e-4",
+    "1.5E+3",
+    "1,200",
+    "12,345,678",
+    "1e999",
+    "nan",
+    "inf",
+)
 # Layouts of real training lines (Keras, timm, tqdm postfix, mmengine, nanoGPT...) with @ for a number.
-_LAYOUTS = ("step=@ loss=@", "Epoch @/@ - loss: @ - accuracy: @", "@it/s loss=@", "[@] loss @ lr @",
-            "iter @: loss @, time @ms, mfu @%", "step @ loss @ grad_norm @ top5 @ acc1 @", "@, loss=@, @it/s",
-            "loss=@ (@) lr=@e-4", "  @/@ [====] - @s @ms/step - loss: @", "Train: [@]  Loss: @  Time: @s  Mem: @M",
-            '{"step": @, "loss": @}', "@ @ @", "loss @-@", "Acc@1 @ Acc@5 @ loss @", "loss=@,@ acc=@",
-            "loss:@ nan @", "epoch @ loss @ val_loss @ tok/s @", "loss=@e@", "x loss=@.@", "@ s/it loss @",
-            "{'loss': @, 'learning_rate': @, 'epoch': @}", "loss @ +@", "| @ | @ | @ |")
+_LAYOUTS = (
+    "step=@ loss=@",
+    "Epoch @/@ - loss: @ - accuracy: @",
+    "@it/s loss=@",
+    "[@] loss @ lr @",
+    "iter @: loss @, time @ms, mfu @%",
+    "step @ loss @ grad_norm @ top5 @ acc1 @",
+    "@, loss=@, @it/s",
+    "loss=@ (@) lr=@e-4",
+    "  @/@ [====] - @s @ms/step - loss: @",
+    "Train: [@]  Loss: @  Time: @s  Mem: @M",
+    '{"step": @, "loss": @}',
+    "@ @ @",
+    "loss @-@",
+    "Acc@1 @ Acc@5 @ loss @",
+    "loss=@,@ acc=@",
+    "loss:@ nan @",
+    "epoch @ loss @ val_loss @ tok/s @",
+    "loss=@e@",
+    "x loss=@.@",
+    "@ s/it loss @",
+    "{'loss': @, 'learning_rate': @, 'epoch': @}",
+    "loss @ +@",
+    "| @ | @ | @ |",
+)
 
 
 def _line_by_line(lines: list[str]) -> list:
@@ -58,15 +94,28 @@ def _flood(rnd: random.Random, n: int) -> list[str]:
     while len(lines) < n:
         layout = rnd.choice(_LAYOUTS)
         for _ in range(rnd.choice((1, 3, 80))):  # runs of one template, as training loops print
-            lines.append(re.sub("@", lambda _: rnd.choice(_SHAPES) if rnd.random() < 0.2 else
-                                str(round(rnd.random() * 10 ** rnd.randint(0, 4), rnd.randint(0, 5))), layout))
+            lines.append(
+                re.sub(
+                    "@",
+                    lambda _: (
+                        rnd.choice(_SHAPES)
+                        if rnd.random() < 0.2
+                        else str(round(rnd.random() * 10 ** rnd.randint(0, 4), rnd.randint(0, 5)))
+                    ),
+                    layout,
+                )
+            )
     return lines
 
 
 def test_chunks_read_the_corpus_with_new_numbers_as_line_by_line() -> None:
     rnd = random.Random(7)
     corpus = _corpus()
-    lines = [re.sub(r"\d", lambda _: str(rnd.randint(0, 9)), line) if r else line for r in range(3) for line in corpus]
+    lines = [
+        re.sub(r"\d", lambda _: str(rnd.randint(0, 9)), line) if r else line
+        for r in range(3)
+        for line in corpus
+    ]
     _same(_in_chunks(lines, rnd), _line_by_line(lines))
 
 
@@ -81,8 +130,14 @@ def test_chunks_read_floods_of_every_number_shape_as_line_by_line() -> None:
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_LAYOUTS), st.lists(st.sampled_from(_SHAPES), min_size=8, max_size=8)),
-                min_size=1, max_size=40), st.integers(min_value=1, max_value=9))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_LAYOUTS), st.lists(st.sampled_from(_SHAPES), min_size=8, max_size=8)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(min_value=1, max_value=9),
+)
 def test_any_mix_of_layouts_and_number_shapes_reads_as_line_by_line(rows: list, repeat: int) -> None:
     lines = []
     for layout, shapes in rows:
@@ -94,14 +149,25 @@ def test_any_mix_of_layouts_and_number_shapes_reads_as_line_by_line(rows: list, 
 
 # Realistic lines whose derived value equals a printed number for a while: a loss summed from parts
 # while one part is still 0, an it/s taken from a speed printed as 1.00 s/it. Then the numbers move.
-_BY_CHANCE = ["box_loss={a:.4f} cls_loss={z:.1f} dfl_loss={c:.4f} step={i}",
-              "steps:  {p}%| | {i}/1000 [02:00<18:00,  {s:.2f}s/it, avr_loss={c:.4f}]"]
+_BY_CHANCE = [
+    "box_loss={a:.4f} cls_loss={z:.1f} dfl_loss={c:.4f} step={i}",
+    "steps:  {p}%| | {i}/1000 [02:00<18:00,  {s:.2f}s/it, avr_loss={c:.4f}]",
+]
 
 
 def _by_chance(rnd: random.Random, n: int, zero: bool) -> list[str]:
-    return [layout.format(a=rnd.random(), z=0.0 if zero else rnd.random(), c=rnd.random(), i=i, p=i // 10,
-                          s=1.0 if zero else 1 + rnd.random())
-            for i in range(n) for layout in _BY_CHANCE]
+    return [
+        layout.format(
+            a=rnd.random(),
+            z=0.0 if zero else rnd.random(),
+            c=rnd.random(),
+            i=i,
+            p=i // 10,
+            s=1.0 if zero else 1 + rnd.random(),
+        )
+        for i in range(n)
+        for layout in _BY_CHANCE
+    ]
 
 
 def _distinct(n: int) -> list[str]:
@@ -123,9 +189,19 @@ def test_the_fast_path_reads_as_the_full_parser_before_and_after_templates_are_f
     def loop() -> list[str]:  # a training loop's line, as most output is
         return [f"step={k} loss={rnd.random():.4f} lr=3e-4 | {rnd.random():.2f}it/s" for k in range(300)]
 
-    lines = (corpus + loop() + varied() + _by_chance(rnd, 3, zero=True) + _by_chance(rnd, 200, zero=False)
-             + _distinct(templates.MAX_TEMPLATES + 200) + loop() + varied() + _by_chance(rnd, 3, zero=True)
-             + _by_chance(rnd, 200, zero=False) + varied())
+    lines = (
+        corpus
+        + loop()
+        + varied()
+        + _by_chance(rnd, 3, zero=True)
+        + _by_chance(rnd, 200, zero=False)
+        + _distinct(templates.MAX_TEMPLATES + 200)
+        + loop()
+        + varied()
+        + _by_chance(rnd, 3, zero=True)
+        + _by_chance(rnd, 200, zero=False)
+        + varied()
+    )
     parser = LineParser()
     out: list = []
     i = 0
@@ -186,8 +262,12 @@ def test_a_flood_of_one_template_is_read_by_its_regex() -> None:
 def test_a_regex_is_built_only_where_the_split_would_agree() -> None:
     assert template_regex(["step=", " loss=", ""], ["i", "f"], [0], True) is not None
     assert template_regex(["Acc@1 ", " top5 ", ""], ["f", "f"], [], True) is not None  # digits inside names
-    assert template_regex(["foo ", " bar ", ""], ["i", "f"], [0], True) is None  # no hint: may_hold_point decides
-    assert template_regex(["foo ", " bar ", ""], ["i", "f"], [0], False) is not None  # a pointless line: None anyway
+    assert (
+        template_regex(["foo ", " bar ", ""], ["i", "f"], [0], True) is None
+    )  # no hint: may_hold_point decides
+    assert (
+        template_regex(["foo ", " bar ", ""], ["i", "f"], [0], False) is not None
+    )  # a pointless line: None anyway
     assert template_regex(["loss ", " - ", ""], ["f", "f"], [], True) is not None  # a dash before a space
     assert template_regex(["loss ", " -", ""], ["f", "f"], [], True) is None  # could become a minus sign
     assert template_regex(["loss \x1b[1m", ""], ["f"], [], True) is None  # clean() would change the line
@@ -219,9 +299,31 @@ def _split_line_by_line(chunks: list[bytes]) -> list[str]:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from([b"a", b"1", b" ", b"\n", b"\r", b"\r\n", b"\xe2\x82\xac", b"\xe2", b"\x82", b"\xf0\x9f",
-                                 b"\xff", b"\x1b[32m", b"\x1b]0;t\x07", b"\x1b", b"\xc3\xa9"]), max_size=200),
-       st.integers(min_value=1, max_value=40))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                b"a",
+                b"1",
+                b" ",
+                b"\n",
+                b"\r",
+                b"\r\n",
+                b"\xe2\x82\xac",
+                b"\xe2",
+                b"\x82",
+                b"\xf0\x9f",
+                b"\xff",
+                b"\x1b[32m",
+                b"\x1b]0;t\x07",
+                b"\x1b",
+                b"\xc3\xa9",
+            ]
+        ),
+        max_size=200,
+    ),
+    st.integers(min_value=1, max_value=40),
+)
 def test_the_splitter_decodes_a_chunk_at_once_as_it_decoded_each_line(pieces: list[bytes], size: int) -> None:
     data = b"".join(pieces)
     chunks = [data[i : i + size] for i in range(0, len(data), size)]
@@ -237,7 +339,12 @@ def test_a_chunk_makes_the_records_its_lines_made_one_by_one(tmp_path: Path) -> 
     rnd = random.Random(3)
     lines = _flood(rnd, 1500)
     for at in (5, 700, 1200):  # events, a progress bar redrawing the same numbers, a blank
-        lines[at:at] = ['{"event": "checkpoint_saved", "path": "/ck/1"}', "loss=0.5 step=9", "loss=0.5 step=9", ""]
+        lines[at:at] = [
+            '{"event": "checkpoint_saved", "path": "/ck/1"}',
+            "loss=0.5 step=9",
+            "loss=0.5 step=9",
+            "",
+        ]
     one, chunked = _supervisor(tmp_path), _supervisor(tmp_path)
     expected = [e for e in map(one._entry_for, lines) if e is not None]
     got = []
@@ -250,7 +357,11 @@ def test_a_chunk_makes_the_records_its_lines_made_one_by_one(tmp_path: Path) -> 
 def test_a_chunk_follows_a_traceback_and_an_elastic_failure_as_line_by_line(tmp_path: Path) -> None:
     # A worker's exception is the cause even once it scrolled out of the tail; an elastic node
     # judges its own failure on torchrun's line: both must see every line a chunk holds.
-    traceback = ["[rank1]: Traceback (most recent call last):", '[rank1]:   File "x.py", line 1', "[rank1]: RuntimeError: bad GPU"]
+    traceback = [
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "x.py", line 1',
+        "[rank1]: RuntimeError: bad GPU",
+    ]
     lines = traceback + [f"step={i} loss=0.5" for i in range(100)]
     one, chunked = _supervisor(tmp_path), _supervisor(tmp_path)
     for line in lines:
@@ -259,8 +370,16 @@ def test_a_chunk_follows_a_traceback_and_an_elastic_failure_as_line_by_line(tmp_
         chunked._entries_for(lines[i : i + 40])
     assert chunked.last_exception.last == one.last_exception.last == "RuntimeError: bad GPU"
     failed = "E1201 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) local_rank: 0 (pid: 7) of binary: python"
-    node = Supervisor(JobFiles(tmp_path), {"id": "j", "name": "n", "argv": ["true"], "workdir": str(tmp_path),
-                                           "multinode": {"nodes": 2, "rank": 1, "elastic": [1, 3]}})
+    node = Supervisor(
+        JobFiles(tmp_path),
+        {
+            "id": "j",
+            "name": "n",
+            "argv": ["true"],
+            "workdir": str(tmp_path),
+            "multinode": {"nodes": 2, "rank": 1, "elastic": [1, 3]},
+        },
+    )
     node._entries_for(traceback[:1])
     node._entries_for(traceback[1:] + [failed, "step=1 loss=0.5"])
     assert node.own_failure == (1, "RuntimeError: bad GPU")
@@ -276,7 +395,17 @@ def test_number_like_noise_reads_as_line_by_line() -> None:
         base = "loss " + "".join(rnd.choice(alphabet) for _ in range(rnd.randint(3, 25)))
         for _ in range(rnd.randint(1, 12)):
             if rnd.random() < 0.9:
-                lines.append(re.sub(r"\d", lambda m: rnd.choice("0123456789") if rnd.random() < 0.5 else m.group(), base))
+                lines.append(
+                    re.sub(
+                        r"\d", lambda m: rnd.choice("0123456789") if rnd.random() < 0.5 else m.group(), base
+                    )
+                )
             else:
-                lines.append(re.sub(r"[\d.]", lambda m: rnd.choice("0123456789.,-+e") if rnd.random() < 0.1 else m.group(), base))
+                lines.append(
+                    re.sub(
+                        r"[\d.]",
+                        lambda m: rnd.choice("0123456789.,-+e") if rnd.random() < 0.1 else m.group(),
+                        base,
+                    )
+                )
     _same(_in_chunks(lines, rnd), _line_by_line(lines))

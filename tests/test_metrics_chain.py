@@ -19,10 +19,29 @@ def _steps(ref: str, *flags: str) -> list[tuple[str | None, float]]:
 
 
 @pytest.mark.slow  # ~6 s: a 2-node job, then its resize
-def test_metrics_chain_prints_the_ancestors_points_first_each_with_its_job(gpudeck_home: Path, workdir: Path) -> None:
+def test_metrics_chain_prints_the_ancestors_points_first_each_with_its_job(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     (workdir / "ck").mkdir()
-    old = ok("run", "--name", "chained", "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
-             "bash", "-c", RESUMING, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    old = ok(
+        "run",
+        "--name",
+        "chained",
+        "--grace",
+        "5",
+        "--nodes",
+        "2",
+        "--launcher",
+        "none",
+        "--",
+        "bash",
+        "-c",
+        RESUMING,
+        "x",
+        "--checkpoint-dir",
+        "ck",
+        cwd=workdir,
+    ).strip()
     wait_for(lambda: len(_steps(old)) == 5, timeout=20, what="the first job's 5 points")
     ok("scale", old, "-1", cwd=workdir)
     new = json.loads(ok("inspect", "--json", "chained"))["id"]
@@ -32,5 +51,9 @@ def test_metrics_chain_prints_the_ancestors_points_first_each_with_its_job(gpude
     assert _steps(new) == [(None, s) for s in (4, 5, 6, 7, 8)]
     assert _steps(new, "--chain") == [(old, s) for s in (1, 2, 3, 4, 5)] + [(new, s) for s in (4, 5, 6, 7, 8)]
     text = ok("metrics", "--chain", new)
-    assert text.index(f"-- job {old} (2 nodes) --") < text.index("step=1") < text.index(f"-- job {new} (1 node) --")
+    assert (
+        text.index(f"-- job {old} (2 nodes) --")
+        < text.index("step=1")
+        < text.index(f"-- job {new} (1 node) --")
+    )
     ok("kill", new)

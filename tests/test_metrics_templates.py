@@ -87,8 +87,10 @@ def test_a_zero_speed_is_no_speed_after_its_template_learnt_real_ones() -> None:
     # tqdm prints 0.00it/s while a step stalls: the parser reads no speed there, and the recipe
     # learnt from the moving bar (it_per_sec = that number) must not read one either.
     bar = "Epoch 1:  {p}%|#  | {n}/1000 [00:10<03:10, {speed}, loss=0.{p}]"
-    lines = [bar.format(p=p, n=10 * p, speed=s) for p, s in enumerate(("3.50it/s", "2.50it/s", "1.50it/s", "0.00it/s",
-                                                                       "4.50it/s", "0.00it/s"), 1)]
+    lines = [
+        bar.format(p=p, n=10 * p, speed=s)
+        for p, s in enumerate(("3.50it/s", "2.50it/s", "1.50it/s", "0.00it/s", "4.50it/s", "0.00it/s"), 1)
+    ]
     parser = LineParser()
     assert [parser.parse(line) for line in lines] == [parse_line(line) for line in lines]
     assert "it_per_sec" not in parse_line(lines[3])

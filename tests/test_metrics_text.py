@@ -44,7 +44,9 @@ def _journal(path: Path, values: list[dict], plain_run: int = 50) -> None:
     journal = JournalWriter(path)
     journal.append("state", state="starting", supervisor_pid=1)
     journal.append("state", state="running", pid=2)
-    journal.append_many([("metric", {"values": {"step": i, "loss": round(1 / i, 6)}}) for i in range(1, plain_run)])
+    journal.append_many(
+        [("metric", {"values": {"step": i, "loss": round(1 / i, 6)}}) for i in range(1, plain_run)]
+    )
     for v in values:
         journal.append("metric", values=v)
         journal.append("heartbeat")
@@ -52,7 +54,9 @@ def _journal(path: Path, values: list[dict], plain_run: int = 50) -> None:
     journal.append("event", event="resized", data={"from": 1, "to": 2, "reason": "util > 90 %"})
     journal.append_many([("metric", {"values": v}) for v in values])
     journal.append("metric", values={"loss": 0.1}, truncated=True)  # an extra field: not plain
-    journal.append_many([("metric", {"values": {"step": i, "loss": round(1 / i, 6)}}) for i in range(100, 160)])
+    journal.append_many(
+        [("metric", {"values": {"step": i, "loss": round(1 / i, 6)}}) for i in range(100, 160)]
+    )
     journal.append("state", state="exited", exit_code=0, signal=None)
     journal.close()
 
@@ -76,7 +80,9 @@ def test_cli_output_is_byte_identical_to_decode_and_dumps(gpudeck_home: Path, tm
     assert done.returncode == 0, done.stderr
     expected = _old_output(directory / "events.jsonl", "0", capsys)
     assert done.stdout == expected
-    assert len(done.stdout.split("\n")) - 1 == 49 + 2 * len(ODD_VALUES) + 1 + 1 + 60  # every point, the resize
+    assert (
+        len(done.stdout.split("\n")) - 1 == 49 + 2 * len(ODD_VALUES) + 1 + 1 + 60
+    )  # every point, the resize
     human = gpudeck("metrics", "odd", cwd=tmp_path)
     assert human.returncode == 0, human.stderr
     capsys.readouterr()
@@ -117,14 +123,21 @@ def test_reshaped_text_always_equals_dumps_or_declines(tmp_path_factory, points:
         journal.append("metric", values=v)
     journal.close()
     got = points_json(path.read_text(encoding="utf-8"), "0")
-    expected = "".join(json.dumps({"t": r["t"], "node": "0", "values": r["values"]}) + "\n" for r in read_all(path))
+    expected = "".join(
+        json.dumps({"t": r["t"], "node": "0", "values": r["values"]}) + "\n" for r in read_all(path)
+    )
     assert got in (None, expected)
 
 
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_TEXT, min_size=1, max_size=4, unique=True), st.lists(st.lists(_LEAF, min_size=4, max_size=4), min_size=2, max_size=5))
-def test_a_points_line_reshapes_to_dumps_or_declines(tmp_path_factory, names: list[str], rows: list[list]) -> None:
+@given(
+    st.lists(_TEXT, min_size=1, max_size=4, unique=True),
+    st.lists(st.lists(_LEAF, min_size=4, max_size=4), min_size=2, max_size=5),
+)
+def test_a_points_line_reshapes_to_dumps_or_declines(
+    tmp_path_factory, names: list[str], rows: list[list]
+) -> None:
     path = tmp_path_factory.mktemp("j") / "events.jsonl"
     journal = JournalWriter(path)
     journal.append_many([("metric", {"values": dict(zip(names, row))}) for row in rows])  # noqa: B905 (rows are longer)
@@ -132,7 +145,9 @@ def test_a_points_line_reshapes_to_dumps_or_declines(tmp_path_factory, names: li
     text = path.read_text(encoding="utf-8")
     assert text.count("\n") == 1 and '"kind":"points"' in text
     got = points_block_json(text[:-1], "0")
-    expected = "".join(json.dumps({"t": r["t"], "node": "0", "values": r["values"]}) + "\n" for r in read_all(path))
+    expected = "".join(
+        json.dumps({"t": r["t"], "node": "0", "values": r["values"]}) + "\n" for r in read_all(path)
+    )
     assert got in (None, expected)
     plain = all(not isinstance(v, str) and not (isinstance(v, float) and not math.isfinite(v))
                 for row in rows for v in row[: len(names)])  # fmt: skip
@@ -143,10 +158,14 @@ def test_a_points_line_with_odd_names_reshapes_exactly(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     journal = JournalWriter(path)
     names = ["名前", 'q"uote', "a,b", "c:d", "]],[[", "", "\u2028"]
-    journal.append_many([("metric", {"values": {n: i * k for k, n in enumerate(names)}}) for i in (1, -2.5, 10**20)])
+    journal.append_many(
+        [("metric", {"values": {n: i * k for k, n in enumerate(names)}}) for i in (1, -2.5, 10**20)]
+    )
     journal.close()
     line = path.read_text(encoding="utf-8")[:-1]
-    expected = "".join(json.dumps({"t": r["t"], "node": "n,1", "values": r["values"]}) + "\n" for r in read_all(path))
+    expected = "".join(
+        json.dumps({"t": r["t"], "node": "n,1", "values": r["values"]}) + "\n" for r in read_all(path)
+    )
     assert points_block_json(line, "n,1") == expected
     assert points_block_json(line.replace('"kind":"points"', '"kind":"pointz"'), "0") is None
 

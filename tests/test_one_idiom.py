@@ -23,8 +23,12 @@ def _offences(path: Path) -> list[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in FORBIDDEN_DEFS:
             found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: def {node.name}")
         elif isinstance(node, ast.FunctionDef) and any(
-                isinstance(d, ast.Name) and d.id == "work" or isinstance(d, ast.Call) and getattr(d.func, "id", "") == "work"
-                for d in node.decorator_list):
+            isinstance(d, ast.Name)
+            and d.id == "work"
+            or isinstance(d, ast.Call)
+            and getattr(d.func, "id", "") == "work"
+            for d in node.decorator_list
+        ):
             found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: @work")
     return found
 
@@ -36,5 +40,7 @@ def test_screens_and_widgets_start_no_worker_of_their_own() -> None:
 
 
 def test_only_the_service_base_and_the_app_start_or_route_workers() -> None:
-    starters = [o for f in ROOT.rglob("*.py") for o in _offences(f) if "run_worker" in o or "on_worker_state" in o]
+    starters = [
+        o for f in ROOT.rglob("*.py") for o in _offences(f) if "run_worker" in o or "on_worker_state" in o
+    ]
     assert {o.split(":")[0] for o in starters} == {"tui/services/base.py", "tui/app.py"}

@@ -21,10 +21,14 @@ from tui.policy.pool_file import add_pool_host
 from tui.policy.rules import PolicyError, Pool, load
 
 NOW = 1_800_000_000.0
-POOL = ('[pool.gpus]\nhosts = ["alpha"]\nlaunch = true\nprovider = "aliyun"\ninstance_type = "ecs.gn7i-c8g1.2xlarge"\n'
-        'image = "img-1"\nssh_port = 2222\n\n')
-RULE = ('[[rule]]\nname = "backlog"\nkind = "metric"\npool = "gpus"\nmetric = "backlog"\nabove = 10000\nadd = 1\n'
-        'max = 4\n')
+POOL = (
+    '[pool.gpus]\nhosts = ["alpha"]\nlaunch = true\nprovider = "aliyun"\ninstance_type = "ecs.gn7i-c8g1.2xlarge"\n'
+    'image = "img-1"\nssh_port = 2222\n\n'
+)
+RULE = (
+    '[[rule]]\nname = "backlog"\nkind = "metric"\npool = "gpus"\nmetric = "backlog"\nabove = 10000\nadd = 1\n'
+    "max = 4\n"
+)
 
 
 @dataclass
@@ -35,8 +39,13 @@ class FakeObserver:
         return []
 
     def view(self, job: Job, now: float) -> JobFacts:
-        return JobFacts(job.id, job.name, len(job.nodes), tuple(dict.fromkeys(n["host"] for n in job.nodes)),
-                       metrics={"backlog": [Point(now - 1, 12000.0)]})
+        return JobFacts(
+            job.id,
+            job.name,
+            len(job.nodes),
+            tuple(dict.fromkeys(n["host"] for n in job.nodes)),
+            metrics={"backlog": [Point(now - 1, 12000.0)]},
+        )
 
 
 @dataclass
@@ -61,8 +70,12 @@ class FakeCloud:
         return CapacityLaunched(f"i-new{len(self.launched)}", f"i-new{len(self.launched)}")
 
 
-def controller(tmp_path: Path, cloud: FakeCloud, fleet: tuple[float | None, float | None] | None = None,
-               text: str = POOL + RULE) -> tuple[Controller, list[tuple[int, tuple[str, ...]]]]:
+def controller(
+    tmp_path: Path,
+    cloud: FakeCloud,
+    fleet: tuple[float | None, float | None] | None = None,
+    text: str = POOL + RULE,
+) -> tuple[Controller, list[tuple[int, tuple[str, ...]]]]:
     path = tmp_path / "policies.toml"
     path.write_text(text)
     resized: list[tuple[int, tuple[str, ...]]] = []
@@ -72,9 +85,16 @@ def controller(tmp_path: Path, cloud: FakeCloud, fleet: tuple[float | None, floa
         return "j-new"
 
     job = Job("j1", "yolo", [{"host": "alpha", "state": "running"}])
-    ctl = Controller(jobs=lambda: [job], observer=FakeObserver(), policies=load(path),  # type: ignore[arg-type]
-                     journal=PolicyJournal(tmp_path / "journal.jsonl"), resize=resize, clock=lambda: NOW,
-                     capacity=cloud, fleet=None if fleet is None else (lambda: fleet))
+    ctl = Controller(
+        jobs=lambda: [job],
+        observer=FakeObserver(),
+        policies=load(path),  # type: ignore[arg-type]
+        journal=PolicyJournal(tmp_path / "journal.jsonl"),
+        resize=resize,
+        clock=lambda: NOW,
+        capacity=cloud,
+        fleet=None if fleet is None else (lambda: fleet),
+    )
     return ctl, resized
 
 
@@ -85,12 +105,26 @@ def test_no_free_gpu_in_the_pool_launches_one_instance_and_scales_onto_it(tmp_pa
     assert resized == [(2, ("i-new1",))]
     assert (launching["outcome"], launching["rank"], launching["token"]) == ("launching", 1, cloud.tokens[0])
     assert launched["token"] == cloud.tokens[0]
-    assert [p.instance_type for p in cloud.launched] == ["ecs.gn7i-c8g1.2xlarge"] and cloud.launched[0].ssh_port == 2222
+    assert [p.instance_type for p in cloud.launched] == ["ecs.gn7i-c8g1.2xlarge"] and cloud.launched[
+        0
+    ].ssh_port == 2222
     assert (launched["outcome"], launched["host"], launched["instance"]) == ("launched", "i-new1", "i-new1")
-    assert (applied["outcome"], applied["new_job"], applied["from"], applied["to"]) == ("applied", "j-new", 1, 2)
-    assert applied["capacity"] == {"pool": "gpus", "free_gpus": {"alpha": 0}, "launch": "ecs.gn7i-c8g1.2xlarge",
-                                   "provider": "aliyun", "per_hour": 2.0, "fleet_budget_left": 100.0, "fleet_burn": 3.0,
-                                   "onto": ["i-new1"]}
+    assert (applied["outcome"], applied["new_job"], applied["from"], applied["to"]) == (
+        "applied",
+        "j-new",
+        1,
+        2,
+    )
+    assert applied["capacity"] == {
+        "pool": "gpus",
+        "free_gpus": {"alpha": 0},
+        "launch": "ecs.gn7i-c8g1.2xlarge",
+        "provider": "aliyun",
+        "per_hour": 2.0,
+        "fleet_budget_left": 100.0,
+        "fleet_burn": 3.0,
+        "onto": ["i-new1"],
+    }
     assert ctl.policies.pools["gpus"].hosts == ("alpha", "i-new1")  # the pool grew
 
 
@@ -103,7 +137,9 @@ def test_a_launch_retried_after_a_failure_reuses_its_client_token(tmp_path: Path
     cloud.fail = None
     restarted, resized = controller(tmp_path, cloud)  # a new `policy run`, the same journal
     launching, launched, applied = restarted.tick()
-    assert cloud.tokens == [cloud.tokens[0]] * 2  # the same token: the cloud core finds the first try's instance
+    assert (
+        cloud.tokens == [cloud.tokens[0]] * 2
+    )  # the same token: the cloud core finds the first try's instance
     assert launching["token"] == launched["token"] == cloud.tokens[0] and applied["outcome"] == "applied"
 
 
@@ -119,9 +155,13 @@ def test_a_later_launch_for_the_same_node_gets_a_new_token(tmp_path: Path) -> No
 
 def test_a_launched_host_is_written_into_the_pool_in_policies_toml(tmp_path: Path) -> None:
     cloud = FakeCloud()
-    ctl, _ = controller(tmp_path, cloud, text="# my pools\n" + POOL.replace('hosts = ["alpha"]',
-                                                                           'hosts = ["alpha"]  # the box under my desk')
-                        + RULE)
+    ctl, _ = controller(
+        tmp_path,
+        cloud,
+        text="# my pools\n"
+        + POOL.replace('hosts = ["alpha"]', 'hosts = ["alpha"]  # the box under my desk')
+        + RULE,
+    )
     path = tmp_path / "policies.toml"
     ctl.join_pool = lambda pool, host: add_pool_host(path, pool, host)
     _, launched, _ = ctl.tick()
@@ -170,7 +210,9 @@ def test_a_failed_launch_is_journaled_with_its_reason_and_nothing_is_resized(tmp
 
 
 def test_the_spent_daily_budget_refuses_a_scale_up_even_of_a_job_of_unknown_price(tmp_path: Path) -> None:
-    ctl, resized = controller(tmp_path, FakeCloud(), fleet=(-1.5, 0.0), text=RULE.replace('pool = "gpus"', 'jobs = "*"'))
+    ctl, resized = controller(
+        tmp_path, FakeCloud(), fleet=(-1.5, 0.0), text=RULE.replace('pool = "gpus"', 'jobs = "*"')
+    )
     [refused] = ctl.tick()
     assert not resized and refused["outcome"] == "refused"
     assert "the fleet's daily budget is spent ($1.50 over)" in refused["reason"]
@@ -178,7 +220,9 @@ def test_the_spent_daily_budget_refuses_a_scale_up_even_of_a_job_of_unknown_pric
 
 def test_a_proposal_the_spent_daily_budget_cannot_pay_is_journaled_as_refused(tmp_path: Path) -> None:
     asked: list[int] = []
-    ctl, resized = controller(tmp_path, FakeCloud(), text=RULE.replace('pool = "gpus"', 'jobs = "*"') + "auto = false\n")
+    ctl, resized = controller(
+        tmp_path, FakeCloud(), text=RULE.replace('pool = "gpus"', 'jobs = "*"') + "auto = false\n"
+    )
     ctl.fleet = lambda: asked.append(1) or (-1.5, 0.0)  # type: ignore[func-returns-value]
     [refused] = ctl.tick()
     assert asked == [1] and not resized
@@ -194,14 +238,27 @@ def test_the_fleet_figures_are_asked_only_when_a_rule_wants_to_grow(tmp_path: Pa
     assert ctl.tick() == [] and asked == []
 
 
-@pytest.mark.parametrize(("extra", "line", "message"), [
-    ('launch = true\n', 3, "[pool.gpus] launch: launch = true needs provider"),
-    ('launch = true\nprovider = "gcp"\ninstance_type = "x"\n', 4, "[pool.gpus] provider: expected \"aws\" or \"aliyun\""),
-    ('launch = true\nprovider = "aws"\n', 3, "[pool.gpus] launch: launch = true needs instance_type"),
-    ('launch = true\nprovider = "aws"\ninstance_type = "g5.xlarge"\n', 3, "[pool.gpus] launch: launch = true needs image"),
-    ('ssh_port = "22"\n', 3, "[pool.gpus] ssh_port: expected a port number"),
-])
-def test_pool_launch_field_errors_name_file_line_and_field(tmp_path: Path, extra: str, line: int, message: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "line", "message"),
+    [
+        ("launch = true\n", 3, "[pool.gpus] launch: launch = true needs provider"),
+        (
+            'launch = true\nprovider = "gcp"\ninstance_type = "x"\n',
+            4,
+            '[pool.gpus] provider: expected "aws" or "aliyun"',
+        ),
+        ('launch = true\nprovider = "aws"\n', 3, "[pool.gpus] launch: launch = true needs instance_type"),
+        (
+            'launch = true\nprovider = "aws"\ninstance_type = "g5.xlarge"\n',
+            3,
+            "[pool.gpus] launch: launch = true needs image",
+        ),
+        ('ssh_port = "22"\n', 3, "[pool.gpus] ssh_port: expected a port number"),
+    ],
+)
+def test_pool_launch_field_errors_name_file_line_and_field(
+    tmp_path: Path, extra: str, line: int, message: str
+) -> None:
     path = tmp_path / "policies.toml"
     path.write_text('[pool.gpus]\nhosts = ["alpha"]\n' + extra)
     with pytest.raises(PolicyError) as err:
@@ -218,8 +275,10 @@ def test_launch_refusal_pays_one_hour() -> None:
 
 def test_launch_refusal_speaks_the_budgets_currency() -> None:
     why = str(launch_refusal(20.0, 1, 30.0, 15.0, None, "CNY"))
-    assert why == ("the fleet's daily budget has CNY 30.00 left, less than one hour of the fleet (CNY 15.00/h) and "
-                   "1 new instance(s) at CNY 20.00/h")
+    assert why == (
+        "the fleet's daily budget has CNY 30.00 left, less than one hour of the fleet (CNY 15.00/h) and "
+        "1 new instance(s) at CNY 20.00/h"
+    )
     assert "the job's budget has CNY 1.00 left" in str(launch_refusal(2.0, 1, None, None, 1.0, "CNY"))
 
 
@@ -228,18 +287,30 @@ def test_the_controller_judges_budgets_in_the_cost_currency(tmp_path: Path) -> N
     ctl, resized = controller(tmp_path, cloud, fleet=(30.0, 15.0))
     ctl.currency = "CNY"
     [refused] = ctl.tick()
-    assert not resized and "refused before launching: the fleet's daily budget has CNY 30.00 left" in refused["reason"]
+    assert (
+        not resized
+        and "refused before launching: the fleet's daily budget has CNY 30.00 left" in refused["reason"]
+    )
 
 
 def test_a_jobs_price_and_budget_are_judged_in_the_cost_currency() -> None:
     from tui.policy.observe import Observer
     from tui.policy.rules import Policies
 
-    spec = {"host": "alpha", "node": "0", "state": "running", "started_at": NOW - 3600, "budget": 100.0,
-            "price": {"per_hour": 10.0, "currency": "CNY"}}
+    spec = {
+        "host": "alpha",
+        "node": "0",
+        "state": "running",
+        "started_at": NOW - 3600,
+        "budget": 100.0,
+        "price": {"per_hour": 10.0, "currency": "CNY"},
+    }
     job = Job("j1", "yolo", [spec])
     seen = Observer(lambda host: None, Policies(), currency="USD", fx={"CNY": 0.14})  # type: ignore[arg-type,return-value]
     view = seen.view(job, NOW)
     assert view.burn_per_node == pytest.approx(1.4) and view.budget_left == pytest.approx(14.0 - 1.4)
     unknown = Observer(lambda host: None, Policies(), currency="EUR")  # type: ignore[arg-type,return-value]
-    assert (unknown.view(job, NOW).burn_per_node, unknown.view(job, NOW).budget_left) == (None, None)  # no rate: unknown
+    assert (unknown.view(job, NOW).burn_per_node, unknown.view(job, NOW).budget_left) == (
+        None,
+        None,
+    )  # no rate: unknown

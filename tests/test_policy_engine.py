@@ -59,7 +59,12 @@ def test_backlog_crossing_the_threshold_for_the_rules_duration_adds_one_node() -
         return one(decide(Inputs(now, [job(2, metrics={"backlog": points})], only("metric"))), "backlog")
 
     early = at(crossed + 299)
-    assert early.action == "none" and early.to == 2 and "has not held for 5m" in early.reason and "9000" in early.reason
+    assert (
+        early.action == "none"
+        and early.to == 2
+        and "has not held for 5m" in early.reason
+        and "9000" in early.reason
+    )
     d = at(crossed + 300)
     assert (d.action, d.frm, d.to) == ("scale", 2, 3), d
     assert "backlog > 10000 for 5m" in d.reason and d.inputs["value"] == 12000 and d.inputs["nodes"] == 2
@@ -72,13 +77,24 @@ def test_backlog_rule_keeps_its_bounds_and_cooldown_and_says_no_data() -> None:
     now = t0 + 900
     at_max = one(decide(Inputs(now, [job(8, metrics=high)], only("metric"))), "backlog")
     assert at_max.action == "none" and "at its bound (max 8)" in at_max.reason
-    cooling = one(decide(Inputs(now, [job(3, metrics=high)], only("metric"),
-                                memory={("backlog", "yolo-v8"): Applied(now - 120, 3)})), "backlog")
+    cooling = one(
+        decide(
+            Inputs(
+                now,
+                [job(3, metrics=high)],
+                only("metric"),
+                memory={("backlog", "yolo-v8"): Applied(now - 120, 3)},
+            )
+        ),
+        "backlog",
+    )
     assert cooling.action == "none" and "cooling down: applied 2m ago (cooldown 10m)" in cooling.reason
     nothing = one(decide(Inputs(now, [job(3)], only("metric"))), "backlog")
     assert nothing.action == "none" and "no data" in nothing.reason
-    young = one(decide(Inputs(now, [job(3, metrics={"backlog": series(now - 60, now, 20000)})], only("metric"))),
-                "backlog")
+    young = one(
+        decide(Inputs(now, [job(3, metrics={"backlog": series(now - 60, now, 20000)})], only("metric"))),
+        "backlog",
+    )
     assert young.action == "none" and "seen for 1m only (needs 5m)" in young.reason
 
 
@@ -91,7 +107,10 @@ def test_office_hours_schedule_asks_four_nodes_at_nine_monday_and_one_at_six() -
     assert before.action == "none" and "it has them" in before.reason
     nine = one(decide(Inputs(MONDAY_0900, [job(1)], policies)), "office-hours")
     assert (nine.action, nine.frm, nine.to) == ("scale", 1, 4), nine
-    assert "Mon 09:00 CST: inside 09:00-18:00 → 4 nodes" in nine.reason and nine.inputs["timezone"] == "Asia/Shanghai"
+    assert (
+        "Mon 09:00 CST: inside 09:00-18:00 → 4 nodes" in nine.reason
+        and nine.inputs["timezone"] == "Asia/Shanghai"
+    )
     six = one(decide(Inputs(MONDAY_0900 + 9 * 3600, [job(4)], policies)), "office-hours")
     assert (six.action, six.frm, six.to) == ("scale", 4, 1) and "outside" in six.reason
     saturday = one(decide(Inputs(MONDAY_0900 + 5 * 86400 + 3600, [job(4)], policies)), "office-hours")
@@ -102,23 +121,35 @@ def test_office_hours_schedule_asks_four_nodes_at_nine_monday_and_one_at_six() -
 
 def test_a_schedule_acts_once_per_period_so_a_metric_grown_job_stays_until_the_next_edge() -> None:
     policies = only("schedule")
-    applied = Applied(MONDAY_0900, 4, period=one(decide(Inputs(MONDAY_0900, [job(1)], policies)), "office-hours").period)
-    later = one(decide(Inputs(MONDAY_0900 + 3600, [job(5)], policies, memory={("office-hours", "yolo-v8"): applied})),
-                "office-hours")
+    applied = Applied(
+        MONDAY_0900, 4, period=one(decide(Inputs(MONDAY_0900, [job(1)], policies)), "office-hours").period
+    )
+    later = one(
+        decide(Inputs(MONDAY_0900 + 3600, [job(5)], policies, memory={("office-hours", "yolo-v8"): applied})),
+        "office-hours",
+    )
     assert later.action == "none" and "already set this period" in later.reason
-    evening = one(decide(Inputs(MONDAY_0900 + 9 * 3600, [job(5)], policies,
-                                memory={("office-hours", "yolo-v8"): applied})), "office-hours")
+    evening = one(
+        decide(
+            Inputs(MONDAY_0900 + 9 * 3600, [job(5)], policies, memory={("office-hours", "yolo-v8"): applied})
+        ),
+        "office-hours",
+    )
     assert (evening.action, evening.to) == ("scale", 1)
 
 
 def test_the_later_listed_schedule_wins_where_windows_overlap(tmp_path: Path) -> None:
-    text = seed_text().split("[[rule]]\nname = \"backlog\"")[0] + (
+    text = seed_text().split('[[rule]]\nname = "backlog"')[0] + (
         '[[rule]]\nname = "lunch"\nkind = "schedule"\njobs = "yolo*"\nbetween = "12:00-13:00"\n'
-        'timezone = "Asia/Shanghai"\nnodes = 2\n')
+        'timezone = "Asia/Shanghai"\nnodes = 2\n'
+    )
     policies = parse(text, tmp_path / "p.toml")
     noon = decide(Inputs(MONDAY_0900 + 3 * 3600 + 60, [job(4)], policies))
     assert (one(noon, "lunch").action, one(noon, "lunch").to) == ("scale", 2)
-    assert one(noon, "office-hours").action == "none" and "'lunch' (listed later)" in one(noon, "office-hours").reason
+    assert (
+        one(noon, "office-hours").action == "none"
+        and "'lunch' (listed later)" in one(noon, "office-hours").reason
+    )
     ten = decide(Inputs(MONDAY_0900 + 3600, [job(1)], policies))
     assert one(ten, "office-hours").to == 4 and one(ten, "lunch").action == "none"
 
@@ -126,15 +157,31 @@ def test_the_later_listed_schedule_wins_where_windows_overlap(tmp_path: Path) ->
 # -- gpu_util > 90 for 10m → the next type of the family, with its price ---------------------------
 
 
-G5_2X = CatalogEntry("aws", "g5.2xlarge", "us-east-1", 1, "A10G", 24, 8, 32, 1.212, 0.49, 0.52,
-                     "https://aws.amazon.com/ec2/instance-types/g5/", "2026-11-20", "2026-11-20")
+G5_2X = CatalogEntry(
+    "aws",
+    "g5.2xlarge",
+    "us-east-1",
+    1,
+    "A10G",
+    24,
+    8,
+    32,
+    1.212,
+    0.49,
+    0.52,
+    "https://aws.amazon.com/ec2/instance-types/g5/",
+    "2026-11-20",
+    "2026-11-20",
+)
 
 
 def vertical_at(util: float, minutes: float, instance: HostInstance, cat: list[CatalogEntry]) -> Decision:
     now = 1_800_000_000.0
     host = {("local", "gpu_util"): series(now - minutes * 60, now, util, step=1.0)}
-    return one(decide(Inputs(now, [job(1, instance=instance)], only("vertical"), host_series=host, catalog=cat)),
-               "bigger-gpu")
+    return one(
+        decide(Inputs(now, [job(1, instance=instance)], only("vertical"), host_series=host, catalog=cat)),
+        "bigger-gpu",
+    )
 
 
 def test_util_95_for_11_minutes_proposes_the_next_type_of_the_family_with_its_price_difference() -> None:
@@ -150,42 +197,80 @@ def test_util_95_for_11_minutes_proposes_the_next_type_of_the_family_with_its_pr
     assert short.action == "none" and "seen for 9m only" in short.reason
     spot = vertical_at(95, 11, HostInstance("aws", "g5.xlarge", "us-east-1", "spot"), cat)
     assert spot.to == "g5.2xlarge" and "spot: a new spot request" in spot.reason
-    assert spot.inputs["price_difference_usd_per_hour"] == G5_2X.spot_usd_per_hour_low - g5.spot_usd_per_hour_low
+    assert (
+        spot.inputs["price_difference_usd_per_hour"] == G5_2X.spot_usd_per_hour_low - g5.spot_usd_per_hour_low
+    )
 
 
 def test_auto_vertical_applies_only_where_the_job_restarts_cleanly() -> None:
     now = 1_800_000_000.0
     cat = [*catalog.entries(), G5_2X]
-    rules = only("vertical", parse(seed_text().replace('for = "10m"               # default',
-                                                       'for = "10m"\nauto = true'), Path("policies.toml")))
+    rules = only(
+        "vertical",
+        parse(
+            seed_text().replace('for = "10m"               # default', 'for = "10m"\nauto = true'),
+            Path("policies.toml"),
+        ),
+    )
     assert rules.rules[0].auto
 
     def at(instance: HostInstance, nodes: int = 1, policies: Policies = rules) -> Decision:
         host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
-        return one(decide(Inputs(now, [job(nodes, instance=instance)], policies, host_series=host, catalog=cat)),
-                   "bigger-gpu")
+        return one(
+            decide(Inputs(now, [job(nodes, instance=instance)], policies, host_series=host, catalog=cat)),
+            "bigger-gpu",
+        )
 
     on_demand = at(HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"))
     assert (on_demand.action, on_demand.frm, on_demand.to) == ("scale", "g5.xlarge", "g5.2xlarge"), on_demand
     spot = at(HostInstance("aws", "g5.xlarge", "us-east-1", "spot"))
     assert spot.action == "propose" and "stays a proposal: a spot instance may be reclaimed" in spot.reason
     a100 = [e for e in catalog.entries() if e.instance_type.startswith("ecs.gn7-")]
-    family = one(decide(Inputs(now, [job(1, instance=HostInstance("aliyun", "ecs.gn7-c12g1.3xlarge", None, "on-demand"))],
-                               rules, host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
-                               catalog=a100)), "bigger-gpu")
+    family = one(
+        decide(
+            Inputs(
+                now,
+                [job(1, instance=HostInstance("aliyun", "ecs.gn7-c12g1.3xlarge", None, "on-demand"))],
+                rules,
+                host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
+                catalog=a100,
+            )
+        ),
+        "bigger-gpu",
+    )
     assert (family.action, family.to) == ("scale", "ecs.gn7-c13g1.13xlarge")  # the same A100s, 4 of them
     changed = dataclasses.replace(G5_2X, gpu_model="A100")
-    model = one(decide(Inputs(now, [job(1, instance=HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"))], rules,
-                              host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
-                              catalog=[*catalog.entries(), changed])), "bigger-gpu")
-    assert model.action == "propose" and "stays a proposal: the GPU model changes (A10G → A100)" in model.reason
+    model = one(
+        decide(
+            Inputs(
+                now,
+                [job(1, instance=HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"))],
+                rules,
+                host_series={("local", "gpu_util"): series(now - 660, now, 95, step=1.0)},
+                catalog=[*catalog.entries(), changed],
+            )
+        ),
+        "bigger-gpu",
+    )
+    assert (
+        model.action == "propose" and "stays a proposal: the GPU model changes (A10G → A100)" in model.reason
+    )
     two = at(HostInstance("aws", "g5.xlarge", "us-east-1", "on-demand"), nodes=2)
     assert two.action == "propose" and "a 2-node job" in two.reason
     # after a move the job runs on the bigger type: the cooldown holds, it does not climb at once
-    moved = one(decide(Inputs(now + 60, [job(1, instance=HostInstance("aws", "g5.2xlarge", "us-east-1", "on-demand"))],
-                              rules, host_series={("local", "gpu_util"): series(now - 660, now + 60, 95, step=1.0)},
-                              catalog=[*cat, dataclasses.replace(G5_2X, instance_type="g5.4xlarge", vcpus=16)],
-                              memory={("bigger-gpu", "yolo-v8"): Applied(now, "g5.2xlarge")})), "bigger-gpu")
+    moved = one(
+        decide(
+            Inputs(
+                now + 60,
+                [job(1, instance=HostInstance("aws", "g5.2xlarge", "us-east-1", "on-demand"))],
+                rules,
+                host_series={("local", "gpu_util"): series(now - 660, now + 60, 95, step=1.0)},
+                catalog=[*cat, dataclasses.replace(G5_2X, instance_type="g5.4xlarge", vcpus=16)],
+                memory={("bigger-gpu", "yolo-v8"): Applied(now, "g5.2xlarge")},
+            )
+        ),
+        "bigger-gpu",
+    )
     assert moved.action == "none" and "moved here 1m ago" in moved.reason, moved
 
 
@@ -196,8 +281,21 @@ def test_a_bigger_type_the_daily_budget_cannot_pay_is_refused_not_proposed() -> 
     host = {("local", "gpu_util"): series(now - 660, now, 95, step=1.0)}
 
     def with_budget(left: float, burn: float, currency: str = "USD") -> Decision:
-        return one(decide(Inputs(now, [job(1, instance=g5)], only("vertical"), host_series=host, catalog=cat,
-                                 fleet_budget_left=left, fleet_burn=burn, currency=currency)), "bigger-gpu")
+        return one(
+            decide(
+                Inputs(
+                    now,
+                    [job(1, instance=g5)],
+                    only("vertical"),
+                    host_series=host,
+                    catalog=cat,
+                    fleet_budget_left=left,
+                    fleet_burn=burn,
+                    currency=currency,
+                )
+            ),
+            "bigger-gpu",
+        )
 
     assert with_budget(100.0, 1.0).action == "propose"
     assert with_budget(1.5, 1.0).action == "propose"  # 1.00/h now + 0.206/h more: an hour of it fits in 1.50
@@ -218,14 +316,19 @@ def test_vertical_says_unknown_prices_and_never_changes_family() -> None:
     assert (bare.frm, bare.to) == (None, None)  # no type known: not a node count
     idle = vertical_at(50, 11, HostInstance("aws", "g5.xlarge"), catalog.entries())
     assert idle.action == "none" and "50" in idle.reason
-    no_gpu = one(decide(Inputs(1e9, [job(1, instance=HostInstance("aws", "g5.xlarge"))], only("vertical"))), "bigger-gpu")
+    no_gpu = one(
+        decide(Inputs(1e9, [job(1, instance=HostInstance("aws", "g5.xlarge"))], only("vertical"))),
+        "bigger-gpu",
+    )
     assert no_gpu.action == "none" and "no data is not 0" in no_gpu.reason
 
 
 # -- safety ------------------------------------------------------------------------------------------
 
 
-def simulate(policies: Policies, metric, start: float, minutes: int, nodes: int = 2) -> list[tuple[float, Decision]]:
+def simulate(
+    policies: Policies, metric, start: float, minutes: int, nodes: int = 2
+) -> list[tuple[float, Decision]]:
     """A controller on a 30 s tick applying every scale decision (the job keeps its name): (time, decision)."""
     applied: list[tuple[float, Decision]] = []
     memory: dict[tuple[str, str], Applied] = {}
@@ -280,35 +383,73 @@ def test_an_oscillating_metric_does_not_flap(tmp_path: Path) -> None:
     assert all(b - a >= 600 for (a, _), (b, _) in zip(grown, grown[1:], strict=False))
     # swings slower than the duration do scale, but each way at most once per cooldown
     slow = simulate(rules, lambda t: 14000 if int((t - start) // 1200) % 2 else 6000, start, 180, nodes=4)
-    assert slow and all(b - a >= 600 for (a, x), (b, y) in zip(slow, slow[1:], strict=False) if x.rule == y.rule)
+    assert slow and all(
+        b - a >= 600 for (a, x), (b, y) in zip(slow, slow[1:], strict=False) if x.rule == y.rule
+    )
 
 
 def test_a_scale_the_budget_cannot_pay_for_is_refused() -> None:
     now = 1_800_000_000.0
     high = {"backlog": series(now - 600, now, 20000)}
-    poor = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.5, budget_left=4.0)], only("metric"))),
-               "backlog")
+    poor = one(
+        decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.5, budget_left=4.0)], only("metric"))),
+        "backlog",
+    )
     assert (poor.action, poor.to) == ("refused", 3)
     assert "refused: the job's budget has $4.00 left, less than one hour at 3 nodes ($4.50/h)" in poor.reason
-    fleet = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.5)], only("metric"), fleet_budget_left=5.0,
-                              fleet_burn=4.0)), "backlog")
+    fleet = one(
+        decide(
+            Inputs(
+                now,
+                [job(2, metrics=high, burn_per_node=1.5)],
+                only("metric"),
+                fleet_budget_left=5.0,
+                fleet_burn=4.0,
+            )
+        ),
+        "backlog",
+    )
     assert fleet.action == "refused" and "fleet's daily budget has $5.00 left" in fleet.reason
-    rich = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.5, budget_left=100.0)], only("metric"))),
-               "backlog")
+    rich = one(
+        decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.5, budget_left=100.0)], only("metric"))),
+        "backlog",
+    )
     assert rich.action == "scale"
 
 
 def test_a_refusal_names_the_budgets_currency_not_dollars() -> None:
     now = 1_800_000_000.0
     high = {"backlog": series(now - 600, now, 20000)}
-    poor = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=10.0, budget_left=25.0)], only("metric"),
-                             currency="CNY")), "backlog")
+    poor = one(
+        decide(
+            Inputs(
+                now,
+                [job(2, metrics=high, burn_per_node=10.0, budget_left=25.0)],
+                only("metric"),
+                currency="CNY",
+            )
+        ),
+        "backlog",
+    )
     assert "the job's budget has CNY 25.00 left, less than one hour at 3 nodes (CNY 30.00/h)" in poor.reason
-    spent = one(decide(Inputs(now, [job(2, metrics=high)], only("metric"), fleet_budget_left=-3.0, currency="CNY")),
-                "backlog")
+    spent = one(
+        decide(Inputs(now, [job(2, metrics=high)], only("metric"), fleet_budget_left=-3.0, currency="CNY")),
+        "backlog",
+    )
     assert "the fleet's daily budget is spent (CNY 3.00 over)" in spent.reason
-    fleet = one(decide(Inputs(now, [job(2, metrics=high, burn_per_node=1.0)], only("metric"), fleet_budget_left=5.0,
-                              fleet_burn=4.9999, currency="CNY")), "backlog")
+    fleet = one(
+        decide(
+            Inputs(
+                now,
+                [job(2, metrics=high, burn_per_node=1.0)],
+                only("metric"),
+                fleet_budget_left=5.0,
+                fleet_burn=4.9999,
+                currency="CNY",
+            )
+        ),
+        "backlog",
+    )
     assert "the fleet's daily budget has CNY 5.00 left, less than one hour at CNY 6.00/h" in fleet.reason
     assert "$" not in poor.reason + spent.reason + fleet.reason
 
@@ -318,7 +459,10 @@ def test_one_resize_per_job_per_pass_and_auto_false_only_proposes(tmp_path: Path
     now = MONDAY_0900 + 600
     both = decide(Inputs(now, [job(1, metrics={"backlog": series(now - 600, now, 20000)})], p))
     assert one(both, "office-hours").action == "scale"
-    assert one(both, "backlog").action == "none" and "deferred: rule 'office-hours'" in one(both, "backlog").reason
+    assert (
+        one(both, "backlog").action == "none"
+        and "deferred: rule 'office-hours'" in one(both, "backlog").reason
+    )
     manual = dataclasses.replace(p, rules=tuple(dataclasses.replace(r, auto=False) for r in p.rules))
     d = one(decide(Inputs(now, [job(1)], manual)), "office-hours")
     assert (d.action, d.to) == ("propose", 4)
@@ -327,13 +471,20 @@ def test_one_resize_per_job_per_pass_and_auto_false_only_proposes(tmp_path: Path
 def test_a_metric_exactly_at_its_threshold_has_not_crossed_it_and_min_is_a_bound() -> None:
     t0 = 1_800_000_000.0
     now = t0 + 900
-    at = one(decide(Inputs(now, [job(3, metrics={"backlog": series(t0, now, 10000)})], only("metric"))), "backlog")
+    at = one(
+        decide(Inputs(now, [job(3, metrics={"backlog": series(t0, now, 10000)})], only("metric"))), "backlog"
+    )
     assert at.action == "none" and "has not held" in at.reason  # "above 10000" is strict
-    quiet = parse('[[rule]]\nname = "quiet"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\nbelow = 100\n'
-                  'for = "5m"\nadd = -1\nmin = 2\n', Path("policies.toml"))
+    quiet = parse(
+        '[[rule]]\nname = "quiet"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\nbelow = 100\n'
+        'for = "5m"\nadd = -1\nmin = 2\n',
+        Path("policies.toml"),
+    )
 
     def shrink(nodes: int, value: float) -> Decision:
-        return one(decide(Inputs(now, [job(nodes, metrics={"backlog": series(t0, now, value)})], quiet)), "quiet")
+        return one(
+            decide(Inputs(now, [job(nodes, metrics={"backlog": series(t0, now, value)})], quiet)), "quiet"
+        )
 
     assert shrink(3, 100).action == "none"  # "below 100" is strict too
     assert (shrink(3, 50).action, shrink(3, 50).to) == ("scale", 2)

@@ -46,7 +46,8 @@ def policies(ssh_home: SshHome, new_agents: Path) -> None:
         f'# pools, by hand\n[pool.gpus]\nhosts = ["box-a"]  # mine\nlaunch = true\nprovider = "aliyun"\ninstance_type = "{TYPE}"\n'
         f'image = "ubuntu_22_04_x64"\nssh_user = "root"\nssh_port = {ssh_home.server.port}\nagent_dir = "{new_agents}"\n\n'
         '[[rule]]\nname = "backlog"\nkind = "metric"\npool = "gpus"\nmetric = "backlog"\nabove = 10000\nadd = 1\n'
-        'max = 2\n')
+        "max = 2\n"
+    )
 
 
 SCRIPT = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; echo backlog=12000; exec sleep 300'
@@ -54,16 +55,36 @@ SCRIPT = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; echo backlog=12000;
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_policy_run_launches_an_instance_and_grows_the_job_onto_it(ssh_home: SshHome, aliyun: AliyunServer,
-                                                                    tmp_path: Path) -> None:
+def test_policy_run_launches_an_instance_and_grows_the_job_onto_it(
+    ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path
+) -> None:
     two_boxes(ssh_home)
     new_agents = tmp_path / "launched-agent"
     policies(ssh_home, new_agents)
     aliyun.account.new_console = cloud_init_console(ssh_home.server)
     (tmp_path / "ck").mkdir()
     try:
-        job = ok("run", "--name", "yolo-cloud", "--host", "box-a", "--grace", "5", "--launcher", "none", "--master-addr", "127.0.0.1", "--",
-                 "bash", "-c", SCRIPT, "x", "--checkpoint-dir", "ck", cwd=tmp_path).strip()
+        job = ok(
+            "run",
+            "--name",
+            "yolo-cloud",
+            "--host",
+            "box-a",
+            "--grace",
+            "5",
+            "--launcher",
+            "none",
+            "--master-addr",
+            "127.0.0.1",
+            "--",
+            "bash",
+            "-c",
+            SCRIPT,
+            "x",
+            "--checkpoint-dir",
+            "ck",
+            cwd=tmp_path,
+        ).strip()
         wait_for(lambda: "backlog=12000" in ok("logs", "--node", "0", job), what="the backlog line")
         out = ok("policy", "run", "--once", timeout=180)
 
@@ -73,7 +94,10 @@ def test_policy_run_launches_an_instance_and_grows_the_job_onto_it(ssh_home: Ssh
         [new_id] = list(aliyun.account.instances)
         assert (launched["outcome"], launched["host"], launched["instance"]) == ("launched", new_id, new_id)
         [run] = [c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]
-        assert launching["outcome"] == "launching" and run["ClientToken"] == launching["token"] == launched["token"]
+        assert (
+            launching["outcome"] == "launching"
+            and run["ClientToken"] == launching["token"] == launched["token"]
+        )
         # the new host joined the pool in policies.toml (a restarted controller counts it), comments kept
         pools = (ssh_home.gpudeck_home / "policies.toml").read_text()
         assert pools.startswith("# pools, by hand\n") and f'hosts = ["box-a", "{new_id}"]  # mine' in pools
@@ -89,7 +113,9 @@ def test_policy_run_launches_an_instance_and_grows_the_job_onto_it(ssh_home: Ssh
 
         new = json.loads(ok("inspect", "--json", applied["new_job"]))
         assert [(n["node"], n["host"]) for n in new["nodes"]] == [("0", "box-a"), ("1", new_id)]
-        wait_for(lambda: "rank=1 of=2" in ok("logs", "--node", "1", applied["new_job"]), what="the new node's line")
+        wait_for(
+            lambda: "rank=1 of=2" in ok("logs", "--node", "1", applied["new_job"]), what="the new node's line"
+        )
     finally:
         kill_boxes_jobs(ssh_home)
         kill_all_jobs(new_agents)
@@ -97,16 +123,34 @@ def test_policy_run_launches_an_instance_and_grows_the_job_onto_it(ssh_home: Ssh
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_an_unpublished_host_key_fails_the_decision_and_nothing_is_resized(ssh_home: SshHome, aliyun: AliyunServer,
-                                                                           tmp_path: Path) -> None:
+def test_an_unpublished_host_key_fails_the_decision_and_nothing_is_resized(
+    ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path
+) -> None:
     two_boxes(ssh_home)
     new_agents = tmp_path / "launched-agent"
     policies(ssh_home, new_agents)
     aliyun.account.new_console = "[    0.0] Linux version 5.15 (no cloud-init fingerprints here)\n"
     (tmp_path / "ck").mkdir()
     try:
-        job = ok("run", "--name", "yolo-cloud", "--host", "box-a", "--launcher", "none", "--master-addr", "127.0.0.1", "--",
-                 "bash", "-c", SCRIPT, "x", "--checkpoint-dir", "ck", cwd=tmp_path).strip()
+        job = ok(
+            "run",
+            "--name",
+            "yolo-cloud",
+            "--host",
+            "box-a",
+            "--launcher",
+            "none",
+            "--master-addr",
+            "127.0.0.1",
+            "--",
+            "bash",
+            "-c",
+            SCRIPT,
+            "x",
+            "--checkpoint-dir",
+            "ck",
+            cwd=tmp_path,
+        ).strip()
         wait_for(lambda: "backlog=12000" in ok("logs", "--node", "0", job), what="the backlog line")
         ok("policy", "run", "--once", timeout=180)
         launching, failed = journal(ssh_home.gpudeck_home)

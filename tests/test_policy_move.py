@@ -24,8 +24,10 @@ from tests.test_policy_launch import journal, ok
 SMALL, BIG = "ecs.gn7-c12g1.3xlarge", "ecs.gn7-c13g1.13xlarge"  # 1 → 4 A100s: the catalog's next gn7
 FAKES = Path(__file__).parent / "fakes" / "nvml"
 # the checkpoint: a file in a directory both hosts see (one machine here)
-SCRIPT = ('ck="$2"; if [ -f "$ck/state" ]; then echo "resumed from $(cat "$ck/state")"; fi; '
-          'echo step=5 > "$ck/state"; echo started; exec sleep 300')
+SCRIPT = (
+    'ck="$2"; if [ -f "$ck/state" ]; then echo "resumed from $(cat "$ck/state")"; fi; '
+    'echo step=5 > "$ck/state"; echo started; exec sleep 300'
+)
 
 
 def busy_local_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,8 +41,27 @@ def start_busy_job(tmp_path: Path) -> str:
     """The one-node job SCRIPT runs on `local`, checkpointing into tmp_path/ck (a move resumes from it)."""
     ck = tmp_path / "ck"
     ck.mkdir()
-    return ok("run", "--name", "busy", "--host", "local", "--grace", "5", "--launcher", "none", "--master-addr",
-              "127.0.0.1", "--", "bash", "-c", SCRIPT, "x", "--checkpoint-dir", str(ck), cwd=tmp_path).strip()
+    return ok(
+        "run",
+        "--name",
+        "busy",
+        "--host",
+        "local",
+        "--grace",
+        "5",
+        "--launcher",
+        "none",
+        "--master-addr",
+        "127.0.0.1",
+        "--",
+        "bash",
+        "-c",
+        SCRIPT,
+        "x",
+        "--checkpoint-dir",
+        str(ck),
+        cwd=tmp_path,
+    ).strip()
 
 
 def kinds(events: Path) -> set[str]:
@@ -57,14 +78,16 @@ def kinds(events: Path) -> set[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_policy_run_moves_a_busy_job_onto_the_bigger_type_from_its_checkpoint(
-        ssh_home: SshHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ssh_home: SshHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     two_boxes(ssh_home)
     busy_local_gpu(monkeypatch)
     ok("hosts", "set", "local", "provider=aliyun", f"instance_type={SMALL}", "market=on-demand")
     ok("hosts", "set", "box-b", "provider=aliyun", f"instance_type={BIG}", "market=on-demand")
     (ssh_home.gpudeck_home / "policies.toml").write_text(
         '[pool.a100]\nhosts = ["local", "box-b"]\n\n'
-        '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\nauto = true\n')
+        '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\nauto = true\n'
+    )
     try:
         job = start_busy_job(tmp_path)
         events = ssh_home.gpudeck_home / "local-agent" / "jobs" / job / "0" / "events.jsonl"
@@ -72,14 +95,23 @@ def test_policy_run_moves_a_busy_job_onto_the_bigger_type_from_its_checkpoint(
         out = ok("policy", "run", "--once", timeout=180)
 
         [applied] = journal(ssh_home.gpudeck_home)
-        assert (applied["kind"], applied["from"], applied["to"], applied["outcome"]) == ("vertical", SMALL, BIG,
-                                                                                         "applied"), (applied, out)
+        assert (applied["kind"], applied["from"], applied["to"], applied["outcome"]) == (
+            "vertical",
+            SMALL,
+            BIG,
+            "applied",
+        ), (applied, out)
         assert applied["moved"] == {"from": "local", "to": "box-b"}
-        assert applied["old_instance"]["action"] == "kept" and "not a cloud instance" in applied["old_instance"]["why"]
+        assert (
+            applied["old_instance"]["action"] == "kept"
+            and "not a cloud instance" in applied["old_instance"]["why"]
+        )
         moved = json.loads(ok("inspect", "--json", applied["new_job"]))
         assert [(n["node"], n["host"]) for n in moved["nodes"]] == [("0", "box-b")]
         assert json.loads(ok("inspect", "--json", job))["state"] == "stopped"
-        wait_for(lambda: "resumed from step=5" in ok("logs", applied["new_job"]), what="the resumed line on box-b")
+        wait_for(
+            lambda: "resumed from step=5" in ok("logs", applied["new_job"]), what="the resumed line on box-b"
+        )
     finally:
         kill_boxes_jobs(ssh_home)
         kill_all_jobs(ssh_home.gpudeck_home / "local-agent")
@@ -94,7 +126,8 @@ def aliyun(ssh_home: SshHome, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aliyu
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_with_no_host_of_the_type_policy_run_launches_one_and_moves_the_job_there(
-        ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     two_boxes(ssh_home)
     busy_local_gpu(monkeypatch)
     ok("hosts", "set", "local", "provider=aliyun", f"instance_type={SMALL}", "market=on-demand")
@@ -102,7 +135,8 @@ def test_with_no_host_of_the_type_policy_run_launches_one_and_moves_the_job_ther
     (ssh_home.gpudeck_home / "policies.toml").write_text(
         f'[pool.a100]\nhosts = ["local"]\nlaunch = true\nprovider = "aliyun"\ninstance_type = "{SMALL}"\n'
         f'image = "ubuntu_22_04_x64"\nssh_user = "root"\nssh_port = {ssh_home.server.port}\nagent_dir = "{new_agents}"\n\n'
-        '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\nauto = true\n')
+        '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\nauto = true\n'
+    )
     aliyun.account.new_console = cloud_init_console(ssh_home.server)
     try:
         job = start_busy_job(tmp_path)
@@ -114,7 +148,11 @@ def test_with_no_host_of_the_type_policy_run_launches_one_and_moves_the_job_ther
         [new_id] = list(aliyun.account.instances)
         assert aliyun.account.instances[new_id]["InstanceType"] == BIG  # the bigger type, not the pool's own
         assert aliyun.account.instances[new_id]["SpotStrategy"] == "NoSpot"
-        assert (launching["outcome"], launched["outcome"], launched["host"]) == ("launching", "launched", new_id), out
+        assert (launching["outcome"], launched["outcome"], launched["host"]) == (
+            "launching",
+            "launched",
+            new_id,
+        ), out
         assert (applied["outcome"], applied["moved"]) == ("applied", {"from": "local", "to": new_id}), applied
         moved = json.loads(ok("inspect", "--json", applied["new_job"]))
         assert [(n["node"], n["host"]) for n in moved["nodes"]] == [("0", new_id)]

@@ -10,7 +10,7 @@ import pytest
 from tui.policy.pool_file import add_pool_host
 from tui.policy.rules import PolicyError, load
 
-TEXT = '''# GPU pools, by hand
+TEXT = """# GPU pools, by hand
 [pool.gpus]
 hosts = [
   "alpha",  # the box under my desk
@@ -30,7 +30,7 @@ metric = "backlog"
 above = 10000
 add = 1
 max = 4
-'''
+"""
 
 
 def test_the_host_joins_the_pool_and_everything_else_stays_as_written(tmp_path: Path) -> None:
@@ -52,10 +52,13 @@ def test_an_inline_hosts_list_grows_in_place(tmp_path: Path) -> None:
     assert 'hosts = ["gamma", "i-9"]' in path.read_text()
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("[[rule]]\nname = 'x'\n", "[pool.gpus] hosts: not a list of host names any more"),
-    ("[pool.gpus\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[[rule]]\nname = 'x'\n", "[pool.gpus] hosts: not a list of host names any more"),
+        ("[pool.gpus\n", "not valid TOML"),
+    ],
+)
 def test_a_file_that_cannot_take_the_host_says_which_and_why(tmp_path: Path, text: str, problem: str) -> None:
     path = tmp_path / "policies.toml"
     path.write_text(text)

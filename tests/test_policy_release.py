@@ -28,7 +28,12 @@ def capacity() -> CloudCapacity:
 
 
 def host(instance_id: str) -> dict[str, str]:
-    return {"provider": "aliyun", "instance_id": instance_id, "instance_type": SMALL, "region": "cn-hangzhou-h"}
+    return {
+        "provider": "aliyun",
+        "instance_id": instance_id,
+        "instance_type": SMALL,
+        "region": "cn-hangzhou-h",
+    }
 
 
 def test_a_managed_instance_is_stopped_or_terminated(aliyun: AliyunServer) -> None:

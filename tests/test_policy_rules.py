@@ -23,13 +23,34 @@ def seed_text() -> str:
 def test_the_readme_seed_rules_read_typed(tmp_path: Path) -> None:
     p = parse(seed_text(), tmp_path / "policies.toml")
     office, backlog, bigger = p.rules
-    assert (office.kind, office.jobs, office.days, office.start, office.end, office.timezone, office.nodes,
-            office.otherwise) == ("schedule", "yolo*", frozenset(range(5)), dt.time(9), dt.time(18),
-                                  "Asia/Shanghai", 4, 1)
-    assert (backlog.kind, backlog.metric, backlog.above, backlog.hold, backlog.add, backlog.min, backlog.max,
-            backlog.cooldown, backlog.auto) == ("metric", "backlog", 10000.0, 300.0, 1, 1, 8, 600.0, True)
-    assert (bigger.kind, bigger.metric, bigger.above, bigger.hold, bigger.auto) == ("vertical", "gpu_util", 90.0,
-                                                                                     600.0, False)
+    assert (
+        office.kind,
+        office.jobs,
+        office.days,
+        office.start,
+        office.end,
+        office.timezone,
+        office.nodes,
+        office.otherwise,
+    ) == ("schedule", "yolo*", frozenset(range(5)), dt.time(9), dt.time(18), "Asia/Shanghai", 4, 1)
+    assert (
+        backlog.kind,
+        backlog.metric,
+        backlog.above,
+        backlog.hold,
+        backlog.add,
+        backlog.min,
+        backlog.max,
+        backlog.cooldown,
+        backlog.auto,
+    ) == ("metric", "backlog", 10000.0, 300.0, 1, 1, 8, 600.0, True)
+    assert (bigger.kind, bigger.metric, bigger.above, bigger.hold, bigger.auto) == (
+        "vertical",
+        "gpu_util",
+        90.0,
+        600.0,
+        False,
+    )
     assert office.line == 1 and seed_text().splitlines()[backlog.line - 1] == "[[rule]]"
     assert office.matches("yolo-v8", [], {}) and not office.matches("bert", [], {})
 
@@ -39,38 +60,74 @@ def test_no_file_is_no_rules(tmp_path: Path) -> None:
 
 
 def test_pools_and_rules_that_name_them(tmp_path: Path) -> None:
-    p = parse('[pool.a10]\nhosts = ["gpu-a", "gpu-b"]\n\n[[rule]]\nname = "n"\nkind = "schedule"\npool = "a10"\n'
-              'between = "08:00-09:00"\nnodes = 2\n', tmp_path / "p.toml")
+    p = parse(
+        '[pool.a10]\nhosts = ["gpu-a", "gpu-b"]\n\n[[rule]]\nname = "n"\nkind = "schedule"\npool = "a10"\n'
+        'between = "08:00-09:00"\nnodes = 2\n',
+        tmp_path / "p.toml",
+    )
     [rule] = p.rules
     assert p.pools["a10"].hosts == ("gpu-a", "gpu-b") and not p.pools["a10"].launch
-    assert rule.matches("anything", ["gpu-b", "gpu-a"], p.pools) and not rule.matches("x", ["gpu-a", "local"], p.pools)
+    assert rule.matches("anything", ["gpu-b", "gpu-a"], p.pools) and not rule.matches(
+        "x", ["gpu-a", "local"], p.pools
+    )
 
 
 BASE = '[[rule]]\nname = "r"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\nabove = 1\nadd = 1\nmax = 3\n'
 
 
-@pytest.mark.parametrize(("text", "line", "message"), [
-    (BASE.replace('above = 1', 'above = "lots"'), 6, "rule 'r': above: expected a number, got 'lots'"),
-    (BASE + 'for = "soon"\n', 9, "rule 'r': for: expected a duration such as"),
-    (BASE.replace("max = 3\n", ""), 7, "rule 'r': add: a rule that adds nodes needs max = N"),
-    (BASE.replace("max = 3", "max = 0"), 8, "rule 'r': max: expected a node count (1 or more), got 0"),
-    (BASE + "min = 4\n", 8, "rule 'r': max: must be >= min (4)"),
-    (BASE + "colour = 1\n", 9, "rule 'r': colour: unknown field for a metric rule"),
-    (BASE.replace('jobs = "*"', 'pool = "gpus"'), 4, "rule 'r': pool: no [pool.gpus] (pools: none defined)"),
-    (BASE.replace('kind = "metric"', 'kind = "magic"'), 3, "rule 'r': kind: expected one of metric, schedule, vertical"),
-    (BASE + BASE, 10, "rule 'r': name: 'r' is used by an earlier rule"),
-    ('[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\ndays = "mon-fri"\nbetween = "18:00-09:00"\nnodes = 1\n', 6,
-     "rule 's': between: '18:00-09:00': the end must be after the start"),
-    ('[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\ndays = "monday"\nbetween = "9:00-18:00"\nnodes = 1\n', 5,
-     "rule 's': days: 'monday' is not a day"),
-    ('[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\nbetween = "09:00-18:00"\ntimezone = "Mars/Olympus"\n'
-     'nodes = 1\n', 6, "rule 's': timezone: unknown time zone 'Mars/Olympus'"),
-    ('[[rule]]\nname = "v"\nkind = "vertical"\njobs = "*"\nauto = "yes"\n', 5, "rule 'v': auto: expected true or false"),
-    ('\n\n[[rule]]\nkind = "metric"\n', 3, "rule 1: name: expected a name for the rule"),
-    ('[pool.x]\nhosts = []\n', 2, "[pool.x] hosts: expected a list of host names"),
-    ('[[rule]]\nname = "v"\nkind = "vertical"\njobs = "*"\npool = "x"\n', 4, "rule 'v': jobs: expected either jobs"),
-])
-def test_a_bad_field_is_one_line_naming_file_line_and_field(tmp_path: Path, text: str, line: int, message: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (BASE.replace("above = 1", 'above = "lots"'), 6, "rule 'r': above: expected a number, got 'lots'"),
+        (BASE + 'for = "soon"\n', 9, "rule 'r': for: expected a duration such as"),
+        (BASE.replace("max = 3\n", ""), 7, "rule 'r': add: a rule that adds nodes needs max = N"),
+        (BASE.replace("max = 3", "max = 0"), 8, "rule 'r': max: expected a node count (1 or more), got 0"),
+        (BASE + "min = 4\n", 8, "rule 'r': max: must be >= min (4)"),
+        (BASE + "colour = 1\n", 9, "rule 'r': colour: unknown field for a metric rule"),
+        (
+            BASE.replace('jobs = "*"', 'pool = "gpus"'),
+            4,
+            "rule 'r': pool: no [pool.gpus] (pools: none defined)",
+        ),
+        (
+            BASE.replace('kind = "metric"', 'kind = "magic"'),
+            3,
+            "rule 'r': kind: expected one of metric, schedule, vertical",
+        ),
+        (BASE + BASE, 10, "rule 'r': name: 'r' is used by an earlier rule"),
+        (
+            '[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\ndays = "mon-fri"\nbetween = "18:00-09:00"\nnodes = 1\n',
+            6,
+            "rule 's': between: '18:00-09:00': the end must be after the start",
+        ),
+        (
+            '[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\ndays = "monday"\nbetween = "9:00-18:00"\nnodes = 1\n',
+            5,
+            "rule 's': days: 'monday' is not a day",
+        ),
+        (
+            '[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\nbetween = "09:00-18:00"\ntimezone = "Mars/Olympus"\n'
+            "nodes = 1\n",
+            6,
+            "rule 's': timezone: unknown time zone 'Mars/Olympus'",
+        ),
+        (
+            '[[rule]]\nname = "v"\nkind = "vertical"\njobs = "*"\nauto = "yes"\n',
+            5,
+            "rule 'v': auto: expected true or false",
+        ),
+        ('\n\n[[rule]]\nkind = "metric"\n', 3, "rule 1: name: expected a name for the rule"),
+        ("[pool.x]\nhosts = []\n", 2, "[pool.x] hosts: expected a list of host names"),
+        (
+            '[[rule]]\nname = "v"\nkind = "vertical"\njobs = "*"\npool = "x"\n',
+            4,
+            "rule 'v': jobs: expected either jobs",
+        ),
+    ],
+)
+def test_a_bad_field_is_one_line_naming_file_line_and_field(
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
     path = tmp_path / "policies.toml"
     path.write_text(text)
     with pytest.raises(PolicyError) as info:

@@ -20,11 +20,15 @@ from tui.policy.rules import Pool, load
 
 NOW = 1_800_000_000.0
 SMALL, BIG = "ecs.gn7-c12g1.3xlarge", "ecs.gn7-c13g1.13xlarge"  # the same A100s, 1 → 4
-TEXT = ('[pool.a100]\nhosts = ["alpha", "beta", "gamma"]\n\n'
-        '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "5m"\nauto = true\n')
-HOSTS = {"alpha": {"provider": "aliyun", "instance_type": SMALL, "market": "on-demand", "instance_id": "i-alpha"},
-         "beta": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"},
-         "gamma": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"}}
+TEXT = (
+    '[pool.a100]\nhosts = ["alpha", "beta", "gamma"]\n\n'
+    '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "5m"\nauto = true\n'
+)
+HOSTS = {
+    "alpha": {"provider": "aliyun", "instance_type": SMALL, "market": "on-demand", "instance_id": "i-alpha"},
+    "beta": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"},
+    "gamma": {"provider": "aliyun", "instance_type": BIG, "market": "on-demand"},
+}
 
 
 @dataclass
@@ -37,9 +41,14 @@ class BusyObserver:
     def view(self, job: Job, now: float) -> JobFacts:
         host = str(job.first["host"])
         s = HOSTS[host]
-        return JobFacts(job.id, job.name, len(job.nodes), (host,), instance=HostInstance(s["provider"], s["instance_type"],
-                                                                                     None, s["market"]),
-                       gpu={(host, "gpu_util"): [Point(now - 600 + i * 30, 95.0) for i in range(21)]})
+        return JobFacts(
+            job.id,
+            job.name,
+            len(job.nodes),
+            (host,),
+            instance=HostInstance(s["provider"], s["instance_type"], None, s["market"]),
+            gpu={(host, "gpu_util"): [Point(now - 600 + i * 30, 95.0) for i in range(21)]},
+        )
 
 
 @dataclass
@@ -69,8 +78,9 @@ class Free:
         return CapacityLaunched(f"i-big{len(self.launched)}", f"i-big{len(self.launched)}")
 
 
-def controller(tmp_path: Path, free: Free, fail: str | None = None, text: str = TEXT,
-               others: tuple[Job, ...] = ()) -> tuple[Controller, list[dict[str, str]]]:
+def controller(
+    tmp_path: Path, free: Free, fail: str | None = None, text: str = TEXT, others: tuple[Job, ...] = ()
+) -> tuple[Controller, list[dict[str, str]]]:
     tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "policies.toml"
     path.write_text(text)
@@ -83,10 +93,18 @@ def controller(tmp_path: Path, free: Free, fail: str | None = None, text: str = 
         return "j-moved"
 
     job = Job("j1", "yolo", [{"host": "alpha", "node": "0", "state": "running"}])
-    ctl = Controller(jobs=lambda: [job, *others], observer=BusyObserver(), policies=load(path),  # type: ignore[arg-type]
-                     journal=PolicyJournal(tmp_path / "journal.jsonl"), resize=lambda *a: "unused",
-                     catalog=catalog.entries(), clock=lambda: NOW, capacity=free, move=move,
-                     host_settings=HOSTS)
+    ctl = Controller(
+        jobs=lambda: [job, *others],
+        observer=BusyObserver(),
+        policies=load(path),  # type: ignore[arg-type]
+        journal=PolicyJournal(tmp_path / "journal.jsonl"),
+        resize=lambda *a: "unused",
+        catalog=catalog.entries(),
+        clock=lambda: NOW,
+        capacity=free,
+        move=move,
+        host_settings=HOSTS,
+    )
     return ctl, moves
 
 
@@ -95,7 +113,12 @@ def test_the_job_moves_onto_a_host_of_the_bigger_type_with_free_gpus(tmp_path: P
     ctl, moves = controller(tmp_path, free)
     [applied] = ctl.tick()
     assert moves == [{"alpha": "gamma"}] and free.asked == [["beta", "gamma"]]  # gamma: the free GPUs
-    assert (applied["outcome"], applied["kind"], applied["from"], applied["to"]) == ("applied", "vertical", SMALL, BIG)
+    assert (applied["outcome"], applied["kind"], applied["from"], applied["to"]) == (
+        "applied",
+        "vertical",
+        SMALL,
+        BIG,
+    )
     assert applied["new_job"] == "j-moved" and applied["moved"] == {"from": "alpha", "to": "gamma"}
     assert "gpu_util > 90 for 5m" in applied["reason"]
     # the instance it left, tagged and running nothing else, is stopped (not terminated)
@@ -103,7 +126,9 @@ def test_the_job_moves_onto_a_host_of_the_bigger_type_with_free_gpus(tmp_path: P
     assert applied["old_instance"] == {"host": "alpha", "instance": "i-alpha", "action": "stopped"}
 
 
-def test_the_old_instance_is_terminated_only_when_the_rule_says_so_and_kept_when_it_says_keep(tmp_path: Path) -> None:
+def test_the_old_instance_is_terminated_only_when_the_rule_says_so_and_kept_when_it_says_keep(
+    tmp_path: Path,
+) -> None:
     free = Free({"beta": 1})
     ctl, _ = controller(tmp_path / "t", free, text=TEXT + 'old_instance = "terminate"\n')
     [applied] = ctl.tick()
@@ -111,8 +136,12 @@ def test_the_old_instance_is_terminated_only_when_the_rule_says_so_and_kept_when
     kept_free = Free({"beta": 1})
     ctl, _ = controller(tmp_path / "k", kept_free, text=TEXT + 'old_instance = "keep"\n')
     [applied] = ctl.tick()
-    assert not kept_free.released and applied["old_instance"] == {"host": "alpha", "instance": "i-alpha",
-                                                                  "action": "kept", "why": 'old_instance = "keep"'}
+    assert not kept_free.released and applied["old_instance"] == {
+        "host": "alpha",
+        "instance": "i-alpha",
+        "action": "kept",
+        "why": 'old_instance = "keep"',
+    }
 
 
 def test_an_instance_that_runs_another_job_or_is_not_opted_in_is_kept(tmp_path: Path) -> None:
@@ -121,8 +150,10 @@ def test_an_instance_that_runs_another_job_or_is_not_opted_in_is_kept(tmp_path: 
     ctl, _ = controller(tmp_path / "o", free, others=(other,))
     applied = next(r for r in ctl.tick() if r["job"]["id"] == "j1")
     assert not free.released and applied["old_instance"]["why"] == "other jobs run there (j2)"
-    refusing = Free({"beta": 1}, refuse="i-alpha is not tagged gpudeck-managed=true: a rule stops only instances you "
-                                        "opted in")
+    refusing = Free(
+        {"beta": 1},
+        refuse="i-alpha is not tagged gpudeck-managed=true: a rule stops only instances you opted in",
+    )
     ctl, _ = controller(tmp_path / "r", refusing)
     [applied] = ctl.tick()
     assert applied["outcome"] == "applied" and applied["old_instance"]["action"] == "kept"
@@ -132,17 +163,28 @@ def test_an_instance_that_runs_another_job_or_is_not_opted_in_is_kept(tmp_path: 
 def test_no_host_of_the_bigger_type_leaves_a_proposal_journaled_once(tmp_path: Path) -> None:
     ctl, moves = controller(tmp_path, Free({}), text=TEXT.replace('"beta", "gamma"', '"delta"'))
     [proposed] = ctl.tick()
-    assert not moves and (proposed["outcome"], proposed["action"], proposed["to"]) == ("proposed", "propose", BIG)
-    assert f"not applied: no host of type {BIG} answered in pool a100, and it does not allow launch" \
+    assert not moves and (proposed["outcome"], proposed["action"], proposed["to"]) == (
+        "proposed",
+        "propose",
+        BIG,
+    )
+    assert (
+        f"not applied: no host of type {BIG} answered in pool a100, and it does not allow launch"
         in proposed["reason"]
+    )
     assert ctl.tick() == []
 
 
-LAUNCHING = TEXT.replace('hosts = ["alpha", "beta", "gamma"]\n', 'hosts = ["alpha"]\nlaunch = true\nprovider = "aliyun"\n'
-                         f'instance_type = "{SMALL}"\nimage = "img-1"\nspot = true\n')
+LAUNCHING = TEXT.replace(
+    'hosts = ["alpha", "beta", "gamma"]\n',
+    'hosts = ["alpha"]\nlaunch = true\nprovider = "aliyun"\n'
+    f'instance_type = "{SMALL}"\nimage = "img-1"\nspot = true\n',
+)
 
 
-def test_with_no_host_of_the_type_a_pool_that_may_launch_gets_one_on_demand_and_the_job_moves(tmp_path: Path) -> None:
+def test_with_no_host_of_the_type_a_pool_that_may_launch_gets_one_on_demand_and_the_job_moves(
+    tmp_path: Path,
+) -> None:
     free = Free({})
     ctl, moves = controller(tmp_path, free, text=LAUNCHING)
     launching, launched, applied = ctl.tick()
@@ -151,7 +193,9 @@ def test_with_no_host_of_the_type_a_pool_that_may_launch_gets_one_on_demand_and_
     assert launching["token"] == launched["token"] == token and launching["rank"] == 0
     assert moves == [{"alpha": "i-big1"}] and applied["moved"] == {"from": "alpha", "to": "i-big1"}
     assert ctl.policies.pools["a100"].hosts == ("alpha", "i-big1")
-    assert ctl.policies.pools["a100"].instance_type == SMALL  # what the pool launches for a scale up is unchanged
+    assert (
+        ctl.policies.pools["a100"].instance_type == SMALL
+    )  # what the pool launches for a scale up is unchanged
 
 
 def test_a_launch_for_a_move_the_daily_budget_cannot_pay_is_refused(tmp_path: Path) -> None:
@@ -166,7 +210,11 @@ def test_a_launch_for_a_move_the_daily_budget_cannot_pay_is_refused(tmp_path: Pa
 def test_a_failed_move_is_journaled_with_its_error_and_not_retried_at_once(tmp_path: Path) -> None:
     ctl, moves = controller(tmp_path, Free({"beta": 1}), fail="scale: j1's command has no --checkpoint-dir")
     [failed] = ctl.tick()
-    assert failed["outcome"] == "failed" and "no --checkpoint-dir" in failed["error"] and moves == [{"alpha": "beta"}]
+    assert (
+        failed["outcome"] == "failed"
+        and "no --checkpoint-dir" in failed["error"]
+        and moves == [{"alpha": "beta"}]
+    )
     assert ctl.tick() == [] and len(moves) == 1
 
 

@@ -49,7 +49,10 @@ def test_a_probe_reaches_the_listener_and_names_the_interface(client: AgentClien
 def test_probe_and_listen_refuse_bad_arguments_in_one_line(client: AgentClient, busy_port: int) -> None:
     with pytest.raises(AgentError, match=f"port {busy_port} is not free on this host"):
         client.request("listen", port=busy_port)
-    for args, message in (({"port": 70000}, "port: expected 1..65535"), ({"port": 80, "seconds": 1000}, "seconds:")):
+    for args, message in (
+        ({"port": 70000}, "port: expected 1..65535"),
+        ({"port": 80, "seconds": 1000}, "seconds:"),
+    ):
         with pytest.raises(AgentError, match=message):
             client.request("listen", **args)
     with pytest.raises(AgentError, match="count: expected 1..20"):
@@ -72,18 +75,34 @@ def test_versions_are_the_job_interpreters_in_its_environment(client: AgentClien
 
 
 @pytest.mark.slow  # two CLI runs: ~1.7 s
-def test_a_busy_master_port_refuses_the_launch_naming_node_and_reason(gpudeck_home: Path, workdir: Path,
-                                                                       busy_port: int) -> None:
-    r = gpudeck("run", "--nodes", "2", "--launcher", "none", "--master-port", str(busy_port), "--",
-                "sleep", "300", cwd=workdir)
+def test_a_busy_master_port_refuses_the_launch_naming_node_and_reason(
+    gpudeck_home: Path, workdir: Path, busy_port: int
+) -> None:
+    r = gpudeck(
+        "run",
+        "--nodes",
+        "2",
+        "--launcher",
+        "none",
+        "--master-port",
+        str(busy_port),
+        "--",
+        "sleep",
+        "300",
+        cwd=workdir,
+    )
     assert r.returncode == 1, r.stderr
     line = r.stderr.strip()
     assert len(line.splitlines()) == 1
-    assert line.startswith(f"gpudeck: pre-flight: node 0 on local: master port {busy_port}: port {busy_port} is not free")
+    assert line.startswith(
+        f"gpudeck: pre-flight: node 0 on local: master port {busy_port}: port {busy_port} is not free"
+    )
     assert json.loads(gpudeck("ps", "--json", "--all").stdout) == []  # nothing was launched
 
 
-def test_a_master_port_nobody_answers_on_is_refused_before_a_resize(gpudeck_home: Path, busy_port: int) -> None:
+def test_a_master_port_nobody_answers_on_is_refused_before_a_resize(
+    gpudeck_home: Path, busy_port: int
+) -> None:
     """Scale probes a port the running job may hold itself: when nothing answers there, it refuses."""
     plans = plan(LaunchOptions(argv=("sleep", "300"), nodes=2, launcher="none", master_port=busy_port))
     session = Session()
@@ -92,26 +111,39 @@ def test_a_master_port_nobody_answers_on_is_refused_before_a_resize(gpudeck_home
             preflight(session, plans, held_by_job=True)
     finally:
         session.close()
-    assert str(caught.value) == (f"pre-flight: node 0 on local cannot reach the master at 127.0.0.1:{busy_port}: "
-                                 f"127.0.0.1:{busy_port}: Connection refused")
+    assert str(caught.value) == (
+        f"pre-flight: node 0 on local cannot reach the master at 127.0.0.1:{busy_port}: "
+        f"127.0.0.1:{busy_port}: Connection refused"
+    )
 
 
-NCCL_DEATH = ('if [ "$GPUDECK_NODE_RANK" = 1 ]; then echo "[Rank 1] Watchdog caught collective operation timeout: '
-              'WorkNCCL(SeqNum=7, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out." >&2; exit 6; fi; '
-              'while [ ! -e peer-died ]; do sleep 0.05; done; echo "RuntimeError: connection reset by peer" >&2; exit 1')
+NCCL_DEATH = (
+    'if [ "$GPUDECK_NODE_RANK" = 1 ]; then echo "[Rank 1] Watchdog caught collective operation timeout: '
+    'WorkNCCL(SeqNum=7, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out." >&2; exit 6; fi; '
+    'while [ ! -e peer-died ]; do sleep 0.05; done; echo "RuntimeError: connection reset by peer" >&2; exit 1'
+)
 
 
 @pytest.mark.slow  # two nodes to their end: ~2 s
-def test_an_nccl_timeout_on_any_node_is_the_jobs_cause_with_the_preflight_hints(gpudeck_home: Path,
-                                                                                 workdir: Path) -> None:
+def test_an_nccl_timeout_on_any_node_is_the_jobs_cause_with_the_preflight_hints(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     job = gpudeck("run", "--nodes", "2", "--launcher", "none", "--", "bash", "-c", NCCL_DEATH, cwd=workdir)
     assert job.returncode == 0, job.stderr
     job_id = job.stdout.strip()
-    wait_for(lambda: json.loads(gpudeck("inspect", "--json", job_id).stdout)["nodes"][1]["state"] == "failed",
-             what="node 1's end")
+    wait_for(
+        lambda: json.loads(gpudeck("inspect", "--json", job_id).stdout)["nodes"][1]["state"] == "failed",
+        what="node 1's end",
+    )
     (workdir / "peer-died").touch()
-    obj = wait_for(lambda: (o := json.loads(gpudeck("inspect", "--json", job_id).stdout))["state"] == "failed"
-                   and all(n["state"] == "failed" for n in o["nodes"]) and o, what="the job's end")
+    obj = wait_for(
+        lambda: (
+            (o := json.loads(gpudeck("inspect", "--json", job_id).stdout))["state"] == "failed"
+            and all(n["state"] == "failed" for n in o["nodes"])
+            and o
+        ),
+        what="the job's end",
+    )
     # node 0 (shown first when nodes agree) failed of something else: the NCCL timeout explains it
     assert obj["cause"].startswith("NCCL timeout: a rank stalled or died"), obj
     assert "pre-flight: NCCL_SOCKET_IFNAME=lo carries 127.0.0.1" in obj["cause"]
@@ -120,12 +152,28 @@ def test_an_nccl_timeout_on_any_node_is_the_jobs_cause_with_the_preflight_hints(
 
 # -- two SSH hosts (one sshd, two aliases) ------------------------------------------------------
 
+
 @pytest.mark.slow  # two deploys over SSH and torch imported twice: ~6 s
 def test_nodes_whose_torch_differs_are_refused_naming_the_node(ssh_home: SshHome, tmp_path: Path) -> None:
     # box-b's setup puts a python without torch first on PATH: the same command imports another torch
     two_boxes(ssh_home, setup_b="export PATH=/usr/bin:$PATH")
-    r = gpudeck("run", "--nodes", "2", "--host", "box-a,box-b", "--master-addr", "127.0.0.1", "--master-port",
-                str(free_port()), "--", "python3", "-m", "trainer", cwd=tmp_path, timeout=120)
+    r = gpudeck(
+        "run",
+        "--nodes",
+        "2",
+        "--host",
+        "box-a,box-b",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(free_port()),
+        "--",
+        "python3",
+        "-m",
+        "trainer",
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.returncode == 1, r.stderr
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("gpudeck: pre-flight: node 1 on box-b: python3 cannot import torch"), r.stderr
@@ -134,8 +182,23 @@ def test_nodes_whose_torch_differs_are_refused_naming_the_node(ssh_home: SshHome
 @pytest.mark.slow  # two deploys over SSH: ~3 s
 def test_two_ssh_hosts_pass_and_are_told_the_interface(ssh_home: SshHome, tmp_path: Path) -> None:
     two_boxes(ssh_home)
-    r = gpudeck("run", "--nodes", "2", "--host", "box-a,box-b", "--launcher", "none", "--master-addr", "127.0.0.1",
-                "--master-port", str(free_port()), "--", "true", cwd=tmp_path, timeout=120)
+    r = gpudeck(
+        "run",
+        "--nodes",
+        "2",
+        "--host",
+        "box-a,box-b",
+        "--launcher",
+        "none",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(free_port()),
+        "--",
+        "true",
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert "pre-flight: NCCL_SOCKET_IFNAME=lo carries 127.0.0.1 (every node)" in r.stderr
     try:

@@ -43,10 +43,13 @@ def silent_holder() -> Iterator[tuple[int, list[bytes]]]:
 
 
 def test_a_probe_without_banner_reaches_a_silent_holder_and_reports_no_token(
-        client: AgentClient, silent_holder: tuple[int, list[bytes]]) -> None:
+    client: AgentClient, silent_holder: tuple[int, list[bytes]]
+) -> None:
     port, got = silent_holder
     answer = client.request("probe", addr="127.0.0.1", port=port, count=3, banner=False)
-    assert answer["reachable"] and answer["error"] is None and answer["token"] is None and answer["rtt_ms"] >= 0
+    assert (
+        answer["reachable"] and answer["error"] is None and answer["token"] is None and answer["rtt_ms"] >= 0
+    )
     wait_for(lambda: len(got) == 3, timeout=10, what="the holder to see the three connects end")
     assert got == [b"", b"", b""]  # each closed by the prober, which sent nothing
     with pytest.raises(AgentError, match="banner: expected true or false, got 'no'"):
@@ -76,11 +79,19 @@ class Answers:
         assert op == "probe", op
         self.probes.append(args)
         token = None if self.held or not args.get("banner", True) else "t0k"
-        return {"reachable": True, "error": None, "rtt_ms": 0.05, "token": token, "local_addr": "127.0.0.1",
-                "iface": "lo"}
+        return {
+            "reachable": True,
+            "error": None,
+            "rtt_ms": 0.05,
+            "token": token,
+            "local_addr": "127.0.0.1",
+            "iface": "lo",
+        }
 
 
-@pytest.mark.parametrize(("held", "banner"), [(True, False), (False, True)], ids=["job-holds-port", "our-listener"])
+@pytest.mark.parametrize(
+    ("held", "banner"), [(True, False), (False, True)], ids=["job-holds-port", "our-listener"]
+)
 def test_the_preflight_awaits_a_banner_only_from_its_own_listener(held: bool, banner: bool) -> None:
     plans = plan(LaunchOptions(argv=("sleep", "300"), nodes=2, launcher="none", master_port=29555))
     agents = Answers(held)

@@ -46,7 +46,9 @@ def test_validate_refuses_broken_entries() -> None:
     text = catalog.build_rows(
         "provider,instance_type,region,gpus,gpu_model,gpu_memory_gb,vcpus,memory_gib,on_demand_usd_per_hour,"
         "spot_usd_per_hour_low,spot_usd_per_hour_high,source,as_of\n"
-        "aws,x.large,us-east-1,1,T4,16,4,16,-1,,,somewhere,2025\n", checked="2026-11-29")
+        "aws,x.large,us-east-1,1,T4,16,4,16,-1,,,somewhere,2025\n",
+        checked="2026-11-29",
+    )
     [entry] = catalog.parse(text)
     assert entry.spot_usd_per_hour_low is None and "unknown" in text
     with pytest.raises(catalog.CatalogError, match="negative"):
@@ -54,13 +56,34 @@ def test_validate_refuses_broken_entries() -> None:
 
 
 def test_validate_price_settings() -> None:
-    out = validate_price_settings({"price_per_hour": "2.5", "currency": "cny", "market": "Spot",
-                                   "provider": "AWS", "region": "us-east-1a", "target": "keep@me"})
-    assert out == {"price_per_hour": 2.5, "currency": "CNY", "market": "spot", "provider": "aws",
-                   "region": "us-east-1a", "target": "keep@me"}
+    out = validate_price_settings(
+        {
+            "price_per_hour": "2.5",
+            "currency": "cny",
+            "market": "Spot",
+            "provider": "AWS",
+            "region": "us-east-1a",
+            "target": "keep@me",
+        }
+    )
+    assert out == {
+        "price_per_hour": 2.5,
+        "currency": "CNY",
+        "market": "spot",
+        "provider": "aws",
+        "region": "us-east-1a",
+        "target": "keep@me",
+    }
     assert validate_price_settings({"price_per_hour": ""}) == {"price_per_hour": None}  # removes the key
-    for bad in ({"price_per_hour": "-1"}, {"price_per_hour": "nan"}, {"price_per_hour": "cheap"},
-                {"currency": "dollars"}, {"market": "reserved"}, {"provider": "gcp"}, {"instance_type": "a b"}):
+    for bad in (
+        {"price_per_hour": "-1"},
+        {"price_per_hour": "nan"},
+        {"price_per_hour": "cheap"},
+        {"currency": "dollars"},
+        {"market": "reserved"},
+        {"provider": "gcp"},
+        {"instance_type": "a b"},
+    ):
         with pytest.raises(PriceSettingsError, match=next(iter(bad))):
             validate_price_settings(bad)
 
@@ -68,12 +91,19 @@ def test_validate_price_settings() -> None:
 def test_host_price_sources() -> None:
     own = host_price({"price_per_hour": 2.5})
     assert (own.per_hour, own.currency, own.source) == (2.5, "USD", "hosts.toml price_per_hour")
-    assert own.spec_price(0.5) == {"per_hour": 2.5, "currency": "USD", "share": 0.5, "market": "on-demand",
-                                   "source": "hosts.toml price_per_hour"}
+    assert own.spec_price(0.5) == {
+        "per_hour": 2.5,
+        "currency": "USD",
+        "share": 0.5,
+        "market": "on-demand",
+        "source": "hosts.toml price_per_hour",
+    }
     listed = host_price({"provider": "aws", "instance_type": "g5.xlarge", "region": "us-east-1b"})
     assert listed.per_hour == 1.006 and listed.source.startswith("catalog aws g5.xlarge us-east-1 on-demand")
     assert "2025-H2" in listed.source
-    spot = host_price({"provider": "aws", "instance_type": "g5.xlarge", "market": "spot"}, (0.43, "USD", "aws spot"))
+    spot = host_price(
+        {"provider": "aws", "instance_type": "g5.xlarge", "market": "spot"}, (0.43, "USD", "aws spot")
+    )
     assert (spot.per_hour, spot.source) == (0.43, "aws spot")
     unknown = host_price({"provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge"})
     assert unknown.per_hour is None and unknown.source.startswith("unknown") and unknown.spec_price(1) is None
@@ -85,9 +115,19 @@ def test_prices_json_cli(gpudeck_home: Path, workdir: Path) -> None:
     result = cli("prices", "--json", cwd=workdir)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["hosts"] == [{"host": "local", "per_hour": 2.5, "currency": "USD", "market": "on-demand",
-                              "source": "hosts.toml price_per_hour", "provider": None, "instance_type": None,
-                              "region": None, "instance_id": None}]
+    assert data["hosts"] == [
+        {
+            "host": "local",
+            "per_hour": 2.5,
+            "currency": "USD",
+            "market": "on-demand",
+            "source": "hosts.toml price_per_hour",
+            "provider": None,
+            "instance_type": None,
+            "region": None,
+            "instance_id": None,
+        }
+    ]
     assert any(e["on_demand_usd_per_hour"] is None for e in data["catalog"])
     human = cli("prices", cwd=workdir).stdout
     assert "g5.xlarge" in human and "unknown" in human
@@ -122,5 +162,11 @@ def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-c", SHIM, *args], capture_output=True, text=True, timeout=60, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-c", SHIM, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )

@@ -34,7 +34,9 @@ def test_table_cells_are_printable() -> None:
 
 def test_the_tuis_model_holds_printable_names_and_causes() -> None:
     fleet = Fleet(clock=lambda: 0.0)
-    fleet.apply_jobs("local", [{"id": JOB, "name": HOSTILE, "state": "failed", "node": "0", "cause": "x\x1b]0;pwned\x07"}])
+    fleet.apply_jobs(
+        "local", [{"id": JOB, "name": HOSTILE, "state": "failed", "node": "0", "cause": "x\x1b]0;pwned\x07"}]
+    )
     job = fleet.jobs[JOB]
     assert job.name == printable(HOSTILE)
     row = job_row(job, fleet, 0.0)
@@ -44,10 +46,14 @@ def test_the_tuis_model_holds_printable_names_and_causes() -> None:
 @pytest.mark.slow  # CLI processes and a job
 def test_inspect_and_ps_show_a_hostile_argv_and_name_escaped(gpudeck_home: Path, workdir: Path) -> None:
     # (names are checked at launch: a hostile one comes from a journal, as in the model test above)
-    job_id = gpudeck("run", "--", sys.executable, "-c", "pass", "\x1b[2J\x1b]0;t\x07", cwd=workdir).stdout.strip()
+    job_id = gpudeck(
+        "run", "--", sys.executable, "-c", "pass", "\x1b[2J\x1b]0;t\x07", cwd=workdir
+    ).stdout.strip()
     shown = gpudeck("inspect", job_id, cwd=workdir)
     assert shown.returncode == 0, shown.stderr
     assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
     assert "\\x1b[2J\\x1b]0;t\\x07" in shown.stdout
     raw = json.loads(gpudeck("inspect", "--json", job_id, cwd=workdir).stdout)
-    assert raw["argv"][-1] == "\x1b[2J\x1b]0;t\x07"  # JSON keeps the exact value (json escapes it on the wire)
+    assert (
+        raw["argv"][-1] == "\x1b[2J\x1b]0;t\x07"
+    )  # JSON keeps the exact value (json escapes it on the wire)

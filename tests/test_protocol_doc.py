@@ -26,7 +26,7 @@ _JOB_OBJECT = "the job object"
 def section(text: str, heading: str) -> str:
     start = text.index("\n## " + heading)
     end = text.find("\n## ", start + 1)
-    return text[start:end if end != -1 else None]
+    return text[start : end if end != -1 else None]
 
 
 def documented_ops() -> dict[str, str]:
@@ -42,7 +42,7 @@ def documented_ops() -> dict[str, str]:
 
 def job_object_keys() -> set[str]:
     body = section(DOC.read_text(), "Job object")
-    paragraph = body[body.index("Keys:"):].split("\n\n")[0]
+    paragraph = body[body.index("Keys:") :].split("\n\n")[0]
     return set(re.findall(r"`(\w+)`", paragraph))
 
 
@@ -93,7 +93,9 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["follow"] = client.request("follow", job=job["id"], node="0", offset=0)
     answers["unfollow"] = client.request("unfollow", job=job["id"], node="0")
     answers["autostop"] = client.request("autostop", job=job["id"], node="0", paused=True)
-    answers["resizing"] = client.request("resizing", job=job["id"], node="0", **{"from": 2, "to": 3}, why="scale +1")
+    answers["resizing"] = client.request(
+        "resizing", job=job["id"], node="0", **{"from": 2, "to": 3}, why="scale +1"
+    )
     answers["logs"] = client.request("logs", job=job["id"], node="0")
     answers["lines"] = client.request("lines", job=job["id"], node="0")
     answers["search"] = client.request("search", job=job["id"], node="0", text="loss", offset=0, line=0)
@@ -111,7 +113,9 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     assert not unchecked, f"documented answers this test does not exercise yet: {unchecked}"
     for op, keys in stated.items():
         if keys is not None:
-            assert set(answers[op]) == keys, f"{op}: the agent answers {sorted(answers[op])}, PROTOCOL.md says {sorted(keys)}"
+            assert set(answers[op]) == keys, (
+                f"{op}: the agent answers {sorted(answers[op])}, PROTOCOL.md says {sorted(keys)}"
+            )
     job_keys = job_object_keys()
     assert all(set(j) == job_keys for j in answers["jobs"]["jobs"])
     assert answers["unfollow"] == {"was_following": True}

@@ -14,9 +14,25 @@ from remote_agent.serving.output import LineWriter
 from tui.commands.logs import StdoutSink
 from tui.remote.client import decode_object
 
-LINES = [b'{"push":"output","job":"j","node":"0","offset":3,"data":"eA=="}\n', b'{"a":1}', b' {"a":1}\n',
-         b'{"a":1} trailing', b'{"a":1}{"b":2}', b'[1, 2]', b'"s"', b'junk', b'', b'{', b'\xff\xfe{}',
-         b'{"a":NaN}', b'{"a":1}\r\n', '{"é":"ü"}'.encode(), b'{"a":"\\u00e9"}', b'{"a":1}\n\n', b'{"a" :1}']
+LINES = [
+    b'{"push":"output","job":"j","node":"0","offset":3,"data":"eA=="}\n',
+    b'{"a":1}',
+    b' {"a":1}\n',
+    b'{"a":1} trailing',
+    b'{"a":1}{"b":2}',
+    b"[1, 2]",
+    b'"s"',
+    b"junk",
+    b"",
+    b"{",
+    b"\xff\xfe{}",
+    b'{"a":NaN}',
+    b'{"a":1}\r\n',
+    '{"é":"ü"}'.encode(),
+    b'{"a":"\\u00e9"}',
+    b'{"a":1}\n\n',
+    b'{"a" :1}',
+]
 
 
 @pytest.mark.parametrize("line", LINES)
@@ -28,7 +44,9 @@ def test_decode_object_agrees_with_json_loads(line: bytes) -> None:
     if not isinstance(expected, dict):
         expected = None
     assert decode_object(line) == expected
-    assert decode_object(line.decode("utf-8", "replace")) == decode_object(line.decode("utf-8", "replace").encode())
+    assert decode_object(line.decode("utf-8", "replace")) == decode_object(
+        line.decode("utf-8", "replace").encode()
+    )
 
 
 def _drain(fd: int, into: bytearray) -> threading.Thread:

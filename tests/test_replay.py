@@ -28,13 +28,17 @@ def _entries(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_a_real_session_is_recorded_without_env_values_and_replays(agent_dir: Path, workdir: Path, tmp_path: Path) -> None:
+def test_a_real_session_is_recorded_without_env_values_and_replays(
+    agent_dir: Path, workdir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "rec.jsonl"
     recorder = Recorder(out)
     client = AgentClient(recorder.wrap(LocalTransport(agent_dir)))
     client.connect()
     hello = client.request("hello")
-    job = client.request("launch", spec=spec(workdir, [sys.executable, "-c", "print('ready')"], env={"API_TOKEN": SECRET}))
+    job = client.request(
+        "launch", spec=spec(workdir, [sys.executable, "-c", "print('ready')"], env={"API_TOKEN": SECRET})
+    )
     wait_for(lambda: client.request("jobs")["jobs"][0]["state"] == "exited", what="the job to exit")
     client.tail(job["id"], "0", 0)
     batch = client.events.get(timeout=10)
@@ -72,8 +76,16 @@ def _io(t: float, conn: int, direction: str, msg: dict) -> dict:
 
 
 def test_polls_take_the_next_answer_and_hold_the_last() -> None:
-    rec = _tape(*(x for n in (1, 2) for x in (_io(n, 1, "send", {"id": n, "op": "gpus"}),
-                                               _io(n, 1, "recv", {"id": n, "ok": True, "result": {"n": n}}))))
+    rec = _tape(
+        *(
+            x
+            for n in (1, 2)
+            for x in (
+                _io(n, 1, "send", {"id": n, "op": "gpus"}),
+                _io(n, 1, "recv", {"id": n, "ok": True, "result": {"n": n}}),
+            )
+        )
+    )
     client = AgentClient(ReplayTransport(rec, "h1", speed=1))  # speed 1: the replay stays near t=0
     client.connect()
     assert [client.request("gpus")["n"] for _ in range(4)] == [1, 2, 2, 2]
@@ -84,7 +96,17 @@ def test_polls_take_the_next_answer_and_hold_the_last() -> None:
 
 def test_events_come_at_their_recorded_pace_scaled_by_speed() -> None:
     def push(t: float, seq: int) -> dict:
-        return _io(t, 1, "recv", {"push": "events", "job": "j", "node": "0", "events": [{"seq": seq, "t": t, "kind": "heartbeat"}]})
+        return _io(
+            t,
+            1,
+            "recv",
+            {
+                "push": "events",
+                "job": "j",
+                "node": "0",
+                "events": [{"seq": seq, "t": t, "kind": "heartbeat"}],
+            },
+        )
 
     rec = _tape(_io(0.0, 1, "send", {"id": 1, "op": "hello"}), push(0.0, 1), push(2.0, 2))
     client = AgentClient(ReplayTransport(rec, "h1", speed=10))  # 2 s recorded -> 0.2 s
@@ -190,12 +212,20 @@ def test_the_app_shows_a_refused_action_as_a_notification(gpudeck_home: Path) ->
 def test_series_is_folded_from_the_journal_the_recording_saw() -> None:
     """A replay answers `series` as the agent would, so an ended job opened again (its series
     dropped to a summary) draws its chart in a demo too."""
+
     def push(t: float, records: list) -> dict:
         return _io(t, 1, "recv", {"push": "events", "job": "j", "node": "0", "events": records})
 
-    points = [{"seq": i, "t": float(i), "kind": "metric", "values": {"step": i, "loss": 1.0 / i}} for i in range(1, 301)]
-    rec = _tape(_io(0.0, 1, "send", {"id": 1, "op": "hello"}), push(0.0, points[:150]), push(0.0, points[150:]),
-                push(50.0, [{"seq": 301, "t": 50.0, "kind": "metric", "values": {"step": 301, "loss": 9.0}}]))
+    points = [
+        {"seq": i, "t": float(i), "kind": "metric", "values": {"step": i, "loss": 1.0 / i}}
+        for i in range(1, 301)
+    ]
+    rec = _tape(
+        _io(0.0, 1, "send", {"id": 1, "op": "hello"}),
+        push(0.0, points[:150]),
+        push(0.0, points[150:]),
+        push(50.0, [{"seq": 301, "t": 50.0, "kind": "metric", "values": {"step": 301, "loss": 9.0}}]),
+    )
     client = AgentClient(ReplayTransport(rec, "h1", speed=1))  # speed 1: the replay stays near t=0
     client.connect()
     answer = client.request("series", job="j", node="0", width=100)

@@ -34,7 +34,9 @@ def _expected(recording: Recording, host: str, job_id: str) -> list[str]:
 def test_metrics_replays_from_the_shipped_recording() -> None:
     ps = gpudeck("--replay", str(SESSION), "--replay-speed", "0", "ps", "--all", "--json")
     job = next(j for j in json.loads(ps.stdout) if j["name"] == "resnet-demo")
-    done = gpudeck("--replay", str(SESSION), "--replay-speed", "0", "metrics", "--json", "resnet-demo", timeout=60)
+    done = gpudeck(
+        "--replay", str(SESSION), "--replay-speed", "0", "metrics", "--json", "resnet-demo", timeout=60
+    )
     assert done.returncode == 0, done.stderr
     expected = _expected(Recording.load(SESSION), job["nodes"][0]["host"], job["id"])
     assert expected and done.stdout.splitlines() == expected
@@ -51,13 +53,17 @@ def test_a_recorded_text_tail_replays_the_same_points(gpudeck_home: Path, tmp_pa
     (directory / "lock").touch()
     journal = JournalWriter(directory / "events.jsonl")
     journal.append("state", state="starting", supervisor_pid=1)
-    journal.append_many([("metric", {"values": {"step": i, "loss": 1 / i, "note": "ü"}}) for i in range(1, 40)])
+    journal.append_many(
+        [("metric", {"values": {"step": i, "loss": 1 / i, "note": "ü"}}) for i in range(1, 40)]
+    )
     journal.append("state", state="exited", exit_code=0, signal=None)
     journal.close()
     tape = tmp_path / "tape.jsonl"
     live = gpudeck("--record", str(tape), "metrics", "--json", "taped", cwd=tmp_path)
     assert live.returncode == 0, live.stderr
     assert len(live.stdout.splitlines()) == 39
-    replayed = gpudeck("--replay", str(tape), "--replay-speed", "0", "metrics", "--json", "taped", cwd=tmp_path, timeout=60)
+    replayed = gpudeck(
+        "--replay", str(tape), "--replay-speed", "0", "metrics", "--json", "taped", cwd=tmp_path, timeout=60
+    )
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout == live.stdout

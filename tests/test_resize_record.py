@@ -20,21 +20,32 @@ def metric(step: int | None) -> tuple[str, dict]:
 
 def test_the_record_goes_once_before_the_first_stepped_point() -> None:
     last = time.time() - 12.0
-    note = ResizeNote({"resized_from": {"job": "J", "nodes": 2, "why": "scale +1", "last_step_at": last},
-                       "multinode": {"nodes": 3, "nproc_per_node": 2}})
+    note = ResizeNote(
+        {
+            "resized_from": {"job": "J", "nodes": 2, "why": "scale +1", "last_step_at": last},
+            "multinode": {"nodes": 3, "nproc_per_node": 2},
+        }
+    )
     first = [("event", {"event": "resumed", "data": {}}), metric(None), metric(40)]
     out = note.mark(first)
     assert [k for k, _ in out] == ["event", "metric", "event", "metric"]
     kind, body = out[2]
     data = body["data"]
-    assert body["event"] == "resized" and (data["from"], data["to"], data["step"], data["job"]) == (2, 3, 40, "J")
+    assert body["event"] == "resized" and (data["from"], data["to"], data["step"], data["job"]) == (
+        2,
+        3,
+        40,
+        "J",
+    )
     assert data["why"] == "scale +1" and 12.0 <= data["pause_s"] < 60 and data["world_size"] == 6
     assert note.mark([metric(41)]) == [metric(41)]  # once
 
 
 def test_no_record_for_a_job_that_was_not_resized_and_no_pause_without_a_last_step() -> None:
     assert ResizeNote({"multinode": {"nodes": 2}}).mark([metric(1)]) == [metric(1)]
-    out = ResizeNote({"resized_from": {"job": "J", "nodes": "two"}, "multinode": {"nodes": 1}}).mark([metric(5)])
+    out = ResizeNote({"resized_from": {"job": "J", "nodes": "two"}, "multinode": {"nodes": 1}}).mark(
+        [metric(5)]
+    )
     assert out[0][1]["data"]["pause_s"] is None and out[0][1]["data"]["from"] is None
     assert out[0][1]["data"]["world_size"] is None  # no nproc_per_node: unknown, not guessed
 
@@ -42,9 +53,11 @@ def test_no_record_for_a_job_that_was_not_resized_and_no_pause_without_a_last_st
 def test_last_metric_at_reads_the_journal_backwards(tmp_path: Path) -> None:
     journal = tmp_path / "events.jsonl"
     assert last_metric_at(journal) is None
-    lines = [{"seq": 1, "t": 10.0, "kind": "metric", "values": {"step": 1}},
-             {"seq": 2, "t": 11.5, "kind": "metric", "values": {"step": 2}},
-             {"seq": 3, "t": 12.0, "kind": "state", "state": "stopped"}]
+    lines = [
+        {"seq": 1, "t": 10.0, "kind": "metric", "values": {"step": 1}},
+        {"seq": 2, "t": 11.5, "kind": "metric", "values": {"step": 2}},
+        {"seq": 3, "t": 12.0, "kind": "state", "state": "stopped"},
+    ]
     journal.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"seq": 4, "kind": "metr')
     assert last_metric_at(journal) == 11.5
     dense = {"seq": 3, "last": 4, "t": 12.5, "kind": "points", "names": ["step"], "rows": [[3], [4]]}

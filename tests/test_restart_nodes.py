@@ -19,13 +19,27 @@ def ps_all(workdir: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_two_restarts_of_a_two_node_job_make_one_job_with_both_nodes(gpudeck_home: Path, workdir: Path) -> None:
+def test_two_restarts_of_a_two_node_job_make_one_job_with_both_nodes(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     run = gpudeck("run", "--name", "pair", "--nodes", "2", "--launcher", "none", "--", "true", cwd=workdir)
     assert run.returncode == 0, run.stderr
     job_id = run.stdout.strip()
-    wait_for(lambda: any(j["id"] == job_id and j["state"] == "exited" for j in ps_all(workdir)), timeout=30, what="exited")
-    both = [subprocess.Popen([sys.executable, "-m", "tui", "restart", job_id], cwd=workdir, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    wait_for(
+        lambda: any(j["id"] == job_id and j["state"] == "exited" for j in ps_all(workdir)),
+        timeout=30,
+        what="exited",
+    )
+    both = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tui", "restart", job_id],
+            cwd=workdir,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(timeout=90), p.stdout.read(), p.stderr.read()) for p in both]  # type: ignore[union-attr]
     ok = [r for r in results if r[0] == 0]
     refused = [r for r in results if r[0] != 0]
@@ -37,5 +51,7 @@ def test_two_restarts_of_a_two_node_job_make_one_job_with_both_nodes(gpudeck_hom
     assert [n["node"] for n in pairs[new_id]["nodes"]] == ["0", "1"]  # every node of the one new job
     # Each old node names the same new job, and no node was restarted twice.
     for node in ("0", "1"):
-        marker = json.loads((gpudeck_home / "local-agent" / "jobs" / job_id / node / "restarted.json").read_text())
+        marker = json.loads(
+            (gpudeck_home / "local-agent" / "jobs" / job_id / node / "restarted.json").read_text()
+        )
         assert marker["restarted_as"] == new_id

@@ -23,11 +23,18 @@ from tui.cost.idle import parse_idle_stop
 def test_the_jobs_rules_in_launch_words() -> None:
     rule = parse_idle_stop("45m@7%+20m")
     assert parse_idle_stop(idle_text(IdleStop.from_wire(rule))) == rule
-    first = {"budget": 12.5, "idle_stop": rule,
-             "price": {"per_hour": 2.0, "currency": "USD", "share": 1.0, "source": "--price-per-hour"}}
+    first = {
+        "budget": 12.5,
+        "idle_stop": rule,
+        "price": {"per_hour": 2.0, "currency": "USD", "share": 1.0, "source": "--price-per-hour"},
+    }
     assert job_cost_options(first) == {"budget": 12.5, "price_per_hour": 2.0, "idle_stop": "45m@7%+20m"}
     # a host's own price stays that host's; no rule is `off`, not the new host's default
-    hosts_price = {"price": {"per_hour": 2.0, "source": "hosts.toml price_per_hour"}, "budget": None, "idle_stop": None}
+    hosts_price = {
+        "price": {"per_hour": 2.0, "source": "hosts.toml price_per_hour"},
+        "budget": None,
+        "idle_stop": None,
+    }
     assert job_cost_options(hosts_price) == {"budget": None, "price_per_hour": None, "idle_stop": "off"}
 
 
@@ -37,15 +44,45 @@ def node_states(job: str, cwd: Path) -> dict[str, dict]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_a_node_on_a_new_host_keeps_the_jobs_budget_and_its_time_is_costed(ssh_home: SshHome, tmp_path: Path) -> None:
+def test_a_node_on_a_new_host_keeps_the_jobs_budget_and_its_time_is_costed(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
     two_boxes(ssh_home)
-    ok("hosts", "set", "box-a", "price_per_hour=0.0036", cwd=tmp_path)  # a cent in 10000 s: never near the budget
-    ok("hosts", "set", "box-b", "price_per_hour=3600", cwd=tmp_path)  # $1 a second: the budget goes in seconds
+    ok(
+        "hosts", "set", "box-a", "price_per_hour=0.0036", cwd=tmp_path
+    )  # a cent in 10000 s: never near the budget
+    ok(
+        "hosts", "set", "box-b", "price_per_hour=3600", cwd=tmp_path
+    )  # $1 a second: the budget goes in seconds
     script = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; exec sleep 300'
     try:
-        job = ok("run", "--name", "budgeted", "--grace", "2", "--budget", "3", "--pool", "box-a,box-b", "--host", "box-a",
-                 "--launcher", "none", "--master-addr", "127.0.0.1", "--master-port", str(free_port()), "--",
-                 "bash", "-c", script, "x", "--checkpoint-dir", str(tmp_path / "ck"), cwd=tmp_path).strip()
+        job = ok(
+            "run",
+            "--name",
+            "budgeted",
+            "--grace",
+            "2",
+            "--budget",
+            "3",
+            "--pool",
+            "box-a,box-b",
+            "--host",
+            "box-a",
+            "--launcher",
+            "none",
+            "--master-addr",
+            "127.0.0.1",
+            "--master-port",
+            str(free_port()),
+            "--",
+            "bash",
+            "-c",
+            script,
+            "x",
+            "--checkpoint-dir",
+            str(tmp_path / "ck"),
+            cwd=tmp_path,
+        ).strip()
         wait_for(lambda: "rank=0 of=1" in ok("logs", job, cwd=tmp_path), timeout=30, what="node 0's line")
         r = gpudeck("scale", job, "+1", cwd=tmp_path, timeout=120)
         assert r.returncode == 0, r.stderr
@@ -54,8 +91,12 @@ def test_a_node_on_a_new_host_keeps_the_jobs_budget_and_its_time_is_costed(ssh_h
         spec = json.loads((agent_dir(ssh_home, "box-b") / "jobs" / new / "1" / "spec.json").read_text())
         assert spec["budget"] == 3.0 and spec["price"]["per_hour"] == 3600.0, spec
         # box-b's node spends $1/s: its supervisor stops it on the job's budget; node 0 runs on
-        wait_for(lambda: node_states(new, tmp_path)["1"]["state"] == "stopped", timeout=60, interval=0.3,
-                 what="node 1 stopped by the budget")
+        wait_for(
+            lambda: node_states(new, tmp_path)["1"]["state"] == "stopped",
+            timeout=60,
+            interval=0.3,
+            what="node 1 stopped by the budget",
+        )
         [final] = [r for r in journal(agent_dir(ssh_home, "box-b"), new, "1") if r.get("state") == "stopped"]
         assert "budget" in final["reason"], final
         assert node_states(new, tmp_path)["0"]["state"] == "running"

@@ -36,15 +36,44 @@ def test_losing_node_0_moves_the_master_to_a_surviving_host(ssh_home: SshHome, t
     two_boxes(ssh_home)
     ck, port = tmp_path / "ck", free_port()
     try:
-        job = ok("run", "--name", "lost0", "--grace", "30", "--nodes", "2", "--host", "box-a,box-b", "--master-addr",
-                 "127.0.0.1", "--master-port", str(port), "--", "python3", "-m", "trainer", "--steps", "100000",
-                 *TINY, "--checkpoint-dir", str(ck), cwd=tmp_path, timeout=180).strip()
-        wait_for(lambda: any((p.get("step") or 0) >= 3 for p in points(job, tmp_path)), timeout=150, interval=0.5,
-                 what="step 3 on 2 nodes")
+        job = ok(
+            "run",
+            "--name",
+            "lost0",
+            "--grace",
+            "30",
+            "--nodes",
+            "2",
+            "--host",
+            "box-a,box-b",
+            "--master-addr",
+            "127.0.0.1",
+            "--master-port",
+            str(port),
+            "--",
+            "python3",
+            "-m",
+            "trainer",
+            "--steps",
+            "100000",
+            *TINY,
+            "--checkpoint-dir",
+            str(ck),
+            cwd=tmp_path,
+            timeout=180,
+        ).strip()
+        wait_for(
+            lambda: any((p.get("step") or 0) >= 3 for p in points(job, tmp_path)),
+            timeout=150,
+            interval=0.5,
+            what="step 3 on 2 nodes",
+        )
         ssh_config(ssh_home, down=("box-a",))  # node 0's host is gone; its processes run on, unseen
 
         [listed] = [j for j in json.loads(gpudeck("ps", "--json", cwd=tmp_path).stdout) if j["id"] == job]
-        assert listed["state"] == "degraded" and listed["why"].startswith("node 0 on box-a unreachable"), listed
+        assert listed["state"] == "degraded" and listed["why"].startswith("node 0 on box-a unreachable"), (
+            listed
+        )
         r = gpudeck("scale", job, "-1", cwd=tmp_path, timeout=180)
         assert r.returncode == 0, r.stderr
         new = r.stdout.strip()
@@ -53,13 +82,23 @@ def test_losing_node_0_moves_the_master_to_a_surviving_host(ssh_home: SshHome, t
         assert [(n["node"], n["host"]) for n in obj["nodes"]] == [("0", "box-b")]
         mn = obj["multinode"]
         assert mn["hosts"] == ["box-b"] and mn["master_addr"] == "127.0.0.1" and mn["master_port"] != port, mn
-        assert f"scale: node 0 moves from box-a to box-b: master 127.0.0.1:{mn['master_port']}" in r.stderr, r.stderr
+        assert f"scale: node 0 moves from box-a to box-b: master 127.0.0.1:{mn['master_port']}" in r.stderr, (
+            r.stderr
+        )
         # the job resumes on box-b from the newest checkpoint, at world size 1
-        resumed = wait_for(lambda: [p for p in points(new, tmp_path) if p.get("event") == "resumed"], timeout=150,
-                           interval=0.5, what="the resumed event")
+        resumed = wait_for(
+            lambda: [p for p in points(new, tmp_path) if p.get("event") == "resumed"],
+            timeout=150,
+            interval=0.5,
+            what="the resumed event",
+        )
         assert resumed[0]["world_size"] == 1 and resumed[0]["step"] >= 3, resumed
-        wait_for(lambda: any((p.get("step") or 0) > resumed[0]["step"] for p in points(new, tmp_path)),
-                 timeout=120, interval=0.5, what="a step after the resume")
+        wait_for(
+            lambda: any((p.get("step") or 0) > resumed[0]["step"] for p in points(new, tmp_path)),
+            timeout=120,
+            interval=0.5,
+            what="a step after the resume",
+        )
         assert "stopped" in ok("stop", new, cwd=tmp_path, timeout=120)
     finally:
         kill_boxes_jobs(ssh_home)

@@ -23,7 +23,10 @@ from tests.support.long_job import write_ended_job
 
 Entry = tuple[str, dict[str, Any]]
 _VALUES = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6), st.none(), st.booleans(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**6), 10**6),
+    st.none(),
+    st.booleans(),
     st.sampled_from(["a],[b", "x", '"q"']),  # strings the columnar reader must leave to the ordinary one
 )
 _STEPS = st.one_of(st.none(), st.integers(0, 10**5), st.floats(0, 1e5), st.just(float("nan")))
@@ -41,7 +44,9 @@ def _entries(draw: Any) -> list[Entry]:
         elif pick == 1:
             out.append(("event", {"event": "resized", "data": {"to": draw(st.integers(1, 8))}}))
         else:
-            names = draw(st.lists(st.sampled_from(["loss", "acc", "lr", "val loss", "é"]), min_size=1, max_size=4))
+            names = draw(
+                st.lists(st.sampled_from(["loss", "acc", "lr", "val loss", "é"]), min_size=1, max_size=4)
+            )
             for _ in range(draw(st.integers(1, 30))):
                 values = {name: draw(_VALUES) for name in names}
                 step = draw(_STEPS)
@@ -74,7 +79,9 @@ def test_a_dense_journal_folds_like_the_same_records_one_per_line(entries: list[
         assert series(dense, 4000) == series(plain, 4000)
 
 
-def test_a_long_dense_journal_folds_without_a_dict_per_point(agent_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_dense_journal_folds_without_a_dict_per_point(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_expand(record: dict[str, Any]) -> list[dict[str, Any]]:
         raise AssertionError("a dense line in the writer's form went through expand()")
 
@@ -86,8 +93,10 @@ def test_a_long_dense_journal_folds_without_a_dict_per_point(agent_dir: Path, mo
     assert [20_001, 50.0] in loss["points"] and loss["points"][0] == [1, 1.0]
 
 
-_WRITER_FORM = ('{"seq":7,"last":9,"t":1.5,"kind":"points","names":["step","loss","loss"],'
-                '"rows":[[1,"nan",2.5],[2,null,"-inf"],[3,true,1e-3]]}')
+_WRITER_FORM = (
+    '{"seq":7,"last":9,"t":1.5,"kind":"points","names":["step","loss","loss"],'
+    '"rows":[[1,"nan",2.5],[2,null,"-inf"],[3,true,1e-3]]}'
+)
 _OTHER_FORMS = [
     _WRITER_FORM.replace('"rows":[[1,', '"rows": [[1,'),  # spaces: json reads it, the columns do not
     _WRITER_FORM.replace("[2,null,", "[2,"),  # rows of uneven length: expand refuses the line
@@ -120,7 +129,10 @@ def test_lines_the_columns_leave_fold_as_expand_reads_them(tmp_path: Path) -> No
     unreadable = [line for line in _OTHER_FORMS if not _readable(line)]
     assert skipped == len(unreadable) == 4
     assert answer["metrics"]["loss"]["points"] == [[1, 2.5], [3, 1e-3]] * 4
-    assert answer["metrics"]["x"]["axis"] == "time" and [p[1] for p in answer["metrics"]["x"]["points"]] == [2.5, 1e-3]
+    assert answer["metrics"]["x"]["axis"] == "time" and [p[1] for p in answer["metrics"]["x"]["points"]] == [
+        2.5,
+        1e-3,
+    ]
     assert answer["last_seq"] == 6  # the last line's: seq 7, last 6
 
 
@@ -136,7 +148,8 @@ def _readable(line: str) -> bool:
 def test_a_bool_or_nan_amid_numbers_is_not_drawn(tmp_path: Path) -> None:
     # min() and max() see only the ends: a bool or a nan in the middle of a column slipped past them.
     (tmp_path / "events.jsonl").write_text(
-        '{"seq":1,"last":4,"t":1.0,"kind":"points","names":["step","loss"],"rows":[[1,0.5],[2,false],[NaN,0.25],[4,NaN]]}\n')
+        '{"seq":1,"last":4,"t":1.0,"kind":"points","names":["step","loss"],"rows":[[1,0.5],[2,false],[NaN,0.25],[4,NaN]]}\n'
+    )
     answer, _ = series(tmp_path, 100)
     assert answer["metrics"]["loss"]["points"] == [[1, 0.5], [2, 0.25]]  # the nan step: at the latest step
 
@@ -145,6 +158,7 @@ def test_an_integer_too_big_for_a_float_is_not_drawn_and_breaks_nothing(tmp_path
     big = "9" * 400  # valid JSON; float() of it raises OverflowError
     (tmp_path / "events.jsonl").write_text(
         '{"seq":1,"last":3,"t":1.0,"kind":"points","names":["step","loss"],"rows":[[1,0.5],[2,BIG],[3,0.25]]}\n'
-        '{"seq":4,"t":2.0,"kind":"metric","values":{"step":4,"loss":BIG}}\n'.replace("BIG", big))
+        '{"seq":4,"t":2.0,"kind":"metric","values":{"step":4,"loss":BIG}}\n'.replace("BIG", big)
+    )
     answer, skipped = series(tmp_path, 100)
     assert skipped == 0 and answer["metrics"]["loss"]["points"] == [[1, 0.5], [3, 0.25]]

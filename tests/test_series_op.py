@@ -37,7 +37,9 @@ def test_records_of_every_kind_fold_like_the_clients_model(tmp_path: Path) -> No
     journal.append("metric", values={"lr": 0.2})
     journal.append("metric", values={"step": 2, "loss": "nan", "grad": 0.1})  # nan is not drawn
     journal.append("metric", values={"grad": 0.3})  # stepless in a step series: at the latest step
-    journal.append("gpu", gpus=[{"index": 0, "uuid": "GPU-1", "util": 97, "mem_used_mib": 1000}, {"index": 1, "util": 3}])
+    journal.append(
+        "gpu", gpus=[{"index": 0, "uuid": "GPU-1", "util": 97, "mem_used_mib": 1000}, {"index": 1, "util": 3}]
+    )
     journal.append("event", event="resized", data={"step": 2, "from": 1, "to": 2})
     journal.close()
     with open(tmp_path / "events.jsonl", "a") as f:
@@ -86,7 +88,9 @@ def test_the_op_answers_and_refuses_a_bad_width(client: AgentClient, agent_dir: 
 
 
 def test_jobs_with_warm_series_folds_every_job_ahead(client: AgentClient, agent_dir: Path) -> None:
-    d = write_ended_job(agent_dir, JOB, "long", 30_000)  # over WARM_FROM (dense lines: ~15 B a point); a small one folds on request
+    d = write_ended_job(
+        agent_dir, JOB, "long", 30_000
+    )  # over WARM_FROM (dense lines: ~15 B a point); a small one folds on request
     small = write_ended_job(agent_dir, "20261201-000000-5a11e0", "short", 10)
     client.request("jobs")
     assert not (d / CACHE_NAME).exists()  # a plain listing (the CLI's `ps`) folds nothing more

@@ -30,14 +30,51 @@ def iso(t: float) -> str:
 
 
 SPOT_PAGES = [
-    {"RequestId": "r1", "Currency": "CNY", "NextOffset": 2, "SpotPrices": {"SpotPriceType": [
-        {"ZoneId": "cn-hangzhou-h", "InstanceType": "ecs.gn7i-c8g1.2xlarge", "IoOptimized": "optimized",
-         "NetworkType": "vpc", "Timestamp": iso(T0), "SpotPrice": 3.6, "OriginPrice": 12.0},
-        {"ZoneId": "cn-hangzhou-i", "InstanceType": "ecs.gn7i-c8g1.2xlarge", "IoOptimized": "optimized",
-         "NetworkType": "vpc", "Timestamp": iso(T0 + 100), "SpotPrice": 9.9, "OriginPrice": 12.0}]}},
-    {"RequestId": "r2", "Currency": "CNY", "NextOffset": 0, "SpotPrices": {"SpotPriceType": [
-        {"ZoneId": "cn-hangzhou-h", "InstanceType": "ecs.gn7i-c8g1.2xlarge", "IoOptimized": "optimized",
-         "NetworkType": "vpc", "Timestamp": iso(T0 + 1000), "SpotPrice": 7.2, "OriginPrice": 12.0}]}},
+    {
+        "RequestId": "r1",
+        "Currency": "CNY",
+        "NextOffset": 2,
+        "SpotPrices": {
+            "SpotPriceType": [
+                {
+                    "ZoneId": "cn-hangzhou-h",
+                    "InstanceType": "ecs.gn7i-c8g1.2xlarge",
+                    "IoOptimized": "optimized",
+                    "NetworkType": "vpc",
+                    "Timestamp": iso(T0),
+                    "SpotPrice": 3.6,
+                    "OriginPrice": 12.0,
+                },
+                {
+                    "ZoneId": "cn-hangzhou-i",
+                    "InstanceType": "ecs.gn7i-c8g1.2xlarge",
+                    "IoOptimized": "optimized",
+                    "NetworkType": "vpc",
+                    "Timestamp": iso(T0 + 100),
+                    "SpotPrice": 9.9,
+                    "OriginPrice": 12.0,
+                },
+            ]
+        },
+    },
+    {
+        "RequestId": "r2",
+        "Currency": "CNY",
+        "NextOffset": 0,
+        "SpotPrices": {
+            "SpotPriceType": [
+                {
+                    "ZoneId": "cn-hangzhou-h",
+                    "InstanceType": "ecs.gn7i-c8g1.2xlarge",
+                    "IoOptimized": "optimized",
+                    "NetworkType": "vpc",
+                    "Timestamp": iso(T0 + 1000),
+                    "SpotPrice": 7.2,
+                    "OriginPrice": 12.0,
+                }
+            ]
+        },
+    },
 ]
 
 
@@ -58,12 +95,30 @@ class Endpoint(JsonHandler):
         if action == "DescribeSpotPriceHistory":
             status, body = 200, SPOT_PAGES[1 if params.get("Offset") == "2" else 0]
         elif action == "DescribePrice" and params.get("InstanceType") == "ecs.gn7i-c8g1.2xlarge":
-            status, body = 200, {"RequestId": "r3", "PriceInfo": {"Price": {
-                "Currency": "CNY", "OriginalPrice": 12.0, "DiscountPrice": 1.2, "TradePrice": 10.8},
-                "Rules": {"Rule": []}}}
+            status, body = (
+                200,
+                {
+                    "RequestId": "r3",
+                    "PriceInfo": {
+                        "Price": {
+                            "Currency": "CNY",
+                            "OriginalPrice": 12.0,
+                            "DiscountPrice": 1.2,
+                            "TradePrice": 10.8,
+                        },
+                        "Rules": {"Rule": []},
+                    },
+                },
+            )
         else:
-            status, body = 404, {"RequestId": "r4", "Code": "InvalidInstanceType.ValueNotSupported",
-                                 "Message": "The specified InstanceType does not exist."}
+            status, body = (
+                404,
+                {
+                    "RequestId": "r4",
+                    "Code": "InvalidInstanceType.ValueNotSupported",
+                    "Message": "The specified InstanceType does not exist.",
+                },
+            )
         self._send(status, body)
 
     do_GET = do_POST = _answer
@@ -90,10 +145,13 @@ def client(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> Any:
 
 
 def test_spot_history_pages_and_zone(endpoint: str, client: Any) -> None:
-    points = aliyun_spot_history(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", T0 - 60, T0 + 2000,
-                                 zone="cn-hangzhou-h")
+    points = aliyun_spot_history(
+        client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge", T0 - 60, T0 + 2000, zone="cn-hangzhou-h"
+    )
     assert [(p.t, p.per_hour, p.currency, p.zone) for p in points] == [
-        (T0, 3.6, "CNY", "cn-hangzhou-h"), (T0 + 1000, 7.2, "CNY", "cn-hangzhou-h")]
+        (T0, 3.6, "CNY", "cn-hangzhou-h"),
+        (T0 + 1000, 7.2, "CNY", "cn-hangzhou-h"),
+    ]
     first = Endpoint.calls[0]
     assert first["Action"] == "DescribeSpotPriceHistory" and first["Version"] == "2014-05-26"
     assert first["RegionId"] == "cn-hangzhou" and first["InstanceType"] == "ecs.gn7i-c8g1.2xlarge"
@@ -112,15 +170,28 @@ def test_describe_price(endpoint: str, client: Any) -> None:
     price = aliyun_price(client, "cn-hangzhou", "ecs.gn7i-c8g1.2xlarge")
     assert price == (10.8, "CNY", "aliyun DescribePrice cn-hangzhou pay-as-you-go")
     call = Endpoint.calls[-1]
-    assert call["Action"] == "DescribePrice" and call["ResourceType"] == "instance" and call["PriceUnit"] == "Hour"
+    assert (
+        call["Action"] == "DescribePrice"
+        and call["ResourceType"] == "instance"
+        and call["PriceUnit"] == "Hour"
+    )
     with pytest.raises(PriceLookupError, match="InvalidInstanceType.ValueNotSupported"):
         aliyun_price(client, "cn-hangzhou", "ecs.nope")
 
 
 def test_spot_host_settings_through_config(endpoint: str, client: Any) -> None:
-    settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou-h"}
+    settings = {
+        "market": "spot",
+        "provider": "aliyun",
+        "instance_type": "ecs.gn7i-c8g1.2xlarge",
+        "region": "cn-hangzhou-h",
+    }
     result = spot_for_host(settings, T0, T0 + 2000, CloudSettings(aliyun_ecs_endpoint=f"http://{endpoint}"))
-    assert result is not None and result.quote == (7.2, "CNY", "aliyun DescribeSpotPriceHistory cn-hangzhou-h")
+    assert result is not None and result.quote == (
+        7.2,
+        "CNY",
+        "aliyun DescribeSpotPriceHistory cn-hangzhou-h",
+    )
     assert Endpoint.calls[0]["RegionId"] == "cn-hangzhou" and Endpoint.calls[0]["ZoneId"] == "cn-hangzhou-h"
 
 
@@ -129,21 +200,31 @@ def test_no_credentials_no_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         monkeypatch.delenv(f"{prefix}_ACCESS_KEY_ID", raising=False)
         monkeypatch.delenv(f"{prefix}_ACCESS_KEY_SECRET", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aliyun/config.json either
-    settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge", "region": "cn-hangzhou"}
+    settings = {
+        "market": "spot",
+        "provider": "aliyun",
+        "instance_type": "ecs.gn7i-c8g1.2xlarge",
+        "region": "cn-hangzhou",
+    }
     assert spot_for_host(settings, T0, T0 + 10, CloudSettings()) is None
     with pytest.raises(CloudError, match="credentials"):
         AliyunProvider("cn-hangzhou", "http://127.0.0.1:9")
 
 
-def test_spot_pricing_uses_the_cloud_credential_chain_and_endpoint(monkeypatch: pytest.MonkeyPatch,
-                                                                   gpudeck_home: Path) -> None:
+def test_spot_pricing_uses_the_cloud_credential_chain_and_endpoint(
+    monkeypatch: pytest.MonkeyPatch, gpudeck_home: Path
+) -> None:
     """What `gpudeck cloud` reads is what spot pricing reads: ALIBABA_CLOUD_* keys (no ALIYUN_*) and
     GPUDECK_ALIYUN_ECS_ENDPOINT as a URL, with nothing in config.toml."""
     from tests.support.aliyun import serving
 
     with serving(monkeypatch) as server:  # sets ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET and the endpoint URLs only
-        settings = {"market": "spot", "provider": "aliyun", "instance_type": "ecs.gn7i-c8g1.2xlarge",
-                    "region": "cn-hangzhou-h"}
+        settings = {
+            "market": "spot",
+            "provider": "aliyun",
+            "instance_type": "ecs.gn7i-c8g1.2xlarge",
+            "region": "cn-hangzhou-h",
+        }
         result = spot_for_host(settings, time.time() - 7200, time.time(), CloudSettings())
         assert result is not None and result.error is None
         assert result.quote == (3.2, "CNY", "aliyun DescribeSpotPriceHistory cn-hangzhou-h")

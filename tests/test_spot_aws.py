@@ -44,7 +44,9 @@ def test_split_zone() -> None:
 def test_spot_history_for_one_zone(moto_url: str, aws_env: None) -> None:
     assert aws_credentials_available()
     now = time.time()
-    points = aws_spot_history(AwsProvider("us-east-1", moto_url).ec2, "g5.xlarge", "us-east-1a", now - 86400, now)
+    points = aws_spot_history(
+        AwsProvider("us-east-1", moto_url).ec2, "g5.xlarge", "us-east-1a", now - 86400, now
+    )
     assert points, "moto answers describe_spot_price_history"
     assert all(p.zone == "us-east-1a" and p.currency == "USD" and p.per_hour > 0 for p in points)
     assert [p.t for p in points] == sorted(p.t for p in points)
@@ -57,7 +59,9 @@ def test_spot_history_for_one_zone(moto_url: str, aws_env: None) -> None:
 @pytest.mark.slow
 def test_region_only_picks_one_zone(moto_url: str, aws_env: None) -> None:
     now = time.time()
-    points = aws_spot_history(AwsProvider("us-east-1", moto_url).ec2, "g5.xlarge", "us-east-1", now - 86400, now)
+    points = aws_spot_history(
+        AwsProvider("us-east-1", moto_url).ec2, "g5.xlarge", "us-east-1", now - 86400, now
+    )
     assert points and len({p.zone for p in points}) == 1 and points[0].zone.startswith("us-east-1")
 
 
@@ -76,4 +80,6 @@ def test_spot_host_settings_to_a_quote(moto_url: str, aws_env: None) -> None:
 
 def test_unreachable_endpoint_is_one_line(aws_env: None) -> None:
     with pytest.raises(PriceLookupError, match="describe_spot_price_history g5.xlarge"):
-        aws_spot_history(AwsProvider("us-east-1", "http://127.0.0.1:9").ec2, "g5.xlarge", "us-east-1a", time.time() - 60)
+        aws_spot_history(
+            AwsProvider("us-east-1", "http://127.0.0.1:9").ec2, "g5.xlarge", "us-east-1a", time.time() - 60
+        )

@@ -14,7 +14,9 @@ from tests.support.sshd import Sshd, host_key_line, keygen, make_sshd
 from tui.remote.ssh_config import load_config, resolve
 from tui.remote.ssh_connect import SshError, connect
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/usr/sbin/sshd"), reason="openssh-server is not installed")
+pytestmark = pytest.mark.skipif(
+    not os.path.exists("/usr/sbin/sshd"), reason="openssh-server is not installed"
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +30,11 @@ def ca_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
 
 
 def sign(ca: Path, pub: Path, principal: str, out_name: str) -> Path:
-    subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "gpudeck-test", "-n", principal, "-V", "-5m:+1h",
-                    str(pub)], check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-s", str(ca), "-I", "gpudeck-test", "-n", principal, "-V", "-5m:+1h", str(pub)],
+        check=True,
+        capture_output=True,
+    )
     made = pub.with_name(pub.name.removesuffix(".pub") + "-cert.pub")
     target = pub.with_name(out_name)
     if made != target:
@@ -53,7 +58,8 @@ def home(ca_sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 
 def _config(home: Path, server: Sshd, extra: str) -> None:
     (home / ".ssh" / "config").write_text(
-        f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n  IdentitiesOnly yes\n{extra}")
+        f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n  IdentitiesOnly yes\n{extra}"
+    )
 
 
 def test_certificatefile_logs_in(ca_sshd: Sshd, home: Path) -> None:
@@ -80,8 +86,12 @@ def test_a_cert_for_another_principal_or_key_is_refused_in_one_line(ca_sshd: Ssh
     other = keygen(home / ".ssh" / "other_key")
     sign(ca_sshd.root / "user_ca", key.with_name("work_key.pub"), "someone-else", "wrong_principal.pub")
     sign(ca_sshd.root / "user_ca", other.with_name("other_key.pub"), "root", "for_other_key.pub")
-    _config(home, ca_sshd, "  IdentityFile ~/.ssh/work_key\n  CertificateFile ~/.ssh/wrong_principal.pub\n"
-                           "  CertificateFile ~/.ssh/for_other_key.pub\n")
+    _config(
+        home,
+        ca_sshd,
+        "  IdentityFile ~/.ssh/work_key\n  CertificateFile ~/.ssh/wrong_principal.pub\n"
+        "  CertificateFile ~/.ssh/for_other_key.pub\n",
+    )
     with pytest.raises(SshError) as refused:
         connect("box", timeout=10)
     assert "permission denied" in str(refused.value) and len(str(refused.value).splitlines()) == 1
@@ -109,7 +119,9 @@ def test_an_agent_holding_the_key_and_its_certificate_logs_in(ca_sshd: Sshd, hom
     connect("box", timeout=10).close()
 
 
-def test_a_certificatefile_goes_with_the_agents_copy_of_its_key(ca_sshd: Sshd, home: Path, agent: Path) -> None:
+def test_a_certificatefile_goes_with_the_agents_copy_of_its_key(
+    ca_sshd: Sshd, home: Path, agent: Path
+) -> None:
     # A hardware-backed or password-manager agent holds the private key; the certificate is a file.
     key = keygen(home / ".ssh" / "hw_key")
     cert = sign(ca_sshd.root / "user_ca", key.with_name("hw_key.pub"), "root", "issued.pub")

@@ -23,12 +23,16 @@ print("a;b $(id) `whoami` | & > <")
 
 
 @pytest.mark.slow
-def test_unknown_key_is_refused_until_trusted_then_jobs_run_over_ssh(ssh_home: SshHome, tmp_path: Path) -> None:
+def test_unknown_key_is_refused_until_trusted_then_jobs_run_over_ssh(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
     added = gpudeck("hosts", "add", "box", "box", "--agent-dir", str(ssh_home.agent_dir), cwd=tmp_path)
     assert added.returncode == EXIT_HOSTKEY  # stdin is not a TTY: no prompt, one line, its own code
     line = added.stderr.strip()
     assert len(line.splitlines()) == 1 and "with --yes" in line and "SHA256:" in line and "not added" in line
-    stored = gpudeck("hosts", "add", "box", "box", "--agent-dir", str(ssh_home.agent_dir), "--no-connect", cwd=tmp_path)
+    stored = gpudeck(
+        "hosts", "add", "box", "box", "--agent-dir", str(ssh_home.agent_dir), "--no-connect", cwd=tmp_path
+    )
     assert stored.returncode == 0 and "gpudeck hosts trust box" in stored.stdout  # stored, said untrusted
     for argv in (("ps",), ("run", "--host", "box", "--", "true")):
         refused = gpudeck(*argv, cwd=tmp_path)
@@ -40,7 +44,9 @@ def test_unknown_key_is_refused_until_trusted_then_jobs_run_over_ssh(ssh_home: S
     assert trusted.returncode == 0 and "SHA256:" in trusted.stdout
     assert gpudeck("hosts", "trust", "box", cwd=tmp_path).stdout.strip() == "box: host key already trusted"
 
-    job_id = gpudeck("run", "--host", "box", "--name", "ssh-demo", "--", sys.executable, "-c", LOSSES, cwd=tmp_path).stdout.strip()
+    job_id = gpudeck(
+        "run", "--host", "box", "--name", "ssh-demo", "--", sys.executable, "-c", LOSSES, cwd=tmp_path
+    ).stdout.strip()
     assert len(job_id) == 22
     follow = gpudeck("logs", "-f", "ssh-demo", cwd=tmp_path)
     assert follow.returncode == 0, follow.stderr
@@ -64,9 +70,13 @@ def test_unknown_key_is_refused_until_trusted_then_jobs_run_over_ssh(ssh_home: S
 
 
 @pytest.mark.slow
-def test_a_changed_key_is_refused_with_an_attack_warning_even_after_trust(ssh_home: SshHome, tmp_path: Path) -> None:
+def test_a_changed_key_is_refused_with_an_attack_warning_even_after_trust(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
     other = keygen(tmp_path / "impostor").with_suffix(".pub").read_text().split()
-    (ssh_home.gpudeck_home / "known_hosts").write_text(f"[127.0.0.1]:{ssh_home.server.port} {other[0]} {other[1]}\n")
+    (ssh_home.gpudeck_home / "known_hosts").write_text(
+        f"[127.0.0.1]:{ssh_home.server.port} {other[0]} {other[1]}\n"
+    )
     ssh_home.add_host()
     for argv in (("hosts", "trust", "box", "--yes"), ("run", "--host", "box", "--", "true"), ("ps",)):
         result = gpudeck(*argv, cwd=tmp_path)
@@ -78,15 +88,30 @@ def test_a_changed_key_is_refused_with_an_attack_warning_even_after_trust(ssh_ho
 @pytest.mark.slow
 def test_no_usable_python_is_named(ssh_home: SshHome, tmp_path: Path) -> None:
     ssh_home.trust()
-    missing = gpudeck("hosts", "add", "nopy", "box", "--python", "/nonexistent/python3", "--agent-dir", str(ssh_home.agent_dir), cwd=tmp_path)
+    missing = gpudeck(
+        "hosts",
+        "add",
+        "nopy",
+        "box",
+        "--python",
+        "/nonexistent/python3",
+        "--agent-dir",
+        str(ssh_home.agent_dir),
+        cwd=tmp_path,
+    )
     assert missing.returncode == EXIT_HOST
-    assert "no /nonexistent/python3 on this host (found:" in missing.stderr and "/python3" in missing.stderr.split("found:")[1]
+    assert (
+        "no /nonexistent/python3 on this host (found:" in missing.stderr
+        and "/python3" in missing.stderr.split("found:")[1]
+    )
     old = tmp_path / "python3.6"
     old.write_text("#!/bin/sh\necho 3 6 9\n")  # answers the version probe like an old interpreter
     old.chmod(0o755)
     ssh_home.add_host("oldpy", python=str(old))
     result = gpudeck("run", "--host", "oldpy", "--", "true", cwd=tmp_path)
-    assert result.returncode == EXIT_HOST and f"{old} is Python 3.6.9; the agent needs >= 3.8" in result.stderr
+    assert (
+        result.returncode == EXIT_HOST and f"{old} is Python 3.6.9; the agent needs >= 3.8" in result.stderr
+    )
 
 
 @pytest.mark.slow
@@ -100,7 +125,13 @@ def test_shell_metacharacters_stay_literal(ssh_home: SshHome, tmp_path: Path) ->
     job_id = gpudeck("run", "--host", "box", "--", *argv, cwd=tmp_path).stdout.strip()
     follow = gpudeck("logs", "-f", job_id, cwd=tmp_path)
     assert follow.returncode == 0, follow.stderr
-    assert follow.stdout.splitlines()[-5:] == ["$(touch PWNED3)", "; touch PWNED4", "`touch PWNED5`", "'\"", "*"]
+    assert follow.stdout.splitlines()[-5:] == [
+        "$(touch PWNED3)",
+        "; touch PWNED4",
+        "`touch PWNED5`",
+        "'\"",
+        "*",
+    ]
     assert (weird_dir / "agents").is_dir()
     home = ssh_home.server.remote_home
     assert not [p for d in (tmp_path, home, Path("/")) for p in d.glob("PWNED*")]

@@ -36,8 +36,13 @@ REFUSED = {
 
 
 def ssh_refusal(config: Path) -> str:
-    done = subprocess.run(["ssh", "-G", "-F", str(config), "h"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=30)
+    done = subprocess.run(
+        ["ssh", "-G", "-F", str(config), "h"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
     assert done.returncode == 255, done.stdout[-300:]
     return done.stderr
 
@@ -53,7 +58,9 @@ def test_a_file_ssh_refuses_is_refused_naming_its_line(configs: Path, name: str)
 
 
 def test_a_bom_is_named(configs: Path) -> None:  # noqa: F811
-    with pytest.raises(SshConfigError, match=r"Bad configuration option: \\ufeffhost \(the file starts with a UTF-8"):
+    with pytest.raises(
+        SshConfigError, match=r"Bad configuration option: \\ufeffhost \(the file starts with a UTF-8"
+    ):
         resolve("other", config=load_config(configs / "bad_bom.conf"))
 
 
@@ -63,8 +70,15 @@ def test_the_cli_refuses_with_one_line_and_exit_2(configs: Path) -> None:  # noq
     assert bom.returncode == 2 and bom.stdout == "", bom.stdout
     assert bom.stderr.count("\n") == 1 and f"{configs / 'bad_bom.conf'}:1: " in bom.stderr
     missing = gpudeck("hosts", "resolve", "-F", str(configs / "nonexistent"), "h", cwd=configs)
-    assert subprocess.run(["ssh", "-G", "-F", str(configs / "nonexistent"), "h"], capture_output=True,
-                          stdin=subprocess.DEVNULL, timeout=30).returncode == 255
+    assert (
+        subprocess.run(
+            ["ssh", "-G", "-F", str(configs / "nonexistent"), "h"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+        ).returncode
+        == 255
+    )
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.count("\n") == 1 and "nonexistent: No such file" in missing.stderr
     spaced = gpudeck("hosts", "resolve", "a b", cwd=configs)
@@ -80,13 +94,26 @@ def test_every_keyword_ssh_knows_is_known(tmp_path: Path) -> None:
     unknown = []
     for keyword in sorted(k for k in ARITY if k not in NEWER) + ["nosuchkeyword"]:
         config.write_text(f"{keyword} x\n")
-        said = subprocess.run(["ssh", "-G", "-F", str(config), "h"], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=30).stderr
+        said = subprocess.run(
+            ["ssh", "-G", "-F", str(config), "h"],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+        ).stderr
         unknown += re.findall(r"Bad configuration option: (\S+)", said)
     assert unknown == ["nosuchkeyword"]
-    printed = subprocess.run(["ssh", "-G", "-F", "/dev/null", "h"], capture_output=True, text=True, check=True,
-                             stdin=subprocess.DEVNULL, timeout=30).stdout.splitlines()
-    assert {line.split(" ", 1)[0].lower() for line in printed} - set(ARITY) == set()  # ssh prints one CamelCased
+    printed = subprocess.run(
+        ["ssh", "-G", "-F", "/dev/null", "h"],
+        capture_output=True,
+        text=True,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    ).stdout.splitlines()
+    assert {line.split(" ", 1)[0].lower() for line in printed} - set(
+        ARITY
+    ) == set()  # ssh prints one CamelCased
 
 
 def test_match_exec_runs_under_SHELL_as_ssh_does(configs: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
@@ -100,7 +127,9 @@ def test_match_exec_runs_under_SHELL_as_ssh_does(configs: Path, monkeypatch: pyt
     assert "port 2345" in ssh_g(config, "h")
     assert resolve("h", config=load_config(config)).port == 2345
     monkeypatch.setenv("SHELL", str(configs / "not-there"))
-    with pytest.raises(SshConfigError, match=r"shell\.conf:1: Match exec: shell .*not-there. is not executable"):
+    with pytest.raises(
+        SshConfigError, match=r"shell\.conf:1: Match exec: shell .*not-there. is not executable"
+    ):
         resolve("h", config=load_config(config))
 
 
@@ -114,8 +143,13 @@ def test_an_exec_after_a_miss_is_not_run(configs: Path) -> None:  # noqa: F811
 def test_percent_j_is_unknown_as_in_9_2(configs: Path) -> None:  # noqa: F811
     config = configs / "j.conf"
     config.write_text("Host h\n  ProxyJump jumper\n  UserKnownHostsFile ~/kh_%j\n")
-    said = subprocess.run(["ssh", "-G", "-F", str(config), "h"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=30)
+    said = subprocess.run(
+        ["ssh", "-G", "-F", str(config), "h"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
     assert said.returncode == 255 and "%j" in said.stderr, said.stderr
     with pytest.raises(SshConfigError, match="unknown token %j"):
         resolve("h", config=load_config(config))

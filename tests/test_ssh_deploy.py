@@ -67,7 +67,9 @@ def test_probe_resolves_python3_to_an_absolute_path(ssh_home: SshHome) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not Path("/root/.pyenv/versions/3.8.18/bin/python3.8").exists(), reason="no Python 3.8 here")
+@pytest.mark.skipif(
+    not Path("/root/.pyenv/versions/3.8.18/bin/python3.8").exists(), reason="no Python 3.8 here"
+)
 def test_the_agent_serves_on_python_3_8(ssh_home: SshHome, tmp_path: Path) -> None:
     from tests.conftest import gpudeck
 
@@ -75,7 +77,11 @@ def test_the_agent_serves_on_python_3_8(ssh_home: SshHome, tmp_path: Path) -> No
     ssh_home.add_host(python="/root/.pyenv/versions/3.8.18/bin/python3.8")
     job_id = gpudeck("run", "--host", "box", "--", "echo", "hi from 3.8", cwd=tmp_path).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=tmp_path).stdout.splitlines()[-1] == "hi from 3.8"
-    wait_for(lambda: "3.8.18" in gpudeck("hosts", "--json", cwd=tmp_path).stdout, timeout=30, what="python 3.8 in hello")
+    wait_for(
+        lambda: "3.8.18" in gpudeck("hosts", "--json", cwd=tmp_path).stdout,
+        timeout=30,
+        what="python 3.8 in hello",
+    )
 
 
 @pytest.fixture
@@ -94,10 +100,30 @@ def no_sftp(ssh_home: SshHome, tmp_path: Path) -> Iterator[Sshd]:
 
 @pytest.mark.slow
 def test_without_sftp_the_agent_is_uploaded_over_an_exec_channel(ssh_home: SshHome, no_sftp: Sshd) -> None:
-    assert subprocess.run(["sftp", "-b", "/dev/null", "-P", str(no_sftp.port), "-o", "BatchMode=yes",
-                           "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                           "-i", str(ssh_home.ssh_dir / "id_ed25519"), "root@127.0.0.1"],
-                          capture_output=True, stdin=subprocess.DEVNULL, timeout=30).returncode != 0  # the case is real
+    assert (
+        subprocess.run(
+            [
+                "sftp",
+                "-b",
+                "/dev/null",
+                "-P",
+                str(no_sftp.port),
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+                "-i",
+                str(ssh_home.ssh_dir / "id_ed25519"),
+                "root@127.0.0.1",
+            ],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+        ).returncode
+        != 0
+    )  # the case is real
     agent_dir = ssh_home.agent_dir / "deeper"  # missing parents are made private too
     conn = connect("box")
     try:

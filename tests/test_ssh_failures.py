@@ -60,7 +60,9 @@ def fake_server() -> Iterator[Callable[[Callable[[socket.socket], None]], int]]:
 
 
 def _point_box_at(ssh_home: SshHome, port: int, extra: str = "") -> None:
-    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  ConnectTimeout 2\n{extra}")
+    ssh_home.write_ssh_config(
+        f"Host box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  ConnectTimeout 2\n{extra}"
+    )
     ssh_home.add_host()
 
 
@@ -86,14 +88,20 @@ def test_a_server_that_closes_at_once(ssh_home: SshHome, tmp_path: Path, fake_se
 
 
 def test_a_proxycommand_that_dies_at_once(ssh_home: SshHome, tmp_path: Path) -> None:
-    _point_box_at(ssh_home, ssh_home.server.port, "  ProxyCommand sh -c 'echo no route to the bastion >&2; exit 3'\n")
+    _point_box_at(
+        ssh_home, ssh_home.server.port, "  ProxyCommand sh -c 'echo no route to the bastion >&2; exit 3'\n"
+    )
     for _ in range(2):  # it used to fail one way or another depending on timing
         line = one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box")
         assert "exited with status 3: no route to the bastion" in line  # said at once, not after a timeout
 
 
-def test_a_proxycommand_that_exits_0_is_not_said_to_fail_with_nonzero(ssh_home: SshHome, tmp_path: Path) -> None:
-    _point_box_at(ssh_home, ssh_home.server.port, "  ProxyCommand sh -c 'echo bastion said bye >&2; exit 0'\n")
+def test_a_proxycommand_that_exits_0_is_not_said_to_fail_with_nonzero(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
+    _point_box_at(
+        ssh_home, ssh_home.server.port, "  ProxyCommand sh -c 'echo bastion said bye >&2; exit 0'\n"
+    )
     line = one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "box")
     assert "exited with status 0: bastion said bye" in line and "nonzero" not in line, line
 
@@ -130,7 +138,9 @@ def test_an_unreadable_key_file_is_named_not_raised(ssh_home: SshHome, tmp_path:
     one_line_cause(gpudeck("ps", cwd=tmp_path), "garbage: not a private key file")
 
 
-@pytest.mark.filterwarnings("ignore:SSH DSA keys are deprecated")  # gpudeck silences it; pytest resets filters
+@pytest.mark.filterwarnings(
+    "ignore:SSH DSA keys are deprecated"
+)  # gpudeck silences it; pytest resets filters
 def test_a_key_of_a_type_paramiko_cannot_load_is_skipped_not_fatal(ssh_home: SshHome, tmp_path: Path) -> None:
     # A default ~/.ssh/id_dsa (tried before id_ed25519, as ssh orders them) used to end every connection.
     import subprocess
@@ -138,7 +148,9 @@ def test_a_key_of_a_type_paramiko_cannot_load_is_skipped_not_fatal(ssh_home: Ssh
     from tui.remote.ssh_connect import connect
 
     ssh_home.trust()
-    subprocess.run(["ssh-keygen", "-q", "-t", "dsa", "-N", "", "-f", str(ssh_home.ssh_dir / "id_dsa")], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "dsa", "-N", "", "-f", str(ssh_home.ssh_dir / "id_dsa")], check=True
+    )
     connect("box", timeout=10).close()
     (ssh_home.ssh_dir / "id_ed25519").unlink()
     from tui.remote.ssh_connect import SshError
@@ -151,8 +163,10 @@ def test_a_jump_host_that_cannot_reach_the_target(ssh_home: SshHome, tmp_path: P
     from tests.support.sshd import free_port
 
     ssh_home.trust()
-    ssh_home.write_ssh_config(f"Host jump\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
-                              f"Host box\n  HostName 127.0.0.1\n  Port {free_port()}\n  User root\n  ProxyJump jump\n")
+    ssh_home.write_ssh_config(
+        f"Host jump\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n"
+        f"Host box\n  HostName 127.0.0.1\n  Port {free_port()}\n  User root\n  ProxyJump jump\n"
+    )
     ssh_home.add_host()
     line = one_line_cause(gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path), "jump host cannot reach")
     assert "ChannelException" not in line and "(2," not in line, line
@@ -161,9 +175,11 @@ def test_a_jump_host_that_cannot_reach_the_target(ssh_home: SshHome, tmp_path: P
 def test_a_server_that_refuses_session_channels(ssh_home: SshHome, tmp_path: Path) -> None:
     server = make_sshd(tmp_path / "no-sessions", extra=["MaxSessions 0"])  # forwarding only, no exec/sftp
     try:
-        (server.root / "authorized_keys").write_text((ssh_home.ssh_dir / "id_ed25519.pub").read_text()
-                                                     if (ssh_home.ssh_dir / "id_ed25519.pub").exists()
-                                                     else ssh_home.server.client_key.with_suffix(".pub").read_text())
+        (server.root / "authorized_keys").write_text(
+            (ssh_home.ssh_dir / "id_ed25519.pub").read_text()
+            if (ssh_home.ssh_dir / "id_ed25519.pub").exists()
+            else ssh_home.server.client_key.with_suffix(".pub").read_text()
+        )
         (ssh_home.gpudeck_home / "known_hosts").write_text(host_key_line(server))
         _point_box_at(ssh_home, server.port)
         one_line_cause(gpudeck("ps", cwd=tmp_path), "box", "session")

@@ -19,11 +19,15 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_a_private_key_readable_by_others_is_refused_with_opensshs_words(ssh_home: SshHome, tmp_path: Path) -> None:
+def test_a_private_key_readable_by_others_is_refused_with_opensshs_words(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
     ssh_home.trust()
     key = ssh_home.ssh_dir / "id_ed25519"
     os.chmod(key, 0o644)
-    with pytest.raises(SshError, match=rf"UNPROTECTED PRIVATE KEY FILE! Permissions 0644 for '{key}' are too open"):
+    with pytest.raises(
+        SshError, match=rf"UNPROTECTED PRIVATE KEY FILE! Permissions 0644 for '{key}' are too open"
+    ):
         connect("box").close()
     ssh_home.add_host()
     result = gpudeck("hosts", "trust", "box", cwd=tmp_path)

@@ -14,8 +14,20 @@ import pytest
 
 
 def _serve(agent_dir: Path, heartbeat: float) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "remote_agent", "serve", "--agent-dir", str(agent_dir), "--heartbeat", str(heartbeat)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "remote_agent",
+            "serve",
+            "--agent-dir",
+            str(agent_dir),
+            "--heartbeat",
+            str(heartbeat),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
 
 
 @pytest.mark.slow
@@ -46,7 +58,6 @@ def test_serve_exits_when_the_client_goes_silent(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
-
 
 
 def _returns(fn: Callable[[], object]) -> bool:
@@ -102,11 +113,17 @@ def test_the_silence_limit_per_host_follows_server_alive_options() -> None:
     from tui.remote.ssh_config import SshConfig, resolve
 
     config = SshConfig.from_text(ALIVE_CONFIG)
-    limits = {h: resolve(h, config=config).silence_limit(10.0) for h in ("fast", "lone", "off", "countonly", "zero", "plain")}
+    limits = {
+        h: resolve(h, config=config).silence_limit(10.0)
+        for h in ("fast", "lone", "off", "countonly", "zero", "plain")
+    }
     # fast: 1 s × 2; lone: 5 s × the `Host *` count 5; off/countonly/plain: no interval → [ssh] alive_timeout;
     # zero: a count of 0 still allows one interval.
     assert limits == {"fast": 2.0, "lone": 25.0, "off": 10.0, "countonly": 10.0, "zero": 4.0, "plain": 10.0}
-    assert resolve("x", config=SshConfig.from_text("Host x\n  ServerAliveInterval 15\n")).silence_limit(10.0) == 45.0
+    assert (
+        resolve("x", config=SshConfig.from_text("Host x\n  ServerAliveInterval 15\n")).silence_limit(10.0)
+        == 45.0
+    )
 
 
 @pytest.mark.slow
@@ -122,15 +139,22 @@ def test_a_frozen_peer_is_noticed_within_the_hosts_server_alive_limit(ssh_home) 
     ssh_home.trust()
     ssh_home.ssh_settings(alive_timeout=60.0)  # the default would take a minute; the host's config says 2 s
     port = ssh_home.server.port
-    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
-                              "  ServerAliveInterval 1\n  ServerAliveCountMax 2\n")
-    transport = SshTransport(HostEntry(name="box", target="box", agent_dir=str(ssh_home.agent_dir)), load_settings().ssh)
+    ssh_home.write_ssh_config(
+        f"Host box\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
+        "  ServerAliveInterval 1\n  ServerAliveCountMax 2\n"
+    )
+    transport = SshTransport(
+        HostEntry(name="box", target="box", agent_dir=str(ssh_home.agent_dir)), load_settings().ssh
+    )
     assert transport.alive_timeout == 60.0
     frozen: list[int] = []
     try:
         transport.open()
         assert (transport.alive_timeout, transport.heartbeat) == (2.0, 0.5)
-        assert transport.conn is not None and transport.conn.transport.packetizer._Packetizer__keepalive_interval == 1  # type: ignore[attr-defined]
+        assert (
+            transport.conn is not None
+            and transport.conn.transport.packetizer._Packetizer__keepalive_interval == 1
+        )  # type: ignore[attr-defined]
         beats = 0
         while beats < 2:  # serve is up and pushing every 0.5 s
             beats += b'"heartbeat"' in transport.readline()
@@ -144,7 +168,9 @@ def test_a_frozen_peer_is_noticed_within_the_hosts_server_alive_limit(ssh_home) 
         except TransportError as exc:
             assert "no word from the agent for 2 s" in str(exc)
         elapsed = time.monotonic() - start
-        assert elapsed > 1.4, elapsed  # 2 s of silence (less what was already in flight); the message says not 60
+        assert elapsed > 1.4, (
+            elapsed
+        )  # 2 s of silence (less what was already in flight); the message says not 60
     finally:
         for pid in frozen:
             os.kill(pid, signal.SIGCONT)

@@ -28,13 +28,35 @@ def cert_server(ssh_home: SshHome, tmp_path: Path) -> Iterator[Sshd]:
     server.stop()
 
 
-def serve_cert(server: Sshd, ca: Path, principals: str = "127.0.0.1", validity: str = "-5m:+1h",
-               algorithm: str | None = None) -> None:
+def serve_cert(
+    server: Sshd,
+    ca: Path,
+    principals: str = "127.0.0.1",
+    validity: str = "-5m:+1h",
+    algorithm: str | None = None,
+) -> None:
     """Sign the server's host key with `ca` (with that signature algorithm) and restart it offering
     that certificate."""
     pub = server.host_key.with_suffix(".pub")
-    subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "test-host", "-h", "-n", principals, "-V", validity,
-                    *(["-t", algorithm] if algorithm else []), str(pub)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "ssh-keygen",
+            "-q",
+            "-s",
+            str(ca),
+            "-I",
+            "test-host",
+            "-h",
+            "-n",
+            principals,
+            "-V",
+            validity,
+            *(["-t", algorithm] if algorithm else []),
+            str(pub),
+        ],
+        check=True,
+        capture_output=True,
+    )
     server.stop()
     server.extra = [f"HostCertificate {server.host_key}-cert.pub"]
     server.start()
@@ -55,21 +77,29 @@ def verdict() -> str:
     return "ok"
 
 
-def test_a_certificate_signed_by_a_known_ca_is_accepted_with_no_key_line(ssh_home: SshHome, cert_server: Sshd,
-                                                                       tmp_path: Path) -> None:
+def test_a_certificate_signed_by_a_known_ca_is_accepted_with_no_key_line(
+    ssh_home: SshHome, cert_server: Sshd, tmp_path: Path
+) -> None:
     ca = keygen(tmp_path / "host_ca")
     serve_cert(cert_server, ca, principals="127.0.0.1,*.example.test")
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca, pattern=f"[127.0.0.1]:{cert_server.port}"))
     assert (ssh_verdict(ssh_home), verdict()) == ("ok", "ok")
 
 
-@pytest.mark.parametrize(("how", "why"), [
-    ({"principals": "someone-else.example"}, "not among its principals"),
-    ({"validity": "20200101:20200102"}, "not valid now"),
-    ({"principals": "127.0.0.*"}, "not among its principals"),  # host principals are literal names for ssh
-])
+@pytest.mark.parametrize(
+    ("how", "why"),
+    [
+        ({"principals": "someone-else.example"}, "not among its principals"),
+        ({"validity": "20200101:20200102"}, "not valid now"),
+        (
+            {"principals": "127.0.0.*"},
+            "not among its principals",
+        ),  # host principals are literal names for ssh
+    ],
+)
 def test_a_certificate_that_does_not_hold_leaves_the_key_unknown_and_says_why(
-        ssh_home: SshHome, cert_server: Sshd, tmp_path: Path, how: dict[str, str], why: str) -> None:
+    ssh_home: SshHome, cert_server: Sshd, tmp_path: Path, how: dict[str, str], why: str
+) -> None:
     ca = keygen(tmp_path / "host_ca")
     serve_cert(cert_server, ca, **how)
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca))
@@ -80,19 +110,29 @@ def test_a_certificate_that_does_not_hold_leaves_the_key_unknown_and_says_why(
     assert (ssh_verdict(ssh_home), verdict()) == ("ok", "ok")
 
 
-def test_the_cli_says_why_the_certificate_did_not_do(ssh_home: SshHome, cert_server: Sshd, tmp_path: Path) -> None:
+def test_the_cli_says_why_the_certificate_did_not_do(
+    ssh_home: SshHome, cert_server: Sshd, tmp_path: Path
+) -> None:
     ca = keygen(tmp_path / "host_ca")
     serve_cert(cert_server, ca, validity="20200101:20200102")  # expired
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca))
     ssh_home.add_host()
-    refused = subprocess.run([sys.executable, "-m", "tui", "hosts", "trust", "box"], capture_output=True, text=True,
-                             stdin=subprocess.DEVNULL, timeout=60, cwd=tmp_path)  # nobody to ask: refused
+    refused = subprocess.run(
+        [sys.executable, "-m", "tui", "hosts", "trust", "box"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        cwd=tmp_path,
+    )  # nobody to ask: refused
     assert refused.returncode == EXIT_HOSTKEY and refused.stderr.count("\n") == 1, refused.stderr
     assert f"unknown host key for [127.0.0.1]:{cert_server.port} " in refused.stderr
     assert "its host certificate is refused: it is not valid now" in refused.stderr
 
 
-def test_another_ca_or_a_revoked_ca_is_not_trusted(ssh_home: SshHome, cert_server: Sshd, tmp_path: Path) -> None:
+def test_another_ca_or_a_revoked_ca_is_not_trusted(
+    ssh_home: SshHome, cert_server: Sshd, tmp_path: Path
+) -> None:
     ca, other = keygen(tmp_path / "host_ca"), keygen(tmp_path / "other_ca")
     serve_cert(cert_server, ca)
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(other))
@@ -101,8 +141,9 @@ def test_another_ca_or_a_revoked_ca_is_not_trusted(ssh_home: SshHome, cert_serve
     assert ssh_verdict(ssh_home) != "ok" and verdict().startswith("revoked:") and "@revoked" in verdict()
 
 
-def test_a_revoked_ca_is_refused_not_unknown_so_trusting_cannot_add_its_host(ssh_home: SshHome, cert_server: Sshd,
-                                                                             tmp_path: Path) -> None:
+def test_a_revoked_ca_is_refused_not_unknown_so_trusting_cannot_add_its_host(
+    ssh_home: SshHome, cert_server: Sshd, tmp_path: Path
+) -> None:
     # ssh: a certificate whose CA key is @revoked is a REVOKED host key, refused with no fallback to
     # the plain key (sshconnect.c check_host_key, hostfile.c check_key_not_revoked).
     ca = keygen(tmp_path / "host_ca")
@@ -119,7 +160,9 @@ def test_a_revoked_ca_is_refused_not_unknown_so_trusting_cannot_add_its_host(ssh
     assert not own.exists() or "ssh-ed25519" not in own.read_text()  # nothing was trusted
 
 
-def test_markers_are_read_as_ssh_reads_them_exactly(ssh_home: SshHome, cert_server: Sshd, tmp_path: Path) -> None:
+def test_markers_are_read_as_ssh_reads_them_exactly(
+    ssh_home: SshHome, cert_server: Sshd, tmp_path: Path
+) -> None:
     # ssh knows `@cert-authority` and `@revoked` as written; any other marker drops the whole line.
     ca = keygen(tmp_path / "host_ca")
     serve_cert(cert_server, ca)
@@ -129,8 +172,9 @@ def test_markers_are_read_as_ssh_reads_them_exactly(ssh_home: SshHome, cert_serv
     assert ssh_verdict(ssh_home) == "unknown" and verdict().startswith("unknown")
 
 
-def test_a_ca_signature_made_with_sha1_is_refused_as_by_ssh(ssh_home: SshHome, cert_server: Sshd,
-                                                           tmp_path: Path) -> None:
+def test_a_ca_signature_made_with_sha1_is_refused_as_by_ssh(
+    ssh_home: SshHome, cert_server: Sshd, tmp_path: Path
+) -> None:
     ca = keygen(tmp_path / "rsa_ca", "rsa")
     serve_cert(cert_server, ca, algorithm="ssh-rsa")  # RSA with SHA-1: out of ssh's CASignatureAlgorithms
     (ssh_home.ssh_dir / "known_hosts").write_text(ca_line(ca))

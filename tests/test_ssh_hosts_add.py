@@ -31,16 +31,35 @@ def test_a_failed_login_adds_nothing(ssh_home: SshHome, tmp_path: Path) -> None:
     ssh_home.trust()
     (ssh_home.ssh_dir / "id_ed25519").unlink()  # no key the server accepts
     failed = gpudeck("hosts", "add", "box", "box", "--agent-dir", str(ssh_home.agent_dir), cwd=tmp_path)
-    assert failed.returncode == EXIT_HOST and "permission denied" in failed.stderr and "not added" in failed.stderr
+    assert (
+        failed.returncode == EXIT_HOST
+        and "permission denied" in failed.stderr
+        and "not added" in failed.stderr
+    )
     assert not hosts_path().exists() or "box" not in load_hosts()
 
 
-def test_a_host_stored_before_a_failed_agent_check_is_checked_again(ssh_home: SshHome, tmp_path: Path) -> None:
+def test_a_host_stored_before_a_failed_agent_check_is_checked_again(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
     ssh_home.trust()
-    argv = ("hosts", "add", "nopy", "box", "--python", "/nonexistent/python3", "--agent-dir", str(ssh_home.agent_dir))
+    argv = (
+        "hosts",
+        "add",
+        "nopy",
+        "box",
+        "--python",
+        "/nonexistent/python3",
+        "--agent-dir",
+        str(ssh_home.agent_dir),
+    )
     first = gpudeck(*argv, cwd=tmp_path)
     assert first.returncode == EXIT_HOST and "is added; run this again" in first.stderr
     again = gpudeck(*argv, cwd=tmp_path)  # the same entry: not "already exists", the same check again
-    assert again.returncode == EXIT_HOST and "already exists" not in again.stderr and "no /nonexistent" in again.stderr
+    assert (
+        again.returncode == EXIT_HOST
+        and "already exists" not in again.stderr
+        and "no /nonexistent" in again.stderr
+    )
     other = gpudeck("hosts", "add", "nopy", "elsewhere", "--no-connect", cwd=tmp_path)
     assert other.returncode != 0 and "already exists" in other.stderr  # a different host under that name

@@ -19,7 +19,9 @@ from tui.remote.ssh_identities import identities
 
 
 def _box(ssh_home: SshHome, extra: str) -> None:
-    ssh_home.write_ssh_config(f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n{extra}")
+    ssh_home.write_ssh_config(
+        f"Host box\n  HostName 127.0.0.1\n  Port {ssh_home.server.port}\n  User root\n{extra}"
+    )
 
 
 def test_identities_only_without_identity_file_tries_the_default_keys(ssh_home: SshHome) -> None:
@@ -37,7 +39,9 @@ def test_identities_only_uses_the_agents_copy_of_a_named_key(ssh_home: SshHome, 
     shutil.copy(ssh_home.server.client_key.with_suffix(".pub"), key.with_suffix(".pub"))
     subprocess.run(["ssh-add", str(key)], check=True, capture_output=True)
     # On disk the key is now encrypted: only the agent's copy can sign without a passphrase.
-    subprocess.run(["ssh-keygen", "-q", "-p", "-N", "s3cret", "-f", str(key)], check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-p", "-N", "s3cret", "-f", str(key)], check=True, capture_output=True
+    )
     _box(ssh_home, "  IdentitiesOnly yes\n  IdentityFile ~/.ssh/keys/gpu\n")
     connect("box").close()
 
@@ -71,6 +75,7 @@ def test_identity_agent_none_uses_no_agent(ssh_home: SshHome, agent: Path) -> No
 
 # -- ssh's order (sshconnect2.c pubkey_prepare), against a server that gives up after 3 refused keys --
 
+
 @pytest.fixture(scope="module")
 def few_tries(sshd: Sshd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     """A server with `MaxAuthTries 3` that accepts the ssh_home fixture's id_ed25519."""
@@ -89,9 +94,27 @@ def _ssh(ssh_home: SshHome, *opts: str) -> subprocess.CompletedProcess[str]:
     """The real ssh with this test's config, agent and known host (paths in the configs here are
     absolute: ssh's `~` is the passwd home, not the test's)."""
     return subprocess.run(
-        ["ssh", "-F", str(ssh_home.ssh_dir / "config"), "-o", f"UserKnownHostsFile={ssh_home.gpudeck_home / 'known_hosts'}",
-         "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", *opts,
-         "box", "true"], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+        [
+            "ssh",
+            "-F",
+            str(ssh_home.ssh_dir / "config"),
+            "-o",
+            f"UserKnownHostsFile={ssh_home.gpudeck_home / 'known_hosts'}",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "BatchMode=yes",
+            *opts,
+            "box",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
 
 
 def _into_agent(*keys: Path) -> None:
@@ -104,8 +127,9 @@ def _refused_keys(ssh_home: SshHome, count: int, name: str = "wrong") -> list[Pa
 
 
 @pytest.mark.slow
-def test_the_key_an_identity_file_names_goes_first_from_the_end_of_the_agent(ssh_home: SshHome, agent: Path,
-                                                                             few_tries: Sshd) -> None:
+def test_the_key_an_identity_file_names_goes_first_from_the_end_of_the_agent(
+    ssh_home: SshHome, agent: Path, few_tries: Sshd
+) -> None:
     # Five refused keys, then the accepted one, named by an IdentityFile whose .pub alone is on disk.
     key = ssh_home.ssh_dir / "id_ed25519"
     _into_agent(*_refused_keys(ssh_home, 5), key)
@@ -135,8 +159,9 @@ def test_keys_are_offered_in_the_order_ssh_v_lists_them(ssh_home: SshHome, agent
 
 
 @pytest.mark.slow
-def test_a_server_that_cuts_the_login_off_says_why_as_ssh_does(ssh_home: SshHome, agent: Path,
-                                                               few_tries: Sshd) -> None:
+def test_a_server_that_cuts_the_login_off_says_why_as_ssh_does(
+    ssh_home: SshHome, agent: Path, few_tries: Sshd
+) -> None:
     _into_agent(*_refused_keys(ssh_home, 6))
     _point_at(ssh_home, few_tries, "")
     theirs = _ssh(ssh_home)
@@ -149,18 +174,26 @@ def test_a_server_that_cuts_the_login_off_says_why_as_ssh_does(ssh_home: SshHome
 @pytest.mark.slow
 def test_a_repeated_identity_file_is_offered_once(ssh_home: SshHome, few_tries: Sshd) -> None:
     wrong = keygen(ssh_home.ssh_dir / "wrong")
-    _point_at(ssh_home, few_tries, f"  IdentityFile {wrong}\n" * 3 + f"  IdentityFile {ssh_home.ssh_dir / 'id_ed25519'}\n")
+    _point_at(
+        ssh_home,
+        few_tries,
+        f"  IdentityFile {wrong}\n" * 3 + f"  IdentityFile {ssh_home.ssh_dir / 'id_ed25519'}\n",
+    )
     assert _ssh(ssh_home).returncode == 0  # one refusal, then the right key
     connect("box", timeout=10).close()
 
 
 @pytest.mark.slow
-def test_an_encrypted_key_in_the_agent_is_found_from_its_file_without_a_pub(ssh_home: SshHome, agent: Path) -> None:
+def test_an_encrypted_key_in_the_agent_is_found_from_its_file_without_a_pub(
+    ssh_home: SshHome, agent: Path
+) -> None:
     # ssh reads the public half from the private key file itself (new-format keys keep it in the clear).
     ssh_home.trust()
     key = ssh_home.ssh_dir / "id_ed25519"  # no id_ed25519.pub beside it
     _into_agent(key)
-    subprocess.run(["ssh-keygen", "-q", "-p", "-N", "s3cret", "-f", str(key)], check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-p", "-N", "s3cret", "-f", str(key)], check=True, capture_output=True
+    )
     assert not key.with_suffix(".pub").exists()
     _box(ssh_home, f"  IdentitiesOnly yes\n  IdentityFile {key}\n")
     assert _ssh(ssh_home).returncode == 0

@@ -15,13 +15,43 @@ from tui.remote.ssh_names import valid_hostname, valid_user
 
 # Each payload would create the file MARK in the current directory if a shell ever ran it.
 PAYLOADS = [
-    "$(touch MARK)", "`touch MARK`", ";touch MARK", "|touch MARK", "&touch MARK", "&&touch MARK",
-    "||touch MARK", ">MARK", ">>MARK", "<MARK", "$(touch${IFS}MARK)", "${IFS}touch${IFS}MARK",
-    "'$(touch MARK)'", '"$(touch MARK)"', "\\$(touch MARK)", "(touch MARK)", "{touch,MARK}",
-    "x\ntouch MARK", "x\rtouch MARK", "x\ttouch MARK", "x touch MARK", "x\x00touch MARK", "x\x1b[2Jtouch MARK",
-    "x\x7ftouch MARK", "x\x85touch MARK", "-oProxyCommand=touch MARK", "-oLocalCommand=touch${IFS}MARK", "a$(touch MARK)b",
-    "a`touch MARK`b", "$((1))$(touch MARK)", "x;touch${IFS}MARK;", "x|sh -c 'touch MARK'", "x&>MARK",
-    "$(printf touch) MARK", "x\u2028touch MARK", "x\x0btouch MARK", "x\x0ctouch MARK",
+    "$(touch MARK)",
+    "`touch MARK`",
+    ";touch MARK",
+    "|touch MARK",
+    "&touch MARK",
+    "&&touch MARK",
+    "||touch MARK",
+    ">MARK",
+    ">>MARK",
+    "<MARK",
+    "$(touch${IFS}MARK)",
+    "${IFS}touch${IFS}MARK",
+    "'$(touch MARK)'",
+    '"$(touch MARK)"',
+    "\\$(touch MARK)",
+    "(touch MARK)",
+    "{touch,MARK}",
+    "x\ntouch MARK",
+    "x\rtouch MARK",
+    "x\ttouch MARK",
+    "x touch MARK",
+    "x\x00touch MARK",
+    "x\x1b[2Jtouch MARK",
+    "x\x7ftouch MARK",
+    "x\x85touch MARK",
+    "-oProxyCommand=touch MARK",
+    "-oLocalCommand=touch${IFS}MARK",
+    "a$(touch MARK)b",
+    "a`touch MARK`b",
+    "$((1))$(touch MARK)",
+    "x;touch${IFS}MARK;",
+    "x|sh -c 'touch MARK'",
+    "x&>MARK",
+    "$(printf touch) MARK",
+    "x\u2028touch MARK",
+    "x\x0btouch MARK",
+    "x\x0ctouch MARK",
 ]
 assert len(PAYLOADS) == 37
 # ssh takes spaces in a user name (`%r` is then a few words to a shell, none of them run)
@@ -31,7 +61,7 @@ USER_ALLOWED = {"x touch MARK", "x\u2028touch MARK"}
 @pytest.mark.parametrize("payload", PAYLOADS)
 def test_every_payload_is_refused_as_a_host_and_as_a_user(payload: str) -> None:
     # as ssh says it, and before the config is consulted (a Match exec would run on lookup)
-    config = SshConfig.from_text("Match exec \"exit 1\"\n  User x\n")
+    config = SshConfig.from_text('Match exec "exit 1"\n  User x\n')
     for host in (payload, f"pc-{payload}"):
         with pytest.raises(SshConfigError, match="hostname contains invalid characters"):
             resolve(host, config=config)
@@ -43,9 +73,26 @@ def test_every_payload_is_refused_as_a_host_and_as_a_user(payload: str) -> None:
 
 
 def test_the_names_ssh_takes_are_taken() -> None:
-    for host in ("gpu1", "gpu-1.example.com", "10.0.0.1", "::1", "fe80::1%eth0", "Host_With_Underscore", "a+b", "a~b"):
+    for host in (
+        "gpu1",
+        "gpu-1.example.com",
+        "10.0.0.1",
+        "::1",
+        "fe80::1%eth0",
+        "Host_With_Underscore",
+        "a+b",
+        "a~b",
+    ):
         assert valid_hostname(host), host
-    for user in ("root", "ubuntu", "first.last", "dom\\user", "user name", "a$b", "é"):  # ssh allows `$`, spaces
+    for user in (
+        "root",
+        "ubuntu",
+        "first.last",
+        "dom\\user",
+        "user name",
+        "a$b",
+        "é",
+    ):  # ssh allows `$`, spaces
         assert valid_user(user), user
     assert split_target("ssh://me@gpu1:2222") == ("me", "gpu1", 2222)
     assert split_target("[::1]:2200") == (None, "::1", 2200)
@@ -80,12 +127,18 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # (ssh config, the target typed): the payload reaches a shell through this token if not refused
 TOKEN_CASES = {
     "%n in ProxyCommand": ("Host pc-*\n  ProxyCommand echo %n >/dev/null; exit 1\n", "pc-$(touch MARK)"),
-    "%h in ProxyCommand (no HostName)": ("Host pc-*\n  ProxyCommand echo %h >/dev/null; exit 1\n", "pc-`touch MARK`"),
+    "%h in ProxyCommand (no HostName)": (
+        "Host pc-*\n  ProxyCommand echo %h >/dev/null; exit 1\n",
+        "pc-`touch MARK`",
+    ),
     "%r in ProxyCommand": ("Host *\n  ProxyCommand echo %r >/dev/null; exit 1\n", "u`touch MARK`@somehost"),
     "%n in Match exec": ('Match exec "echo %n >/dev/null"\n  User x\n', "h;touch MARK"),
     "%h in Match exec": ('Match exec "echo %h >/dev/null"\n  User x\n', "h|touch MARK"),
     "%r in Match exec": ('Match exec "echo %r >/dev/null"\n  User x\n', "x$(touch MARK)y@somehost"),
-    "%r, ${VAR} user": ("Host *\n  ProxyCommand echo %r >/dev/null; exit 1\n", "${HOME}$(touch MARK)@somehost"),
+    "%r, ${VAR} user": (
+        "Host *\n  ProxyCommand echo %r >/dev/null; exit 1\n",
+        "${HOME}$(touch MARK)@somehost",
+    ),
 }
 
 

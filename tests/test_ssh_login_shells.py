@@ -27,14 +27,20 @@ SHELLS = {
     "bash": ("/bin/bash", ".bashrc", "seq 1 1500\nprintf 'motd without a newline'\nread -r answer\n"),
     "sh": ("/bin/dash", None, None),  # dash -c reads no startup file
     "zsh": ("/usr/bin/zsh", ".zshenv", "printf 'zsh motd without a newline'\nread -r answer\n"),
-    "fish": ("/usr/bin/fish", ".config/fish/config.fish", "printf 'fish motd without a newline'\nread answer\n"),
+    "fish": (
+        "/usr/bin/fish",
+        ".config/fish/config.fish",
+        "printf 'fish motd without a newline'\nread answer\n",
+    ),
     "tcsh": ("/usr/bin/tcsh", ".tcshrc", "printf 'tcsh motd without a newline'\nset answer = $<\n"),
 }
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not os.path.exists("/usr/sbin/sshd"), reason="openssh-server is not installed"),
-    pytest.mark.skipif(not can_fake_login_shell(), reason="needs root and unshare -m for a private /etc/passwd"),
+    pytest.mark.skipif(
+        not can_fake_login_shell(), reason="needs root and unshare -m for a private /etc/passwd"
+    ),
 ]
 
 
@@ -57,8 +63,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sshd
 
 
 @pytest.mark.parametrize("shell", list(SHELLS))
-def test_the_agent_starts_under_this_login_shell(shell: str, servers: dict[str, Sshd], tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_agent_starts_under_this_login_shell(
+    shell: str, servers: dict[str, Sshd], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if shell not in servers:
         pytest.skip(f"{SHELLS[shell][0]} is not installed")
     server = servers[shell]
@@ -66,7 +73,9 @@ def test_the_agent_starts_under_this_login_shell(shell: str, servers: dict[str, 
     (home / ".ssh").mkdir(parents=True)
     shutil.copy(server.client_key, home / ".ssh" / "id_ed25519")
     os.chmod(home / ".ssh" / "id_ed25519", 0o600)
-    (home / ".ssh" / "config").write_text(f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n")
+    (home / ".ssh" / "config").write_text(
+        f"Host box\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n"
+    )
     gpudeck_home = tmp_path / "gpudeck"
     gpudeck_home.mkdir()
     (gpudeck_home / "known_hosts").write_text(host_key_line(server))

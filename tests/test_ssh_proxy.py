@@ -23,11 +23,13 @@ def _chain(text: str, spec: str) -> list[str]:
 
 
 def test_a_first_hops_own_proxyjump_is_followed_and_later_hops_own_are_not() -> None:
-    text = ("Host a\n  ProxyJump b,x\n"
-            "Host b\n  ProxyJump c\n"
-            "Host x\n  ProxyJump y\n"  # x is reached as `ssh -J b -W … x`: its own ProxyJump is not read
-            "Host c d\n  ProxyJump none\n"
-            "Host *\n  ProxyJump d\n")
+    text = (
+        "Host a\n  ProxyJump b,x\n"
+        "Host b\n  ProxyJump c\n"
+        "Host x\n  ProxyJump y\n"  # x is reached as `ssh -J b -W … x`: its own ProxyJump is not read
+        "Host c d\n  ProxyJump none\n"
+        "Host *\n  ProxyJump d\n"
+    )
     assert _chain(text, "a") == ["c", "b", "x"]
     assert _chain(text, "b") == ["c"]
     assert _chain(text, "c") == []  # `ProxyJump none` wins over the later `Host *`
@@ -62,14 +64,17 @@ def two_jumps(sshd: Sshd, tmp_path: Path) -> Iterator[tuple[Sshd, Sshd]]:
 
 
 @pytest.mark.slow
-def test_nested_proxyjump_through_two_real_sshds(ssh_home: SshHome, two_jumps: tuple[Sshd, Sshd], tmp_path: Path) -> None:
+def test_nested_proxyjump_through_two_real_sshds(
+    ssh_home: SshHome, two_jumps: tuple[Sshd, Sshd], tmp_path: Path
+) -> None:
     outer, mid = two_jumps
     box = ssh_home.server
     ssh_home.write_ssh_config(
         f"Host outer\n  HostName 127.0.0.1\n  Port {outer.port}\n  User root\n  ProxyJump none\n"
         f"Host mid\n  HostName 127.0.0.1\n  Port {mid.port}\n  User root\n"
         f"Host box\n  HostName 127.0.0.1\n  Port {box.port}\n  User root\n  ProxyJump mid\n"
-        "Host *\n  ProxyJump outer\n")  # mid jumps via outer; outer's `none` stops the chain
+        "Host *\n  ProxyJump outer\n"
+    )  # mid jumps via outer; outer's `none` stops the chain
 
     ssh_home.trust(box)
     ssh_home.trust(mid)
@@ -78,8 +83,14 @@ def test_nested_proxyjump_through_two_real_sshds(ssh_home: SshHome, two_jumps: t
     assert caught.value.name == f"[127.0.0.1]:{outer.port}"
 
     ssh_home.add_host()
-    refused = subprocess.run([sys.executable, "-m", "tui", "hosts", "trust", "box"], capture_output=True, text=True,
-                             stdin=subprocess.DEVNULL, timeout=60, cwd=tmp_path)  # nobody to ask
+    refused = subprocess.run(
+        [sys.executable, "-m", "tui", "hosts", "trust", "box"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        cwd=tmp_path,
+    )  # nobody to ask
     assert refused.returncode == EXIT_HOSTKEY and refused.stderr.count("\n") == 1, refused.stderr
     assert f"unknown host key for [127.0.0.1]:{outer.port} " in refused.stderr  # the jump host's, by name
     trusted = gpudeck("hosts", "trust", "box", "--yes", cwd=tmp_path)

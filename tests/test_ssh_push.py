@@ -70,8 +70,9 @@ def test_a_follow_is_written_on_paramikos_transport_thread(ssh_home: SshHome, tm
     assert len(threads) == 1 and isinstance(threads.pop(), paramiko.Transport)  # no reader thread in between
 
 
-def test_a_stream_longer_than_the_channels_window_keeps_coming(ssh_home: SshHome, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stream_longer_than_the_channels_window_keeps_coming(
+    ssh_home: SshHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A 32 KiB window: the agent stops after 32 KiB unless the watchdog grants more as bytes are consumed.
     opened = paramiko.Transport.open_session
 

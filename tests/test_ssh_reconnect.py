@@ -39,8 +39,13 @@ print("done", flush=True)
 
 
 def _cli(*args: str, stdout: Path, stderr: Path, cwd: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "tui", *args], stdout=open(stdout, "wb"), stderr=open(stderr, "wb"),  # noqa: SIM115
-                            cwd=cwd, env=dict(os.environ))
+    return subprocess.Popen(
+        [sys.executable, "-m", "tui", *args],
+        stdout=open(stdout, "wb"),
+        stderr=open(stderr, "wb"),  # noqa: SIM115
+        cwd=cwd,
+        env=dict(os.environ),
+    )
 
 
 def test_ten_cuts_mid_stream_lose_and_repeat_nothing(ssh_home: SshHome, tmp_path: Path) -> None:
@@ -50,22 +55,35 @@ def test_ten_cuts_mid_stream_lose_and_repeat_nothing(ssh_home: SshHome, tmp_path
     ssh_home.add_host()
     ssh_home.ssh_settings(alive_timeout=2.0, backoff_initial=0.05, backoff_max=0.3)
     flag = tmp_path / "stop-now"
-    job_id = gpudeck("run", "--host", "box", "--", sys.executable, "-c", STREAM, str(flag), cwd=tmp_path).stdout.strip()
+    job_id = gpudeck(
+        "run", "--host", "box", "--", sys.executable, "-c", STREAM, str(flag), cwd=tmp_path
+    ).stdout.strip()
     assert len(job_id) == 22
     logs_out, metrics_out = tmp_path / "logs.out", tmp_path / "metrics.out"
     logs = _cli("logs", "-f", job_id, stdout=logs_out, stderr=tmp_path / "logs.err", cwd=tmp_path)
-    metrics = _cli("metrics", "-f", "--json", job_id, stdout=metrics_out, stderr=tmp_path / "metrics.err", cwd=tmp_path)
+    metrics = _cli(
+        "metrics", "-f", "--json", job_id, stdout=metrics_out, stderr=tmp_path / "metrics.err", cwd=tmp_path
+    )
     server = ssh_home.server
     try:
         for _ in range(10):
             sizes = (logs_out.stat().st_size, metrics_out.stat().st_size)
             # Both followers connected and streaming again since the last cut, then cut them.
-            wait_for(lambda: len(serve_pids(ssh_home.agent_dir)) >= 2, timeout=30, what="both followers connected")
-            wait_for(lambda s=sizes: logs_out.stat().st_size > s[0] and metrics_out.stat().st_size > s[1],
-                     timeout=30, what="output flowing")
+            wait_for(
+                lambda: len(serve_pids(ssh_home.agent_dir)) >= 2, timeout=30, what="both followers connected"
+            )
+            wait_for(
+                lambda s=sizes: logs_out.stat().st_size > s[0] and metrics_out.stat().st_size > s[1],
+                timeout=30,
+                what="output flowing",
+            )
             old = serve_pids(ssh_home.agent_dir)
             assert server.cut() >= 2
-            wait_for(lambda o=old: not [p for p in o if alive(p)], timeout=5, what="the cut serves to exit within 5 s")
+            wait_for(
+                lambda o=old: not [p for p in o if alive(p)],
+                timeout=5,
+                what="the cut serves to exit within 5 s",
+            )
         flag.touch()
         assert logs.wait(timeout=60) == 0
         assert metrics.wait(timeout=60) == 0
@@ -77,7 +95,9 @@ def test_ten_cuts_mid_stream_lose_and_repeat_nothing(ssh_home: SshHome, tmp_path
     points = [json.loads(line) for line in metrics_out.read_text().splitlines()]
     expected = [r["values"] for r in journal(ssh_home.agent_dir, job_id) if r["kind"] == "metric"]
     assert [p["values"] for p in points] == expected and len(expected) > 100
-    said = (tmp_path / "logs.err").read_text()  # every cut is said: a lost connection, or a failed try mid-way
+    said = (
+        tmp_path / "logs.err"
+    ).read_text()  # every cut is said: a lost connection, or a failed try mid-way
     assert said.count("connection lost") + said.count("reconnect failed") >= 10 and "reconnected" in said
     wait_for(lambda: not serve_pids(ssh_home.agent_dir), timeout=5, what="no serve left behind")
 
@@ -87,11 +107,22 @@ def test_a_frozen_peer_is_noticed_and_the_stream_resumes(ssh_home: SshHome, tmp_
     ssh_home.add_host()
     ssh_home.ssh_settings(alive_timeout=2.0, backoff_initial=0.05, backoff_max=0.3)
     news: list[str] = []
-    client = ReconnectingClient("box", lambda: transport_for("box"), backoff_initial=0.05, backoff_max=0.3,
-                                on_status=lambda host, line: news.append(line))
+    client = ReconnectingClient(
+        "box",
+        lambda: transport_for("box"),
+        backoff_initial=0.05,
+        backoff_max=0.3,
+        on_status=lambda host, line: news.append(line),
+    )
     first_serve = client.connect()["pid"]
     flag = tmp_path / "stop-now"
-    spec = {"id": _job_id(), "name": "frozen", "node": "0", "argv": [sys.executable, "-c", STREAM, str(flag)], "workdir": str(tmp_path)}
+    spec = {
+        "id": _job_id(),
+        "name": "frozen",
+        "node": "0",
+        "argv": [sys.executable, "-c", STREAM, str(flag)],
+        "workdir": str(tmp_path),
+    }
     client.request("launch", timeout=30, spec=spec)
     client.tail(spec["id"], "0", since_seq=0)
     frozen: list[int] = []
@@ -101,7 +132,9 @@ def test_a_frozen_peer_is_noticed_and_the_stream_resumes(ssh_home: SshHome, tmp_
         for pid in frozen:
             os.kill(pid, signal.SIGSTOP)
         # alive_timeout 2 s + backoff, not TCP's minutes (the wait's bound), and said why:
-        wait_for(lambda: client.reconnects >= 1, timeout=30, what="the freeze noticed and a new connection made")
+        wait_for(
+            lambda: client.reconnects >= 1, timeout=30, what="the freeze noticed and a new connection made"
+        )
         assert any("no word from the agent" in line for line in news), news
         got += collect(client, lambda rs: len(rs) > 100, timeout=30)  # type: ignore[arg-type]
     finally:
@@ -112,10 +145,14 @@ def test_a_frozen_peer_is_noticed_and_the_stream_resumes(ssh_home: SshHome, tmp_
     client.close()
     assert [r["seq"] for r in got] == list(range(1, len(got) + 1))  # no gap, no duplicate
     assert got == journal(ssh_home.agent_dir, spec["id"])
-    wait_for(lambda: not alive(first_serve), timeout=10, what="the frozen connection's serve to exit after SIGCONT")
+    wait_for(
+        lambda: not alive(first_serve), timeout=10, what="the frozen connection's serve to exit after SIGCONT"
+    )
 
 
-def test_requests_do_not_wait_behind_a_flood_and_two_clients_keep_apart(ssh_home: SshHome, tmp_path: Path) -> None:
+def test_requests_do_not_wait_behind_a_flood_and_two_clients_keep_apart(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
     ssh_home.trust()
     ssh_home.add_host()
     # A flood that goes on until killed: a request's answer must overtake it whatever the machine's
@@ -125,7 +162,13 @@ def test_requests_do_not_wait_behind_a_flood_and_two_clients_keep_apart(ssh_home
     try:
         for c in clients:
             c.connect()
-        spec = {"id": _job_id(), "name": "flood", "node": "0", "argv": [sys.executable, "-c", flood], "workdir": str(tmp_path)}
+        spec = {
+            "id": _job_id(),
+            "name": "flood",
+            "node": "0",
+            "argv": [sys.executable, "-c", flood],
+            "workdir": str(tmp_path),
+        }
         clients[0].request("launch", timeout=30, spec=spec)
         clients[0].tail(spec["id"], "0", since_seq=0)  # nobody drains this queue: a slow consumer
         wait_for(lambda: clients[0].events.qsize() > 5, timeout=30, what="the flood streaming")
@@ -134,7 +177,11 @@ def test_requests_do_not_wait_behind_a_flood_and_two_clients_keep_apart(ssh_home
         # The first client's reply overtook its own flood: records kept coming after it.
         with clients[0].events.mutex:
             at_reply = len(clients[0].events.queue)
-        wait_for(lambda: clients[0].events.qsize() > at_reply, timeout=30, what="the flood going on after the reply")
+        wait_for(
+            lambda: clients[0].events.qsize() > at_reply,
+            timeout=30,
+            what="the flood going on after the reply",
+        )
         clients[1].tail(spec["id"], "0", since_seq=0)
         got = collect(clients[1], lambda rs: len(rs) >= 5000, timeout=60)  # type: ignore[arg-type]
         assert [r["seq"] for r in got] == list(range(1, len(got) + 1))  # its own stream: whole, in order

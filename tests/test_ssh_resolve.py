@@ -15,23 +15,67 @@ from tests.conftest import gpudeck
 from tui.remote.ssh_config import SshConfig, jump_chain, load_config, resolve
 
 DATA = Path(__file__).parent / "data" / "ssh_config"
-KEYWORDS = ["hostname", "user", "port", "identityfile", "identitiesonly", "certificatefile", "proxycommand",
-            "proxyjump", "hostkeyalias", "userknownhostsfile", "globalknownhostsfile", "stricthostkeychecking",
-            "connecttimeout", "serveraliveinterval", "serveralivecountmax", "identityagent", "batchmode"]
+KEYWORDS = [
+    "hostname",
+    "user",
+    "port",
+    "identityfile",
+    "identitiesonly",
+    "certificatefile",
+    "proxycommand",
+    "proxyjump",
+    "hostkeyalias",
+    "userknownhostsfile",
+    "globalknownhostsfile",
+    "stricthostkeychecking",
+    "connecttimeout",
+    "serveraliveinterval",
+    "serveralivecountmax",
+    "identityagent",
+    "batchmode",
+]
 CASES = {
     # first value wins, `!` and wildcards in Host, `# comment`, quotes, tokens left raw, names lower-cased
-    "patterns.conf": ["web1.example", "web9.example", "foo.example", "Gpu1", "gpu1", "jump-target", "eq-host",
-                      "root@web1.example", "UPPER.example", "unmatched", "hashed", "pj-uri", "pj-quoted", "pj-blank",
-                      "pj-addr", "pj-v6", "pj-none"],
+    "patterns.conf": [
+        "web1.example",
+        "web9.example",
+        "foo.example",
+        "Gpu1",
+        "gpu1",
+        "jump-target",
+        "eq-host",
+        "root@web1.example",
+        "UPPER.example",
+        "unmatched",
+        "hashed",
+        "pj-uri",
+        "pj-quoted",
+        "pj-blank",
+        "pj-addr",
+        "pj-v6",
+        "pj-none",
+    ],
     # Match host/originalhost/user/localuser/exec/all and `!`, Include inside a Host block applying only there
-    "match.conf": ["build-1", "deploy@build-1", "alias-corp", "x.corp", "secret.corp", "inc", "inc-sub", "other",
-                   "execme", "eqmatch", "execk"],
+    "match.conf": [
+        "build-1",
+        "deploy@build-1",
+        "alias-corp",
+        "x.corp",
+        "secret.corp",
+        "inc",
+        "inc-sub",
+        "other",
+        "execme",
+        "eqmatch",
+        "execk",
+    ],
     # CanonicalizeHostname and the second pass it brings: Match canonical, Host seeing the new name
     "canonical.conf": ["localhost.", "LocalHost.", "foo", "proxied", "a.b.c", "localhost"],
     # `Match final`: the second pass without canonicalization, Host matching the HostName
     "final.conf": ["myalias", "other", "real.example", "x"],
     # `Match !final` asks for the second pass too; without any, `Match canonical` never matches
-    "notfinal.conf": ["h"], "nofinal.conf": ["h"],
+    "notfinal.conf": ["h"],
+    "nofinal.conf": ["h"],
     # IdentityAgent (hardware and password-manager agents)
     "agent.conf": ["hw", "off", "env", "plain", "other", "batch", "batch2", "brace"],
     # StrictHostKeyChecking in every spelling ssh takes (`true` is `yes`)
@@ -57,11 +101,21 @@ def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def ssh_g(config: Path, target: str) -> list[str]:
     """`ssh -G`'s lines for our keywords. ssh expands `~` with the passwd entry's home, gpudeck with
     $HOME (the test's home): the passwd home is mapped onto $HOME before comparing."""
-    out = subprocess.run(["ssh", "-G", "-F", str(config), target], capture_output=True, text=True, check=True,
-                         env={**os.environ}, stdin=subprocess.DEVNULL, timeout=30).stdout
+    out = subprocess.run(
+        ["ssh", "-G", "-F", str(config), target],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    ).stdout
     pw_home = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/"
-    return [line.replace(pw_home, os.environ["HOME"] + "/") for line in out.splitlines()
-            if line.split(" ", 1)[0] in KEYWORDS]
+    return [
+        line.replace(pw_home, os.environ["HOME"] + "/")
+        for line in out.splitlines()
+        if line.split(" ", 1)[0] in KEYWORDS
+    ]
 
 
 @pytest.mark.parametrize(("name", "target"), [(n, t) for n, targets in CASES.items() for t in targets])
@@ -75,8 +129,11 @@ def test_resolution_matches_ssh_G(configs: Path, name: str, target: str) -> None
 def test_the_cli_prints_it_and_reads_hosts_toml_names(configs: Path) -> None:
     result = gpudeck("hosts", "resolve", "-F", str(configs / "patterns.conf"), "Gpu1", cwd=configs)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[:3] == ["hostname gpu1.internal", f"user {pwd.getpwuid(os.getuid()).pw_name}",
-                                              "port 22"]
+    assert result.stdout.splitlines()[:3] == [
+        "hostname gpu1.internal",
+        f"user {pwd.getpwuid(os.getuid()).pw_name}",
+        "port 22",
+    ]
     assert "hostkeyalias gpu-one" in result.stdout.splitlines()
     bad = gpudeck("hosts", "resolve", "-F", str(configs / "patterns.conf"), "host:port", cwd=configs)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
@@ -97,36 +154,54 @@ def test_tokens_are_expanded_where_gpudeck_uses_them(configs: Path) -> None:
 def test_an_ssh_url_proxyjump_hop_keeps_its_user_and_port(configs: Path) -> None:
     config = SshConfig.from_text("Host t\n  ProxyJump ssh://Ops@Bastion.Example:2222,second\n")
     hops = jump_chain(resolve("t", config=config), config)
-    assert [(h.user, h.hostname, h.port) for h in hops] == [("Ops", "bastion.example", 2222), (None, "second", 22)]
+    assert [(h.user, h.hostname, h.port) for h in hops] == [
+        ("Ops", "bastion.example", 2222),
+        (None, "second", 22),
+    ]
 
 
 def test_match_tagged_follows_openssh_9_4() -> None:
     # `Tag` and `Match tagged` came in OpenSSH 9.4 (this machine's ssh is older, so no ssh -G here):
     # the first Tag wins, and an untagged host matches only negated patterns.
-    config = SshConfig.from_text("Host t*\n  Tag gpu\nHost *\n  Tag later-loses\n"
-                                 "Match tagged gpu,tpu\n  Port 2300\nMatch !tagged gpu\n  Port 2301\n")
+    config = SshConfig.from_text(
+        "Host t*\n  Tag gpu\nHost *\n  Tag later-loses\n"
+        "Match tagged gpu,tpu\n  Port 2300\nMatch !tagged gpu\n  Port 2301\n"
+    )
     assert resolve("t1", config=config).port == 2300
     assert resolve("x", config=config).port == 2301
 
 
-
-def test_tilde_and_percent_d_are_the_passwd_home_whatever_HOME_says(configs: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tilde_and_percent_d_are_the_passwd_home_whatever_HOME_says(
+    configs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # As under `sudo` or `HOME=… ssh`: ssh takes `~` and %d from the passwd entry, not from $HOME.
     monkeypatch.delenv("GPUDECK_SSH_HOME")
     config = configs / "tilde.conf"
-    config.write_text("Host *\n  IdentityFile ~/k1\n  IdentityFile %d/k2\n  IdentityFile /x/~/k3\n"
-                      "  UserKnownHostsFile ~/kh1 %d/kh2 ~//kh3\n")
-    theirs = subprocess.run(["ssh", "-G", "-F", str(config), "h"], capture_output=True, text=True, check=True,
-                            stdin=subprocess.DEVNULL, timeout=30).stdout.splitlines()
+    config.write_text(
+        "Host *\n  IdentityFile ~/k1\n  IdentityFile %d/k2\n  IdentityFile /x/~/k3\n"
+        "  UserKnownHostsFile ~/kh1 %d/kh2 ~//kh3\n"
+    )
+    theirs = subprocess.run(
+        ["ssh", "-G", "-F", str(config), "h"],
+        capture_output=True,
+        text=True,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    ).stdout.splitlines()
     ours = gpudeck("hosts", "resolve", "-F", str(config), "h", cwd=configs)
     assert ours.returncode == 0, ours.stderr
     for key in ("userknownhostsfile", "identityfile"):
-        assert [x for x in ours.stdout.splitlines() if x.startswith(key + " ")] == \
-            [x for x in theirs if x.startswith(key + " ")]
+        assert [x for x in ours.stdout.splitlines() if x.startswith(key + " ")] == [
+            x for x in theirs if x.startswith(key + " ")
+        ]
     pw_home = pwd.getpwuid(os.getuid()).pw_dir
     assert os.environ["HOME"] != pw_home
-    assert resolve("h", config=load_config(config)).identity_files == [f"{pw_home}/k1", f"{pw_home}/k2", "/x/~/k3"]
+    assert resolve("h", config=load_config(config)).identity_files == [
+        f"{pw_home}/k1",
+        f"{pw_home}/k2",
+        "/x/~/k3",
+    ]
 
 
 @pytest.mark.slow
@@ -142,9 +217,15 @@ def test_a_suffix_that_resolves_canonicalizes_as_ssh_does(configs: Path) -> None
     config = configs / "canonical_found.conf"
 
     def in_namespace(*argv: str) -> list[str]:
-        out = subprocess.run(["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts),
-                              *argv], capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL,
-                             timeout=60, cwd=configs).stdout
+        out = subprocess.run(
+            ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts), *argv],
+            capture_output=True,
+            text=True,
+            check=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            cwd=configs,
+        ).stdout
         return [line for line in out.splitlines() if line.split(" ", 1)[0] in KEYWORDS]
 
     for target in ("gpu7", "GPU7"):
@@ -153,8 +234,9 @@ def test_a_suffix_that_resolves_canonicalizes_as_ssh_does(configs: Path) -> None
         assert "hostname gpu7.lab.example" in theirs and "port 2207" in theirs  # the case is real
         pw_home = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/"
         theirs = [line.replace(pw_home, os.environ["HOME"] + "/") for line in theirs]
-        assert sorted(ours) == sorted(theirs) and [x for x in ours if x.startswith("identityfile")] == \
-            [x for x in theirs if x.startswith("identityfile")]
+        assert sorted(ours) == sorted(theirs) and [x for x in ours if x.startswith("identityfile")] == [
+            x for x in theirs if x.startswith("identityfile")
+        ]
 
 
 @pytest.mark.slow  # a CLI process beside ssh -G
@@ -162,9 +244,11 @@ def test_a_repeated_identity_or_certificate_file_is_listed_once_as_by_ssh_G(conf
     # readconf.c add_identity_file/add_certificate_file drop a path already listed as written; another
     # spelling of the same file stays.
     config = configs / "repeated.conf"
-    config.write_text("Host a\n  IdentityFile ~/.ssh/x\n  IdentityFile ~/.ssh/y\n  IdentityFile ~/.ssh/x\n"
-                      "  IdentityFile ~//.ssh/x\n  CertificateFile ~/c\n  CertificateFile ~/c\n"
-                      "Host *\n  IdentityFile ~/.ssh/y\n")
+    config.write_text(
+        "Host a\n  IdentityFile ~/.ssh/x\n  IdentityFile ~/.ssh/y\n  IdentityFile ~/.ssh/x\n"
+        "  IdentityFile ~//.ssh/x\n  CertificateFile ~/c\n  CertificateFile ~/c\n"
+        "Host *\n  IdentityFile ~/.ssh/y\n"
+    )
     ours = gpudeck("hosts", "resolve", "-F", str(config), "a", cwd=configs)
     assert ours.returncode == 0, ours.stderr
     listed = [x for x in ours.stdout.splitlines() if x.startswith(("identityfile ", "certificatefile "))]

@@ -56,8 +56,10 @@ def test_every_node_starts_at_once_and_answers_come_back_in_order() -> None:
 
 def test_a_node_that_fails_to_start_ends_the_ones_that_started() -> None:
     agents = Starting(3, fail={"1"})
-    starts = [Start(h, str(i), JOB, "restart", {"job": "old", "node": "0", "new_id": JOB, "as_node": str(i)})
-              for i, h in enumerate("abc")]
+    starts = [
+        Start(h, str(i), JOB, "restart", {"job": "old", "node": "0", "new_id": JOB, "as_node": str(i)})
+        for i, h in enumerate("abc")
+    ]
     with pytest.raises(NodeStartFailed) as err:
         start_all(agents, starts)
     assert (err.value.start.node, err.value.start.host) == ("1", "b")
@@ -68,7 +70,9 @@ def test_a_node_that_fails_to_start_ends_the_ones_that_started() -> None:
 def test_a_launch_names_the_node_that_failed_in_one_line() -> None:
     agents = Starting(2, fail={"1"})
     specs = [(h, JobSpec(JOB, "x", str(i), ("true",))) for i, h in enumerate("ab")]
-    with pytest.raises(GpudeckError, match=r"^node 1 on b: b: could not launch job .*: no space left on device$"):
+    with pytest.raises(
+        GpudeckError, match=r"^node 1 on b: b: could not launch job .*: no space left on device$"
+    ):
         launch_specs(agents, specs)
     assert agents.kills == [("a", "0")]
 
@@ -97,7 +101,9 @@ def test_an_elastic_launch_starts_node_0_first_and_stops_at_the_first_failure() 
     # torchrun's c10d rendezvous ranks one host's nodes by pid: node 0 first keeps it rank 0
     agents = InOrder()
     plan = Multinode(nodes=3, rank=0, host="local", hosts=("local",) * 3, elastic=(1, 3))
-    specs = [("local", JobSpec(JOB, "x", str(i), ("true",), multinode=replace(plan, rank=i))) for i in range(3)]
+    specs = [
+        ("local", JobSpec(JOB, "x", str(i), ("true",), multinode=replace(plan, rank=i))) for i in range(3)
+    ]
     with pytest.raises(GpudeckError, match="^node 1 on local: "):
         launch_specs(agents, specs)
     assert agents.asked == [("launch", "0"), ("launch", "1"), ("kill", "0")]  # node 2 never started

@@ -21,7 +21,9 @@ def indexed(home: Path) -> set[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])
-def test_a_lost_job_index_is_rebuilt_from_the_journals_and_said_once(gpudeck_home: Path, workdir: Path, damage: str) -> None:
+def test_a_lost_job_index_is_rebuilt_from_the_journals_and_said_once(
+    gpudeck_home: Path, workdir: Path, damage: str
+) -> None:
     first = gpudeck("run", "--name", "before", "--", "true", cwd=workdir)
     assert first.returncode == 0, first.stderr
     old_id = first.stdout.strip()

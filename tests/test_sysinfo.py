@@ -40,7 +40,9 @@ def test_cpu_meter_sees_a_busy_loop():
     meter = sysinfo.CpuMeter()
     start = sysinfo._cpu_times()
     # Burn CPU until the kernel has accounted at least a few jiffies.
-    while sysinfo._cpu_times()[1] - start[1] < 2 * sysinfo.CpuMeter.MIN_JIFFIES_PER_CPU * (os.cpu_count() or 1):
+    while sysinfo._cpu_times()[1] - start[1] < 2 * sysinfo.CpuMeter.MIN_JIFFIES_PER_CPU * (
+        os.cpu_count() or 1
+    ):
         sum(range(10_000))
     util = meter.util()
     assert util is not None and 0 < util <= 100
@@ -91,11 +93,15 @@ def test_proc_user():
 def test_proc_user_without_passwd_entry_is_the_uid(fake_proc):
     unused = next(u for u in range(54321, 60000) if u not in {p.pw_uid for p in pwd.getpwall()})
     (fake_proc / "4242").mkdir()
-    (fake_proc / "4242" / "status").write_text(f"Name:\tpython\nUid:\t{unused}\t{unused}\t{unused}\t{unused}\n")
+    (fake_proc / "4242" / "status").write_text(
+        f"Name:\tpython\nUid:\t{unused}\t{unused}\t{unused}\t{unused}\n"
+    )
     assert sysinfo.proc_user(4242) == str(unused)
 
 
-def _logind_root(tmp_path: Path, conf: str, dropin: str | None = None, linger: bool = False, systemd: bool = True) -> Path:
+def _logind_root(
+    tmp_path: Path, conf: str, dropin: str | None = None, linger: bool = False, systemd: bool = True
+) -> Path:
     (tmp_path / "etc/systemd/logind.conf.d").mkdir(parents=True)
     (tmp_path / "etc/systemd/logind.conf").write_text(conf)
     if dropin is not None:
@@ -117,13 +123,24 @@ def test_logind_kill_user_processes_without_linger_is_reported(tmp_path):
 
 
 def test_logind_linger_or_dropin_override_makes_it_safe(tmp_path):
-    lingering = sysinfo.logind_report(str(_logind_root(tmp_path / "a", "KillUserProcesses=yes\n", linger=True)), "alice")
+    lingering = sysinfo.logind_report(
+        str(_logind_root(tmp_path / "a", "KillUserProcesses=yes\n", linger=True)), "alice"
+    )
     assert lingering["jobs_killed_at_logout"] is False and lingering["advice"] is None
-    overridden = sysinfo.logind_report(str(_logind_root(tmp_path / "b", "KillUserProcesses=yes\n", "KillUserProcesses=no\n")), "alice")
+    overridden = sysinfo.logind_report(
+        str(_logind_root(tmp_path / "b", "KillUserProcesses=yes\n", "KillUserProcesses=no\n")), "alice"
+    )
     assert overridden["kill_user_processes"] is False and overridden["jobs_killed_at_logout"] is False
-    no_systemd = sysinfo.logind_report(str(_logind_root(tmp_path / "c", "KillUserProcesses=yes\n", systemd=False)), "alice")
+    no_systemd = sysinfo.logind_report(
+        str(_logind_root(tmp_path / "c", "KillUserProcesses=yes\n", systemd=False)), "alice"
+    )
     assert no_systemd["jobs_killed_at_logout"] is False
 
 
 def test_hello_carries_the_logind_report():
-    assert set(sysinfo.host_info()["logind"]) >= {"kill_user_processes", "linger", "jobs_killed_at_logout", "advice"}
+    assert set(sysinfo.host_info()["logind"]) >= {
+        "kill_user_processes",
+        "linger",
+        "jobs_killed_at_logout",
+        "advice",
+    }

@@ -12,8 +12,13 @@ from trainer import checkpoint as ckpt  # noqa: E402
 
 
 def _save(directory: Path, step: int, run_id: str = "a", **extra: object) -> None:
-    state = {"step": step, "run_id": run_id, "model": {"w": torch.full((2,), float(step))},
-             "optimizer": {"state": {}, "param_groups": []}, **extra}
+    state = {
+        "step": step,
+        "run_id": run_id,
+        "model": {"w": torch.full((2,), float(step))},
+        "optimizer": {"state": {}, "param_groups": []},
+        **extra,
+    }
     ckpt.save_atomic(state, ckpt.path_for(str(directory), step))
 
 
@@ -29,7 +34,9 @@ def test_the_newest_whole_checkpoint_of_the_run_is_taken(tmp_path: Path) -> None
     state = torch.load(ckpt.path_for(str(tmp_path), 6), weights_only=True)
     torch.save(state, ckpt.path_for(str(tmp_path), 7))
     assert ckpt.newest_valid(str(tmp_path), run_id="a")[0] == 6
-    torch.save({"step": 10, "run_id": "a", "model": {}}, ckpt.path_for(str(tmp_path), 10))  # no optimizer state
+    torch.save(
+        {"step": 10, "run_id": "a", "model": {}}, ckpt.path_for(str(tmp_path), 10)
+    )  # no optimizer state
     assert ckpt.newest_valid(str(tmp_path), run_id="a")[0] == 6
 
 

@@ -20,8 +20,13 @@ TICK = 1 / os.sysconf("SC_CLK_TCK")
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_a_process_reports_the_time_it_was_started() -> None:
     before = time.time()
-    out = subprocess.run([sys.executable, "-c", "from trainer.startup import process_started; print(process_started())"],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", "from trainer.startup import process_started; print(process_started())"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     after = time.time()
     started = float(out)
     assert before - 2 * TICK <= started <= after, (before, started, after)

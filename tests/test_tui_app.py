@@ -59,11 +59,15 @@ async def test_launch_watch_points_and_stop(gpudeck_home: Path, script: str) -> 
         pid = job.nodes["0"].pid
         assert pid is not None and alive(pid)
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed confirm")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed confirm"
+        )
         await pilot.press("y")
         await until(pilot, lambda: job.state == "stopped", "the job stopped")
         assert not alive(pid)
-        await until(pilot, lambda: any("stopped" in n.message for n in app._notifications), "the ended notice")
+        await until(
+            pilot, lambda: any("stopped" in n.message for n in app._notifications), "the ended notice"
+        )
         assert app.screen.check_action("stop_job", ()) is None  # nothing left to stop
 
 
@@ -75,17 +79,24 @@ async def test_kill_then_restart(gpudeck_home: Path, script: str) -> None:
         pid = job.nodes["0"].pid
         await until(pilot, lambda: app.screen.query_one(JobsTable).selected_id == job.id, "the row selected")
         await pilot.press("K")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed confirm")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed confirm"
+        )
         await pilot.press("y")
         await until(pilot, lambda: job.state == "killed", "the job killed")
         assert pid is not None and not alive(pid)
 
         await pilot.press("r")  # an ended job restarts too, after a question (a new job costs money)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the restart question")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the restart question"
+        )
         assert len(named(app, "tui-kill")) == 1
         await pilot.press("y")
-        await until(pilot, lambda: len(named(app, "tui-kill")) == 2 and named(app, "tui-kill")[0].active,
-                    "the restarted job running")
+        await until(
+            pilot,
+            lambda: len(named(app, "tui-kill")) == 2 and named(app, "tui-kill")[0].active,
+            "the restarted job running",
+        )
         again = named(app, "tui-kill")[0]
         assert again.id != job.id
         await until(pilot, lambda: "loss" in again.series, "the new job's points")
@@ -113,7 +124,9 @@ async def test_form_swallows_printable_keys(gpudeck_home: Path, script: str) -> 
 
 
 @sync
-async def test_first_run_help_and_disabled_scaling(gpudeck_home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_first_run_help_and_disabled_scaling(
+    gpudeck_home: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(workdir)
     app = GpuDeckApp()
     async with app.run_test(size=(80, 24)) as pilot:

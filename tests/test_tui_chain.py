@@ -32,10 +32,16 @@ async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path,
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
         await pilot.press("minus")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the question, armed")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the question, armed"
+        )
         await pilot.press("y")
-        await until(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.job_id != job_id,
-                    "the view on the resized job", timeout=60)
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, JobScreen) and app.screen.job_id != job_id,
+            "the view on the resized job",
+            timeout=60,
+        )
         view = app.screen
         assert isinstance(view, JobScreen)
         new = app.fleet.jobs[view.job_id]
@@ -43,9 +49,14 @@ async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path,
         assert [a.id for a in view.chain()] == [job_id]
         chart = view.query_one(LossChart)
         # the ancestor's steps 1-3, then the resized job's own 4-8: steps 4-5 were trained again after the resume
-        await until(pilot, lambda: "loss" in new.series
-                    and chart.chained(new, view.chain(), "loss") == [(float(i), 10.0 - i) for i in range(1, 9)],
-                    "one continuous loss series")
+        await until(
+            pilot,
+            lambda: (
+                "loss" in new.series
+                and chart.chained(new, view.chain(), "loss") == [(float(i), 10.0 - i) for i in range(1, 9)]
+            ),
+            "one continuous loss series",
+        )
         await pilot.press("escape")  # one view replaced, not stacked: back is the deck
         await until(pilot, lambda: not isinstance(app.screen, JobScreen), "the deck")
         # the stopped ancestor folds into the resized job's row; `a`: ended hidden, then everything
@@ -66,10 +77,17 @@ async def test_the_job_view_follows_its_job_through_a_resize(gpudeck_home: Path,
         await until(pilot, lambda: new.id in app.fleet.jobs and job_id in app.fleet.jobs, "both jobs")
         assert not app.fleet.jobs[job_id].has_history
         app.push_screen(JobScreen(app.fleet, app.connections, app.job_control, new.id))
-        await until(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.query(LossChart), "the job view")
+        await until(
+            pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.query(LossChart), "the job view"
+        )
         view, fresh = app.screen, app.fleet.jobs[new.id]
         chart = view.query_one(LossChart)
-        await until(pilot, lambda: "loss" in fresh.series
-                    and chart.chained(fresh, view.chain(), "loss") == [(float(i), 10.0 - i) for i in range(1, 9)],
-                    "the ancestor's series loaded")
+        await until(
+            pilot,
+            lambda: (
+                "loss" in fresh.series
+                and chart.chained(fresh, view.chain(), "loss") == [(float(i), 10.0 - i) for i in range(1, 9)]
+            ),
+            "the ancestor's series loaded",
+        )
     cli("kill", new.id, cwd=workdir)

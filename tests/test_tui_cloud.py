@@ -49,16 +49,26 @@ def minutes(now: float, count: int, value: float) -> list[tuple[float, float]]:
 def account_with_three(aliyun: AliyunServer, now: float | None = None) -> dict[str, str]:
     """An idle instance (2 % for 40 min), a busy one, and one without a GPU metric."""
     now, acc = time.time() if now is None else now, aliyun.account
-    ids = {"idle": acc.add(name="forgotten-[b]box"), "busy": acc.add(name="training"), "nodata": acc.add(name="nodata")}
+    ids = {
+        "idle": acc.add(name="forgotten-[b]box"),
+        "busy": acc.add(name="training"),
+        "nodata": acc.add(name="nodata"),
+    }
     acc.metrics[ids["idle"]] = minutes(now, 40, 2.0)
     acc.metrics[ids["busy"]] = minutes(now, 40, 93.0)
     return ids
 
 
-def app_for(read_only: bool = False, cloud: CloudSettings | None = None,
-            clock: Callable[[], float] | None = None) -> GpuDeckApp:
-    return GpuDeckApp(hosts=[], store=None, settings=Settings(cloud=cloud or CloudSettings()), read_only=read_only,
-                      clock=clock)
+def app_for(
+    read_only: bool = False, cloud: CloudSettings | None = None, clock: Callable[[], float] | None = None
+) -> GpuDeckApp:
+    return GpuDeckApp(
+        hosts=[],
+        store=None,
+        settings=Settings(cloud=cloud or CloudSettings()),
+        read_only=read_only,
+        clock=clock,
+    )
 
 
 def cell(app: GpuDeckApp, row: str, column: str) -> str:
@@ -101,7 +111,10 @@ async def test_the_tab_lists_instances_and_highlights_the_idle_one(aliyun: Aliyu
         assert cell(app, ids["busy"], "util").endswith(" 93%") and cell(app, ids["busy"], "avg") == "93%"
         assert cell(app, ids["nodata"], "util") == "no GPU metric"  # never 0 %
         assert cell(app, ids["idle"], "name") == "forgotten-[b]box"  # the provider's text, not markup
-        assert cell(app, ids["idle"], "price") == "CNY 10.80/h" and cell(app, ids["idle"], "source") == "provider"
+        assert (
+            cell(app, ids["idle"], "price") == "CNY 10.80/h"
+            and cell(app, ids["idle"], "source") == "provider"
+        )
         status = text_of(app, "#cloud-status")
         assert re.search(r"updated \d+s ago, every 1m00s", status) and "3 instances" in status
         assert "1 idle, wasting CNY 10.80/h" in status
@@ -127,12 +140,16 @@ async def test_the_footer_shows_the_cloud_tabs_keys_and_no_job_keys(aliyun: Aliy
         await until(pilot, lambda: cloud <= footer_keys(app), "the cloud keys")
         assert not footer_keys(app) & {"n", "K", "p", "plus", "minus", "enter", "y", "d"}, footer_keys(app)
         await pilot.press("1")  # and back: the fleet's `n` again
-        await until(pilot, lambda: "n" in footer_keys(app) and "S" not in footer_keys(app), "the fleet tab's keys")
+        await until(
+            pilot, lambda: "n" in footer_keys(app) and "S" not in footer_keys(app), "the fleet tab's keys"
+        )
 
 
 @pytest.mark.slow
 @sync
-async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server_and_S_starts_it(aliyun: AliyunServer) -> None:
+async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server_and_S_starts_it(
+    aliyun: AliyunServer,
+) -> None:
     ids = account_with_three(aliyun)
     app = app_for()
     async with app.run_test(size=(200, 30)) as pilot:
@@ -147,7 +164,9 @@ async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server_
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "the dialog gone")
         assert aliyun.account.status(ids["idle"]) == "Running"
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed dialog")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the armed dialog"
+        )
         await pilot.press("y")
         await until(pilot, lambda: aliyun.account.status(ids["idle"]) == "Stopped", "the instance stopped")
         assert aliyun.account.status(ids["busy"]) == "Running"
@@ -155,7 +174,9 @@ async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server_
         stops = [c for c in aliyun.account.calls if c["Action"] == "StopInstance"]
         assert [c["InstanceId"] for c in stops] == [ids["idle"]]
         await pilot.press("S")  # and started again, after its own question
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the start question")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the start question"
+        )
         assert app.screen.question.startswith("Start forgotten-[b]box")  # type: ignore[attr-defined]
         await pilot.press("y")
         await until(pilot, lambda: aliyun.account.status(ids["idle"]) in ("Starting", "Running"), "started")
@@ -170,7 +191,9 @@ async def test_read_only_refuses_cloud_actions_without_a_dialog(aliyun: AliyunSe
         await select(pilot, app, ids["idle"])
         for key, what in (("s", "stop"), ("l", "launch")):
             await pilot.press(key)
-            await until(pilot, lambda w=what: any(f"read-only: cloud {w} refused" in n for n in notes(app)), what)
+            await until(
+                pilot, lambda w=what: any(f"read-only: cloud {w} refused" in n for n in notes(app)), what
+            )
             assert not isinstance(app.screen, ConfirmScreen | CloudLaunchScreen)
         app.cloud.act("stop", app.screen.query_one(CloudView).selected)  # type: ignore[arg-type]  # the service refuses too
         await pilot.pause(0.3)
@@ -186,27 +209,36 @@ def closed_port() -> int:
 
 @pytest.mark.slow  # boto3's first import in the worker: ~1 s
 @sync
-async def test_a_failing_provider_is_one_line_and_the_others_are_shown(aliyun: AliyunServer,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_failing_provider_is_one_line_and_the_others_are_shown(
+    aliyun: AliyunServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ids = account_with_three(aliyun)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    cloud = CloudSettings(aws_regions=("us-east-1",), aliyun_regions=("cn-hangzhou",),
-                          aws_endpoint_url=f"http://127.0.0.1:{closed_port()}")  # nothing listens: refused
+    cloud = CloudSettings(
+        aws_regions=("us-east-1",),
+        aliyun_regions=("cn-hangzhou",),
+        aws_endpoint_url=f"http://127.0.0.1:{closed_port()}",
+    )  # nothing listens: refused
     app = app_for(cloud=cloud)
     async with app.run_test(size=(200, 30)) as pilot:
         await open_tab(pilot, app, 3)
         errors = text_of(app, "#cloud-errors").splitlines()
-        assert len(errors) == 1 and errors[0].startswith("aws us-east-1 describe_instances: Could not connect")
+        assert len(errors) == 1 and errors[0].startswith(
+            "aws us-east-1 describe_instances: Could not connect"
+        )
         assert app.screen.query_one("#cloud-errors").display
-        assert set(ids.values()) == {str(k.value) for k in app.screen.query_one("#cloud-table", DataTable).rows}
+        assert set(ids.values()) == {
+            str(k.value) for k in app.screen.query_one("#cloud-table", DataTable).rows
+        }
 
 
 @pytest.mark.slow
 @sync
-async def test_the_snapshot_runs_on_a_worker_while_keys_still_work(aliyun: AliyunServer,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_snapshot_runs_on_a_worker_while_keys_still_work(
+    aliyun: AliyunServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     account_with_three(aliyun)
     gate, threads = threading.Event(), []
     real = cloud_fleet.snapshot
@@ -248,7 +280,12 @@ def test_host_util_is_the_mean_over_gpus_per_second_in_the_window() -> None:
     for t, utils in ((100.2, (10.0, 30.0)), (101.0, (50.0, 70.0)), (500.0, (1.0, 1.0))):
         fleet.apply_gpus("gpu1", {"gpus": [{"index": i, "util": u} for i, u in enumerate(utils)]}, t=t)
     fleet.apply_gpus("gpu1", {"gpus": [{"index": 0, "util": "nan"}, {"index": 1, "util": 8.0}]}, t=600.0)
-    assert util_points(fleet.hosts["gpu1"], 100.0, 600.0) == [(100.0, 20.0), (101.0, 60.0), (500.0, 1.0), (600.0, 8.0)]
+    assert util_points(fleet.hosts["gpu1"], 100.0, 600.0) == [
+        (100.0, 20.0),
+        (101.0, 60.0),
+        (500.0, 1.0),
+        (600.0, 8.0),
+    ]
     assert util_points(fleet.hosts["gpu1"], 101.0, 499.0) == [(101.0, 60.0)]
 
 
@@ -263,7 +300,9 @@ async def test_a_gpudeck_host_is_judged_on_the_tuis_own_gpu_samples(aliyun: Aliy
     app = app_for()
     now = time.time()
     for t in range(int(now) - 2400, int(now) + 1):
-        app.fleet.apply_gpus("gpu1", {"gpus": [{"index": 0, "util": 1.0}, {"index": 1, "util": 2.0}]}, t=float(t))
+        app.fleet.apply_gpus(
+            "gpu1", {"gpus": [{"index": 0, "util": 1.0}, {"index": 1, "util": 2.0}]}, t=float(t)
+        )
     async with app.run_test(size=(200, 30)) as pilot:
         await open_tab(pilot, app, 1)
         assert cell(app, iid, "host") == "gpu1" and cell(app, iid, "util").endswith(" 2%")
@@ -274,8 +313,9 @@ async def test_a_gpudeck_host_is_judged_on_the_tuis_own_gpu_samples(aliyun: Aliy
 
 @pytest.mark.slow
 @sync
-async def test_l_launches_an_instance_that_becomes_a_host_after_the_key_dialog(ssh_home: SshHome,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_l_launches_an_instance_that_becomes_a_host_after_the_key_dialog(
+    ssh_home: SshHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The provider gives the new instance 127.0.0.1 (the test sshd); nobody published its key, so the
     host-key dialog asks (never silent); accepted, the host is in hosts.toml and the app connects."""
     with serving(monkeypatch) as aliyun:
@@ -293,16 +333,24 @@ async def test_l_launches_an_instance_that_becomes_a_host_after_the_key_dialog(s
             form.query_one("#ssh_port", Input).value = str(ssh_home.server.port)
             await pilot.press("ctrl+s")
             # Its buttons too: the screen is current a moment before it has composed them (a loaded CI).
-            await until(pilot, lambda: isinstance(app.screen, HostKeyScreen) and bool(app.screen.query("#accept")),
-                        f"the host key dialog ({notes(app)})", timeout=60)
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, HostKeyScreen) and bool(app.screen.query("#accept")),
+                f"the host key dialog ({notes(app)})",
+                timeout=60,
+            )
             (iid,) = aliyun.account.instances
             assert iid in app.screen.host  # asked under its HostKeyAlias: the instance id
             run = [c for c in aliyun.account.calls if c["Action"] == "RunInstances"]
             assert len(run) == 1 and run[0]["Tag.1.Key"] == "gpudeck-managed" and run[0]["ClientToken"]
             app.screen.query_one("#accept", Button).press()  # the user's yes
             await until(pilot, lambda: not isinstance(app.screen, HostKeyScreen), "the dialog answered")
-            await until(pilot, lambda: "gpu-new" in app.fleet.hosts and app.fleet.hosts["gpu-new"].up,
-                        f"the new host connected ({notes(app)}, {app.fleet.hosts.get('gpu-new')}, {app.screen})", timeout=60)
+            await until(
+                pilot,
+                lambda: "gpu-new" in app.fleet.hosts and app.fleet.hosts["gpu-new"].up,
+                f"the new host connected ({notes(app)}, {app.fleet.hosts.get('gpu-new')}, {app.screen})",
+                timeout=60,
+            )
             hosts = (ssh_home.gpudeck_home / "hosts.toml").read_text()
             assert f'instance_id = "{iid}"' in hosts and f'host_key_alias = "{iid}"' in hosts
             assert iid in (ssh_home.gpudeck_home / "known_hosts").read_text()
@@ -357,6 +405,8 @@ async def test_a_second_action_on_an_instance_waits_for_the_first(aliyun: Aliyun
         assert view is not None
         app.cloud.act("stop", view)
         app.cloud.act("stop", view)  # while the first is under way
-        await until(pilot, lambda: any("an action is already under way" in n for n in notes(app)), "the refusal")
+        await until(
+            pilot, lambda: any("an action is already under way" in n for n in notes(app)), "the refusal"
+        )
         await until(pilot, lambda: not app.cloud.busy, "the first stop done")
         assert len([c for c in aliyun.account.calls if c["Action"] == "StopInstance"]) == 1

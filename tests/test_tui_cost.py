@@ -69,7 +69,9 @@ async def test_priced_job_cost_moves_live(gpudeck_home: Path, script: str) -> No
         assert first > 0
         assert "burn $3,600.00/h" in header(app)  # the host's whole price: one host, its burn
         cost = app.fleet.costs.jobs[job.id]
-        assert cost.burn == pytest.approx(3600.0) and cost.accrued and cost.accrued > 0  # a lone job pays it all
+        assert (
+            cost.burn == pytest.approx(3600.0) and cost.accrued and cost.accrued > 0
+        )  # a lone job pays it all
 
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
@@ -88,8 +90,11 @@ async def test_unknown_price_shows_a_dash(gpudeck_home: Path, script: str) -> No
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:
         job = await launch(pilot, "cost-unknown", script)
-        await until(pilot, lambda: job.id in app.fleet.costs.jobs and "local" in app.fleet.costs.unpriced,
-                    "a cost report for the job")
+        await until(
+            pilot,
+            lambda: job.id in app.fleet.costs.jobs and "local" in app.fleet.costs.unpriced,
+            "a cost report for the job",
+        )
         # "—" is also what the cell shows before any report: wait for a redraw of the row that
         # happened after the report (its step cell moves), so the dash is the report's doing.
         shown = cell(app, job, "step")
@@ -107,8 +112,11 @@ async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, c
     client.request("launch", timeout=30.0, spec=spec.to_wire())  # running before gpudeck opens
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: named(app, "cost-budget") and named(app, "cost-budget")[0].state == "stopped",
-                    "the job stopped by the fleet budget")
+        await until(
+            pilot,
+            lambda: named(app, "cost-budget") and named(app, "cost-budget")[0].state == "stopped",
+            "the job stopped by the fleet budget",
+        )
         notes = [n.message for n in app._notifications]
         assert any("daily budget reached" in m and "cost-budget" in m for m in notes), notes
         await until(pilot, lambda: "reached" in header(app), "the header saying the budget is reached")
@@ -120,7 +128,9 @@ async def test_daily_budget_stops_running_job(gpudeck_home: Path, script: str, c
 
 @pytest.mark.slow
 @sync
-async def test_form_budget_reaches_the_spec(gpudeck_home: Path, script: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_form_budget_reaches_the_spec(
+    gpudeck_home: Path, script: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # an idle stop needs a GPU to watch: the local agent gets one fake NVML GPU
     fakes = str(Path(__file__).parent / "fakes" / "nvml")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([fakes, os.environ.get("PYTHONPATH", "")]))
@@ -153,9 +163,14 @@ async def test_says_since_when_fleet_rules_were_paused(gpudeck_home: Path) -> No
         assert ledger.rules_paused_since(time.time()) is not None
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: any("fleet rules paused since" in n.message for n in app._notifications),
-                    "the paused-since notice")
-        await until(pilot, lambda: "today — / $25.00" in header(app), "the budget in the header")  # no price: unknown
+        await until(
+            pilot,
+            lambda: any("fleet rules paused since" in n.message for n in app._notifications),
+            "the paused-since notice",
+        )
+        await until(
+            pilot, lambda: "today — / $25.00" in header(app), "the budget in the header"
+        )  # no price: unknown
     with Ledger(gpudeck_home / "state.db") as ledger:
         assert ledger.rules_paused_since(time.time()) is None  # enforced again while it ran
 

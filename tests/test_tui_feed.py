@@ -33,7 +33,12 @@ async def _flood() -> tuple[int, float, int]:
 
         def produce() -> None:  # a reader thread delivering 3000 one-record batches in ~1 s
             for seq in range(1, total + 1):
-                rec = {"seq": seq, "t": 1000.0 + seq, "kind": "metric", "values": {"step": seq, "loss": 1.0 / seq}}
+                rec = {
+                    "seq": seq,
+                    "t": 1000.0 + seq,
+                    "kind": "metric",
+                    "values": {"step": seq, "loss": 1.0 / seq},
+                }
                 feed.inbox.put(Update("events", "local", [rec], JOB, "0"))
                 if seq % 30 == 0:
                     time.sleep(0.01)

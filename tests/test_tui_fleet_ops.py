@@ -54,8 +54,9 @@ async def test_a_confirm_refuses_yes_until_armed(gpudeck_home: Path, monkeypatch
 
 @pytest.mark.slow
 @sync
-async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: AgentClient, workdir: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_s_then_y_at_once_does_not_stop_a_job(
+    gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(ConfirmScreen, "ARM_DELAY", 60.0)  # a loaded machine cannot arm it before the y
     job_id = launch(client, workdir, [sys.executable, "-c", SLEEP], name="keeper")["id"]
     wait_state(client, job_id, {"running"})
@@ -73,8 +74,9 @@ async def test_s_then_y_at_once_does_not_stop_a_job(gpudeck_home: Path, client: 
 
 @pytest.mark.slow
 @sync
-async def test_a_hides_ended_jobs_and_an_id_column_tells_same_names_apart(gpudeck_home: Path, client: AgentClient,
-                                                                          workdir: Path) -> None:
+async def test_a_hides_ended_jobs_and_an_id_column_tells_same_names_apart(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     ended = [launch(client, workdir, [sys.executable, "-c", "pass"], name="twin")["id"] for _ in range(2)]
     for job_id in ended:
         wait_state(client, job_id, {"exited"})
@@ -106,8 +108,9 @@ def _notes(app: GpuDeckApp) -> list[str]:
 
 @pytest.mark.slow
 @sync
-async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, client: AgentClient,
-                                                          workdir: Path) -> None:
+async def test_read_only_refuses_every_action_with_one_line(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     job_id = launch(client, workdir, [sys.executable, "-c", SLEEP], name="watched")["id"]
     wait_state(client, job_id, {"running"})
     (gpudeck_home / "config.toml").write_text("[ui]\nread_only = true\n")
@@ -128,14 +131,17 @@ async def test_read_only_refuses_every_action_with_one_line(gpudeck_home: Path, 
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "watching still works")
         await pilot.press("s")
-        await until(pilot, lambda: sum("stop refused" in n for n in _notes(app)) == 2, "refused in the job view")
+        await until(
+            pilot, lambda: sum("stop refused" in n for n in _notes(app)) == 2, "refused in the job view"
+        )
     client.request("kill", job=job_id, node="0")
 
 
 @pytest.mark.slow
 @sync
-async def test_the_palette_lists_gpudecks_actions_once_with_keys_as_typed(gpudeck_home: Path, client: AgentClient,
-                                                                         workdir: Path) -> None:
+async def test_the_palette_lists_gpudecks_actions_once_with_keys_as_typed(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     job_id = launch(client, workdir, [sys.executable, "-c", SLEEP], name="palette")["id"]
     wait_state(client, job_id, {"running"})
     app = GpuDeckApp(store=None)
@@ -145,32 +151,70 @@ async def test_the_palette_lists_gpudecks_actions_once_with_keys_as_typed(gpudec
         commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert len(titles) == len(set(titles))  # no "Copy selected text" twice, no Quit twice
-        assert not {"Cursor up", "Cursor down", "Page up", "Down", "Up", "First", "Last", "Focus Next",
-                    "Copy selected text", "Keys", "Maximize"} & set(titles)
-        assert {"Stop", "Kill", "Restart", "Log", "Procs", "New job", "Filter", "Sort", "Ended", "Help"} <= set(titles)
+        assert not {
+            "Cursor up",
+            "Cursor down",
+            "Page up",
+            "Down",
+            "Up",
+            "First",
+            "Last",
+            "Focus Next",
+            "Copy selected text",
+            "Keys",
+            "Maximize",
+        } & set(titles)
+        assert {
+            "Stop",
+            "Kill",
+            "Restart",
+            "Log",
+            "Procs",
+            "New job",
+            "Filter",
+            "Sort",
+            "Ended",
+            "Help",
+        } <= set(titles)
         assert commands["Help"] == "key: ?" and commands["Stop"].startswith("s · ")
         assert not [h for h in commands.values() if "question_mark" in h or "slash" in h]
 
         await pilot.press("ctrl+p")  # the palette itself runs one: Procs
         await pilot.press(*"Procs")
-        await until(pilot, lambda: any("Procs" in str(o.prompt)
-                                       for o in app.screen.query_one(CommandList).options), "the match")
+        await until(
+            pilot,
+            lambda: any("Procs" in str(o.prompt) for o in app.screen.query_one(CommandList).options),
+            "the match",
+        )
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "ProcessesScreen", "the processes view")
     client.request("kill", job=job_id, node="0")
 
 
 def _styled(content: Content, style: str) -> list[str]:
-    return [content.plain[s.start:s.end] for s in content.spans if style in str(s.style)]
+    return [content.plain[s.start : s.end] for s in content.spans if style in str(s.style)]
 
 
 def test_hot_gpus_and_power_over_the_limit_take_theme_colours() -> None:
     fleet = Fleet(clock=lambda: 1000.0)
-    fleet.apply_gpus("box", {"available": True, "gpus": [
-        {"index": 0, "name": "A100", "util": 90, "temp_c": 85, "power_w": 420, "power_limit_w": 400},
-        {"index": 1, "name": "A100", "util": 90, "temp_c": 84, "power_w": 400, "power_limit_w": 400},
-        {"index": 2, "name": "A100", "util": 90, "temp_c": None, "power_w": 100, "power_limit_w": None},
-    ]})
+    fleet.apply_gpus(
+        "box",
+        {
+            "available": True,
+            "gpus": [
+                {"index": 0, "name": "A100", "util": 90, "temp_c": 85, "power_w": 420, "power_limit_w": 400},
+                {"index": 1, "name": "A100", "util": 90, "temp_c": 84, "power_w": 400, "power_limit_w": 400},
+                {
+                    "index": 2,
+                    "name": "A100",
+                    "util": 90,
+                    "temp_c": None,
+                    "power_w": 100,
+                    "power_limit_w": None,
+                },
+            ],
+        },
+    )
     fleet.set_host_status("box", "connected")
     text = render_host(fleet.hosts["box"], fleet, 1000.0, 120)
     assert _styled(text, "$gpu-hot") == ["85°C"]  # 84 °C is not hot yet
@@ -192,7 +236,8 @@ LOSSES = "import json\nfor i, v in enumerate([2.0, 0.5, 0.0, -0.25, 0.05, 0.01],
 @pytest.mark.slow
 @sync
 async def test_L_draws_the_loss_on_a_log_scale_leaving_out_values_at_or_below_zero(
-        gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     job_id = launch(client, workdir, [sys.executable, "-c", LOSSES], name="logloss")["id"]
     wait_state(client, job_id, {"exited"})
     app = GpuDeckApp(store=None)

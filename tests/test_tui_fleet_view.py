@@ -47,8 +47,16 @@ def test_hot_is_from_the_threshold_up_and_power_over_is_past_the_limit() -> None
 def test_a_host_says_how_stale_its_data_is() -> None:
     now = [1000.0]
     fleet = Fleet(clock=lambda: now[0])
-    fleet.apply_gpus("box", {"available": False, "reason": "no NVIDIA GPU: driver not loaded", "gpus": [],
-                             "cpu": {"util": 12.0, "load": [0.5, 0.4, 0.3]}, "ram": {"total_mib": 8192, "used_mib": 2048}})
+    fleet.apply_gpus(
+        "box",
+        {
+            "available": False,
+            "reason": "no NVIDIA GPU: driver not loaded",
+            "gpus": [],
+            "cpu": {"util": 12.0, "load": [0.5, 0.4, 0.3]},
+            "ram": {"total_mib": 8192, "used_mib": 2048},
+        },
+    )
     fleet.set_host_status("box", "reconnecting", "no answer to gpus within 10 s")
     now[0] += 42
     text = render_host(fleet.hosts["box"], fleet, now[0], 100).plain
@@ -72,8 +80,14 @@ async def _fleet_with_gpus() -> tuple[str, str]:
 @pytest.mark.slow
 def test_fleet_view_shows_each_gpu(gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gpus = [
-        {"uuid": "GPU-aaaa", "util": 93, "mem_used": 61 * GIB, "temp": 71, "power_mw": 312_000,
-         "compute": [[os.getpid(), 60 * GIB]]},
+        {
+            "uuid": "GPU-aaaa",
+            "util": 93,
+            "mem_used": 61 * GIB,
+            "temp": 71,
+            "power_mw": 312_000,
+            "compute": [[os.getpid(), 60 * GIB]],
+        },
         {"uuid": "GPU-bbbb", "util": 3, "mem_used": 1 * GIB, "temp": 34},
     ]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FAKE_NVML), os.environ.get("PYTHONPATH", "")]))
@@ -81,7 +95,9 @@ def test_fleet_view_shows_each_gpu(gpudeck_home: Path, monkeypatch: pytest.Monke
     panel, summary = asyncio.run(_fleet_with_gpus())
     lines = panel.splitlines()
     gpu0 = next(line for line in lines if line.startswith("  0 "))
-    assert "A100" in gpu0 and " 93%" in gpu0 and "61.0/80.0G" in gpu0 and "71°C" in gpu0 and "312/400W" in gpu0
+    assert (
+        "A100" in gpu0 and " 93%" in gpu0 and "61.0/80.0G" in gpu0 and "71°C" in gpu0 and "312/400W" in gpu0
+    )
     gpu1 = next(line for line in lines if line.startswith("  1 "))
     assert "  3%" in gpu1 and "34°C" in gpu1
     assert f"{os.getpid()} " in panel and "60.0G" in panel  # the process on GPU 0, with its memory

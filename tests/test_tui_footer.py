@@ -19,8 +19,13 @@ from tui.widgets.footer import WATCHERS, DeckFooter
 
 
 class _Keys(Screen[None]):
-    BINDINGS = [Binding("a", "one", "One"), Binding("b", "two", "Two"), Binding("c", "three", "Three"),
-                Binding("d", "four", "Four"), Binding("e", "five", "Five")]
+    BINDINGS = [
+        Binding("a", "one", "One"),
+        Binding("b", "two", "Two"),
+        Binding("c", "three", "Three"),
+        Binding("d", "four", "Four"),
+        Binding("e", "five", "Five"),
+    ]
     two_on = True
     tab = "wide"  # "narrow": one and three hidden, as the deck hides another tab's keys
 
@@ -91,8 +96,11 @@ async def test_other_keys_are_written_into_the_keys_on_show_not_composed_again()
             screen.tab, screen.two_on = ("narrow" if i % 2 else "wide"), i % 4 < 2
             screen.refresh_bindings()
             await pilot.pause()
-            want = [("b Two", not screen.two_on)] if screen.tab == "narrow" else \
-                [("a One", False), ("b Two", not screen.two_on), ("c Three", False)]
+            want = (
+                [("b Two", not screen.two_on)]
+                if screen.tab == "narrow"
+                else [("a One", False), ("b Two", not screen.two_on), ("c Three", False)]
+            )
             await until(pilot, lambda w=want: _on_show(footer) == w, f"{want} shown")  # type: ignore[misc]
             assert list(footer.query(FooterKey)) == slots
 

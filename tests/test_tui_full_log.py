@@ -43,8 +43,9 @@ def row_text(log: VirtualLog, y: int) -> str:
 
 @pytest.mark.slow
 @sync
-async def test_a_200_mb_log_opens_at_its_end_and_finds_the_middle(gpudeck_home: Path, agent_dir: Path,
-                                                                 client: AgentClient, workdir: Path) -> None:
+async def test_a_200_mb_log_opens_at_its_end_and_finds_the_middle(
+    gpudeck_home: Path, agent_dir: Path, client: AgentClient, workdir: Path
+) -> None:
     job = launch(client, workdir, [sys.executable, "-c", "print('short')"], name="big")
     wait_state(client, job["id"], {"exited"})
     path = big_output(agent_dir, job["id"])
@@ -76,14 +77,18 @@ async def test_a_200_mb_log_opens_at_its_end_and_finds_the_middle(gpudeck_home: 
             await until(pilot, lambda: log.top == 0, "back up")
 
             await pilot.press("slash", *"NEEDLE", "enter")  # case-insensitive, found by the agent
-            await until(pilot, lambda: log.match is not None and log.match.line == NEEDLE_AT, "the match", timeout=60)
+            await until(
+                pilot, lambda: log.match is not None and log.match.line == NEEDLE_AT, "the match", timeout=60
+            )
             await until(pilot, lambda: log.text_of(NEEDLE_AT) is not None, "the matched line read")
             assert "the needle in the middle" in (log.text_of(NEEDLE_AT) or "")
             assert log.top <= NEEDLE_AT < log.top + log.size.height
             title = str(app.screen.query_one("#log-title").render())
             assert f"/NEEDLE: line {NEEDLE_AT + 1}" in title and "not following" in title
             await pilot.press("n")  # the only match: wrapping finds it again
-            await until(pilot, lambda: "searching" not in str(app.screen.query_one("#log-title").render()), "n")
+            await until(
+                pilot, lambda: "searching" not in str(app.screen.query_one("#log-title").render()), "n"
+            )
             assert log.match is not None and log.match.line == NEEDLE_AT
 
             await pilot.press("G")  # the end, following again
@@ -95,8 +100,11 @@ async def test_a_200_mb_log_opens_at_its_end_and_finds_the_middle(gpudeck_home: 
 @pytest.mark.slow
 @sync
 async def test_the_end_shows_before_the_index_and_output_is_never_markup(
-        gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    printed = "for i in range(500): print(f'row {i}')\nprint('[bold red]not markup[/] \\x1b[31mred\\x1b[0m \\x07')"
+    gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    printed = (
+        "for i in range(500): print(f'row {i}')\nprint('[bold red]not markup[/] \\x1b[31mred\\x1b[0m \\x07')"
+    )
     job = launch(client, workdir, [sys.executable, "-c", printed], name="small")
     wait_state(client, job["id"], {"exited"})
     release = threading.Event()
@@ -115,21 +123,28 @@ async def test_the_end_shows_before_the_index_and_output_is_never_markup(
             await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
             log = app.screen.query_one(VirtualLog)
             last = "[bold red]not markup[/] red \ufffd"  # as printed, colours dropped, the bell marked
-            await until(pilot, lambda: log.total and log.text_of(log.total - 1) == last, "the end, before the index")
+            await until(
+                pilot, lambda: log.total and log.text_of(log.total - 1) == last, "the end, before the index"
+            )
             assert not log.ready and "indexing" in str(app.screen.query_one("#log-title").render())
             await pilot.pause()
             assert row_text(log, log.size.height - 1) == f"· {last}".ljust(log.size.width)
             release.set()
             await until(pilot, lambda: log.ready and log.total == 501, "numbered")
-            await until(pilot, lambda: row_text(log, log.size.height - 1).startswith(f"501 {last}"), "the last row numbered")
+            await until(
+                pilot,
+                lambda: row_text(log, log.size.height - 1).startswith(f"501 {last}"),
+                "the last row numbered",
+            )
     finally:
         release.set()
 
 
 @pytest.mark.slow
 @sync
-async def test_the_full_log_of_a_running_job_follows_its_new_lines(gpudeck_home: Path, client: AgentClient,
-                                                                  workdir: Path) -> None:
+async def test_the_full_log_of_a_running_job_follows_its_new_lines(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     ticks = "import time\nfor i in range(100000):\n    print(f'tick {i}', flush=True)\n    time.sleep(0.05)\n"
     job = launch(client, workdir, [sys.executable, "-c", ticks], name="ticking")
     wait_state(client, job["id"], {"running"})
@@ -150,7 +165,9 @@ async def test_the_full_log_of_a_running_job_follows_its_new_lines(gpudeck_home:
         assert log.follow and log.top == max(0, log.total - log.size.height)
         assert "● following" in str(app.screen.query_one("#log-title").render())
         await pilot.press("k")  # reading back: the view stays where it is while lines come
-        await until(pilot, lambda: "○ not following" in str(app.screen.query_one("#log-title").render()), "paused")
+        await until(
+            pilot, lambda: "○ not following" in str(app.screen.query_one("#log-title").render()), "paused"
+        )
         top, total = log.top, log.total
         await until(pilot, lambda: log.total >= total + 20, "more lines indexed")
         assert log.top == top

@@ -26,7 +26,9 @@ def make_history(client: AgentClient, workdir: Path) -> dict[str, str]:
     started = []
     for i in range(15):
         kind = ("exited", "failed", "stopped")[i % 3]
-        tail = {"exited": "", "failed": "raise SystemExit(3)\n", "stopped": "import time\ntime.sleep(600)\n"}[kind]
+        tail = {"exited": "", "failed": "raise SystemExit(3)\n", "stopped": "import time\ntime.sleep(600)\n"}[
+            kind
+        ]
         job = launch(client, workdir, [sys.executable, "-c", POINTS + tail], name=f"old-{i}")
         started.append((job["id"], kind))
     for job_id, kind in started:
@@ -45,7 +47,8 @@ def read_whole(job: Any) -> bool:
 @pytest.mark.slow
 @sync
 async def test_a_home_of_ended_jobs_starts_quietly_with_real_states(
-        gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     want = make_history(client, workdir)
     shown: list[dict[str, str]] = []  # each draw of the jobs table: job id -> state cell
     real_show = JobsTable.show
@@ -60,9 +63,15 @@ async def test_a_home_of_ended_jobs_starts_quietly_with_real_states(
         await pilot.press("2")  # the jobs table is drawn only while its tab is shown
         # Each journal read whole (the cost tracker had every record), then the job kept as a summary:
         # no view shows it, so its series are dropped (issue 17: ended jobs cost no memory per point).
-        await until(pilot, lambda: set(app.fleet.jobs) == set(want) and all(
-            read_whole(j) and not j.has_history for j in app.fleet.jobs.values()),
-            "every journal replayed, every job a summary", timeout=60)
+        await until(
+            pilot,
+            lambda: (
+                set(app.fleet.jobs) == set(want)
+                and all(read_whole(j) and not j.has_history for j in app.fleet.jobs.values())
+            ),
+            "every journal replayed, every job a summary",
+            timeout=60,
+        )
         await pilot.pause()
         for draw in shown:
             assert {job_id: draw[job_id] for job_id in draw} == {job_id: want[job_id] for job_id in draw}
@@ -76,11 +85,29 @@ def test_an_ended_jobs_cost_waits_for_its_journal() -> None:
     """A part of a journal would show too small a cost: "…" until it is read, then the cost (here
     "—": no price)."""
     fleet = Fleet(clock=lambda: 0.0)
-    fleet.apply_jobs("local", [{"id": "20261201-000000-aaaaaa", "name": "old", "node": "0", "state": "exited",
-                                "exit_code": 0, "last_seq": 2}])
+    fleet.apply_jobs(
+        "local",
+        [
+            {
+                "id": "20261201-000000-aaaaaa",
+                "name": "old",
+                "node": "0",
+                "state": "exited",
+                "exit_code": 0,
+                "last_seq": 2,
+            }
+        ],
+    )
     job = fleet.jobs["20261201-000000-aaaaaa"]
     assert str(job_row(job, fleet, 0.0)[8]) == "…" and "reading" in str(cost_line(job, fleet))
-    fleet.apply_events("local", job.id, "0", [{"seq": 1, "t": 1.0, "kind": "state", "state": "running"},
-                                              {"seq": 2, "t": 2.0, "kind": "state", "state": "exited", "exit_code": 0}])
+    fleet.apply_events(
+        "local",
+        job.id,
+        "0",
+        [
+            {"seq": 1, "t": 1.0, "kind": "state", "state": "running"},
+            {"seq": 2, "t": 2.0, "kind": "state", "state": "exited", "exit_code": 0},
+        ],
+    )
     assert job.caught_up and job.state == "exited"
     assert str(job_row(job, fleet, 0.0)[8]) == "—" and "reading" not in str(cost_line(job, fleet))

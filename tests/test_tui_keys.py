@@ -14,11 +14,15 @@ async def test_keys_remap_bindings_and_unknown_ids_are_said(gpudeck_home: Path) 
     (gpudeck_home / "config.toml").write_text('[keys]\nnew_job = "ctrl+o"\nmake_tea = "x"\n')
     app = GpuDeckApp(hosts=["local"], store=None, settings=load(gpudeck_home / "config.toml"))
     async with app.run_test(size=(120, 40)) as pilot:
+
         def keys() -> dict[str | None, str]:
             return {active.binding.id: key for key, active in app.screen.active_bindings.items()}
 
         await until(pilot, lambda: keys().get("new_job") == "ctrl+o", "new_job on ctrl+o")
-        await until(pilot, lambda: any("[keys] make_tea: no such key binding" in str(n.message)
-                                       for n in app._notifications), "the warning for make_tea")
+        await until(
+            pilot,
+            lambda: any("[keys] make_tea: no such key binding" in str(n.message) for n in app._notifications),
+            "the warning for make_tea",
+        )
         await pilot.press("ctrl+o")
         await until(pilot, lambda: type(app.screen).__name__ == "LaunchScreen", "the launch form")

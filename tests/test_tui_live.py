@@ -22,8 +22,10 @@ from tui.remote.backoff import Backoff
 def test_inbox_wakes_once_per_burst_and_keeps_order() -> None:
     wakes = []
     inbox = Inbox(lambda: wakes.append(1))
-    threads = [threading.Thread(target=lambda n=n: [inbox.put(Update("gpus", f"h{n}", i)) for i in range(500)])
-               for n in range(4)]
+    threads = [
+        threading.Thread(target=lambda n=n: [inbox.put(Update("gpus", f"h{n}", i)) for i in range(500)])
+        for n in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -57,8 +59,14 @@ def test_log_decoder_holds_partial_lines_and_collapses_carriage_returns() -> Non
 def test_the_form_and_the_cli_make_the_same_spec(workdir, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("MY_TOKEN", "s3cret")
-    opts = form_options("local", "python train.py --lr '3e-4'", name="", workdir="", env='A=1 B="x y" MY_TOKEN',
-                        setup="source .venv/bin/activate\n\n  conda activate x\n")
+    opts = form_options(
+        "local",
+        "python train.py --lr '3e-4'",
+        name="",
+        workdir="",
+        env='A=1 B="x y" MY_TOKEN',
+        setup="source .venv/bin/activate\n\n  conda activate x\n",
+    )
     spec = build_spec(None, opts, "20261129-120000-abcdef")
     assert spec.argv == ("python", "train.py", "--lr", "3e-4")
     assert spec.env == {"A": "1", "B": "x y", "MY_TOKEN": "s3cret"}
@@ -67,21 +75,41 @@ def test_the_form_and_the_cli_make_the_same_spec(workdir, monkeypatch: pytest.Mo
     # The same fields through `gpudeck run`'s own parser give the same options, hence the same spec.
     parser = argparse.ArgumentParser()
     run_cmd.add_parser(parser.add_subparsers(dest="verb"))
-    args = parser.parse_args(["run", "--env", "A=1", "--env", "B=x y", "--env", "MY_TOKEN",
-                              "--setup", "source .venv/bin/activate", "--setup", "  conda activate x", "--",
-                              "python", "train.py", "--lr", "3e-4"])
+    args = parser.parse_args(
+        [
+            "run",
+            "--env",
+            "A=1",
+            "--env",
+            "B=x y",
+            "--env",
+            "MY_TOKEN",
+            "--setup",
+            "source .venv/bin/activate",
+            "--setup",
+            "  conda activate x",
+            "--",
+            "python",
+            "train.py",
+            "--lr",
+            "3e-4",
+        ]
+    )
     assert run_cmd.options(args) == opts
     cli = build_spec(None, run_cmd.options(args), "20261129-120000-abcdef")
     assert cli.replace(created_at=None) == spec.replace(created_at=None)
 
 
-@pytest.mark.parametrize(("command", "env", "name", "problem"), [
-    ("", "", "", "command: enter"),
-    ("python 'unclosed", "", "", "command:"),
-    ("python x.py", "1BAD=2", "", "not a variable name"),
-    ("python x.py", "", "bad name!", "--name"),
-    ("python x.py", "A=1=2 ==", "", "not a variable name"),
-])
+@pytest.mark.parametrize(
+    ("command", "env", "name", "problem"),
+    [
+        ("", "", "", "command: enter"),
+        ("python 'unclosed", "", "", "command:"),
+        ("python x.py", "1BAD=2", "", "not a variable name"),
+        ("python x.py", "", "bad name!", "--name"),
+        ("python x.py", "A=1=2 ==", "", "not a variable name"),
+    ],
+)
 def test_form_refuses_with_one_line(command: str, env: str, name: str, problem: str) -> None:
     with pytest.raises(GpudeckError) as err:
         form_options("local", command, name=name, env=env)
@@ -94,8 +122,10 @@ def test_preview_name_follows_the_command() -> None:
 
 
 def test_live_bridge_and_config_import_no_textual() -> None:
-    code = ("import sys, tui.actions, tui.live.link, tui.live.inbox, tui.remote.backoff, tui.live.logtext, "
-            "tui.live.costs, tui.settings, tui.config; print('textual' in sys.modules)")
+    code = (
+        "import sys, tui.actions, tui.live.link, tui.live.inbox, tui.remote.backoff, tui.live.logtext, "
+        "tui.live.costs, tui.settings, tui.config; print('textual' in sys.modules)"
+    )
     repo = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == 0, out.stderr

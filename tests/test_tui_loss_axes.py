@@ -27,7 +27,10 @@ def test_ema_is_debiased_and_skips_non_finite_points() -> None:
 def test_steps_map_to_seconds_and_back_through_the_record() -> None:
     record = [(0.0, 100.0), (10.0, 120.0), (20.0, 130.0), (5.0, 200.0)]  # the last: a step back, dropped
     assert steps_to_seconds([(5.0, 1.0), (15.0, 2.0), (40.0, 3.0)], record, t0=100.0) == [
-        (10.0, 1.0), (25.0, 2.0), (30.0, 3.0)]  # linear between records, held beyond the last
+        (10.0, 1.0),
+        (25.0, 2.0),
+        (30.0, 3.0),
+    ]  # linear between records, held beyond the last
     assert seconds_to_steps([(110.0, 1.0), (125.0, 2.0)], record) == [(5.0, 1.0), (15.0, 2.0)]
     assert steps_to_seconds([(1.0, 1.0)], [], t0=0.0) is None and seconds_to_steps([(1.0, 1.0)], []) is None
 
@@ -37,15 +40,19 @@ def _drawn(chart: LossChart) -> str:
     return getattr(rendered, "plain", str(rendered))
 
 
-LOSSES = ("import json, time\n"
-          "for i in range(1, 41):\n"
-          "    print(json.dumps({'step': i * 10, 'loss': 4.0 / i + (0.5 if i % 2 else 0.0)}), flush=True)\n"
-          "    time.sleep(0.02)\n")
+LOSSES = (
+    "import json, time\n"
+    "for i in range(1, 41):\n"
+    "    print(json.dumps({'step': i * 10, 'loss': 4.0 / i + (0.5 if i % 2 else 0.0)}), flush=True)\n"
+    "    time.sleep(0.02)\n"
+)
 
 
 @pytest.mark.slow
 @sync
-async def test_e_smooths_and_x_switches_the_loss_axis(gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:
+async def test_e_smooths_and_x_switches_the_loss_axis(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     job_id = launch(client, workdir, [sys.executable, "-c", LOSSES], name="axes")["id"]
     wait_state(client, job_id, {"exited"})
     app = GpuDeckApp(store=None)
@@ -63,7 +70,11 @@ async def test_e_smooths_and_x_switches_the_loss_axis(gpudeck_home: Path, client
         await pilot.press("e")
         await until(pilot, lambda: "EMA 0.8" in _drawn(chart), "smoothed")
         await pilot.press("x")
-        await until(pilot, lambda: "seconds" in _drawn(chart) and "per second" in _drawn(chart), "the time axis")
+        await until(
+            pilot, lambda: "seconds" in _drawn(chart) and "per second" in _drawn(chart), "the time axis"
+        )
         assert len(job.step_time) == 40  # every step kept with its time, replayed history included
         await pilot.press("x", "e")
-        await until(pilot, lambda: "seconds" not in _drawn(chart) and "EMA" not in _drawn(chart), "back to steps, raw")
+        await until(
+            pilot, lambda: "seconds" not in _drawn(chart) and "EMA" not in _drawn(chart), "back to steps, raw"
+        )

@@ -48,8 +48,21 @@ def footer_keys(app: GpuDeckApp, width: int) -> set[str]:
 
 
 def test_new_keys_have_ids_users_can_remap() -> None:
-    assert {"filter_jobs", "sort_jobs", "clear_filter", "vim_down", "vim_up", "vim_top", "vim_bottom",
-            "log_search", "search_next", "search_prev", "open_job", "job_procs", "procs_close"} <= binding_ids()
+    assert {
+        "filter_jobs",
+        "sort_jobs",
+        "clear_filter",
+        "vim_down",
+        "vim_up",
+        "vim_top",
+        "vim_bottom",
+        "log_search",
+        "search_next",
+        "search_prev",
+        "open_job",
+        "job_procs",
+        "procs_close",
+    } <= binding_ids()
 
 
 def test_every_binding_id_is_documented() -> None:
@@ -62,11 +75,11 @@ def test_the_jobs_tables_sort_order_leaves_datatable_sort_alone() -> None:
     assert JobsTable.sort is DataTable.sort
 
 
-
 @pytest.mark.slow
 @sync
-async def test_filter_sort_and_vim_keys_in_the_jobs_table(gpudeck_home: Path, client: AgentClient,
-                                                          workdir: Path) -> None:
+async def test_filter_sort_and_vim_keys_in_the_jobs_table(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     quick_jobs(client, workdir, ["bravo", "alpha", "charlie"])
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -75,7 +88,9 @@ async def test_filter_sort_and_vim_keys_in_the_jobs_table(gpudeck_home: Path, cl
         by_id = {j.id: j.name for j in app.fleet.jobs.values()}
 
         await pilot.press("o")  # default → name
-        await until(pilot, lambda: [by_id[i] for i in table.shown_ids] == ["alpha", "bravo", "charlie"], "by name")
+        await until(
+            pilot, lambda: [by_id[i] for i in table.shown_ids] == ["alpha", "bravo", "charlie"], "by name"
+        )
         await pilot.press("G")
         assert table.cursor_row == 2
         await pilot.press("k")
@@ -99,7 +114,9 @@ async def test_filter_sort_and_vim_keys_in_the_jobs_table(gpudeck_home: Path, cl
 
 @pytest.mark.slow
 @sync
-async def test_full_log_search_and_follow_title(gpudeck_home: Path, client: AgentClient, workdir: Path) -> None:
+async def test_full_log_search_and_follow_title(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     quick_jobs(client, workdir, ["haystack"])
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -108,7 +125,9 @@ async def test_full_log_search_and_follow_title(gpudeck_home: Path, client: Agen
         await until(pilot, lambda: isinstance(app.screen, LogScreen), "the full log")
         screen = app.screen
         log = screen.query_one(VirtualLog)
-        await until(pilot, lambda: log.total == 300 and log.text_of(299) == "line 299", "the output, to its last line")
+        await until(
+            pilot, lambda: log.total == 300 and log.text_of(299) == "line 299", "the output, to its last line"
+        )
 
         def title() -> str:
             return str(screen.query_one("#log-title").render())
@@ -144,8 +163,9 @@ async def test_full_log_search_and_follow_title(gpudeck_home: Path, client: Agen
 
 @pytest.mark.slow
 @sync
-async def test_a_missing_local_workdir_is_refused_in_the_form(gpudeck_home: Path, script: str,
-                                                              workdir: Path) -> None:
+async def test_a_missing_local_workdir_is_refused_in_the_form(
+    gpudeck_home: Path, script: str, workdir: Path
+) -> None:
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.fleet.hosts.get("local") and app.fleet.hosts["local"].up, "local up")
@@ -162,5 +182,8 @@ async def test_a_missing_local_workdir_is_refused_in_the_form(gpudeck_home: Path
         assert not app.fleet.jobs
         form.query_one("#workdir").value = str(workdir)
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: any(j.name == "wd-check" and j.active for j in app.fleet.jobs.values()),
-                    "launched once the workdir exists")
+        await until(
+            pilot,
+            lambda: any(j.name == "wd-check" and j.active for j in app.fleet.jobs.values()),
+            "launched once the workdir exists",
+        )

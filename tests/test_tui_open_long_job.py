@@ -22,7 +22,8 @@ POINTS = 30_000
 @pytest.mark.slow
 @sync
 async def test_the_chart_draws_the_downsampled_series_before_the_journal_arrives(
-        gpudeck_home: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gpudeck_home: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_ended_job(agent_dir, JOB, "long", POINTS, spike_at=20_000)
     (gpudeck_home / "config.toml").write_text("[ui]\nkept_ended_jobs = 0\n")
     release = threading.Event()
@@ -47,23 +48,37 @@ async def test_the_chart_draws_the_downsampled_series_before_the_journal_arrives
     app = GpuDeckApp(store=None)
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            await until(pilot, lambda: JOB in app.fleet.jobs and app.fleet.jobs[JOB].nodes["0"].remote_last_seq,
-                        "the job listed")
+            await until(
+                pilot,
+                lambda: JOB in app.fleet.jobs and app.fleet.jobs[JOB].nodes["0"].remote_last_seq,
+                "the job listed",
+            )
             await open_a_job(pilot, app)
             job = app.fleet.jobs[JOB]
-            await until(pilot, lambda: drawn and drawn[-1][1] >= 0.95 * POINTS, "the whole run on the chart", timeout=30)
+            await until(
+                pilot,
+                lambda: drawn and drawn[-1][1] >= 0.95 * POINTS,
+                "the whole run on the chart",
+                timeout=30,
+            )
             assert job.nodes["0"].last_seq == 0  # not one journal record applied yet: the agent's series
             n, _, top = drawn[-1]
             assert n <= 2 * 160 + 16 and top == 50.0  # downsampled to the chart, the spike kept
             release.set()
             await until(pilot, lambda: job.caught_up, "the journal read in the background", timeout=60)
-            assert tails == [0] and job.series["loss"].max == 50.0 and job.last["loss"] == pytest.approx(1 / POINTS, abs=1e-6)
+            assert (
+                tails == [0]
+                and job.series["loss"].max == 50.0
+                and job.last["loss"] == pytest.approx(1 / POINTS, abs=1e-6)
+            )
             await pilot.press("escape")  # kept_ended_jobs = 0: back to a summary at once
             await until(pilot, lambda: not job.has_history, "the series dropped")
             assert job.state == "exited" and job.last["loss"] == pytest.approx(1 / POINTS, abs=1e-6)
             drawn.clear()
             await open_a_job(pilot, app)  # opened again: the agent's series again, no journal replayed
-            await until(pilot, lambda: drawn and drawn[-1][1] >= 0.95 * POINTS and drawn[-1][2] == 50.0, "drawn again")
+            await until(
+                pilot, lambda: drawn and drawn[-1][1] >= 0.95 * POINTS and drawn[-1][2] == 50.0, "drawn again"
+            )
             assert tails == [0]
     finally:
         release.set()  # a failing test must not leave the held tail waiting

@@ -30,7 +30,14 @@ COUNTED = "import time\nfor i in range({n}):\n    print(f'row {{i}}', flush=True
 
 
 def push(offset: int, data: bytes, **more: Any) -> dict[str, Any]:
-    return {"push": "output", "job": "j", "node": "0", "offset": offset, "data": base64.b64encode(data).decode(), **more}
+    return {
+        "push": "output",
+        "job": "j",
+        "node": "0",
+        "offset": offset,
+        "data": base64.b64encode(data).decode(),
+        **more,
+    }
 
 
 def test_a_stream_takes_each_byte_once_whatever_the_pushes_repeat() -> None:
@@ -54,8 +61,9 @@ def test_a_stream_that_starts_mid_file_drops_the_partial_first_line() -> None:
 
 
 @pytest.mark.slow
-def test_the_link_follows_again_from_the_next_byte_after_cuts(agent_dir: Path, client: AgentClient,
-                                                            workdir: Path) -> None:
+def test_the_link_follows_again_from_the_next_byte_after_cuts(
+    agent_dir: Path, client: AgentClient, workdir: Path
+) -> None:
     n = 400
     job = launch(client, workdir, [sys.executable, "-c", COUNTED.format(n=n, pause=0.005)])
     transports: list[LocalTransport] = []
@@ -91,8 +99,9 @@ def test_the_link_follows_again_from_the_next_byte_after_cuts(agent_dir: Path, c
 
 @pytest.mark.slow
 @sync
-async def test_the_job_view_tail_is_pushed_not_polled(gpudeck_home: Path, client: AgentClient, workdir: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_job_view_tail_is_pushed_not_polled(
+    gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ops: Counter[str] = Counter()
     request = AgentClient.request
 
@@ -117,7 +126,9 @@ async def test_the_job_view_tail_is_pushed_not_polled(gpudeck_home: Path, client
         link = app.connections.links["local"]
         agent = link._client.transport.proc  # type: ignore[union-attr]
         agent.kill()  # the connection breaks; the service reconnects and the stream follows again
-        await until(pilot, lambda: link.connected and link._client.transport.proc is not agent, "reconnected", 60)
+        await until(
+            pilot, lambda: link.connected and link._client.transport.proc is not agent, "reconnected", 60
+        )
         now = int(tail.lines[-1].split()[-1])
         await until(pilot, lambda: int(tail.lines[-1].split()[-1]) >= now + 10, "lines after the reconnect")
         rows = [int(line.split()[-1]) for line in tail.lines if line.startswith("row ")]

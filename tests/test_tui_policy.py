@@ -19,12 +19,16 @@ from tui.screens.job import JobScreen
 from tui.widgets.jobs_table import JobsTable
 from tui.widgets.summary import FleetSummaryBar
 
-ALWAYS_THREE = ('[[rule]]\nname = "all-day"\nkind = "schedule"\njobs = "tui-*"\nbetween = "00:00-23:59"\n'
-                'nodes = 3\notherwise = 3\n')
+ALWAYS_THREE = (
+    '[[rule]]\nname = "all-day"\nkind = "schedule"\njobs = "tui-*"\nbetween = "00:00-23:59"\n'
+    "nodes = 3\notherwise = 3\n"
+)
 
 
 def cli(*args: str, cwd: Path) -> str:
-    out = subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "tui", *args], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -32,8 +36,25 @@ def cli(*args: str, cwd: Path) -> str:
 def two_node_job(name: str, workdir: Path) -> str:
     (workdir / "ck").mkdir(exist_ok=True)
     script = 'echo "rank=$GPUDECK_NODE_RANK of=$GPUDECK_NNODES"; exec sleep 300'
-    return cli("run", "--name", name, "--grace", "5", "--nodes", "2", "--launcher", "none", "--",
-               "bash", "-c", script, "x", "--checkpoint-dir", "ck", cwd=workdir).strip()
+    return cli(
+        "run",
+        "--name",
+        name,
+        "--grace",
+        "5",
+        "--nodes",
+        "2",
+        "--launcher",
+        "none",
+        "--",
+        "bash",
+        "-c",
+        script,
+        "x",
+        "--checkpoint-dir",
+        "ck",
+        cwd=workdir,
+    ).strip()
 
 
 def header(app: GpuDeckApp) -> str:
@@ -43,8 +64,9 @@ def header(app: GpuDeckApp) -> str:
 
 @pytest.mark.slow
 @sync
-async def test_a_proposal_shows_in_the_header_and_on_the_job_and_y_accepts_it(gpudeck_home: Path,
-                                                                               workdir: Path) -> None:
+async def test_a_proposal_shows_in_the_header_and_on_the_job_and_y_accepts_it(
+    gpudeck_home: Path, workdir: Path
+) -> None:
     (gpudeck_home / "policies.toml").write_text(ALWAYS_THREE)
     job_id = two_node_job("tui-grow", workdir)
     app = GpuDeckApp(store=None)
@@ -59,11 +81,20 @@ async def test_a_proposal_shows_in_the_header_and_on_the_job_and_y_accepts_it(gp
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
         line = app.screen.query_one("#proposal")
-        await until(pilot, lambda: line.display and "all-day" in str(line.render()), "the proposal on the job")
+        await until(
+            pilot, lambda: line.display and "all-day" in str(line.render()), "the proposal on the job"
+        )
         assert "2 → 3 nodes" in str(line.render()) and app.screen.check_action("accept_proposal", ())
         await pilot.press("y")
-        await until(pilot, lambda: any(j.id != job_id and j.name == "tui-grow" and j.active and len(j.nodes) == 3
-                                       for j in app.fleet.jobs.values()), "the 3-node job", timeout=60)
+        await until(
+            pilot,
+            lambda: any(
+                j.id != job_id and j.name == "tui-grow" and j.active and len(j.nodes) == 3
+                for j in app.fleet.jobs.values()
+            ),
+            "the 3-node job",
+            timeout=60,
+        )
     new = next(j for j in app.fleet.jobs.values() if j.id != job_id and j.name == "tui-grow")
     obj = json.loads(cli("inspect", "--json", new.id, cwd=workdir))
     assert obj["resized_from"] == {"job": job_id, "nodes": 2}
@@ -85,8 +116,11 @@ async def test_d_dismisses_a_proposal_and_it_stays_dismissed(gpudeck_home: Path,
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: job_id in app.fleet.proposals, "the rule's proposal", timeout=30)
         app.push_screen(JobScreen(app.fleet, app.connections, app.job_control, job_id))
-        await until(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.check_action("dismiss_proposal", ()),
-                    "the dismiss key")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, JobScreen) and app.screen.check_action("dismiss_proposal", ()),
+            "the dismiss key",
+        )
         await pilot.press("d")
         await until(pilot, lambda: job_id not in app.fleet.proposals, "the proposal gone")
         passes = [0]  # the engine keeps running: wait for two more passes
@@ -109,10 +143,17 @@ async def test_d_dismisses_a_proposal_and_it_stays_dismissed(gpudeck_home: Path,
 
 @pytest.mark.slow  # the app starting: ~1 s
 @sync
-async def test_a_bad_policies_file_is_one_warning_and_the_tui_starts_without_rules(gpudeck_home: Path) -> None:
+async def test_a_bad_policies_file_is_one_warning_and_the_tui_starts_without_rules(
+    gpudeck_home: Path,
+) -> None:
     (gpudeck_home / "policies.toml").write_text(ALWAYS_THREE.replace("nodes = 3\n", "nodes = 0\n"))
     app = GpuDeckApp(store=None, hosts=[])
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: any("policies.toml:6: rule 'all-day': nodes" in str(n.message)
-                                       for n in app._notifications), "the warning")
+        await until(
+            pilot,
+            lambda: any(
+                "policies.toml:6: rule 'all-day': nodes" in str(n.message) for n in app._notifications
+            ),
+            "the warning",
+        )
         assert app.proposals.policies.rules == ()

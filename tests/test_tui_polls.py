@@ -81,7 +81,8 @@ def test_the_inbox_never_drops_a_poll_outcome_when_full(monkeypatch: pytest.Monk
 
 @sync
 async def test_a_replayed_fleet_is_polled_without_a_worker_per_poll(
-        gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(feed, "GPU_PERIOD", 0.05)
     monkeypatch.setattr(feed, "JOBS_PERIOD", 0.05)
     recording = Recording.load(RECORDING)
@@ -101,8 +102,11 @@ async def test_a_replayed_fleet_is_polled_without_a_worker_per_poll(
 
     app.connections.in_thread = counted  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: transports and all(t.exhausted("gpus") and t.exhausted("jobs")
-                                                      for t in transports), "every recorded poll answered")
+        await until(
+            pilot,
+            lambda: transports and all(t.exhausted("gpus") and t.exhausted("jobs") for t in transports),
+            "every recorded poll answered",
+        )
         host = app.fleet.hosts[recording.hosts[0]]
         await until(pilot, lambda: host.gpus or host.cpu is not None, "the polls' answers in the fleet")
     assert groups and not [g for g in groups if g.split(":")[0] in ("gpus", "jobs")], groups

@@ -24,14 +24,18 @@ from tui.screens.procs import ProcessesScreen
 
 FAKE_DIR = Path(__file__).resolve().parent / "fakes" / "nvml"
 MIB = 1024 * 1024
-TREE = ("import subprocess, sys\n"
-        "subprocess.Popen([sys.executable, '-c', 'b = bytearray(64 << 20)\\nwhile True: b[0] = 1']).wait()")
+TREE = (
+    "import subprocess, sys\n"
+    "subprocess.Popen([sys.executable, '-c', 'b = bytearray(64 << 20)\\nwhile True: b[0] = 1']).wait()"
+)
 COLUMNS = ["host", "node", "PID", "role", "CPU %", "RSS", "GPU", "GPU mem", "command"]
 
 
 def rows(app: GpuDeckApp) -> list[dict[str, str]]:
     table = app.screen.query_one("#procs", DataTable)
-    return [dict(zip(COLUMNS, (str(c) for c in table.get_row_at(i)), strict=True)) for i in range(table.row_count)]
+    return [
+        dict(zip(COLUMNS, (str(c) for c in table.get_row_at(i)), strict=True)) for i in range(table.row_count)
+    ]
 
 
 def spinning_child(app: GpuDeckApp) -> dict[str, str] | None:
@@ -43,13 +47,16 @@ def spinning_child(app: GpuDeckApp) -> dict[str, str] | None:
 
 @pytest.mark.slow
 @sync
-async def test_p_shows_the_tree_with_cpu_and_rss_and_K_kills_from_there(gpudeck_home: Path, client: AgentClient,
-                                                                        workdir: Path) -> None:
+async def test_p_shows_the_tree_with_cpu_and_rss_and_K_kills_from_there(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
     job = launch(client, workdir, [sys.executable, "-c", TREE], name="tree")
     running = wait_state(client, job["id"], {"running"})
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(140, 30)) as pilot:
-        await until(pilot, lambda: job["id"] in app.fleet.jobs and app.fleet.jobs[job["id"]].active, "the job")
+        await until(
+            pilot, lambda: job["id"] in app.fleet.jobs and app.fleet.jobs[job["id"]].active, "the job"
+        )
         await select_a_job(pilot, app)
         await pilot.press("p")
         await until(pilot, lambda: spinning_child(app), "the spinning child, measured")
@@ -61,10 +68,14 @@ async def test_p_shows_the_tree_with_cpu_and_rss_and_K_kills_from_there(gpudeck_
         assert "not available" not in app.export_screenshot().replace("&#160;", " ")
 
         await pilot.press("K")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the kill question")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the kill question"
+        )
         await pilot.press("y")
         await until(pilot, lambda: app.fleet.jobs[job["id"]].state == "killed", "killed")
-        await until(pilot, lambda: isinstance(app.screen, ProcessesScreen) and not rows(app), "no process left")
+        await until(
+            pilot, lambda: isinstance(app.screen, ProcessesScreen) and not rows(app), "no process left"
+        )
         assert app.screen.check_action("kill_job", ()) is None  # nothing left to kill: the key is off
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, DeckScreen), "closed")
@@ -72,12 +83,15 @@ async def test_p_shows_the_tree_with_cpu_and_rss_and_K_kills_from_there(gpudeck_
 
 @pytest.mark.slow
 @sync
-async def test_p_on_the_fleet_picks_a_gpu_and_shows_its_processes(gpudeck_home: Path, client: AgentClient,
-                                                                  workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_p_on_the_fleet_picks_a_gpu_and_shows_its_processes(
+    gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     job = launch(client, workdir, [sys.executable, "-c", "import time; time.sleep(60)"], name="on-gpu")
     pid = wait_state(client, job["id"], {"running"})["pid"]
-    gpus = [{"uuid": "GPU-0", "name": "NVIDIA H100 80GB HBM3", "util": 97, "compute": [[pid, 1234 * MIB]]},
-            {"uuid": "GPU-1", "name": "NVIDIA H100 80GB HBM3"}]
+    gpus = [
+        {"uuid": "GPU-0", "name": "NVIDIA H100 80GB HBM3", "util": 97, "compute": [[pid, 1234 * MIB]]},
+        {"uuid": "GPU-1", "name": "NVIDIA H100 80GB HBM3"},
+    ]
     monkeypatch.setenv("PYNVML_FAKE", json.dumps(gpus))  # the app's own agent starts with these GPUs
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FAKE_DIR), os.environ.get("PYTHONPATH", "")]))
     app = GpuDeckApp(store=None)

@@ -27,10 +27,23 @@ NOW = 1_795_000_000.0
 
 
 def _gpus(util: int, n: int = 8, uuid: str = "GPU-{h}-{g}", host: str = "h") -> dict[str, Any]:
-    return {"available": True, "gpus": [{"index": g, "uuid": uuid.format(h=host, g=g), "name": "NVIDIA H100",
-                                         "util": util, "mem_used_mib": 1000, "mem_total_mib": 81920,
-                                         "temp_c": 40, "power_w": 100.0, "power_limit_w": 700.0}
-                                        for g in range(n)]}
+    return {
+        "available": True,
+        "gpus": [
+            {
+                "index": g,
+                "uuid": uuid.format(h=host, g=g),
+                "name": "NVIDIA H100",
+                "util": util,
+                "mem_used_mib": 1000,
+                "mem_total_mib": 81920,
+                "temp_c": 40,
+                "power_w": 100.0,
+                "power_limit_w": 700.0,
+            }
+            for g in range(n)
+        ],
+    }
 
 
 def _fleet(hosts: int, now: float = NOW) -> Fleet:
@@ -53,28 +66,53 @@ class _Views(App[None]):
 
 def _job(jid: str, state: str, name: str) -> dict[str, Any]:
     ended = state != "running"
-    return {"id": jid, "node": "0", "state": state, "name": name, "started_at": NOW - 100,
-            "ended_at": NOW - 10 if ended else None, "exit_code": 0 if ended else None,
-            "last": {"step": 10, "loss": 0.5}, "last_seq": 0}
+    return {
+        "id": jid,
+        "node": "0",
+        "state": state,
+        "name": name,
+        "started_at": NOW - 100,
+        "ended_at": NOW - 10 if ended else None,
+        "exit_code": 0 if ended else None,
+        "last": {"step": 10, "loss": 0.5},
+        "last_seq": 0,
+    }
 
 
 # -- the model ----------------------------------------------------------------------------------
 
+
 def test_gpu_to_job_index_follows_jobs_starting_ending_and_moving() -> None:
     fleet = Fleet(clock=lambda: NOW)
     gpu = {"uuid": "GPU-1", "index": 0, "util": 90}
-    fleet.apply_events("a", "job-1", "0", [{"seq": 1, "t": NOW, "kind": "state", "state": "running"},
-                                           {"seq": 2, "t": NOW, "kind": "gpu", "gpus": [gpu]}])
+    fleet.apply_events(
+        "a",
+        "job-1",
+        "0",
+        [
+            {"seq": 1, "t": NOW, "kind": "state", "state": "running"},
+            {"seq": 2, "t": NOW, "kind": "gpu", "gpus": [gpu]},
+        ],
+    )
     first = fleet.jobs["job-1"]
     assert fleet.job_for_gpu("a", "GPU-1") is first and fleet.job_for_gpu("b", "GPU-1") is None
     # the GPU shows up on another host (a reinstalled box keeps its uuid): the index follows
     fleet.apply_events("b", "job-1", "0", [{"seq": 3, "t": NOW, "kind": "gpu", "gpus": [gpu]}])
     assert fleet.job_for_gpu("b", "GPU-1") is first and fleet.job_for_gpu("a", "GPU-1") is None
     # it ends: nobody's GPU any more; the next job on it takes it
-    fleet.apply_events("b", "job-1", "0", [{"seq": 4, "t": NOW, "kind": "state", "state": "exited", "exit_code": 0}])
+    fleet.apply_events(
+        "b", "job-1", "0", [{"seq": 4, "t": NOW, "kind": "state", "state": "exited", "exit_code": 0}]
+    )
     assert fleet.job_for_gpu("b", "GPU-1") is None
-    fleet.apply_events("b", "job-2", "0", [{"seq": 1, "t": NOW, "kind": "state", "state": "running"},
-                                           {"seq": 2, "t": NOW, "kind": "gpu", "gpus": [gpu]}])
+    fleet.apply_events(
+        "b",
+        "job-2",
+        "0",
+        [
+            {"seq": 1, "t": NOW, "kind": "state", "state": "running"},
+            {"seq": 2, "t": NOW, "kind": "gpu", "gpus": [gpu]},
+        ],
+    )
     assert fleet.job_for_gpu("b", "GPU-1") is fleet.jobs["job-2"]
     # a poll's job object that ends it ends its claim too
     fleet.apply_jobs("b", [{**_job("job-2", "stopped", "two"), "last_seq": 3}])
@@ -97,6 +135,7 @@ def test_versions_move_with_what_a_job_or_host_shows_and_only_then() -> None:
 
 
 # -- the fleet view ---------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @sync
@@ -139,11 +178,14 @@ async def test_host_panels_redraw_only_on_change_and_only_in_sight() -> None:
 
 # -- the jobs table ----------------------------------------------------------------------------------
 
+
 @sync
 async def test_ended_rows_are_not_recomputed_until_their_job_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     fleet = _fleet(1)
-    fleet.apply_jobs("h00", [_job(f"e{i:03d}", "exited", f"old-{i}") for i in range(50)]
-                     + [_job("r000", "running", "live")])
+    fleet.apply_jobs(
+        "h00",
+        [_job(f"e{i:03d}", "exited", f"old-{i}") for i in range(50)] + [_job("r000", "running", "live")],
+    )
     table = JobsTable()
     app = _Views(table)
     built = record_calls(monkeypatch, jobs_table, "job_row", lambda job, *args: job.id)
@@ -151,7 +193,9 @@ async def test_ended_rows_are_not_recomputed_until_their_job_changes(monkeypatch
         table.show(fleet, NOW)
         await pilot.pause()
         # every row once (a resize's redraw may recompute the live row again: its runtime ticks)
-        assert table.row_count == 51 and len(set(built)) == 51 and len(built) - built.count("r000") == 50, built
+        assert table.row_count == 51 and len(set(built)) == 51 and len(built) - built.count("r000") == 50, (
+            built
+        )
         built.clear()
         table.show(fleet, NOW + 1)
         assert built == ["r000"]  # only the live job: its runtime ticks
@@ -169,7 +213,9 @@ async def test_a_cell_whose_colour_changes_with_the_same_text_is_redrawn() -> No
     table = JobsTable()
     app = _Views(table)
     async with app.run_test(size=(200, 10)) as pilot:
-        fleet.costs = CostBoard(jobs={"e000": JobCostShown(accrued=12.0, budget=20.0, budget_status="warning")})
+        fleet.costs = CostBoard(
+            jobs={"e000": JobCostShown(accrued=12.0, budget=20.0, budget_status="warning")}
+        )
         table.show(fleet, NOW)
         await pilot.pause()
         fleet.costs = CostBoard(jobs={"e000": JobCostShown(accrued=12.0, budget=10.0, budget_status="over")})
@@ -188,8 +234,17 @@ async def test_a_cell_changed_and_changed_back_shows_the_value_it_came_back_to()
     app = _Views(table)
     async with app.run_test(size=(200, 10)) as pilot:
         for t, loss, name in ((0, 0.5, "old"), (1, 0.75, "renamed"), (2, 0.5, "old"), (3, 0.5, "old")):
-            fleet.apply_jobs("h00", [{**_job("r000", "running", "live"), "last": {"step": 10 + t, "loss": loss}, "last_seq": t + 1},
-                                     _job("e000", "exited", name)])
+            fleet.apply_jobs(
+                "h00",
+                [
+                    {
+                        **_job("r000", "running", "live"),
+                        "last": {"step": 10 + t, "loss": loss},
+                        "last_seq": t + 1,
+                    },
+                    _job("e000", "exited", name),
+                ],
+            )
             table.show(fleet, NOW + t)
             await pilot.pause()
             assert str(table.get_cell("r000", "loss")) == jobs_table.number(loss)
@@ -205,10 +260,12 @@ def test_sorting_by_cost_puts_the_dearest_first_and_the_unknown_last() -> None:
 
 # -- the deck ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 @sync
 async def test_deck_draws_the_tab_in_sight_and_catches_up_when_uncovered(
-        gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gpudeck_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.test_tui_snapshots import Replayed  # the recorded session, replayed at speed 0
 
     r = Replayed(monkeypatch)
@@ -251,8 +308,14 @@ async def test_deck_draws_the_tab_in_sight_and_catches_up_when_uncovered(
         await pilot.pause(0.2)
         assert not job_draws
         await pilot.press("escape")
-        await until(pilot, lambda: app.screen is job_screen and any("series" in t for t in job_draws),
-                    "the job view caught up with the series it missed")
+        await until(
+            pilot,
+            lambda: app.screen is job_screen and any("series" in t for t in job_draws),
+            "the job view caught up with the series it missed",
+        )
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, DeckScreen) and drawn["table"] > deck_draws,
-                    "the deck caught up when back on top")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, DeckScreen) and drawn["table"] > deck_draws,
+            "the deck caught up when back on top",
+        )

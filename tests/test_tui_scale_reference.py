@@ -25,15 +25,27 @@ async def resize(pilot, app: GpuDeckApp, key: str, world: int) -> str:  # noqa: 
     training at `world` ranks; its id."""
     before = app.screen.job_id
     await pilot.press(key)
-    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the question, armed")
+    await until(
+        pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the question, armed"
+    )
     await pilot.press("y")
-    await until(pilot, lambda: isinstance(app.screen, JobScreen) and app.screen.job_id != before,
-                "the view on the resized job", timeout=240)
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, JobScreen) and app.screen.job_id != before,
+        "the view on the resized job",
+        timeout=240,
+    )
     new = app.fleet.jobs[app.screen.job_id]
     # the trainer says the new world size when it resumes (`world_size_changed`), then trains on
-    await until(pilot, lambda: any(e.name == "world_size_changed" and e.data.get("world_size") == world
-                                   for e in new.events) and len(new.series.get("loss") or ()) >= 2,
-                f"steps at world size {world}", timeout=240)
+    await until(
+        pilot,
+        lambda: (
+            any(e.name == "world_size_changed" and e.data.get("world_size") == world for e in new.events)
+            and len(new.series.get("loss") or ()) >= 2
+        ),
+        f"steps at world size {world}",
+        timeout=240,
+    )
     return new.id
 
 
@@ -53,16 +65,49 @@ def increasing(steps: list[float]) -> bool:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @sync
-async def test_plus_minus_and_stop_on_the_reference_trainer_across_two_hosts(ssh_home: SshHome, tmp_path: Path) -> None:
+async def test_plus_minus_and_stop_on_the_reference_trainer_across_two_hosts(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
     two_boxes(ssh_home)
     try:
-        job = ok("run", "--name", "ref", "--grace", "30", "--nodes", "2", "--pool", "box-a,box-b", "--master-addr",
-                 "127.0.0.1", "--master-port", str(free_port()), "--", "python3", "-m", "trainer", "--steps", "100000",
-                 *TINY, "--checkpoint-dir", str(tmp_path / "ck"), cwd=tmp_path, timeout=180).strip()
+        job = ok(
+            "run",
+            "--name",
+            "ref",
+            "--grace",
+            "30",
+            "--nodes",
+            "2",
+            "--pool",
+            "box-a,box-b",
+            "--master-addr",
+            "127.0.0.1",
+            "--master-port",
+            str(free_port()),
+            "--",
+            "python3",
+            "-m",
+            "trainer",
+            "--steps",
+            "100000",
+            *TINY,
+            "--checkpoint-dir",
+            str(tmp_path / "ck"),
+            cwd=tmp_path,
+            timeout=180,
+        ).strip()
         app = GpuDeckApp(store=None)
         async with app.run_test(size=(160, 48)) as pilot:
-            await until(pilot, lambda: job in app.fleet.jobs and len(app.fleet.jobs[job].nodes) == 2
-                        and len(app.fleet.jobs[job].series.get("loss") or ()) >= 2, "the 2-node job training", timeout=240)
+            await until(
+                pilot,
+                lambda: (
+                    job in app.fleet.jobs
+                    and len(app.fleet.jobs[job].nodes) == 2
+                    and len(app.fleet.jobs[job].series.get("loss") or ()) >= 2
+                ),
+                "the 2-node job training",
+                timeout=240,
+            )
             await select_job(pilot, app, job)
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
@@ -70,7 +115,9 @@ async def test_plus_minus_and_stop_on_the_reference_trainer_across_two_hosts(ssh
             three = await resize(pilot, app, "plus", 3)
             assert {n.host for n in app.fleet.jobs[three].nodes.values()} == {"box-a", "box-b"}
             before = continuous(app)
-            assert increasing(before) and before[-1] > max(x for x, _ in app.fleet.jobs[job].series["loss"].points())
+            assert increasing(before) and before[-1] > max(
+                x for x, _ in app.fleet.jobs[job].series["loss"].points()
+            )
 
             two = await resize(pilot, app, "minus", 2)
             steps = continuous(app)
@@ -78,7 +125,9 @@ async def test_plus_minus_and_stop_on_the_reference_trainer_across_two_hosts(ssh
             assert [a.id for a in app.screen.chain()] == [job, three]
 
             await pilot.press("s")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "stop, armed")
+            await until(
+                pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "stop, armed"
+            )
             await pilot.press("y")
             await until(pilot, lambda: app.fleet.jobs[two].state == "stopped", "the job stopped", timeout=120)
         # nothing left anywhere: no supervisor or process carrying any of the chain's job keys

@@ -26,8 +26,11 @@ def test_gpudeck_starts_shows_local_and_quits(gpudeck_home: Path, tmp_path: Path
     inner = f"cd {shlex.quote(str(REPO))} && {env} {shlex.quote(sys.executable)} -m tui; echo $? > {shlex.quote(str(status))}"
     subprocess.run([*tmux, "new-session", "-d", "-x", "120", "-y", "30", inner], check=True, timeout=10)
     try:
+
         def screen() -> str:
-            return subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True, timeout=10).stdout
+            return subprocess.run(
+                [*tmux, "capture-pane", "-p"], capture_output=True, text=True, timeout=10
+            ).stdout
 
         start = time.monotonic()
         while not ("local" in screen() and "connected" in screen()):

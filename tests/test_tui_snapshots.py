@@ -31,8 +31,11 @@ from tui.widgets.output_log import OutputLog
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "session.jsonl"
 SMALL, LARGE, WIDE = (80, 24), (160, 48), (220, 60)
-SIZES = [pytest.param(SMALL, id="80x24"), pytest.param(LARGE, id="160x48"),
-         pytest.param(WIDE, id="220x60", marks=pytest.mark.slow)]  # 80×24 up to 220×60: the layout adapts
+SIZES = [
+    pytest.param(SMALL, id="80x24"),
+    pytest.param(LARGE, id="160x48"),
+    pytest.param(WIDE, id="220x60", marks=pytest.mark.slow),
+]  # 80×24 up to 220×60: the layout adapts
 NOW = 1_796_000_000.0  # the client's stopped clock; any value: runtimes come from the host clock
 SnapCompare = Callable[..., bool]
 
@@ -63,8 +66,9 @@ class Replayed:
             if name.startswith("tui.") and getattr(module, "time", None) is time:
                 monkeypatch.setattr(module, "time", fixed)
         self.transports: list[ReplayTransport] = []
-        self.app = GpuDeckApp(hosts=self.recording.hosts, transport=self._transport, store=None,
-                              clock=lambda: self.now)
+        self.app = GpuDeckApp(
+            hosts=self.recording.hosts, transport=self._transport, store=None, clock=lambda: self.now
+        )
 
     def _transport(self, host: str) -> ReplayTransport:
         t = self.recording.transport(host, speed=0)
@@ -74,11 +78,17 @@ class Replayed:
     def settled(self) -> bool:
         """Every recorded poll answer and journal event served, and the fleet shows the end."""
         jobs = self.app.fleet.jobs
-        return (bool(self.transports) and all(t.exhausted("gpus") and t.exhausted("jobs") and not t.pending
-                                              for t in self.transports)
-                and len(jobs) == 2 and not any(j.active for j in jobs.values())
-                and all(n.remote_last_seq is not None and n.last_seq >= n.remote_last_seq
-                        for j in jobs.values() for n in j.nodes.values()))
+        return (
+            bool(self.transports)
+            and all(t.exhausted("gpus") and t.exhausted("jobs") and not t.pending for t in self.transports)
+            and len(jobs) == 2
+            and not any(j.active for j in jobs.values())
+            and all(
+                n.remote_last_seq is not None and n.last_seq >= n.remote_last_seq
+                for j in jobs.values()
+                for n in j.nodes.values()
+            )
+        )
 
 
 def view(r: Replayed, tab: str) -> Callable[[Pilot], Awaitable[None]]:

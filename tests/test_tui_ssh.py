@@ -18,8 +18,12 @@ from tui.screens.hostkey import HostKeyScreen
 def _server_fingerprint(home: SshHome) -> str:
     import subprocess
 
-    out = subprocess.run(["ssh-keygen", "-l", "-f", str(home.server.host_key.with_suffix(".pub"))],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["ssh-keygen", "-l", "-f", str(home.server.host_key.with_suffix(".pub"))],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return out.split()[1]  # "256 SHA256:… comment (ED25519)"
 
 

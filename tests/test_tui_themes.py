@@ -32,12 +32,15 @@ def test_shipped_themes_have_every_app_variable() -> None:
         assert theme.warning, theme.name
 
 
-@pytest.mark.parametrize(("body", "problem"), [
-    ("dark = true\n[colors]\nprimary = '#112233'\n", "needs a `name`"),
-    ("name = 'x'\n[colors]\nprimary = 'not-a-colour'\n", "is not a colour"),
-    ("name = 'x'\n[colors]\nprimary = '#112233'\nsparkle = '#ffffff'\n", "unknown colour"),
-    ("name = 'x'\n[colors\n", "x.toml"),
-])
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ("dark = true\n[colors]\nprimary = '#112233'\n", "needs a `name`"),
+        ("name = 'x'\n[colors]\nprimary = 'not-a-colour'\n", "is not a colour"),
+        ("name = 'x'\n[colors]\nprimary = '#112233'\nsparkle = '#ffffff'\n", "unknown colour"),
+        ("name = 'x'\n[colors\n", "x.toml"),
+    ],
+)
 def test_bad_theme_files_are_refused_with_a_reason(tmp_path: Path, body: str, problem: str) -> None:
     path = tmp_path / "x.toml"
     path.write_text(body)
@@ -81,7 +84,11 @@ def test_theme_cycling_persists_to_config(gpudeck_home: Path) -> None:
     before, after = asyncio.run(_cycle(gpudeck_home))
     assert before == "gpudeck-dark" and after != before
     text = (gpudeck_home / "config.toml").read_text()
-    assert f'theme = "{after}"' in text and "# the one I like" in text and "alive_timeout = 20  # a slow link" in text
+    assert (
+        f'theme = "{after}"' in text
+        and "# the one I like" in text
+        and "alive_timeout = 20  # a slow link" in text
+    )
     assert GpuDeckApp().theme == after  # the next start opens with it
 
 

@@ -35,7 +35,9 @@ async def test_typed_equals_and_brackets_in_the_command_launch(gpudeck_home: Pat
         argv = str(app.screen.query_one("#argv").render())
         assert "'--lr=3e-4', '[bold]x[/]'" in argv
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: any(j.state == "running" for j in app.fleet.jobs.values()), "the job running")
+        await until(
+            pilot, lambda: any(j.state == "running" for j in app.fleet.jobs.values()), "the job running"
+        )
         await pilot.pause()
         assert app.is_running
 
@@ -47,11 +49,17 @@ async def test_a_cause_with_markup_is_shown_literally(gpudeck_home: Path, workdi
     code = "raise ValueError('[red]lr=3e-4[/nope]')"
     async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts drawn: markup parsed
         await until(pilot, lambda: app.fleet.hosts.get("local") and app.fleet.hosts["local"].up, "local up")
-        app.job_control.launch(LaunchOptions(argv=(sys.executable, "-c", code), name="bad-lr",
-                                             workdir=str(workdir)), "20261201-000000-bad001")
+        app.job_control.launch(
+            LaunchOptions(argv=(sys.executable, "-c", code), name="bad-lr", workdir=str(workdir)),
+            "20261201-000000-bad001",
+        )
         await until(pilot, lambda: any(j.state == "failed" for j in named(app, "bad-lr")), "the job failed")
-        await until(pilot, lambda: any(cause in str(n.message) for n in app._notifications), "the ended notice")
-        await until(pilot, lambda: any(cause in t.render().plain for t in app.screen.query(Toast)), "the toast")
+        await until(
+            pilot, lambda: any(cause in str(n.message) for n in app._notifications), "the ended notice"
+        )
+        await until(
+            pilot, lambda: any(cause in t.render().plain for t in app.screen.query(Toast)), "the toast"
+        )
         await pilot.press("2")  # the jobs table shows the cause too
         await until(pilot, lambda: app.screen.query_one(JobsTable).row_count == 1, "the row")
         assert app.is_running
@@ -61,8 +69,12 @@ async def test_a_cause_with_markup_is_shown_literally(gpudeck_home: Path, workdi
 @sync
 async def test_a_replay_says_replay_in_the_header(gpudeck_home: Path) -> None:
     recording = Recording.load(Path(__file__).parent / "data" / "recordings" / "session.jsonl")
-    app = GpuDeckApp(hosts=recording.hosts, transport=lambda host: recording.transport(host, speed=0),
-                     store=None, replay="[bold]demo.jsonl")
+    app = GpuDeckApp(
+        hosts=recording.hosts,
+        transport=lambda host: recording.transport(host, speed=0),
+        store=None,
+        replay="[bold]demo.jsonl",
+    )
     async with app.run_test(size=(120, 30)) as pilot:
         summary = app.screen.query_one(FleetSummaryBar)
         await until(pilot, lambda: any(j for j in app.fleet.jobs.values()), "the recorded jobs")

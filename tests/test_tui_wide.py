@@ -25,16 +25,32 @@ from tui.widgets.wide import is_wide
 
 
 def _styled(content: Content, style: str) -> str:
-    return "".join(content.plain[s.start:s.end] for s in content.spans if str(s.style) == style)
+    return "".join(content.plain[s.start : s.end] for s in content.spans if str(s.style) == style)
 
 
 def _sampled_fleet(samples: int) -> Fleet:
     """One host, one GPU warming up: memory filling, power rising over its limit, temperature rising."""
     fleet = Fleet(clock=lambda: 1000.0)
     for i in range(samples):
-        fleet.apply_gpus("box", {"available": True, "gpus": [{
-            "index": 0, "name": "H100", "util": 90, "mem_used_mib": 80000 * (i + 1) / samples,
-            "mem_total_mib": 80000, "temp_c": 66 + i, "power_w": 300 + 12 * i, "power_limit_w": 400}]}, t=1000.0 + i)
+        fleet.apply_gpus(
+            "box",
+            {
+                "available": True,
+                "gpus": [
+                    {
+                        "index": 0,
+                        "name": "H100",
+                        "util": 90,
+                        "mem_used_mib": 80000 * (i + 1) / samples,
+                        "mem_total_mib": 80000,
+                        "temp_c": 66 + i,
+                        "power_w": 300 + 12 * i,
+                        "power_limit_w": 400,
+                    }
+                ],
+            },
+            t=1000.0 + i,
+        )
     fleet.set_host_status("box", "connected")
     return fleet
 
@@ -56,7 +72,9 @@ def test_a_wide_panel_draws_memory_power_and_temperature_with_theme_colours() ->
     assert len(_styled(wide, "$gpu-hot")) == 11  # 85…95 °C
     assert len(_styled(wide, "$power-over")) == 21  # 408…648 W, above 400
     assert _styled(wide, "bold $gpu-hot") == "95°C" and _styled(wide, "bold $power-over") == "648/400W"
-    assert "$spark-power" in {str(s.style) for s in wide.spans} and "$spark-temp" in {str(s.style) for s in wide.spans}
+    assert "$spark-power" in {str(s.style) for s in wide.spans} and "$spark-temp" in {
+        str(s.style) for s in wide.spans
+    }
     # narrower (a 120-cell panel): utilization and memory only, no power or temperature
     narrow_wide = render_host(host, fleet, 1000.0, 120, wide=True).plain.splitlines()[2]
     assert " mem " in narrow_wide and " pwr " not in narrow_wide and " °C " not in narrow_wide
@@ -69,8 +87,13 @@ def test_trails_are_bounded_and_unknown_readings_add_nothing() -> None:
     fleet = _sampled_fleet(TRAIL_POINTS + 50)
     trail = fleet.hosts["box"].trails[0]
     assert len(trail.mem_pct) == len(trail.power_w) == len(trail.temp_c) == TRAIL_POINTS
-    fleet.apply_gpus("box", {"available": True, "gpus": [{"index": 0, "util": 5, "mem_used_mib": None,
-                                                           "temp_c": None, "power_w": None}]})
+    fleet.apply_gpus(
+        "box",
+        {
+            "available": True,
+            "gpus": [{"index": 0, "util": 5, "mem_used_mib": None, "temp_c": None, "power_w": None}],
+        },
+    )
     assert len(trail.readings) == TRAIL_POINTS  # the oldest reading made room
     assert trail.temp_c[-1] == 66 + TRAIL_POINTS + 49 and len(trail.temp_c) == TRAIL_POINTS - 1  # no 0 drawn
 
@@ -85,8 +108,22 @@ def test_the_loss_trend_scales_between_its_own_extremes() -> None:
 
 def test_the_wide_columns_sit_next_to_their_kin() -> None:
     keys = [k for k, _, _ in with_wide(COLUMNS)]
-    assert keys == ["name", "hosts", "state", "runtime", "step", "loss", "trend", "rate", "tokens", "gpu",
-                    "cost", "burn", "eta", "info"]
+    assert keys == [
+        "name",
+        "hosts",
+        "state",
+        "runtime",
+        "step",
+        "loss",
+        "trend",
+        "rate",
+        "tokens",
+        "gpu",
+        "cost",
+        "burn",
+        "eta",
+        "info",
+    ]
 
 
 def test_a_narrow_table_computes_nothing_of_the_wide_columns(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,7 +152,8 @@ def _columns(app: GpuDeckApp) -> list[str]:
 @pytest.mark.slow
 @sync
 async def test_resizing_to_220_columns_adds_the_trend_column_and_back_removes_it(
-        gpudeck_home: Path, script: str) -> None:
+    gpudeck_home: Path, script: str
+) -> None:
     (gpudeck_home / "hosts.toml").write_text(PRICED)  # a price: the burn column has a figure
     app = GpuDeckApp()
     async with app.run_test(size=(120, 60)) as pilot:
@@ -145,10 +183,32 @@ def test_the_rings_history_fills_the_trails_at_once() -> None:
     """A client that just connected draws the last minute of memory, power and temperature from
     serve's 1 Hz ring (which keeps them), not an empty sparkline."""
     fleet = Fleet(clock=lambda: 5000.0)
-    history = [{"t": 4000.0 + s, "gpus": [{"index": 0, "util": 50, "mem_used_mib": 400 * s, "temp_c": 40 + s % 10,
-                                           "power_w": 100 + s}]} for s in range(100)]
-    fleet.apply_gpus("box", {"available": True, "history": history, "gpus": [
-        {"index": 0, "util": 50, "mem_used_mib": 40000, "mem_total_mib": 40000, "temp_c": 45, "power_w": 200}]})
+    history = [
+        {
+            "t": 4000.0 + s,
+            "gpus": [
+                {"index": 0, "util": 50, "mem_used_mib": 400 * s, "temp_c": 40 + s % 10, "power_w": 100 + s}
+            ],
+        }
+        for s in range(100)
+    ]
+    fleet.apply_gpus(
+        "box",
+        {
+            "available": True,
+            "history": history,
+            "gpus": [
+                {
+                    "index": 0,
+                    "util": 50,
+                    "mem_used_mib": 40000,
+                    "mem_total_mib": 40000,
+                    "temp_c": 45,
+                    "power_w": 200,
+                }
+            ],
+        },
+    )
     trail = fleet.hosts["box"].trails[0]
     assert len(trail.power_w) == TRAIL_POINTS  # the ring's last points, then the live sample
     assert list(trail.power_w)[-2:] == [199.0, 200.0]
@@ -161,7 +221,9 @@ def test_two_readings_at_one_time_are_one_point_the_latest() -> None:
     fleet = Fleet(clock=lambda: 1000.0)
     for temp in (50, 70):
         fleet.apply_gpus("box", {"available": True, "gpus": [{"index": 0, "temp_c": temp, "power_w": None}]})
-    fleet.apply_gpus("box", {"available": True, "gpus": [{"index": 0, "temp_c": 60, "power_w": 90}]}, t=1001.0)
+    fleet.apply_gpus(
+        "box", {"available": True, "gpus": [{"index": 0, "temp_c": 60, "power_w": 90}]}, t=1001.0
+    )
     trail = fleet.hosts["box"].trails[0]
     assert list(trail.temp_c) == [70.0, 60.0] and list(trail.power_w) == [90.0]
 

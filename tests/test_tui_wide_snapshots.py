@@ -55,10 +55,16 @@ class GpuFleet:
 
     def settled(self) -> bool:
         jobs = self.app.fleet.jobs
-        return (len(self.transports) == 3 and all(t.exhausted("gpus") and t.exhausted("jobs") and not t.pending
-                                                  for t in self.transports)
-                and len(jobs) == 2 and all(n.remote_last_seq is not None and n.last_seq >= n.remote_last_seq
-                                           for j in jobs.values() for n in j.nodes.values()))
+        return (
+            len(self.transports) == 3
+            and all(t.exhausted("gpus") and t.exhausted("jobs") and not t.pending for t in self.transports)
+            and len(jobs) == 2
+            and all(
+                n.remote_last_seq is not None and n.last_seq >= n.remote_last_seq
+                for j in jobs.values()
+                for n in j.nodes.values()
+            )
+        )
 
     def view(self, tab: str) -> Callable[[Pilot], Awaitable[None]]:
         async def run_before(pilot: Pilot) -> None:
@@ -67,8 +73,11 @@ class GpuFleet:
             if tab == "jobs":
                 await pilot.press("2")
                 table = self.app.screen.query_one(JobsTable)
-                await until(pilot, lambda: table.row_count == 2 and "trend" in [str(k.value) for k in table.columns],
-                            "both rows with the trend column")
+                await until(
+                    pilot,
+                    lambda: table.row_count == 2 and "trend" in [str(k.value) for k in table.columns],
+                    "both rows with the trend column",
+                )
                 await pilot.pause(0.3)
             self.app.clear_notifications()
             await pilot.pause()

@@ -21,8 +21,15 @@ WRITER = str(Path(__file__).parent / "support" / "rotating_writer.py")
 
 def watch_spec(path: Path, pid: int | None = None, **extra: object) -> dict[str, object]:
     job_id = new_job_id()
-    return {"id": job_id, "name": f"w-{job_id[-6:]}", "node": "0", "argv": [], "workdir": str(path.parent),
-            "watch": {"path": str(path), "pid": pid}, **extra}
+    return {
+        "id": job_id,
+        "name": f"w-{job_id[-6:]}",
+        "node": "0",
+        "argv": [],
+        "workdir": str(path.parent),
+        "watch": {"path": str(path), "pid": pid},
+        **extra,
+    }
 
 
 def output_of(agent_dir: Path, job_id: str) -> Path:
@@ -33,15 +40,21 @@ def steps(agent_dir: Path, job_id: str) -> list[int]:
     return [r["values"]["step"] for r in journal(agent_dir, job_id) if r["kind"] == "metric"]
 
 
-def test_rotation_and_truncation_journal_every_line_exactly_once(client: AgentClient, agent_dir: Path, tmp_path: Path) -> None:
+def test_rotation_and_truncation_journal_every_line_exactly_once(
+    client: AgentClient, agent_dir: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "runs" / "train.log"
     log.parent.mkdir()
     # Watched before the file exists: the watch waits for it.
     job = client.request("launch", timeout=30, spec=watch_spec(log))
     assert job["state"] == "running" and job["watch"]["path"] == str(log) and job["argv"] == []
     plan = "lines:40,rotate,lines:30,copytruncate,lines:25,rotate,copytruncate,lines:5"
-    writer = subprocess.run([sys.executable, WRITER, str(log), str(output_of(agent_dir, job["id"])), plan],
-                            capture_output=True, text=True, timeout=60)
+    writer = subprocess.run(
+        [sys.executable, WRITER, str(log), str(output_of(agent_dir, job["id"])), plan],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert writer.returncode == 0, writer.stderr
     wait_for(lambda: len(steps(agent_dir, job["id"])) >= 100, what="100 metric points")
     final = client.request("stop", job=job["id"], node="0", timeout=30)
@@ -91,7 +104,9 @@ def test_from_end_skips_what_the_file_held(tmp_path: Path) -> None:
     assert copy.read_bytes() == b"step=1 loss=0.5\n"
 
 
-def test_kill_without_a_pid_is_refused_as_read_only_and_restart_is_never_offered(client: AgentClient, tmp_path: Path) -> None:
+def test_kill_without_a_pid_is_refused_as_read_only_and_restart_is_never_offered(
+    client: AgentClient, tmp_path: Path
+) -> None:
     log = tmp_path / "train.log"
     log.write_text("step=1 loss=0.5\n")
     job = client.request("launch", timeout=30, spec=watch_spec(log))
@@ -117,15 +132,19 @@ def test_a_bad_watch_spec_names_its_field(client: AgentClient, tmp_path: Path) -
 
 
 @pytest.mark.slow  # waits out a grace period
-def test_stop_with_a_pid_ends_the_run_and_its_children(client: AgentClient, agent_dir: Path, tmp_path: Path) -> None:
+def test_stop_with_a_pid_ends_the_run_and_its_children(
+    client: AgentClient, agent_dir: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "train.log"
     # A run that ignores SIGTERM and has a child: the grace runs out, then its whole tree is killed.
     script = f"trap '' TERM; sleep 300 & echo 'step=1 loss=0.25' >> {log}; wait"
     run = subprocess.Popen(["bash", "-c", script], start_new_session=True)
     try:
         wait_for(lambda: log.exists() and log.read_text(), what="the run's first line")
-        child = wait_for(lambda: [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == run.pid],
-                         what="the run's child")[0]
+        child = wait_for(
+            lambda: [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == run.pid],
+            what="the run's child",
+        )[0]
         job = client.request("launch", timeout=30, spec=watch_spec(log, pid=run.pid, grace=0.5))
         assert job["pid"] == run.pid
         wait_for(lambda: steps(agent_dir, job["id"]) == [1], what="the first point")
@@ -138,7 +157,9 @@ def test_stop_with_a_pid_ends_the_run_and_its_children(client: AgentClient, agen
             run.kill()
 
 
-def test_the_watch_ends_exited_when_its_pid_ends(client: AgentClient, agent_dir: Path, tmp_path: Path) -> None:
+def test_the_watch_ends_exited_when_its_pid_ends(
+    client: AgentClient, agent_dir: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "train.log"
     release = tmp_path / "release"
     script = f"echo 'step=1 loss=0.5' >> {log}; while [ ! -e {release} ]; do sleep 0.05; done; echo 'step=2 loss=0.4' >> {log}"
@@ -164,7 +185,9 @@ def _parent(pid: int) -> int | None:
         return None
 
 
-def test_a_read_error_reopens_the_same_file_where_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_read_error_reopens_the_same_file_where_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log, copy = tmp_path / "a.log", tmp_path / "copy.log"
     log.write_bytes(b"step=1 loss=1\n")
     out_fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -196,8 +219,10 @@ def test_kill_with_a_pid_kills_the_run_at_once(client: AgentClient, tmp_path: Pa
     log.write_text("step=1 loss=0.5\n")
     run = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 300 & wait"], start_new_session=True)
     try:
-        child = wait_for(lambda: [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == run.pid],
-                         what="the run's child")[0]
+        child = wait_for(
+            lambda: [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == run.pid],
+            what="the run's child",
+        )[0]
         job = client.request("launch", timeout=30, spec=watch_spec(log, pid=run.pid, grace=3600))
         final = client.request("kill", job=job["id"], node="0", timeout=30)
         assert final["state"] == "killed"

@@ -28,13 +28,23 @@ def watched_steps(agent_dir: Path, job_id: str) -> list[int]:
 
 def test_a_hand_started_run_is_watched_read_only(gpudeck_home: Path, agent_dir: Path, tmp_path: Path) -> None:
     log = tmp_path / "nohup.out"
-    (gpudeck_home / "hosts.toml").write_text('[hosts.local]\nprice_per_hour = 3.6\n')
+    (gpudeck_home / "hosts.toml").write_text("[hosts.local]\nprice_per_hour = 3.6\n")
     started = gpudeck("watch", str(log), "--name", "handrun")
     assert started.returncode == 0, started.stderr
     job_id = started.stdout.strip()
     copy = agent_dir / "jobs" / job_id / "0" / "output.log"
-    run = subprocess.Popen([sys.executable, WRITER, str(log), str(copy), "lines:5,rotate,lines:3,copytruncate,lines:2",
-                            "--linger"], stdout=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            WRITER,
+            str(log),
+            str(copy),
+            "lines:5,rotate,lines:3,copytruncate,lines:2",
+            "--linger",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: watched_steps(agent_dir, job_id) == list(range(1, 11)), what="10 points, each once")
 
@@ -43,7 +53,9 @@ def test_a_hand_started_run_is_watched_read_only(gpudeck_home: Path, agent_dir: 
         assert "handrun (watch)" in row and "running" in row and " 10 " in row, ps.stdout
         as_json = next(j for j in json.loads(gpudeck("ps", "--json").stdout) if j["id"] == job_id)
         assert as_json["watch"] == {"path": str(log), "pid": None}
-        assert [line.split()[0] for line in gpudeck("logs", "handrun").stdout.splitlines()] == [f"step={i}" for i in range(1, 11)]
+        assert [line.split()[0] for line in gpudeck("logs", "handrun").stdout.splitlines()] == [
+            f"step={i}" for i in range(1, 11)
+        ]
         points = [json.loads(line) for line in gpudeck("metrics", "handrun", "--json").stdout.splitlines()]
         assert [p["values"]["step"] for p in points] == list(range(1, 11))
         inspect = gpudeck("inspect", "handrun").stdout
@@ -60,10 +72,13 @@ def test_a_hand_started_run_is_watched_read_only(gpudeck_home: Path, agent_dir: 
         # Priced as its host's share (the only job on a GPU-less host: all of it) while it was watched.
         records = journal(agent_dir, job_id)
         watched_s = next(r["t"] for r in records if r.get("state") == "stopped") - next(
-            r["t"] for r in records if r.get("state") == "running")
+            r["t"] for r in records if r.get("state") == "running"
+        )
         cost = json.loads(gpudeck("cost", "--json").stdout)
         entry = next(j for j in cost["jobs"] if j["id"] == job_id)
-        assert entry["accrued_usd"] == pytest.approx(watched_s * 3.6 / 3600, abs=1e-6)  # the report rounds to 6 places
+        assert entry["accrued_usd"] == pytest.approx(
+            watched_s * 3.6 / 3600, abs=1e-6
+        )  # the report rounds to 6 places
     finally:
         run.kill()
         run.wait()
@@ -71,8 +86,11 @@ def test_a_hand_started_run_is_watched_read_only(gpudeck_home: Path, agent_dir: 
 
 def test_stop_with_a_pid_stops_the_run(gpudeck_home: Path, agent_dir: Path, tmp_path: Path) -> None:
     log = tmp_path / "train.log"
-    run = subprocess.Popen([sys.executable, WRITER, str(log), str(tmp_path / "unused"), "lines:3", "--linger"],
-                           stdout=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [sys.executable, WRITER, str(log), str(tmp_path / "unused"), "lines:3", "--linger"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: log.exists() and log.read_text().count("\n") == 3, what="the run's lines")
         started = gpudeck("watch", str(log), "--pid", str(run.pid), "--grace", "5")
@@ -80,7 +98,9 @@ def test_stop_with_a_pid_stops_the_run(gpudeck_home: Path, agent_dir: Path, tmp_
         job_id = started.stdout.strip()
         wait_for(lambda: watched_steps(agent_dir, job_id) == [1, 2, 3], what="3 points")
         stopped = gpudeck("stop", job_id)
-        assert stopped.returncode == 0 and f"stopped (the watched run, pid {run.pid})" in stopped.stdout, stopped
+        assert stopped.returncode == 0 and f"stopped (the watched run, pid {run.pid})" in stopped.stdout, (
+            stopped
+        )
         assert run.wait(timeout=10) == -15  # SIGTERM: the run's own default handler
     finally:
         if run.poll() is None:

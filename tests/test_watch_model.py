@@ -13,17 +13,40 @@ from tui.fleet import Fleet
 from tui.policy.from_fleet import Sampler
 from tui.policy.rules import parse
 
-RULES = parse('[[rule]]\nname = "b"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\nabove = 1\nfor = "1m"\n'
-              'add = 1\nmax = 3\n', Path("p.toml"))
+RULES = parse(
+    '[[rule]]\nname = "b"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\nabove = 1\nfor = "1m"\n'
+    "add = 1\nmax = 3\n",
+    Path("p.toml"),
+)
 
 
 def fleet_with_watch(pid: int | None) -> Fleet:
     fleet = Fleet(clock=lambda: 10.0)
-    fleet.apply_jobs("gpu-a", [
-        {"id": "20261201-000000-aaaaaa", "name": "hand", "node": "0", "state": "running", "started_at": 0.0,
-         "last_seq": 0, "last": {"backlog": 5}, "watch": {"path": "/runs/train.log", "pid": pid, "pid_start": 7}},
-        {"id": "20261201-000000-bbbbbb", "name": "ours", "node": "0", "state": "running", "started_at": 0.0,
-         "last_seq": 0, "last": {"backlog": 5}, "watch": None}])
+    fleet.apply_jobs(
+        "gpu-a",
+        [
+            {
+                "id": "20261201-000000-aaaaaa",
+                "name": "hand",
+                "node": "0",
+                "state": "running",
+                "started_at": 0.0,
+                "last_seq": 0,
+                "last": {"backlog": 5},
+                "watch": {"path": "/runs/train.log", "pid": pid, "pid_start": 7},
+            },
+            {
+                "id": "20261201-000000-bbbbbb",
+                "name": "ours",
+                "node": "0",
+                "state": "running",
+                "started_at": 0.0,
+                "last_seq": 0,
+                "last": {"backlog": 5},
+                "watch": None,
+            },
+        ],
+    )
     return fleet
 
 

@@ -38,13 +38,19 @@ def test_a_run_on_an_ssh_host_is_watched_through_rotation(ssh_home: SshHome, tmp
     assert started.returncode == 0, started.stderr
     job_id = started.stdout.strip()
     copy = ssh_home.agent_dir / "jobs" / job_id / "0" / "output.log"
-    writer = subprocess.run([sys.executable, WRITER, str(log), str(copy), "lines:20,rotate,lines:10,copytruncate,lines:5"],
-                            capture_output=True, text=True, timeout=60)
+    writer = subprocess.run(
+        [sys.executable, WRITER, str(log), str(copy), "lines:20,rotate,lines:10,copytruncate,lines:5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert writer.returncode == 0, writer.stderr
     wait_for(lambda: len(steps(ssh_home.agent_dir, job_id)) >= 35, what="35 points")
     assert steps(ssh_home.agent_dir, job_id) == list(range(1, 36))
 
-    points = [json.loads(x) for x in gpudeck("metrics", "--json", "sshwatch", cwd=tmp_path).stdout.splitlines()]
+    points = [
+        json.loads(x) for x in gpudeck("metrics", "--json", "sshwatch", cwd=tmp_path).stdout.splitlines()
+    ]
     assert [p["values"]["step"] for p in points] == list(range(1, 36))
     logs = gpudeck("logs", "sshwatch", cwd=tmp_path).stdout.splitlines()
     assert [line.split()[0] for line in logs] == [f"step={i}" for i in range(1, 36)]

@@ -19,7 +19,9 @@ _STATIC = ("--nnodes", "--node-rank", "--nproc-per-node", "--master-addr", "--ma
 _INT = re.compile(r"[0-9]{1,6}")
 
 
-def direct_worker(argv: list[str], environ: dict[str, str], python: str) -> tuple[list[str], dict[str, str]] | None:
+def direct_worker(
+    argv: list[str], environ: dict[str, str], python: str
+) -> tuple[list[str], dict[str, str]] | None:
     """(argv, env) of the one worker of `torchrun ARGV`, or None when ARGV asks for more than a
     static one-worker rendezvous running `-m trainer` (then torchrun itself runs it)."""
     flags: dict[str, str] = {}
@@ -43,10 +45,20 @@ def direct_worker(argv: list[str], environ: dict[str, str], python: str) -> tupl
     env = dict(environ)
     # what torchrun's LocalElasticAgent gives each worker (torch 2.13), for one worker per node
     env.update(
-        RANK=str(rank), LOCAL_RANK="0", GROUP_RANK=str(rank), ROLE_RANK=str(rank), ROLE_NAME="default",
-        LOCAL_WORLD_SIZE="1", WORLD_SIZE=world, GROUP_WORLD_SIZE=world, ROLE_WORLD_SIZE=world,
-        MASTER_ADDR=flags["--master-addr"], MASTER_PORT=str(port), TORCHELASTIC_RESTART_COUNT="0",
-        TORCHELASTIC_MAX_RESTARTS="0", TORCHELASTIC_RUN_ID="none",
+        RANK=str(rank),
+        LOCAL_RANK="0",
+        GROUP_RANK=str(rank),
+        ROLE_RANK=str(rank),
+        ROLE_NAME="default",
+        LOCAL_WORLD_SIZE="1",
+        WORLD_SIZE=world,
+        GROUP_WORLD_SIZE=world,
+        ROLE_WORLD_SIZE=world,
+        MASTER_ADDR=flags["--master-addr"],
+        MASTER_PORT=str(port),
+        TORCHELASTIC_RESTART_COUNT="0",
+        TORCHELASTIC_MAX_RESTARTS="0",
+        TORCHELASTIC_RUN_ID="none",
         TORCHELASTIC_USE_AGENT_STORE="False",  # rank 0 hosts the store itself: no agent holds one
         TORCH_NCCL_ASYNC_ERROR_HANDLING=environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
     )

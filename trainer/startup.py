@@ -17,7 +17,7 @@ def process_started() -> float | None:
     try:
         with open("/proc/self/stat", "rb") as f:
             stat = f.read()
-        ticks = int(stat[stat.rindex(b")") + 2:].split()[19])  # field 22, counted after "(comm) "
+        ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])  # field 22, counted after "(comm) "
         # boot time from the boot clock, not /proc/stat's btime (whole seconds: up to 1 s off)
         boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
         return boot + ticks / os.sysconf("SC_CLK_TCK")

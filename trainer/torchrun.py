@@ -23,7 +23,11 @@ FULL_TORCHRUN = "GPUDECK_FULL_TORCHRUN"
 
 
 def main(argv: list[str]) -> int:
-    worker = None if os.environ.get(FULL_TORCHRUN) == "1" else direct_worker(argv, dict(os.environ), sys.executable)
+    worker = (
+        None
+        if os.environ.get(FULL_TORCHRUN) == "1"
+        else direct_worker(argv, dict(os.environ), sys.executable)
+    )
     if worker is not None:
         exec_worker(*worker)  # does not return
 

@@ -75,8 +75,9 @@ def binding_ids_of(cls: type) -> set[str]:
 # Kept out of the palette: Textual's own help panel (lists widget internals; `?` is gpudeck's) and
 # maximize; moving a cursor, quitting (Textual's Quit is there) and closing a dialog are not commands.
 TEXTUAL_INTERNALS = frozenset({"Keys", "Maximize"})
-NOT_IN_PALETTE = frozenset({"quit", "help_close", "vim_down", "vim_up", "vim_top", "vim_bottom", "log_page_up",
-                            "log_page_down"})
+NOT_IN_PALETTE = frozenset(
+    {"quit", "help_close", "vim_down", "vim_up", "vim_top", "vim_bottom", "log_page_up", "log_page_down"}
+)
 
 
 class GpuDeckApp(App[None]):
@@ -88,10 +89,16 @@ class GpuDeckApp(App[None]):
         Binding("question_mark", "help", "Help", id="help"),
     ]
 
-    def __init__(self, hosts: list[str] | None = None, transport: TransportFactory | None = None,
-                 store: StoreFactory | None = _open_store,
-                 clock: Callable[[], float] | None = None, settings: Settings | None = None,
-                 replay: str | None = None, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        hosts: list[str] | None = None,
+        transport: TransportFactory | None = None,
+        store: StoreFactory | None = _open_store,
+        clock: Callable[[], float] | None = None,
+        settings: Settings | None = None,
+        replay: str | None = None,
+        read_only: bool = False,
+    ) -> None:
         super().__init__()
         self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
@@ -108,26 +115,48 @@ class GpuDeckApp(App[None]):
                 hosts = [LOCAL]
                 self.startup_errors.append(str(exc))
         factory = transport or (lambda host: transport_for(host, self._confirm_key, config=settings))
-        self.connections = Connections(self, self.fleet, hosts, factory, settings.ssh, settings.ui.kept_ended_jobs)
+        self.connections = Connections(
+            self, self.fleet, hosts, factory, settings.ssh, settings.ui.kept_ended_jobs
+        )
         self.read_only = read_only or settings.ui.read_only  # --read-only or [ui] read_only: no actions
         self.job_control = JobControl(self, self.connections, store, self.read_only)
-        self.costs = Costs(self, self.fleet, CostContext.of(settings.cost),
-                           stop=lambda job, reason: self.job_control.end(job, "stop", reason),
-                           changed=self.connections.publish, ledger=store is not None,
-                           request=self.connections.request)
+        self.costs = Costs(
+            self,
+            self.fleet,
+            CostContext.of(settings.cost),
+            stop=lambda job, reason: self.job_control.end(job, "stop", reason),
+            changed=self.connections.publish,
+            ledger=store is not None,
+            request=self.connections.request,
+        )
         self.connections.sinks.append(self.costs)
         self.background = Background(self)  # the app's own, its screens' and its widgets' blocking work
         policies = self._policies() if replay is None else Policies()  # a replay proposes nothing
-        self.proposals = Proposals(self, self.fleet, policies, self.connections.publish, self.job_control.scale,
-                                   move=self.job_control.move)
-        self.endings = Endings(self, self.fleet, self.job_control, self._tell_ended,
-                               lambda line: say(self, line, "jobs ended"))
-        self.cloud = CloudInstances(self, self.fleet, settings, self.connections.publish, self.read_only,
-                                    clock=clock or time.time)
+        self.proposals = Proposals(
+            self,
+            self.fleet,
+            policies,
+            self.connections.publish,
+            self.job_control.scale,
+            move=self.job_control.move,
+        )
+        self.endings = Endings(
+            self, self.fleet, self.job_control, self._tell_ended, lambda line: say(self, line, "jobs ended")
+        )
+        self.cloud = CloudInstances(
+            self, self.fleet, settings, self.connections.publish, self.read_only, clock=clock or time.time
+        )
         self.cloud.added_host = self.connections.add_host
         self.costs.cloud_budget = self.cloud.budget_reached
         # those that run workers
-        self.services = (self.connections, self.job_control, self.background, self.proposals, self.endings, self.cloud)
+        self.services = (
+            self.connections,
+            self.job_control,
+            self.background,
+            self.proposals,
+            self.endings,
+            self.cloud,
+        )
         themes = load_themes()
         self.startup_errors += themes.errors
         for theme in themes.themes:
@@ -142,8 +171,10 @@ class GpuDeckApp(App[None]):
             known = binding_ids()
             unknown = sorted(set(settings.keys) - known)
             if unknown:
-                self.startup_errors.append(f"{settings.path}: [keys] {', '.join(unknown)}: no such key binding "
-                                           f"(known: {', '.join(sorted(known))})")
+                self.startup_errors.append(
+                    f"{settings.path}: [keys] {', '.join(unknown)}: no such key binding "
+                    f"(known: {', '.join(sorted(known))})"
+                )
             self.set_keymap({k: v for k, v in settings.keys.items() if k in known})
 
     def _policies(self) -> Policies:
@@ -161,8 +192,15 @@ class GpuDeckApp(App[None]):
         self.connections.start()
         self.proposals.start()
         self.endings.start()
-        self.push_screen(DeckScreen(self.fleet, self.connections, self.job_control, self.replay,
-                                    cloud=None if self.replay else self.cloud))
+        self.push_screen(
+            DeckScreen(
+                self.fleet,
+                self.connections,
+                self.job_control,
+                self.replay,
+                cloud=None if self.replay else self.cloud,
+            )
+        )
         for error in self.startup_errors:
             report(self, "configuration", error, "warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -225,8 +263,12 @@ class GpuDeckApp(App[None]):
     def _theme_changed(self, theme: object) -> None:
         name = getattr(theme, "name", None)
         if isinstance(name, str):
-            self.background.in_thread(partial(config.save_theme, name), group="save-theme", exclusive=True,
-                                 failed=lambda exc: report(self, "theme not saved", exc, "warning"))
+            self.background.in_thread(
+                partial(config.save_theme, name),
+                group="save-theme",
+                exclusive=True,
+                failed=lambda exc: report(self, "theme not saved", exc, "warning"),
+            )
 
     @guarded("background task")
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -237,16 +279,29 @@ class GpuDeckApp(App[None]):
     # -- help and palette --------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen([
-            ("everywhere", list(self.BINDINGS)),
-            ("fleet & jobs", list(DeckScreen.BINDINGS)),
-            ("job view", [b for b in JobScreen.BINDINGS if b not in DeckScreen.BINDINGS]),
-            ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
-            ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
-            ("cloud instances", list(CloudView.BINDINGS)),
-            ("output", [*OutputLog.BINDINGS, *(b for b in VirtualLog.BINDINGS
-                                                if isinstance(b, Binding) and b.id not in binding_ids_of(OutputLog))]),
-        ]))
+        self.push_screen(
+            HelpScreen(
+                [
+                    ("everywhere", list(self.BINDINGS)),
+                    ("fleet & jobs", list(DeckScreen.BINDINGS)),
+                    ("job view", [b for b in JobScreen.BINDINGS if b not in DeckScreen.BINDINGS]),
+                    ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
+                    ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
+                    ("cloud instances", list(CloudView.BINDINGS)),
+                    (
+                        "output",
+                        [
+                            *OutputLog.BINDINGS,
+                            *(
+                                b
+                                for b in VirtualLog.BINDINGS
+                                if isinstance(b, Binding) and b.id not in binding_ids_of(OutputLog)
+                            ),
+                        ],
+                    ),
+                ]
+            )
+        )
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's app commands (theme, quit, screenshot), then gpudeck's own keys that apply now:
@@ -261,8 +316,11 @@ class GpuDeckApp(App[None]):
                 continue
             seen.add(b.id)
             key = self.get_key_display(b)
-            yield SystemCommand(b.description, f"{key} · {b.tooltip}" if b.tooltip else f"key: {key}",
-                                partial(self.run_action, b.action, active.node))  # as the node's own run_action
+            yield SystemCommand(
+                b.description,
+                f"{key} · {b.tooltip}" if b.tooltip else f"key: {key}",
+                partial(self.run_action, b.action, active.node),
+            )  # as the node's own run_action
 
 
 def main(replay: str | None = None, read_only: bool = False) -> None:

@@ -32,7 +32,9 @@ def _origin(module: str) -> Path:
     return Path(spec.origin)
 
 
-def agent_sources(package_dir: Path | None = None, pynvml_file: Path | None = None) -> list[tuple[str, bytes]]:
+def agent_sources(
+    package_dir: Path | None = None, pynvml_file: Path | None = None
+) -> list[tuple[str, bytes]]:
     """(archive path, bytes) of everything the zipapp holds, sorted by path."""
     package_dir = package_dir or _origin("remote_agent").parent
     pynvml_file = pynvml_file or _origin("pynvml")

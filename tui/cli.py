@@ -47,8 +47,21 @@ VERBS: dict[str, tuple[str, str]] = {
 # Verbs that read none of your files: help must work while config.toml or hosts.toml is broken.
 FILELESS = ("help", "completion")
 # The order `gpudeck --help` lists them in.
-MODULES = ("run", "watch", "ps", "logs", "metrics", "control", "scale", "hosts", "cost", "prices", "policy", "cloud",
-           "shell")
+MODULES = (
+    "run",
+    "watch",
+    "ps",
+    "logs",
+    "metrics",
+    "control",
+    "scale",
+    "hosts",
+    "cost",
+    "prices",
+    "policy",
+    "cloud",
+    "shell",
+)
 
 
 def _command(name: str) -> ModuleType:
@@ -84,7 +97,9 @@ def help_verb(args: argparse.Namespace, _session: Session) -> int:
     """`gpudeck help [VERB [ACTION]]`: that parser's --help."""
     parser = build_parser(args.topic[0] if args.topic else None)
     for word in args.topic:
-        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        choices = next(
+            (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None
+        )
         if not choices or word not in choices:
             known = ", ".join(choices or ())
             raise UsageError(f"gpudeck help: no verb {word!r}{f' (known: {known})' if known else ''}")
@@ -97,8 +112,10 @@ HANDLERS["help"] = help_verb
 
 
 DESCRIPTION = "GPU training cockpit: run, watch and stop jobs on your GPU hosts."
-EPILOG = ("Run gpudeck with no command to open the terminal UI (the TUI): every host, job, GPU and "
-          "cost live. `gpudeck COMMAND --help` explains each command.")
+EPILOG = (
+    "Run gpudeck with no command to open the terminal UI (the TUI): every host, job, GPU and "
+    "cost live. `gpudeck COMMAND --help` explains each command."
+)
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
@@ -107,13 +124,25 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, nargs=0, help="print gpudeck's version")
     # Before the verb: they choose where every agent session of this run goes (or comes from).
     tape = parser.add_mutually_exclusive_group()
-    tape.add_argument("--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)")
-    tape.add_argument("--replay", metavar="FILE", help="play a recording back instead of talking to agents (read-only)")
-    parser.add_argument("--read-only", action="store_true",
-                        help=f"watch only: the TUI refuses every action, and every verb that writes anything is "
-                             f"refused ({read_only.refused_list()})")
-    parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X",
-                        help="replay journal events X times faster (0: all at once; default 1)")
+    tape.add_argument(
+        "--record", metavar="FILE", help="write every agent session to FILE (JSON lines; env values hidden)"
+    )
+    tape.add_argument(
+        "--replay", metavar="FILE", help="play a recording back instead of talking to agents (read-only)"
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help=f"watch only: the TUI refuses every action, and every verb that writes anything is "
+        f"refused ({read_only.refused_list()})",
+    )
+    parser.add_argument(
+        "--replay-speed",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="replay journal events X times faster (0: all at once; default 1)",
+    )
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
     for name in (VERBS[verb][0],) if verb in VERBS else MODULES:
         _command(name).add_parser(sub)
@@ -143,7 +172,11 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     """parse_args, but extra words are refused naming the verb they followed (`gpudeck ps: …`)."""
     args, extra = parser.parse_known_args(argv)
     if extra:
-        words = [w for w in (getattr(args, "verb", None), getattr(args, f"{getattr(args, 'verb', '')}_verb", None)) if w]
+        words = [
+            w
+            for w in (getattr(args, "verb", None), getattr(args, f"{getattr(args, 'verb', '')}_verb", None))
+            if w
+        ]
         raise UsageError(f"{' '.join(['gpudeck', *words])}: unrecognized arguments: {' '.join(extra)}")
     return args
 
@@ -211,8 +244,10 @@ def run(argv: list[str]) -> int:
         sub_verb = getattr(args, f"{args.verb}_verb", None)
         empty = empty_option(argv)
         if empty is not None:
-            raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: {empty}: an empty value "
-                             f"(leave the option out for its default)")
+            raise UsageError(
+                f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: {empty}: an empty value "
+                f"(leave the option out for its default)"
+            )
         if args.read_only and read_only.refuses(args.verb, sub_verb):
             raise UsageError(f"gpudeck {' '.join(filter(None, (args.verb, sub_verb)))}: refused: --read-only")
         # config.toml is read before anything is done, for every verb: a broken file stops the
@@ -220,7 +255,9 @@ def run(argv: list[str]) -> int:
         if args.verb not in FILELESS:
             _ = session.settings
             session.hosts()  # and hosts.toml, for the same reason
-        hostkey_errors.notice_sink = lambda text: print(f"gpudeck: notice: {printable(text)}", file=sys.stderr)
+        hostkey_errors.notice_sink = lambda text: print(
+            f"gpudeck: notice: {printable(text)}", file=sys.stderr
+        )
         return HANDLERS[args.verb](args, session)
     except GpudeckError as exc:
         # One write: a reconnecting client's status line (another thread) must not land inside it.
@@ -231,8 +268,13 @@ def run(argv: list[str]) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except OSError as exc:  # the machine refused (a file, a disk, a permission): its cause, not "internal error"
-        print(printable(f"gpudeck: {f'{exc.filename}: ' if exc.filename else ''}{exc.strerror or exc}"), file=sys.stderr)
+    except (
+        OSError
+    ) as exc:  # the machine refused (a file, a disk, a permission): its cause, not "internal error"
+        print(
+            printable(f"gpudeck: {f'{exc.filename}: ' if exc.filename else ''}{exc.strerror or exc}"),
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     except sqlite3.Error as exc:
         print(printable(f"gpudeck: {paths.state_db()}: {exc}"), file=sys.stderr)
@@ -262,6 +304,8 @@ def _use_tape(args: argparse.Namespace) -> None:
     except ReplayError as exc:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
     except (UnicodeDecodeError, ValueError):  # bytes that are not a recording's JSON lines
-        raise GpudeckError(f"{args.replay}: not a gpudeck recording (make one with gpudeck --record FILE)", EXIT_USAGE) from None
+        raise GpudeckError(
+            f"{args.replay}: not a gpudeck recording (make one with gpudeck --record FILE)", EXIT_USAGE
+        ) from None
     except OSError as exc:
         raise GpudeckError(f"cannot write recording {args.record}: {exc.strerror or exc}") from None

@@ -10,9 +10,11 @@ import argparse
 
 # "verb" or "verb action" → example command lines, each run as shown.
 EXAMPLES: dict[str, tuple[str, ...]] = {
-    "run": ("gpudeck run --name resnet -- python -m trainer --steps 300",
-            "gpudeck run --host gpu1 --setup 'source ~/venv/bin/activate' --idle-stop 30m@10% -- python train.py",
-            "gpudeck run --nodes 2 --host gpu1,gpu2 --master-addr 10.0.0.5 -- python train.py"),
+    "run": (
+        "gpudeck run --name resnet -- python -m trainer --steps 300",
+        "gpudeck run --host gpu1 --setup 'source ~/venv/bin/activate' --idle-stop 30m@10% -- python train.py",
+        "gpudeck run --nodes 2 --host gpu1,gpu2 --master-addr 10.0.0.5 -- python train.py",
+    ),
     "watch": ("gpudeck watch ~/runs/exp1/train.log", "gpudeck watch --host gpu1 --pid 4242 /data/run.log"),
     "ps": ("gpudeck ps", "gpudeck ps --all --json"),
     "inspect": ("gpudeck inspect resnet", "gpudeck inspect 20261129-2140 --json"),
@@ -21,15 +23,27 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "stop": ("gpudeck stop resnet", "gpudeck stop --grace 10 --json 20261129-214028-f15bf7"),
     "kill": ("gpudeck kill resnet",),
     "restart": ("gpudeck restart resnet",),
-    "rm": ("gpudeck rm resnet", "gpudeck ps --all --json | jq -r '.[] | select(.state==\"exited\") | .id' | xargs -n1 gpudeck rm"),
+    "rm": (
+        "gpudeck rm resnet",
+        "gpudeck ps --all --json | jq -r '.[] | select(.state==\"exited\") | .id' | xargs -n1 gpudeck rm",
+    ),
     "autostop": ("gpudeck autostop pause resnet", "gpudeck autostop resume resnet"),
     "scale": ("gpudeck scale resnet +1", "gpudeck scale resnet 4 --host gpu3,gpu4"),
     "hosts": ("gpudeck hosts", "gpudeck hosts --json"),
-    "hosts add": ("gpudeck hosts add gpu1 ubuntu@gpu1.example.com:22", "gpudeck hosts add a100 my-ssh-alias --yes"),
+    "hosts add": (
+        "gpudeck hosts add gpu1 ubuntu@gpu1.example.com:22",
+        "gpudeck hosts add a100 my-ssh-alias --yes",
+    ),
     "hosts rm": ("gpudeck hosts rm gpu1",),
-    "hosts set": ("gpudeck hosts set gpu1 price_per_hour=2.5 currency=USD", "gpudeck hosts set local idle_stop=30m@10%",
-                  "gpudeck hosts set gpu1 market="),
-    "hosts resolve": ("gpudeck hosts resolve gpu1", "diff <(gpudeck hosts resolve myalias) <(ssh -G myalias)"),
+    "hosts set": (
+        "gpudeck hosts set gpu1 price_per_hour=2.5 currency=USD",
+        "gpudeck hosts set local idle_stop=30m@10%",
+        "gpudeck hosts set gpu1 market=",
+    ),
+    "hosts resolve": (
+        "gpudeck hosts resolve gpu1",
+        "diff <(gpudeck hosts resolve myalias) <(ssh -G myalias)",
+    ),
     "hosts trust": ("gpudeck hosts trust gpu1", "gpudeck hosts trust gpu1 --yes"),
     "cost": ("gpudeck cost", "gpudeck cost --since 7d --json"),
     "prices": ("gpudeck prices", "gpudeck prices --json"),
@@ -45,8 +59,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "cloud enforce": ("gpudeck cloud enforce --dry-run", "gpudeck cloud enforce"),
     "cloud launch": ("gpudeck cloud launch --provider aws --type g5.xlarge --image ami-0abc --key mykey",),
     "help": ("gpudeck help", "gpudeck help run"),
-    "completion": ("gpudeck completion bash > ~/.local/share/bash-completion/completions/gpudeck",
-                   "gpudeck completion zsh > ~/.zfunc/_gpudeck", "gpudeck completion fish > ~/.config/fish/completions/gpudeck.fish"),
+    "completion": (
+        "gpudeck completion bash > ~/.local/share/bash-completion/completions/gpudeck",
+        "gpudeck completion zsh > ~/.zfunc/_gpudeck",
+        "gpudeck completion fish > ~/.config/fish/completions/gpudeck.fish",
+    ),
 }
 
 

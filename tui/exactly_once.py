@@ -42,5 +42,5 @@ def owed_output(obj: dict[str, Any], offset: int, owed: int) -> tuple[bytes, int
         return (data, skip_to) if offset <= owed < skip_to else None
     if offset > owed or offset + len(data) <= owed:
         return None
-    data = data[owed - offset:]
+    data = data[owed - offset :]
     return data, owed + len(data)

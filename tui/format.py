@@ -68,6 +68,7 @@ def metric_line(values: dict[str, Any]) -> str:
 
 def resized_text(data: dict[str, Any]) -> str:
     """A `resized` record in words: `resized 2 → 3 nodes at step 40 (scale +1), paused 12.3 s`."""
+
     def count(v: Any) -> str:
         return f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else "?"
 
@@ -75,11 +76,20 @@ def resized_text(data: dict[str, Any]) -> str:
     at = f" at step {count(step)}" if isinstance(step, (int, float)) else ""
     why = data.get("why")
     pause = data.get("pause_s")
-    paused = f", paused {pause:.1f} s" if isinstance(pause, (int, float)) and not isinstance(pause, bool) else ""
+    paused = (
+        f", paused {pause:.1f} s" if isinstance(pause, (int, float)) and not isinstance(pause, bool) else ""
+    )
     world = data.get("world_size")
-    size = f" (world size {count(world)})" if isinstance(world, (int, float)) and not isinstance(world, bool) else ""
-    return f"resized {count(data.get('from'))} → {count(data.get('to'))} nodes{size}{at}" + \
-        (f" ({str(why)[:200]})" if isinstance(why, str) and why else "") + paused
+    size = (
+        f" (world size {count(world)})"
+        if isinstance(world, (int, float)) and not isinstance(world, bool)
+        else ""
+    )
+    return (
+        f"resized {count(data.get('from'))} → {count(data.get('to'))} nodes{size}{at}"
+        + (f" ({str(why)[:200]})" if isinstance(why, str) and why else "")
+        + paused
+    )
 
 
 def money(value: float | None, currency: str = "USD", per: str = "", unknown: str = "—") -> str:

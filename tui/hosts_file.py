@@ -29,8 +29,17 @@ LOCAL = "local"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 KNOWN_FIELDS = ("target", "identity_file", "python", "agent_dir", "setup")
 # tui/cost/settings.py's COST_KEYS (kept in step by tests/test_hosts_file.py), to import it only when used
-COST_FIELDS = ("price_per_hour", "currency", "market", "provider", "instance_type", "region", "instance_id", "idle_stop",
-               "instance_idle_stop")
+COST_FIELDS = (
+    "price_per_hour",
+    "currency",
+    "market",
+    "provider",
+    "instance_type",
+    "region",
+    "instance_id",
+    "idle_stop",
+    "instance_idle_stop",
+)
 
 
 class HostsFileError(Exception):
@@ -83,17 +92,27 @@ class _Checker:
     def fail(self, name: str | None, key: str | None, problem: str) -> NoReturn:
         table = "hosts" if name is None else f"hosts.{name}"
         line = line_of(self.lines, table, key) if key else None
-        line = (line or (name and line_of(self.lines, "hosts", name)) or line_of(self.lines, "", "hosts", header=table)
-                or line_of(self.lines, "", "hosts"))
+        line = (
+            line
+            or (name and line_of(self.lines, "hosts", name))
+            or line_of(self.lines, "", "hosts", header=table)
+            or line_of(self.lines, "", "hosts")
+        )
         label = "hosts" if name is None else f"[hosts.{name}]"
-        said = f"{label} {problem}" if key and problem.startswith(key) else f"{label}{f' {key}' if key else ''}: {problem}"
+        said = (
+            f"{label} {problem}"
+            if key and problem.startswith(key)
+            else f"{label}{f' {key}' if key else ''}: {problem}"
+        )
         raise HostsFileError(f"{where(self.path, line)}: {said}")
 
     def hosts(self, doc: dict[str, Any]) -> dict[str, HostEntry]:
         for key in doc:
             if key != "hosts":
                 line = line_of(self.lines, "", key, header=key)
-                raise HostsFileError(f"{where(self.path, line)}: {key}: unknown (hosts.toml holds [hosts.NAME] tables)")
+                raise HostsFileError(
+                    f"{where(self.path, line)}: {key}: unknown (hosts.toml holds [hosts.NAME] tables)"
+                )
         tables = doc.get("hosts", {})
         if not isinstance(tables, dict):
             self.fail(None, None, f"expected tables such as [hosts.gpu1], got {tables!r}"[:200])
@@ -103,7 +122,11 @@ class _Checker:
                 self.fail(name, None, "host name: use 1-64 of A-Z a-z 0-9 . _ -")
             entry = self.entry(name, table)
             if name == LOCAL and entry.target:
-                self.fail(name, "target", "local is this machine: it takes no target (add the SSH host under another name)")
+                self.fail(
+                    name,
+                    "target",
+                    "local is this machine: it takes no target (add the SSH host under another name)",
+                )
             if name == LOCAL:  # `local` takes extra fields only: it is always this machine
                 hosts[LOCAL] = HostEntry(name=LOCAL, extra=entry.extra)
             elif not entry.target:
@@ -124,9 +147,15 @@ class _Checker:
         if not (isinstance(setup, list) and all(isinstance(s, str) for s in setup)):
             self.fail(name, "setup", "expected a list of shell lines")
         self.cost_fields(name, data)
-        return HostEntry(name=name, target=data.get("target") or "", identity_file=data.get("identity_file"),
-                         python=data.get("python"), agent_dir=data.get("agent_dir") or "~/.gpudeck", setup=list(setup),
-                         extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS})
+        return HostEntry(
+            name=name,
+            target=data.get("target") or "",
+            identity_file=data.get("identity_file"),
+            python=data.get("python"),
+            agent_dir=data.get("agent_dir") or "~/.gpudeck",
+            setup=list(setup),
+            extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS},
+        )
 
     def cost_fields(self, name: str, data: dict[str, Any]) -> None:
         """The cost feature's keys, checked as `hosts set` checks them (imported here: most hosts
@@ -187,7 +216,9 @@ def _write_atomic(path: Path, text: str) -> None:
         paths.ensure_private(path.parent)
         write_atomic(path, text)
     except OSError as exc:
-        raise HostsFileError(f"{path}: cannot write: {paths.os_error_cause(exc, path.parent)}", EXIT_ERROR) from None
+        raise HostsFileError(
+            f"{path}: cannot write: {paths.os_error_cause(exc, path.parent)}", EXIT_ERROR
+        ) from None
 
 
 def check_name(name: str) -> None:
@@ -205,9 +236,13 @@ def add_host(entry: HostEntry, replace: bool = False) -> None:
     if entry.name in hosts and not replace:
         raise HostsFileError(f"host {entry.name} already exists (gpudeck hosts rm {entry.name} first)")
     table = hosts[entry.name] if entry.name in hosts else tomlkit.table()
-    values: dict[str, Any] = {"target": entry.target, "identity_file": entry.identity_file, "python": entry.python,
-                              "agent_dir": entry.agent_dir if entry.agent_dir != "~/.gpudeck" else None,
-                              "setup": list(entry.setup) or None}
+    values: dict[str, Any] = {
+        "target": entry.target,
+        "identity_file": entry.identity_file,
+        "python": entry.python,
+        "agent_dir": entry.agent_dir if entry.agent_dir != "~/.gpudeck" else None,
+        "setup": list(entry.setup) or None,
+    }
     _apply(table, values)
     if entry.name not in hosts:
         hosts[entry.name] = table

@@ -57,7 +57,9 @@ def unwritable_hint(path: Path, file: Path | None = None) -> str:
             return f"{path} is on a read-only file system; commands that only read still work"
     except OSError:
         pass
-    if not os.access(path, os.W_OK) or (file is not None and file.exists() and not os.access(file, os.R_OK | os.W_OK)):
+    if not os.access(path, os.W_OK) or (
+        file is not None and file.exists() and not os.access(file, os.R_OK | os.W_OK)
+    ):
         return f"permission denied on {file if file is not None and file.exists() else path}; commands that only read still work"
     try:
         vfs = os.statvfs(path)

@@ -33,7 +33,6 @@ def printable(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
-
 def warn(line: str) -> None:
     """One line on stderr, printable, in one write (a reconnecting client's status line, written
     from another thread, must not land inside it)."""

@@ -52,36 +52,52 @@ def settings() -> Settings:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
 
 
-def transport_for(host: str, confirm: Confirm | None = None, ask_passphrase: Callable[[str], str | None] | None = None,
-                  config: Settings | None = None) -> Transport:
+def transport_for(
+    host: str,
+    confirm: Confirm | None = None,
+    ask_passphrase: Callable[[str], str | None] | None = None,
+    config: Settings | None = None,
+) -> Transport:
     """The pipe to a host's agent. confirm: asked about an unknown host key (None refuses it);
     ask_passphrase: asked for an encrypted key's passphrase when ssh-agent has no key (None: never);
     config: the settings already read (default: read config.toml now)."""
     if replay is not None:
         if host not in replay.hosts:
-            raise GpudeckError(f"host {host!r} is not in the recording (it has: {', '.join(replay.hosts)})", EXIT_HOST)
+            raise GpudeckError(
+                f"host {host!r} is not in the recording (it has: {', '.join(replay.hosts)})", EXIT_HOST
+            )
         return replay.transport(host)
     transport = _transport(host, confirm, ask_passphrase, config)
     return recorder.wrap(transport) if recorder is not None else transport
 
 
-def _transport(host: str, confirm: Confirm | None, ask_passphrase: Callable[[str], str | None] | None,
-               config: Settings | None) -> Transport:
+def _transport(
+    host: str,
+    confirm: Confirm | None,
+    ask_passphrase: Callable[[str], str | None] | None,
+    config: Settings | None,
+) -> Transport:
     if host == LOCAL:
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
     return ssh_transport_for(host, confirm, ask_passphrase, config)
 
 
-def ssh_transport_for(host: str, confirm: Confirm | None = None,
-                      ask_passphrase: Callable[[str], str | None] | None = None,
-                      config: Settings | None = None) -> SshTransport:
+def ssh_transport_for(
+    host: str,
+    confirm: Confirm | None = None,
+    ask_passphrase: Callable[[str], str | None] | None = None,
+    config: Settings | None = None,
+) -> SshTransport:
     """A hosts.toml host's SSH transport as it is: what `hosts trust` and a launched instance's key
     check connect() (authentication only: no agent, so no line to record or replay)."""
     if replay is not None:
         raise GpudeckError(READ_ONLY.format(op=f"SSH to {host}"), EXIT_USAGE)
     entry = host_entries().get(host)
     if entry is None:
-        raise GpudeckError(f"no such host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)", EXIT_USAGE)
+        raise GpudeckError(
+            f"no such host {host!r} (known: {', '.join(host_entries())}; add one: gpudeck hosts add)",
+            EXIT_USAGE,
+        )
     from .remote.ssh_transport import SshTransport  # paramiko only when a remote host is used
 
     return SshTransport(entry, (config or settings()).ssh, confirm, ask_passphrase)
@@ -94,9 +110,14 @@ def host_key_error(host: str, exc: HostKeyError, how_to_trust: str | None = None
         # the name known_hosts would hold ([host]:port, a jump host's) and why a certificate did not do
         said = f"host {host}: unknown host key for {exc.name} ({exc.key.get_name()} {fingerprint(exc.key)}){exc.note}"
         if exc.strict:
-            return GpudeckError(f"{said}, and its StrictHostKeyChecking is yes: gpudeck never adds it; check it "
-                                f"and add it to ~/.ssh/known_hosts yourself", EXIT_HOSTKEY)
-        return GpudeckError(f"{said}; check it and run {how_to_trust or f'`gpudeck hosts trust {host}`'}", EXIT_HOSTKEY)
+            return GpudeckError(
+                f"{said}, and its StrictHostKeyChecking is yes: gpudeck never adds it; check it "
+                f"and add it to ~/.ssh/known_hosts yourself",
+                EXIT_HOSTKEY,
+            )
+        return GpudeckError(
+            f"{said}; check it and run {how_to_trust or f'`gpudeck hosts trust {host}`'}", EXIT_HOSTKEY
+        )
     if isinstance(exc, HostKeyChanged):
         return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
     return GpudeckError(f"host {host}: {exc}", EXIT_HOSTKEY)
@@ -134,7 +155,9 @@ class Session:
                 paths.ensure_private(paths.data_dir())
                 self._store = Store(paths.state_db(), warn=warn)
             except (OSError, sqlite3.Error) as exc:  # e.g. a full disk: one line naming the file
-                raise GpudeckError(f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())})") from None
+                raise GpudeckError(
+                    f"{paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())})"
+                ) from None
             finally:
                 opening = False
             added = 0
@@ -177,8 +200,13 @@ class Session:
             return client
         config = self.settings
         transport_for(host, config=config)  # unknown host names fail here, before any thread starts
-        client = ReconnectingClient(host, lambda: transport_for(host, config=config), backoff_initial=config.ssh.backoff_initial,
-                                    backoff_max=config.ssh.backoff_max, on_status=self.on_status)
+        client = ReconnectingClient(
+            host,
+            lambda: transport_for(host, config=config),
+            backoff_initial=config.ssh.backoff_initial,
+            backoff_max=config.ssh.backoff_max,
+            on_status=self.on_status,
+        )
         try:
             client.connect(timeout=max(30.0, config.ssh.connect_timeout * 2), retry_cuts=self.retry_first_cut)
         except HostKeyError as exc:

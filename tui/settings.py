@@ -42,7 +42,10 @@ class SshSettings:
 # [cost.aws] / [cost.aliyun] keys of old, and the [cloud] key that replaced each.
 MOVED_ENDPOINTS = {
     "aws": {"endpoint_url": "aws_endpoint_url", "endpoint": "aws_endpoint_url"},
-    "aliyun": {"endpoint": "aliyun_ecs_endpoint (a URL: http://HOST:PORT)", "protocol": "aliyun_ecs_endpoint (a URL: http://HOST:PORT)"},
+    "aliyun": {
+        "endpoint": "aliyun_ecs_endpoint (a URL: http://HOST:PORT)",
+        "protocol": "aliyun_ecs_endpoint (a URL: http://HOST:PORT)",
+    },
 }
 
 
@@ -133,11 +136,20 @@ class _Reader:
     def settings(self, data: dict[str, Any]) -> Settings:
         for key in data:  # a misspelt section would otherwise be a setting silently not applied
             if key not in SECTIONS:
-                self.fail("", key, f"unknown section (known: {', '.join(SECTIONS)})",
-                          header=key if isinstance(data[key], dict) else None)
-        return Settings(ssh=self.ssh(self.table(data, "ssh")), cost=self.cost(self.table(data, "cost")),
-                        ui=self.ui(self.table(data, "ui")), cloud=self.cloud(self.table(data, "cloud")),
-                        keys=self.keys(self.table(data, "keys")), path=self.path)
+                self.fail(
+                    "",
+                    key,
+                    f"unknown section (known: {', '.join(SECTIONS)})",
+                    header=key if isinstance(data[key], dict) else None,
+                )
+        return Settings(
+            ssh=self.ssh(self.table(data, "ssh")),
+            cost=self.cost(self.table(data, "cost")),
+            ui=self.ui(self.table(data, "ui")),
+            cloud=self.cloud(self.table(data, "cloud")),
+            keys=self.keys(self.table(data, "keys")),
+            path=self.path,
+        )
 
     # -- tables ------------------------------------------------------------------------------------
 
@@ -162,45 +174,59 @@ class _Reader:
             try:
                 ZoneInfo(zone)
             except (ZoneInfoNotFoundError, ValueError):
-                self.fail("cost", "timezone", f"unknown time zone {zone!r} (e.g. \"Europe/Berlin\", \"UTC\")")
+                self.fail("cost", "timezone", f'unknown time zone {zone!r} (e.g. "Europe/Berlin", "UTC")')
         # One setting per endpoint: the price lookups use `gpudeck cloud`'s clients and its [cloud] URLs.
         for provider, keys in MOVED_ENDPOINTS.items():
             old = self.table(t, provider, f"cost.{provider}")
             for key in old:
-                self.fail(f"cost.{provider}", key, f"moved: set [cloud] {keys.get(key, keys['endpoint'])} "
-                                                   "(one endpoint setting for `gpudeck cloud` and the prices)")
+                self.fail(
+                    f"cost.{provider}",
+                    key,
+                    f"moved: set [cloud] {keys.get(key, keys['endpoint'])} "
+                    "(one endpoint setting for `gpudeck cloud` and the prices)",
+                )
         return CostSettings(
-            currency=currency, fx=MappingProxyType(fx), timezone=zone or None,
-            daily_budget=self.positive(t, "cost", "daily_budget"))
+            currency=currency,
+            fx=MappingProxyType(fx),
+            timezone=zone or None,
+            daily_budget=self.positive(t, "cost", "daily_budget"),
+        )
 
     def ui(self, t: dict[str, Any]) -> UiSettings:
         self.known(t, "ui", ("theme", "read_only", "kept_ended_jobs"))
         kept = t.get("kept_ended_jobs", 2)
         if isinstance(kept, bool) or not isinstance(kept, int) or not 0 <= kept <= 1000:
             self.fail("ui", "kept_ended_jobs", f"expected a whole number from 0 to 1000, got {kept!r}")
-        return UiSettings(theme=self.string(t, "ui", "theme"), read_only=self.boolean(t, "ui", "read_only") or False,
-                          kept_ended_jobs=kept)
+        return UiSettings(
+            theme=self.string(t, "ui", "theme"),
+            read_only=self.boolean(t, "ui", "read_only") or False,
+            kept_ended_jobs=kept,
+        )
 
     def cloud(self, t: dict[str, Any]) -> CloudSettings:
         urls = ("aws_endpoint_url", "aliyun_ecs_endpoint", "aliyun_cms_endpoint")
-        self.known(t, "cloud", ("aws_regions", "aliyun_regions", "aws_profile", "aliyun_profile", "refresh", *urls))
+        self.known(
+            t, "cloud", ("aws_regions", "aliyun_regions", "aws_profile", "aliyun_profile", "refresh", *urls)
+        )
         for key in urls:
             value = self.string(t, "cloud", key)
             if value and not re.match(r"^https?://[^/\s]+/?$", value):
-                self.fail("cloud", key, f"expected a URL such as \"http://127.0.0.1:8080\", got {value!r}")
+                self.fail("cloud", key, f'expected a URL such as "http://127.0.0.1:8080", got {value!r}')
         return CloudSettings(
-            aws_regions=self.strings(t, "cloud", "aws_regions"), aliyun_regions=self.strings(t, "cloud", "aliyun_regions"),
+            aws_regions=self.strings(t, "cloud", "aws_regions"),
+            aliyun_regions=self.strings(t, "cloud", "aliyun_regions"),
             aws_profile=self.string(t, "cloud", "aws_profile") or None,
             aliyun_profile=self.string(t, "cloud", "aliyun_profile") or None,
             refresh=self.positive(t, "cloud", "refresh") or 60.0,
-            **{key: self.string(t, "cloud", key) or None for key in urls})
+            **{key: self.string(t, "cloud", key) or None for key in urls},
+        )
 
     def keys(self, t: dict[str, Any]) -> Mapping[str, str]:
         keymap: dict[str, str] = {}
         for binding_id in t:
             key = self.string(t, "keys", binding_id)
             if not key:
-                self.fail("keys", binding_id, "expected a key such as \"x\" or \"ctrl+x\"")
+                self.fail("keys", binding_id, 'expected a key such as "x" or "ctrl+x"')
             keymap[str(binding_id)] = key
         return MappingProxyType(keymap)
 
@@ -229,7 +255,7 @@ class _Reader:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            self.fail(table, key, f"expected a list of names such as [\"us-east-1\"], got {value!r}")
+            self.fail(table, key, f'expected a list of names such as ["us-east-1"], got {value!r}')
         return tuple(value)
 
     def boolean(self, t: dict[str, Any], table: str, key: str) -> bool | None:

@@ -52,7 +52,9 @@ class JobRecord:
         return sorted({n["host"] for n in self.nodes})
 
 
-def connect_state_db(path: Path, synchronous: str = "NORMAL", warn: Callable[[str], None] | None = None) -> sqlite3.Connection:
+def connect_state_db(
+    path: Path, synchronous: str = "NORMAL", warn: Callable[[str], None] | None = None
+) -> sqlite3.Connection:
     """A connection to state.db as every part opens it: private dir, autocommit, WAL, one writer lock
     per connection held by its owner (the store, the cost ledger). The file is derived state: one
     that is not a database (or is malformed) is moved aside as `state.db.corrupt-<time>`, said once
@@ -68,7 +70,9 @@ def connect_state_db(path: Path, synchronous: str = "NORMAL", warn: Callable[[st
         raise
     except sqlite3.DatabaseError as exc:  # "file is not a database", "database disk image is malformed"
         aside = _move_aside(path)
-        (warn or say)(f"{path}: {exc}; moved it aside to {aside.name} and rebuilt it (it holds derived state only)")
+        (warn or say)(
+            f"{path}: {exc}; moved it aside to {aside.name} and rebuilt it (it holds derived state only)"
+        )
         return _connect(path, synchronous)
 
 
@@ -150,13 +154,24 @@ class Store:
             except sqlite3.Error as exc:
                 if not self._warned:
                     self._warned = True
-                    self._warn(f"warning: {self.path}: {exc}; not recorded there (derived state: the hosts still have it)")
+                    self._warn(
+                        f"warning: {self.path}: {exc}; not recorded there (derived state: the hosts still have it)"
+                    )
 
     def record_job(self, job: JobRecord) -> None:
-        self._write((
-            "INSERT OR REPLACE INTO jobs (id, name, created_at, nodes, argv, restart_of) VALUES (?, ?, ?, ?, ?, ?)",
-            (job.id, job.name, job.created_at, json.dumps(job.nodes), json.dumps(job.argv), job.restart_of),
-        ))
+        self._write(
+            (
+                "INSERT OR REPLACE INTO jobs (id, name, created_at, nodes, argv, restart_of) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    job.id,
+                    job.name,
+                    job.created_at,
+                    json.dumps(job.nodes),
+                    json.dumps(job.argv),
+                    job.restart_of,
+                ),
+            )
+        )
 
     def get_job(self, job_id: str) -> JobRecord | None:
         rows = self._query("SELECT * FROM jobs WHERE id = ?", (job_id,))
@@ -167,19 +182,30 @@ class Store:
 
     def jobs_with_prefix(self, prefix: str) -> list[JobRecord]:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return self._query("SELECT * FROM jobs WHERE id LIKE ? ESCAPE '\\' ORDER BY id DESC", (escaped + "%",))
+        return self._query(
+            "SELECT * FROM jobs WHERE id LIKE ? ESCAPE '\\' ORDER BY id DESC", (escaped + "%",)
+        )
 
     def list_jobs(self) -> list[JobRecord]:
         return self._query("SELECT * FROM jobs ORDER BY id DESC", ())
 
     def remove_job(self, job_id: str) -> None:
-        self._write(("DELETE FROM jobs WHERE id = ?", (job_id,)), ("DELETE FROM seqs WHERE job = ?", (job_id,)))
+        self._write(
+            ("DELETE FROM jobs WHERE id = ?", (job_id,)), ("DELETE FROM seqs WHERE job = ?", (job_id,))
+        )
 
     def _query(self, sql: str, params: tuple[object, ...]) -> list[JobRecord]:
         with self._lock:
             rows = self._db.execute(sql, params).fetchall()
         return [
-            JobRecord(id=r[0], name=r[1], created_at=r[2], nodes=json.loads(r[3]), argv=json.loads(r[4]), restart_of=r[5])
+            JobRecord(
+                id=r[0],
+                name=r[1],
+                created_at=r[2],
+                nodes=json.loads(r[3]),
+                argv=json.loads(r[4]),
+                restart_of=r[5],
+            )
             for r in rows
         ]
 
@@ -187,15 +213,19 @@ class Store:
 
     def last_seq(self, job: str, node: str) -> int:
         with self._lock:
-            row = self._db.execute("SELECT last_seq FROM seqs WHERE job = ? AND node = ?", (job, node)).fetchone()
+            row = self._db.execute(
+                "SELECT last_seq FROM seqs WHERE job = ? AND node = ?", (job, node)
+            ).fetchone()
         return int(row[0]) if row else 0
 
     def set_last_seq(self, job: str, node: str, seq: int) -> None:
-        self._write((
-            "INSERT INTO seqs (job, node, last_seq) VALUES (?, ?, ?) "
-            "ON CONFLICT(job, node) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)",
-            (job, node, seq),
-        ))
+        self._write(
+            (
+                "INSERT INTO seqs (job, node, last_seq) VALUES (?, ?, ?) "
+                "ON CONFLICT(job, node) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)",
+                (job, node, seq),
+            )
+        )
 
     # -- "job ended" notices the TUI has shown (so a restart does not repeat them) ---------------
     # Their tables are created on first write, not by SCHEMA: a state.db of any version gains them.
@@ -208,8 +238,10 @@ class Store:
                 return set()
 
     def mark_endings_shown(self, job_ids: list[str], t: float) -> None:
-        self._write((SHOWN_ENDINGS, ()),
-                    *(("INSERT OR IGNORE INTO shown_endings (job, shown_at) VALUES (?, ?)", (j, t)) for j in job_ids))
+        self._write(
+            (SHOWN_ENDINGS, ()),
+            *(("INSERT OR IGNORE INTO shown_endings (job, shown_at) VALUES (?, ?)", (j, t)) for j in job_ids),
+        )
 
     def swap_ui_start(self, t: float) -> float | None:
         """Record that the TUI starts at t; return when it started the time before (None: never)."""

@@ -24,17 +24,47 @@ def _builtin_dir() -> Path:
 
 BUILTIN_DIR = _builtin_dir()
 DEFAULT_THEME = "gpudeck-dark"
-COLOR_KEYS = ("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
-              "boost", "warning", "error", "success")
-APP_VARIABLES = ("gpu-idle", "gpu-moderate", "gpu-busy", "cost", "gpu-hot", "power-over", "cloud-waste",
-                 "spark-mem", "spark-power", "spark-temp", "spark-loss")
+COLOR_KEYS = (
+    "primary",
+    "secondary",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+    "warning",
+    "error",
+    "success",
+)
+APP_VARIABLES = (
+    "gpu-idle",
+    "gpu-moderate",
+    "gpu-busy",
+    "cost",
+    "gpu-hot",
+    "power-over",
+    "cloud-waste",
+    "spark-mem",
+    "spark-power",
+    "spark-temp",
+    "spark-loss",
+)
 # Fallbacks for any theme without our variables (Textual's own, picked from the palette); named
 # colours, so these too are data Textual parses, not literals baked into the stylesheets.
-VARIABLE_DEFAULTS = {"gpu-idle": "ansi_bright_black", "gpu-moderate": "ansi_yellow",
-                     "gpu-busy": "ansi_green", "cost": "ansi_cyan",
-                     "gpu-hot": "ansi_bright_red", "power-over": "ansi_bright_magenta",
-                     "cloud-waste": "ansi_bright_yellow", "spark-mem": "ansi_blue",
-                     "spark-power": "ansi_yellow", "spark-temp": "ansi_red", "spark-loss": "ansi_magenta"}
+VARIABLE_DEFAULTS = {
+    "gpu-idle": "ansi_bright_black",
+    "gpu-moderate": "ansi_yellow",
+    "gpu-busy": "ansi_green",
+    "cost": "ansi_cyan",
+    "gpu-hot": "ansi_bright_red",
+    "power-over": "ansi_bright_magenta",
+    "cloud-waste": "ansi_bright_yellow",
+    "spark-mem": "ansi_blue",
+    "spark-power": "ansi_yellow",
+    "spark-temp": "ansi_red",
+    "spark-loss": "ansi_magenta",
+}
 
 
 class ThemeError(Exception):
@@ -75,15 +105,29 @@ def load_theme(path: Path) -> Theme:
         raise ThemeError(f"{path.name}: [colors] and [variables] must be tables")
     unknown = set(colors) - set(COLOR_KEYS)
     if unknown:
-        raise ThemeError(f"{path.name}: unknown colour {sorted(unknown)[0]!r} (known: {', '.join(COLOR_KEYS)})")
+        raise ThemeError(
+            f"{path.name}: unknown colour {sorted(unknown)[0]!r} (known: {', '.join(COLOR_KEYS)})"
+        )
     if "primary" not in colors:
         raise ThemeError(f"{path.name}: [colors] needs at least `primary`")
     c = {str(k): _color(path, str(k), v) for k, v in colors.items()}  # TOML keys are strings
     var = {str(k): _color(path, str(k), v) for k, v in variables.items()}
-    return Theme(name=name.strip(), primary=c["primary"], secondary=c.get("secondary"), accent=c.get("accent"),
-                 foreground=c.get("foreground"), background=c.get("background"), surface=c.get("surface"),
-                 panel=c.get("panel"), boost=c.get("boost"), warning=c.get("warning"), error=c.get("error"),
-                 success=c.get("success"), dark=bool(data.get("dark", True)), variables=var)
+    return Theme(
+        name=name.strip(),
+        primary=c["primary"],
+        secondary=c.get("secondary"),
+        accent=c.get("accent"),
+        foreground=c.get("foreground"),
+        background=c.get("background"),
+        surface=c.get("surface"),
+        panel=c.get("panel"),
+        boost=c.get("boost"),
+        warning=c.get("warning"),
+        error=c.get("error"),
+        success=c.get("success"),
+        dark=bool(data.get("dark", True)),
+        variables=var,
+    )
 
 
 def theme_dirs() -> list[Path]:

@@ -50,7 +50,7 @@ def parse_bytes(data: bytes) -> tuple[dict[str, Any], str]:
         found = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
         if found is None:
             raise BadToml(None, f"not valid TOML: {exc}") from None
-        raise BadToml(int(found.group(1)), f"not valid TOML: {str(exc)[:found.start()]}") from None
+        raise BadToml(int(found.group(1)), f"not valid TOML: {str(exc)[: found.start()]}") from None
 
 
 def line_of(lines: list[str], table: str, key: str, header: str | None = None) -> int | None:

@@ -94,7 +94,9 @@ def _split_row(text: str) -> Tuple[List[str], str]:
     return text[:cut].split(), text[cut + 2 :]
 
 
-def _field_value(field: str) -> Union[Number, Literal[False], None]:  # None: a skipped clock time; False: no row field
+def _field_value(
+    field: str,
+) -> Union[Number, Literal[False], None]:  # None: a skipped clock time; False: no row field
     m = _FIELD.match(field)
     if m is not None:
         rest = m.group("rest") or ""

@@ -74,8 +74,9 @@ def _number_group(kind: str, after: str, int_only: bool) -> str:
     return not_zero + "(" + sign + _FLOAT + ")"
 
 
-def template_regex(texts: Sequence[str], kinds: Sequence[str], int_indexes: Sequence[int],
-                   reads_values: bool) -> Optional[Pattern[str]]:
+def template_regex(
+    texts: Sequence[str], kinds: Sequence[str], int_indexes: Sequence[int], reads_values: bool
+) -> Optional[Pattern[str]]:
     """The full-line regex of a template (texts around len(kinds) numbers), or None when its
     equivalence with the split path cannot be shown from the text alone."""
     if not kinds or len(texts) != len(kinds) + 1:

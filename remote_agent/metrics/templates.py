@@ -162,11 +162,16 @@ class TemplateCache:
         self._recipes[key] = (narrowed, tries) if narrowed is not None else tries
         return point
 
-    def _holds(self, recipe: Recipe, texts: Sequence[str], numbers: Sequence[str], kinds: Sequence[str]) -> bool:
+    def _holds(
+        self, recipe: Recipe, texts: Sequence[str], numbers: Sequence[str], kinds: Sequence[str]
+    ) -> bool:
         """The recipe reads the template's probe line (every number moved, its kind kept) as the full
         parser does. Two lines can agree by chance where a value is derived: `box_loss=1.5
         cls_loss=0.0` sums to the box loss while the class loss stays 0 (and 1.00 s/it is 1.00 it/s)."""
-        probe = [token if kind == "z" else _moved(token, k) for k, (token, kind) in enumerate(zip(numbers, kinds))]  # noqa: B905
+        probe = [
+            token if kind == "z" else _moved(token, k)
+            for k, (token, kind) in enumerate(zip(numbers, kinds))  # noqa: B905
+        ]
         line = texts[0] + "".join(n + t for n, t in zip(probe, texts[1:]))  # noqa: B905
         parts = _NUMBER.split(line)
         if parts[0::3] != list(texts) or len(parts[1::3]) != len(numbers):
@@ -197,7 +202,9 @@ class _Fast:
 
     __slots__ = ("key", "pattern", "build")
 
-    def __init__(self, key: str, pattern: Pattern[str], build: Callable[[Tuple[str, ...]], Optional[Values]]) -> None:
+    def __init__(
+        self, key: str, pattern: Pattern[str], build: Callable[[Tuple[str, ...]], Optional[Values]]
+    ) -> None:
         self.key, self.pattern, self.build = key, pattern, build
 
 

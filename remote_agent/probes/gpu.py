@@ -5,6 +5,7 @@ Hardware answers "not available", it does not raise: every NVML call goes throug
 zipapp) is imported lazily, so a host without it or without a driver still runs the
 agent; the reason is found once, cached, and reported as "no NVIDIA GPU: <reason>".
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -141,16 +142,30 @@ class Nvml:
     def inventory(self) -> Dict[str, Any]:
         """What `hello` reports: driver, CUDA version and the GPUs, or why there are none."""
         if not self._ready():
-            return {"available": False, "reason": self.reason, "driver_version": None,
-                    "cuda_version": None, "gpus": []}
+            return {
+                "available": False,
+                "reason": self.reason,
+                "driver_version": None,
+                "cuda_version": None,
+                "gpus": [],
+            }
         gpus = []
         for i, h, uuid in self._handles():
-            gpus.append({"index": i, "uuid": uuid, "name": _text(self._q("nvmlDeviceGetName", h)),
-                         "mem_total_mib": _mib(self._attr("nvmlDeviceGetMemoryInfo", h, "total"))})
-        return {"available": True, "reason": None,
-                "driver_version": _text(self._q("nvmlSystemGetDriverVersion")),
-                "cuda_version": cuda_version_text(self._q("nvmlSystemGetCudaDriverVersion")),
-                "gpus": gpus}
+            gpus.append(
+                {
+                    "index": i,
+                    "uuid": uuid,
+                    "name": _text(self._q("nvmlDeviceGetName", h)),
+                    "mem_total_mib": _mib(self._attr("nvmlDeviceGetMemoryInfo", h, "total")),
+                }
+            )
+        return {
+            "available": True,
+            "reason": None,
+            "driver_version": _text(self._q("nvmlSystemGetDriverVersion")),
+            "cuda_version": cuda_version_text(self._q("nvmlSystemGetCudaDriverVersion")),
+            "gpus": gpus,
+        }
 
     def sample(self, processes: bool = True) -> Dict[str, Any]:
         """One reading of every GPU; a field the device does not support is None."""
@@ -160,18 +175,20 @@ class Nvml:
         gpus = []
         for i, h, uuid in self._handles():
             mem = self._q("nvmlDeviceGetMemoryInfo", h)
-            gpus.append({
-                "index": i,
-                "uuid": uuid,
-                "name": _text(self._q("nvmlDeviceGetName", h)),
-                "util": self._attr("nvmlDeviceGetUtilizationRates", h, "gpu"),
-                "mem_used_mib": _mib(getattr(mem, "used", None)),
-                "mem_total_mib": _mib(getattr(mem, "total", None)),
-                "temp_c": self._q("nvmlDeviceGetTemperature", h, temp_sensor),
-                "power_w": _watts(self._q("nvmlDeviceGetPowerUsage", h)),
-                "power_limit_w": _watts(self._q("nvmlDeviceGetEnforcedPowerLimit", h)),
-                "processes": self._processes(h) if processes else [],
-            })
+            gpus.append(
+                {
+                    "index": i,
+                    "uuid": uuid,
+                    "name": _text(self._q("nvmlDeviceGetName", h)),
+                    "util": self._attr("nvmlDeviceGetUtilizationRates", h, "gpu"),
+                    "mem_used_mib": _mib(getattr(mem, "used", None)),
+                    "mem_total_mib": _mib(getattr(mem, "total", None)),
+                    "temp_c": self._q("nvmlDeviceGetTemperature", h, temp_sensor),
+                    "power_w": _watts(self._q("nvmlDeviceGetPowerUsage", h)),
+                    "power_limit_w": _watts(self._q("nvmlDeviceGetEnforcedPowerLimit", h)),
+                    "processes": self._processes(h) if processes else [],
+                }
+            )
         return {"available": True, "reason": None, "gpus": gpus}
 
     # -- which GPUs belong to a job -----------------------------------------------
@@ -188,8 +205,11 @@ class Nvml:
         devices = self._handles()
         if cuda_visible_devices is None:
             job_pids: Set[int] = set(pids)
-            return [uuid for _, h, uuid in devices
-                    if uuid and any(p["pid"] in job_pids for p in self._processes(h))]
+            return [
+                uuid
+                for _, h, uuid in devices
+                if uuid and any(p["pid"] in job_pids for p in self._processes(h))
+            ]
         out: List[str] = []
         for entry in cuda_visible_devices.split(","):
             uuid = self._resolve_entry(entry.strip(), devices)

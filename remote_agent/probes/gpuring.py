@@ -12,7 +12,9 @@ RING_SECONDS = 3600
 
 
 class GpuRing:
-    def __init__(self, sample: Callable[[], Dict[str, Any]], interval: float = 1.0, size: int = RING_SECONDS) -> None:
+    def __init__(
+        self, sample: Callable[[], Dict[str, Any]], interval: float = 1.0, size: int = RING_SECONDS
+    ) -> None:
         self._sample = sample
         self._interval = interval
         self._ring: Deque[Dict[str, Any]] = collections.deque(maxlen=size)
@@ -37,7 +39,10 @@ class GpuRing:
             if not sample.get("available"):
                 return  # no driver: nothing to keep, and hello already says why
             keep = ("index", "util", "mem_used_mib", "temp_c", "power_w")
-            point = {"t": round(time.time(), 3), "gpus": [{k: g.get(k) for k in keep} for g in sample.get("gpus", [])]}
+            point = {
+                "t": round(time.time(), 3),
+                "gpus": [{k: g.get(k) for k in keep} for g in sample.get("gpus", [])],
+            }
             with self._lock:
                 self._ring.append(point)
             self._stopped.wait(self._interval)

@@ -37,7 +37,11 @@ class Listeners:
     def listen(self, port: Any, seconds: Any = 30.0) -> Dict[str, Any]:
         """Port 0: one the kernel picks as free (a master that moved to this host needs a port)."""
         port = 0 if port == 0 and not isinstance(port, bool) else _port(port)
-        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 < seconds <= MAX_LISTEN_S:
+        if (
+            not isinstance(seconds, (int, float))
+            or isinstance(seconds, bool)
+            or not 0 < seconds <= MAX_LISTEN_S
+        ):
             raise ProbeError("seconds: expected a number in (0, %d], got %r" % (MAX_LISTEN_S, seconds))
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         # torchrun's store binds every address: so do we, to learn whether it could.
@@ -56,8 +60,12 @@ class Listeners:
             self._open[port] = sock
         if old is not None:
             _close_now(old)
-        threading.Thread(target=self._accept, args=(sock, port, token, time.monotonic() + float(seconds)),
-                         name="preflight-%d" % port, daemon=True).start()
+        threading.Thread(
+            target=self._accept,
+            args=(sock, port, token, time.monotonic() + float(seconds)),
+            name="preflight-%d" % port,
+            daemon=True,
+        ).start()
         return {"port": port, "token": token, "seconds": float(seconds)}
 
     def unlisten(self, port: Any) -> Dict[str, Any]:
@@ -125,8 +133,14 @@ def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0, banner: Any 
         raise ProbeError("timeout: expected seconds in (0, 30], got %r" % (timeout,))
     if not isinstance(banner, bool):
         raise ProbeError("banner: expected true or false, got %r" % (banner,))
-    out: Dict[str, Any] = {"reachable": False, "error": None, "rtt_ms": None, "token": None,
-                           "local_addr": None, "iface": None}
+    out: Dict[str, Any] = {
+        "reachable": False,
+        "error": None,
+        "rtt_ms": None,
+        "token": None,
+        "local_addr": None,
+        "iface": None,
+    }
     try:
         infos = socket.getaddrinfo(addr, port, socket.AF_INET, socket.SOCK_STREAM)
     except socket.gaierror as exc:
@@ -144,7 +158,11 @@ def probe(addr: Any, port: Any, count: Any = 3, timeout: Any = 3.0, banner: Any 
             out["local_addr"] = sock.getsockname()[0]
             out["token"] = _read_token(sock) if banner else None
         except socket.timeout:  # noqa: UP041 - TimeoutError only on 3.10+, the agent runs on 3.8
-            out["error"] = "no answer from %s:%d within %g s (a firewall dropping it?)" % (addr, port, timeout)
+            out["error"] = "no answer from %s:%d within %g s (a firewall dropping it?)" % (
+                addr,
+                port,
+                timeout,
+            )
             out["local_addr"] = route_addr(target)
             return out
         except OSError as exc:
@@ -182,7 +200,7 @@ def _read_token(sock: socket.socket) -> Optional[str]:
     except OSError:
         return None
     if data.startswith(BANNER) and data.endswith(b"\n"):
-        return data[len(BANNER):-1].decode("ascii", "replace")
+        return data[len(BANNER) : -1].decode("ascii", "replace")
     return None
 
 

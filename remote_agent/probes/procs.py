@@ -21,7 +21,7 @@ def _stat(pid: int) -> Optional[List[bytes]]:
     except OSError:
         return None
     close = data.rfind(b")")  # comm may hold spaces or ')': the fields follow the last one
-    fields = data[close + 2:].split()
+    fields = data[close + 2 :].split()
     return fields if len(fields) > 20 else None
 
 
@@ -62,12 +62,19 @@ def describe(pid: int, cpu_percent: Optional[float]) -> Optional[Dict[str, objec
                 command = "[%s]" % f.read().strip().decode("utf-8", "replace")
         except OSError:
             command = "?"
-    return {"pid": pid, "ppid": int(fields[1]), "command": command, "cpu_percent": cpu_percent,
-            "rss_bytes": _rss_bytes(pid), "threads": int(fields[17])}
+    return {
+        "pid": pid,
+        "ppid": int(fields[1]),
+        "command": command,
+        "cpu_percent": cpu_percent,
+        "rss_bytes": _rss_bytes(pid),
+        "threads": int(fields[17]),
+    }
 
 
-def process_table(pids: Iterable[int], interval: float = 0.25,
-                  sleep: Callable[[float], None] = time.sleep) -> List[Dict[str, object]]:
+def process_table(
+    pids: Iterable[int], interval: float = 0.25, sleep: Callable[[float], None] = time.sleep
+) -> List[Dict[str, object]]:
     """One row per live process of `pids` (sorted by pid, at most MAX_PROCESSES): pid, ppid, command,
     cpu_percent (100 = one core busy over the interval; None when it could not be measured),
     rss_bytes, threads."""

@@ -3,6 +3,7 @@
 Standard library only. On a system without /proc the values are None rather than errors,
 so `hello` and `gpus` still answer.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,11 @@ def meminfo_mib() -> Dict[str, Optional[int]]:
     if total is None:
         total = _sysconf_total_kib()
     used = total - avail if total is not None and avail is not None else None
-    return {"total_mib": _kib_to_mib(total), "available_mib": _kib_to_mib(avail),
-            "used_mib": _kib_to_mib(used)}
+    return {
+        "total_mib": _kib_to_mib(total),
+        "available_mib": _kib_to_mib(avail),
+        "used_mib": _kib_to_mib(used),
+    }
 
 
 def _sysconf_total_kib() -> Optional[int]:
@@ -88,7 +92,11 @@ def boot_time() -> Optional[float]:
     return None
 
 
-LOGIND_CONF_DIRS = ("/usr/lib/systemd/logind.conf.d", "/run/systemd/logind.conf.d", "/etc/systemd/logind.conf.d")
+LOGIND_CONF_DIRS = (
+    "/usr/lib/systemd/logind.conf.d",
+    "/run/systemd/logind.conf.d",
+    "/etc/systemd/logind.conf.d",
+)
 
 
 def _logind_setting(key: str, root: str = "/") -> Optional[str]:
@@ -96,8 +104,11 @@ def _logind_setting(key: str, root: str = "/") -> Optional[str]:
     files = [os.path.join(root, "etc/systemd/logind.conf")]
     for d in LOGIND_CONF_DIRS:
         try:
-            files += sorted(os.path.join(root, d.lstrip("/"), n) for n in os.listdir(os.path.join(root, d.lstrip("/")))
-                            if n.endswith(".conf"))
+            files += sorted(
+                os.path.join(root, d.lstrip("/"), n)
+                for n in os.listdir(os.path.join(root, d.lstrip("/")))
+                if n.endswith(".conf")
+            )
         except OSError:
             continue
     value = None
@@ -118,6 +129,7 @@ def logind_report(root: str = "/", user: Optional[str] = None) -> Dict[str, Any]
     if user is None:
         try:
             import pwd
+
             user = pwd.getpwuid(os.getuid()).pw_name
         except (ImportError, KeyError):
             user = None
@@ -131,8 +143,11 @@ def logind_report(root: str = "/", user: Optional[str] = None) -> Dict[str, Any]
         "kill_user_processes": kill,
         "linger": linger,
         "jobs_killed_at_logout": at_risk,
-        "advice": ("logind kills your processes at logout: run `loginctl enable-linger %s` on this host" % user)
-        if at_risk else None,
+        "advice": (
+            "logind kills your processes at logout: run `loginctl enable-linger %s` on this host" % user
+        )
+        if at_risk
+        else None,
     }
 
 
@@ -191,8 +206,11 @@ def cpu_ram_sample(meter: Optional[CpuMeter] = None) -> Dict[str, Any]:
     Without a meter, util is None: a single /proc/stat reading says nothing about now.
     """
     return {
-        "cpu": {"util": meter.util() if meter is not None else None,
-                "load": load_average(), "count": os.cpu_count()},
+        "cpu": {
+            "util": meter.util() if meter is not None else None,
+            "load": load_average(),
+            "count": os.cpu_count(),
+        },
         "ram": meminfo_mib(),
     }
 
@@ -217,6 +235,7 @@ def proc_user(pid: int) -> Optional[str]:
         return None
     try:
         import pwd  # Unix only; lazy so the module imports anywhere
+
         return pwd.getpwuid(uid).pw_name
     except (ImportError, KeyError):
         return str(uid)

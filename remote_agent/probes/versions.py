@@ -71,7 +71,7 @@ def _parse(text: str) -> Optional[Dict[str, Any]]:
     for line in reversed(text.splitlines()):  # a login profile may print before it
         if line.startswith(MARKER):
             try:
-                obj = json.loads(line[len(MARKER):])
+                obj = json.loads(line[len(MARKER) :])
             except ValueError:
                 return None
             return obj if isinstance(obj, dict) else None

@@ -17,7 +17,9 @@ NOT_SERIES = frozenset({"step", "total_steps"})
 class MetricBatch:
     def __init__(self) -> None:
         self.n = 0
-        self.ts: List[Any] = []  # each point's time: a float, or the journal's text of it (float() reads both)
+        self.ts: List[
+            Any
+        ] = []  # each point's time: a float, or the journal's text of it (float() reads both)
         self.steps: List[Any] = []  # each point's `step` as written (None: stepless)
         self.chunks: Dict[str, List[Tuple[int, List[Any]]]] = {}  # name -> (first point's index, values)
         self.first_step: Dict[str, Any] = {}  # name -> the step written with its first point (its axis)

@@ -115,7 +115,9 @@ class JobTable:
         with contextlib.suppress(OSError):  # other nodes of the job are still here
             os.rmdir(str(directory.parent))
 
-    def restart(self, job: Any, node: Any, new_id: Any, as_node: Any = None, changes: Any = None) -> Dict[str, Any]:
+    def restart(
+        self, job: Any, node: Any, new_id: Any, as_node: Any = None, changes: Any = None
+    ) -> Dict[str, Any]:
         """`as_node` and `changes` serve a resize (`gpudeck scale`): the new job's node name, and
         spec fields replaced (env: merged) -- the old spec's env values never leave the host."""
         view = self.view(job, node)
@@ -124,7 +126,10 @@ class JobTable:
         except (OSError, ValueError) as exc:
             raise JobError("job %s: unreadable spec: %s" % (job, exc)) from None
         if is_watch(spec):
-            raise JobError("job %s is a watch of %s: restart is not offered (watch the file again)" % (job, spec["watch"].get("path")))
+            raise JobError(
+                "job %s is a watch of %s: restart is not offered (watch the file again)"
+                % (job, spec["watch"].get("path"))
+            )
         if view.refresh()["state"] not in TERMINAL_STATES:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
         if not is_job_id(new_id):
@@ -145,7 +150,9 @@ class JobTable:
         except FileExistsError:
             raise JobError("job %s was already restarted as %s" % (job, _restarted_as(marker))) from None
         except OSError as exc:
-            raise JobError("job %s: could not record the restart: %s" % (job, describe_os_error(exc))) from None
+            raise JobError(
+                "job %s: could not record the restart: %s" % (job, describe_os_error(exc))
+            ) from None
         try:
             try:
                 os.write(fd, dumps({"restarted_as": new_id, "t": time.time()}).encode("utf-8"))
@@ -166,15 +173,21 @@ class JobTable:
                 os.unlink(str(marker))
             if isinstance(exc, JobError):
                 raise
-            raise JobError("job %s: could not record the restart: %s" % (job, describe_os_error(exc))) from None
+            raise JobError(
+                "job %s: could not record the restart: %s" % (job, describe_os_error(exc))
+            ) from None
 
-    def end(self, job: Any, node: Any, action: str, grace: Optional[float], reason: Any = None) -> Dict[str, Any]:
+    def end(
+        self, job: Any, node: Any, action: str, grace: Optional[float], reason: Any = None
+    ) -> Dict[str, Any]:
         """Stop or kill; answers once no process of the job's tree is left.
 
         Signals first, files after: a kill SIGKILLs the tree itself before anything is written, and
         neither depends on writing a file (a full disk) nor on the supervisor answering (frozen or
         dead: the agent takes over). `reason` says who or what asked (default "user")."""
-        if reason is not None and not (isinstance(reason, str) and 0 < len(reason) <= 200 and reason.isprintable()):
+        if reason is not None and not (
+            isinstance(reason, str) and 0 < len(reason) <= 200 and reason.isprintable()
+        ):
             raise JobError("reason: expected up to 200 printable characters, got %r" % (reason,))
         view = self.view(job, node)
         obj = view.refresh()
@@ -195,7 +208,9 @@ class JobTable:
         try:
             write_control(view.files.control, action, float(grace), reason or "user")
             wake = signal.SIGUSR1
-        except OSError:  # no room for control.json nor a slot (an older job): the signal alone says what to do
+        except (
+            OSError
+        ):  # no room for control.json nor a slot (an older job): the signal alone says what to do
             wake = KILL_SIGNAL if action == "kill" else signal.SIGTERM
         if supervisor is not None:
             with contextlib.suppress(ProcessLookupError):
@@ -242,7 +257,9 @@ class JobTable:
                     if orphan_done or now - gone_since >= JOURNAL_WAIT:
                         return _ended_unjournaled(obj, action, view)
             time.sleep(0.05)
-        raise JobError("job %s did not end within %.0f s of the %s request" % (job, grace + STOP_MARGIN, action))
+        raise JobError(
+            "job %s did not end within %.0f s of the %s request" % (job, grace + STOP_MARGIN, action)
+        )
 
     def set_autostop(self, job: Any, node: Any, paused: Any) -> Dict[str, Any]:
         if not isinstance(paused, bool):
@@ -260,7 +277,11 @@ class JobTable:
     def note_resize(self, job: Any, node: Any, before: Any, after: Any, why: Any) -> Dict[str, Any]:
         """An elastic resize the client started: the node's supervisor (node 0's) gives the next
         regroup's `resized` record this why (supervision/elastic_resize.py)."""
-        counts = [v for v in (before, after) if not (isinstance(v, int) and not isinstance(v, bool) and 0 < v < 10000)]
+        counts = [
+            v
+            for v in (before, after)
+            if not (isinstance(v, int) and not isinstance(v, bool) and 0 < v < 10000)
+        ]
         if counts:
             raise JobError("from, to: expected node counts, got %r" % (counts[0],))
         if not (isinstance(why, str) and 0 < len(why) <= 300 and why.isprintable()):
@@ -269,7 +290,9 @@ class JobTable:
         obj = view.refresh()
         if obj["state"] in TERMINAL_STATES:
             raise JobError("job %s is %s: nothing resizes" % (job, obj["state"]))
-        write_private_atomic(view.files.resize, dumps({"from": before, "to": after, "why": why}).encode("utf-8"))
+        write_private_atomic(
+            view.files.resize, dumps({"from": before, "to": after, "why": why}).encode("utf-8")
+        )
         if isinstance(view.fields["supervisor_pid"], int):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(view.fields["supervisor_pid"], signal.SIGUSR1)
@@ -293,8 +316,13 @@ class JobTable:
         # sent as its zeros: the data stops at it, and `gap` tells the reader where to go on.
         gap = view.refresh()["output_gap"]
         data = clip_to_gap(data, offset, gap)
-        return {"offset": offset, "data": base64.b64encode(data).decode("ascii"), "size": size, "done": done,
-                "gap": gap}
+        return {
+            "offset": offset,
+            "data": base64.b64encode(data).decode("ascii"),
+            "size": size,
+            "done": done,
+            "gap": gap,
+        }
 
     @staticmethod
     def output_done(view: JobView) -> bool:
@@ -319,7 +347,7 @@ def clip_to_gap(data: bytes, offset: int, gap: Any) -> bytes:
         return data
     start, end = gap
     if offset < start:
-        return data[:start - offset]
+        return data[: start - offset]
     return data if offset >= end else b""
 
 
@@ -391,7 +419,9 @@ def _ended_unjournaled(obj: Dict[str, Any], action: str, view: JobView) -> Dict[
     out = dict(obj)
     out["state"] = "killed" if action == "kill" else "stopped"
     out["reason"] = out.get("reason") or "user"
-    out["cause"] = "ended; its journal does not say so yet (the supervisor is still reading the output, or the disk is full)"
+    out["cause"] = (
+        "ended; its journal does not say so yet (the supervisor is still reading the output, or the disk is full)"
+    )
     return out
 
 

@@ -91,6 +91,8 @@ def _load(base: Path) -> Dict[str, Any]:
 
 def _save(base: Path, jobs: Dict[str, Any]) -> None:
     try:
-        write_private_atomic(base / CACHE_NAME, dumps({"version": VERSION, "fields": FIELDS, "jobs": jobs}).encode("utf-8"))
+        write_private_atomic(
+            base / CACHE_NAME, dumps({"version": VERSION, "fields": FIELDS, "jobs": jobs}).encode("utf-8")
+        )
     except OSError:
         pass  # a cache that cannot be written only costs time

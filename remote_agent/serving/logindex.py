@@ -49,8 +49,9 @@ def _read(f: IO[bytes], start: int, stop: int) -> bytes:
     return f.read(stop - start)
 
 
-def index_lines(path: str, offset: Any, line: Any, step: Any, max_bytes: Any,
-                gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+def index_lines(
+    path: str, offset: Any, line: Any, step: Any, max_bytes: Any, gap: Optional[Sequence[int]]
+) -> Dict[str, Any]:
     """From `offset` (a line start; `line` lines before it): marks [line, offset] for the first line
     starting in each `step`-byte block after it, up to the last newline scanned (`end`)."""
     offset = _int_arg(offset, "offset", 0, 0)
@@ -64,16 +65,24 @@ def index_lines(path: str, offset: Any, line: Any, step: Any, max_bytes: Any,
         return {"marks": [], "end": offset, "lines": line, "size": 0, "more": False, "step": step}
 
 
-def index_file(f: IO[bytes], offset: Any, line: Any, step: Any, max_bytes: Any,
-               gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+def index_file(
+    f: IO[bytes], offset: Any, line: Any, step: Any, max_bytes: Any, gap: Optional[Sequence[int]]
+) -> Dict[str, Any]:
     """index_lines over an open binary file (a recording's output, in memory)."""
     budget = min(_int_arg(max_bytes, "max_bytes", 1, MAX_SCAN), MAX_SCAN)
-    return _scan_index(f, _int_arg(offset, "offset", 0, 0), _int_arg(line, "line", 0, 0),
-                       _int_arg(step, "step", MIN_STEP, 64 << 10), budget, gap)
+    return _scan_index(
+        f,
+        _int_arg(offset, "offset", 0, 0),
+        _int_arg(line, "line", 0, 0),
+        _int_arg(step, "step", MIN_STEP, 64 << 10),
+        budget,
+        gap,
+    )
 
 
-def _scan_index(f: IO[bytes], offset: int, line: int, step: int, budget: int,
-                gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+def _scan_index(
+    f: IO[bytes], offset: int, line: int, step: int, budget: int, gap: Optional[Sequence[int]]
+) -> Dict[str, Any]:
     marks: List[List[int]] = []
     end, lines = offset, line
     size = f.seek(0, io.SEEK_END)
@@ -106,8 +115,9 @@ def _scan_index(f: IO[bytes], offset: int, line: int, step: int, budget: int,
     return {"marks": marks, "end": end, "lines": lines, "size": size, "more": stop < size, "step": step}
 
 
-def search(path: str, text: Any, offset: Any, line: Any, backward: Any, max_bytes: Any,
-           gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+def search(
+    path: str, text: Any, offset: Any, line: Any, backward: Any, max_bytes: Any, gap: Optional[Sequence[int]]
+) -> Dict[str, Any]:
     """The first line at or after the line starting at `offset` (backward: the last line before it)
     holding `text`, ASCII case-insensitive: {"found": {"line", "offset", "next"} or null, and where a
     scan cut short by `max_bytes` goes on: "more", "offset", "line"}."""
@@ -118,8 +128,15 @@ def search(path: str, text: Any, offset: Any, line: Any, backward: Any, max_byte
         return search_file(io.BytesIO(), text, offset, line, backward, max_bytes, gap)
 
 
-def search_file(f: IO[bytes], text: Any, offset: Any, line: Any, backward: Any, max_bytes: Any,
-                gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+def search_file(
+    f: IO[bytes],
+    text: Any,
+    offset: Any,
+    line: Any,
+    backward: Any,
+    max_bytes: Any,
+    gap: Optional[Sequence[int]],
+) -> Dict[str, Any]:
     """search over an open binary file (a recording's output, in memory)."""
     if not isinstance(text, str) or not text or len(text.encode("utf-8")) > MAX_TEXT:
         raise LogArgError("text: expected 1..%d bytes of text, got %r" % (MAX_TEXT, text))
@@ -152,11 +169,17 @@ def _found(f: IO[bytes], line: int, start: int, data: bytes, at: int, base: int)
                 nxt += cut + 1
                 break
             nxt += len(more)
-    return {"found": {"line": line, "offset": start, "next": nxt}, "more": False, "offset": start, "line": line}
+    return {
+        "found": {"line": line, "offset": start, "next": nxt},
+        "more": False,
+        "offset": start,
+        "line": line,
+    }
 
 
-def _search_forward(f: IO[bytes], needle: bytes, offset: int, line: int, size: int, budget: int,
-                    gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+def _search_forward(
+    f: IO[bytes], needle: bytes, offset: int, line: int, size: int, budget: int, gap: Optional[Sequence[int]]
+) -> Dict[str, Any]:
     pos, scanned, want = offset, 0, CHUNK
     while pos < size:
         if gap and gap[0] <= pos < gap[1]:
@@ -185,8 +208,9 @@ def _search_forward(f: IO[bytes], needle: bytes, offset: int, line: int, size: i
     return {"found": None, "more": False, "offset": pos, "line": line}
 
 
-def _search_back(f: IO[bytes], needle: bytes, offset: int, line: int, budget: int,
-                 gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+def _search_back(
+    f: IO[bytes], needle: bytes, offset: int, line: int, budget: int, gap: Optional[Sequence[int]]
+) -> Dict[str, Any]:
     pos, scanned, want = offset, 0, CHUNK  # lines wholly before pos are searched
     while pos > 0:
         if gap and gap[0] < pos <= gap[1]:
@@ -254,8 +278,9 @@ class IndexCache:
         self._known: OrderedDict[Tuple[str, int, Optional[Tuple[int, ...]]], _Known] = OrderedDict()
         self._lock = threading.Lock()
 
-    def lines(self, path: str, offset: Any, line: Any, step: Any, max_bytes: Any,
-              gap: Optional[Sequence[int]]) -> Dict[str, Any]:
+    def lines(
+        self, path: str, offset: Any, line: Any, step: Any, max_bytes: Any, gap: Optional[Sequence[int]]
+    ) -> Dict[str, Any]:
         offset = _int_arg(offset, "offset", 0, 0)
         line = _int_arg(line, "line", 0, 0)
         step = _int_arg(step, "step", MIN_STEP, 64 << 10)
@@ -278,8 +303,14 @@ class IndexCache:
             marks = [[known.lines[i], known.offsets[i]] for i in range(start + 1, stop)]
             if stop < len(known.offsets):  # more than one answer holds: go on from the last
                 size = os.stat(path).st_size
-                return {"marks": marks, "end": marks[-1][1], "lines": marks[-1][0], "size": size, "more": True,
-                        "step": step}
+                return {
+                    "marks": marks,
+                    "end": marks[-1][1],
+                    "lines": marks[-1][0],
+                    "size": size,
+                    "more": True,
+                    "step": step,
+                }
             end, count = known.end, known.count
         answer = index_lines(path, end, count, step, max_bytes, gap)  # only what was written since
         with self._lock:

@@ -29,7 +29,7 @@ def write_through(stream: IO[bytes], fd: Optional[int], data: bytes) -> None:
         return
     view = memoryview(data)
     while view:  # a pipe may take part of a large chunk
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 class LineWriter:

@@ -176,13 +176,18 @@ class OutputHub:
         if not gap or sub.offset + len(data) <= gap[0] or sub.offset >= gap[1]:
             return False
         if sub.offset < gap[0]:
-            return self._send(key, sub, data[:gap[0] - sub.offset])  # the next read starts at the hole
+            return self._send(key, sub, data[: gap[0] - sub.offset])  # the next read starts at the hole
         with self._lock:
             if self._subs.get(key) is not sub:
                 return False
         marker = gap_marker(sub.offset, gap[1])
         line = '{"push":"output","job":%s,"node":%s,"offset":%d,"skip_to":%d,"data":"%s"}' % (
-            dumps(key[0]), dumps(key[1]), sub.offset, gap[1], base64.b64encode(marker).decode("ascii"))
+            dumps(key[0]),
+            dumps(key[1]),
+            sub.offset,
+            gap[1],
+            base64.b64encode(marker).decode("ascii"),
+        )
         sub.offset = gap[1]
         self._out.send_raw(line.encode("ascii"))
         return True
@@ -211,7 +216,9 @@ class OutputHub:
             if self._subs.get(key) is not sub:
                 return False  # unfollowed (or followed anew) meanwhile: this reader must not push
         if not sub.push_head:
-            sub.push_head = ('{"push":"output","job":%s,"node":%s,"offset":' % (dumps(key[0]), dumps(key[1]))).encode()
+            sub.push_head = (
+                '{"push":"output","job":%s,"node":%s,"offset":' % (dumps(key[0]), dumps(key[1]))
+            ).encode()
         line = b'%s%d,"data":"%s"}' % (sub.push_head, sub.offset, base64.b64encode(data))
         sub.offset += len(data)
         self._out.send_raw(line)  # blocks while the client is not reading
@@ -224,10 +231,18 @@ class OutputHub:
             del self._subs[key]
         self._forget(sub)
         state = sub.state
-        self._out.send({"push": "output_end", "job": key[0], "node": key[1], "offset": sub.offset,
-                        "state": None if error else state.get("state"),
-                        "exit_code": None if error else state.get("exit_code"),
-                        "signal": None if error else state.get("signal"), "error": error})
+        self._out.send(
+            {
+                "push": "output_end",
+                "job": key[0],
+                "node": key[1],
+                "offset": sub.offset,
+                "state": None if error else state.get("state"),
+                "exit_code": None if error else state.get("exit_code"),
+                "signal": None if error else state.get("signal"),
+                "error": error,
+            }
+        )
 
 
 def wait_seconds(subs: List[_Follow]) -> Optional[float]:

@@ -19,13 +19,19 @@ class PriceError(ValueError):
     pass
 
 
-def record_price(root: Path, per_hour: Any, currency: Any, at: Any, now: Optional[float] = None) -> Dict[str, Any]:
+def record_price(
+    root: Path, per_hour: Any, currency: Any, at: Any, now: Optional[float] = None
+) -> Dict[str, Any]:
     """Append a change when the price differs from the last one. `at` (host epoch seconds) is when it
     happened; it is kept between the last change and now, so periods stay in order and never start
     in the future. `per_hour` null: the price was removed."""
     now = time.time() if now is None else now
-    if per_hour is not None and (isinstance(per_hour, bool) or not isinstance(per_hour, (int, float))
-                                 or not math.isfinite(per_hour) or per_hour < 0):
+    if per_hour is not None and (
+        isinstance(per_hour, bool)
+        or not isinstance(per_hour, (int, float))
+        or not math.isfinite(per_hour)
+        or per_hour < 0
+    ):
         raise PriceError("price: per_hour must be a number >= 0 or null, not %r" % (per_hour,))
     if not isinstance(currency, str) or not currency.isalpha() or len(currency) != 3:
         raise PriceError("price: currency must be a 3-letter code, not %r" % (currency,))

@@ -60,7 +60,8 @@ def answer(roles: Dict[int, str], nvml: Nvml, interval: float) -> Dict[str, Any]
     for gpu in sample.get("gpus", []):
         for p in gpu.get("processes", []):
             on_gpu.setdefault(p["pid"], []).append(
-                {"index": gpu.get("index"), "uuid": gpu.get("uuid"), "mem_mib": p.get("mem_mib")})
+                {"index": gpu.get("index"), "uuid": gpu.get("uuid"), "mem_mib": p.get("mem_mib")}
+            )
     rows = process_table(roles, interval) if roles else []
     for row in rows:
         pid = row["pid"]

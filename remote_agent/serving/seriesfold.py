@@ -43,7 +43,9 @@ MAX_GPUS = 64
 READ_BYTES = 8 << 20
 # A plain metric line as the writer writes it (storage/metriclines.py): seq, t, kind, flat values.
 # The time is matched as a strict JSON number, so float() of it cannot fail halfway through a block.
-_METRIC = re.compile(rb'\{"seq":\d+,"t":(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?),"kind":"metric","values":(\{[^\n]*\})\}\n')
+_METRIC = re.compile(
+    rb'\{"seq":\d+,"t":(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?),"kind":"metric","values":(\{[^\n]*\})\}\n'
+)
 _PLAIN = b'"kind":"metric","values":{'
 
 Points = List[List[float]]
@@ -92,7 +94,9 @@ def _all_finite_numbers(column: List[Any]) -> bool:
     if not set(map(type, column)) <= _NUMBER_TYPES:
         return False
     try:
-        total = sum(column)  # nan or inf when any value is (or the sum overflows: the careful path is right too)
+        total = sum(
+            column
+        )  # nan or inf when any value is (or the sum overflows: the careful path is right too)
     except OverflowError:  # an integer too big to add to a float
         return False
     return total == total and total not in (float("inf"), float("-inf"))
@@ -102,8 +106,14 @@ def _column_envelope(xs: List[Any], ys: List[Any], size: int) -> Points:
     """envelope() of the points (x, y), from two columns: when every y is a number (the usual
     block) only the kept points are made, and min()/max() scan in C."""
     if None in xs or not _all_finite_numbers(ys):  # a stepless point, a string ("nan"), a bool, a nan
-        return envelope([[x, y] for x, y in zip(xs, ys)  # noqa: B905 (strict= is 3.10+)
-                         if _number(y) is not None and x is not None], size)
+        return envelope(
+            [
+                [x, y]
+                for x, y in zip(xs, ys)  # noqa: B905 (strict= is 3.10+)
+                if _number(y) is not None and x is not None
+            ],
+            size,
+        )
     if len(ys) <= size:
         return [[x, y] for x, y in zip(xs, ys)]  # noqa: B905 (the agent runs on 3.8)
     return [[xs[k], ys[k]] for k in _extremes(ys, size)]
@@ -134,14 +144,26 @@ class SeriesFold:
                 return
             self.reader.offset, self.reader.last_seq = int(cached["offset"]), int(cached["last_seq"])
             self.step, self.axis, self.metrics = cached["step"], dict(cached["axis"]), dict(cached["metrics"])
-            self.step_time, self.gpus, self.events = list(cached["step_time"]), dict(cached["gpus"]), list(cached["events"])
+            self.step_time, self.gpus, self.events = (
+                list(cached["step_time"]),
+                dict(cached["gpus"]),
+                list(cached["events"]),
+            )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.__init__(self.dir)  # type: ignore[misc]  # a cache that does not fit: fold it all again
 
     def save(self) -> None:
-        body = {"version": CACHE_VERSION, "offset": self.reader.offset, "last_seq": self.reader.last_seq,
-                "step": self.step, "axis": self.axis, "metrics": self.metrics, "step_time": self.step_time,
-                "gpus": self.gpus, "events": self.events}
+        body = {
+            "version": CACHE_VERSION,
+            "offset": self.reader.offset,
+            "last_seq": self.reader.last_seq,
+            "step": self.step,
+            "axis": self.axis,
+            "metrics": self.metrics,
+            "step_time": self.step_time,
+            "gpus": self.gpus,
+            "events": self.events,
+        }
         try:
             write_private_atomic(self.dir / CACHE_NAME, dumps(body).encode("utf-8"))
         except OSError:
@@ -168,7 +190,7 @@ class SeriesFold:
                     break
                 block = data[:end]
                 self.reader.offset += end
-                last = block[block.rfind(b"\n", 0, end - 1) + 1:]
+                last = block[block.rfind(b"\n", 0, end - 1) + 1 :]
                 seq = last_seq_of(last)  # a `points` line ends at its last point's seq
                 self.reader.last_seq = seq if seq is not None else self.reader.last_seq
                 self._block(block)
@@ -217,7 +239,9 @@ class SeriesFold:
         kinds do not touch the metric series, so they are taken as they come)."""
         batch = MetricBatch()
         for raw in block.split(b"\n"):
-            dense = point_columns(raw) if raw.startswith(b'{"seq":') and b'"kind":"points"' in raw[:96] else None
+            dense = (
+                point_columns(raw) if raw.startswith(b'{"seq":') and b'"kind":"points"' in raw[:96] else None
+            )
             if dense is not None:
                 batch.add_columns(dense.t, dense.rows, dense.columns)
             else:
@@ -313,10 +337,14 @@ class SeriesFold:
         return {
             "last_seq": self.reader.last_seq,
             "width": width,
-            "metrics": {k: {"axis": self.axis[k], "points": envelope(p, width)} for k, p in self.metrics.items()},
+            "metrics": {
+                k: {"axis": self.axis[k], "points": envelope(p, width)} for k, p in self.metrics.items()
+            },
             "step_time": envelope(self.step_time, width),
-            "gpus": {k: {"index": g["index"], "util": envelope(g["util"], width), "mem": envelope(g["mem"], width)}
-                     for k, g in self.gpus.items()},
+            "gpus": {
+                k: {"index": g["index"], "util": envelope(g["util"], width), "mem": envelope(g["mem"], width)}
+                for k, g in self.gpus.items()
+            },
             "events": self.events,
         }
 

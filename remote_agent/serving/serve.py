@@ -87,7 +87,9 @@ class Server:
         return self.jobs.launch(req.get("spec"))
 
     def op_restart(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return self.jobs.restart(req.get("job"), req.get("node"), req.get("new_id"), req.get("as_node"), req.get("changes"))
+        return self.jobs.restart(
+            req.get("job"), req.get("node"), req.get("new_id"), req.get("as_node"), req.get("changes")
+        )
 
     def op_stop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace"), req.get("reason"))
@@ -128,19 +130,34 @@ class Server:
         return {"was_tailing": self.hub.unsubscribe(view.fields["id"], view.fields["node"])}
 
     def op_logs(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return self.jobs.logs(req.get("job"), req.get("node"), req.get("offset", 0), req.get("limit", 1 << 20))
+        return self.jobs.logs(
+            req.get("job"), req.get("node"), req.get("offset", 0), req.get("limit", 1 << 20)
+        )
 
     def op_lines(self, req: Dict[str, Any]) -> Dict[str, Any]:
         view = self.jobs.view(req.get("job"), req.get("node"))
         done = self.jobs.output_done(view)  # first: when it says over, every byte is in the file
-        answer = self.line_index.lines(str(view.files.output), req.get("offset"), req.get("line"), req.get("step"),
-                             req.get("max_bytes"), view.refresh()["output_gap"])
+        answer = self.line_index.lines(
+            str(view.files.output),
+            req.get("offset"),
+            req.get("line"),
+            req.get("step"),
+            req.get("max_bytes"),
+            view.refresh()["output_gap"],
+        )
         return dict(answer, done=done)
 
     def op_search(self, req: Dict[str, Any]) -> Dict[str, Any]:
         view = self.jobs.view(req.get("job"), req.get("node"))
-        return search(str(view.files.output), req.get("text"), req.get("offset"), req.get("line"),
-                      req.get("backward", False), req.get("max_bytes"), view.refresh()["output_gap"])
+        return search(
+            str(view.files.output),
+            req.get("text"),
+            req.get("offset"),
+            req.get("line"),
+            req.get("backward", False),
+            req.get("max_bytes"),
+            view.refresh()["output_gap"],
+        )
 
     def op_follow(self, req: Dict[str, Any]) -> Dict[str, Any]:
         offset = req.get("offset", 0)
@@ -158,7 +175,9 @@ class Server:
         return self.jobs.set_autostop(req.get("job"), req.get("node"), req.get("paused"))
 
     def op_resizing(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return self.jobs.note_resize(req.get("job"), req.get("node"), req.get("from"), req.get("to"), req.get("why"))
+        return self.jobs.note_resize(
+            req.get("job"), req.get("node"), req.get("from"), req.get("to"), req.get("why")
+        )
 
     def op_price(self, req: Dict[str, Any]) -> Dict[str, Any]:
         try:
@@ -184,8 +203,13 @@ class Server:
         return self.listeners.unlisten(req.get("port"))
 
     def op_probe(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return probe(req.get("addr"), req.get("port"), req.get("count", 3), req.get("timeout", 3.0),
-                     req.get("banner", True))
+        return probe(
+            req.get("addr"),
+            req.get("port"),
+            req.get("count", 3),
+            req.get("timeout", 3.0),
+            req.get("banner", True),
+        )
 
     def op_versions(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return versions(req.get("python"), req.get("setup"), req.get("path"), req.get("workdir"))
@@ -202,9 +226,17 @@ class Server:
         except (BadRequest, JobError, LogArgError, ProbeError, ProcsError, VersionsError) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
-            self.out.send({"id": rid, "ok": False, "error": "%s: %s" % (req.get("op"), describe_os_error(exc))})
+            self.out.send(
+                {"id": rid, "ok": False, "error": "%s: %s" % (req.get("op"), describe_os_error(exc))}
+            )
         except Exception as exc:  # serve must outlive any one request
-            self.out.send({"id": rid, "ok": False, "error": "internal error in %s: %s: %s" % (req.get("op"), type(exc).__name__, exc)})
+            self.out.send(
+                {
+                    "id": rid,
+                    "ok": False,
+                    "error": "internal error in %s: %s: %s" % (req.get("op"), type(exc).__name__, exc),
+                }
+            )
         else:
             self.out.send({"id": rid, "ok": True, "result": result})
 
@@ -251,12 +283,17 @@ def parse_request(raw: bytes) -> Dict[str, Any]:
     if req is None:
         raise BadRequest("request is not a JSON object: %s" % text.strip()[:80])
     if not isinstance(req.get("op"), str):
-        raise BadRequest("request has no \"op\"")
+        raise BadRequest('request has no "op"')
     return req
 
 
-def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None,
-          heartbeat: float = 0.0, on_silence: Optional[Callable[[], None]] = None) -> int:
+def serve(
+    root: Path,
+    stdin: Optional[IO[bytes]] = None,
+    stdout: Optional[IO[bytes]] = None,
+    heartbeat: float = 0.0,
+    on_silence: Optional[Callable[[], None]] = None,
+) -> int:
     """Answer requests until stdin ends.
 
     With heartbeat > 0 (SSH clients ask for it): push `{"push": "heartbeat", "t": …}` every
@@ -273,8 +310,12 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
     last_input = [time.monotonic()]
     done = threading.Event()
     if heartbeat > 0:
-        threading.Thread(target=_beat, args=(out, heartbeat, last_input, done, on_silence or _exit_now),
-                         name="heartbeat", daemon=True).start()
+        threading.Thread(
+            target=_beat,
+            args=(out, heartbeat, last_input, done, on_silence or _exit_now),
+            name="heartbeat",
+            daemon=True,
+        ).start()
     try:
         while True:
             raw = stdin.readline(MAX_REQUEST_BYTES + 1)
@@ -304,8 +345,13 @@ def serve(root: Path, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[byt
 SILENT_BEATS = 4  # the SSH client pings every heartbeat; this many missed means it is gone
 
 
-def _beat(out: LineWriter, every: float, last_input: List[float], done: threading.Event,
-          on_silence: Callable[[], None]) -> None:
+def _beat(
+    out: LineWriter,
+    every: float,
+    last_input: List[float],
+    done: threading.Event,
+    on_silence: Callable[[], None],
+) -> None:
     while not done.wait(every):
         silent = time.monotonic() - last_input[0] > SILENT_BEATS * every
         if silent or not out.send({"push": "heartbeat", "t": time.time()}):

@@ -77,7 +77,9 @@ class TailHub:
                     self._out.send_raw(journal_push(key[0], key[1], lines))
                     sub.since_seq = sub.reader.last_seq
                     continue
-                head = ('{"push":"events","job":%s,"node":%s,"events":[' % (dumps(key[0]), dumps(key[1]))).encode()
+                head = (
+                    '{"push":"events","job":%s,"node":%s,"events":[' % (dumps(key[0]), dumps(key[1]))
+                ).encode()
                 for start in range(0, len(lines), MAX_BATCH):
                     # Journal lines are complete JSON objects already: splice them, don't re-encode.
                     self._out.send_raw(head + b",".join(lines[start : start + MAX_BATCH]) + b"]}")
@@ -104,6 +106,12 @@ def journal_push(job: str, node: str, lines: List[bytes]) -> bytes:
     """A `journal` push: the header line, then `bytes` bytes of journal lines, each with its newline
     (LineWriter adds the last one). One write, so no other push can come between the two parts."""
     body = b"\n".join(lines)
-    header = {"push": "journal", "job": job, "node": node, "first_seq": seq_of(lines[0]),
-              "last_seq": last_seq_of(lines[-1]), "bytes": len(body) + 1}
+    header = {
+        "push": "journal",
+        "job": job,
+        "node": node,
+        "first_seq": seq_of(lines[0]),
+        "last_seq": last_seq_of(lines[-1]),
+        "bytes": len(body) + 1,
+    }
     return dumps(header).encode() + b"\n" + body

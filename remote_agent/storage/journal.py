@@ -161,7 +161,9 @@ class JournalWriter:
             return records[len(records) - len(entries) :] if entries else []
 
     @staticmethod
-    def _lines(batch: List[Tuple[str, Dict[str, Any]]], records: List[Dict[str, Any]], t_text: str) -> List[str]:
+    def _lines(
+        batch: List[Tuple[str, Dict[str, Any]]], records: List[Dict[str, Any]], t_text: str
+    ) -> List[str]:
         """One line per record, except runs of same-named metric points: one `points` line each."""
         runs = point_runs(batch)
         if not runs:

@@ -24,7 +24,7 @@ _LINE = re.compile(
 # One value of a row: a bare JSON token (number, null, true, false; json.loads vouches for it) or a
 # non-finite number as the writer spells it ("nan", checked apart: an alternation here costs a third
 # of the fold). No other string: a `],[` inside one would fool the split.
-_VALUE = rb'[^][,{}]+'
+_VALUE = rb"[^][,{}]+"
 _NON_FINITE = (b'"nan"', b'"-inf"', b'"inf"')
 _ROWS: Dict[int, Pattern[bytes]] = {}
 _NAMES: Dict[bytes, Optional[List[str]]] = {}
@@ -33,7 +33,9 @@ _NAMES: Dict[bytes, Optional[List[str]]] = {}
 class PointColumns(NamedTuple):
     t: float
     rows: int
-    columns: Dict[str, List[Any]]  # name -> its value in every row (a repeated name: the last, as dict(zip()))
+    columns: Dict[
+        str, List[Any]
+    ]  # name -> its value in every row (a repeated name: the last, as dict(zip()))
 
 
 def _rows_pattern(width: int) -> Pattern[bytes]:

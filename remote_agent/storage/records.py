@@ -101,7 +101,9 @@ def _points_after(line: bytes, seq: int) -> bytes:
         return b""
     keep = record["rows"][seq + 1 - record["seq"] :]
     record.update(seq=seq + 1, rows=keep)
-    return points_line(record["seq"], json.dumps(record["t"]), record["names"], keep, _compact).encode("utf-8")
+    return points_line(record["seq"], json.dumps(record["t"]), record["names"], keep, _compact).encode(
+        "utf-8"
+    )
 
 
 def _compact(obj: Any) -> str:

@@ -53,13 +53,26 @@ class AdoptingSupervisor(Supervisor):
             self.journal.close()  # ended after all, or never started: nothing to adopt
             return 0
         self._pid_alive = self._command_is_ours()
-        if not self._pid_alive and not job_tree(self.key, os.getpid()) and output_size(self.files) <= self.lost.resume_offset:
+        if (
+            not self._pid_alive
+            and not job_tree(self.key, os.getpid())
+            and output_size(self.files) <= self.lost.resume_offset
+        ):
             # Nothing of it is left, nothing unread: say how it ended, as far as anyone can know.
             self._write_final_state()
             return 0
-        self.journal.append("event", event="adopted", data={
-            "why": self.why, "supervisor_pid": os.getpid(), "previous_supervisor_pid": self.lost.previous_supervisor,
-            "lost_at": self.lost.lost_at, "pid": self.lost.pid, "output_offset": self.lost.resume_offset})
+        self.journal.append(
+            "event",
+            event="adopted",
+            data={
+                "why": self.why,
+                "supervisor_pid": os.getpid(),
+                "previous_supervisor_pid": self.lost.previous_supervisor,
+                "lost_at": self.lost.lost_at,
+                "pid": self.lost.pid,
+                "output_offset": self.lost.resume_offset,
+            },
+        )
         self.proc = AdoptedCommand(self.lost.pid or 0)  # type: ignore[assignment]
         if not self._pid_alive:
             self.exit_status = 0  # the command itself has ended: strays, or unread output, are left

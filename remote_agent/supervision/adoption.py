@@ -28,7 +28,7 @@ _spawned_lock = threading.Lock()
 
 
 def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
-    """"adopting" when processes of the job live and a new supervisor is (being) started for them,
+    """ "adopting" when processes of the job live and a new supervisor is (being) started for them,
     "ended" when none is left and the end was journaled here, None when there is nothing to do."""
     if supervisor_alive(files.lock):
         return None
@@ -53,7 +53,9 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
             return "adopting"
         _spawned[str(files.dir)] = now
     try:
-        spawn_supervisor(files.dir, files.supervisor_log, adopt="its supervisor was gone (found by %s)" % found_by)
+        spawn_supervisor(
+            files.dir, files.supervisor_log, adopt="its supervisor was gone (found by %s)" % found_by
+        )
     except OSError:
         return None  # e.g. a full disk: the job stays lost (stop and kill still work) until a later try
     return "adopting"

@@ -22,8 +22,14 @@ Journal = Callable[..., Any]
 
 
 class AutoStop:
-    def __init__(self, spec: Mapping[str, Any], journal: Journal, clock: Callable[[], float] = time.time,
-                 files_dir: Optional[Path] = None, started: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        spec: Mapping[str, Any],
+        journal: Journal,
+        clock: Callable[[], float] = time.time,
+        files_dir: Optional[Path] = None,
+        started: Optional[float] = None,
+    ) -> None:
         """`started`: when the job began (host clock), when not now: a supervisor adopting a lost
         job counts from the journal's `running` record, so a budget holds across the loss."""
         # Wall time (the host's clock): price changes are dated on it.
@@ -89,20 +95,31 @@ class AutoStop:
             if grace_over and idle_for >= self.idle["minutes"] * 60:
                 data = dict(self.idle, rule="idle", idle_seconds=round(idle_for, 1))
                 self.journal("event", event="autostop", data=data)
-                return "idle: GPU utilization under %g%% for %.0f min" % (self.idle["below_pct"], idle_for / 60)
+                return "idle: GPU utilization under %g%% for %.0f min" % (
+                    self.idle["below_pct"],
+                    idle_for / 60,
+                )
         return None
-
 
     def _check_budget(self, now: float) -> Optional[str]:
         assert self.budget is not None
         self.meter.refresh(now)
         accrued, unknown_since = self.meter.accrued(now)
-        inputs = dict(self.meter.inputs(now), accrued=round(accrued, 6), budget=self.budget, currency=self.currency)
+        inputs = dict(
+            self.meter.inputs(now), accrued=round(accrued, 6), budget=self.budget, currency=self.currency
+        )
         if unknown_since is not None:
             if not self.unknown_said:  # said once: the spend is unknown, so the budget cannot hold
                 self.unknown_said = True
-                self.journal("event", event="budget_unenforced", data=dict(
-                    inputs, since=unknown_since, reason="the host's price was removed: the spend is unknown from then"))
+                self.journal(
+                    "event",
+                    event="budget_unenforced",
+                    data=dict(
+                        inputs,
+                        since=unknown_since,
+                        reason="the host's price was removed: the spend is unknown from then",
+                    ),
+                )
             return None
         if self.unknown_said:
             self.unknown_said = False
@@ -115,11 +132,25 @@ class AutoStop:
             if not self.warned:
                 self.warned = True
                 self.journal("event", event="budget_warning", data=inputs)
-            self.journal("event", event="autostop", data=dict(inputs, rule="budget", during_stop=round(during_stop, 6)))
+            self.journal(
+                "event", event="autostop", data=dict(inputs, rule="budget", during_stop=round(during_stop, 6))
+            )
             if during_stop > 0:
-                return "budget: accrued %s %s, with %s more over the stop (%.0f s), reaches the budget of %s" % (
-                    amount(accrued), self.currency, amount(during_stop), self.meter.lead, amount(self.budget))
-            return "budget: accrued %s %s reached the budget of %s" % (amount(accrued), self.currency, amount(self.budget))
+                return (
+                    "budget: accrued %s %s, with %s more over the stop (%.0f s), reaches the budget of %s"
+                    % (
+                        amount(accrued),
+                        self.currency,
+                        amount(during_stop),
+                        self.meter.lead,
+                        amount(self.budget),
+                    )
+                )
+            return "budget: accrued %s %s reached the budget of %s" % (
+                amount(accrued),
+                self.currency,
+                amount(self.budget),
+            )
         return None
 
 

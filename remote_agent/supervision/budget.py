@@ -50,9 +50,13 @@ def read_price_changes(path: Path) -> List[Change]:
         if not isinstance(c, dict) or not isinstance(c.get("at"), (int, float)):
             continue
         per_hour = c.get("per_hour")
-        if per_hour is not None and (not isinstance(per_hour, (int, float)) or isinstance(per_hour, bool) or per_hour < 0):
+        if per_hour is not None and (
+            not isinstance(per_hour, (int, float)) or isinstance(per_hour, bool) or per_hour < 0
+        ):
             continue
-        out.append((float(c["at"]), None if per_hour is None else float(per_hour), str(c.get("currency") or "USD")))
+        out.append(
+            (float(c["at"]), None if per_hour is None else float(per_hour), str(c.get("currency") or "USD"))
+        )
     return sorted(out, key=lambda c: c[0])
 
 
@@ -101,7 +105,9 @@ def _spec_gpus(job_dir: Path) -> Optional[List[str]]:
     return visible_gpus(spec) if isinstance(spec, dict) else None
 
 
-def gpu_share(mine: Optional[List[str]], launch_share: float, others: List[Optional[List[str]]]) -> Optional[float]:
+def gpu_share(
+    mine: Optional[List[str]], launch_share: float, others: List[Optional[List[str]]]
+) -> Optional[float]:
     """This job's part of a host with GPUs, beside jobs using `others` (None: all GPUs); None when it
     cannot be told. The host's GPU count follows from the launch share (its GPUs / the host's)."""
     if mine is None:
@@ -148,7 +154,9 @@ def measured_stop_seconds(jobs_root: Path, own: Path) -> Optional[float]:
                     journals.append((journal.stat().st_mtime, journal))
     except OSError:
         pass
-    durations = [d for _, j in sorted(journals, reverse=True)[:STOPS_MEASURED] if (d := _stop_seconds(j)) is not None]
+    durations = [
+        d for _, j in sorted(journals, reverse=True)[:STOPS_MEASURED] if (d := _stop_seconds(j)) is not None
+    ]
     return max(durations) if durations else None
 
 
@@ -163,7 +171,8 @@ class BudgetMeter:
         root = files_dir.parent.parent if files_dir is not None else None  # agent dir/jobs
         self.price_file = root.parent / PRICE_FILE if root is not None else None
         self._neighbours: Optional[Callable[[], List[Path]]] = (
-            (lambda: live_neighbours(root, files_dir)) if root is not None and files_dir is not None else None)
+            (lambda: live_neighbours(root, files_dir)) if root is not None and files_dir is not None else None
+        )
         self.gpus = visible_gpus(spec)
         self._gpus_of: Dict[Path, Optional[List[str]]] = {}  # neighbours' specs, read once each
         self.changes: List[Change] = []
@@ -172,7 +181,9 @@ class BudgetMeter:
         self.split_by: Optional[str] = None  # "jobs" (no GPU here) or "gpus", once the supervisor knows
         self._next_share = 0.0
         grace = float(spec.get("grace", DEFAULT_GRACE) if spec.get("grace") is not None else DEFAULT_GRACE)
-        measured = measured_stop_seconds(root, files_dir) if root is not None and files_dir is not None else None
+        measured = (
+            measured_stop_seconds(root, files_dir) if root is not None and files_dir is not None else None
+        )
         self.measured_stop = measured
         self.lead = min(grace, UNMEASURED_LEAD if measured is None else measured + 1.0)
 
@@ -227,8 +238,11 @@ class BudgetMeter:
 
     def accrued(self, now: float) -> Tuple[float, Optional[float]]:
         """(spend from the start to now, the moment the price became unknown or None)."""
-        cuts = sorted({self.started, now} | {at for at, _, _ in self.changes if self.started < at < now}
-                      | {at for at, _ in self.shares if self.started < at < now})
+        cuts = sorted(
+            {self.started, now}
+            | {at for at, _, _ in self.changes if self.started < at < now}
+            | {at for at, _ in self.shares if self.started < at < now}
+        )
         total, unknown_since = 0.0, None
         for i in range(len(cuts) - 1):  # (zip's strict= is not in the agent's Python 3.8)
             a, b = cuts[i], cuts[i + 1]
@@ -248,5 +262,9 @@ class BudgetMeter:
         return 0.0 if price is None else price * self.share_at(now) / 3600.0
 
     def inputs(self, now: float) -> Dict[str, Any]:
-        return {"price_per_hour": self.price_at(now), "share": round(self.share_at(now), 6),
-                "stop_lead_s": round(self.lead, 3), "measured_stop_s": self.measured_stop}
+        return {
+            "price_per_hour": self.price_at(now),
+            "share": round(self.share_at(now), 6),
+            "stop_lead_s": round(self.lead, 3),
+            "measured_stop_s": self.measured_stop,
+        }

@@ -68,7 +68,9 @@ def _write_slot(slot: Path, data: bytes) -> bool:
 def _read(path: Path) -> Optional[Dict[str, Any]]:
     try:
         with open(str(path), "rb") as f:
-            body = json.loads(f.read().decode("utf-8"))  # a torn slot is no JSON: the next poll reads it whole
+            body = json.loads(
+                f.read().decode("utf-8")
+            )  # a torn slot is no JSON: the next poll reads it whole
     except (OSError, ValueError):
         return None
     return body if isinstance(body, dict) else None
@@ -82,7 +84,11 @@ def _sent_at(body: Dict[str, Any]) -> float:
 
 def read_control(path: Path) -> Optional[Tuple[str, float, str]]:
     """The newest request, from control.json or the slot."""
-    bodies = [b for b in (_read(path), _read(slot_path(path))) if b is not None and b.get("action") in ("stop", "kill")]
+    bodies = [
+        b
+        for b in (_read(path), _read(slot_path(path)))
+        if b is not None and b.get("action") in ("stop", "kill")
+    ]
     if not bodies:
         return None
     body = max(bodies, key=_sent_at)

@@ -24,8 +24,11 @@ WORKER_FAILED = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+)")
 DROPPED = "node failed: "  # the stop reason of a node that dropped itself: it left a job that ran on
 REGROUP_EXIT = 75  # the reference trainer's "a peer left, try again" (trainer/dist.py)
 # what a rank says when the failure was a peer's: the connection, the store or a collective's timeout
-PEER_LOST = re.compile(r"closed by peer|reset by peer|broken pipe|connection refused|DistNetworkError|DistStoreError|"
-                       r"DistBackendError|RendezvousClosed|NCCL|timed out|timeout|Socket Timeout", re.IGNORECASE)
+PEER_LOST = re.compile(
+    r"closed by peer|reset by peer|broken pipe|connection refused|DistNetworkError|DistStoreError|"
+    r"DistBackendError|RendezvousClosed|NCCL|timed out|timeout|Socket Timeout",
+    re.IGNORECASE,
+)
 
 
 def elastic(spec: Dict[str, Any]) -> bool:
@@ -33,7 +36,9 @@ def elastic(spec: Dict[str, Any]) -> bool:
     return isinstance(plan, dict) and bool(plan.get("elastic"))
 
 
-def own_failure(line: str, tail: Iterable[str], last_exception: Optional[str] = None) -> Optional[Tuple[int, str]]:
+def own_failure(
+    line: str, tail: Iterable[str], last_exception: Optional[str] = None
+) -> Optional[Tuple[int, str]]:
     """(exit code, cause) when `line` is torchrun saying this node's worker failed on its own;
     `tail`: the output's last lines; `last_exception`: the worker's (failure.LastException)."""
     match = WORKER_FAILED.search(line)
@@ -45,4 +50,6 @@ def own_failure(line: str, tail: Iterable[str], last_exception: Optional[str] = 
     lines = [t for t in tail if not WORKER_FAILED.search(t)]
     if any(PEER_LOST.search(t) for t in [*lines, last_exception or ""]):
         return None  # in doubt, a peer's: torchrun retries, as it would without gpudeck
-    return code, failure_cause(code, None, lines, last_exception=last_exception) or "exited with code %d" % code
+    return code, failure_cause(
+        code, None, lines, last_exception=last_exception
+    ) or "exited with code %d" % code

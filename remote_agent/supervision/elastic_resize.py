@@ -36,13 +36,17 @@ def read_resize_note(path: Path) -> Optional[Dict[str, Any]]:
     if not isinstance(body, dict):
         return None
     why = body.get("why")
-    return {"from": _count(body.get("from")), "to": _count(body.get("to")),
-            "why": why[:MAX_WHY] if isinstance(why, str) else None}
+    return {
+        "from": _count(body.get("from")),
+        "to": _count(body.get("to")),
+        "why": why[:MAX_WHY] if isinstance(why, str) else None,
+    }
 
 
 class ElasticResizes:
-    def __init__(self, spec: Dict[str, Any], job_dir: Optional[Path] = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, spec: Dict[str, Any], job_dir: Optional[Path] = None, clock: Callable[[], float] = time.time
+    ) -> None:
         multinode = spec.get("multinode")
         plan: Dict[str, Any] = multinode if isinstance(multinode, dict) else {}
         self.active = bool(plan.get("elastic")) and str(spec.get("node", "0")) == "0"
@@ -74,7 +78,12 @@ class ElasticResizes:
             values = body.get("values") if kind == "metric" else None
             step = _number(values.get("step")) if isinstance(values, dict) else None
             if step is not None:
-                if self.pending is None and self.note is not None and self.last_step is not None and step <= self.last_step:
+                if (
+                    self.pending is None
+                    and self.note is not None
+                    and self.last_step is not None
+                    and step <= self.last_step
+                ):
                     self._regroup(self.note.get("from"), self.note.get("to"), None)
                 if self.pending is not None:
                     out.append(("event", {"event": "resized", "data": self._record(step)}))
@@ -90,10 +99,13 @@ class ElasticResizes:
         why = note.get("why") if note else None
         if why is None and before is not None and after is not None and after < before:
             why = self._sibling_failure()
-        self.pending = {"from": before if before is not None else (note or {}).get("from"),
-                        "to": after if after is not None else (note or {}).get("to"),
-                        "world_size": world if world is not None else _times((note or {}).get("to"), self.per_node),
-                        "why": why, "paused_from": self.last_step_at}
+        self.pending = {
+            "from": before if before is not None else (note or {}).get("from"),
+            "to": after if after is not None else (note or {}).get("to"),
+            "world_size": world if world is not None else _times((note or {}).get("to"), self.per_node),
+            "why": why,
+            "paused_from": self.last_step_at,
+        }
 
     def _record(self, step: float) -> Dict[str, Any]:
         pending, self.pending = self.pending or {}, None

@@ -46,15 +46,22 @@ def _wrapper(exception_line: str) -> bool:
     return exception_line.split(":", 1)[0].rsplit(".", 1)[-1] in WRAPPERS
 
 
-def failure_cause(exit_code: Optional[int], signal_name: Optional[str], tail: List[str],
-                  hints: Optional[List[str]] = None, last_exception: Optional[str] = None) -> Optional[str]:
+def failure_cause(
+    exit_code: Optional[int],
+    signal_name: Optional[str],
+    tail: List[str],
+    hints: Optional[List[str]] = None,
+    last_exception: Optional[str] = None,
+) -> Optional[str]:
     """`hints`: what the multi-node pre-flight learnt (the interface, slow round trips), repeated
     where they help: in an NCCL timeout's cause. `last_exception`: LastException's, for a
     traceback that is no longer among the tail's lines."""
     text = "\n".join(tail)
     if "CUDA out of memory" in text or "OutOfMemoryError" in text:
         return "CUDA out of memory: lower the batch size, use gradient accumulation or mixed precision"
-    if "NCCL" in text and ("timeout" in text.lower() or "Watchdog caught collective operation timeout" in text):
+    if "NCCL" in text and (
+        "timeout" in text.lower() or "Watchdog caught collective operation timeout" in text
+    ):
         cause = NCCL_TIMEOUT + ": a rank stalled or died; check every node's log and the network between them"
         good = [h for h in (hints or []) if isinstance(h, str)][:4]
         return cause + ("; pre-flight: " + "; ".join(good)[:400] if good else "")

@@ -60,7 +60,8 @@ def shell_script(setup: List[str], path: Optional[str] = None) -> str:
     lines = ["export PATH=%s" % shlex.quote(path)] if path else []
     for line in setup:
         message = shlex.quote("gpudeck: setup line failed: %s" % line)
-        lines.append('%s\n_gpudeck_rc=$?; if [ "$_gpudeck_rc" -ne 0 ]; then echo %s >&2; exit 97; fi' % (line, message))
+        lines.append(
+            '%s\n_gpudeck_rc=$?; if [ "$_gpudeck_rc" -ne 0 ]; then echo %s >&2; exit 97; fi' % (line, message)
+        )
     lines.append('exec "$@"')
     return "\n".join(lines)
-

@@ -21,7 +21,9 @@ def self_command() -> List[str]:
     if archive:
         return [sys.executable, archive]
     package_parent = str(Path(remote_agent.__file__).resolve().parent.parent)
-    boot = "import sys; sys.path.insert(0, %r); from remote_agent.__main__ import main; main()" % package_parent
+    boot = (
+        "import sys; sys.path.insert(0, %r); from remote_agent.__main__ import main; main()" % package_parent
+    )
     return [sys.executable, "-c", boot]
 
 

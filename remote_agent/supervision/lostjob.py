@@ -95,11 +95,16 @@ class LostJob:
         return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.lost_at))
 
 
-def unknown_end(lost: LostJob, requested: Optional[str] = None, reason: Optional[str] = None) -> Dict[str, Any]:
+def unknown_end(
+    lost: LostJob, requested: Optional[str] = None, reason: Optional[str] = None
+) -> Dict[str, Any]:
     """The end record of a job whose command was not the writer's child: its exit code is unknowable."""
     state = {"kill": "killed", "stop": "stopped"}.get(requested or "", "exited")
     fields: Dict[str, Any] = {
-        "state": state, "exit_code": None, "signal": None, "code_unknown": True,
+        "state": state,
+        "exit_code": None,
+        "signal": None,
+        "code_unknown": True,
         "cause": "exit code unknown: its supervisor was lost at %s" % lost.lost_at_text(),
     }
     if requested in ("kill", "stop"):

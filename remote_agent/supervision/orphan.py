@@ -36,7 +36,9 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
         journal = JournalWriter(files.journal)
         try:
             state = "stopped" if action == "stop" else "killed"
-            journal.append("state", state=state, exit_code=None, signal=None, reason="user (supervisor was lost)")
+            journal.append(
+                "state", state=state, exit_code=None, signal=None, reason="user (supervisor was lost)"
+            )
         finally:
             journal.close()
         return True

@@ -90,4 +90,6 @@ def hole_start(cap: int) -> int:
 
 def gap_marker(start: int, end: int) -> bytes:
     """What readers print where the hole is (a line of its own)."""
-    return ("\n…[gpudeck: %d bytes of output dropped here by the output cap]…\n" % (end - start)).encode("utf-8")
+    return ("\n…[gpudeck: %d bytes of output dropped here by the output cap]…\n" % (end - start)).encode(
+        "utf-8"
+    )

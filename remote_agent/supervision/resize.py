@@ -29,11 +29,15 @@ class ResizeNote:
             if isinstance(values, dict) and _number(values.get("step")) is not None:
                 came, self._from = self._from, None
                 last = _number(came.get("last_step_at"))
-                data = {"from": _number(came.get("nodes")), "to": _number(self._to), "world_size": self._world,
-                        "job": came.get("job"),
-                        "why": came.get("why") if isinstance(came.get("why"), str) else None,
-                        "step": _number(values.get("step")),
-                        "pause_s": round(time.time() - last, 3) if last is not None else None}
+                data = {
+                    "from": _number(came.get("nodes")),
+                    "to": _number(self._to),
+                    "world_size": self._world,
+                    "job": came.get("job"),
+                    "why": came.get("why") if isinstance(came.get("why"), str) else None,
+                    "step": _number(values.get("step")),
+                    "pause_s": round(time.time() - last, 3) if last is not None else None,
+                }
                 return entries[:i] + [("event", {"event": "resized", "data": data})] + entries[i:]
         return entries
 

@@ -54,7 +54,9 @@ class Supervisor:
         self.resize_note = ResizeNote(spec)
         self.elastic_resizes = ElasticResizes(spec, files.dir.parent)
         self.elastic = elastic(spec)
-        self.own_failure: Optional[Tuple[int, str]] = None  # elastic: (exit code, cause) of this node's own failure
+        self.own_failure: Optional[Tuple[int, str]] = (
+            None  # elastic: (exit code, cause) of this node's own failure
+        )
         self.last_exception = LastException()
         self.parser = LineParser()  # remembers a table's header for the rows under it
         self.requested: Optional[str] = None  # "stop" or "kill"
@@ -66,10 +68,14 @@ class Supervisor:
         self._reader: Optional[threading.Thread] = None
         self._gpu: Optional[bool] = None  # False: no NVML here, GPUs are not sampled again
         # A steady job's repeated heartbeats and GPU samples are thinned (steady.py says what is kept).
-        self.steady = Steady(float(spec.get("heartbeat_interval", 10.0)), float(spec.get("gpu_interval", 10.0)))
+        self.steady = Steady(
+            float(spec.get("heartbeat_interval", 10.0)), float(spec.get("gpu_interval", 10.0))
+        )
         self.autostop: Optional[AutoStop] = None
         self._kill_flag = False
-        self._read_pos = 0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
+        self._read_pos = (
+            0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
+        )
         self._stop_reading = False
         # Bytes of output.log whose lines are journaled: heartbeats carry it (under _out_lock, so it
         # is exact), and a supervisor adopting this job after a loss resumes parsing there.
@@ -125,8 +131,14 @@ class Supervisor:
         try:
             return open_private(self.files.output, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
-            self.journal.append("state", state="failed", exit_code=None, signal=None,
-                                cause="could not open output.log: %s" % describe_os_error(exc), tail=[])
+            self.journal.append(
+                "state",
+                state="failed",
+                exit_code=None,
+                signal=None,
+                cause="could not open output.log: %s" % describe_os_error(exc),
+                tail=[],
+            )
             self._flush_journal()
             return None
 
@@ -134,7 +146,12 @@ class Supervisor:
         assert self.journal is not None
         # The command writes straight into output.log (not a pipe through us): if the supervisor
         # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
-        argv = ["bash", "-lc", shell_script(self.spec.get("setup") or [], self.spec.get("path")), "gpudeck-job"] + list(self.spec["argv"])
+        argv = [
+            "bash",
+            "-lc",
+            shell_script(self.spec.get("setup") or [], self.spec.get("path")),
+            "gpudeck-job",
+        ] + list(self.spec["argv"])
         out_fd = self._open_output()
         if out_fd is None:
             return False
@@ -212,8 +229,12 @@ class Supervisor:
         text = "\n".join(lines)
         # Line by line where a line may matter beyond its metrics (one C scan each; all rare): an
         # event, a traceback being followed for the cause, an elastic node judging its own failure.
-        if '"event"' in text or "Traceback" in text or self.last_exception.inside or \
-                (self.elastic and self.own_failure is None and self.requested is None):
+        if (
+            '"event"' in text
+            or "Traceback" in text
+            or self.last_exception.inside
+            or (self.elastic and self.own_failure is None and self.requested is None)
+        ):
             return [entry for entry in map(self._entry_for, lines) if entry is not None]
         self.tail.extend(lines)  # (the deque keeps the last TAIL_LINES)
         try:
@@ -234,10 +255,14 @@ class Supervisor:
         """The journal record a line makes: an event, a metric point, or none."""
         self.tail.append(line)
         self.last_exception.feed(line)
-        if self.elastic and self.own_failure is None and self.requested is None:  # not while a stop is under way
+        if (
+            self.elastic and self.own_failure is None and self.requested is None
+        ):  # not while a stop is under way
             failed = own_failure(line, self.tail, self.last_exception.last)
             if failed is None and WORKER_FAILED.search(line):
-                self.last_exception.last = None  # a regroup's: the next failure is judged on its own traceback
+                self.last_exception.last = (
+                    None  # a regroup's: the next failure is judged on its own traceback
+                )
             if failed is not None:  # the loop drops this node (_drop_failed_node)
                 self.own_failure = failed
                 self._control_flag.set()
@@ -289,7 +314,10 @@ class Supervisor:
             if now >= next_heartbeat:
                 with self._out_lock:  # the offset and the records before it agree
                     offset = self._journaled_pos
-                    if self.steady.heartbeat_due(offset, now) and self.journal.append("heartbeat", output_offset=offset) is not None:
+                    if (
+                        self.steady.heartbeat_due(offset, now)
+                        and self.journal.append("heartbeat", output_offset=offset) is not None
+                    ):
                         self._heartbeat_pos = offset
                         self.steady.heartbeat_written(offset, now)
                 next_heartbeat = now + heartbeat_every
@@ -330,8 +358,11 @@ class Supervisor:
         if end > cap.dropped_to or (self._gap_unsaid and cap.gap):
             end = max(end, cap.dropped_to)
             # Said before it is done: a reader that saw the journal never shows the hole's zeros.
-            said = self.journal.append("event", event="output_dropped", data={
-                "from": cap.head, "to": end, "bytes": end - cap.head, "cap": cap.cap})
+            said = self.journal.append(
+                "event",
+                event="output_dropped",
+                data={"from": cap.head, "to": end, "bytes": end - cap.head, "cap": cap.cap},
+            )
             self._gap_unsaid = said is None  # a full disk: punch anyway (it frees room), say it later
             cap.punch(end)
         if cap.unsupported and not self._cap_unsupported_said:
@@ -430,7 +461,9 @@ class Supervisor:
         if self.exit_status is not None and self.requested is None:
             # The command ended by itself: what it left behind gets SIGTERM, then SIGKILL.
             self.requested, self.reason = "cleanup", None
-            self.deadline = time.monotonic() + min(float(self.spec.get("grace", DEFAULT_GRACE)), LEFTOVER_GRACE)
+            self.deadline = time.monotonic() + min(
+                float(self.spec.get("grace", DEFAULT_GRACE)), LEFTOVER_GRACE
+            )
             signal_pids(job_tree(self.key, os.getpid()), signal.SIGTERM)
         tree = job_tree(self.key, os.getpid())
         if not tree:
@@ -451,7 +484,10 @@ class Supervisor:
         except Exception:
             gpus = None
         if self.autostop is not None:
-            self.autostop.on_gpus([g.get("util") for g in gpus] if gpus else None, None if gpus is not None else "no NVIDIA GPU on this host")
+            self.autostop.on_gpus(
+                [g.get("util") for g in gpus] if gpus else None,
+                None if gpus is not None else "no NVIDIA GPU on this host",
+            )
         if gpus is None:
             self._gpu = False  # no driver: say nothing more, the host's hello says why
             return
@@ -465,7 +501,11 @@ class Supervisor:
         assert self.journal is not None
         exit_code, sig = decode_status(self.exit_status)
         if self.own_failure is not None and self.requested != "kill":
-            state, exit_code, sig = "failed", self.own_failure[0], None  # its workers' code, not torchrun's after the stop
+            state, exit_code, sig = (
+                "failed",
+                self.own_failure[0],
+                None,
+            )  # its workers' code, not torchrun's after the stop
         elif self.requested == "kill":
             state = "killed"
         elif self.requested == "stop":
@@ -482,8 +522,13 @@ class Supervisor:
             fields["tail"] = tail
             mn = self.spec.get("multinode")
             hints = mn.get("hints") if isinstance(mn, dict) else None
-            fields["cause"] = self.own_failure[1] if self.own_failure is not None else \
-                failure_cause(exit_code, sig, tail, hints if isinstance(hints, list) else None, self.last_exception.last)
+            fields["cause"] = (
+                self.own_failure[1]
+                if self.own_failure is not None
+                else failure_cause(
+                    exit_code, sig, tail, hints if isinstance(hints, list) else None, self.last_exception.last
+                )
+            )
         self.journal.append("state", **fields)
         self._flush_journal()
 

@@ -67,11 +67,15 @@ class WatchSupervisor(Supervisor):
             grace = float(self.spec.get("grace", DEFAULT_GRACE))
         if not self.has_pid:
             self.deadline = time.monotonic()
-            self.journal.append("event", event="watch_ended", data={"reason": self.reason, "path": self.watch["path"]})
+            self.journal.append(
+                "event", event="watch_ended", data={"reason": self.reason, "path": self.watch["path"]}
+            )
             return
         self.deadline = time.monotonic() + grace
         self.journal.append("event", event="stop_requested", data={"grace": grace, "reason": self.reason})
-        signal_watched(self.spec, getattr(signal, str(self.spec.get("stop_signal") or "SIGTERM"), signal.SIGTERM))
+        signal_watched(
+            self.spec, getattr(signal, str(self.spec.get("stop_signal") or "SIGTERM"), signal.SIGTERM)
+        )
 
     def _finished(self) -> bool:
         if self.requested in ("stop", "kill") and self.has_pid:

@@ -26,7 +26,7 @@ def process_start(pid: int) -> Optional[int]:
             data = f.read()
     except OSError:
         return None
-    fields = data[data.rfind(b")") + 2:].split()  # comm may hold spaces: fields follow the last ')'
+    fields = data[data.rfind(b")") + 2 :].split()  # comm may hold spaces: fields follow the last ')'
     try:
         return int(fields[19])
     except (IndexError, ValueError):
@@ -50,7 +50,9 @@ def validate_watch_spec(raw: Any) -> Dict[str, Any]:
     if os.path.isdir(path):
         raise SpecError("spec.watch.path: a directory, not a log file: %s" % path)
     if os.path.exists(path) and not os.path.isfile(path):
-        raise SpecError("spec.watch.path: not a regular file (a pipe or a device cannot be re-read): %s" % path)
+        raise SpecError(
+            "spec.watch.path: not a regular file (a pipe or a device cannot be re-read): %s" % path
+        )
     if os.path.exists(path) and not os.access(path, os.R_OK):
         raise SpecError("spec.watch.path: not readable by the agent's user: %s" % path)
     pid_start = None
@@ -58,8 +60,12 @@ def validate_watch_spec(raw: Any) -> Dict[str, Any]:
         pid_start = process_start(watch.pid)
         if pid_start is None or not is_live(watch.pid):
             raise SpecError("spec.watch.pid: no live process %d on this host" % watch.pid)
-    return spec.replace(workdir=os.path.dirname(path), env={}, setup=(),
-                        watch=Watch(path, watch.pid, pid_start, watch.from_end)).to_wire()
+    return spec.replace(
+        workdir=os.path.dirname(path),
+        env={},
+        setup=(),
+        watch=Watch(path, watch.pid, pid_start, watch.from_end),
+    ).to_wire()
 
 
 def watched_tree(spec: Any) -> Set[int]:
@@ -85,6 +91,8 @@ def refuse_read_only(spec: Any, action: str) -> Optional[str]:
     """Why `action` is refused on this job, or None. A watch without a pid is read-only: kill
     would have nothing to kill; stop ends the watch (never the run)."""
     if is_watch(spec) and spec["watch"].get("pid") is None and action == "kill":
-        return ("job %s watches %s read-only (no --pid): nothing to kill; `stop` ends the watch, "
-                "never the run" % (spec.get("id"), spec["watch"].get("path")))
+        return (
+            "job %s watches %s read-only (no --pid): nothing to kill; `stop` ends the watch, "
+            "never the run" % (spec.get("id"), spec["watch"].get("path"))
+        )
     return None

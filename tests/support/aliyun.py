@@ -49,27 +49,50 @@ class Account:
     metrics: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # id → (t, %)
     console: dict[str, str] = field(default_factory=dict)  # id → console text
     new_console: str = ""  # console text of instances RunInstances makes
-    prices: dict[str, float] = field(default_factory=lambda: {"ecs.gn7i-c8g1.2xlarge": 10.8, "ecs.gn7-c12g1.3xlarge": 30.0})
+    prices: dict[str, float] = field(
+        default_factory=lambda: {"ecs.gn7i-c8g1.2xlarge": 10.8, "ecs.gn7-c12g1.3xlarge": 30.0}
+    )
     faults: list[tuple[str, str]] = field(default_factory=list)  # (action, "throttle"|"503"|"lost"|"stall")
     stall_s: float = 2.0
-    latency_s: float = 0.0  # every answer waits this long first (bench/bench_cloud.py: a provider's round trip)
+    latency_s: float = (
+        0.0  # every answer waits this long first (bench/bench_cloud.py: a provider's round trip)
+    )
     calls: list[dict[str, str]] = field(default_factory=list)
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, instance_type: str = "ecs.gn7i-c8g1.2xlarge", status: str = "Running", name: str | None = None,
-            spot: bool = False, tags: dict[str, str] | None = None, started: float | None = None,
-            gpus: int = 1) -> str:
+    def add(
+        self,
+        instance_type: str = "ecs.gn7i-c8g1.2xlarge",
+        status: str = "Running",
+        name: str | None = None,
+        spot: bool = False,
+        tags: dict[str, str] | None = None,
+        started: float | None = None,
+        gpus: int = 1,
+    ) -> str:
         iid = f"i-bp{next(self.ids):018d}"
         self.instances[iid] = {
-            "InstanceId": iid, "InstanceName": name or iid, "RegionId": "cn-hangzhou", "ZoneId": "cn-hangzhou-h",
-            "InstanceType": instance_type, "Status": status, "InstanceChargeType": "PostPaid",
+            "InstanceId": iid,
+            "InstanceName": name or iid,
+            "RegionId": "cn-hangzhou",
+            "ZoneId": "cn-hangzhou-h",
+            "InstanceType": instance_type,
+            "Status": status,
+            "InstanceChargeType": "PostPaid",
             "SpotStrategy": "SpotAsPriceGo" if spot else "NoSpot",
-            "CreationTime": stamp(started or time.time() - 7200), "StartTime": stamp(started or time.time() - 7200),
-            "GPUAmount": gpus, "GPUSpec": "NVIDIA A10" if gpus else "",
-            "PublicIpAddress": {"IpAddress": [self.address]}, "EipAddress": {"IpAddress": "", "AllocationId": ""},
+            "CreationTime": stamp(started or time.time() - 7200),
+            "StartTime": stamp(started or time.time() - 7200),
+            "GPUAmount": gpus,
+            "GPUSpec": "NVIDIA A10" if gpus else "",
+            "PublicIpAddress": {"IpAddress": [self.address]},
+            "EipAddress": {"IpAddress": "", "AllocationId": ""},
             "InnerIpAddress": {"IpAddress": []},
-            "VpcAttributes": {"PrivateIpAddress": {"IpAddress": ["172.17.0.9"]}, "VpcId": "vpc-1", "VSwitchId": "vsw-1"},
+            "VpcAttributes": {
+                "PrivateIpAddress": {"IpAddress": ["172.17.0.9"]},
+                "VpcId": "vpc-1",
+                "VSwitchId": "vsw-1",
+            },
             "Tags": {"Tag": [{"TagKey": k, "TagValue": v} for k, v in (tags or {}).items()]},
         }
         return iid
@@ -121,7 +144,13 @@ class _Handler(JsonHandler):
         if fault and fault[1] == "throttle":
             return self._send(*_error("Throttling.User", "Request was denied due to user flow control.", 400))
         if fault and fault[1] == "503":
-            return self._send(*_error("ServiceUnavailable", "The request has failed due to a temporary failure of the server.", 503))
+            return self._send(
+                *_error(
+                    "ServiceUnavailable",
+                    "The request has failed due to a temporary failure of the server.",
+                    503,
+                )
+            )
         with acc.lock:
             status, body = self._act(action, params)
         if fault and fault[1] == "lost":  # done, but the answer never arrives: the connection drops
@@ -139,22 +168,43 @@ class _Handler(JsonHandler):
                 wanted = set(json.loads(p["InstanceIds"]))
                 rows = [r for r in rows if r["InstanceId"] in wanted]
             if p.get("Tag.1.Key"):
-                rows = [r for r in rows if {"TagKey": p["Tag.1.Key"], "TagValue": p.get("Tag.1.Value", "")} in r["Tags"]["Tag"]]
+                rows = [
+                    r
+                    for r in rows
+                    if {"TagKey": p["Tag.1.Key"], "TagValue": p.get("Tag.1.Value", "")} in r["Tags"]["Tag"]
+                ]
             size, page = int(p.get("PageSize") or 10), int(p.get("PageNumber") or 1)
-            shown = [dict(r) for r in rows[(page - 1) * size: page * size]]
+            shown = [dict(r) for r in rows[(page - 1) * size : page * size]]
             for r in rows:  # booting instances run by the next look
                 if r["Status"] in ("Pending", "Starting"):
                     r["Status"] = "Running"
-            return 200, {"RequestId": "R1", "TotalCount": len(rows), "PageNumber": page, "PageSize": size,
-                         "NextToken": "", "Instances": {"Instance": shown}}
+            return 200, {
+                "RequestId": "R1",
+                "TotalCount": len(rows),
+                "PageNumber": page,
+                "PageSize": size,
+                "NextToken": "",
+                "Instances": {"Instance": shown},
+            }
         if action == "RunInstances":
-            tags = {p[f"Tag.{n}.Key"]: p.get(f"Tag.{n}.Value", "") for n in range(1, 21) if f"Tag.{n}.Key" in p}
-            iid = acc.add(p.get("InstanceType", "?"), "Pending", p.get("InstanceName"),
-                          p.get("SpotStrategy", "NoSpot") != "NoSpot", tags, time.time())
+            tags = {
+                p[f"Tag.{n}.Key"]: p.get(f"Tag.{n}.Value", "") for n in range(1, 21) if f"Tag.{n}.Key" in p
+            }
+            iid = acc.add(
+                p.get("InstanceType", "?"),
+                "Pending",
+                p.get("InstanceName"),
+                p.get("SpotStrategy", "NoSpot") != "NoSpot",
+                tags,
+                time.time(),
+            )
             acc.console[iid] = acc.new_console
             return 200, {"RequestId": "R2", "InstanceIdSets": {"InstanceIdSet": [iid]}, "TradePrice": 10.8}
         iid = p.get("InstanceId", "")
-        if action in ("StopInstance", "StartInstance", "DeleteInstance", "GetInstanceConsoleOutput") and iid not in acc.instances:
+        if (
+            action in ("StopInstance", "StartInstance", "DeleteInstance", "GetInstanceConsoleOutput")
+            and iid not in acc.instances
+        ):
             return _error("InvalidInstanceId.NotFound", "The specified InstanceId does not exist.", 404)
         if action == "StopInstance":
             acc.instances[iid]["Status"] = "Stopped"
@@ -164,31 +214,79 @@ class _Handler(JsonHandler):
             return 200, {"RequestId": "R4"}
         if action == "DeleteInstance":
             if acc.instances[iid]["Status"] != "Stopped" and p.get("Force") != "true":
-                return _error("IncorrectInstanceStatus", "The current status of the resource does not support this operation.", 403)
+                return _error(
+                    "IncorrectInstanceStatus",
+                    "The current status of the resource does not support this operation.",
+                    403,
+                )
             del acc.instances[iid]
             return 200, {"RequestId": "R5"}
         if action == "GetInstanceConsoleOutput":
             text = base64.b64encode(acc.console.get(iid, "").encode()).decode()
-            return 200, {"RequestId": "R6", "InstanceId": iid, "ConsoleOutput": text, "LastUpdateTime": stamp(time.time())}
+            return 200, {
+                "RequestId": "R6",
+                "InstanceId": iid,
+                "ConsoleOutput": text,
+                "LastUpdateTime": stamp(time.time()),
+            }
         if action == "DescribePrice":
             price = acc.prices.get(p.get("InstanceType", ""))
             if price is None:
-                return _error("InvalidInstanceType.ValueNotSupported", "The specified InstanceType does not exist.", 404)
-            return 200, {"RequestId": "R7", "PriceInfo": {"Price": {"Currency": "CNY", "OriginalPrice": price,
-                                                                     "DiscountPrice": 0, "TradePrice": price}}}
+                return _error(
+                    "InvalidInstanceType.ValueNotSupported", "The specified InstanceType does not exist.", 404
+                )
+            return 200, {
+                "RequestId": "R7",
+                "PriceInfo": {
+                    "Price": {
+                        "Currency": "CNY",
+                        "OriginalPrice": price,
+                        "DiscountPrice": 0,
+                        "TradePrice": price,
+                    }
+                },
+            }
         if action == "DescribeSpotPriceHistory":
-            return 200, {"RequestId": "R8", "Currency": "CNY", "NextOffset": 0, "SpotPrices": {"SpotPriceType": [
-                {"ZoneId": "cn-hangzhou-h", "InstanceType": p.get("InstanceType"), "NetworkType": "vpc",
-                 "Timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600)),
-                 "SpotPrice": 3.2, "OriginPrice": 10.8}]}}
+            return 200, {
+                "RequestId": "R8",
+                "Currency": "CNY",
+                "NextOffset": 0,
+                "SpotPrices": {
+                    "SpotPriceType": [
+                        {
+                            "ZoneId": "cn-hangzhou-h",
+                            "InstanceType": p.get("InstanceType"),
+                            "NetworkType": "vpc",
+                            "Timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600)),
+                            "SpotPrice": 3.2,
+                            "OriginPrice": 10.8,
+                        }
+                    ]
+                },
+            }
         if action == "DescribeMetricList":
             dims = json.loads(p.get("Dimensions") or "[]")
             iid = (dims[0] if dims else {}).get("instanceId", "")
             start, end = _epoch(p.get("StartTime")), _epoch(p.get("EndTime"))
-            points = [{"timestamp": int(t * 1000), "userId": "1234", "instanceId": iid, "Minimum": v, "Average": v,
-                       "Maximum": v} for t, v in acc.metrics.get(iid, []) if start < t <= end]
-            return 200, {"RequestId": "R9", "Code": "200", "Success": True, "Period": p.get("Period", "60"),
-                         "Datapoints": json.dumps(points)}
+            points = [
+                {
+                    "timestamp": int(t * 1000),
+                    "userId": "1234",
+                    "instanceId": iid,
+                    "Minimum": v,
+                    "Average": v,
+                    "Maximum": v,
+                }
+                for t, v in acc.metrics.get(iid, [])
+                if start < t <= end
+            ]
+            return 200, {
+                "RequestId": "R9",
+                "Code": "200",
+                "Success": True,
+                "Period": p.get("Period", "60"),
+                "Datapoints": json.dumps(points),
+            }
         return _error("InvalidAction.NotFound", f"Specified api {action} is not found.", 404)
 
     do_GET = do_POST = _answer
@@ -216,8 +314,16 @@ def serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[AliyunServer]:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    for key in ("ALIYUN_ACCESS_KEY_ID", "ALIYUN_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_PROFILE", "ALIYUN_PROFILE",
-                "ALIYUN_REGION_ID", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+    for key in (
+        "ALIYUN_ACCESS_KEY_ID",
+        "ALIYUN_ACCESS_KEY_SECRET",
+        "ALIBABA_CLOUD_PROFILE",
+        "ALIYUN_PROFILE",
+        "ALIYUN_REGION_ID",
+        "AWS_DEFAULT_REGION",
+        "AWS_REGION",
+        "AWS_PROFILE",
+    ):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "test-id")
     monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "test-secret")

@@ -15,8 +15,9 @@ VENV_FIRST = f"export PATH={Path(sys.executable).parent}:$PATH"  # python3 = thi
 
 def ssh_config(ssh_home: SshHome, down: tuple[str, ...] = ()) -> None:
     ports = {h: free_port() if h in down else ssh_home.server.port for h in BOXES}
-    ssh_home.write_ssh_config("".join(f"Host {h}\n  HostName 127.0.0.1\n  Port {ports[h]}\n  User root\n"
-                                      for h in BOXES))
+    ssh_home.write_ssh_config(
+        "".join(f"Host {h}\n  HostName 127.0.0.1\n  Port {ports[h]}\n  User root\n" for h in BOXES)
+    )
 
 
 def two_boxes(ssh_home: SshHome, setup_b: str = VENV_FIRST) -> None:

@@ -18,7 +18,9 @@ def fill(account: Account, now: float) -> dict[str, str]:
     """The instances (name → id); hosts.toml (GPUDECK_HOME) gets the busy one as host `gpu1`."""
     acc = account
     ids = {
-        "forgotten-a10": acc.add(name="forgotten-a10", started=now - 5 * 3600, tags={"gpudeck-managed": "true"}),
+        "forgotten-a10": acc.add(
+            name="forgotten-a10", started=now - 5 * 3600, tags={"gpudeck-managed": "true"}
+        ),
         "llm-finetune": acc.add("ecs.gn7-c12g1.3xlarge", name="llm-finetune", started=now - 3 * 3600 - 1260),
         "eval-box": acc.add(name="eval-box", started=now - 1800),
         "old-notebook": acc.add(name="old-notebook", status="Stopped", started=now - 86400),

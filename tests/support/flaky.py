@@ -15,8 +15,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 # EC2's error shape (query protocol): https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html
-EC2_ERROR = ('<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>{code}</Code>'
-             "<Message>{message}</Message></Error></Errors><RequestID>f00d</RequestID></Response>")
+EC2_ERROR = (
+    '<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>{code}</Code>'
+    "<Message>{message}</Message></Error></Errors><RequestID>f00d</RequestID></Response>"
+)
 
 
 @dataclass
@@ -43,9 +45,17 @@ def _handler(relay: Relay) -> type[BaseHTTPRequestHandler]:
                     relay.faults.remove(fault)
             kind = fault[1] if fault else None
             if kind == "throttle":
-                return self._send(400, EC2_ERROR.format(code="RequestLimitExceeded", message="Request limit exceeded.").encode(), {})
+                return self._send(
+                    400,
+                    EC2_ERROR.format(code="RequestLimitExceeded", message="Request limit exceeded.").encode(),
+                    {},
+                )
             if kind == "503":
-                return self._send(503, EC2_ERROR.format(code="Unavailable", message="The server is overloaded.").encode(), {})
+                return self._send(
+                    503,
+                    EC2_ERROR.format(code="Unavailable", message="The server is overloaded.").encode(),
+                    {},
+                )
             status, data, headers = self._forward(body)
             if kind == "lost":
                 self.close_connection = True

@@ -18,7 +18,14 @@ TERMINAL = {"exited", "failed", "stopped", "killed"}
 
 def spec(workdir: Path, argv: list[str], **extra: Any) -> dict[str, Any]:
     job_id = new_job_id()
-    return {"id": job_id, "name": extra.pop("name", f"t-{job_id[-6:]}"), "node": "0", "argv": argv, "workdir": str(workdir), **extra}
+    return {
+        "id": job_id,
+        "name": extra.pop("name", f"t-{job_id[-6:]}"),
+        "node": "0",
+        "argv": argv,
+        "workdir": str(workdir),
+        **extra,
+    }
 
 
 def launch(client: AgentClient, workdir: Path, argv: list[str], **extra: Any) -> dict[str, Any]:

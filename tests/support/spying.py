@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 
-def record_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
-                 note: Callable[..., Any] = lambda *args: args) -> list[Any]:
+def record_calls(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, note: Callable[..., Any] = lambda *args: args
+) -> list[Any]:
     """owner.name calls through as before, and each call's note(*args) goes into the list returned."""
     calls: list[Any] = []
     real = getattr(owner, name)

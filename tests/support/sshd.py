@@ -26,7 +26,9 @@ def free_port() -> int:
 
 
 def keygen(path: Path, kind: str = "ed25519") -> Path:
-    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(path), "-C", "gpudeck-test"], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(path), "-C", "gpudeck-test"], check=True
+    )
     return path
 
 
@@ -39,7 +41,9 @@ class Sshd:
     remote_home: Path
     proc: subprocess.Popen[bytes] | None = None
     extra: list[str] = field(default_factory=list)
-    login_shell: str | None = None  # the user's shell as sshd sees it (a private /etc/passwd), else the real one
+    login_shell: str | None = (
+        None  # the user's shell as sshd sees it (a private /etc/passwd), else the real one
+    )
 
     @property
     def config(self) -> Path:
@@ -84,7 +88,9 @@ class Sshd:
                 return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"sshd did not start: {(self.root / 'sshd.log').read_text()[-2000:]}") from None
+                    raise RuntimeError(
+                        f"sshd did not start: {(self.root / 'sshd.log').read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.01)
 
     def connection_pids(self) -> list[int]:
@@ -159,17 +165,26 @@ def make_sshd(root: Path, extra: list[str] | None = None, login_shell: str | Non
     (root / "authorized_keys").write_text((root / "client_ed25519.pub").read_text())
     remote_home = root / "remote-home"
     remote_home.mkdir(exist_ok=True)
-    (remote_home / ".profile").write_text('[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\nexport GPUDECK_TEST_REMOTE_PROFILE=read\n')
+    (remote_home / ".profile").write_text(
+        '[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\nexport GPUDECK_TEST_REMOTE_PROFILE=read\n'
+    )
     (remote_home / ".bashrc").write_text(f"echo '{JUNK}'\necho '{{\"not\": \"the agent\"}}'\n")
-    server = Sshd(root=root, port=free_port(), host_key=host_key, client_key=client_key, remote_home=remote_home,
-                  extra=list(extra or []), login_shell=login_shell)
+    server = Sshd(
+        root=root,
+        port=free_port(),
+        host_key=host_key,
+        client_key=client_key,
+        remote_home=remote_home,
+        extra=list(extra or []),
+        login_shell=login_shell,
+    )
     server.start()
     return server
 
 
 def host_key_line(server: Sshd, name: str = "127.0.0.1") -> str:
     """The known_hosts line for this server's key, as `ssh-keyscan` would write it."""
-    kind, blob = (server.host_key.with_suffix(".pub").read_text().split()[:2])
+    kind, blob = server.host_key.with_suffix(".pub").read_text().split()[:2]
     return f"[{name}]:{server.port} {kind} {blob}\n"
 
 
@@ -216,9 +231,12 @@ class SshHome:
         fields.setdefault("agent_dir", str(self.agent_dir))
         add_host(HostEntry(name=name, target=target, **fields))  # type: ignore[arg-type]
 
-    def ssh_settings(self, alive_timeout: float = 2.0, backoff_initial: float = 0.1, backoff_max: float = 0.5) -> None:
+    def ssh_settings(
+        self, alive_timeout: float = 2.0, backoff_initial: float = 0.1, backoff_max: float = 0.5
+    ) -> None:
         (self.gpudeck_home / "config.toml").write_text(
-            f"[ssh]\nalive_timeout = {alive_timeout}\nbackoff_initial = {backoff_initial}\nbackoff_max = {backoff_max}\n")
+            f"[ssh]\nalive_timeout = {alive_timeout}\nbackoff_initial = {backoff_initial}\nbackoff_max = {backoff_max}\n"
+        )
 
 
 @pytest.fixture
@@ -227,7 +245,9 @@ def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     from tests.support.waiting import wait_for
 
     sock = tmp_path / "agent.sock"
-    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_for(sock.exists, timeout=10, what="ssh-agent's socket")
         monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
@@ -241,10 +261,28 @@ def ssh_verdict(ssh_home: SshHome, target: str = "box") -> str:
     """What the real ssh says of the server's key with this test's ~/.ssh (config, known_hosts, key):
     ok, changed or unknown (refused otherwise)."""
     result = subprocess.run(
-        ["ssh", "-F", str(ssh_home.ssh_dir / "config"), "-o", f"UserKnownHostsFile={ssh_home.ssh_dir / 'known_hosts'}",
-         "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
-         "-i", str(ssh_home.ssh_dir / "id_ed25519"), target, "true"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+        [
+            "ssh",
+            "-F",
+            str(ssh_home.ssh_dir / "config"),
+            "-o",
+            f"UserKnownHostsFile={ssh_home.ssh_dir / 'known_hosts'}",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "BatchMode=yes",
+            "-i",
+            str(ssh_home.ssh_dir / "id_ed25519"),
+            target,
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
     if result.returncode == 0:
         return "ok"
     return "changed" if "HAS CHANGED" in result.stderr else "unknown"
@@ -266,7 +304,9 @@ def ssh_home(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     shutil.copy(sshd.client_key, home / ".ssh" / "id_ed25519")
     os.chmod(home / ".ssh" / "id_ed25519", 0o600)
     (home / ".profile").write_text("export GPUDECK_TEST_LOGIN_PROFILE=read\n")
-    (home / ".ssh" / "config").write_text(f"Host box\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n")
+    (home / ".ssh" / "config").write_text(
+        f"Host box\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User root\n"
+    )
     gh = tmp_path / "gpudeck"
     gh.mkdir()
     monkeypatch.setenv("HOME", str(home))

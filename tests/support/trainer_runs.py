@@ -11,8 +11,20 @@ from tests.conftest import gpudeck
 SAMPLES, BATCH = 64, 12
 # The reference trainer as small and quick as it gets: 64 indexed samples, global batch 12 (divisible by
 # 2 and 3 ranks), 8-pixel images, one thread, no DataLoader workers (2 shared cores)
-TINY = ["--synthetic-size", str(SAMPLES), "--batch-size", str(BATCH), "--image-size", "8", "--workers", "0",
-        "--threads", "1", "--val-size", "8"]
+TINY = [
+    "--synthetic-size",
+    str(SAMPLES),
+    "--batch-size",
+    str(BATCH),
+    "--image-size",
+    "8",
+    "--workers",
+    "0",
+    "--threads",
+    "1",
+    "--val-size",
+    "8",
+]
 
 
 def ok(*args: str, cwd: Path | None = None, timeout: float = 120) -> str:

@@ -9,7 +9,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def wait_for(condition: Callable[[], T], timeout: float = 15.0, interval: float = 0.02, what: str = "condition") -> T:
+def wait_for(
+    condition: Callable[[], T], timeout: float = 15.0, interval: float = 0.02, what: str = "condition"
+) -> T:
     deadline = time.monotonic() + timeout
     last: T = condition()
     while not last:

@@ -49,8 +49,10 @@ def stop_refusal(instance: Instance) -> str | None:
     if instance.state in ("stopped", "stopping", "terminated"):
         return f"{instance.id} is already {instance.state}"
     if instance.provider == "aws" and instance.lifecycle == "spot" and instance.spot_persistent is not True:
-        return (f"{instance.id} is a spot instance from a one-time request: AWS cannot stop it, only terminate it "
-                f"(`gpudeck cloud terminate {instance.id}`)")
+        return (
+            f"{instance.id} is a spot instance from a one-time request: AWS cannot stop it, only terminate it "
+            f"(`gpudeck cloud terminate {instance.id}`)"
+        )
     return None
 
 
@@ -82,7 +84,9 @@ def new_token() -> str:
     return f"gpudeck-{uuid.uuid4().hex[:24]}"
 
 
-def launch(provider: Provider, spec: LaunchSpec, policy: RetryPolicy | None = None, sleep: Sleep = time.sleep) -> str:
+def launch(
+    provider: Provider, spec: LaunchSpec, policy: RetryPolicy | None = None, sleep: Sleep = time.sleep
+) -> str:
     """One instance for this spec's token, whatever happens to the answers: its id.
 
     A call that times out or is throttled may still have made the instance (the answer was lost), so
@@ -103,8 +107,13 @@ def launch(provider: Provider, spec: LaunchSpec, policy: RetryPolicy | None = No
         raise GpudeckError(f"launch: {exc}") from None
 
 
-def wait_running(provider: Provider, instance_id: str, timeout: float = 600.0, sleep: Sleep = time.sleep,
-                 clock: Callable[[], float] = time.monotonic) -> Instance:
+def wait_running(
+    provider: Provider,
+    instance_id: str,
+    timeout: float = 600.0,
+    sleep: Sleep = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Instance:
     """Until the instance runs and has an address; GpudeckError if it ends instead or time runs out."""
     deadline = clock() + timeout
     delay = 0.2
@@ -118,16 +127,25 @@ def wait_running(provider: Provider, instance_id: str, timeout: float = 600.0, s
             if instance.state == "running" and instance.address:
                 return instance
             if instance.state in ("terminated", "stopped", "stopping"):
-                raise GpudeckError(f"{instance_id} is {instance.state} instead of running (capacity or quota?)")
+                raise GpudeckError(
+                    f"{instance_id} is {instance.state} instead of running (capacity or quota?)"
+                )
             last = instance.state
         if clock() > deadline:
-            raise GpudeckError(f"{instance_id} still not running with an address after {timeout:.0f} s ({last})")
+            raise GpudeckError(
+                f"{instance_id} still not running with an address after {timeout:.0f} s ({last})"
+            )
         sleep(delay)
         delay = min(5.0, delay * 2)
 
 
-def wait_ssh(address: str, port: int, timeout: float = 300.0, sleep: Sleep = time.sleep,
-             clock: Callable[[], float] = time.monotonic) -> None:
+def wait_ssh(
+    address: str,
+    port: int,
+    timeout: float = 300.0,
+    sleep: Sleep = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
     """Until an SSH server answers there (its `SSH-` banner): a booting instance refuses or stays silent."""
     deadline = clock() + timeout
     delay = 0.2
@@ -147,8 +165,12 @@ def wait_ssh(address: str, port: int, timeout: float = 300.0, sleep: Sleep = tim
         delay = min(5.0, delay * 2)
 
 
-def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now: float | None = None,
-            dry_run: bool = False) -> list[tuple[IdleStopDecision, str]]:
+def enforce(
+    providers: list[Provider],
+    hosts: dict[str, dict[str, object]],
+    now: float | None = None,
+    dry_run: bool = False,
+) -> list[tuple[IdleStopDecision, str]]:
     """Apply every cloud host's `instance_idle_stop`; each decision journaled with its inputs and outcome."""
     from ..cloud.fleet import view
     from ..cost.idle import CostRuleError, parse_idle_stop
@@ -172,8 +194,12 @@ def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now:
             journal(decision, "not found")
             done.append((decision, "not found"))
             continue
-        decision = decide(view(found.provider, found.instance, now, rule["minutes"] * 60, rule["below_pct"], host=name),
-                          name, rule, now)
+        decision = decide(
+            view(found.provider, found.instance, now, rule["minutes"] * 60, rule["below_pct"], host=name),
+            name,
+            rule,
+            now,
+        )
         outcome = decision.action
         if decision.action == "stop":
             if dry_run:
@@ -189,8 +215,14 @@ def enforce(providers: list[Provider], hosts: dict[str, dict[str, object]], now:
     return done
 
 
-def enforce_budget(providers: list[Provider], today: float, budget: float, currency: str, now: float | None = None,
-                   dry_run: bool = False) -> tuple[list[tuple[IdleStopDecision, str]], list[str]]:
+def enforce_budget(
+    providers: list[Provider],
+    today: float,
+    budget: float,
+    currency: str,
+    now: float | None = None,
+    dry_run: bool = False,
+) -> tuple[list[tuple[IdleStopDecision, str]], list[str]]:
     """The fleet's daily budget reached: stop every running opted-in instance (the others are journaled
     as refused); each decision journaled with its inputs. Returns the decisions and one line per
     provider/region that could not be listed."""
@@ -209,8 +241,15 @@ def enforce_budget(providers: list[Provider], today: float, budget: float, curre
             continue
         for instance in running:
             price = price_for(p, instance, now)
-            decision = decide_budget(instance, hosts.get(instance.id), (price.per_hour, price.currency), today, budget,
-                                     currency, now)
+            decision = decide_budget(
+                instance,
+                hosts.get(instance.id),
+                (price.per_hour, price.currency),
+                today,
+                budget,
+                currency,
+                now,
+            )
             outcome = decision.action
             if decision.action == "stop":
                 if dry_run:

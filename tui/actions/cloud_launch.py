@@ -60,16 +60,37 @@ def check_name(name: str | None) -> None:
     except HostsFileError as exc:
         raise GpudeckError(f"cloud launch: {exc}") from None
     if taken:
-        raise GpudeckError(f"cloud launch: host {name} already exists (another name, or gpudeck hosts rm)", EXIT_USAGE)
+        raise GpudeckError(
+            f"cloud launch: host {name} already exists (another name, or gpudeck hosts rm)", EXIT_USAGE
+        )
 
 
-def add_host(name: str, instance: Instance, user: str, address: str, port: int, identity_file: str | None,
-             agent_dir: str) -> None:
+def add_host(
+    name: str,
+    instance: Instance,
+    user: str,
+    address: str,
+    port: int,
+    identity_file: str | None,
+    agent_dir: str,
+) -> None:
     try:
-        add_entry(HostEntry(name=name, target=f"{user}@{address}:{port}", identity_file=identity_file, agent_dir=agent_dir))
-        set_host_fields(name, {"provider": instance.provider, "instance_id": instance.id,
-                               "instance_type": instance.type, "region": instance.zone or instance.region,
-                               "market": instance.lifecycle, "host_key_alias": instance.id})
+        add_entry(
+            HostEntry(
+                name=name, target=f"{user}@{address}:{port}", identity_file=identity_file, agent_dir=agent_dir
+            )
+        )
+        set_host_fields(
+            name,
+            {
+                "provider": instance.provider,
+                "instance_id": instance.id,
+                "instance_type": instance.type,
+                "region": instance.zone or instance.region,
+                "market": instance.lifecycle,
+                "host_key_alias": instance.id,
+            },
+        )
     except HostsFileError as exc:
         raise GpudeckError(f"cloud launch: {instance.id} runs but was not added: {exc}") from None
 
@@ -83,12 +104,21 @@ def _added_before(name: str, instance: Instance) -> bool:
     return entry is not None and entry.extra.get("instance_id") == instance.id
 
 
-def launch_host(provider: Provider, req: HostLaunch, progress: Progress,
-                trust: Callable[[str, Instance], None]) -> str:
+def launch_host(
+    provider: Provider, req: HostLaunch, progress: Progress, trust: Callable[[str, Instance], None]
+) -> str:
     """The new host's name, once its instance runs, SSH answers and `trust` accepted its key."""
     check_name(req.name)
-    spec = LaunchSpec(req.instance_type, req.token or core.new_token(), req.spot, req.image, req.key, req.subnet,
-                      req.security_group, req.name)
+    spec = LaunchSpec(
+        req.instance_type,
+        req.token or core.new_token(),
+        req.spot,
+        req.image,
+        req.key,
+        req.subnet,
+        req.security_group,
+        req.name,
+    )
     instance_id = core.launch(provider, spec)
     progress(f"launched {instance_id} ({provider.name} {provider.region}); waiting until it runs")
     instance = core.wait_running(provider, instance_id, timeout=req.timeout)
@@ -96,14 +126,19 @@ def launch_host(provider: Provider, req: HostLaunch, progress: Progress,
     user = req.ssh_user or ("ubuntu" if provider.name == "aws" else "root")
     address = instance.public_address or instance.private_address or ""
     if _added_before(name, instance):
-        progress(f"host {name} is in hosts.toml already (an earlier try of this launch added it); waiting for SSH")
+        progress(
+            f"host {name} is in hosts.toml already (an earlier try of this launch added it); waiting for SSH"
+        )
     else:
         add_host(name, instance, user, address, req.ssh_port, req.identity_file, req.agent_dir)
         progress(f"added host {name} ({user}@{address}:{req.ssh_port}); waiting for SSH")
     try:
         core.wait_ssh(address, req.ssh_port, timeout=req.timeout)
     except GpudeckError as exc:
-        raise GpudeckError(f"{exc}; {instance.id} runs and is host {name}: `gpudeck hosts trust {name}` once SSH "
-                           f"answers, or `gpudeck cloud stop {instance.id}`", exc.code) from None
+        raise GpudeckError(
+            f"{exc}; {instance.id} runs and is host {name}: `gpudeck hosts trust {name}` once SSH "
+            f"answers, or `gpudeck cloud stop {instance.id}`",
+            exc.code,
+        ) from None
     trust(name, instance)
     return name

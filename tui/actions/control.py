@@ -69,11 +69,15 @@ def _seconds(value: Any) -> float | None:
 def stop_wait(job: JobTarget, grace: float | None = None) -> float:
     """How long to wait for a stop's answer: the grace that applies, plus STOP_MARGIN."""
     if grace is None:
-        grace = max((n.grace if n.grace is not None else DEFAULT_GRACE for n in job.nodes), default=DEFAULT_GRACE)
+        grace = max(
+            (n.grace if n.grace is not None else DEFAULT_GRACE for n in job.nodes), default=DEFAULT_GRACE
+        )
     return grace + STOP_MARGIN
 
 
-def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None, reason: str | None = None) -> list[dict[str, Any]]:
+def end(
+    agents: Agents, job: JobTarget, action: str, grace: float | None = None, reason: str | None = None
+) -> list[dict[str, Any]]:
     """Stop (graceful; `grace` overrides the spec's) or kill every node; returns the nodes' final
     job objects once the agents say every tree is gone."""
     if action not in ("stop", "kill"):
@@ -86,7 +90,9 @@ def end(agents: Agents, job: JobTarget, action: str, grace: float | None = None,
     wait = stop_wait(job, grace if action == "stop" else 0.0)
 
     def one(n: NodeTarget) -> dict[str, Any]:
-        answer: dict[str, Any] = agents.request(n.host, action, timeout=wait, job=job.id, node=n.node, **extra)
+        answer: dict[str, Any] = agents.request(
+            n.host, action, timeout=wait, job=job.id, node=n.node, **extra
+        )
         return answer  # the agent's job object
 
     if len(job.nodes) == 1:
@@ -103,15 +109,24 @@ def restart(agents: Agents, store: Store | None, job: JobTarget, new_id: str | N
     if not job.ended:
         end(agents, job, "stop")
     new_id = new_id or new_job_id()
-    answers = [agents.request(n.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=n.node, new_id=new_id)
-               for n in job.nodes]
+    answers = [
+        agents.request(n.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=n.node, new_id=new_id)
+        for n in job.nodes
+    ]
     if store is not None:
         first = answers[0] if answers and isinstance(answers[0], dict) else {}
         listed = first.get("argv")
         argv = listed if isinstance(listed, list) else []
-        store.record_job(JobRecord(id=new_id, name=str(first.get("name") or job.label), created_at=time.time(),
-                                   nodes=[{"host": n.host, "node": n.node} for n in job.nodes],
-                                   argv=[str(a) for a in argv], restart_of=job.id))
+        store.record_job(
+            JobRecord(
+                id=new_id,
+                name=str(first.get("name") or job.label),
+                created_at=time.time(),
+                nodes=[{"host": n.host, "node": n.node} for n in job.nodes],
+                argv=[str(a) for a in argv],
+                restart_of=job.id,
+            )
+        )
     return new_id
 
 
@@ -134,4 +149,6 @@ def set_autostop(agents: Agents, job: JobTarget, paused: bool) -> None:
 def final_state(answers: Iterable[dict[str, Any]]) -> str:
     """The job's state from the nodes' answers to end()."""
     nodes = [a for a in answers if isinstance(a, dict)]
-    return job_state(a.get("state", "lost") for a in [a for a in nodes if not left_job(a.get("reason"))] or nodes)
+    return job_state(
+        a.get("state", "lost") for a in [a for a in nodes if not left_job(a.get("reason"))] or nodes
+    )

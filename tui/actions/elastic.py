@@ -29,18 +29,29 @@ from .preflight import preflight
 from .resize import Scaled, target_count
 
 
-def scale_elastic(agents: Agents, store: Store | None, job: Job, mn: Multinode, count: str,
-                  onto: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = ()) -> Scaled:
+def scale_elastic(
+    agents: Agents,
+    store: Store | None,
+    job: Job,
+    mn: Multinode,
+    count: str,
+    onto: tuple[str, ...] = (),
+    env: tuple[tuple[str, str], ...] = (),
+) -> Scaled:
     """`mn`: the job's plan, launched elastic (its `elastic` bounds set)."""
     assert mn.elastic is not None
     lo, hi = mn.elastic
     running = sorted((n for n in job.nodes if n["state"] in ACTIVE), key=rank_key)
     if job.ended or not running:
-        raise GpudeckError(f"scale: {job.id} is {job.state}: an elastic job grows or shrinks while it runs "
-                           "(`gpudeck restart` starts it again)")
+        raise GpudeckError(
+            f"scale: {job.id} is {job.state}: an elastic job grows or shrinks while it runs "
+            "(`gpudeck restart` starts it again)"
+        )
     n = target_count(count, len(running))
     if not lo <= n <= hi:
-        raise GpudeckError(f"scale: {job.id} is elastic between {lo} and {hi} nodes: {n} is outside", EXIT_USAGE)
+        raise GpudeckError(
+            f"scale: {job.id} is elastic between {lo} and {hi} nodes: {n} is outside", EXIT_USAGE
+        )
     why = f"scale {count.strip()}"
     if n < len(running):
         return _leave(agents, job, running, n, why)
@@ -53,58 +64,103 @@ def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why:
     if any(str(g["node"]) == "0" for g in going):
         raise GpudeckError(f"scale: {job.id}'s node 0 holds the rendezvous: it stays while the job runs")
     _note(agents, job, running, n, why)  # before the stop: the others regroup while it ends
-    target = JobTarget(job.id, job.name or job.id, job.state,
-                       tuple(NodeTarget(str(g["host"]), str(g["node"]), _grace(g)) for g in going))
+    target = JobTarget(
+        job.id,
+        job.name or job.id,
+        job.state,
+        tuple(NodeTarget(str(g["host"]), str(g["node"]), _grace(g)) for g in going),
+    )
     end(agents, target, "stop", reason="scale")
     left = ", ".join(f"node {g['node']} on {g['host']}" for g in going)
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{left} stopped; the others re-form")
 
 
-def _join(agents: Agents, store: Store | None, job: Job, running: list[dict[str, Any]], n: int,
-          mn: Multinode, onto: tuple[str, ...], given: dict[str, str], why: str) -> Scaled:
+def _join(
+    agents: Agents,
+    store: Store | None,
+    job: Job,
+    running: list[dict[str, Any]],
+    n: int,
+    mn: Multinode,
+    onto: tuple[str, ...],
+    given: dict[str, str],
+    why: str,
+) -> Scaled:
     """Launch the new nodes with the job's own rendezvous line; node names go on from the highest."""
     pool = list(mn.pool)
     kept = [str(r["host"]) for r in running]
     free = ask_free(agents, pool) if pool and not onto else None
-    hosts = layout(kept, n, pool, mn.pinned, onto, free, mn.nproc_per_node)[len(kept):]
+    hosts = layout(kept, n, pool, mn.pinned, onto, free, mn.nproc_per_node)[len(kept) :]
     next_rank = 1 + max((int(r) for r in (str(x["node"]) for x in job.nodes) if r.isdigit()), default=0)
     env_keys = tuple(sorted({*mn.env_keys, *given}))
     opts = LaunchOptions(
-        argv=mn.command, host=hosts[0], hosts=tuple(hosts), nodes=len(hosts),
-        nproc_per_node=mn.nproc_per_node, launcher="torchrun", env=tuple(given.items()),
-        master_addr=mn.master_addr, master_port=mn.master_port, pool=mn.pool,
-        setup=mn.setup, workdir=mn.workdir, elastic=mn.elastic)
-    plans = [replace(p, env=tuple(dict(p.env, GPUDECK_NNODES=str(n)).items()),
-                     multinode=replace(p.multinode, nodes=n, hosts=(*kept, *hosts), env_keys=env_keys,
-                                       pinned=mn.pinned))
-             for p in plan(opts, job.id, first_rank=next_rank)]
-    specs = {p.node: new_node_spec(agents, job, p, job.id, given, mn, where=f"would join on {p.host}")
-             for p in plans}
+        argv=mn.command,
+        host=hosts[0],
+        hosts=tuple(hosts),
+        nodes=len(hosts),
+        nproc_per_node=mn.nproc_per_node,
+        launcher="torchrun",
+        env=tuple(given.items()),
+        master_addr=mn.master_addr,
+        master_port=mn.master_port,
+        pool=mn.pool,
+        setup=mn.setup,
+        workdir=mn.workdir,
+        elastic=mn.elastic,
+    )
+    plans = [
+        replace(
+            p,
+            env=tuple(dict(p.env, GPUDECK_NNODES=str(n)).items()),
+            multinode=replace(
+                p.multinode, nodes=n, hosts=(*kept, *hosts), env_keys=env_keys, pinned=mn.pinned
+            ),
+        )
+        for p in plan(opts, job.id, first_rank=next_rank)
+    ]
+    specs = {
+        p.node: new_node_spec(agents, job, p, job.id, given, mn, where=f"would join on {p.host}")
+        for p in plans
+    }
     master = next((r for r in running if str(r["node"]) == "0"), running[0])
     # the store answers at the master port: each new host must reach it; versions as the job's
     probe_plans = [replace(plans[0], host=str(master["host"]), node=str(master["node"])), *plans]
     # versions only when a host joins that the job is not on (the others already run its interpreter)
     envs = interpreter_envs(job, probe_plans, specs, mn) if set(hosts) - set(kept) else None
-    preflight(agents, probe_plans, envs, job_env=frozenset(env_keys), held_by_job=True)  # the store holds the port
+    preflight(
+        agents, probe_plans, envs, job_env=frozenset(env_keys), held_by_job=True
+    )  # the store holds the port
     started: list[tuple[str, str]] = []
     try:
         for p in plans:
-            agents.request(p.host, "launch", timeout=LAUNCH_TIMEOUT,
-                           spec=specs[p.node].replace(multinode=p.multinode).to_wire())
+            agents.request(
+                p.host,
+                "launch",
+                timeout=LAUNCH_TIMEOUT,
+                spec=specs[p.node].replace(multinode=p.multinode).to_wire(),
+            )
             started.append((p.host, p.node))
     except GpudeckError as exc:
         for host, node in started:
             with contextlib.suppress(GpudeckError):
                 agents.request(host, "kill", timeout=LAUNCH_TIMEOUT, job=job.id, node=node)
-        raise GpudeckError(f"scale: {job.id}: a new node failed to start ({exc}); the job runs on as it was",
-                           exc.code) from None
+        raise GpudeckError(
+            f"scale: {job.id}: a new node failed to start ({exc}); the job runs on as it was", exc.code
+        ) from None
     _note(agents, job, running, n, why)  # the regroup waits for the rendezvous' last call (seconds)
     if store is not None:
         record = store.get_job(job.id)
         nodes = [{"host": str(x["host"]), "node": str(x["node"])} for x in job.nodes]
-        store.record_job(JobRecord(id=job.id, name=job.name, created_at=record.created_at if record else 0.0,
-                                   nodes=nodes + [{"host": p.host, "node": p.node} for p in plans],
-                                   argv=list(mn.command), restart_of=record.restart_of if record else None))
+        store.record_job(
+            JobRecord(
+                id=job.id,
+                name=job.name,
+                created_at=record.created_at if record else 0.0,
+                nodes=nodes + [{"host": p.host, "node": p.node} for p in plans],
+                argv=list(mn.command),
+                restart_of=record.restart_of if record else None,
+            )
+        )
     joined = ", ".join(f"node {p.node} on {p.host}" for p in plans)
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{joined} joining")
 
@@ -115,7 +171,9 @@ def _note(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: 
     if master is None:
         return
     try:
-        agents.request(str(master["host"]), "resizing", job=job.id, node="0", why=why, **{"from": len(running), "to": n})
+        agents.request(
+            str(master["host"]), "resizing", job=job.id, node="0", why=why, **{"from": len(running), "to": n}
+        )
     except GpudeckError as exc:  # an older agent: the resize happens, its record has no why
         agents.notice(f"scale: {job.id}: the resize's why is not journaled ({exc})")
 

@@ -53,8 +53,11 @@ class Job:
         if not hosts:
             return []
         seen = {str(n["node"]) for n in self.nodes}
-        return [(str(rank), str(host), self.unreachable.get(str(host), "its agent does not list it"))
-                for rank, host in enumerate(hosts) if str(rank) not in seen]
+        return [
+            (str(rank), str(host), self.unreachable.get(str(host), "its agent does not list it"))
+            for rank, host in enumerate(hosts)
+            if str(rank) not in seen
+        ]
 
     @property
     def ended(self) -> bool:
@@ -107,8 +110,13 @@ class Job:
             # bytes of output the nodes' output caps dropped (their gaps; `logs` marks where)
             "output_dropped": sum(output_dropped(n) for n in self.nodes),
             "nodes": [
-                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")} for n in self.nodes
-            ] + [{"host": host, "node": node, "state": "unreachable", "pid": None} for node, host, _ in self.missing],
+                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")}
+                for n in self.nodes
+            ]
+            + [
+                {"host": host, "node": node, "state": "unreachable", "pid": None}
+                for node, host, _ in self.missing
+            ],
         }
 
 
@@ -166,7 +174,11 @@ def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list
             obj = dict(obj, host=host)
             job = jobs.setdefault(obj["id"], Job(obj["id"], obj.get("name") or "?"))
             job.nodes.append(obj)
-    down = {host: str(answer) for host, answer in zip(hosts, answers, strict=True) if isinstance(answer, GpudeckError)}
+    down = {
+        host: str(answer)
+        for host, answer in zip(hosts, answers, strict=True)
+        if isinstance(answer, GpudeckError)
+    }
     for job in jobs.values():  # rank order: node "0" (the master, whose output `logs` shows) first
         job.nodes.sort(key=lambda n: (len(str(n.get("node"))), str(n.get("node"))))
         job.unreachable = {h: _bare(why, h) for h, why in down.items()}
@@ -177,7 +189,7 @@ def _bare(text: str, host: str) -> str:
     """The reason without the host's name before it (the caller names the node and its host)."""
     for prefix in (f"host {host} unreachable: ", f"{host}: "):
         if text.startswith(prefix):
-            return text[len(prefix):]
+            return text[len(prefix) :]
     return text
 
 
@@ -202,12 +214,16 @@ def pick(jobs: list[Job], ref: str) -> Job:
     if len(by_prefix) == 1:
         return by_prefix[0]
     if len(by_prefix) > 1:
-        raise GpudeckError(f"job {ref!r} is ambiguous: {', '.join(j.id for j in by_prefix[:5])}", EXIT_NO_SUCH_JOB)
+        raise GpudeckError(
+            f"job {ref!r} is ambiguous: {', '.join(j.id for j in by_prefix[:5])}", EXIT_NO_SUCH_JOB
+        )
     named = sorted((j for j in jobs if j.name == ref), key=lambda j: j.id, reverse=True)  # ids sort by time
     if not named:
         raise GpudeckError(f"no job {ref!r} (see `gpudeck ps --all`)", EXIT_NO_SUCH_JOB)
     live = [j for j in named if not j.ended]
     if len(live) > 1:
-        raise GpudeckError(f"name {ref!r} matches {len(live)} live jobs: {', '.join(j.id for j in live)}; use an id",
-                           EXIT_NO_SUCH_JOB)
+        raise GpudeckError(
+            f"name {ref!r} matches {len(live)} live jobs: {', '.join(j.id for j in live)}; use an id",
+            EXIT_NO_SUCH_JOB,
+        )
     return live[0] if live else named[0]

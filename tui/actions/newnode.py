@@ -24,24 +24,42 @@ def rank_key(node: dict[str, Any]) -> tuple[int, str]:
     return (int(name), name) if name.isdigit() else (1 << 30, name)
 
 
-def new_node_spec(agents: Agents, job: Job, p: NodePlan, new_id: str, given: dict[str, str],
-                  mn: Multinode | None, where: str = "") -> JobSpec:
+def new_node_spec(
+    agents: Agents,
+    job: Job,
+    p: NodePlan,
+    new_id: str,
+    given: dict[str, str],
+    mn: Multinode | None,
+    where: str = "",
+) -> JobSpec:
     """The spec of a node on a host the job is not on yet: the same command line, setup lines and
     workdir option as at launch, the new host's own setup and price; refused (before anything is
     stopped) when the job sets variables whose values were not given again."""
     if mn is None:  # a one-node launch kept no plan, so neither its variables' names
-        raise GpudeckError(f"scale: {job.id} was launched before gpudeck kept its variable names: it can grow only "
-                           f"on its own hosts ({', '.join(sorted({str(n['host']) for n in job.nodes}))}); use --host")
+        raise GpudeckError(
+            f"scale: {job.id} was launched before gpudeck kept its variable names: it can grow only "
+            f"on its own hosts ({', '.join(sorted({str(n['host']) for n in job.nodes}))}); use --host"
+        )
     if missing := sorted(set(mn.env_keys) - set(given)):
         names = " ".join(f"--env {k}=…" for k in missing)
         where = where or f"goes to {p.host}, which the job is not on yet"
-        raise GpudeckError(f"scale: node {p.node} {where}; the job sets "
-                           f"{', '.join(missing)} (values stay on its hosts): give them again ({names})", EXIT_USAGE)
+        raise GpudeckError(
+            f"scale: node {p.node} {where}; the job sets "
+            f"{', '.join(missing)} (values stay on its hosts): give them again ({names})",
+            EXIT_USAGE,
+        )
     grace = job.first.get("grace")
-    node_opts = LaunchOptions(argv=p.argv, host=p.host, name=job.name, workdir=mn.workdir, env=p.env,
-                              setup=mn.setup,
-                              grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE,
-                              **job_cost_options(job.first))
+    node_opts = LaunchOptions(
+        argv=p.argv,
+        host=p.host,
+        name=job.name,
+        workdir=mn.workdir,
+        env=p.env,
+        setup=mn.setup,
+        grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE,
+        **job_cost_options(job.first),
+    )
     try:
         return build_spec(agents, node_opts, new_id, node=p.node)
     except GpudeckError as exc:  # e.g. the job has a budget and the new host no price: said before any stop
@@ -56,8 +74,12 @@ def job_cost_options(first: dict[str, Any]) -> dict[str, Any]:
     price = read(Price, first.get("price"))
     budget = first.get("budget")
     return {
-        "budget": float(budget) if isinstance(budget, (int, float)) and not isinstance(budget, bool) else None,
-        "price_per_hour": price.per_hour if price is not None and price.source == "--price-per-hour" else None,
+        "budget": float(budget)
+        if isinstance(budget, (int, float)) and not isinstance(budget, bool)
+        else None,
+        "price_per_hour": price.per_hour
+        if price is not None and price.source == "--price-per-hour"
+        else None,
         "idle_stop": idle_text(read(IdleStop, first.get("idle_stop"))),
     }
 
@@ -69,7 +91,9 @@ def idle_text(rule: IdleStop | None) -> str:
     return f"{rule.minutes:g}m@{rule.below_pct:g}%+{rule.grace_minutes:g}m"
 
 
-def interpreter_envs(job: Job, plans: list[NodePlan], fresh: dict[str, JobSpec], mn: Multinode | None) -> dict[str, Env]:
+def interpreter_envs(
+    job: Job, plans: list[NodePlan], fresh: dict[str, JobSpec], mn: Multinode | None
+) -> dict[str, Env]:
     """Where each host's interpreter runs, for the pre-flight's version check (asked only when a
     new host joins: the old hosts already ran the job)."""
     out: dict[str, Env] = {}
@@ -82,6 +106,9 @@ def interpreter_envs(job: Job, plans: list[NodePlan], fresh: dict[str, JobSpec],
             out[p.host] = Env(s.setup, s.path, s.workdir)
         else:
             node = next(n for n in job.nodes if n["host"] == p.host)
-            out[p.host] = Env(tuple(host_setup(p.host) + setup), os.environ.get("PATH") if p.host == LOCAL else None,
-                              str(node.get("workdir") or "") or None)
+            out[p.host] = Env(
+                tuple(host_setup(p.host) + setup),
+                os.environ.get("PATH") if p.host == LOCAL else None,
+                str(node.get("workdir") or "") or None,
+            )
     return out

@@ -34,7 +34,13 @@ class NodePlan:
 
 def is_multinode(opts: LaunchOptions) -> bool:
     """Anything but the plain one-node launch (which runs the command untouched, as always)."""
-    return opts.nodes > 1 or opts.launcher is not None or len(opts.hosts) > 1 or bool(opts.pool) or bool(opts.elastic)
+    return (
+        opts.nodes > 1
+        or opts.launcher is not None
+        or len(opts.hosts) > 1
+        or bool(opts.pool)
+        or bool(opts.elastic)
+    )
 
 
 def place(hosts: tuple[str, ...], nodes: int) -> list[str]:
@@ -54,28 +60,45 @@ def master_address(hosts: list[str], given: str | None) -> str:
         return given
     if all(h == LOCAL for h in hosts):
         return LOCAL_ADDR
-    raise usage(f"--master-addr: needed when nodes run on SSH hosts ({', '.join(sorted(set(hosts)))}): "
-                "the address the other nodes reach the first node's host at")
+    raise usage(
+        f"--master-addr: needed when nodes run on SSH hosts ({', '.join(sorted(set(hosts)))}): "
+        "the address the other nodes reach the first node's host at"
+    )
 
 
 # Elastic rendezvous (FACTS.md): torch's own store sharing deadlocks a scale-up; keep-alives find a
 # node that left within ~3 s; a 3 s last call lets a restarted node rejoin the round it belongs to.
 ELASTIC_ENV = {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1", "GPUDECK_ELASTIC": "1"}
-RDZV_CONF = "last_call_timeout=3,join_timeout=300,close_timeout=30,keep_alive_interval=1,keep_alive_max_attempt=3"
+RDZV_CONF = (
+    "last_call_timeout=3,join_timeout=300,close_timeout=30,keep_alive_interval=1,keep_alive_max_attempt=3"
+)
 MAX_RESTARTS = 1000  # each node that leaves, or joins mid-step, uses one on the nodes that stay
 
 
 def static_flags(nnodes: int, rank: int, nproc: int, addr: str, port: int) -> list[str]:
-    return [f"--nnodes={nnodes}", f"--node-rank={rank}", f"--nproc-per-node={nproc}",
-            f"--master-addr={addr}", f"--master-port={port}"]
+    return [
+        f"--nnodes={nnodes}",
+        f"--node-rank={rank}",
+        f"--nproc-per-node={nproc}",
+        f"--master-addr={addr}",
+        f"--master-port={port}",
+    ]
 
 
-def elastic_flags(bounds: tuple[int, int], nproc: int, addr: str, port: int, rdzv_id: str, rank: int) -> list[str]:
+def elastic_flags(
+    bounds: tuple[int, int], nproc: int, addr: str, port: int, rdzv_id: str, rank: int
+) -> list[str]:
     """c10d rendezvous at the master's port; node 0's torchrun hosts the store (`is_host`), and
     `scale -1` never stops node 0, so the store never goes away under the others."""
-    return [f"--nnodes={bounds[0]}:{bounds[1]}", f"--nproc-per-node={nproc}", "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={addr}:{port}", f"--rdzv-id={rdzv_id}", f"--max-restarts={MAX_RESTARTS}",
-            f"--rdzv-conf=is_host={'true' if rank == 0 else 'false'},{RDZV_CONF}"]
+    return [
+        f"--nnodes={bounds[0]}:{bounds[1]}",
+        f"--nproc-per-node={nproc}",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={addr}:{port}",
+        f"--rdzv-id={rdzv_id}",
+        f"--max-restarts={MAX_RESTARTS}",
+        f"--rdzv-conf=is_host={'true' if rank == 0 else 'false'},{RDZV_CONF}",
+    ]
 
 
 def launcher_argv(argv: tuple[str, ...], flags: list[str]) -> list[str]:
@@ -113,22 +136,41 @@ def plan(opts: LaunchOptions, rdzv_id: str = "gpudeck", first_rank: int = 0) -> 
     out = []
     for rank, host in enumerate(hosts, start=first_rank):
         env = dict(opts.env, **(ELASTIC_ENV if opts.elastic else {}))
-        env.update(GPUDECK_NODE_RANK=str(rank), GPUDECK_NNODES=str(opts.nodes), GPUDECK_MASTER_ADDR=addr,
-                   GPUDECK_MASTER_PORT=str(port))
+        env.update(
+            GPUDECK_NODE_RANK=str(rank),
+            GPUDECK_NNODES=str(opts.nodes),
+            GPUDECK_MASTER_ADDR=addr,
+            GPUDECK_MASTER_PORT=str(port),
+        )
         if launcher == "none":
             env.update(MASTER_ADDR=addr, MASTER_PORT=str(port), NODE_RANK=str(rank), NNODES=str(opts.nodes))
             argv = list(opts.argv)
         else:
-            flags = elastic_flags(opts.elastic, opts.nproc_per_node, addr, port, rdzv_id, rank) if opts.elastic \
+            flags = (
+                elastic_flags(opts.elastic, opts.nproc_per_node, addr, port, rdzv_id, rank)
+                if opts.elastic
                 else static_flags(opts.nodes, rank, opts.nproc_per_node, addr, port)
+            )
             argv = launcher_argv(opts.argv, flags)
         multinode = Multinode(
-            nodes=opts.nodes, rank=rank, host=host, hosts=tuple(hosts), launcher=launcher,
-            nproc_per_node=opts.nproc_per_node, master_addr=addr, master_port=port, port_chosen=chosen,
+            nodes=opts.nodes,
+            rank=rank,
+            host=host,
+            hosts=tuple(hosts),
+            launcher=launcher,
+            nproc_per_node=opts.nproc_per_node,
+            master_addr=addr,
+            master_port=port,
+            port_chosen=chosen,
             command=tuple(opts.argv),
             # what a resize needs to start a node on a host the job is not on yet (env names only:
             # the values stay on the hosts), and where it may go
-            pool=tuple(opts.pool), pinned=() if opts.pool else tuple(opts.hosts), setup=tuple(opts.setup),
-            workdir=opts.workdir, env_keys=tuple(sorted(dict(opts.env))), elastic=opts.elastic)
+            pool=tuple(opts.pool),
+            pinned=() if opts.pool else tuple(opts.hosts),
+            setup=tuple(opts.setup),
+            workdir=opts.workdir,
+            env_keys=tuple(sorted(dict(opts.env))),
+            elastic=opts.elastic,
+        )
         out.append(NodePlan(host, str(rank), tuple(argv), tuple(env.items()), multinode))
     return out

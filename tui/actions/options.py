@@ -36,7 +36,9 @@ class LaunchOptions:
     budget: float | None = None
     price_per_hour: float | None = None  # overrides the host's price for this job
     idle_stop: str | None = None  # `30m@10%+15m` or `off`; None: the host's default
-    output_cap: str | None = None  # `500M`, `2G`, `off`; None: the host's `output_cap`, else the agent's 1 GiB
+    output_cap: str | None = (
+        None  # `500M`, `2G`, `off`; None: the host's `output_cap`, else the agent's 1 GiB
+    )
     # Multi-node (tui/actions/nodes.py): nodes placed on `hosts` round-robin (empty: `host`).
     nodes: int = 1
     hosts: tuple[str, ...] = ()
@@ -106,13 +108,16 @@ def check_name(name: str | None) -> None:
     if name is not None and not is_job_name(name):
         raise usage(f"--name {name!r}: use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
     if name is not None and _ID_PREFIX.fullmatch(name):
-        raise usage(f"--name {name!r}: looks like the start of a job id, so JOB could never mean it; add a letter")
+        raise usage(
+            f"--name {name!r}: looks like the start of a job id, so JOB could never mean it; add a letter"
+        )
 
 
 # --master-addr: a DNS name (labels of 1-63 letters, digits, hyphens), an IPv4 or an IPv6 address.
-_ADDRESS = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"
-                      r"|[0-9A-Fa-f:.]{2,45}")
-
+_ADDRESS = re.compile(
+    r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"
+    r"|[0-9A-Fa-f:.]{2,45}"
+)
 
 
 def check_grace(grace: float | None, label: str = "--grace") -> float | None:
@@ -148,7 +153,9 @@ def check(opts: LaunchOptions) -> LaunchOptions:
     check_grace(opts.grace)
     if opts.budget is not None and (not math.isfinite(opts.budget) or opts.budget <= 0):
         raise usage(f"--budget {opts.budget:g}: must be a finite amount more than 0")
-    if opts.price_per_hour is not None and (not math.isfinite(opts.price_per_hour) or opts.price_per_hour < 0):
+    if opts.price_per_hour is not None and (
+        not math.isfinite(opts.price_per_hour) or opts.price_per_hour < 0
+    ):
         raise usage(f"--price-per-hour {opts.price_per_hour:g}: must be a finite amount >= 0")
     parse_output_cap(opts.output_cap)
     try:
@@ -180,6 +187,7 @@ def check(opts: LaunchOptions) -> LaunchOptions:
 
 # -- the TUI's form: free text per field ----------------------------------------------------------
 
+
 def split_command(command: str) -> list[str]:
     """The form's command line as argv, exactly as it will be launched (no shell involved)."""
     try:
@@ -201,8 +209,16 @@ def parse_budget(text: str) -> float | None:
     return value
 
 
-def form_options(host: str, command: str, name: str = "", workdir: str = "", env: str = "", setup: str = "",
-                 budget: str = "", idle_stop: str = "") -> LaunchOptions:
+def form_options(
+    host: str,
+    command: str,
+    name: str = "",
+    workdir: str = "",
+    env: str = "",
+    setup: str = "",
+    budget: str = "",
+    idle_stop: str = "",
+) -> LaunchOptions:
     """The new-job form's fields as checked options: env is `K=V K2="a b"`, setup one line per
     line, budget an amount in the host's currency, idle_stop `30m@10%+15m` or `off` (empty: the
     host's default). Any `=`, quote or odd character lands in a message, never in a crash."""
@@ -213,10 +229,18 @@ def form_options(host: str, command: str, name: str = "", workdir: str = "", env
         env_items = shlex.split(env)
     except ValueError as exc:
         raise usage(f"env: {exc}") from None
-    return check(LaunchOptions(
-        argv=tuple(argv), host=host, name=name.strip() or None, workdir=workdir.strip() or None,
-        env=parse_env(env_items, "env"), setup=tuple(line for line in setup.splitlines() if line.strip()),
-        budget=parse_budget(budget), idle_stop=idle_stop.strip() or None))
+    return check(
+        LaunchOptions(
+            argv=tuple(argv),
+            host=host,
+            name=name.strip() or None,
+            workdir=workdir.strip() or None,
+            env=parse_env(env_items, "env"),
+            setup=tuple(line for line in setup.splitlines() if line.strip()),
+            budget=parse_budget(budget),
+            idle_stop=idle_stop.strip() or None,
+        )
+    )
 
 
 def preview_name(command: str) -> str:

@@ -23,8 +23,9 @@ def free_in(sample: Any) -> int:
     return sum(1 for g in gpus if isinstance(g, dict) and not g.get("processes"))
 
 
-def pick_hosts(pool: Sequence[str], taken: Sequence[str], add: int, free: Mapping[str, int],
-               per_node: int = 1) -> list[str]:
+def pick_hosts(
+    pool: Sequence[str], taken: Sequence[str], add: int, free: Mapping[str, int], per_node: int = 1
+) -> list[str]:
     """`add` hosts for new nodes. A host holding fewer of the job's nodes comes first (a new node
     should add a host, not double up), then the one with more free GPUs, then pool order. Only
     hosts in `free` (those that answered) are chosen."""
@@ -46,8 +47,15 @@ def round_robin(hosts: Sequence[str], nodes: int) -> list[str]:
     return [hosts[i % len(hosts)] for i in range(nodes)]
 
 
-def layout(kept: Sequence[str], n: int, pool: Sequence[str] = (), pinned: Sequence[str] = (),
-           onto: Sequence[str] = (), free: Mapping[str, int] | None = None, per_node: int = 1) -> list[str]:
+def layout(
+    kept: Sequence[str],
+    n: int,
+    pool: Sequence[str] = (),
+    pinned: Sequence[str] = (),
+    onto: Sequence[str] = (),
+    free: Mapping[str, int] | None = None,
+    per_node: int = 1,
+) -> list[str]:
     """The host of each rank after a resize to `n` nodes. `kept`: the hosts of the nodes that stay
     (rank order; nodes on unreachable hosts already left out), so shrinking drops the highest ranks.
     Growing: `onto` when given (one host per new node), else the pool (free GPUs first), else the
@@ -57,12 +65,14 @@ def layout(kept: Sequence[str], n: int, pool: Sequence[str] = (), pinned: Sequen
     add = n - len(kept)
     if onto:
         if len(onto) != add:
-            raise usage(f"--host: {len(onto)} host{'s' * (len(onto) != 1)} for {add} new node{'s' * (add != 1)}")
+            raise usage(
+                f"--host: {len(onto)} host{'s' * (len(onto) != 1)} for {add} new node{'s' * (add != 1)}"
+            )
         return [*kept, *onto]
     if pool:
         return [*kept, *pick_hosts(pool, kept, add, free or {}, per_node)]
     order = list(pinned) or list(dict.fromkeys(kept))
-    return [*kept, *round_robin(order, n)[len(kept):]]
+    return [*kept, *round_robin(order, n)[len(kept) :]]
 
 
 def ask_free(agents: Agents, hosts: Sequence[str]) -> dict[str, int]:
@@ -79,7 +89,9 @@ def ask_free(agents: Agents, hosts: Sequence[str]) -> dict[str, int]:
         answers = dict(zip(distinct, pool.map(one, distinct), strict=True))
     out: dict[str, int] = {}
     for host, got in answers.items():
-        if isinstance(got, GpudeckError) and got.code == EXIT_USAGE:  # not in hosts.toml: a typo, not a host down
+        if (
+            isinstance(got, GpudeckError) and got.code == EXIT_USAGE
+        ):  # not in hosts.toml: a typo, not a host down
             raise GpudeckError(f"--pool: {got}", EXIT_USAGE)
         if isinstance(got, GpudeckError):
             agents.notice(f"pool: skipping {host}: {got}")

@@ -42,8 +42,13 @@ class Env:
     workdir: str | None = None
 
 
-def preflight(agents: Agents, plans: list[NodePlan], envs: dict[str, Env] | None = None,
-              job_env: frozenset[str] = frozenset(), held_by_job: bool = False) -> Checked:
+def preflight(
+    agents: Agents,
+    plans: list[NodePlan],
+    envs: dict[str, Env] | None = None,
+    job_env: frozenset[str] = frozenset(),
+    held_by_job: bool = False,
+) -> Checked:
     """Refuse (GpudeckError) or return what was learnt. `envs` (host -> Env) asks for versions;
     `job_env`: the variables the job sets (no NCCL_SOCKET_IFNAME advice when it sets one);
     `held_by_job`: the running job being resized may hold the master port itself (then a busy
@@ -61,11 +66,17 @@ def preflight(agents: Agents, plans: list[NodePlan], envs: dict[str, Env] | None
         token = agents.request(master, "listen", port=port, seconds=LISTEN_S)["token"]
     except GpudeckError as exc:
         if not held_by_job:
-            raise GpudeckError(f"pre-flight: node 0 on {master}: master port {port}: {_bare(exc, master)}") from None
+            raise GpudeckError(
+                f"pre-flight: node 0 on {master}: master port {port}: {_bare(exc, master)}"
+            ) from None
     try:
         # no listener of ours (the job holds the port): nothing will send a banner, so none is awaited
-        probes = _each(first, lambda h: agents.request(h, "probe", timeout=30.0, addr=addr, port=port, count=3,
-                                                       banner=token is not None))
+        probes = _each(
+            first,
+            lambda h: agents.request(
+                h, "probe", timeout=30.0, addr=addr, port=port, count=3, banner=token is not None
+            ),
+        )
     finally:
         if token is not None:
             with contextlib.suppress(GpudeckError):
@@ -78,9 +89,15 @@ def preflight(agents: Agents, plans: list[NodePlan], envs: dict[str, Env] | None
         if not got.get("reachable"):
             raise GpudeckError(f"{where} cannot reach the master at {addr}:{port}: {got.get('error')}")
         if token is not None and got.get("token") != token:
-            raise GpudeckError(f"{where}: {addr}:{port} answers, but not from node 0's host {master}: "
-                               "is --master-addr that host's address?")
-    rtt = {first[h]: float(probes[h]["rtt_ms"]) for h in first if h != master and probes[h].get("rtt_ms") is not None}
+            raise GpudeckError(
+                f"{where}: {addr}:{port} answers, but not from node 0's host {master}: "
+                "is --master-addr that host's address?"
+            )
+    rtt = {
+        first[h]: float(probes[h]["rtt_ms"])
+        for h in first
+        if h != master and probes[h].get("rtt_ms") is not None
+    }
     ifaces = {h: str(probes[h]["iface"]) for h in first if probes[h].get("iface")}
     hints = _hints(addr, rtt, ifaces, first, "NCCL_SOCKET_IFNAME" in job_env)
     for line in hints:
@@ -114,20 +131,28 @@ class _Background:
         return self._out
 
 
-def _hints(addr: str, rtt: dict[str, float], ifaces: dict[str, str], first: dict[str, str],
-           ifname_set: bool) -> list[str]:
-    hints = [f"node {rank}'s round trip to the master is {ms:.2f} ms (NCCL wants < {RTT_WARN_MS:g} ms)"
-             for rank, ms in sorted(rtt.items()) if ms > RTT_WARN_MS]
+def _hints(
+    addr: str, rtt: dict[str, float], ifaces: dict[str, str], first: dict[str, str], ifname_set: bool
+) -> list[str]:
+    hints = [
+        f"node {rank}'s round trip to the master is {ms:.2f} ms (NCCL wants < {RTT_WARN_MS:g} ms)"
+        for rank, ms in sorted(rtt.items())
+        if ms > RTT_WARN_MS
+    ]
     names = sorted(set(ifaces.values()))
     if names and not ifname_set:
-        on = "every node" if len(ifaces) == len(first) and len(names) == 1 else \
-            ", ".join(f"{first[h]}: {i}" for h, i in sorted(ifaces.items(), key=lambda x: first[x[0]]))
+        on = (
+            "every node"
+            if len(ifaces) == len(first) and len(names) == 1
+            else ", ".join(f"{first[h]}: {i}" for h, i in sorted(ifaces.items(), key=lambda x: first[x[0]]))
+        )
         hints.append(f"NCCL_SOCKET_IFNAME={','.join(names)} carries {addr} ({on})")
     return hints
 
 
-def _ask_versions(agents: Agents, plans: list[NodePlan], first: dict[str, str],
-                  envs: dict[str, Env]) -> dict[str, Any] | None:
+def _ask_versions(
+    agents: Agents, plans: list[NodePlan], first: dict[str, str], envs: dict[str, Env]
+) -> dict[str, Any] | None:
     """host -> the `versions` answer (or the refusal) of the job's interpreter; None when the
     command is not a Python one (which interpreter it uses is its own business)."""
     python = plans[0].multinode.command[0]
@@ -136,8 +161,15 @@ def _ask_versions(agents: Agents, plans: list[NodePlan], first: dict[str, str],
 
     def ask(host: str) -> Any:
         env = envs.get(host, Env())
-        return agents.request(host, "versions", timeout=VERSIONS_TIMEOUT, python=python, setup=list(env.setup),
-                              path=env.path, workdir=env.workdir)
+        return agents.request(
+            host,
+            "versions",
+            timeout=VERSIONS_TIMEOUT,
+            python=python,
+            setup=list(env.setup),
+            path=env.path,
+            workdir=env.workdir,
+        )
 
     return _each(first, ask)
 
@@ -153,14 +185,18 @@ def _same_versions(plans: list[NodePlan], first: dict[str, str], answers: dict[s
         if isinstance(got, GpudeckError):
             raise GpudeckError(f"pre-flight: node {rank} on {host}: {_bare(got, host)}") from None
         if got.get("torch") is None and plans[0].multinode.launcher == "torchrun":
-            raise GpudeckError(f"pre-flight: node {rank} on {host}: {python} cannot import torch "
-                               f"({got.get('error') or 'not installed'}): torchrun needs it")
+            raise GpudeckError(
+                f"pre-flight: node {rank} on {host}: {python} cannot import torch "
+                f"({got.get('error') or 'not installed'}): torchrun needs it"
+            )
         seen.append((host, rank, got))
     host0, rank0, v0 = seen[0]
     for host, rank, v in seen[1:]:
         if any(v.get(k) != v0.get(k) for k in _VERSION_KEYS):
-            raise GpudeckError(f"pre-flight: node {rank} on {host} has {_versions(v)}, node {rank0} on {host0} has "
-                               f"{_versions(v0)}: every node needs the same")
+            raise GpudeckError(
+                f"pre-flight: node {rank} on {host} has {_versions(v)}, node {rank0} on {host0} has "
+                f"{_versions(v0)}: every node needs the same"
+            )
 
 
 def _versions(v: dict[str, Any]) -> str:
@@ -169,6 +205,7 @@ def _versions(v: dict[str, Any]) -> str:
 
 def _each(hosts: dict[str, str], ask: Any) -> dict[str, Any]:
     """ask(host) on every host in parallel; a refusal is returned, not raised."""
+
     def safe(host: str) -> Any:
         try:
             return ask(host)
@@ -182,4 +219,4 @@ def _each(hosts: dict[str, str], ask: Any) -> dict[str, Any]:
 def _bare(exc: GpudeckError, host: str) -> str:
     """The agent's reason without the `host: ` the session puts before it (we name the node)."""
     text = str(exc)
-    return text[len(host) + 2:] if text.startswith(f"{host}: ") else text
+    return text[len(host) + 2 :] if text.startswith(f"{host}: ") else text

@@ -48,10 +48,22 @@ def rows_of(host: str, node: str, answer: Any) -> list[ProcRow]:
             continue
         on_gpus = p.get("gpus")
         listed = on_gpus if isinstance(on_gpus, list) else []
-        gpus = tuple((_num(g.get("index")), _num(g.get("mem_mib"))) for g in listed[:64] if isinstance(g, dict))
-        rows.append(ProcRow(host, node, p["pid"], _num(p.get("ppid")), str(p.get("role") or "child")[:16],
-                            str(p.get("command") or "")[:MAX_COMMAND], _num(p.get("cpu_percent")),
-                            _num(p.get("rss_bytes")), gpus))
+        gpus = tuple(
+            (_num(g.get("index")), _num(g.get("mem_mib"))) for g in listed[:64] if isinstance(g, dict)
+        )
+        rows.append(
+            ProcRow(
+                host,
+                node,
+                p["pid"],
+                _num(p.get("ppid")),
+                str(p.get("role") or "child")[:16],
+                str(p.get("command") or "")[:MAX_COMMAND],
+                _num(p.get("cpu_percent")),
+                _num(p.get("rss_bytes")),
+                gpus,
+            )
+        )
     return rows
 
 
@@ -62,8 +74,11 @@ def job_processes(agents: Agents, nodes: Iterable[tuple[str, str]], job_id: str)
     def ask(target: tuple[str, str]) -> list[ProcRow] | str:
         host, node = target
         try:
-            return rows_of(host, node, agents.request(host, "procs", timeout=15.0, job=job_id, node=node,
-                                                      interval=INTERVAL))
+            return rows_of(
+                host,
+                node,
+                agents.request(host, "procs", timeout=15.0, job=job_id, node=node, interval=INTERVAL),
+            )
         except GpudeckError as exc:
             return f"{host} node {node}: {exc}"
 

@@ -24,9 +24,15 @@ def rebuild_index(agents: Agents, store: Store) -> int:
         created = first.get("created_at") or first.get("started_at") or time.time()
         listed = first.get("argv")
         argv = listed if isinstance(listed, list) else []
-        store.record_job(JobRecord(
-            id=job.id, name=job.name, created_at=float(created),
-            nodes=[{"host": str(n["host"]), "node": str(n["node"])} for n in job.nodes],
-            argv=[str(a) for a in argv], restart_of=first.get("restart_of") if isinstance(first.get("restart_of"), str) else None))
+        store.record_job(
+            JobRecord(
+                id=job.id,
+                name=job.name,
+                created_at=float(created),
+                nodes=[{"host": str(n["host"]), "node": str(n["node"])} for n in job.nodes],
+                argv=[str(a) for a in argv],
+                restart_of=first.get("restart_of") if isinstance(first.get("restart_of"), str) else None,
+            )
+        )
         added += 1
     return added

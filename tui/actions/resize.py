@@ -22,7 +22,9 @@ class Scaled:
 
     def __str__(self) -> str:
         if self.elastic:
-            return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (elastic: {self.elastic})"
+            return (
+                f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (elastic: {self.elastic})"
+            )
         dropped = f"; dropped {self.dropped}" if self.dropped else ""
         return f"{self.id} {self.name}: {self.nodes_before} → {self.nodes} nodes (resized from {self.previous}{dropped})"
 
@@ -35,8 +37,11 @@ def target_count(text: str, current: int) -> int:
     sign, value = m.group(1), int(m.group(2))
     count = current + value if sign == "+" else current - value if sign == "-" else value
     if count < 1:
-        raise GpudeckError(f"scale: the job has {current} node{'s' * (current != 1)}; {text} would leave {count}: "
-                           "at least 1 node", EXIT_USAGE)
+        raise GpudeckError(
+            f"scale: the job has {current} node{'s' * (current != 1)}; {text} would leave {count}: "
+            "at least 1 node",
+            EXIT_USAGE,
+        )
     if count == current:
         raise GpudeckError(f"scale: the job already has {current} node{'s' * (current != 1)}", EXIT_USAGE)
     return count

@@ -46,7 +46,7 @@ def checkpoint_of(argv: list[str]) -> tuple[str, str] | None:
             if arg == flag and i + 1 < len(argv):
                 return kind, argv[i + 1]
             if arg.startswith(flag + "="):
-                return kind, arg[len(flag) + 1:]
+                return kind, arg[len(flag) + 1 :]
     return None
 
 
@@ -57,9 +57,17 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
     return os.path.join(str(job.first.get("workdir") or "."), os.path.expanduser(where))
 
 
-def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str | None = None,
-          why: str | None = None, onto: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = (),
-          move: Mapping[str, str] | None = None) -> Scaled:
+def scale(
+    agents: Agents,
+    store: Store | None,
+    job: Job,
+    count: str,
+    new_id: str | None = None,
+    why: str | None = None,
+    onto: tuple[str, ...] = (),
+    env: tuple[tuple[str, str], ...] = (),
+    move: Mapping[str, str] | None = None,
+) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
     goes into the new job's `resized` record (default: `scale +1`, and what was dropped). New
     nodes go `onto` those hosts when given (one per new node), else onto the job's pool, free GPUs
@@ -71,19 +79,28 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
     mn = job.plan  # None: a one-node launch, grown as the same command on more nodes
     if mn is not None and mn.elastic:  # torchrun's rendezvous: nodes join and leave the running job
         if move:
-            raise GpudeckError(f"scale: {job.id} is elastic: moving its nodes to other hosts is not done", EXIT_USAGE)
+            raise GpudeckError(
+                f"scale: {job.id} is elastic: moving its nodes to other hosts is not done", EXIT_USAGE
+            )
         return scale_elastic(agents, store, job, mn, count, onto, env)
     current = job.planned
     n = len(job.nodes) if move else target_count(count, current)
     missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
     if missing and n > len(job.nodes):
-        raise GpudeckError(f"scale: {job.id} is degraded ({degraded_why(missing)}): drop the missing node first "
-                           f"(`gpudeck scale {job.id} -{len(missing)}`), then grow it")
-    command = list(mn.command) if mn is not None and mn.command else [str(a) for a in job.first.get("argv") or []]
+        raise GpudeckError(
+            f"scale: {job.id} is degraded ({degraded_why(missing)}): drop the missing node first "
+            f"(`gpudeck scale {job.id} -{len(missing)}`), then grow it"
+        )
+    command = (
+        list(mn.command) if mn is not None and mn.command else [str(a) for a in job.first.get("argv") or []]
+    )
     ck = checkpoint_of(command)
     if ck is None:
-        raise GpudeckError(f"scale: {job.id}'s command has no --checkpoint-dir or --checkpoint-uri: "
-                           "a restart-mode resize resumes from a checkpoint", EXIT_USAGE)
+        raise GpudeckError(
+            f"scale: {job.id}'s command has no --checkpoint-dir or --checkpoint-uri: "
+            "a restart-mode resize resumes from a checkpoint",
+            EXIT_USAGE,
+        )
     directory = _local_dir(job, *ck)
     if directory is not None and job.ended and not os.path.isdir(directory):
         raise GpudeckError(f"scale: checkpoint dir {directory} does not exist: nothing to resume from")
@@ -104,30 +121,58 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
         # node 0's host is gone: the master moves to the new node 0's host, at its address and a port free there
         addr, keep_port = moved_master(agents, hosts[0], addr, mn.master_port)
         agents.notice(f"scale: node 0 moves from {old_master} to {hosts[0]}: master {addr}:{keep_port}")
-    opts = check(LaunchOptions(
-        argv=tuple(command), host=hosts[0], hosts=tuple(hosts), nodes=n, nproc_per_node=per_node,
-        launcher=mn.launcher if mn is not None else None, master_port=keep_port, env=tuple(given.items()),
-        pool=tuple(pool), setup=mn.setup if mn is not None else (), workdir=mn.workdir if mn is not None else None,
-        master_addr=addr))
+    opts = check(
+        LaunchOptions(
+            argv=tuple(command),
+            host=hosts[0],
+            hosts=tuple(hosts),
+            nodes=n,
+            nproc_per_node=per_node,
+            launcher=mn.launcher if mn is not None else None,
+            master_port=keep_port,
+            env=tuple(given.items()),
+            pool=tuple(pool),
+            setup=mn.setup if mn is not None else (),
+            workdir=mn.workdir if mn is not None else None,
+            master_addr=addr,
+        )
+    )
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
     env_keys = tuple(sorted({*(mn.env_keys if mn is not None else ()), *given}))
     new_id = new_id or new_job_id()
     # nodes on hosts the job is not on yet start from a spec of their own (the others restart)
-    fresh = {p.node: new_node_spec(agents, job, p, new_id, given, mn).replace(restart_of=job.id)
-             for p in plans if p.host not in kept}
+    fresh = {
+        p.node: new_node_spec(agents, job, p, new_id, given, mn).replace(restart_of=job.id)
+        for p in plans
+        if p.host not in kept
+    }
     envs = interpreter_envs(job, plans, fresh, mn) if fresh else None
-    checked = preflight(agents, plans, envs, job_env=frozenset(env_keys),
-                        held_by_job=not job.ended and mn is not None and mn.master_port == plans[0].multinode.master_port)
+    checked = preflight(
+        agents,
+        plans,
+        envs,
+        job_env=frozenset(env_keys),
+        held_by_job=not job.ended and mn is not None and mn.master_port == plans[0].multinode.master_port,
+    )
     if not job.ended:
         end(agents, JobTarget.of_job(job), "stop")
     if directory is not None and not os.path.isdir(directory):
-        raise GpudeckError(f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
-                           "not relaunched (`gpudeck restart` starts it over)")
+        raise GpudeckError(
+            f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
+            "not relaunched (`gpudeck restart` starts it over)"
+        )
     name = job.name
     dropped = degraded_why(missing)
-    resized_from = ResizedFrom(job.id, current,
-                               why or (f"move {', '.join(f'{a} → {b}' for a, b in (move or {}).items())}" if move
-                                       else f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")))
+    resized_from = ResizedFrom(
+        job.id,
+        current,
+        why
+        or (
+            f"move {', '.join(f'{a} → {b}' for a, b in (move or {}).items())}"
+            if move
+            else f"scale {count.strip()}" + (f", dropped {dropped}" if dropped else "")
+        ),
+    )
     starts = []
     for p in plans:
         # the job's own --host list stays its pin (a pinned resize is one resize, not a new pin)
@@ -138,20 +183,39 @@ def scale(agents: Agents, store: Store | None, job: Job, count: str, new_id: str
             continue
         # the old node of that rank, else one on the same host (a restart runs where its source ran)
         source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
-        changes = {"argv": list(p.argv), "env": dict(p.env), "multinode": multinode.to_wire(),
-                   "resized_from": resized_from.to_wire()}
-        starts.append(Start(p.host, p.node, new_id, "restart",
-                            {"job": job.id, "node": source, "new_id": new_id, "as_node": p.node, "changes": changes}))
+        changes = {
+            "argv": list(p.argv),
+            "env": dict(p.env),
+            "multinode": multinode.to_wire(),
+            "resized_from": resized_from.to_wire(),
+        }
+        starts.append(
+            Start(
+                p.host,
+                p.node,
+                new_id,
+                "restart",
+                {"job": job.id, "node": source, "new_id": new_id, "as_node": p.node, "changes": changes},
+            )
+        )
     try:
         answers = start_all(agents, starts)  # every node at once: their supervisors start side by side
     except NodeStartFailed as exc:
-        raise GpudeckError(f"scale: {job.id} stopped; relaunching on {n} nodes failed: {exc.cause}", exc.code) from None
+        raise GpudeckError(
+            f"scale: {job.id} stopped; relaunching on {n} nodes failed: {exc.cause}", exc.code
+        ) from None
     for s, obj in zip(starts, answers, strict=True):
         if s.op == "restart" and isinstance(obj, dict) and obj.get("name"):
             name = str(obj["name"])
     if store is not None:
-        store.record_job(JobRecord(id=new_id, name=name, created_at=time.time(),
-                                   nodes=[{"host": p.host, "node": p.node} for p in plans], argv=command,
-                                   restart_of=job.id))
+        store.record_job(
+            JobRecord(
+                id=new_id,
+                name=name,
+                created_at=time.time(),
+                nodes=[{"host": p.host, "node": p.node} for p in plans],
+                argv=command,
+                restart_of=job.id,
+            )
+        )
     return Scaled(new_id, name, job.id, current, n, dropped)
-

@@ -39,6 +39,7 @@ def start_all(agents: Agents, starts: list[Start], together: bool = True) -> lis
     order, up to the first that fails (an elastic launch: torchrun's c10d rendezvous numbers the
     nodes of one host by their torchrun's pid, so node 0 must start first to be rank 0, the rank
     whose output carries the job's metrics)."""
+
     def one(s: Start) -> Any:
         try:
             return agents.request(s.host, s.op, timeout=START_TIMEOUT, **s.args)
@@ -54,7 +55,9 @@ def start_all(agents: Agents, starts: list[Start], together: bool = True) -> lis
     else:
         with ThreadPoolExecutor(max_workers=min(16, len(starts))) as pool:
             answers = list(pool.map(one, starts))
-    failed = next(((s, a) for s, a in zip(starts, answers, strict=False) if isinstance(a, GpudeckError)), None)
+    failed = next(
+        ((s, a) for s, a in zip(starts, answers, strict=False) if isinstance(a, GpudeckError)), None
+    )
     if failed is None:
         return answers
     for s, a in zip(starts, answers, strict=False):

@@ -49,9 +49,16 @@ def watch_spec(opts: WatchOptions, job_id: str) -> dict[str, Any]:
     taken from the current dir; on an SSH host from the login dir (the agent resolves it)."""
     path = os.path.abspath(os.path.expanduser(opts.path)) if opts.host == LOCAL else opts.path
     name = opts.name or default_name([os.path.basename(path.rstrip("/")) or "watch"], job_id)
-    return {"id": job_id, "name": name, "node": "0", "argv": [], "workdir": os.path.dirname(path) or "~",
-            "watch": {"path": path, "pid": opts.pid, "from_end": opts.from_end},
-            "grace": opts.grace, "created_at": time.time()}
+    return {
+        "id": job_id,
+        "name": name,
+        "node": "0",
+        "argv": [],
+        "workdir": os.path.dirname(path) or "~",
+        "watch": {"path": path, "pid": opts.pid, "from_end": opts.from_end},
+        "grace": opts.grace,
+        "created_at": time.time(),
+    }
 
 
 def watch(agents: Agents, store: Store | None, opts: WatchOptions, job_id: str | None = None) -> Launched:
@@ -61,8 +68,15 @@ def watch(agents: Agents, store: Store | None, opts: WatchOptions, job_id: str |
     spec = watch_spec(opts, job_id)
     obj = agents.request(opts.host, "launch", timeout=LAUNCH_TIMEOUT, spec=spec)
     if store is not None:
-        store.record_job(JobRecord(id=job_id, name=spec["name"], created_at=spec["created_at"],
-                                   nodes=[{"host": opts.host, "node": "0"}], argv=[]))
+        store.record_job(
+            JobRecord(
+                id=job_id,
+                name=spec["name"],
+                created_at=spec["created_at"],
+                nodes=[{"host": opts.host, "node": "0"}],
+                argv=[],
+            )
+        )
     state = obj.get("state", "starting") if isinstance(obj, dict) else "starting"
     return Launched(job_id, spec["name"], opts.host, state, (opts.host,))
 
@@ -73,8 +87,12 @@ def refuse_on_watch(watch_info: WatchInfo | None, action: str, job: str) -> None
     if watch_info is None:
         return
     if action in ("restart", "scale"):
-        raise GpudeckError(f"job {job} watches {watch_info.path}: {action} is not offered for a watched run "
-                           "(gpudeck did not start it)")
+        raise GpudeckError(
+            f"job {job} watches {watch_info.path}: {action} is not offered for a watched run "
+            "(gpudeck did not start it)"
+        )
     if action == "kill" and watch_info.read_only:
-        raise GpudeckError(f"job {job} watches {watch_info.path} read-only (no --pid): nothing to kill; "
-                           "`gpudeck stop` ends the watch, never the run")
+        raise GpudeckError(
+            f"job {job} watches {watch_info.path} read-only (no --pid): nothing to kill; "
+            "`gpudeck stop` ends the watch, never the run"
+        )

@@ -25,8 +25,13 @@ from .retry import RetryPolicy, retrying
 
 ECS_VERSION = "2014-05-26"
 GPU_NAMESPACE, GPU_METRIC = "acs_ecs_dashboard", "instance_gpu_gpu_usedutilization"
-_STATES = {"Pending": "pending", "Starting": "pending", "Running": "running", "Stopping": "stopping",
-           "Stopped": "stopped"}
+_STATES = {
+    "Pending": "pending",
+    "Starting": "pending",
+    "Running": "running",
+    "Stopping": "stopping",
+    "Stopped": "stopped",
+}
 _GPU_FAMILIES = ("ecs.gn", "ecs.ebmgn", "ecs.sgn", "ecs.vgn", "ecs.gi")
 
 
@@ -56,7 +61,10 @@ _REFUSED = re.compile(r"Connection refused|Name or service not known|nodename no
 
 def _short(text: str) -> str:
     """The SDK's HTTP errors quote the whole signed URL: keep the reason only (no key id, no signature)."""
-    m = re.search(r"(\[Errno -?\d+\][^'\")]*|Read timed out[^'\")]*|Connection aborted[^'\")]*|RemoteDisconnected[^'\")]*)", text)
+    m = re.search(
+        r"(\[Errno -?\d+\][^'\")]*|Read timed out[^'\")]*|Connection aborted[^'\")]*|RemoteDisconnected[^'\")]*)",
+        text,
+    )
     return m.group(1).strip(" .") if m else text.split("?", 1)[0][:200]
 
 
@@ -74,22 +82,45 @@ def _first_ip(block: Any) -> str | None:
 class AliyunProvider:
     name = "aliyun"
 
-    def __init__(self, region: str, ecs_endpoint: str | None = None, cms_endpoint: str | None = None,
-                 profile: str | None = None, timeout: float = 10.0, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        region: str,
+        ecs_endpoint: str | None = None,
+        cms_endpoint: str | None = None,
+        profile: str | None = None,
+        timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         from aliyunsdkcore.auth.credentials import AccessKeyCredential, StsTokenCredential
         from aliyunsdkcore.client import AcsClient
 
         self.region, self.retry_policy = region, retry or RetryPolicy()
-        ecs = os.environ.get("GPUDECK_ALIYUN_ECS_ENDPOINT") or ecs_endpoint or f"https://ecs.{region}.aliyuncs.com"
-        cms = os.environ.get("GPUDECK_ALIYUN_CMS_ENDPOINT") or cms_endpoint or f"https://metrics.{region}.aliyuncs.com"
+        ecs = (
+            os.environ.get("GPUDECK_ALIYUN_ECS_ENDPOINT")
+            or ecs_endpoint
+            or f"https://ecs.{region}.aliyuncs.com"
+        )
+        cms = (
+            os.environ.get("GPUDECK_ALIYUN_CMS_ENDPOINT")
+            or cms_endpoint
+            or f"https://metrics.{region}.aliyuncs.com"
+        )
         self.ecs_domain, self.ecs_protocol = split_endpoint(ecs)
         self.cms_domain, self.cms_protocol = split_endpoint(cms)
         creds = credentials(profile)
-        credential = (StsTokenCredential(creds.key_id, creds.secret, creds.token) if creds.token
-                      else AccessKeyCredential(creds.key_id, creds.secret))
+        credential = (
+            StsTokenCredential(creds.key_id, creds.secret, creds.token)
+            if creds.token
+            else AccessKeyCredential(creds.key_id, creds.secret)
+        )
         # auto_retry off: retry.py does it, with backoff, and only for what is worth retrying.
-        self.client = AcsClient(region_id=region, credential=credential, auto_retry=False,
-                                timeout=timeout, connect_timeout=min(5, int(timeout) or 1))
+        self.client = AcsClient(
+            region_id=region,
+            credential=credential,
+            auto_retry=False,
+            timeout=timeout,
+            connect_timeout=min(5, int(timeout) or 1),
+        )
 
     # -- calls ---------------------------------------------------------------------------------
 
@@ -101,7 +132,11 @@ class AliyunProvider:
         except ServerException as exc:
             code, status = str(exc.get_error_code() or ""), int(exc.get_http_status() or 0)
             line = f"aliyun {self.region} {what}: {code}: {exc.get_error_msg()}"
-            if status >= 500 or status == 429 or code.startswith(("Throttling", "ServiceUnavailable", "InternalError")):
+            if (
+                status >= 500
+                or status == 429
+                or code.startswith(("Throttling", "ServiceUnavailable", "InternalError"))
+            ):
                 raise RetryableError(line) from None
             raise CloudError(line) from None
         except ClientException as exc:
@@ -154,21 +189,31 @@ class AliyunProvider:
             page += 1
 
     def _instance(self, row: dict[str, Any]) -> Instance:
-        tags = {str(t.get("TagKey")): str(t.get("TagValue") or "")
-                for t in ((row.get("Tags") or {}).get("Tag") or []) if isinstance(t, dict) and t.get("TagKey")}
+        tags = {
+            str(t.get("TagKey")): str(t.get("TagValue") or "")
+            for t in ((row.get("Tags") or {}).get("Tag") or [])
+            if isinstance(t, dict) and t.get("TagKey")
+        }
         vpc = row.get("VpcAttributes") or {}
         status = str(row.get("Status") or "unknown")
         gpus = row.get("GPUAmount")
         return Instance(
-            id=str(row["InstanceId"]), provider="aliyun", region=str(row.get("RegionId") or self.region),
-            type=str(row.get("InstanceType") or "?"), state=_STATES.get(status, status.lower()),
+            id=str(row["InstanceId"]),
+            provider="aliyun",
+            region=str(row.get("RegionId") or self.region),
+            type=str(row.get("InstanceType") or "?"),
+            state=_STATES.get(status, status.lower()),
             lifecycle="spot" if row.get("SpotStrategy") not in (None, "", "NoSpot") else "on-demand",
-            name=row.get("InstanceName") or None, zone=row.get("ZoneId") or None,
-            gpus=int(gpus) if isinstance(gpus, (int, float)) and gpus else None, gpu_model=row.get("GPUSpec") or None,
+            name=row.get("InstanceName") or None,
+            zone=row.get("ZoneId") or None,
+            gpus=int(gpus) if isinstance(gpus, (int, float)) and gpus else None,
+            gpu_model=row.get("GPUSpec") or None,
             launch_time=_time(row.get("StartTime")) or _time(row.get("CreationTime")),
             public_address=_first_ip(row.get("PublicIpAddress")) or _first_ip(row.get("EipAddress")),
             private_address=_first_ip(vpc.get("PrivateIpAddress")) or _first_ip(row.get("InnerIpAddress")),
-            tags=tags, spot_persistent=None)
+            tags=tags,
+            spot_persistent=None,
+        )
 
     @staticmethod
     def _is_gpu(row: dict[str, Any]) -> bool:
@@ -189,10 +234,21 @@ class AliyunProvider:
         if not spec.image:
             raise CloudError("aliyun launch: --image is required (an image id)")
         params: dict[str, Any] = {
-            "InstanceType": spec.instance_type, "ImageId": spec.image, "Amount": 1, "InstanceChargeType": "PostPaid",
-            "ClientToken": spec.token, "InstanceName": spec.name, "KeyPairName": spec.key, "VSwitchId": spec.subnet,
-            "SecurityGroupId": spec.security_group, "SpotStrategy": "SpotAsPriceGo" if spec.spot else None,
-            "Tag.1.Key": TAG_MANAGED, "Tag.1.Value": "true", "Tag.2.Key": TAG_TOKEN, "Tag.2.Value": spec.token}
+            "InstanceType": spec.instance_type,
+            "ImageId": spec.image,
+            "Amount": 1,
+            "InstanceChargeType": "PostPaid",
+            "ClientToken": spec.token,
+            "InstanceName": spec.name,
+            "KeyPairName": spec.key,
+            "VSwitchId": spec.subnet,
+            "SecurityGroupId": spec.security_group,
+            "SpotStrategy": "SpotAsPriceGo" if spec.spot else None,
+            "Tag.1.Key": TAG_MANAGED,
+            "Tag.1.Value": "true",
+            "Tag.2.Key": TAG_TOKEN,
+            "Tag.2.Value": spec.token,
+        }
         answer = self.ecs("RunInstances", params, retry=False)  # the caller retries after a tag lookup
         ids = ((answer.get("InstanceIdSets") or {}).get("InstanceIdSet")) or []
         if not ids:
@@ -224,6 +280,7 @@ class AliyunProvider:
         points: list[Point] = []
         token: str | None = None
         for _page in range(50):  # a bound: 50 pages of 1440 points is far beyond any window asked
+
             def once(token: str | None = token) -> dict[str, Any]:
                 req = DescribeMetricListRequest()
                 req.set_accept_format("json")
@@ -232,7 +289,9 @@ class AliyunProvider:
                 req.set_Namespace(GPU_NAMESPACE)
                 req.set_MetricName(GPU_METRIC)
                 req.set_Dimensions(json.dumps([{"instanceId": instance.id}]))
-                req.set_StartTime(_iso(start))  # the documented unambiguous form (a number's unit varies by doc)
+                req.set_StartTime(
+                    _iso(start)
+                )  # the documented unambiguous form (a number's unit varies by doc)
                 req.set_EndTime(_iso(math.ceil(end)))  # whole seconds: round up, so the newest point is in
                 req.set_Period("60")
                 req.set_Length("1440")
@@ -242,7 +301,9 @@ class AliyunProvider:
 
             answer = retrying(once, self.retry_policy)
             if str(answer.get("Code", "200")) != "200" or answer.get("Success") is False:
-                raise CloudError(f"aliyun {self.region} DescribeMetricList: {answer.get('Code')}: {answer.get('Message')}")
+                raise CloudError(
+                    f"aliyun {self.region} DescribeMetricList: {answer.get('Code')}: {answer.get('Message')}"
+                )
             points.extend(_datapoints(answer.get("Datapoints")))
             token = answer.get("NextToken") or None
             if not token:
@@ -258,7 +319,9 @@ class AliyunProvider:
 
     def spot_price(self, instance: Instance, start: float, end: float) -> tuple[float, str, str] | None:
         try:
-            found = aliyun_spot_history(self.price_call, self.region, instance.type, start, end, zone=instance.zone)
+            found = aliyun_spot_history(
+                self.price_call, self.region, instance.type, start, end, zone=instance.zone
+            )
         except PriceLookupError as exc:
             raise CloudError(str(exc)) from None
         return (found[-1].per_hour, found[-1].currency, found[-1].source) if found else None

@@ -41,7 +41,13 @@ def _profile(name: str | None) -> dict[str, Any] | None:
         raise CloudError(f"aliyun: {path}: unreadable: {exc}") from None
     if not isinstance(data, dict):
         raise CloudError(f"aliyun: {path}: expected a JSON object")
-    wanted = name or os.environ.get("ALIBABA_CLOUD_PROFILE") or os.environ.get("ALIYUN_PROFILE") or data.get("current") or "default"
+    wanted = (
+        name
+        or os.environ.get("ALIBABA_CLOUD_PROFILE")
+        or os.environ.get("ALIYUN_PROFILE")
+        or data.get("current")
+        or "default"
+    )
     for profile in data.get("profiles") or []:
         if isinstance(profile, dict) and profile.get("name") == wanted:
             return profile
@@ -55,19 +61,29 @@ def credentials(profile: str | None = None) -> AliyunCredentials:
     for prefix in ("ALIBABA_CLOUD", "ALIYUN"):
         key, secret = env.get(f"{prefix}_ACCESS_KEY_ID"), env.get(f"{prefix}_ACCESS_KEY_SECRET")
         if key and secret:
-            return AliyunCredentials(key, secret, env.get(f"{prefix}_SECURITY_TOKEN") or None, f"env {prefix}_ACCESS_KEY_ID")
+            return AliyunCredentials(
+                key, secret, env.get(f"{prefix}_SECURITY_TOKEN") or None, f"env {prefix}_ACCESS_KEY_ID"
+            )
     found = _profile(profile)
     if found is not None:
         mode = str(found.get("mode") or "AK")
         key, secret = found.get("access_key_id"), found.get("access_key_secret")
         if mode in ("AK", "StsToken") and key and secret:
             token = found.get("sts_token") if mode == "StsToken" else None
-            return AliyunCredentials(str(key), str(secret), str(token) if token else None,
-                                     f"{config_file()} profile {found.get('name')}")
-        raise CloudError(f"aliyun: {config_file()} profile {found.get('name')}: mode {mode} is not supported "
-                         "(use AK or StsToken, or set ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET)")
-    raise CloudError("aliyun: no credentials (set ALIBABA_CLOUD_ACCESS_KEY_ID/ALIBABA_CLOUD_ACCESS_KEY_SECRET, "
-                     "or run `aliyun configure`)")
+            return AliyunCredentials(
+                str(key),
+                str(secret),
+                str(token) if token else None,
+                f"{config_file()} profile {found.get('name')}",
+            )
+        raise CloudError(
+            f"aliyun: {config_file()} profile {found.get('name')}: mode {mode} is not supported "
+            "(use AK or StsToken, or set ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET)"
+        )
+    raise CloudError(
+        "aliyun: no credentials (set ALIBABA_CLOUD_ACCESS_KEY_ID/ALIBABA_CLOUD_ACCESS_KEY_SECRET, "
+        "or run `aliyun configure`)"
+    )
 
 
 def default_region(profile: str | None = None) -> str | None:

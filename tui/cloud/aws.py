@@ -17,10 +17,25 @@ from .model import TAG_MANAGED, TAG_NAME, TAG_TOKEN, CloudError, Instance, Launc
 from .retry import RetryPolicy, retrying
 
 GPU_NAMESPACE, GPU_METRIC = "CWAgent", "nvidia_smi_utilization_gpu"
-_THROTTLING = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
-               "RequestThrottled", "InternalError", "InternalFailure", "ServiceUnavailable", "Unavailable"}
-_STATES = {"pending": "pending", "running": "running", "stopping": "stopping", "stopped": "stopped",
-           "shutting-down": "stopping", "terminated": "terminated"}
+_THROTTLING = {
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "RequestThrottled",
+    "InternalError",
+    "InternalFailure",
+    "ServiceUnavailable",
+    "Unavailable",
+}
+_STATES = {
+    "pending": "pending",
+    "running": "running",
+    "stopping": "stopping",
+    "stopped": "stopped",
+    "shutting-down": "stopping",
+    "terminated": "terminated",
+}
 
 
 def default_region(profile: str | None = None) -> str | None:
@@ -46,8 +61,14 @@ def _epoch(value: Any) -> float | None:
 class AwsProvider:
     name = "aws"
 
-    def __init__(self, region: str, endpoint_url: str | None = None, profile: str | None = None,
-                 timeout: float = 10.0, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        region: str,
+        endpoint_url: str | None = None,
+        profile: str | None = None,
+        timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         import boto3
         from botocore.config import Config
 
@@ -56,8 +77,11 @@ class AwsProvider:
             session = boto3.session.Session(profile_name=profile, region_name=region)
         except Exception as exc:  # botocore's ProfileNotFound and kin
             raise CloudError(f"aws: {exc}") from None
-        config = Config(connect_timeout=min(5.0, timeout), read_timeout=timeout,
-                        retries={"total_max_attempts": 1, "mode": "standard"})
+        config = Config(
+            connect_timeout=min(5.0, timeout),
+            read_timeout=timeout,
+            retries={"total_max_attempts": 1, "mode": "standard"},
+        )
         self.ec2 = session.client("ec2", endpoint_url=endpoint_url, config=config)
         self.cloudwatch = session.client("cloudwatch", endpoint_url=endpoint_url, config=config)
         self._gpu_types: dict[str, tuple[int, str | None] | None] = {}
@@ -93,7 +117,9 @@ class AwsProvider:
         rows: list[dict[str, Any]] = []
         token: str | None = None
         while True:
-            page = self._call(self.ec2, "describe_instances", **kwargs, **({"NextToken": token} if token else {}))
+            page = self._call(
+                self.ec2, "describe_instances", **kwargs, **({"NextToken": token} if token else {})
+            )
             for reservation in page.get("Reservations") or []:
                 rows.extend(reservation.get("Instances") or [])
             token = page.get("NextToken")
@@ -103,7 +129,7 @@ class AwsProvider:
     def _gpu_info(self, types: set[str]) -> None:
         missing = sorted(t for t in types if t not in self._gpu_types)
         for i in range(0, len(missing), 100):  # the API takes at most 100 types a call
-            answer = self._call(self.ec2, "describe_instance_types", InstanceTypes=missing[i:i + 100])
+            answer = self._call(self.ec2, "describe_instance_types", InstanceTypes=missing[i : i + 100])
             for row in answer.get("InstanceTypes") or []:
                 gpus = (row.get("GpuInfo") or {}).get("Gpus") or []
                 count = sum(int(g.get("Count") or 0) for g in gpus)
@@ -116,12 +142,22 @@ class AwsProvider:
         gpu = self._gpu_types.get(row.get("InstanceType", ""))
         state = str((row.get("State") or {}).get("Name") or "unknown")
         return Instance(
-            id=row["InstanceId"], provider="aws", region=self.region, type=row.get("InstanceType", "?"),
-            state=_STATES.get(state, state), lifecycle="spot" if row.get("InstanceLifecycle") == "spot" else "on-demand",
-            name=tags.get(TAG_NAME), zone=(row.get("Placement") or {}).get("AvailabilityZone"),
-            gpus=gpu[0] if gpu else None, gpu_model=gpu[1] if gpu else None, launch_time=_epoch(row.get("LaunchTime")),
-            public_address=row.get("PublicIpAddress"), private_address=row.get("PrivateIpAddress"), tags=tags,
-            spot_persistent=None)
+            id=row["InstanceId"],
+            provider="aws",
+            region=self.region,
+            type=row.get("InstanceType", "?"),
+            state=_STATES.get(state, state),
+            lifecycle="spot" if row.get("InstanceLifecycle") == "spot" else "on-demand",
+            name=tags.get(TAG_NAME),
+            zone=(row.get("Placement") or {}).get("AvailabilityZone"),
+            gpus=gpu[0] if gpu else None,
+            gpu_model=gpu[1] if gpu else None,
+            launch_time=_epoch(row.get("LaunchTime")),
+            public_address=row.get("PublicIpAddress"),
+            private_address=row.get("PrivateIpAddress"),
+            tags=tags,
+            spot_persistent=None,
+        )
 
     def list(self) -> list[Instance]:
         rows = [r for r in self._describe() if (r.get("State") or {}).get("Name") != "terminated"]
@@ -146,8 +182,9 @@ class AwsProvider:
 
     def _spot_kinds(self, spots: builtins.list[Instance], rows: builtins.list[dict[str, Any]]) -> None:
         """Which spot instances came from a persistent request (only those can stop)."""
-        requests: dict[str, str] = {r["InstanceId"]: r["SpotInstanceRequestId"] for r in rows
-                                    if r.get("SpotInstanceRequestId")}
+        requests: dict[str, str] = {
+            r["InstanceId"]: r["SpotInstanceRequestId"] for r in rows if r.get("SpotInstanceRequestId")
+        }
         ids = sorted({requests[i.id] for i in spots if i.id in requests})
         if not ids:
             return
@@ -158,8 +195,11 @@ class AwsProvider:
             i.spot_persistent = None if kind is None else kind == "persistent"
 
     def find_launched(self, token: str) -> Instance | None:
-        rows = [r for r in self._describe(Filters=[{"Name": f"tag:{TAG_TOKEN}", "Values": [token]}])
-                if (r.get("State") or {}).get("Name") != "terminated"]
+        rows = [
+            r
+            for r in self._describe(Filters=[{"Name": f"tag:{TAG_TOKEN}", "Values": [token]}])
+            if (r.get("State") or {}).get("Name") != "terminated"
+        ]
         if not rows:
             return None
         self._gpu_info({r.get("InstanceType", "") for r in rows})
@@ -169,9 +209,14 @@ class AwsProvider:
         tags = [{"Key": TAG_MANAGED, "Value": "true"}, {"Key": TAG_TOKEN, "Value": spec.token}]
         if spec.name:
             tags.append({"Key": TAG_NAME, "Value": spec.name})
-        args: dict[str, Any] = {"ImageId": spec.image, "InstanceType": spec.instance_type, "MinCount": 1, "MaxCount": 1,
-                                "ClientToken": spec.token,
-                                "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}]}
+        args: dict[str, Any] = {
+            "ImageId": spec.image,
+            "InstanceType": spec.instance_type,
+            "MinCount": 1,
+            "MaxCount": 1,
+            "ClientToken": spec.token,
+            "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}],
+        }
         if not spec.image:
             raise CloudError("aws launch: --image is required (an AMI id, e.g. a Deep Learning AMI)")
         if spec.key:
@@ -181,7 +226,10 @@ class AwsProvider:
         if spec.security_group:
             args["SecurityGroupIds"] = [spec.security_group]
         if spec.spot:
-            args["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {"SpotInstanceType": "one-time"}}
+            args["InstanceMarketOptions"] = {
+                "MarketType": "spot",
+                "SpotOptions": {"SpotInstanceType": "one-time"},
+            }
         # One attempt: the caller retries, looking the token's tag up first (never two instances).
         answer = self._once(self.ec2, "run_instances", args)
         return str(answer["Instances"][0]["InstanceId"])
@@ -209,20 +257,37 @@ class AwsProvider:
 
     def gpu_util(self, instance: Instance, start: float, end: float) -> builtins.list[Point]:
         """CloudWatch agent's per-GPU metric, averaged over the GPUs per minute; [] when not reported."""
-        found = self._call(self.cloudwatch, "list_metrics", Namespace=GPU_NAMESPACE, MetricName=GPU_METRIC,
-                           Dimensions=[{"Name": "InstanceId", "Value": instance.id}])
+        found = self._call(
+            self.cloudwatch,
+            "list_metrics",
+            Namespace=GPU_NAMESPACE,
+            MetricName=GPU_METRIC,
+            Dimensions=[{"Name": "InstanceId", "Value": instance.id}],
+        )
         seen, series = set(), []
         for metric in found.get("Metrics") or []:
             dims = tuple(sorted((d["Name"], d["Value"]) for d in metric.get("Dimensions") or []))
             if dims in seen:
                 continue
             seen.add(dims)
-            answer = self._call(self.cloudwatch, "get_metric_statistics", Namespace=GPU_NAMESPACE, MetricName=GPU_METRIC,
-                                Dimensions=[{"Name": k, "Value": v} for k, v in dims], Period=60, Statistics=["Average"],
-                                StartTime=dt.datetime.fromtimestamp(start, dt.timezone.utc),
-                                EndTime=dt.datetime.fromtimestamp(end, dt.timezone.utc))
-            series.append([(_epoch(p["Timestamp"]) or 0.0, float(p["Average"])) for p in answer.get("Datapoints") or []
-                           if p.get("Average") is not None])
+            answer = self._call(
+                self.cloudwatch,
+                "get_metric_statistics",
+                Namespace=GPU_NAMESPACE,
+                MetricName=GPU_METRIC,
+                Dimensions=[{"Name": k, "Value": v} for k, v in dims],
+                Period=60,
+                Statistics=["Average"],
+                StartTime=dt.datetime.fromtimestamp(start, dt.timezone.utc),
+                EndTime=dt.datetime.fromtimestamp(end, dt.timezone.utc),
+            )
+            series.append(
+                [
+                    (_epoch(p["Timestamp"]) or 0.0, float(p["Average"]))
+                    for p in answer.get("Datapoints") or []
+                    if p.get("Average") is not None
+                ]
+            )
         return mean_per_minute(series)
 
     def on_demand_price(self, instance: Instance) -> tuple[float, str, str] | None:

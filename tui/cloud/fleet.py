@@ -22,8 +22,10 @@ from .pricing import InstancePrice, price_for
 from .utilization import Utilization, lookback, summarize
 
 NO_METRIC = "no GPU metric (monitoring agent missing?)"
-METRIC_SOURCES = {"aws": "CloudWatch CWAgent/nvidia_smi_utilization_gpu",
-                  "aliyun": "CloudMonitor acs_ecs_dashboard/instance_gpu_gpu_usedutilization"}
+METRIC_SOURCES = {
+    "aws": "CloudWatch CWAgent/nvidia_smi_utilization_gpu",
+    "aliyun": "CloudMonitor acs_ecs_dashboard/instance_gpu_gpu_usedutilization",
+}
 HostUtil = Callable[[str, float, float], "list[Point] | None"]  # (host name, start, end) → points or None
 
 
@@ -44,15 +46,28 @@ class InstanceView:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.instance.to_json())
-        out.update({"price_per_hour": self.price.per_hour, "currency": self.price.currency,
-                    "price_source": self.price.source, "accrued": _round(self.accrued),
-                    "gpu_util": _round(self.util.window_avg), "gpu_util_now": _round(self.util.now),
-                    "gpu_util_1h": _round(self.util.avg_1h), "gpu_util_source": self.util_source,
-                    "gpudeck_host": self.host})
+        out.update(
+            {
+                "price_per_hour": self.price.per_hour,
+                "currency": self.price.currency,
+                "price_source": self.price.source,
+                "accrued": _round(self.accrued),
+                "gpu_util": _round(self.util.window_avg),
+                "gpu_util_now": _round(self.util.now),
+                "gpu_util_1h": _round(self.util.avg_1h),
+                "gpu_util_source": self.util_source,
+                "gpudeck_host": self.host,
+            }
+        )
         if self.util.idle:
-            out.update({"idle_since": self.util.idle_since, "waste_per_hour": self.waste_per_hour,
-                        "waste_usd_per_hour": self.waste_per_hour if self.price.currency == "USD" else None,
-                        "waste_since_idle": _round(self.waste_since_idle)})
+            out.update(
+                {
+                    "idle_since": self.util.idle_since,
+                    "waste_per_hour": self.waste_per_hour,
+                    "waste_usd_per_hour": self.waste_per_hour if self.price.currency == "USD" else None,
+                    "waste_since_idle": _round(self.waste_since_idle),
+                }
+            )
         return out
 
 
@@ -79,8 +94,15 @@ def cloud_hosts() -> dict[str, str]:
     return {str(h.extra["instance_id"]): name for name, h in hosts.items() if h.extra.get("instance_id")}
 
 
-def view(provider: Provider, instance: Instance, now: float, window: float, below: float,
-         host: str | None = None, host_util: HostUtil | None = None) -> InstanceView:
+def view(
+    provider: Provider,
+    instance: Instance,
+    now: float,
+    window: float,
+    below: float,
+    host: str | None = None,
+    host_util: HostUtil | None = None,
+) -> InstanceView:
     points: list[Point] | None = None
     source = NO_METRIC
     if host is not None and host_util is not None:
@@ -101,9 +123,16 @@ def view(provider: Provider, instance: Instance, now: float, window: float, belo
     return v
 
 
-def snapshot(settings: Settings, only: str | None = None, window: float = 1800.0, below: float = 5.0,
-             now: float | None = None, host_util: HostUtil | None = None,
-             providers: list[Provider] | None = None, workers: int = 8) -> Snapshot:
+def snapshot(
+    settings: Settings,
+    only: str | None = None,
+    window: float = 1800.0,
+    below: float = 5.0,
+    now: float | None = None,
+    host_util: HostUtil | None = None,
+    providers: list[Provider] | None = None,
+    workers: int = 8,
+) -> Snapshot:
     """Every GPU instance of every configured provider and region, priced and with its GPU use."""
     now = time.time() if now is None else now
     errors: list[str] = []
@@ -113,6 +142,7 @@ def snapshot(settings: Settings, only: str | None = None, window: float = 1800.0
     hosts = cloud_hosts()
     # Parallel: each instance's metric is its own round trip (or two), the wait is the provider's.
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="cloud") as pool:
+
         def listing(p: Provider) -> tuple[Provider, list[Instance] | str]:
             try:
                 return p, p.list()
@@ -125,7 +155,13 @@ def snapshot(settings: Settings, only: str | None = None, window: float = 1800.0
                 result.errors.append(found)
             else:
                 pairs += [(p, i) for i in found]
-        result.views = list(pool.map(lambda pair: view(pair[0], pair[1], now, window, below, hosts.get(pair[1].id),
-                                                       host_util), pairs))
-    result.views.sort(key=lambda v: (v.instance.provider, v.instance.region, v.instance.name or "", v.instance.id))
+        result.views = list(
+            pool.map(
+                lambda pair: view(pair[0], pair[1], now, window, below, hosts.get(pair[1].id), host_util),
+                pairs,
+            )
+        )
+    result.views.sort(
+        key=lambda v: (v.instance.provider, v.instance.region, v.instance.name or "", v.instance.id)
+    )
     return result

@@ -51,11 +51,22 @@ class Instance:
         return self.public_address or self.private_address
 
     def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "name": self.name, "provider": self.provider, "region": self.region,
-                "zone": self.zone, "type": self.type, "gpus": self.gpus, "gpu_model": self.gpu_model,
-                "state": self.state, "lifecycle": self.lifecycle, "launch_time": self.launch_time,
-                "public_address": self.public_address, "private_address": self.private_address,
-                "opted_in": self.opted_in}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "provider": self.provider,
+            "region": self.region,
+            "zone": self.zone,
+            "type": self.type,
+            "gpus": self.gpus,
+            "gpu_model": self.gpu_model,
+            "state": self.state,
+            "lifecycle": self.lifecycle,
+            "launch_time": self.launch_time,
+            "public_address": self.public_address,
+            "private_address": self.private_address,
+            "opted_in": self.opted_in,
+        }
 
 
 @dataclass(frozen=True)

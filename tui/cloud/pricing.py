@@ -37,6 +37,14 @@ def price_for(provider: Provider, instance: Instance, now: float) -> InstancePri
         return InstancePrice(live[0], live[1], live[2])
     entry = catalog.find(instance.provider, instance.type, instance.region)
     if instance.lifecycle == "on-demand" and entry is not None and entry.on_demand_usd_per_hour is not None:
-        return InstancePrice(entry.on_demand_usd_per_hour, "USD", f"catalog {entry.region or '-'} on-demand ({entry.as_of or '?'})")
-    why = f"unknown: {problem}" if problem else "unknown: not in the catalog" + (" nor in spot history" if instance.lifecycle == "spot" else "")
+        return InstancePrice(
+            entry.on_demand_usd_per_hour,
+            "USD",
+            f"catalog {entry.region or '-'} on-demand ({entry.as_of or '?'})",
+        )
+    why = (
+        f"unknown: {problem}"
+        if problem
+        else "unknown: not in the catalog" + (" nor in spot history" if instance.lifecycle == "spot" else "")
+    )
     return InstancePrice(None, "USD", why)

@@ -22,7 +22,9 @@ def regions(name: str, cloud: CloudSettings) -> list[str]:
     return [region] if region else []
 
 
-def make(name: str, region: str, cloud: CloudSettings, retry: RetryPolicy | None = None, timeout: float = 10.0) -> Provider:
+def make(
+    name: str, region: str, cloud: CloudSettings, retry: RetryPolicy | None = None, timeout: float = 10.0
+) -> Provider:
     if name == "aws":
         from .aws import AwsProvider
 
@@ -30,8 +32,14 @@ def make(name: str, region: str, cloud: CloudSettings, retry: RetryPolicy | None
     if name == "aliyun":
         from .aliyun import AliyunProvider
 
-        return AliyunProvider(region, cloud.aliyun_ecs_endpoint, cloud.aliyun_cms_endpoint, cloud.aliyun_profile,
-                              timeout=timeout, retry=retry)
+        return AliyunProvider(
+            region,
+            cloud.aliyun_ecs_endpoint,
+            cloud.aliyun_cms_endpoint,
+            cloud.aliyun_profile,
+            timeout=timeout,
+            retry=retry,
+        )
     raise CloudError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
 
 
@@ -39,13 +47,17 @@ def configured(cloud: CloudSettings, only: str | None = None) -> tuple[list[Prov
     """Every usable (provider, region), and one line per provider that cannot be used and why."""
     out: list[Provider] = []
     problems: list[str] = []
-    unset: list[str] = []  # a provider with no region at all is one the user does not use: said only if none is
+    unset: list[
+        str
+    ] = []  # a provider with no region at all is one the user does not use: said only if none is
     for name in [only] if only else list(PROVIDERS):
         try:
             found = regions(name, cloud)
             if not found:
-                unset.append(f"{name}: no region (set [cloud] {name}_regions in config.toml, or "
-                             f"{'AWS_DEFAULT_REGION' if name == 'aws' else 'ALIBABA_CLOUD_REGION_ID'})")
+                unset.append(
+                    f"{name}: no region (set [cloud] {name}_regions in config.toml, or "
+                    f"{'AWS_DEFAULT_REGION' if name == 'aws' else 'ALIBABA_CLOUD_REGION_ID'})"
+                )
             for region in found:
                 out.append(make(name, region, cloud))
         except CloudError as exc:

@@ -23,8 +23,12 @@ class RetryPolicy:
     cap: float = 8.0  # …up to this
 
 
-def retrying(call: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None] = time.sleep,
-             before_retry: Callable[[], T | None] | None = None) -> T:
+def retrying(
+    call: Callable[[], T],
+    policy: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+    before_retry: Callable[[], T | None] | None = None,
+) -> T:
     """call() until it answers or raises a non-retryable error; the last RetryableError after `attempts`.
 
     before_retry: asked before each retry; a non-None answer is returned instead of calling again

@@ -35,10 +35,17 @@ class IdleStopDecision:
 def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) -> IdleStopDecision:
     i = view.instance
     window_min, below = rule["minutes"], rule["below_pct"]
-    inputs = {"rule": {"minutes": window_min, "below_pct": below, "grace_minutes": rule.get("grace_minutes", 0.0)},
-              "state": i.state, "opted_in": i.opted_in, "launch_time": i.launch_time,
-              "gpu_util_window_avg": view.util.window_avg, "idle_since": view.util.idle_since,
-              "gpu_util_source": view.util_source, "price_per_hour": view.price.per_hour, "currency": view.price.currency}
+    inputs = {
+        "rule": {"minutes": window_min, "below_pct": below, "grace_minutes": rule.get("grace_minutes", 0.0)},
+        "state": i.state,
+        "opted_in": i.opted_in,
+        "launch_time": i.launch_time,
+        "gpu_util_window_avg": view.util.window_avg,
+        "idle_since": view.util.idle_since,
+        "gpu_util_source": view.util_source,
+        "price_per_hour": view.price.per_hour,
+        "currency": view.price.currency,
+    }
 
     def said(action: str, reason: str) -> IdleStopDecision:
         return IdleStopDecision(now, host, i.id, action, reason, inputs)
@@ -61,13 +68,27 @@ def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) ->
 BUDGET_RULE = "fleet daily budget"
 
 
-def decide_budget(instance: Instance, host: str | None, price: tuple[float | None, str], today: float, budget: float,
-                  currency: str, now: float) -> IdleStopDecision:
+def decide_budget(
+    instance: Instance,
+    host: str | None,
+    price: tuple[float | None, str],
+    today: float,
+    budget: float,
+    currency: str,
+    now: float,
+) -> IdleStopDecision:
     """The fleet's daily budget on one instance: stop it once today's spend reached the budget, if it
     runs and is opted in (gpudeck-managed=true); any other is kept or refused, with the reason."""
-    inputs = {"rule": BUDGET_RULE, "today": round(today, 4), "daily_budget": budget, "currency": currency,
-              "state": instance.state, "opted_in": instance.opted_in, "price_per_hour": price[0],
-              "price_currency": price[1]}
+    inputs = {
+        "rule": BUDGET_RULE,
+        "today": round(today, 4),
+        "daily_budget": budget,
+        "currency": currency,
+        "state": instance.state,
+        "opted_in": instance.opted_in,
+        "price_per_hour": price[0],
+        "price_currency": price[1],
+    }
 
     def said(action: str, reason: str) -> IdleStopDecision:
         return IdleStopDecision(now, host or "-", instance.id, action, reason, inputs)

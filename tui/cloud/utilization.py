@@ -47,4 +47,7 @@ def summarize(points: list[Point], now: float, window: float, below: float) -> U
     return Utilization(
         now=points[-1][1] if fresh else None,
         avg_1h=_mean([v for t, v in points if t > now - 3600]) if fresh else None,
-        window_avg=_mean(in_window), idle_since=idle_since, idle=idle)
+        window_avg=_mean(in_window),
+        idle_since=idle_since,
+        idle=idle,
+    )

@@ -30,36 +30,52 @@ _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 60}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("cloud", help="cloud GPU instances (AWS, Aliyun): ls, idle, stop, start, terminate, launch",
-                       description="Your AWS and Aliyun GPU instances: their GPU use and cost, the idle ones, and "
-                                   "actions on them. Regions: config.toml [cloud]; credentials: the providers' own.")
+    p = sub.add_parser(
+        "cloud",
+        help="cloud GPU instances (AWS, Aliyun): ls, idle, stop, start, terminate, launch",
+        description="Your AWS and Aliyun GPU instances: their GPU use and cost, the idle ones, and "
+        "actions on them. Regions: config.toml [cloud]; credentials: the providers' own.",
+    )
     verbs = p.add_subparsers(dest="cloud_verb", metavar="ACTION", required=True)
     ls = verbs.add_parser("ls", help="every GPU instance with its GPU utilization and price per hour")
     ls.add_argument("--provider", choices=("aws", "aliyun"), help="ask this provider only (default: both)")
     ls.add_argument("--json", action="store_true", help="a JSON list of instance objects")
-    idle = verbs.add_parser("idle", help="running GPU instances whose GPUs stayed under a threshold, with the waste")
+    idle = verbs.add_parser(
+        "idle", help="running GPU instances whose GPUs stayed under a threshold, with the waste"
+    )
     idle.add_argument("--provider", choices=("aws", "aliyun"), help="ask this provider only (default: both)")
     idle.add_argument("--below", default="5%", metavar="PCT", help="GPU utilization threshold (default 5%%)")
-    idle.add_argument("--for", dest="window", default="30m", metavar="DURATION", help="how long (default 30m)")
+    idle.add_argument(
+        "--for", dest="window", default="30m", metavar="DURATION", help="how long (default 30m)"
+    )
     idle.add_argument("--json", action="store_true", help="a JSON list of the idle instances")
-    for verb, text in (("stop", "stop instances (asks first, naming each and its $/h)"),
-                       ("start", "start stopped instances"),
-                       ("terminate", "terminate instances: gone with their disks (asks twice)")):
+    for verb, text in (
+        ("stop", "stop instances (asks first, naming each and its $/h)"),
+        ("start", "start stopped instances"),
+        ("terminate", "terminate instances: gone with their disks (asks twice)"),
+    ):
         v = verbs.add_parser(verb, help=text)
         v.add_argument("ids", nargs="+", metavar="ID", help="instance ids, as `gpudeck cloud ls` shows them")
         v.add_argument("--yes", action="store_true", help="do not ask")
-    en = verbs.add_parser("enforce", help="apply hosts' instance_idle_stop rules: stop opted-in idle instances (journaled)",
-                          description="For every host with instance_id and instance_idle_stop (gpudeck hosts set NAME "
-                                      "instance_idle_stop=30m@5%), stop its instance when its GPUs stayed under the "
-                                      "threshold. Only instances tagged gpudeck-managed=true are ever stopped. Each "
-                                      "decision is journaled with its inputs (cloud-rules.jsonl in the data dir).")
+    en = verbs.add_parser(
+        "enforce",
+        help="apply hosts' instance_idle_stop rules: stop opted-in idle instances (journaled)",
+        description="For every host with instance_id and instance_idle_stop (gpudeck hosts set NAME "
+        "instance_idle_stop=30m@5%), stop its instance when its GPUs stayed under the "
+        "threshold. Only instances tagged gpudeck-managed=true are ever stopped. Each "
+        "decision is journaled with its inputs (cloud-rules.jsonl in the data dir).",
+    )
     en.add_argument("--dry-run", action="store_true", help="decide and journal, stop nothing")
     en.add_argument("--json", action="store_true", help="a JSON list of the decisions and what was done")
     la = verbs.add_parser("launch", help="launch a GPU instance and add it to hosts.toml when SSH answers")
     la.add_argument("--provider", choices=("aws", "aliyun"), required=True, help="where to launch")
-    la.add_argument("--type", required=True, dest="instance_type", help="e.g. g5.xlarge, ecs.gn7i-c8g1.2xlarge")
+    la.add_argument(
+        "--type", required=True, dest="instance_type", help="e.g. g5.xlarge, ecs.gn7i-c8g1.2xlarge"
+    )
     la.add_argument("--region", help="default: the first configured region")
-    la.add_argument("--spot", action="store_true", help="a spot instance (cheaper; the provider may take it back)")
+    la.add_argument(
+        "--spot", action="store_true", help="a spot instance (cheaper; the provider may take it back)"
+    )
     la.add_argument("--image", help="AMI / image id")
     la.add_argument("--key", help="key pair name")
     la.add_argument("--subnet", help="subnet (AWS) or vSwitch (Aliyun) id")
@@ -67,11 +83,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     la.add_argument("--name", help="instance and host name (default: the instance id)")
     la.add_argument("--ssh-user", help="default: ubuntu on AWS, root on Aliyun")
     la.add_argument("--ssh-port", type=int, default=22, help="the port SSH answers on (default 22)")
-    la.add_argument("--identity-file", metavar="F", help="the private key for the key pair (default: as ssh chooses)")
-    la.add_argument("--agent-dir", default="~/.gpudeck", metavar="DIR", help="the agent's directory there (default ~/.gpudeck)")
-    la.add_argument("--timeout", type=float, default=600.0, metavar="S", help="wait this long for SSH (default 600)")
-    la.add_argument("--no-wait", action="store_true", help="add the host without waiting for SSH or trusting its key")
-    la.add_argument("--yes", action="store_true", help="do not ask before launching (the host key is still checked)")
+    la.add_argument(
+        "--identity-file", metavar="F", help="the private key for the key pair (default: as ssh chooses)"
+    )
+    la.add_argument(
+        "--agent-dir",
+        default="~/.gpudeck",
+        metavar="DIR",
+        help="the agent's directory there (default ~/.gpudeck)",
+    )
+    la.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="wait this long for SSH (default 600)"
+    )
+    la.add_argument(
+        "--no-wait", action="store_true", help="add the host without waiting for SSH or trusting its key"
+    )
+    la.add_argument(
+        "--yes", action="store_true", help="do not ask before launching (the host key is still checked)"
+    )
 
 
 def parse_duration(text: str) -> float:
@@ -87,7 +116,9 @@ def parse_percent(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0 < value <= 100:
-        raise GpudeckError(f"cloud idle: --below {text!r}: expected a percentage in (0, 100], e.g. 5%", EXIT_USAGE)
+        raise GpudeckError(
+            f"cloud idle: --below {text!r}: expected a percentage in (0, 100], e.g. 5%", EXIT_USAGE
+        )
     return value
 
 
@@ -137,13 +168,47 @@ def list_instances(args: argparse.Namespace) -> int:
     rows = []
     for v in snap.views:
         i = v.instance
-        rows.append([i.id, i.name or "-", i.provider, i.zone or i.region, i.type, f"{i.gpus or '?'}x {i.gpu_model or '?'}",
-                     i.state, i.lifecycle, money(v.price.per_hour, v.price.currency, "/h", unknown="unknown"),
-                     money(v.accrued, v.price.currency, unknown="-"),
-                     _pct(v.util.now) if v.has_metric else NO_METRIC, _pct(v.util.avg_1h),
-                     v.host or "-", i.address or "-", local_time(i.launch_time) if i.launch_time else "-"])
-    print(table(["ID", "NAME", "PROVIDER", "ZONE", "TYPE", "GPUS", "STATE", "MARKET", "PRICE", "SINCE START",
-                 "GPU NOW", "GPU 1H", "HOST", "ADDRESS", "LAUNCHED"], rows))
+        rows.append(
+            [
+                i.id,
+                i.name or "-",
+                i.provider,
+                i.zone or i.region,
+                i.type,
+                f"{i.gpus or '?'}x {i.gpu_model or '?'}",
+                i.state,
+                i.lifecycle,
+                money(v.price.per_hour, v.price.currency, "/h", unknown="unknown"),
+                money(v.accrued, v.price.currency, unknown="-"),
+                _pct(v.util.now) if v.has_metric else NO_METRIC,
+                _pct(v.util.avg_1h),
+                v.host or "-",
+                i.address or "-",
+                local_time(i.launch_time) if i.launch_time else "-",
+            ]
+        )
+    print(
+        table(
+            [
+                "ID",
+                "NAME",
+                "PROVIDER",
+                "ZONE",
+                "TYPE",
+                "GPUS",
+                "STATE",
+                "MARKET",
+                "PRICE",
+                "SINCE START",
+                "GPU NOW",
+                "GPU 1H",
+                "HOST",
+                "ADDRESS",
+                "LAUNCHED",
+            ],
+            rows,
+        )
+    )
     for v in snap.views:
         print(f"  {v.instance.id}: price: {v.price.source}; GPU: {v.util_source}")
     return _code(snap)
@@ -164,12 +229,35 @@ def idle(args: argparse.Namespace) -> int:
         return _code(snap)
     if found:
         now = snap.taken_at
-        print(table(["ID", "NAME", "PROVIDER", "REGION", "TYPE", f"GPU AVG {args.window}", "IDLE FOR", "WASTE/H",
-                     "WASTED SINCE IDLE"],
-                    [[v.instance.id, v.instance.name or "-", v.instance.provider, v.instance.region, v.instance.type,
-                      _pct(v.util.window_avg), duration(now - (v.util.idle_since or now)),
-                      money(v.waste_per_hour, v.price.currency, "/h", unknown="unknown"),
-                      money(v.waste_since_idle, v.price.currency, unknown="unknown")] for v in found]))
+        print(
+            table(
+                [
+                    "ID",
+                    "NAME",
+                    "PROVIDER",
+                    "REGION",
+                    "TYPE",
+                    f"GPU AVG {args.window}",
+                    "IDLE FOR",
+                    "WASTE/H",
+                    "WASTED SINCE IDLE",
+                ],
+                [
+                    [
+                        v.instance.id,
+                        v.instance.name or "-",
+                        v.instance.provider,
+                        v.instance.region,
+                        v.instance.type,
+                        _pct(v.util.window_avg),
+                        duration(now - (v.util.idle_since or now)),
+                        money(v.waste_per_hour, v.price.currency, "/h", unknown="unknown"),
+                        money(v.waste_since_idle, v.price.currency, unknown="unknown"),
+                    ]
+                    for v in found
+                ],
+            )
+        )
     elif not snap.errors:  # "none idle" only when every provider answered
         print(f"no instance idle (GPU under {below:g}% for {args.window})")
     unjudged = [v for v in snap.views if v.instance.state == "running" and not v.has_metric]
@@ -192,8 +280,10 @@ def _providers() -> list[Provider]:
 
 def _describe(instance: Instance, per_hour: float | None, currency: str) -> str:
     name = f" ({instance.name})" if instance.name else ""
-    return (f"{instance.id}{name}, {instance.type} {instance.lifecycle}, {instance.provider} {instance.zone or instance.region}, "
-            f"{instance.state}, {money(per_hour, currency, '/h', unknown='price unknown')}")
+    return (
+        f"{instance.id}{name}, {instance.type} {instance.lifecycle}, {instance.provider} {instance.zone or instance.region}, "
+        f"{instance.state}, {money(per_hour, currency, '/h', unknown='price unknown')}"
+    )
 
 
 def act(args: argparse.Namespace) -> int:
@@ -213,8 +303,9 @@ def act(args: argparse.Namespace) -> int:
         price = price_for(found.provider, i, time.time())
         what = _describe(i, price.per_hour, price.currency)
         if not confirm(f"{verb.capitalize()} {what}?", args.yes) or (
-                verb == "terminate" and not confirm(f"Terminating deletes {i.id} and its disks for good. Really terminate?",
-                                                    args.yes)):
+            verb == "terminate"
+            and not confirm(f"Terminating deletes {i.id} and its disks for good. Really terminate?", args.yes)
+        ):
             print(f"{i.id}: not {verb}ped" if verb == "stop" else f"{i.id}: left as it is")
             failures += 1
             continue
@@ -253,27 +344,52 @@ def launch(args: argparse.Namespace, session: Session) -> int:
 
     check_name(args.name)  # before paying for an instance that could not be added
     if not 1 <= args.ssh_port <= 65535:
-        raise GpudeckError(f"cloud launch: --ssh-port {args.ssh_port}: expected a port from 1 to 65535", EXIT_USAGE)
+        raise GpudeckError(
+            f"cloud launch: --ssh-port {args.ssh_port}: expected a port from 1 to 65535", EXIT_USAGE
+        )
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         raise GpudeckError(f"cloud launch: --timeout {args.timeout:g}: expected seconds > 0", EXIT_USAGE)
     cloud = settings().cloud
     try:
         region = args.region or next(iter(providers.regions(args.provider, cloud)), None)
         if not region:
-            raise GpudeckError(f"cloud launch: no {args.provider} region (--region, or [cloud] {args.provider}_regions)",
-                               EXIT_USAGE)
+            raise GpudeckError(
+                f"cloud launch: no {args.provider} region (--region, or [cloud] {args.provider}_regions)",
+                EXIT_USAGE,
+            )
         provider = providers.make(args.provider, region, cloud, timeout=30.0)
     except CloudError as exc:
         raise GpudeckError(str(exc)) from None
-    spec = LaunchSpec(args.instance_type, core.new_token(), args.spot, args.image, args.key, args.subnet,
-                      args.security_group, args.name)
+    spec = LaunchSpec(
+        args.instance_type,
+        core.new_token(),
+        args.spot,
+        args.image,
+        args.key,
+        args.subnet,
+        args.security_group,
+        args.name,
+    )
     from ..cloud.model import Instance
 
-    quote = price_for(provider, Instance("(new)", args.provider, region, args.instance_type, "pending",
-                                         "spot" if args.spot else "on-demand"), time.time())
+    quote = price_for(
+        provider,
+        Instance(
+            "(new)",
+            args.provider,
+            region,
+            args.instance_type,
+            "pending",
+            "spot" if args.spot else "on-demand",
+        ),
+        time.time(),
+    )
     market = "spot" if args.spot else "on-demand"
-    if not confirm(f"Launch a {args.instance_type} {market} instance in {args.provider} {region} "
-                   f"({money(quote.per_hour, quote.currency, '/h', unknown='price unknown')}, {quote.source})?", args.yes):
+    if not confirm(
+        f"Launch a {args.instance_type} {market} instance in {args.provider} {region} "
+        f"({money(quote.per_hour, quote.currency, '/h', unknown='price unknown')}, {quote.source})?",
+        args.yes,
+    ):
         print("nothing launched")
         return 1
     instance_id = core.launch(provider, spec)
@@ -290,8 +406,11 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     try:
         core.wait_ssh(address, args.ssh_port, timeout=args.timeout)
     except GpudeckError as exc:
-        raise GpudeckError(f"{exc}; {instance.id} runs and is host {name}: `gpudeck hosts trust {name}` once SSH "
-                           f"answers, or `gpudeck cloud stop {instance.id}`", exc.code) from None
+        raise GpudeckError(
+            f"{exc}; {instance.id} runs and is host {name}: `gpudeck hosts trust {name}` once SSH "
+            f"answers, or `gpudeck cloud stop {instance.id}`",
+            exc.code,
+        ) from None
     return _trust(session, provider, instance, name)
 
 
@@ -318,7 +437,9 @@ def _trust(session: Session, provider: Provider, instance: Instance, name: str) 
 
     def check(known_name: str, key: Any) -> bool:
         if fingerprint(key) in published:
-            print(f"trusted {known_name} {key.get_name()} {fingerprint(key)} (published on the instance's console)")
+            print(
+                f"trusted {known_name} {key.get_name()} {fingerprint(key)} (published on the instance's console)"
+            )
             return True
         return sys.stdin.isatty() and ask(known_name, key)
 

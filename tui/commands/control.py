@@ -18,7 +18,9 @@ ENDED = "id, state, seconds, run_touched, pid"
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("stop", help="stop gracefully: stop signal, then SIGKILL after the grace period")
     p.add_argument("job", help="job id, id prefix or name")
-    p.add_argument("--grace", type=float, default=None, help="seconds before SIGKILL (default: the job's, 60)")
+    p.add_argument(
+        "--grace", type=float, default=None, help="seconds before SIGKILL (default: the job's, 60)"
+    )
     add_json(p, ENDED)
     p = sub.add_parser("kill", help="SIGKILL every process of the job now")
     p.add_argument("job", help="job id, id prefix or name")
@@ -30,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("job", help="job id, id prefix or name")
     add_json(p, "id, removed")
     p = sub.add_parser("autostop", help="pause or resume a job's idle stop")
-    p.add_argument("action", choices=["pause", "resume"], help="pause: the idle stop waits; resume: it judges again")
+    p.add_argument(
+        "action", choices=["pause", "resume"], help="pause: the idle stop waits; resume: it judges again"
+    )
     p.add_argument("job", help="job id, id prefix or name")
     add_json(p, "id, idle_stop (paused or resumed)")
 
@@ -48,8 +52,13 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
     watched_only = job.watch if job.watch is not None and job.watch.read_only else None
     read_only = watched_only is not None
     state = None if read_only else control.final_state(answers)
-    obj = {"id": job.id, "state": state, "seconds": round(took, 3), "run_touched": not read_only,
-           "pid": job.watch.pid if job.watch is not None else None}
+    obj = {
+        "id": job.id,
+        "state": state,
+        "seconds": round(took, 3),
+        "run_touched": not read_only,
+        "pid": job.watch.pid if job.watch is not None else None,
+    }
     if watched_only is not None:
         text = f"{job.id} ended the watch of {watched_only.path} in {took:.1f}s; the run itself was not touched (read-only)"
     else:

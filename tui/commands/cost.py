@@ -32,7 +32,9 @@ from ..settings import CloudSettings
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cost", help="burn, accrued, projected and idle cost per host and job")
     p.add_argument("--json", action="store_true", help="JSON with hosts, jobs and fleet totals")
-    p.add_argument("--since", metavar="DATE", help="only cost from DATE on (2026-11-28, an ISO time, or 36h / 7d)")
+    p.add_argument(
+        "--since", metavar="DATE", help="only cost from DATE on (2026-11-28, an ISO time, or 36h / 7d)"
+    )
 
 
 def host_settings(name: str) -> dict[str, Any]:
@@ -46,7 +48,9 @@ def host_settings(name: str) -> dict[str, Any]:
     return dict(entry.extra) if entry is not None else {}
 
 
-def gather(session: Session, since: float | None, cloud: CloudSettings) -> tuple[list[HostSnapshot], dict[str, HostPrice], dict[str, Any], list[dict[str, str]]]:
+def gather(
+    session: Session, since: float | None, cloud: CloudSettings
+) -> tuple[list[HostSnapshot], dict[str, HostPrice], dict[str, Any], list[dict[str, str]]]:
     snaps: list[HostSnapshot] = []
     prices: dict[str, HostPrice] = {}
     spot: dict[str, Any] = {}
@@ -68,7 +72,11 @@ def gather(session: Session, since: float | None, cloud: CloudSettings) -> tuple
             errors.append({"host": name, "error": live.error})
         prices[name] = host_price(settings, live.quote if live else None)
         # Running budgets follow a change from when it happened (hosts.toml's mtime), not from launch.
-        problem = push_price(session.client(name).request, prices[name], None if mtime is None else min(snap.host_now, mtime + snap.offset))
+        problem = push_price(
+            session.client(name).request,
+            prices[name],
+            None if mtime is None else min(snap.host_now, mtime + snap.offset),
+        )
         if problem:
             errors.append({"host": name, "error": problem})
         snaps.append(snap)
@@ -101,7 +109,9 @@ def fleet_today(session: Session) -> tuple[float | None, float | None]:
     config = session.settings.cost
     snaps, prices, spot, _errors = gather(session, None, session.settings.cloud)
     with _ledger() as ledger:
-        report = build(snaps, prices, CostContext.of(config), ledger, None, spot, settings_changed_at=_hosts_mtime())
+        report = build(
+            snaps, prices, CostContext.of(config), ledger, None, spot, settings_changed_at=_hosts_mtime()
+        )
     fleet = report.get("fleet") or {}
     return fleet.get("today_usd"), fleet.get("burn_usd_per_hour")
 
@@ -129,7 +139,9 @@ def _ledger() -> Ledger:
             ledger = Ledger.read_only_copy(paths.state_db())
         except (OSError, sqlite3.Error) as again:
             raise GpudeckError(f"{paths.state_db()}: {again} ({hint})") from None
-        warn(f"gpudeck: warning: {paths.state_db()}: {exc} ({hint}); reporting from a read-only copy, nothing recorded")
+        warn(
+            f"gpudeck: warning: {paths.state_db()}: {exc} ({hint}); reporting from a read-only copy, nothing recorded"
+        )
         return ledger
 
 
@@ -140,8 +152,11 @@ def fleet_figures(fleet: dict[str, Any], cur: str) -> list[str]:
     """`burn $3.60/h`, `today ≥ $1.20 (1 host unpriced)`, `jobs unknown (2 jobs unpriced)`: a total
     with an unknown part is a lower bound or unknown, never shown as if it were whole."""
     out = []
-    for label, key, part, per in (("burn", "burn_usd_per_hour", "burn", "/h"), ("today", "today_usd", "today", ""),
-                                  ("jobs", "jobs_accrued_usd", "jobs_accrued", "")):
+    for label, key, part, per in (
+        ("burn", "burn_usd_per_hour", "burn", "/h"),
+        ("today", "today_usd", "today", ""),
+        ("jobs", "jobs_accrued_usd", "jobs_accrued", ""),
+    ):
         missing = (fleet.get("unknown") or {}).get(part) or []
         what = "job" if part == "jobs_accrued" else "host"
         why = f" ({len(missing)} {what}{'s' if len(missing) != 1 else ''} unpriced)" if missing else ""
@@ -155,16 +170,40 @@ def fleet_figures(fleet: dict[str, Any], cur: str) -> list[str]:
 
 def render(report: dict[str, Any]) -> str:
     cur = report["currency"]
-    host_rows = [[h["name"], f"{h['price']['per_hour']} {h['price']['currency']}/h" if h["price"]["per_hour"] is not None
-                  else "unknown", money(h["burn_usd_per_hour"], cur, "/h"), money(h["accrued_usd"], cur),
-                  money(h["today_usd"], cur), h["since_source"]] for h in report["hosts"]]
-    job_rows = [[j["id"], j["name"], j["state"], money(j["burn_usd_per_hour"], cur, "/h"), money(j["accrued_usd"], cur),
-                 money(j["projected_usd"], cur) if j["projected_usd"] is not None else "-", money(j["idle_usd"], cur),
-                 j["reason"] or ""] for j in report["jobs"]]
+    host_rows = [
+        [
+            h["name"],
+            f"{h['price']['per_hour']} {h['price']['currency']}/h"
+            if h["price"]["per_hour"] is not None
+            else "unknown",
+            money(h["burn_usd_per_hour"], cur, "/h"),
+            money(h["accrued_usd"], cur),
+            money(h["today_usd"], cur),
+            h["since_source"],
+        ]
+        for h in report["hosts"]
+    ]
+    job_rows = [
+        [
+            j["id"],
+            j["name"],
+            j["state"],
+            money(j["burn_usd_per_hour"], cur, "/h"),
+            money(j["accrued_usd"], cur),
+            money(j["projected_usd"], cur) if j["projected_usd"] is not None else "-",
+            money(j["idle_usd"], cur),
+            j["reason"] or "",
+        ]
+        for j in report["jobs"]
+    ]
     fleet = report["fleet"]
-    lines = [table(["HOST", "PRICE", "BURN", "ACCRUED", "TODAY", "SINCE"], host_rows), "",
-             table(["JOB", "NAME", "STATE", "BURN", "ACCRUED", "PROJECTED", "IDLE", "REASON"], job_rows), "",
-             "fleet: " + ", ".join(fleet_figures(fleet, cur))]
+    lines = [
+        table(["HOST", "PRICE", "BURN", "ACCRUED", "TODAY", "SINCE"], host_rows),
+        "",
+        table(["JOB", "NAME", "STATE", "BURN", "ACCRUED", "PROJECTED", "IDLE", "REASON"], job_rows),
+        "",
+        "fleet: " + ", ".join(fleet_figures(fleet, cur)),
+    ]
     if fleet["rules"]["note"] and fleet.get("daily_budget"):
         lines.append(fleet["rules"]["note"])
     for err in report.get("errors") or []:

@@ -29,31 +29,57 @@ from ..session import LOCAL, Session, host_key_error, ssh_transport_for
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("hosts", help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, set, trust",
-                       description="List hosts (reachable or why not, agent, GPUs, clock), or change them: "
-                                   "add, rm, set (price settings), trust (a host key).")
-    p.add_argument("--json", action="store_true", help="a JSON list: one object per host, every field in each")
+    p = sub.add_parser(
+        "hosts",
+        help="list hosts (reachable or why not, agent, GPUs, clock); add, rm, set, trust",
+        description="List hosts (reachable or why not, agent, GPUs, clock), or change them: "
+        "add, rm, set (price settings), trust (a host key).",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="a JSON list: one object per host, every field in each"
+    )
     verbs = p.add_subparsers(dest="hosts_verb", metavar="ACTION")
     a = verbs.add_parser("add", help="add a host: TARGET is [user@]host[:port] or a ~/.ssh/config alias")
     a.add_argument("name", help="the host's name in gpudeck (1-64 of A-Z a-z 0-9 . _ -)")
     a.add_argument("target", help="[user@]host[:port], or an alias from ~/.ssh/config")
-    a.add_argument("--identity-file", metavar="F", help="the private key to log in with (default: as ssh chooses)")
+    a.add_argument(
+        "--identity-file", metavar="F", help="the private key to log in with (default: as ssh chooses)"
+    )
     a.add_argument("--python", metavar="PATH", help="interpreter on the host (default: python3 on its PATH)")
-    a.add_argument("--agent-dir", metavar="DIR", default="~/.gpudeck", help="the agent's directory on the host (default ~/.gpudeck)")
-    a.add_argument("--setup", action="append", default=[], metavar="LINE", help="shell line run before every job")
+    a.add_argument(
+        "--agent-dir",
+        metavar="DIR",
+        default="~/.gpudeck",
+        help="the agent's directory on the host (default ~/.gpudeck)",
+    )
+    a.add_argument(
+        "--setup", action="append", default=[], metavar="LINE", help="shell line run before every job"
+    )
     a.add_argument("--yes", action="store_true", help="trust the host key without asking (scripts)")
     a.add_argument("--no-connect", action="store_true", help="only write hosts.toml")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
     r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
-    st = verbs.add_parser("set", help="set a host's price settings: price_per_hour=2.5 market=spot … (KEY= removes)")
+    st = verbs.add_parser(
+        "set", help="set a host's price settings: price_per_hour=2.5 market=spot … (KEY= removes)"
+    )
     st.add_argument("name", help="the host (local too)")
-    st.add_argument("settings", nargs="+", metavar="KEY=VALUE", help="price_per_hour, currency, market, provider, "
-                    "instance_type, region, instance_id, idle_stop, instance_idle_stop; KEY= removes one")
-    rv = verbs.add_parser("resolve", help="print how TARGET resolves, in `ssh -G` format",
-                          description="Print how gpudeck resolves TARGET (a host's name or an SSH target) from "
-                                      "~/.ssh/config and /etc/ssh/ssh_config: one `keyword value` per line, as `ssh -G`.")
+    st.add_argument(
+        "settings",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="price_per_hour, currency, market, provider, "
+        "instance_type, region, instance_id, idle_stop, instance_idle_stop; KEY= removes one",
+    )
+    rv = verbs.add_parser(
+        "resolve",
+        help="print how TARGET resolves, in `ssh -G` format",
+        description="Print how gpudeck resolves TARGET (a host's name or an SSH target) from "
+        "~/.ssh/config and /etc/ssh/ssh_config: one `keyword value` per line, as `ssh -G`.",
+    )
     rv.add_argument("target", help="a host's name, or an SSH target as for `hosts add`")
-    rv.add_argument("-F", dest="config_file", metavar="FILE", help="read this config file alone (as `ssh -F`)")
+    rv.add_argument(
+        "-F", dest="config_file", metavar="FILE", help="read this config file alone (as `ssh -F`)"
+    )
     t = verbs.add_parser("trust", help="check a host's key fingerprint and trust it")
     t.add_argument("name", help="the host whose key (and its jump hosts' keys) to check")
     t.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
@@ -96,7 +122,9 @@ def trust(name: str, yes: bool, entry: HostEntry | None = None) -> list[str]:
     try:
         transport.connect()
     except HostKeyError as exc:
-        raise host_key_error(name, exc, None if entry is None else "the same `gpudeck hosts add` with --yes") from None
+        raise host_key_error(
+            name, exc, None if entry is None else "the same `gpudeck hosts add` with --yes"
+        ) from None
     except TransportError as exc:
         raise GpudeckError(f"host {name} unreachable: {exc}", EXIT_HOST) from None
     finally:
@@ -105,8 +133,23 @@ def trust(name: str, yes: bool, entry: HostEntry | None = None) -> list[str]:
 
 
 # `hosts --json`: every entry has every field; what an unreachable host cannot tell is null.
-PROBE_FIELDS = ("name", "reachable", "error", "hostname", "agent_version", "os", "python", "cpu_count", "ram_total_mib",
-                "gpus", "gpu_reason", "driver_version", "cuda_version", "warning", "clock_offset_s")
+PROBE_FIELDS = (
+    "name",
+    "reachable",
+    "error",
+    "hostname",
+    "agent_version",
+    "os",
+    "python",
+    "cpu_count",
+    "ram_total_mib",
+    "gpus",
+    "gpu_reason",
+    "driver_version",
+    "cuda_version",
+    "warning",
+    "clock_offset_s",
+)
 
 
 def probe(session: Session, host: str) -> dict[str, Any]:
@@ -116,7 +159,13 @@ def probe(session: Session, host: str) -> dict[str, Any]:
         sent = time.time()
         now = session.request(host, "ping", timeout=30.0)["time"]
     except GpudeckError as exc:  # every field still there, null: one shape for every entry
-        return {**dict.fromkeys(PROBE_FIELDS), "name": host, "reachable": False, "error": str(exc), "gpus": []}
+        return {
+            **dict.fromkeys(PROBE_FIELDS),
+            "name": host,
+            "reachable": False,
+            "error": str(exc),
+            "gpus": [],
+        }
     received = time.time()
     gpu = hello.get("gpu") or {}
     logind = hello.get("logind") or {}
@@ -175,7 +224,9 @@ def resolve_target(target: str, config_file: str | None) -> int:
     from ..remote.ssh_config import load_config, resolve
 
     entry = load_hosts().get(target)
-    spec, identity = (entry.target, entry.identity_file) if entry is not None and not entry.is_local else (target, None)
+    spec, identity = (
+        (entry.target, entry.identity_file) if entry is not None and not entry.is_local else (target, None)
+    )
     try:
         resolved = resolve(spec, identity, load_config(Path(config_file) if config_file else None))
     except SshConfigError as exc:
@@ -196,7 +247,9 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
         if not sep:
             raise GpudeckError(f"hosts set: {item!r}: expected KEY=VALUE", EXIT_USAGE)
         if key not in COST_KEYS:
-            raise GpudeckError(f"hosts set: unknown setting {key!r} (known: {', '.join(COST_KEYS)})", EXIT_USAGE)
+            raise GpudeckError(
+                f"hosts set: unknown setting {key!r} (known: {', '.join(COST_KEYS)})", EXIT_USAGE
+            )
         raw[key] = value
     if name not in load_hosts():
         raise GpudeckError(f"unknown host {name!r} (see `gpudeck hosts`)", EXIT_USAGE)
@@ -232,12 +285,20 @@ def _date_price(name: str, now: float, price: HostPrice) -> None:
         paths.ensure_private(paths.data_dir())
         ledger = Ledger(paths.state_db())
     except (OSError, sqlite3.Error) as exc:
-        warn(f"gpudeck: warning: {paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())}); "
-             f"the price change is in hosts.toml, dated by its mtime")
+        warn(
+            f"gpudeck: warning: {paths.state_db()}: {exc} ({paths.unwritable_hint(paths.data_dir(), paths.state_db())}); "
+            f"the price change is in hosts.toml, dated by its mtime"
+        )
         return
     try:
-        ledger.record_price(name, now, price.per_hour, price.currency,
-                            price.source if price.known else f"price removed ({price.source})", now)
+        ledger.record_price(
+            name,
+            now,
+            price.per_hour,
+            price.currency,
+            price.source if price.known else f"price removed ({price.source})",
+            now,
+        )
     finally:
         ledger.close()
 
@@ -250,12 +311,24 @@ def add(args: argparse.Namespace, session: Session) -> int:
         split_target(args.target)
     except SshConfigError as exc:
         raise GpudeckError(f"target {exc}", EXIT_USAGE) from None
-    for option, value in (("--identity-file", args.identity_file), ("--python", args.python),
-                          ("--agent-dir", args.agent_dir), *(("--setup", line) for line in args.setup)):
-        if value is not None and any(ord(c) < 32 or ord(c) == 127 for c in value):  # a path or a shell line: one line
+    for option, value in (
+        ("--identity-file", args.identity_file),
+        ("--python", args.python),
+        ("--agent-dir", args.agent_dir),
+        *(("--setup", line) for line in args.setup),
+    ):
+        if value is not None and any(
+            ord(c) < 32 or ord(c) == 127 for c in value
+        ):  # a path or a shell line: one line
             raise GpudeckError(f"hosts add: {option} {printable(value)}: control characters", EXIT_USAGE)
-    entry = HostEntry(name=args.name, target=args.target, identity_file=args.identity_file, python=args.python,
-                      agent_dir=args.agent_dir, setup=list(args.setup))
+    entry = HostEntry(
+        name=args.name,
+        target=args.target,
+        identity_file=args.identity_file,
+        python=args.python,
+        agent_dir=args.agent_dir,
+        setup=list(args.setup),
+    )
     check_name(entry.name)
     existing = load_hosts().get(entry.name)
     stored = existing is not None and _same(existing, entry)
@@ -264,8 +337,10 @@ def add(args: argparse.Namespace, session: Session) -> int:
     if args.no_connect:
         if not stored:
             add_host(entry)
-        print(f"added {args.name} ({args.target}) to {hosts_path()}, not connected: its key is not checked yet "
-              f"(gpudeck hosts trust {args.name})")
+        print(
+            f"added {args.name} ({args.target}) to {hosts_path()}, not connected: its key is not checked yet "
+            f"(gpudeck hosts trust {args.name})"
+        )
         return 0
     try:
         trusted = trust(args.name, args.yes, entry)
@@ -278,17 +353,26 @@ def add(args: argparse.Namespace, session: Session) -> int:
     print(f"added {args.name} ({args.target}) to {hosts_path()}")
     info = probe(session, args.name)
     if not info["reachable"]:
-        raise GpudeckError(f"{info['error']} (host {args.name} is added; run this again once fixed)", EXIT_HOST)
-    print(f"{args.name}: agent {info['agent_version']} on {info['hostname']}, python {info['python']}, "
-          f"{len(info['gpus'])} GPU(s)")
+        raise GpudeckError(
+            f"{info['error']} (host {args.name} is added; run this again once fixed)", EXIT_HOST
+        )
+    print(
+        f"{args.name}: agent {info['agent_version']} on {info['hostname']}, python {info['python']}, "
+        f"{len(info['gpus'])} GPU(s)"
+    )
     if info.get("warning"):
         warn(f"warning: {info['warning']}")
     return 0
 
 
 def _same(a: HostEntry, b: HostEntry) -> bool:
-    return (a.target, a.identity_file, a.python, a.agent_dir, list(a.setup)) == \
-        (b.target, b.identity_file, b.python, b.agent_dir, list(b.setup))
+    return (a.target, a.identity_file, a.python, a.agent_dir, list(a.setup)) == (
+        b.target,
+        b.identity_file,
+        b.python,
+        b.agent_dir,
+        list(b.setup),
+    )
 
 
 def list_hosts(args: argparse.Namespace, session: Session) -> int:
@@ -303,7 +387,9 @@ def list_hosts(args: argparse.Namespace, session: Session) -> int:
         if not r["reachable"]:
             rows.append([r["name"], "unreachable", "-", r["error"], "-"])
             continue
-        gpus = ", ".join(f"{g.get('index')}:{g.get('name')}" for g in r["gpus"]) or (r["gpu_reason"] or "no GPU")
+        gpus = ", ".join(f"{g.get('index')}:{g.get('name')}" for g in r["gpus"]) or (
+            r["gpu_reason"] or "no GPU"
+        )
         rows.append([r["name"], "ok", r["agent_version"] or "?", gpus, f"{r['clock_offset_s']:+.3f}s"])
     print(table(["HOST", "STATUS", "AGENT", "GPUS", "CLOCK"], rows))
     for r in results:

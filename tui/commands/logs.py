@@ -29,7 +29,9 @@ FOLLOW_TIMEOUT = 7 * 86400.0  # how long the first `follow` request may wait out
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("logs", help="print a job's output (-f: follow until it ends)")
     p.add_argument("job", help="job id, id prefix or name")
-    p.add_argument("-f", "--follow", action="store_true", help="follow; exit with the job's exit code when it ends")
+    p.add_argument(
+        "-f", "--follow", action="store_true", help="follow; exit with the job's exit code when it ends"
+    )
     p.add_argument("--node", default=None, help="which node's output (default: the first)")
 
 
@@ -51,7 +53,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
         session.retry_first_cut = True  # from its first connection on
     if args.follow:
         known = _indexed_node(session, args.job, args.node)
-        if known is not None:  # the local index names its hosts: ask no other host (nor start the local agent)
+        if (
+            known is not None
+        ):  # the local index names its hosts: ask no other host (nor start the local agent)
             return _follow(session, known["host"], args.job, known["node"])
     job = resolve(session, args.job)
     node = _pick_node(job, args.node)
@@ -60,7 +64,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return _follow(session, host, job.id, node["node"])
     offset = 0
     while True:
-        chunk = session.request(host, "logs", timeout=30.0, job=job.id, node=node["node"], offset=offset, limit=CHUNK)
+        chunk = session.request(
+            host, "logs", timeout=30.0, job=job.id, node=node["node"], offset=offset, limit=CHUNK
+        )
         data = base64.b64decode(chunk["data"])
         if data:
             out.write(data)
@@ -129,7 +135,9 @@ def _indexed_node(session: Session, job_id: str, wanted: str | None) -> dict[str
         return None
     if record is None or not record.nodes or not set(record.hosts) <= hosts:
         return None
-    nodes = sorted(record.nodes, key=lambda n: (len(str(n.get("node"))), str(n.get("node"))))  # node "0" first
+    nodes = sorted(
+        record.nodes, key=lambda n: (len(str(n.get("node"))), str(n.get("node")))
+    )  # node "0" first
     return nodes[0] if wanted is None else next((n for n in nodes if n.get("node") == wanted), None)
 
 
@@ -141,4 +149,7 @@ def _pick_node(job: Job, wanted: str | None) -> dict[str, Any]:
             return node
     from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 
-    raise GpudeckError(f"job {job.id} has no node {wanted!r} (nodes: {', '.join(n['node'] for n in job.nodes)})", EXIT_NO_SUCH_JOB)
+    raise GpudeckError(
+        f"job {job.id} has no node {wanted!r} (nodes: {', '.join(n['node'] for n in job.nodes)})",
+        EXIT_NO_SUCH_JOB,
+    )

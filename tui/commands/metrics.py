@@ -26,9 +26,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("--json", action="store_true", help="one JSON object per point")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new points until the job ends")
-    p.add_argument("--chain", action="store_true",
-                   help="first the points of the jobs it was resized from (restart mode), oldest first, "
-                        "each point with its job id (--json) or each job under a header line")
+    p.add_argument(
+        "--chain",
+        action="store_true",
+        help="first the points of the jobs it was resized from (restart mode), oldest first, "
+        "each point with its job id (--json) or each job under a header line",
+    )
 
 
 def _ancestors(jobs: list[Job], job: Job) -> list[Job]:
@@ -51,8 +54,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
     for i, one in enumerate(chain):
         if args.chain and not args.json:
             print(f"-- job {one.id} ({len(one.nodes)} node{'s' * (len(one.nodes) != 1)}) --")
-        code = _points_of(session, one, args.json, args.follow and i == len(chain) - 1,
-                          one.id if args.chain else None)
+        code = _points_of(
+            session, one, args.json, args.follow and i == len(chain) - 1, one.id if args.chain else None
+        )
         if code:
             return code
     return 0
@@ -83,7 +87,9 @@ def _points_of(session: Session, job: Job, as_json: bool, follow: bool, tag: str
                 gone = [(key, why) for key, why in client.dropped.items() if key in targets]
                 if gone:
                     (job_id, node), why = gone[0]
-                    raise GpudeckError(f"{client.host}: stopped following job {job_id}: {why}", EXIT_NO_SUCH_JOB) from None
+                    raise GpudeckError(
+                        f"{client.host}: stopped following job {job_id}: {why}", EXIT_NO_SUCH_JOB
+                    ) from None
                 continue
             got_any = True
             key = (job_id, node)
@@ -186,8 +192,17 @@ def _print_resized(record: dict[str, Any], node: str, as_json: bool, tag: str | 
     given = record.get("data")
     data = given if isinstance(given, dict) else {}
     if as_json:
-        print(json.dumps({"t": record.get("t"), **({"job": tag} if tag else {}), "node": node,
-                          "event": "resized", "resized": data}))
+        print(
+            json.dumps(
+                {
+                    "t": record.get("t"),
+                    **({"job": tag} if tag else {}),
+                    "node": node,
+                    "event": "resized",
+                    "resized": data,
+                }
+            )
+        )
     else:
         stamp = time.strftime("%H:%M:%S", time.localtime(record.get("t") or 0))
         print(f"{stamp}  -- {resized_text(data)} --")

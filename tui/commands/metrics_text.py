@@ -88,7 +88,9 @@ def points_block_json(line: str, node: str) -> str | None:
     keys = [json.dumps(name) + ": " for name in names]
     prefix = f'{{"t": {head.group(3)}, "node": {json.dumps(node)}, "values": {{'
     row_start = "}}\n" + prefix + keys[0]
-    if len(keys) <= 2 and not any(c in keys[-1] for c in "[]"):  # (step, loss) floods: each `,` in a row is the one between its two values
+    if len(keys) <= 2 and not any(
+        c in keys[-1] for c in "[]"
+    ):  # (step, loss) floods: each `,` in a row is the one between its two values
         body = rows.replace(",", ", " + keys[-1]).replace("], " + keys[-1] + "[", row_start) if len(keys) == 2 else \
             rows.replace("],[", row_start)  # fmt: skip
         return prefix + keys[0] + body + "}}\n"

@@ -28,15 +28,27 @@ from ..session import Session
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("policy", help="autoscaling rules (policies.toml): what they decide, or carry them out",
-                       description="Rules live in policies.toml in the config dir (see the README's Policies).")
+    p = sub.add_parser(
+        "policy",
+        help="autoscaling rules (policies.toml): what they decide, or carry them out",
+        description="Rules live in policies.toml in the config dir (see the README's Policies).",
+    )
     verbs = p.add_subparsers(dest="policy_verb", metavar="eval|run", required=True)
     e = verbs.add_parser("eval", help="what every rule decides now for every live job, and why")
-    e.add_argument("--at", metavar="TIME", help="judge at this time instead (ISO 8601, e.g. 2026-12-07T10:00+08:00; "
-                                                "no offset: UTC)")
-    e.add_argument("--json", action="store_true", help="a list of decisions (rule, job, from, to, reason, inputs…)")
-    r = verbs.add_parser("run", help="the controller: apply decisions (restart-mode resizes), journal each one")
-    r.add_argument("--interval", type=float, default=30.0, metavar="S", help="seconds between passes (default 30)")
+    e.add_argument(
+        "--at",
+        metavar="TIME",
+        help="judge at this time instead (ISO 8601, e.g. 2026-12-07T10:00+08:00; no offset: UTC)",
+    )
+    e.add_argument(
+        "--json", action="store_true", help="a list of decisions (rule, job, from, to, reason, inputs…)"
+    )
+    r = verbs.add_parser(
+        "run", help="the controller: apply decisions (restart-mode resizes), journal each one"
+    )
+    r.add_argument(
+        "--interval", type=float, default=30.0, metavar="S", help="seconds between passes (default 30)"
+    )
     r.add_argument("--once", action="store_true", help="one pass, then exit")
 
 
@@ -44,8 +56,9 @@ def parse_at(text: str) -> float:
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
-        raise GpudeckError(f"policy eval: --at {text!r}: expected ISO 8601 such as 2026-12-07T10:00+08:00",
-                           EXIT_USAGE) from None
+        raise GpudeckError(
+            f"policy eval: --at {text!r}: expected ISO 8601 such as 2026-12-07T10:00+08:00", EXIT_USAGE
+        ) from None
     return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp()
 
 
@@ -69,13 +82,20 @@ def controller(session: Session) -> Controller:
         add_pool_host(path, pool, host)
 
     cost = session.settings.cost
-    return Controller(jobs=lambda: find.list_jobs(session),
-                      observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
-                      policies=policies, journal=PolicyJournal(), resize=resize, catalog=catalog.entries(),
-                      capacity=CloudCapacity(session, session.settings), fleet=fleet_budget(session),
-                      currency=cost.currency,
-                      join_pool=None if policies.path is None else partial(join_pool, policies.path),
-                      move=move, host_settings=hosts)
+    return Controller(
+        jobs=lambda: find.list_jobs(session),
+        observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
+        policies=policies,
+        journal=PolicyJournal(),
+        resize=resize,
+        catalog=catalog.entries(),
+        capacity=CloudCapacity(session, session.settings),
+        fleet=fleet_budget(session),
+        currency=cost.currency,
+        join_pool=None if policies.path is None else partial(join_pool, policies.path),
+        move=move,
+        host_settings=hosts,
+    )
 
 
 def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | None]] | None:
@@ -103,7 +123,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.policy_verb == "run" and args.read_only:
         raise GpudeckError("policy run: refused: --read-only (`policy eval` only reads)", EXIT_USAGE)
     if args.policy_verb == "run" and not (math.isfinite(args.interval) and 0 < args.interval <= 86400):
-        raise GpudeckError(f"policy run: --interval {args.interval:g}: must be seconds from 0 (excluded) to 86400", EXIT_USAGE)
+        raise GpudeckError(
+            f"policy run: --interval {args.interval:g}: must be seconds from 0 (excluded) to 86400",
+            EXIT_USAGE,
+        )
     at = parse_at(args.at) if getattr(args, "at", None) else None
     ctl = controller(session)
     if not ctl.policies.rules:
@@ -121,8 +144,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 print(_line(d.to_json()))
                 print(f"    inputs: {_inputs(d.inputs)}")
         return 0
-    session.notice(f"policy run: {len(ctl.policies.rules)} rule(s) from {ctl.policies.path}; journal "
-                   f"{ctl.journal.path}; Ctrl-C stops")
+    session.notice(
+        f"policy run: {len(ctl.policies.rules)} rule(s) from {ctl.policies.path}; journal "
+        f"{ctl.journal.path}; Ctrl-C stops"
+    )
     stop = threading.Event()
 
     def finish(signum: int, _frame: object) -> None:  # finish the pass under way (a resize is not cut)
@@ -132,19 +157,25 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, finish)
-    run_forever(ctl, args.interval, lambda record: print(_line(record), flush=True), once=args.once, stop=stop)
+    run_forever(
+        ctl, args.interval, lambda record: print(_line(record), flush=True), once=args.once, stop=stop
+    )
     return 0
 
 
 def _line(d: dict[str, Any]) -> str:
     job = d["job"]
-    outcome = f" [{d['outcome']}{' → ' + d['new_job'] if d.get('new_job') else ''}]" if d.get("outcome") else ""
+    outcome = (
+        f" [{d['outcome']}{' → ' + d['new_job'] if d.get('new_job') else ''}]" if d.get("outcome") else ""
+    )
     error = f": {d['error']}" if d.get("error") else ""
     if d.get("pool_file_error"):
         error += f" (it joins the pool for this run only: {d['pool_file_error']})"
     frm, to = ("-" if v is None else v for v in (d["from"], d["to"]))
-    return (f"{d['rule']}  {job['name']} ({job['id']})  {frm} → {to}  {d['action']}{outcome}{error}  "
-            f"{d['reason']}")
+    return (
+        f"{d['rule']}  {job['name']} ({job['id']})  {frm} → {to}  {d['action']}{outcome}{error}  "
+        f"{d['reason']}"
+    )
 
 
 def _inputs(inputs: dict[str, Any]) -> str:

@@ -22,10 +22,19 @@ def host_rows(session: Session) -> list[dict[str, Any]]:
     out = []
     for name in session.hosts():
         price = host_price(host_settings(name))
-        out.append({"host": name, "per_hour": price.per_hour,  # null: unknown
-                    "currency": price.currency, "market": price.market, "source": price.source,
-                    "provider": price.provider, "instance_type": price.instance_type, "region": price.region,
-                    "instance_id": price.instance_id})
+        out.append(
+            {
+                "host": name,
+                "per_hour": price.per_hour,  # null: unknown
+                "currency": price.currency,
+                "market": price.market,
+                "source": price.source,
+                "provider": price.provider,
+                "instance_type": price.instance_type,
+                "region": price.region,
+                "instance_id": price.instance_id,
+            }
+        )
     return out
 
 
@@ -35,18 +44,43 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         print(json.dumps({"hosts": hosts, "catalog": [e.to_json() for e in entries]}, indent=2))
         return 0
-    print(table(["HOST", "PRICE/H", "MARKET", "SOURCE"],
-                [[h["host"], f"{h['per_hour']} {h['currency']}" if h["per_hour"] is not None else catalog.UNKNOWN,
-                  h["market"], h["source"]] for h in hosts]))
+    print(
+        table(
+            ["HOST", "PRICE/H", "MARKET", "SOURCE"],
+            [
+                [
+                    h["host"],
+                    f"{h['per_hour']} {h['currency']}" if h["per_hour"] is not None else catalog.UNKNOWN,
+                    h["market"],
+                    h["source"],
+                ]
+                for h in hosts
+            ],
+        )
+    )
     print()
 
     def usd(value: float | None) -> str:
         return catalog.UNKNOWN if value is None else f"{value:g}"
 
-    print(table(["PROVIDER", "INSTANCE", "REGION", "GPUS", "ON-DEMAND $/H", "SPOT $/H", "AS OF", "SOURCE"],
-                [[e.provider, e.instance_type, e.region or "-", f"{e.gpus or '?'}x {e.gpu_model or '?'}",
-                  usd(e.on_demand_usd_per_hour),
-                  usd(e.spot_usd_per_hour_low) if e.spot_usd_per_hour_low is None
-                  else f"{e.spot_usd_per_hour_low:g}-{usd(e.spot_usd_per_hour_high)}",
-                  e.as_of or catalog.UNKNOWN, e.source[:60]] for e in entries]))
+    print(
+        table(
+            ["PROVIDER", "INSTANCE", "REGION", "GPUS", "ON-DEMAND $/H", "SPOT $/H", "AS OF", "SOURCE"],
+            [
+                [
+                    e.provider,
+                    e.instance_type,
+                    e.region or "-",
+                    f"{e.gpus or '?'}x {e.gpu_model or '?'}",
+                    usd(e.on_demand_usd_per_hour),
+                    usd(e.spot_usd_per_hour_low)
+                    if e.spot_usd_per_hour_low is None
+                    else f"{e.spot_usd_per_hour_low:g}-{usd(e.spot_usd_per_hour_high)}",
+                    e.as_of or catalog.UNKNOWN,
+                    e.source[:60],
+                ]
+                for e in entries
+            ],
+        )
+    )
     return 0

@@ -48,8 +48,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
         obj = job.to_json()
         name = f"{job.name} (watch)" if obj.get("watch") else job.name
         rows.append(
-            [job.id, name, hosts, state_text(job), runtime(obj["started_at"], obj["ended_at"]),
-             number(last.get("step")), number(last.get("loss")), job.why]
+            [
+                job.id,
+                name,
+                hosts,
+                state_text(job),
+                runtime(obj["started_at"], obj["ended_at"]),
+                number(last.get("step")),
+                number(last.get("loss")),
+                job.why,
+            ]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
     return code
@@ -72,7 +80,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     watch = first.get("watch")
     if isinstance(watch, dict):
         pid = watch.get("pid")
-        say(f"  watching: {watch.get('path')} ({f'pid {pid}: stop/kill act on its tree' if pid else 'read-only: no --pid'})")
+        say(
+            f"  watching: {watch.get('path')} ({f'pid {pid}: stop/kill act on its tree' if pid else 'read-only: no --pid'})"
+        )
     else:
         say(f"  command: {' '.join(first.get('argv') or [])}")
     say(f"  workdir: {first.get('workdir')}")
@@ -86,8 +96,10 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         count = plan.get("nodes")
         if isinstance(bounds, list) and len(bounds) == 2:  # nodes join and leave: say how many run now
             count = f"{sum(n['state'] in ('starting', 'running') for n in job.nodes)} running, elastic {bounds[0]}:{bounds[1]}"
-        say(f"  nodes: {count} ({plan.get('launcher')}, {plan.get('nproc_per_node')} per node, "
-              f"master {plan.get('master_addr')}:{plan.get('master_port')})")
+        say(
+            f"  nodes: {count} ({plan.get('launcher')}, {plan.get('nproc_per_node')} per node, "
+            f"master {plan.get('master_addr')}:{plan.get('master_port')})"
+        )
         pool = plan.get("pool")
         if isinstance(pool, list) and pool:
             say(f"  pool: {', '.join(map(str, pool))}")

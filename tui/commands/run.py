@@ -14,33 +14,99 @@ from .answer import add_json, launched, say
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("run", help="launch a command as a detached job", description="Launch CMD as a job. Prints its id.")
+    p = sub.add_parser(
+        "run", help="launch a command as a detached job", description="Launch CMD as a job. Prints its id."
+    )
     p.add_argument("--host", help="host to run on (default: local); H1,H2,... places --nodes round-robin")
-    p.add_argument("--pool", metavar="H1,H2,...", help="hosts the job may run and scale on: nodes go to hosts of the "
-                                                       "pool, free GPUs first (unless --host pins them); kept for `scale`")
+    p.add_argument(
+        "--pool",
+        metavar="H1,H2,...",
+        help="hosts the job may run and scale on: nodes go to hosts of the "
+        "pool, free GPUs first (unless --host pins them); kept for `scale`",
+    )
     p.add_argument("--name", help="a name for people (default: from the command)")
-    p.add_argument("--workdir", help="working directory (default: current dir on local, login dir on SSH hosts)")
-    p.add_argument("--env", action="append", default=[], metavar="K=V|K", help="set a variable; K alone takes the caller's value")
-    p.add_argument("--setup", action="append", default=[], metavar="LINE", help="shell line run before the command (e.g. conda activate)")
-    p.add_argument("--grace", type=float, default=DEFAULT_GRACE, help="seconds between the stop signal and SIGKILL (default 60)")
-    p.add_argument("--budget", type=float, metavar="AMOUNT", help="stop gracefully when the job's cost reaches AMOUNT (warns at 80 %%)")
-    p.add_argument("--price-per-hour", type=float, metavar="P", help="the host's price per hour for this job (default: the host's setting)")
+    p.add_argument(
+        "--workdir", help="working directory (default: current dir on local, login dir on SSH hosts)"
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V|K",
+        help="set a variable; K alone takes the caller's value",
+    )
+    p.add_argument(
+        "--setup",
+        action="append",
+        default=[],
+        metavar="LINE",
+        help="shell line run before the command (e.g. conda activate)",
+    )
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE,
+        help="seconds between the stop signal and SIGKILL (default 60)",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        metavar="AMOUNT",
+        help="stop gracefully when the job's cost reaches AMOUNT (warns at 80 %%)",
+    )
+    p.add_argument(
+        "--price-per-hour",
+        type=float,
+        metavar="P",
+        help="the host's price per hour for this job (default: the host's setting)",
+    )
     # metavar is printed as is (no %-formatting); help is %-formatted, hence %% there only.
-    p.add_argument("--idle-stop", metavar="30m@10%+15m", help="stop when the job's GPUs stay under 10 %% for 30 min, not in its first 15 min (off: none; default: the host's setting)")
-    p.add_argument("--output-cap", metavar="SIZE", help="keep at most SIZE of output.log (e.g. 500M, 2G; off: all): "
-                   "its head and tail stay, the middle goes once parsed (default: the host's output_cap, else 1G)")
+    p.add_argument(
+        "--idle-stop",
+        metavar="30m@10%+15m",
+        help="stop when the job's GPUs stay under 10 %% for 30 min, not in its first 15 min (off: none; default: the host's setting)",
+    )
+    p.add_argument(
+        "--output-cap",
+        metavar="SIZE",
+        help="keep at most SIZE of output.log (e.g. 500M, 2G; off: all): "
+        "its head and tail stay, the middle goes once parsed (default: the host's output_cap, else 1G)",
+    )
     p.add_argument("--nodes", type=int, default=1, metavar="N", help="run on N nodes, one job (default 1)")
-    p.add_argument("--nproc-per-node", type=int, default=1, metavar="K", help="torchrun processes per node (default 1)")
-    p.add_argument("--launcher", choices=["torchrun", "none"], default=None,
-                   help="torchrun: gpudeck builds each node's torchrun line (default for --nodes > 1); none: CMD as is, "
-                        "with GPUDECK_NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT in its env")
-    p.add_argument("--master-addr", metavar="ADDR", help="the first node's address as the others reach it (default: 127.0.0.1 on local; needed for SSH hosts)")
-    p.add_argument("--master-port", type=int, metavar="P", help="rendezvous port (default: a free port on local, 29500 on SSH hosts)")
-    p.add_argument("--elastic", metavar="MIN:MAX", help="torchrun's elastic rendezvous: `scale +1` starts one more node "
-                                                        "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)")
+    p.add_argument(
+        "--nproc-per-node", type=int, default=1, metavar="K", help="torchrun processes per node (default 1)"
+    )
+    p.add_argument(
+        "--launcher",
+        choices=["torchrun", "none"],
+        default=None,
+        help="torchrun: gpudeck builds each node's torchrun line (default for --nodes > 1); none: CMD as is, "
+        "with GPUDECK_NODE_RANK/NNODES/MASTER_ADDR/MASTER_PORT in its env",
+    )
+    p.add_argument(
+        "--master-addr",
+        metavar="ADDR",
+        help="the first node's address as the others reach it (default: 127.0.0.1 on local; needed for SSH hosts)",
+    )
+    p.add_argument(
+        "--master-port",
+        type=int,
+        metavar="P",
+        help="rendezvous port (default: a free port on local, 29500 on SSH hosts)",
+    )
+    p.add_argument(
+        "--elastic",
+        metavar="MIN:MAX",
+        help="torchrun's elastic rendezvous: `scale +1` starts one more node "
+        "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)",
+    )
     add_json(p, "id, name, state, hosts")
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
-                   help="the command and its arguments, after -- (run under bash -l in the workdir)")
+    p.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD [ARGS...]",
+        help="the command and its arguments, after -- (run under bash -l in the workdir)",
+    )
 
 
 def options(args: argparse.Namespace) -> LaunchOptions:
@@ -53,13 +119,27 @@ def options(args: argparse.Namespace) -> LaunchOptions:
     hosts = tuple(h.strip() for h in args.host.split(",")) if args.host is not None else ()
     # with a pool, a --host list (even of one) pins the nodes; without --host the pool places them
     pinned = hosts if len(hosts) > 1 or (pool and hosts) else ()
-    return LaunchOptions(argv=tuple(argv), host=hosts[0] if hosts else pool[0] if pool else LOCAL, hosts=pinned,
-                         pool=pool, elastic=parse_elastic(args.elastic),
-                         nodes=args.nodes, nproc_per_node=args.nproc_per_node, launcher=args.launcher,
-                         master_addr=args.master_addr, master_port=args.master_port, name=args.name, workdir=args.workdir,
-                         env=parse_env(args.env), setup=tuple(args.setup), grace=args.grace, budget=args.budget,
-                         price_per_hour=args.price_per_hour, idle_stop=args.idle_stop,
-                         output_cap=args.output_cap)
+    return LaunchOptions(
+        argv=tuple(argv),
+        host=hosts[0] if hosts else pool[0] if pool else LOCAL,
+        hosts=pinned,
+        pool=pool,
+        elastic=parse_elastic(args.elastic),
+        nodes=args.nodes,
+        nproc_per_node=args.nproc_per_node,
+        launcher=args.launcher,
+        master_addr=args.master_addr,
+        master_port=args.master_port,
+        name=args.name,
+        workdir=args.workdir,
+        env=parse_env(args.env),
+        setup=tuple(args.setup),
+        grace=args.grace,
+        budget=args.budget,
+        price_per_hour=args.price_per_hour,
+        idle_stop=args.idle_stop,
+        output_cap=args.output_cap,
+    )
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

@@ -12,16 +12,28 @@ from .answer import add_json, say
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("scale", help="resize a job: stop (checkpoint), relaunch on the new node count, resume",
-                       description="Stop every node gracefully (the job checkpoints on SIGTERM), then launch the "
-                                   "same command on the new node count as a new job (restart_of: the old one) "
-                                   "that resumes from the checkpoint. Prints the new job's id.")
+    p = sub.add_parser(
+        "scale",
+        help="resize a job: stop (checkpoint), relaunch on the new node count, resume",
+        description="Stop every node gracefully (the job checkpoints on SIGTERM), then launch the "
+        "same command on the new node count as a new job (restart_of: the old one) "
+        "that resumes from the checkpoint. Prints the new job's id.",
+    )
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("count", metavar="+N|-N|N", help="nodes to add (+1), remove (-1), or the new count")
-    p.add_argument("--host", metavar="H1,H2,...", help="where the new nodes go, one host each (default: the job's "
-                                                       "pool, free GPUs first; else its --host list round-robin)")
-    p.add_argument("--env", action="append", default=[], metavar="K=V|K",
-                   help="a variable's value for nodes on hosts the job is not on yet (its own values stay on its hosts)")
+    p.add_argument(
+        "--host",
+        metavar="H1,H2,...",
+        help="where the new nodes go, one host each (default: the job's "
+        "pool, free GPUs first; else its --host list round-robin)",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V|K",
+        help="a variable's value for nodes on hosts the job is not on yet (its own values stay on its hosts)",
+    )
     add_json(p, "id, name, previous, nodes_before, nodes, dropped, elastic")
 
 
@@ -33,6 +45,17 @@ def run(args: argparse.Namespace, session: Session) -> int:
     scaled = scale.scale(session, session.store, job, args.count, onto=onto, env=options.parse_env(args.env))
     if not args.json:
         warn(str(scaled))  # what happened, for people; stdout stays the id
-    say(args.json, {"id": scaled.id, "name": scaled.name, "previous": scaled.previous, "nodes_before": scaled.nodes_before,
-                    "nodes": scaled.nodes, "dropped": scaled.dropped or None, "elastic": scaled.elastic or None}, scaled.id)
+    say(
+        args.json,
+        {
+            "id": scaled.id,
+            "name": scaled.name,
+            "previous": scaled.previous,
+            "nodes_before": scaled.nodes_before,
+            "nodes": scaled.nodes,
+            "dropped": scaled.dropped or None,
+            "elastic": scaled.elastic or None,
+        },
+        scaled.id,
+    )
     return 0

@@ -14,9 +14,12 @@ SHELLS = ("bash", "zsh", "fish")
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("help", help="help for gpudeck, or for one verb (gpudeck help hosts add)")
     p.add_argument("topic", nargs="*", metavar="VERB", help="a verb, and its action for verbs that have them")
-    p = sub.add_parser("completion", help="print the shell completion script for bash, zsh or fish",
-                       description="Print the script that completes gpudeck's verbs and options in your shell; "
-                                   "load it from your shell's completions directory (see the examples).")
+    p = sub.add_parser(
+        "completion",
+        help="print the shell completion script for bash, zsh or fish",
+        description="Print the script that completes gpudeck's verbs and options in your shell; "
+        "load it from your shell's completions directory (see the examples).",
+    )
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
 
 

@@ -33,8 +33,9 @@ class PricePeriod:
     source: str = "settings"
 
 
-def periods_from_changes(changes: Iterable[tuple[float, float | None, str, str]],
-                         open_start: bool = True) -> list[PricePeriod]:
+def periods_from_changes(
+    changes: Iterable[tuple[float, float | None, str, str]], open_start: bool = True
+) -> list[PricePeriod]:
     """(at, per_hour, currency, source) price changes, any order → back-to-back periods.
 
     A change to `per_hour` None (the price was removed) ends the period before it and opens none:
@@ -109,8 +110,9 @@ class Money:
         return {c: round(a, places) for c, a in sorted(self.amounts.items())}
 
 
-def accrue(periods: Iterable[PricePeriod], start: float, end: float, share: float = 1.0,
-           minimum: float = 0.0) -> Money:
+def accrue(
+    periods: Iterable[PricePeriod], start: float, end: float, share: float = 1.0, minimum: float = 0.0
+) -> Money:
     """Cost of [start, end) × share under the price periods, per second.
 
     `minimum` is the provider's minimum billed duration, applied to the interval as a whole (an

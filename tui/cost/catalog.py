@@ -18,8 +18,20 @@ from typing import Any
 
 UNKNOWN = "unknown"
 COLUMNS = (
-    "provider", "instance_type", "region", "gpus", "gpu_model", "gpu_memory_gb", "vcpus", "memory_gib",
-    "on_demand_usd_per_hour", "spot_usd_per_hour_low", "spot_usd_per_hour_high", "source", "as_of", "checked",
+    "provider",
+    "instance_type",
+    "region",
+    "gpus",
+    "gpu_model",
+    "gpu_memory_gb",
+    "vcpus",
+    "memory_gib",
+    "on_demand_usd_per_hour",
+    "spot_usd_per_hour_low",
+    "spot_usd_per_hour_high",
+    "source",
+    "as_of",
+    "checked",
 )
 PRICE_COLUMNS = ("on_demand_usd_per_hour", "spot_usd_per_hour_low", "spot_usd_per_hour_high")
 
@@ -66,13 +78,20 @@ def parse(text: str) -> list[CatalogEntry]:
         raise CatalogError(f"catalog columns {tuple(rows[0].keys())} != {COLUMNS}")
     return [
         CatalogEntry(
-            provider=r["provider"].strip(), instance_type=r["instance_type"].strip(), region=_opt(r["region"]),
-            gpus=_num(r["gpus"], int), gpu_model=_opt(r["gpu_model"]), gpu_memory_gb=_num(r["gpu_memory_gb"]),
-            vcpus=_num(r["vcpus"], int), memory_gib=_num(r["memory_gib"]),
+            provider=r["provider"].strip(),
+            instance_type=r["instance_type"].strip(),
+            region=_opt(r["region"]),
+            gpus=_num(r["gpus"], int),
+            gpu_model=_opt(r["gpu_model"]),
+            gpu_memory_gb=_num(r["gpu_memory_gb"]),
+            vcpus=_num(r["vcpus"], int),
+            memory_gib=_num(r["memory_gib"]),
             on_demand_usd_per_hour=_num(r["on_demand_usd_per_hour"]),
             spot_usd_per_hour_low=_num(r["spot_usd_per_hour_low"]),
             spot_usd_per_hour_high=_num(r["spot_usd_per_hour_high"]),
-            source=r["source"].strip(), as_of=_opt(r["as_of"]), checked=r["checked"].strip(),
+            source=r["source"].strip(),
+            as_of=_opt(r["as_of"]),
+            checked=r["checked"].strip(),
         )
         for r in rows
     ]

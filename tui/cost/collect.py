@@ -47,7 +47,9 @@ def local_boot_time() -> float | None:
     return None
 
 
-def read_journals(client: Any, keys: list[tuple[str, str]], timeout: float = 60.0) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def read_journals(
+    client: Any, keys: list[tuple[str, str]], timeout: float = 60.0
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Every record of each (job, node) journal: tail from seq 0 until the seq `tail` reported."""
     out: dict[tuple[str, str], list[dict[str, Any]]] = {k: [] for k in keys}
     want: dict[tuple[str, str], int] = {}
@@ -60,7 +62,9 @@ def read_journals(client: Any, keys: list[tuple[str, str]], timeout: float = 60.
         while any(not out[k] or out[k][-1]["seq"] < n for k, n in want.items()):
             left = deadline - time.monotonic()
             if left <= 0:
-                missing = [f"{j}/{n}" for (j, n), s in want.items() if not out[(j, n)] or out[(j, n)][-1]["seq"] < s]
+                missing = [
+                    f"{j}/{n}" for (j, n), s in want.items() if not out[(j, n)] or out[(j, n)][-1]["seq"] < s
+                ]
                 raise TimeoutError(f"journals not read within {timeout:.0f} s: {', '.join(missing[:3])}")
             try:
                 job, node, records = client.events.get(timeout=min(left, 0.5))

@@ -66,8 +66,9 @@ def segments(runs: Sequence[NodeRun], gpu_uuids: Sequence[str], host_now: float)
     return out
 
 
-def cost_over(key: Key, intervals: Sequence[Interval], segs: Sequence[Segment],
-              periods: Sequence[PricePeriod]) -> Money:
+def cost_over(
+    key: Key, intervals: Sequence[Interval], segs: Sequence[Segment], periods: Sequence[PricePeriod]
+) -> Money:
     total = Money()
     for seg in segs:
         share = seg.shares.get(key)
@@ -111,7 +112,9 @@ class HostCost:
     unattributed: Money = field(default_factory=Money)  # GPUs no job used: still billed
     accrued_partial: bool = False  # some of the time had no known price: `accrued` is a lower bound
     today_partial: bool = False
-    reused: frozenset[Key] = frozenset()  # ended nodes whose figures came from the cache (facts already written)
+    reused: frozenset[Key] = (
+        frozenset()
+    )  # ended nodes whose figures came from the cache (facts already written)
 
 
 def settled(run: NodeRun, host_now: float) -> bool:
@@ -133,9 +136,14 @@ class SettledCache:
     used: Money = field(default_factory=Money)  # the ended nodes' accrued, summed in run order
 
 
-def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None = None,
-               day_start: float | None = None, cache: SettledCache | None = None,
-               version: object = None) -> HostCost:
+def host_costs(
+    host: HostInput,
+    runs: Sequence[NodeRun],
+    window: Interval | None = None,
+    day_start: float | None = None,
+    cache: SettledCache | None = None,
+    version: object = None,
+) -> HostCost:
     """`window` (host clock) clips every figure (for `cost --since`); `day_start` is today's midnight
     in the user's time zone, on the host's clock. `cache` (with the caller's `version` of `runs`,
     changed whenever a run's start, end, state, GPUs, rules or an ended run's records change) keeps
@@ -149,8 +157,10 @@ def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None
     if cache is not None and window is None and version is not None and cache.stamp == stamp:
         live = [run for run, d in zip(runs, done, strict=True) if not d]
         segs = segments(_overlapping(runs, live, now), host.gpu_uuids, now)
-        jobs = [cache.jobs[run.key] if d else _job_cost(run, segs, host, current, lo, hi)
-                for run, d in zip(runs, done, strict=True)]
+        jobs = [
+            cache.jobs[run.key] if d else _job_cost(run, segs, host, current, lo, hi)
+            for run, d in zip(runs, done, strict=True)
+        ]
         used_settled = cache.used
         reused = frozenset(cache.jobs)
     else:
@@ -187,8 +197,20 @@ def host_costs(host: HostInput, runs: Sequence[NodeRun], window: Interval | None
     unattributed = Money()
     if accrued is not None:
         unattributed = Money({c: max(0.0, a - used.get(c)) for c, a in accrued.amounts.items()})
-    return HostCost(host.name, burn, accrued, today, host.instance_start, host.start_source, current, jobs, unattributed,
-                    partial, partial_today, reused)
+    return HostCost(
+        host.name,
+        burn,
+        accrued,
+        today,
+        host.instance_start,
+        host.start_source,
+        current,
+        jobs,
+        unattributed,
+        partial,
+        partial_today,
+        reused,
+    )
 
 
 def _overlapping(runs: Sequence[NodeRun], live: Sequence[NodeRun], host_now: float) -> list[NodeRun]:
@@ -206,12 +228,21 @@ def _overlapping(runs: Sequence[NodeRun], live: Sequence[NodeRun], host_now: flo
     return out
 
 
-def _job_cost(run: NodeRun, segs: Sequence[Segment], host: HostInput, current: PricePeriod | None,
-              lo: float, hi: float) -> JobCost:
+def _job_cost(
+    run: NodeRun, segs: Sequence[Segment], host: HostInput, current: PricePeriod | None, lo: float, hi: float
+) -> JobCost:
     now = host.host_now
     end = run.until(now)
-    job = JobCost(run.key, run.name, run.state, run.reason, start=run.start, end=run.end, priced=bool(host.periods),
-                  budget=run.budget)
+    job = JobCost(
+        run.key,
+        run.name,
+        run.state,
+        run.reason,
+        start=run.start,
+        end=run.end,
+        priced=bool(host.periods),
+        budget=run.budget,
+    )
     if run.start is None or end is None or not host.periods:
         return job
     span = [(max(run.start, lo), min(end, hi))]
@@ -272,7 +303,9 @@ class JobTotal:
 
 
 def job_totals(hosts: Sequence[HostCost]) -> list[JobTotal]:
-    return sorted((job_total(jid, nodes) for jid, nodes in by_job(hosts).items()), key=lambda j: j.id, reverse=True)
+    return sorted(
+        (job_total(jid, nodes) for jid, nodes in by_job(hosts).items()), key=lambda j: j.id, reverse=True
+    )
 
 
 def by_job(hosts: Sequence[HostCost]) -> dict[str, list[tuple[str, JobCost]]]:

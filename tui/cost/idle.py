@@ -6,8 +6,10 @@ import re
 
 IDLE_DEFAULTS = {"below_pct": 10.0, "minutes": 30.0, "grace_minutes": 15.0}
 _UNITS = {"s": 1 / 60, "m": 1.0, "h": 60.0, "": 1.0}
-_IDLE = re.compile(r"^(?:(?P<n>\d+(?:\.\d+)?)(?P<u>[smh]?))?(?:@(?P<pct>\d+(?:\.\d+)?)%?)?"
-                   r"(?:\+(?P<g>\d+(?:\.\d+)?)(?P<gu>[smh]?))?$")
+_IDLE = re.compile(
+    r"^(?:(?P<n>\d+(?:\.\d+)?)(?P<u>[smh]?))?(?:@(?P<pct>\d+(?:\.\d+)?)%?)?"
+    r"(?:\+(?P<g>\d+(?:\.\d+)?)(?P<gu>[smh]?))?$"
+)
 
 
 class CostRuleError(ValueError):
@@ -23,7 +25,9 @@ def parse_idle_stop(text: str | None) -> dict[str, float] | None:
         return None
     m = _IDLE.match(text)
     if not m or not (m["n"] or m["pct"] or m["g"]):
-        raise CostRuleError(f"--idle-stop {text!r}: expected e.g. 30m@10% (30 minutes under 10 %), 45m, @5%, 30m@10%+15m, or off")
+        raise CostRuleError(
+            f"--idle-stop {text!r}: expected e.g. 30m@10% (30 minutes under 10 %), 45m, @5%, 30m@10%+15m, or off"
+        )
     out = dict(IDLE_DEFAULTS)
     if m["n"]:
         out["minutes"] = float(m["n"]) * _UNITS[m["u"]]

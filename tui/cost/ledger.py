@@ -63,7 +63,9 @@ class Ledger:
         self._lock = threading.Lock()
         self.writes = 0  # facts written by this object: a reader's cache of ledger queries keys on it
         self._warn = warn or say
-        self.unwritable: str | None = None  # why a write failed: later facts are not tried (each waits on the lock)
+        self.unwritable: str | None = (
+            None  # why a write failed: later facts are not tried (each waits on the lock)
+        )
         # FULL: a fact acknowledged is a fact kept, even if the machine loses power right after.
         self._db = connect_state_db(path, synchronous="FULL", warn=warn)
         self._db.executescript(SCHEMA)
@@ -73,7 +75,13 @@ class Ledger:
         """A ledger read from a state.db that cannot be written (a read-only home): an in-memory
         copy, so reports still work; what they would record is not kept."""
         ledger = cls.__new__(cls)
-        ledger.path, ledger._lock, ledger.writes, ledger._warn, ledger.unwritable = path, threading.Lock(), 0, say, None
+        ledger.path, ledger._lock, ledger.writes, ledger._warn, ledger.unwritable = (
+            path,
+            threading.Lock(),
+            0,
+            say,
+            None,
+        )
         ledger._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         if path.exists():
             source = sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
@@ -97,10 +105,13 @@ class Ledger:
     def record(self, fact: Fact, recorded_at: float) -> bool:
         """True if this fact is new (or, for job_end, changed: a job's final figures may be refined
         when a later read sees more of its journal). Unchanged facts write nothing."""
-        upsert = ("ON CONFLICT(host, job, node, kind, at) DO UPDATE SET amount = excluded.amount, "
-                  "currency = excluded.currency, data = excluded.data, recorded_at = excluded.recorded_at "
-                  "WHERE cost_ledger.data IS NOT excluded.data OR cost_ledger.amount IS NOT excluded.amount"
-                  if fact.kind == "job_end" else "ON CONFLICT DO NOTHING")
+        upsert = (
+            "ON CONFLICT(host, job, node, kind, at) DO UPDATE SET amount = excluded.amount, "
+            "currency = excluded.currency, data = excluded.data, recorded_at = excluded.recorded_at "
+            "WHERE cost_ledger.data IS NOT excluded.data OR cost_ledger.amount IS NOT excluded.amount"
+            if fact.kind == "job_end"
+            else "ON CONFLICT DO NOTHING"
+        )
         with self._lock:
             if self.unwritable is not None:
                 return False
@@ -108,20 +119,34 @@ class Ledger:
                 cur = self._db.execute(
                     "INSERT INTO cost_ledger (at, recorded_at, host, job, node, kind, amount, per_hour, currency, source, data) "
                     f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) {upsert}",
-                    (fact.at, recorded_at, fact.host, fact.job, fact.node, fact.kind, fact.amount, fact.per_hour,
-                     fact.currency, fact.source, json.dumps(fact.data or {}, sort_keys=True)),
+                    (
+                        fact.at,
+                        recorded_at,
+                        fact.host,
+                        fact.job,
+                        fact.node,
+                        fact.kind,
+                        fact.amount,
+                        fact.per_hour,
+                        fact.currency,
+                        fact.source,
+                        json.dumps(fact.data or {}, sort_keys=True),
+                    ),
                 )
             except sqlite3.OperationalError as exc:  # locked by another process, read-only, disk full
                 # A fact not kept is not lost: it comes again from the journals at the next read.
                 self.unwritable = str(exc)
-                self._warn(f"warning: {self.path}: {exc}; cost facts not recorded this time (the hosts' journals keep them)")
+                self._warn(
+                    f"warning: {self.path}: {exc}; cost facts not recorded this time (the hosts' journals keep them)"
+                )
                 return False
             wrote = cur.rowcount > 0
             self.writes += wrote
         return wrote
 
-    def record_price(self, host: str, at: float, per_hour: float | None, currency: str, source: str,
-                     recorded_at: float) -> bool:
+    def record_price(
+        self, host: str, at: float, per_hour: float | None, currency: str, source: str, recorded_at: float
+    ) -> bool:
         """A price row only when the host's price differs from the last one recorded. `per_hour`
         None: the price was removed (billing ends at `at`); recorded only after a known price.
         A change is never dated before the last row: periods stay in the order they happened."""
@@ -132,9 +157,13 @@ class Ledger:
             return False  # never priced: nothing to end
         if last and at <= last[-1].at:
             at = last[-1].at + 1e-3
-        return self.record(Fact(at, host, "price", per_hour=per_hour, currency=currency, source=source), recorded_at)
+        return self.record(
+            Fact(at, host, "price", per_hour=per_hour, currency=currency, source=source), recorded_at
+        )
 
-    def facts(self, since: float | None = None, kind: str | None = None, host: str | None = None) -> list[Fact]:
+    def facts(
+        self, since: float | None = None, kind: str | None = None, host: str | None = None
+    ) -> list[Fact]:
         sql = "SELECT at, host, kind, job, node, amount, per_hour, currency, source, data FROM cost_ledger WHERE 1=1"
         params: list[Any] = []
         if since is not None:
@@ -148,8 +177,21 @@ class Ledger:
             params.append(host)
         with self._lock:
             rows = self._db.execute(sql + " ORDER BY at, id", params).fetchall()
-        return [Fact(at=r[0], host=r[1], kind=r[2], job=r[3], node=r[4], amount=r[5], per_hour=r[6],
-                     currency=r[7], source=r[8], data=json.loads(r[9])) for r in rows]
+        return [
+            Fact(
+                at=r[0],
+                host=r[1],
+                kind=r[2],
+                job=r[3],
+                node=r[4],
+                amount=r[5],
+                per_hour=r[6],
+                currency=r[7],
+                source=r[8],
+                data=json.loads(r[9]),
+            )
+            for r in rows
+        ]
 
     def prices(self, host: str) -> list[Fact]:
         return self.facts(kind="price", host=host)
@@ -166,7 +208,9 @@ class Ledger:
     def rules_paused_since(self, now: float, stale_after: float = 180.0) -> float | None:
         """None while a client enforces fleet rules; else when the last one stopped (or 0: never ran)."""
         with self._lock:
-            row = self._db.execute("SELECT MAX(recorded_at) FROM cost_ledger WHERE kind = 'rules_active'").fetchone()
+            row = self._db.execute(
+                "SELECT MAX(recorded_at) FROM cost_ledger WHERE kind = 'rules_active'"
+            ).fetchone()
         last = row[0] if row else None
         if last is None:
             return 0.0

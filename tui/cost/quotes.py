@@ -38,11 +38,14 @@ class SpotResult:
     error: str | None = None
 
 
-def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
-                  cloud: CloudSettings) -> SpotResult | None:
+def spot_for_host(
+    host_settings: Mapping[str, Any], start: float, end: float, cloud: CloudSettings
+) -> SpotResult | None:
     """None when the host is not a spot host we can price live (no provider, no credentials)."""
     try:
-        s = validate_price_settings({k: host_settings.get(k) for k in ("market", "provider", "instance_type", "region")})
+        s = validate_price_settings(
+            {k: host_settings.get(k) for k in ("market", "provider", "instance_type", "region")}
+        )
     except ValueError:
         return None
     if s.get("market") != "spot" or not s.get("instance_type") or not s.get("region"):
@@ -60,7 +63,9 @@ def spot_for_host(host_settings: Mapping[str, Any], start: float, end: float,
             from ..cloud.aliyun import AliyunProvider
 
             region, zone = _aliyun_zone(s["region"])
-            provider = AliyunProvider(region, cloud.aliyun_ecs_endpoint, cloud.aliyun_cms_endpoint, cloud.aliyun_profile)
+            provider = AliyunProvider(
+                region, cloud.aliyun_ecs_endpoint, cloud.aliyun_cms_endpoint, cloud.aliyun_profile
+            )
             points = aliyun_spot_history(provider.price_call, region, s["instance_type"], start, end, zone)
         else:
             return None

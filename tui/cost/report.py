@@ -51,12 +51,20 @@ def parse_since(text: str, tz: dt.tzinfo, now: float) -> float:
     try:
         parsed = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"--since {text!r}: expected a date (2026-11-28), a time, or a span (36h, 7d)") from None
+        raise ValueError(
+            f"--since {text!r}: expected a date (2026-11-28), a time, or a span (36h, 7d)"
+        ) from None
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)).timestamp()
 
 
-def host_periods(name: str, price: HostPrice, ledger: Ledger | None, spot: Sequence[PricePeriod] | None,
-                 host_now: float, changed_at: float | None = None) -> list[PricePeriod]:
+def host_periods(
+    name: str,
+    price: HostPrice,
+    ledger: Ledger | None,
+    spot: Sequence[PricePeriod] | None,
+    host_now: float,
+    changed_at: float | None = None,
+) -> list[PricePeriod]:
     """The host's price over time: a spot history when there is one, else the prices the ledger saw,
     each from the moment it was set, ending with the price that applies now.
 
@@ -76,10 +84,15 @@ def host_periods(name: str, price: HostPrice, ledger: Ledger | None, spot: Seque
         return periods_from_changes([(host_now, price.per_hour, price.currency, price.source)])
     rows = ledger.prices(name)
     changes: list[tuple[float, float | None, str, str]] = [
-        (f.at, f.per_hour, f.currency or "USD", f.source or "") for f in rows]
+        (f.at, f.per_hour, f.currency or "USD", f.source or "") for f in rows
+    ]
     last = changes[-1] if changes else None
-    differs = (last[1], last[2] if last[1] is not None else "") != (
-        price.per_hour, price.currency if price.per_hour is not None else "") if last else price.per_hour is not None
+    differs = (
+        (last[1], last[2] if last[1] is not None else "")
+        != (price.per_hour, price.currency if price.per_hour is not None else "")
+        if last
+        else price.per_hour is not None
+    )
     if differs:
         after = last[0] if last else float("-inf")
         at = changed_at if changed_at is not None and after < changed_at <= host_now else host_now
@@ -100,13 +113,18 @@ class ReportMemo:
     ledger_jobs: list[JobTotal] = field(default_factory=list)
 
 
-def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ctx: CostContext,
-          ledger: Ledger | None = None, since: float | None = None,
-          spot: Mapping[str, Sequence[PricePeriod]] | None = None,
-          runs_by_host: Mapping[str, Sequence[NodeRun]] | None = None,
-          settings_changed_at: float | None = None,
-          settled: Mapping[str, tuple[SettledCache, object]] | None = None,
-          memo: ReportMemo | None = None) -> dict[str, Any]:
+def build(
+    snapshots: Sequence[HostSnapshot],
+    prices: Mapping[str, HostPrice],
+    ctx: CostContext,
+    ledger: Ledger | None = None,
+    since: float | None = None,
+    spot: Mapping[str, Sequence[PricePeriod]] | None = None,
+    runs_by_host: Mapping[str, Sequence[NodeRun]] | None = None,
+    settings_changed_at: float | None = None,
+    settled: Mapping[str, tuple[SettledCache, object]] | None = None,
+    memo: ReportMemo | None = None,
+) -> dict[str, Any]:
     """`since` is on the client's clock; each host's window is shifted onto that host's clock.
     `settings_changed_at`: hosts.toml's mtime (client clock), which dates a price change found now.
     `settled` (per host: its cache of ended nodes' figures and the version of its runs) and `memo`
@@ -120,16 +138,27 @@ def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ct
     for snap in snapshots:
         price = prices[snap.name]
         changed_at = None if settings_changed_at is None else settings_changed_at + snap.offset
-        periods = host_periods(snap.name, price, ledger, (spot or {}).get(snap.name), snap.host_now, changed_at)
+        periods = host_periods(
+            snap.name, price, ledger, (spot or {}).get(snap.name), snap.host_now, changed_at
+        )
         if runs_by_host is not None:
             runs = list(runs_by_host.get(snap.name, []))
         else:
-            runs = [fold(snap.name, job, snap.journals.get((job["id"], str(job.get("node") or "0")), []))
-                    for job in snap.jobs]
+            runs = [
+                fold(snap.name, job, snap.journals.get((job["id"], str(job.get("node") or "0")), []))
+                for job in snap.jobs
+            ]
         first_start = min((r.start for r in runs if r.start is not None), default=None)
         start, source = (snap.boot_time, "boot") if snap.boot_time is not None else (first_start, "first_job")
-        host_input = HostInput(snap.name, periods, snap.gpu_uuids, snap.host_now, start, source if start else "unknown",
-                               minimum_seconds(price.provider))
+        host_input = HostInput(
+            snap.name,
+            periods,
+            snap.gpu_uuids,
+            snap.host_now,
+            start,
+            source if start else "unknown",
+            minimum_seconds(price.provider),
+        )
         window = (since + snap.offset, snap.host_now) if since is not None else None
         cache, version = (settled or {}).get(snap.name, (None, None))
         cost = host_costs(host_input, runs, window, midnight(now, ctx.tz) + snap.offset, cache, version)
@@ -149,8 +178,9 @@ def build(snapshots: Sequence[HostSnapshot], prices: Mapping[str, HostPrice], ct
     }
 
 
-def _totals(hosts: Sequence[HostCost], ctx: CostContext,
-            memo: ReportMemo | None) -> tuple[list[JobTotal], list[dict[str, Any]]]:
+def _totals(
+    hosts: Sequence[HostCost], ctx: CostContext, memo: ReportMemo | None
+) -> tuple[list[JobTotal], list[dict[str, Any]]]:
     """Each job's total and JSON, newest id first; with a memo, a job whose nodes' figures are
     unchanged objects keeps last report's (the JSON is shared: readers must not change it)."""
     out: list[tuple[JobTotal, dict[str, Any]]] = []
@@ -158,7 +188,11 @@ def _totals(hosts: Sequence[HostCost], ctx: CostContext,
     for jid, nodes in by_job(hosts).items():
         figures = tuple(jc for _, jc in nodes)
         last = memo.jobs.get(jid) if memo is not None else None
-        if last is not None and len(last[0]) == len(figures) and all(a is b for a, b in zip(last[0], figures, strict=True)):
+        if (
+            last is not None
+            and len(last[0]) == len(figures)
+            and all(a is b for a, b in zip(last[0], figures, strict=True))
+        ):
             total, js = last[1], last[2]
         else:
             total = job_total(jid, nodes)
@@ -171,8 +205,9 @@ def _totals(hosts: Sequence[HostCost], ctx: CostContext,
     return [t for t, _ in out], [js for _, js in out]
 
 
-def _ledger_jobs_memo(ledger: Ledger, live_ids: set[str], since: float | None, now: float,
-                      memo: ReportMemo | None) -> list[JobTotal]:
+def _ledger_jobs_memo(
+    ledger: Ledger, live_ids: set[str], since: float | None, now: float, memo: ReportMemo | None
+) -> list[JobTotal]:
     """The ledger's jobs, read again when this ledger wrote something, the live jobs changed, or a
     minute passed (another gpudeck may have written the same state.db)."""
     if memo is None:
@@ -197,8 +232,12 @@ def _in(m: Money | None, ctx: CostContext) -> float | None:
 def _host_json(h: HostCost, price: HostPrice, ctx: CostContext) -> dict[str, Any]:
     return {
         "name": h.name,
-        "price": {"per_hour": price.per_hour, "currency": price.currency,
-                  "market": price.market, "source": h.price.source if h.price else price.source},
+        "price": {
+            "per_hour": price.per_hour,
+            "currency": price.currency,
+            "market": price.market,
+            "source": h.price.source if h.price else price.source,
+        },
         "burn_usd_per_hour": _in(h.burn, ctx) if price.known else None,
         "accrued_usd": _in(h.accrued, ctx),
         "today_usd": _in(h.today, ctx),
@@ -208,7 +247,9 @@ def _host_json(h: HostCost, price: HostPrice, ctx: CostContext) -> dict[str, Any
         # True: part of the time had no known price (before it was set, after it was removed), so
         # the figure counts only the priced part: a lower bound.
         "partial": {"accrued": h.accrued_partial, "today": h.today_partial},
-        "burn": _money(h.burn), "accrued": _money(h.accrued), "today": _money(h.today),
+        "burn": _money(h.burn),
+        "accrued": _money(h.accrued),
+        "today": _money(h.today),
         "jobs": [f"{j.key[1]}/{j.key[2]}" for j in h.jobs],
     }
 
@@ -219,12 +260,23 @@ def _job_json(j: JobTotal, ctx: CostContext, origin: str = "journal") -> dict[st
         return None if j.unpriced_hosts else _in(m, ctx)
 
     return {
-        "id": j.id, "name": j.name, "state": j.state, "hosts": j.hosts, "reason": j.reason,
-        "burn_usd_per_hour": conv(j.burn), "accrued_usd": conv(j.accrued),
-        "projected_usd": conv(j.projected), "idle_usd": conv(j.idle), "price_unknown_on": j.unpriced_hosts,
-        "budget": j.budget, "budget_status": _budget_status(j),
+        "id": j.id,
+        "name": j.name,
+        "state": j.state,
+        "hosts": j.hosts,
+        "reason": j.reason,
+        "burn_usd_per_hour": conv(j.burn),
+        "accrued_usd": conv(j.accrued),
+        "projected_usd": conv(j.projected),
+        "idle_usd": conv(j.idle),
+        "price_unknown_on": j.unpriced_hosts,
+        "budget": j.budget,
+        "budget_status": _budget_status(j),
         "steps_per_s": None if j.steps_per_s is None else round(j.steps_per_s, FLOAT_PLACES),
-        "burn": _money(j.burn), "accrued": _money(j.accrued), "projected": _money(j.projected), "idle": _money(j.idle),
+        "burn": _money(j.burn),
+        "accrued": _money(j.accrued),
+        "projected": _money(j.projected),
+        "idle": _money(j.idle),
         "from": origin,
     }
 
@@ -235,8 +287,9 @@ def _budget_status(j: JobTotal) -> str | None:
     return budget_status(next(iter(j.accrued.amounts.values()), 0.0), j.budget)
 
 
-def _fleet_json(hosts: Sequence[HostCost], jobs: Sequence[JobTotal], ctx: CostContext, ledger: Ledger | None,
-                now: float) -> dict[str, Any]:
+def _fleet_json(
+    hosts: Sequence[HostCost], jobs: Sequence[JobTotal], ctx: CostContext, ledger: Ledger | None, now: float
+) -> dict[str, Any]:
     burn, accrued, today, jobs_accrued = Money(), Money(), Money(), Money()
     # What each total lacks: a part that is unknown makes the total unknown (nothing known) or a
     # lower bound ("≥ $X, N hosts unpriced"), never a smaller figure passed off as the whole.
@@ -248,7 +301,10 @@ def _fleet_json(hosts: Sequence[HostCost], jobs: Sequence[JobTotal], ctx: CostCo
         else:
             known["burn"] += 1
         burn.merge(h.burn)
-        for name, part, partial in (("accrued", h.accrued, h.accrued_partial), ("today", h.today, h.today_partial)):
+        for name, part, partial in (
+            ("accrued", h.accrued, h.accrued_partial),
+            ("today", h.today, h.today_partial),
+        ):
             if part is None or partial:
                 unknown[name].append(h.name)
             if part is not None:
@@ -266,18 +322,31 @@ def _fleet_json(hosts: Sequence[HostCost], jobs: Sequence[JobTotal], ctx: CostCo
 
     paused = ledger.rules_paused_since(now) if ledger is not None else 0.0
     return {
-        "burn_usd_per_hour": total("burn", burn, len(hosts)), "accrued_usd": total("accrued", accrued, len(hosts)),
-        "today_usd": total("today", today, len(hosts)), "jobs_accrued_usd": total("jobs_accrued", jobs_accrued, len(jobs)),
-        "burn": _money(burn), "accrued": _money(accrued), "today": _money(today), "jobs_accrued": _money(jobs_accrued),
+        "burn_usd_per_hour": total("burn", burn, len(hosts)),
+        "accrued_usd": total("accrued", accrued, len(hosts)),
+        "today_usd": total("today", today, len(hosts)),
+        "jobs_accrued_usd": total("jobs_accrued", jobs_accrued, len(jobs)),
+        "burn": _money(burn),
+        "accrued": _money(accrued),
+        "today": _money(today),
+        "jobs_accrued": _money(jobs_accrued),
         # Hosts (jobs for jobs_accrued) whose part of each total is unknown: a non-empty list makes the
         # figure beside it a lower bound, or None when no part is known.
         "unknown": unknown,
         "unpriced_hosts": unknown["burn"],
         "daily_budget": ctx.daily_budget,
         # Fleet rules (the daily budget) are enforced by a running client; say since when none is.
-        "rules": {"enforced": paused is None, "paused_since": paused or None,
-                  "note": None if paused is None else ("fleet rules paused since " + _when(paused) if paused
-                                                       else "fleet rules paused: no gpudeck client has enforced them yet")},
+        "rules": {
+            "enforced": paused is None,
+            "paused_since": paused or None,
+            "note": None
+            if paused is None
+            else (
+                "fleet rules paused since " + _when(paused)
+                if paused
+                else "fleet rules paused: no gpudeck client has enforced them yet"
+            ),
+        },
     }
 
 
@@ -296,9 +365,25 @@ def record_facts(ledger: Ledger, cost: HostCost, runs: Sequence[Any], now: float
             ledger.record(Fact(run.start, host, "job_start", job, node, data={"name": run.name}), now)
         if run.end is not None:
             currency, amount = next(iter(jc.accrued.amounts.items()), (None, None))
-            ledger.record(Fact(run.end, host, "job_end", job, node, amount=amount, currency=currency,
-                               data={"name": run.name, "state": run.state, "reason": run.reason,
-                                     "accrued": jc.accrued.rounded(), "idle": jc.idle.rounded()}), now)
+            ledger.record(
+                Fact(
+                    run.end,
+                    host,
+                    "job_end",
+                    job,
+                    node,
+                    amount=amount,
+                    currency=currency,
+                    data={
+                        "name": run.name,
+                        "state": run.state,
+                        "reason": run.reason,
+                        "accrued": jc.accrued.rounded(),
+                        "idle": jc.idle.rounded(),
+                    },
+                ),
+                now,
+            )
             reason = run.reason or ""
             for prefix, kind in (("budget", "budget_stop"), ("idle", "idle_stop")):
                 if reason.startswith(prefix):
@@ -317,7 +402,9 @@ def _ledger_jobs(ledger: Ledger, live_ids: set[str], since: float | None) -> lis
         if since is not None and fact.at < since:
             continue
         data = fact.data or {}
-        total = out.setdefault(fact.job, JobTotal(fact.job, data.get("name") or "?", data.get("state") or "?", []))
+        total = out.setdefault(
+            fact.job, JobTotal(fact.job, data.get("name") or "?", data.get("state") or "?", [])
+        )
         total.hosts.append(fact.host)
         total.accrued.merge(Money(dict(data.get("accrued") or {})))
         total.idle.merge(Money(dict(data.get("idle") or {})))

@@ -14,7 +14,15 @@ from remote_agent.supervision.autostop import WARN_FRACTION as BUDGET_WARN_FRACT
 from .idle import CostRuleError, parse_idle_stop
 from .settings import HostPrice, host_price
 
-__all__ = ["BUDGET_WARN_FRACTION", "CostRuleError", "budget_status", "launch_share", "parse_idle_stop", "spec_cost_fields"]
+__all__ = [
+    "BUDGET_WARN_FRACTION",
+    "CostRuleError",
+    "budget_status",
+    "launch_share",
+    "parse_idle_stop",
+    "spec_cost_fields",
+]
+
 
 def launch_share(host_gpus: int, cuda_visible_devices: str | None, other_live_jobs: int = 0) -> float:
     """The job's share of its host at launch, for the supervisor's budget arithmetic.
@@ -33,8 +41,13 @@ def launch_share(host_gpus: int, cuda_visible_devices: str | None, other_live_jo
     return max(1, min(len(entries), host_gpus)) / host_gpus
 
 
-def spec_cost_fields(host_settings: Mapping[str, Any], budget: float | None = None, idle_stop: str | None = None,
-                     share: float = 1.0, price: HostPrice | None = None) -> dict[str, Any]:
+def spec_cost_fields(
+    host_settings: Mapping[str, Any],
+    budget: float | None = None,
+    idle_stop: str | None = None,
+    share: float = 1.0,
+    price: HostPrice | None = None,
+) -> dict[str, Any]:
     """The spec fields; the host's `idle_stop` setting is the default when the option is not given."""
     price = price or host_price(host_settings)
     out: dict[str, Any] = {}
@@ -45,7 +58,9 @@ def spec_cost_fields(host_settings: Mapping[str, Any], budget: float | None = No
         if budget <= 0:
             raise CostRuleError(f"--budget {budget:g}: must be more than 0")
         if spec_price is None:
-            raise CostRuleError("--budget: this host's price is unknown; set one: gpudeck hosts set HOST price_per_hour=…")
+            raise CostRuleError(
+                "--budget: this host's price is unknown; set one: gpudeck hosts set HOST price_per_hour=…"
+            )
         out["budget"] = float(budget)
     rule = parse_idle_stop(idle_stop if idle_stop is not None else _host_idle_default(host_settings))
     if rule is not None:
@@ -67,8 +82,9 @@ def budget_status(accrued: float, budget: float | None, warn_at: float = BUDGET_
     return "warning" if accrued >= warn_at * budget else "ok"
 
 
-def fleet_today_over(today_by_currency: Mapping[str, float], daily_budget: float | None, currency: str,
-                     fx: Mapping[str, float]) -> bool | None:
+def fleet_today_over(
+    today_by_currency: Mapping[str, float], daily_budget: float | None, currency: str, fx: Mapping[str, float]
+) -> bool | None:
     """The fleet's daily budget check the client enforces while it runs; None when undecidable."""
     if daily_budget is None:
         return None

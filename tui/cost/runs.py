@@ -59,8 +59,13 @@ COST_EVENTS = {"budget_warning", "autostop", "autostop_paused", "autostop_resume
 
 def fold(host: str, job: dict[str, Any], records: Iterable[dict[str, Any]]) -> NodeRun:
     """A job object (`jobs` op) and its journal records → its NodeRun."""
-    run = NodeRun(job=job["id"], node=str(job.get("node") or "0"), host=host, name=job.get("name") or "?",
-                  state=job.get("state") or "starting")
+    run = NodeRun(
+        job=job["id"],
+        node=str(job.get("node") or "0"),
+        host=host,
+        name=job.get("name") or "?",
+        state=job.get("state") or "starting",
+    )
     apply(run, records)
     update_from_job(run, job)
     return run
@@ -111,7 +116,11 @@ def spec_rules(run: NodeRun, job: dict[str, Any]) -> None:
     if isinstance(job.get("budget"), (int, float)):
         run.budget = float(job["budget"])
     for ev in run.events:  # an older agent's job object lacks it; the warning event carries it
-        if run.budget is None and ev["event"] in ("budget_warning", "autostop") and isinstance(ev["data"].get("budget"), (int, float)):
+        if (
+            run.budget is None
+            and ev["event"] in ("budget_warning", "autostop")
+            and isinstance(ev["data"].get("budget"), (int, float))
+        ):
             run.budget = float(ev["data"]["budget"])
 
 

@@ -113,11 +113,18 @@ class HostPrice:
         """The `price` object `gpudeck run` puts into a job spec (the supervisor's budget uses it)."""
         if self.per_hour is None:
             return None
-        return {"per_hour": self.per_hour, "currency": self.currency, "share": max(1e-6, min(1.0, share)),
-                "market": self.market, "source": self.source}
+        return {
+            "per_hour": self.per_hour,
+            "currency": self.currency,
+            "share": max(1e-6, min(1.0, share)),
+            "market": self.market,
+            "source": self.source,
+        }
 
 
-def host_price(host_settings: Mapping[str, Any], spot_quote: tuple[float, str, str] | None = None) -> HostPrice:
+def host_price(
+    host_settings: Mapping[str, Any], spot_quote: tuple[float, str, str] | None = None
+) -> HostPrice:
     """The host's price: the user's `price_per_hour` wins, then a live spot quote, then the catalog.
 
     `host_settings` is the host's hosts.toml table (for the hosts feature's HostEntry: `.extra`).
@@ -128,10 +135,16 @@ def host_price(host_settings: Mapping[str, Any], spot_quote: tuple[float, str, s
     except PriceSettingsError:
         s = {k: None for k in PRICE_KEYS}
     market = s.get("market") or "on-demand"
-    common = {"provider": s.get("provider"), "instance_type": s.get("instance_type"),
-              "region": s.get("region"), "instance_id": s.get("instance_id")}
+    common = {
+        "provider": s.get("provider"),
+        "instance_type": s.get("instance_type"),
+        "region": s.get("region"),
+        "instance_id": s.get("instance_id"),
+    }
     if s.get("price_per_hour") is not None:
-        return HostPrice(s["price_per_hour"], s.get("currency") or "USD", market, "hosts.toml price_per_hour", **common)
+        return HostPrice(
+            s["price_per_hour"], s.get("currency") or "USD", market, "hosts.toml price_per_hour", **common
+        )
     if market == "spot" and spot_quote is not None:
         per_hour, currency, source = spot_quote
         return HostPrice(per_hour, currency, market, source, **common)
@@ -141,7 +154,11 @@ def host_price(host_settings: Mapping[str, Any], spot_quote: tuple[float, str, s
         where = f" {entry.region}" if entry.region else ""
         source = f"catalog {entry.provider} {entry.instance_type}{where} on-demand ({entry.source}; as of {entry.as_of})"
         return HostPrice(entry.on_demand_usd_per_hour, "USD", market, source, **common)
-    why = "no price_per_hour set" if entry is None else f"catalog has no {market} price for {entry.instance_type}"
+    why = (
+        "no price_per_hour set"
+        if entry is None
+        else f"catalog has no {market} price for {entry.instance_type}"
+    )
     return HostPrice(None, s.get("currency") or "USD", market, f"unknown ({why})", **common)
 
 

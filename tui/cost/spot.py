@@ -70,8 +70,9 @@ def aws_credentials_available() -> bool:
     return boto3.session.Session().get_credentials() is not None
 
 
-def aws_spot_history(ec2: Any, instance_type: str, zone_or_region: str, start: float,
-                     end: float | None = None) -> list[SpotPoint]:
+def aws_spot_history(
+    ec2: Any, instance_type: str, zone_or_region: str, start: float, end: float | None = None
+) -> list[SpotPoint]:
     """Spot prices for one zone (the zone given, else the zone of the newest record), oldest first.
 
     AWS also returns the last change *before* `start`, so the first point prices the start.
@@ -79,8 +80,11 @@ def aws_spot_history(ec2: Any, instance_type: str, zone_or_region: str, start: f
     from botocore.exceptions import BotoCoreError, ClientError
 
     zone = split_zone(zone_or_region)[1]
-    args: dict[str, Any] = {"InstanceTypes": [instance_type], "ProductDescriptions": [AWS_PRODUCT],
-                            "StartTime": dt.datetime.fromtimestamp(start, dt.timezone.utc)}
+    args: dict[str, Any] = {
+        "InstanceTypes": [instance_type],
+        "ProductDescriptions": [AWS_PRODUCT],
+        "StartTime": dt.datetime.fromtimestamp(start, dt.timezone.utc),
+    }
     if end is not None:
         args["EndTime"] = dt.datetime.fromtimestamp(end, dt.timezone.utc)
     if zone:
@@ -90,14 +94,21 @@ def aws_spot_history(ec2: Any, instance_type: str, zone_or_region: str, start: f
         for page in ec2.get_paginator("describe_spot_price_history").paginate(**args):
             rows.extend(page.get("SpotPriceHistory") or [])
     except (BotoCoreError, ClientError) as exc:
-        raise PriceLookupError(f"aws describe_spot_price_history {instance_type} {zone_or_region}: {exc}") from None
+        raise PriceLookupError(
+            f"aws describe_spot_price_history {instance_type} {zone_or_region}: {exc}"
+        ) from None
     rows = [r for r in rows if r.get("InstanceType") == instance_type and r.get("SpotPrice")]
     if not rows:
         return []
     chosen = zone or max(rows, key=lambda r: _epoch(r["Timestamp"]))["AvailabilityZone"]
     source = f"aws describe_spot_price_history {chosen} {AWS_PRODUCT}"
-    points = [SpotPoint(_epoch(r["Timestamp"]), float(r["SpotPrice"]), "USD", r.get("AvailabilityZone") or chosen, source)
-              for r in rows if r.get("AvailabilityZone", chosen) == chosen]
+    points = [
+        SpotPoint(
+            _epoch(r["Timestamp"]), float(r["SpotPrice"]), "USD", r.get("AvailabilityZone") or chosen, source
+        )
+        for r in rows
+        if r.get("AvailabilityZone", chosen) == chosen
+    ]
     return sorted(points, key=lambda p: p.t)
 
 
@@ -116,24 +127,45 @@ def aliyun_credentials() -> AliyunCredentials | None:
         return None
 
 
-def aliyun_spot_history(ecs: EcsCall, region: str, instance_type: str, start: float, end: float | None = None,
-                        zone: str | None = None) -> list[SpotPoint]:
+def aliyun_spot_history(
+    ecs: EcsCall,
+    region: str,
+    instance_type: str,
+    start: float,
+    end: float | None = None,
+    zone: str | None = None,
+) -> list[SpotPoint]:
     """DescribeSpotPriceHistory (Linux, VPC), one zone (the given, else the newest record's)."""
     points: list[SpotPoint] = []
     offset = 0
     while True:
-        answer = ecs("DescribeSpotPriceHistory", {
-            "RegionId": region, "InstanceType": instance_type, "NetworkType": "vpc", "OSType": "linux",
-            "ZoneId": zone, "StartTime": _iso(start), "EndTime": _iso(end) if end else None,
-            "Offset": offset or None,
-        })
+        answer = ecs(
+            "DescribeSpotPriceHistory",
+            {
+                "RegionId": region,
+                "InstanceType": instance_type,
+                "NetworkType": "vpc",
+                "OSType": "linux",
+                "ZoneId": zone,
+                "StartTime": _iso(start),
+                "EndTime": _iso(end) if end else None,
+                "Offset": offset or None,
+            },
+        )
         currency = str(answer.get("Currency") or "CNY")
         rows = ((answer.get("SpotPrices") or {}).get("SpotPriceType")) or []
         for r in rows:
             if r.get("InstanceType", instance_type) != instance_type or r.get("SpotPrice") is None:
                 continue
-            points.append(SpotPoint(_epoch(r["Timestamp"]), float(r["SpotPrice"]), currency, str(r.get("ZoneId") or ""),
-                                    f"aliyun DescribeSpotPriceHistory {r.get('ZoneId') or region}"))
+            points.append(
+                SpotPoint(
+                    _epoch(r["Timestamp"]),
+                    float(r["SpotPrice"]),
+                    currency,
+                    str(r.get("ZoneId") or ""),
+                    f"aliyun DescribeSpotPriceHistory {r.get('ZoneId') or region}",
+                )
+            )
         next_offset = int(answer.get("NextOffset") or 0)
         if not rows or next_offset <= offset:
             break
@@ -144,14 +176,23 @@ def aliyun_spot_history(ecs: EcsCall, region: str, instance_type: str, start: fl
     return sorted((p for p in points if p.zone == chosen), key=lambda p: p.t)
 
 
-def aliyun_price(ecs: EcsCall, region: str, instance_type: str, spot: bool = False,
-                 zone: str | None = None) -> tuple[float, str, str] | None:
+def aliyun_price(
+    ecs: EcsCall, region: str, instance_type: str, spot: bool = False, zone: str | None = None
+) -> tuple[float, str, str] | None:
     """DescribePrice for one hour of the instance type: (trade price, currency, source) or None."""
-    answer = ecs("DescribePrice", {
-        "RegionId": region, "ResourceType": "instance", "InstanceType": instance_type, "PriceUnit": "Hour",
-        "Period": 1, "InstanceNetworkType": "vpc", "ZoneId": zone,
-        "SpotStrategy": "SpotAsPriceGo" if spot else None,
-    })
+    answer = ecs(
+        "DescribePrice",
+        {
+            "RegionId": region,
+            "ResourceType": "instance",
+            "InstanceType": instance_type,
+            "PriceUnit": "Hour",
+            "Period": 1,
+            "InstanceNetworkType": "vpc",
+            "ZoneId": zone,
+            "SpotStrategy": "SpotAsPriceGo" if spot else None,
+        },
+    )
     price = ((answer.get("PriceInfo") or {}).get("Price")) or {}
     value = price.get("TradePrice", price.get("OriginalPrice"))
     if value is None:

@@ -34,8 +34,14 @@ class CostTracker:
         self._settled: dict[str, SettledCache] = {}
         self._memo = ReportMemo()
 
-    def set_host(self, name: str, price: HostPrice, hello: dict[str, Any] | None = None, offset: float = 0.0,
-                 boot_time: float | None = None) -> None:
+    def set_host(
+        self,
+        name: str,
+        price: HostPrice,
+        hello: dict[str, Any] | None = None,
+        offset: float = 0.0,
+        boot_time: float | None = None,
+    ) -> None:
         """On (re)connect: the host's price, its clock offset and GPUs (from hello)."""
         inventory = (hello or {}).get("gpu") or {}
         uuids = [str(g["uuid"]) for g in inventory.get("gpus") or [] if isinstance(g, dict) and g.get("uuid")]
@@ -92,11 +98,25 @@ class CostTracker:
         runs: dict[str, list[NodeRun]] = {}
         for run in self._runs.values():
             runs.setdefault(run.host, []).append(run)
-        settled = None if since is not None else {
-            name: (self._settled.setdefault(name, SettledCache()), self._versions.get(name, 0)) for name in self._hosts}
-        return build(snaps, self._prices, self.ctx, self.ledger, since, runs_by_host=runs,
-                     settings_changed_at=self.settings_changed_at, settled=settled,
-                     memo=self._memo if since is None else None)
+        settled = (
+            None
+            if since is not None
+            else {
+                name: (self._settled.setdefault(name, SettledCache()), self._versions.get(name, 0))
+                for name in self._hosts
+            }
+        )
+        return build(
+            snaps,
+            self._prices,
+            self.ctx,
+            self.ledger,
+            since,
+            runs_by_host=runs,
+            settings_changed_at=self.settings_changed_at,
+            settled=settled,
+            memo=self._memo if since is None else None,
+        )
 
 
 def _shape(run: NodeRun) -> tuple[object, ...]:
@@ -105,7 +125,18 @@ def _shape(run: NodeRun) -> tuple[object, ...]:
     lost, its last record's time (its end). A running node's metric points are not in it: they
     move only its own figures, which are priced at every report anyway."""
     ended = run.end is not None
-    return (run.start, run.end, run.state, len(run.gpus), run.idle_pct, run.budget, run.name, run.reason,
-            run.total_steps, len(run.events),
-            len(run.samples) if ended else None, len(run.steps) if ended else None,
-            run.last_t if ended or run.state == "lost" else None)
+    return (
+        run.start,
+        run.end,
+        run.state,
+        len(run.gpus),
+        run.idle_pct,
+        run.budget,
+        run.name,
+        run.reason,
+        run.total_steps,
+        len(run.events),
+        len(run.samples) if ended else None,
+        len(run.steps) if ended else None,
+        run.last_t if ended or run.state == "lost" else None,
+    )

@@ -29,8 +29,11 @@ def ancestors(jobs: Mapping[str, JobModel], job: JobModel) -> list[JobModel]:
 
 def successors(jobs: Mapping[str, JobModel]) -> dict[str, str]:
     """Ancestor id → the id of the job resized from it (for folding a chain into one row)."""
-    return {j.resized_from.job: j.id for j in jobs.values()
-            if j.resized_from is not None and j.resized_from.job in jobs and j.resized_from.job != j.id}
+    return {
+        j.resized_from.job: j.id
+        for j in jobs.values()
+        if j.resized_from is not None and j.resized_from.job in jobs and j.resized_from.job != j.id
+    }
 
 
 def joined(parts: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:

@@ -17,8 +17,8 @@ IDLE_BELOW = 10.0  # nvitop's thresholds: < 10 % idle, <= 75 % moderate, above b
 BUSY_ABOVE = 75.0
 
 
-
 RING_POINTS = 3600  # serve's ring holds an hour at 1 Hz
+
 
 def util_level(pct: float | None) -> UtilLevel:
     """nvitop-like level of a utilization percentage; unknown (None/NaN) counts as idle."""

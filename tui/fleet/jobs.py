@@ -146,7 +146,9 @@ class JobModel:
     def why(self) -> str:
         """Why the job is in its state: the words of the node whose state it shows."""
         same = [n for n in self.nodes.values() if n.state == self.state]
-        n = min(same, key=lambda n: cause_order(n.cause)) if same else None  # the first of the likeliest culprits
+        n = (
+            min(same, key=lambda n: cause_order(n.cause)) if same else None
+        )  # the first of the likeliest culprits
         return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
 
     @property
@@ -365,8 +367,13 @@ class JobModel:
             self.started_at = min(starts)
         bad = [n for n in nodes if n.cause or n.tail]
         if bad:
-            first = min(bad, key=lambda n: (cause_order(n.cause),
-                                            rank.get(n.state, len(rank)) if n.state not in ACTIVE else len(rank)))
+            first = min(
+                bad,
+                key=lambda n: (
+                    cause_order(n.cause),
+                    rank.get(n.state, len(rank)) if n.state not in ACTIVE else len(rank),
+                ),
+            )
             self.cause, self.tail = first.cause, first.tail
 
     def _set_last(self, values: dict[str, Any]) -> None:

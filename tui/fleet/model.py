@@ -24,6 +24,7 @@ from .values import finite, integer, text
 def _first(checked: tuple[int, float, dict[str, Any]]) -> int:
     return checked[0]
 
+
 MAX_JOBS = 10_000
 
 
@@ -110,7 +111,9 @@ class Fleet:
         h, now = self._touch(host)
         if "history" in sample and not any(len(s) for s in h.util_series.values()):
             gpus = sample.get("gpus")
-            parsed = [g for i, d in enumerate(gpus if isinstance(gpus, list) else ()) if (g := parse_gpu(d, i))]
+            parsed = [
+                g for i, d in enumerate(gpus if isinstance(gpus, list) else ()) if (g := parse_gpu(d, i))
+            ]
             totals = {g.index: g.mem_total_mib for g in parsed if g.mem_total_mib}  # memory % of the ring
             h.apply_history(sample["history"], totals)
         h.apply_sample(sample, now if t is None else t)

@@ -64,7 +64,9 @@ def apply_series(job: JobModel, node: NodeModel, host: str, answer: Any) -> tupl
         if not isinstance(key, str) or index is None:
             bad += 1
             continue
-        gpu = key if not key.startswith("index:") else f"{host}:{index}"  # as the model keys a GPU without uuid
+        gpu = (
+            key if not key.startswith("index:") else f"{host}:{index}"
+        )  # as the model keys a GPU without uuid
         if gpu not in job.gpu_host and len(job.gpu_host) >= MAX_GPUS:
             continue
         if gpu not in job.gpu_host:
@@ -76,7 +78,7 @@ def apply_series(job: JobModel, node: NodeModel, host: str, answer: Any) -> tupl
                 changes.add("gpu")
     events = answer.get("events")
     if isinstance(events, list) and not job.events:
-        for rec in events[-(job.events.maxlen or 200):]:
+        for rec in events[-(job.events.maxlen or 200) :]:
             name = text(rec.get("event"), 128) if isinstance(rec, dict) else None
             t = finite(rec.get("t")) if isinstance(rec, dict) else None
             if name is None or t is None:

@@ -60,8 +60,13 @@ def job_state(node_states: Iterable[str]) -> str:
     return min(states, key=lambda s: order.get(s, len(order))) if states else "starting"
 
 
-def why(state: str, cause: str | None = None, exit_code: int | None = None, signal: str | None = None,
-        reason: str | None = None) -> str:
+def why(
+    state: str,
+    cause: str | None = None,
+    exit_code: int | None = None,
+    signal: str | None = None,
+    reason: str | None = None,
+) -> str:
     """One short line on why a job is in its state ("" when there is nothing to say).
 
     failed: the agent's diagnosis (`cause`), else the exit code or signal; stopped or killed: who

@@ -42,10 +42,15 @@ class CostEngine:
     """Owns the tracker and the ledger; everything runs on its thread. `on_board` and `on_note` are
     called from that thread (the caller posts a message)."""
 
-    def __init__(self, on_board: Callable[[CostBoard], None], on_note: Callable[[str], None],
-                 ledger_path: Callable[[], Path] | None = None, ctx: CostContext | None = None,
-                 settings_for: Callable[[str], Mapping[str, Any]] = host_settings,
-                 push: Callable[[str, HostPrice, float | None], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        on_board: Callable[[CostBoard], None],
+        on_note: Callable[[str], None],
+        ledger_path: Callable[[], Path] | None = None,
+        ctx: CostContext | None = None,
+        settings_for: Callable[[str], Mapping[str, Any]] = host_settings,
+        push: Callable[[str, HostPrice, float | None], str | None] | None = None,
+    ) -> None:
         self._on_board, self._on_note = on_board, on_note
         self._ledger_path, self._settings_for = ledger_path, settings_for
         self._push = push  # tells a host's agent its price (running budgets follow it); blocking
@@ -137,8 +142,11 @@ class CostEngine:
         changed = mtime != tracker.settings_changed_at
         tracker.settings_changed_at = mtime
         for host in tracker.hosts():
-            tell = (self._push is not None and self._pushed.get(host, -1.0) != mtime
-                    and time.monotonic() >= self._push_retry.get(host, 0.0))
+            tell = (
+                self._push is not None
+                and self._pushed.get(host, -1.0) != mtime
+                and time.monotonic() >= self._push_retry.get(host, 0.0)
+            )
             if not changed and not tell:
                 continue
             price = host_price(self._settings_for(host))
@@ -162,7 +170,9 @@ class CostEngine:
         kind = item[0]
         if kind == "hello":
             _, host, hello, offset = item
-            tracker.set_host(host, host_price(self._settings_for(host)), hello, offset, _boot_time(host, hello))
+            tracker.set_host(
+                host, host_price(self._settings_for(host)), hello, offset, _boot_time(host, hello)
+            )
             self._refresh_prices(tracker)
         elif kind == "jobs":
             _, host, jobs = item
@@ -199,13 +209,18 @@ class CostEngine:
                     burn=j["burn_usd_per_hour"] if known else None,
                     projected=j["projected_usd"] if known else None,
                     idle=j["idle_usd"] if known else None,
-                    budget=j.get("budget"), budget_status=j.get("budget_status"))
+                    budget=j.get("budget"),
+                    budget_status=j.get("budget_status"),
+                )
             jobs[j["id"]] = figures
             boarded[j["id"]] = (j, known, figures)
         self._boarded = boarded
         today_by_currency = fleet.get("today") or {}
-        over = (fleet_today_over(today_by_currency, self.ctx.daily_budget, self.ctx.currency, self.ctx.fx or {})
-                if with_today else None)
+        over = (
+            fleet_today_over(today_by_currency, self.ctx.daily_budget, self.ctx.currency, self.ctx.fx or {})
+            if with_today
+            else None
+        )
         return CostBoard(
             currency=self.ctx.currency,
             burn=fleet["burn_usd_per_hour"] if priced else None,

@@ -43,7 +43,9 @@ class HostLink:
         """(Re)connect and say hello; the hello goes to the inbox too."""
         self.close()
         try:
-            client = AgentClient(self._transport_for(self.host), on_events=self._on_events, on_output=self._on_output)
+            client = AgentClient(
+                self._transport_for(self.host), on_events=self._on_events, on_output=self._on_output
+            )
             client.connect(timeout=20.0)
             hello: dict[str, Any] = client.request("hello", timeout=POLL_TIMEOUT)
         except Exception as exc:  # transports raise their own kinds (SSH, host keys, OS): all mean down
@@ -110,7 +112,9 @@ class HostLink:
             if stream.started:
                 offset = stream.start_at(0)
             else:  # the first time: from tail_bytes before the end
-                size = client.request("logs", timeout=POLL_TIMEOUT, job=stream.job, node=stream.node, offset=0, limit=1)
+                size = client.request(
+                    "logs", timeout=POLL_TIMEOUT, job=stream.job, node=stream.node, offset=0, limit=1
+                )
                 offset = stream.start_at(int(size.get("size", 0)))
             client.request("follow", timeout=POLL_TIMEOUT, job=stream.job, node=stream.node, offset=offset)
         except RequestTimeout:

@@ -55,8 +55,9 @@ class LogFile:
         """Index what was written since the last call; True when there are more lines to show."""
         before = (self.total, self.size)
         while True:
-            r = self.link.request("lines", timeout=60.0, job=self.job, node=self.node, offset=self.end,
-                                  line=self.complete_lines)
+            r = self.link.request(
+                "lines", timeout=60.0, job=self.job, node=self.node, offset=self.end, line=self.complete_lines
+            )
             with self._lock:
                 for line, offset in r.get("marks") or ():
                     if offset > self._offsets[-1]:
@@ -103,7 +104,9 @@ class LogFile:
     def read_tail(self, nbytes: int) -> tuple[int, list[tuple[int, str]]]:
         """The file's size and its last lines (within nbytes of the end) as (byte offset, text):
         shown while the index is being built, so the end is on screen at once whatever the size."""
-        size = int(self.link.request("logs", timeout=30.0, job=self.job, node=self.node, offset=0, limit=1)["size"])
+        size = int(
+            self.link.request("logs", timeout=30.0, job=self.job, node=self.node, offset=0, limit=1)["size"]
+        )
         start = max(0, size - nbytes)
         at, data = self._read(start)
         data = data[: max(0, size - at)]
@@ -133,8 +136,16 @@ class LogFile:
         """The first line at or after (line, offset), a line start (backward: the last before it)
         holding text; None when there is none."""
         while True:
-            r = self.link.request("search", timeout=60.0, job=self.job, node=self.node, text=text,
-                                  offset=offset, line=line, backward=backward)
+            r = self.link.request(
+                "search",
+                timeout=60.0,
+                job=self.job,
+                node=self.node,
+                text=text,
+                offset=offset,
+                line=line,
+                backward=backward,
+            )
             found = r.get("found")
             if isinstance(found, dict):
                 return Found(int(found["line"]), int(found["offset"]), int(found["next"]))

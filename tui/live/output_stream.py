@@ -72,7 +72,7 @@ class OutputStream:
                 cut = data.find(b"\n")
                 if cut < 0:
                     return
-                data, self._cut_first = data[cut + 1:], False
+                data, self._cut_first = data[cut + 1 :], False
             self._lines.extend(self._decoder.feed(data))
             self._signal()
 

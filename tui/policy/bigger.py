@@ -44,16 +44,21 @@ def _price(e: CatalogEntry | None, market: str) -> float | None:
     return e.spot_usd_per_hour_low if market == "spot" else e.on_demand_usd_per_hour
 
 
-def next_larger(catalog: Iterable[CatalogEntry], provider: str, instance_type: str, region: str | None,
-                market: str | None) -> Proposal:
+def next_larger(
+    catalog: Iterable[CatalogEntry], provider: str, instance_type: str, region: str | None, market: str | None
+) -> Proposal:
     provider = provider.lower()
     fam = family(provider, instance_type)
     same = [e for e in catalog if e.provider == provider and family(provider, e.instance_type) == fam]
-    here = [e for e in same if region is None or e.region in (None, region)] or same  # a list price elsewhere beats none
+    here = [
+        e for e in same if region is None or e.region in (None, region)
+    ] or same  # a list price elsewhere beats none
     current = next((e for e in here if e.instance_type == instance_type), None)
     mkt = "spot" if market == "spot" else "on-demand"
     if current is None:
         return Proposal(None, None, fam, None, None, mkt)
-    larger = sorted((e for e in here if _size(e) > _size(current) and e.instance_type != instance_type), key=_size)
+    larger = sorted(
+        (e for e in here if _size(e) > _size(current) and e.instance_type != instance_type), key=_size
+    )
     nxt = larger[0] if larger else None
     return Proposal(current, nxt, fam, _price(current, mkt), _price(nxt, mkt), mkt)

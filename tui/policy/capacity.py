@@ -64,8 +64,14 @@ def has_free_host(free: Mapping[str, int]) -> bool:
     return any(n > 0 for n in free.values())
 
 
-def launch_refusal(per_hour: float | None, count: int, fleet_left: float | None, fleet_burn: float | None,
-                   job_left: float | None, currency: str = "USD") -> str | None:
+def launch_refusal(
+    per_hour: float | None,
+    count: int,
+    fleet_left: float | None,
+    fleet_burn: float | None,
+    job_left: float | None,
+    currency: str = "USD",
+) -> str | None:
     """Why the budgets refuse `count` new instances (None: they can pay one more hour of them); every
     figure in `currency`."""
     if fleet_left is None and job_left is None:
@@ -74,10 +80,14 @@ def launch_refusal(per_hour: float | None, count: int, fleet_left: float | None,
         return "the new instance's price is unknown, so no budget can be shown to pay for it"
     extra = per_hour * count * HORIZON_H
     if fleet_left is not None and fleet_left < (fleet_burn or 0.0) * HORIZON_H + extra:
-        return (f"the fleet's daily budget has {money(fleet_left, currency)} left, less than one hour of the fleet "
-                f"({money(fleet_burn or 0.0, currency, '/h')}) and {count} new instance(s) at "
-                f"{money(per_hour, currency, '/h')}")
+        return (
+            f"the fleet's daily budget has {money(fleet_left, currency)} left, less than one hour of the fleet "
+            f"({money(fleet_burn or 0.0, currency, '/h')}) and {count} new instance(s) at "
+            f"{money(per_hour, currency, '/h')}"
+        )
     if job_left is not None and job_left < extra:
-        return (f"the job's budget has {money(job_left, currency)} left, less than one hour of {count} new "
-                f"instance(s) at {money(per_hour, currency, '/h')}")
+        return (
+            f"the job's budget has {money(job_left, currency)} left, less than one hour of {count} new "
+            f"instance(s) at {money(per_hour, currency, '/h')}"
+        )
     return None

@@ -47,8 +47,18 @@ class CloudCapacity:
         from ..cost.billing import Money, convert
 
         provider = self._provider(pool)
-        quote = price_for(provider, Instance("(new)", str(pool.provider), provider.region, str(pool.instance_type),
-                                             "pending", "spot" if pool.spot else "on-demand"), time.time())
+        quote = price_for(
+            provider,
+            Instance(
+                "(new)",
+                str(pool.provider),
+                provider.region,
+                str(pool.instance_type),
+                "pending",
+                "spot" if pool.spot else "on-demand",
+            ),
+            time.time(),
+        )
         if quote.per_hour is None:
             return None
         cost = self.settings.cost
@@ -67,7 +77,9 @@ class CloudCapacity:
             raise GpudeckError("; ".join(problems) or f"no {provider} region")
         target = core.find(found, str(instance_id))
         if not target.instance.opted_in:
-            raise GpudeckError(f"{instance_id} is not tagged {TAG_MANAGED}=true: a rule stops only instances you opted in")
+            raise GpudeckError(
+                f"{instance_id} is not tagged {TAG_MANAGED}=true: a rule stops only instances you opted in"
+            )
         (core.terminate if how == "terminate" else core.stop)(target)
         return str(instance_id)
 
@@ -75,9 +87,19 @@ class CloudCapacity:
         from ..actions.cloud_launch import HostLaunch, launch_host
 
         provider = self._provider(pool)
-        wanted = HostLaunch(str(pool.instance_type), pool.spot, None, pool.image, pool.key, ssh_user=pool.ssh_user,
-                            ssh_port=pool.ssh_port, identity_file=pool.identity_file, agent_dir=pool.agent_dir,
-                            timeout=self.timeout, token=token)
+        wanted = HostLaunch(
+            str(pool.instance_type),
+            pool.spot,
+            None,
+            pool.image,
+            pool.key,
+            ssh_user=pool.ssh_user,
+            ssh_port=pool.ssh_port,
+            identity_file=pool.identity_file,
+            agent_dir=pool.agent_dir,
+            timeout=self.timeout,
+            token=token,
+        )
         made: list[str] = []
 
         def trust(name: str, instance: Any) -> None:
@@ -105,9 +127,15 @@ def trust_published(settings: Settings, provider: Any, name: str, instance: Any)
     try:
         transport.connect()  # type: ignore[attr-defined]
     except HostKeyError as exc:
-        why = "not published on the instance's console" if not published else "not among those the console published"
-        raise GpudeckError(f"{host_key_error(name, exc)} ({why}; nobody to ask in `policy run`: {instance.id} runs "
-                           f"and is host {name}: `gpudeck hosts trust {name}`, or `gpudeck cloud stop {instance.id}`)") from None
+        why = (
+            "not published on the instance's console"
+            if not published
+            else "not among those the console published"
+        )
+        raise GpudeckError(
+            f"{host_key_error(name, exc)} ({why}; nobody to ask in `policy run`: {instance.id} runs "
+            f"and is host {name}: `gpudeck hosts trust {name}`, or `gpudeck cloud stop {instance.id}`)"
+        ) from None
     except TransportError as exc:
         raise GpudeckError(f"host {name}: {exc}") from None
     finally:

@@ -32,7 +32,9 @@ from .rules import Policies, PolicyError
 
 RETRY_AFTER = 300.0  # seconds before a failed resize of a job name by a rule is tried again
 
-Resize = Callable[[Job, int, tuple[str, ...]], str]  # (job, new count, onto hosts) → the new job's id; GpudeckError
+Resize = Callable[
+    [Job, int, tuple[str, ...]], str
+]  # (job, new count, onto hosts) → the new job's id; GpudeckError
 Move = Callable[[Job, dict[str, str]], str]  # (job, {old host: new host}) → the new job's id; GpudeckError
 JoinPool = Callable[[str, str], None]  # (pool, host): write the host into policies.toml's pool; PolicyError
 FleetBudget = Callable[[], tuple[float | None, float | None]]  # → (day budget left, fleet burn per hour)
@@ -62,7 +64,9 @@ class Controller:
         for r in self.journal.records():
             job = j if isinstance(j := r.get("job"), dict) else {}
             if r.get("outcome") in ("proposed", "refused"):
-                self.said.add((str(r.get("rule")), str(job.get("id")), str(r.get("action")), _hashable(r.get("to"))))
+                self.said.add(
+                    (str(r.get("rule")), str(job.get("id")), str(r.get("action")), _hashable(r.get("to")))
+                )
 
     def evaluate(self, now: float | None = None) -> tuple[list[Decision], dict[str, Job], list[str]]:
         """What every rule decides for every live job (no action taken)."""
@@ -71,9 +75,15 @@ class Controller:
         problems = self.observer.sync(live)
         real = self.clock()
         views = [self.observer.view(j, real) for j in live]
-        inputs = Inputs(real if now is None else now, views, self.policies, catalog=self.catalog,
-                        memory=self.journal.memory(), observed_until=None if now is None else real,
-                        currency=self.currency)
+        inputs = Inputs(
+            real if now is None else now,
+            views,
+            self.policies,
+            catalog=self.catalog,
+            memory=self.journal.memory(),
+            observed_until=None if now is None else real,
+            currency=self.currency,
+        )
         decisions = decide(inputs)
         # proposals are asked about too: one the budget cannot pay is refused, not proposed
         if self.fleet is not None and any(_costs_more(d) for d in decisions):
@@ -124,20 +134,30 @@ class Controller:
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
         pool = pool_of(rule, job, self.policies)
         old = str(job.first.get("host"))
-        bigger = [h for h in (pool.hosts if pool else ()) if h != old
-                  and (self.host_settings.get(h) or {}).get("instance_type") == d.to]
-        free = dict(self.capacity.free(bigger)) if bigger and self.capacity is not None else dict.fromkeys(bigger, 0)
+        bigger = [
+            h
+            for h in (pool.hosts if pool else ())
+            if h != old and (self.host_settings.get(h) or {}).get("instance_type") == d.to
+        ]
+        free = (
+            dict(self.capacity.free(bigger))
+            if bigger and self.capacity is not None
+            else dict.fromkeys(bigger, 0)
+        )
         # as `gpudeck scale` places a node: a host that answered, the most free GPUs first, then pool order
         answered = [h for h in bigger if h in free]
         onto = max(answered, key=lambda h: (free[h], -answered.index(h))) if answered else None
-        extra: dict[str, Any] = {"capacity": {"pool": pool.name if pool else None, "of_type": bigger, "free_gpus": free}}
+        extra: dict[str, Any] = {
+            "capacity": {"pool": pool.name if pool else None, "of_type": bigger, "free_gpus": free}
+        }
         steps: list[dict[str, Any]] = []
         can_launch = pool is not None and pool.launch and self.capacity is not None
         if onto is None and can_launch and self.move is not None:
             assert pool is not None
             try:  # node 0 of the job, on the bigger type, on-demand (what restarts cleanly)
-                refused, hosts = self._launch(d, replace(pool, instance_type=str(d.to), spot=False), [0], now, extra,
-                                              steps)
+                refused, hosts = self._launch(
+                    d, replace(pool, instance_type=str(d.to), spot=False), [0], now, extra, steps
+                )
             except GpudeckError as exc:
                 self.failed[(d.rule, d.job_name)] = now
                 return [*steps, self.journal.write(now, d, "failed", error=str(exc), **extra)]
@@ -146,14 +166,23 @@ class Controller:
             onto = hosts[0]
         if onto is None or self.move is None:
             where = f"pool {pool.name}" if pool else "no pool holds the job's host"
-            why = ("`policy run` here does not move jobs" if self.move is None else
-                   f"no host of type {d.to} answered in {where}, and it does not allow launch")
+            why = (
+                "`policy run` here does not move jobs"
+                if self.move is None
+                else f"no host of type {d.to} answered in {where}, and it does not allow launch"
+            )
             key = (d.rule, d.job_id, "propose", _hashable(d.to))
             if key in self.said:
                 return []
             self.said.add(key)
-            return [self.journal.write(now, replace(d, action="propose", reason=f"{d.reason}; not applied: {why}"),
-                                       "proposed", **extra)]
+            return [
+                self.journal.write(
+                    now,
+                    replace(d, action="propose", reason=f"{d.reason}; not applied: {why}"),
+                    "proposed",
+                    **extra,
+                )
+            ]
         extra["moved"] = {"from": old, "to": onto}
         try:
             new_id = self.move(job, {old: onto})
@@ -168,7 +197,9 @@ class Controller:
         when it is a cloud instance tagged gpudeck-managed that runs no other job; else kept, and why."""
         settings = self.host_settings.get(host) or {}
         out: dict[str, Any] = {"host": host, "instance": settings.get("instance_id"), "action": "kept"}
-        others = sorted(j.id for j in live.values() if j.id != job.id and any(n.get("host") == host for n in j.nodes))
+        others = sorted(
+            j.id for j in live.values() if j.id != job.id and any(n.get("host") == host for n in j.nodes)
+        )
         if how == "keep":
             out["why"] = 'old_instance = "keep"'
         elif not settings.get("provider") or not settings.get("instance_id"):
@@ -205,8 +236,15 @@ class Controller:
             return self.journal.write(now, d, "failed", error=str(exc), **extra)
         return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
 
-    def _launch(self, d: Decision, pool: Any, ranks: list[int], now: float, extra: dict[str, Any],
-                steps: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    def _launch(
+        self,
+        d: Decision,
+        pool: Any,
+        ranks: list[int],
+        now: float,
+        extra: dict[str, Any],
+        steps: list[dict[str, Any]],
+    ) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
         """An instance of `pool` (its fields say what) for each of the job's nodes `ranks`, or the
         budget's refusal (journaled); GpudeckError on a failed launch."""
         assert self.capacity is not None
@@ -215,8 +253,13 @@ class Controller:
         left, burn = self.fleet_figures if self.fleet is not None else (None, None)
         view_left = d.inputs.get("budget_left") if isinstance(d.inputs, dict) else None
         job_left = view_left if isinstance(view_left, (int, float)) else None
-        extra["capacity"].update(launch=pool.instance_type, provider=pool.provider, per_hour=per_hour,
-                                 fleet_budget_left=left, fleet_burn=burn)
+        extra["capacity"].update(
+            launch=pool.instance_type,
+            provider=pool.provider,
+            per_hour=per_hour,
+            fleet_budget_left=left,
+            fleet_burn=burn,
+        )
         why = launch_refusal(per_hour, count, left, burn, job_left, self.currency)
         if why is not None:
             self.failed[(d.rule, d.job_name)] = now
@@ -228,16 +271,31 @@ class Controller:
             token = pending or launch_token(pool.name, d.job_id, d.rule, rank, done)
             # journaled before the cloud is asked: a retry after any failure (or a killed controller)
             # reuses the token, and the launch finds the instance instead of making a second
-            steps.append(self.journal.write(self.clock(), d, "launching", pool=pool.name, rank=rank, token=token,
-                                            **extra))
+            steps.append(
+                self.journal.write(
+                    self.clock(), d, "launching", pool=pool.name, rank=rank, token=token, **extra
+                )
+            )
             launched = self.capacity.launch(pool, token)
             hosts.append(launched.host)
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
             known = self.policies.pools.get(pool.name, pool)
             self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
             joined = self._join(pool.name, launched.host)
-            steps.append(self.journal.write(self.clock(), d, "launched", host=launched.host, instance=launched.instance,
-                                            pool=pool.name, rank=rank, token=token, **joined, **extra))
+            steps.append(
+                self.journal.write(
+                    self.clock(),
+                    d,
+                    "launched",
+                    host=launched.host,
+                    instance=launched.instance,
+                    pool=pool.name,
+                    rank=rank,
+                    token=token,
+                    **joined,
+                    **extra,
+                )
+            )
         extra["capacity"]["onto"] = hosts
         return None, tuple(hosts)
 
@@ -261,15 +319,22 @@ def _costs_more(d: Decision) -> bool:
     """A decision the fleet's daily budget has a say in: a scale up, applied or proposed, or a bigger type."""
     if d.kind == "vertical":
         return d.action in ("propose", "scale")
-    return d.action in ("scale", "propose") and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
+    return (
+        d.action in ("scale", "propose") and isinstance(d.to, int) and isinstance(d.frm, int) and d.to > d.frm
+    )
 
 
 def _hashable(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, type(None))) else repr(value)
 
 
-def run_forever(controller: Controller, interval: float, say: Callable[[dict[str, Any]], None],
-                once: bool = False, stop: threading.Event | None = None) -> None:
+def run_forever(
+    controller: Controller,
+    interval: float,
+    say: Callable[[dict[str, Any]], None],
+    once: bool = False,
+    stop: threading.Event | None = None,
+) -> None:
     """Pass after pass until `stop` is set; a pass under way is finished first, so a resize is never
     cut between its stop and its relaunch."""
     stop = stop or threading.Event()

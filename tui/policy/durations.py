@@ -17,21 +17,21 @@ def duration(text: object) -> float:
         return float(text)
     m = _DURATION.fullmatch(text) if isinstance(text, str) else None
     if not m:
-        raise ValueError(f"expected a duration such as \"30s\", \"5m\", \"2h\", got {text!r}")
+        raise ValueError(f'expected a duration such as "30s", "5m", "2h", got {text!r}')
     return float(m.group(1)) * _UNIT[m.group(2)]
 
 
 def days(text: object) -> frozenset[int]:
     """Weekday numbers (Monday 0): "mon-fri", "sat,sun", "mon-wed,fri", "daily"."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"expected days such as \"mon-fri\" or \"sat,sun\", got {text!r}")
+        raise ValueError(f'expected days such as "mon-fri" or "sat,sun", got {text!r}')
     if text.strip().lower() in ("daily", "all", "every day"):
         return frozenset(range(7))
     out: set[int] = set()
     for part in text.lower().replace(" ", "").split(","):
         first, _, last = part.partition("-")
         if first not in DAYS or (last and last not in DAYS):
-            raise ValueError(f"{part!r} is not a day or a range of days (mon, tue, … sun; e.g. \"mon-fri\")")
+            raise ValueError(f'{part!r} is not a day or a range of days (mon, tue, … sun; e.g. "mon-fri")')
         a, b = DAYS.index(first), DAYS.index(last or first)
         out.update(range(a, b + 1) if a <= b else [*range(a, 7), *range(0, b + 1)])  # "fri-mon" wraps
     return frozenset(out)
@@ -42,7 +42,7 @@ def window(text: object) -> tuple[dt.time, dt.time]:
     parts = text.split("-") if isinstance(text, str) else []
     clocks = [_CLOCK.fullmatch(p.strip()) for p in parts]
     if len(parts) != 2 or not all(clocks):
-        raise ValueError(f"expected a window such as \"09:00-18:00\", got {text!r}")
+        raise ValueError(f'expected a window such as "09:00-18:00", got {text!r}')
     start, end = (dt.time(int(m.group(1)), int(m.group(2))) for m in clocks if m)
     if end <= start:
         raise ValueError(f"{text!r}: the end must be after the start (a window across midnight: two rules)")

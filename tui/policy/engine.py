@@ -40,22 +40,38 @@ class Decision:
     period: str | None = None  # a schedule decision's window period
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "kind": self.kind, "job": {"id": self.job_id, "name": self.job_name},
-                "from": self.frm, "to": self.to, "action": self.action, "reason": self.reason,
-                "inputs": self.inputs}
+        return {
+            "rule": self.rule,
+            "kind": self.kind,
+            "job": {"id": self.job_id, "name": self.job_name},
+            "from": self.frm,
+            "to": self.to,
+            "action": self.action,
+            "reason": self.reason,
+            "inputs": self.inputs,
+        }
 
 
 def decide(inputs: Inputs) -> list[Decision]:
     out: list[Decision] = []
     for job in inputs.jobs:
-        rules = [r for r in inputs.policies.rules if r.matches(job.name, list(job.hosts), inputs.policies.pools)]
+        rules = [
+            r for r in inputs.policies.rules if r.matches(job.name, list(job.hosts), inputs.policies.pools)
+        ]
         winner = _schedule_winner([r for r in rules if r.kind == "schedule"], inputs.now)
         decisions = []
         for rule in rules:
             if rule.kind == "schedule" and rule is not winner:
                 assert winner is not None
-                decisions.append(_decision(rule, job, job.nodes, "none", f"rule {winner.name!r} (listed later) "
-                                           "decides this job's schedule now"))
+                decisions.append(
+                    _decision(
+                        rule,
+                        job,
+                        job.nodes,
+                        "none",
+                        f"rule {winner.name!r} (listed later) decides this job's schedule now",
+                    )
+                )
             else:
                 decisions.append(_KINDS[rule.kind](rule, job, inputs))
         out.extend(_one_scale_per_job(decisions))
@@ -76,7 +92,9 @@ def _one_scale_per_job(decisions: list[Decision]) -> list[Decision]:
     out = []
     for d in decisions:
         if d.action == "scale" and first is not None:
-            d = replace(d, action="none", reason=f"{d.reason}; deferred: rule {first.rule!r} resizes this job first")
+            d = replace(
+                d, action="none", reason=f"{d.reason}; deferred: rule {first.rule!r} resizes this job first"
+            )
         elif d.action == "scale":
             first = d
         out.append(d)
@@ -86,18 +104,35 @@ def _one_scale_per_job(decisions: list[Decision]) -> list[Decision]:
 _NODES = object()  # `from` is the job's node count (vertical rules pass an instance type, maybe None)
 
 
-def _decision(rule: Rule, job: JobFacts, to: Any, action: str, reason: str, frm: Any = _NODES,
-              **inputs: Any) -> Decision:
-    return Decision(rule.name, rule.kind, job.id, job.name, job.nodes if frm is _NODES else frm, to, action, reason,
-                    {"nodes": job.nodes, **inputs})
+def _decision(
+    rule: Rule, job: JobFacts, to: Any, action: str, reason: str, frm: Any = _NODES, **inputs: Any
+) -> Decision:
+    return Decision(
+        rule.name,
+        rule.kind,
+        job.id,
+        job.name,
+        job.nodes if frm is _NODES else frm,
+        to,
+        action,
+        reason,
+        {"nodes": job.nodes, **inputs},
+    )
 
 
 def _act(rule: Rule, job: JobFacts, inputs: Inputs, to: int, reason: str, **values: Any) -> Decision:
     """A resize decision, after the cooldown, the budget and `auto` had their say."""
     memory = inputs.memory.get((rule.name, job.name))
     if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown:
-        return _decision(rule, job, job.nodes, "none", f"{reason}; cooling down: applied {show(inputs.now - memory.t)} "
-                         f"ago (cooldown {show(rule.cooldown)})", **values)
+        return _decision(
+            rule,
+            job,
+            job.nodes,
+            "none",
+            f"{reason}; cooling down: applied {show(inputs.now - memory.t)} "
+            f"ago (cooldown {show(rule.cooldown)})",
+            **values,
+        )
     refusal = _budget_refusal(job, inputs, to)
     if refusal:
         return _decision(rule, job, to, "refused", f"{reason}; refused: {refusal}", **values)
@@ -109,19 +144,25 @@ def _budget_refusal(job: JobFacts, inputs: Inputs, to: int) -> str | None:
     if to <= job.nodes:
         return None
     cur = inputs.currency
-    if inputs.fleet_budget_left is not None and inputs.fleet_budget_left <= 0:  # spent, whatever the job costs
+    if (
+        inputs.fleet_budget_left is not None and inputs.fleet_budget_left <= 0
+    ):  # spent, whatever the job costs
         return f"the fleet's daily budget is spent ({money(-inputs.fleet_budget_left, cur)} over)"
     if job.burn_per_node is None:
         return None
     burn = job.burn_per_node * to
     if job.budget_left is not None and job.budget_left < burn * HORIZON_H:
-        return (f"the job's budget has {money(job.budget_left, cur)} left, less than one hour at {to} nodes "
-                f"({money(burn, cur, '/h')})")
+        return (
+            f"the job's budget has {money(job.budget_left, cur)} left, less than one hour at {to} nodes "
+            f"({money(burn, cur, '/h')})"
+        )
     extra = job.burn_per_node * (to - job.nodes)
     fleet_burn = (inputs.fleet_burn or 0) + extra
     if inputs.fleet_budget_left is not None and inputs.fleet_budget_left < fleet_burn * HORIZON_H:
-        return (f"the fleet's daily budget has {money(inputs.fleet_budget_left, cur)} left, less than one hour at "
-                f"{money(fleet_burn, cur, '/h')}")
+        return (
+            f"the fleet's daily budget has {money(inputs.fleet_budget_left, cur)} left, less than one hour at "
+            f"{money(fleet_burn, cur, '/h')}"
+        )
     return None
 
 
@@ -132,8 +173,10 @@ def _series(rule: Rule, job: JobFacts, inputs: Inputs) -> tuple[dict[str, list[P
     """The series to test, by source: the job's own metric, or each host's GPU figure."""
     if rule.metric in HOST_METRICS:
         # the job's own GPU summaries (its journals) where there are any, else the host's samples
-        return {h: list(job.gpu.get((h, rule.metric)) or inputs.host_series.get((h, rule.metric), []))
-                for h in job.hosts}, "host"
+        return {
+            h: list(job.gpu.get((h, rule.metric)) or inputs.host_series.get((h, rule.metric), []))
+            for h in job.hosts
+        }, "host"
     return {"job": list(job.metrics.get(rule.metric, []))}, "job"
 
 
@@ -173,7 +216,11 @@ def _condition(rule: Rule, job: JobFacts, inputs: Inputs) -> tuple[bool | None, 
     if unknown:
         name, r = unknown[0]
         where = "" if source == "job" else f" on {name}"
-        return None, f"{rule.metric}{where}: {r[1]}{' (no data is not 0)' if r[1] == 'no data' else ''}", facts
+        return (
+            None,
+            f"{rule.metric}{where}: {r[1]}{' (no data is not 0)' if r[1] == 'no data' else ''}",
+            facts,
+        )
     failing = [(n, r) for n, r in results.items() if not r[0]]
     if failing:
         name, r = failing[0]
@@ -192,8 +239,14 @@ def _metric(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
     if target == job.nodes or (rule.add > 0) != (target > job.nodes):
         bound = f"max {rule.max}" if rule.add > 0 else f"min {rule.min}"
         return _decision(rule, job, job.nodes, "none", f"{why}; at its bound ({bound})", **facts)
-    return _act(rule, job, inputs, target, f"{why} → {'+' if rule.add > 0 else ''}{rule.add} node"
-                f"{'s' * (abs(rule.add) != 1)}", **facts)
+    return _act(
+        rule,
+        job,
+        inputs,
+        target,
+        f"{why} → {'+' if rule.add > 0 else ''}{rule.add} node{'s' * (abs(rule.add) != 1)}",
+        **facts,
+    )
 
 
 # -- schedule --------------------------------------------------------------------------------------
@@ -204,11 +257,18 @@ def _schedule(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
     inside = windows.inside(rule, now)
     period = windows.period_start(rule, now).isoformat()
     when = windows.local_time(rule, now)
-    facts = {"local_time": when, "inside": inside, "window": f"{rule.start:%H:%M}-{rule.end:%H:%M}",
-             "timezone": rule.timezone, "period": period}
+    facts = {
+        "local_time": when,
+        "inside": inside,
+        "window": f"{rule.start:%H:%M}-{rule.end:%H:%M}",
+        "timezone": rule.timezone,
+        "period": period,
+    }
     want = rule.nodes if inside else rule.otherwise
     if want is None:
-        return _decision(rule, job, job.nodes, "none", f"{when}: outside its window; it asks nothing then", **facts)
+        return _decision(
+            rule, job, job.nodes, "none", f"{when}: outside its window; it asks nothing then", **facts
+        )
     where = "inside" if inside else "outside"
     reason = f"{when}: {where} {facts['window']} → {want} node{'s' * (want != 1)}"
     memory = inputs.memory.get((rule.name, job.name))
@@ -230,43 +290,86 @@ def _vertical(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
     if not ok:
         return _decision(rule, job, kind, "none", why, frm=kind, **facts)
     if inst is None or not inst.provider or not kind:
-        return _decision(rule, job, None, "none", f"{why}; {job.hosts[0]} has no provider/instance_type "
-                         f"(`gpudeck hosts set {job.hosts[0]} provider=… instance_type=…`)", frm=None, **facts)
+        return _decision(
+            rule,
+            job,
+            None,
+            "none",
+            f"{why}; {job.hosts[0]} has no provider/instance_type "
+            f"(`gpudeck hosts set {job.hosts[0]} provider=… instance_type=…`)",
+            frm=None,
+            **facts,
+        )
     p = next_larger(inputs.catalog, inst.provider, kind, inst.region, inst.market)
     if p.current is None:
-        return _decision(rule, job, kind, "none", f"{why}; {inst.provider} {kind} is not in the price catalog",
-                         frm=kind, **facts)
+        return _decision(
+            rule,
+            job,
+            kind,
+            "none",
+            f"{why}; {inst.provider} {kind} is not in the price catalog",
+            frm=kind,
+            **facts,
+        )
     if p.next is None:
-        return _decision(rule, job, kind, "none", f"{why}; no larger {p.family} type in the catalog "
-                         "(a family change is yours to choose)", frm=kind, **facts)
+        return _decision(
+            rule,
+            job,
+            kind,
+            "none",
+            f"{why}; no larger {p.family} type in the catalog (a family change is yours to choose)",
+            frm=kind,
+            **facts,
+        )
     diff = p.difference
-    price = (f"{'+' if diff >= 0 else '-'}${abs(diff):.3f}/h {p.market} (${p.price_now:g} → ${p.price_next:g})"
-             if diff is not None else f"price difference unknown (no {p.market} list price in the catalog)")
+    price = (
+        f"{'+' if diff >= 0 else '-'}${abs(diff):.3f}/h {p.market} (${p.price_now:g} → ${p.price_next:g})"
+        if diff is not None
+        else f"price difference unknown (no {p.market} list price in the catalog)"
+    )
     notes = []
     if p.market == "spot":
         notes.append("spot: a new spot request, it may be reclaimed; prices are the catalog's spot low")
     if p.next.gpu_model != p.current.gpu_model:
         notes.append(f"GPU model changes: {p.current.gpu_model or '?'} → {p.next.gpu_model or '?'}")
-    facts.update(family=p.family, price_difference_usd_per_hour=diff, market=p.market,
-                 gpus=f"{p.current.gpus or '?'} → {p.next.gpus or '?'}")
+    facts.update(
+        family=p.family,
+        price_difference_usd_per_hour=diff,
+        market=p.market,
+        gpus=f"{p.current.gpus or '?'} → {p.next.gpus or '?'}",
+    )
     reason = "; ".join([f"{why} → {p.next.instance_type}, {price}", *notes])
     memory = inputs.memory.get((rule.name, job.name))
     # within the cooldown: the same proposal is not made again, nor a move right after one (to = this type)
-    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown and memory.to in (
-            p.next.instance_type, kind):
+    if (
+        memory is not None
+        and rule.cooldown
+        and inputs.now - memory.t < rule.cooldown
+        and memory.to in (p.next.instance_type, kind)
+    ):
         done = "moved here" if memory.to == kind else "proposed"
-        return _decision(rule, job, kind, "none", f"{reason}; {done} {show(inputs.now - memory.t)} ago", frm=kind,
-                         **facts)
+        return _decision(
+            rule, job, kind, "none", f"{reason}; {done} {show(inputs.now - memory.t)} ago", frm=kind, **facts
+        )
     refusal = _vertical_refusal(job, inputs, diff)
     if refusal:
-        return _decision(rule, job, p.next.instance_type, "refused", f"{reason}; refused: {refusal}", frm=kind, **facts)
+        return _decision(
+            rule, job, p.next.instance_type, "refused", f"{reason}; refused: {refusal}", frm=kind, **facts
+        )
     held_back = _not_clean(job, p)
     facts["restart"] = held_back or "clean"  # whoever accepts the proposal (policy run, the TUI's y) reads it
     if not rule.auto:
         return _decision(rule, job, p.next.instance_type, "propose", reason, frm=kind, **facts)
     if held_back:
-        return _decision(rule, job, p.next.instance_type, "propose", f"{reason}; stays a proposal: {held_back}",
-                         frm=kind, **facts)
+        return _decision(
+            rule,
+            job,
+            p.next.instance_type,
+            "propose",
+            f"{reason}; stays a proposal: {held_back}",
+            frm=kind,
+            **facts,
+        )
     return _decision(rule, job, p.next.instance_type, "scale", reason, frm=kind, **facts)
 
 

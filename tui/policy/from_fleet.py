@@ -38,20 +38,33 @@ class Sampler:
             gpus = self.gpus.setdefault(job_id, {})
             by_host: dict[str, list[tuple[float | None, float | None]]] = {}
             for key, sample in job.gpu_latest.items():
-                mem = (100.0 * sample.mem_used_mib / sample.mem_total_mib
-                       if sample.mem_used_mib is not None and sample.mem_total_mib else None)
+                mem = (
+                    100.0 * sample.mem_used_mib / sample.mem_total_mib
+                    if sample.mem_used_mib is not None and sample.mem_total_mib
+                    else None
+                )
                 by_host.setdefault(job.gpu_host.get(key, ""), []).append((sample.util, mem))
             for host, readings in by_host.items():
                 for i, metric in enumerate(("gpu_util", "gpu_mem")):
                     values = [v for r in readings if (v := r[i]) is not None]
                     if values:
-                        append_bounded(gpus.setdefault((host, metric), []), Point(now, sum(values) / len(values)), self.keep)
+                        append_bounded(
+                            gpus.setdefault((host, metric), []),
+                            Point(now, sum(values) / len(values)),
+                            self.keep,
+                        )
             hosts = tuple(dict.fromkeys(n.host for n in job.nodes.values()))
-            views.append(JobFacts(id=job_id, name=job.name or job_id, nodes=len(job.nodes), hosts=hosts,
-                                 metrics={k: list(v) for k, v in metrics.items()},
-                                 gpu={k: list(v) for k, v in gpus.items()}))
+            views.append(
+                JobFacts(
+                    id=job_id,
+                    name=job.name or job_id,
+                    nodes=len(job.nodes),
+                    hosts=hosts,
+                    metrics={k: list(v) for k, v in metrics.items()},
+                    gpu={k: list(v) for k, v in gpus.items()},
+                )
+            )
         return views
-
 
 
 def with_costs(views: list[JobFacts], board: CostBoard) -> tuple[list[JobFacts], float | None, float | None]:
@@ -61,7 +74,13 @@ def with_costs(views: list[JobFacts], board: CostBoard) -> tuple[list[JobFacts],
     for v in views:
         c = board.jobs.get(v.id)
         burn = c.burn / v.nodes if c is not None and c.burn is not None and v.nodes else None
-        left = c.budget - c.accrued if c is not None and c.budget is not None and c.accrued is not None else None
+        left = (
+            c.budget - c.accrued if c is not None and c.budget is not None and c.accrued is not None else None
+        )
         out.append(replace(v, burn_per_node=burn, budget_left=left))
-    fleet_left = board.daily_budget - board.today if board.daily_budget is not None and board.today is not None else None
+    fleet_left = (
+        board.daily_budget - board.today
+        if board.daily_budget is not None and board.today is not None
+        else None
+    )
     return out, fleet_left, board.burn

@@ -43,7 +43,9 @@ class JobFacts:
     instance: HostInstance | None = None
     burn_per_node: float | None = None  # per hour of one node, in Inputs.currency; None: unknown
     budget_left: float | None = None  # what the job's budget has left, in Inputs.currency; None: no budget
-    gpu: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, gpu_util|gpu_mem), from its journals
+    gpu: Mapping[tuple[str, str], list[Point]] = field(
+        default_factory=dict
+    )  # (host, gpu_util|gpu_mem), from its journals
 
 
 @dataclass(frozen=True)
@@ -60,13 +62,17 @@ class Inputs:
     now: float
     jobs: list[JobFacts]
     policies: Policies
-    host_series: Mapping[tuple[str, str], list[Point]] = field(default_factory=dict)  # (host, metric): hosts' own samples
+    host_series: Mapping[tuple[str, str], list[Point]] = field(
+        default_factory=dict
+    )  # (host, metric): hosts' own samples
     catalog: list[CatalogEntry] = field(default_factory=list)
     memory: Mapping[tuple[str, str], Applied] = field(default_factory=dict)  # (rule, job name)
     fleet_budget_left: float | None = None  # what the fleet's daily budget has left today, in `currency`
     fleet_burn: float | None = None  # per hour the fleet burns now, in `currency`
     currency: str = "USD"  # the unit of every budget figure above ([cost] currency)
-    observed_until: float | None = None  # `eval --at` a later time: series are judged as of the data, not then
+    observed_until: float | None = (
+        None  # `eval --at` a later time: series are judged as of the data, not then
+    )
 
     @property
     def data_now(self) -> float:

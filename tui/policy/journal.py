@@ -31,7 +31,13 @@ class PolicyJournal:
         self.malformed = 0
 
     def write(self, t: float, decision: Decision, outcome: str, **extra: Any) -> dict[str, Any]:
-        record = {"t": round(t, 3), **decision.to_json(), "period": decision.period, "outcome": outcome, **extra}
+        record = {
+            "t": round(t, 3),
+            **decision.to_json(),
+            "period": decision.period,
+            "outcome": outcome,
+            **extra,
+        }
         line = json.dumps(record, default=str, allow_nan=False) + "\n"
         paths.ensure_private(self.path.parent)
         if self.path.exists() and self.path.stat().st_size + len(line) > MAX_BYTES:
@@ -75,7 +81,12 @@ class PolicyJournal:
         completed = 0
         for r in records:
             job = j if isinstance(j := r.get("job"), dict) else {}
-            if r.get("outcome") != "launching" or r.get("pool") != pool or job.get("id") != job_id or r.get("rank") != rank:
+            if (
+                r.get("outcome") != "launching"
+                or r.get("pool") != pool
+                or job.get("id") != job_id
+                or r.get("rank") != rank
+            ):
                 continue
             if not isinstance(r.get("token"), str):
                 self.malformed += 1
@@ -92,7 +103,9 @@ class PolicyJournal:
             job = j if isinstance(j := r.get("job"), dict) else {}
             if not isinstance(r.get("rule"), str) or not isinstance(job.get("name"), str):
                 continue
-            if r.get("outcome") == "applied" or (r.get("kind") == "vertical" and r.get("outcome") == "proposed"):
+            if r.get("outcome") == "applied" or (
+                r.get("kind") == "vertical" and r.get("outcome") == "proposed"
+            ):
                 period = r.get("period") if isinstance(r.get("period"), str) else None
                 memory[(r["rule"], job["name"])] = Applied(float(r["t"]), r.get("to"), period)
         return memory

@@ -32,9 +32,14 @@ class TailingClient(Protocol):
 
 
 class Observer:
-    def __init__(self, client: Callable[[str], TailingClient], policies: Policies,
-                 host_settings: Mapping[str, Mapping[str, Any]] | None = None, currency: str = "USD",
-                 fx: Mapping[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        client: Callable[[str], TailingClient],
+        policies: Policies,
+        host_settings: Mapping[str, Mapping[str, Any]] | None = None,
+        currency: str = "USD",
+        fx: Mapping[str, float] | None = None,
+    ) -> None:
         self.client = client
         self.policies = policies
         self.host_settings = host_settings or {}
@@ -43,7 +48,9 @@ class Observer:
         self.keep = max((r.hold for r in policies.rules), default=0.0) + KEEP_MARGIN
         self.tailed: dict[tuple[str, str], str] = {}  # (job, node) → host
         self.metrics: dict[str, dict[str, list[Point]]] = {}  # job → metric → points
-        self.gpus: dict[str, dict[tuple[str, str], list[Point]]] = {}  # job → (host, gpu_util|gpu_mem) → points
+        self.gpus: dict[
+            str, dict[tuple[str, str], list[Point]]
+        ] = {}  # job → (host, gpu_util|gpu_mem) → points
         self.skipped = 0  # records that were not what the journal contract says (readers are total)
 
     # -- reading -----------------------------------------------------------------------------------
@@ -113,7 +120,11 @@ class Observer:
         if record.get("kind") == "metric" and isinstance(record.get("values"), dict):
             for name, value in record["values"].items():
                 if name in self.wanted and isinstance(value, (int, float)) and not isinstance(value, bool):
-                    append_bounded(self.metrics.setdefault(job, {}).setdefault(name, []), Point(float(t), float(value)), self.keep)
+                    append_bounded(
+                        self.metrics.setdefault(job, {}).setdefault(name, []),
+                        Point(float(t), float(value)),
+                        self.keep,
+                    )
         elif record.get("kind") == "gpu" and isinstance(record.get("gpus"), list):
             util, mem = _gpu_summary(record["gpus"])
             series = self.gpus.setdefault(job, {})
@@ -122,14 +133,15 @@ class Observer:
             if mem is not None:
                 append_bounded(series.setdefault((host, "gpu_mem"), []), Point(float(t), mem), self.keep)
 
-
     # -- views -------------------------------------------------------------------------------------
 
     def view(self, job: Job, now: float) -> JobFacts:
         hosts = tuple(dict.fromkeys(str(n["host"]) for n in job.nodes))
         first = job.first
         price = first.get("price") if isinstance(first.get("price"), dict) else None
-        rate = self._rate(price.get("currency", "USD")) if price else None  # the spec's price and budget → currency
+        rate = (
+            self._rate(price.get("currency", "USD")) if price else None
+        )  # the spec's price and budget → currency
         per_hour = price.get("per_hour") if price and rate is not None else None
         share = price.get("share", 1) if price else 1
         share = share if isinstance(share, (int, float)) and not isinstance(share, bool) and share > 0 else 1
@@ -138,13 +150,28 @@ class Observer:
             burn = float(per_hour) * share * rate
         budget = first.get("budget")
         budget_left = None
-        if burn is not None and rate is not None and isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        if (
+            burn is not None
+            and rate is not None
+            and isinstance(budget, (int, float))
+            and not isinstance(budget, bool)
+        ):
             started = [s for n in job.nodes if isinstance(s := n.get("started_at"), (int, float))]
-            spent = sum(burn * max(0.0, now - s) / 3600 for s in started)  # its share of the price × wall time, per node
+            spent = sum(
+                burn * max(0.0, now - s) / 3600 for s in started
+            )  # its share of the price × wall time, per node
             budget_left = float(budget) * rate - spent
-        return JobFacts(id=job.id, name=job.name, nodes=len(job.nodes), hosts=hosts,
-                       metrics=self.metrics.get(job.id, {}), instance=self._instance(hosts[0]),
-                       burn_per_node=burn, budget_left=budget_left, gpu=self.gpus.get(job.id, {}))
+        return JobFacts(
+            id=job.id,
+            name=job.name,
+            nodes=len(job.nodes),
+            hosts=hosts,
+            metrics=self.metrics.get(job.id, {}),
+            instance=self._instance(hosts[0]),
+            burn_per_node=burn,
+            budget_left=budget_left,
+            gpu=self.gpus.get(job.id, {}),
+        )
 
     def _rate(self, currency: Any) -> float | None:
         """How many of [cost] currency one unit of `currency` is; None: no fx rate (unknown, not guessed)."""
@@ -163,7 +190,12 @@ class Observer:
 def _gpu_summary(gpus: list[Any]) -> tuple[float | None, float | None]:
     """A node's GPUs → (mean utilization %, mean memory used %); None where no GPU said."""
     utils = [g["util"] for g in gpus if isinstance(g, dict) and isinstance(g.get("util"), (int, float))]
-    mems = [100.0 * g["mem_used_mib"] / g["mem_total_mib"] for g in gpus if isinstance(g, dict)
-            and isinstance(g.get("mem_used_mib"), (int, float)) and isinstance(g.get("mem_total_mib"), (int, float))
-            and g["mem_total_mib"] > 0]
+    mems = [
+        100.0 * g["mem_used_mib"] / g["mem_total_mib"]
+        for g in gpus
+        if isinstance(g, dict)
+        and isinstance(g.get("mem_used_mib"), (int, float))
+        and isinstance(g.get("mem_total_mib"), (int, float))
+        and g["mem_total_mib"] > 0
+    ]
     return (sum(utils) / len(utils) if utils else None), (sum(mems) / len(mems) if mems else None)

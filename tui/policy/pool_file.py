@@ -26,7 +26,9 @@ def add_pool_host(path: Path, pool: str, host: str) -> bool:
         raise PolicyError(f"{path}: not valid TOML: {exc}") from None
     hosts = _pool_hosts(doc, pool)
     if hosts is None:
-        raise PolicyError(f"{path}: [pool.{pool}] hosts: not a list of host names any more (edited meanwhile?)")
+        raise PolicyError(
+            f"{path}: [pool.{pool}] hosts: not a list of host names any more (edited meanwhile?)"
+        )
     if host in hosts:
         return False
     hosts.append(host)

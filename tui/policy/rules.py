@@ -21,7 +21,11 @@ from . import durations
 
 KINDS = ("metric", "schedule", "vertical")
 HOST_METRICS = ("gpu_util", "gpu_mem")
-OLD_INSTANCE = ("stop", "keep", "terminate")  # from the job's hosts' GPU samples; anything else: a number the job prints
+OLD_INSTANCE = (
+    "stop",
+    "keep",
+    "terminate",
+)  # from the job's hosts' GPU samples; anything else: a number the job prints
 
 
 class PolicyError(Exception):
@@ -117,8 +121,20 @@ def parse(text: str, path: Path) -> Policies:
     return _Reader(path, text).policies(data)
 
 
-_POOL_FIELDS = ("hosts", "launch", "provider", "instance_type", "region", "spot", "image", "key", "ssh_user",
-                "ssh_port", "identity_file", "agent_dir")
+_POOL_FIELDS = (
+    "hosts",
+    "launch",
+    "provider",
+    "instance_type",
+    "region",
+    "spot",
+    "image",
+    "key",
+    "ssh_user",
+    "ssh_port",
+    "identity_file",
+    "agent_dir",
+)
 _COMMON = ("name", "kind", "jobs", "pool", "auto", "cooldown")
 _FIELDS = {
     "metric": (*_COMMON, "metric", "above", "below", "for", "add", "min", "max"),
@@ -144,7 +160,9 @@ class _Reader:
         for i, t in enumerate(raw_rules):
             rule = self.rule(i, t, pools)
             if any(r.name == rule.name for r in rules):
-                self.fail(i, rule.name, "name", f"{rule.name!r} is used by an earlier rule: names must be unique")
+                self.fail(
+                    i, rule.name, "name", f"{rule.name!r} is used by an earlier rule: names must be unique"
+                )
             rules.append(rule)
         return Policies(tuple(rules), pools, self.path)
 
@@ -178,18 +196,25 @@ class _Reader:
             self.fail(i, name, "kind", f"expected one of {', '.join(KINDS)}, got {kind!r}")
         for key in t:
             if key not in _FIELDS[kind]:
-                self.fail(i, name, key, f"unknown field for a {kind} rule (known: {', '.join(_FIELDS[kind])})")
+                self.fail(
+                    i, name, key, f"unknown field for a {kind} rule (known: {', '.join(_FIELDS[kind])})"
+                )
         jobs, pool = t.get("jobs"), t.get("pool")
         if (jobs is None) == (pool is None):
-            self.fail(i, name, "jobs", "expected either jobs = \"GLOB\" (job names) or pool = \"NAME\"")
+            self.fail(i, name, "jobs", 'expected either jobs = "GLOB" (job names) or pool = "NAME"')
         for key, value in (("jobs", jobs), ("pool", pool)):
             if value is not None and (not isinstance(value, str) or not value):
                 self.fail(i, name, key, f"expected a string, got {value!r}")
         if pool is not None and pool not in pools:
             known = ", ".join(pools) or "none defined"
             self.fail(i, name, "pool", f"no [pool.{pool}] (pools: {known})")
-        common: dict[str, Any] = {"name": name, "kind": kind, "line": self.headers[i] if i < len(self.headers) else 0,
-                                  "jobs": jobs, "pool": pool}
+        common: dict[str, Any] = {
+            "name": name,
+            "kind": kind,
+            "line": self.headers[i] if i < len(self.headers) else 0,
+            "jobs": jobs,
+            "pool": pool,
+        }
         rule: Rule = getattr(self, kind)(i, name, t, common)  # metric, schedule or vertical, below
         return rule
 
@@ -198,22 +223,38 @@ class _Reader:
     def metric(self, i: int, name: str, t: dict[str, Any], common: dict[str, Any]) -> Rule:
         metric = t.get("metric")
         if not isinstance(metric, str) or not metric:
-            self.fail(i, name, "metric", f"expected a metric name (e.g. \"backlog\", \"gpu_util\"), got {metric!r}")
+            self.fail(
+                i, name, "metric", f'expected a metric name (e.g. "backlog", "gpu_util"), got {metric!r}'
+            )
         above, below = self.number(i, name, t, "above"), self.number(i, name, t, "below")
         if (above is None) == (below is None):
             self.fail(i, name, "above", "expected one threshold: above = N or below = N")
         add = t.get("add")
         if not isinstance(add, int) or isinstance(add, bool) or add == 0:
-            self.fail(i, name, "add", f"expected a whole number of nodes to add (negative: remove), not 0, got {add!r}")
+            self.fail(
+                i,
+                name,
+                "add",
+                f"expected a whole number of nodes to add (negative: remove), not 0, got {add!r}",
+            )
         low = self.count(i, name, t, "min", 1)
         high = self.count(i, name, t, "max", None)
         if add > 0 and high is None:
             self.fail(i, name, "add", "a rule that adds nodes needs max = N (the most nodes it may reach)")
         if high is not None and high < low:
             self.fail(i, name, "max", f"must be >= min ({low})")
-        return Rule(**common, auto=self.flag(i, name, t, "auto", True),
-                    cooldown=self.duration(i, name, t, "cooldown", 600.0), metric=metric, above=above, below=below,
-                    hold=self.duration(i, name, t, "for", 0.0), add=add, min=low, max=high)
+        return Rule(
+            **common,
+            auto=self.flag(i, name, t, "auto", True),
+            cooldown=self.duration(i, name, t, "cooldown", 600.0),
+            metric=metric,
+            above=above,
+            below=below,
+            hold=self.duration(i, name, t, "for", 0.0),
+            add=add,
+            min=low,
+            max=high,
+        )
 
     def schedule(self, i: int, name: str, t: dict[str, Any], common: dict[str, Any]) -> Rule:
         try:
@@ -221,7 +262,7 @@ class _Reader:
         except ValueError as exc:
             self.fail(i, name, "days", str(exc))
         if "between" not in t:
-            self.fail(i, name, "between", "missing: the window, e.g. between = \"09:00-18:00\"")
+            self.fail(i, name, "between", 'missing: the window, e.g. between = "09:00-18:00"')
         try:
             start, end = durations.window(t["between"])
         except ValueError as exc:
@@ -230,13 +271,21 @@ class _Reader:
         try:
             ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError, TypeError):
-            self.fail(i, name, "timezone", f"unknown time zone {zone!r} (e.g. \"Asia/Shanghai\", \"UTC\")")
+            self.fail(i, name, "timezone", f'unknown time zone {zone!r} (e.g. "Asia/Shanghai", "UTC")')
         nodes = self.count(i, name, t, "nodes", None)
         if nodes is None:
             self.fail(i, name, "nodes", "missing: the node count inside the window")
-        return Rule(**common, auto=self.flag(i, name, t, "auto", True), cooldown=self.duration(i, name, t, "cooldown", 0.0),
-                    days=days, start=start, end=end, timezone=zone, nodes=nodes,
-                    otherwise=self.count(i, name, t, "otherwise", None))
+        return Rule(
+            **common,
+            auto=self.flag(i, name, t, "auto", True),
+            cooldown=self.duration(i, name, t, "cooldown", 0.0),
+            days=days,
+            start=start,
+            end=end,
+            timezone=zone,
+            nodes=nodes,
+            otherwise=self.count(i, name, t, "otherwise", None),
+        )
 
     def vertical(self, i: int, name: str, t: dict[str, Any], common: dict[str, Any]) -> Rule:
         metric = t.get("metric", "gpu_util")
@@ -247,10 +296,15 @@ class _Reader:
         if old not in OLD_INSTANCE:
             self.fail(i, name, "old_instance", f"expected one of {', '.join(OLD_INSTANCE)}, got {old!r}")
         # auto = true: applied where the job restarts cleanly on the bigger type (engine.py says where)
-        return Rule(**common, auto=self.flag(i, name, t, "auto", False),
-                    cooldown=self.duration(i, name, t, "cooldown", 3600.0), metric=metric,
-                    above=90.0 if above is None else above, hold=self.duration(i, name, t, "for", 600.0),
-                    old_instance=old)
+        return Rule(
+            **common,
+            auto=self.flag(i, name, t, "auto", False),
+            cooldown=self.duration(i, name, t, "cooldown", 3600.0),
+            metric=metric,
+            above=90.0 if above is None else above,
+            hold=self.duration(i, name, t, "for", 600.0),
+            old_instance=old,
+        )
 
     # -- fields ------------------------------------------------------------------------------------
 
@@ -268,7 +322,9 @@ class _Reader:
     def count(self, i: int, name: str, t: dict[str, Any], key: str, default: None) -> int | None: ...
     def count(self, i: int, name: str, t: dict[str, Any], key: str, default: int | None) -> int | None:
         value = t.get(key, default)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 4096):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 4096
+        ):
             self.fail(i, name, key, f"expected a node count (1 or more), got {value!r}")
         return value
 
@@ -298,20 +354,33 @@ class _Reader:
     def launch_fields(self, name: str, p: dict[str, Any], launch: bool) -> dict[str, Any]:
         """What a pool launches: provider and instance_type are required with launch = true."""
         out: dict[str, Any] = {}
-        for key in ("provider", "instance_type", "region", "image", "key", "ssh_user", "identity_file", "agent_dir"):
+        for key in (
+            "provider",
+            "instance_type",
+            "region",
+            "image",
+            "key",
+            "ssh_user",
+            "identity_file",
+            "agent_dir",
+        ):
             value = p.get(key)
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 self.pool_fail(name, key, f"expected a non-empty string, got {value!r}")
             if value is not None:
                 out[key] = value
         if launch and "provider" not in out:
-            self.pool_fail(name, "launch", "launch = true needs provider = \"aws\" or \"aliyun\" and instance_type")
+            self.pool_fail(
+                name, "launch", 'launch = true needs provider = "aws" or "aliyun" and instance_type'
+            )
         if "provider" in out and out["provider"] not in ("aws", "aliyun"):
-            self.pool_fail(name, "provider", f"expected \"aws\" or \"aliyun\", got {out['provider']!r}")
+            self.pool_fail(name, "provider", f'expected "aws" or "aliyun", got {out["provider"]!r}')
         if launch and "instance_type" not in out:
-            self.pool_fail(name, "launch", "launch = true needs instance_type (e.g. \"ecs.gn7i-c8g1.2xlarge\")")
+            self.pool_fail(name, "launch", 'launch = true needs instance_type (e.g. "ecs.gn7i-c8g1.2xlarge")')
         if launch and "image" not in out:
-            self.pool_fail(name, "launch", "launch = true needs image (an AMI id on AWS, an image id on Aliyun)")
+            self.pool_fail(
+                name, "launch", "launch = true needs image (an AMI id on AWS, an image id on Aliyun)"
+            )
         spot, port = p.get("spot", False), p.get("ssh_port", 22)
         if not isinstance(spot, bool):
             self.pool_fail(name, "spot", f"expected true or false, got {spot!r}")
@@ -320,8 +389,14 @@ class _Reader:
         return {**out, "spot": spot, "ssh_port": port}
 
     def pool_fail(self, pool: str, key: str, problem: str) -> NoReturn:
-        head = next((n for n, raw in enumerate(self.lines, 1)
-                     if re.match(rf"^\s*\[\s*pool\.\"?{re.escape(pool)}\"?\s*\]", raw)), None)
+        head = next(
+            (
+                n
+                for n, raw in enumerate(self.lines, 1)
+                if re.match(rf"^\s*\[\s*pool\.\"?{re.escape(pool)}\"?\s*\]", raw)
+            ),
+            None,
+        )
         line = self._key_after(head, key) if head else None
         where = f"{self.path}:{line or head}" if (line or head) else str(self.path)
         raise PolicyError(f"{where}: [pool.{pool}] {key}: {problem}")

@@ -25,7 +25,9 @@ def period_start(rule: Rule, now: float) -> dt.datetime:
         end = dt.datetime.combine(day, rule.end, rule.zone)
         if day.weekday() in rule.days and end <= local:
             return end
-    return dt.datetime.combine(local.date() - dt.timedelta(days=8), rule.end, rule.zone)  # unreachable: days non-empty
+    return dt.datetime.combine(
+        local.date() - dt.timedelta(days=8), rule.end, rule.zone
+    )  # unreachable: days non-empty
 
 
 def local_time(rule: Rule, now: float) -> str:

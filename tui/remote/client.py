@@ -44,8 +44,13 @@ class RequestTimeout(AgentError):
 
 
 class AgentClient:
-    def __init__(self, transport: Transport, on_events: EventHandler | None = None,
-                 on_output: OutputHandler | None = None, on_journal: JournalHandler | None = None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        on_events: EventHandler | None = None,
+        on_output: OutputHandler | None = None,
+        on_journal: JournalHandler | None = None,
+    ) -> None:
         self.transport = transport
         self.host = transport.host
         self.hello_marker: dict[str, Any] = {}
@@ -121,7 +126,9 @@ class AgentClient:
         future: Future[Any] = Future()
         with self._lock:
             if self._closed.is_set():
-                future.set_exception(ConnectionLost(f"{self.host}: {self.closed_reason or 'connection closed'}"))
+                future.set_exception(
+                    ConnectionLost(f"{self.host}: {self.closed_reason or 'connection closed'}")
+                )
                 return future
             self._pending[rid] = future
         line = json.dumps({"id": rid, "op": op, **args}, allow_nan=False) + "\n"
@@ -196,7 +203,9 @@ class AgentClient:
                 return 0
             self._skipped += len(line)
             if self._skipped > HELLO_BYTES_MAX:
-                raise TransportError(f"no agent hello in the first {self._skipped >> 20} MiB the login shell printed")
+                raise TransportError(
+                    f"no agent hello in the first {self._skipped >> 20} MiB the login shell printed"
+                )
             return 0
         obj = decode_object(line)
         if obj is not None and obj.get("push") == "journal":
@@ -234,7 +243,11 @@ class AgentClient:
         records = expand_all(r for r in records if isinstance(r, dict))  # `points` records: their points
         with self._lock:
             last = self.last_seq.get((job, node), 0)
-            fresh = [r for r in records if isinstance(r, dict) and isinstance(r.get("seq"), int) and r["seq"] > last]
+            fresh = [
+                r
+                for r in records
+                if isinstance(r, dict) and isinstance(r.get("seq"), int) and r["seq"] > last
+            ]
             if fresh:
                 self.last_seq[(job, node)] = fresh[-1]["seq"]
         if fresh:
@@ -242,8 +255,18 @@ class AgentClient:
 
     def _take_journal_body(self, data: bytes) -> None:
         header = self._journal_header
-        job, node, first, last = header.get("job"), header.get("node"), header.get("first_seq"), header.get("last_seq")
-        if not (isinstance(job, str) and isinstance(node, str) and isinstance(first, int) and isinstance(last, int)):
+        job, node, first, last = (
+            header.get("job"),
+            header.get("node"),
+            header.get("first_seq"),
+            header.get("last_seq"),
+        )
+        if not (
+            isinstance(job, str)
+            and isinstance(node, str)
+            and isinstance(first, int)
+            and isinstance(last, int)
+        ):
             return
         with self._lock:
             seen = self.last_seq.get((job, node), 0)

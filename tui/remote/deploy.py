@@ -32,7 +32,9 @@ PROBE_TIMEOUT = 30.0
 # $1: the interpreter asked for. Prints GPUDECK-PY <path> <major> <minor> <micro>, or GPUDECK-NOPY <what exists>,
 # each on a line of its own (the echo before it ends any chatter left without a newline). One line, no
 # backslash, so any login shell (sh, bash, zsh, fish, tcsh) passes it to `sh -c` intact.
-_PROBE = " ".join(line.strip() for line in """
+_PROBE = " ".join(
+    line.strip()
+    for line in """
 p=$(command -v -- "$1" 2>/dev/null);
 case "$p" in /*) ;; *) p="" ;; esac;
 if [ -z "$p" ]; then
@@ -41,7 +43,8 @@ if [ -z "$p" ]; then
 fi;
 v=$("$p" -c 'import sys; sys.stdout.write("%d %d %d" % tuple(sys.version_info[:3]))' 2>&1) || v="broken: $v";
 echo; echo "GPUDECK-PY $p $v"
-""".strip().splitlines())
+""".strip().splitlines()
+)
 _MARKER = re.compile(r"GPUDECK-(?:PY|NOPY)\b[^\n]*")
 OUTPUT_MAX = 1 << 20  # bytes of a helper's output kept (the tail): a login shell may print without end
 
@@ -79,8 +82,9 @@ class Deployed:
     removed: tuple[str, ...] = ()
 
 
-def run_command(conn: Connection, argv: list[str], timeout: float | None = None,
-                stdin: bytes | None = None) -> tuple[int, str, str]:
+def run_command(
+    conn: Connection, argv: list[str], timeout: float | None = None, stdin: bytes | None = None
+) -> tuple[int, str, str]:
     """Run a quoted token list on the host; (exit status, stdout, stderr).
 
     stdin gets `stdin`'s bytes, if any, and is closed: a login shell's startup file that reads it gets
@@ -90,7 +94,9 @@ def run_command(conn: Connection, argv: list[str], timeout: float | None = None,
     try:
         chan = conn.transport.open_session(timeout=timeout)
     except (paramiko.SSHException, OSError, EOFError) as exc:
-        raise DeployError(f"{conn.target.describe()}: the server refused a session channel: {_why(exc)}") from None
+        raise DeployError(
+            f"{conn.target.describe()}: the server refused a session channel: {_why(exc)}"
+        ) from None
     try:
         chan.settimeout(timeout)
         chan.exec_command(shlex.join(argv))
@@ -109,7 +115,9 @@ def run_command(conn: Connection, argv: list[str], timeout: float | None = None,
             del err[:-OUTPUT_MAX]
         return chan.recv_exit_status(), out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     except TimeoutError:
-        raise DeployError(f"{conn.target.describe()}: {argv[0]} gave no answer within {timeout:.0f} s") from None
+        raise DeployError(
+            f"{conn.target.describe()}: {argv[0]} gave no answer within {timeout:.0f} s"
+        ) from None
     except (paramiko.SSHException, OSError, EOFError) as exc:
         raise DeployError(f"{conn.target.describe()}: running {argv[0]} failed: {_why(exc)}") from None
     finally:
@@ -128,10 +136,14 @@ def probe_python(conn: Connection, python: str | None) -> str:
     found: list[str] = _MARKER.findall(out)  # the last one: chatter before it may hold anything
     line = found[-1] if found else None
     if line is None:
-        raise DeployError(f"python probe failed (exit {status}): {(err or out).strip()[-200:] or 'no output'}")
+        raise DeployError(
+            f"python probe failed (exit {status}): {(err or out).strip()[-200:] or 'no output'}"
+        )
     tag, _, rest = line.partition(" ")
     if tag == "GPUDECK-NOPY":
-        raise DeployError(f"no {wanted} on this host (found: {rest.strip()}); install python3 >= 3.8 or give --python PATH")
+        raise DeployError(
+            f"no {wanted} on this host (found: {rest.strip()}); install python3 >= 3.8 or give --python PATH"
+        )
     path, _, version = rest.partition(" ")
     parts = version.split()
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
@@ -184,7 +196,9 @@ def _private_dir(sftp: paramiko.SFTPClient, path: str) -> None:
         sftp.chmod(path, 0o700)
 
 
-def upload_agent(conn: Connection, agent_dir: str, local: Path, python: str | None = None) -> tuple[str, str, bool]:
+def upload_agent(
+    conn: Connection, agent_dir: str, local: Path, python: str | None = None
+) -> tuple[str, str, bool]:
     """(agent dir, agent path, uploaded): uploads under a temporary name, then renames into place.
     Over SFTP; over exec channels with `python` where the server has no sftp subsystem."""
     try:
@@ -196,6 +210,7 @@ def upload_agent(conn: Connection, agent_dir: str, local: Path, python: str | No
     if sftp is None:
         if python is None:
             raise DeployError("the host offers no SFTP subsystem")
+
         def run(argv: list[str], data: bytes | None) -> tuple[int, str, str]:
             return run_command(conn, argv, UPLOAD_TIMEOUT if data else None, data)
 
@@ -230,11 +245,20 @@ def upload_agent(conn: Connection, agent_dir: str, local: Path, python: str | No
 def collect_garbage(conn: Connection, python: str, agents_dir: str, keep: str) -> tuple[str, ...]:
     """Remove old agent versions that no live `run`/`serve` process is using."""
     status, out, _ = run_command(conn, [python, "-c", python_one_line(_GC), agents_dir, keep])
-    return tuple(ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith("GPUDECK-GC ")) if status == 0 else ()
+    return (
+        tuple(ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith("GPUDECK-GC "))
+        if status == 0
+        else ()
+    )
 
 
-def ensure_agent(conn: Connection, python: str | None, agent_dir: str, local: Path | None = None,
-                 interpreter: str | None = None) -> Deployed:
+def ensure_agent(
+    conn: Connection,
+    python: str | None,
+    agent_dir: str,
+    local: Path | None = None,
+    interpreter: str | None = None,
+) -> Deployed:
     """interpreter: the path an earlier probe found (deploy_memo.py): the probe is skipped."""
     local = local or local_zipapp()
     interpreter = interpreter or probe_python(conn, python)

@@ -101,7 +101,9 @@ class UploadFailed(Exception):
 def _answer(status: int, out: str, err: str) -> tuple[str, str, bool]:
     found = _ANSWER.findall(out)  # the last: a startup file's chatter before it may hold anything
     if not found:
-        raise UploadFailed(f"the upload script printed no answer (exit {status}): {(err or out).strip()[-200:] or 'no output'}")
+        raise UploadFailed(
+            f"the upload script printed no answer (exit {status}): {(err or out).strip()[-200:] or 'no output'}"
+        )
     failed, text = found[-1]
     if failed:
         raise UploadFailed(text.strip()[:300])

@@ -15,20 +15,36 @@ import paramiko
 
 HOST_CERT = 2  # the certificate's type field: 1 user, 2 host
 # How many length-prefixed public-key fields follow the nonce, per certificate type.
-_KEY_FIELDS = {"ssh-ed25519-cert-v01@openssh.com": 1, "ssh-rsa-cert-v01@openssh.com": 2,
-               "ecdsa-sha2-nistp256-cert-v01@openssh.com": 2, "ecdsa-sha2-nistp384-cert-v01@openssh.com": 2,
-               "ecdsa-sha2-nistp521-cert-v01@openssh.com": 2}
-CERT_TYPES = {"ssh-ed25519": "ssh-ed25519-cert-v01@openssh.com",
-              "ecdsa-sha2-nistp256": "ecdsa-sha2-nistp256-cert-v01@openssh.com",
-              "ecdsa-sha2-nistp384": "ecdsa-sha2-nistp384-cert-v01@openssh.com",
-              "ecdsa-sha2-nistp521": "ecdsa-sha2-nistp521-cert-v01@openssh.com",
-              "rsa-sha2-512": "rsa-sha2-512-cert-v01@openssh.com", "rsa-sha2-256": "rsa-sha2-256-cert-v01@openssh.com"}
+_KEY_FIELDS = {
+    "ssh-ed25519-cert-v01@openssh.com": 1,
+    "ssh-rsa-cert-v01@openssh.com": 2,
+    "ecdsa-sha2-nistp256-cert-v01@openssh.com": 2,
+    "ecdsa-sha2-nistp384-cert-v01@openssh.com": 2,
+    "ecdsa-sha2-nistp521-cert-v01@openssh.com": 2,
+}
+CERT_TYPES = {
+    "ssh-ed25519": "ssh-ed25519-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp256": "ecdsa-sha2-nistp256-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp384": "ecdsa-sha2-nistp384-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp521": "ecdsa-sha2-nistp521-cert-v01@openssh.com",
+    "rsa-sha2-512": "rsa-sha2-512-cert-v01@openssh.com",
+    "rsa-sha2-256": "rsa-sha2-256-cert-v01@openssh.com",
+}
 
 
 # ssh's default CASignatureAlgorithms (OpenSSH 9): a CA signature made with SHA-1 (`ssh-rsa`) is refused.
-CA_SIGNATURE_ALGORITHMS = frozenset({"ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
-                                     "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com",
-                                     "sk-ecdsa-sha2-nistp256@openssh.com", "rsa-sha2-512", "rsa-sha2-256"})
+CA_SIGNATURE_ALGORITHMS = frozenset(
+    {
+        "ssh-ed25519",
+        "ecdsa-sha2-nistp256",
+        "ecdsa-sha2-nistp384",
+        "ecdsa-sha2-nistp521",
+        "sk-ssh-ed25519@openssh.com",
+        "sk-ecdsa-sha2-nistp256@openssh.com",
+        "rsa-sha2-512",
+        "rsa-sha2-256",
+    }
+)
 
 
 class CertInvalid(Exception):
@@ -70,7 +86,7 @@ def parse(blob: bytes) -> Cert:
         msg.get_binary()  # extensions
         msg.get_binary()  # reserved
         ca_blob = msg.get_binary()
-        signed = blob[:msg.packet.tell()]
+        signed = blob[: msg.packet.tell()]
         signature = msg.get_binary()
         ca_type = paramiko.Message(ca_blob).get_text()
     except (paramiko.SSHException, ValueError, IndexError, UnicodeDecodeError) as exc:
@@ -86,7 +102,9 @@ def ca_key(cert_blob: bytes) -> bytes | None:
         return None
 
 
-def check(cert_blob: bytes, principal: str, trusted_cas: set[bytes], revoked: set[bytes], now: float | None = None) -> None:
+def check(
+    cert_blob: bytes, principal: str, trusted_cas: set[bytes], revoked: set[bytes], now: float | None = None
+) -> None:
     """Raise CertInvalid unless the certificate holds for `principal` (the host name, no port)."""
     cert = parse(cert_blob)
     if cert.kind != HOST_CERT:
@@ -107,7 +125,9 @@ def check(cert_blob: bytes, principal: str, trusted_cas: set[bytes], revoked: se
     except (paramiko.SSHException, ValueError, IndexError, UnicodeDecodeError):
         raise CertInvalid("its CA signature is malformed") from None
     if algorithm not in CA_SIGNATURE_ALGORITHMS:
-        raise CertInvalid(f"its CA signed it with {algorithm}, which ssh no longer accepts (CASignatureAlgorithms)")
+        raise CertInvalid(
+            f"its CA signed it with {algorithm}, which ssh no longer accepts (CASignatureAlgorithms)"
+        )
     try:
         ca = paramiko.PKey.from_type_string(cert.ca_type, cert.ca_blob)
         good = ca.verify_ssh_sig(cert.signed, paramiko.Message(cert.signature))

@@ -27,7 +27,12 @@ class HostKeyError(Exception):
 class HostKeyUnknown(HostKeyError):
     # strict: the host's StrictHostKeyChecking is yes, so gpudeck never adds its key (the user does)
     def __init__(self, name: str, key: Any, note: str = "", strict: bool = False) -> None:
-        self.name, self.key, self.strict, self.note = name, key, strict, note  # note: why a certificate did not do
+        self.name, self.key, self.strict, self.note = (
+            name,
+            key,
+            strict,
+            note,
+        )  # note: why a certificate did not do
         super().__init__(f"host key for {name} is unknown ({key.get_name()} {fingerprint(key)}){note}")
 
     def __str__(self) -> str:  # strict is set once the host's config is known, after the check
@@ -55,7 +60,9 @@ class HostKeyRevoked(HostKeyError):
     def __init__(self, name: str, key: Any, where: str, why: str = "") -> None:
         self.name, self.key, self.where = name, key, where
         said = f": {why}" if why else ""
-        super().__init__(f"host key for {name} ({key.get_name()} {fingerprint(key)}) is REVOKED{said} ({where}): refused")
+        super().__init__(
+            f"host key for {name} ({key.get_name()} {fingerprint(key)}) is REVOKED{said} ({where}): refused"
+        )
 
 
 # Where notices about known_hosts go (a skipped @cert-authority line): the CLI prints them on

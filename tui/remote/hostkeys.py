@@ -78,7 +78,9 @@ class KnownHosts:
         """A plain line for name holds this key, and no @revoked line does."""
         blob = key.asbytes()
         lines = [line for line in self._lines(name) if line.blob == blob]
-        return any(line.marker is None for line in lines) and not any(line.marker == "@revoked" for line in lines)
+        return any(line.marker is None for line in lines) and not any(
+            line.marker == "@revoked" for line in lines
+        )
 
     def wants_certificate(self, name: str) -> bool:
         """Ask the server for a host certificate first: a `@cert-authority` line names this host, or a
@@ -95,7 +97,9 @@ class KnownHosts:
         lines = self._lines(name)
         for line in lines:  # ssh: a revoked CA revokes its host certificates, with no plain-key fallback
             if line.marker == "@revoked" and line.blob in (blob, ca):
-                raise HostKeyRevoked(name, key, line.where, "its certificate's CA key is @revoked" if line.blob == ca else "")
+                raise HostKeyRevoked(
+                    name, key, line.where, "its certificate's CA key is @revoked" if line.blob == ca else ""
+                )
         cert_note = self._certificate(name, key, lines, principal)
         if cert_note is None:
             return
@@ -110,7 +114,9 @@ class KnownHosts:
         raise HostKeyUnknown(name, key, f"; {cert_note}" if cert_note else "")
 
     @staticmethod
-    def _certificate(name: str, key: paramiko.PKey, lines: list[KnownLine], principal: str | None) -> str | None:
+    def _certificate(
+        name: str, key: paramiko.PKey, lines: list[KnownLine], principal: str | None
+    ) -> str | None:
         """None when the key is a host certificate that holds; else why not ('' when no CA is involved)."""
         cas = {line.blob for line in lines if line.marker == "@cert-authority"}
         cert = getattr(key, "public_blob", None)
@@ -143,8 +149,14 @@ class KnownHosts:
 Confirm = Callable[[str, paramiko.PKey], bool]
 
 
-def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | None, bare: str | None = None,
-           principal: str | None = None) -> None:
+def verify(
+    known: KnownHosts,
+    name: str,
+    key: paramiko.PKey,
+    confirm: Confirm | None,
+    bare: str | None = None,
+    principal: str | None = None,
+) -> None:
     """check(), asking `confirm` about an unknown key when one is given; a changed or revoked key always raises.
 
     bare: the host name without its port, for a server off port 22. As ssh 9 does, when no line
@@ -159,4 +171,6 @@ def verify(known: KnownHosts, name: str, key: paramiko.PKey, confirm: Confirm | 
             raise
         path = known.add(name, key)
         if not known.holds(name, key):  # never say "trusted" of a key the next connection will not find
-            raise HostKeyUnknown(name, key, f"; it was written to {path} but does not read back from there") from None
+            raise HostKeyUnknown(
+                name, key, f"; it was written to {path} but does not read back from there"
+            ) from None

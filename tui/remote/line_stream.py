@@ -27,7 +27,7 @@ class LineStream:
         while pos < end:
             if self._body_size:
                 take = min(self._body_size - self._have, end - pos)
-                self._parts.append(data[pos:pos + take])
+                self._parts.append(data[pos : pos + take])
                 self._have += take
                 pos += take
                 if self._have == self._body_size:
@@ -40,7 +40,7 @@ class LineStream:
                 self._parts.append(data[pos:])
                 self._have += end - pos
                 return
-            line = data[pos:nl + 1]
+            line = data[pos : nl + 1]
             if self._parts:
                 line = b"".join(self._parts) + line
                 self._reset()

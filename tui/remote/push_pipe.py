@@ -87,13 +87,20 @@ class PushPipe(BufferedPipe):
         self._chan.transport._send_user_message(m)
 
 
-def watch_pipe(pipe: PushPipe, silence_limit: float, closing: threading.Event, on_end: EndHandler,
-               eof_reason: Callable[[], str]) -> None:
+def watch_pipe(
+    pipe: PushPipe,
+    silence_limit: float,
+    closing: threading.Event,
+    on_end: EndHandler,
+    eof_reason: Callable[[], str],
+) -> None:
     """The watchdog loop: returns after calling on_end exactly once."""
     while True:
         quiet = time.monotonic() - pipe.last_data
         # Wake when the silence limit would pass (a consumer blocked on stdout is not silence).
-        pipe.changed.wait(silence_limit / 4 if pipe.busy else max(0.05, min(silence_limit - quiet, silence_limit / 4)))
+        pipe.changed.wait(
+            silence_limit / 4 if pipe.busy else max(0.05, min(silence_limit - quiet, silence_limit / 4))
+        )
         pipe.changed.clear()
         try:
             pipe.grant_window()

@@ -26,7 +26,9 @@ from .hostkey_errors import HostKeyError
 from .transport import ConnectionCut, Transport, TransportError
 
 # Ops that give the same outcome when sent twice (a stop of a stopped job answers its final state).
-REPEATABLE = frozenset({"hello", "gpus", "jobs", "tail", "untail", "logs", "follow", "unfollow", "ping", "stop", "kill"})
+REPEATABLE = frozenset(
+    {"hello", "gpus", "jobs", "tail", "untail", "logs", "follow", "unfollow", "ping", "stop", "kill"}
+)
 StatusHandler = Callable[[str, str], None]  # (host, one line: what happened)
 # (job, node, bytes, None) for output, then (job, node, None, end) once: end is the `output_end`
 # push (state, exit_code, signal; `error` set when the job can no longer be followed).
@@ -43,10 +45,17 @@ def _seq(record: dict[str, Any]) -> int:
 
 
 class ReconnectingClient:
-    def __init__(self, host: str, make_transport: Callable[[], Transport], *, backoff_initial: float = 0.5,
-                 backoff_max: float = 15.0, on_status: StatusHandler | None = None,
-                 on_events: Callable[[str, str, list[dict[str, Any]]], None] | None = None,
-                 on_output: OutputSink | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        make_transport: Callable[[], Transport],
+        *,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 15.0,
+        on_status: StatusHandler | None = None,
+        on_events: Callable[[str, str, list[dict[str, Any]]], None] | None = None,
+        on_output: OutputSink | None = None,
+    ) -> None:
         self.host = host
         self._make_transport = make_transport
         self.backoff_initial, self.backoff_max = backoff_initial, backoff_max
@@ -61,7 +70,9 @@ class ReconnectingClient:
         # Tails the agent refused to resume after a reconnect (e.g. the job was removed meanwhile),
         # with its one-line reason: they are no longer followed; a consumer says so and ends.
         self.dropped: dict[tuple[str, str], str] = {}
-        self.outputs: queue.Queue[tuple[str, str, bytes | None, dict[str, Any] | None]] = queue.Queue(OUTPUT_QUEUE)
+        self.outputs: queue.Queue[tuple[str, str, bytes | None, dict[str, Any] | None]] = queue.Queue(
+            OUTPUT_QUEUE
+        )
         self._output_sink = on_output or self._queue_output
         self.output_offset: dict[tuple[str, str], int] = {}
         self.output_followed: set[tuple[str, str]] = set()
@@ -98,8 +109,12 @@ class ReconnectingClient:
         return self.hello_marker
 
     def _open(self, timeout: float) -> AgentClient:
-        client = AgentClient(self._make_transport(), on_events=self._deliver, on_output=self._deliver_output,
-                             on_journal=self._deliver_journal)
+        client = AgentClient(
+            self._make_transport(),
+            on_events=self._deliver,
+            on_output=self._deliver_output,
+            on_journal=self._deliver_journal,
+        )
         self.hello_marker = client.connect(timeout)
         return client
 
@@ -204,7 +219,9 @@ class ReconnectingClient:
                     raise
                 client.wait_closed(1.0)  # let the watcher see it before we look again
 
-    def tail(self, job: str, node: str, since_seq: int | None = None, timeout: float = 30.0, text: bool = False) -> int:
+    def tail(
+        self, job: str, node: str, since_seq: int | None = None, timeout: float = 30.0, text: bool = False
+    ) -> int:
         """Follow (job, node) from since_seq (default: the last seq delivered); returns the seq now.
         text: records arrive on `journals` as journal text instead of on `events` decoded."""
         key = (job, node)
@@ -215,7 +232,9 @@ class ReconnectingClient:
             self.followed.add(key)
             (self.as_text.add if text else self.as_text.discard)(key)
         args: dict[str, Any] = {"text": True} if text else {}
-        return int(self.request("tail", timeout=timeout, job=job, node=node, since_seq=since, **args)["last_seq"])
+        return int(
+            self.request("tail", timeout=timeout, job=job, node=node, since_seq=since, **args)["last_seq"]
+        )
 
     def untail(self, job: str, node: str) -> None:
         with self._lock:
@@ -274,16 +293,36 @@ class ReconnectingClient:
                 client.request("follow", job=job, node=node, offset=offset)
             except (ConnectionLost, RequestTimeout):
                 raise
-            except AgentError as exc:  # the agent's answer (e.g. removed meanwhile): it cannot be followed now
+            except (
+                AgentError
+            ) as exc:  # the agent's answer (e.g. removed meanwhile): it cannot be followed now
                 with self._lock:
                     self.output_followed.discard((job, node))
-                self._output_sink(job, node, None, {"push": "output_end", "job": job, "node": node, "offset": offset,
-                                                     "state": None, "exit_code": None, "signal": None, "error": str(exc)})
+                self._output_sink(
+                    job,
+                    node,
+                    None,
+                    {
+                        "push": "output_end",
+                        "job": job,
+                        "node": node,
+                        "offset": offset,
+                        "state": None,
+                        "exit_code": None,
+                        "signal": None,
+                        "error": str(exc),
+                    },
+                )
 
     def _deliver_output(self, obj: dict[str, Any]) -> None:
         # On a client's reader thread, like _deliver: old and new connections never interleave.
         job, node, offset = obj.get("job"), obj.get("node"), obj.get("offset")
-        if not (isinstance(job, str) and isinstance(node, str) and isinstance(offset, int) and not isinstance(offset, bool)):
+        if not (
+            isinstance(job, str)
+            and isinstance(node, str)
+            and isinstance(offset, int)
+            and not isinstance(offset, bool)
+        ):
             return
         key = (job, node)
         with self._deliver_lock:

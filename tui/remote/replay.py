@@ -50,7 +50,9 @@ class HostTape:
     hello_t: float = 0.0
     first_t: float | None = None
     last_t: float = 0.0
-    answers: dict[str, list[tuple[float, dict[str, Any]]]] = field(default_factory=dict)  # op -> (t, response)
+    answers: dict[str, list[tuple[float, dict[str, Any]]]] = field(
+        default_factory=dict
+    )  # op -> (t, response)
     pushes: dict[Key, list[tuple[float, list[dict[str, Any]]]]] = field(default_factory=dict)
     last_seq: dict[Key, int] = field(default_factory=dict)
     logs: dict[Key, bytearray] = field(default_factory=dict)
@@ -83,7 +85,9 @@ class Recording:
     def parse(cls, lines: list[str], path: Path | None = None) -> Recording:
         entries = [e for e in (decode_object(line) for line in lines) if e is not None]
         if not entries or entries[0].get("format") != FORMAT:
-            raise ReplayError(f"{path or 'recording'}: not a gpudeck recording (make one with gpudeck --record FILE)")
+            raise ReplayError(
+                f"{path or 'recording'}: not a gpudeck recording (make one with gpudeck --record FILE)"
+            )
         tapes: dict[str, HostTape] = {}
         requests: dict[tuple[str, Any, Any], dict[str, Any]] = {}
         in_journal: dict[tuple[str, Any], Key] = {}  # (host, conn) → the job whose journal lines come now
@@ -101,7 +105,12 @@ class Recording:
                 requests[(host, e.get("conn"), msg.get("id"))] = msg
             elif e.get("dir") == "recv":
                 conn = (host, e.get("conn"))
-                if "push" not in msg and "id" not in msg and isinstance(msg.get("seq"), int) and conn in in_journal:
+                if (
+                    "push" not in msg
+                    and "id" not in msg
+                    and isinstance(msg.get("seq"), int)
+                    and conn in in_journal
+                ):
                     _take_journal_line(tape, t, in_journal[conn], msg)  # a line of a `journal` push's body
                     continue
                 in_journal.pop(conn, None)
@@ -137,8 +146,11 @@ def _take(tape: HostTape, t: float, msg: dict[str, Any], req: dict[str, Any] | N
         return
     if msg.get("push") == "events":
         key = (str(msg.get("job")), str(msg.get("node")))
-        records = [r for r in expand_all(r for r in msg.get("events") or () if isinstance(r, dict))
-                   if isinstance(r.get("seq"), int)]
+        records = [
+            r
+            for r in expand_all(r for r in msg.get("events") or () if isinstance(r, dict))
+            if isinstance(r.get("seq"), int)
+        ]
         if records:
             tape.pushes.setdefault(key, []).append((t, records))
         return
@@ -167,7 +179,11 @@ def _merge_logs(tape: HostTape, key: Key, result: dict[str, Any]) -> None:
         buf[offset : offset + len(data)] = data
     tape.logs_done[key] = tape.logs_done.get(key, False) or bool(result.get("done"))
     gap = result.get("gap")
-    if isinstance(gap, list) and len(gap) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in gap):
+    if (
+        isinstance(gap, list)
+        and len(gap) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in gap)
+    ):
         tape.logs_gap[key] = gap
 
 
@@ -175,8 +191,9 @@ class ReplayTransport(Transport):
     """One connection's worth of replay. Lines for the client wait in a heap by due time, so paced
     pushes need no thread of their own: readline() sleeps until the next one is due."""
 
-    def __init__(self, recording: Recording, host: str, speed: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, recording: Recording, host: str, speed: float = 1.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         if not (math.isfinite(speed) and speed >= 0):
             raise ValueError(f"replay speed must be a number >= 0, not {speed}")
         self.host = host
@@ -259,12 +276,26 @@ class ReplayTransport(Transport):
             self._ok(rid, self._logs(key, req))
         elif op in ("follow", "unfollow", "lines", "search"):
             self._output_op(rid, op, key, req)
-        elif op == "series":  # folded from the journal the recording saw up to where it stands, as the agent would
+        elif (
+            op == "series"
+        ):  # folded from the journal the recording saw up to where it stands, as the agent would
             now = self._position()
-            seen = [r for t, recs in self.tape.pushes.get(key, ()) if t <= now for r in recs if isinstance(r, dict)]
+            seen = [
+                r
+                for t, recs in self.tape.pushes.get(key, ())
+                if t <= now
+                for r in recs
+                if isinstance(r, dict)
+            ]
             asked = req.get("width")
             width = asked if isinstance(asked, int) else 1000
-            self._ok(rid, series_of_records(sorted(seen, key=lambda r: r["seq"] if isinstance(r.get("seq"), int) else 0), max(16, min(width, 4000))))
+            self._ok(
+                rid,
+                series_of_records(
+                    sorted(seen, key=lambda r: r["seq"] if isinstance(r.get("seq"), int) else 0),
+                    max(16, min(width, 4000)),
+                ),
+            )
         else:
             answers = self.tape.answers.get(op)
             if not answers:
@@ -301,9 +332,16 @@ class ReplayTransport(Transport):
         chunk = bytes(buf[offset : offset + limit])
         gap = self.tape.logs_gap.get(key)
         if gap:  # as the agent answers: never the dropped bytes, and where to go on
-            chunk = chunk[: max(0, gap[0] - offset)] if offset < gap[0] else (chunk if offset >= gap[1] else b"")
-        return {"offset": offset, "data": base64.b64encode(chunk).decode("ascii"), "size": len(buf),
-                "done": self.tape.logs_done.get(key, True), "gap": gap}
+            chunk = (
+                chunk[: max(0, gap[0] - offset)] if offset < gap[0] else (chunk if offset >= gap[1] else b"")
+            )
+        return {
+            "offset": offset,
+            "data": base64.b64encode(chunk).decode("ascii"),
+            "size": len(buf),
+            "done": self.tape.logs_done.get(key, True),
+            "gap": gap,
+        }
 
     def _output_op(self, rid: Any, op: str, key: Key, req: dict[str, Any]) -> None:
         """follow (the recorded output at once, then its end if the job was over), unfollow, and the
@@ -313,11 +351,33 @@ class ReplayTransport(Transport):
         done = self.tape.logs_done.get(key, True)
         try:
             if op == "lines":
-                self._ok(rid, {**index_file(io.BytesIO(buf), req.get("offset"), req.get("line"), req.get("step"),
-                                            req.get("max_bytes"), gap), "done": done})
+                self._ok(
+                    rid,
+                    {
+                        **index_file(
+                            io.BytesIO(buf),
+                            req.get("offset"),
+                            req.get("line"),
+                            req.get("step"),
+                            req.get("max_bytes"),
+                            gap,
+                        ),
+                        "done": done,
+                    },
+                )
             elif op == "search":
-                self._ok(rid, search_file(io.BytesIO(buf), req.get("text"), req.get("offset"), req.get("line"),
-                                          req.get("backward", False), req.get("max_bytes"), gap))
+                self._ok(
+                    rid,
+                    search_file(
+                        io.BytesIO(buf),
+                        req.get("text"),
+                        req.get("offset"),
+                        req.get("line"),
+                        req.get("backward", False),
+                        req.get("max_bytes"),
+                        gap,
+                    ),
+                )
             elif op == "unfollow":
                 self._ok(rid, {"was_following": True})
             else:
@@ -327,8 +387,12 @@ class ReplayTransport(Transport):
                 at = offset
                 while at < len(buf):
                     push: dict[str, Any] = {"push": "output", "job": job, "node": node, "offset": at}
-                    if gap and gap[0] <= at < gap[1]:  # the cap's hole: one line saying so, as the agent pushes
-                        push.update(skip_to=gap[1], data=base64.b64encode(gap_marker(at, gap[1])).decode("ascii"))
+                    if (
+                        gap and gap[0] <= at < gap[1]
+                    ):  # the cap's hole: one line saying so, as the agent pushes
+                        push.update(
+                            skip_to=gap[1], data=base64.b64encode(gap_marker(at, gap[1])).decode("ascii")
+                        )
                         at = gap[1]
                     else:
                         stop = min(len(buf), at + (64 << 10), gap[0] if gap and at < gap[0] else len(buf))
@@ -336,8 +400,18 @@ class ReplayTransport(Transport):
                         at = stop
                     self._queue(push)
                 if done:
-                    self._queue({"push": "output_end", "job": job, "node": node, "offset": len(buf), "state": None,
-                                 "exit_code": None, "signal": None, "error": None})
+                    self._queue(
+                        {
+                            "push": "output_end",
+                            "job": job,
+                            "node": node,
+                            "offset": len(buf),
+                            "state": None,
+                            "exit_code": None,
+                            "signal": None,
+                            "error": None,
+                        }
+                    )
         except LogArgError as exc:
             self._queue({"id": rid, "ok": False, "error": str(exc)})
 
@@ -366,9 +440,17 @@ class ReplayTransport(Transport):
     def _queue_journal(self, key: Key, records: list[dict[str, Any]], due: float) -> None:
         # The header and its lines as one run of the heap (same moment, consecutive order), so
         # nothing queued meanwhile can land inside the push.
-        body = [(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8") for r in records]
-        header = {"push": "journal", "job": key[0], "node": key[1], "first_seq": records[0]["seq"],
-                  "last_seq": records[-1]["seq"], "bytes": sum(len(line) for line in body)}
+        body = [
+            (json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8") for r in records
+        ]
+        header = {
+            "push": "journal",
+            "job": key[0],
+            "node": key[1],
+            "first_seq": records[0]["seq"],
+            "last_seq": records[-1]["seq"],
+            "bytes": sum(len(line) for line in body),
+        }
         lines = [(json.dumps(header, separators=(",", ":")) + "\n").encode("utf-8"), *body]
         with self._cond:
             for line in lines:

@@ -58,7 +58,9 @@ def canonicalize(host: str, options: dict[str, list[str]]) -> str:
     try:
         max_dots = int((options.get("canonicalizemaxdots") or ["1"])[0])
     except ValueError:
-        raise SshConfigError(f"CanonicalizeMaxDots {options['canonicalizemaxdots'][0]!r} is not a number") from None
+        raise SshConfigError(
+            f"CanonicalizeMaxDots {options['canonicalizemaxdots'][0]!r} is not a number"
+        ) from None
     if host.count(".") > max_dots:
         return host
     for domain in options.get("canonicaldomains", []):

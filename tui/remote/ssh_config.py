@@ -25,8 +25,15 @@ SYSTEM_CONFIG = Path("/etc/ssh/ssh_config")
 DEFAULT_USER_KNOWN_HOSTS = ["~/.ssh/known_hosts", "~/.ssh/known_hosts2"]
 DEFAULT_GLOBAL_KNOWN_HOSTS = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
 # readconf.c multistate_strict_hostkey: `true`/`false` are `yes`/`no` (and `ssh -G` writes them so).
-_STRICT = {"yes": "true", "true": "true", "no": "false", "false": "false", "off": "false", "ask": "ask",
-           "accept-new": "accept-new"}
+_STRICT = {
+    "yes": "true",
+    "true": "true",
+    "no": "false",
+    "false": "false",
+    "off": "false",
+    "ask": "ask",
+    "accept-new": "accept-new",
+}
 
 __all__ = ["SshConfig", "SshConfigError", "SshTarget", "jump_chain", "load_config", "resolve", "split_target"]
 
@@ -64,7 +71,9 @@ class SshConfig:
 
 def _read(path: Path, base: Path, must: bool = False) -> list[Entry]:
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")  # no newline translation: ssh ends lines at \n
+        text = path.read_bytes().decode(
+            "utf-8", errors="replace"
+        )  # no newline translation: ssh ends lines at \n
     except OSError as exc:
         if must:  # ssh -F: "Can't open user config file"
             raise SshConfigError(f"cannot open config file {path}: {exc.strerror or exc}") from None
@@ -147,7 +156,9 @@ class SshTarget:
             lines.append(f"hostkeyalias {self.host_key_alias}")
         lines.append(f"userknownhostsfile {' '.join(self.user_known_hosts_files)}")
         # ssh -G expands UserKnownHostsFile but prints GlobalKnownHostsFile as written (9.2)
-        lines.append(f"globalknownhostsfile {' '.join(self.raw.get('globalknownhostsfile', DEFAULT_GLOBAL_KNOWN_HOSTS))}")
+        lines.append(
+            f"globalknownhostsfile {' '.join(self.raw.get('globalknownhostsfile', DEFAULT_GLOBAL_KNOWN_HOSTS))}"
+        )
         lines.append(f"stricthostkeychecking {self.strict_host_key_checking}")
         lines.append(f"batchmode {'yes' if self.batch_mode else 'no'}")
         timeout = self.connect_timeout
@@ -214,9 +225,14 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
     values = tokens(hostname, port, user or getpass.getuser(), host, alias)
     try:
         proxy_command = _first(opts, "proxycommand")
-        proxy_command = None if not proxy_command or proxy_command.lower() == "none" else expand(proxy_command, values)
+        proxy_command = (
+            None if not proxy_command or proxy_command.lower() == "none" else expand(proxy_command, values)
+        )
         return SshTarget(
-            alias=spec, hostname=hostname, port=port, user=user,
+            alias=spec,
+            hostname=hostname,
+            port=port,
+            user=user,
             identity_files=[_path(p, values) for p in raw.get("identityfile", [])],
             identities_only=(_first(opts, "identitiesonly") or "no").lower() == "yes",
             proxy_jump=jump.split(",") if jump else [],  # "" is `ProxyJump none`
@@ -228,10 +244,15 @@ def resolve(spec: str, identity_file: str | None = None, config: SshConfig | Non
             certificate_files=[_path(p, values) for p in raw.get("certificatefile", [])],
             identity_agent=_agent_path(_first(opts, "identityagent"), values),
             batch_mode=(_first(opts, "batchmode") or "no").lower() in ("yes", "true"),
-            user_known_hosts_files=[_path(p, values) for p in opts.get("userknownhostsfile", DEFAULT_USER_KNOWN_HOSTS)],
-            global_known_hosts_files=[_path(p, values)
-                                      for p in opts.get("globalknownhostsfile", DEFAULT_GLOBAL_KNOWN_HOSTS)],
-            strict_host_key_checking=_STRICT.get((_first(opts, "stricthostkeychecking") or "ask").lower(), "ask"),
+            user_known_hosts_files=[
+                _path(p, values) for p in opts.get("userknownhostsfile", DEFAULT_USER_KNOWN_HOSTS)
+            ],
+            global_known_hosts_files=[
+                _path(p, values) for p in opts.get("globalknownhostsfile", DEFAULT_GLOBAL_KNOWN_HOSTS)
+            ],
+            strict_host_key_checking=_STRICT.get(
+                (_first(opts, "stricthostkeychecking") or "ask").lower(), "ask"
+            ),
             raw=raw,
         )
     except TokenError as exc:
@@ -251,8 +272,12 @@ def _path(path: str, values: dict[str, str]) -> str:
 def _agent_path(value: str | None, values: dict[str, str]) -> str | None:
     """IdentityAgent as ssh reads it: `none`, `SSH_AUTH_SOCK` and `$VAR` (looked up when used) stay
     as written; a path, `${VAR}/…` too, gets `~`, %tokens and ${VARS}."""
-    if value is None or value.lower() == "none" or value == "SSH_AUTH_SOCK" or \
-            (value.startswith("$") and not value.startswith("${")):
+    if (
+        value is None
+        or value.lower() == "none"
+        or value == "SSH_AUTH_SOCK"
+        or (value.startswith("$") and not value.startswith("${"))
+    ):
         return value
     return _path(value, values)
 

@@ -81,7 +81,11 @@ def _keyword(line: str, where: str) -> tuple[str, str] | None:
 
 
 def _shown(keyword: str) -> str:
-    bom = " (the file starts with a UTF-8 byte order mark, which ssh does not skip)" if keyword[:1] == "\ufeff" else ""
+    bom = (
+        " (the file starts with a UTF-8 byte order mark, which ssh does not skip)"
+        if keyword[:1] == "\ufeff"
+        else ""
+    )
     return printable(keyword.replace("\ufeff", "\\ufeff")) + bom
 
 

@@ -49,7 +49,9 @@ class Connection:
 def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | None) -> Any:
     if via is not None:
         try:
-            return via.open_channel("direct-tcpip", (target.hostname, target.port), ("127.0.0.1", 0), timeout=timeout)
+            return via.open_channel(
+                "direct-tcpip", (target.hostname, target.port), ("127.0.0.1", 0), timeout=timeout
+            )
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise SshError(f"jump host cannot reach {target.describe()}: {_why(exc)}") from None
     if target.proxy_command:
@@ -93,9 +95,14 @@ def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskP
                 continue  # this key is refused: the next one
             said = getattr(t, "disconnect_reason", None)
             if said:  # the server hung up, and said why (as ssh prints "Received disconnect")
-                hint = " (name the right key: IdentityFile, with IdentitiesOnly yes)" if "too many" in said.lower() else ""
-                raise SshError(f"{target.describe()}: the server cut the login off after {tried} key(s): {said}{hint}") \
-                    from None
+                hint = (
+                    " (name the right key: IdentityFile, with IdentitiesOnly yes)"
+                    if "too many" in said.lower()
+                    else ""
+                )
+                raise SshError(
+                    f"{target.describe()}: the server cut the login off after {tried} key(s): {said}{hint}"
+                ) from None
             raise SshError(f"{target.describe()}: authentication broke off: {_why(exc)}") from None
         if t.is_authenticated():
             return
@@ -103,8 +110,14 @@ def _authenticate(t: paramiko.Transport, target: SshTarget, user: str, ask: AskP
     raise SshError(f"{user}@{target.hostname}: permission denied: {why}")
 
 
-def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, timeout: float,
-          via: paramiko.Transport | None, ask: AskPassphrase | None = None) -> paramiko.Transport:
+def _open(
+    target: SshTarget,
+    known: KnownHosts | None,
+    confirm: Confirm | None,
+    timeout: float,
+    via: paramiko.Transport | None,
+    ask: AskPassphrase | None = None,
+) -> paramiko.Transport:
     # Each hop is checked against the known_hosts files its own config entry names, as by ssh.
     known = known or KnownHosts.of(target.user_known_hosts_files, target.global_known_hosts_files)
     sock = _socket_for(target, timeout, via)
@@ -113,14 +126,17 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
         stored = known.known_types(target.known_hosts_name)
         opts = t.get_security_options()
         if stored:  # ask for a key type we already hold, as ssh does, so a second key type is not "unknown"
-            opts.key_types = [k for k in stored if k in opts.key_types] + [k for k in opts.key_types if k not in stored]
+            opts.key_types = [k for k in stored if k in opts.key_types] + [
+                k for k in opts.key_types if k not in stored
+            ]
         if known.wants_certificate(target.known_hosts_name):  # a CA vouches for (or is revoked for) this host
             opts.key_types = [CERT_TYPES[k] for k in opts.key_types if k in CERT_TYPES] + list(opts.key_types)
         # AES-GCM first (OpenSSH servers offer it by default): an AEAD cipher carries its own tag,
         # where CTR + HMAC has paramiko build an HMAC and compare tags in Python for every packet,
         # about a quarter of the client's CPU per pushed line (py-spy, bench/bench_logs.py).
-        opts.ciphers = [c for c in opts.ciphers if c.endswith("-gcm@openssh.com")] + \
-            [c for c in opts.ciphers if not c.endswith("-gcm@openssh.com")]
+        opts.ciphers = [c for c in opts.ciphers if c.endswith("-gcm@openssh.com")] + [
+            c for c in opts.ciphers if not c.endswith("-gcm@openssh.com")
+        ]
         t.banner_timeout = t.handshake_timeout = t.auth_timeout = timeout
         try:
             t.start_client(timeout=timeout)
@@ -129,10 +145,18 @@ def _open(target: SshTarget, known: KnownHosts | None, confirm: Confirm | None, 
         try:  # start_client returns quietly when its timeout passes mid-handshake
             server_key = t.get_remote_server_key()
         except paramiko.SSHException:
-            raise SshError(f"{target.describe()}: SSH handshake failed: no answer within {timeout:g} s") from None
+            raise SshError(
+                f"{target.describe()}: SSH handshake failed: no answer within {timeout:g} s"
+            ) from None
         try:
-            verify(known, target.known_hosts_name, server_key, strict_confirm(target, confirm),
-                   target.known_hosts_bare_name, target.host_key_alias or target.hostname)
+            verify(
+                known,
+                target.known_hosts_name,
+                server_key,
+                strict_confirm(target, confirm),
+                target.known_hosts_bare_name,
+                target.host_key_alias or target.hostname,
+            )
         except HostKeyUnknown as exc:
             exc.strict = target.strict_host_key_checking == "true"
             raise
@@ -154,10 +178,14 @@ def strict_confirm(target: SshTarget, confirm: Confirm | None) -> Confirm | None
     if mode == "true" or (mode == "ask" and target.batch_mode):  # BatchMode: nobody may be asked
         return None
     if mode in ("accept-new", "false"):
+
         def accept(name: str, key: paramiko.PKey) -> bool:
-            hostkey_errors.notice(f"{name}: new host key {key.get_name()} {fingerprint(key)} trusted "
-                                  f"(StrictHostKeyChecking {'accept-new' if mode == 'accept-new' else 'no'})")
+            hostkey_errors.notice(
+                f"{name}: new host key {key.get_name()} {fingerprint(key)} trusted "
+                f"(StrictHostKeyChecking {'accept-new' if mode == 'accept-new' else 'no'})"
+            )
             return True
+
         return accept
     return confirm
 
@@ -175,9 +203,16 @@ def _local_user() -> str:
     return getpass.getuser()
 
 
-def connect(spec: str, identity_file: str | None = None, *, known: KnownHosts | None = None,
-            confirm: Confirm | None = None, timeout: float = 15.0, ask_passphrase: AskPassphrase | None = None,
-            host_key_alias: str | None = None) -> Connection:
+def connect(
+    spec: str,
+    identity_file: str | None = None,
+    *,
+    known: KnownHosts | None = None,
+    confirm: Confirm | None = None,
+    timeout: float = 15.0,
+    ask_passphrase: AskPassphrase | None = None,
+    host_key_alias: str | None = None,
+) -> Connection:
     """Connect to `[user@]host[:port]` or a ~/.ssh/config alias, through its jumps if any.
 
     host_key_alias: the name the key is checked and stored under when ~/.ssh/config sets none

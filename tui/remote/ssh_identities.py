@@ -40,7 +40,9 @@ _passphrases: dict[str, str] = {}
 def identities(target: SshTarget, ask: AskPassphrase | None = None) -> list[Identity]:
     """Every key to offer `target`, in ssh's order; the CLI passes no `ask` (it never prompts)."""
     agent = agent_keys(target.identity_agent)
-    files = [p for p in target.identity_files or default_identities() if p.lower() != "none"]  # `none`: no file
+    files = [
+        p for p in target.identity_files or default_identities() if p.lower() != "none"
+    ]  # `none`: no file
     blobs = {path: public_blob(path) for path in files}
     named = {blob for blob in blobs.values() if blob is not None}
 
@@ -67,7 +69,10 @@ def _from_file(path: str, cert_paths: list[str], ask: AskPassphrase | None) -> l
     if too_open:
         return [(path, None, too_open)]
     try:
-        return [(name, key, None) for name, key in offers(path, paramiko.PKey.from_path(path, _secret(path)), cert_paths)]
+        return [
+            (name, key, None)
+            for name, key in offers(path, paramiko.PKey.from_path(path, _secret(path)), cert_paths)
+        ]
     except FileNotFoundError:
         return []
     except (paramiko.PasswordRequiredException, TypeError) as exc:
@@ -131,7 +136,9 @@ def unprotected(path: str) -> str | None:
     except OSError:
         return None  # missing: the loader says so (or skips a default key)
     if st.st_uid == os.getuid() and st.st_mode & 0o077:
-        return (f"WARNING: UNPROTECTED PRIVATE KEY FILE! Permissions {st.st_mode & 0o777:04o} for '{path}' "
-                f"are too open. It is required that your private key files are NOT accessible by others. "
-                f"This private key will be ignored (chmod 600 {path})")
+        return (
+            f"WARNING: UNPROTECTED PRIVATE KEY FILE! Permissions {st.st_mode & 0o777:04o} for '{path}' "
+            f"are too open. It is required that your private key files are NOT accessible by others. "
+            f"This private key will be ignored (chmod 600 {path})"
+        )
     return None

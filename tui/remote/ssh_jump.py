@@ -33,8 +33,10 @@ def printed(hops: str) -> str:
         return hops
     user, host, port = hop
     numeric = ":" in host or all(c in "0123456789." for c in host)
-    return (f"{extra}{comma}{user + '@' if user is not None else ''}{'[' if numeric else ''}{host}"
-            f"{']' if numeric else ''}{f':{port}' if port > 0 else ''}")
+    return (
+        f"{extra}{comma}{user + '@' if user is not None else ''}{'[' if numeric else ''}{host}"
+        f"{']' if numeric else ''}{f':{port}' if port > 0 else ''}"
+    )
 
 
 def parse_hop(hop: str) -> Hop | None:
@@ -89,12 +91,12 @@ def _split_host(text: str, delims: str) -> tuple[str | None, str, str]:
         end = text.find("]")
         if end < 0:
             return None, "", ""
-        host, rest = text[1:end], text[end + 1:]
+        host, rest = text[1:end], text[end + 1 :]
         if rest and rest[0] not in delims:
             return None, "", ""
         return host, rest[:1], rest[1:]
     cut = next((i for i, c in enumerate(text) if c in delims), len(text))
-    return text[:cut], text[cut:cut + 1], text[cut + 1:]
+    return text[:cut], text[cut : cut + 1], text[cut + 1 :]
 
 
 def _port(text: str) -> int:
@@ -118,7 +120,7 @@ def _urldecode(text: str) -> str | None:
         if c == "+":
             out.append(" ")
         elif c == "%":
-            pair = text[i + 1:i + 3]
+            pair = text[i + 1 : i + 3]
             if len(pair) != 2 or any(ch not in string.hexdigits for ch in pair):
                 return None
             out.append(chr(int(pair, 16)))

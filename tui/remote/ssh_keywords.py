@@ -16,13 +16,17 @@ def _words(text: str) -> list[str]:
 
 
 # Deprecated, unsupported or ignored: accepted with any arguments and without effect.
-_IGNORED = _words("protocol cipher fallbacktorsh globalknownhostsfile2 rhostsauthentication userknownhostsfile2 "
-            "useroaming usersh useprivilegedport afstokenpassing kerberosauthentication kerberostgtpassing "
-            "rsaauthentication rhostsrsaauthentication compressionlevel useblacklistedkeys")
+_IGNORED = _words(
+    "protocol cipher fallbacktorsh globalknownhostsfile2 rhostsauthentication userknownhostsfile2 "
+    "useroaming usersh useprivilegedport afstokenpassing kerberosauthentication kerberostgtpassing "
+    "rsaauthentication rhostsrsaauthentication compressionlevel useblacklistedkeys"
+)
 # The rest of the line as written (ProxyJump is checked hop by hop: ssh_jump.py).
 RAW = frozenset({"proxycommand", "localcommand", "remotecommand", "knownhostscommand", "proxyjump"})
-_ANY = _words("host include globalknownhostsfile userknownhostsfile logverbose permitremoteopen sendenv setenv "
-        "canonicaldomains canonicalizepermittedcnames")
+_ANY = _words(
+    "host include globalknownhostsfile userknownhostsfile logverbose permitremoteopen sendenv setenv "
+    "canonicaldomains canonicalizepermittedcnames"
+)
 _TWO = _words("rekeylimit localforward remoteforward ipqos addkeystoagent")
 _ONE = _words(
     "gssapiauthentication gssapidelegatecredentials gssapikeyexchange gssapiclientidentity gssapiserveridentity "
@@ -45,12 +49,15 @@ _ONE = _words(
 )
 # Added after 9.2. 9.2 refuses them, but a config written for the user's newer ssh must not be refused
 # whole: accepted with any arguments (`Tag` is used: `Match tagged`, as in 9.4).
-NEWER = frozenset(_words("tag channeltimeout obscurekeystroketiming refuseconnection versionaddendum warnweakcrypto"))
+NEWER = frozenset(
+    _words("tag channeltimeout obscurekeystroketiming refuseconnection versionaddendum warnweakcrypto")
+)
 
 # keyword -> the most arguments it takes (MANY: no limit); `match` is parsed apart (ssh_match.py).
 ARITY: dict[str, int | None] = {
     **{k: MANY for k in (*_IGNORED, *RAW, *_ANY, *NEWER, "match")},
-    **dict.fromkeys(_TWO, 2), **dict.fromkeys(_ONE, 1),
+    **dict.fromkeys(_TWO, 2),
+    **dict.fromkeys(_ONE, 1),
 }
 IGNORED = frozenset(_IGNORED) | NEWER - {"tag"}
 # Spellings ssh reads as another keyword, for the ones gpudeck uses.

@@ -128,8 +128,13 @@ def _run(command: str, state: Lookup) -> bool:
         line = expand(command, exec_tokens(state))
     except TokenError as exc:
         raise ValueError(f"Match exec: {exc}") from None
-    done = subprocess.run([shell, "-c", line], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, timeout=30)
+    done = subprocess.run(
+        [shell, "-c", line],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=30,
+    )
     return done.returncode == 0
 
 
@@ -139,6 +144,17 @@ def exec_tokens(state: Lookup) -> dict[str, str]:
     port = str(state.port or int((state.options.get("port") or ["22"])[0]))
     local = socket.gethostname()
     alias = state.options.get("hostkeyalias")
-    return {"C": hashlib.sha1(f"{local}{host}{port}{user}".encode()).hexdigest(), "L": local.split(".")[0],
-            "d": ssh_home(), "h": host, "k": alias[0] if alias else host, "l": local, "n": state.original,
-            "p": port, "r": user, "u": getpass.getuser(), "i": str(os.getuid()), "%": "%"}
+    return {
+        "C": hashlib.sha1(f"{local}{host}{port}{user}".encode()).hexdigest(),
+        "L": local.split(".")[0],
+        "d": ssh_home(),
+        "h": host,
+        "k": alias[0] if alias else host,
+        "l": local,
+        "n": state.original,
+        "p": port,
+        "r": user,
+        "u": getpass.getuser(),
+        "i": str(os.getuid()),
+        "%": "%",
+    }

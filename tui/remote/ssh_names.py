@@ -31,7 +31,7 @@ def valid_user(name: str) -> bool:
     for i, c in enumerate(name):
         if _control(c) or c in _USER_FORBIDDEN:
             return False
-        rest = name[i + 1:]
+        rest = name[i + 1 :]
         if c.isspace() and rest.startswith("-"):  # an option smuggled after a space
             return False
         if c == "\\" and not rest:

@@ -46,7 +46,7 @@ def _string(data: bytes, at: int) -> tuple[bytes, int]:
     end = at + 4 + size
     if end > len(data):
         raise ValueError("truncated")
-    return data[at + 4:end], end
+    return data[at + 4 : end], end
 
 
 def _key_type(blob: bytes) -> str | None:

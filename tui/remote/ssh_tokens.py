@@ -23,9 +23,19 @@ def tokens(hostname: str, port: int, user: str, original: str, alias: str | None
     user, %u local user, %n the host as typed, %d local home, %k HostKeyAlias or the host as typed,
     %l/%L local host name, %i uid, %C a hash of %l%h%p%r, %% itself. (%j came in 9.4: unknown here.)"""
     local = socket.gethostname()
-    values = {"h": hostname, "p": str(port), "r": user, "u": getpass.getuser(), "n": original,
-              "d": ssh_home(), "k": alias or original,
-              "l": local, "L": local.split(".")[0], "i": str(os.getuid()), "%": "%"}
+    values = {
+        "h": hostname,
+        "p": str(port),
+        "r": user,
+        "u": getpass.getuser(),
+        "n": original,
+        "d": ssh_home(),
+        "k": alias or original,
+        "l": local,
+        "L": local.split(".")[0],
+        "i": str(os.getuid()),
+        "%": "%",
+    }
     values["C"] = hashlib.sha1(f"{local}{hostname}{port}{user}".encode()).hexdigest()
     return values
 

@@ -37,13 +37,26 @@ _deployed_lock = threading.Lock()
 
 def serve_command(deployed: Deployed, heartbeat: float) -> str:
     """`exec PY AGENT serve …`, every token quoted: the login shell only ever sees literals."""
-    argv = [deployed.python, deployed.agent, "serve", "--agent-dir", deployed.agent_dir, "--heartbeat", f"{heartbeat:g}"]
+    argv = [
+        deployed.python,
+        deployed.agent,
+        "serve",
+        "--agent-dir",
+        deployed.agent_dir,
+        "--heartbeat",
+        f"{heartbeat:g}",
+    ]
     return "exec " + shlex.join(argv)
 
 
 class SshTransport(Transport):
-    def __init__(self, entry: HostEntry, settings: SshSettings, confirm: Confirm | None = None,
-                 ask_passphrase: AskPassphrase | None = None) -> None:
+    def __init__(
+        self,
+        entry: HostEntry,
+        settings: SshSettings,
+        confirm: Confirm | None = None,
+        ask_passphrase: AskPassphrase | None = None,
+    ) -> None:
         self.host = entry.name
         self.entry = entry
         self.settings = settings
@@ -71,9 +84,14 @@ class SshTransport(Transport):
         """Connect and authenticate only (hosts trust/add use this to check the key)."""
         try:
             alias = self.entry.extra.get("host_key_alias")
-            self.conn = connect(self.entry.target, self.entry.identity_file, confirm=self.confirm,
-                                timeout=self.settings.connect_timeout, ask_passphrase=self.ask_passphrase,
-                                host_key_alias=alias if isinstance(alias, str) and alias else None)
+            self.conn = connect(
+                self.entry.target,
+                self.entry.identity_file,
+                confirm=self.confirm,
+                timeout=self.settings.connect_timeout,
+                ask_passphrase=self.ask_passphrase,
+                host_key_alias=alias if isinstance(alias, str) and alias else None,
+            )
         except SshError as exc:
             raise TransportError(str(exc)) from None
         self.alive_timeout = self.conn.target.silence_limit(self.settings.alive_timeout)
@@ -116,7 +134,9 @@ class SshTransport(Transport):
         except (paramiko.SSHException, OSError, EOFError) as exc:
             cut = not conn.transport.is_active()
             conn.close()
-            raise (ConnectionCut if cut else TransportError)(f"{self.host}: cannot start the agent: {exc}") from None
+            raise (ConnectionCut if cut else TransportError)(
+                f"{self.host}: cannot start the agent: {exc}"
+            ) from None
         except TransportError as exc:  # the probe or the upload broke off: a cut when the link is gone
             cut = not conn.transport.is_active()
             conn.close()
@@ -128,8 +148,12 @@ class SshTransport(Transport):
             raise
         self._chan = chan
         if pipe is not None and self._push is not None:
-            threading.Thread(target=watch_pipe, name=f"watch-{self.host}", daemon=True,
-                             args=(pipe, self.alive_timeout, self._closed, self._push[1], self._eof_reason)).start()
+            threading.Thread(
+                target=watch_pipe,
+                name=f"watch-{self.host}",
+                daemon=True,
+                args=(pipe, self.alive_timeout, self._closed, self._push[1], self._eof_reason),
+            ).start()
         else:
             self._file = chan.makefile("rb", 1 << 16)
         threading.Thread(target=self._ping_loop, name=f"ping-{self.host}", daemon=True).start()

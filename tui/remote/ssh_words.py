@@ -23,12 +23,12 @@ def strdelim(s: str | None) -> tuple[str | None, str | None]:
     if i < 0:
         return s, None
     if s[i] == '"':
-        s = s[:i] + s[i + 1:]  # the quote goes; the word runs to the next one
+        s = s[:i] + s[i + 1 :]  # the quote goes; the word runs to the next one
         end = s.find('"', i)
         if end < 0:
             raise QuoteError(s)
-        return s[:end], s[end + 1:].lstrip(WHITESPACE)
-    word, rest = s[:i], s[i + 1:].lstrip(WHITESPACE)
+        return s[:end], s[end + 1 :].lstrip(WHITESPACE)
+    word, rest = s[:i], s[i + 1 :].lstrip(WHITESPACE)
     if s[i] != "=" and rest.startswith("="):  # `Keyword = value`: one `=` may follow the blank
         rest = rest[1:].lstrip(WHITESPACE)
     return word, rest

@@ -32,9 +32,13 @@ class CloudLaunchScreen(ModalScreen[CloudLaunchRequest | None]):
     def compose(self) -> ComposeResult:
         first = self.providers[0]
         with VerticalScroll(classes="dialog form"):
-            yield Label("Launch a GPU instance (it becomes a gpudeck host once SSH answers)", classes="dialog-title")
+            yield Label(
+                "Launch a GPU instance (it becomes a gpudeck host once SSH answers)", classes="dialog-title"
+            )
             yield Label("provider")
-            yield Select([(p, p) for p in self.providers], value=first, allow_blank=False, id="provider", compact=True)
+            yield Select(
+                [(p, p) for p in self.providers], value=first, allow_blank=False, id="provider", compact=True
+            )
             yield Label("instance type")
             yield Input(placeholder=EXAMPLE_TYPE.get(first, ""), id="type", compact=True)
             yield Checkbox("spot (cheaper; the provider may take it back)", id="spot", compact=True)
@@ -83,7 +87,11 @@ class CloudLaunchScreen(ModalScreen[CloudLaunchRequest | None]):
         if not port.isdigit() or not 0 < int(port) < 65536:
             problem = f"ssh port {port!r}: expected 1-65535"
         elif not instance_type:
-            problem = "instance type: required (e.g. " + EXAMPLE_TYPE.get(str(self.query_one(Select).value), "g5.xlarge") + ")"
+            problem = (
+                "instance type: required (e.g. "
+                + EXAMPLE_TYPE.get(str(self.query_one(Select).value), "g5.xlarge")
+                + ")"
+            )
         elif not self._field("image"):
             problem = "image: required (an AMI id on AWS, an image id on Aliyun)"
         elif name and not NAME_RE.match(name):
@@ -93,6 +101,16 @@ class CloudLaunchScreen(ModalScreen[CloudLaunchRequest | None]):
         if problem:
             self.query_one("#error", Static).update(Content(problem))  # user text: never markup
             return
-        self.dismiss(CloudLaunchRequest(str(self.query_one("#provider", Select).value), str(instance_type),
-                                   self.query_one("#spot", Checkbox).value, name, self._field("image"),
-                                   self._field("key"), self._field("subnet"), self._field("ssh_user"), int(port)))
+        self.dismiss(
+            CloudLaunchRequest(
+                str(self.query_one("#provider", Select).value),
+                str(instance_type),
+                self.query_one("#spot", Checkbox).value,
+                name,
+                self._field("image"),
+                self._field("key"),
+                self._field("subnet"),
+                self._field("ssh_user"),
+                int(port),
+            )
+        )

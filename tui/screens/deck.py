@@ -32,8 +32,10 @@ from .launch import LaunchRequest, LaunchScreen
 from .procs import ProcessesScreen
 from .sight import in_sight
 
-FIRST_RUN = ("No jobs yet. Press n to launch one: the demo trainer (python -m trainer) is prefilled, "
-             "so you can watch a loss fall right away.")
+FIRST_RUN = (
+    "No jobs yet. Press n to launch one: the demo trainer (python -m trainer) is prefilled, "
+    "so you can watch a loss fall right away."
+)
 
 
 class DeckScreen(JobActions):
@@ -43,17 +45,37 @@ class DeckScreen(JobActions):
         Binding("enter", "open_job", "Open", id="open_job"),
         *JOB_BINDINGS,
         Binding("p", "gpu_procs", "Procs", id="gpu_procs", tooltip="the processes on one GPU of the fleet"),
-        Binding("slash", "filter_jobs", "Filter", id="filter_jobs", tooltip="show jobs whose name, host or state has…"),
+        Binding(
+            "slash",
+            "filter_jobs",
+            "Filter",
+            id="filter_jobs",
+            tooltip="show jobs whose name, host or state has…",
+        ),
         Binding("o", "sort_jobs", "Sort", id="sort_jobs", tooltip="cycle the jobs' sort column"),
-        Binding("a", "toggle_ended", "Ended", id="toggle_ended", tooltip="hide the ended jobs / show everything, resize chains unfolded / fold them"),
+        Binding(
+            "a",
+            "toggle_ended",
+            "Ended",
+            id="toggle_ended",
+            tooltip="hide the ended jobs / show everything, resize chains unfolded / fold them",
+        ),
         Binding("escape", "clear_filter", "Clear filter", id="clear_filter"),
         Binding("1", "show_tab('fleet')", "Fleet", id="show_fleet"),
         Binding("2", "show_tab('jobs')", "Jobs", id="show_jobs"),
-        Binding("3", "show_tab('cloud')", "Cloud", id="show_cloud", tooltip="your AWS and Aliyun GPU instances"),
+        Binding(
+            "3", "show_tab('cloud')", "Cloud", id="show_cloud", tooltip="your AWS and Aliyun GPU instances"
+        ),
     ]
 
-    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl,
-                 replay: str | None = None, cloud: CloudInstances | None = None) -> None:
+    def __init__(
+        self,
+        fleet: Fleet,
+        connections: Connections,
+        job_control: JobControl,
+        replay: str | None = None,
+        cloud: CloudInstances | None = None,
+    ) -> None:
         super().__init__()
         self.fleet, self.connections, self.job_control, self.replay = fleet, connections, job_control, replay
         self.cloud = cloud  # None: no Cloud tab (a replay shows the recorded hosts only)
@@ -68,8 +90,11 @@ class DeckScreen(JobActions):
                 yield FleetView(id="fleet-view")
             with TabPane("Jobs", id="jobs"):
                 yield Static(FIRST_RUN, id="first-run")
-                yield Input(placeholder="filter: part of a name, host or state (enter: keep, esc: clear)",
-                            id="job-filter", compact=True)
+                yield Input(
+                    placeholder="filter: part of a name, host or state (enter: keep, esc: clear)",
+                    id="job-filter",
+                    compact=True,
+                )
                 yield JobsTable(id="jobs-table")
             if self.cloud is not None:
                 with TabPane("Cloud", id="cloud"):
@@ -112,8 +137,9 @@ class DeckScreen(JobActions):
     def _draw_cloud(self) -> None:
         c = self.cloud
         assert c is not None
-        self.query_one(CloudView).show(c.snapshot, Status(c.clock(), c.interval, c.refreshing, c.failure,
-                                                          frozenset(c.busy)))
+        self.query_one(CloudView).show(
+            c.snapshot, Status(c.clock(), c.interval, c.refreshing, c.failure, frozenset(c.busy))
+        )
 
     # -- the selected job ------------------------------------------------------------------------
 
@@ -138,7 +164,9 @@ class DeckScreen(JobActions):
         if action in ("filter_jobs", "sort_jobs", "toggle_ended"):
             return on_jobs
         if action == "clear_filter":
-            return on_jobs and (self.query_one("#job-filter").display or bool(self.query_one(JobsTable).filter_text))
+            return on_jobs and (
+                self.query_one("#job-filter").display or bool(self.query_one(JobsTable).filter_text)
+            )
         return super().check_action(action, parameters)
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
@@ -219,10 +247,17 @@ class DeckScreen(JobActions):
         if picked is None:
             return
         host, index = picked
-        gpu = next((g for g in self.fleet.hosts[host].gpus if g.index == index), None) if host in self.fleet.hosts else None
+        gpu = (
+            next((g for g in self.fleet.hosts[host].gpus if g.index == index), None)
+            if host in self.fleet.hosts
+            else None
+        )
         job = self.fleet.job_for_gpu(host, gpu.uuid if gpu else None)  # `s`/`K` there act on it
-        self.app.push_screen(ProcessesScreen(self.fleet, self.connections, self.job_control,
-                                             job_id=job.id if job else None, gpu=picked))
+        self.app.push_screen(
+            ProcessesScreen(
+                self.fleet, self.connections, self.job_control, job_id=job.id if job else None, gpu=picked
+            )
+        )
 
     def action_new_job(self) -> None:
         if refused_read_only(self.app, "new job"):
@@ -240,17 +275,25 @@ class DeckScreen(JobActions):
         if cloud is None or cloud.refused(message.verb):
             return
         i = v.instance
-        why = stop_refusal(i) if message.verb == "stop" else (
-            f"{i.id} is already {i.state}" if i.state in ("running", "pending") else None)
+        why = (
+            stop_refusal(i)
+            if message.verb == "stop"
+            else (f"{i.id} is already {i.state}" if i.state in ("running", "pending") else None)
+        )
         if why:
             say(self.app, why, f"cloud {message.verb}", "warning")
             return
         price = money(v.price.per_hour, v.price.currency, "/h", unknown="price unknown")
         name = f"{i.name} ({i.id})" if i.name and i.name != i.id else i.id
-        detail = (f"{i.type} {i.lifecycle}, {i.provider} {i.zone or i.region}, {i.state}, {price}. "
-                  + ("Its compute stops billing; its disks stay." if message.verb == "stop" else "It bills from now on."))
-        self.app.push_screen(ConfirmScreen(f"{message.verb.capitalize()} {name}?", detail, yes=message.verb.capitalize()),
-                             lambda yes: cloud.act(message.verb, v) if yes else None)
+        detail = f"{i.type} {i.lifecycle}, {i.provider} {i.zone or i.region}, {i.state}, {price}. " + (
+            "Its compute stops billing; its disks stay."
+            if message.verb == "stop"
+            else "It bills from now on."
+        )
+        self.app.push_screen(
+            ConfirmScreen(f"{message.verb.capitalize()} {name}?", detail, yes=message.verb.capitalize()),
+            lambda yes: cloud.act(message.verb, v) if yes else None,
+        )
 
     def on_cloud_view_launch_asked(self, _: CloudView.LaunchAsked) -> None:
         cloud = self.cloud
@@ -259,8 +302,10 @@ class DeckScreen(JobActions):
         snap = cloud.snapshot
         used = sorted({v.instance.provider for v in snap.views}) if snap else []
         providers = used + [p for p in ("aws", "aliyun") if p not in used]
-        self.app.push_screen(CloudLaunchScreen(providers, set(self.connections.hosts())),
-                             lambda req: cloud.launch(req, partial(confirm_key, self.app)) if req else None)
+        self.app.push_screen(
+            CloudLaunchScreen(providers, set(self.connections.hosts())),
+            lambda req: cloud.launch(req, partial(confirm_key, self.app)) if req else None,
+        )
 
     def on_cloud_view_refresh_asked(self, _: CloudView.RefreshAsked) -> None:
         if self.cloud is not None:

@@ -22,5 +22,7 @@ def confirm_end(screen: Screen[Any], job_control: JobControl, job: JobModel | No
     if refused_read_only(screen.app, action) or job is None or job.ended:
         return
     verb, detail = END_DETAIL[action]
-    screen.app.push_screen(ConfirmScreen(f"{verb} {job.name or job.id}?", detail, verb),
-                           lambda yes: job_control.end(job, action) if yes else None)
+    screen.app.push_screen(
+        ConfirmScreen(f"{verb} {job.name or job.id}?", detail, verb),
+        lambda yes: job_control.end(job, action) if yes else None,
+    )

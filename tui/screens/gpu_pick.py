@@ -22,9 +22,19 @@ def gpu_rows(fleet: Fleet) -> list[tuple[PickedGpu, tuple[str, ...]]]:
     for name in sorted(fleet.hosts, key=lambda h: (h != "local", h)):
         for g in fleet.hosts[name].gpus:
             job = fleet.job_for_gpu(name, g.uuid)
-            out.append(((name, g.index), (name, str(g.index), (g.name or "GPU").replace("NVIDIA ", ""), pct(g.util),
-                                          f"{gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G",
-                                          (job.name or job.id) if job else "idle")))
+            out.append(
+                (
+                    (name, g.index),
+                    (
+                        name,
+                        str(g.index),
+                        (g.name or "GPU").replace("NVIDIA ", ""),
+                        pct(g.util),
+                        f"{gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G",
+                        (job.name or job.id) if job else "idle",
+                    ),
+                )
+            )
     return out
 
 

@@ -15,9 +15,19 @@ def _rows(where: str, bindings: list[BindingType]) -> list[tuple[Content, Conten
     for b in bindings:
         if isinstance(b, Binding) and b.description:
             keys = ", ".join(k.strip() for k in b.key.split(","))
-            keys = keys.replace("question_mark", "?").replace("plus", "+").replace("minus", "-").replace("slash", "/")
-            rows.append((Content(keys), Content(b.description + (f" — {b.tooltip}" if b.tooltip else "")),
-                         Content(where)))  # remapped keys such as "[" are not markup
+            keys = (
+                keys.replace("question_mark", "?")
+                .replace("plus", "+")
+                .replace("minus", "-")
+                .replace("slash", "/")
+            )
+            rows.append(
+                (
+                    Content(keys),
+                    Content(b.description + (f" — {b.tooltip}" if b.tooltip else "")),
+                    Content(where),
+                )
+            )  # remapped keys such as "[" are not markup
     return rows
 
 

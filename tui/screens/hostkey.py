@@ -27,14 +27,24 @@ class HostKeyScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog" + (" -danger" if self.changed else "")):
             if self.changed:
-                yield Label(Content(f"WARNING: the host key of {self.host} has CHANGED"), classes="dialog-title")
-                yield Label("Someone may be intercepting the connection, or the host was reinstalled. "
-                            "gpudeck will not connect. If the change is expected, remove the old key "
-                            "from known_hosts and connect again.", classes="dialog-detail")
+                yield Label(
+                    Content(f"WARNING: the host key of {self.host} has CHANGED"), classes="dialog-title"
+                )
+                yield Label(
+                    "Someone may be intercepting the connection, or the host was reinstalled. "
+                    "gpudeck will not connect. If the change is expected, remove the old key "
+                    "from known_hosts and connect again.",
+                    classes="dialog-detail",
+                )
             else:
                 yield Label(Content(f"Unknown host key for {self.host}"), classes="dialog-title")
-                yield Label("Check the fingerprint with the host's owner before accepting.", classes="dialog-detail")
-            yield Label(Content(f"{self.key_type} SHA256:{self.fingerprint.removeprefix('SHA256:')}"), classes="fingerprint")
+                yield Label(
+                    "Check the fingerprint with the host's owner before accepting.", classes="dialog-detail"
+                )
+            yield Label(
+                Content(f"{self.key_type} SHA256:{self.fingerprint.removeprefix('SHA256:')}"),
+                classes="fingerprint",
+            )
             with Horizontal(classes="dialog-buttons"):
                 if not self.changed:
                     yield Button("Accept and remember", variant="warning", id="accept")

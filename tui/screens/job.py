@@ -33,9 +33,27 @@ class JobScreen(JobActions):
         Binding("escape", "app.pop_screen", "Back", id="back"),
         *JOB_BINDINGS,
         Binding("f", "toggle_follow", "Follow", id="toggle_follow"),
-        Binding("L", "loss_log_scale", "Log scale", id="loss_log_scale", tooltip="the loss chart's y axis: log / linear"),
-        Binding("e", "loss_smoothing", "Smooth", id="loss_smoothing", tooltip="the loss chart: EMA smoothing on / off"),
-        Binding("x", "loss_x_axis", "Steps/time", id="loss_x_axis", tooltip="the loss chart's x axis: step / seconds"),
+        Binding(
+            "L",
+            "loss_log_scale",
+            "Log scale",
+            id="loss_log_scale",
+            tooltip="the loss chart's y axis: log / linear",
+        ),
+        Binding(
+            "e",
+            "loss_smoothing",
+            "Smooth",
+            id="loss_smoothing",
+            tooltip="the loss chart: EMA smoothing on / off",
+        ),
+        Binding(
+            "x",
+            "loss_x_axis",
+            "Steps/time",
+            id="loss_x_axis",
+            tooltip="the loss chart's x axis: step / seconds",
+        ),
     ]
 
     def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, job_id: str) -> None:
@@ -54,8 +72,14 @@ class JobScreen(JobActions):
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
             yield UsageChart(id="usage")
-        yield OutputLog(self.connections, node.host if node else None, self.job_id, node.node if node else "0",
-                        TAIL_BYTES, id="output")
+        yield OutputLog(
+            self.connections,
+            node.host if node else None,
+            self.job_id,
+            node.node if node else "0",
+            TAIL_BYTES,
+            id="output",
+        )
         yield DeckFooter()
 
     def chain(self) -> list[JobModel]:
@@ -74,7 +98,9 @@ class JobScreen(JobActions):
 
     def on_unmount(self) -> None:
         # a view that followed this one to the resized job may have mounted first and watch them too
-        others = {i for s in self.app.screen_stack if isinstance(s, JobScreen) and s is not self for i in s._watched}
+        others = {
+            i for s in self.app.screen_stack if isinstance(s, JobScreen) and s is not self for i in s._watched
+        }
         for job_id in self._watched:
             if job_id not in others:
                 self.connections.unwatch_job(job_id)  # an ended job's series go back to a summary
@@ -141,8 +167,18 @@ class JobScreen(JobActions):
         what = f"{d.frm} → {d.to}" + (" nodes" if d.kind != "vertical" else "")
         more = f"   (+{len(found) - 1} more)" if len(found) > 1 else ""
         keys = "   y accept · d dismiss" if d.action != "refused" else "   d dismiss"
-        line.update(Content.assemble(("proposal ", "bold $warning"), (d.rule, "bold"), ": ", what, "  ", d.reason,
-                                     (keys, "$text-muted"), more))
+        line.update(
+            Content.assemble(
+                ("proposal ", "bold $warning"),
+                (d.rule, "bold"),
+                ": ",
+                what,
+                "  ",
+                d.reason,
+                (keys, "$text-muted"),
+                more,
+            )
+        )
 
     def on_resize(self, event: events.Resize) -> None:  # AppKeysFirst's runs as well
         self._draw(frozenset({"series", "gpu"}))

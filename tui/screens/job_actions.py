@@ -23,22 +23,50 @@ from .logs import LogScreen
 from .procs import ProcessesScreen
 
 SCALE_HOW = "restart mode: checkpoint, stop every node, relaunch on {n} nodes as a new job that resumes"
-ELASTIC_HOW = {"+1": "elastic: the node joins; every node checkpoints and resumes at the new world size",
-               "-1": "elastic: the node stops; the others checkpoint, re-form and resume without it"}
+ELASTIC_HOW = {
+    "+1": "elastic: the node joins; every node checkpoints and resumes at the new world size",
+    "-1": "elastic: the node stops; the others checkpoint, re-form and resume without it",
+}
 JOB_BINDINGS: list[BindingType] = [
-    Binding("s", "stop_job", "Stop", id="stop_job", tooltip="graceful: stop signal, SIGKILL after the grace period"),
+    Binding(
+        "s",
+        "stop_job",
+        "Stop",
+        id="stop_job",
+        tooltip="graceful: stop signal, SIGKILL after the grace period",
+    ),
     Binding("K", "kill_job", "Kill", id="kill_job", tooltip="SIGKILL every process of the job now"),
     Binding("r", "restart_job", "Restart", id="restart_job", tooltip="a new job from the same spec"),
     Binding("l", "job_log", "Log", id="job_log", tooltip="the job's full output"),
-    Binding("p", "job_procs", "Procs", id="job_procs", tooltip="the job's processes per node: PID, CPU %, RSS, GPU memory"),
+    Binding(
+        "p",
+        "job_procs",
+        "Procs",
+        id="job_procs",
+        tooltip="the job's processes per node: PID, CPU %, RSS, GPU memory",
+    ),
     Binding("plus", "scale('+1')", "+node", id="scale_up", tooltip="add a node (restart mode)"),
     Binding("minus", "scale('-1')", "-node", id="scale_down", tooltip="remove a node (restart mode)"),
-    Binding("y", "accept_proposal", "Accept", id="accept_proposal", tooltip="carry out the rules' proposal for the job"),
-    Binding("d", "dismiss_proposal", "Dismiss", id="dismiss_proposal", tooltip="drop the rules' proposal for the job"),
+    Binding(
+        "y",
+        "accept_proposal",
+        "Accept",
+        id="accept_proposal",
+        tooltip="carry out the rules' proposal for the job",
+    ),
+    Binding(
+        "d",
+        "dismiss_proposal",
+        "Dismiss",
+        id="dismiss_proposal",
+        tooltip="drop the rules' proposal for the job",
+    ),
 ]
 _NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs", "scale"}
 _NEEDS_PROPOSAL = {"accept_proposal", "dismiss_proposal"}
-JOB_ACTIONS = frozenset(_NEEDS_JOB | _NEEDS_PROPOSAL)  # the actions of JOB_BINDINGS (scale without its argument)
+JOB_ACTIONS = frozenset(
+    _NEEDS_JOB | _NEEDS_PROPOSAL
+)  # the actions of JOB_BINDINGS (scale without its argument)
 
 
 class JobActions(AppKeysFirst):
@@ -61,8 +89,11 @@ class JobActions(AppKeysFirst):
                 return None
             if action == "scale" and parameters == ("-1",) and len(_running(job)) <= 1:
                 return None  # a one-node job cannot shrink
-            if job.watch is not None and (action in ("restart_job", "scale") or job.watch.read_only
-                                          and action in ("stop_job", "kill_job")):
+            if job.watch is not None and (
+                action in ("restart_job", "scale")
+                or job.watch.read_only
+                and action in ("stop_job", "kill_job")
+            ):
                 return None  # a watched run: gpudeck did not start it (read-only without its pid)
         return True
 
@@ -79,8 +110,10 @@ class JobActions(AppKeysFirst):
         # Always asked, ended or not: a restart starts a new job (and costs money) on every node.
         label = job.name or job.id
         question = f"Start {label} again as a new job?" if job.ended else f"Stop {label} and start it again?"
-        self.app.push_screen(ConfirmScreen(question, "", "Restart"),
-                             lambda yes: self.restarted(self.job_control.restart(job)) if yes else None)
+        self.app.push_screen(
+            ConfirmScreen(question, "", "Restart"),
+            lambda yes: self.restarted(self.job_control.restart(job)) if yes else None,
+        )
 
     def restarted(self, new_id: str) -> None:
         """A restart was asked for; new_id is the job it creates."""
@@ -93,7 +126,9 @@ class JobActions(AppKeysFirst):
     def action_job_procs(self) -> None:
         job = self.current_job()
         if job is not None:
-            self.app.push_screen(ProcessesScreen(self.fleet, self.connections, self.job_control, job_id=job.id))
+            self.app.push_screen(
+                ProcessesScreen(self.fleet, self.connections, self.job_control, job_id=job.id)
+            )
 
     def action_accept_proposal(self) -> None:
         job, proposals = self.current_job(), getattr(self.app, "proposals", None)
@@ -122,9 +157,13 @@ class JobActions(AppKeysFirst):
             report(self, "Scale", exc)
             return
         self.app.push_screen(
-            ConfirmScreen(f"Scale {job.name or job.id} from {now} to {n} node{'s' * (n != 1)}: {what}?",
-                          ELASTIC_HOW[count] if job.placement.elastic else SCALE_HOW.format(n=n), "Scale"),
-            lambda yes: self.restarted(self.job_control.scale(job, count, onto)) if yes else None)
+            ConfirmScreen(
+                f"Scale {job.name or job.id} from {now} to {n} node{'s' * (n != 1)}: {what}?",
+                ELASTIC_HOW[count] if job.placement.elastic else SCALE_HOW.format(n=n),
+                "Scale",
+            ),
+            lambda yes: self.restarted(self.job_control.scale(job, count, onto)) if yes else None,
+        )
 
 
 def resize_plan(fleet: Fleet, job: JobModel, count: str) -> tuple[str, tuple[str, ...]]:
@@ -139,10 +178,15 @@ def resize_plan(fleet: Fleet, job: JobModel, count: str) -> tuple[str, tuple[str
         node, host = (gone[0][0], gone[0][1]) if gone else (nodes[-1].node, nodes[-1].host)
         return f"remove node {node} on {host}", ()
     p = job.placement
-    hosts = layout([nd.host for nd in nodes], len(nodes) + 1, p.pool, p.pinned, (), fleet.free_gpus(), p.per_node)
+    hosts = layout(
+        [nd.host for nd in nodes], len(nodes) + 1, p.pool, p.pinned, (), fleet.free_gpus(), p.per_node
+    )
     # elastic nodes keep their names: a new one is named after the highest so far, stopped ones too
-    name = 1 + max((int(nd.node) for nd in job.nodes.values() if nd.node.isdigit()), default=0) \
-        if p.elastic else len(nodes)
+    name = (
+        1 + max((int(nd.node) for nd in job.nodes.values() if nd.node.isdigit()), default=0)
+        if p.elastic
+        else len(nodes)
+    )
     return f"add node {name} on {hosts[-1]}", (hosts[-1],)
 
 

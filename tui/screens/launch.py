@@ -46,7 +46,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         with VerticalScroll(classes="dialog form"):
             yield Label("New job", classes="dialog-title")
             yield Label("host")
-            yield Select([(h, h) for h in self.hosts], value=self.hosts[0], allow_blank=False, id="host", compact=True)
+            yield Select(
+                [(h, h) for h in self.hosts], value=self.hosts[0], allow_blank=False, id="host", compact=True
+            )
             yield Label("command (split like a shell would, run without one)")
             yield Input(self.command, placeholder="python train.py --lr 3e-4", id="command", compact=True)
             yield Static("", id="argv", classes="argv")
@@ -54,7 +56,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder="from the command", id="name", compact=True)
             yield Label("workdir")
             yield Input(placeholder=self.default_workdir, id="workdir", compact=True)
-            yield Label("env (K=V K2=\"with spaces\" K3 — a bare K takes your value)")
+            yield Label('env (K=V K2="with spaces" K3 — a bare K takes your value)')
             yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env", compact=True)
             yield Label("setup (one shell line per line, run before the command)")
             yield TextArea("", id="setup", classes="setup", compact=True)
@@ -102,12 +104,21 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
 
     def action_launch(self) -> None:
         host = str(self.query_one("#host", Select).value)
-        field = {i: self.query_one(f"#{i}", Input).value
-                 for i in ("command", "name", "workdir", "env", "budget", "idle_stop")}
+        field = {
+            i: self.query_one(f"#{i}", Input).value
+            for i in ("command", "name", "workdir", "env", "budget", "idle_stop")
+        }
         try:
-            options = form_options(host, field["command"], field["name"], field["workdir"], field["env"],
-                                   self.query_one("#setup", TextArea).text, budget=field["budget"],
-                                   idle_stop=field["idle_stop"])
+            options = form_options(
+                host,
+                field["command"],
+                field["name"],
+                field["workdir"],
+                field["env"],
+                self.query_one("#setup", TextArea).text,
+                budget=field["budget"],
+                idle_stop=field["idle_stop"],
+            )
         except GpudeckError as exc:
             self._error(str(exc))
             return
@@ -116,8 +127,14 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             return
         if options.host == LOCAL and options.workdir:  # checked here, so nothing typed is lost
             path = os.path.abspath(os.path.expanduser(options.workdir))
-            background(self).run(self, partial(_workdir_problem, path), group="workdir", exclusive=True,
-                                 done=self._workdir_checked, failed=lambda error: self._workdir_checked(str(error)))
+            background(self).run(
+                self,
+                partial(_workdir_problem, path),
+                group="workdir",
+                exclusive=True,
+                done=self._workdir_checked,
+                failed=lambda error: self._workdir_checked(str(error)),
+            )
             self._pending = options
             return
         self.dismiss(LaunchRequest(options, new_job_id()))

@@ -38,7 +38,9 @@ class LogScreen(AppKeysFirst):
         node = next(iter(job.nodes.values()), None) if job else None
         self.host: str | None = node.host if node else None
         self.node = node.node if node else "0"
-        self.label = f"output of {job.name if job and job.name else job_id}" + (f" on {self.host}" if self.host else "")
+        self.label = f"output of {job.name if job and job.name else job_id}" + (
+            f" on {self.host}" if self.host else ""
+        )
 
     def compose(self) -> ComposeResult:
         yield Label(id="log-title", classes="screen-title")
@@ -142,8 +144,9 @@ class LogScreen(AppKeysFirst):
 
         self.searching = True
         self._title()
-        background(self).run(self, run, group="log-search", exclusive=True, done=self._found,
-                             failed=self._search_failed)
+        background(self).run(
+            self, run, group="log-search", exclusive=True, done=self._found, failed=self._search_failed
+        )
 
     def _found(self, hit: Found | None) -> None:
         log = self.log_view

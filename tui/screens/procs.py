@@ -38,7 +38,17 @@ def cells(row: ProcRow) -> tuple[str, ...]:
     known = [m for _, m in row.gpus if m is not None]
     gpu_mem = f"{sum(known):.0f} MiB" if known else ("n/a" if row.gpus else "–")
     cpu = "n/a" if row.cpu_percent is None else f"{row.cpu_percent:.0f}"
-    return (row.host, row.node or "–", str(row.pid), row.role, cpu, _mib(row.rss_bytes), gpus, gpu_mem, row.command)
+    return (
+        row.host,
+        row.node or "–",
+        str(row.pid),
+        row.role,
+        cpu,
+        _mib(row.rss_bytes),
+        gpus,
+        gpu_mem,
+        row.command,
+    )
 
 
 def ordered(rows: tuple[ProcRow, ...]) -> list[ProcRow]:
@@ -53,8 +63,15 @@ class ProcessesScreen(ModalScreen[None]):
         Binding("K", "kill_job", "Kill", id="procs_kill", tooltip="SIGKILL the job's processes (asks first)"),
     ]
 
-    def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, *,
-                 job_id: str | None = None, gpu: tuple[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        fleet: Fleet,
+        connections: Connections,
+        job_control: JobControl,
+        *,
+        job_id: str | None = None,
+        gpu: tuple[str, int] | None = None,
+    ) -> None:
         super().__init__(classes="modal")
         self.fleet, self.connections, self.job_control = fleet, connections, job_control
         self.job_id, self.gpu = job_id, gpu
@@ -93,8 +110,14 @@ class ProcessesScreen(ModalScreen[None]):
             fn = lambda: job_processes(self.connections, nodes, job.id)  # noqa: E731
         else:
             return
-        background(self).run(self, fn, group="procs", exclusive=True, done=self._answered,
-                             failed=lambda error: self._answered(None, error))
+        background(self).run(
+            self,
+            fn,
+            group="procs",
+            exclusive=True,
+            done=self._answered,
+            failed=lambda error: self._answered(None, error),
+        )
 
     def _answered(self, table: ProcTable | None, error: BaseException | None = None) -> None:
         if table is not None:
@@ -117,11 +140,15 @@ class ProcessesScreen(ModalScreen[None]):
         job = self.job()
         notes = list(table.failures)
         if not table.rows and not table.failures:
-            notes.append("no live process" + (" (the job has ended)" if job is not None and job.ended else ""))
+            notes.append(
+                "no live process" + (" (the job has ended)" if job is not None and job.ended else "")
+            )
         total_cpu = sum(r.cpu_percent or 0 for r in table.rows)
         total_rss = sum(r.rss_bytes or 0 for r in table.rows)
-        notes.append(f"{len(table.rows)} processes · CPU {total_cpu:.0f} % · RSS {_mib(total_rss)} · "
-                     f"every {REFRESH:.0f} s")
+        notes.append(
+            f"{len(table.rows)} processes · CPU {total_cpu:.0f} % · RSS {_mib(total_rss)} · "
+            f"every {REFRESH:.0f} s"
+        )
         keys = "s stop · K kill the job · " if self.check_action("stop_job", ()) else ""
         notes.append(keys + "esc close")  # a modal has no Footer of its own: its keys, said here
         self._status(" · ".join(notes))

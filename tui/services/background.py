@@ -15,8 +15,16 @@ from .base import Done, Failed, Service
 
 
 class Background(Service):
-    def run(self, owner: DOMNode, fn: Callable[[], Any], *, group: str, exclusive: bool = False,
-            done: Done | None = None, failed: Failed | None = None) -> Worker[Any]:
+    def run(
+        self,
+        owner: DOMNode,
+        fn: Callable[[], Any],
+        *,
+        group: str,
+        exclusive: bool = False,
+        done: Done | None = None,
+        failed: Failed | None = None,
+    ) -> Worker[Any]:
         """fn on a worker thread; done(result) / failed(error) on the app thread while `owner` is
         mounted. `group` is the owner's own: `exclusive` cancels only its earlier work of that group."""
 
@@ -25,8 +33,9 @@ class Background(Service):
                 return None
             return lambda value: callback(value) if owner.is_attached else None
 
-        return self.in_thread(fn, group=f"{group}:{id(owner)}", exclusive=exclusive, done=alive(done),
-                              failed=alive(failed))
+        return self.in_thread(
+            fn, group=f"{group}:{id(owner)}", exclusive=exclusive, done=alive(done), failed=alive(failed)
+        )
 
 
 def background(node: DOMNode) -> Background:

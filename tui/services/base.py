@@ -18,8 +18,15 @@ class Service:
         self.app = app
         self._outcomes: dict[Worker[Any], tuple[Done | None, Failed | None]] = {}
 
-    def in_thread(self, fn: Callable[[], Any], *, group: str, exclusive: bool = False,
-                  done: Done | None = None, failed: Failed | None = None) -> Worker[Any]:
+    def in_thread(
+        self,
+        fn: Callable[[], Any],
+        *,
+        group: str,
+        exclusive: bool = False,
+        done: Done | None = None,
+        failed: Failed | None = None,
+    ) -> Worker[Any]:
         """Run fn on a worker thread; done(result) or failed(error) then runs on the app thread."""
         worker = self.app.run_worker(fn, group=group, thread=True, exclusive=exclusive, exit_on_error=False)
         self._outcomes[worker] = (done, failed)

@@ -51,8 +51,15 @@ class CloudLaunchRequest:
 
 
 class CloudInstances(Service):
-    def __init__(self, app: App[Any], fleet: Fleet, settings: Settings, changed: Callable[[set[str]], None],
-                 read_only: bool = False, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        settings: Settings,
+        changed: Callable[[set[str]], None],
+        read_only: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         super().__init__(app)
         self.fleet, self.settings, self.read_only = fleet, settings, read_only
         self.clock, self._changed = clock, changed
@@ -98,7 +105,10 @@ class CloudInstances(Service):
         self._changed({"cloud"})
 
     def _failed(self, exc: BaseException) -> None:
-        self.failure, self.refreshing = f"cloud refresh failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", False
+        self.failure, self.refreshing = (
+            f"cloud refresh failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            False,
+        )
         self._changed({"cloud"})
 
     # -- actions ---------------------------------------------------------------------------------
@@ -153,17 +163,29 @@ class CloudInstances(Service):
         def done(result: tuple[list[Any], list[str]]) -> None:
             decisions, problems = result
             stopped = [d.instance_id for d, outcome in decisions if outcome == "stopped"]
-            failed = [f"{d.instance_id}: {outcome}" for d, outcome in decisions if outcome.startswith("stop failed")]
+            failed = [
+                f"{d.instance_id}: {outcome}" for d, outcome in decisions if outcome.startswith("stop failed")
+            ]
             if stopped:
-                say(self.app, f"daily budget reached: stopping cloud instance(s) {', '.join(stopped)}", "fleet budget",
-                    "warning", timeout=15)
+                say(
+                    self.app,
+                    f"daily budget reached: stopping cloud instance(s) {', '.join(stopped)}",
+                    "fleet budget",
+                    "warning",
+                    timeout=15,
+                )
                 if self._timer is not None:  # the tab is open: show them stopping
                     self.refresh()
             for line in failed:
                 say(self.app, line, "fleet budget", "error", timeout=15)
 
-        self.in_thread(work, group="cloud-budget", exclusive=True, done=done,
-                       failed=lambda exc: report(self.app, "fleet budget: cloud instances", exc))
+        self.in_thread(
+            work,
+            group="cloud-budget",
+            exclusive=True,
+            done=done,
+            failed=lambda exc: report(self.app, "fleet budget: cloud instances", exc),
+        )
 
     def _provider(self, name: str, region: str, timeout: float = 10.0) -> Provider:
         from ..cloud import providers
@@ -186,11 +208,22 @@ class CloudInstances(Service):
 
             region = request.region or cloud_launch.first_region(request.provider, self.settings.cloud)
             provider = self._provider(request.provider, region, timeout=30.0)
-            wanted = cloud_launch.HostLaunch(request.instance_type, request.spot, request.name, request.image,
-                                             request.key, request.subnet, ssh_user=request.ssh_user,
-                                             ssh_port=request.ssh_port)
-            return cloud_launch.launch_host(provider, wanted, self._progress,
-                                            lambda name, instance: self._trust(provider, name, instance, ask_key))
+            wanted = cloud_launch.HostLaunch(
+                request.instance_type,
+                request.spot,
+                request.name,
+                request.image,
+                request.key,
+                request.subnet,
+                ssh_user=request.ssh_user,
+                ssh_port=request.ssh_port,
+            )
+            return cloud_launch.launch_host(
+                provider,
+                wanted,
+                self._progress,
+                lambda name, instance: self._trust(provider, name, instance, ask_key),
+            )
 
         def done(name: str) -> None:
             say(self.app, f"{name} is a gpudeck host now", "cloud launch", timeout=10)
@@ -198,10 +231,13 @@ class CloudInstances(Service):
                 self.added_host(name)
             self.refresh()
 
-        self.in_thread(work, group="cloud-launch", done=done,
-                       failed=lambda exc: report(self.app, "cloud launch", exc))
+        self.in_thread(
+            work, group="cloud-launch", done=done, failed=lambda exc: report(self.app, "cloud launch", exc)
+        )
 
-    def _trust(self, provider: Provider, name: str, instance: Instance, ask_key: Callable[[str, Any], bool]) -> None:
+    def _trust(
+        self, provider: Provider, name: str, instance: Instance, ask_key: Callable[[str, Any], bool]
+    ) -> None:
         """Connect once (on the launch worker): a key the provider published on the console is trusted,
         any other only on the user's yes in the host-key modal; a no leaves the host untrusted."""
         from ..cloud.console import published_fingerprints

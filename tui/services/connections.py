@@ -45,8 +45,15 @@ __all__ = ["Connections", "Sink"]
 
 
 class Connections(Service):
-    def __init__(self, app: App[Any], fleet: Fleet, hosts: list[str], transport_for: TransportFactory,
-                 ssh: SshSettings, kept_ended_jobs: int = 2) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        hosts: list[str],
+        transport_for: TransportFactory,
+        ssh: SshSettings,
+        kept_ended_jobs: int = 2,
+    ) -> None:
         super().__init__(app)
         self.fleet, self.ssh = fleet, ssh
         self.inbox = Inbox()
@@ -139,7 +146,8 @@ class Connections(Service):
     def backoff(self, host: str, kind: str) -> Backoff:
         period = {"gpus": GPU_PERIOD, "jobs": JOBS_PERIOD}.get(kind, 1.0)
         return self._backoff.setdefault(
-            (host, kind), Backoff(period=period, first=self.ssh.backoff_initial, cap=self.ssh.backoff_max))
+            (host, kind), Backoff(period=period, first=self.ssh.backoff_initial, cap=self.ssh.backoff_max)
+        )
 
     # -- connecting and polling: one-shot workers re-armed by timers -----------------------------
 
@@ -147,8 +155,13 @@ class Connections(Service):
         if host in self._connecting:
             return
         self._connecting.add(host)
-        self.in_thread(self.links[host].connect, group=f"connect:{host}", exclusive=True,
-                       done=lambda _: self._connected(host, None), failed=partial(self._connected, host))
+        self.in_thread(
+            self.links[host].connect,
+            group=f"connect:{host}",
+            exclusive=True,
+            done=lambda _: self._connected(host, None),
+            failed=partial(self._connected, host),
+        )
 
     def _tick(self) -> None:
         """Hand the polls now due to the pool (their links block; the app thread never does)."""

@@ -44,9 +44,16 @@ def ledger_path() -> Path:
 
 
 class Costs:
-    def __init__(self, app: App[Any], fleet: Fleet, ctx: CostContext, stop: Callable[[JobModel, str], None],
-                 changed: Callable[[set[str]], None], ledger: bool = True,
-                 request: Callable[..., Any] | None = None) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        ctx: CostContext,
+        stop: Callable[[JobModel, str], None],
+        changed: Callable[[set[str]], None],
+        ledger: bool = True,
+        request: Callable[..., Any] | None = None,
+    ) -> None:
         self.app, self.fleet = app, fleet
         self._stop, self._changed = stop, changed
 
@@ -56,8 +63,13 @@ class Costs:
         def note(text: str) -> None:
             app.post_message(CostNote(text))
 
-        self.engine = CostEngine(board, note, ledger_path if ledger else None, ctx,
-                                 push=None if request is None else partial(_push, request))
+        self.engine = CostEngine(
+            board,
+            note,
+            ledger_path if ledger else None,
+            ctx,
+            push=None if request is None else partial(_push, request),
+        )
         self.budget_stopped: set[str] = set()  # jobs this client stopped for the daily budget
         self._noted: set[str] = set()
         self._paused_said = False
@@ -86,7 +98,11 @@ class Costs:
         the tracker sees each exactly once and a job's first feed starts at seq 1."""
         if not isinstance(records, list):
             return
-        fresh = [r for r in records if isinstance(r, dict) and isinstance(r.get("seq"), int) and r["seq"] > after_seq]
+        fresh = [
+            r
+            for r in records
+            if isinstance(r, dict) and isinstance(r.get("seq"), int) and r["seq"] > after_seq
+        ]
         if fresh:
             fresh.sort(key=lambda r: r["seq"])
             self.engine.records(host, job, node, fresh)
@@ -102,8 +118,13 @@ class Costs:
             self._changed({"cost"})
         if board.rules_paused_since and not self._paused_said:  # 0: never enforced before, nothing to say
             self._paused_said = True
-            say(self.app, f"fleet rules paused since {local_time(board.rules_paused_since)} (no gpudeck was "
-                "running); enforcing the daily budget again", "fleet budget", timeout=8)
+            say(
+                self.app,
+                f"fleet rules paused since {local_time(board.rules_paused_since)} (no gpudeck was "
+                "running); enforcing the daily budget again",
+                "fleet budget",
+                timeout=8,
+            )
         if board.over:
             self._enforce(board)
             day = time.strftime("%Y-%m-%d")
@@ -124,14 +145,31 @@ class Costs:
         today = money(board.today, board.currency)
         budget = money(board.daily_budget, board.currency)
         names = ", ".join(j.name or j.id for j in due[:5]) + (" …" if len(due) > 5 else "")
-        say(self.app, f"daily budget reached: today {today} of {budget}; stopping {names}",
-            "fleet budget", "warning", timeout=15)
+        say(
+            self.app,
+            f"daily budget reached: today {today} of {budget}; stopping {names}",
+            "fleet budget",
+            "warning",
+            timeout=15,
+        )
         for job in due:
             self.budget_stopped.add(job.id)
             self._stop(job, FLEET_BUDGET_REASON)
             for node in job.nodes.values():
                 host = self.fleet.hosts.get(node.host)
                 at = time.time() + (host.clock_offset if host else 0.0)
-                self.engine.record(Fact(at, node.host, "fleet_budget_stop", job.id, node.node,
-                                        data={"reason": FLEET_BUDGET_REASON, "today": board.today,
-                                              "daily_budget": board.daily_budget, "currency": board.currency}))
+                self.engine.record(
+                    Fact(
+                        at,
+                        node.host,
+                        "fleet_budget_stop",
+                        job.id,
+                        node.node,
+                        data={
+                            "reason": FLEET_BUDGET_REASON,
+                            "today": board.today,
+                            "daily_budget": board.daily_budget,
+                            "currency": board.currency,
+                        },
+                    )
+                )

@@ -18,8 +18,14 @@ MAX_CATCH_UP = 5  # endings told one by one at start; the rest in one line
 
 
 class Endings(Service):
-    def __init__(self, app: App[Any], fleet: Fleet, job_control: JobControl,
-                 tell: Callable[[JobModel], None], summary: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        job_control: JobControl,
+        tell: Callable[[JobModel], None],
+        summary: Callable[[str], None],
+    ) -> None:
         super().__init__(app)
         self.fleet, self.job_control, self.tell, self.summary = fleet, job_control, tell, summary
         self.shown: set[str] | None = None  # None until state.db has answered
@@ -32,7 +38,9 @@ class Endings(Service):
         if not self.job_control.keeps_state:
             self._loaded((set(), None))  # no state.db (tests, replays): remembered in memory only
             return
-        self.in_thread(self._load, group="endings", done=self._loaded, failed=lambda _: self._loaded((set(), None)))
+        self.in_thread(
+            self._load, group="endings", done=self._loaded, failed=lambda _: self._loaded((set(), None))
+        )
 
     def _load(self) -> tuple[set[str], float | None]:
         store = self.job_control.store
@@ -65,8 +73,12 @@ class Endings(Service):
             if job.id in self._considered or not job.ended:
                 continue
             self._considered.add(job.id)
-            if (self.since is not None and job.id not in self.shown  # the first TUI ever: history is not news
-                    and job.ended_at is not None and job.ended_at >= self.since):
+            if (
+                self.since is not None
+                and job.id not in self.shown  # the first TUI ever: history is not news
+                and job.ended_at is not None
+                and job.ended_at >= self.since
+            ):
                 fresh.append(job)
         if not fresh:
             return

@@ -36,16 +36,28 @@ Polled = Callable[[str, str, int, "BaseException | None"], None]  # host, kind, 
 
 
 class Intake:
-    def __init__(self, app: App[Any], fleet: Fleet, inbox: Inbox, tails: Tails, publish: Callable[[set[str]], None],
-                 polled: Polled) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        inbox: Inbox,
+        tails: Tails,
+        publish: Callable[[set[str]], None],
+        polled: Polled,
+    ) -> None:
         self.app, self.fleet, self.inbox, self.tails = app, fleet, inbox, tails
         self.publish, self.polled = publish, polled
         self.sinks: list[Sink] = []
         self.active: set[str] | None = None  # ids of the active jobs as of the last drain; None: count again
         self._last_drain = 0.0
         self._timer: asyncio.TimerHandle | None = None
-        self._apply = {"events": self._events, "gpus": self._gpus, "hello": self._hello, "jobs": self._jobs,
-                       "polled": self._polled}
+        self._apply = {
+            "events": self._events,
+            "gpus": self._gpus,
+            "hello": self._hello,
+            "jobs": self._jobs,
+            "polled": self._polled,
+        }
 
     def pending(self) -> None:
         """The inbox has news: drained now, or, within DRAIN_GAP of the last drain, once when the gap
@@ -126,6 +138,11 @@ class Intake:
         record), keep only their summary: history costs memory only while on screen."""
         for job_id in job_ids:
             job = self.fleet.jobs.get(job_id)
-            if (job is not None and not job.active and job.caught_up and job.has_history
-                    and not self.tails.keeps_history(job_id)):
+            if (
+                job is not None
+                and not job.active
+                and job.caught_up
+                and job.has_history
+                and not self.tails.keeps_history(job_id)
+            ):
                 job.drop_history()

@@ -40,8 +40,9 @@ StoreFactory = Callable[[Callable[[str], None]], "Store"]
 
 
 class JobControl(Service):
-    def __init__(self, app: App[Any], agents: Connections, store: StoreFactory | None,
-                 read_only: bool = False) -> None:
+    def __init__(
+        self, app: App[Any], agents: Connections, store: StoreFactory | None, read_only: bool = False
+    ) -> None:
         super().__init__(app)
         self.agents = agents
         self.read_only = read_only  # every action refused: a monitoring screen
@@ -58,7 +59,9 @@ class JobControl(Service):
                     self._store.fresh = False
                     added = reindex.rebuild_index(self.agents, self._store)  # in the action's worker thread
                     if added:
-                        self.agents.notice(f"{self._store.path}: job index rebuilt from the hosts' journals ({added} jobs)")
+                        self.agents.notice(
+                            f"{self._store.path}: job index rebuilt from the hosts' journals ({added} jobs)"
+                        )
             return self._store
 
     @property
@@ -74,8 +77,12 @@ class JobControl(Service):
         if self.read_only:  # the last guard, whatever called: nothing reaches tui/actions
             say(self.app, READ_ONLY.format(what=title), "read-only", "warning")
             return
-        self.in_thread(fn, group="action", done=lambda line: say(self.app, str(line), title),
-                       failed=lambda exc: report(self.app, f"{title} failed", exc))
+        self.in_thread(
+            fn,
+            group="action",
+            done=lambda line: say(self.app, str(line), title),
+            failed=lambda exc: report(self.app, f"{title} failed", exc),
+        )
 
     def launch(self, opts: LaunchOptions, job_id: str) -> None:
         self._run("launch", lambda: str(launch.launch(self.agents, self.store, opts, job_id)))
@@ -95,21 +102,42 @@ class JobControl(Service):
         `gpudeck scale` does (`onto`: its --host); returns the new job's id, chosen here (unless
         given) so the caller can select it."""
         new_id = new_id or new_job_id()
-        self._run("scale", lambda: str(scale.scale(self.agents, self.store, find.resolve(self.agents, job.id),
-                                                     count, new_id, onto=onto)))
+        self._run(
+            "scale",
+            lambda: str(
+                scale.scale(
+                    self.agents, self.store, find.resolve(self.agents, job.id), count, new_id, onto=onto
+                )
+            ),
+        )
         return new_id
 
     def move(self, job: JobModel, hosts: dict[str, str], new_id: str | None = None) -> str:
         """Relaunch the job's nodes on other hosts (old → new), restart mode from its checkpoint, as
         `policy run` applies a bigger instance type; returns the new job's id."""
         new_id = new_id or new_job_id()
-        self._run("move", lambda: str(scale.scale(self.agents, self.store, find.resolve(self.agents, job.id),
-                                                    str(len(job.nodes)), new_id, move=hosts)))
+        self._run(
+            "move",
+            lambda: str(
+                scale.scale(
+                    self.agents,
+                    self.store,
+                    find.resolve(self.agents, job.id),
+                    str(len(job.nodes)),
+                    new_id,
+                    move=hosts,
+                )
+            ),
+        )
         return new_id
 
     def restart(self, job: JobModel) -> str:
         """Returns the new job's id (chosen here, so the caller can select it when it appears)."""
         target, new_id = JobTarget.of_model(job), new_job_id()
-        self._run("restart", lambda: f"{target.label}: restarted as "
-                  f"{control.restart(self.agents, self.store, target, new_id)}")
+        self._run(
+            "restart",
+            lambda: (
+                f"{target.label}: restarted as {control.restart(self.agents, self.store, target, new_id)}"
+            ),
+        )
         return new_id

@@ -39,18 +39,34 @@ Move = Callable[..., str]  # JobControl.move(job, {old host: new host}, new_id=�
 
 
 class Proposals(Service):
-    def __init__(self, app: App[Any], fleet: Fleet, policies: Policies, publish: Callable[[set[str]], None],
-                 scale: Scale, clock: Callable[[], float] = time.time, move: Move | None = None,
-                 journal: PolicyJournal | None = None) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        policies: Policies,
+        publish: Callable[[set[str]], None],
+        scale: Scale,
+        clock: Callable[[], float] = time.time,
+        move: Move | None = None,
+        journal: PolicyJournal | None = None,
+    ) -> None:
         super().__init__(app)
-        self.fleet, self.policies, self.publish, self.scale, self.clock = fleet, policies, publish, scale, clock
+        self.fleet, self.policies, self.publish, self.scale, self.clock = (
+            fleet,
+            policies,
+            publish,
+            scale,
+            clock,
+        )
         self.move = move
         self.journal = journal or PolicyJournal()
         self.sampler = Sampler(policies)
         self.dismissed: set[tuple[str, str, str]] = set()  # (rule, job id, target)
         self.period = PERIOD
         self._busy = False
-        self._known: tuple[list[Any], dict[str, HostInstance]] | None = None  # catalog, host instances (read once)
+        self._known: tuple[list[Any], dict[str, HostInstance]] | None = (
+            None  # catalog, host instances (read once)
+        )
 
     def start(self) -> None:
         if self.policies.rules:
@@ -63,16 +79,37 @@ class Proposals(Service):
         now = self.clock()
         views, fleet_left, fleet_burn = with_costs(self.sampler.sample(self.fleet, now), self.fleet.costs)
         self._busy = True
-        self.in_thread(partial(self._judge, now, views, fleet_left, fleet_burn, self.fleet.costs.currency),
-                       group="policy", exclusive=True, done=self._decided, failed=self._failed)
+        self.in_thread(
+            partial(self._judge, now, views, fleet_left, fleet_burn, self.fleet.costs.currency),
+            group="policy",
+            exclusive=True,
+            done=self._decided,
+            failed=self._failed,
+        )
 
-    def _judge(self, now: float, views: list[JobFacts], fleet_left: float | None, fleet_burn: float | None,
-               currency: str) -> list[Decision]:
+    def _judge(
+        self,
+        now: float,
+        views: list[JobFacts],
+        fleet_left: float | None,
+        fleet_burn: float | None,
+        currency: str,
+    ) -> list[Decision]:
         memory = self.journal.memory()  # what this TUI, another or `policy run` applied: cooldowns hold
         catalog, instances = self._reference()
         views = [replace(v, instance=instances.get(v.hosts[0])) if v.hosts else v for v in views]
-        return decide(Inputs(now, views, self.policies, catalog=catalog, memory=memory, fleet_budget_left=fleet_left,
-                             fleet_burn=fleet_burn, currency=currency))
+        return decide(
+            Inputs(
+                now,
+                views,
+                self.policies,
+                catalog=catalog,
+                memory=memory,
+                fleet_budget_left=fleet_left,
+                fleet_burn=fleet_burn,
+                currency=currency,
+            )
+        )
 
     def _reference(self) -> tuple[list[Any], dict[str, HostInstance]]:
         if self._known is None:
@@ -82,8 +119,16 @@ class Proposals(Service):
                 hosts = load_hosts()
             except HostsFileError:
                 hosts = {}  # the connection service already said why
-            instances = {name: HostInstance(e.extra.get("provider"), e.extra.get("instance_type"), e.extra.get("region"),
-                                        e.extra.get("market")) for name, e in hosts.items() if e.extra.get("instance_type")}
+            instances = {
+                name: HostInstance(
+                    e.extra.get("provider"),
+                    e.extra.get("instance_type"),
+                    e.extra.get("region"),
+                    e.extra.get("market"),
+                )
+                for name, e in hosts.items()
+                if e.extra.get("instance_type")
+            }
             self._known = (catalog.entries(), instances)
         return self._known
 
@@ -112,12 +157,23 @@ class Proposals(Service):
         pool, where it restarts cleanly (as `policy run` applies it); else it is said why, and dismissed."""
         restart = d.inputs.get("restart")
         onto = self._bigger_host(job, d)
-        why = (f"it would not restart cleanly: {restart}" if restart != "clean" else
-               f"no connected host of type {d.to} in the job's pool (hosts.toml instance_type; `gpudeck policy run` "
-               "launches one where the pool allows launch)" if onto is None else
-               "this TUI cannot move jobs" if self.move is None else None)
+        why = (
+            f"it would not restart cleanly: {restart}"
+            if restart != "clean"
+            else f"no connected host of type {d.to} in the job's pool (hosts.toml instance_type; `gpudeck policy run` "
+            "launches one where the pool allows launch)"
+            if onto is None
+            else "this TUI cannot move jobs"
+            if self.move is None
+            else None
+        )
         if why is not None:
-            say(self.app, f"{d.rule}: {d.frm} → {d.to} is yours to make ({why}): {d.reason}", "proposal", timeout=10)
+            say(
+                self.app,
+                f"{d.rule}: {d.frm} → {d.to} is yours to make ({why}): {d.reason}",
+                "proposal",
+                timeout=10,
+            )
             self.dismiss(job.id)
             return None
         assert onto is not None and self.move is not None
@@ -125,8 +181,13 @@ class Proposals(Service):
         self.dismiss(job.id)
 
         def act() -> None:
-            say(self.app, f"{d.rule}: moving {job.name or job.id} from {old} to {onto} ({d.to}); the instance it "
-                "leaves keeps running (`gpudeck cloud stop ID`)", "proposal", timeout=10)
+            say(
+                self.app,
+                f"{d.rule}: moving {job.name or job.id} from {old} to {onto} ({d.to}); the instance it "
+                "leaves keeps running (`gpudeck cloud stop ID`)",
+                "proposal",
+                timeout=10,
+            )
             move(job, {old: onto}, new_id=new_id)
 
         self._journaled(d, new_id, act)
@@ -137,12 +198,24 @@ class Proposals(Service):
         _, instances = self._known or ([], {})
         hosts = {n.host for n in job.nodes.values()}
         rule = next((r for r in self.policies.rules if r.name == d.rule), None)
-        pool = (self.policies.pools.get(rule.pool) if rule is not None and rule.pool else
-                next((p for p in self.policies.pools.values() if hosts and hosts <= set(p.hosts)), None))
+        pool = (
+            self.policies.pools.get(rule.pool)
+            if rule is not None and rule.pool
+            else next((p for p in self.policies.pools.values() if hosts and hosts <= set(p.hosts)), None)
+        )
         # one that answers now (as `policy run` asks the agents)
-        return next((h for h in (pool.hosts if pool else ()) if h not in hosts and instances.get(h) is not None
-                     and instances[h].instance_type == d.to and (up := self.fleet.hosts.get(h)) is not None and up.up),
-                    None)
+        return next(
+            (
+                h
+                for h in (pool.hosts if pool else ())
+                if h not in hosts
+                and instances.get(h) is not None
+                and instances[h].instance_type == d.to
+                and (up := self.fleet.hosts.get(h)) is not None
+                and up.up
+            ),
+            None,
+        )
 
     def dismiss(self, job_id: str) -> None:
         d = self.first(job_id)
@@ -172,5 +245,9 @@ class Proposals(Service):
         """Journal the accepted decision (a worker: it is file IO), then act; nothing is done when it
         cannot be journaled (a decision acted on must be in the memory every reader shares)."""
         write = partial(self.journal.write, self.clock(), d, "applied", new_job=new_id, by="tui")
-        self.in_thread(write, group="policy-journal", done=lambda _record: act(),
-                       failed=lambda exc: report(self.app, f"{d.rule}: not applied: cannot journal it", exc))
+        self.in_thread(
+            write,
+            group="policy-journal",
+            done=lambda _record: act(),
+            failed=lambda exc: report(self.app, f"{d.rule}: not applied: cannot journal it", exc),
+        )

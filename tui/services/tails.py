@@ -25,8 +25,15 @@ InThread = Callable[..., Worker[Any]]
 
 
 class Tails:
-    def __init__(self, app: App[Any], fleet: Fleet, links: dict[str, HostLink], in_thread: InThread,
-                 publish: Callable[[set[str]], None], kept_ended_jobs: int = 2) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        links: dict[str, HostLink],
+        in_thread: InThread,
+        publish: Callable[[set[str]], None],
+        kept_ended_jobs: int = 2,
+    ) -> None:
         self.app, self.fleet, self.links = app, fleet, links
         self.in_thread, self.publish = in_thread, publish
         self.watched: set[str] = set()  # jobs a screen shows: their journals are tailed, however old
@@ -65,18 +72,26 @@ class Tails:
                 key = (job.id, node.node)
                 if node.host != host or key in link.tailed or (key in self.loading and not job.active):
                     continue
-                if not job.active and node.remote_last_seq is not None and node.last_seq >= node.remote_last_seq:
+                if (
+                    not job.active
+                    and node.remote_last_seq is not None
+                    and node.last_seq >= node.remote_last_seq
+                ):
                     continue  # read whole
                 link.tailed.add(key)
-                self.in_thread(partial(link.tail, job.id, node.node, node.last_seq),
-                               group=f"tail:{host}:{job.id}:{node.node}", failed=partial(self.failed, host))
+                self.in_thread(
+                    partial(link.tail, job.id, node.node, node.last_seq),
+                    group=f"tail:{host}:{job.id}:{node.node}",
+                    failed=partial(self.failed, host),
+                )
 
     def follow_output(self, host: str, stream: OutputStream) -> None:
         """Push a job's output to a view's stream (`follow`), resumed after every reconnect."""
         link = self.links.get(host)
         if link is not None:
-            self.in_thread(partial(link.follow_output, stream), group=f"output:{host}",
-                           failed=partial(self.failed, host))
+            self.in_thread(
+                partial(link.follow_output, stream), group=f"output:{host}", failed=partial(self.failed, host)
+            )
 
     def unfollow_output(self, host: str, stream: OutputStream) -> None:
         """The view closed: no more pushes for it (the agent is told in a worker)."""
@@ -109,12 +124,19 @@ class Tails:
         if key in self.loading:
             return
         self.loading.add(key)
-        fetch = partial(self.links[host].request, "series", timeout=120.0, job=job_id, node=node, width=SERIES_WIDTH)
-        self.in_thread(fetch, group=f"series:{host}:{job_id}:{node}",
-                       done=partial(self._series_loaded, host, job_id, node, None),
-                       failed=lambda error: self._series_loaded(host, job_id, node, error, None))
+        fetch = partial(
+            self.links[host].request, "series", timeout=120.0, job=job_id, node=node, width=SERIES_WIDTH
+        )
+        self.in_thread(
+            fetch,
+            group=f"series:{host}:{job_id}:{node}",
+            done=partial(self._series_loaded, host, job_id, node, None),
+            failed=lambda error: self._series_loaded(host, job_id, node, error, None),
+        )
 
-    def _series_loaded(self, host: str, job_id: str, node: str, error: BaseException | None, answer: Any) -> None:
+    def _series_loaded(
+        self, host: str, job_id: str, node: str, error: BaseException | None, answer: Any
+    ) -> None:
         """On the app thread. A failed `series` (an older agent, a replay) falls back to the tail."""
         self.loading.discard((job_id, node))
         if error is None and job_id in self.watched:  # a view closed meanwhile wants no history
@@ -139,5 +161,8 @@ class Tails:
                 link = self.links.get(node.host)
                 if link is not None and (old.id, node.node) in link.tailed and link.connected:
                     link.tailed.discard((old.id, node.node))
-                    self.in_thread(partial(link.request, "untail", job=old.id, node=node.node),
-                                   group=f"untail:{node.host}:{old.id}:{node.node}", failed=lambda _e: None)
+                    self.in_thread(
+                        partial(link.request, "untail", job=old.id, node=node.node),
+                        group=f"untail:{node.host}:{old.id}:{node.node}",
+                        failed=lambda _e: None,
+                    )

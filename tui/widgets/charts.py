@@ -22,8 +22,11 @@ _VALIDATION = re.compile(r"^(val|valid|validation|eval|test)[_/.-]?", re.I)
 def loss_series(job: JobModel) -> tuple[str | None, list[str]]:
     """The training loss series and the validation ones to draw beside it."""
     names = list(job.series)
-    main = "loss" if "loss" in job.series else next(
-        (n for n in names if "loss" in n.lower() and not _VALIDATION.match(n)), None)
+    main = (
+        "loss"
+        if "loss" in job.series
+        else next((n for n in names if "loss" in n.lower() and not _VALIDATION.match(n)), None)
+    )
     if main is None:
         main = next((n for n in names if n not in ("lr", "epoch") and not _VALIDATION.match(n)), None)
     val = [n for n in names if _VALIDATION.match(n) and "loss" in n.lower()][:3]
@@ -35,7 +38,9 @@ def resize_marks(job: JobModel) -> list[tuple[float, str]]:
     marks = []
     for e in job.events:
         step, a, b = (e.data.get(k) for k in ("step", "from", "to"))
-        if e.name == "resized" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (step, a, b)):
+        if e.name == "resized" and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in (step, a, b)
+        ):
             marks.append((float(cast(float, step)), f"{a:g}→{b:g}"))  # a number: checked just above
     return marks
 
@@ -66,7 +71,9 @@ class LossChart(_Chart):
     smooth: reactive[bool] = reactive(False, init=False)  # `e`: EMA smoothing of every line
     x_time: reactive[bool] = reactive(False, init=False)  # `x`: x in seconds since the start, not steps
 
-    def _x(self, job: JobModel, name: str, pts: list[tuple[float, float]]) -> tuple[list[tuple[float, float]], str]:
+    def _x(
+        self, job: JobModel, name: str, pts: list[tuple[float, float]]
+    ) -> tuple[list[tuple[float, float]], str]:
         """The points on the x axis asked for, and that axis's name (the series' own when unmappable)."""
         axis, t0 = job.axis(name), job.started_at
         if axis == "step" and self.x_time and t0 is not None:
@@ -93,8 +100,11 @@ class LossChart(_Chart):
     def show(self, job: JobModel, chain: Sequence[JobModel] = ()) -> None:
         main, val = loss_series(job)
         shown = [n for n in [main, *val] if n]
-        marks = sorted({m for j in [*chain, job] for m in resize_marks(j)}) \
-            if shown and job.axis(shown[0]) == "step" else []
+        marks = (
+            sorted({m for j in [*chain, job] for m in resize_marks(j)})
+            if shown and job.axis(shown[0]) == "step"
+            else []
+        )
         state = (self.log_scale, self.smooth, self.x_time, job.step_time.version)
         versions = [(a.id, n, a.series[n].version) for a in chain for n in shown if n in a.series]
         if not self._begin((state, tuple(marks), *((n, job.series[n].version) for n in shown), *versions)):
@@ -118,7 +128,7 @@ class LossChart(_Chart):
                 plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
         if decades:
             ticks: list[float] = list(range(math.floor(min(decades)), math.ceil(max(decades)) + 1))
-            plt.yticks(ticks, [f"{10.0 ** t:g}" for t in ticks])
+            plt.yticks(ticks, [f"{10.0**t:g}" for t in ticks])
         if shown:
             plt.xlabel(x_name)
             if x_name == "step":
@@ -149,13 +159,19 @@ class UsageChart(_Chart):
         for i, (gpu, series) in enumerate(sorted(job.gpu_util.items())[:4]):
             label = f"GPU {job.gpu_latest[gpu].index}" if gpu in job.gpu_latest else f"GPU {i}"
             pts = self._points(series)
-            self.plt.plot([x - t0 for x, _ in pts], [y for _, y in pts], label=f"{label} util %", marker="braille")
+            self.plt.plot(
+                [x - t0 for x, _ in pts], [y for _, y in pts], label=f"{label} util %", marker="braille"
+            )
             mem, latest = job.gpu_mem.get(gpu), job.gpu_latest.get(gpu)
             if mem is not None and latest is not None and latest.mem_total_mib:
                 mpts = self._points(mem)
                 total = latest.mem_total_mib
-                self.plt.plot([x - t0 for x, _ in mpts], [100 * y / total for _, y in mpts],
-                              label=f"{label} mem %", marker="braille")
+                self.plt.plot(
+                    [x - t0 for x, _ in mpts],
+                    [100 * y / total for _, y in mpts],
+                    label=f"{label} mem %",
+                    marker="braille",
+                )
         self.plt.ylim(0, 100)
         self.plt.title("GPU utilization and memory")
         self.plt.xlabel("seconds")
@@ -168,7 +184,11 @@ class UsageChart(_Chart):
         # CPU samples carry the client's clock; the job's start is on the host's.
         t0 = (job.started_at or 0.0) - host.clock_offset
         end = None if job.active or job.ended_at is None else job.ended_at - host.clock_offset + 5
-        pts = [(x - t0, y) for x, y in self._points(host.cpu_series) if x >= t0 - 60 and (end is None or x <= end)]
+        pts = [
+            (x - t0, y)
+            for x, y in self._points(host.cpu_series)
+            if x >= t0 - 60 and (end is None or x <= end)
+        ]
         if pts:
             self.plt.plot([p[0] for p in pts], [p[1] for p in pts], label="host CPU %", marker="braille")
         self.plt.ylim(0, 100)

@@ -25,12 +25,28 @@ from .gauges import bar
 if TYPE_CHECKING:
     from ..cloud.fleet import InstanceView, Snapshot
 
-COLUMNS = (("name", "name", 18), ("where", "provider region", 20), ("type", "type", 21), ("gpus", "GPUs", 7),
-           ("state", "state", 9), ("market", "market", 9), ("util", "GPU now", 15), ("avg", "1 h", 5),
-           ("price", "$/h", 12), ("source", "price by", 8), ("accrued", "accrued", 11), ("host", "host", 10),
-           ("idle", "idle for · waste", 24))
+COLUMNS = (
+    ("name", "name", 18),
+    ("where", "provider region", 20),
+    ("type", "type", 21),
+    ("gpus", "GPUs", 7),
+    ("state", "state", 9),
+    ("market", "market", 9),
+    ("util", "GPU now", 15),
+    ("avg", "1 h", 5),
+    ("price", "$/h", 12),
+    ("source", "price by", 8),
+    ("accrued", "accrued", 11),
+    ("host", "host", 10),
+    ("idle", "idle for · waste", 24),
+)
 UTIL_BAR = 9
-STATE_STYLE = {"running": "$success", "pending": "$secondary", "stopping": "$warning", "stopped": "$text-muted"}
+STATE_STYLE = {
+    "running": "$success",
+    "pending": "$secondary",
+    "stopping": "$warning",
+    "stopped": "$text-muted",
+}
 NO_METRIC_CELL = "no GPU metric"  # never 0 %: the detail line says why (monitoring agent missing?)
 
 
@@ -93,7 +109,9 @@ def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Conten
         Content.styled(money(v.price.per_hour, v.price.currency, "/h", unknown="unknown"), "$cost"),
         Content.styled(price_by(v.price.source), "$text-muted"),
         # since its last start, while it runs (a stopped instance's compute bills nothing)
-        Content.styled(money(v.accrued if i.state == "running" else None, v.price.currency, unknown="—"), "$cost"),
+        Content.styled(
+            money(v.accrued if i.state == "running" else None, v.price.currency, unknown="—"), "$cost"
+        ),
         Content(v.host or "—"),
         _idle(v, now),
     ]
@@ -101,25 +119,51 @@ def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Conten
 
 def status_line(snap: Snapshot | None, status: Status) -> Content:
     if snap is None:
-        return Content.styled("looking at your cloud accounts…" if status.refreshing else "not looked yet", "$text-muted")
+        return Content.styled(
+            "looking at your cloud accounts…" if status.refreshing else "not looked yet", "$text-muted"
+        )
     age = duration(max(0.0, status.now - snap.taken_at))
     idle = snap.idle()
     waste = sum(v.waste_per_hour or 0.0 for v in idle)
     currency = idle[0].price.currency if idle else "USD"
-    parts = [f"updated {age} ago" + (" (refreshing…)" if status.refreshing else f", every {duration(status.interval)}"),
-             f"{len(snap.views)} instance{'s' * (len(snap.views) != 1)}"]
+    parts = [
+        f"updated {age} ago"
+        + (" (refreshing…)" if status.refreshing else f", every {duration(status.interval)}"),
+        f"{len(snap.views)} instance{'s' * (len(snap.views) != 1)}",
+    ]
     head = Content("  ·  ".join(parts))
     if not idle:
         return head
-    return Content.assemble(head, "  ·  ", Content.styled(
-        f"{len(idle)} idle, wasting {money(waste, currency, '/h')}", "bold $cloud-waste"))
+    return Content.assemble(
+        head,
+        "  ·  ",
+        Content.styled(f"{len(idle)} idle, wasting {money(waste, currency, '/h')}", "bold $cloud-waste"),
+    )
 
 
 class CloudView(Vertical):
     BINDINGS = [
-        Binding("s", "act('stop')", "Stop instance", id="cloud_stop", tooltip="stop the selected cloud instance (asks first)"),
-        Binding("S", "act('start')", "Start instance", id="cloud_start", tooltip="start the selected stopped instance"),
-        Binding("l", "launch", "Launch", id="cloud_launch", tooltip="launch a GPU instance that becomes a gpudeck host"),
+        Binding(
+            "s",
+            "act('stop')",
+            "Stop instance",
+            id="cloud_stop",
+            tooltip="stop the selected cloud instance (asks first)",
+        ),
+        Binding(
+            "S",
+            "act('start')",
+            "Start instance",
+            id="cloud_start",
+            tooltip="start the selected stopped instance",
+        ),
+        Binding(
+            "l",
+            "launch",
+            "Launch",
+            id="cloud_launch",
+            tooltip="launch a GPU instance that becomes a gpudeck host",
+        ),
         Binding("r", "refresh", "Refresh", id="cloud_refresh", tooltip="look at the providers again now"),
     ]
 
@@ -163,7 +207,9 @@ class CloudView(Vertical):
         self.query_one("#cloud-status", Static).update(status_line(snap, status))
         lines = ([status.failure] if status.failure else []) + (snap.errors if snap else [])
         errors = self.query_one("#cloud-errors", Static)
-        errors.update(Content("\n".join(printable(line) for line in lines)))  # the providers' words: never markup
+        errors.update(
+            Content("\n".join(printable(line) for line in lines))
+        )  # the providers' words: never markup
         errors.display = bool(lines)
         if snap is not None and (snap, status.busy) != self._drawn:
             self._drawn = (snap, status.busy)
@@ -180,16 +226,21 @@ class CloudView(Vertical):
         if keep in self._views:
             table.move_cursor(row=table.get_row_index(keep))
         if not snap.views:
-            self.query_one("#cloud-detail", Static).update(Content("no GPU instance in the configured regions"))
+            self.query_one("#cloud-detail", Static).update(
+                Content("no GPU instance in the configured regions")
+            )
 
     def _detail(self) -> None:
         v = self.selected
         if v is None:
             return
         i = v.instance
-        self.query_one("#cloud-detail", Static).update(Content(
-            f"{i.id} · {i.address or 'no address'} · price: {v.price.source} · GPU: {v.util_source}"
-            + ("" if i.opted_in else " · not opted in (no gpudeck-managed tag): rules never stop it")))
+        self.query_one("#cloud-detail", Static).update(
+            Content(
+                f"{i.id} · {i.address or 'no address'} · price: {v.price.source} · GPU: {v.util_source}"
+                + ("" if i.opted_in else " · not opted in (no gpudeck-managed tag): rules never stop it")
+            )
+        )
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
         self._detail()

@@ -19,27 +19,41 @@ Args = ParamSpec("Args")
 Result = TypeVar("Result")
 
 
-def say(node: DOMNode, message: str, title: str = "", severity: SeverityLevel = "information",
-        timeout: float | None = None) -> None:
+def say(
+    node: DOMNode,
+    message: str,
+    title: str = "",
+    severity: SeverityLevel = "information",
+    timeout: float | None = None,
+) -> None:
     """A notification whose text is never markup: job names, commands, causes and remote errors
     often hold `[`, `=` or `/` (Textual's notify parses markup by default), and may hold ESC."""
-    node.app.notify(printable(message), title=printable(title), severity=severity, timeout=timeout,
-                    markup=False)
+    node.app.notify(
+        printable(message), title=printable(title), severity=severity, timeout=timeout, markup=False
+    )
 
 
 def report(node: DOMNode, title: str, error: BaseException | str, severity: SeverityLevel = "error") -> None:
     reason = error if isinstance(error, str) else (str(error) or type(error).__name__)
     if isinstance(error, BaseException):  # the details go to Textual's devtools log, not the screen
         node.log.error(title, "".join(traceback.format_exception(error)))
-    say(node, reason.splitlines()[0][:300] if reason else title, title, severity,
-        timeout=8 if severity == "error" else 5)
+    say(
+        node,
+        reason.splitlines()[0][:300] if reason else title,
+        title,
+        severity,
+        timeout=8 if severity == "error" else 5,
+    )
 
 
-def guarded(title: str) -> Callable[[Callable[Concatenate[Node, Args], Result]],
-                                    Callable[Concatenate[Node, Args], Result | None]]:
+def guarded(
+    title: str,
+) -> Callable[[Callable[Concatenate[Node, Args], Result]], Callable[Concatenate[Node, Args], Result | None]]:
     """Wrap a handler of a DOM node: an exception becomes a notification instead of a crash."""
 
-    def wrap(method: Callable[Concatenate[Node, Args], Result]) -> Callable[Concatenate[Node, Args], Result | None]:
+    def wrap(
+        method: Callable[Concatenate[Node, Args], Result],
+    ) -> Callable[Concatenate[Node, Args], Result | None]:
         @functools.wraps(method)
         def inner(self: Node, /, *args: Args.args, **kwargs: Args.kwargs) -> Result | None:
             try:

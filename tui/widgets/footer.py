@@ -22,15 +22,20 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 WATCHERS = "__watchers"  # where textual.reactive._watch keeps an object's watcher lists
-Key = tuple[str, str, str, object, bool, str, str]  # key, action, description, group, enabled, tooltip, key display
+Key = tuple[
+    str, str, str, object, bool, str, str
+]  # key, action, description, group, enabled, tooltip, key display
 
 
 class DeckFooter(Footer):
     _shown: tuple[Key, ...] | None = None  # the keys on show
 
     def _keys(self) -> tuple[Key, ...]:
-        return tuple((b.key, b.action, b.description, b.group, enabled, tooltip, self.app.get_key_display(b))
-                     for _, b, enabled, tooltip in self.screen.active_bindings.values() if b.show)
+        return tuple(
+            (b.key, b.action, b.description, b.group, enabled, tooltip, self.app.get_key_display(b))
+            for _, b, enabled, tooltip in self.screen.active_bindings.values()
+            if b.show
+        )
 
     def compose(self) -> ComposeResult:
         self._shown = self._keys() if self._bindings_ready else None
@@ -56,9 +61,17 @@ class DeckFooter(Footer):
         slots = [w for w in self.children if isinstance(w, FooterKey) and not w.has_class("-command-palette")]
         if len(shown) > len(slots) or len(slots) + 1 < len(self.children):
             return False  # more keys than slots, or a group (its label, its box) composed last time
-        for slot, (key, action, description, _, enabled, tooltip, display) in zip(slots, shown.values(), strict=False):
+        for slot, (key, action, description, _, enabled, tooltip, display) in zip(
+            slots, shown.values(), strict=False
+        ):
             if (slot.key, slot.action, slot.description, slot.key_display, slot._disabled, slot.display) != (
-                    key, action, description, display, not enabled, True):
+                key,
+                action,
+                description,
+                display,
+                not enabled,
+                True,
+            ):
                 slot.key, slot.action, slot.description, slot.key_display = key, action, description, display
                 if slot._disabled == enabled:  # a class change restyles the key: only when it changed
                     slot._disabled = not enabled
@@ -66,7 +79,7 @@ class DeckFooter(Footer):
                 slot.display = True
                 slot.refresh(layout=True)  # its width follows its words
             slot.tooltip = tooltip or None
-        for slot in slots[len(shown):]:
+        for slot in slots[len(shown) :]:
             slot.display = False
         self._shown = keys
         return True
@@ -76,5 +89,8 @@ class DeckFooter(Footer):
             return  # several refreshes in one tick queue several recomposes: the first did it (or _relabel)
         await super().recompose()
         for watchers in getattr(self, WATCHERS, {}).values():
-            watchers[:] = [(node, callback) for node, callback in watchers
-                           if not (node._closing or node._closed or not getattr(node, "is_attached", True))]
+            watchers[:] = [
+                (node, callback)
+                for node, callback in watchers
+                if not (node._closing or node._closed or not getattr(node, "is_attached", True))
+            ]

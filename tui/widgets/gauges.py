@@ -31,8 +31,14 @@ def bar(pct: float | None, width: int, style: str | None = None) -> Content:
     return Content.assemble((filled, style or level_style(pct)), ("─" * (width - len(filled)), EMPTY))
 
 
-def sparkline(values: Sequence[float], width: int, top: float = 100.0, style: str | None = None,
-              over: float | None = None, over_style: str = "") -> Content:
+def sparkline(
+    values: Sequence[float],
+    width: int,
+    top: float = 100.0,
+    style: str | None = None,
+    over: float | None = None,
+    over_style: str = "",
+) -> Content:
     """The last `width` values as block characters scaled to `top`, each in its level's colour (or
     in `style`, a theme variable; values above `over` in `over_style`: a hot GPU, power over limit)."""
     values = list(values)[-width:]

@@ -16,14 +16,21 @@ from .gauges import HOT_C, bar, gib, pct, power, sparkline, temperature
 from .wide import is_wide
 
 STALE_AFTER = 5.0  # seconds without data before the panel says how old it is
-STATUS_STYLE = {"connected": "$success", "connecting": "$secondary", "reconnecting": "$warning",
-                "unreachable": "$error"}
+STATUS_STYLE = {
+    "connected": "$success",
+    "connecting": "$secondary",
+    "reconnecting": "$warning",
+    "unreachable": "$error",
+}
 
 
 def _ages(host: HostModel, now: float) -> tuple[str | None, str | None]:
     """The title's clock-dependent words: how long it has been down, how old its data is."""
-    down = duration(now - host.since) if host.status in ("reconnecting", "unreachable") and host.reason \
-        and host.since is not None else None
+    down = (
+        duration(now - host.since)
+        if host.status in ("reconnecting", "unreachable") and host.reason and host.since is not None
+        else None
+    )
     stale = host.staleness(now)
     return down, duration(stale) if stale is not None and stale > STALE_AFTER else None
 
@@ -40,7 +47,9 @@ def _title(host: HostModel, now: float) -> Content:
     if isinstance(gpu, dict) and gpu.get("driver_version"):
         facts.append(f"driver {gpu['driver_version']} CUDA {gpu.get('cuda_version') or '?'}")
     parts: list[tuple[str, str] | Content] = [
-        ("● ", STATUS_STYLE.get(host.status, "")), (host.name, "bold"), ("  ", ""),
+        ("● ", STATUS_STYLE.get(host.status, "")),
+        (host.name, "bold"),
+        ("  ", ""),
         (host.status, STATUS_STYLE.get(host.status, "")),
     ]
     down, stale = _ages(host, now)
@@ -62,32 +71,51 @@ PROCS_ROOM = 40  # cells left for the processes after the wide sparklines
 LABEL = 7  # a sparkline's label and the gap before it ("  mem ")
 
 
-def _wide_sparks(host: HostModel, g: GpuSample, values: list[float], width: int) -> list[tuple[str, str] | Content]:
+def _wide_sparks(
+    host: HostModel, g: GpuSample, values: list[float], width: int
+) -> list[tuple[str, str] | Content]:
     """util and memory sparklines, and power and temperature ones where the panel is wide enough."""
     trail = host.trails.get(g.index) or GpuTrail()
     room = width - PROCS_ROOM - 4  # after the indent, before the processes
     four = room // 4 - LABEL >= FOUR_FROM
     w = max(WIDE_SPARK[0], min(WIDE_SPARK[1], room // (4 if four else 2) - LABEL))
     parts: list[tuple[str, str] | Content] = [
-        ("util ", "$text-muted"), sparkline(values, w),
-        ("  mem ", "$text-muted"), sparkline(trail.mem_pct, w, style="$spark-mem"),
+        ("util ", "$text-muted"),
+        sparkline(values, w),
+        ("  mem ", "$text-muted"),
+        sparkline(trail.mem_pct, w, style="$spark-mem"),
     ]
     if four:
         power_w = trail.power_w
-        parts += [("  pwr ", "$text-muted"),
-                  sparkline(power_w, w, top=g.power_limit_w or max(power_w, default=0.0), style="$spark-power",
-                            over=g.power_limit_w, over_style="$power-over"),
-                  ("  °C ", "$text-muted"),
-                  # HOT_C and up is hot, as temperature() says; readings are whole degrees
-                  sparkline(trail.temp_c, w, style="$spark-temp", over=HOT_C - 0.5, over_style="$gpu-hot")]
+        parts += [
+            ("  pwr ", "$text-muted"),
+            sparkline(
+                power_w,
+                w,
+                top=g.power_limit_w or max(power_w, default=0.0),
+                style="$spark-power",
+                over=g.power_limit_w,
+                over_style="$power-over",
+            ),
+            ("  °C ", "$text-muted"),
+            # HOT_C and up is hot, as temperature() says; readings are whole degrees
+            sparkline(trail.temp_c, w, style="$spark-temp", over=HOT_C - 0.5, over_style="$gpu-hot"),
+        ]
     return parts
 
 
-def _gpu_lines(host: HostModel, g: GpuSample, fleet: Fleet, spark_w: int, wide: bool = False) -> list[Content]:
+def _gpu_lines(
+    host: HostModel, g: GpuSample, fleet: Fleet, spark_w: int, wide: bool = False
+) -> list[Content]:
     name = (g.name or "GPU").replace("NVIDIA ", "")[:14]
     line1 = Content.assemble(
-        (f" {g.index:>2} {name:<14} ", "bold"), bar(g.util, 12), f" {pct(g.util)}  mem ", bar(g.mem_pct, 10),
-        f" {gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G  ", temperature(g.temp_c), "  ",
+        (f" {g.index:>2} {name:<14} ", "bold"),
+        bar(g.util, 12),
+        f" {pct(g.util)}  mem ",
+        bar(g.mem_pct, 10),
+        f" {gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G  ",
+        temperature(g.temp_c),
+        "  ",
         power(g.power_w, g.power_limit_w),
     )
     series = host.util_series.get(g.index)
@@ -112,7 +140,11 @@ def _cpu_lines(host: HostModel, spark_w: int) -> list[Content]:
     used, total = finite(ram.get("used_mib")), finite(ram.get("total_mib"))
     ram_pct = 100.0 * used / total if used is not None and total else None
     load = cpu.get("load")
-    load_text = " ".join(f"{v:.2f}" for v in load[:3] if isinstance(v, (int, float))) if isinstance(load, list) else "—"
+    load_text = (
+        " ".join(f"{v:.2f}" for v in load[:3] if isinstance(v, (int, float)))
+        if isinstance(load, list)
+        else "—"
+    )
     values = [y for _, y in host.cpu_series.points()]
     return [
         Content.styled(f"    {host.no_gpu_reason or 'no NVIDIA GPU'}", "$text-muted"),
@@ -140,7 +172,9 @@ def host_lines(host: HostModel, fleet: Fleet, now: float, width: int, wide: bool
     return lines
 
 
-def panel_key(host: HostModel, fleet: Fleet, now: float, width: int, wide: bool = False) -> tuple[object, ...]:
+def panel_key(
+    host: HostModel, fleet: Fleet, now: float, width: int, wide: bool = False
+) -> tuple[object, ...]:
     """Everything a panel's picture depends on: equal keys draw equal panels, so none is redrawn."""
     jobs = tuple((j.id, j.name) if (j := fleet.job_for_gpu(host.name, g.uuid)) else None for g in host.gpus)
     return host.version, width, wide, _ages(host, now), jobs

@@ -52,8 +52,10 @@ def node_row(job: JobModel, n: NodeModel, fleet: Fleet, now: float) -> Content:
         str(n.pid) if n.pid is not None else "—",
         beat,
         gpus,
-        Content.styled(why(n.state, n.cause, n.exit_code, n.signal, n.reason)[:200],
-                       "$error" if n.state in ("failed", "lost") else "$text-muted"),
+        Content.styled(
+            why(n.state, n.cause, n.exit_code, n.signal, n.reason)[:200],
+            "$error" if n.state in ("failed", "lost") else "$text-muted",
+        ),
     ]
     return Content("").join(_cell(c, w) for c, (_, w) in zip(cells, COLUMNS, strict=True))
 

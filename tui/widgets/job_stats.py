@@ -22,8 +22,14 @@ def cost_line(job: JobModel, fleet: Fleet) -> Content:
         return (money(value, cur, per), "$cost")
 
     parts: list[str | tuple[str, str]] = [
-        "cost so far ", m(c.accrued if c else None), "   burn ", m(c.burn if c else None, "/h"),
-        "   projected ", m(c.projected if c else None), "   idle ", m(c.idle if c else None),
+        "cost so far ",
+        m(c.accrued if c else None),
+        "   burn ",
+        m(c.burn if c else None, "/h"),
+        "   projected ",
+        m(c.projected if c else None),
+        "   idle ",
+        m(c.idle if c else None),
     ]
     if c is not None and c.budget is not None:
         parts += ["   budget ", (money(c.budget, cur), BUDGET_STYLE.get(c.budget_status or "", "$cost"))]
@@ -35,8 +41,13 @@ def resized_line(job: JobModel) -> Content:
     r = job.resized_from
     if r is None:
         return Content("")
-    return Content.assemble("  resized from ", (f"{r.nodes} node{'s' if r.nodes != 1 else ''}", "bold"),
-                            " (", (r.job, "$text-muted"), ")")
+    return Content.assemble(
+        "  resized from ",
+        (f"{r.nodes} node{'s' if r.nodes != 1 else ''}", "bold"),
+        " (",
+        (r.job, "$text-muted"),
+        ")",
+    )
 
 
 def watch_line(job: JobModel) -> Content:
@@ -45,22 +56,36 @@ def watch_line(job: JobModel) -> Content:
     if w is None:
         return Content("")
     how = "read-only" if w.read_only else f"pid {w.pid}"
-    return Content.assemble("  watching ", (w.path, "italic"), (f" ({how})", "$text-muted"))  # user text: never markup
+    return Content.assemble(
+        "  watching ", (w.path, "italic"), (f" ({how})", "$text-muted")
+    )  # user text: never markup
 
 
 def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
-    step = "—" if job.step is None else f"{job.step:.0f}" + (f" / {job.total_steps:.0f}" if job.total_steps else "")
+    step = (
+        "—"
+        if job.step is None
+        else f"{job.step:.0f}" + (f" / {job.total_steps:.0f}" if job.total_steps else "")
+    )
     rate = job.steps_per_sec()
     lines = [
-        Content.assemble((job.name or job.id, "bold"), "  ", (job.state, STATE_STYLE.get(job.state, "")),
-                         ("  " + job.id, "$text-muted"), ("  on " + ", ".join(job.hosts), "$text-muted"),
-                         resized_line(job), watch_line(job)),
-        Content(f"runtime {duration(job.runtime(host_now))}   step {step}   "
-                f"{number(rate) if rate else '—'} steps/s   "
-                f"{number(job.samples_per_sec) if job.samples_per_sec is not None else '—'} samples/s   "
-                f"ETA {duration(job.eta_seconds) if job.eta_seconds is not None else '—'}"),
+        Content.assemble(
+            (job.name or job.id, "bold"),
+            "  ",
+            (job.state, STATE_STYLE.get(job.state, "")),
+            ("  " + job.id, "$text-muted"),
+            ("  on " + ", ".join(job.hosts), "$text-muted"),
+            resized_line(job),
+            watch_line(job),
+        ),
+        Content(
+            f"runtime {duration(job.runtime(host_now))}   step {step}   "
+            f"{number(rate) if rate else '—'} steps/s   "
+            f"{number(job.samples_per_sec) if job.samples_per_sec is not None else '—'} samples/s   "
+            f"ETA {duration(job.eta_seconds) if job.eta_seconds is not None else '—'}"
+        ),
         cost_line(job, fleet),
         Content(metric_line({k: v for k, v in job.last.items() if k not in ("step", "total_steps")})[:400]),
     ]

@@ -25,18 +25,39 @@ from .wide import is_wide
 
 # (key, label, width): fixed widths, because DataTable cannot measure styled Content cells, and
 # because a table whose columns jump as values change is hard to scan.
-COLUMNS = (("name", "name", 22), ("hosts", "host(s)", 10), ("state", "state", 8), ("runtime", "runtime", 8),
-           ("step", "step", 11), ("loss", "loss", 9), ("rate", "samples/s", 9), ("gpu", "GPU", 4),
-           ("cost", "cost", 9), ("info", "info", 36))
+COLUMNS = (
+    ("name", "name", 22),
+    ("hosts", "host(s)", 10),
+    ("state", "state", 8),
+    ("runtime", "runtime", 8),
+    ("step", "step", 11),
+    ("loss", "loss", 9),
+    ("rate", "samples/s", 9),
+    ("gpu", "GPU", 4),
+    ("cost", "cost", 9),
+    ("info", "info", 36),
+)
 SCROLLBAR = 2  # the vertical scrollbar's cells, when the rows overflow
 # The wide layout's extra columns (widgets/wide.py), each placed after the column named first.
-WIDE_EXTRA = (("loss", ("trend", "loss trend", 24)), ("rate", ("tokens", "tokens/s", 9)),
-              ("cost", ("burn", "burn/h", 8)), ("cost", ("eta", "ETA", 8)))
+WIDE_EXTRA = (
+    ("loss", ("trend", "loss trend", 24)),
+    ("rate", ("tokens", "tokens/s", 9)),
+    ("cost", ("burn", "burn/h", 8)),
+    ("cost", ("eta", "ETA", 8)),
+)
 WIDE_KEYS = frozenset(column[0] for _, column in WIDE_EXTRA)
 ID_COLUMN = ("id", "id", 6)  # shown only while two visible jobs share a name: the id's last 6 characters
-STATE_STYLE = {"running": "$success", "starting": "$secondary", "exited": "$text-muted",
-               "failed": "$error", "stopped": "$warning", "killed": "$warning", "lost": "$error",
-               "degraded": "$error", "unreachable": "$error"}
+STATE_STYLE = {
+    "running": "$success",
+    "starting": "$secondary",
+    "exited": "$text-muted",
+    "failed": "$error",
+    "stopped": "$warning",
+    "killed": "$warning",
+    "lost": "$error",
+    "degraded": "$error",
+    "unreachable": "$error",
+}
 
 
 def _step(job: JobModel) -> str:
@@ -87,7 +108,9 @@ def job_row(job: JobModel, fleet: Fleet, now: float, eta_in_info: bool = True) -
     state = DEGRADED if missing else job.state
     return [
         _name(job),
-        Content(",".join(job.hosts) + (f" ×{len(job.nodes)}" if len(job.nodes) > 1 else "") or "—"),  # user text: never markup
+        Content(
+            ",".join(job.hosts) + (f" ×{len(job.nodes)}" if len(job.nodes) > 1 else "") or "—"
+        ),  # user text: never markup
         Content.styled(state, STATE_STYLE.get(state, "")),
         duration(job.runtime(host_now)),
         _step(job),
@@ -105,10 +128,13 @@ def wide_cells(job: JobModel, fleet: Fleet, trend_width: int) -> dict[str, str |
     loss = job.series.get("loss")
     cost = fleet.costs.jobs.get(job.id)
     return {
-        "trend": trend([y for _, y in loss.downsample(trend_width)] if loss else [], trend_width, "$spark-loss"),
+        "trend": trend(
+            [y for _, y in loss.downsample(trend_width)] if loss else [], trend_width, "$spark-loss"
+        ),
         "tokens": number(job.tokens_per_sec) if job.tokens_per_sec is not None else "—",
         "burn": Content.styled(money(cost.burn, fleet.costs.currency), "$cost")
-        if job.active and cost is not None and cost.burn is not None else "—",
+        if job.active and cost is not None and cost.burn is not None
+        else "—",
         "eta": duration(job.eta_seconds) if job.active and job.eta_seconds is not None else "—",
     }
 
@@ -147,7 +173,7 @@ SORTS: tuple[tuple[str, Callable[[JobModel, Fleet], Any] | None, bool], ...] = (
     ("state", lambda j, f: STATE_ORDER.index(j.state) if j.state in STATE_ORDER else len(STATE_ORDER), False),
     ("runtime", lambda j, f: j.runtime(time.time()), True),
     ("loss", lambda j, f: finite(j.last.get("loss")), False),
-    ("cost", lambda j, f: (c.accrued if (c := f.costs.jobs.get(j.id)) else None), True),
+    ("cost", lambda j, f: c.accrued if (c := f.costs.jobs.get(j.id)) else None, True),
 )
 
 
@@ -225,7 +251,9 @@ class JobsTable(SteadyTable[str | Content]):
 
     def cycle_sort(self) -> str:
         names = [name for name, _, _ in SORTS]
-        self.sort_by = names[(names.index(self.sort_by) + 1) % len(names)] if self.sort_by in names else names[0]
+        self.sort_by = (
+            names[(names.index(self.sort_by) + 1) % len(names)] if self.sort_by in names else names[0]
+        )
         return self.sort_by
 
     def watch_filter_text(self) -> None:
@@ -255,7 +283,9 @@ class JobsTable(SteadyTable[str | Content]):
         self._fleet = fleet
         jobs = arrange(fleet, self.filter_text, self.sort_by, self.show_ended, self.fold)
         order = [j.id for j in jobs]
-        columns: tuple[tuple[str, str, int], ...] = (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
+        columns: tuple[tuple[str, str, int], ...] = (
+            (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
+        )
         if is_wide(self.app.size):
             columns = with_wide(columns)
         columns = fit_columns(columns, (self.size.width or self.app.size.width) - SCROLLBAR)
@@ -290,7 +320,9 @@ class JobsTable(SteadyTable[str | Content]):
 
     def _row(self, job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
         shown = {key: width for key, _, width in self._columns}
-        cells = dict(zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now, "eta" not in shown), strict=True))
+        cells = dict(
+            zip((key for key, _, _ in COLUMNS), job_row(job, fleet, now, "eta" not in shown), strict=True)
+        )
         if "id" in shown:
             cells["id"] = Content.styled(job.id[-6:], "$text-muted")
         resizes = len(ancestors(fleet.jobs, job)) if self.fold and job.resized_from else 0

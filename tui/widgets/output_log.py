@@ -45,8 +45,16 @@ class OutputLog(Log):
     class Arrived(Message):
         """Lines wait in the stream (posted from the reader thread, at most one until taken)."""
 
-    def __init__(self, connections: Connections | None, host: str | None, job_id: str, node: str,
-                 tail_bytes: int, *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        connections: Connections | None,
+        host: str | None,
+        job_id: str,
+        node: str,
+        tail_bytes: int,
+        *,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id, max_lines=TAIL_LINES, auto_scroll=True)
         self.connections, self.host = connections, host
         self.stream = OutputStream(job_id, node, tail_bytes, lambda: self.post_message(self.Arrived()))

@@ -48,14 +48,24 @@ class SteadyTable(DataTable[CellType]):
         self._look_stale = True
         self._drawn_width = -1
 
-    def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *,
-                    update_width: bool = False) -> None:
+    def update_cell(
+        self,
+        row_key: RowKey | str,
+        column_key: ColumnKey | str,
+        value: CellType,
+        *,
+        update_width: bool = False,
+    ) -> None:
         count = self._update_count
         super().update_cell(row_key, column_key, value, update_width=update_width)
         if not update_width:  # a width change moves other rows' cells: keep DataTable's full redraw
             self._update_count = count
-            self._stale.add((row_key if isinstance(row_key, RowKey) else RowKey(row_key),
-                             column_key if isinstance(column_key, ColumnKey) else ColumnKey(column_key)))
+            self._stale.add(
+                (
+                    row_key if isinstance(row_key, RowKey) else RowKey(row_key),
+                    column_key if isinstance(column_key, ColumnKey) else ColumnKey(column_key),
+                )
+            )
 
     def _on_resize(self, event: events.Resize) -> None:
         event.prevent_default()  # Textual would call DataTable's own handler after this one
@@ -86,7 +96,10 @@ class SteadyTable(DataTable[CellType]):
     def _use_look(self) -> None:
         """Switch the render caches to those of the current look (new, empty ones for a new look)."""
         self._look_stale = False
-        look = (self.rich_style, *(self.get_component_rich_style(name) for name in sorted(self.COMPONENT_CLASSES)))
+        look = (
+            self.rich_style,
+            *(self.get_component_rich_style(name) for name in sorted(self.COMPONENT_CLASSES)),
+        )
         if look == self._look:
             return
         if self._look is not None:
@@ -107,11 +120,16 @@ class SteadyTable(DataTable[CellType]):
         cells, self._stale = self._stale, set()
         rows = {row for row, _ in cells}
         indexes = {self._row_locations.get(key) for key in rows if key in self._row_locations}
-        sets = [tuple(getattr(self, name) for name in CACHES), *(caches for _, caches in self._looks.values())]
+        sets = [
+            tuple(getattr(self, name) for name in CACHES),
+            *(caches for _, caches in self._looks.values()),
+        ]
         for row_cache, cell_cache, renderable_cache, line_cache in sets:
             checks: tuple[tuple[Any, Callable[[Any], bool]], ...] = (
-                (row_cache, lambda k: k[0] in rows), (cell_cache, lambda k: (k[0], k[1]) in cells),
-                (renderable_cache, lambda k: k[1] in indexes))
+                (row_cache, lambda k: k[0] in rows),
+                (cell_cache, lambda k: (k[0], k[1]) in cells),
+                (renderable_cache, lambda k: k[1] in indexes),
+            )
             for cache, hit in checks:
                 keys = cache.keys()  # an LRUCache is not iterable itself
                 for key in [k for k in keys if hit(k)]:

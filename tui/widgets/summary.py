@@ -51,14 +51,21 @@ class FleetSummaryBar(Static):
 
     def show(self, fleet: Fleet) -> None:
         s = fleet.summary()
-        replay: list[str | tuple[str, str]] = [(" REPLAY ", "bold $text on $warning"), " ", self.replay, "   "] \
-            if self.replay is not None else []
+        replay: list[str | tuple[str, str]] = (
+            [(" REPLAY ", "bold $text on $warning"), " ", self.replay, "   "]
+            if self.replay is not None
+            else []
+        )
         if self.read_only:
             replay = [(" READ-ONLY ", "bold $text on $primary"), "   ", *replay]
         hosts_style = "$success" if s.hosts_up == s.hosts_total and s.hosts_total else "$warning"
         content = Content.assemble(
-            *replay, ("gpudeck", "bold $accent"), "   hosts ", (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
-            "   GPUs ", (f"{s.gpus_busy}/{s.gpus_total} busy", "$gpu-busy" if s.gpus_busy else ""),
+            *replay,
+            ("gpudeck", "bold $accent"),
+            "   hosts ",
+            (f"{s.hosts_up}/{s.hosts_total} up", hosts_style),
+            "   GPUs ",
+            (f"{s.gpus_busy}/{s.gpus_total} busy", "$gpu-busy" if s.gpus_busy else ""),
             f"   jobs {s.jobs_running} running / {s.jobs_total}",
             *spend_parts(fleet.costs),
             *proposal_parts(fleet),

@@ -7,8 +7,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 Column = tuple[str, str, int]  # key, label, width
-PRIORITY = ("name", "id", "state", "loss", "step", "runtime", "gpu", "cost", "hosts", "rate",
-            "trend", "eta", "burn", "tokens")  # the last four: the wide layout's (jobs_table.WIDE_EXTRA)
+PRIORITY = (
+    "name",
+    "id",
+    "state",
+    "loss",
+    "step",
+    "runtime",
+    "gpu",
+    "cost",
+    "hosts",
+    "rate",
+    "trend",
+    "eta",
+    "burn",
+    "tokens",
+)  # the last four: the wide layout's (jobs_table.WIDE_EXTRA)
 FLEX = "info"
 FLEX_MIN = 16
 PAD = 2  # DataTable's cell padding, one each side

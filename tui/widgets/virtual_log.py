@@ -83,7 +83,11 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def text_of(self, line: int) -> str | None:
         """The line's text when it is read (tests and the title use it)."""
-        row = self._rows.get(line) if self.ready else (self._tail[line] if 0 <= line < len(self._tail) else None)
+        row = (
+            self._rows.get(line)
+            if self.ready
+            else (self._tail[line] if 0 <= line < len(self._tail) else None)
+        )
         return row[1] if row else None
 
     def start_of(self, line: int) -> tuple[int, int]:
@@ -145,8 +149,12 @@ class VirtualLog(ScrollView, can_focus=True):
         if self.source is not None:
             source = self.source
             # only a head start: a failure is the index's to say
-            background(self).run(self, lambda: source.read_tail(TAIL_BYTES), group="log-tail",
-                                 done=lambda got: self._tail_read(*got))
+            background(self).run(
+                self,
+                lambda: source.read_tail(TAIL_BYTES),
+                group="log-tail",
+                done=lambda got: self._tail_read(*got),
+            )
             self._index()
 
     def _tail_read(self, size: int, rows: list[tuple[int, str]]) -> None:
@@ -159,9 +167,14 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def _index(self) -> None:
         if self.is_attached and self.source is not None:
-            background(self).run(self, self.source.refresh_index, group="log-index", exclusive=True,
-                                 done=lambda grew: self._indexed(bool(grew)),
-                                 failed=lambda error: self._failed(error, self._index))
+            background(self).run(
+                self,
+                self.source.refresh_index,
+                group="log-index",
+                exclusive=True,
+                done=lambda grew: self._indexed(bool(grew)),
+                failed=lambda error: self._failed(error, self._index),
+            )
 
     def _indexed(self, grew: bool) -> None:
         first = not self.ready
@@ -207,8 +220,14 @@ class VirtualLog(ScrollView, can_focus=True):
         count = (bottom + margin) - first
         self._window = (first, first + count)
         source = self.source
-        background(self).run(self, lambda: source.read_lines(first, count), group="log-read", exclusive=True,
-                             done=lambda rows: self._read(first, rows), failed=lambda error: self._failed(error, self._need))
+        background(self).run(
+            self,
+            lambda: source.read_lines(first, count),
+            group="log-read",
+            exclusive=True,
+            done=lambda rows: self._read(first, rows),
+            failed=lambda error: self._failed(error, self._need),
+        )
 
     def _read(self, first: int, rows: list[tuple[int, str]]) -> None:
         self._rows = {first + i: row for i, row in enumerate(rows)}

@@ -24,10 +24,22 @@ ROOT = Path(__file__).resolve().parents[3]
 OUT = Path(__file__).resolve().parent / "session.jsonl"
 MIB = 1024 * 1024
 GPUS = [
-    {"uuid": "GPU-11111111-2222-3333-4444-555555555555", "name": "NVIDIA H100 80GB HBM3", "util": 93,
-     "mem_used": 61_440 * MIB, "temp": 68, "power_mw": 610_000},
-    {"uuid": "GPU-66666666-7777-8888-9999-000000000000", "name": "NVIDIA H100 80GB HBM3", "util": 4,
-     "mem_used": 1024 * MIB, "temp": 37, "power_mw": 72_000},
+    {
+        "uuid": "GPU-11111111-2222-3333-4444-555555555555",
+        "name": "NVIDIA H100 80GB HBM3",
+        "util": 93,
+        "mem_used": 61_440 * MIB,
+        "temp": 68,
+        "power_mw": 610_000,
+    },
+    {
+        "uuid": "GPU-66666666-7777-8888-9999-000000000000",
+        "name": "NVIDIA H100 80GB HBM3",
+        "util": 4,
+        "mem_used": 1024 * MIB,
+        "temp": 37,
+        "power_mw": 72_000,
+    },
 ]
 TRAIN = """\
 import json, math, time
@@ -49,7 +61,9 @@ def _environment(tmp: Path) -> Path:
     (user / ".profile").write_text("true\n")  # jobs run under bash -l: no slow profile of this machine's
     os.environ.update(GPUDECK_HOME=str(home), HOME=str(user), PYNVML_FAKE=json.dumps(GPUS))
     fake = str(ROOT / "tests" / "fakes" / "nvml")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (fake, str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (fake, str(ROOT), os.environ.get("PYTHONPATH")) if p
+    )
     (work / "train.py").write_text(TRAIN)
     os.chdir(work)
     return work
@@ -77,17 +91,37 @@ async def _session(work: Path) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await _until(pilot, lambda: app.fleet.hosts["local"].up and app.fleet.hosts["local"].gpus, "local up")
         py = shlex.quote(sys.executable)
-        train = form_spec("local", f"{py} train.py", name="resnet-demo", workdir=str(work),
-                          env="CUDA_VISIBLE_DEVICES=0 WANDB_API_KEY=recorded-secret-value")
+        train = form_spec(
+            "local",
+            f"{py} train.py",
+            name="resnet-demo",
+            workdir=str(work),
+            env="CUDA_VISIBLE_DEVICES=0 WANDB_API_KEY=recorded-secret-value",
+        )
         train["gpu_interval"] = 0.5  # the job's own GPU samples, so its usage chart has points
-        app.job_control.in_thread(lambda: app.connections.request("local", "launch", spec=train), group="action")
-        await _until(pilot, lambda: train["id"] in app.fleet.jobs and app.fleet.jobs[train["id"]].active, "running")
+        app.job_control.in_thread(
+            lambda: app.connections.request("local", "launch", spec=train), group="action"
+        )
+        await _until(
+            pilot, lambda: train["id"] in app.fleet.jobs and app.fleet.jobs[train["id"]].active, "running"
+        )
         app.push_screen(JobScreen(app.fleet, app.connections, app.job_control, train["id"]))
-        oom = form_spec("local", f"{py} -c {shlex.quote(OOM)}", name="llama-ft", workdir=str(work),
-                        env="CUDA_VISIBLE_DEVICES=1")
-        app.job_control.in_thread(lambda: app.connections.request("local", "launch", spec=oom), group="action")
+        oom = form_spec(
+            "local",
+            f"{py} -c {shlex.quote(OOM)}",
+            name="llama-ft",
+            workdir=str(work),
+            env="CUDA_VISIBLE_DEVICES=1",
+        )
+        app.job_control.in_thread(
+            lambda: app.connections.request("local", "launch", spec=oom), group="action"
+        )
         jobs = app.fleet.jobs
-        await _until(pilot, lambda: all(i in jobs and not jobs[i].active for i in (train["id"], oom["id"])), "both over")
+        await _until(
+            pilot,
+            lambda: all(i in jobs and not jobs[i].active for i in (train["id"], oom["id"])),
+            "both over",
+        )
         polls = app.fleet.hosts["local"].last_update
         await _until(pilot, lambda: app.fleet.hosts["local"].last_update != polls, "one more poll")
         await pilot.pause(2.5)  # a last jobs poll and log read see both final states

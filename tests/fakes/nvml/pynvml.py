@@ -203,8 +203,10 @@ def nvmlDeviceGetEnforcedPowerLimit(handle: _Handle) -> int:
 
 
 def _procs(entries: list[tuple[int, int | None]]) -> list[SimpleNamespace]:
-    return [SimpleNamespace(pid=pid, usedGpuMemory=mem, gpuInstanceId=0xFFFFFFFF,
-                            computeInstanceId=0xFFFFFFFF) for pid, mem in entries]
+    return [
+        SimpleNamespace(pid=pid, usedGpuMemory=mem, gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF)
+        for pid, mem in entries
+    ]
 
 
 def nvmlDeviceGetComputeRunningProcesses(handle: _Handle) -> list[SimpleNamespace]:
@@ -219,8 +221,10 @@ def _from_env() -> None:
     """Shape the machine from $PYNVML_FAKE (JSON list of FakeGpu fields) for subprocess tests."""
     raw = os.environ.get("PYNVML_FAKE")
     if raw:
-        GPUS.extend(FakeGpu(**{k: [tuple(p) for p in v] if k in ("compute", "graphics") else v
-                               for k, v in g.items()}) for g in json.loads(raw))
+        GPUS.extend(
+            FakeGpu(**{k: [tuple(p) for p in v] if k in ("compute", "graphics") else v for k, v in g.items()})
+            for g in json.loads(raw)
+        )
 
 
 _from_env()
