@@ -15,7 +15,7 @@ from remote_agent.storage.journal import JournalReader, JournalWriter
 from remote_agent.supervision.autostop import AutoStop
 from tui.actions.control import JobTarget, NodeTarget, end, stop_wait
 from tui.actions.find import Job, pick
-from tui.actions.launch import cost_fields
+from tui.actions.node_spec import cost_fields
 from tui.actions.options import LaunchOptions, check, parse_budget, parse_env
 from tui.errors import GpudeckError
 from tui.fleet.states import job_state, why
@@ -137,9 +137,11 @@ def test_a_launch_share_counts_live_jobs_and_the_jobs_own_gpus(monkeypatch: pyte
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     opts = LaunchOptions(("true",), price_per_hour=4.0)
     ended = [{"state": "exited"}, {"state": "failed"}]
-    assert cost_fields(HostAnswers(0, ended), opts, {}, {})["price"].share == 1.0  # ended jobs hold nothing
-    assert cost_fields(HostAnswers(0, [{"state": "running"}]), opts, {}, {})["price"].share == 0.5
-    share = cost_fields(HostAnswers(4, []), opts, {"CUDA_VISIBLE_DEVICES": "0"}, {})["price"].share
+    assert (
+        cost_fields(HostAnswers(0, ended), opts.host, opts, {}, {})["price"].share == 1.0
+    )  # ended jobs hold nothing
+    assert cost_fields(HostAnswers(0, [{"state": "running"}]), opts.host, opts, {}, {})["price"].share == 0.5
+    share = cost_fields(HostAnswers(4, []), opts.host, opts, {"CUDA_VISIBLE_DEVICES": "0"}, {})["price"].share
     assert share == 0.25  # the job's own CUDA_VISIBLE_DEVICES, not the launcher's
 
 

@@ -13,9 +13,9 @@ from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
 from .agents import Agents
 from .find import Job
-from .launch import build_spec, host_setup
+from .launch import host_setup
+from .node_spec import JobTerms, node_spec
 from .nodes import NodePlan
-from .options import LaunchOptions
 from .preflight import Env
 
 
@@ -50,18 +50,18 @@ def new_node_spec(
             EXIT_USAGE,
         )
     grace = job.first.get("grace")
-    node_opts = LaunchOptions(
-        argv=p.argv,
-        host=p.host,
+    terms = JobTerms(
+        id=new_id,
         name=job.name,
-        workdir=mn.workdir,
+        command=mn.command,
         env=p.env,
         setup=mn.setup,
+        workdir=mn.workdir,
         grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE,
         **job_cost_options(job.first),
     )
     try:
-        return build_spec(agents, node_opts, new_id, node=p.node)
+        return node_spec(agents, terms, p.host, p.node, p.argv, p.env)
     except GpudeckError as exc:  # e.g. the job has a budget and the new host no price: said before any stop
         raise GpudeckError(f"scale: node {p.node} on {p.host}: {exc}", exc.code) from None
 

@@ -1,0 +1,160 @@
+"""A launch in one pass: what a job asks of every node is checked once into `JobTerms`, then each
+node's `JobSpec` is made from those terms and its host's own (hosts.toml: setup lines, price,
+output cap, idle stop default; the host's GPUs for the job's share). The CLI's `run`, the TUI's form,
+a resize's node on a new host (`newnode.py`) and an elastic join all make node specs here alone."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from remote_agent.spec import DEFAULT_GRACE, DEFAULT_OUTPUT_CAP, IdleStop, JobSpec, Multinode, Price
+
+from ..cost.rules import CostRuleError, launch_share, parse_idle_stop, spec_cost_fields
+from ..cost.settings import HostPrice, host_price
+from ..errors import GpudeckError
+from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
+from .agents import Agents
+from .options import LaunchOptions, default_name, parse_output_cap, usage
+
+
+@dataclass(frozen=True)
+class JobTerms:
+    """What a job asks of every node, whatever its host (options.check already passed on them)."""
+
+    id: str
+    name: str
+    command: tuple[str, ...]  # the user's argv (a node's launcher line is made around it)
+    env: tuple[tuple[str, str], ...] = ()
+    setup: tuple[str, ...] = ()  # the job's own lines (each host's run first)
+    workdir: str | None = None  # None: each host's default
+    grace: float = DEFAULT_GRACE
+    output_cap: int | None = None  # None: each host's `output_cap`, else the spec's default
+    budget: float | None = None
+    price_per_hour: float | None = None  # overrides each host's price
+    idle_stop: str | None = None  # None: each host's default; "off": none
+
+    @classmethod
+    def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
+        return cls(
+            id=job_id,
+            name=opts.name or default_name(opts.argv, job_id),
+            command=tuple(opts.argv),
+            env=opts.env,
+            setup=opts.setup,
+            workdir=opts.workdir,
+            grace=opts.grace,
+            output_cap=parse_output_cap(opts.output_cap),
+            budget=opts.budget,
+            price_per_hour=opts.price_per_hour,
+            idle_stop=opts.idle_stop,
+        )
+
+
+def host_entry(host: str) -> HostEntry:
+    try:
+        return load_hosts().get(host) or HostEntry(name=host)
+    except HostsFileError as exc:
+        raise GpudeckError(str(exc), exc.code) from None
+
+
+def node_spec(
+    agents: Agents | None,
+    terms: JobTerms,
+    host: str,
+    node: str = "0",
+    argv: tuple[str, ...] | None = None,
+    env: tuple[tuple[str, str], ...] | None = None,
+    multinode: Multinode | None = None,
+) -> JobSpec:
+    """One node's spec on `host`: `argv`/`env` are the node's own (a launcher line, its placement
+    variables) where a plan gave them. Without `agents` the job's share of its host is taken as 1
+    (a budget can then only stop early, never late)."""
+    entry = host_entry(host)
+    workdir = terms.workdir or (os.getcwd() if host == LOCAL else "~")
+    if host == LOCAL:
+        workdir = os.path.abspath(os.path.expanduser(workdir))
+        if not os.path.isdir(workdir):  # here, before anything is sent: the agent's refusal would come later
+            raise usage(
+                f"--workdir {workdir}: {'not a directory' if os.path.exists(workdir) else 'no such directory'}"
+            )
+    node_env = dict(terms.env if env is None else env)
+    spec = JobSpec(
+        id=terms.id,
+        name=terms.name,
+        node=node,
+        argv=terms.command if argv is None else argv,
+        workdir=workdir,
+        env=node_env,
+        setup=(*entry.setup, *terms.setup),
+        grace=terms.grace,
+        created_at=time.time(),
+        output_cap=output_cap(terms, host, entry.extra),
+        # A local job runs with the PATH it was launched from (an activated venv, conda env…).
+        path=os.environ.get("PATH", "") if host == LOCAL else None,
+        multinode=multinode,
+    )
+    return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
+
+
+def output_cap(terms: JobTerms, host: str, settings: dict[str, Any]) -> int:
+    """The job's output cap: --output-cap, else the host's `output_cap` (hosts.toml), else the
+    spec's default (1 GiB)."""
+    cap = terms.output_cap
+    if cap is None:
+        cap = parse_output_cap(settings.get("output_cap"), label=f"{hosts_path()}: [hosts.{host}] output_cap")
+    return DEFAULT_OUTPUT_CAP if cap is None else cap
+
+
+def cost_fields(
+    agents: Agents | None,
+    host: str,
+    terms: JobTerms | LaunchOptions,
+    env: dict[str, str],
+    settings: dict[str, Any],
+) -> dict[str, Any]:
+    """price (with this job's share of the host), budget and idle stop, for the supervisor;
+    `settings` are the host's price fields from hosts.toml."""
+    price = None
+    if terms.price_per_hour is not None:
+        price = HostPrice(
+            per_hour=terms.price_per_hour, currency="USD", market="on-demand", source="--price-per-hour"
+        )
+    share = 1.0
+    idle_stop = terms.idle_stop
+    try:
+        idle_rule = parse_idle_stop(idle_stop if idle_stop is not None else settings.get("idle_stop"))
+    except CostRuleError as exc:
+        raise usage(str(exc)) from None
+    if agents is not None and ((price or host_price(settings)).known or idle_rule is not None):
+        hello = agents.request(host, "hello")
+        gpus = len(((hello.get("gpu") or {}).get("gpus")) or [])
+        if idle_rule is not None and gpus == 0:
+            # an idle stop watches the job's GPUs: without one it would never fire
+            if idle_stop is not None:
+                raise usage(
+                    f"--idle-stop {idle_stop}: host {host} has no NVIDIA GPU to watch "
+                    "(leave it out, or --idle-stop off)"
+                )
+            agents.notice(
+                f"host {host} has no NVIDIA GPU: its idle_stop default ({settings.get('idle_stop')}) "
+                "is skipped for this job"
+            )
+            idle_stop = "off"
+        live = sum(1 for j in agents.request(host, "jobs")["jobs"] if j["state"] in ("starting", "running"))
+        share = launch_share(
+            gpus, env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")), live
+        )
+    try:
+        fields = spec_cost_fields(
+            settings, budget=terms.budget, idle_stop=idle_stop, share=share, price=price
+        )
+    except CostRuleError as exc:
+        raise usage(str(exc)) from None
+    return {
+        "price": Price.from_wire(fields["price"]) if "price" in fields else None,
+        "budget": fields.get("budget"),
+        "idle_stop": IdleStop.from_wire(fields["idle_stop"]) if "idle_stop" in fields else None,
+    }
