@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.jobs import collect, ended, journal, launch, wait_state
 from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
@@ -96,6 +98,7 @@ def test_failed_setup_line_fails_the_job_with_its_line(client: AgentClient, work
     assert any("setup line failed: source does-not-exist.sh" in line for line in final["tail"])
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_failure_causes_are_recognised(client: AgentClient, workdir: Path) -> None:
     cases = [
         (["no-such-binary-xyz"], "command not found: no-such-binary-xyz (check `--setup`"),

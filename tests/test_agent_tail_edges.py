@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.jobs import launch, wait_state
 from tests.support.waiting import wait_for
 from tests.test_agent_serve import RawServe, raw  # noqa: F401,F811  (the fixture)
@@ -20,6 +22,7 @@ def pushed(lines: list[dict], job_id: str) -> list[dict]:
     ]
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_tail_starts_after_since_seq_and_skips_foreign_lines(
     raw: RawServe,  # noqa: F811
     client: AgentClient,

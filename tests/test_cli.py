@@ -113,6 +113,7 @@ def test_rm_refuses_a_live_job(gpudeck_home: Path, workdir: Path) -> None:
     gpudeck("kill", job_id, cwd=workdir)
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
@@ -162,6 +163,7 @@ def test_env_key_alone_takes_the_callers_value(gpudeck_home: Path, workdir: Path
     assert gpudeck("logs", "-f", job_id, cwd=workdir).stdout == "[tok 1]\n"
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_hosts_lists_local_with_its_clock_and_gpu_report(gpudeck_home: Path, workdir: Path) -> None:
     hosts = json.loads(gpudeck("hosts", "--json", cwd=workdir).stdout)
     assert [h["name"] for h in hosts] == ["local"]
@@ -230,6 +232,7 @@ def test_budget_and_idle_stop_reach_the_spec(
     wait_for(lambda: ps_json(workdir, "--all")[0]["state"] == "stopped", timeout=60, what="the budget stop")
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize(
     ("args", "message"),
     [

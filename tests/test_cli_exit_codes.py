@@ -61,6 +61,7 @@ BAD_VALUES = {
 }
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize("case", list(BAD_VALUES))
 def test_a_bad_value_is_refused_with_2_before_anything_is_sent(
     gpudeck_home: Path, workdir: Path, case: str
@@ -95,6 +96,7 @@ def test_a_value_only_the_host_can_judge_is_still_2(gpudeck_home: Path, workdir:
     _refused(gpudeck("watch", "--pid", "4194000", str(log), cwd=workdir), "spec.watch.pid")
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 @pytest.mark.parametrize("verb", ["ls", "idle"])
 def test_cloud_says_1_when_no_provider_could_be_asked_text_or_json(
@@ -108,6 +110,7 @@ def test_cloud_says_1_when_no_provider_could_be_asked_text_or_json(
         assert json.loads(result.stdout) == []
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_a_replay_refusal_is_2_as_a_read_only_refusal_is(gpudeck_home: Path) -> None:
     recording = Path(__file__).resolve().parent.parent / "docs" / "gpu-fleet.jsonl"
     job = json.loads(gpudeck("--replay", str(recording), "--replay-speed", "0", "ps", "--json").stdout)[0][

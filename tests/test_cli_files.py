@@ -51,6 +51,7 @@ HOSTS_CASES = {
 }
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize("case", list(HOSTS_CASES))
 @pytest.mark.parametrize("verb", [["ps"], ["prices"], ["run", "--", "true"]])
 def test_a_hosts_toml_that_cannot_be_used_stops_every_verb_in_one_line(
@@ -81,6 +82,7 @@ CONFIG_CASES = {
 }
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize("case", list(CONFIG_CASES))
 @pytest.mark.parametrize("verb", [["ps"], ["hosts"], ["hosts", "--json"]])
 def test_a_broken_config_toml_stops_the_cli_in_one_line(
@@ -106,6 +108,7 @@ def test_writing_hosts_toml_on_a_read_only_home_says_so(gpudeck_home: Path, verb
     assert (gpudeck_home / "hosts.toml").read_text() == "# mine\n"  # nothing lost
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_a_state_db_that_is_a_directory_is_named_as_such(gpudeck_home: Path) -> None:
     (gpudeck_home / "state.db").mkdir()
     set_price = gpudeck("hosts", "set", "local", "price_per_hour=3")

@@ -50,6 +50,7 @@ def test_every_verb_has_a_description_and_examples_and_every_option_a_help() -> 
                 assert action.help, f"{verb}: {action.option_strings or action.dest}"
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_version_and_the_help_verb(gpudeck_home: Path) -> None:
     version = gpudeck("--version")
     assert version.returncode == 0 and version.stdout.startswith("gpudeck "), version

@@ -88,6 +88,7 @@ async def test_the_tuis_over_budget_board_stops_opted_in_instances_once(aliyun: 
         assert len([c for c in aliyun.account.calls if c["Action"] == "StopInstance"]) == 1
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @sync
 async def test_read_only_never_stops_an_instance_for_the_budget(aliyun: AliyunServer) -> None:
     mine, _, _ = three(aliyun)

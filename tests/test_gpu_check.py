@@ -85,6 +85,7 @@ def test_the_summary_table_and_json(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_a_part_that_hangs_fails_at_its_limit_and_its_children_die(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

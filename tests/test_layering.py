@@ -114,6 +114,7 @@ def test_import_linter_contracts_hold():
     assert "0 broken" in out.stdout
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_torch_is_imported_only_under_trainer():
     got = probe(["remote_agent", "tui"])
     assert "tui.bundle" in got["imported"] and "remote_agent.probes.gpu" in got["imported"]

@@ -18,6 +18,7 @@ DIES_OF_SIGUSR1 = (
 WAITS = "print('up', flush=True)\nimport time\ntime.sleep(120)"  # SIGTERM's default action ends it
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_a_job_ended_by_a_signal_exits_128_plus_its_number(gpudeck_home: Path, workdir: Path) -> None:
     job_id = gpudeck("run", "--", sys.executable, "-c", DIES_OF_SIGUSR1, cwd=workdir).stdout.strip()
     follow = gpudeck("logs", "-f", job_id, cwd=workdir)  # follows while it runs, then ends with it

@@ -178,6 +178,7 @@ def test_a_job_removed_while_the_follower_was_cut_off_ends_it_with_one_line(
     assert f"job {job_id}" in lines[0] and "removed" in lines[0], lines
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_follow_pushes_bounded_contiguous_chunks_then_one_end(client: AgentClient, workdir: Path) -> None:
     """3 MB printed at once: chunks of at most CHUNK_BYTES, back to back from the asked offset, the
     file's bytes exactly; then one end marker with the job's exit; `unfollow` answers after it."""

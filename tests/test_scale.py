@@ -98,6 +98,7 @@ def test_torchrun_lines_keep_the_interpreter_and_place_nodes_round_robin() -> No
     assert other[0].argv[:1] == ("torchrun",) and "--no-python" in other[0].argv
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

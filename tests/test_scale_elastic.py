@@ -44,6 +44,7 @@ def test_elastic_lines_rendezvous_at_the_master_and_only_node_0_hosts_the_store(
     assert plans[0].multinode.elastic == (1, 3)
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

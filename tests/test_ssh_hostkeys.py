@@ -123,6 +123,7 @@ def test_any_matching_line_accepts_a_stale_one_of_the_same_type_does_not_make_it
     connect("box").close()
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_revoked_keys_are_refused_and_marker_lines_break_no_host(ssh_home: SshHome, tmp_path: Path) -> None:
     server_pub = ssh_home.server.host_key.with_suffix(".pub")
     ca = _impostor(tmp_path, "ecdsa")

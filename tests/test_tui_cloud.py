@@ -182,6 +182,7 @@ async def test_s_asks_naming_the_instance_and_price_then_stops_it_on_the_server_
         await until(pilot, lambda: aliyun.account.status(ids["idle"]) in ("Starting", "Running"), "started")
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @sync
 async def test_read_only_refuses_cloud_actions_without_a_dialog(aliyun: AliyunServer) -> None:
     ids = account_with_three(aliyun)

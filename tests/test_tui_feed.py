@@ -94,6 +94,7 @@ async def _down_host(agent_dir: Path) -> tuple[str, str | None, str]:
         return box.status, box.reason, app.export_screenshot()
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_an_unreachable_host_says_why(gpudeck_home: Path, agent_dir: Path) -> None:
     status, reason, svg = asyncio.run(_down_host(agent_dir))
     assert status == "unreachable" and reason and "Connection refused" in reason

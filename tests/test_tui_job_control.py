@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.tui import sync, until
 from tui.actions.options import LaunchOptions
 from tui.app import GpuDeckApp
@@ -13,6 +15,7 @@ from tui.app import GpuDeckApp
 PRICED = "[hosts.local]\nprice_per_hour = 3600\n"
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @sync
 async def test_a_priced_launch_and_a_stop_from_the_tui(gpudeck_home: Path, script: str) -> None:
     (gpudeck_home / "hosts.toml").write_text(PRICED)

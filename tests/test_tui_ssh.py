@@ -63,6 +63,7 @@ def test_unknown_key_is_asked_and_remembered(ssh_home: SshHome) -> None:
     assert host_key_line(ssh_home.server).split()[2] in known
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 def test_changed_key_cannot_be_accepted(ssh_home: SshHome, tmp_path: Path) -> None:
     ssh_home.add_host("box", "box")
     other = keygen(tmp_path / "impostor")

@@ -42,6 +42,7 @@ async def test_typed_equals_and_brackets_in_the_command_launch(gpudeck_home: Pat
         assert app.is_running
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @sync
 async def test_a_cause_with_markup_is_shown_literally(gpudeck_home: Path, workdir: Path) -> None:
     app = GpuDeckApp(store=None)
@@ -66,6 +67,7 @@ async def test_a_cause_with_markup_is_shown_literally(gpudeck_home: Path, workdi
         assert cause.replace(" ", "&#160;") in app.export_screenshot()
 
 
+@pytest.mark.slow  # the everyday subset stays under a minute serially
 @sync
 async def test_a_replay_says_replay_in_the_header(gpudeck_home: Path) -> None:
     recording = Recording.load(Path(__file__).parent / "data" / "recordings" / "session.jsonl")
