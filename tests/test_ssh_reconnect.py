@@ -185,7 +185,8 @@ def test_requests_do_not_wait_behind_a_flood_and_two_clients_keep_apart(
         clients[1].tail(spec["id"], "0", since_seq=0)
         got = collect(clients[1], lambda rs: len(rs) >= 5000, timeout=60)  # type: ignore[arg-type]
         assert [r["seq"] for r in got] == list(range(1, len(got) + 1))  # its own stream: whole, in order
-        clients[0].request("kill", timeout=30, job=spec["id"], node="0")
+        # (the flood is ended by the fixture's teardown: a request on the flooded clients could
+        # wait behind their unread streams on a loaded machine)
     finally:
         for c in clients:
             c.close()
