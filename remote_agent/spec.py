@@ -24,6 +24,8 @@ MIN_OUTPUT_CAP = 1 << 20  # 1 MiB: a smaller cap would drop a traceback
 MAX_OUTPUT_CAP = 1 << 50
 MAX_PATH = 4096
 PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT: no process id is larger
+MAX_PRICE_PER_HOUR = 1e6
+MAX_BUDGET = 1e9
 LAUNCHERS = ("torchrun", "none")
 T = TypeVar("T")
 
@@ -120,7 +122,7 @@ class Price:
         obj = _object(obj, "price")
         _only(obj, cls, "price")
         return cls(
-            per_hour=_number(obj.get("per_hour"), "price.per_hour", 0, 1e6),
+            per_hour=_number(obj.get("per_hour"), "price.per_hour", 0, MAX_PRICE_PER_HOUR),
             share=_number(obj.get("share", 1.0), "price.share", 1e-6, 1),
             currency=_text(obj.get("currency") or "USD", "price.currency", 8),
             market=_optional(obj.get("market"), _text, "price.market", 32),
@@ -326,7 +328,7 @@ class JobSpec:
         if watch is None and not argv:
             raise SpecError("spec.argv: expected a non-empty list of strings")
         price = _optional(obj.get("price"), Price.from_wire)
-        budget = _optional(obj.get("budget"), _number, "budget", 1e-9, 1e9)
+        budget = _optional(obj.get("budget"), _number, "budget", 1e-9, MAX_BUDGET)
         if budget is not None and not (price and price.per_hour):
             raise SpecError("spec.budget: needs spec.price.per_hour (the host's price is unknown)")
         restart_of = obj.get("restart_of")

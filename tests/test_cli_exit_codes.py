@@ -28,6 +28,11 @@ BAD_VALUES = {
     "empty since": (["cost", "--since", ""], "--since: an empty value"),
     "empty at": (["policy", "eval", "--at", ""], "--at: an empty value"),
     "grace beyond a day": (["run", "--grace", "1e23", "--", "true"], "--grace 1e+23"),
+    "a price past the spec's bound": (
+        ["run", "--price-per-hour", "1e23", "--", "true"],
+        "--price-per-hour 1e+23",
+    ),
+    "a budget past the spec's bound": (["run", "--budget", "1e23", "--", "true"], "--budget 1e+23"),
     "missing workdir": (
         ["run", "--workdir", "/nonexistent/dir", "--", "true"],
         "--workdir /nonexistent/dir: no such directory",

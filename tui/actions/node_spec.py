@@ -10,7 +10,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from remote_agent.spec import DEFAULT_GRACE, DEFAULT_OUTPUT_CAP, IdleStop, JobSpec, Multinode, Price
+from remote_agent.spec import (
+    DEFAULT_GRACE,
+    DEFAULT_OUTPUT_CAP,
+    IdleStop,
+    JobSpec,
+    Multinode,
+    Price,
+    SpecError,
+)
 
 from ..cost.rules import CostRuleError, launch_share, parse_idle_stop, spec_cost_fields
 from ..cost.settings import HostPrice, host_price
@@ -153,8 +161,11 @@ def cost_fields(
         )
     except CostRuleError as exc:
         raise usage(str(exc)) from None
-    return {
-        "price": Price.from_wire(fields["price"]) if "price" in fields else None,
-        "budget": fields.get("budget"),
-        "idle_stop": IdleStop.from_wire(fields["idle_stop"]) if "idle_stop" in fields else None,
-    }
+    try:  # the spec's own bounds (a hosts.toml price past them is the user's input too)
+        return {
+            "price": Price.from_wire(fields["price"]) if "price" in fields else None,
+            "budget": fields.get("budget"),
+            "idle_stop": IdleStop.from_wire(fields["idle_stop"]) if "idle_stop" in fields else None,
+        }
+    except SpecError as exc:
+        raise usage(f"host {host}: {exc}") from None

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from remote_agent.names import is_job_name
 from remote_agent.spec import (  # the agent's bounds: checked here, before anything is sent
     DEFAULT_GRACE,
+    MAX_BUDGET,
     MAX_GRACE,
+    MAX_PRICE_PER_HOUR,
 )
 from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 
@@ -151,12 +153,14 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage("run: no command given (gpudeck run [OPTIONS] -- CMD [ARGS...])")
     check_name(opts.name)
     check_grace(opts.grace)
-    if opts.budget is not None and (not math.isfinite(opts.budget) or opts.budget <= 0):
-        raise usage(f"--budget {opts.budget:g}: must be a finite amount more than 0")
+    if opts.budget is not None and (not math.isfinite(opts.budget) or not 0 < opts.budget <= MAX_BUDGET):
+        raise usage(f"--budget {opts.budget:g}: must be an amount more than 0, at most {MAX_BUDGET:g}")
     if opts.price_per_hour is not None and (
-        not math.isfinite(opts.price_per_hour) or opts.price_per_hour < 0
+        not math.isfinite(opts.price_per_hour) or not 0 <= opts.price_per_hour <= MAX_PRICE_PER_HOUR
     ):
-        raise usage(f"--price-per-hour {opts.price_per_hour:g}: must be a finite amount >= 0")
+        raise usage(
+            f"--price-per-hour {opts.price_per_hour:g}: must be an amount from 0 to {MAX_PRICE_PER_HOUR:g}"
+        )
     parse_output_cap(opts.output_cap)
     try:
         parse_idle_stop(opts.idle_stop)
