@@ -197,7 +197,7 @@ CHECKPOINT_PY = "trainer/checkpoint.py"
 FIND = "tui/actions/find.py"
 CONTROL = "tui/actions/control.py"
 OPTS = "tui/actions/options.py"
-LAUNCH_PY = "tui/actions/launch.py"
+LAUNCH_PY = "tui/actions/node_spec.py"  # a node's spec on its host (launch.py calls it)
 STATES_PY = "tui/fleet/states.py"
 AUTOSTOP_PY = "remote_agent/supervision/autostop.py"
 JOURNAL_PY = "remote_agent/storage/journal.py"
@@ -379,16 +379,16 @@ MUTANTS: tuple[Mutant, ...] = (
     m(
         "options.budget_zero_ok",
         OPTS,
-        "opts.budget <= 0",
-        "opts.budget < 0",
+        "not 0 < opts.budget <= MAX_BUDGET",
+        "not 0 <= opts.budget <= MAX_BUDGET",
         OPTIONS,
         "--budget 0 is accepted",
     ),
     m(
         "options.budget_negative_ok",
         OPTS,
-        "opts.budget <= 0",
-        "opts.budget < -1",
+        "not 0 < opts.budget <= MAX_BUDGET",
+        "not -1 < opts.budget <= MAX_BUDGET",
         OPTIONS,
         "--budget -1 is accepted",
     ),
@@ -444,24 +444,24 @@ MUTANTS: tuple[Mutant, ...] = (
     m(
         "launch.local_workdir_home",
         LAUNCH_PY,
-        '(os.getcwd() if opts.host == LOCAL else "~")',
-        '("~" if opts.host == LOCAL else "~")',
+        '(os.getcwd() if host == LOCAL else "~")',
+        '("~" if host == LOCAL else "~")',
         LAUNCH,
         "a local job starts in ~ instead of the current dir",
     ),
     m(
         "launch.path_not_local",
         LAUNCH_PY,
-        'path=os.environ.get("PATH", "") if opts.host == LOCAL else None,',
-        'path=os.environ.get("PATH", "") if opts.host != LOCAL else None,',
+        'path=os.environ.get("PATH", "") if host == LOCAL else None,',
+        'path=os.environ.get("PATH", "") if host != LOCAL else None,',
         LAUNCH,
         "the launching PATH goes to SSH jobs, not local ones",
     ),
     m(
         "launch.share_counts_ended",
         LAUNCH_PY,
-        'if j["state"] in ("starting", "running")\n',
-        'if j["state"] in ("starting", "running", "exited")\n',
+        'if j["state"] in ("starting", "running"))',
+        'if j["state"] in ("starting", "running", "exited"))',
         SHARE,
         "ended jobs shrink a new job's share",
     ),
