@@ -238,7 +238,10 @@ def test_budget_and_idle_stop_reach_the_spec(
     [
         (["--budget", "5"], "this host's price is unknown"),
         (["--idle-stop", "soon@5%"], "--idle-stop 'soon@5%': expected e.g. 30m@10%"),
-        (["--price-per-hour", "1", "--budget", "-1"], "--budget -1: must be an amount more than 0, at most 1e+09"),
+        (
+            ["--price-per-hour", "1", "--budget", "-1"],
+            "--budget -1: must be an amount more than 0, at most 1e+09",
+        ),
     ],
 )
 def test_bad_cost_rules_are_refused(gpudeck_home: Path, workdir: Path, args: list[str], message: str) -> None:
