@@ -246,3 +246,12 @@ def test_not_a_string_gives_none() -> None:
 )  # fmt: skip
 def test_hand_written_training_loops(line: str, expected: dict) -> None:
     assert parse_line(line) == expected
+
+
+@pytest.mark.parametrize(
+    "line", ["step 3 loss_d=0.5 loss_g=1.2", "step 3 d_loss=0.5 g_loss=1.2", "step 3 loss_D=0.5 loss_G=1.2"]
+)
+def test_a_gans_two_losses_are_never_summed_into_one(line: str) -> None:
+    # the discriminator's and the generator's losses pull against each other: a sum means nothing
+    values = parse_line(line)
+    assert "loss" not in values and values["step"] == 3
