@@ -10,6 +10,7 @@ so results do not depend on which worker or rank produced it.
 from __future__ import annotations
 
 import signal
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -48,14 +49,14 @@ def augment(img: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     return (crop - mean) * contrast + mean * brightness
 
 
-class KeyedDataset(Dataset[Sample]):
+class KeyedDataset(Dataset[Sample], ABC):
     """A map-style dataset indexed by `Key`, of known length (the samplers need it)."""
 
-    def __len__(self) -> int:
-        raise NotImplementedError
+    @abstractmethod
+    def __len__(self) -> int: ...
 
-    def __getitem__(self, key: Key) -> Sample:
-        raise NotImplementedError
+    @abstractmethod
+    def __getitem__(self, key: Key) -> Sample: ...
 
 
 class SyntheticImages(KeyedDataset):

@@ -29,6 +29,9 @@ class PolicyJournal:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or journal_path()
         self.malformed = 0
+        # the files' identities when last read, and what they held: the TUI judges every few seconds
+        # and the controller every pass, and the journal (up to 2 × MAX_BYTES) rarely changes between
+        self._read: tuple[tuple[tuple[int, int, int] | None, ...], list[dict[str, Any]], int] | None = None
 
     def write(self, t: float, decision: Decision, outcome: str, **extra: Any) -> dict[str, Any]:
         record = {
@@ -53,9 +56,14 @@ class PolicyJournal:
         return written
 
     def records(self) -> list[dict[str, Any]]:
+        files = (self.path.with_suffix(".jsonl.1"), self.path)
+        seen = tuple(_identity(path) for path in files)
+        if self._read is not None and self._read[0] == seen:
+            self.malformed = self._read[2]
+            return list(self._read[1])
         out = []
         self.malformed = 0
-        for path in (self.path.with_suffix(".jsonl.1"), self.path):
+        for path in files:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -70,7 +78,8 @@ class PolicyJournal:
                     self.malformed += 1
                     continue
                 out.append(obj)
-        return out
+        self._read = (seen, out, self.malformed)
+        return list(out)
 
     def launch_token(self, pool: str, job_id: str, rank: int) -> tuple[str | None, int]:
         """(the token of a launch for this job's node `rank` from this pool that was journaled as
@@ -109,3 +118,12 @@ class PolicyJournal:
                 period = r.get("period") if isinstance(r.get("period"), str) else None
                 memory[(r["rule"], job["name"])] = Applied(float(r["t"]), r.get("to"), period)
         return memory
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file's contents changed (a rotation replaces the inode), or None when absent."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from textual.app import App
@@ -20,6 +21,15 @@ from .tails import Tails
 
 DRAIN_GAP = 0.05  # at most ~20 drains a second: each wake of the loop costs, a batch costs no more
 DRAIN_BUDGET = 1000  # journal records applied per drain
+
+
+@dataclass
+class _Batch:
+    """What one drain learnt: the change tags, the jobs fed records, the hosts that listed their jobs."""
+
+    tags: set[str] = field(default_factory=set)
+    fed: set[str] = field(default_factory=set)
+    listed: set[str] = field(default_factory=set)
 
 
 class Sink(Protocol):
@@ -80,48 +90,46 @@ class Intake:
         if self.active is None:  # counted again only after a job came or changed state
             self.active = {j.id for j in self.fleet.jobs.values() if j.active}
         active_before = self.active
-        self._tags: set[str] = set()
-        self._fed: set[str] = set()
-        self._listed: set[str] = set()
+        batch = _Batch()
         for update in self.inbox.take(DRAIN_BUDGET):
             handler = self._apply.get(update.kind)
             if handler is not None:
-                handler(update)
+                handler(update, batch)
         self._ended(active_before)
-        self._summarise(self._fed | {j for j in active_before if j in self.fleet.jobs})
-        if self._listed:
+        self._summarise(batch.fed | {j for j in active_before if j in self.fleet.jobs})
+        if batch.listed:
             by_host = self.tails.jobs_by_host()  # once per drain, not per host: 64 hosts × 500 jobs add up
-            for host in self._listed:
+            for host in batch.listed:
                 self.tails.ensure(host, by_host.get(host, []))
-        self.publish(self._tags)
+        self.publish(batch.tags)
         if len(self.inbox):  # more than one drain's worth: the rest after the keys waiting now, no gap
             self._last_drain = 0.0
             self.app.post_message(InboxPending())
 
-    def _events(self, u: Update) -> None:
+    def _events(self, u: Update, batch: _Batch) -> None:
         if not (u.job and u.node):
             return
-        self._fed.add(u.job)
+        batch.fed.add(u.job)
         after = self.fleet.last_seq(u.job, u.node)
-        self._tags |= self.fleet.apply_events(u.host, u.job, u.node, u.data)
+        batch.tags |= self.fleet.apply_events(u.host, u.job, u.node, u.data)
         for sink in self.sinks:
             sink.records(u.host, u.job, u.node, u.data, after)
 
-    def _gpus(self, u: Update) -> None:
-        self._tags |= self.fleet.apply_gpus(u.host, u.data)
+    def _gpus(self, u: Update, batch: _Batch) -> None:
+        batch.tags |= self.fleet.apply_gpus(u.host, u.data)
 
-    def _hello(self, u: Update) -> None:
-        self._tags |= self.fleet.apply_hello(u.host, u.data)
+    def _hello(self, u: Update, batch: _Batch) -> None:
+        batch.tags |= self.fleet.apply_hello(u.host, u.data)
         for sink in self.sinks:
             sink.hello(u.host, u.data)
 
-    def _jobs(self, u: Update) -> None:
-        self._tags |= self.fleet.apply_jobs(u.host, u.data)
+    def _jobs(self, u: Update, batch: _Batch) -> None:
+        batch.tags |= self.fleet.apply_jobs(u.host, u.data)
         for sink in self.sinks:
             sink.jobs(u.host, u.data)
-        self._listed.add(u.host)
+        batch.listed.add(u.host)
 
-    def _polled(self, u: Update) -> None:
+    def _polled(self, u: Update, batch: _Batch) -> None:
         kind, gen, error = u.data
         self.polled(u.host, kind, gen, error)
 
