@@ -1,9 +1,11 @@
-"""An ended job written straight into an agent dir the way its supervisor writes it (JournalWriter),
-so a job of many thousand points takes a moment instead of a run."""
+"""An ended job written straight into an agent dir the way its supervisor writes it (JournalWriter,
+under the job's lock), so a job of many thousand points takes a moment instead of a run."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import time
 from pathlib import Path
 
@@ -16,6 +18,20 @@ def write_ended_job(
     """`points` metric points (step i, loss 1/i; loss 50 at step `spike_at`), exited with 0."""
     directory = agent_dir / "jobs" / job_id / "0"
     directory.mkdir(parents=True)
+    # Held while writing, as a supervisor holds it: a serve sweeping meanwhile must not find the
+    # half-written job `lost` and journal an end of its own (a flaky extra record under load).
+    lock_fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock_fd, fcntl.LOCK_EX)
+    try:
+        write_files(directory, job_id, name, agent_dir, points, spike_at, burst)
+    finally:
+        os.close(lock_fd)
+    return directory
+
+
+def write_files(
+    directory: Path, job_id: str, name: str, agent_dir: Path, points: int, spike_at: int | None, burst: int
+) -> None:
     spec = {
         "id": job_id,
         "name": name,
@@ -29,7 +45,6 @@ def write_ended_job(
         "stop_signal": "SIGTERM",
     }
     (directory / "spec.json").write_text(json.dumps(spec))
-    (directory / "lock").touch()
     (directory / "output.log").write_text("")
     journal = JournalWriter(directory / "events.jsonl")
     journal.append("state", state="starting", supervisor_pid=1)
@@ -44,4 +59,3 @@ def write_ended_job(
         )
     journal.append("state", state="exited", exit_code=0, signal=None)
     journal.close()
-    return directory
