@@ -1,4 +1,5 @@
-"""Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `hello`, `--version`.
+"""Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `prepare STEP JOB_DIR`,
+`hello`, `--version`.
 
 Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
 """
@@ -33,6 +34,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     run_p.add_argument(
         "--adopt", metavar="WHY", help="take over a lost job (its supervisor is gone, its processes live)"
     )
+    prepare_p = sub.add_parser("prepare", help="one step of a job's preparation (run by its script)")
+    prepare_p.add_argument("step", choices=("files", "env"))
+    prepare_p.add_argument("job_dir")
+    prepare_p.add_argument("--python", help="env: the job's interpreter, after its setup lines")
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
     args = parser.parse_args(argv)
@@ -41,6 +46,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         from .supervision.entry import run_job_dir
 
         sys.exit(run_job_dir(args.job_dir, adopt=args.adopt))
+    if args.command == "prepare":
+        from .prepare.entry import run_step
+
+        sys.exit(run_step(args.step, args.job_dir, args.python))
     from .storage.layout import agent_dir
 
     if args.command == "serve":

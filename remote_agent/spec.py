@@ -27,6 +27,9 @@ PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT: no process id is larger
 MAX_PRICE_PER_HOUR = 1e6
 MAX_BUDGET = 1e9
 LAUNCHERS = ("torchrun", "none")
+MAX_REQUIREMENTS = 1 << 20  # bytes of requirement text carried in a spec
+MAX_DATA_OBJECTS = 1 << 20
+DATA_MODES = ("copy", "mount")
 T = TypeVar("T")
 
 
@@ -277,6 +280,132 @@ class Watch:
         return {"path": self.path, "pid": self.pid, "pid_start": self.pid_start, "from_end": self.from_end}
 
 
+def _hex(value: Any, name: str, length: int = 64) -> str:
+    if not (isinstance(value, str) and len(value) == length and all(c in "0123456789abcdef" for c in value)):
+        raise SpecError("spec.%s: expected %d lowercase hex digits, got %r" % (name, length, value))
+    return value
+
+
+@dataclass(frozen=True)
+class Code:
+    """The job's code: a snapshot in the host's content-addressed store (agent dir `code/`), made
+    the job's working directory. `home` is the job whose work dir it is: a restart or a resize keeps
+    it (and the snapshot), so they run the code the job started with, beside its checkpoints."""
+
+    snapshot: str  # sha256 of the snapshot's manifest
+    home: str  # a job id: the work dir is `work/<home>` in the agent dir
+    files: int = 0
+    bytes: int = 0
+    source: Optional[str] = None  # the client's directory, as shown (never read on the host)
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Code:
+        obj = _object(obj, "code")
+        _only(obj, cls, "code")
+        if not is_job_id(obj.get("home")):
+            raise SpecError("spec.code.home: expected a job id, got %r" % (obj.get("home"),))
+        return cls(
+            snapshot=_hex(obj.get("snapshot"), "code.snapshot"),
+            home=obj["home"],
+            files=_count(obj.get("files", 0), "code.files", 0, 1 << 40),
+            bytes=_count(obj.get("bytes", 0), "code.bytes", 0, 1 << 60),
+            source=_optional(obj.get("source"), _text, "code.source"),
+        )
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A Python environment built on the host from requirement text, cached under a key the agent
+    derives from (interpreter version, requirements, pip options): built once, reused by every job."""
+
+    requirements: str  # the requirement file's text (pip's format)
+    source: str = "requirements.txt"  # where it came from, as shown
+    pip_options: Tuple[str, ...] = ()
+    python: str = "python3"  # the interpreter the environment is made from (after setup lines)
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Environment:
+        obj = _object(obj, "environment")
+        _only(obj, cls, "environment")
+        return cls(
+            requirements=_text(obj.get("requirements"), "environment.requirements", MAX_REQUIREMENTS, True),
+            source=_text(obj.get("source") or "requirements.txt", "environment.source"),
+            pip_options=_texts(obj.get("pip_options"), "environment.pip_options", 256),
+            python=_text(obj.get("python") or "python3", "environment.python"),
+        )
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
+@dataclass(frozen=True)
+class DataObject:
+    key: str
+    size: int
+    etag: str
+
+    @classmethod
+    def from_wire(cls, obj: Any, name: str) -> DataObject:
+        if not (isinstance(obj, (list, tuple)) and len(obj) == 3):
+            raise SpecError("spec.%s: expected [key, size, etag]" % name)
+        return cls(
+            _text(obj[0], name + "[0]", 1024),
+            _count(obj[1], name + "[1]", 0, 1 << 50),
+            _text(obj[2], name + "[2]", 256, True),
+        )
+
+    def to_wire(self) -> Any:
+        return [self.key, self.size, self.etag]
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Objects of an S3-compatible store put at `path` (relative: in the work dir) before the command
+    starts. `copy`: fetched into the host's cache from presigned URLs the client made (they travel
+    beside the spec, never in it); `mount`: mounted with the host's s3fs or rclone."""
+
+    url: str  # s3://BUCKET/PREFIX
+    path: str
+    mode: str = "copy"
+    objects: Tuple[DataObject, ...] = ()  # copy: the listing the client made
+    endpoint_url: Optional[str] = None
+
+    @classmethod
+    def from_wire(cls, obj: Any, name: str = "data") -> DataSource:
+        obj = _object(obj, name)
+        _only(obj, cls, name)
+        url = _text(obj.get("url"), name + ".url", 2048)
+        if not url.startswith("s3://") or len(url) < 6:
+            raise SpecError("spec.%s.url: expected s3://BUCKET[/PREFIX], got %r" % (name, url))
+        mode = obj.get("mode", "copy")
+        if mode not in DATA_MODES:
+            raise SpecError("spec.%s.mode: copy or mount, got %r" % (name, mode))
+        raw = obj.get("objects") or []
+        if not isinstance(raw, (list, tuple)) or len(raw) > MAX_DATA_OBJECTS:
+            raise SpecError("spec.%s.objects: expected a list of [key, size, etag]" % name)
+        return cls(
+            url=url,
+            path=_text(obj.get("path"), name + ".path"),
+            mode=mode,
+            objects=tuple(DataObject.from_wire(o, "%s.objects[%d]" % (name, i)) for i, o in enumerate(raw)),
+            endpoint_url=_optional(obj.get("endpoint_url"), _text, name + ".endpoint_url", 2048),
+        )
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
+def _data(value: Any) -> Tuple[DataSource, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)) or len(value) > 64:
+        raise SpecError("spec.data: expected a list of at most 64 sources")
+    return tuple(DataSource.from_wire(v, "data[%d]" % i) for i, v in enumerate(value))
+
+
 # -- the spec --------------------------------------------------------------------------------------
 
 
@@ -303,6 +432,9 @@ class JobSpec:
     restart_of: Optional[str] = None  # the job this one restarted
     resized_from: Optional[ResizedFrom] = None
     watch: Optional[Watch] = None
+    code: Optional[Code] = None  # a synced snapshot: the work dir is made from it on the host
+    environment: Optional[Environment] = None
+    data: Tuple[DataSource, ...] = ()
 
     @property
     def key(self) -> str:
@@ -358,6 +490,9 @@ class JobSpec:
             restart_of=restart_of,
             resized_from=_optional(obj.get("resized_from"), ResizedFrom.from_wire),
             watch=watch,
+            code=_optional(obj.get("code"), Code.from_wire),
+            environment=_optional(obj.get("environment"), Environment.from_wire),
+            data=_data(obj.get("data")),
         )
 
     @classmethod
@@ -367,6 +502,8 @@ class JobSpec:
     def to_wire(self) -> Dict[str, Any]:
         out = _to_wire(self)
         out["env"] = dict(self.env)
+        if not self.data:
+            out.pop("data", None)  # as old agents wrote it: no sources, no field
         return out
 
     def replace(self, **changes: Any) -> JobSpec:

@@ -58,6 +58,28 @@ def _full(workdir: Path) -> dict:
         },
         "restart_of": "20261130-000000-aaaaaa",
         "resized_from": {"job": "20261130-000000-aaaaaa", "nodes": 1, "why": "scale +1"},
+        "code": {
+            "snapshot": "ab" * 32,
+            "home": "20261130-000000-aaaaaa",
+            "files": 3,
+            "bytes": 10,
+            "source": "~/p",
+        },
+        "environment": {
+            "requirements": "numpy==2.0\n",
+            "source": "requirements.txt",
+            "pip_options": ["--no-index"],
+            "python": "python3",
+        },
+        "data": [
+            {
+                "url": "s3://bucket/prefix",
+                "path": "data",
+                "mode": "copy",
+                "objects": [["prefix/a", 3, "etag"]],
+                "endpoint_url": "http://127.0.0.1:9000",
+            }
+        ],
     }
 
 
@@ -92,6 +114,13 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("multinode", "elastic"), [3, 1], "spec.multinode.elastic"),
         (("resized_from", "job"), "x", "spec.resized_from.job"),
         (("restart_of",), "nope", "spec.restart_of"),
+        (("code", "snapshot"), "ABC", "spec.code.snapshot"),
+        (("code", "home"), "../x", "spec.code.home"),
+        (("environment", "requirements"), 5, "spec.environment.requirements"),
+        (("data",), {"url": "s3://b"}, "spec.data: expected a list"),
+        (("data", 0, "url"), "http://x/y", "spec.data[0].url"),
+        (("data", 0, "mode"), "fuse", "spec.data[0].mode"),
+        (("data", 0, "objects", 0), ["k", -1, "e"], r"spec.data[0].objects[0][1]"),
         (("typo_field",), 1, "unknown field 'typo_field'"),
         (("multinode", "nodez"), 1, "spec.multinode: unknown field 'nodez'"),
     ],

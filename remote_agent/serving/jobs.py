@@ -74,7 +74,7 @@ class JobTable:
 
     def launch(self, raw_spec: Any) -> Dict[str, Any]:
         try:
-            spec = validate_watch_spec(raw_spec) if is_watch(raw_spec) else validate_spec(raw_spec)
+            spec = validate_watch_spec(raw_spec) if is_watch(raw_spec) else validate_spec(raw_spec, self.root)
         except SpecError as exc:
             raise JobError(str(exc)) from None
         spec.setdefault("created_at", time.time())

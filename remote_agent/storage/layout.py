@@ -19,6 +19,11 @@ def jobs_root(root: Path) -> Path:
     return root / "jobs"
 
 
+def work_dir(root: Path, home: str) -> Path:
+    """A synced job's working directory (its code's `home` job: restarts and resizes share it)."""
+    return root / "work" / home
+
+
 def job_dir(root: Path, job_id: str, node: str) -> Path:
     return jobs_root(root) / job_id / node
 

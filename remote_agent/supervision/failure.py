@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
+from ..prepare import CAUSE_PREFIX, PREPARE_FAILED
+
 _COMMAND_NOT_FOUND = re.compile(r"(?:exec: )?([^\s:]+): (?:command )?not found|No such file or directory")
 _TRACEBACK_LAST = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b.*)$")
 
@@ -57,6 +59,10 @@ def failure_cause(
     where they help: in an NCCL timeout's cause. `last_exception`: LastException's, for a
     traceback that is no longer among the tail's lines."""
     text = "\n".join(tail)
+    if exit_code == PREPARE_FAILED:  # a setup line or a preparation step named its own cause
+        for line in reversed(tail):
+            if line.startswith(CAUSE_PREFIX):
+                return line[len(CAUSE_PREFIX) :].strip()[:400]
     if "CUDA out of memory" in text or "OutOfMemoryError" in text:
         return "CUDA out of memory: lower the batch size, use gradient accumulation or mixed precision"
     if "NCCL" in text and (

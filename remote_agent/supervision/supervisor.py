@@ -26,6 +26,7 @@ from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
 from .jobspec import job_env, job_key, shell_script
+from .launcher import self_command
 from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
@@ -125,6 +126,18 @@ class Supervisor:
         signal.signal(signal.SIGINT, on_terminate)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
+    def _prepare_steps(self) -> Tuple[Optional[List[str]], Optional[List[str]], str]:
+        """The `prepare` argv for the code and data, and for the environment (remote_agent/prepare)."""
+        agent = self_command() + ["prepare"]
+        needs_files = bool(self.spec.get("code") or self.spec.get("data"))
+        environment = self.spec.get("environment")
+        python = (environment.get("python") if isinstance(environment, dict) else None) or "python3"
+        return (
+            agent + ["files", str(self.files.dir)] if needs_files else None,
+            agent + ["env", str(self.files.dir)] if environment else None,
+            python,
+        )
+
     def _open_output(self) -> Optional[int]:
         """output.log opened for appending; None (the job journaled `failed`) when it cannot be."""
         assert self.journal is not None
@@ -149,7 +162,7 @@ class Supervisor:
         argv = [
             "bash",
             "-lc",
-            shell_script(self.spec.get("setup") or [], self.spec.get("path")),
+            shell_script(self.spec.get("setup") or [], self.spec.get("path"), *self._prepare_steps()),
             "gpudeck-job",
         ] + list(self.spec["argv"])
         out_fd = self._open_output()

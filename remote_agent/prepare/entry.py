@@ -1,0 +1,67 @@
+"""`gpudeck-agent prepare files|env JOB_DIR`: one step of a job's preparation (see __init__)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+from ..spec import JobSpec, SpecError
+from ..storage.layout import JobFiles
+from ..supervision.jobspec import load_spec
+from . import CAUSE_PREFIX, PREPARE_FAILED
+
+
+class PrepareError(Exception):
+    """A step could not finish; the message is the job's cause (one line)."""
+
+
+def agent_root(job_dir: Path) -> Path:
+    """The agent dir a job dir lives in: <agent dir>/jobs/<id>/<node>."""
+    return job_dir.resolve().parent.parent.parent
+
+
+def run_step(step: str, job_dir: str, python: Optional[str] = None) -> int:
+    """The exit status for the job's script: 0, or PREPARE_FAILED after the cause's line."""
+    directory = Path(job_dir)
+    try:
+        spec = JobSpec.from_wire(load_spec(JobFiles(directory).spec))
+        if step == "files":
+            prepare_files(spec, directory)
+        elif step == "env":
+            where = prepare_env(spec, directory, python or "python3")
+            if where:
+                sys.stdout.write(where + "\n")  # the script reads it: the env to activate
+        else:
+            raise PrepareError("unknown prepare step %r" % step)
+    except (PrepareError, SpecError, OSError, ValueError) as exc:
+        sys.stdout.flush()
+        sys.stderr.write("\n%s%s\n" % (CAUSE_PREFIX, one_line(str(exc))))
+        sys.stderr.flush()
+        return PREPARE_FAILED
+    return 0
+
+
+def prepare_files(spec: JobSpec, job_dir: Path) -> None:
+    root = agent_root(job_dir)
+    if spec.code is not None:
+        from ..codestore.materialize import materialize
+
+        materialize(root, spec.code, Path(spec.workdir))
+    if spec.data:
+        from ..datafetch.fetch import fetch_all
+
+        fetch_all(root, spec, job_dir, Path(spec.workdir))
+
+
+def prepare_env(spec: JobSpec, job_dir: Path, python: str) -> Optional[str]:
+    """The environment's directory to activate, or None when the job asks for none."""
+    if spec.environment is None:
+        return None
+    from ..pyenv.build import ensure_environment
+
+    return str(ensure_environment(agent_root(job_dir), spec.environment, python))
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())[:400] or "preparation failed"
