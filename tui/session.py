@@ -11,6 +11,7 @@ from . import paths
 from .errors import EXIT_ERROR, EXIT_HOST, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from .hosts_file import LOCAL, HostEntry, HostsFileError, load_hosts
 from .printable import warn
+from .remote.agent_stream import AgentStream
 from .remote.client import AgentError
 from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
 from .remote.reconnect import ReconnectingClient, StatusHandler
@@ -222,6 +223,12 @@ class Session:
             return self._local_jobs()
         try:
             return self.client(host).request(op, timeout=timeout, **args)
+        except AgentError as exc:
+            raise GpudeckError(f"{host}: {exc}", _code_of(exc)) from None
+
+    def stream(self, host: str, argv: list[str]) -> AgentStream:
+        try:
+            return self.client(host).open_stream(argv)
         except AgentError as exc:
             raise GpudeckError(f"{host}: {exc}", _code_of(exc)) from None
 

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..remote.agent_stream import AgentStream
+
 
 class Agents(Protocol):
     def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
         """Send `op` to `host`'s agent and return its answer; blocks (call from a worker)."""
+        ...
+
+    def stream(self, host: str, argv: list[str]) -> AgentStream:
+        """A byte stream to the agent subcommand `argv` on `host`'s connection (bulk bytes: code
+        going up, results coming back); blocks (call from a worker)."""
         ...
 
     def hosts(self) -> list[str]:

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..remote.agent_stream import AgentStream
 from ..remote.client import AgentClient, AgentError, RequestTimeout
 from ..remote.transport import Transport
 from .inbox import Inbox, Update
@@ -123,6 +124,12 @@ class HostLink:
             if client.connected:  # the agent's answer (e.g. the job was removed): it cannot go on
                 stream.fail(str(exc))
             # else: the connection broke; the next connect follows again
+
+    def open_stream(self, argv: list[str]) -> AgentStream:
+        client = self._client
+        if client is None or not client.connected:
+            raise LinkDown(f"{self.host}: not connected")
+        return client.open_stream(argv)
 
     def request(self, op: str, timeout: float = 30.0, **args: Any) -> Any:
         client = self._client

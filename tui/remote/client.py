@@ -20,6 +20,7 @@ from typing import Any
 
 from remote_agent.storage.records import expand_all, lines_after_seq
 
+from .agent_stream import AgentStream
 from .line_stream import LineStream
 from .transport import Transport, TransportError
 
@@ -113,6 +114,15 @@ class AgentClient:
         self.close()
 
     # -- requests --------------------------------------------------------------------------------
+
+    def open_stream(self, argv: list[str]) -> AgentStream:
+        """A byte stream to an agent subcommand on this client's connection (agent_stream.py)."""
+        if not self.connected:
+            raise ConnectionLost(f"{self.host}: {self.closed_reason or 'not connected'}")
+        try:
+            return self.transport.open_stream(argv)
+        except TransportError as exc:
+            raise AgentError(str(exc)) from None
 
     def request(self, op: str, timeout: float = 30.0, **args: Any) -> Any:
         future = self.submit(op, **args)

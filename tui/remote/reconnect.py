@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exactly_once import continues, fresh, owed_output
+from .agent_stream import AgentStream
 from .backoff import Backoff
 from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout, lines_after
 from .hostkey_errors import HostKeyError
@@ -207,6 +208,9 @@ class ReconnectingClient:
             return self._client
 
     # -- requests --------------------------------------------------------------------------------
+
+    def open_stream(self, argv: list[str], timeout: float = 30.0) -> AgentStream:
+        return self._current(time.monotonic() + timeout).open_stream(argv)
 
     def request(self, op: str, timeout: float = 30.0, **args: Any) -> Any:
         deadline = time.monotonic() + timeout

@@ -22,6 +22,7 @@ import paramiko
 from ..hosts_file import HostEntry
 from ..settings import SshSettings
 from . import deploy_memo
+from .agent_stream import AgentStream, ssh_stream
 from .deploy import Deployed, DeployError, ensure_agent
 from .hostkey_errors import HostKeyError
 from .hostkeys import Confirm
@@ -157,6 +158,19 @@ class SshTransport(Transport):
         else:
             self._file = chan.makefile("rb", 1 << 16)
         threading.Thread(target=self._ping_loop, name=f"ping-{self.host}", daemon=True).start()
+
+    def open_stream(self, argv: list[str]) -> AgentStream:
+        conn, deployed = self.conn, self.deployed
+        if conn is None or deployed is None or not conn.transport.is_active():
+            raise TransportError(f"{self.host}: not connected")
+        return ssh_stream(
+            conn.transport,
+            deployed.python,
+            deployed.agent,
+            deployed.agent_dir,
+            argv,
+            self.settings.connect_timeout,
+        )
 
     def readline(self) -> bytes:
         if self._file is None:

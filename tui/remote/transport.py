@@ -12,6 +12,10 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # agent_stream raises this module's TransportError
+    from .agent_stream import AgentStream
 
 Consumer = Callable[[bytes], None]  # the agent's bytes, in any chunking, in order
 EndHandler = Callable[["str | None"], None]  # why the stream ended; None: it was closed here (or a clean EOF)
@@ -57,6 +61,10 @@ class Transport(ABC):
     @abstractmethod
     def write(self, data: bytes) -> None: ...
 
+    def open_stream(self, argv: list[str]) -> AgentStream:
+        """A byte stream to the agent subcommand `argv` (agent_stream.py), on this connection."""
+        raise TransportError(f"{self.host}: this connection carries no byte streams")
+
     @abstractmethod
     def close(self) -> None: ...
 
@@ -82,6 +90,11 @@ class LocalTransport(Transport):
             )
         except OSError as exc:
             raise TransportError(f"cannot start the local agent with {self.python}: {exc}") from None
+
+    def open_stream(self, argv: list[str]) -> AgentStream:
+        from .agent_stream import local_stream
+
+        return local_stream(self.python, self.agent_dir, argv, env=dict(os.environ))
 
     def readline(self) -> bytes:
         assert self.proc is not None and self.proc.stdout is not None

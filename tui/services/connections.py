@@ -25,6 +25,7 @@ from ..live.link import HostLink, LinkDown, TransportFactory
 from ..live.output_stream import OutputStream
 from ..live.polls import PollPool, PollSchedule
 from ..messages import HostKeyChangedNotice, InboxPending
+from ..remote.agent_stream import AgentStream
 from ..remote.backoff import Backoff
 from ..remote.client import AgentError
 from ..remote.hostkey_errors import HostKeyChanged as KeyChangedError
@@ -83,6 +84,15 @@ class Connections(Service):
             if op in JOB_ANSWERS:  # the fleet takes the answer at once, before the next poll
                 return link.job_request(op, timeout=timeout, **args)
             return link.request(op, timeout=timeout, **args)
+        except (LinkDown, AgentError) as exc:
+            raise GpudeckError(f"{host}: {exc}") from None
+
+    def stream(self, host: str, argv: list[str]) -> AgentStream:
+        link = self.links.get(host)
+        if link is None:
+            raise GpudeckError(f"unknown host {host!r}")
+        try:
+            return link.open_stream(argv)
         except (LinkDown, AgentError) as exc:
             raise GpudeckError(f"{host}: {exc}") from None
 
