@@ -40,6 +40,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     prepare_p.add_argument("--python", help="env: the job's interpreter, after its setup lines")
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
+    hello_p.add_argument("--stream", action="store_true", help="as a byte stream: the stream marker first")
     args = parser.parse_args(argv)
 
     if args.command == "run":
@@ -64,6 +65,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     from .serving.serve import Server
     from .storage.jsonio import dumps
 
+    if args.stream:
+        from .streaming import begin_stream
+
+        begin_stream()
     server = Server(agent_dir(args.agent_dir), LineWriter(sys.stdout.buffer))
     print(dumps(server.op_hello({})))
 

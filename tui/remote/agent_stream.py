@@ -18,12 +18,15 @@ from typing import Any, cast
 
 import paramiko
 
+from remote_agent.streaming import STREAM_MARKER
+
 from .transport import TransportError
 
 # Bulk transfers want a wider window than an interactive channel: the sender stalls each time
 # paramiko's window fills (2 MiB by default) until the far side acknowledges.
 WINDOW_SIZE = 64 << 20
 MAX_PACKET = 1 << 15  # paramiko's largest: what OpenSSH's sshd accepts
+CHATTER_MAX = 8 << 20  # as for serve's hello: past this much, it is not our agent
 
 
 class AgentStream(ABC):
@@ -50,6 +53,26 @@ class AgentStream(ABC):
             parts.append(chunk)
             got += len(chunk)
         return b"".join(parts)
+
+    def wait_ready(self, limit: int = CHATTER_MAX) -> None:
+        """Skip what a login shell printed, up to the subcommand's marker (remote_agent/streaming.py);
+        nothing may be written before it (the shell could read it)."""
+        skipped = 0
+        last = b""
+        while True:
+            line = self.readline()
+            if line == STREAM_MARKER:
+                return
+            if not line:
+                status, err = self.finish(timeout=5.0)
+                said = err or last.decode("utf-8", "replace").strip()[:200]
+                raise TransportError(
+                    f"the agent's stream ended before it began (status {status}){': ' + said if said else ''}"
+                )
+            skipped += len(line)
+            last = line if line.strip() else last
+            if skipped > limit:
+                raise TransportError("no agent stream: the remote printed over 8 MiB of something else")
 
     def readline(self, limit: int = 1 << 20) -> bytes:
         """One line with its newline (b'' at EOF): a subcommand's header or answer."""
@@ -183,7 +206,9 @@ def last_line(err: bytes) -> str:
 def local_stream(
     python: str, agent_dir: Path, argv: list[str], env: dict[str, str] | None = None
 ) -> LocalStream:
-    return LocalStream([python, "-m", "remote_agent", *argv, "--agent-dir", str(agent_dir)], env=env)
+    stream = LocalStream([python, "-m", "remote_agent", *argv, "--agent-dir", str(agent_dir)], env=env)
+    stream.wait_ready()
+    return stream
 
 
 def ssh_stream(
@@ -191,4 +216,6 @@ def ssh_stream(
 ) -> SshStream:
     """`exec PY AGENT ARGV… --agent-dir D`, every token quoted: the login shell sees only literals."""
     command = "exec " + shlex.join([python, agent, *argv, "--agent-dir", agent_dir])
-    return SshStream(transport, command, timeout)
+    stream = SshStream(transport, command, timeout)
+    stream.wait_ready()
+    return stream
