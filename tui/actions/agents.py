@@ -9,7 +9,22 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..remote.agent_stream import AgentStream
+
+class ByteStream(Protocol):
+    """A byte stream to one agent subcommand (tui/remote/agent_stream.py implements it): the core
+    sees only this, never a transport."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def end_input(self) -> None: ...
+
+    def read(self, size: int) -> bytes: ...
+
+    def read_exactly(self, size: int) -> bytes: ...
+
+    def readline(self, limit: int = 1 << 20) -> bytes: ...
+
+    def finish(self, timeout: float = 60.0) -> tuple[int | None, str]: ...
 
 
 class Agents(Protocol):
@@ -17,7 +32,7 @@ class Agents(Protocol):
         """Send `op` to `host`'s agent and return its answer; blocks (call from a worker)."""
         ...
 
-    def stream(self, host: str, argv: list[str]) -> AgentStream:
+    def stream(self, host: str, argv: list[str]) -> ByteStream:
         """A byte stream to the agent subcommand `argv` on `host`'s connection (bulk bytes: code
         going up, results coming back); blocks (call from a worker)."""
         ...
