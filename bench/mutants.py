@@ -135,7 +135,7 @@ METRICS = (
 )
 POINTS = ("tests/test_journal_points.py", "tests/test_journal_burst.py", "tests/test_metrics_text.py")
 TAIL = ("tests/test_agent_resume.py", "tests/test_agent_serve.py", "tests/test_agent_tail_edges.py")
-JOBSTATE = ("tests/test_job_states.py", "tests/test_agent_stop.py")
+JOBSTATE = ("tests/test_job_states.py", "tests/test_agent_stop.py", "tests/test_job_view_ends.py")
 SIGKILL = (
     "tests/test_agent_stop.py::test_a_job_ignoring_sigterm_is_killed_after_the_grace_period",
     "tests/test_agent_stop.py::test_children_that_leave_the_group_are_still_killed",

@@ -13,9 +13,17 @@ from remote_agent.storage.journal import JournalWriter
 
 
 def write_ended_job(
-    agent_dir: Path, job_id: str, name: str, points: int, spike_at: int | None = None, burst: int = 2000
+    agent_dir: Path,
+    job_id: str,
+    name: str,
+    points: int,
+    spike_at: int | None = None,
+    burst: int = 2000,
+    end_state: str = "exited",
+    end_fields: dict[str, object] | None = None,
 ) -> Path:
-    """`points` metric points (step i, loss 1/i; loss 50 at step `spike_at`), exited with 0."""
+    """`points` metric points (step i, loss 1/i; loss 50 at step `spike_at`), then ended as
+    `end_state` with `end_fields` (default: exited with 0)."""
     directory = agent_dir / "jobs" / job_id / "0"
     directory.mkdir(parents=True)
     # Held while writing, as a supervisor holds it: a serve sweeping meanwhile must not find the
@@ -24,6 +32,10 @@ def write_ended_job(
     fcntl.flock(lock_fd, fcntl.LOCK_EX)
     try:
         write_files(directory, job_id, name, agent_dir, points, spike_at, burst)
+        end = end_fields if end_fields is not None else {"exit_code": 0, "signal": None}
+        journal = JournalWriter(directory / "events.jsonl")
+        journal.append("state", state=end_state, **end)
+        journal.close()
     finally:
         os.close(lock_fd)
     return directory
@@ -57,5 +69,4 @@ def write_files(
                 for i in steps
             ]
         )
-    journal.append("state", state="exited", exit_code=0, signal=None)
     journal.close()
