@@ -1,5 +1,5 @@
 """Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `prepare STEP JOB_DIR`,
-`hello`, `--version`.
+`send` (a job's files back: gpudeck pull), `hello`, `--version`.
 
 Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
 """
@@ -38,6 +38,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     prepare_p.add_argument("step", choices=("files", "env"))
     prepare_p.add_argument("job_dir")
     prepare_p.add_argument("--python", help="env: the job's interpreter, after its setup lines")
+    send_p = sub.add_parser("send", help="send files of a job's work dir (request on stdin: gpudeck pull)")
+    send_p.add_argument("--agent-dir")
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
     hello_p.add_argument("--stream", action="store_true", help="as a byte stream: the stream marker first")
@@ -61,6 +63,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         # Not sys.exit: that would wait for op threads (a stop may wait out a 60 s grace), and
         # after a cut serve must be gone within seconds. The supervisors own the jobs.
         os._exit(code)
+    if args.command == "send":
+        from .transfer.send import send_main
+
+        sys.exit(send_main(agent_dir(args.agent_dir), sys.stdin.buffer, sys.stdout.buffer))
     from .serving.output import LineWriter
     from .serving.serve import Server
     from .storage.jsonio import dumps

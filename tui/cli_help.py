@@ -19,6 +19,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "ps": ("gpudeck ps", "gpudeck ps --all --json"),
     "inspect": ("gpudeck inspect resnet", "gpudeck inspect 20261129-2140 --json"),
     "logs": ("gpudeck logs resnet", "gpudeck logs -f resnet"),
+    "pull": (
+        "gpudeck pull resnet checkpoints",
+        "gpudeck pull --node 1 resnet runs/exp1/model.onnx ~/exports",
+    ),
     "metrics": ("gpudeck metrics -f resnet", "gpudeck metrics --json --chain resnet"),
     "stop": ("gpudeck stop resnet", "gpudeck stop --grace 10 --json 20261129-214028-f15bf7"),
     "kill": ("gpudeck kill resnet",),

@@ -88,7 +88,7 @@ def node_spec(
             raise usage(
                 f"--workdir {workdir}: {'not a directory' if os.path.exists(workdir) else 'no such directory'}"
             )
-    node_env = dict(terms.env if env is None else env)
+    node_env = {**host_env(entry), **dict(terms.env if env is None else env)}
     spec = JobSpec(
         id=terms.id,
         name=terms.name,
@@ -105,6 +105,20 @@ def node_spec(
         multinode=multinode,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
+
+
+def host_env(entry: HostEntry) -> dict[str, str]:
+    """The host's `env_file` (hosts.toml; relative to that file's directory): its variables under
+    the job's own, secrets as theirs are."""
+    path = entry.extra.get("env_file")
+    if path is None:
+        return {}
+    label = f"{hosts_path()}: [hosts.{entry.name}] env_file"
+    if not isinstance(path, str) or not path:
+        raise usage(f"{label}: expected a file name")
+    from .env_file import read_env_file
+
+    return dict(read_env_file(str(hosts_path().parent / os.path.expanduser(path)), label=label))
 
 
 def output_cap(terms: JobTerms, host: str, settings: dict[str, Any]) -> int:

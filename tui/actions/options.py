@@ -87,6 +87,20 @@ def parse_env(items: list[str] | tuple[str, ...], label: str = "--env") -> tuple
     return tuple(env.items())
 
 
+def job_env(
+    env_files: list[str] | tuple[str, ...], items: list[str] | tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    """--env-file files in order, then --env items over them: the same pairs --env alone makes
+    (secrets alike: values travel only in the node specs, never into the store or a recording)."""
+    from .env_file import read_env_file
+
+    env: dict[str, str] = {}
+    for path in env_files:
+        env.update(read_env_file(path))
+    env.update(parse_env(items))
+    return tuple(env.items())
+
+
 def default_name(argv: list[str] | tuple[str, ...], job_id: str) -> str:
     """`python -m trainer` → trainer-xxxx; `python train.py` → train.py-xxxx; `./run.sh` → run.sh-xxxx."""
     prog = os.path.basename(argv[0])

@@ -7,7 +7,7 @@ import argparse
 from remote_agent.spec import DEFAULT_GRACE
 
 from ..actions.launch import launch
-from ..actions.options import LaunchOptions, parse_elastic, parse_env
+from ..actions.options import LaunchOptions, job_env, parse_elastic
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
@@ -34,6 +34,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=[],
         metavar="K=V|K",
         help="set a variable; K alone takes the caller's value",
+    )
+    p.add_argument(
+        "--env-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="set the variables of a dotenv file (KEY=value lines; --env wins over it); values are "
+        "secrets, as --env's: never shown, stored or recorded",
     )
     p.add_argument(
         "--setup",
@@ -132,7 +140,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         master_port=args.master_port,
         name=args.name,
         workdir=args.workdir,
-        env=parse_env(args.env),
+        env=job_env(args.env_file, args.env),
         setup=tuple(args.setup),
         grace=args.grace,
         budget=args.budget,

@@ -14,9 +14,10 @@ import shlex
 import subprocess
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import paramiko
+if TYPE_CHECKING:  # imported when an SSH stream opens: the CLI's start imports this module
+    import paramiko
 
 from remote_agent.streaming import STREAM_MARKER
 
@@ -157,17 +158,17 @@ class SshStream(AgentStream):
             )
             self.chan.settimeout(max(timeout, 60.0))
             self.chan.exec_command(command)
-        except (paramiko.SSHException, OSError, EOFError) as exc:
+        except _ssh_errors() as exc:
             raise TransportError(f"cannot open a stream to the agent: {exc}") from None
 
     def write(self, data: bytes) -> None:
         try:
             self.chan.sendall(data)
-        except (OSError, EOFError, paramiko.SSHException) as exc:
+        except _ssh_errors() as exc:
             raise TransportError(f"the stream to the agent broke: {exc}{self._why()}") from None
 
     def end_input(self) -> None:
-        with contextlib.suppress(OSError, EOFError, paramiko.SSHException):
+        with contextlib.suppress(*_ssh_errors()):
             self.chan.shutdown_write()
 
     def read(self, size: int) -> bytes:
@@ -175,7 +176,7 @@ class SshStream(AgentStream):
             data: bytes = self.chan.recv(size)
         except TimeoutError:
             raise TransportError("the agent's stream went silent") from None
-        except (OSError, EOFError, paramiko.SSHException):
+        except _ssh_errors():
             return b""
         return data
 
@@ -196,6 +197,12 @@ class SshStream(AgentStream):
         if self.chan.exit_status_ready():
             return f" (the agent exited with status {self.chan.exit_status})"
         return ""
+
+
+def _ssh_errors() -> tuple[type[BaseException], ...]:
+    import paramiko
+
+    return (OSError, EOFError, paramiko.SSHException)
 
 
 def last_line(err: bytes) -> str:
