@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import http.client
 import os
 import re
 import socket
@@ -92,6 +93,7 @@ def _download(
             break
         try:
             have, digest = _get(url, fd, have, digest, stop, on_bytes)
+            break  # the whole answer came: its size is checked below
         except _Retry as exc:
             if attempt == TRIES - 1:
                 raise DownloadError(str(exc)) from None
@@ -145,7 +147,7 @@ def _get(
                     digest.update(chunk)
                 have += len(chunk)
                 on_bytes(len(chunk))
-        except (socket.timeout, ConnectionError) as exc:  # noqa: UP041 - 3.8: not TimeoutError
+        except (socket.timeout, ConnectionError, http.client.HTTPException) as exc:  # noqa: UP041 - 3.8: not TimeoutError
             raise _Retry("the download was cut: %s" % exc) from None
     return have, digest
 

@@ -1,6 +1,7 @@
 """A moto S3 server on 127.0.0.1 for `--data`: one per test session (its start costs ~0.3 s), reset for
 each test, with fake keys (nothing real is ever signed) and boto3 pointed at it by AWS_ENDPOINT_URL,
-as a user's MinIO or OSS would be."""
+as a user's MinIO or OSS would be. A test module imports `moto_s3_server_fixture, s3_fixture` and
+asks for `s3`."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ class S3:
         self.client.put_object(Bucket=bucket, Key=key, Body=body)
 
 
-@pytest.fixture(scope="session")
-def moto_s3_server() -> Iterator[str]:
+@pytest.fixture(scope="session", name="moto_s3_server")
+def moto_s3_server_fixture() -> Iterator[str]:
     from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -39,8 +40,8 @@ def moto_s3_server() -> Iterator[str]:
     server.stop()
 
 
-@pytest.fixture
-def s3(moto_s3_server: str, monkeypatch: pytest.MonkeyPatch) -> S3:
+@pytest.fixture(name="s3")
+def s3_fixture(moto_s3_server: str, monkeypatch: pytest.MonkeyPatch) -> S3:
     """A clean store; boto3 (here and in a CLI subprocess) finds it and the fake keys in the env."""
     import boto3
 
