@@ -188,3 +188,39 @@ def test_path_that_holds_the_users_own_files_is_never_replaced(
         f"data s3://bkt/ds: PATH {workdir / 'data'}: already exists; move it away or choose another PATH",
     )
     assert (workdir / "data" / "mine.txt").read_text() == "keep me"
+
+
+def test_a_restart_uses_the_cache_and_names_what_it_lacks(
+    session: Session, workdir: Path, agent_dir: Path, s3: S3
+) -> None:
+    from tui.actions import control
+    from tui.actions.control import JobTarget
+
+    s3.bucket("bkt", OBJECTS)
+    launched = launch.launch(
+        session,
+        session.store,
+        LaunchOptions(argv=("true",), workdir=str(workdir), data=("s3://bkt/ds:data",)),
+    )
+    wait_for(lambda: find.resolve(session, launched.id).state == "exited", timeout=30, what="its end")
+
+    def restart(job_id: str) -> tuple[str, str | None]:
+        new_id = control.restart(session, session.store, JobTarget.of_job(find.resolve(session, job_id)))
+        wait_for(
+            lambda: find.resolve(session, new_id).state in ("exited", "failed"), timeout=30, what="its end"
+        )
+        job = find.resolve(session, new_id)
+        return new_id, job.first.get("cause") if job.state == "failed" else None
+
+    again, cause = restart(launched.id)  # no URLs travel with a restart: every object is cached
+    assert cause is None and "all cached" in output(session, again)
+    shutil.rmtree(agent_dir / "data")  # the host lost its cache
+    _, cause = restart(again)
+    assert (
+        cause is not None
+        and cause.startswith("data s3://bkt/ds: object ds/")
+        and cause.endswith(
+            "is not cached on this host and this job brought no URL for it "
+            "(a restart or resize reuses the launch's listing: launch the job again)"
+        )
+    )
