@@ -224,3 +224,23 @@ def test_a_restart_uses_the_cache_and_names_what_it_lacks(
             "(a restart or resize reuses the launch's listing: launch the job again)"
         )
     )
+
+
+def test_a_listing_too_big_for_one_launch_is_refused_here(
+    session: Session, workdir: Path, agent_dir: Path, s3: S3
+) -> None:
+    from tui.data import plan
+    from tui.errors import GpudeckError
+
+    s3.bucket("bkt", {f"ds/{i}": b"x" for i in range(40)})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plan, "REQUEST_LIMIT", 12_000)  # ~400 bytes an object: 40 objects overflow it
+        with pytest.raises(
+            GpudeckError, match=r"^--data: s3://bkt/ds \(40 objects\): too many objects for one launch"
+        ):
+            launch.launch(
+                session,
+                session.store,
+                LaunchOptions(argv=("true",), workdir=str(workdir), data=("s3://bkt/ds:data",)),
+            )
+    assert not list((agent_dir / "jobs").glob("*/*"))

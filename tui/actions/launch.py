@@ -11,7 +11,7 @@ from typing import Any
 from remote_agent.names import new_job_id
 from remote_agent.spec import JobSpec
 
-from ..data.plan import DataPlan, NodeUrls
+from ..data.plan import DataPlan, NodeUrls, check_request_size
 from ..errors import GpudeckError
 from ..fleet.states import job_state
 from ..store import JobRecord, Store
@@ -91,7 +91,10 @@ def _with_data(
     out, urls = [], {}
     for host, spec in specs:
         sources, urls[host] = plan.for_host(host)
-        out.append((host, spec.replace(data=sources) if sources else spec))
+        if sources:
+            spec = spec.replace(data=sources)
+            check_request_size(spec, urls[host])
+        out.append((host, spec))
     return out, urls
 
 

@@ -4,10 +4,11 @@ distinct prefix listed and presigned once for all the job's nodes. The URLs stay
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
-from remote_agent.spec import DataSource
+from remote_agent.spec import DataSource, JobSpec
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, hosts_path, load_hosts
@@ -15,6 +16,7 @@ from .args import DataArg, parse_data
 from .listing import S3Lister, Urls
 
 NodeUrls = dict[str, Urls]  # the `data_urls` argument: source index (as text) -> key -> URL
+REQUEST_LIMIT = 4 << 20  # serve's MAX_REQUEST_BYTES: a longer launch line is refused unanswered
 
 
 def host_data(host: str) -> tuple[DataArg, ...]:
@@ -56,3 +58,16 @@ class DataPlan:
                 self._lister = S3Lister()
             self._listed[key] = self._lister.list(arg)
         return self._listed[key]
+
+
+def check_request_size(spec: JobSpec, urls: NodeUrls) -> None:
+    """A launch carrying the listing and its URLs must fit one request line: refused here, in one
+    line naming the sources, rather than by the agent."""
+    size = len(json.dumps({"op": "launch", "spec": spec.to_wire(), "data_urls": urls}))
+    if size > REQUEST_LIMIT - 4096:
+        counts = ", ".join(f"{s.url} ({len(s.objects)} objects)" for s in spec.data)
+        raise GpudeckError(
+            f"--data: {counts}: too many objects for one launch ({size / 1e6:.1f} MB of listing and URLs, "
+            f"at most {REQUEST_LIMIT / 1e6:.1f}); use a narrower prefix, an archive, or :mount",
+            EXIT_USAGE,
+        )
