@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..datafetch.urls import UrlsError, check_urls, write_urls
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
 from ..spec import DEFAULT_GRACE
@@ -72,10 +73,12 @@ class JobTable:
         except JobError:
             raise LookupError(job) from None  # removed while we listed
 
-    def launch(self, raw_spec: Any) -> Dict[str, Any]:
+    def launch(self, raw_spec: Any, data_urls: Any = None) -> Dict[str, Any]:
+        """`data_urls`: the presigned URLs of the spec's data (datafetch/urls.py), kept beside it."""
         try:
             spec = validate_watch_spec(raw_spec) if is_watch(raw_spec) else validate_spec(raw_spec, self.root)
-        except SpecError as exc:
+            urls = check_urls(data_urls, len(spec.get("data") or []))
+        except (SpecError, UrlsError) as exc:
             raise JobError(str(exc)) from None
         spec.setdefault("created_at", time.time())
         directory = job_dir(self.root, spec["id"], spec["node"])
@@ -87,6 +90,8 @@ class JobTable:
         files = JobFiles(directory)
         try:
             write_private_atomic(files.spec, dumps(spec).encode("utf-8"))
+            if urls:
+                write_urls(directory, urls)
             make_control_slot(files.control)  # stop and kill must reach it later on a full disk
             pid = spawn_supervisor(directory, files.supervisor_log)
         except OSError as exc:
@@ -116,10 +121,17 @@ class JobTable:
             os.rmdir(str(directory.parent))
 
     def restart(
-        self, job: Any, node: Any, new_id: Any, as_node: Any = None, changes: Any = None
+        self,
+        job: Any,
+        node: Any,
+        new_id: Any,
+        as_node: Any = None,
+        changes: Any = None,
+        data_urls: Any = None,
     ) -> Dict[str, Any]:
         """`as_node` and `changes` serve a resize (`gpudeck scale`): the new job's node name, and
-        spec fields replaced (env: merged) -- the old spec's env values never leave the host."""
+        spec fields replaced (env: merged) -- the old spec's env values never leave the host.
+        `data_urls`: fresh URLs for the spec's data (without them only cached objects can be used)."""
         view = self.view(job, node)
         try:
             spec = load_spec(view.files.spec)
@@ -167,7 +179,7 @@ class JobTable:
                     changes["resized_from"] = dict(changes["resized_from"], last_step_at=last)
             spec.update(changes)
             spec.update(id=new_id, restart_of=job, created_at=time.time(), env=env)
-            return self.launch(spec)
+            return self.launch(spec, data_urls)
         except (OSError, JobError) as exc:
             with contextlib.suppress(OSError):  # it did not happen: a later restart may try again
                 os.unlink(str(marker))

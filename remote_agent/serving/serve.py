@@ -84,11 +84,16 @@ class Server:
         return listed
 
     def op_launch(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        return self.jobs.launch(req.get("spec"))
+        return self.jobs.launch(req.get("spec"), req.get("data_urls"))
 
     def op_restart(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.restart(
-            req.get("job"), req.get("node"), req.get("new_id"), req.get("as_node"), req.get("changes")
+            req.get("job"),
+            req.get("node"),
+            req.get("new_id"),
+            req.get("as_node"),
+            req.get("changes"),
+            req.get("data_urls"),
         )
 
     def op_stop(self, req: Dict[str, Any]) -> Dict[str, Any]:

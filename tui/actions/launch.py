@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 from remote_agent.names import new_job_id
 from remote_agent.spec import JobSpec
 
+from ..data.plan import DataPlan, NodeUrls, check_request_size
 from ..errors import GpudeckError
 from ..fleet.states import job_state
 from ..store import JobRecord, Store
@@ -51,12 +53,13 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
     terms = JobTerms.of_options(opts, job_id)
     opts = _placed(agents, opts)
     if not is_multinode(opts):
-        specs = [(opts.host, node_spec(agents, terms, opts.host))]
+        specs, urls = _with_data(opts, [(opts.host, node_spec(agents, terms, opts.host))])
     else:
         plans = plan(opts, job_id)
-        specs = [
-            (p.host, node_spec(agents, terms, p.host, p.node, p.argv, p.env, p.multinode)) for p in plans
-        ]
+        specs, urls = _with_data(
+            opts,
+            [(p.host, node_spec(agents, terms, p.host, p.node, p.argv, p.env, p.multinode)) for p in plans],
+        )
         if len(specs) > 1:
             envs = {h: Env(s.setup, s.path, s.workdir) for h, s in reversed(specs)}
             checked = preflight(agents, plans, envs, job_env=frozenset(dict(opts.env)))
@@ -64,7 +67,7 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
                 (h, s.replace(multinode=replace(p.multinode, hints=tuple(checked.hints))))
                 for (h, s), p in zip(specs, plans, strict=True)
             ]
-    states = launch_specs(agents, specs)
+    states = launch_specs(agents, specs, urls)
     first = specs[0][1]
     if store is not None:
         store.record_job(
@@ -79,6 +82,22 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
     return Launched(job_id, first.name, specs[0][0], job_state(states), tuple(h for h, _ in specs))
 
 
+def _with_data(
+    opts: LaunchOptions, specs: list[tuple[str, JobSpec]]
+) -> tuple[list[tuple[str, JobSpec]], dict[str, NodeUrls]]:
+    """Each node's data sources (listed once per prefix, before anything launches) and its URLs by
+    host, which travel beside the spec (tui/data)."""
+    plan = DataPlan(opts.data)
+    out, urls = [], {}
+    for host, spec in specs:
+        sources, urls[host] = plan.for_host(host)
+        if sources:
+            spec = spec.replace(data=sources)
+            check_request_size(spec, urls[host])
+        out.append((host, spec))
+    return out, urls
+
+
 def _placed(agents: Agents, opts: LaunchOptions) -> LaunchOptions:
     """A pool without a `--host` pin: the pool's hosts, free GPUs first."""
     if not opts.pool or opts.hosts:
@@ -87,13 +106,21 @@ def _placed(agents: Agents, opts: LaunchOptions) -> LaunchOptions:
     return replace(opts, host=hosts[0], hosts=tuple(hosts))
 
 
-def launch_specs(agents: Agents, specs: list[tuple[str, JobSpec]]) -> list[str]:
-    """Launch every (host, spec) at once; on a failure kill the ones started (no half job left running)."""
+def launch_specs(
+    agents: Agents, specs: list[tuple[str, JobSpec]], data_urls: dict[str, NodeUrls] | None = None
+) -> list[str]:
+    """Launch every (host, spec) at once; on a failure kill the ones started (no half job left running).
+    `data_urls`: by host, the presigned URLs of its spec's data."""
     elastic = any(s.multinode is not None and s.multinode.elastic for _, s in specs)
+
+    def args(host: str, spec: JobSpec) -> dict[str, Any]:
+        urls = (data_urls or {}).get(host)
+        return {"spec": spec.to_wire(), **({"data_urls": urls} if urls else {})}
+
     try:
         answers = start_all(
             agents,
-            [Start(h, s.node, s.id, "launch", {"spec": s.to_wire()}) for h, s in specs],
+            [Start(h, s.node, s.id, "launch", args(h, s)) for h, s in specs],
             together=not elastic,
         )
     except NodeStartFailed as exc:

@@ -19,6 +19,7 @@ from remote_agent.spec import (  # the agent's bounds: checked here, before anyt
 from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 
 from ..cost.idle import CostRuleError, parse_idle_stop
+from ..data.args import parse_data
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
 
@@ -52,6 +53,7 @@ class LaunchOptions:
     # there too, free GPUs first (tui/actions/placement.py).
     pool: tuple[str, ...] = ()
     elastic: tuple[int, int] | None = None  # (MIN, MAX) nodes: torchrun's c10d rendezvous; None: static
+    data: tuple[str, ...] = ()  # `s3://BUCKET/PREFIX:PATH[:mount]` each (tui/data)
 
     @property
     def placed_on(self) -> tuple[str, ...]:
@@ -200,6 +202,8 @@ def check(opts: LaunchOptions) -> LaunchOptions:
             raise usage("--elastic: torchrun's rendezvous; not with --launcher none")
     if any(not h for h in opts.pool):
         raise usage("--pool: an empty host name in the list")
+    for text in opts.data:
+        parse_data(text)
     return opts
 
 

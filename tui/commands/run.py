@@ -108,6 +108,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="torchrun's elastic rendezvous: `scale +1` starts one more node "
         "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)",
     )
+    p.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="s3://BUCKET/PREFIX:PATH[:mount]",
+        help="objects under PREFIX at PATH (in the workdir, or absolute) before CMD starts: fetched by the host "
+        "into its cache from URLs presigned here (only what changed is fetched again); :mount mounts it "
+        "with the host's s3fs or rclone instead (repeatable)",
+    )
     add_json(p, "id, name, state, hosts")
     p.add_argument(
         "command",
@@ -147,6 +156,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         price_per_hour=args.price_per_hour,
         idle_stop=args.idle_stop,
         output_cap=args.output_cap,
+        data=tuple(args.data),
     )
 
 

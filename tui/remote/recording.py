@@ -36,6 +36,8 @@ def redact(obj: Any) -> Any:
         for k, v in obj.items():
             if k == "env" and isinstance(v, dict):
                 out[k] = dict.fromkeys(v, REDACTED)
+            elif k == "data_urls":  # presigned URLs: bearer tokens until they expire
+                out[k] = REDACTED
             else:
                 out[k] = redact(v)
         return out
