@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from remote_agent.spec import (
     DEFAULT_GRACE,
     DEFAULT_OUTPUT_CAP,
+    Environment,
     IdleStop,
     JobSpec,
     Multinode,
@@ -26,6 +28,7 @@ from ..errors import GpudeckError
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from .agents import Agents
 from .options import LaunchOptions, default_name, parse_output_cap, usage
+from .requirements import check_value, environment_for, source_dir
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,9 @@ class JobTerms:
     budget: float | None = None
     price_per_hour: float | None = None  # overrides each host's price
     idle_stop: str | None = None  # None: each host's default; "off": none
+    requirements: str | None = None  # --requirements as given; None: each host's `requirements`
+    environment: Environment | None = None  # read from it, once for every node
+    source_dir: str = "."  # where `auto` looks (a host's `requirements = "auto"` too)
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -58,6 +64,9 @@ class JobTerms:
             budget=opts.budget,
             price_per_hour=opts.price_per_hour,
             idle_stop=opts.idle_stop,
+            requirements=opts.requirements,
+            environment=environment_for(opts.requirements, source_dir(opts)),
+            source_dir=str(source_dir(opts)),
         )
 
 
@@ -103,8 +112,17 @@ def node_spec(
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         path=os.environ.get("PATH", "") if host == LOCAL else None,
         multinode=multinode,
+        environment=environment(terms, host, entry.extra),
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
+
+
+def environment(terms: JobTerms, host: str, settings: dict[str, Any]) -> Environment | None:
+    """The job's environment: --requirements, else the host's `requirements` (hosts.toml)."""
+    if terms.requirements is not None:
+        return terms.environment
+    label = f"{hosts_path()}: [hosts.{host}] requirements"
+    return environment_for(check_value(settings.get("requirements"), label), Path(terms.source_dir), label)
 
 
 def output_cap(terms: JobTerms, host: str, settings: dict[str, Any]) -> int:

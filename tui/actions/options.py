@@ -52,6 +52,9 @@ class LaunchOptions:
     # there too, free GPUs first (tui/actions/placement.py).
     pool: tuple[str, ...] = ()
     elastic: tuple[int, int] | None = None  # (MIN, MAX) nodes: torchrun's c10d rendezvous; None: static
+    # A cached Python environment on the host (tui/actions/requirements.py): a requirements file,
+    # `auto` (found in the job's directory) or `off`; None: the host's `requirements`, else none.
+    requirements: str | None = None
 
     @property
     def placed_on(self) -> tuple[str, ...]:
