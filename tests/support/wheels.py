@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import http.server
+import shutil
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -68,3 +70,22 @@ def serve_index(root: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def uv_binary() -> str | None:
+    """uv, where this machine has it: the `uv` package (a dev dependency) or PATH."""
+    try:
+        import uv  # type: ignore[import-not-found]
+
+        return str(uv.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def job_path(directory: Path, uv: str | None = None) -> str:
+    """A PATH for jobs whose python3 is this interpreter, with uv (given) or without any (hidden)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "python3").symlink_to(sys.executable)
+    if uv is not None:
+        (directory / "uv").symlink_to(uv)
+    return f"{directory}:/usr/bin:/bin"

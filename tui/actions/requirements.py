@@ -108,7 +108,7 @@ def _inlined(path: Path, label: str, depth: int) -> str:
         other = Path(os.path.expanduser(found.group(1)))
         other = other if other.is_absolute() else path.parent / other
         lines.append(f"# {line.strip()}")
-        lines.append(_inlined(other, f"{label} line {number}: {found.group(1)}", depth + 1))
+        lines.append(_inlined(other, f"{label} line {number}: {found.group(1)}", depth + 1).rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 
