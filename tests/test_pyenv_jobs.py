@@ -1,4 +1,4 @@
-"""Cached environments through real jobs of a local agent, built by uv (fast) from tiny wheels made
+"""Cached environments through real jobs of a local agent, built by uv (fast; a dev dependency) from tiny wheels made
 here, offline: reuse, a failing requirement's cause, jobs starting together, a half-built leftover,
 and pip's index settings reaching uv. The pip path (uv hidden) is in test_pyenv_pip.py."""
 
@@ -19,7 +19,7 @@ from tests.support.wheels import job_path, make_index, make_wheel, serve_index, 
 from tui.remote.client import AgentClient
 
 UV = uv_binary()
-pytestmark = pytest.mark.skipif(UV is None, reason="uv is not installed (a dev dependency: pip install uv)")
+needs_uv = pytest.mark.skipif(UV is None, reason="uv is not installed (a dev dependency: pip install uv)")
 SHOW = "import gdtiny, sys; print('VERSION', gdtiny.VERSION, 'PREFIX', sys.prefix)"
 FINAL = {"exited", "failed", "stopped", "killed"}
 
@@ -54,6 +54,7 @@ def offline(wheels: Path) -> dict:
     return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
 
 
+@needs_uv
 def test_the_second_job_reuses_the_environment_the_first_built(client, agent_dir, workdir, path, wheels):
     first = env_job(client, workdir, path, offline(wheels), "gdtiny==0.1\n")
     done = wait_state(client, first["id"], FINAL)
@@ -76,6 +77,7 @@ def test_the_second_job_reuses_the_environment_the_first_built(client, agent_dir
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not rebuilt
 
 
+@needs_uv
 def test_other_requirements_get_another_environment(client, agent_dir, workdir, path, wheels):
     make_wheel(wheels, "gdtiny", "0.2")
     jobs = [env_job(client, workdir, path, offline(wheels), f"gdtiny=={v}\n") for v in ("0.1", "0.2")]
@@ -85,6 +87,7 @@ def test_other_requirements_get_another_environment(client, agent_dir, workdir, 
     assert "VERSION 0.2" in output(agent_dir, jobs[1])
 
 
+@needs_uv
 def test_a_requirement_no_index_has_fails_the_job_with_uvs_error(client, agent_dir, workdir, path, wheels):
     job = env_job(client, workdir, path, offline(wheels), "nosuchpkg==9\n", ["echo", "never-ran"])
     done = wait_state(client, job["id"], FINAL)
@@ -95,6 +98,7 @@ def test_a_requirement_no_index_has_fails_the_job_with_uvs_error(client, agent_d
     assert not (envs_root(agent_dir) / key).exists()  # a failed build leaves nothing to reuse
 
 
+@needs_uv
 def test_jobs_starting_together_build_the_environment_once(client, agent_dir, workdir, path, wheels):
     requirements = "gdtiny==0.1\n"
     key = environment_key(
@@ -119,6 +123,7 @@ def test_jobs_starting_together_build_the_environment_once(client, agent_dir, wo
     assert all(t.count(WAITING) == 1 for t in texts)
 
 
+@needs_uv
 def test_a_half_built_environment_is_never_used(client, agent_dir, workdir, path, wheels):
     requirements = "gdtiny==0.1\n"
     key = environment_key(
@@ -138,6 +143,7 @@ def test_a_half_built_environment_is_never_used(client, agent_dir, workdir, path
     assert f"VERSION 0.1 PREFIX {leftover}" in text
 
 
+@needs_uv
 def test_uv_is_given_pips_index_url(client, agent_dir, workdir, path, wheels, tmp_path):
     """A private index set up for pip (PIP_INDEX_URL) is the one uv uses: uv reads no PIP_* itself."""
     make_index(tmp_path / "index", [wheels / "gdtiny-0.1-py3-none-any.whl"])
@@ -148,3 +154,26 @@ def test_uv_is_given_pips_index_url(client, agent_dir, workdir, path, wheels, tm
     text = output(agent_dir, job)
     assert done["state"] == "exited", text
     assert "VERSION 0.1" in text
+
+
+def test_a_stop_during_the_build_ends_the_build_and_leaves_nothing_ready(
+    client, agent_dir, workdir, tmp_path
+):
+    """The stop signal reaches the job's script, not the build step: the step must still end its
+    tool at once (here a uv that never finishes), not hold the stop for the grace period."""
+    bin_dir = tmp_path / "slow-bin"
+    path = job_path(bin_dir)
+    mark = tmp_path / "uv-was-told-to-stop"
+    (bin_dir / "uv").write_text(
+        f"#!/bin/sh\ntrap 'echo terminated > {mark}; kill $!; exit 143' TERM\n"
+        'echo "slow uv $1"\nsleep 300 &\nwait\n'
+    )
+    (bin_dir / "uv").chmod(0o755)
+    job = env_job(client, workdir, path, {}, "gdtiny==0.1\n", ["echo", "never-ran"])
+    wait_for(lambda: "slow uv venv" in output(agent_dir, job), what="the build to start")
+    final = client.request("stop", job=job["id"], node="0", grace=3600, timeout=60)
+    assert final["state"] == "stopped"
+    assert mark.read_text() == "terminated\n"  # asked to end, not killed at the grace's end
+    key = final["environment"]["key"]
+    assert not (envs_root(agent_dir) / key / READY_NAME).exists()
+    assert "never-ran" not in output(agent_dir, job)

@@ -25,6 +25,7 @@ from ..spec import Environment
 from ..storage.files import describe_os_error, ensure_private_dir, open_private, write_private_atomic
 from .installer import REQUIREMENTS_NAME, build_plan
 from .key import Interpreter, InterpreterError, environment_key, interpreter
+from .lifetime import end_with_the_job
 from .record import RECORD_NAME
 from .stream import StepFailed, run_step
 
@@ -40,6 +41,7 @@ def ensure_environment(
     root: Path, environment: Environment, python: str, job_dir: Optional[Path] = None
 ) -> Path:
     """The environment's directory, ready to activate; PrepareError with the cause otherwise."""
+    end_with_the_job()
     try:
         interp = interpreter(python)
     except InterpreterError as exc:

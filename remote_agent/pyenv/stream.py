@@ -27,15 +27,28 @@ def run_step(argv: List[str], env: Mapping[str, str], out_fd: int = 2) -> None:
     except OSError as exc:
         raise StepFailed("%s: %s" % (argv[0], exc.strerror or exc)) from None
     assert proc.stdout is not None
-    with proc.stdout:
-        for raw in iter(proc.stdout.readline, b""):
-            _write_all(out_fd, raw)
-            tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
-    code = proc.wait()
+    try:
+        with proc.stdout:
+            for raw in iter(proc.stdout.readline, b""):
+                _write_all(out_fd, raw)
+                tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        code = proc.wait()
+    except BaseException:  # the job was stopped (lifetime.py): the step's tool goes with it
+        _end(proc)
+        raise
     if code != 0:
         raise StepFailed(
             error_line(list(tail)) or "%s exited with status %d" % (os.path.basename(argv[0]), code)
         )
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def error_line(lines: List[str]) -> Optional[str]:
