@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from remote_agent.spec import (
@@ -28,7 +27,7 @@ from ..errors import GpudeckError
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from .agents import Agents
 from .options import LaunchOptions, default_name, parse_output_cap, usage
-from .requirements import check_value, environment_for, source_dir
+from .requirements import environment_for, job_environment, source_dir
 
 
 @dataclass(frozen=True)
@@ -112,17 +111,11 @@ def node_spec(
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         path=os.environ.get("PATH", "") if host == LOCAL else None,
         multinode=multinode,
-        environment=environment(terms, host, entry.extra),
+        environment=job_environment(
+            terms.requirements, terms.environment, terms.source_dir, host, entry.extra
+        ),
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
-
-
-def environment(terms: JobTerms, host: str, settings: dict[str, Any]) -> Environment | None:
-    """The job's environment: --requirements, else the host's `requirements` (hosts.toml)."""
-    if terms.requirements is not None:
-        return terms.environment
-    label = f"{hosts_path()}: [hosts.{host}] requirements"
-    return environment_for(check_value(settings.get("requirements"), label), Path(terms.source_dir), label)
 
 
 def output_cap(terms: JobTerms, host: str, settings: dict[str, Any]) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 
 from remote_agent.spec import MAX_REQUIREMENTS, Environment
 
-from ..hosts_file import LOCAL
+from ..hosts_file import LOCAL, hosts_path
 from ..tomlfile import BadToml, parse_bytes
 from .options import LaunchOptions, usage
 
@@ -53,6 +53,16 @@ def environment_for(value: str | None, base: Path, label: str = "--requirements"
     path = Path(os.path.expanduser(value))
     text = _inlined(path, f"{label} {value}", 0)
     return _environment(text, value, f"{label} {value}")
+
+
+def job_environment(
+    requirements: str | None, read: Environment | None, base: str, host: str, settings: dict[str, Any]
+) -> Environment | None:
+    """A node's environment: --requirements (already `read`), else its host's `requirements` (hosts.toml)."""
+    if requirements is not None:
+        return read
+    label = f"{hosts_path()}: [hosts.{host}] requirements"
+    return environment_for(check_value(settings.get("requirements"), label), Path(base), label)
 
 
 def check_value(value: Any, label: str) -> str | None:
