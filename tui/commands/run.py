@@ -43,6 +43,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="shell line run before the command (e.g. conda activate)",
     )
     p.add_argument(
+        "--requirements",
+        metavar="FILE|auto|off",
+        help="run in a Python environment built on the host from FILE (pip's format), cached and reused by "
+        "every job asking the same; auto: the requirements.lock, uv.lock, requirements.txt or pyproject.toml "
+        "found here (default: the host's `requirements`, else none)",
+    )
+    p.add_argument(
         "--grace",
         type=float,
         default=DEFAULT_GRACE,
@@ -100,13 +107,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="torchrun's elastic rendezvous: `scale +1` starts one more node "
         "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)",
     )
-    p.add_argument(
-        "--requirements",
-        metavar="FILE|auto|off",
-        help="run in a Python environment built on the host from FILE (pip's format), cached and reused by "
-        "every job asking the same; auto: the requirements.lock, uv.lock, requirements.txt or pyproject.toml "
-        "found here (default: the host's `requirements`, else none)",
-    )
     add_json(p, "id, name, state, hosts")
     p.add_argument(
         "command",
@@ -141,12 +141,12 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         workdir=args.workdir,
         env=parse_env(args.env),
         setup=tuple(args.setup),
+        requirements=args.requirements,
         grace=args.grace,
         budget=args.budget,
         price_per_hour=args.price_per_hour,
         idle_stop=args.idle_stop,
         output_cap=args.output_cap,
-        requirements=args.requirements,
     )
 
 
