@@ -35,9 +35,9 @@ _MAX_DEPTH = 16
 
 def source_dir(opts: LaunchOptions) -> Path:
     """Where `auto` looks. The hook for `--sync DIR` (another part of issue 27): its DIR comes first."""
-    synced = getattr(opts, "sync", None)
-    if isinstance(synced, str) and synced:
-        return Path(os.path.expanduser(synced))
+    synced = getattr(opts, "sync", None)  # a path (str or Path) once LaunchOptions has it
+    if isinstance(synced, (str, os.PathLike)) and str(synced):
+        return Path(os.path.expanduser(str(synced)))
     if opts.workdir and not opts.hosts and opts.host == LOCAL:
         return Path(os.path.expanduser(opts.workdir))
     return Path.cwd()
