@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from .pyenv.record import environment_of
 from .storage.files import write_private_atomic
 from .storage.journal import JournalReader
 from .storage.jsonio import dumps
@@ -60,6 +61,7 @@ class JobView:
         self.files = JobFiles(directory)
         self.reader = JournalReader(self.files.journal)
         self.spec: Optional[Dict[str, Any]] = None
+        self.environment: Optional[Dict[str, Any]] = None  # once its key is known (it never changes)
         self.fields: Dict[str, Any] = {
             "id": job_id,
             "node": node,
@@ -222,6 +224,9 @@ class JobView:
         obj["grace"] = spec.get("grace")
         obj["watch"] = spec.get("watch")  # a watch job: {path, pid, …}; null for a launched command
         obj["total_steps"] = obj["last"].get("total_steps")
+        obj["environment"] = self.environment or environment_of(spec, self.files.dir)
+        if obj["environment"] and obj["environment"]["key"]:
+            self.environment = obj["environment"]
         # The cost rules this job's supervisor enforces (never env values).
         for key in ("price", "budget", "idle_stop"):
             obj[key] = spec.get(key)

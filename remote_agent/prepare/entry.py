@@ -60,7 +60,7 @@ def prepare_env(spec: JobSpec, job_dir: Path, python: str) -> Optional[str]:
         return None
     from ..pyenv.build import ensure_environment
 
-    return str(ensure_environment(agent_root(job_dir), spec.environment, python))
+    return str(ensure_environment(agent_root(job_dir), spec.environment, python, job_dir))
 
 
 def one_line(text: str) -> str:

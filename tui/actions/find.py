@@ -109,6 +109,7 @@ class Job:
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
             # bytes of output the nodes' output caps dropped (their gaps; `logs` marks where)
             "output_dropped": sum(output_dropped(n) for n in self.nodes),
+            "environment": _environment(first.get("environment")),  # {source, key}: --requirements
             "nodes": [
                 {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")}
                 for n in self.nodes
@@ -118,6 +119,12 @@ class Job:
                 for node, host, _ in self.missing
             ],
         }
+
+
+def _environment(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    return {k: v if isinstance(v, str) else None for k, v in ((k, value.get(k)) for k in ("source", "key"))}
 
 
 def output_dropped(node: dict[str, Any]) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 from remote_agent.spec import (
     DEFAULT_GRACE,
     DEFAULT_OUTPUT_CAP,
+    Environment,
     IdleStop,
     JobSpec,
     Multinode,
@@ -26,6 +27,7 @@ from ..errors import GpudeckError
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from .agents import Agents
 from .options import LaunchOptions, default_name, parse_output_cap, usage
+from .requirements import environment_for, job_environment, source_dir
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class JobTerms:
     budget: float | None = None
     price_per_hour: float | None = None  # overrides each host's price
     idle_stop: str | None = None  # None: each host's default; "off": none
+    requirements: str | None = None  # --requirements as given; None: each host's `requirements`
+    environment: Environment | None = None  # read from it, once for every node
+    source_dir: str = "."  # where `auto` looks (a host's `requirements = "auto"` too)
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -58,6 +63,9 @@ class JobTerms:
             budget=opts.budget,
             price_per_hour=opts.price_per_hour,
             idle_stop=opts.idle_stop,
+            requirements=opts.requirements,
+            environment=environment_for(opts.requirements, source_dir(opts)),
+            source_dir=str(source_dir(opts)),
         )
 
 
@@ -103,6 +111,9 @@ def node_spec(
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         path=os.environ.get("PATH", "") if host == LOCAL else None,
         multinode=multinode,
+        environment=job_environment(
+            terms.requirements, terms.environment, terms.source_dir, host, entry.extra
+        ),
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

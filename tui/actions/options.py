@@ -35,6 +35,9 @@ class LaunchOptions:
     workdir: str | None = None  # None: the current dir on local, the login dir on SSH hosts
     env: tuple[tuple[str, str], ...] = ()  # resolved: a bare K already took the caller's value
     setup: tuple[str, ...] = ()
+    # A cached Python environment on the host (tui/actions/requirements.py): a requirements file,
+    # `auto` (found in the job's directory) or `off`; None: the host's `requirements`, else none.
+    requirements: str | None = None
     grace: float = DEFAULT_GRACE
     budget: float | None = None
     price_per_hour: float | None = None  # overrides the host's price for this job

@@ -86,6 +86,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     else:
         say(f"  command: {' '.join(first.get('argv') or [])}")
     say(f"  workdir: {first.get('workdir')}")
+    environment = job.to_json()["environment"]
+    if environment:
+        say(f"  environment: {environment['key'] or '(not prepared yet)'} from {environment['source']}")
     for node in job.nodes:
         # a node can fail while the job runs on (an elastic job drops it): say why here
         cause = f" ({node['cause']})" if node["state"] == "failed" and node.get("cause") else ""

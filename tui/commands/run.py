@@ -51,6 +51,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="shell line run before the command (e.g. conda activate)",
     )
     p.add_argument(
+        "--requirements",
+        metavar="FILE|auto|off",
+        help="run in a Python environment built on the host from FILE (pip's format), cached and reused by "
+        "every job asking the same; auto: the requirements.lock, uv.lock, requirements.txt or pyproject.toml "
+        "found here (default: the host's `requirements`, else none)",
+    )
+    p.add_argument(
         "--grace",
         type=float,
         default=DEFAULT_GRACE,
@@ -151,6 +158,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         workdir=args.workdir,
         env=job_env(args.env_file, args.env),
         setup=tuple(args.setup),
+        requirements=args.requirements,
         grace=args.grace,
         budget=args.budget,
         price_per_hour=args.price_per_hour,
