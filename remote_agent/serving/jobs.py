@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..codestore.store import CodeStore
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
 from ..spec import DEFAULT_GRACE
@@ -77,6 +78,9 @@ class JobTable:
             spec = validate_watch_spec(raw_spec) if is_watch(raw_spec) else validate_spec(raw_spec, self.root)
         except SpecError as exc:
             raise JobError(str(exc)) from None
+        code = spec.get("code")
+        if isinstance(code, dict) and not CodeStore(self.root).has_snapshot(code["snapshot"], touch=True):
+            raise JobError("spec.code.snapshot: not on this host (sync it first: gpudeck sync)")
         spec.setdefault("created_at", time.time())
         directory = job_dir(self.root, spec["id"], spec["node"])
         ensure_private_dir(directory.parent)

@@ -14,13 +14,14 @@ import shlex
 import subprocess
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, cast
-
-import paramiko
+from typing import TYPE_CHECKING, Any, cast
 
 from remote_agent.streaming import STREAM_MARKER
 
 from .transport import TransportError
+
+if TYPE_CHECKING:  # paramiko is imported by SshStream alone: a CLI verb starts without it
+    import paramiko
 
 # Bulk transfers want a wider window than an interactive channel: the sender stalls each time
 # paramiko's window fills (2 MiB by default) until the far side acknowledges.
@@ -113,6 +114,7 @@ class LocalStream(AgentStream):
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(data)
+            self.proc.stdin.flush()  # a protocol waits for answers: nothing may sit in our buffer
         except (OSError, ValueError) as exc:
             raise TransportError(f"the local agent stopped reading: {exc}{self._why()}") from None
 
@@ -151,23 +153,26 @@ class LocalStream(AgentStream):
 
 class SshStream(AgentStream):
     def __init__(self, transport: paramiko.Transport, command: str, timeout: float) -> None:
+        import paramiko
+
+        self._errors = (OSError, EOFError, paramiko.SSHException)
         try:
             self.chan = transport.open_session(
                 window_size=WINDOW_SIZE, max_packet_size=MAX_PACKET, timeout=timeout
             )
             self.chan.settimeout(max(timeout, 60.0))
             self.chan.exec_command(command)
-        except (paramiko.SSHException, OSError, EOFError) as exc:
+        except self._errors as exc:
             raise TransportError(f"cannot open a stream to the agent: {exc}") from None
 
     def write(self, data: bytes) -> None:
         try:
             self.chan.sendall(data)
-        except (OSError, EOFError, paramiko.SSHException) as exc:
+        except self._errors as exc:
             raise TransportError(f"the stream to the agent broke: {exc}{self._why()}") from None
 
     def end_input(self) -> None:
-        with contextlib.suppress(OSError, EOFError, paramiko.SSHException):
+        with contextlib.suppress(*self._errors):
             self.chan.shutdown_write()
 
     def read(self, size: int) -> bytes:
@@ -175,7 +180,7 @@ class SshStream(AgentStream):
             data: bytes = self.chan.recv(size)
         except TimeoutError:
             raise TransportError("the agent's stream went silent") from None
-        except (OSError, EOFError, paramiko.SSHException):
+        except self._errors:
             return b""
         return data
 
