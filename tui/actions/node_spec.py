@@ -13,6 +13,7 @@ from typing import Any
 from remote_agent.spec import (
     DEFAULT_GRACE,
     DEFAULT_OUTPUT_CAP,
+    Code,
     IdleStop,
     JobSpec,
     Multinode,
@@ -43,6 +44,7 @@ class JobTerms:
     budget: float | None = None
     price_per_hour: float | None = None  # overrides each host's price
     idle_stop: str | None = None  # None: each host's default; "off": none
+    code: Code | None = None  # a synced snapshot: the job runs in it (the agent sets the workdir)
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -82,7 +84,7 @@ def node_spec(
     (a budget can then only stop early, never late)."""
     entry = host_entry(host)
     workdir = terms.workdir or (os.getcwd() if host == LOCAL else "~")
-    if host == LOCAL:
+    if host == LOCAL and terms.code is None:
         workdir = os.path.abspath(os.path.expanduser(workdir))
         if not os.path.isdir(workdir):  # here, before anything is sent: the agent's refusal would come later
             raise usage(
@@ -103,6 +105,7 @@ def node_spec(
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         path=os.environ.get("PATH", "") if host == LOCAL else None,
         multinode=multinode,
+        code=terms.code,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

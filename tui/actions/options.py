@@ -21,6 +21,7 @@ from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 from ..cost.idle import CostRuleError, parse_idle_stop
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
+from ..sync.options import SyncOptions
 
 DEMO_COMMAND = "python -m trainer --steps 300"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -52,6 +53,9 @@ class LaunchOptions:
     # there too, free GPUs first (tui/actions/placement.py).
     pool: tuple[str, ...] = ()
     elastic: tuple[int, int] | None = None  # (MIN, MAX) nodes: torchrun's c10d rendezvous; None: static
+    # --sync [DIR]: the job runs in a snapshot of DIR sent to its hosts (tui/actions/sync.py);
+    # None: hosts.toml's `sync` of its first host, if any
+    sync: SyncOptions | None = None
 
     @property
     def placed_on(self) -> tuple[str, ...]:
@@ -186,6 +190,8 @@ def check(opts: LaunchOptions) -> LaunchOptions:
             raise usage("--elastic: torchrun's rendezvous; not with --launcher none")
     if any(not h for h in opts.pool):
         raise usage("--pool: an empty host name in the list")
+    if opts.sync is not None and opts.workdir is not None:
+        raise usage("--workdir: a synced job runs in its snapshot of --sync's directory; leave --workdir out")
     return opts
 
 

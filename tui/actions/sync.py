@@ -13,9 +13,11 @@ from typing import Any
 from remote_agent.spec import Code
 
 from ..errors import GpudeckError
-from ..sync.snapshot import Snapshot
+from ..sync.options import DEFAULT_MAX_FILE_SIZE, SyncOptions, host_sync_settings
+from ..sync.snapshot import Snapshot, recall, take_snapshot
 from ..sync.upload import Progress, upload
 from .agents import Agents
+from .node_spec import host_entry
 
 ProgressFor = Callable[[str, Snapshot], Progress | None]
 
@@ -107,4 +109,46 @@ def send_to_hosts(
 
 def code_of(snap: Snapshot, home: str) -> Code:
     """The spec's code field: the snapshot, and the job whose work dir it is."""
-    return Code(snapshot=snap.id, home=home, files=snap.count, bytes=snap.size, source=snap.source[:400])
+    return Code(snapshot=snap.id, home=home, files=snap.count, bytes=snap.size, source=snap.root[:400])
+
+
+def sync_for_launch(
+    agents: Agents, sync: SyncOptions, hosts: list[str], home: str, progress_for: ProgressFor | None = None
+) -> Code:
+    """A launch's code: the directory's snapshot, on every host of the job (each once, in parallel)."""
+    snap = take_snapshot(sync)
+    for synced in send_to_hosts(agents, hosts, snap, progress_for):
+        agents.notice(str(synced))
+    return code_of(snap, home)
+
+
+def ensure_snapshot(agents: Agents, host: str, code: Code) -> None:
+    """A job's own snapshot on a host it was not on (a node joining it): the code the job started
+    with, read from the directory here as far as its files are unchanged."""
+    answer = agents.request(host, "code_have", snapshot=code.snapshot)
+    if isinstance(answer, dict) and answer.get("have"):
+        return
+    found = recall(code.snapshot)
+    if found is None:
+        raise GpudeckError(
+            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and this machine did not "
+            "make it: run the scale from the machine that launched the job"
+        )
+    snap, missing = found
+    if missing:
+        raise GpudeckError(
+            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and {len(missing)} of its "
+            f"files changed in {snap.source} since (e.g. {missing[0]}): a node there would run other "
+            "code than the job's"
+        )
+    agents.notice(str(send_snapshot(agents, host, snap)))
+
+
+def launch_sync(given: SyncOptions | None, host: str) -> SyncOptions | None:
+    """What a launch syncs: `--sync`'s options, else the first host's hosts.toml `sync` directory."""
+    if given is not None:
+        return given
+    directory, limit = host_sync_settings(host, host_entry(host).extra)
+    if directory is None:
+        return None
+    return SyncOptions(directory=directory, max_file_size=limit or DEFAULT_MAX_FILE_SIZE)

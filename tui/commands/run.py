@@ -11,6 +11,7 @@ from ..actions.options import LaunchOptions, parse_elastic, parse_env
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
+from .sync import add_sync_flags, progress_for, sync_options
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,6 +101,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="torchrun's elastic rendezvous: `scale +1` starts one more node "
         "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)",
     )
+    p.add_argument(
+        "--sync",
+        nargs="?",
+        const=".",
+        metavar="DIR",
+        help="run in an exact snapshot of DIR (default: the current directory) sent to the job's hosts "
+        "(ignore rules as git's, plus .gpudeckignore); a restart or resize keeps that snapshot",
+    )
+    add_sync_flags(p)
     add_json(p, "id, name, state, hosts")
     p.add_argument(
         "command",
@@ -139,10 +149,16 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         price_per_hour=args.price_per_hour,
         idle_stop=args.idle_stop,
         output_cap=args.output_cap,
+        sync=sync_options(args, args.sync, hosts[0] if hosts else pool[0] if pool else LOCAL)
+        if args.sync is not None
+        else None,
     )
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    job = launch(session, session.store, options(args))
+    opts = options(args)
+    if opts.sync is None and (args.include or args.include_git or args.max_file_size is not None):
+        raise GpudeckError("run: --include, --include-git and --max-file-size go with --sync", EXIT_USAGE)
+    job = launch(session, session.store, opts, progress_for=None if args.json else progress_for)
     say(args.json, launched(job), job.id)
     return 0

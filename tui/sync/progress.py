@@ -21,8 +21,14 @@ class ProgressLine:
         self.shown = False
         self.lock = threading.Lock()  # hosts upload in parallel, one line each in turn
 
-    def __call__(self, files: int, sent: int, wire: int) -> None:
+    def __call__(self, files: int, sent: int, wire: int, done: bool = False) -> None:
         now = time.monotonic()
+        if done:
+            if self.shown:
+                with self.lock:
+                    self.out.write("\n")
+                    self.out.flush()
+            return
         if now - self.started < SHOW_AFTER or now - self.last < EVERY:
             return
         self.last = now
@@ -34,9 +40,3 @@ class ProgressLine:
             )
             self.out.flush()
             self.shown = True
-
-    def done(self) -> None:
-        if self.shown:
-            with self.lock:
-                self.out.write("\n")
-                self.out.flush()

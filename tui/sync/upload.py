@@ -54,7 +54,7 @@ PACKED = frozenset(
     ]
 )
 
-Progress = Callable[[int, int, int], None]  # (files sent, bytes sent, bytes on the wire)
+Progress = Callable[[int, int, int, bool], None]  # (files sent, bytes sent, bytes on the wire, done)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def upload(stream: ByteStream, snap: Snapshot, host: str, progress: Progress | N
             f"{host}: the agent read another snapshot ({asked.get('snapshot')!r}, not {snap.id})"
         )
     need = asked.get("need") or []
-    local = snap.paths_of()
+    local = snap.blobs
     sent_files = sent_bytes = 0
     for sha in need:
         rel = local.get(sha)
@@ -90,8 +90,10 @@ def upload(stream: ByteStream, snap: Snapshot, host: str, progress: Progress | N
         sent_bytes += sender.blob(os.path.join(snap.root, rel), sha, rel)
         sent_files += 1
         if progress is not None:
-            progress(sent_files, sent_bytes, sender.wire)
+            progress(sent_files, sent_bytes, sender.wire, False)
     sender.end()
+    if progress is not None:
+        progress(sent_files, sent_bytes, sender.wire, True)
     _answer(stream, host)  # the outcome: counts the agent wrote
     status, last = stream.finish()
     if status not in (0, None):
