@@ -88,7 +88,7 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     say(f"  workdir: {first.get('workdir')}")
     code = first.get("code")
     if isinstance(code, dict):
-        size = code.get("bytes") if isinstance(code.get("bytes"), int) else 0
+        size = code["bytes"] if isinstance(code.get("bytes"), int) else 0
         say(
             f"  code: snapshot {str(code.get('snapshot'))[:12]} ({code.get('files')} files, "
             f"{size / 1e6:.1f} MB) of {code.get('source')}; restarts and resizes run it"
