@@ -21,8 +21,10 @@ import os
 import struct
 import sys
 import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any, Dict, List, Optional, Set, Tuple
+from typing import IO, Any, Deque, Dict, List, Optional, Set, Tuple
 
 from ..storage.files import ensure_private_dir
 from .manifest import Entry, ManifestError, blob_sizes, parse, snapshot_id, totals
@@ -31,6 +33,9 @@ from .store import CodeStore
 MAX_MANIFEST = 512 << 20  # decompressed
 MAX_FRAME = 64 << 20
 HEADER = 72  # 64 hex digits and a u64 size
+BUFFERED = 4 << 20  # blobs up to this size are checked in memory, then written by a writer thread
+INFLIGHT = 64 << 20  # bytes handed to the writers and not yet written
+WRITERS = 4
 
 
 class ReceiveError(Exception):
@@ -90,20 +95,24 @@ def _receive(store: CodeStore, inp: IO[bytes], out: IO[bytes]) -> None:
     answer(out, {"snapshot": sid, "have": have, "need": need})
     blobs = BlobWriter(store, entries, set(need))
     stream = zlib.decompressobj()
-    while True:
-        kind, payload = read_frame(inp)
-        if kind == b"z":
-            blobs.feed(stream.decompress(payload))
-        elif kind == b"r":
-            blobs.feed(payload)
-        elif kind == b"e":
-            break
-        else:
-            raise ReceiveError("receive: unknown frame %r" % kind)
-    blobs.finish()
+    try:
+        while True:
+            kind, payload = read_frame(inp)
+            if kind == b"z":
+                blobs.feed(stream.decompress(payload))
+            elif kind == b"r":
+                blobs.feed(payload)
+            elif kind == b"e":
+                break
+            else:
+                raise ReceiveError("receive: unknown frame %r" % kind)
+        blobs.finish()
+    finally:
+        blobs.close()
     if not have:
         for sha, exec_bit in sorted({(e.sha, e.exec) for e in entries if e.kind == "f"}):
-            store.ensure_variant(sha, exec_bit)
+            if not (sha in blobs.done and blobs.exec[sha] == exec_bit):  # just written as that
+                store.ensure_variant(sha, exec_bit)
         store.write_snapshot(sid, data)  # last: a snapshot that exists is whole
     files, size = totals(entries)
     answer(
@@ -119,8 +128,10 @@ def _receive(store: CodeStore, inp: IO[bytes], out: IO[bytes]) -> None:
 
 
 class BlobWriter:
-    """Blob records from the joined `z`/`r` bytes: each written to a temp file, its sha256 checked,
-    then renamed into the store."""
+    """Blob records from the joined `z`/`r` bytes. Each blob's sha256 is checked as it arrives; a
+    verified blob is written to a temp file beside its final name and renamed into place by a few
+    writer threads, so creating thousands of small files overlaps the decompression of the next
+    ones (blobs over BUFFERED are streamed to their temp file here instead)."""
 
     def __init__(self, store: CodeStore, entries: List[Entry], need: Set[str]) -> None:
         self.store = store
@@ -135,10 +146,14 @@ class BlobWriter:
         self.pending = b""  # a record header cut between chunks
         self.sha: Optional[str] = None
         self.left = 0
-        self.fd = -1
-        self.tmp: Optional[Path] = None
+        self.parts: List[bytes] = []  # a buffered blob's bytes so far
+        self.fd = -1  # a streamed blob's temp file
+        self.tmp: Optional[str] = None
         self.hasher: Any = None
         self.dirs: Set[str] = set()
+        self.pool = ThreadPoolExecutor(max_workers=WRITERS)
+        self.inflight: Deque[Tuple[Future, int]] = deque()  # type: ignore[type-arg]
+        self.inflight_bytes = 0
 
     def feed(self, data: bytes) -> None:
         view = memoryview(data)
@@ -158,8 +173,11 @@ class BlobWriter:
             view = view[len(piece) :]
             self.hasher.update(piece)
             self.left -= len(piece)
-            while piece:
-                piece = piece[os.write(self.fd, piece) :]
+            if self.fd < 0:
+                self.parts.append(bytes(piece))
+            else:
+                while piece:
+                    piece = piece[os.write(self.fd, piece) :]
             if self.left == 0:
                 self._end()
 
@@ -173,28 +191,67 @@ class BlobWriter:
                 "receive: blob %s: %d bytes, the manifest says %d" % (sha[:16], size, self.sizes[sha])
             )
         self.sha, self.left = sha, size
-        self.tmp, self.fd = self.store.open_temp()
         self.hasher = hashlib.sha256()
-
-    def _end(self) -> None:
-        assert self.sha is not None and self.tmp is not None
-        os.close(self.fd)
-        self.fd = -1
-        if self.hasher.hexdigest() != self.sha:
-            os.unlink(str(self.tmp))
-            raise ReceiveError("receive: blob %s arrived damaged (its sha256 differs)" % self.sha[:16])
-        prefix = self.sha[:2]
+        prefix = sha[:2]
         if prefix not in self.dirs:
             ensure_private_dir(self.store.blobs / prefix)
             self.dirs.add(prefix)
-        self.store.put_verified(self.tmp, self.sha, self.exec[self.sha])
-        self.done.add(self.sha)
-        self.received_bytes += self.sizes[self.sha]
-        self.sha, self.tmp, self.hasher = None, None, None
+        if size > BUFFERED:
+            self.tmp, self.fd = self.store.open_temp(self.exec[sha], sha)
+
+    def _end(self) -> None:
+        sha = self.sha
+        assert sha is not None
+        if self.hasher.hexdigest() != sha:
+            if self.fd >= 0:
+                os.close(self.fd)
+                os.unlink(str(self.tmp))
+            raise ReceiveError("receive: blob %s arrived damaged (its sha256 differs)" % sha[:16])
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.store.put_verified(str(self.tmp), sha, self.exec[sha])
+            self.fd, self.tmp = -1, None
+        else:
+            data = b"".join(self.parts)
+            self.parts = []
+            self.inflight.append((self.pool.submit(self._write, sha, data), len(data)))
+            self.inflight_bytes += len(data)
+            while self.inflight_bytes > INFLIGHT:  # memory stays bounded while the disk is slow
+                self._settle_one()
+        self.done.add(sha)
+        self.received_bytes += self.sizes[sha]
+        self.sha, self.hasher = None, None
+
+    def _write(self, sha: str, data: bytes) -> None:
+        tmp, fd = self.store.open_temp(self.exec[sha], sha)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+        os.close(fd)
+        self.store.put_verified(tmp, sha, self.exec[sha])
+
+    def _settle_one(self) -> None:
+        future, size = self.inflight.popleft()
+        self.inflight_bytes -= size
+        future.result()  # a writer's OSError (a full disk) ends the receive here
 
     def finish(self) -> None:
+        try:
+            while self.inflight:
+                self._settle_one()
+        finally:
+            self.pool.shutdown(wait=True)
         if self.sha is not None or self.pending:
             raise ReceiveError("receive: the upload ended inside a blob")
         missing = self.need - self.done
         if missing:
             raise ReceiveError("receive: %d blob(s) asked for never came" % len(missing))
+
+    def close(self) -> None:
+        """After a failure: the writers stop; what they wrote is whole or left as temp files (gc)."""
+        self.pool.shutdown(wait=True)

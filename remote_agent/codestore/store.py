@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import os
 import shutil
-import time
 from pathlib import Path
 from typing import Iterator, Optional, Tuple
 
@@ -25,6 +25,8 @@ class CodeStore:
         self.snapshots = self.dir / "snapshots"
         self.placed = self.dir / "placed"
         self.tmp = self.dir / "tmp"
+        self._serial = itertools.count(1)  # next() is atomic: writer threads share it
+        self._token = os.urandom(4).hex()  # two stores in one process never share a temp name
 
     def ensure(self) -> CodeStore:
         for d in (self.dir, self.blobs, self.snapshots, self.placed, self.tmp):
@@ -40,10 +42,10 @@ class CodeStore:
         """Either variant: the other is made from it on this host."""
         return self.blob(sha).exists() or self.blob(sha, True).exists()
 
-    def put_verified(self, tmp: Path, sha: str, exec_bit: bool) -> None:
-        """A temp file whose sha256 was checked, renamed into place read-only."""
-        os.chmod(str(tmp), EXEC_MODE if exec_bit else BLOB_MODE)
-        os.replace(str(tmp), str(self.blob(sha, exec_bit)))  # its <2 hex> dir: made by the caller
+    def put_verified(self, tmp: str, sha: str, exec_bit: bool) -> None:
+        """A temp file (made read-only by open_temp) whose sha256 was checked, renamed into place."""
+        name = sha + ".x" if exec_bit else sha
+        os.replace(tmp, "%s/%s/%s" % (self.blobs, sha[:2], name))  # its <2 hex> dir: made by the caller
 
     def ensure_variant(self, sha: str, exec_bit: bool) -> None:
         """The blob with the mode asked for, copied from the other variant when only that one is here."""
@@ -51,16 +53,18 @@ class CodeStore:
         if target.exists():
             return
         source = self.blob(sha, not exec_bit)
-        tmp = self.temp_path()
-        shutil.copyfile(str(source), str(tmp))
+        tmp, fd = self.open_temp(exec_bit)
+        with os.fdopen(fd, "wb") as out, open(str(source), "rb") as src:
+            shutil.copyfileobj(src, out)
         self.put_verified(tmp, sha, exec_bit)
 
-    def temp_path(self) -> Path:
-        return self.tmp / ("%d-%d-%d" % (os.getpid(), time.monotonic_ns(), id(self)))
-
-    def open_temp(self) -> Tuple[Path, int]:
-        path = self.temp_path()
-        return path, open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    def open_temp(self, exec_bit: bool, sha: Optional[str] = None) -> Tuple[str, int]:
+        """A new temp file, read-only from the start (its fd still writes): no chmod per blob. With
+        `sha`, beside that blob's final name (writers then spread over the 256 prefix dirs)."""
+        where = "%s/%s" % (self.blobs, sha[:2]) if sha else str(self.tmp)
+        path = "%s/.tmp-%d-%s-%d" % (where, os.getpid(), self._token, next(self._serial))
+        mode = EXEC_MODE if exec_bit else BLOB_MODE
+        return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
 
     # -- snapshots -------------------------------------------------------------------------------
 
