@@ -44,7 +44,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "stores: files their ignore rules keep (.gitignore files, .git/info/exclude, .gpudeckignore), "
         "each file's bytes once per host. Prints the snapshot id and what was sent.",
     )
-    p.add_argument("directory", nargs="?", default=".", metavar="DIR")
+    p.add_argument(
+        "directory", nargs="?", default=".", metavar="DIR", help="the directory (default: the current one)"
+    )
     p.add_argument(
         "--host", default=LOCAL, metavar="H1,H2,...", help="the hosts to send it to (default: local)"
     )
