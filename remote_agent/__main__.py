@@ -1,5 +1,6 @@
 """Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `prepare STEP JOB_DIR`,
-`send` (a job's files back: gpudeck pull), `hello`, `--version`.
+`send` (a job's files back: gpudeck pull), `receive` (a code snapshot's files), `hello`,
+`--version`.
 
 Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
 """
@@ -40,6 +41,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     prepare_p.add_argument("--python", help="env: the job's interpreter, after its setup lines")
     send_p = sub.add_parser("send", help="send files of a job's work dir (request on stdin: gpudeck pull)")
     send_p.add_argument("--agent-dir")
+    receive_p = sub.add_parser(
+        "receive", help="a code snapshot's missing files, as a byte stream (codestore)"
+    )
+    receive_p.add_argument("--agent-dir")
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
     hello_p.add_argument("--stream", action="store_true", help="as a byte stream: the stream marker first")
@@ -55,6 +60,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         sys.exit(run_step(args.step, args.job_dir, args.python))
     from .storage.layout import agent_dir
 
+    if args.command == "receive":
+        from .codestore.receive import receive
+
+        sys.exit(receive(agent_dir(args.agent_dir)))
     if args.command == "serve":
         from .serving.serve import serve
 

@@ -223,6 +223,7 @@ class JobView:
         obj["created_at"] = spec.get("created_at")
         obj["grace"] = spec.get("grace")
         obj["watch"] = spec.get("watch")  # a watch job: {path, pid, …}; null for a launched command
+        obj["code"] = spec.get("code")  # a synced job's snapshot: {snapshot, home, files, bytes, source}
         obj["total_steps"] = obj["last"].get("total_steps")
         obj["environment"] = self.environment or environment_of(spec, self.files.dir)
         if obj["environment"] and obj["environment"]["key"]:

@@ -336,6 +336,8 @@ WRITING_ARGV = {
     "rm": ["rm", "x"],
     "autostop": ["autostop", "pause", "x"],
     "scale": ["scale", "x", "+1"],
+    "sync": ["sync", "."],
+    "gc": ["gc"],
     "hosts add": ["hosts", "add", "h", "127.0.0.1", "--no-connect"],
     "hosts rm": ["hosts", "rm", "local"],
     "hosts set": ["hosts", "set", "local", "price_per_hour=9"],

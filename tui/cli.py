@@ -25,6 +25,8 @@ Handler = Callable[[argparse.Namespace, Session], int]
 # module: importing all of them (actions, cost, policy, cloud…) was most of a `ps`'s start-up.
 VERBS: dict[str, tuple[str, str]] = {
     "run": ("run", "run"),
+    "sync": ("sync", "run"),
+    "gc": ("gc", "run"),
     "ps": ("ps", "run"),
     "inspect": ("ps", "inspect"),
     "logs": ("logs", "run"),
@@ -50,6 +52,8 @@ FILELESS = ("help", "completion")
 # The order `gpudeck --help` lists them in.
 MODULES = (
     "run",
+    "sync",
+    "gc",
     "watch",
     "ps",
     "logs",

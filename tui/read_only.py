@@ -14,6 +14,8 @@ WRITING: dict[str, tuple[str, ...] | None] = {
     "rm": None,
     "autostop": None,
     "scale": None,
+    "sync": None,  # the hosts' code stores
+    "gc": None,
     "hosts": ("add", "rm", "set", "trust"),  # hosts.toml, known_hosts, prices pushed to running jobs
     "cloud": ("stop", "start", "terminate", "launch", "enforce"),
     "policy": ("run",),

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..codestore.store import CodeStore
 from ..datafetch.urls import UrlsError, check_urls, write_urls
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
@@ -80,6 +81,9 @@ class JobTable:
             urls = check_urls(data_urls, len(spec.get("data") or []))
         except (SpecError, UrlsError) as exc:
             raise JobError(str(exc)) from None
+        code = spec.get("code")
+        if isinstance(code, dict) and not CodeStore(self.root).has_snapshot(code["snapshot"], touch=True):
+            raise JobError("spec.code.snapshot: not on this host (sync it first: gpudeck sync)")
         spec.setdefault("created_at", time.time())
         directory = job_dir(self.root, spec["id"], spec["node"])
         ensure_private_dir(directory.parent)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Dict, List, Optional
 
 from .. import PROTOCOL, VERSION
+from ..codestore.ops import CodeOpError, code_gc, code_have
 from ..probes.gpu import default as default_nvml
 from ..probes.gpuring import GpuRing
 from ..probes.network import Listeners, ProbeError, probe
@@ -219,6 +220,14 @@ class Server:
     def op_versions(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return versions(req.get("python"), req.get("setup"), req.get("path"), req.get("workdir"))
 
+    # -- the code store (remote_agent/codestore): a sync's first question, and its collection ------
+
+    def op_code_have(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return code_have(self.root, req.get("snapshot"))
+
+    def op_code_gc(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return code_gc(self.root, req.get("keep_days"), self.jobs.list())
+
     # -- dispatch --------------------------------------------------------------------------------
 
     def handle(self, req: Dict[str, Any]) -> None:
@@ -228,7 +237,7 @@ class Server:
             if op is None:
                 raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
             result = op(self, req)
-        except (BadRequest, JobError, LogArgError, ProbeError, ProcsError, VersionsError) as exc:
+        except (BadRequest, CodeOpError, JobError, LogArgError, ProbeError, ProcsError, VersionsError) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
             self.out.send(
@@ -274,6 +283,8 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "unlisten": Server.op_unlisten,
     "probe": Server.op_probe,
     "versions": Server.op_versions,
+    "code_have": Server.op_code_have,
+    "code_gc": Server.op_code_gc,
 }
 
 

@@ -104,6 +104,8 @@ class Job:
             "watch": _watch_json(first.get("watch")),
             "resized_from": _resized(first.get("resized_from")),
             "multinode": _without_rank(first.get("multinode"), self.plan),
+            # a synced job's snapshot: what a restart or resize runs, whatever changed locally since
+            "code": first.get("code") if isinstance(first.get("code"), dict) else None,
             "last": first.get("last") or {},
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),

@@ -22,6 +22,7 @@ from .options import LaunchOptions, check
 from .placement import ask_free, pick_hosts
 from .preflight import Env, preflight
 from .startall import START_TIMEOUT, NodeStartFailed, Start, start_all
+from .sync import ProgressFor, launch_sync, sync_for_launch
 
 LAUNCH_TIMEOUT = START_TIMEOUT
 
@@ -43,7 +44,13 @@ class Launched:
         return f"launched {self.name} on {where} ({self.state})"
 
 
-def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str | None = None) -> Launched:
+def launch(
+    agents: Agents,
+    store: Store | None,
+    opts: LaunchOptions,
+    job_id: str | None = None,
+    progress_for: ProgressFor | None = None,
+) -> Launched:
     """One pass: the options checked once into the job's terms, the nodes placed, each node's spec
     made from the terms and its host, the pre-flight, then every node sent at once and recorded.
     Blocks (hosts.toml, the agents): call from a worker. A node that fails to launch kills the nodes
@@ -52,6 +59,10 @@ def launch(agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
     job_id = job_id or new_job_id()
     terms = JobTerms.of_options(opts, job_id)
     opts = _placed(agents, opts)
+    sync = launch_sync(opts.sync, opts.placed_on[0])
+    if sync is not None:  # the job's code: one snapshot, sent once to each of its hosts
+        hosts = list(opts.placed_on) if not is_multinode(opts) else [p.host for p in plan(opts, job_id)]
+        terms = replace(terms, code=sync_for_launch(agents, sync, hosts, job_id, progress_for))
     if not is_multinode(opts):
         specs, urls = _with_data(opts, [(opts.host, node_spec(agents, terms, opts.host))])
     else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from remote_agent.spec import DEFAULT_GRACE, IdleStop, JobSpec, Multinode, Price, read
+from remote_agent.spec import DEFAULT_GRACE, Code, IdleStop, JobSpec, Multinode, Price, read
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
@@ -17,6 +17,7 @@ from .launch import host_setup
 from .node_spec import JobTerms, node_spec
 from .nodes import NodePlan
 from .preflight import Env
+from .sync import ensure_snapshot
 
 
 def rank_key(node: dict[str, Any]) -> tuple[int, str]:
@@ -58,9 +59,12 @@ def new_node_spec(
         setup=mn.setup,
         workdir=mn.workdir,
         grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE,
+        code=read(Code, job.first.get("code")),  # the code the job started with, whatever changed here
         **job_cost_options(job.first),
     )
     try:
+        if terms.code is not None:
+            ensure_snapshot(agents, p.host, terms.code)
         return node_spec(agents, terms, p.host, p.node, p.argv, p.env)
     except GpudeckError as exc:  # e.g. the job has a budget and the new host no price: said before any stop
         raise GpudeckError(f"scale: node {p.node} on {p.host}: {exc}", exc.code) from None

@@ -13,6 +13,7 @@ from typing import Any
 from remote_agent.spec import (
     DEFAULT_GRACE,
     DEFAULT_OUTPUT_CAP,
+    Code,
     Environment,
     IdleStop,
     JobSpec,
@@ -48,6 +49,7 @@ class JobTerms:
     requirements: str | None = None  # --requirements as given; None: each host's `requirements`
     environment: Environment | None = None  # read from it, once for every node
     source_dir: str = "."  # where `auto` looks (a host's `requirements = "auto"` too)
+    code: Code | None = None  # a synced snapshot: the job runs in it (the agent sets the workdir)
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -90,7 +92,7 @@ def node_spec(
     (a budget can then only stop early, never late)."""
     entry = host_entry(host)
     workdir = terms.workdir or (os.getcwd() if host == LOCAL else "~")
-    if host == LOCAL:
+    if host == LOCAL and terms.code is None:
         workdir = os.path.abspath(os.path.expanduser(workdir))
         if not os.path.isdir(workdir):  # here, before anything is sent: the agent's refusal would come later
             raise usage(
@@ -114,6 +116,7 @@ def node_spec(
         environment=job_environment(
             terms.requirements, terms.environment, terms.source_dir, host, entry.extra
         ),
+        code=terms.code,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

@@ -22,6 +22,7 @@ from ..cost.idle import CostRuleError, parse_idle_stop
 from ..data.args import parse_data
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
+from ..sync.options import SyncOptions
 
 DEMO_COMMAND = "python -m trainer --steps 300"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -57,6 +58,9 @@ class LaunchOptions:
     pool: tuple[str, ...] = ()
     elastic: tuple[int, int] | None = None  # (MIN, MAX) nodes: torchrun's c10d rendezvous; None: static
     data: tuple[str, ...] = ()  # `s3://BUCKET/PREFIX:PATH[:mount]` each (tui/data)
+    # --sync [DIR]: the job runs in a snapshot of DIR sent to its hosts (tui/actions/sync.py);
+    # None: hosts.toml's `sync` of its first host, if any
+    sync: SyncOptions | None = None
 
     @property
     def placed_on(self) -> tuple[str, ...]:
@@ -207,6 +211,8 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage("--pool: an empty host name in the list")
     for text in opts.data:
         parse_data(text)
+    if opts.sync is not None and opts.workdir is not None:
+        raise usage("--workdir: a synced job runs in its snapshot of --sync's directory; leave --workdir out")
     return opts
 
 

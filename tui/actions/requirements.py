@@ -34,10 +34,9 @@ _MAX_DEPTH = 16
 
 
 def source_dir(opts: LaunchOptions) -> Path:
-    """Where `auto` looks. The hook for `--sync DIR` (another part of issue 27): its DIR comes first."""
-    synced = getattr(opts, "sync", None)  # a path (str or Path) once LaunchOptions has it
-    if isinstance(synced, (str, os.PathLike)) and str(synced):
-        return Path(os.path.expanduser(str(synced)))
+    """Where `auto` looks: `--sync`'s DIR first, else a local job's workdir, else here."""
+    if opts.sync is not None:
+        return Path(os.path.expanduser(opts.sync.directory))
     if opts.workdir and not opts.hosts and opts.host == LOCAL:
         return Path(os.path.expanduser(opts.workdir))
     return Path.cwd()

@@ -89,6 +89,13 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     environment = job.to_json()["environment"]
     if environment:
         say(f"  environment: {environment['key'] or '(not prepared yet)'} from {environment['source']}")
+    code = first.get("code")
+    if isinstance(code, dict):
+        size = code["bytes"] if isinstance(code.get("bytes"), int) else 0
+        say(
+            f"  code: snapshot {str(code.get('snapshot'))[:12]} ({code.get('files')} files, "
+            f"{size / 1e6:.1f} MB) of {code.get('source')}; restarts and resizes run it"
+        )
     for node in job.nodes:
         # a node can fail while the job runs on (an elastic job drops it): say why here
         cause = f" ({node['cause']})" if node["state"] == "failed" and node.get("cause") else ""

@@ -11,6 +11,7 @@ from ..actions.options import LaunchOptions, job_env, parse_elastic
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
+from .sync import add_sync_flags, progress_for, sync_options
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -124,6 +125,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "into its cache from URLs presigned here (only what changed is fetched again); :mount mounts it "
         "with the host's s3fs or rclone instead (repeatable)",
     )
+    p.add_argument(
+        "--sync",
+        nargs="?",
+        const=".",
+        metavar="DIR",
+        help="run in an exact snapshot of DIR (default: the current directory) sent to the job's hosts "
+        "(ignore rules as git's, plus .gpudeckignore); a restart or resize keeps that snapshot",
+    )
+    add_sync_flags(p)
     add_json(p, "id, name, state, hosts")
     p.add_argument(
         "command",
@@ -165,10 +175,16 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         idle_stop=args.idle_stop,
         output_cap=args.output_cap,
         data=tuple(args.data),
+        sync=sync_options(args, args.sync, hosts[0] if hosts else pool[0] if pool else LOCAL)
+        if args.sync is not None
+        else None,
     )
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    job = launch(session, session.store, options(args))
+    opts = options(args)
+    if opts.sync is None and (args.include or args.include_git or args.max_file_size is not None):
+        raise GpudeckError("run: --include, --include-git and --max-file-size go with --sync", EXIT_USAGE)
+    job = launch(session, session.store, opts, progress_for=None if args.json else progress_for)
     say(args.json, launched(job), job.id)
     return 0

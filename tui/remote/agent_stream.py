@@ -114,6 +114,7 @@ class LocalStream(AgentStream):
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(data)
+            self.proc.stdin.flush()  # a protocol waits for answers: nothing may sit in our buffer
         except (OSError, ValueError) as exc:
             raise TransportError(f"the local agent stopped reading: {exc}{self._why()}") from None
 

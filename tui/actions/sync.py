@@ -1,0 +1,154 @@
+"""Code sync, the core action: a directory's snapshot sent to hosts (the CLI's `sync`, a launch's
+`--sync`, a node on a new host). The question `code_have` is one round trip; only when the host
+lacks the snapshot does a `receive` stream carry the blobs it lacks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from remote_agent.spec import Code
+
+from ..errors import GpudeckError
+from ..sync.options import DEFAULT_MAX_FILE_SIZE, SyncOptions, host_sync_settings
+from ..sync.snapshot import Snapshot, recall, take_snapshot
+from ..sync.upload import Progress, upload
+from .agents import Agents
+from .node_spec import host_entry
+
+ProgressFor = Callable[[str, Snapshot], Progress | None]
+
+
+@dataclass(frozen=True)
+class Synced:
+    host: str
+    snapshot: str
+    files: int
+    bytes: int
+    sent_files: int
+    sent_bytes: int
+    wire_bytes: int
+    seconds: float
+    already: bool  # the host had the snapshot: nothing was sent
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "snapshot": self.snapshot,
+            "files": self.files,
+            "bytes": self.bytes,
+            "sent_files": self.sent_files,
+            "sent_bytes": self.sent_bytes,
+            "wire_bytes": self.wire_bytes,
+            "seconds": round(self.seconds, 3),
+            "already": self.already,
+        }
+
+    def __str__(self) -> str:
+        what = f"{self.host}: snapshot {self.snapshot[:12]} ({self.files} files, {self.bytes / 1e6:.1f} MB)"
+        if self.already:
+            return f"{what}: already there ({self.seconds:.2f} s)"
+        return (
+            f"{what}: sent {self.sent_files} files, {self.sent_bytes / 1e6:.1f} MB "
+            f"({self.wire_bytes / 1e6:.1f} MB on the wire) in {self.seconds:.2f} s"
+        )
+
+
+def send_snapshot(agents: Agents, host: str, snap: Snapshot, progress: Progress | None = None) -> Synced:
+    started = time.monotonic()
+    answer = agents.request(host, "code_have", snapshot=snap.id)
+    if isinstance(answer, dict) and answer.get("have"):
+        return Synced(host, snap.id, snap.count, snap.size, 0, 0, 0, time.monotonic() - started, True)
+    stream = agents.stream(host, ["receive"])
+    try:
+        up = upload(stream, snap, host, progress)
+    except BaseException:
+        stream.finish(timeout=5.0)
+        raise
+    return Synced(
+        host,
+        snap.id,
+        snap.count,
+        snap.size,
+        up.sent_files,
+        up.sent_bytes,
+        up.wire_bytes,
+        time.monotonic() - started,
+        up.had_snapshot,
+    )
+
+
+def send_to_hosts(
+    agents: Agents, hosts: list[str], snap: Snapshot, progress_for: ProgressFor | None = None
+) -> list[Synced]:
+    """Once per distinct host, the hosts in parallel; the first failure is raised (named by host)."""
+    distinct = list(dict.fromkeys(hosts))
+
+    def one(host: str) -> Synced | GpudeckError:
+        try:
+            return send_snapshot(agents, host, snap, progress_for(host, snap) if progress_for else None)
+        except GpudeckError as exc:
+            return exc
+
+    if len(distinct) == 1:
+        results = [one(distinct[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=min(8, len(distinct))) as pool:
+            results = list(pool.map(one, distinct))
+    for host, result in zip(distinct, results, strict=True):
+        if isinstance(result, GpudeckError):
+            message = str(result)
+            raise GpudeckError(
+                message if message.startswith(f"{host}:") else f"sync to {host}: {message}", result.code
+            )
+    return [r for r in results if isinstance(r, Synced)]
+
+
+def code_of(snap: Snapshot, home: str) -> Code:
+    """The spec's code field: the snapshot, and the job whose work dir it is."""
+    return Code(snapshot=snap.id, home=home, files=snap.count, bytes=snap.size, source=snap.root[:400])
+
+
+def sync_for_launch(
+    agents: Agents, sync: SyncOptions, hosts: list[str], home: str, progress_for: ProgressFor | None = None
+) -> Code:
+    """A launch's code: the directory's snapshot, on every host of the job (each once, in parallel)."""
+    snap = take_snapshot(sync)
+    for synced in send_to_hosts(agents, hosts, snap, progress_for):
+        agents.notice(str(synced))
+    return code_of(snap, home)
+
+
+def ensure_snapshot(agents: Agents, host: str, code: Code) -> None:
+    """A job's own snapshot on a host it was not on (a node joining it): the code the job started
+    with, read from the directory here as far as its files are unchanged."""
+    answer = agents.request(host, "code_have", snapshot=code.snapshot)
+    if isinstance(answer, dict) and answer.get("have"):
+        return
+    found = recall(code.snapshot)
+    if found is None:
+        raise GpudeckError(
+            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and this machine did not "
+            "make it: run the scale from the machine that launched the job"
+        )
+    snap, missing = found
+    if missing:
+        raise GpudeckError(
+            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and {len(missing)} of its "
+            f"files changed in {snap.source} since (e.g. {missing[0]}): a node there would run other "
+            "code than the job's"
+        )
+    agents.notice(str(send_snapshot(agents, host, snap)))
+
+
+def launch_sync(given: SyncOptions | None, host: str) -> SyncOptions | None:
+    """What a launch syncs: `--sync`'s options, else the first host's hosts.toml `sync` directory."""
+    if given is not None:
+        return given
+    directory, limit = host_sync_settings(host, host_entry(host).extra)
+    if directory is None:
+        return None
+    return SyncOptions(directory=directory, max_file_size=limit or DEFAULT_MAX_FILE_SIZE)

@@ -1,0 +1,42 @@
+"""Sync progress for people: files, bytes and rate on stderr, shown only once a sync has taken
+over a second (a quick one prints nothing), redrawn at most 5 times a second."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import TextIO
+
+SHOW_AFTER = 1.0
+EVERY = 0.2
+
+
+class ProgressLine:
+    def __init__(self, label: str, files: int, size: int, out: TextIO | None = None) -> None:
+        self.label, self.files, self.size = label, files, size
+        self.out = out or sys.stderr
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+        self.lock = threading.Lock()  # hosts upload in parallel, one line each in turn
+
+    def __call__(self, files: int, sent: int, wire: int, done: bool = False) -> None:
+        now = time.monotonic()
+        if done:
+            if self.shown:
+                with self.lock:
+                    self.out.write("\n")
+                    self.out.flush()
+            return
+        if now - self.started < SHOW_AFTER or now - self.last < EVERY:
+            return
+        self.last = now
+        rate = sent / max(now - self.started, 1e-6)
+        with self.lock:
+            self.out.write(
+                f"\r{self.label}: {files}/{self.files} files, {sent / 1e6:.1f}/{self.size / 1e6:.1f} MB, "
+                f"{rate / 1e6:.1f} MB/s ({wire / 1e6:.1f} MB sent)\x1b[K"
+            )
+            self.out.flush()
+            self.shown = True
