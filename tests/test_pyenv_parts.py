@@ -188,18 +188,14 @@ def test_the_cli_refuses_a_missing_file_before_launching(gpudeck_home: Path, wor
 
 
 def test_auto_looks_in_the_synced_directory_first(tmp_path: Path, monkeypatch):
-    """The hook for `--sync DIR` (built beside this part): its DIR is where `auto` looks."""
-    from dataclasses import dataclass
-
+    """`--sync DIR` is where `auto` looks: the requirements travel with the code they belong to."""
     from tui.actions.options import LaunchOptions
     from tui.actions.requirements import source_dir
-
-    @dataclass(frozen=True)
-    class Synced(LaunchOptions):
-        sync: str | None = None
+    from tui.sync.options import SyncOptions
 
     monkeypatch.chdir(tmp_path)
     assert source_dir(LaunchOptions(argv=("x",))) == tmp_path
     assert source_dir(LaunchOptions(argv=("x",), workdir=str(tmp_path / "w"))) == tmp_path / "w"
     assert source_dir(LaunchOptions(argv=("x",), host="gpu1", workdir="/remote")) == tmp_path
-    assert source_dir(Synced(argv=("x",), sync=str(tmp_path / "proj"))) == tmp_path / "proj"
+    synced = LaunchOptions(argv=("x",), sync=SyncOptions(directory=str(tmp_path / "proj")))
+    assert source_dir(synced) == tmp_path / "proj"
