@@ -249,10 +249,16 @@ def form_options(
     setup: str = "",
     budget: str = "",
     idle_stop: str = "",
+    sync: str = "",
+    requirements: str = "",
+    data: str = "",
 ) -> LaunchOptions:
     """The new-job form's fields as checked options: env is `K=V K2="a b"`, setup one line per
     line, budget an amount in the host's currency, idle_stop `30m@10%+15m` or `off` (empty: the
-    host's default). Any `=`, quote or odd character lands in a message, never in a crash."""
+    host's default), sync a directory sent as the job's code (empty: none, or the host's `sync`),
+    requirements a file, `auto` or `off` (empty: the host's), data `s3://B/P:PATH` items split like
+    a shell would. Any `=`, quote or odd character lands in a message, never in a crash. No IO:
+    files named here are read by the launch, in its worker."""
     argv = split_command(command)
     if not argv:
         raise usage("command: enter the command to run, e.g. " + DEMO_COMMAND)
@@ -260,6 +266,10 @@ def form_options(
         env_items = shlex.split(env)
     except ValueError as exc:
         raise usage(f"env: {exc}") from None
+    try:
+        data_items = tuple(shlex.split(data))
+    except ValueError as exc:
+        raise usage(f"data: {exc}") from None
     return check(
         LaunchOptions(
             argv=tuple(argv),
@@ -270,6 +280,9 @@ def form_options(
             setup=tuple(line for line in setup.splitlines() if line.strip()),
             budget=parse_budget(budget),
             idle_stop=idle_stop.strip() or None,
+            sync=SyncOptions(directory=sync.strip()) if sync.strip() else None,
+            requirements=requirements.strip() or None,
+            data=data_items,
         )
     )
 

@@ -1,6 +1,8 @@
-"""The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir, env,
-setup, budget and idle stop (enforced by the job's supervisor on the host). It checks the fields
-into the same LaunchOptions `gpudeck run` makes (no IO here); the launch itself is the caller's."""
+"""The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir or the
+code to sync, env and env files, setup, requirements, data, budget and idle stop (enforced by the
+job's supervisor on the host). It checks the fields into the same LaunchOptions `gpudeck run` makes;
+what needs this machine's files (a workdir, a directory to sync, env files) is checked in a worker,
+so nothing typed is lost to a mistake; the launch itself is the caller's."""
 
 from __future__ import annotations
 
@@ -17,9 +19,9 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from remote_agent.names import new_job_id
 
+from ..actions.form_files import Checked, local_checks
 from ..actions.options import LaunchOptions, form_options, preview_name, split_command
 from ..errors import GpudeckError
-from ..hosts_file import LOCAL
 from ..services.background import background
 
 
@@ -56,10 +58,20 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder="from the command", id="name", compact=True)
             yield Label("workdir")
             yield Input(placeholder=self.default_workdir, id="workdir", compact=True)
+            yield Label("sync (a directory here: the job runs in its exact snapshot on the host)")
+            yield Input(placeholder="none, e.g. . (the host's `sync` if set)", id="sync", compact=True)
             yield Label('env (K=V K2="with spaces" K3 — a bare K takes your value)')
             yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env", compact=True)
+            yield Label("env files (dotenv files here, space-separated; values stay secret)")
+            yield Input(placeholder="none, e.g. .env", id="env_files", compact=True)
             yield Label("setup (one shell line per line, run before the command)")
             yield TextArea("", id="setup", classes="setup", compact=True)
+            yield Label("requirements (a file, auto or off: a Python environment cached on the host)")
+            yield Input(
+                placeholder="the host's default, e.g. requirements.txt", id="requirements", compact=True
+            )
+            yield Label("data (s3://BUCKET/PREFIX:PATH, space-separated: fetched on the host first)")
+            yield Input(placeholder="none", id="data", compact=True)
             yield Label("budget (stop gracefully at this cost, warn at 80 %; needs the host's price)")
             yield Input(placeholder="none, e.g. 50", id="budget", compact=True)
             yield Label("idle stop (GPUs under X % for N min, not in the first M min: 30m@10%+15m; off)")
@@ -106,7 +118,18 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         host = str(self.query_one("#host", Select).value)
         field = {
             i: self.query_one(f"#{i}", Input).value
-            for i in ("command", "name", "workdir", "env", "budget", "idle_stop")
+            for i in (
+                "command",
+                "name",
+                "workdir",
+                "env",
+                "env_files",
+                "budget",
+                "idle_stop",
+                "sync",
+                "requirements",
+                "data",
+            )
         }
         try:
             options = form_options(
@@ -118,6 +141,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 self.query_one("#setup", TextArea).text,
                 budget=field["budget"],
                 idle_stop=field["idle_stop"],
+                sync=field["sync"],
+                requirements=field["requirements"],
+                data=field["data"],
             )
         except GpudeckError as exc:
             self._error(str(exc))
@@ -125,35 +151,22 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         except Exception as exc:  # a bug must not take the app down: say it in the form
             self._error(f"cannot build the job: {type(exc).__name__}: {exc}")
             return
-        if options.host == LOCAL and options.workdir:  # checked here, so nothing typed is lost
-            path = os.path.abspath(os.path.expanduser(options.workdir))
-            background(self).run(
-                self,
-                partial(_workdir_problem, path),
-                group="workdir",
-                exclusive=True,
-                done=self._workdir_checked,
-                failed=lambda error: self._workdir_checked(str(error)),
-            )
-            self._pending = options
-            return
-        self.dismiss(LaunchRequest(options, new_job_id()))
+        self._pending = options
+        background(self).run(
+            self,
+            partial(local_checks, options, field["env_files"]),
+            group="form-files",
+            exclusive=True,
+            done=self._checked,
+            failed=lambda error: self._checked(Checked(None, str(error), "command")),
+        )
 
-    def _workdir_checked(self, problem: str | None) -> None:
-        options, self._pending = self._pending, None
-        if options is None:
+    def _checked(self, checked: Checked) -> None:
+        if self._pending is None:
             return
-        if problem:
-            self._error(problem)
-            self.query_one("#workdir", Input).focus()
+        self._pending = None
+        if checked.options is None:
+            self._error(checked.problem or "cannot launch")
+            self.query_one(f"#{checked.field}").focus()
             return
-        self.dismiss(LaunchRequest(options, new_job_id()))
-
-
-def _workdir_problem(path: str) -> str | None:
-    """Runs in a thread (a stat may hang on a dead network mount): why `path` cannot be the workdir."""
-    if not os.path.exists(path):
-        return f"workdir {path}: no such directory on this machine"
-    if not os.path.isdir(path):
-        return f"workdir {path}: not a directory"
-    return None
+        self.dismiss(LaunchRequest(checked.options, new_job_id()))

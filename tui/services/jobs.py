@@ -6,6 +6,7 @@ Each action's outcome is one notification (what happened, or why not, in one lin
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,8 @@ from ..actions.control import JobTarget
 from ..actions.options import LaunchOptions
 from ..fleet import JobModel
 from ..store import Store
+from ..sync.progress import ProgressNotes
+from ..sync.snapshot import Snapshot
 from ..widgets.failures import report, say
 from .base import Service
 from .connections import Connections
@@ -85,7 +88,18 @@ class JobControl(Service):
         )
 
     def launch(self, opts: LaunchOptions, job_id: str) -> None:
-        self._run("launch", lambda: str(launch.launch(self.agents, self.store, opts, job_id)))
+        self._run(
+            "launch",
+            lambda: str(launch.launch(self.agents, self.store, opts, job_id, progress_for=self._sync_notes)),
+        )
+
+    def _sync_notes(self, host: str, snap: Snapshot) -> ProgressNotes:
+        """A sync that takes over a second says how far it got, every two seconds (from its worker)."""
+        return ProgressNotes(f"sync {host}", snap.count, snap.size, self._tell_progress)
+
+    def _tell_progress(self, line: str) -> None:
+        with contextlib.suppress(RuntimeError):  # the app is closing: nobody to tell
+            self.app.call_from_thread(say, self.app, line, "sync", "information", 3)
 
     def end(self, job: JobModel, action: str, reason: str | None = None) -> None:
         """Stop (graceful) or kill; waits the job's own grace plus the margin, like the CLI."""

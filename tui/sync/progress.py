@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 SHOW_AFTER = 1.0
@@ -40,3 +41,33 @@ class ProgressLine:
             )
             self.out.flush()
             self.shown = True
+
+
+class ProgressNotes:
+    """The same figures as one-line notes (the TUI's notifications): none for a sync under a second,
+    then one every `every` seconds, and one when it ends."""
+
+    def __init__(
+        self, label: str, files: int, size: int, tell: Callable[[str], None], every: float = 2.0
+    ) -> None:
+        self.label, self.files, self.size, self.tell, self.every = label, files, size, tell, every
+        self.started = time.monotonic()
+        self.last = self.started
+        self.told = False
+
+    def __call__(self, files: int, sent: int, wire: int, done: bool = False) -> None:
+        now = time.monotonic()
+        if done:
+            if self.told:
+                self.tell(
+                    f"{self.label}: {files} files, {sent / 1e6:.1f} MB sent in {now - self.started:.1f} s"
+                )
+            return
+        if now - self.started < SHOW_AFTER or now - self.last < self.every:
+            return
+        self.last, self.told = now, True
+        rate = sent / max(now - self.started, 1e-6)
+        self.tell(
+            f"{self.label}: {files}/{self.files} files, {sent / 1e6:.1f}/{self.size / 1e6:.1f} MB, "
+            f"{rate / 1e6:.1f} MB/s"
+        )
