@@ -136,10 +136,9 @@ def main() -> None:
     lb = loopback_host(base)
     # The fixture's .bashrc prints junk (for the tests' sake); rsync's protocol cannot bear it.
     (lb.server.remote_home / ".bashrc").write_text("")
-    from tui.actions.sync import send_to_hosts
+    from tui.actions.sync import sync_directory
     from tui.session import Session
     from tui.sync.options import SyncOptions
-    from tui.sync.snapshot import take_snapshot
 
     src = base / "src"
     size = make_tree(src, args.files)
@@ -154,7 +153,7 @@ def main() -> None:
         results.setdefault(method, {}).setdefault(case, []).append(seconds)
 
     def gpudeck_warm() -> None:
-        send_to_hosts(session, ["box"], take_snapshot(SyncOptions(str(src))))
+        sync_directory(session, SyncOptions(str(src)), ["box"])
 
     def gpudeck_cli() -> None:
         run([sys.executable, "-m", "tui", "sync", str(src), "--host", "box", "--json"])

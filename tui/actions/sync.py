@@ -13,13 +13,15 @@ from typing import Any
 from remote_agent.spec import Code
 
 from ..errors import GpudeckError
+from ..sync.hashcache import HashCache
 from ..sync.options import DEFAULT_MAX_FILE_SIZE, SyncOptions, host_sync_settings
+from ..sync.push import push
 from ..sync.snapshot import Snapshot, recall, take_snapshot
 from ..sync.upload import Progress, upload
-from .agents import Agents
+from .agents import Agents, ByteStream
 from .node_spec import host_entry
 
-ProgressFor = Callable[[str, Snapshot], Progress | None]
+ProgressFor = Callable[[str, int, int], Progress | None]  # (host, files, bytes) → a progress callback
 
 
 @dataclass(frozen=True)
@@ -89,12 +91,13 @@ def send_to_hosts(
 
     def one(host: str) -> Synced | GpudeckError:
         try:
-            return send_snapshot(agents, host, snap, progress_for(host, snap) if progress_for else None)
+            show = progress_for(host, snap.count, snap.size) if progress_for else None
+            return send_snapshot(agents, host, snap, show)
         except GpudeckError as exc:
             return exc
 
-    if len(distinct) == 1:
-        results = [one(distinct[0])]
+    if len(distinct) <= 1:
+        results = [one(h) for h in distinct]
     else:
         with ThreadPoolExecutor(max_workers=min(8, len(distinct))) as pool:
             results = list(pool.map(one, distinct))
@@ -116,10 +119,58 @@ def sync_for_launch(
     agents: Agents, sync: SyncOptions, hosts: list[str], home: str, progress_for: ProgressFor | None = None
 ) -> Code:
     """A launch's code: the directory's snapshot, on every host of the job (each once, in parallel)."""
-    snap = take_snapshot(sync)
-    for synced in send_to_hosts(agents, hosts, snap, progress_for):
+    snap, results = sync_directory(agents, sync, hosts, progress_for)
+    for synced in results:
         agents.notice(str(synced))
     return code_of(snap, home)
+
+
+def sync_directory(
+    agents: Agents, opts: SyncOptions, hosts: list[str], progress_for: ProgressFor | None = None
+) -> tuple[Snapshot, list[Synced]]:
+    """The directory's snapshot on every host (each once). A first sync from this machine (no file
+    hashed here yet) to hosts whose code store is empty pushes: it reads, hashes and sends each file
+    in one pass (tui/sync/push.py); the other hosts get the snapshot the usual way."""
+    distinct = list(dict.fromkeys(hosts))
+    empty = [h for h in distinct if _store_empty(agents, h)] if HashCache(opts.directory).empty else []
+    if not empty:
+        snap = take_snapshot(opts)
+        return snap, send_to_hosts(agents, distinct, snap, progress_for)
+    started = time.monotonic()
+    streams: dict[str, ByteStream] = {}
+    try:
+        with ThreadPoolExecutor(max_workers=min(8, len(empty))) as pool:
+            opened = {h: pool.submit(agents.stream, h, ["receive"]) for h in empty}
+            for h, future in opened.items():
+                streams[h] = future.result()
+        snap, pushed = push(opts, streams, progress_for)
+    except BaseException:
+        for stream in streams.values():
+            stream.finish(timeout=5.0)
+        raise
+    seconds = time.monotonic() - started
+    results = {
+        h: Synced(
+            h,
+            snap.id,
+            snap.count,
+            snap.size,
+            u.sent_files,
+            u.sent_bytes,
+            u.wire_bytes,
+            seconds,
+            u.had_snapshot,
+        )
+        for h, u in pushed.items()
+    }
+    rest = [h for h in distinct if h not in results]
+    results.update((r.host, r) for r in send_to_hosts(agents, rest, snap, progress_for))
+    return snap, [results[h] for h in distinct]
+
+
+def _store_empty(agents: Agents, host: str) -> bool:
+    answer = agents.request(host, "code_have", snapshot=None)
+    return isinstance(answer, dict) and answer.get("empty") is True
 
 
 def ensure_snapshot(agents: Agents, host: str, code: Code) -> None:
