@@ -122,3 +122,43 @@ def test_a_first_sync_pushes_and_the_next_finds_the_snapshot(gpudeck_home: Path,
         assert [args.get("snapshot") for op, args in agents.asked] == [snap.id]  # hashes cached: no push
     finally:
         session.close()
+
+
+def test_a_snapshot_relays_from_one_store_to_another(gpudeck_home: Path, tmp_path: Path) -> None:
+    from tui.remote.transport import LocalTransport
+    from tui.sync.relay import relay
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text("print('one')\n" * 30)
+    (src / "run.sh").write_text("#!/bin/sh\n")
+    (src / "run.sh").chmod(0o755)
+    (src / "blob.bin").write_bytes(os.urandom(300 << 10))  # does not compress: raw frames
+    session = Session()
+    try:
+        snap, _ = sync_directory(session, SyncOptions(str(src)), ["local"])
+    finally:
+        session.close()
+    (src / "a.py").write_text("print('two')\n")  # the local tree moves on: the relay does not read it
+    other = tmp_path / "other-agent"
+    old, new = AgentClient(LocalTransport(gpudeck_home / "local-agent")), AgentClient(LocalTransport(other))
+    old.connect()
+    new.connect()
+    try:
+        up = relay(old.open_stream(["code_send", snap.id]), new.open_stream(["receive"]), snap.id, "a", "b")
+        assert up.sent_files == 3 and not up.had_snapshot
+        assert new.request("code_have", snapshot=snap.id)["have"] is True
+        store = CodeStore(other)
+        entries = {e[0]: e for e in json.loads(snap.manifest)["entries"]}
+        assert store.blob(entries["a.py"][4]).read_bytes() == b"print('one')\n" * 30
+        assert store.blob(entries["run.sh"][4], True).exists()
+        assert store.blob(entries["blob.bin"][4]).stat().st_size == 300 << 10
+        missing = old.open_stream(["code_send", "0" * 64])  # a snapshot the host lacks: one line
+        head = missing.read_exactly(5)
+        assert head[:1] == b"!" and b"not on this host" in missing.read_exactly(
+            struct.unpack(">I", head[1:])[0]
+        )
+        assert missing.finish()[0] == 1
+    finally:
+        old.close()
+        new.close()

@@ -16,6 +16,7 @@ from ..errors import GpudeckError
 from ..sync.hashcache import HashCache
 from ..sync.options import DEFAULT_MAX_FILE_SIZE, SyncOptions, host_sync_settings
 from ..sync.push import push
+from ..sync.relay import relay
 from ..sync.snapshot import Snapshot, recall, take_snapshot
 from ..sync.upload import Progress, upload
 from .agents import Agents, ByteStream
@@ -35,6 +36,7 @@ class Synced:
     wire_bytes: int
     seconds: float
     already: bool  # the host had the snapshot: nothing was sent
+    source: str | None = None  # relayed from this host (else sent from this machine)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,8 +55,9 @@ class Synced:
         what = f"{self.host}: snapshot {self.snapshot[:12]} ({self.files} files, {self.bytes / 1e6:.1f} MB)"
         if self.already:
             return f"{what}: already there ({self.seconds:.2f} s)"
+        via = f" from {self.source}" if self.source else ""
         return (
-            f"{what}: sent {self.sent_files} files, {self.sent_bytes / 1e6:.1f} MB "
+            f"{what}: sent{via} {self.sent_files} files, {self.sent_bytes / 1e6:.1f} MB "
             f"({self.wire_bytes / 1e6:.1f} MB on the wire) in {self.seconds:.2f} s"
         )
 
@@ -173,26 +176,69 @@ def _store_empty(agents: Agents, host: str) -> bool:
     return isinstance(answer, dict) and answer.get("empty") is True
 
 
-def ensure_snapshot(agents: Agents, host: str, code: Code) -> None:
+def ensure_snapshot(agents: Agents, host: str, code: Code, holders: list[str] | None = None) -> None:
     """A job's own snapshot on a host it was not on (a node joining it): the code the job started
-    with, read from the directory here as far as its files are unchanged."""
+    with, read from the directory here when none of its files changed since, else relayed from
+    one of `holders` (the job's hosts) that has it (tui/sync/relay.py)."""
     answer = agents.request(host, "code_have", snapshot=code.snapshot)
     if isinstance(answer, dict) and answer.get("have"):
         return
     found = recall(code.snapshot)
+    if found is not None and not found[1]:
+        agents.notice(str(send_snapshot(agents, host, found[0])))
+        return
+    for holder in dict.fromkeys(holders or []):
+        if holder != host and _holds(agents, holder, code.snapshot):
+            agents.notice(str(relay_snapshot(agents, holder, host, code)))
+            return
     if found is None:
         raise GpudeckError(
-            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and this machine did not "
-            "make it: run the scale from the machine that launched the job"
+            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, no host of the job has "
+            "it, and this machine did not make it"
         )
     snap, missing = found
-    if missing:
-        raise GpudeckError(
-            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and {len(missing)} of its "
-            f"files changed in {snap.source} since (e.g. {missing[0]}): a node there would run other "
-            "code than the job's"
-        )
-    agents.notice(str(send_snapshot(agents, host, snap)))
+    raise GpudeckError(
+        f"the job's code snapshot {code.snapshot[:12]} is not on {host}, no host of the job has it, "
+        f"and {len(missing)} of its files changed in {snap.source} since (e.g. {missing[0]}): a node "
+        "there would run other code than the job's"
+    )
+
+
+def _holds(agents: Agents, host: str, snapshot: str) -> bool:
+    try:
+        answer = agents.request(host, "code_have", snapshot=snapshot)
+    except GpudeckError:  # that host is down: another may do
+        return False
+    return isinstance(answer, dict) and answer.get("have") is True
+
+
+def relay_snapshot(agents: Agents, source: str, target: str, code: Code) -> Synced:
+    """The snapshot from `source`'s code store into `target`'s, through this machine's memory."""
+    started = time.monotonic()
+    src = agents.stream(source, ["code_send", code.snapshot])
+    try:
+        dst = agents.stream(target, ["receive"])
+    except BaseException:
+        src.finish(timeout=5.0)
+        raise
+    try:
+        up = relay(src, dst, code.snapshot, source, target)
+    except BaseException:
+        for stream in (src, dst):
+            stream.finish(timeout=5.0)
+        raise
+    return Synced(
+        target,
+        code.snapshot,
+        code.files,
+        code.bytes,
+        up.sent_files,
+        up.sent_bytes,
+        up.wire_bytes,
+        time.monotonic() - started,
+        up.had_snapshot,
+        source=source,
+    )
 
 
 def launch_sync(given: SyncOptions | None, host: str) -> SyncOptions | None:
