@@ -239,7 +239,9 @@ def main() -> None:
         for p in sorted(src.rglob("m*.py"))[:10]:
             p.write_text(p.read_text() + "# again\n")
         note("gpudeck cli", "edits", timed(gpudeck_cli))
-        if args.against:
+        if args.against:  # its own edits: the host holds the snapshots synced above
+            for p in sorted(src.rglob("m*.py"))[:10]:
+                p.write_text(p.read_text() + "# before's warm\n")
             note("before warm", "edits", timed(before.sync))
             for p in sorted(src.rglob("m*.py"))[:10]:
                 p.write_text(p.read_text() + "# before's cli\n")
