@@ -8,8 +8,10 @@ A generated tree of --files realistic Python/text files (~26 MB for 5,000). For 
 gpudeck is measured two ways: `warm` (the action in this process over an open connection, as a
 launch or the TUI does it) and `cli` (a `gpudeck sync` process: Python start-up, connect, sync).
 tar and rsync each open their own ssh connection (OpenSSH, its default cipher).
+`--against DIR` (a checkout of the code before a change, e.g. `git worktree add DIR COMMIT`) adds
+`before warm` and `before cli`, the same cases run by DIR's code in the same rounds.
 
-    python bench/bench_sync.py [--files 5000] [--rounds 5]
+    python bench/bench_sync.py [--files 5000] [--rounds 5] [--against DIR]
 """
 
 from __future__ import annotations
@@ -127,19 +129,68 @@ def run(cmd: str | list[str], **kw: object) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)  # type: ignore[call-overload]
 
 
+# The code before, in a process of its own (its modules, its agent): syncs on each line of stdin.
+WORKER = """
+import sys, time
+from tui.session import Session
+from tui.sync.options import SyncOptions
+s = Session()
+s.request("box", "ping")
+for line in sys.stdin:
+    try:
+        from tui.actions.sync import sync_directory
+        sync_directory(s, SyncOptions(sys.argv[1]), ["box"])
+    except ImportError:
+        from tui.actions.sync import send_to_hosts
+        from tui.sync.snapshot import take_snapshot
+        send_to_hosts(s, ["box"], take_snapshot(SyncOptions(sys.argv[1])))
+    print("ok", flush=True)
+"""
+
+
+class Before:
+    def __init__(self, checkout: str, src: Path) -> None:
+        self.env = dict(os.environ, PYTHONPATH=os.path.abspath(checkout))
+        self.cwd = os.path.abspath(checkout)
+        self.src = src
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(src)],
+            env=self.env, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def sync(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        if self.proc.stdout.readline().strip() != "ok":
+            raise SystemExit("the code before failed a sync")
+
+    def cli(self) -> None:
+        run(
+            [sys.executable, "-m", "tui", "sync", str(self.src), "--host", "box", "--json"],
+            env=self.env,
+            cwd=self.cwd,
+        )
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--against", metavar="DIR", help="a checkout of the code before, run side by side")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-sync-"))
     lb = loopback_host(base)
     # The fixture's .bashrc prints junk (for the tests' sake); rsync's protocol cannot bear it.
     (lb.server.remote_home / ".bashrc").write_text("")
-    from tui.actions.sync import send_to_hosts
+    from tui.actions.sync import sync_directory
     from tui.session import Session
     from tui.sync.options import SyncOptions
-    from tui.sync.snapshot import take_snapshot
 
     src = base / "src"
     size = make_tree(src, args.files)
@@ -154,13 +205,21 @@ def main() -> None:
         results.setdefault(method, {}).setdefault(case, []).append(seconds)
 
     def gpudeck_warm() -> None:
-        send_to_hosts(session, ["box"], take_snapshot(SyncOptions(str(src))))
+        sync_directory(session, SyncOptions(str(src)), ["box"])
 
     def gpudeck_cli() -> None:
         run([sys.executable, "-m", "tui", "sync", str(src), "--host", "box", "--json"])
 
+    methods: list[tuple[str, Callable[[], object]]] = [
+        ("gpudeck warm", gpudeck_warm),
+        ("gpudeck cli", gpudeck_cli),
+    ]
+    if args.against:
+        before = Before(args.against, src)
+        methods += [("before warm", before.sync), ("before cli", before.cli)]
+
     for r in range(args.rounds):
-        for method, fn in (("gpudeck warm", gpudeck_warm), ("gpudeck cli", gpudeck_cli)):
+        for method, fn in methods:
             shutil.rmtree(lb.agent_dir / "code", ignore_errors=True)  # an empty host
             shutil.rmtree(Path(os.environ["GPUDECK_HOME"]) / "sync", ignore_errors=True)  # nothing hashed
             note(method, "first", timed(fn))
@@ -180,7 +239,16 @@ def main() -> None:
         for p in sorted(src.rglob("m*.py"))[:10]:
             p.write_text(p.read_text() + "# again\n")
         note("gpudeck cli", "edits", timed(gpudeck_cli))
+        if args.against:  # its own edits: the host holds the snapshots synced above
+            for p in sorted(src.rglob("m*.py"))[:10]:
+                p.write_text(p.read_text() + "# before's warm\n")
+            note("before warm", "edits", timed(before.sync))
+            for p in sorted(src.rglob("m*.py"))[:10]:
+                p.write_text(p.read_text() + "# before's cli\n")
+            note("before cli", "edits", timed(before.cli))
     session.close()
+    if args.against:
+        before.close()
     print(f"medians of {args.rounds} rounds (seconds):")
     print(f"{'method':<14}{'first':>9}{'nochange':>10}{'edits':>9}")
     for method, cases in results.items():
@@ -190,9 +258,11 @@ def main() -> None:
         ]
         edits = f"{statistics.median(cases['edits']):9.3f}" if "edits" in cases else f"{'-':>9}"
         print(f"{method:<14}{cells[0]}{' ' + cells[1]}{edits}")
-    tar = statistics.median(results["tar|ssh"]["first"])
-    warm = statistics.median(results["gpudeck warm"]["first"])
-    print(f"first sync / tar|ssh: {warm / tar:.2f}x (target <= 1.2x)")
+    tar_first = statistics.median(results["tar|ssh"]["first"])
+    for method in ("gpudeck warm", "before warm", "gpudeck cli", "before cli"):
+        if method in results:
+            first_s = statistics.median(results[method]["first"])
+            print(f"first sync / tar|ssh, {method}: {first_s / tar_first:.2f}x (target <= 1.2x)")
     lb.server.stop()
     shutil.rmtree(base, ignore_errors=True)
 

@@ -1,5 +1,6 @@
 """Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `prepare STEP JOB_DIR`,
-`send` (a job's files back: gpudeck pull), `receive` (a code snapshot's files), `hello`,
+`send` (a job's files back: gpudeck pull), `receive` (a code snapshot's files), `code_send` (a
+snapshot's files for another host's receive), `hello`,
 `--version`.
 
 Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
@@ -45,6 +46,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         "receive", help="a code snapshot's missing files, as a byte stream (codestore)"
     )
     receive_p.add_argument("--agent-dir")
+    code_send_p = sub.add_parser(
+        "code_send", help="a snapshot's files for another host's receive, as a byte stream (codestore)"
+    )
+    code_send_p.add_argument("snapshot")
+    code_send_p.add_argument("--agent-dir")
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
     hello_p.add_argument("--stream", action="store_true", help="as a byte stream: the stream marker first")
@@ -64,6 +70,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         from .codestore.receive import receive
 
         sys.exit(receive(agent_dir(args.agent_dir)))
+    if args.command == "code_send":
+        from .codestore.send import code_send
+
+        sys.exit(code_send(agent_dir(args.agent_dir), args.snapshot))
     if args.command == "serve":
         from .serving.serve import serve
 

@@ -142,3 +142,42 @@ def test_a_two_node_job_scaled_onto_another_host_runs_the_same_snapshot(
         assert (agent_dir(ssh_home, "box-b") / "code" / "snapshots" / f"{snapshot}.json").exists()
     finally:
         kill_boxes_jobs(ssh_home)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_scale_after_a_local_edit_relays_the_jobs_snapshot_from_its_host(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
+    two_boxes(ssh_home)
+    src = _source(tmp_path / "src")
+    script = 'echo "node $GPUDECK_NODE_RANK: $(cat pkg/what.txt)"; exec sleep 300'
+    try:
+        job = ok(
+            "run", "--host", "box-a,box-a", "--nodes", "2", "--launcher", "none",
+            "--master-addr", "127.0.0.1", "--master-port", str(free_port()),
+            "--sync", str(src), "--grace", "5",
+            "--", "bash", "-c", script, "job", "--checkpoint-dir", "ck",
+            cwd=tmp_path, timeout=180,
+        ).strip()  # fmt: skip
+        wait_for(
+            lambda: "node 0: version one" in _node_output(ssh_home, "box-a", job, "0"),
+            timeout=60,
+            interval=0.2,
+            what="node 0's line",
+        )
+        (src / "pkg" / "what.txt").write_text("version two\n")  # edited here after the launch
+        (src / "run.sh").unlink()
+        new = ok("scale", job, "+1", "--host", "box-b", cwd=tmp_path, timeout=240).strip()
+        wait_for(
+            lambda: "node 2: version one" in _node_output(ssh_home, "box-b", new, "2"),
+            timeout=60,
+            interval=0.2,
+            what="the new host's node line",
+        )
+        snapshot = json.loads(ok("inspect", "--json", new, cwd=tmp_path))["code"]["snapshot"]
+        assert (agent_dir(ssh_home, "box-b") / "code" / "snapshots" / f"{snapshot}.json").exists()
+        work = agent_dir(ssh_home, "box-b") / "work" / job
+        assert os.access(work / "run.sh", os.X_OK)  # the original tree, exec bit and all
+    finally:
+        kill_boxes_jobs(ssh_home)

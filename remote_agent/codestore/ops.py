@@ -17,7 +17,10 @@ class CodeOpError(Exception):
 
 
 def code_have(root: Path, snapshot: Any) -> Dict[str, Any]:
-    """Whether the snapshot is here (and whole); marks it used."""
+    """Whether the snapshot is here (and whole); marks it used. Without one (null): whether the
+    store holds no blob at all (`empty`: a client then pushes blobs as it hashes them)."""
+    if snapshot is None:
+        return {"snapshot": None, "have": False, "empty": CodeStore(root).is_empty()}
     if not is_sha(snapshot):
         raise CodeOpError("snapshot: expected 64 lowercase hex digits, got %r" % (snapshot,))
     return {"snapshot": snapshot, "have": CodeStore(root).has_snapshot(snapshot, touch=True)}

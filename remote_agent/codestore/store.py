@@ -42,6 +42,18 @@ class CodeStore:
         """Either variant: the other is made from it on this host."""
         return self.blob(sha).exists() or self.blob(sha, True).exists()
 
+    def is_empty(self) -> bool:
+        """No blob stored (gc may leave empty prefix dirs behind)."""
+        try:
+            prefixes = list(os.scandir(str(self.blobs)))
+        except FileNotFoundError:
+            return True
+        for prefix in prefixes:
+            with contextlib.suppress(OSError), os.scandir(prefix.path) as it:
+                if next(it, None) is not None:
+                    return False
+        return True
+
     def put_verified(self, tmp: str, sha: str, exec_bit: bool) -> None:
         """A temp file (made read-only by open_temp) whose sha256 was checked, renamed into place."""
         name = sha + ".x" if exec_bit else sha

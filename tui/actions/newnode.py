@@ -64,7 +64,7 @@ def new_node_spec(
     )
     try:
         if terms.code is not None:
-            ensure_snapshot(agents, p.host, terms.code)
+            ensure_snapshot(agents, p.host, terms.code, [str(n["host"]) for n in job.nodes])
         return node_spec(agents, terms, p.host, p.node, p.argv, p.env)
     except GpudeckError as exc:  # e.g. the job has a budget and the new host no price: said before any stop
         raise GpudeckError(f"scale: node {p.node} on {p.host}: {exc}", exc.code) from None

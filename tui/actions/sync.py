@@ -13,13 +13,16 @@ from typing import Any
 from remote_agent.spec import Code
 
 from ..errors import GpudeckError
+from ..sync.hashcache import HashCache
 from ..sync.options import DEFAULT_MAX_FILE_SIZE, SyncOptions, host_sync_settings
+from ..sync.push import push
+from ..sync.relay import relay
 from ..sync.snapshot import Snapshot, recall, take_snapshot
 from ..sync.upload import Progress, upload
-from .agents import Agents
+from .agents import Agents, ByteStream
 from .node_spec import host_entry
 
-ProgressFor = Callable[[str, Snapshot], Progress | None]
+ProgressFor = Callable[[str, int, int], Progress | None]  # (host, files, bytes) → a progress callback
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Synced:
     wire_bytes: int
     seconds: float
     already: bool  # the host had the snapshot: nothing was sent
+    source: str | None = None  # relayed from this host (else sent from this machine)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,8 +55,9 @@ class Synced:
         what = f"{self.host}: snapshot {self.snapshot[:12]} ({self.files} files, {self.bytes / 1e6:.1f} MB)"
         if self.already:
             return f"{what}: already there ({self.seconds:.2f} s)"
+        via = f" from {self.source}" if self.source else ""
         return (
-            f"{what}: sent {self.sent_files} files, {self.sent_bytes / 1e6:.1f} MB "
+            f"{what}: sent{via} {self.sent_files} files, {self.sent_bytes / 1e6:.1f} MB "
             f"({self.wire_bytes / 1e6:.1f} MB on the wire) in {self.seconds:.2f} s"
         )
 
@@ -89,12 +94,13 @@ def send_to_hosts(
 
     def one(host: str) -> Synced | GpudeckError:
         try:
-            return send_snapshot(agents, host, snap, progress_for(host, snap) if progress_for else None)
+            show = progress_for(host, snap.count, snap.size) if progress_for else None
+            return send_snapshot(agents, host, snap, show)
         except GpudeckError as exc:
             return exc
 
-    if len(distinct) == 1:
-        results = [one(distinct[0])]
+    if len(distinct) <= 1:
+        results = [one(h) for h in distinct]
     else:
         with ThreadPoolExecutor(max_workers=min(8, len(distinct))) as pool:
             results = list(pool.map(one, distinct))
@@ -116,32 +122,123 @@ def sync_for_launch(
     agents: Agents, sync: SyncOptions, hosts: list[str], home: str, progress_for: ProgressFor | None = None
 ) -> Code:
     """A launch's code: the directory's snapshot, on every host of the job (each once, in parallel)."""
-    snap = take_snapshot(sync)
-    for synced in send_to_hosts(agents, hosts, snap, progress_for):
+    snap, results = sync_directory(agents, sync, hosts, progress_for)
+    for synced in results:
         agents.notice(str(synced))
     return code_of(snap, home)
 
 
-def ensure_snapshot(agents: Agents, host: str, code: Code) -> None:
+def sync_directory(
+    agents: Agents, opts: SyncOptions, hosts: list[str], progress_for: ProgressFor | None = None
+) -> tuple[Snapshot, list[Synced]]:
+    """The directory's snapshot on every host (each once). A first sync from this machine (no file
+    hashed here yet) to hosts whose code store is empty pushes: it reads, hashes and sends each file
+    in one pass (tui/sync/push.py); the other hosts get the snapshot the usual way."""
+    distinct = list(dict.fromkeys(hosts))
+    empty = [h for h in distinct if _store_empty(agents, h)] if HashCache(opts.directory).empty else []
+    if not empty:
+        snap = take_snapshot(opts)
+        return snap, send_to_hosts(agents, distinct, snap, progress_for)
+    started = time.monotonic()
+    streams: dict[str, ByteStream] = {}
+    try:
+        with ThreadPoolExecutor(max_workers=min(8, len(empty))) as pool:
+            opened = {h: pool.submit(agents.stream, h, ["receive"]) for h in empty}
+            for h, future in opened.items():
+                streams[h] = future.result()
+        snap, pushed = push(opts, streams, progress_for)
+    except BaseException:
+        for stream in streams.values():
+            stream.finish(timeout=5.0)
+        raise
+    seconds = time.monotonic() - started
+    results = {
+        h: Synced(
+            h,
+            snap.id,
+            snap.count,
+            snap.size,
+            u.sent_files,
+            u.sent_bytes,
+            u.wire_bytes,
+            seconds,
+            u.had_snapshot,
+        )
+        for h, u in pushed.items()
+    }
+    rest = [h for h in distinct if h not in results]
+    results.update((r.host, r) for r in send_to_hosts(agents, rest, snap, progress_for))
+    return snap, [results[h] for h in distinct]
+
+
+def _store_empty(agents: Agents, host: str) -> bool:
+    answer = agents.request(host, "code_have", snapshot=None)
+    return isinstance(answer, dict) and answer.get("empty") is True
+
+
+def ensure_snapshot(agents: Agents, host: str, code: Code, holders: list[str] | None = None) -> None:
     """A job's own snapshot on a host it was not on (a node joining it): the code the job started
-    with, read from the directory here as far as its files are unchanged."""
+    with, read from the directory here when none of its files changed since, else relayed from
+    one of `holders` (the job's hosts) that has it (tui/sync/relay.py)."""
     answer = agents.request(host, "code_have", snapshot=code.snapshot)
     if isinstance(answer, dict) and answer.get("have"):
         return
     found = recall(code.snapshot)
+    if found is not None and not found[1]:
+        agents.notice(str(send_snapshot(agents, host, found[0])))
+        return
+    for holder in dict.fromkeys(holders or []):
+        if holder != host and _holds(agents, holder, code.snapshot):
+            agents.notice(str(relay_snapshot(agents, holder, host, code)))
+            return
     if found is None:
         raise GpudeckError(
-            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and this machine did not "
-            "make it: run the scale from the machine that launched the job"
+            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, no host of the job has "
+            "it, and this machine did not make it"
         )
     snap, missing = found
-    if missing:
-        raise GpudeckError(
-            f"the job's code snapshot {code.snapshot[:12]} is not on {host}, and {len(missing)} of its "
-            f"files changed in {snap.source} since (e.g. {missing[0]}): a node there would run other "
-            "code than the job's"
-        )
-    agents.notice(str(send_snapshot(agents, host, snap)))
+    raise GpudeckError(
+        f"the job's code snapshot {code.snapshot[:12]} is not on {host}, no host of the job has it, "
+        f"and {len(missing)} of its files changed in {snap.source} since (e.g. {missing[0]}): a node "
+        "there would run other code than the job's"
+    )
+
+
+def _holds(agents: Agents, host: str, snapshot: str) -> bool:
+    try:
+        answer = agents.request(host, "code_have", snapshot=snapshot)
+    except GpudeckError:  # that host is down: another may do
+        return False
+    return isinstance(answer, dict) and answer.get("have") is True
+
+
+def relay_snapshot(agents: Agents, source: str, target: str, code: Code) -> Synced:
+    """The snapshot from `source`'s code store into `target`'s, through this machine's memory."""
+    started = time.monotonic()
+    src = agents.stream(source, ["code_send", code.snapshot])
+    try:
+        dst = agents.stream(target, ["receive"])
+    except BaseException:
+        src.finish(timeout=5.0)
+        raise
+    try:
+        up = relay(src, dst, code.snapshot, source, target)
+    except BaseException:
+        for stream in (src, dst):
+            stream.finish(timeout=5.0)
+        raise
+    return Synced(
+        target,
+        code.snapshot,
+        code.files,
+        code.bytes,
+        up.sent_files,
+        up.sent_bytes,
+        up.wire_bytes,
+        time.monotonic() - started,
+        up.had_snapshot,
+        source=source,
+    )
 
 
 def launch_sync(given: SyncOptions | None, host: str) -> SyncOptions | None:

@@ -7,12 +7,11 @@ import argparse
 import json
 
 from ..actions.node_spec import host_entry
-from ..actions.sync import send_to_hosts
+from ..actions.sync import sync_directory
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 from ..sync.options import DEFAULT_MAX_FILE_SIZE, SyncOptions, host_sync_settings, parse_size
 from ..sync.progress import ProgressLine
-from ..sync.snapshot import Snapshot, take_snapshot
 
 
 def add_sync_flags(p: argparse.ArgumentParser) -> None:
@@ -73,16 +72,16 @@ def sync_options(args: argparse.Namespace, directory: str, host: str) -> SyncOpt
     )
 
 
-def progress_for(host: str, snap: Snapshot) -> ProgressLine:
-    return ProgressLine(f"sync {host}", snap.count, snap.size)
+def progress_for(host: str, files: int, size: int) -> ProgressLine:
+    return ProgressLine(f"sync {host}", files, size)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
     hosts = [h.strip() for h in args.host.split(",")]
     if any(not h for h in hosts):
         raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
-    snap = take_snapshot(sync_options(args, args.directory, hosts[0]))
-    results = send_to_hosts(session, hosts, snap, None if args.json else progress_for)
+    opts = sync_options(args, args.directory, hosts[0])
+    _, results = sync_directory(session, opts, hosts, None if args.json else progress_for)
     for synced in results:
         print(json.dumps(synced.to_json()) if args.json else str(synced))
     return 0

@@ -163,8 +163,9 @@ class SshStream(AgentStream):
             raise TransportError(f"cannot open a stream to the agent: {exc}") from None
 
     def write(self, data: bytes) -> None:
-        try:
-            self.chan.sendall(data)
+        try:  # a packet's worth at a time: paramiko's sendall copies the rest after each packet
+            for i in range(0, len(data), MAX_PACKET):
+                self.chan.sendall(data[i : i + MAX_PACKET])
         except _ssh_errors() as exc:
             raise TransportError(f"the stream to the agent broke: {exc}{self._why()}") from None
 

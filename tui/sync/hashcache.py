@@ -33,6 +33,11 @@ class HashCache:
             if isinstance(obj, dict) and isinstance(obj.get("files"), dict):
                 self.known = obj["files"]
 
+    @property
+    def empty(self) -> bool:
+        """No file of this directory hashed here yet (a first sync from this machine)."""
+        return not self.known
+
     def hashes(self, files: list[Found]) -> dict[str, str]:
         """rel → sha256 of every file; read only those whose size, mtime or inode changed."""
         out: dict[str, str] = {}
@@ -56,6 +61,11 @@ class HashCache:
             self.known = {k: v for k, v in self.known.items() if k in live}
             self.changed = True
         return out
+
+    def remember(self, f: Found, sha: str) -> None:
+        """A hash made elsewhere (a push reads each file once): kept under the walk's stat."""
+        self.known[f.rel] = [f.size, f.mtime_ns, f.ino, sha]
+        self.changed = True
 
     def _hash(self, f: Found) -> str:
         return file_sha256(os.path.join(self.root, f.rel))

@@ -56,7 +56,7 @@ def take_snapshot(opts: SyncOptions) -> Snapshot:
         blobs=blobs,
         seconds=time.monotonic() - started,
     )
-    _remember(snap, opts.include_git)
+    remember(snap, opts.include_git)
     return snap
 
 
@@ -76,7 +76,8 @@ def _record(snapshot_id: str) -> Path:
     return paths.data_dir() / "sync" / "snapshots" / f"{snapshot_id}.json"
 
 
-def _remember(snap: Snapshot, include_git: bool) -> None:
+def remember(snap: Snapshot, include_git: bool) -> None:
+    """Keep the manifest here: a later scale onto a new host may need it."""
     path = _record(snap.id)
     if path.exists():
         return

@@ -11,7 +11,9 @@ import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from remote_agent.codestore.receive import EXEC_HINT
 
 from ..actions.agents import ByteStream
 from ..errors import EXIT_ERROR, GpudeckError
@@ -72,10 +74,10 @@ class UploadError(GpudeckError):
 
 
 def upload(stream: ByteStream, snap: Snapshot, host: str, progress: Progress | None = None) -> Uploaded:
-    sender = _Sender(stream)
+    sender = Sender(stream)
     sender.frame(b"M", zlib.compress(snap.manifest, 1))
     sender.flush()
-    asked = _answer(stream, host)
+    asked = read_answer(stream, host)
     if asked.get("snapshot") != snap.id:
         raise UploadError(
             f"{host}: the agent read another snapshot ({asked.get('snapshot')!r}, not {snap.id})"
@@ -94,14 +96,14 @@ def upload(stream: ByteStream, snap: Snapshot, host: str, progress: Progress | N
     sender.end()
     if progress is not None:
         progress(sent_files, sent_bytes, sender.wire, True)
-    _answer(stream, host)  # the outcome: counts the agent wrote
+    read_answer(stream, host)  # the outcome: counts the agent wrote
     status, last = stream.finish()
     if status not in (0, None):
         raise UploadError(f"{host}: receive exited with status {status}: {last}")
     return Uploaded(snap.id, sent_files, sent_bytes, sender.wire, bool(asked.get("have")))
 
 
-def _answer(stream: ByteStream, host: str) -> dict[str, Any]:
+def read_answer(stream: ByteStream, host: str) -> dict[str, Any]:
     head = stream.read_exactly(4)
     (length,) = struct.unpack(">I", head)
     if length > 64 << 20:
@@ -114,11 +116,21 @@ def _answer(stream: ByteStream, host: str) -> dict[str, Any]:
     return obj
 
 
-class _Sender:
-    """Frames batched into large writes; one zlib stream through every compressible blob."""
+class Sink(Protocol):
+    """What a Sender writes to: a ByteStream, or push.py's Fanout to several."""
 
-    def __init__(self, stream: ByteStream) -> None:
+    def write(self, data: bytes) -> None: ...
+
+    def end_input(self) -> None: ...
+
+
+class Sender:
+    """Frames batched into large writes; one zlib stream through every compressible blob
+    (`compress=False`: every blob raw, e.g. after a push, whose zlib stream this one cannot join)."""
+
+    def __init__(self, stream: Sink, compress: bool = True) -> None:
         self.stream = stream
+        self.compress = compress
         self.out: list[bytes] = []
         self.pending = 0
         self.wire = 0
@@ -150,6 +162,8 @@ class _Sender:
                 self._zflush(zlib.Z_NO_FLUSH)
 
     def _zflush(self, mode: int) -> None:
+        if not (self.zdirty or self.zbuf):
+            return  # nothing compressed since the last flush: no empty block on the wire
         if mode != zlib.Z_NO_FLUSH:
             self.zbuf.append(self.deflate.flush(mode))
             self.zdirty = False
@@ -158,14 +172,15 @@ class _Sender:
         for i in range(0, len(data), RAW_CHUNK):
             self.frame(b"z", data[i : i + RAW_CHUNK])
 
-    def blob(self, path: str, sha: str, rel: str) -> int:
-        """Send one file as a record; its bytes must still hash to `sha`."""
+    def blob(self, path: str, sha: str, rel: str, exec_hint: bool = False) -> int:
+        """Send one file as a record; its bytes must still hash to `sha`. `exec_hint`: a pushed
+        blob's mode (the receive's EXEC_HINT bit in the size)."""
         try:
             with open(path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
-                header = sha.encode("ascii") + struct.pack(">Q", size)
+                header = sha.encode("ascii") + struct.pack(">Q", size | (EXEC_HINT if exec_hint else 0))
                 h = hashlib.sha256()
-                compress = _compressible(f, path, size)
+                compress = self.compress and _compressible(f, path, size)
                 if not compress and (self.zdirty or self.zbuf):
                     self._zflush(zlib.Z_SYNC_FLUSH)
                 send = self._z if compress else self._raw
@@ -183,6 +198,26 @@ class _Sender:
         if left or h.hexdigest() != sha:
             raise UploadError(f"sync: {rel} changed while it was being sent: run the sync again")
         return size
+
+    def blob_bytes(self, sha: str, data: bytes, path: str, exec_hint: bool) -> None:
+        """A small file already read (and hashed) whole, as a pushed record."""
+        header = sha.encode("ascii") + struct.pack(">Q", len(data) | (EXEC_HINT if exec_hint else 0))
+        compress = self.compress and (
+            os.path.splitext(path)[1].lower() not in PACKED
+            and (len(data) < 4 * SAMPLE or len(zlib.compress(data[:SAMPLE], 1)) < 0.9 * SAMPLE)
+        )
+        if compress:
+            self._z(header)
+            self._z(data)
+        else:
+            if self.zdirty or self.zbuf:
+                self._zflush(zlib.Z_SYNC_FLUSH)
+            self.frame(b"r", header + data)
+
+    def sync_flush(self) -> None:
+        """Everything given so far on its way, whole records (before the manifest of a push)."""
+        self._zflush(zlib.Z_SYNC_FLUSH)
+        self.flush()
 
     def _raw(self, data: bytes) -> None:
         self.frame(b"r", data)
