@@ -21,7 +21,6 @@ from ..actions.options import LaunchOptions
 from ..fleet import JobModel
 from ..store import Store
 from ..sync.progress import ProgressNotes
-from ..sync.snapshot import Snapshot
 from ..widgets.failures import report, say
 from .base import Service
 from .connections import Connections
@@ -93,9 +92,9 @@ class JobControl(Service):
             lambda: str(launch.launch(self.agents, self.store, opts, job_id, progress_for=self._sync_notes)),
         )
 
-    def _sync_notes(self, host: str, snap: Snapshot) -> ProgressNotes:
+    def _sync_notes(self, host: str, files: int, size: int) -> ProgressNotes:
         """A sync that takes over a second says how far it got, every two seconds (from its worker)."""
-        return ProgressNotes(f"sync {host}", snap.count, snap.size, self._tell_progress)
+        return ProgressNotes(f"sync {host}", files, size, self._tell_progress)
 
     def _tell_progress(self, line: str) -> None:
         with contextlib.suppress(RuntimeError):  # the app is closing: nobody to tell
