@@ -98,7 +98,7 @@ def download_missing(
         if obj.key not in urls:
             raise PrepareError(
                 "data %s: object %s is not cached on this host and this job brought no URL for it "
-                "(a restart or resize reuses the launch's listing: launch the job again)"
+                "(it was restarted without URLs: restart it with gpudeck, which presigns them again)"
                 % (source.url, obj.key)
             )
     need = sum(o.size for o in todo)

@@ -16,6 +16,7 @@ from typing import IO, Any, Callable, Dict, List, Optional
 
 from .. import PROTOCOL, VERSION
 from ..codestore.ops import CodeOpError, code_gc, code_have
+from ..datafetch.ops import DataOpError, job_data
 from ..probes.gpu import default as default_nvml
 from ..probes.gpuring import GpuRing
 from ..probes.network import Listeners, ProbeError, probe
@@ -96,6 +97,10 @@ class Server:
             req.get("changes"),
             req.get("data_urls"),
         )
+
+    def op_job_data(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        return job_data(view.files.spec, view.fields["id"], view.fields["node"])
 
     def op_stop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace"), req.get("reason"))
@@ -237,7 +242,16 @@ class Server:
             if op is None:
                 raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
             result = op(self, req)
-        except (BadRequest, CodeOpError, JobError, LogArgError, ProbeError, ProcsError, VersionsError) as exc:
+        except (
+            BadRequest,
+            CodeOpError,
+            DataOpError,
+            JobError,
+            LogArgError,
+            ProbeError,
+            ProcsError,
+            VersionsError,
+        ) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
             self.out.send(
@@ -263,6 +277,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "jobs": Server.op_jobs,
     "launch": Server.op_launch,
     "restart": Server.op_restart,
+    "job_data": Server.op_job_data,
     "stop": Server.op_stop,
     "kill": Server.op_kill,
     "tail": Server.op_tail,
