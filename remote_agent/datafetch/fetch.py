@@ -57,7 +57,7 @@ def copy(root: Path, source: DataSource, urls: Dict[str, str], target: Path) -> 
     objects, trees = objects_dir(root), trees_dir(root)
     name = tree_name(files)
     fetched: Tuple[int, int] = (0, 0)
-    if not (trees / name).is_dir():
+    if not mark_used(trees / name):  # not there (or just collected by `gpudeck gc`): made anew
         fetched = download_missing(source, files, objects, urls)
         try:
             tree = ensure_tree(trees, name, objects, files)
@@ -79,6 +79,17 @@ def copy(root: Path, source: DataSource, urls: Dict[str, str], target: Path) -> 
         "gpudeck: data %s -> %s: %d objects, %s, %s, ready in %.2f s"
         % (source.url, target, len(files), megabytes(total), how, time.monotonic() - started)
     )
+
+
+def mark_used(tree: Path) -> bool:
+    """The tree's last use (its directory's time), which `gpudeck gc` keeps it by; False: no tree."""
+    try:
+        os.utime(str(tree))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        pass  # not ours to touch (a read-only agent dir): used as it is
+    return tree.is_dir()
 
 
 def download_missing(

@@ -25,6 +25,7 @@ from ..probes.versions import VersionsError, versions
 from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .adopting import adopt_lost_jobs
+from .collect import collect_all
 from .jobs import JobError, JobTable
 from .logindex import IndexCache, LogArgError, search
 from .output import LineWriter
@@ -233,6 +234,9 @@ class Server:
     def op_code_gc(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return code_gc(self.root, req.get("keep_days"), self.jobs.list())
 
+    def op_gc(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return collect_all(self.root, req.get("keep_days"), self.jobs.list())
+
     # -- dispatch --------------------------------------------------------------------------------
 
     def handle(self, req: Dict[str, Any]) -> None:
@@ -300,6 +304,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "versions": Server.op_versions,
     "code_have": Server.op_code_have,
     "code_gc": Server.op_code_gc,
+    "gc": Server.op_gc,
 }
 
 
