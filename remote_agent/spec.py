@@ -372,6 +372,7 @@ class DataSource:
     mode: str = "copy"
     objects: Tuple[DataObject, ...] = ()  # copy: the listing the client made
     endpoint_url: Optional[str] = None
+    from_host: Optional[str] = None  # the hosts.toml table it came from; None: the job's own `--data`
 
     @classmethod
     def from_wire(cls, obj: Any, name: str = "data") -> DataSource:
@@ -392,6 +393,7 @@ class DataSource:
             mode=mode,
             objects=tuple(DataObject.from_wire(o, "%s.objects[%d]" % (name, i)) for i, o in enumerate(raw)),
             endpoint_url=_optional(obj.get("endpoint_url"), _text, name + ".endpoint_url", 2048),
+            from_host=_optional(obj.get("from_host"), _text, name + ".from_host", 256),
         )
 
     def to_wire(self) -> Dict[str, Any]:

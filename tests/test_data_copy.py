@@ -190,11 +190,11 @@ def test_path_that_holds_the_users_own_files_is_never_replaced(
     assert (workdir / "data" / "mine.txt").read_text() == "keep me"
 
 
-def test_a_restart_uses_the_cache_and_names_what_it_lacks(
-    session: Session, workdir: Path, agent_dir: Path, s3: S3
+def test_a_restart_without_urls_uses_the_cache_and_names_what_it_lacks(
+    session: Session, workdir: Path, agent_dir: Path, client: AgentClient, s3: S3
 ) -> None:
-    from tui.actions import control
-    from tui.actions.control import JobTarget
+    """The agent's side: a `restart` that brings no `data_urls` (an older client) runs from the cache."""
+    from remote_agent.names import new_job_id
 
     s3.bucket("bkt", OBJECTS)
     launched = launch.launch(
@@ -205,14 +205,12 @@ def test_a_restart_uses_the_cache_and_names_what_it_lacks(
     wait_for(lambda: find.resolve(session, launched.id).state == "exited", timeout=30, what="its end")
 
     def restart(job_id: str) -> tuple[str, str | None]:
-        new_id = control.restart(session, session.store, JobTarget.of_job(find.resolve(session, job_id)))
-        wait_for(
-            lambda: find.resolve(session, new_id).state in ("exited", "failed"), timeout=30, what="its end"
-        )
-        job = find.resolve(session, new_id)
-        return new_id, job.first.get("cause") if job.state == "failed" else None
+        new_id = new_job_id()
+        client.request("restart", timeout=30, job=job_id, node="0", new_id=new_id)
+        job = wait_state(client, new_id, {"exited", "failed"})
+        return new_id, job.get("cause") if job["state"] == "failed" else None
 
-    again, cause = restart(launched.id)  # no URLs travel with a restart: every object is cached
+    again, cause = restart(launched.id)  # every object is cached
     assert cause is None and "all cached" in output(session, again)
     shutil.rmtree(agent_dir / "data")  # the host lost its cache
     _, cause = restart(again)
@@ -221,7 +219,7 @@ def test_a_restart_uses_the_cache_and_names_what_it_lacks(
         and cause.startswith("data s3://bkt/ds: object ds/")
         and cause.endswith(
             "is not cached on this host and this job brought no URL for it "
-            "(a restart or resize reuses the launch's listing: launch the job again)"
+            "(it was restarted without URLs: restart it with gpudeck, which presigns them again)"
         )
     )
 

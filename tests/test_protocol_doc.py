@@ -102,6 +102,8 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["price"] = client.request("price", per_hour=1.5, currency="USD")
     answers["code_have"] = client.request("code_have", snapshot="0" * 64)
     answers["code_gc"] = client.request("code_gc", keep_days=7)
+    answers["gc"] = client.request("gc", keep_days=7)
+    answers["job_data"] = client.request("job_data", job=job["id"], node="0")
     answers["procs"] = client.request("procs", job=job["id"], node="0", interval=0.05)
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
     new_id = new_job_id()

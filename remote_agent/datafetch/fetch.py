@@ -57,7 +57,7 @@ def copy(root: Path, source: DataSource, urls: Dict[str, str], target: Path) -> 
     objects, trees = objects_dir(root), trees_dir(root)
     name = tree_name(files)
     fetched: Tuple[int, int] = (0, 0)
-    if not (trees / name).is_dir():
+    if not mark_used(trees / name):  # not there (or just collected by `gpudeck gc`): made anew
         fetched = download_missing(source, files, objects, urls)
         try:
             tree = ensure_tree(trees, name, objects, files)
@@ -81,6 +81,17 @@ def copy(root: Path, source: DataSource, urls: Dict[str, str], target: Path) -> 
     )
 
 
+def mark_used(tree: Path) -> bool:
+    """The tree's last use (its directory's time), which `gpudeck gc` keeps it by; False: no tree."""
+    try:
+        os.utime(str(tree))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        pass  # not ours to touch (a read-only agent dir): used as it is
+    return tree.is_dir()
+
+
 def download_missing(
     source: DataSource, files: List[Tuple[str, DataObject]], objects: Path, urls: Dict[str, str]
 ) -> Tuple[int, int]:
@@ -98,7 +109,7 @@ def download_missing(
         if obj.key not in urls:
             raise PrepareError(
                 "data %s: object %s is not cached on this host and this job brought no URL for it "
-                "(a restart or resize reuses the launch's listing: launch the job again)"
+                "(it was restarted without URLs: restart it with gpudeck, which presigns them again)"
                 % (source.url, obj.key)
             )
     need = sum(o.size for o in todo)

@@ -30,6 +30,7 @@ from .record import RECORD_NAME
 from .stream import StepFailed, run_step
 
 READY_NAME = "gpudeck-ready"
+USED_NAME = "gpudeck-used"  # touched by every job that uses it (the ready marker's time: its build)
 WAITING = "waiting for the environment another job is building"
 
 
@@ -53,16 +54,32 @@ def ensure_environment(
         if job_dir is not None:  # the job object shows the key from now on, built or not
             record = json.dumps({"key": key, "source": environment.source}) + "\n"
             write_private_atomic(job_dir / RECORD_NAME, record.encode("utf-8"))
-        if not is_ready(directory):
-            ensure_private_dir(envs_root(root))
-            with held(envs_root(root) / (key + ".lock"), lambda: say("%s: %s" % (WAITING, label))):
-                if not is_ready(directory):  # the job we waited for may have built it
-                    build(directory, environment, interp, label)
+        ensure_private_dir(envs_root(root))
+        lock = envs_root(root) / (key + ".lock")
+        if is_ready(directory):
+            with held(lock, lambda: None, shared=True):  # `gpudeck gc` holds it while it removes one
+                if is_ready(directory):
+                    mark_used(directory)
+                    say("reused environment %s" % label)
                     return directory
+        with held(lock, lambda: say("%s: %s" % (WAITING, label))):
+            if not is_ready(directory):  # the job we waited for may have built it
+                build(directory, environment, interp, label)
+                return directory
+            mark_used(directory)
         say("reused environment %s" % label)
         return directory
     except OSError as exc:
         raise PrepareError("environment %s: %s" % (key, describe_os_error(exc))) from None
+
+
+def mark_used(directory: Path) -> None:
+    """The environment's last use (its `used` file's time), which `gpudeck gc` keeps it by."""
+    fd = open_private(directory / USED_NAME, os.O_WRONLY | os.O_CREAT)
+    try:
+        os.utime(fd)
+    finally:
+        os.close(fd)
 
 
 def is_ready(directory: Path) -> bool:
@@ -103,17 +120,19 @@ def wipe(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def held(path: Path, on_wait: Callable[[], None]) -> Iterator[None]:
-    """An exclusive flock on `path` for a with-block; `on_wait` runs once if another job holds it."""
+def held(path: Path, on_wait: Callable[[], None], shared: bool = False) -> Iterator[None]:
+    """An exclusive (or shared) flock on `path` for a with-block; `on_wait` runs once if another
+    job holds it."""
     fd = open_private(path, os.O_RDWR | os.O_CREAT)  # O_CLOEXEC: pip and uv never inherit the lock
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise
             on_wait()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, mode)
         yield
     finally:
         os.close(fd)  # closing lets go of the lock

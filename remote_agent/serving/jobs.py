@@ -449,7 +449,7 @@ def _last_line(path: Path) -> str:
     return lines[-1] if lines else "no output"
 
 
-RESTART_CHANGES = ("argv", "env", "multinode", "resized_from")
+RESTART_CHANGES = ("argv", "env", "multinode", "resized_from", "data")
 
 
 def _restart_changes(changes: Any) -> Dict[str, Any]:

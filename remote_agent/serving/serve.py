@@ -16,6 +16,7 @@ from typing import IO, Any, Callable, Dict, List, Optional
 
 from .. import PROTOCOL, VERSION
 from ..codestore.ops import CodeOpError, code_gc, code_have
+from ..datafetch.ops import DataOpError, job_data
 from ..probes.gpu import default as default_nvml
 from ..probes.gpuring import GpuRing
 from ..probes.network import Listeners, ProbeError, probe
@@ -24,6 +25,7 @@ from ..probes.versions import VersionsError, versions
 from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .adopting import adopt_lost_jobs
+from .collect import collect_all
 from .jobs import JobError, JobTable
 from .logindex import IndexCache, LogArgError, search
 from .output import LineWriter
@@ -96,6 +98,10 @@ class Server:
             req.get("changes"),
             req.get("data_urls"),
         )
+
+    def op_job_data(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        return job_data(view.files.spec, view.fields["id"], view.fields["node"])
 
     def op_stop(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.end(req.get("job"), req.get("node"), "stop", req.get("grace"), req.get("reason"))
@@ -228,6 +234,9 @@ class Server:
     def op_code_gc(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return code_gc(self.root, req.get("keep_days"), self.jobs.list())
 
+    def op_gc(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return collect_all(self.root, req.get("keep_days"), self.jobs.list())
+
     # -- dispatch --------------------------------------------------------------------------------
 
     def handle(self, req: Dict[str, Any]) -> None:
@@ -237,7 +246,16 @@ class Server:
             if op is None:
                 raise BadRequest("unknown op %r (known: %s)" % (req.get("op"), ", ".join(sorted(OPS))))
             result = op(self, req)
-        except (BadRequest, CodeOpError, JobError, LogArgError, ProbeError, ProcsError, VersionsError) as exc:
+        except (
+            BadRequest,
+            CodeOpError,
+            DataOpError,
+            JobError,
+            LogArgError,
+            ProbeError,
+            ProcsError,
+            VersionsError,
+        ) as exc:
             self.out.send({"id": rid, "ok": False, "error": str(exc)})
         except OSError as exc:  # a full disk, a vanished file: the cause, in one line
             self.out.send(
@@ -263,6 +281,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "jobs": Server.op_jobs,
     "launch": Server.op_launch,
     "restart": Server.op_restart,
+    "job_data": Server.op_job_data,
     "stop": Server.op_stop,
     "kill": Server.op_kill,
     "tail": Server.op_tail,
@@ -285,6 +304,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "versions": Server.op_versions,
     "code_have": Server.op_code_have,
     "code_gc": Server.op_code_gc,
+    "gc": Server.op_gc,
 }
 
 

@@ -19,6 +19,7 @@ from ..fleet.watch import WatchInfo
 from ..store import JobRecord, Store
 from .agents import Agents
 from .find import Job
+from .jobdata import JobData
 from .launch import LAUNCH_TIMEOUT
 from .options import check_grace
 from .watch import refuse_on_watch
@@ -102,15 +103,33 @@ def end(
         return list(pool.map(one, job.nodes))
 
 
-def restart(agents: Agents, store: Store | None, job: JobTarget, new_id: str | None = None) -> str:
+def restart(
+    agents: Agents,
+    store: Store | None,
+    job: JobTarget,
+    new_id: str | None = None,
+    refresh_data: bool = False,
+) -> str:
     """A new job from the same spec (restart_of recorded), on the same nodes; a job that may still
-    run is stopped first. Returns the new job's id."""
+    run is stopped first. Its `--data` is presigned again (the launch's listing; with
+    `refresh_data` the current one) before anything stops. Returns the new job's id."""
     refuse_on_watch(job.watch, "restart", job.id)
+    data = JobData(agents, refresh_data)
+    renewed = {n.node: data.for_restart(n.host, job.id, n.node) for n in job.nodes}
     if not job.ended:
         end(agents, job, "stop")
     new_id = new_id or new_job_id()
     answers = [
-        agents.request(n.host, "restart", timeout=LAUNCH_TIMEOUT, job=job.id, node=n.node, new_id=new_id)
+        agents.request(
+            n.host,
+            "restart",
+            timeout=LAUNCH_TIMEOUT,
+            job=job.id,
+            node=n.node,
+            new_id=new_id,
+            **renewed[n.node].restart_args(),
+            **({"changes": renewed[n.node].changes()} if renewed[n.node].changes() else {}),
+        )
         for n in job.nodes
     ]
     if store is not None:

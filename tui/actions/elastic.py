@@ -20,6 +20,7 @@ from ..store import JobRecord, Store
 from .agents import Agents
 from .control import JobTarget, NodeTarget, end
 from .find import Job
+from .jobdata import JobData
 from .launch import LAUNCH_TIMEOUT
 from .newnode import interpreter_envs, new_node_spec, rank_key
 from .nodes import plan
@@ -37,8 +38,10 @@ def scale_elastic(
     count: str,
     onto: tuple[str, ...] = (),
     env: tuple[tuple[str, str], ...] = (),
+    refresh_data: bool = False,
 ) -> Scaled:
-    """`mn`: the job's plan, launched elastic (its `elastic` bounds set)."""
+    """`mn`: the job's plan, launched elastic (its `elastic` bounds set). Joining nodes get the
+    job's `--data` presigned again (`refresh_data`: the prefixes' current objects)."""
     assert mn.elastic is not None
     lo, hi = mn.elastic
     running = sorted((n for n in job.nodes if n["state"] in ACTIVE), key=rank_key)
@@ -55,7 +58,7 @@ def scale_elastic(
     why = f"scale {count.strip()}"
     if n < len(running):
         return _leave(agents, job, running, n, why)
-    return _join(agents, store, job, running, n, mn, onto, dict(env), why)
+    return _join(agents, store, job, running, n, mn, onto, dict(env), why, JobData(agents, refresh_data))
 
 
 def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: str) -> Scaled:
@@ -85,6 +88,7 @@ def _join(
     onto: tuple[str, ...],
     given: dict[str, str],
     why: str,
+    data: JobData,
 ) -> Scaled:
     """Launch the new nodes with the job's own rendezvous line; node names go on from the highest."""
     pool = list(mn.pool)
@@ -123,6 +127,10 @@ def _join(
         for p in plans
     }
     master = next((r for r in running if str(r["node"]) == "0"), running[0])
+    urls: dict[str, dict[str, Any]] = {}
+    for p in plans:  # each new node's data: the job's own and its host's, presigned now
+        specs[p.node], renewed = data.for_new_node(specs[p.node], p.host, master)
+        urls[p.node] = renewed.restart_args()
     # the store answers at the master port: each new host must reach it; versions as the job's
     probe_plans = [replace(plans[0], host=str(master["host"]), node=str(master["node"])), *plans]
     # versions only when a host joins that the job is not on (the others already run its interpreter)
@@ -138,6 +146,7 @@ def _join(
                 "launch",
                 timeout=LAUNCH_TIMEOUT,
                 spec=specs[p.node].replace(multinode=p.multinode).to_wire(),
+                **urls[p.node],
             )
             started.append((p.host, p.node))
     except GpudeckError as exc:

@@ -28,6 +28,7 @@ from .agents import Agents
 from .control import JobTarget, end
 from .elastic import scale_elastic
 from .find import Job
+from .jobdata import JobData, NodeData
 from .newmaster import moved_master
 from .newnode import interpreter_envs, new_node_spec, rank_key
 from .nodes import LOCAL_ADDR, plan
@@ -57,6 +58,12 @@ def _local_dir(job: Job, kind: str, where: str) -> str | None:
     return os.path.join(str(job.first.get("workdir") or "."), os.path.expanduser(where))
 
 
+def source_of(node: str, host: str, ranks: Mapping[str, str]) -> str:
+    """The old node a relaunched node restarts from: the same rank's, else one on the same host
+    (a restart runs where its source ran)."""
+    return node if ranks.get(node) == host else next(r for r, h in ranks.items() if h == host)
+
+
 def scale(
     agents: Agents,
     store: Store | None,
@@ -67,6 +74,7 @@ def scale(
     onto: tuple[str, ...] = (),
     env: tuple[tuple[str, str], ...] = (),
     move: Mapping[str, str] | None = None,
+    refresh_data: bool = False,
 ) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
     goes into the new job's `resized` record (default: `scale +1`, and what was dropped). New
@@ -74,7 +82,8 @@ def scale(
     first (tui/actions/placement.py). `env`: values for a node on a host the job is not on yet
     (the job's own values never leave its hosts), also set on the other nodes. `move` (old host →
     new host; `count` is then ignored): the same node count, those nodes relaunched on the new
-    hosts from the checkpoint (a rule's bigger instance type)."""
+    hosts from the checkpoint (a rule's bigger instance type). Every node gets the job's `--data`
+    presigned again (tui/actions/jobdata.py; `refresh_data`: the prefixes' current objects)."""
     refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
     mn = job.plan  # None: a one-node launch, grown as the same command on more nodes
     if mn is not None and mn.elastic:  # torchrun's rendezvous: nodes join and leave the running job
@@ -82,7 +91,7 @@ def scale(
             raise GpudeckError(
                 f"scale: {job.id} is elastic: moving its nodes to other hosts is not done", EXIT_USAGE
             )
-        return scale_elastic(agents, store, job, mn, count, onto, env)
+        return scale_elastic(agents, store, job, mn, count, onto, env, refresh_data)
     current = job.planned
     n = len(job.nodes) if move else target_count(count, current)
     missing = job.missing  # nodes on unreachable hosts: a smaller count drops them (degraded → running)
@@ -146,6 +155,14 @@ def scale(
         for p in plans
         if p.host not in kept
     }
+    # each node's data presigned again before anything stops (a changed object refuses the resize)
+    data = JobData(agents, refresh_data)
+    renewed: dict[str, NodeData] = {}
+    for p in plans:
+        if p.node in fresh:
+            fresh[p.node], renewed[p.node] = data.for_new_node(fresh[p.node], p.host, job.first)
+        else:
+            renewed[p.node] = data.for_restart(p.host, job.id, source_of(p.node, p.host, ranks))
     envs = interpreter_envs(job, plans, fresh, mn) if fresh else None
     checked = preflight(
         agents,
@@ -179,15 +196,16 @@ def scale(
         multinode = replace(p.multinode, hints=checked.hints, env_keys=env_keys, pinned=tuple(pinned))
         if p.node in fresh:
             spec = fresh[p.node].replace(multinode=multinode, resized_from=resized_from)
-            starts.append(Start(p.host, p.node, new_id, "launch", {"spec": spec.to_wire()}))
+            launch_args = {"spec": spec.to_wire(), **renewed[p.node].restart_args()}
+            starts.append(Start(p.host, p.node, new_id, "launch", launch_args))
             continue
-        # the old node of that rank, else one on the same host (a restart runs where its source ran)
-        source = p.node if ranks.get(p.node) == p.host else next(r for r, h in ranks.items() if h == p.host)
+        source = source_of(p.node, p.host, ranks)
         changes = {
             "argv": list(p.argv),
             "env": dict(p.env),
             "multinode": multinode.to_wire(),
             "resized_from": resized_from.to_wire(),
+            **renewed[p.node].changes(),
         }
         starts.append(
             Start(
@@ -195,7 +213,14 @@ def scale(
                 p.node,
                 new_id,
                 "restart",
-                {"job": job.id, "node": source, "new_id": new_id, "as_node": p.node, "changes": changes},
+                {
+                    "job": job.id,
+                    "node": source,
+                    "new_id": new_id,
+                    "as_node": p.node,
+                    "changes": changes,
+                    **renewed[p.node].restart_args(),
+                },
             )
         )
     try:

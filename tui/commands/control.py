@@ -27,6 +27,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_json(p, ENDED)
     p = sub.add_parser("restart", help="stop the job if live, then launch it again as a new job")
     p.add_argument("job", help="job id, id prefix or name")
+    p.add_argument(
+        "--refresh-data",
+        action="store_true",
+        help="--data: list the prefixes again and take their current objects "
+        "(default: the objects the job was launched with, which must be unchanged)",
+    )
     add_json(p, "id (the new job's), restart_of")
     p = sub.add_parser("rm", help="delete an ended job's files on its hosts")
     p.add_argument("job", help="job id, id prefix or name")
@@ -78,7 +84,7 @@ def kill(args: argparse.Namespace, session: Session) -> int:
 
 def restart(args: argparse.Namespace, session: Session) -> int:
     job = _target(session, args.job)
-    new_id = control.restart(session, session.store, job)
+    new_id = control.restart(session, session.store, job, refresh_data=args.refresh_data)
     say(args.json, {"id": new_id, "restart_of": job.id}, new_id)
     return 0
 

@@ -1,11 +1,12 @@
-"""`gpudeck gc [--host H]`: collect the hosts' code stores: snapshots not used in the last N days
-(and no live job's), then the blobs no snapshot names."""
+"""`gpudeck gc [--host H]`: collect what the hosts keep for jobs, with one retention (N days): code
+snapshots and their files, Python environments, and the data cache -- never what a live job uses."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+from typing import Any
 
 from ..actions.node_spec import host_entry
 from ..errors import EXIT_USAGE, GpudeckError
@@ -14,18 +15,20 @@ from ..printable import warn
 from ..session import Session
 
 DEFAULT_KEEP_DAYS = 7.0
+KEEP_KEYS = ("keep_days", "code_keep_days")  # hosts.toml; the second is the older name, still read
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "gc",
-        help="remove old code snapshots and their files from hosts (never a live job's)",
-        description="Remove the code snapshots not used in the last N days (hosts.toml "
-        "code_keep_days, default 7), except those of jobs not ended, then every stored file no "
-        "kept snapshot names.",
+        help="remove old code snapshots, environments and cached data from hosts (never a live job's)",
+        description="On each host, remove what no job that has not ended uses and nothing used in "
+        "the last N days (hosts.toml keep_days, default 7): code snapshots, then every stored file no "
+        "kept snapshot names; Python environments (envs/<key>/; one being built is kept); data trees, "
+        "then every cached object no kept tree holds.",
     )
     p.add_argument("--host", metavar="H1,H2,...", help="the hosts to collect (default: every host)")
-    p.add_argument("--keep-days", type=float, metavar="N", help="keep snapshots used in the last N days")
+    p.add_argument("--keep-days", type=float, metavar="N", help="keep what was used in the last N days")
     p.add_argument("--json", action="store_true", help="one JSON object per host")
 
 
@@ -34,13 +37,30 @@ def keep_days(args: argparse.Namespace, host: str) -> float:
         if not math.isfinite(args.keep_days) or args.keep_days < 0:
             raise GpudeckError(f"--keep-days {args.keep_days:g}: a number of days >= 0", EXIT_USAGE)
         return float(args.keep_days)
-    value = host_entry(host).extra.get("code_keep_days", DEFAULT_KEEP_DAYS)
+    extra = host_entry(host).extra
+    key = next((k for k in KEEP_KEYS if k in extra), KEEP_KEYS[0])
+    value = extra.get(key, DEFAULT_KEEP_DAYS)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
         raise GpudeckError(
-            f"{hosts_path()}: [hosts.{host}] code_keep_days: expected a number of days >= 0, got {value!r}",
+            f"{hosts_path()}: [hosts.{host}] {key}: expected a number of days >= 0, got {value!r}",
             EXIT_USAGE,
         )
     return float(value)
+
+
+def summary(host: str, done: dict[str, Any], days: float) -> str:
+    code, envs, data = done["code"], done["envs"], done["data"]
+    return (
+        f"{host}: freed {done['bytes_freed'] / 1e6:.1f} MB (kept what live jobs use and what was used "
+        f"in the last {days:g} days)\n"
+        f"  code: removed {code['snapshots_removed']} snapshots, {code['blobs_removed']} files "
+        f"({code['bytes_freed'] / 1e6:.1f} MB); kept {code['snapshots_kept']} ({code['live']} of live jobs)\n"
+        f"  environments: removed {envs['removed']} ({envs['bytes_freed'] / 1e6:.1f} MB); kept "
+        f"{envs['kept']} ({envs['live']} of live jobs, {envs['building']} being built)\n"
+        f"  data: removed {data['trees_removed']} trees, {data['objects_removed']} objects "
+        f"({data['bytes_freed'] / 1e6:.1f} MB); kept {data['trees_kept']} trees ({data['live']} of live "
+        f"jobs), {data['objects_kept']} objects"
+    )
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
@@ -49,7 +69,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     for host in hosts:
         days = keep_days(args, host)
         try:
-            done = session.request(host, "code_gc", timeout=300.0, keep_days=days)
+            done = session.request(host, "gc", timeout=600.0, keep_days=days)
         except GpudeckError as exc:
             if args.host:
                 raise
@@ -57,11 +77,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             code = code or exc.code
             continue
         if args.json:
-            print(json.dumps(dict(done, host=host, keep_days=days)))
+            print(json.dumps(dict(done, host=host)))
         else:
-            print(
-                f"{host}: removed {done['snapshots_removed']} snapshots, {done['blobs_removed']} files "
-                f"({done['bytes_freed'] / 1e6:.1f} MB); kept {done['snapshots_kept']} "
-                f"({done['live']} of live jobs, the rest used in the last {days:g} days)"
-            )
+            print(summary(host, done, days))
     return code

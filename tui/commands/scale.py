@@ -34,6 +34,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="K=V|K",
         help="a variable's value for nodes on hosts the job is not on yet (its own values stay on its hosts)",
     )
+    p.add_argument(
+        "--refresh-data",
+        action="store_true",
+        help="--data: the nodes take the prefixes' current objects (default: those the job was launched with)",
+    )
     add_json(p, "id, name, previous, nodes_before, nodes, dropped, elastic")
 
 
@@ -42,7 +47,15 @@ def run(args: argparse.Namespace, session: Session) -> int:
     onto = tuple(h.strip() for h in args.host.split(",")) if args.host is not None else ()
     if any(not h for h in onto):
         raise GpudeckError("--host: an empty host name in the list", EXIT_USAGE)
-    scaled = scale.scale(session, session.store, job, args.count, onto=onto, env=options.parse_env(args.env))
+    scaled = scale.scale(
+        session,
+        session.store,
+        job,
+        args.count,
+        onto=onto,
+        env=options.parse_env(args.env),
+        refresh_data=args.refresh_data,
+    )
     if not args.json:
         warn(str(scaled))  # what happened, for people; stdout stays the id
     say(

@@ -45,13 +45,17 @@ class DataPlan:
         sources: list[DataSource] = []
         urls: NodeUrls = {}
         for index, arg in enumerate(self.args + host_data(host)):
-            listed, its_urls = self._list(arg)
-            sources.append(replace(listed, path=arg.path))
+            listed, its_urls = self.listed(arg)
+            # the host's own sources say so: a node on another host (a resize) gets only the job's
+            sources.append(
+                replace(listed, path=arg.path, from_host=host if index >= len(self.args) else None)
+            )
             if its_urls:
                 urls[str(index)] = its_urls
         return tuple(sources), urls
 
-    def _list(self, arg: DataArg) -> tuple[DataSource, Urls]:
+    def listed(self, arg: DataArg) -> tuple[DataSource, Urls]:
+        """The prefix's objects and their URLs, listed once per (bucket, prefix, mode)."""
         key = (arg.bucket, arg.list_prefix, arg.mode)
         if key not in self._listed:
             if self._lister is None:
