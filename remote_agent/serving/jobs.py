@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..containers.supervised import ContainerJob
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
 from ..spec import DEFAULT_GRACE
@@ -337,6 +338,9 @@ class JobTable:
         # full disk) has nothing to stop: it may go too.
         if state not in TERMINAL_STATES and not (state == "lost" and not _tree_left(view)):
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
+        container = ContainerJob.of(view.spec or {})
+        if container is not None:  # nothing of the job is left in the runtime either
+            container.remove()
         self._forget(view.fields["id"], view.fields["node"], view.files.dir)
         return {"removed": job}
 

@@ -1,0 +1,147 @@
+"""Jobs in containers (issue 28) with real podman: output and metrics as on the bare host, a stop
+that reaches the trainer through a `sh -c` entrypoint, kill, adoption, and nothing left after."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from remote_agent.jobstate import supervisor_alive
+from tests.support.containers import BB_IMAGE, PY_IMAGE, conmons_of, containers_named, podman
+from tests.support.jobs import journal, launch, wait_state
+from tests.support.waiting import wait_for
+from tui.remote.client import AgentClient, AgentError
+
+TRAIN = """\
+import json, os, signal, sys, time
+stop = []
+signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+for step in range(1, 100000):
+    print(json.dumps({"step": step, "loss": round(1.0 / step, 4)}), flush=True)
+    if stop:
+        with open("ckpt.txt", "w") as f:
+            f.write("step %d\\n" % step)
+        print(json.dumps({"event": "checkpoint_saved", "step": step}), flush=True)
+        sys.exit(0)
+    time.sleep(0.05)
+"""
+
+
+def output(agent_dir: Path, job_id: str) -> str:
+    return (agent_dir / "jobs" / job_id / "0" / "output.log").read_text(errors="replace")
+
+
+def name_of(job: dict[str, Any]) -> str:
+    return f"gpudeck-{job['id']}-0"
+
+
+def nothing_left(job: dict[str, Any]) -> bool:
+    return not containers_named(name_of(job)) and not conmons_of(name_of(job))
+
+
+def container_job(
+    client: AgentClient, workdir: Path, argv: list[str], image: str = PY_IMAGE, **extra: Any
+) -> dict[str, Any]:
+    runtime = {"image": image, "runtime": "podman", **extra.pop("runtime", {})}
+    return launch(client, workdir, argv, runtime=runtime, **extra)
+
+
+@pytest.mark.slow
+def test_a_container_jobs_loss_is_journaled_and_nothing_is_left(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    script = (
+        "import json\nfor s in range(1, 6): print(json.dumps({'step': s, 'loss': 1.0 / s}), flush=True)\n"
+    )
+    job = container_job(client, workdir, ["python3", "-c", script], env={"SECRET_TOKEN": "hunter2-xyz"})
+    end = wait_state(client, job["id"], {"exited", "failed"}, timeout=60)
+    assert end["state"] == "exited", output(agent_dir, job["id"])
+    records = journal(agent_dir, job["id"])
+    losses = [r["values"]["loss"] for r in records if r["kind"] == "metric"]
+    assert losses == [1.0, 0.5, 1.0 / 3, 0.25, 0.2]
+    events = {r.get("event"): r.get("data") for r in records if r["kind"] == "event"}
+    assert events["container"]["name"] == name_of(job)
+    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+
+
+def running_container_job(
+    client: AgentClient, workdir: Path, agent_dir: Path, argv: list[str], **extra: Any
+) -> dict[str, Any]:
+    (workdir / "train.py").write_text(TRAIN)
+    job = container_job(client, workdir, argv, **extra)
+    wait_for(lambda: '"loss"' in output(agent_dir, job["id"]), timeout=60, what="the first loss line")
+    return job
+
+
+@pytest.mark.slow
+def test_stop_reaches_the_trainer_through_a_sh_c_entrypoint_and_it_checkpoints(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    # A compound `sh -c` never execs python: the shell, not the trainer, is the wrapper's child.
+    job = running_container_job(client, workdir, agent_dir, ["sh", "-c", "python3 train.py; echo after"])
+    final = client.request("stop", job=job["id"], node="0", grace=60, timeout=90)
+    assert final["state"] == "stopped", output(agent_dir, job["id"])
+    assert (workdir / "ckpt.txt").read_text().startswith("step ")
+    assert [r for r in journal(agent_dir, job["id"]) if r.get("event") == "checkpoint_saved"]
+    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+
+
+@pytest.mark.slow
+def test_kill_leaves_nothing_in_the_runtime(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    job = running_container_job(client, workdir, agent_dir, ["python3", "train.py"])
+    final = client.request("kill", job=job["id"], node="0", timeout=60)
+    assert final["state"] == "killed"
+    assert not (workdir / "ckpt.txt").exists()
+    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+
+
+@pytest.mark.slow
+def test_a_sigkilled_supervisor_is_adopted_then_stopped_with_a_checkpoint(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    job = running_container_job(client, workdir, agent_dir, ["python3", "train.py"], heartbeat_interval=0.2)
+    supervisor = next(
+        r["supervisor_pid"] for r in journal(agent_dir, job["id"]) if r.get("state") == "starting"
+    )
+    os.kill(supervisor, signal.SIGKILL)
+    wait_for(
+        lambda: not supervisor_alive(agent_dir / "jobs" / job["id"] / "0" / "lock"), what="the lock free"
+    )
+    client.request("jobs")  # whoever finds it lost hands it to a new supervisor
+    wait_for(
+        lambda: [r for r in journal(agent_dir, job["id"]) if r.get("event") == "adopted"],
+        timeout=30,
+        what="adopted",
+    )
+    final = client.request("stop", job=job["id"], node="0", grace=60, timeout=90)
+    assert final["state"] == "stopped"
+    assert (workdir / "ckpt.txt").read_text().startswith("step ")
+    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+
+
+@pytest.mark.slow
+def test_rm_of_an_ended_job_removes_a_container_the_runtime_kept(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    job = running_container_job(client, workdir, agent_dir, ["python3", "train.py"])
+    client.request("kill", job=job["id"], node="0", timeout=60)
+    # A container of the job's name the runtime still holds (as after a crash mid-cleanup):
+    podman("create", "--name", name_of(job), BB_IMAGE, "true")
+    assert containers_named(name_of(job))
+    client.request("rm", job=job["id"], node="0")
+    assert not containers_named(name_of(job))
+
+
+def test_gpus_the_runtime_cannot_pass_are_refused_in_one_line(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path
+) -> None:
+    with pytest.raises(AgentError) as err:
+        container_job(client, workdir, ["true"], image=BB_IMAGE, runtime={"gpus": ["0"]})
+    message = str(err.value)
+    assert "spec.runtime.gpus" in message and "CDI" in message and "\n" not in message
