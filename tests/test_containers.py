@@ -3,6 +3,7 @@ that reaches the trainer through a `sh -c` entrypoint, kill, adoption, and nothi
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from remote_agent.jobstate import supervisor_alive
+from tests.conftest import gpudeck
 from tests.support.containers import BB_IMAGE, PY_IMAGE, conmons_of, containers_named, podman
 from tests.support.jobs import journal, launch, wait_state
 from tests.support.waiting import wait_for
@@ -145,3 +147,82 @@ def test_gpus_the_runtime_cannot_pass_are_refused_in_one_line(
         container_job(client, workdir, ["true"], image=BB_IMAGE, runtime={"gpus": ["0"]})
     message = str(err.value)
     assert "spec.runtime.gpus" in message and "CDI" in message and "\n" not in message
+
+
+def all_command_lines() -> str:
+    lines = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                lines.append(
+                    (Path("/proc") / entry / "cmdline")
+                    .read_bytes()
+                    .replace(b"\0", b" ")
+                    .decode(errors="replace")
+                )
+            except OSError:
+                continue
+    return "\n".join(lines)
+
+
+@pytest.mark.slow
+def test_cli_image_job_inspect_shows_the_image_id_a_restart_runs_it_and_secrets_stay_out(
+    podman_images: dict[str, str], gpudeck_home: Path, workdir: Path, agent_dir: Path
+) -> None:
+    secret = "s3cr3t-" + os.urandom(4).hex()
+    run = gpudeck(
+        "run",
+        "--image",
+        BB_IMAGE,
+        "--runtime",
+        "podman",
+        "--env",
+        f"TOKEN={secret}",
+        "--",
+        "sh",
+        "-c",
+        'echo "token=${#TOKEN}"; echo "loss=0.5"; sleep 30',
+        cwd=workdir,
+    )
+    assert run.returncode == 0, run.stderr
+    job_id = run.stdout.strip()
+    wait_for(lambda: "loss=0.5" in output(agent_dir, job_id), timeout=60, what="the job's output")
+    assert f"token={len(secret)}" in output(agent_dir, job_id)  # the value reached the process
+    assert secret not in all_command_lines()  # never on a command line (ps)
+
+    def inspected() -> str:
+        text = gpudeck("inspect", job_id, cwd=workdir).stdout
+        return text if "id sha256:" in text else ""
+
+    shown = wait_for(inspected, what="inspect to show the image id")
+    assert f"image: {BB_IMAGE} (runtime podman, id sha256:" in shown
+    as_json = gpudeck("inspect", job_id, "--json", cwd=workdir).stdout
+    assert secret not in shown + as_json + gpudeck("ps", "--json", cwd=workdir).stdout
+    image_id = json.loads(as_json)["container"]["image_id"]
+    assert gpudeck("stop", job_id, cwd=workdir).returncode == 0
+    restart = gpudeck("restart", job_id, cwd=workdir)
+    assert restart.returncode == 0, restart.stderr
+    new_id = next(w for w in restart.stdout.split() if w.count("-") == 2 and w != job_id)
+    spec = json.loads((agent_dir / "jobs" / new_id / "0" / "spec.json").read_text())
+    assert spec["runtime"]["digest"] == image_id  # the same bytes, whatever the tag says now
+    assert gpudeck("kill", new_id, cwd=workdir).returncode == 0
+    wait_for(
+        lambda: not containers_named(f"gpudeck-{new_id}") and not containers_named(f"gpudeck-{job_id}"),
+        what="nothing left",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--image", BB_IMAGE, "--mount", "data:/data"], "--mount: expected HOST:CONTAINER[:ro]"),
+        (["--image", BB_IMAGE, "--shm-size", "lots"], "--shm-size: expected a size"),
+        (["--image", "-v /etc:/x"], "--image: expected an image reference"),
+        (["--mount", "/a:/b"], "need --image"),
+    ],
+)
+def test_bad_container_options_are_one_usage_line(
+    gpudeck_home: Path, workdir: Path, args: list[str], said: str
+) -> None:
+    run = gpudeck("run", *args, "--", "true", cwd=workdir)
+    assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -6,7 +6,7 @@ job (output, metrics, stop, kill, adoption) is what it is on the bare host."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional
 
 from ..spec import JobSpec
 from .cleanup import remove_job_container
@@ -56,9 +56,3 @@ class ContainerJob:
         if why and append is not None:
             append("event", event="container_left", data={"name": self.name, "why": why})
         return why
-
-
-def container_fields(data: Dict[str, Any]) -> Dict[str, Any]:
-    """A `container`/`container_image` event's fields as readers keep them (strings only, bounded)."""
-    keep = ("name", "runtime", "image", "image_id", "digest")
-    return {k: str(data[k])[:512] for k in keep if isinstance(data.get(k), str)}

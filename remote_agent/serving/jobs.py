@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..containers.fields import pin_image
 from ..containers.supervised import ContainerJob
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
@@ -168,6 +169,7 @@ class JobTable:
                     changes["resized_from"] = dict(changes["resized_from"], last_step_at=last)
             spec.update(changes)
             spec.update(id=new_id, restart_of=job, created_at=time.time(), env=env)
+            pin_image(spec, view.fields.get("container"))  # the same image bytes as the job ran
             return self.launch(spec)
         except (OSError, JobError) as exc:
             with contextlib.suppress(OSError):  # it did not happen: a later restart may try again

@@ -13,6 +13,7 @@ from typing import Any
 from remote_agent.spec import (
     DEFAULT_GRACE,
     DEFAULT_OUTPUT_CAP,
+    Container,
     IdleStop,
     JobSpec,
     Multinode,
@@ -25,7 +26,14 @@ from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from .agents import Agents
-from .options import LaunchOptions, default_name, parse_output_cap, usage
+from .options import (
+    LaunchOptions,
+    container_message,
+    container_of,
+    default_name,
+    parse_output_cap,
+    usage,
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,11 @@ class JobTerms:
     budget: float | None = None
     price_per_hour: float | None = None  # overrides each host's price
     idle_stop: str | None = None  # None: each host's default; "off": none
+    image: str | None = None  # None: each host's `image` (hosts.toml), else the bare host
+    container_runtime: str | None = None
+    mounts: tuple[str, ...] = ()
+    shm_size: str | None = None
+    ipc: str | None = None
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -58,6 +71,11 @@ class JobTerms:
             budget=opts.budget,
             price_per_hour=opts.price_per_hour,
             idle_stop=opts.idle_stop,
+            image=opts.image,
+            container_runtime=opts.container_runtime,
+            mounts=opts.mounts,
+            shm_size=opts.shm_size,
+            ipc=opts.ipc,
         )
 
 
@@ -103,8 +121,23 @@ def node_spec(
         # A local job runs with the PATH it was launched from (an activated venv, conda env…).
         path=os.environ.get("PATH", "") if host == LOCAL else None,
         multinode=multinode,
+        runtime=container(terms, host, entry.extra),
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
+
+
+def container(terms: JobTerms, host: str, settings: dict[str, Any]) -> Container | None:
+    """--image, else the host's `image` (hosts.toml), with --runtime over its `container_runtime`."""
+    image = terms.image or settings.get("image")
+    if image is None:
+        if terms.container_runtime or terms.mounts or terms.shm_size or terms.ipc:
+            raise usage(f"--runtime/--mount/--shm-size/--ipc: need --image (host {host} has no `image`)")
+        return None
+    try:
+        return container_of(str(image), terms, settings.get("container_runtime"))
+    except SpecError as exc:
+        source = "" if terms.image else f"{hosts_path()}: [hosts.{host}] image/container_runtime: "
+        raise usage(source + container_message(exc)) from None
 
 
 def output_cap(terms: JobTerms, host: str, settings: dict[str, Any]) -> int:

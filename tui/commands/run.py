@@ -100,6 +100,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="torchrun's elastic rendezvous: `scale +1` starts one more node "
         "that joins, `scale -1` stops one and the rest re-form (MIN..MAX nodes)",
     )
+    add_container_flags(p)
     add_json(p, "id, name, state, hosts")
     p.add_argument(
         "command",
@@ -139,6 +140,36 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         price_per_hour=args.price_per_hour,
         idle_stop=args.idle_stop,
         output_cap=args.output_cap,
+        image=args.image,
+        container_runtime=args.runtime,
+        mounts=tuple(args.mount),
+        shm_size=args.shm_size,
+        ipc=args.ipc,
+    )
+
+
+def add_container_flags(p: argparse.ArgumentParser) -> None:
+    """Issue 28: the command runs inside a container of IMAGE on its host (README: Containers)."""
+    p.add_argument("--image", help="run the command in a container of IMAGE (default: the host's `image`)")
+    p.add_argument(
+        "--runtime",
+        choices=["auto", "docker", "podman"],
+        help="the container runtime (default: the host's container_runtime, else auto: podman, then docker)",
+    )
+    p.add_argument(
+        "--mount",
+        action="append",
+        default=[],
+        metavar="HOST:CONTAINER[:ro]",
+        help="bind-mount a host path into the container (data, caches); the workdir always is",
+    )
+    p.add_argument(
+        "--shm-size",
+        metavar="SIZE",
+        help="/dev/shm for DataLoader workers (e.g. 16g; default: half the host's memory)",
+    )
+    p.add_argument(
+        "--ipc", choices=["private", "host"], help="host: share the host's IPC namespace and /dev/shm"
     )
 
 
