@@ -6,15 +6,26 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from remote_agent.containers.host import cdi_devices
 from remote_agent.jobstate import supervisor_alive
 from tests.conftest import gpudeck
-from tests.support.containers import BB_IMAGE, PY_IMAGE, conmons_of, containers_named, podman
+from tests.support.containers import (
+    BB_IMAGE,
+    PY_IMAGE,
+    cdi_turn,
+    conmons_of,
+    containers_named,
+    fake_cdi_gpus,
+    podman,
+)
 from tests.support.jobs import journal, launch, wait_state
+from tests.support.sshd import SSHD, Sshd, SshHome, make_sshd
 from tests.support.waiting import wait_for
 from tui.remote.client import AgentClient, AgentError
 
@@ -45,6 +56,16 @@ def nothing_left(job: dict[str, Any]) -> bool:
     return not containers_named(name_of(job)) and not conmons_of(name_of(job))
 
 
+def assert_nothing_left(job: dict[str, Any]) -> None:
+    """No container (any state) and no conmon of the job's node remain."""
+    try:
+        wait_for(lambda: nothing_left(job), what="no container, no conmon")
+    except AssertionError:
+        raise AssertionError(
+            f"left: containers {containers_named(name_of(job))}, conmons {conmons_of(name_of(job))}"
+        ) from None
+
+
 def container_job(
     client: AgentClient, workdir: Path, argv: list[str], image: str = PY_IMAGE, **extra: Any
 ) -> dict[str, Any]:
@@ -67,7 +88,7 @@ def test_a_container_jobs_loss_is_journaled_and_nothing_is_left(
     assert losses == [1.0, 0.5, 1.0 / 3, 0.25, 0.2]
     events = {r.get("event"): r.get("data") for r in records if r["kind"] == "event"}
     assert events["container"]["name"] == name_of(job)
-    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+    assert_nothing_left(job)
 
 
 def running_container_job(
@@ -89,7 +110,7 @@ def test_stop_reaches_the_trainer_through_a_sh_c_entrypoint_and_it_checkpoints(
     assert final["state"] == "stopped", output(agent_dir, job["id"])
     assert (workdir / "ckpt.txt").read_text().startswith("step ")
     assert [r for r in journal(agent_dir, job["id"]) if r.get("event") == "checkpoint_saved"]
-    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+    assert_nothing_left(job)
 
 
 @pytest.mark.slow
@@ -100,7 +121,7 @@ def test_kill_leaves_nothing_in_the_runtime(
     final = client.request("kill", job=job["id"], node="0", timeout=60)
     assert final["state"] == "killed"
     assert not (workdir / "ckpt.txt").exists()
-    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+    assert_nothing_left(job)
 
 
 @pytest.mark.slow
@@ -124,7 +145,7 @@ def test_a_sigkilled_supervisor_is_adopted_then_stopped_with_a_checkpoint(
     final = client.request("stop", job=job["id"], node="0", grace=60, timeout=90)
     assert final["state"] == "stopped"
     assert (workdir / "ckpt.txt").read_text().startswith("step ")
-    wait_for(lambda: nothing_left(job), what="no container, no conmon")
+    assert_nothing_left(job)
 
 
 @pytest.mark.slow
@@ -133,6 +154,7 @@ def test_rm_of_an_ended_job_removes_a_container_the_runtime_kept(
 ) -> None:
     job = running_container_job(client, workdir, agent_dir, ["python3", "train.py"])
     client.request("kill", job=job["id"], node="0", timeout=60)
+    assert_nothing_left(job)
     # A container of the job's name the runtime still holds (as after a crash mid-cleanup):
     podman("create", "--name", name_of(job), BB_IMAGE, "true")
     assert containers_named(name_of(job))
@@ -143,8 +165,11 @@ def test_rm_of_an_ended_job_removes_a_container_the_runtime_kept(
 def test_gpus_the_runtime_cannot_pass_are_refused_in_one_line(
     podman_images: dict[str, str], client: AgentClient, workdir: Path
 ) -> None:
-    with pytest.raises(AgentError) as err:
-        container_job(client, workdir, ["true"], image=BB_IMAGE, runtime={"gpus": ["0"]})
+    with cdi_turn(exclusive=False):
+        if cdi_devices():
+            pytest.skip("this machine has CDI specs: its GPUs can be passed")
+        with pytest.raises(AgentError) as err:
+            container_job(client, workdir, ["true"], image=BB_IMAGE, runtime={"gpus": ["0"]})
     message = str(err.value)
     assert "spec.runtime.gpus" in message and "CDI" in message and "\n" not in message
 
@@ -206,10 +231,8 @@ def test_cli_image_job_inspect_shows_the_image_id_a_restart_runs_it_and_secrets_
     spec = json.loads((agent_dir / "jobs" / new_id / "0" / "spec.json").read_text())
     assert spec["runtime"]["digest"] == image_id  # the same bytes, whatever the tag says now
     assert gpudeck("kill", new_id, cwd=workdir).returncode == 0
-    wait_for(
-        lambda: not containers_named(f"gpudeck-{new_id}") and not containers_named(f"gpudeck-{job_id}"),
-        what="nothing left",
-    )
+    for job in (job_id, new_id):
+        assert_nothing_left({"id": job})
 
 
 @pytest.mark.parametrize(
@@ -226,3 +249,78 @@ def test_bad_container_options_are_one_usage_line(
 ) -> None:
     run = gpudeck("run", *args, "--", "true", cwd=workdir)
     assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+@pytest.mark.slow
+def test_gpus_pass_as_cdi_devices_and_cuda_visible_devices_counts_from_zero_inside(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    with fake_cdi_gpus(2):
+        script = 'echo "gpu0=${FAKE_GPU_0:-absent} gpu1=${FAKE_GPU_1:-absent} cvd=$CUDA_VISIBLE_DEVICES"'
+        job = container_job(
+            client, workdir, ["sh", "-c", script], image=BB_IMAGE, env={"CUDA_VISIBLE_DEVICES": "1"}
+        )
+        end = wait_state(client, job["id"], {"exited", "failed"}, timeout=60)
+    assert end["state"] == "exited", output(agent_dir, job["id"])
+    # The job's GPU 1 (its CUDA_VISIBLE_DEVICES on the host) and only it, numbered 0 inside.
+    assert "gpu0=absent gpu1=present cvd=0" in output(agent_dir, job["id"])
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory, podman_images: dict[str, str]) -> Iterator[Sshd]:
+    """This module's own sshd: its sessions carry podman's settings (CONTAINERS_CONF…), as a host's
+    own configuration would."""
+    if not os.path.exists(SSHD):
+        pytest.skip("openssh-server is not installed (apt-get install openssh-server; .ci/run does)")
+    root = tmp_path_factory.mktemp("sshd-podman")
+    settings = " ".join(f"{k}={v}" for k, v in podman_images.items())
+    server = make_sshd(
+        root, extra=[f"SetEnv HOME={root / 'remote-home'} GPUDECK_TEST_SSHD=podman {settings}"]
+    )
+    yield server
+    server.stop()
+
+
+@pytest.mark.slow
+def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_left(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
+    ssh_home.trust()
+    ssh_home.add_host()
+    project = tmp_path / "work"
+    (project / "proj").mkdir(parents=True)
+    (project / "proj" / "__init__.py").write_text("")
+    (project / "proj" / "train.py").write_text(TRAIN)
+    check = gpudeck("hosts", "check", "box", cwd=tmp_path)
+    assert check.returncode == 0 and "podman 4." in check.stdout, check.stdout + check.stderr
+    run = gpudeck(
+        "run",
+        "--host",
+        "box",
+        "--image",
+        PY_IMAGE,
+        "--workdir",
+        str(project),
+        "--",
+        "python3",
+        "-m",
+        "proj.train",
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    job_id = run.stdout.strip()
+    agent_dir = ssh_home.agent_dir
+
+    def losses() -> list[float]:
+        return [r["values"]["loss"] for r in journal(agent_dir, job_id) if r["kind"] == "metric"]
+
+    wait_for(lambda: len(losses()) >= 3, timeout=60, what="losses journaled on the host")
+    stop = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
+    assert stop.returncode == 0, stop.stderr
+    assert (project / "ckpt.txt").read_text().startswith("step ")
+    ended = gpudeck("inspect", job_id, "--json", cwd=tmp_path)
+    assert json.loads(ended.stdout)["state"] == "stopped"
+    wait_for(
+        lambda: not containers_named(f"gpudeck-{job_id}") and not conmons_of(f"gpudeck-{job_id}"),
+        what="nothing left",
+    )

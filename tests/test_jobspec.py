@@ -181,3 +181,16 @@ def test_a_reader_survives_any_shape() -> None:
     for junk in (None, 5, "x", [], {"nodes": "2"}, {"nodes": 2}, {"rank": -1}):
         assert Multinode.read(junk) is None
         assert JobSpec.read(junk) is None
+
+
+def test_only_a_whole_image_id_is_pinned_by_a_restart() -> None:
+    from remote_agent.containers.fields import pin_image
+    from remote_agent.containers.image import as_image_id
+
+    assert as_image_id("ab" * 32) == as_image_id("sha256:" + "ab" * 32) == "sha256:" + "ab" * 32
+    assert as_image_id("") is None and as_image_id("sha256:") is None and as_image_id(None) is None
+    spec = {"runtime": {"image": "x"}}
+    pin_image(spec, {"image_id": "sha256:"})
+    assert spec == {"runtime": {"image": "x"}}
+    pin_image(spec, {"image_id": "sha256:" + "ab" * 32})
+    assert spec["runtime"]["digest"] == "sha256:" + "ab" * 32

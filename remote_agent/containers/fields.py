@@ -19,5 +19,5 @@ def pin_image(spec: Dict[str, Any], container: Any) -> None:
     if not isinstance(runtime, dict) or runtime.get("digest") or not isinstance(container, dict):
         return
     image_id = container.get("image_id")
-    if isinstance(image_id, str) and image_id.startswith("sha256:"):
+    if isinstance(image_id, str) and len(image_id) == 71 and image_id.startswith("sha256:"):
         spec["runtime"] = dict(runtime, digest=image_id)

@@ -34,13 +34,12 @@ def image_of(spec: JobSpec, running: Callable[[], bool]) -> Optional[Dict[str, A
     runtime, name = spec.runtime.runtime, container_name(spec)
     image_id = None
     while image_id is None:
-        image_id = _ask([runtime, "container", "inspect", "--format", "{{.Image}}", name])
+        # Empty or odd while the runtime is still making (or already removing) the container.
+        image_id = as_image_id(_ask([runtime, "container", "inspect", "--format", "{{.Image}}", name]))
         if image_id is None:
             if not running():
                 return None
             time.sleep(POLL)
-    if not image_id.startswith("sha256:"):
-        image_id = "sha256:" + image_id
     digests = _ask([runtime, "image", "inspect", "--format", "{{json .RepoDigests}}", image_id])
     try:
         listed = json.loads(digests) if digests else []
@@ -48,6 +47,15 @@ def image_of(spec: JobSpec, running: Callable[[], bool]) -> Optional[Dict[str, A
         listed = []
     digest = next((d.split("@", 1)[1] for d in listed or [] if isinstance(d, str) and "@" in d), None)
     return {"image": spec.runtime.image, "image_id": image_id, "digest": digest}
+
+
+def as_image_id(text: Optional[str]) -> Optional[str]:
+    """`sha256:<64 hex>` from what a runtime prints (podman: bare hex; docker: prefixed), else None."""
+    hexpart = (text or "").strip()
+    hexpart = hexpart[7:] if hexpart.startswith("sha256:") else hexpart
+    if len(hexpart) == 64 and all(c in "0123456789abcdef" for c in hexpart):
+        return "sha256:" + hexpart
+    return None
 
 
 def runtime_cause(exit_code: Optional[int], tail: List[str]) -> Optional[str]:

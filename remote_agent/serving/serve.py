@@ -68,6 +68,12 @@ class Server:
         info["gpu"] = self._nvml.inventory()
         return info
 
+    def op_containers(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        """The container runtimes here, their versions and whether they can pass GPUs (issue 28)."""
+        from ..containers.host import runtimes_report
+
+        return {"runtimes": runtimes_report()}
+
     def op_gpus(self, req: Dict[str, Any]) -> Dict[str, Any]:
         sample = dict(self._nvml.sample())
         sample["time"] = time.time()
@@ -269,6 +275,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "unlisten": Server.op_unlisten,
     "probe": Server.op_probe,
     "versions": Server.op_versions,
+    "containers": Server.op_containers,
 }
 
 

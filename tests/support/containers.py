@@ -8,7 +8,9 @@ a lock keeps xdist workers from building them twice). Tests tell their container
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -167,3 +169,33 @@ def conmons_of(name: str) -> list[int]:
             if argv and argv[0].endswith(b"conmon") and name.encode() in argv:
                 found.append(int(entry))
     return found
+
+
+CDI_LOCK = ROOT.parent / "gpudeck-cdi.lock"  # /etc/cdi is the machine's: tests take turns with it
+FAKE_CDI = Path("/etc/cdi/gpudeck-test.json")
+
+
+@contextlib.contextmanager
+def cdi_turn(exclusive: bool) -> Iterator[None]:
+    with open(CDI_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+
+
+@contextlib.contextmanager
+def fake_cdi_gpus(count: int = 2) -> Iterator[str]:
+    """A CDI spec of a test vendor: device N sets FAKE_GPU_N in the container (no hardware)."""
+    spec = {
+        "cdiVersion": "0.3.0",
+        "kind": CDI_VENDOR,
+        "devices": [
+            {"name": str(i), "containerEdits": {"env": [f"FAKE_GPU_{i}=present"]}} for i in range(count)
+        ],
+    }
+    with cdi_turn(exclusive=True):
+        FAKE_CDI.parent.mkdir(parents=True, exist_ok=True)
+        FAKE_CDI.write_text(json.dumps(spec))
+        try:
+            yield CDI_VENDOR
+        finally:
+            FAKE_CDI.unlink()
