@@ -324,3 +324,102 @@ def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_
         lambda: not containers_named(f"gpudeck-{job_id}") and not conmons_of(f"gpudeck-{job_id}"),
         what="nothing left",
     )
+
+
+@pytest.mark.slow
+def test_an_image_that_cannot_be_pulled_fails_the_job_with_the_registrys_error_line(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    job = container_job(client, workdir, ["true"], image="localhost:1/nothing-here:1")
+    end = wait_state(client, job["id"], {"exited", "failed"}, timeout=60)
+    assert end["state"] == "failed"
+    assert output(agent_dir, job["id"]).startswith("Trying to pull localhost:1/nothing-here:1")
+    assert end["cause"].startswith(
+        "container runtime: Error: initializing source docker://localhost:1/nothing-here:1"
+    )
+    assert "connection refused" in end["cause"]
+    assert_nothing_left(job)
+
+
+@pytest.mark.slow
+def test_the_containers_processes_are_the_jobs_in_the_process_view(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    """They run in the host's PID namespace with the job's marker: per-process GPU memory (NVML
+    reports host pids) is attributed to the job as on the bare host."""
+    job = running_container_job(client, workdir, agent_dir, ["python3", "train.py"])
+    rows = client.request("procs", job=job["id"], node="0", interval=0.2)["processes"]
+    trainer = [r for r in rows if r["command"].startswith("python3 train.py")]
+    assert trainer and trainer[0]["role"] == "child", rows
+    client.request("kill", job=job["id"], node="0", timeout=60)
+    assert_nothing_left(job)
+
+
+def node_specs_and_images(agent_dir: Path, job_id: str) -> dict[str, tuple[str | None, str | None]]:
+    """node → (the spec's pinned digest, the image id its container ran)."""
+    out = {}
+    for node_dir in sorted((agent_dir / "jobs" / job_id).iterdir()):
+        spec = json.loads((node_dir / "spec.json").read_text())
+        ran = [
+            r["data"].get("image_id")
+            for r in journal(agent_dir, job_id, node_dir.name)
+            if r.get("event") == "container_image"
+        ]
+        out[node_dir.name] = (spec["runtime"].get("digest"), ran[0] if ran else None)
+    return out
+
+
+@pytest.mark.slow
+def test_a_two_node_job_and_its_scale_up_run_one_image(
+    podman_images: dict[str, str], gpudeck_home: Path, workdir: Path, agent_dir: Path
+) -> None:
+    # A checkpoint dir written inside the container: the resize checks it on the host (bind mount).
+    script = (
+        'echo "rank=$GPUDECK_NODE_RANK of $GPUDECK_NNODES"; mkdir -p ckpt; touch ckpt/c$GPUDECK_NODE_RANK;'
+        ' trap "exit 0" TERM; while :; do sleep 0.1; done'
+    )
+    run = gpudeck(
+        "run",
+        "--nodes",
+        "2",
+        "--launcher",
+        "none",
+        "--image",
+        BB_IMAGE,
+        "--runtime",
+        "podman",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "node",
+        "--checkpoint-dir",
+        "ckpt",
+        cwd=workdir,  # (a resize needs one)
+    )
+    assert run.returncode == 0, run.stderr
+    job_id = run.stdout.strip()
+
+    def all_ran(job: str, count: int) -> dict[str, tuple[str | None, str | None]] | None:
+        found = node_specs_and_images(agent_dir, job)
+        return found if len(found) == count and all(image for _, image in found.values()) else None
+
+    first = wait_for(lambda: all_ran(job_id, 2), timeout=60, what="both nodes' containers")
+    assert len({image for _, image in first.values()}) == 1
+    for node in ("0", "1"):
+        wait_for(
+            lambda: f"rank={node} of 2" in (agent_dir / "jobs" / job_id / node / "output.log").read_text(),
+            timeout=30,
+            what=f"node {node}'s rank",
+        )
+    scaled = gpudeck("scale", job_id, "+1", "--json", cwd=workdir, timeout=120)
+    assert scaled.returncode == 0, scaled.stderr
+    new_id = json.loads(scaled.stdout)["id"]
+    after = wait_for(lambda: all_ran(new_id, 3), timeout=60, what="three nodes' containers")
+    (image_id,) = {image for _, image in first.values()}
+    assert {digest for digest, _ in after.values()} == {image_id}  # every new node pinned to it
+    assert {image for _, image in after.values()} == {image_id}
+    assert gpudeck("kill", new_id, cwd=workdir).returncode == 0
+    for job in (job_id, new_id):
+        for node in ("0", "1", "2"):
+            wait_for(lambda: not containers_named(f"gpudeck-{job}-{node}"), what=f"{job}/{node} removed")

@@ -93,7 +93,19 @@ def run_argv(spec: JobSpec, facts: HostFacts, gpus: List[str]) -> List[str]:
     c = spec.runtime
     assert c is not None and c.runtime in ("podman", "docker")
     workdir = spec.workdir
-    argv = [c.runtime, "run", "--rm", "--name", container_name(spec), "--network", "host"]
+    # --log-driver none: the output reaches output.log through the attached client; the runtime's
+    # own log would be a second copy of every byte on the host's disk.
+    argv = [
+        c.runtime,
+        "run",
+        "--rm",
+        "--name",
+        container_name(spec),
+        "--network",
+        "host",
+        "--log-driver",
+        "none",
+    ]
     if c.runtime == "podman":
         argv.append("--replace")  # a leftover of this very node (a crash mid-cleanup) never blocks it
     argv += ["--entrypoint", SHELL, "-v", "%s:%s" % (workdir, workdir), "-w", workdir]

@@ -60,7 +60,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     c = verbs.add_parser(
         "check", help="what a host can run: GPUs and driver, container runtimes and GPU passing"
     )
-    c.add_argument("name")
+    c.add_argument("name", help="the host's name in gpudeck")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
     r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
     st = verbs.add_parser(
