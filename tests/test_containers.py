@@ -49,7 +49,8 @@ def output(agent_dir: Path, job_id: str) -> str:
 
 
 def name_of(job: dict[str, Any]) -> str:
-    return f"gpudeck-{job['id']}-0"
+    """Node 0's container name, or every node's prefix for a job without a node."""
+    return f"gpudeck-{job['id']}-{job['node']}" if "node" in job else f"gpudeck-{job['id']}-"
 
 
 def nothing_left(job: dict[str, Any]) -> bool:
@@ -407,11 +408,9 @@ def test_a_two_node_job_and_its_scale_up_run_one_image(
     first = wait_for(lambda: all_ran(job_id, 2), timeout=60, what="both nodes' containers")
     assert len({image for _, image in first.values()}) == 1
     for node in ("0", "1"):
-        wait_for(
-            lambda: f"rank={node} of 2" in (agent_dir / "jobs" / job_id / node / "output.log").read_text(),
-            timeout=30,
-            what=f"node {node}'s rank",
-        )
+        log = agent_dir / "jobs" / job_id / node / "output.log"
+        said = f"rank={node} of 2"
+        wait_for(lambda log=log, said=said: said in log.read_text(), timeout=30, what=said)
     scaled = gpudeck("scale", job_id, "+1", "--json", cwd=workdir, timeout=120)
     assert scaled.returncode == 0, scaled.stderr
     new_id = json.loads(scaled.stdout)["id"]
@@ -421,5 +420,4 @@ def test_a_two_node_job_and_its_scale_up_run_one_image(
     assert {image for _, image in after.values()} == {image_id}
     assert gpudeck("kill", new_id, cwd=workdir).returncode == 0
     for job in (job_id, new_id):
-        for node in ("0", "1", "2"):
-            wait_for(lambda: not containers_named(f"gpudeck-{job}-{node}"), what=f"{job}/{node} removed")
+        assert_nothing_left({"id": job})  # every node's name starts gpudeck-<id>-

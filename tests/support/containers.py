@@ -158,7 +158,7 @@ def containers_named(name: str) -> list[str]:
 
 
 def conmons_of(name: str) -> list[int]:
-    """conmon processes still running for the container `name`."""
+    """conmon processes still running for a container whose name starts with `name`."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -166,7 +166,7 @@ def conmons_of(name: str) -> list[int]:
                 argv = (Path("/proc") / entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if argv and argv[0].endswith(b"conmon") and name.encode() in argv:
+            if argv and argv[0].endswith(b"conmon") and any(a.startswith(name.encode()) for a in argv):
                 found.append(int(entry))
     return found
 
