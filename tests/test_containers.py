@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from tests.support.containers import (
     conmons_of,
     containers_named,
     fake_cdi_gpus,
+    local_registry,
     podman,
 )
 from tests.support.jobs import journal, launch, wait_state
@@ -421,3 +424,78 @@ def test_a_two_node_job_and_its_scale_up_run_one_image(
     assert gpudeck("kill", new_id, cwd=workdir).returncode == 0
     for job in (job_id, new_id):
         assert_nothing_left({"id": job})  # every node's name starts gpudeck-<id>-
+
+
+@pytest.mark.slow
+def test_a_missing_image_is_pulled_with_its_progress_as_the_first_output(
+    podman_images: dict[str, str], gpudeck_home: Path, workdir: Path, agent_dir: Path, tmp_path: Path
+) -> None:
+    with local_registry(tmp_path) as (address, env):
+        image = f"{address}/bb-{os.urandom(3).hex()}:1"
+        pushed = podman("push", "--tls-verify=false", BB_IMAGE, image, check=False)
+        assert pushed.returncode == 0, pushed.stderr
+        run = gpudeck(
+            "run", "--image", image, "--runtime", "podman", "--", "echo", "trained", cwd=workdir, env=env
+        )
+        assert run.returncode == 0, run.stderr
+        job_id = run.stdout.strip()
+        log = agent_dir / "jobs" / job_id / "0" / "output.log"
+        wait_for(lambda: "trained" in log.read_text(), timeout=60, what="the command's line after the pull")
+        text = log.read_text()
+        assert text.startswith(f"Trying to pull {image}..."), text
+        assert text.index("Copying blob") < text.index("trained")
+
+        def digest() -> str | None:
+            shown = json.loads(gpudeck("inspect", job_id, "--json", cwd=workdir, env=env).stdout)
+            return (shown.get("container") or {}).get("digest")
+
+        assert wait_for(digest, what="the registry digest").startswith("sha256:")
+    podman("rmi", "--force", image, check=False)
+
+
+@pytest.fixture
+def docker_host(dockerd: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Set before the agent starts (list it before `client`): its supervisors reach this dockerd."""
+    monkeypatch.setenv("DOCKER_HOST", dockerd)
+    return dockerd
+
+
+def docker_containers(name: str, host: str) -> list[str]:
+    out = subprocess.run(
+        ["docker", "ps", "-a", "--filter", f"name={name}", "--format", "{{.Names}}"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DOCKER_HOST": host},
+        check=True,
+    )
+    return out.stdout.split()
+
+
+@pytest.mark.slow
+def test_with_docker_a_stop_checkpoints_through_sh_c_and_nothing_is_left(
+    docker_host: str, client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    (workdir / "train.py").write_text(TRAIN)
+    job = launch(
+        client,
+        workdir,
+        ["sh", "-c", "python3 train.py; echo after"],
+        runtime={"image": PY_IMAGE, "runtime": "docker"},
+        env={"SECRET_TOKEN": "hunter2-docker"},
+    )
+    wait_for(lambda: '"loss"' in output(agent_dir, job["id"]), timeout=60, what="the first loss line")
+    assert "hunter2-docker" not in all_command_lines()
+    final = client.request("stop", job=job["id"], node="0", grace=60, timeout=90)
+    assert final["state"] == "stopped", output(agent_dir, job["id"])
+    assert (workdir / "ckpt.txt").read_text().startswith("step ")
+    assert (workdir / "ckpt.txt").stat().st_uid == os.getuid()  # --user: the files are the user's
+    wait_for(lambda: not docker_containers(name_of(job), docker_host), what="no docker container left")
+
+
+def test_with_docker_gpus_without_the_nvidia_hook_are_refused(
+    docker_host: str, client: AgentClient, workdir: Path
+) -> None:
+    if shutil.which("nvidia-container-runtime-hook"):
+        pytest.skip("this machine has the NVIDIA hook")
+    with pytest.raises(AgentError, match="nvidia-container-runtime-hook is not on PATH"):
+        launch(client, workdir, ["true"], runtime={"image": BB_IMAGE, "runtime": "docker", "gpus": ["0"]})

@@ -199,3 +199,99 @@ def fake_cdi_gpus(count: int = 2) -> Iterator[str]:
             yield CDI_VENDOR
         finally:
             FAKE_CDI.unlink()
+
+
+@contextlib.contextmanager
+def local_registry(root: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """Debian's docker-registry on 127.0.0.1 (plain HTTP): (its address, the env that lets podman
+    use it: a registries.conf marking it insecure)."""
+    from tests.support.sshd import free_port
+    from tests.support.waiting import wait_for
+
+    if not shutil.which("docker-registry"):
+        pytest.skip("docker-registry is not installed (CI installs it)")
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    config = root / "registry.yml"
+    config.write_text(
+        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {root / 'data'}\nhttp:\n  addr: {address}\n"
+    )
+    registries = root / "registries.conf"
+    registries.write_text(f'[[registry]]\nlocation = "{address}"\ninsecure = true\n')
+    env = {"CONTAINERS_REGISTRIES_CONF": str(registries)}
+    log = open(root / "registry.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=log, stderr=log)
+    try:
+        import socket
+
+        def up() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return True
+            except OSError:
+                return False
+
+        wait_for(up, timeout=20, what="the registry to listen")
+        yield address, env
+    finally:
+        proc.kill()
+        proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def dockerd(podman_images: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A dockerd of the session's own (FACTS.md: by hand, no bridge, no iptables), holding the test
+    images (`podman save | docker load`); its DOCKER_HOST."""
+    from tests.support.waiting import wait_for
+
+    if not shutil.which("dockerd") or not shutil.which("docker"):
+        pytest.skip("docker.io is not installed")
+    root = tmp_path_factory.mktemp("dockerd")
+    sock = root / "docker.sock"
+    log = open(root / "dockerd.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [
+            "dockerd",
+            "--data-root",
+            str(root / "data"),
+            "--exec-root",
+            str(root / "exec"),
+            "-H",
+            f"unix://{sock}",
+            "--pidfile",
+            str(root / "docker.pid"),
+            "--bridge=none",
+            "--iptables=false",
+        ],
+        stdout=log,
+        stderr=log,
+    )
+    host = f"unix://{sock}"
+    env = {**os.environ, "DOCKER_HOST": host}
+    try:
+        wait_for(
+            lambda: subprocess.run(["docker", "info"], env=env, capture_output=True).returncode == 0,
+            timeout=30,
+            what="dockerd to answer",
+        )
+        archive = root / "images.tar"
+        subprocess.run(
+            ["podman", "save", "-m", "-o", str(archive), BB_IMAGE, PY_IMAGE],
+            check=True,
+            env={**os.environ, **podman_env()},
+            capture_output=True,
+            timeout=120,
+        )
+        subprocess.run(
+            ["docker", "load", "-i", str(archive)], check=True, env=env, capture_output=True, timeout=120
+        )
+        yield host
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
