@@ -499,3 +499,10 @@ def test_with_docker_gpus_without_the_nvidia_hook_are_refused(
         pytest.skip("this machine has the NVIDIA hook")
     with pytest.raises(AgentError, match="nvidia-container-runtime-hook is not on PATH"):
         launch(client, workdir, ["true"], runtime={"image": BB_IMAGE, "runtime": "docker", "gpus": ["0"]})
+
+
+def test_requirements_with_an_image_are_refused_in_one_line(client: AgentClient, workdir: Path) -> None:
+    with pytest.raises(AgentError, match="spec.environment: not with an image yet"):
+        launch(
+            client, workdir, ["true"], runtime={"image": BB_IMAGE}, environment={"requirements": "numpy\n"}
+        )

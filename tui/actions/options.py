@@ -281,6 +281,7 @@ def form_options(
     setup: str = "",
     budget: str = "",
     idle_stop: str = "",
+    image: str = "",
 ) -> LaunchOptions:
     """The new-job form's fields as checked options: env is `K=V K2="a b"`, setup one line per
     line, budget an amount in the host's currency, idle_stop `30m@10%+15m` or `off` (empty: the
@@ -302,6 +303,7 @@ def form_options(
             setup=tuple(line for line in setup.splitlines() if line.strip()),
             budget=parse_budget(budget),
             idle_stop=idle_stop.strip() or None,
+            image=image.strip() or None,
         )
     )
 

@@ -1,4 +1,4 @@
-"""The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir, env,
+"""The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir, image, env,
 setup, budget and idle stop (enforced by the job's supervisor on the host). It checks the fields
 into the same LaunchOptions `gpudeck run` makes (no IO here); the launch itself is the caller's."""
 
@@ -56,6 +56,8 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder="from the command", id="name", compact=True)
             yield Label("workdir")
             yield Input(placeholder=self.default_workdir, id="workdir", compact=True)
+            yield Label("image (run the command in a container of it; empty: the host's `image`, else none)")
+            yield Input(placeholder="e.g. nvcr.io/nvidia/pytorch:24.05-py3", id="image", compact=True)
             yield Label('env (K=V K2="with spaces" K3 — a bare K takes your value)')
             yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env", compact=True)
             yield Label("setup (one shell line per line, run before the command)")
@@ -106,7 +108,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         host = str(self.query_one("#host", Select).value)
         field = {
             i: self.query_one(f"#{i}", Input).value
-            for i in ("command", "name", "workdir", "env", "budget", "idle_stop")
+            for i in ("command", "name", "workdir", "env", "budget", "idle_stop", "image")
         }
         try:
             options = form_options(
@@ -118,6 +120,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 self.query_one("#setup", TextArea).text,
                 budget=field["budget"],
                 idle_stop=field["idle_stop"],
+                image=field["image"],
             )
         except GpudeckError as exc:
             self._error(str(exc))
