@@ -295,3 +295,11 @@ def dockerd(podman_images: dict[str, str], tmp_path_factory: pytest.TempPathFact
             proc.kill()
             proc.wait()
         log.close()
+        unmount_under(root)  # dockerd leaves its netns bind mount: pytest could not remove the dir
+
+
+def unmount_under(root: Path) -> None:
+    with open("/proc/mounts") as f:
+        points = [line.split()[1] for line in f if line.split()[1].startswith(str(root))]
+    for point in sorted(points, reverse=True):
+        subprocess.run(["umount", point], capture_output=True, check=False)
