@@ -30,6 +30,9 @@ from tests.support.containers import (
 from tests.support.jobs import journal, launch, wait_state
 from tests.support.sshd import SSHD, Sshd, SshHome, make_sshd
 from tests.support.waiting import wait_for
+from tui.actions.node_spec import JobTerms, node_spec
+from tui.actions.options import LaunchOptions, check
+from tui.errors import GpudeckError
 from tui.remote.client import AgentClient, AgentError
 
 TRAIN = """\
@@ -240,19 +243,32 @@ def test_cli_image_job_inspect_shows_the_image_id_a_restart_runs_it_and_secrets_
 
 
 @pytest.mark.parametrize(
-    ("args", "said"),
+    ("changes", "said"),
     [
-        (["--image", BB_IMAGE, "--mount", "data:/data"], "--mount: expected HOST:CONTAINER[:ro]"),
-        (["--image", BB_IMAGE, "--shm-size", "lots"], "--shm-size: expected a size"),
-        (["--image", "-v /etc:/x"], "--image: expected an image reference"),
-        (["--mount", "/a:/b"], "need --image"),
+        ({"image": BB_IMAGE, "mounts": ("data:/data",)}, "--mount: expected HOST:CONTAINER[:ro]"),
+        ({"image": BB_IMAGE, "mounts": ("/a:/b:rx",)}, "--mount: the third part is ro or rw"),
+        ({"image": BB_IMAGE, "shm_size": "lots"}, "--shm-size: expected a size"),
+        ({"image": BB_IMAGE, "ipc": "shareable"}, "--ipc: private or host"),
+        ({"image": BB_IMAGE, "container_runtime": "lxc"}, "--runtime: auto, docker or podman"),
+        ({"image": "-v /etc:/x"}, "--image: expected an image reference"),
     ],
 )
-def test_bad_container_options_are_one_usage_line(
-    gpudeck_home: Path, workdir: Path, args: list[str], said: str
-) -> None:
-    run = gpudeck("run", *args, "--", "true", cwd=workdir)
-    assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, run.stderr
+def test_bad_container_options_are_one_line_naming_the_flag(changes: dict[str, Any], said: str) -> None:
+    with pytest.raises(GpudeckError) as err:
+        check(LaunchOptions(argv=("true",), **changes))
+    assert said in str(err.value) and "\n" not in str(err.value) and err.value.code == 2
+
+
+def test_container_flags_without_an_image_need_one(gpudeck_home: Path) -> None:
+    terms = JobTerms.of_options(LaunchOptions(argv=("true",), mounts=("/a:/b",)), "20261205-000000-abcdef")
+    with pytest.raises(GpudeckError, match="need --image"):
+        node_spec(None, terms, "local")
+
+
+@pytest.mark.slow
+def test_a_bad_container_option_is_a_usage_error_of_the_cli(gpudeck_home: Path, workdir: Path) -> None:
+    run = gpudeck("run", "--image", BB_IMAGE, "--mount", "data:/data", "--", "true", cwd=workdir)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--mount:" in run.stderr, run.stderr
 
 
 @pytest.mark.slow
@@ -492,6 +508,7 @@ def test_with_docker_a_stop_checkpoints_through_sh_c_and_nothing_is_left(
     wait_for(lambda: not docker_containers(name_of(job), docker_host), what="no docker container left")
 
 
+@pytest.mark.slow  # (the session's dockerd starts in seconds)
 def test_with_docker_gpus_without_the_nvidia_hook_are_refused(
     docker_host: str, client: AgentClient, workdir: Path
 ) -> None:
@@ -506,3 +523,21 @@ def test_requirements_with_an_image_are_refused_in_one_line(client: AgentClient,
         launch(
             client, workdir, ["true"], runtime={"image": BB_IMAGE}, environment={"requirements": "numpy\n"}
         )
+
+
+@pytest.mark.slow
+def test_a_hosts_image_and_runtime_in_hosts_toml_apply_to_its_jobs(
+    podman_images: dict[str, str], gpudeck_home: Path, workdir: Path, agent_dir: Path
+) -> None:
+    (gpudeck_home / "hosts.toml").write_text(
+        f'[hosts.local]\nimage = "{BB_IMAGE}"\ncontainer_runtime = "podman"\n'
+    )
+    run = gpudeck("run", "--", "sh", "-c", "echo in=$GPUDECK_JOB_NAME", cwd=workdir)
+    assert run.returncode == 0, run.stderr
+    job_id = run.stdout.strip()
+    spec = json.loads((agent_dir / "jobs" / job_id / "0" / "spec.json").read_text())
+    assert spec["runtime"]["image"] == BB_IMAGE and spec["runtime"]["runtime"] == "podman"
+    wait_for(lambda: "in=" in output(agent_dir, job_id), timeout=60, what="its output")
+    (gpudeck_home / "hosts.toml").write_text('[hosts.local]\nimage = "-bad"\n')
+    bad = gpudeck("run", "--", "true", cwd=workdir)
+    assert bad.returncode == 2 and "[hosts.local] image/container_runtime" in bad.stderr, bad.stderr
