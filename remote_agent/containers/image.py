@@ -38,7 +38,12 @@ def image_of(spec: JobSpec, running: Callable[[], bool]) -> Optional[Dict[str, A
         image_id = as_image_id(_ask([runtime, "container", "inspect", "--format", "{{.Image}}", name]))
         if image_id is None:
             if not running():
-                return None
+                # Gone already (a short job, --rm): the image it ran is the one the name gives now.
+                ref = spec.runtime.digest or spec.runtime.image
+                image_id = as_image_id(_ask([runtime, "image", "inspect", "--format", "{{.Id}}", ref]))
+                if image_id is None:
+                    return None
+                break
             time.sleep(POLL)
     digests = _ask([runtime, "image", "inspect", "--format", "{{json .RepoDigests}}", image_id])
     try:

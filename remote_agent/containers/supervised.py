@@ -14,6 +14,7 @@ from .command import container_name, host_facts, job_gpus, run_argv
 from .image import image_of, runtime_cause
 
 Append = Callable[..., Any]
+RESOLVE_WAIT = 30.0
 
 
 class ContainerJob:
@@ -21,6 +22,7 @@ class ContainerJob:
         assert spec.runtime is not None
         self.spec = spec
         self.name = container_name(spec)
+        self._resolver: Optional[threading.Thread] = None
 
     @classmethod
     def of(cls, spec: Mapping[str, Any]) -> Optional[ContainerJob]:
@@ -46,12 +48,15 @@ class ContainerJob:
             if found is not None:
                 append("event", event="container_image", data=found)
 
-        threading.Thread(target=resolve, name="container-image", daemon=True).start()
+        self._resolver = threading.Thread(target=resolve, name="container-image", daemon=True)
+        self._resolver.start()
 
     def cause(self, exit_code: Optional[int], tail: List[str]) -> Optional[str]:
         return runtime_cause(exit_code, tail)
 
     def remove(self, append: Optional[Append] = None) -> Optional[str]:
+        if self._resolver is not None:  # its record comes before the final state, never after
+            self._resolver.join(timeout=RESOLVE_WAIT)
         why = remove_job_container(self.spec)
         if why and append is not None:
             append("event", event="container_left", data={"name": self.name, "why": why})
