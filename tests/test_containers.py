@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -541,3 +542,49 @@ def test_a_hosts_image_and_runtime_in_hosts_toml_apply_to_its_jobs(
     (gpudeck_home / "hosts.toml").write_text('[hosts.local]\nimage = "-bad"\n')
     bad = gpudeck("run", "--", "true", cwd=workdir)
     assert bad.returncode == 2 and "[hosts.local] image/container_runtime" in bad.stderr, bad.stderr
+
+
+@pytest.mark.slow
+def test_gpu_checks_container_part_runs_a_gpudeck_container_job(
+    podman_images: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/gpu_check.py's `container` part, here with a fake nvidia.com/gpu CDI spec whose device
+    mounts a fake nvidia-smi (the real one runs where a device machine is lent)."""
+    from bench.gpucheck.context import Context
+    from bench.gpucheck.part_container import container_job as container_part
+
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text('#!/bin/sh\necho "GPU 0: Fake H100 (UUID: GPU-fake)"\n')
+    smi.chmod(0o755)
+    spec = {
+        "cdiVersion": "0.3.0",
+        "kind": "nvidia.com/gpu",
+        "devices": [
+            {
+                "name": "0",
+                "containerEdits": {
+                    "mounts": [
+                        {
+                            "hostPath": str(smi),
+                            "containerPath": "/usr/bin/nvidia-smi",
+                            "options": ["ro", "bind"],
+                        }
+                    ]
+                },
+            }
+        ],
+    }
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("DOCKER_HOST", raising=False)  # a docker without its daemon: the part takes podman
+    ctx = Context(quick=True, tmp=tmp_path, facts={}, options={"container_image": PY_IMAGE})
+    ctx.deadline = time.monotonic() + 120
+    with cdi_turn(exclusive=True):
+        path = Path("/etc/cdi/gpudeck-test-nvidia.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(spec))
+        try:
+            result = container_part(ctx)
+        finally:
+            path.unlink()
+    assert result.status == "ok", result
+    assert "Fake H100" in result.number and "nothing left" in result.reason
