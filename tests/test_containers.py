@@ -20,6 +20,7 @@ from remote_agent.jobstate import supervisor_alive
 from tests.conftest import gpudeck
 from tests.support.containers import (
     BB_IMAGE,
+    DASH_IMAGE,
     PY_IMAGE,
     cdi_turn,
     conmons_of,
@@ -109,11 +110,15 @@ def running_container_job(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("image", [PY_IMAGE, DASH_IMAGE], ids=["busybox-sh", "dash"])
 def test_stop_reaches_the_trainer_through_a_sh_c_entrypoint_and_it_checkpoints(
-    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path, image: str
 ) -> None:
-    # A compound `sh -c` never execs python: the shell, not the trainer, is the wrapper's child.
-    job = running_container_job(client, workdir, agent_dir, ["sh", "-c", "python3 train.py; echo after"])
+    # A compound `sh -c` never execs python: the shell, not the trainer, is the wrapper's child
+    # (and gpudeck's PID 1 runs under the image's own /bin/sh: busybox, or dash as in Debian images).
+    job = running_container_job(
+        client, workdir, agent_dir, ["sh", "-c", "python3 train.py; echo after"], image=image
+    )
     final = client.request("stop", job=job["id"], node="0", grace=60, timeout=90)
     assert final["state"] == "stopped", output(agent_dir, job["id"])
     assert (workdir / "ckpt.txt").read_text().startswith("step ")

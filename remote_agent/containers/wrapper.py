@@ -6,7 +6,7 @@ command as its child and forwards every stop signal to it (as the supervisor doe
 the command's own process, not its group, so DataLoader workers are left to the trainer); when the
 child ends while others live on (a shell that died of the signal without passing it on), the same
 signal goes to every process left (`kill -1` from PID 1 spares only itself) and it waits for them, so
-the trainer still checkpoints (the host's grace, then SIGKILL, bounds the wait). A command that ended
+the trainer still checkpoints (`kill -SIG -1`: the one spelling dash and busybox both take; the host's grace, then SIGKILL, bounds the wait). A command that ended
 by itself: what it left gets TERM and 10 s, as on the bare host; PID 1's exit ends the rest. It exits with the child's status. Running `sleep` reaps the orphans
 that reparent to it (the shell's wait takes any child).
 """
@@ -24,7 +24,7 @@ for g in %s; do trap "fwd $g" "$g"; done
 c=$!
 if [ -n "$s" ]; then kill -s "$s" "$c" 2>/dev/null; fi
 while :; do wait "$c"; rc=$?; kill -0 "$c" 2>/dev/null || break; done
-kill -s "${s:-TERM}" -1 2>/dev/null
+kill -"${s:-TERM}" -1 2>/dev/null
 n=0
 while kill -0 -1 2>/dev/null; do
   if [ -z "$s" ]; then n=$((n+1)); [ "$n" -gt %d ] && break; fi

@@ -23,6 +23,7 @@ import pytest
 
 BB_IMAGE = "localhost/bb:test"
 PY_IMAGE = "localhost/py:test"
+DASH_IMAGE = "localhost/pydash:test"  # /bin/sh is dash, as in Debian-based images (busybox sh elsewhere)
 HOST_PYTHON = Path("/usr/bin/python3")
 ROOT = Path(tempfile.gettempdir()) / f"gpudeck-podman-{os.getuid()}"
 CDI_VENDOR = "gpudeck.test/gpu"
@@ -119,6 +120,13 @@ def _build_images() -> None:
                 _busybox_tree(work / "py")
                 _python_tree(work / "py")
                 _import(work / "py", PY_IMAGE)
+            if DASH_IMAGE not in have and HOST_PYTHON.exists() and os.path.exists("/bin/dash"):
+                _busybox_tree(work / "dash")
+                _python_tree(work / "dash")
+                os.unlink(work / "dash" / "bin" / "sh")
+                shutil.copy2("/bin/dash", work / "dash" / "bin" / "dash")
+                os.symlink("dash", work / "dash" / "bin" / "sh")
+                _import(work / "dash", DASH_IMAGE)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
