@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -335,14 +336,24 @@ def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_
     )
     assert run.returncode == 0, run.stderr
     job_id = run.stdout.strip()
-    agent_dir = ssh_home.agent_dir
-
-    def losses() -> list[float]:
-        return [r["values"]["loss"] for r in journal(agent_dir, job_id) if r["kind"] == "metric"]
-
-    wait_for(lambda: len(losses()) >= 3, timeout=60, what="losses journaled on the host")
-    stop = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
-    assert stop.returncode == 0, stop.stderr
+    # `metrics -f` over SSH: the loss the trainer prints inside the container, point by point.
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "tui", "metrics", "-f", "--json", job_id],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        points = [json.loads(follower.stdout.readline()) for _ in range(3)]
+        assert [p["values"]["loss"] for p in points] == [1.0, 0.5, 0.3333], points
+        stop = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
+        assert stop.returncode == 0, stop.stderr
+        rest, _ = follower.communicate(timeout=60)  # it ends with the job
+    finally:
+        follower.kill()
+    assert follower.returncode == 0 and '"loss"' in rest
     assert (project / "ckpt.txt").read_text().startswith("step ")
     ended = gpudeck("inspect", job_id, "--json", cwd=tmp_path)
     assert json.loads(ended.stdout)["state"] == "stopped"
