@@ -184,3 +184,30 @@ def test_a_two_node_job_and_its_scale_up_run_one_image(
     assert gpudeck("kill", new_id, cwd=workdir).returncode == 0
     for job in (job_id, new_id):
         assert_nothing_left({"id": job})  # every node's name starts gpudeck-<id>-
+
+
+def test_a_node_on_a_new_host_runs_the_jobs_image_by_its_registry_digest(gpudeck_home: Path) -> None:
+    from tui.actions.container_node import carried_runtime, pinned_reference
+
+    digest = "sha256:" + "ab" * 32
+    assert pinned_reference("reg:5000/team/py:2.4", digest) == f"reg:5000/team/py@{digest}"
+    assert pinned_reference("py", digest) == f"py@{digest}"
+    assert pinned_reference("py:1", None) == "py:1"
+    first = {
+        "runtime": {
+            "image": "reg:5000/py:1",
+            "runtime": "podman",
+            "digest": "sha256:" + "cd" * 32,
+            "shm_size": "8g",
+        },
+        "container": {"image_id": "sha256:" + "cd" * 32, "digest": digest},
+    }
+    carried = carried_runtime(first, {"container_runtime": "docker"})
+    assert carried is not None
+    assert (carried.image, carried.digest, carried.runtime, carried.shm_size) == (
+        f"reg:5000/py@{digest}",
+        None,
+        "docker",
+        "8g",
+    )
+    assert carried_runtime({"runtime": None}, {}) is None

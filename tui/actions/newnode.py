@@ -12,9 +12,10 @@ from remote_agent.spec import DEFAULT_GRACE, IdleStop, JobSpec, Multinode, Price
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
 from .agents import Agents
+from .container_node import carried_runtime
 from .find import Job
 from .launch import host_setup
-from .node_spec import JobTerms, node_spec
+from .node_spec import JobTerms, host_entry, node_spec
 from .nodes import NodePlan
 from .preflight import Env
 
@@ -61,7 +62,9 @@ def new_node_spec(
         **job_cost_options(job.first),
     )
     try:
-        return node_spec(agents, terms, p.host, p.node, p.argv, p.env)
+        spec = node_spec(agents, terms, p.host, p.node, p.argv, p.env)
+        runtime = carried_runtime(job.first, host_entry(p.host).extra)  # the job's image, if any
+        return spec.replace(runtime=runtime) if runtime is not None else spec
     except GpudeckError as exc:  # e.g. the job has a budget and the new host no price: said before any stop
         raise GpudeckError(f"scale: node {p.node} on {p.host}: {exc}", exc.code) from None
 
