@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from .containers.fields import container_fields
 from .pyenv.record import environment_of
 from .storage.files import write_private_atomic
 from .storage.journal import JournalReader
@@ -79,6 +80,7 @@ class JobView:
             "last_seq": 0,
             "malformed": 0,  # records skipped: not the shape their kind needs
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
+            "container": None,  # a container job's {name, runtime, image, image_id, digest}
         }
 
     def refresh(self) -> Dict[str, Any]:
@@ -184,6 +186,12 @@ class JobView:
                 f["output_gap"] = [start, end]
             else:
                 f["malformed"] += 1
+        elif kind == "event" and record.get("event") in ("container", "container_image"):
+            data = record.get("data")
+            if isinstance(data, dict):
+                f["container"] = dict(f["container"] or {}, **container_fields(data))
+            else:
+                f["malformed"] += 1
         elif kind == "metric":
             if isinstance(record.get("values"), dict):
                 f["last"] = dict(f["last"], **record["values"])
@@ -222,6 +230,7 @@ class JobView:
         obj["resized_from"] = spec.get("resized_from")
         obj["created_at"] = spec.get("created_at")
         obj["grace"] = spec.get("grace")
+        obj["runtime"] = spec.get("runtime")  # a container job's image, runtime, mounts…
         obj["watch"] = spec.get("watch")  # a watch job: {path, pid, …}; null for a launched command
         obj["code"] = spec.get("code")  # a synced job's snapshot: {snapshot, home, files, bytes, source}
         obj["total_steps"] = obj["last"].get("total_steps")

@@ -30,6 +30,10 @@ LAUNCHERS = ("torchrun", "none")
 MAX_REQUIREMENTS = 1 << 20  # bytes of requirement text carried in a spec
 MAX_DATA_OBJECTS = 1 << 20
 DATA_MODES = ("copy", "mount")
+RUNTIMES = ("auto", "docker", "podman")  # auto: resolved on the host at launch (podman first)
+CONTAINER_USERS = ("host", "image")  # host: the agent's uid inside (files written back are the user's)
+IPC_MODES = ("private", "host")
+MAX_MOUNTS = 64
 T = TypeVar("T")
 
 
@@ -400,6 +404,105 @@ class DataSource:
         return _to_wire(self)
 
 
+_SHM = "0123456789"
+
+
+def _shm_size(value: Any, name: str) -> str:
+    """`16g`, `512m`, `1073741824`: the runtime's size syntax, checked here so it never fails there."""
+    text = _text(value, name, 32)
+    digits, unit = (text[:-1], text[-1].lower()) if text[-1].lower() in "kmg" else (text, "")
+    if not digits or any(c not in _SHM for c in digits) or int(digits) == 0:
+        raise SpecError("spec.%s: expected a size such as 16g, 512m or bytes, got %r" % (name, value))
+    return digits + unit
+
+
+@dataclass(frozen=True)
+class Mount:
+    """`HOST:CONTAINER[:ro]`: a host path (data, a cache) bind-mounted into the job's container."""
+
+    host: str
+    container: str
+    read_only: bool = False
+
+    @classmethod
+    def parse(cls, text: Any, name: str) -> Mount:
+        parts = _text(text, name).split(":")
+        read_only = len(parts) == 3 and parts[2] == "ro"
+        if len(parts) == 3 and parts[2] not in ("ro", "rw"):
+            raise SpecError("spec.%s: the third part is ro or rw, got %r" % (name, parts[2]))
+        if len(parts) not in (2, 3) or not all(p.startswith(("/", "~")) for p in parts[:2]):
+            raise SpecError(
+                "spec.%s: expected HOST:CONTAINER[:ro] with absolute paths, got %r" % (name, text)
+            )
+        if "," in text:
+            raise SpecError("spec.%s: a comma is not allowed in a mount (the runtime splits on it)" % name)
+        return cls(parts[0], parts[1], read_only)
+
+    def to_wire(self) -> str:
+        return "%s:%s%s" % (self.host, self.container, ":ro" if self.read_only else "")
+
+
+@dataclass(frozen=True)
+class Container:
+    """The job runs in a container of `image` (remote_agent/containers): the supervisor stays on
+    the host and runs the runtime's foreground client as the job's command. `digest` is the image
+    id the job ran (pinned by a restart or a resize, so every node runs the same bytes)."""
+
+    image: str
+    runtime: str = "auto"
+    digest: Optional[str] = None  # sha256:<64 hex>, the image id
+    mounts: Tuple[Mount, ...] = ()
+    shm_size: Optional[str] = None  # None: half the host's memory (DataLoader workers need room)
+    ipc: str = "private"
+    user: str = "host"
+    gpus: Optional[Tuple[str, ...]] = None  # None: the job's CUDA_VISIBLE_DEVICES, else every GPU of the host
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Container:
+        obj = _object(obj, "runtime")
+        _only(obj, cls, "runtime")
+        image = _text(obj.get("image"), "runtime.image", 512)
+        if image.startswith("-") or any(c.isspace() for c in image):
+            raise SpecError("spec.runtime.image: expected an image reference, got %r" % (image,))
+        runtime = obj.get("runtime", "auto")
+        if runtime not in RUNTIMES:
+            raise SpecError("spec.runtime.runtime: auto, docker or podman, got %r" % (runtime,))
+        digest = obj.get("digest")
+        if digest is not None and not (isinstance(digest, str) and digest.startswith("sha256:")):
+            raise SpecError("spec.runtime.digest: expected sha256:<64 hex digits>, got %r" % (digest,))
+        if digest is not None:
+            _hex(digest[7:], "runtime.digest")
+        mounts = obj.get("mounts") or []
+        if not isinstance(mounts, (list, tuple)) or len(mounts) > MAX_MOUNTS:
+            raise SpecError("spec.runtime.mounts: expected a list of HOST:CONTAINER[:ro]")
+        ipc = obj.get("ipc", "private")
+        if ipc not in IPC_MODES:
+            raise SpecError("spec.runtime.ipc: private or host, got %r" % (ipc,))
+        user = obj.get("user", "host")
+        if user not in CONTAINER_USERS:
+            raise SpecError("spec.runtime.user: host or image, got %r" % (user,))
+        gpus = obj.get("gpus")
+        if gpus is not None:
+            gpus = _texts(gpus, "runtime.gpus", 64)
+            if not all(g.isdigit() for g in gpus):
+                raise SpecError(
+                    'spec.runtime.gpus: expected GPU indices such as ["0", "1"], got %r' % (list(gpus),)
+                )
+        return cls(
+            image=image,
+            runtime=runtime,
+            digest=digest,
+            mounts=tuple(Mount.parse(m, "runtime.mounts[%d]" % i) for i, m in enumerate(mounts)),
+            shm_size=_optional(obj.get("shm_size"), _shm_size, "runtime.shm_size"),
+            ipc=ipc,
+            user=user,
+            gpus=gpus,
+        )
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
 def _data(value: Any) -> Tuple[DataSource, ...]:
     if value is None:
         return ()
@@ -437,6 +540,7 @@ class JobSpec:
     code: Optional[Code] = None  # a synced snapshot: the work dir is made from it on the host
     environment: Optional[Environment] = None
     data: Tuple[DataSource, ...] = ()
+    runtime: Optional[Container] = None  # None: on the bare host
 
     @property
     def key(self) -> str:
@@ -465,6 +569,7 @@ class JobSpec:
         budget = _optional(obj.get("budget"), _number, "budget", 1e-9, MAX_BUDGET)
         if budget is not None and not (price and price.per_hour):
             raise SpecError("spec.budget: needs spec.price.per_hour (the host's price is unknown)")
+        runtime = _optional(obj.get("runtime"), Container.from_wire)
         restart_of = obj.get("restart_of")
         if restart_of is not None and not is_job_id(restart_of):
             raise SpecError("spec.restart_of: expected a job id, got %r" % (restart_of,))
@@ -495,6 +600,7 @@ class JobSpec:
             code=_optional(obj.get("code"), Code.from_wire),
             environment=_optional(obj.get("environment"), Environment.from_wire),
             data=_data(obj.get("data")),
+            runtime=runtime,
         )
 
     @classmethod

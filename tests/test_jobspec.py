@@ -80,6 +80,16 @@ def _full(workdir: Path) -> dict:
                 "endpoint_url": "http://127.0.0.1:9000",
             }
         ],
+        "runtime": {
+            "image": "localhost/py:test",
+            "runtime": "podman",
+            "digest": "sha256:" + "cd" * 32,
+            "mounts": ["/data:/data:ro", "/cache:/root/.cache"],
+            "shm_size": "16g",
+            "ipc": "host",
+            "user": "image",
+            "gpus": ["0", "1"],
+        },
     }
 
 
@@ -121,6 +131,17 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("data", 0, "url"), "http://x/y", "spec.data[0].url"),
         (("data", 0, "mode"), "fuse", "spec.data[0].mode"),
         (("data", 0, "objects", 0), ["k", -1, "e"], r"spec.data[0].objects[0][1]"),
+        (("runtime",), "img", "spec.runtime: expected an object"),
+        (("runtime", "image"), "-v x", "spec.runtime.image"),
+        (("runtime", "runtime"), "lxc", "spec.runtime.runtime"),
+        (("runtime", "digest"), "sha256:XY", "spec.runtime.digest"),
+        (("runtime", "mounts", 0), "data:/data", r"spec.runtime.mounts[0]"),
+        (("runtime", "mounts", 1), "/a:/b:rx", r"spec.runtime.mounts[1]"),
+        (("runtime", "shm_size"), "lots", "spec.runtime.shm_size"),
+        (("runtime", "ipc"), "shareable", "spec.runtime.ipc"),
+        (("runtime", "user"), "nobody", "spec.runtime.user"),
+        (("runtime", "gpus"), ["all"], "spec.runtime.gpus"),
+        (("runtime", "volumes"), [], "spec.runtime: unknown field 'volumes'"),
         (("typo_field",), 1, "unknown field 'typo_field'"),
         (("multinode", "nodez"), 1, "spec.multinode: unknown field 'nodez'"),
     ],
@@ -160,3 +181,16 @@ def test_a_reader_survives_any_shape() -> None:
     for junk in (None, 5, "x", [], {"nodes": "2"}, {"nodes": 2}, {"rank": -1}):
         assert Multinode.read(junk) is None
         assert JobSpec.read(junk) is None
+
+
+def test_only_a_whole_image_id_is_pinned_by_a_restart() -> None:
+    from remote_agent.containers.fields import pin_image
+    from remote_agent.containers.image import as_image_id
+
+    assert as_image_id("ab" * 32) == as_image_id("sha256:" + "ab" * 32) == "sha256:" + "ab" * 32
+    assert as_image_id("") is None and as_image_id("sha256:") is None and as_image_id(None) is None
+    spec = {"runtime": {"image": "x"}}
+    pin_image(spec, {"image_id": "sha256:"})
+    assert spec == {"runtime": {"image": "x"}}
+    pin_image(spec, {"image_id": "sha256:" + "ab" * 32})
+    assert spec["runtime"]["digest"] == "sha256:" + "ab" * 32

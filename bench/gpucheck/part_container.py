@@ -1,13 +1,18 @@
-"""A job in a container with the GPU, launched through gpudeck's agent, where docker or podman and the
-NVIDIA container toolkit exist. Offline: only an image already on this machine is used (`--pull never`)."""
+"""A gpudeck container job (spec.runtime, issue 28) with the GPU, launched through gpudeck's agent,
+where docker or podman and the NVIDIA container toolkit exist: nvidia-smi lists the GPU inside,
+CUDA_VISIBLE_DEVICES is 0 there, and nothing of the job is left in the runtime. Offline: only an
+image already on this machine is used (the run pulls nothing that is present)."""
 
 from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 import shutil
 import subprocess
+
+from tui.remote.client import AgentError
 
 from .context import ROOT, Context
 from .local_agent import LocalAgent
@@ -81,26 +86,23 @@ def container_job(ctx: Context) -> PartResult:
     image = local_image(engine, ctx.options.get("container_image"))
     if image is None:
         return skip(f"{how}; no local image with a C library (offline: nothing is pulled; --container-image)")
-    argv = [
-        engine,
-        "run",
-        "--rm",
-        "--pull",
-        "never",
-        "--network",
-        "none",
-        *gpu_flags,
-        image,
-        "nvidia-smi",
-        "-L",
-    ]
+    # A gpudeck container job (issue 28: spec.runtime), GPU 0 asked for: the agent passes it the
+    # host's way (CDI for podman, --gpus for docker) and numbers it 0 inside.
+    argv = ["sh", "-c", 'nvidia-smi -L; echo "CVD=$CUDA_VISIBLE_DEVICES"']
+    runtime = {"image": image, "runtime": os.path.basename(engine), "gpus": ["0"]}
     with LocalAgent(ctx.tmp / "gpudeck-home-container") as agent:
-        job_id = agent.launch("gpucheck-container", argv, str(ROOT))
+        try:
+            job_id = agent.launch("gpucheck-container", argv, str(ROOT), runtime=runtime)
+        except AgentError as exc:  # the agent refused: it judged GPUs cannot be passed here
+            return fail(f"{how}; the agent refused the container job: {exc}", details={"runtime": runtime})
         state = agent.wait_ended(job_id, max(1.0, ctx.left() - 5))
         output = agent.output(job_id)
+        left = _run([engine, "ps", "-a", "--filter", f"name=gpudeck-{job_id}", "--format", "{{.Names}}"])[1]
     listed = re.findall(r"GPU \d+: [^\n]*", output)
-    details = {"argv": argv, "state": state, "output": output[-1000:]}
-    if state != "exited" or not listed:
+    details = {"runtime": runtime, "gpu_flags_probe": gpu_flags, "state": state, "output": output[-1000:]}
+    if state != "exited" or not listed or "CVD=0" not in output:
         tail = " ".join(output.split())[-300:]
         return fail(f"{how}; {image}: job {state}: {tail or 'no output'}", details=details)
-    return ok(listed[0][:60], f"{how}; image {image}; job {state}", details=details)
+    if left.strip():
+        return fail(f"{how}; the job's container was left in the runtime: {left}", details=details)
+    return ok(listed[0][:60], f"{how}; image {image}; job {state}; nothing left", details=details)

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..codestore.store import CodeStore
+from ..containers.fields import pin_image
+from ..containers.supervised import ContainerJob
 from ..datafetch.urls import UrlsError, check_urls, write_urls
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
@@ -183,6 +185,7 @@ class JobTable:
                     changes["resized_from"] = dict(changes["resized_from"], last_step_at=last)
             spec.update(changes)
             spec.update(id=new_id, restart_of=job, created_at=time.time(), env=env)
+            pin_image(spec, view.fields.get("container"))  # the same image bytes as the job ran
             return self.launch(spec, data_urls)
         except (OSError, JobError) as exc:
             with contextlib.suppress(OSError):  # it did not happen: a later restart may try again
@@ -353,6 +356,9 @@ class JobTable:
         # full disk) has nothing to stop: it may go too.
         if state not in TERMINAL_STATES and not (state == "lost" and not _tree_left(view)):
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
+        container = ContainerJob.of(view.spec or {})
+        if container is not None:  # nothing of the job is left in the runtime either
+            container.remove()
         self._forget(view.fields["id"], view.fields["node"], view.files.dir)
         return {"removed": job}
 

@@ -71,6 +71,12 @@ class Server:
         info["gpu"] = self._nvml.inventory()
         return info
 
+    def op_containers(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        """The container runtimes here, their versions and whether they can pass GPUs (issue 28)."""
+        from ..containers.host import runtimes_report
+
+        return {"runtimes": runtimes_report()}
+
     def op_gpus(self, req: Dict[str, Any]) -> Dict[str, Any]:
         sample = dict(self._nvml.sample())
         sample["time"] = time.time()
@@ -305,6 +311,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "code_have": Server.op_code_have,
     "code_gc": Server.op_code_gc,
     "gc": Server.op_gc,
+    "containers": Server.op_containers,
 }
 
 

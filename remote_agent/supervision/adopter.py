@@ -59,6 +59,8 @@ class AdoptingSupervisor(Supervisor):
             and output_size(self.files) <= self.lost.resume_offset
         ):
             # Nothing of it is left, nothing unread: say how it ended, as far as anyone can know.
+            if self.container is not None:
+                self.container.remove(self.journal.append)
             self._write_final_state()
             return 0
         self.journal.append(

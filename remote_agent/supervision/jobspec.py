@@ -23,6 +23,10 @@ def validate_spec(raw: Any, root: Optional[Path] = None) -> Dict[str, Any]:
     spec = JobSpec.from_wire(raw)
     if spec.watch is not None:
         raise SpecError("spec.watch: a watch is launched as one (supervision/watchspec.py)")
+    if spec.runtime is not None:  # the runtime found here; GPUs it cannot pass are refused now
+        from ..containers.command import resolve_container
+
+        spec = resolve_container(spec)
     if spec.code is not None:
         if root is None:
             raise SpecError("spec.code: this agent dir keeps no code")

@@ -9,6 +9,7 @@ import signal
 import time
 from typing import Any, Dict
 
+from ..containers.supervised import ContainerJob
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
@@ -33,6 +34,9 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             while job_tree(key, None) and time.monotonic() < deadline:
                 time.sleep(0.05)
         kill_tree_until_gone(key, None)
+        container = ContainerJob.of(spec)
+        if container is not None:
+            container.remove()  # the runtime's record of it: nothing of the job is left
         journal = JournalWriter(files.journal)
         try:
             state = "stopped" if action == "stop" else "killed"

@@ -12,6 +12,7 @@ import time
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from .. import VERSION
+from ..containers.supervised import ContainerJob
 from ..metrics import LineParser
 from ..probes.jobgpus import sample_job_gpus
 from ..spec import DEFAULT_GRACE
@@ -88,6 +89,7 @@ class Supervisor:
         self.output_cap = OutputCap(files.output, cap) if isinstance(cap, int) and cap > 0 else None
         self._cap_unsupported_said = False
         self._gap_unsaid = False
+        self.container = ContainerJob.of(spec)  # None: the command runs on the bare host
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -164,7 +166,7 @@ class Supervisor:
             "-lc",
             shell_script(self.spec.get("setup") or [], self.spec.get("path"), *self._prepare_steps()),
             "gpudeck-job",
-        ] + list(self.spec["argv"])
+        ] + (self.container.argv() if self.container else list(self.spec["argv"]))
         out_fd = self._open_output()
         if out_fd is None:
             return False
@@ -187,6 +189,8 @@ class Supervisor:
         finally:
             os.close(out_fd)
         self.journal.append("state", state="running", pid=self.proc.pid)
+        if self.container is not None:
+            self.container.started(self.journal.append, lambda: self.exit_status is None)
         self.autostop = AutoStop(self.spec, self.journal.append, files_dir=self.files.dir)
         self._reader = threading.Thread(target=self._follow_output, daemon=True)
         self._reader.start()
@@ -360,6 +364,8 @@ class Supervisor:
         if self._reader is not None and not self._reader.is_alive():
             self._heartbeat_pos = self._journaled_pos  # all parsed, no adopter to come: trim to the cap
             self._trim_output()
+        if self.container is not None:  # its processes are gone: the runtime's record of it goes too
+            self.container.remove(self.journal.append)
         self._write_final_state()
 
     def _trim_output(self) -> None:
@@ -538,7 +544,8 @@ class Supervisor:
             fields["cause"] = (
                 self.own_failure[1]
                 if self.own_failure is not None
-                else failure_cause(
+                else (self.container and self.container.cause(exit_code, tail))
+                or failure_cause(
                     exit_code, sig, tail, hints if isinstance(hints, list) else None, self.last_exception.last
                 )
             )

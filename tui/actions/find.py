@@ -102,6 +102,9 @@ class Job:
             "workdir": first.get("workdir"),
             "restart_of": first.get("restart_of"),
             "watch": _watch_json(first.get("watch")),
+            # a container job: its image as asked (runtime, mounts…) and the id/digest it ran
+            "image": first.get("runtime") if isinstance(first.get("runtime"), dict) else None,
+            "container": first.get("container") if isinstance(first.get("container"), dict) else None,
             "resized_from": _resized(first.get("resized_from")),
             "multinode": _without_rank(first.get("multinode"), self.plan),
             # a synced job's snapshot: what a restart or resize runs, whatever changed locally since

@@ -12,9 +12,10 @@ from remote_agent.spec import DEFAULT_GRACE, Code, IdleStop, JobSpec, Multinode,
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
 from .agents import Agents
+from .container_node import carried_runtime
 from .find import Job
 from .launch import host_setup
-from .node_spec import JobTerms, node_spec
+from .node_spec import JobTerms, host_entry, node_spec
 from .nodes import NodePlan
 from .preflight import Env
 from .sync import ensure_snapshot
@@ -65,7 +66,9 @@ def new_node_spec(
     try:
         if terms.code is not None:
             ensure_snapshot(agents, p.host, terms.code, [str(n["host"]) for n in job.nodes])
-        return node_spec(agents, terms, p.host, p.node, p.argv, p.env)
+        spec = node_spec(agents, terms, p.host, p.node, p.argv, p.env)
+        runtime = carried_runtime(job.first, host_entry(p.host).extra)  # the job's image, if any
+        return spec.replace(runtime=runtime) if runtime is not None else spec
     except GpudeckError as exc:  # e.g. the job has a budget and the new host no price: said before any stop
         raise GpudeckError(f"scale: node {p.node} on {p.host}: {exc}", exc.code) from None
 

@@ -14,6 +14,7 @@ from remote_agent.spec import (
     DEFAULT_GRACE,
     DEFAULT_OUTPUT_CAP,
     Code,
+    Container,
     Environment,
     IdleStop,
     JobSpec,
@@ -27,7 +28,14 @@ from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from .agents import Agents
-from .options import LaunchOptions, default_name, parse_output_cap, usage
+from .options import (
+    LaunchOptions,
+    container_message,
+    container_of,
+    default_name,
+    parse_output_cap,
+    usage,
+)
 from .requirements import environment_for, job_environment, source_dir
 
 
@@ -50,6 +58,11 @@ class JobTerms:
     environment: Environment | None = None  # read from it, once for every node
     source_dir: str = "."  # where `auto` looks (a host's `requirements = "auto"` too)
     code: Code | None = None  # a synced snapshot: the job runs in it (the agent sets the workdir)
+    image: str | None = None  # None: each host's `image` (hosts.toml), else the bare host
+    container_runtime: str | None = None
+    mounts: tuple[str, ...] = ()
+    shm_size: str | None = None
+    ipc: str | None = None
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -68,6 +81,11 @@ class JobTerms:
             requirements=opts.requirements,
             environment=environment_for(opts.requirements, source_dir(opts)),
             source_dir=str(source_dir(opts)),
+            image=opts.image,
+            container_runtime=opts.container_runtime,
+            mounts=opts.mounts,
+            shm_size=opts.shm_size,
+            ipc=opts.ipc,
         )
 
 
@@ -117,6 +135,7 @@ def node_spec(
             terms.requirements, terms.environment, terms.source_dir, host, entry.extra
         ),
         code=terms.code,
+        runtime=container(terms, host, entry.extra),
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 
@@ -133,6 +152,20 @@ def host_env(entry: HostEntry) -> dict[str, str]:
     from .env_file import read_env_file
 
     return dict(read_env_file(str(hosts_path().parent / os.path.expanduser(path)), label=label))
+
+
+def container(terms: JobTerms, host: str, settings: dict[str, Any]) -> Container | None:
+    """--image, else the host's `image` (hosts.toml), with --runtime over its `container_runtime`."""
+    image = terms.image or settings.get("image")
+    if image is None:
+        if terms.container_runtime or terms.mounts or terms.shm_size or terms.ipc:
+            raise usage(f"--runtime/--mount/--shm-size/--ipc: need --image (host {host} has no `image`)")
+        return None
+    try:
+        return container_of(str(image), terms, settings.get("container_runtime"))
+    except SpecError as exc:
+        source = "" if terms.image else f"{hosts_path()}: [hosts.{host}] image/container_runtime: "
+        raise usage(source + container_message(exc)) from None
 
 
 def output_cap(terms: JobTerms, host: str, settings: dict[str, Any]) -> int:

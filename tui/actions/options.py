@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
+from typing import Protocol
 
 from remote_agent.names import is_job_name
 from remote_agent.spec import (  # the agent's bounds: checked here, before anything is sent
@@ -15,6 +16,8 @@ from remote_agent.spec import (  # the agent's bounds: checked here, before anyt
     MAX_BUDGET,
     MAX_GRACE,
     MAX_PRICE_PER_HOUR,
+    Container,
+    SpecError,
 )
 from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 
@@ -61,6 +64,12 @@ class LaunchOptions:
     # --sync [DIR]: the job runs in a snapshot of DIR sent to its hosts (tui/actions/sync.py);
     # None: hosts.toml's `sync` of its first host, if any
     sync: SyncOptions | None = None
+    # A container (issue 28): the image, and how it runs (None: the host's hosts.toml settings).
+    image: str | None = None
+    container_runtime: str | None = None  # auto | docker | podman
+    mounts: tuple[str, ...] = ()  # HOST:CONTAINER[:ro]
+    shm_size: str | None = None
+    ipc: str | None = None  # private | host
 
     @property
     def placed_on(self) -> tuple[str, ...]:
@@ -213,7 +222,57 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         parse_data(text)
     if opts.sync is not None and opts.workdir is not None:
         raise usage("--workdir: a synced job runs in its snapshot of --sync's directory; leave --workdir out")
+    check_container(opts)
     return opts
+
+
+def check_container(opts: LaunchOptions) -> None:
+    """--image and its companions, each named: checked by the spec's own rules (remote_agent/spec.py).
+    Without --image the companions apply to a host's own `image` (checked once it is known)."""
+    try:
+        container_of(opts.image or "localhost/checked", opts, None)
+    except SpecError as exc:
+        raise usage(container_message(exc)) from None
+
+
+_FLAGS = {
+    "image": "--image",
+    "runtime": "--runtime",
+    "mounts": "--mount",
+    "shm_size": "--shm-size",
+    "ipc": "--ipc",
+}
+
+
+def container_message(exc: SpecError) -> str:
+    """`spec.runtime.mounts[0]: expected …` as the flag that set it: `--mount: expected …`."""
+    where, _, what = str(exc).partition(": ")
+    field = where.rsplit(".", 1)[-1].split("[")[0]
+    return f"{_FLAGS.get(field, '--image')}: {what}"
+
+
+class ContainerAsk(Protocol):
+    """What LaunchOptions and node_spec's JobTerms both carry about a container."""
+
+    @property
+    def container_runtime(self) -> str | None: ...
+    @property
+    def mounts(self) -> tuple[str, ...]: ...
+    @property
+    def shm_size(self) -> str | None: ...
+    @property
+    def ipc(self) -> str | None: ...
+
+
+def container_of(image: str, opts: ContainerAsk, host_runtime: object) -> Container:
+    """The job's container: the options over the host's `container_runtime` (hosts.toml)."""
+    wire: dict[str, object] = {
+        "image": image,
+        "runtime": opts.container_runtime or host_runtime or "auto",
+        "mounts": list(opts.mounts),
+    }
+    wire.update({k: v for k, v in (("shm_size", opts.shm_size), ("ipc", opts.ipc)) if v is not None})
+    return Container.from_wire(wire)
 
 
 # -- the TUI's form: free text per field ----------------------------------------------------------
@@ -252,6 +311,7 @@ def form_options(
     sync: str = "",
     requirements: str = "",
     data: str = "",
+    image: str = "",
 ) -> LaunchOptions:
     """The new-job form's fields as checked options: env is `K=V K2="a b"`, setup one line per
     line, budget an amount in the host's currency, idle_stop `30m@10%+15m` or `off` (empty: the
@@ -283,6 +343,7 @@ def form_options(
             sync=SyncOptions(directory=sync.strip()) if sync.strip() else None,
             requirements=requirements.strip() or None,
             data=data_items,
+            image=image.strip() or None,
         )
     )
 

@@ -57,6 +57,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     a.add_argument("--yes", action="store_true", help="trust the host key without asking (scripts)")
     a.add_argument("--no-connect", action="store_true", help="only write hosts.toml")
+    c = verbs.add_parser(
+        "check", help="what a host can run: GPUs and driver, container runtimes and GPU passing"
+    )
+    c.add_argument("name", help="the host's name in gpudeck")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
     r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
     st = verbs.add_parser(
@@ -202,6 +206,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
             return 0
     except HostsFileError as exc:
         raise GpudeckError(str(exc), exc.code) from None
+    if verb == "check":
+        from .hosts_check import check
+
+        return check(args, session)
     if verb == "resolve":
         return resolve_target(args.target, args.config_file)
     if verb == "trust":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
@@ -68,6 +69,22 @@ def say(text: str) -> None:
     print(printable(text))
 
 
+def container_line(node: dict[str, Any]) -> str | None:
+    """`  image: …` for a container job: the image asked for, the runtime, and the id/digest it ran."""
+    asked = node.get("runtime")
+    if not isinstance(asked, dict):
+        return None
+    found = node.get("container")
+    ran: dict[str, Any] = found if isinstance(found, dict) else {}
+    parts = [f"runtime {asked.get('runtime')}"]
+    image_id = ran.get("image_id") or asked.get("digest")
+    if image_id:
+        parts.append(f"id {image_id}")
+    if ran.get("digest"):
+        parts.append(f"digest {ran['digest']}")
+    return f"  image: {asked.get('image')} ({', '.join(parts)})"
+
+
 def inspect(args: argparse.Namespace, session: Session) -> int:
     job = resolve(session, args.job)
     if args.json:
@@ -96,6 +113,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
             f"  code: snapshot {str(code.get('snapshot'))[:12]} ({code.get('files')} files, "
             f"{size / 1e6:.1f} MB) of {code.get('source')}; restarts and resizes run it"
         )
+    image = container_line(first)
+    if image:
+        say(image)
     for node in job.nodes:
         # a node can fail while the job runs on (an elastic job drops it): say why here
         cause = f" ({node['cause']})" if node["state"] == "failed" and node.get("cause") else ""

@@ -134,6 +134,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(ignore rules as git's, plus .gpudeckignore); a restart or resize keeps that snapshot",
     )
     add_sync_flags(p)
+    add_container_flags(p)
     add_json(p, "id, name, state, hosts")
     p.add_argument(
         "command",
@@ -178,6 +179,36 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         sync=sync_options(args, args.sync, hosts[0] if hosts else pool[0] if pool else LOCAL)
         if args.sync is not None
         else None,
+        image=args.image,
+        container_runtime=args.runtime,
+        mounts=tuple(args.mount),
+        shm_size=args.shm_size,
+        ipc=args.ipc,
+    )
+
+
+def add_container_flags(p: argparse.ArgumentParser) -> None:
+    """Issue 28: the command runs inside a container of IMAGE on its host (README: Containers)."""
+    p.add_argument("--image", help="run the command in a container of IMAGE (default: the host's `image`)")
+    p.add_argument(
+        "--runtime",
+        choices=["auto", "docker", "podman"],
+        help="the container runtime (default: the host's container_runtime, else auto: podman, then docker)",
+    )
+    p.add_argument(
+        "--mount",
+        action="append",
+        default=[],
+        metavar="HOST:CONTAINER[:ro]",
+        help="bind-mount a host path into the container (data, caches); the workdir always is",
+    )
+    p.add_argument(
+        "--shm-size",
+        metavar="SIZE",
+        help="/dev/shm for DataLoader workers (e.g. 16g; default: half the host's memory)",
+    )
+    p.add_argument(
+        "--ipc", choices=["private", "host"], help="host: share the host's IPC namespace and /dev/shm"
     )
 
 

@@ -1,8 +1,8 @@
 """The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir or the
-code to sync, env and env files, setup, requirements, data, budget and idle stop (enforced by the
-job's supervisor on the host). It checks the fields into the same LaunchOptions `gpudeck run` makes;
-what needs this machine's files (a workdir, a directory to sync, env files) is checked in a worker,
-so nothing typed is lost to a mistake; the launch itself is the caller's."""
+code to sync, an image to run in, env and env files, setup, requirements, data, budget and idle stop
+(enforced by the job's supervisor on the host). It checks the fields into the same LaunchOptions
+`gpudeck run` makes; what needs this machine's files (a workdir, a directory to sync, env files) is
+checked in a worker, so nothing typed is lost to a mistake; the launch itself is the caller's."""
 
 from __future__ import annotations
 
@@ -60,6 +60,8 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder=self.default_workdir, id="workdir", compact=True)
             yield Label("sync (a directory here: the job runs in its exact snapshot on the host)")
             yield Input(placeholder="none, e.g. . (the host's `sync` if set)", id="sync", compact=True)
+            yield Label("image (run the command in a container of it; empty: the host's `image`, else none)")
+            yield Input(placeholder="e.g. nvcr.io/nvidia/pytorch:24.05-py3", id="image", compact=True)
             yield Label('env (K=V K2="with spaces" K3 — a bare K takes your value)')
             yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env", compact=True)
             yield Label("env files (dotenv files here, space-separated; values stay secret)")
@@ -129,6 +131,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 "sync",
                 "requirements",
                 "data",
+                "image",
             )
         }
         try:
@@ -144,6 +147,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 sync=field["sync"],
                 requirements=field["requirements"],
                 data=field["data"],
+                image=field["image"],
             )
         except GpudeckError as exc:
             self._error(str(exc))

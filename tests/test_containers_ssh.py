@@ -1,0 +1,95 @@
+"""A container job on the sshd fixture host (issue 28, "Done when"): its loss streams into
+`metrics -f`, `stop` makes the trainer inside checkpoint, and nothing is left in the runtime."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tests.support.container_jobs import (
+    TRAIN,
+)
+from tests.support.containers import (
+    PY_IMAGE,
+    conmons_of,
+    containers_named,
+)
+from tests.support.sshd import SSHD, Sshd, SshHome, make_sshd
+from tests.support.waiting import wait_for
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory, podman_images: dict[str, str]) -> Iterator[Sshd]:
+    """This module's own sshd: its sessions carry podman's settings (CONTAINERS_CONF…), as a host's
+    own configuration would."""
+    if not os.path.exists(SSHD):
+        pytest.skip("openssh-server is not installed (apt-get install openssh-server; .ci/run does)")
+    root = tmp_path_factory.mktemp("sshd-podman")
+    settings = " ".join(f"{k}={v}" for k, v in podman_images.items())
+    server = make_sshd(
+        root, extra=[f"SetEnv HOME={root / 'remote-home'} GPUDECK_TEST_SSHD=podman {settings}"]
+    )
+    yield server
+    server.stop()
+
+
+@pytest.mark.slow
+def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_left(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
+    ssh_home.trust()
+    ssh_home.add_host()
+    project = tmp_path / "work"
+    (project / "proj").mkdir(parents=True)
+    (project / "proj" / "__init__.py").write_text("")
+    (project / "proj" / "train.py").write_text(TRAIN)
+    check = gpudeck("hosts", "check", "box", cwd=tmp_path)
+    assert check.returncode == 0 and "podman 4." in check.stdout, check.stdout + check.stderr
+    run = gpudeck(
+        "run",
+        "--host",
+        "box",
+        "--image",
+        PY_IMAGE,
+        "--workdir",
+        str(project),
+        "--",
+        "python3",
+        "-m",
+        "proj.train",
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    job_id = run.stdout.strip()
+    # `metrics -f` over SSH: the loss the trainer prints inside the container, point by point.
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "tui", "metrics", "-f", "--json", job_id],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        points = [json.loads(follower.stdout.readline()) for _ in range(3)]
+        assert [p["values"]["loss"] for p in points] == [1.0, 0.5, 0.3333], points
+        stop = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
+        assert stop.returncode == 0, stop.stderr
+        rest, _ = follower.communicate(timeout=60)  # it ends with the job
+    finally:
+        follower.kill()
+    assert follower.returncode == 0 and '"loss"' in rest
+    assert (project / "ckpt.txt").read_text().startswith("step ")
+    ended = gpudeck("inspect", job_id, "--json", cwd=tmp_path)
+    assert json.loads(ended.stdout)["state"] == "stopped"
+    wait_for(
+        lambda: not containers_named(f"gpudeck-{job_id}") and not conmons_of(f"gpudeck-{job_id}"),
+        what="nothing left",
+    )

@@ -1,0 +1,46 @@
+"""`gpudeck hosts check NAME`: what a host can run before a run fails there -- its GPUs and driver,
+and each container runtime's version and whether it can pass GPUs (issue 28)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..errors import EXIT_USAGE, GpudeckError
+from ..printable import printable
+from ..session import Session
+from .hosts import probe
+
+
+def check(args: argparse.Namespace, session: Session) -> int:
+    if args.name not in session.hosts():
+        raise GpudeckError(f"unknown host {args.name!r} (see `gpudeck hosts`)", EXIT_USAGE)
+    found = probe(session, args.name)
+    if not found["reachable"]:
+        raise GpudeckError(f"host {args.name}: {found['error']}")
+    runtimes: dict[str, Any] = session.request(args.name, "containers", timeout=60.0).get("runtimes") or {}
+    if args.json:
+        print(json.dumps({**found, "container_runtimes": runtimes}, indent=2))
+        return 0
+    for line in lines(found, runtimes):
+        print(printable(line))
+    return 0
+
+
+def lines(found: dict[str, Any], runtimes: dict[str, Any]) -> list[str]:
+    gpus = found["gpus"]
+    out = [
+        f"{found['name']}: {found.get('hostname')} agent {found.get('agent_version')}",
+        f"  GPUs: {len(gpus)}"
+        + (f" (driver {found.get('driver_version')}, CUDA {found.get('cuda_version')})" if gpus else "")
+        + (f" -- {found['gpu_reason']}" if not gpus and found.get("gpu_reason") else ""),
+    ]
+    for name in ("podman", "docker"):
+        info = runtimes.get(name)
+        if not isinstance(info, dict):
+            out.append(f"  {name}: not installed")
+            continue
+        passing = f"GPUs: {info.get('gpus_how')}" if info.get("gpus") else f"no GPUs: {info.get('gpus_how')}"
+        out.append(f"  {name} {info.get('version') or '?'}: {passing}")
+    return out
