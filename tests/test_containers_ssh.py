@@ -1,4 +1,5 @@
-"""A container job on the sshd fixture host (issue 28, "Done when"): its loss streams into
+"""A container job on the sshd fixture host (issue 28, "Done when": `run --host h --image IMAGE
+--sync ./proj -- python -m proj.train`): the synced code runs inside, its loss streams into
 `metrics -f`, `stop` makes the trainer inside checkpoint, and nothing is left in the runtime."""
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_
 ) -> None:
     ssh_home.trust()
     ssh_home.add_host()
-    project = tmp_path / "work"
+    project = tmp_path / "proj"
     (project / "proj").mkdir(parents=True)
     (project / "proj" / "__init__.py").write_text("")
     (project / "proj" / "train.py").write_text(TRAIN)
@@ -58,8 +59,8 @@ def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_
         "box",
         "--image",
         PY_IMAGE,
-        "--workdir",
-        str(project),
+        "--sync",
+        "./proj",
         "--",
         "python3",
         "-m",
@@ -86,7 +87,8 @@ def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_
     finally:
         follower.kill()
     assert follower.returncode == 0 and '"loss"' in rest
-    assert (project / "ckpt.txt").read_text().startswith("step ")
+    work = ssh_home.agent_dir / "work" / job_id  # the snapshot, bind-mounted as the container's cwd
+    assert (work / "ckpt.txt").read_text().startswith("step ") and not (project / "ckpt.txt").exists()
     ended = gpudeck("inspect", job_id, "--json", cwd=tmp_path)
     assert json.loads(ended.stdout)["state"] == "stopped"
     wait_for(
