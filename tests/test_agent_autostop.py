@@ -35,6 +35,9 @@ def test_budget_warns_at_80_percent_then_stops_the_job(agent_dir: Path, workdir:
         price={"per_hour": 3600.0, "share": 0.5, "currency": "USD"},
         budget=1.5,
         grace=1,
+        # No GPU sample in the job's 3 s: the first one (no driver here) makes jobs split the host,
+        # and this job alone would then count the whole host (share 1.0), not the spec's 0.5.
+        gpu_interval=3600.0,
     )
     client.close()  # nobody watches: the supervisor alone must enforce it
     second = AgentClient(LocalTransport(agent_dir))

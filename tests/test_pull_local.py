@@ -169,5 +169,8 @@ def test_the_cli_answers_json_with_what_was_copied(gpudeck_home: Path, workdir: 
     assert answer["copied"] == [{"path": "sub/caf\udce9-\udcff.txt", "size": 5}]
     assert answer["type"] == "directory" and answer["node"] == "0" and answer["host"] == "local"
     assert (tmp_path / "d" / "sub" / os.fsdecode(b"caf\xe9-\xff.txt")).read_bytes() == b"latin"
+    assert out.stderr == ""  # no progress meter with --json, however long it took
     again = gpudeck("pull", job, "ckpt/sub", str(tmp_path / "d"))
-    assert again.stdout.endswith(": up to date (1 files)\n") and again.stderr == ""
+    # A pull over a second (a loaded machine) says so on stderr; nothing else may be there.
+    assert again.stdout.endswith(": up to date (1 files)\n")
+    assert all(line.startswith("pull: ") for line in again.stderr.splitlines()), again.stderr

@@ -37,9 +37,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    meter = Meter()
+    meter = None if args.json else Meter()  # --json: stdout is the answer, stderr only its problems
     pulled = pull(session, args.job, args.path, args.dest, args.node, progress=meter)
-    meter.done(pulled)
+    if meter is not None:
+        meter.done(pulled)
     for rel_path, why in ((s["path"], s["why"]) for s in pulled.to_json()["skipped"]):
         warn(f"gpudeck: pull: skipped {rel_path}: {why}")
     if args.json:
