@@ -80,7 +80,7 @@ def controller(
     path.write_text(text)
     resized: list[tuple[int, tuple[str, ...]]] = []
 
-    def resize(job: Job, count: int, onto: tuple[str, ...]) -> str:
+    def resize(job: Job, count: int, onto: tuple[str, ...], new_id: str = "") -> str:
         resized.append((count, onto))
         return "j-new"
 
