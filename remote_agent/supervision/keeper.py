@@ -14,6 +14,7 @@ Standard library only (the agent's rule).
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import subprocess
 import threading
@@ -27,7 +28,6 @@ from ..storage.files import open_private
 from ..storage.layout import JobFiles, iter_job_dirs
 from .adoption import adopt_if_lost
 from .launcher import self_command
-from .lostjob import read_lost_job
 from .proctree import JOB_MARKER_VAR, SUPERVISOR_MARKER_VAR
 
 LOCK_NAME = "keeper.lock"
@@ -35,6 +35,8 @@ LOG_NAME = "keeper.log"
 SCAN_EVERY = 1.0  # seconds between looks: a lost job is adopted within about this
 KEEPER_CHECK = 5.0  # seconds between a supervisor's checks that a keeper runs
 IDLE_EXIT = 15.0  # seconds with no live supervisor and nothing adopted before the keeper leaves
+TAIL_BYTES = 65536  # an end is the journal's last record (a late output_dropped may follow it)
+TERMINAL = ("exited", "failed", "stopped", "killed")
 RETRY_NOTHING = 10.0  # a job with nothing to do (e.g. a launch that never finished) is looked at again after
 
 
@@ -109,7 +111,7 @@ def look(root: Path, ended: Set[Path], later: Dict[Path, float]) -> bool:
                 continue
         except OSError:
             continue
-        if read_lost_job(files.journal).ended:
+        if ended_by_tail(files.journal):
             ended.add(d)  # an end is for good: never read again
             continue
         outcome = adopt_if_lost(files, "the host's keeper")
@@ -120,3 +122,22 @@ def look(root: Path, ended: Set[Path], later: Dict[Path, float]) -> bool:
         else:
             later[d] = now + RETRY_NOTHING
     return busy
+
+
+def ended_by_tail(journal: Path) -> bool:
+    """The journal's end is among its last records (cheap: a host's many ended jobs are read once,
+    by their tail); False also when that cannot be told (adopt_if_lost then reads it whole)."""
+    try:
+        with open(str(journal), "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
+            lines = f.read().splitlines()
+    except OSError:
+        return False
+    for raw in reversed(lines):
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("kind") == "state":
+            return rec.get("state") in TERMINAL
+    return False
