@@ -1,6 +1,7 @@
 """Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `prepare STEP JOB_DIR`,
 `send` (a job's files back: gpudeck pull), `receive` (a code snapshot's files), `code_send` (a
-snapshot's files for another host's receive), `hello`,
+snapshot's files for another host's receive), `hello`, `keeper AGENT_DIR` (adopts lost jobs while
+nobody looks: supervision/keeper.py),
 `--version`.
 
 Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
@@ -36,6 +37,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     run_p.add_argument(
         "--adopt", metavar="WHY", help="take over a lost job (its supervisor is gone, its processes live)"
     )
+    keeper_p = sub.add_parser("keeper", help="adopt lost jobs of an agent dir while nobody looks")
+    keeper_p.add_argument("root")
     prepare_p = sub.add_parser("prepare", help="one step of a job's preparation (run by its script)")
     prepare_p.add_argument("step", choices=("files", "env"))
     prepare_p.add_argument("job_dir")
@@ -60,6 +63,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         from .supervision.entry import run_job_dir
 
         sys.exit(run_job_dir(args.job_dir, adopt=args.adopt))
+    if args.command == "keeper":
+        from pathlib import Path
+
+        from .supervision.keeper import keep
+
+        sys.exit(keep(Path(args.root)))
     if args.command == "prepare":
         from .prepare.entry import run_step
 

@@ -80,7 +80,7 @@ def controller(
     path.write_text(text)
     resized: list[tuple[int, tuple[str, ...]]] = []
 
-    def resize(job: Job, count: int, onto: tuple[str, ...]) -> str:
+    def resize(job: Job, count: int, onto: tuple[str, ...], new_id: str = "") -> str:
         resized.append((count, onto))
         return "j-new"
 
@@ -101,7 +101,8 @@ def controller(
 def test_no_free_gpu_in_the_pool_launches_one_instance_and_scales_onto_it(tmp_path: Path) -> None:
     cloud = FakeCloud()
     ctl, resized = controller(tmp_path, cloud, fleet=(100.0, 3.0))
-    launching, launched, applied = ctl.tick()
+    launching, launched, intent, applied = ctl.tick()
+    assert intent["outcome"] == "intent" and intent["intent_id"] == applied["intent_id"]
     assert resized == [(2, ("i-new1",))]
     assert (launching["outcome"], launching["rank"], launching["token"]) == ("launching", 1, cloud.tokens[0])
     assert launched["token"] == cloud.tokens[0]
@@ -136,7 +137,7 @@ def test_a_launch_retried_after_a_failure_reuses_its_client_token(tmp_path: Path
     assert len(cloud.tokens) == 1 and not resized
     cloud.fail = None
     restarted, resized = controller(tmp_path, cloud)  # a new `policy run`, the same journal
-    launching, launched, applied = restarted.tick()
+    launching, launched, _, applied = restarted.tick()
     assert (
         cloud.tokens == [cloud.tokens[0]] * 2
     )  # the same token: the cloud core finds the first try's instance
@@ -164,7 +165,7 @@ def test_a_launched_host_is_written_into_the_pool_in_policies_toml(tmp_path: Pat
     )
     path = tmp_path / "policies.toml"
     ctl.join_pool = lambda pool, host: add_pool_host(path, pool, host)
-    _, launched, _ = ctl.tick()
+    _, launched, _, _ = ctl.tick()
     assert "pool_file_error" not in launched
     assert load(path).pools["gpus"].hosts == ("alpha", "i-new1")  # what a restarted controller reads
     text = path.read_text()
@@ -178,7 +179,7 @@ def test_a_policies_file_that_cannot_take_the_host_does_not_undo_the_launch(tmp_
     path.write_text(RULE)  # the user removed the pool meanwhile
 
     ctl.join_pool = lambda pool, host: add_pool_host(path, pool, host)
-    _, launched, applied = ctl.tick()
+    _, launched, _, applied = ctl.tick()
     assert launched["pool_file_error"].startswith(f"{path}: [pool.gpus] hosts:")
     assert applied["outcome"] == "applied" and resized == [(2, ("i-new1",))]
 
@@ -186,7 +187,7 @@ def test_a_policies_file_that_cannot_take_the_host_does_not_undo_the_launch(tmp_
 def test_a_free_gpu_in_the_pool_is_used_before_any_launch(tmp_path: Path) -> None:
     cloud = FakeCloud(free_gpus={"alpha": 1})
     ctl, resized = controller(tmp_path, cloud)
-    [applied] = ctl.tick()
+    [_, applied] = ctl.tick()  # the intent, journaled before the resize, then its outcome
     assert resized == [(2, ())] and not cloud.launched and applied["outcome"] == "applied"
 
 

@@ -163,7 +163,7 @@ def test_policy_run_grows_a_two_node_job_to_three_when_its_backlog_crosses_the_t
     )
     try:
         [record] = wait_for(
-            lambda: [r for r in journal(gpudeck_home) if r["outcome"] != "proposed"],
+            lambda: [r for r in journal(gpudeck_home) if r["outcome"] not in ("proposed", "intent")],
             timeout=120,
             interval=0.3,
             what="the controller's decision",
@@ -251,7 +251,8 @@ def test_a_resize_the_core_refuses_is_journaled_as_failed_with_its_error(
     ).strip()
     wait_for(lambda: "backlog=12000" in output(job, "0"), what="the backlog line")
     ok("policy", "run", "--once")
-    [record] = journal(gpudeck_home)
+    [intent, record] = journal(gpudeck_home)  # journaled before acting, then closed by the failure
+    assert intent["outcome"] == "intent" and record["intent_id"] == intent["intent_id"]
     assert (record["rule"], record["to"], record["action"], record["outcome"]) == (
         "grow",
         2,
@@ -309,7 +310,10 @@ def test_the_controller_runs_detached_as_a_gpudeck_job_and_stops_cleanly(
         cwd=workdir,
     ).strip()
     [record] = wait_for(
-        lambda: journal(gpudeck_home), timeout=120, interval=0.3, what="the controller's decision"
+        lambda: [r for r in journal(gpudeck_home) if r["outcome"] != "intent"],
+        timeout=120,
+        interval=0.3,
+        what="the controller's decision",
     )
     assert (record["rule"], record["from"], record["to"], record["outcome"]) == ("drain", 2, 1, "applied"), (
         record
@@ -317,6 +321,8 @@ def test_the_controller_runs_detached_as_a_gpudeck_job_and_stops_cleanly(
     assert "stopped" in ok("stop", "--grace", "20", ctl)
     assert "SIGTERM: stopping after this pass" in output(ctl, "0")
     assert job_json(ctl)["exit_code"] == 0  # it finished its pass and left on its own
+    # the job it resized is not part of its process tree (issue 29, finding 5): it runs on
+    assert job_json(record["new_job"])["state"] == "running"
     ok("kill", record["new_job"])
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..clock import wall
 from .files import describe_os_error, open_private
 from .jsonio import dumps, loads_object
 from .metriclines import point_runs, run_lines
@@ -131,7 +131,7 @@ class JournalWriter:
                 batch = [note] + self._kept + batch
             if not batch:
                 return []
-            now = round(time.time(), 6)
+            now = round(wall(), 6)
             records: List[Dict[str, Any]] = []
             for offset, (kind, fields) in enumerate(batch, start=1):
                 # seq first, always: readers find it with a prefix match instead of a JSON parse.

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from ..clock import monotonic, wall
 from .budget import BudgetMeter
 
 WARN_FRACTION = 0.8
@@ -26,17 +26,27 @@ class AutoStop:
         self,
         spec: Mapping[str, Any],
         journal: Journal,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = wall,
         files_dir: Optional[Path] = None,
         started: Optional[float] = None,
+        mono: Optional[Callable[[], float]] = None,
     ) -> None:
         """`started`: when the job began (host clock), when not now: a supervisor adopting a lost
-        job counts from the journal's `running` record, so a budget holds across the loss."""
-        # Wall time (the host's clock): price changes are dated on it.
+        job counts from the journal's `running` record, so a budget holds across the loss.
+
+        Every duration runs on `mono` (a step of the wall `clock` changes no spend and no idle
+        time); the spend's timeline is `started` plus the monotonic seconds since, on which the
+        price changes (dated in wall time) fall. A fake `clock` without a `mono` drives both."""
         self.clock = clock
+        self.mono: Callable[[], float] = mono or (monotonic if clock is wall else clock)
         self.journal = journal
         self.started = clock() if started is None else started
-        self.budget: Optional[float] = spec.get("budget")
+        self._mono_started = self.mono() - max(0.0, clock() - self.started)
+        # A budget is the job's, across its nodes: each node's supervisor holds the job's spend to it
+        # by ending its own part at 1/nodes of it (each host sees only its own node's spend).
+        self.job_budget: Optional[float] = spec.get("budget")
+        self.nodes = nodes_of(spec)
+        self.budget: Optional[float] = self.job_budget / self.nodes if self.job_budget else self.job_budget
         self.meter = BudgetMeter(spec, self.started, files_dir if self.budget else None)
         self.currency = self.meter.currency
         self.unknown_said = False
@@ -50,9 +60,13 @@ class AutoStop:
     def active(self) -> bool:
         return bool(self.budget) or bool(self.idle)
 
+    def now(self) -> float:
+        """The spend's clock: the start's wall time plus the real seconds since."""
+        return self.started + (self.mono() - self._mono_started)
+
     def accrued(self) -> float:
         """What this job's part of the host cost since it started (price x share over time)."""
-        now = self.clock()
+        now = self.now()
         self.meter.refresh(now)
         return self.meter.accrued(now)[0]
 
@@ -80,18 +94,18 @@ class AutoStop:
         if busy:
             self.idle_since = None
         elif self.idle_since is None:
-            self.idle_since = self.clock()
+            self.idle_since = self.mono()
 
     def check(self) -> Optional[str]:
         """A stop reason when a rule fires (journaled with its inputs), else None."""
-        now = self.clock()
         if self.budget:
-            reason = self._check_budget(now)
+            reason = self._check_budget(self.now())
             if reason:
                 return reason
         if self.idle and not self.paused and self.idle_since is not None:
-            grace_over = now - self.started >= self.idle["grace_minutes"] * 60
-            idle_for = now - self.idle_since
+            mono = self.mono()
+            grace_over = mono - self._mono_started >= self.idle["grace_minutes"] * 60
+            idle_for = mono - self.idle_since
             if grace_over and idle_for >= self.idle["minutes"] * 60:
                 data = dict(self.idle, rule="idle", idle_seconds=round(idle_for, 1))
                 self.journal("event", event="autostop", data=data)
@@ -108,6 +122,8 @@ class AutoStop:
         inputs = dict(
             self.meter.inputs(now), accrued=round(accrued, 6), budget=self.budget, currency=self.currency
         )
+        if self.nodes > 1:
+            inputs.update(job_budget=self.job_budget, nodes=self.nodes)
         if unknown_since is not None:
             if not self.unknown_said:  # said once: the spend is unknown, so the budget cannot hold
                 self.unknown_said = True
@@ -145,13 +161,30 @@ class AutoStop:
                         self.meter.lead,
                         amount(self.budget),
                     )
+                    + self._part()
                 )
-            return "budget: accrued %s %s reached the budget of %s" % (
-                amount(accrued),
-                self.currency,
-                amount(self.budget),
+            return (
+                "budget: accrued %s %s reached the budget of %s"
+                % (
+                    amount(accrued),
+                    self.currency,
+                    amount(self.budget),
+                )
+                + self._part()
             )
         return None
+
+    def _part(self) -> str:
+        if self.nodes <= 1 or self.job_budget is None:
+            return ""
+        return " (this node's 1/%d of the job's %s)" % (self.nodes, amount(self.job_budget))
+
+
+def nodes_of(spec: Mapping[str, Any]) -> int:
+    """How many nodes share the job's budget: the node count it was launched (or resized) with."""
+    mn = spec.get("multinode")
+    nodes = mn.get("nodes") if isinstance(mn, dict) else None
+    return nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1 else 1
 
 
 def amount(value: float) -> str:

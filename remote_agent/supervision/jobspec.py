@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..spec import DEFAULT_GRACE, JobSpec, SpecError
 from ..storage.files import ensure_private_dir
 from ..storage.layout import work_dir
-from .proctree import JOB_MARKER_VAR
+from .proctree import JOB_MARKER_VAR, SUPERVISOR_MARKER_VAR
 
 __all__ = ["DEFAULT_GRACE", "SpecError", "job_env", "job_key", "load_spec", "shell_script", "validate_spec"]
 
@@ -54,6 +54,7 @@ def job_key(spec: Mapping[str, Any]) -> str:
 
 def job_env(spec: Mapping[str, Any], base: Mapping[str, str]) -> Dict[str, str]:
     env = dict(base)
+    env.pop(SUPERVISOR_MARKER_VAR, None)  # the supervisor's own mark: its job's processes are not supervisors
     env.update(spec.get("env") or {})
     env["PYTHONUNBUFFERED"] = "1"
     env["GPUDECK_JOB_ID"] = spec["id"]

@@ -7,11 +7,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Mapping, Optional
 
 import remote_agent
 
 from ..storage.files import open_private
+from .proctree import JOB_MARKER_VAR, SUPERVISOR_MARKER_VAR
 
 
 def self_command() -> List[str]:
@@ -27,6 +28,15 @@ def self_command() -> List[str]:
     return [sys.executable, "-c", boot]
 
 
+def supervisor_env(job_dir: Path, base: Mapping[str, str]) -> Dict[str, str]:
+    """A supervisor's environment: never the job key of a job it was launched from (a gpudeck job
+    started inside a gpudeck job is a job of its own, not a process of the outer one), and a mark
+    saying whose supervisor it is, so the outer job's tree walk stops there (proctree.job_tree)."""
+    env = {k: v for k, v in base.items() if k != JOB_MARKER_VAR}
+    env[SUPERVISOR_MARKER_VAR] = "%s/%s" % (job_dir.parent.name, job_dir.name)
+    return env
+
+
 def spawn_supervisor(job_dir: Path, log_path: Path, adopt: Optional[str] = None) -> int:
     """New session, no inherited stdio: the launching pipe sees EOF at once and the job outlives it."""
     log_fd = open_private(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -39,6 +49,7 @@ def spawn_supervisor(job_dir: Path, log_path: Path, adopt: Optional[str] = None)
             close_fds=True,
             start_new_session=True,
             cwd="/",
+            env=supervisor_env(job_dir, os.environ),
         )
     finally:
         os.close(log_fd)

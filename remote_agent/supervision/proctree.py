@@ -11,6 +11,7 @@ from typing import Dict, Iterable, List, Optional, Set
 
 PR_SET_CHILD_SUBREAPER = 36
 JOB_MARKER_VAR = "GPUDECK_JOB_KEY"
+SUPERVISOR_MARKER_VAR = "GPUDECK_SUPERVISOR_OF"  # set on every supervisor (launcher.supervisor_env)
 
 
 def set_child_subreaper() -> bool:
@@ -60,7 +61,10 @@ def parent_map() -> Dict[int, int]:
     return parents
 
 
-def descendants(root: int) -> Set[int]:
+def descendants(root: int, own_key: Optional[str] = None) -> Set[int]:
+    """The processes under `root`. With `own_key`, a subtree that belongs to another job is left out:
+    a supervisor of another job (a gpudeck job launched from inside this one reparents to this
+    supervisor, the nearest subreaper) or a process carrying another job's key."""
     parents = parent_map()
     children: Dict[int, List[int]] = {}
     for pid, ppid in parents.items():
@@ -69,10 +73,25 @@ def descendants(root: int) -> Set[int]:
     stack = [root]
     while stack:
         for child in children.get(stack.pop(), ()):
-            if child not in found:
+            if child not in found and not (own_key is not None and _of_another_job(child, own_key)):
                 found.add(child)
                 stack.append(child)
     return found
+
+
+def _of_another_job(pid: int, own_key: str) -> bool:
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return False
+    mine = ("%s=%s" % (JOB_MARKER_VAR, own_key)).encode()
+    for entry in env:
+        if entry.startswith(SUPERVISOR_MARKER_VAR.encode() + b"="):
+            return True
+        if entry.startswith(JOB_MARKER_VAR.encode() + b"=") and entry != mine:
+            return True
+    return False
 
 
 def marked_processes(job_key: str) -> Set[int]:
@@ -94,7 +113,7 @@ def job_tree(job_key: str, supervisor_pid: Optional[int]) -> Set[int]:
     """Live, non-zombie processes of the job, never including the supervisor itself."""
     pids = marked_processes(job_key)
     if supervisor_pid:
-        pids |= descendants(supervisor_pid)
+        pids |= descendants(supervisor_pid, job_key)
     pids.discard(os.getpid())
     if supervisor_pid:
         pids.discard(supervisor_pid)

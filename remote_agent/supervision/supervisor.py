@@ -27,6 +27,7 @@ from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
 from .jobspec import job_env, job_key, shell_script
+from .keeper import KEEPER_CHECK, ensure_keeper
 from .launcher import self_command
 from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
@@ -310,9 +311,13 @@ class Supervisor:
         next_gpu = time.monotonic() + min(2.0, gpu_every)
         next_control_poll = 0.0
         next_retry = 0.0
+        next_keeper_check = 0.0
         while True:
             self._reap()
             now = time.monotonic()
+            if now >= next_keeper_check:  # the host's keeper adopts this job if this supervisor dies
+                ensure_keeper(self.files.dir.parent.parent.parent)
+                next_keeper_check = now + KEEPER_CHECK
             if self.journal.behind and now >= next_retry:
                 self.journal.retry()  # the disk may have room again: disk_full, then what was kept
                 next_retry = now + JOURNAL_RETRY

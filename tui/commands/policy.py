@@ -72,8 +72,8 @@ def controller(session: Session) -> Controller:
     except HostsFileError as exc:
         raise GpudeckError(str(exc)) from None
 
-    def resize(job: find.Job, count: int, onto: tuple[str, ...]) -> str:
-        return scale.scale(session, session.store, job, str(count), onto=onto).id
+    def resize(job: find.Job, count: int, onto: tuple[str, ...], new_id: str) -> str:
+        return scale.scale(session, session.store, job, str(count), new_id=new_id, onto=onto).id
 
     def move(job: find.Job, hosts: dict[str, str]) -> str:  # a vertical rule's bigger type
         return scale.scale(session, session.store, job, str(len(job.nodes)), move=hosts).id

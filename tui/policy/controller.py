@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from remote_agent.names import new_job_id
+
 from ..actions.find import Job
 from ..errors import GpudeckError
 from .capacity import Capacity, has_free_host, launch_refusal, launch_token, pool_of
@@ -28,13 +30,14 @@ from .engine import Decision, decide
 from .inputs import Inputs
 from .journal import PolicyJournal
 from .observe import Observer
+from .resume import resume_interrupted
 from .rules import Policies, PolicyError
 
 RETRY_AFTER = 300.0  # seconds before a failed resize of a job name by a rule is tried again
 
 Resize = Callable[
-    [Job, int, tuple[str, ...]], str
-]  # (job, new count, onto hosts) → the new job's id; GpudeckError
+    [Job, int, tuple[str, ...], str], str
+]  # (job, new count, onto hosts, the new job's id) → the new job's id; GpudeckError
 Move = Callable[[Job, dict[str, str]], str]  # (job, {old host: new host}) → the new job's id; GpudeckError
 JoinPool = Callable[[str, str], None]  # (pool, host): write the host into policies.toml's pool; PolicyError
 FleetBudget = Callable[[], tuple[float | None, float | None]]  # → (day budget left, fleet burn per hour)
@@ -58,6 +61,7 @@ class Controller:
     said: set[tuple[str, str, str, Any]] = field(default_factory=set)  # (rule, job id, action, to) journaled
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
     fleet_figures: tuple[float | None, float | None] = (None, None)  # the last pass's (day budget left, burn)
+    resumed: bool = False  # the decisions an earlier controller left open were finished (resume.py)
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -98,10 +102,14 @@ class Controller:
         return decisions, {j.id: j for j in live}, problems
 
     def tick(self) -> list[dict[str, Any]]:
-        """One pass: the journal records written (each decision that is not `none`)."""
+        """One pass: the journal records written (each decision that is not `none`); the first pass
+        first finishes any resize an earlier controller journaled as `intent` and never closed."""
+        written = []
+        if not self.resumed:
+            self.resumed = True
+            written.extend(resume_interrupted(self.journal, self.jobs(), self.resize, self.clock()))
         decisions, jobs, _ = self.evaluate()
         now = self.clock()
-        written = []
         resized: set[str] = set()
         for d in decisions:
             if d.action == "none" or d.job_id in resized:
@@ -230,11 +238,17 @@ class Controller:
                     refused, onto = self._launch(d, pool, ranks, now, extra, steps)
                     if refused is not None:
                         return refused
-            new_id = self.resize(job, int(d.to), onto)
+            # journaled before anything is stopped: a controller killed mid-resize leaves this
+            # intent, and the next one resumes or rolls it back (resume.py); the token is the new id
+            token = new_job_id()
+            steps.append(
+                self.journal.write(self.clock(), d, "intent", intent_id=token, onto=list(onto), **extra)
+            )
+            new_id = self.resize(job, int(d.to), onto, token)
         except GpudeckError as exc:
             self.failed[(d.rule, d.job_name)] = now
-            return self.journal.write(now, d, "failed", error=str(exc), **extra)
-        return self.journal.write(self.clock(), d, "applied", new_job=new_id, **extra)
+            return self.journal.write(now, d, "failed", error=str(exc), **_closing(steps), **extra)
+        return self.journal.write(self.clock(), d, "applied", new_job=new_id, intent_id=token, **extra)
 
     def _launch(
         self,
@@ -309,6 +323,12 @@ class Controller:
         except PolicyError as exc:
             return {"pool_file_error": str(exc)}
         return {}
+
+
+def _closing(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """The decision token of the intent among `steps` (a failure closes it), if one was written."""
+    tokens = [r["intent_id"] for r in steps if r.get("outcome") == "intent"]
+    return {"intent_id": tokens[-1]} if tokens else {}
 
 
 def _grows(d: Decision) -> bool:

@@ -18,7 +18,19 @@ from .engine import Decision
 from .inputs import Applied
 
 MAX_BYTES = 8 * 1024 * 1024
-OUTCOMES = ("applied", "proposed", "refused", "failed", "launching", "launched")
+# `intent` is written before a resize acts (its `decision` token is the new job's id); `rolled_back`
+# and `abandoned` close an intent a killed controller left open (policy/resume.py)
+OUTCOMES = (
+    "applied",
+    "proposed",
+    "refused",
+    "failed",
+    "launching",
+    "launched",
+    "intent",
+    "rolled_back",
+    "abandoned",
+)
 
 
 def journal_path() -> Path:
@@ -41,6 +53,14 @@ class PolicyJournal:
             "outcome": outcome,
             **extra,
         }
+        return self._append(record)
+
+    def follow_up(self, intent: dict[str, Any], t: float, outcome: str, **extra: Any) -> dict[str, Any]:
+        """The outcome of a journaled intent: its decision's fields, a new time and outcome."""
+        kept = {k: v for k, v in intent.items() if k not in ("t", "outcome", "onto")}
+        return self._append({**kept, "t": round(t, 3), "outcome": outcome, **extra})
+
+    def _append(self, record: dict[str, Any]) -> dict[str, Any]:
         line = json.dumps(record, default=str, allow_nan=False) + "\n"
         paths.ensure_private(self.path.parent)
         if self.path.exists() and self.path.stat().st_size + len(line) > MAX_BYTES:
