@@ -1,10 +1,12 @@
 """`--requirements` with `--image` (issue 28): the environment is built inside the container by the
 image's python and uv, on `envs/` mounted from the host, keyed by the image id; a second job reuses
-it; a failing requirement fails the job with uv's error line. Real podman, offline wheels."""
+it and `gc` collects it; a failing requirement fails the job with uv's error line. Real podman,
+offline wheels. (Over SSH, built by the deployed zipapp: test_containers_ssh.py.)"""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,8 @@ import pytest
 
 from remote_agent.containers.envfile import ENV_FILE_NAME
 from remote_agent.containers.present import IMAGE_ID_NAME
-from remote_agent.pyenv.build import READY_NAME, envs_root
+from remote_agent.pyenv.build import READY_NAME, USED_NAME, envs_root
+from remote_agent.pyenv.gc import collect_envs
 from remote_agent.pyenv.key import environment_key, interpreter
 from remote_agent.spec import Environment
 from tests.support.container_jobs import assert_nothing_left, container_job, output
@@ -77,6 +80,10 @@ def test_the_environment_is_built_inside_the_image_keyed_by_it_and_reused(
     assert f"reused environment {key}" in text2 and "building" not in text2
     assert f"PREFIX {env_dir}" in text2
     assert_nothing_left(second)
+    # `gpudeck gc` on the host collects what was built inside (here: unused for an hour).
+    for name in (READY_NAME, USED_NAME):
+        os.utime(env_dir / name, (time.time() - 3600,) * 2)
+    assert collect_envs(agent_dir, 0, [])["removed"] == 1 and not env_dir.exists()
 
 
 def test_a_failing_requirement_fails_the_container_job_with_uvs_error_line(
