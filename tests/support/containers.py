@@ -1,6 +1,7 @@
 """Real podman for the container tests (issue 28): runc, ulimits within this machine's hard limits,
-private storage, and two images built locally (no registry): `localhost/bb:test` (busybox-static)
-and `localhost/py:test` (busybox + this machine's /usr/bin/python3 and its standard library).
+private storage, and images built locally (no registry): `localhost/bb:test` (busybox-static),
+`localhost/py:test` (busybox + this machine's /usr/bin/python3 and its standard library), the same
+with dash as /bin/sh, and with uv and libffi (`localhost/pyuv:test`, for `--requirements` inside).
 
 The storage lives under the temp dir, per uid, and survives the session (the images are built once;
 a lock keeps xdist workers from building them twice). Tests tell their containers apart by name.
