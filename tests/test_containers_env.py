@@ -127,6 +127,23 @@ def test_an_image_that_cannot_be_pulled_for_the_environment_fails_the_job_with_t
     assert_nothing_left(job)
 
 
+@pytest.mark.slow
+def test_an_environment_python_the_image_lacks_is_the_jobs_cause(
+    podman_images: dict[str, str], client: AgentClient, workdir: Path, agent_dir: Path
+) -> None:
+    job = container_job(
+        client,
+        workdir,
+        ["echo", "never-ran"],
+        image=UV_IMAGE,
+        environment={"requirements": "gdtiny\n", "python": "python9"},
+    )
+    end = wait_state(client, job["id"], FINAL, timeout=60)
+    assert end["state"] == "failed" and end["exit_code"] == 97, output(agent_dir, job["id"])
+    assert end["cause"] == "the image has no python9 (the environment's python)"
+    assert_nothing_left(job)
+
+
 def test_a_container_jobs_environment_step_runs_inside_with_the_images_python(tmp_path: Path) -> None:
     """The run's argv: the agent (read-only), the node's dir and envs/ mounted at their host paths,
     and `prepare env --in-container` in front of the user's argv, under gpudeck's PID 1."""

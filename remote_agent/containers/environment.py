@@ -17,11 +17,13 @@ was built inside): the node's dir (spec.json, the image id, the environment reco
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import List, Tuple
 
 import remote_agent
 
+from ..prepare import PREPARE_FAILED
 from ..prepare.entry import agent_root
 from ..pyenv.build import envs_root
 from ..supervision.jobspec import shell_script
@@ -53,4 +55,11 @@ def inner_command(job_dir: Path, python: str, shell: str) -> List[str]:
     """The argv PID 1 runs in front of the user's: build or reuse, activate, exec."""
     _, _, agent = agent_mount()
     step = [python] + agent + ["prepare", "env", str(job_dir), "--in-container"]
-    return [shell, "-c", shell_script([], None, None, step, python), "gpudeck-env"]
+    # The agent itself runs on that python: without it the shell's `not found` would be all we said.
+    missing = shlex.quote("gpudeck: the image has no %s (the environment's python)" % python)
+    check = "command -v %s >/dev/null 2>&1 || { echo %s >&2; exit %d; }\n" % (
+        shlex.quote(python),
+        missing,
+        PREPARE_FAILED,
+    )
+    return [shell, "-c", check + shell_script([], None, None, step, python), "gpudeck-env"]
