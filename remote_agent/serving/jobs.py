@@ -29,6 +29,7 @@ from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
 from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
+from .frozen import end_frozen_supervisor
 from .listing import list_jobs
 
 LAUNCH_WAIT = 15.0
@@ -70,8 +71,16 @@ class JobTable:
         try:
             view = self.view(job, node)
             obj = view.refresh()
-            if obj["state"] == "lost" and adopt_if_lost(view.files, "a job listing") == "ended":
-                obj = view.refresh()  # nothing of it was left: its end is journaled now
+            found_by = "a job listing"
+            frozen = end_frozen_supervisor(view) if obj["state"] in ("starting", "running") else None
+            if frozen is not None:
+                obj, found_by = view.refresh(), "a job listing; %s" % frozen
+            if obj["state"] == "lost":
+                outcome = adopt_if_lost(view.files, found_by)
+                if outcome == "ended":
+                    obj = view.refresh()  # nothing of it was left: its end is journaled now
+                elif outcome == "adopting":
+                    obj["state"] = view.fields["state"]  # as its journal says: a new supervisor takes over
             return obj
         except JobError:
             raise LookupError(job) from None  # removed while we listed
