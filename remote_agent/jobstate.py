@@ -40,6 +40,20 @@ CACHE_NAME = "summary.cache.json"
 CACHE_AFTER_BYTES = 1 << 20
 
 
+CODE_UNKNOWN = "exit code unknown"  # how an end record's cause starts when nobody could see the code
+
+
+def is_code_unknown(obj: Dict[str, Any]) -> bool:
+    """An `exited` job whose exit code nobody could know (its command was no writer's child)."""
+    cause = obj.get("cause")
+    return (
+        obj.get("state") == "exited"
+        and obj.get("exit_code") is None
+        and isinstance(cause, str)
+        and cause.startswith(CODE_UNKNOWN)
+    )
+
+
 def supervisor_alive(lock_path: Path) -> bool:
     """The supervisor holds an exclusive flock for its whole life; if we can share it, it is gone."""
     try:

@@ -220,7 +220,7 @@ class JobTable:
         view = self.view(job, node)
         obj = view.refresh()
         if obj["state"] in TERMINAL_STATES:
-            return obj
+            return dict(obj, already_ended=True)  # nothing was done: the answer says so
         spec = view.spec or {}
         refusal = refuse_read_only(spec, action)
         if refusal:

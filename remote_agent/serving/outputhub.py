@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..jobstate import TERMINAL_STATES, JobView
+from ..jobstate import TERMINAL_STATES, JobView, is_code_unknown
 from ..storage.jsonio import dumps
 from ..storage.watch import Watcher
 from ..supervision.adoption import adopt_if_lost
@@ -240,6 +240,8 @@ class OutputHub:
                 "state": None if error else state.get("state"),
                 "exit_code": None if error else state.get("exit_code"),
                 "signal": None if error else state.get("signal"),
+                # ended with no parent to see its code (an adopted job): `logs -f` exits 1 for it
+                "code_unknown": not error and is_code_unknown(state),
                 "error": error,
             }
         )
