@@ -225,6 +225,8 @@ class JobView:
         if self.fields["supervisor_pid"] is None and not supervisor_alive(self.files.lock):
             # The supervisor has not started yet (or has opened its lock but not taken it), or
             # never will (a launch that failed half way): `lost` only once that is sure.
+            if self.fields["last_seq"] == 0 and self.files.journal.exists():
+                return "lost"  # a writer creates it holding the lock: a journal emptied or cut, unowned
             try:
                 age = time.time() - os.stat(str(self.files.dir)).st_mtime
             except OSError:

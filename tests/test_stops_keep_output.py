@@ -89,7 +89,6 @@ def test_a_frozen_supervisor_is_taken_over_by_the_next_look(
     assert steps(agent_dir, job_["id"]) == list(range(printed_steps(agent_dir, job_["id"])))
 
 
-@pytest.mark.slow
 def test_ps_does_not_say_lost_on_the_look_that_adopts(
     client: AgentClient, workdir: Path, agent_dir: Path
 ) -> None:

@@ -11,6 +11,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from remote_agent.supervision.autostop import AutoStop
 from tests.conftest import gpudeck
 from tests.support.jobs import journal, pids_with
@@ -42,6 +44,7 @@ def ended_by_itself(gpudeck_home: Path, workdir: Path) -> str:
     return job_id
 
 
+@pytest.mark.slow
 def test_metrics_f_ends_when_a_job_whose_journal_was_cut_ends(gpudeck_home: Path, workdir: Path) -> None:
     agent_dir = gpudeck_home / "local-agent"
     marker = f"cut-{uuid.uuid4().hex}"
@@ -58,7 +61,7 @@ def test_metrics_f_ends_when_a_job_whose_journal_was_cut_ends(gpudeck_home: Path
         with open(path, "r+b") as f:  # cut at a line's end, well before where the follower read to
             f.truncate(data.rfind(b"\n", 0, len(data) // 4) + 1)
         assert gpudeck("stop", job_id, "--grace", "5", cwd=workdir).returncode == 0
-        out, err = follower.communicate(timeout=30)  # before the fix: never ends
+        out, err = follower.communicate(timeout=60)  # before the fix: never ends
     finally:
         if follower.poll() is None:
             follower.kill()
@@ -66,6 +69,7 @@ def test_metrics_f_ends_when_a_job_whose_journal_was_cut_ends(gpudeck_home: Path
     assert pids_with(marker) == []
 
 
+@pytest.mark.slow
 def test_an_ended_job_whose_journal_was_emptied_reads_as_such_and_can_be_removed(
     gpudeck_home: Path, workdir: Path
 ) -> None:
@@ -94,6 +98,7 @@ def test_logs_f_exits_1_when_the_exit_code_is_unknown(gpudeck_home: Path, workdi
     assert follow.returncode == 1  # as the README says; before the fix: 0
 
 
+@pytest.mark.slow
 def test_stop_of_an_already_ended_job_says_it_had_ended(gpudeck_home: Path, workdir: Path) -> None:
     job_id = ended_by_itself(gpudeck_home, workdir)
     for verb in ("stop", "kill"):
@@ -114,6 +119,7 @@ def test_an_idle_stop_under_a_minute_says_its_seconds() -> None:
     assert auto.check() == "idle: GPU utilization under 5% for 15 s"  # before the fix: "for 0 min"
 
 
+@pytest.mark.slow
 def test_multi_node_metrics_text_names_each_points_node(gpudeck_home: Path, workdir: Path) -> None:
     script = "for i in range(3): print('step=%d loss=0.5' % i, flush=True)"
     run = gpudeck(
