@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -133,3 +134,34 @@ def test_multi_node_metrics_text_names_each_points_node(gpudeck_home: Path, work
     lines = gpudeck("metrics", job_id, cwd=workdir).stdout.splitlines()
     assert len(lines) == 6
     assert sorted(line.split()[1:3] for line in lines) == [["node", "0"]] * 3 + [["node", "1"]] * 3, lines
+
+
+@pytest.mark.slow
+def test_a_job_whose_directory_was_deleted_is_listed_stoppable_and_its_followers_end(
+    gpudeck_home: Path, workdir: Path
+) -> None:
+    agent_dir = gpudeck_home / "local-agent"
+    marker = f"deleted-{uuid.uuid4().hex}"
+    job_id = gpudeck("run", "--", sys.executable, "-c", PRINTER, marker, cwd=workdir).stdout.strip()
+    wait_for(lambda: pids_with(marker), what="the job")
+    logs = cli("logs", "-f", job_id, cwd=workdir)
+    metrics = cli("metrics", "-f", job_id, cwd=workdir)
+    try:
+        for follower in (logs, metrics):
+            assert follower.stdout is not None and "step=" in follower.stdout.readline()  # following
+        shutil.rmtree(agent_dir / "jobs" / job_id)
+        listed = json.loads(gpudeck("ps", "--all", "--json", cwd=workdir).stdout)
+        found = [j for j in listed if j["id"] == job_id]
+        assert found and "deleted" in (found[0].get("cause") or ""), listed  # before: not listed at all
+        stopped = gpudeck("stop", job_id, "--grace", "5", cwd=workdir)  # before: "no job"
+        assert stopped.returncode == 0, stopped.stderr
+        assert pids_with(marker) == []
+        assert not pids_with(str(agent_dir / "jobs" / job_id))  # its supervisor is gone too
+        for follower in (logs, metrics):
+            _, err = follower.communicate(timeout=30)  # before: metrics -f never ends
+            assert follower.returncode != 0 and len(err.strip().splitlines()) == 1, err
+            assert "deleted" in err or "removed" in err, err
+    finally:
+        for follower in (logs, metrics):
+            if follower.poll() is None:
+                follower.kill()

@@ -29,6 +29,7 @@ from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
 from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
+from .deletedjobs import deleted_objects, end_deleted
 from .frozen import end_frozen_supervisor
 from .listing import list_jobs
 
@@ -65,7 +66,8 @@ class JobTable:
         return existing
 
     def list(self) -> List[Dict[str, Any]]:
-        return list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
+        listed = list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
+        return listed + deleted_objects(self.root)  # and those whose dir was deleted while they ran
 
     def _fold(self, job: str, node: str) -> Dict[str, Any]:
         try:
@@ -217,7 +219,13 @@ class JobTable:
             isinstance(reason, str) and 0 < len(reason) <= 200 and reason.isprintable()
         ):
             raise JobError("reason: expected up to 200 printable characters, got %r" % (reason,))
-        view = self.view(job, node)
+        try:
+            view = self.view(job, node)
+        except JobError:
+            ended = end_deleted(self.root, job, node, action, grace, reason)
+            if ended is None:
+                raise
+            return ended
         obj = view.refresh()
         if obj["state"] in TERMINAL_STATES:
             return dict(obj, already_ended=True)  # nothing was done: the answer says so

@@ -230,6 +230,13 @@ class OutputHub:
                 return
             del self._subs[key]
         self._forget(sub)
+        files = sub.view.files
+        if (
+            error is None
+            and sub.state.get("state") == "lost"
+            and not (files.dir.is_dir() and files.spec.exists())
+        ):
+            error = _removed(key)  # being deleted (its files go first, then its dir): nothing more will come
         state = sub.state
         self._out.send(
             {
@@ -256,4 +263,4 @@ def wait_seconds(subs: List[_Follow]) -> Optional[float]:
 def _removed(key: Tuple[str, str]) -> str:
     job, node = key
     where = "" if node == "0" else " (node %s)" % node  # a one-node job's node needs no naming
-    return "job %s%s was removed while its log was followed" % (job, where)
+    return "job %s%s: its directory was deleted or removed while its log was followed" % (job, where)

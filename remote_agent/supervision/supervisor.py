@@ -23,6 +23,7 @@ from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
+from .deleted import JOB_DIR_VAR
 from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
@@ -177,7 +178,8 @@ class Supervisor:
                 stdout=out_fd,
                 stderr=out_fd,
                 cwd=self.spec["workdir"],
-                env=job_env(self.spec, os.environ),
+                # its node dir too: a job whose dir is deleted is still found by it (deleted.py)
+                env=dict(job_env(self.spec, os.environ), **{JOB_DIR_VAR: str(self.files.dir)}),
                 close_fds=True,
                 start_new_session=True,
             )

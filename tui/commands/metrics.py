@@ -16,7 +16,7 @@ from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
 from ..format import metric_line, resized_text
-from ..remote.client import decode_object
+from ..remote.client import AgentError, decode_object
 from ..session import Session, print_status
 from .metrics_text import PLAIN_MARK, POINTS_MARK, points_block_json, points_json
 
@@ -69,7 +69,10 @@ def _points_of(session: Session, job: Job, as_json: bool, follow: bool, tag: str
     for n in job.nodes:
         client = session.client(n["host"])
         # As journal text: a million points are reshaped as strings, not decoded and re-encoded.
-        targets[(job.id, n["node"])] = client.tail(job.id, n["node"], since_seq=0, text=True)
+        try:
+            targets[(job.id, n["node"])] = client.tail(job.id, n["node"], since_seq=0, text=True)
+        except AgentError as exc:  # e.g. its directory was deleted: one line, not a traceback
+            raise GpudeckError(f"{n['host']}: {exc}", EXIT_NO_SUCH_JOB) from None
     clients = {session.client(n["host"]) for n in job.nodes}
     seen: dict[tuple[str, str], int] = dict.fromkeys(targets, 0)
     finished: set[tuple[str, str]] = set()
