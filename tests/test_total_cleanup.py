@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from remote_agent.jobstate import supervisor_alive
 from remote_agent.supervision.autostop import AutoStop
 from tests.conftest import gpudeck
 from tests.support.jobs import journal, pids_with
 from tests.support.waiting import wait_for
 from tests.test_agent_adoption import PRINTER, lock_free
+from tests.test_agent_faults import fill, full_home  # noqa: F401  (a fixture)
 
 
 def cli(*args: str, cwd: Path) -> subprocess.Popen[str]:
@@ -165,3 +167,34 @@ def test_a_job_whose_directory_was_deleted_is_listed_stoppable_and_its_followers
         for follower in (logs, metrics):
             if follower.poll() is None:
                 follower.kill()
+
+
+@pytest.mark.slow
+def test_a_stop_on_a_full_disk_says_the_journal_is_behind_and_the_supervisor_does_not_wait_forever(
+    full_home: Path,  # noqa: F811  (the fixture imported above)
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GPUDECK_JOURNAL_GIVE_UP", "3")  # seconds a supervisor waits for room (default 600)
+    agent_dir = full_home / "local-agent"
+    marker = f"full-behind-{uuid.uuid4().hex}"
+    job_id = gpudeck("run", "--", sys.executable, "-c", PRINTER, marker, cwd=workdir).stdout.strip()
+    wait_for(lambda: pids_with(marker), what="the job")
+    filler = fill(full_home)
+    said = gpudeck("stop", job_id, "--grace", "5", cwd=workdir)
+    assert said.returncode == 0, said.stderr
+    assert "journal" in said.stdout and "disk" in said.stdout, said.stdout  # before: "stopped in 0.4s"
+    assert pids_with(marker) == []
+    lock = agent_dir / "jobs" / job_id / "0" / "lock"
+    wait_for(
+        lambda: not supervisor_alive(lock), timeout=30, what="the supervisor to give up"
+    )  # before: never
+    assert gpudeck("ps", "--all", "--json", cwd=workdir).returncode == 0
+    filler.unlink()
+
+    def ended() -> dict | None:
+        obj = json.loads(gpudeck("inspect", job_id, "--json", cwd=workdir).stdout)
+        return obj if obj["state"] == "stopped" else None
+
+    shown = wait_for(ended, timeout=30, interval=0.5, what="its end journaled once there is room")
+    assert shown["reason"] == "user", shown  # what was asked, not a guess

@@ -461,6 +461,7 @@ def _ended_unjournaled(obj: Dict[str, Any], action: str, view: JobView) -> Dict[
     out["cause"] = (
         "ended; its journal does not say so yet (the supervisor is still reading the output, or the disk is full)"
     )
+    out["journal_behind"] = True  # `ps` shows the journal's state until it catches up
     return out
 
 

@@ -15,6 +15,7 @@ from ..jobstate import supervisor_alive
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
+from .control import read_control
 from .jobspec import job_key, load_spec
 from .launcher import spawn_supervisor
 from .lostjob import read_lost_job, unknown_end
@@ -87,7 +88,11 @@ def record_lost_end(files: JobFiles) -> Optional[str]:
         if lost.started and output_size(files) > lost.resume_offset:
             return "unread"
         # A journal without its `starting` record was emptied or cut: how the job ended is unknown.
-        end = unknown_end(lost) if lost.started else CUT_JOURNAL_END
+        asked = read_control(files.control)  # a stop or kill it got before its supervisor let go
+        if not lost.started:
+            end = CUT_JOURNAL_END
+        else:
+            end = unknown_end(lost, asked[0], asked[2]) if asked else unknown_end(lost)
         try:
             journal = JournalWriter(files.journal)
         except OSError:

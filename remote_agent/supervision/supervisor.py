@@ -42,6 +42,8 @@ TICK = 0.05
 OUTPUT_POLL = 0.05
 DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
 JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
+JOURNAL_GIVE_UP = 600.0  # then the supervisor lets go of the job (its end is journaled by the next look)
+JOURNAL_GIVE_UP_VAR = "GPUDECK_JOURNAL_GIVE_UP"
 
 
 class Supervisor:
@@ -556,11 +558,23 @@ class Supervisor:
 
     def _flush_journal(self) -> None:
         """A full disk: the final state is kept in memory; hold the lock (the job is not `lost`)
-        and write it, after a disk_full note, as soon as the disk has room."""
+        and write it, after a disk_full note, as soon as the disk has room -- for a while only: a
+        disk that never frees must not keep a supervisor and its lock for ever. Gone, it leaves a
+        job with no process and no end: the next look journals its end then, from control.json
+        (what was asked) when there is room (adoption.py)."""
         assert self.journal is not None
-        while not self.journal.retry():
+        give_up = time.monotonic() + journal_give_up()
+        while not self.journal.retry() and time.monotonic() < give_up:
             time.sleep(JOURNAL_RETRY)
         self.journal.close()
+
+
+def journal_give_up() -> float:
+    """Seconds a supervisor whose job is over waits for room to journal its end (tests shorten it)."""
+    try:
+        return max(0.0, float(os.environ.get(JOURNAL_GIVE_UP_VAR, JOURNAL_GIVE_UP)))
+    except ValueError:
+        return JOURNAL_GIVE_UP
 
 
 def signal_number(name: Optional[str]) -> int:

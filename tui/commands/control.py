@@ -75,6 +75,11 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
     else:
         what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
         text = f"{job.id} {state}{what} in {took:.1f}s"
+        if any(isinstance(a, dict) and a.get("journal_behind") for a in answers):
+            text += (
+                "; its journal does not say so yet (the disk is full, or the output is still being read):"
+                " ps shows its last journaled state until it does"
+            )
     say(args.json, obj, text)
     return 0
 
