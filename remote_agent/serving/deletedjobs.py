@@ -53,8 +53,9 @@ def end_deleted(
     node = "0" if node is None else node
     if not (is_job_id(job) and is_node(node)):
         return None
-    wait = DEFAULT_GRACE if grace is None else grace
-    state = end_deleted_job(root, job, node, action, float(wait))
+    ok = isinstance(grace, (int, float)) and not isinstance(grace, bool) and 0 <= grace < float("inf")
+    wait = float(grace) if ok and grace is not None else DEFAULT_GRACE  # (no spec is left to give its own)
+    state = end_deleted_job(root, job, node, action, wait)
     if state is None:
         return None
     obj = JobView(job, node, job_dir(root, job, node)).as_object()
