@@ -40,6 +40,20 @@ CACHE_NAME = "summary.cache.json"
 CACHE_AFTER_BYTES = 1 << 20
 
 
+CODE_UNKNOWN = "exit code unknown"  # how an end record's cause starts when nobody could see the code
+
+
+def is_code_unknown(obj: Dict[str, Any]) -> bool:
+    """An `exited` job whose exit code nobody could know (its command was no writer's child)."""
+    cause = obj.get("cause")
+    return (
+        obj.get("state") == "exited"
+        and obj.get("exit_code") is None
+        and isinstance(cause, str)
+        and cause.startswith(CODE_UNKNOWN)
+    )
+
+
 def supervisor_alive(lock_path: Path) -> bool:
     """The supervisor holds an exclusive flock for its whole life; if we can share it, it is gone."""
     try:
@@ -211,6 +225,8 @@ class JobView:
         if self.fields["supervisor_pid"] is None and not supervisor_alive(self.files.lock):
             # The supervisor has not started yet (or has opened its lock but not taken it), or
             # never will (a launch that failed half way): `lost` only once that is sure.
+            if self.fields["last_seq"] == 0 and self.files.journal.exists():
+                return "lost"  # a writer creates it holding the lock: a journal emptied or cut, unowned
             try:
                 age = time.time() - os.stat(str(self.files.dir)).st_mtime
             except OSError:

@@ -208,6 +208,7 @@ def test_follow_pushes_bounded_contiguous_chunks_then_one_end(client: AgentClien
         "state": "failed",
         "exit_code": 3,
         "signal": None,
+        "code_unknown": False,
         "error": None,
     }
     assert client.request("unfollow", job=job["id"], node="0") == {"was_following": False}

@@ -29,6 +29,8 @@ from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
 from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
+from .deletedjobs import deleted_objects, end_deleted
+from .frozen import end_frozen_supervisor
 from .listing import list_jobs
 
 LAUNCH_WAIT = 15.0
@@ -64,14 +66,23 @@ class JobTable:
         return existing
 
     def list(self) -> List[Dict[str, Any]]:
-        return list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
+        listed = list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
+        return listed + deleted_objects(self.root)  # and those whose dir was deleted while they ran
 
     def _fold(self, job: str, node: str) -> Dict[str, Any]:
         try:
             view = self.view(job, node)
             obj = view.refresh()
-            if obj["state"] == "lost" and adopt_if_lost(view.files, "a job listing") == "ended":
-                obj = view.refresh()  # nothing of it was left: its end is journaled now
+            found_by = "a job listing"
+            frozen = end_frozen_supervisor(view) if obj["state"] in ("starting", "running") else None
+            if frozen is not None:
+                obj, found_by = view.refresh(), "a job listing; %s" % frozen
+            if obj["state"] == "lost":
+                outcome = adopt_if_lost(view.files, found_by)
+                if outcome == "ended":
+                    obj = view.refresh()  # nothing of it was left: its end is journaled now
+                elif outcome == "adopting":
+                    obj["state"] = view.fields["state"]  # as its journal says: a new supervisor takes over
             return obj
         except JobError:
             raise LookupError(job) from None  # removed while we listed
@@ -208,10 +219,16 @@ class JobTable:
             isinstance(reason, str) and 0 < len(reason) <= 200 and reason.isprintable()
         ):
             raise JobError("reason: expected up to 200 printable characters, got %r" % (reason,))
-        view = self.view(job, node)
+        try:
+            view = self.view(job, node)
+        except JobError:
+            ended = end_deleted(self.root, job, node, action, grace, reason)
+            if ended is None:
+                raise
+            return ended
         obj = view.refresh()
         if obj["state"] in TERMINAL_STATES:
-            return obj
+            return dict(obj, already_ended=True)  # nothing was done: the answer says so
         spec = view.spec or {}
         refusal = refuse_read_only(spec, action)
         if refusal:
@@ -444,6 +461,7 @@ def _ended_unjournaled(obj: Dict[str, Any], action: str, view: JobView) -> Dict[
     out["cause"] = (
         "ended; its journal does not say so yet (the supervisor is still reading the output, or the disk is full)"
     )
+    out["journal_behind"] = True  # `ps` shows the journal's state until it catches up
     return out
 
 

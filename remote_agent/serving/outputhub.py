@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..jobstate import TERMINAL_STATES, JobView
+from ..jobstate import TERMINAL_STATES, JobView, is_code_unknown
 from ..storage.jsonio import dumps
 from ..storage.watch import Watcher
 from ..supervision.adoption import adopt_if_lost
@@ -230,6 +230,13 @@ class OutputHub:
                 return
             del self._subs[key]
         self._forget(sub)
+        files = sub.view.files
+        if (
+            error is None
+            and sub.state.get("state") == "lost"
+            and not (files.dir.is_dir() and files.spec.exists())
+        ):
+            error = _removed(key)  # being deleted (its files go first, then its dir): nothing more will come
         state = sub.state
         self._out.send(
             {
@@ -240,6 +247,8 @@ class OutputHub:
                 "state": None if error else state.get("state"),
                 "exit_code": None if error else state.get("exit_code"),
                 "signal": None if error else state.get("signal"),
+                # ended with no parent to see its code (an adopted job): `logs -f` exits 1 for it
+                "code_unknown": not error and is_code_unknown(state),
                 "error": error,
             }
         )
@@ -254,4 +263,4 @@ def wait_seconds(subs: List[_Follow]) -> Optional[float]:
 def _removed(key: Tuple[str, str]) -> str:
     job, node = key
     where = "" if node == "0" else " (node %s)" % node  # a one-node job's node needs no naming
-    return "job %s%s was removed while its log was followed" % (job, where)
+    return "job %s%s: its directory was deleted or removed while its log was followed" % (job, where)

@@ -68,6 +68,8 @@ class TailHub:
             for key, sub in subs:
                 lines = self._fresh_lines(sub)
                 if not lines:
+                    if not sub.reader.path.parent.is_dir():
+                        self._end(key, sub)  # its directory was deleted: nothing more will come
                     continue
                 busy = True
                 with self._lock:
@@ -92,6 +94,16 @@ class TailHub:
                 self._watch.wait(POLL_SECONDS if subs else None)
                 self._wake.clear()
         self._watch.close()
+
+    def _end(self, key: Tuple[str, str], sub: _Subscription) -> None:
+        with self._lock:
+            if self._subs.get(key) is not sub:
+                return
+            del self._subs[key]
+        self._watch.remove(str(sub.reader.path))
+        job, node = key
+        why = "its directory was deleted (stop or kill still ends its processes)"
+        self._out.send({"push": "tail_end", "job": job, "node": node, "error": why})
 
     @staticmethod
     def _fresh_lines(sub: _Subscription) -> List[bytes]:

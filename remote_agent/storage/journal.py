@@ -213,6 +213,7 @@ class JournalReader:
         # The last read filled max_bytes, so the journal may hold more: a reader that wants it
         # all reads again only then (a short read of a file is its end, for now).
         self.more = False
+        self.cuts = 0  # times the file was found shorter than what was read of it
 
     def read_new_raw(self, max_bytes: int = 1 << 20) -> List[bytes]:
         """Complete lines added since the last call, as written; at most about max_bytes per call."""
@@ -223,6 +224,12 @@ class JournalReader:
             return []
         try:
             data = os.pread(fd, max_bytes, self.offset)  # one syscall where lseek + read took two
+            if not data and self.offset and os.fstat(fd).st_size < self.offset:
+                # Cut under us (truncated or emptied): read it again from its start. The seq of each
+                # line tells what was already seen (tail filters by it); nothing waits past the end.
+                self.offset = 0
+                self.cuts += 1
+                data = os.pread(fd, max_bytes, 0)
             self.more = len(data) >= max_bytes
             end = data.rfind(b"\n") + 1
             if end == 0 and len(data) >= max_bytes:

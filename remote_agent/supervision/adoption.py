@@ -15,12 +15,20 @@ from ..jobstate import supervisor_alive
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
+from .control import read_control
 from .jobspec import job_key, load_spec
 from .launcher import spawn_supervisor
 from .lostjob import read_lost_job, unknown_end
 from .proctree import job_tree
 from .watchspec import is_watch
 
+CUT_JOURNAL_END = {
+    "state": "exited",
+    "exit_code": None,
+    "signal": None,
+    "code_unknown": True,
+    "cause": "exit code unknown: its journal was emptied or cut, its supervisor gone and no process left",
+}
 SPAWN_AGAIN_AFTER = 5.0  # one adopter at a time per job: a listing every second starts no crowd
 
 _spawned: Dict[str, float] = {}
@@ -75,16 +83,22 @@ def record_lost_end(files: JobFiles) -> Optional[str]:
         except OSError:
             return None
         lost = read_lost_job(files.journal)
-        if lost.ended or not lost.started:
+        if lost.ended or (not lost.started and not files.journal.exists()):
             return None
-        if output_size(files) > lost.resume_offset:
+        if lost.started and output_size(files) > lost.resume_offset:
             return "unread"
+        # A journal without its `starting` record was emptied or cut: how the job ended is unknown.
+        asked = read_control(files.control)  # a stop or kill it got before its supervisor let go
+        if not lost.started:
+            end = CUT_JOURNAL_END
+        else:
+            end = unknown_end(lost, asked[0], asked[2]) if asked else unknown_end(lost)
         try:
             journal = JournalWriter(files.journal)
         except OSError:
             return None  # a read-only home: readers keep saying `lost`
         try:
-            return "ended" if journal.append("state", **unknown_end(lost)) is not None else None
+            return "ended" if journal.append("state", **end) is not None else None
         finally:
             journal.close()
     finally:

@@ -109,10 +109,7 @@ class AutoStop:
             if grace_over and idle_for >= self.idle["minutes"] * 60:
                 data = dict(self.idle, rule="idle", idle_seconds=round(idle_for, 1))
                 self.journal("event", event="autostop", data=data)
-                return "idle: GPU utilization under %g%% for %.0f min" % (
-                    self.idle["below_pct"],
-                    idle_for / 60,
-                )
+                return "idle: GPU utilization under %g%% for %s" % (self.idle["below_pct"], _span(idle_for))
         return None
 
     def _check_budget(self, now: float) -> Optional[str]:
@@ -207,3 +204,8 @@ def read_paused(path: Path) -> Optional[bool]:
         return None
     paused = body.get("paused") if isinstance(body, dict) else None
     return paused if isinstance(paused, bool) else None
+
+
+def _span(seconds: float) -> str:
+    """A duration as people say it: "15 s" under a minute (never "0 min"), else whole minutes."""
+    return "%.0f s" % seconds if seconds < 59.5 else "%.0f min" % (seconds / 60)

@@ -13,7 +13,9 @@ from ..containers.supervised import ContainerJob
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
+from .drain import journal_unread_output
 from .jobspec import job_key
+from .lostjob import read_lost_job
 from .proctree import is_live, job_tree, kill_tree_until_gone, signal_pids
 
 
@@ -37,8 +39,13 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
         container = ContainerJob.of(spec, files.dir)
         if container is not None:
             container.remove()  # the runtime's record of it: nothing of the job is left
-        journal = JournalWriter(files.journal)
+        journal = JournalWriter(files.journal)  # cuts a torn last line first
         try:
+            lost = read_lost_job(files.journal)
+            if lost.ended:
+                return True  # its own supervisor wrote the end before it let go of the lock
+            # Every line printed before the end is journaled before the end is (drain.py).
+            journal_unread_output(files, spec, lost, journal)
             state = "stopped" if action == "stop" else "killed"
             journal.append(
                 "state", state=state, exit_code=None, signal=None, reason="user (supervisor was lost)"

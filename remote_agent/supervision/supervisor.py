@@ -23,6 +23,7 @@ from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
+from .deleted import JOB_DIR_VAR
 from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
@@ -42,6 +43,8 @@ TICK = 0.05
 OUTPUT_POLL = 0.05
 DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
 JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
+JOURNAL_GIVE_UP = 600.0  # then the supervisor lets go of the job (its end is journaled by the next look)
+JOURNAL_GIVE_UP_VAR = "GPUDECK_JOURNAL_GIVE_UP"
 
 
 class Supervisor:
@@ -165,7 +168,8 @@ class Supervisor:
         assert self.journal is not None
         # The command writes straight into output.log (not a pipe through us): if the supervisor
         # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
-        env = job_env(self.spec, os.environ)
+        # its node dir too: a job whose dir is deleted is still found by it (deleted.py)
+        env = dict(job_env(self.spec, os.environ), **{JOB_DIR_VAR: str(self.files.dir)})
         try:
             command = self.container.argv(env) if self.container else list(self.spec["argv"])
         except OSError as exc:  # the container's env file (containers/envfile.py)
@@ -570,11 +574,23 @@ class Supervisor:
 
     def _flush_journal(self) -> None:
         """A full disk: the final state is kept in memory; hold the lock (the job is not `lost`)
-        and write it, after a disk_full note, as soon as the disk has room."""
+        and write it, after a disk_full note, as soon as the disk has room -- for a while only: a
+        disk that never frees must not keep a supervisor and its lock for ever. Gone, it leaves a
+        job with no process and no end: the next look journals its end then, from control.json
+        (what was asked) when there is room (adoption.py)."""
         assert self.journal is not None
-        while not self.journal.retry():
+        give_up = time.monotonic() + journal_give_up()
+        while not self.journal.retry() and time.monotonic() < give_up:
             time.sleep(JOURNAL_RETRY)
         self.journal.close()
+
+
+def journal_give_up() -> float:
+    """Seconds a supervisor whose job is over waits for room to journal its end (tests shorten it)."""
+    try:
+        return max(0.0, float(os.environ.get(JOURNAL_GIVE_UP_VAR, JOURNAL_GIVE_UP)))
+    except ValueError:
+        return JOURNAL_GIVE_UP
 
 
 def signal_number(name: Optional[str]) -> int:

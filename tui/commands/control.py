@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from ..actions import control, find, options
 from ..actions.control import JobTarget
@@ -12,7 +13,8 @@ from .answer import add_json, say
 
 # stop/kill --json: the state the job ended in (null for a read-only watch: the run was not touched),
 # how long it took, and for a watch with --pid the run's pid
-ENDED = "id, state, seconds, run_touched, pid"
+# already_ended: true when every node had ended before the request (nothing was stopped)
+ENDED = "id, state, seconds, run_touched, pid, already_ended"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,14 +66,38 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
         "seconds": round(took, 3),
         "run_touched": not read_only,
         "pid": job.watch.pid if job.watch is not None else None,
+        "already_ended": already_ended(answers),
     }
-    if watched_only is not None:
+    if obj["already_ended"] and watched_only is None:
+        text = f"{job.id} had already {state}{how_it_ended(answers)}: nothing to {action}"
+    elif watched_only is not None:
         text = f"{job.id} ended the watch of {watched_only.path} in {took:.1f}s; the run itself was not touched (read-only)"
     else:
         what = f" (the watched run, pid {job.watch.pid})" if job.watch is not None else ""
         text = f"{job.id} {state}{what} in {took:.1f}s"
+        if any(isinstance(a, dict) and a.get("journal_behind") for a in answers):
+            text += (
+                "; its journal does not say so yet (the disk is full, or the output is still being read):"
+                " ps shows its last journaled state until it does"
+            )
     say(args.json, obj, text)
     return 0
+
+
+def already_ended(answers: list[dict[str, Any]]) -> bool:
+    """Every node's agent said the job had ended before the request came."""
+    return bool(answers) and all(isinstance(a, dict) and a.get("already_ended") for a in answers)
+
+
+def how_it_ended(answers: list[dict[str, Any]]) -> str:
+    """ " (exit code N)" or " (SIGNAL)" when the nodes agree on one, else ""."""
+    codes = {(a.get("exit_code"), a.get("signal")) for a in answers}
+    if len(codes) != 1:
+        return ""
+    code, sig = codes.pop()
+    if isinstance(code, int):
+        return f" (exit code {code})"
+    return f" ({sig})" if isinstance(sig, str) else ""
 
 
 def stop(args: argparse.Namespace, session: Session) -> int:

@@ -43,6 +43,8 @@ def job_exit_code(obj: dict[str, Any]) -> int:
     name = obj.get("signal")
     if name and hasattr(signal, name):
         return 128 + int(getattr(signal, name))
+    if obj.get("code_unknown"):
+        return 1  # ended with nobody to see its code (its supervisor was lost): README's promise
     # `exited` without a code: a watched run (gpudeck watch) that ended by itself, its code unknown.
     return {"killed": 137, "stopped": 143, "exited": 0}.get(obj.get("state", ""), 1)
 

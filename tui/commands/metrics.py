@@ -16,7 +16,7 @@ from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ENDED
 from ..format import metric_line, resized_text
-from ..remote.client import decode_object
+from ..remote.client import AgentError, decode_object
 from ..session import Session, print_status
 from .metrics_text import PLAIN_MARK, POINTS_MARK, points_block_json, points_json
 
@@ -69,7 +69,10 @@ def _points_of(session: Session, job: Job, as_json: bool, follow: bool, tag: str
     for n in job.nodes:
         client = session.client(n["host"])
         # As journal text: a million points are reshaped as strings, not decoded and re-encoded.
-        targets[(job.id, n["node"])] = client.tail(job.id, n["node"], since_seq=0, text=True)
+        try:
+            targets[(job.id, n["node"])] = client.tail(job.id, n["node"], since_seq=0, text=True)
+        except AgentError as exc:  # e.g. its directory was deleted: one line, not a traceback
+            raise GpudeckError(f"{n['host']}: {exc}", EXIT_NO_SUCH_JOB) from None
     clients = {session.client(n["host"]) for n in job.nodes}
     seen: dict[tuple[str, str], int] = dict.fromkeys(targets, 0)
     finished: set[tuple[str, str]] = set()
@@ -94,13 +97,13 @@ def _points_of(session: Session, job: Job, as_json: bool, follow: bool, tag: str
             got_any = True
             key = (job_id, node)
             seen[key] = last_seq
-            if _print_text(data.decode("utf-8", "replace"), node, as_json, tag):
+            if _print_text(data.decode("utf-8", "replace"), node, as_json, tag, len(targets) > 1):
                 finished.add(key)
         if not got_any:
             time.sleep(0)
 
 
-def _print_text(text: str, node: str, as_json: bool, tag: str | None = None) -> bool:
+def _print_text(text: str, node: str, as_json: bool, tag: str | None = None, label: bool = False) -> bool:
     """Journal lines' points, printed; True when one of them is the node's end. Runs of plain metric
     lines are reshaped as text (metrics_text); any other line is decoded (always, with a job `tag`)."""
     if tag is not None and as_json:
@@ -116,7 +119,7 @@ def _print_text(text: str, node: str, as_json: bool, tag: str | None = None) -> 
     lines = text.split("\n")[:-1]
     if not as_json:  # every point is formatted anyway: decode the batch, print it at once
         records = expand_all(r for r in map(decode_object, lines) if r is not None)
-        _print(records, node, as_json)
+        _print(records, node, as_json, label=label)  # a multi-node job's text names each point's node
         return any(r.get("kind") == "state" and r.get("state") in ENDED for r in records)
     ended = False
     run: list[str] = []
@@ -158,7 +161,9 @@ def _write(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def _print(records: list[dict[str, Any]], node: str, as_json: bool, tag: str | None = None) -> None:
+def _print(
+    records: list[dict[str, Any]], node: str, as_json: bool, tag: str | None = None, label: bool = False
+) -> None:
     """A batch of records' points, written at once: a million points print in seconds, not minutes
     (one write and one JSON encoder call per run of points instead of one per point); a resize
     between points is printed where it happened."""
@@ -167,20 +172,23 @@ def _print(records: list[dict[str, Any]], node: str, as_json: bool, tag: str | N
         if record.get("kind") == "metric":
             points.append(record)
         elif record.get("kind") == "event" and record.get("event") == "resized":
-            _print_points(points, node, as_json, tag)
+            _print_points(points, node, as_json, tag, label)
             points = []
             _print_resized(record, node, as_json, tag)
-    _print_points(points, node, as_json, tag)
+    _print_points(points, node, as_json, tag, label)
 
 
-def _print_points(points: list[dict[str, Any]], node: str, as_json: bool, tag: str | None = None) -> None:
+def _print_points(
+    points: list[dict[str, Any]], node: str, as_json: bool, tag: str | None = None, label: bool = False
+) -> None:
     if not points:
         return
     if as_json:
         lines = _json_lines(points, node, tag)
     else:
+        where = f"node {node}  " if label else ""
         lines = [
-            f"{time.strftime('%H:%M:%S', time.localtime(r.get('t') or 0))}  {metric_line(r.get('values') or {})}"
+            f"{time.strftime('%H:%M:%S', time.localtime(r.get('t') or 0))}  {where}{metric_line(r.get('values') or {})}"
             for r in points
         ]
     sys.stdout.write("\n".join(lines) + "\n")

@@ -51,6 +51,7 @@ class AgentClient:
         on_events: EventHandler | None = None,
         on_output: OutputHandler | None = None,
         on_journal: JournalHandler | None = None,
+        on_tail_end: Callable[[str, str, str], None] | None = None,
     ) -> None:
         self.transport = transport
         self.host = transport.host
@@ -62,6 +63,9 @@ class AgentClient:
         self._on_output = on_output or self.outputs.put
         self.journals: queue.Queue[tuple[str, str, int, bytes]] = queue.Queue()
         self._on_journal = on_journal or self._journal_to_queue
+        # (job, node) → why the agent ended its tail (a `tail_end` push: the journal is gone)
+        self.dropped: dict[tuple[str, str], str] = {}
+        self._on_tail_end = on_tail_end or (lambda job, node, why: self.dropped.__setitem__((job, node), why))
         self._ids = itertools.count(1)
         self._pending: dict[int, Future[Any]] = {}
         self._lock = threading.Lock()
@@ -235,6 +239,11 @@ class AgentClient:
             return
         if push in ("output", "output_end"):
             self._on_output(obj)
+            return
+        if push == "tail_end":
+            job, node, why = obj.get("job"), obj.get("node"), obj.get("error")
+            if isinstance(job, str) and isinstance(node, str):
+                self._on_tail_end(job, node, str(why or "the agent ended the tail"))
             return
         rid = obj.get("id")
         with self._lock:

@@ -115,6 +115,7 @@ class ReconnectingClient:
             on_events=self._deliver,
             on_output=self._deliver_output,
             on_journal=self._deliver_journal,
+            on_tail_end=self._tail_ended,
         )
         self.hello_marker = client.connect(timeout)
         return client
@@ -275,6 +276,12 @@ class ReconnectingClient:
         with self._lock:
             self.output_followed.discard((job, node))
         self.request("unfollow", job=job, node=node)
+
+    def _tail_ended(self, job: str, node: str, why: str) -> None:
+        """The agent ended a tail (its journal is gone): it is not re-tailed, and readers learn why."""
+        with self._lock:
+            self.followed.discard((job, node))
+            self.dropped[(job, node)] = why
 
     def _retail(self, client: AgentClient) -> None:
         with self._lock:
