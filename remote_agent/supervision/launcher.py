@@ -12,6 +12,7 @@ from typing import Dict, List, Mapping, Optional
 import remote_agent
 
 from ..storage.files import open_private
+from .deleted import JOB_DIR_VAR
 from .proctree import JOB_MARKER_VAR, SUPERVISOR_MARKER_VAR
 
 
@@ -32,7 +33,8 @@ def supervisor_env(job_dir: Path, base: Mapping[str, str]) -> Dict[str, str]:
     """A supervisor's environment: never the job key of a job it was launched from (a gpudeck job
     started inside a gpudeck job is a job of its own, not a process of the outer one), and a mark
     saying whose supervisor it is, so the outer job's tree walk stops there (proctree.job_tree)."""
-    env = {k: v for k, v in base.items() if k != JOB_MARKER_VAR}
+    # nor the job dir of one (deleted.py finds a deleted job's processes by it)
+    env = {k: v for k, v in base.items() if k not in (JOB_MARKER_VAR, JOB_DIR_VAR)}
     env[SUPERVISOR_MARKER_VAR] = "%s/%s" % (job_dir.parent.name, job_dir.name)
     return env
 
