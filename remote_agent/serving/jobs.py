@@ -30,11 +30,13 @@ from ..supervision.orphan import end_orphaned_job, record_failed_start
 from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
 from .listing import list_jobs
+from .transition import forget_job_dir
 
 LAUNCH_WAIT = 15.0
 STOP_MARGIN = 30.0
 FROZEN_AFTER = 1.0  # a supervisor stopped (SIGSTOP) this long is taken over
 JOURNAL_WAIT = 3.0
+GONE_SUFFIX = "+gone"  # a node dir being removed: not a node name, so no reader lists it
 RESTARTED_NAME = "restarted.json"  # in an ended job's dir: the job its restart created  # the tree is gone: how long the journal may take to say so
 
 
@@ -120,11 +122,17 @@ class JobTable:
         return view.refresh()
 
     def _forget(self, job: str, node: str, directory: Path) -> None:
-        shutil.rmtree(str(directory), ignore_errors=True)
+        # Renamed away first, in one step: a restart racing us finds no dir to leave a marker in
+        # (a dir holding only restarted.json was a ghost `starting` job that rm refused).
+        doomed = directory.with_name(directory.name + GONE_SUFFIX)
+        try:
+            os.rename(str(directory), str(doomed))
+        except OSError:
+            doomed = directory
+        shutil.rmtree(str(doomed), ignore_errors=True)
         with self._lock:
             self._views.pop((job, node), None)
-        with contextlib.suppress(OSError):  # other nodes of the job are still here
-            os.rmdir(str(directory.parent))
+        forget_job_dir(directory.parent)
 
     def restart(
         self,
@@ -354,7 +362,11 @@ class JobTable:
         state = view.refresh()["state"]
         # A lost job none of whose processes is left (e.g. its end could not be journaled on a
         # full disk) has nothing to stop: it may go too.
-        if state not in TERMINAL_STATES and not (state == "lost" and not _tree_left(view)):
+        if (
+            state not in TERMINAL_STATES
+            and not (state == "lost" and not _tree_left(view))
+            and not _never_started(view)
+        ):
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
         container = ContainerJob.of(view.spec or {})
         if container is not None:  # nothing of the job is left in the runtime either
@@ -410,6 +422,12 @@ def _restarted_as(marker: Path) -> str:
     return "another job (a restart is under way)"
 
 
+def _never_started(view: JobView) -> bool:
+    """A node dir without a spec (launch writes it before anything starts): what a removal racing a
+    restart left; nothing of it runs, so it may go."""
+    return not view.files.spec.exists() and _own_supervisor(view) is None
+
+
 def _tree_left(view: JobView) -> bool:
     spec = view.spec or {}
     return bool(spec.get("id")) and bool(job_tree(job_key(spec), None))
@@ -426,7 +444,23 @@ def _own_supervisor(view: JobView) -> Optional[int]:
             cmdline = f.read().split(b"\0")
     except OSError:
         return None
-    return pid if str(view.files.dir).encode() in cmdline else None
+    return pid if str(view.files.dir).encode() in cmdline or runs_dir(pid, cmdline, view.files.dir) else None
+
+
+def runs_dir(pid: int, cmdline: List[bytes], directory: Path) -> bool:
+    """Whether `pid` is `run DIR` of this very directory, reached by another path (a second mount
+    or a symlink of the same home): the file's identity, not its spelling, says so."""
+    for i in range(len(cmdline) - 1):
+        if cmdline[i] != b"run":
+            continue
+        arg = os.fsdecode(cmdline[i + 1])
+        try:
+            if not os.path.isabs(arg):
+                arg = os.path.join(os.readlink("/proc/%d/cwd" % pid), arg)
+            return os.path.samefile(arg, str(directory))
+        except (OSError, ValueError):
+            return False
+    return False
 
 
 def wait_gone(pid: int, timeout: float = 5.0) -> None:

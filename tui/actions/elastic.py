@@ -18,6 +18,7 @@ from ..errors import EXIT_USAGE, GpudeckError
 from ..fleet.states import ACTIVE
 from ..store import JobRecord, Store
 from .agents import Agents
+from .batch_fit import check_batch_fits
 from .control import JobTarget, NodeTarget, end
 from .find import Job
 from .jobdata import JobData
@@ -55,6 +56,7 @@ def scale_elastic(
         raise GpudeckError(
             f"scale: {job.id} is elastic between {lo} and {hi} nodes: {n} is outside", EXIT_USAGE
         )
+    check_batch_fits("scale", mn.command, n, mn.nproc_per_node)
     why = f"scale {count.strip()}"
     if n < len(running):
         return _leave(agents, job, running, n, why)
@@ -73,7 +75,7 @@ def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why:
         job.state,
         tuple(NodeTarget(str(g["host"]), str(g["node"]), _grace(g)) for g in going),
     )
-    end(agents, target, "stop", reason="scale")
+    end(agents, target, "stop", reason="scale", resizing=True)
     left = ", ".join(f"node {g['node']} on {g['host']}" for g in going)
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{left} stopped; the others re-form")
 

@@ -25,6 +25,7 @@ from ..fleet.watch import WatchInfo
 from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
+from .batch_fit import check_batch_fits
 from .control import JobTarget, end
 from .elastic import scale_elastic
 from .find import Job
@@ -37,6 +38,7 @@ from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
 from .startall import NodeStartFailed, Start, start_all
+from .transition import Claim, node_names, stop_relaunched
 from .watch import refuse_on_watch
 
 
@@ -147,6 +149,8 @@ def scale(
         )
     )
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
+    if opts.launcher != "none":  # torchrun sets the world size; with `none` the command does
+        check_batch_fits("scale", command, n, per_node)
     env_keys = tuple(sorted({*(mn.env_keys if mn is not None else ()), *given}))
     new_id = new_id or new_job_id()
     # nodes on hosts the job is not on yet start from a spec of their own (the others restart)
@@ -171,13 +175,20 @@ def scale(
         job_env=frozenset(env_keys),
         held_by_job=not job.ended and mn is not None and mn.master_port == plans[0].multinode.master_port,
     )
-    if not job.ended:
-        end(agents, JobTarget.of_job(job), "stop")
-    if directory is not None and not os.path.isdir(directory):
-        raise GpudeckError(
-            f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
-            "not relaunched (`gpudeck restart` starts it over)"
-        )
+    # one change of the job at a time: claimed for the whole job before anything stops
+    claim = Claim.begin(agents, job.id, node_names(job), "resize", new_id, "scale")
+    try:
+        if not job.ended:
+            end(agents, JobTarget.of_job(job), "stop", reason="scale", resizing=True)
+        if directory is not None and not os.path.isdir(directory):
+            raise GpudeckError(
+                f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
+                "not relaunched (`gpudeck restart` starts it over)"
+            )
+        claim.check()  # a stop that arrived meanwhile wins: nothing is relaunched
+    except BaseException:
+        claim.abort()
+        raise
     name = job.name
     dropped = degraded_why(missing)
     resized_from = ResizedFrom(
@@ -226,9 +237,18 @@ def scale(
     try:
         answers = start_all(agents, starts)  # every node at once: their supervisors start side by side
     except NodeStartFailed as exc:
+        claim.abort()
         raise GpudeckError(
             f"scale: {job.id} stopped; relaunching on {n} nodes failed: {exc.cause}", exc.code
         ) from None
+    except BaseException:
+        claim.abort()
+        raise
+    if not claim.commit():  # a stop arrived while the new nodes started: it wins, they stop too
+        stop_relaunched(agents, new_id, job.name, [(s.host, s.node) for s in starts])
+        raise GpudeckError(
+            f"scale: {job.id} was stopped during the resize: the relaunched job {new_id} was stopped too"
+        )
     for s, obj in zip(starts, answers, strict=True):
         if s.op == "restart" and isinstance(obj, dict) and obj.get("name"):
             name = str(obj["name"])
