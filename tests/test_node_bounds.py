@@ -20,7 +20,7 @@ from tui.actions.node_bounds import MAX_NODES_PER_HOST
             ["--nodes", str(MAX_NODES_PER_HOST + 1)],
             f"--nodes {MAX_NODES_PER_HOST + 1}: more than the job's 1 host hold",
         ),
-        (["--nodes", "2", "--nproc-per-node", "99999999"], "--nproc-per-node 99999999: at most 64"),
+        (["--nodes", "2", "--nproc-per-node", "100000"], "--nproc-per-node 100000: at most 64"),
         (["--nodes", "100000"], "--nodes 100000: at most 128 nodes per job"),
     ],
 )

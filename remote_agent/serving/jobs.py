@@ -30,6 +30,7 @@ from ..supervision.orphan import end_orphaned_job, record_failed_start
 from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
 from .listing import list_jobs
+from .stuck import launch_interrupted, runs_dir
 from .transition import forget_job_dir
 
 LAUNCH_WAIT = 15.0
@@ -232,6 +233,8 @@ class JobTable:
         supervisor = _own_supervisor(view)
         if key is None and supervisor is None:
             return obj  # no spec and no supervisor: it never started, nothing can be running
+        if supervisor is None and launch_interrupted(view, key, LAUNCH_WAIT + STOP_MARGIN):
+            return view.refresh()  # its end is journaled now: `rm` takes it
         try:
             write_control(view.files.control, action, float(grace), reason or "user")
             wake = signal.SIGUSR1
@@ -362,6 +365,10 @@ class JobTable:
         state = view.refresh()["state"]
         # A lost job none of whose processes is left (e.g. its end could not be journaled on a
         # full disk) has nothing to stop: it may go too.
+        if state == "starting" and launch_interrupted(
+            view, job_key(view.spec) if view.spec else None, LAUNCH_WAIT + STOP_MARGIN
+        ):
+            state = view.refresh()["state"]
         if (
             state not in TERMINAL_STATES
             and not (state == "lost" and not _tree_left(view))
@@ -445,22 +452,6 @@ def _own_supervisor(view: JobView) -> Optional[int]:
     except OSError:
         return None
     return pid if str(view.files.dir).encode() in cmdline or runs_dir(pid, cmdline, view.files.dir) else None
-
-
-def runs_dir(pid: int, cmdline: List[bytes], directory: Path) -> bool:
-    """Whether `pid` is `run DIR` of this very directory, reached by another path (a second mount
-    or a symlink of the same home): the file's identity, not its spelling, says so."""
-    for i in range(len(cmdline) - 1):
-        if cmdline[i] != b"run":
-            continue
-        arg = os.fsdecode(cmdline[i + 1])
-        try:
-            if not os.path.isabs(arg):
-                arg = os.path.join(os.readlink("/proc/%d/cwd" % pid), arg)
-            return os.path.samefile(arg, str(directory))
-        except (OSError, ValueError):
-            return False
-    return False
 
 
 def wait_gone(pid: int, timeout: float = 5.0) -> None:

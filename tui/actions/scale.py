@@ -28,7 +28,7 @@ from .agents import Agents
 from .batch_fit import check_batch_fits
 from .control import JobTarget, end
 from .elastic import scale_elastic
-from .find import Job
+from .find import Job, list_jobs, pick
 from .jobdata import JobData, NodeData
 from .newmaster import moved_master
 from .newnode import interpreter_envs, new_node_spec, rank_key
@@ -37,6 +37,7 @@ from .options import LaunchOptions, check
 from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
+from .rollback import STARTUP_WINDOW, failed_at_start, rollback_onto
 from .startall import NodeStartFailed, Start, start_all
 from .transition import Claim, node_names, stop_relaunched
 from .watch import refuse_on_watch
@@ -77,6 +78,7 @@ def scale(
     env: tuple[tuple[str, str], ...] = (),
     move: Mapping[str, str] | None = None,
     refresh_data: bool = False,
+    rollback_window: float = STARTUP_WINDOW,
 ) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
     goes into the new job's `resized` record (default: `scale +1`, and what was dropped). New
@@ -263,4 +265,39 @@ def scale(
                 restart_of=job.id,
             )
         )
+    cause = failed_at_start(agents, new_id, [(p.host, p.node) for p in plans], rollback_window)
+    if cause is not None:  # the new size failed at once: back to the old one, from the same checkpoint
+        back = _roll_back(agents, store, new_id, current, kept, hosts, env, refresh_data, cause)
+        raise GpudeckError(
+            f"scale: {new_id} on {n} nodes failed within {rollback_window:g} s of its start ({cause}): "
+            f"rolled back to {current} nodes from the same checkpoint as {back.id}"
+        )
     return Scaled(new_id, name, job.id, current, n, dropped)
+
+
+def _roll_back(
+    agents: Agents,
+    store: Store | None,
+    failed: str,
+    count: int,
+    old_hosts: list[str],
+    new_hosts: list[str],
+    env: tuple[tuple[str, str], ...],
+    refresh_data: bool,
+    cause: str,
+) -> Scaled:
+    job = pick(list_jobs(agents), failed)
+    if not job.ended:  # its other nodes may wait on a rendezvous that never completes
+        end(agents, JobTarget.of_job(job), "kill", resizing=True)
+        job = pick(list_jobs(agents), failed)
+    return scale(
+        agents,
+        store,
+        job,
+        str(count),
+        why=f"rollback: {cause}"[:300],
+        onto=rollback_onto(old_hosts, new_hosts),
+        env=env,
+        refresh_data=refresh_data,
+        rollback_window=0.0,  # a rollback that fails too is left as it is: said, not retried
+    )
