@@ -12,6 +12,7 @@ import contextlib
 from dataclasses import replace
 from typing import Any
 
+from remote_agent.names import new_job_id
 from remote_agent.spec import Multinode
 
 from ..errors import EXIT_USAGE, GpudeckError
@@ -29,6 +30,7 @@ from .options import LaunchOptions
 from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
+from .transition import Claim, node_names
 
 
 def scale_elastic(
@@ -58,9 +60,14 @@ def scale_elastic(
         )
     check_batch_fits("scale", mn.command, n, mn.nproc_per_node)
     why = f"scale {count.strip()}"
-    if n < len(running):
-        return _leave(agents, job, running, n, why)
-    return _join(agents, store, job, running, n, mn, onto, dict(env), why, JobData(agents, refresh_data))
+    # one change of the job at a time (tui/actions/transition.py); the job keeps its id: let go after
+    claim = Claim.begin(agents, job.id, node_names(job), "resize", new_job_id(), "scale")
+    try:
+        if n < len(running):
+            return _leave(agents, job, running, n, why)
+        return _join(agents, store, job, running, n, mn, onto, dict(env), why, JobData(agents, refresh_data))
+    finally:
+        claim.abort()
 
 
 def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: str) -> Scaled:
