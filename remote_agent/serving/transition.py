@@ -64,7 +64,8 @@ def _begin(directory: Path, job: str, state: Dict[str, Any], what: Any, token: A
         raise TransitionError("job %s is being removed" % job)
     if phase == "begun" and state.get("token") != token and not _stale(state):
         raise TransitionError(
-            "job %s: a %s is under way (as %s, for %.0f s): one change of a job at a time"
+            "job %s: a %s is under way (as %s, for %.0f s): one change of a job at a time "
+            "(a stop of the job ends a claim whose resize died)"
             % (job, state.get("what"), state.get("token"), max(0.0, time.time() - _t(state)))
         )
     new = {"phase": "begun", "what": what, "token": token, "t": time.time()}
