@@ -106,12 +106,15 @@ def test_stop_asks_every_node_with_the_grace_given_and_waits_for_it() -> None:
     agents = Recorder()
     end(agents, target, "stop", grace=300.0, reason="budget")
     assert [(h, op, t, a) for h, op, t, a in agents.asked] == [
+        # first the job-level mark on its first node's host: a resize under way does not relaunch
+        ("a", "transition", 30.0, {"job": ID, "act": "stop"}),
         ("a", "stop", 360.0, {"job": ID, "node": "0", "grace": 300.0, "reason": "budget"}),
         ("b", "stop", 360.0, {"job": ID, "node": "1", "grace": 300.0, "reason": "budget"}),
     ]
     agents.asked.clear()
     end(agents, target, "kill")
     assert [(op, t, a) for _, op, t, a in agents.asked] == [
+        ("transition", 30.0, {"job": ID, "act": "stop"}),
         ("kill", 60.0, {"job": ID, "node": "0"}),
         ("kill", 60.0, {"job": ID, "node": "1"}),
     ]

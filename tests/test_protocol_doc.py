@@ -108,7 +108,11 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["procs"] = client.request("procs", job=job["id"], node="0", interval=0.05)
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
     new_id = new_job_id()
+    answers["transition"] = client.request(
+        "transition", job=job["id"], act="begin", what="restart", token=new_id
+    )
     answers["restart"] = client.request("restart", job=job["id"], node="0", new_id=new_id)
+    assert client.request("transition", job=job["id"], act="commit", token=new_id)["phase"] == "committed"
     answers["kill"] = client.request("kill", job=new_id, node="0", timeout=60)
     answers["rm"] = client.request("rm", job=job["id"], node="0")
     client.request("rm", job=new_id, node="0")

@@ -32,11 +32,14 @@ from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_s
 from .deletedjobs import deleted_objects, end_deleted
 from .frozen import end_frozen_supervisor
 from .listing import list_jobs
+from .stuck import launch_interrupted, runs_dir
+from .transition import forget_job_dir
 
 LAUNCH_WAIT = 15.0
 STOP_MARGIN = 30.0
 FROZEN_AFTER = 1.0  # a supervisor stopped (SIGSTOP) this long is taken over
 JOURNAL_WAIT = 3.0
+GONE_SUFFIX = "+gone"  # a node dir being removed: not a node name, so no reader lists it
 RESTARTED_NAME = "restarted.json"  # in an ended job's dir: the job its restart created  # the tree is gone: how long the journal may take to say so
 
 
@@ -131,11 +134,17 @@ class JobTable:
         return view.refresh()
 
     def _forget(self, job: str, node: str, directory: Path) -> None:
-        shutil.rmtree(str(directory), ignore_errors=True)
+        # Renamed away first, in one step: a restart racing us finds no dir to leave a marker in
+        # (a dir holding only restarted.json was a ghost `starting` job that rm refused).
+        doomed = directory.with_name(directory.name + GONE_SUFFIX)
+        try:
+            os.rename(str(directory), str(doomed))
+        except OSError:
+            doomed = directory
+        shutil.rmtree(str(doomed), ignore_errors=True)
         with self._lock:
             self._views.pop((job, node), None)
-        with contextlib.suppress(OSError):  # other nodes of the job are still here
-            os.rmdir(str(directory.parent))
+        forget_job_dir(directory.parent)
 
     def restart(
         self,
@@ -241,6 +250,8 @@ class JobTable:
         supervisor = _own_supervisor(view)
         if key is None and supervisor is None:
             return obj  # no spec and no supervisor: it never started, nothing can be running
+        if supervisor is None and launch_interrupted(view, key, LAUNCH_WAIT + STOP_MARGIN):
+            return view.refresh()  # its end is journaled now: `rm` takes it
         try:
             write_control(view.files.control, action, float(grace), reason or "user")
             wake = signal.SIGUSR1
@@ -371,7 +382,15 @@ class JobTable:
         state = view.refresh()["state"]
         # A lost job none of whose processes is left (e.g. its end could not be journaled on a
         # full disk) has nothing to stop: it may go too.
-        if state not in TERMINAL_STATES and not (state == "lost" and not _tree_left(view)):
+        if state == "starting" and launch_interrupted(
+            view, job_key(view.spec) if view.spec else None, LAUNCH_WAIT + STOP_MARGIN
+        ):
+            state = view.refresh()["state"]
+        if (
+            state not in TERMINAL_STATES
+            and not (state == "lost" and not _tree_left(view))
+            and not _never_started(view)
+        ):
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
         container = ContainerJob.of(view.spec or {})
         if container is not None:  # nothing of the job is left in the runtime either
@@ -427,6 +446,12 @@ def _restarted_as(marker: Path) -> str:
     return "another job (a restart is under way)"
 
 
+def _never_started(view: JobView) -> bool:
+    """A node dir without a spec (launch writes it before anything starts): what a removal racing a
+    restart left; nothing of it runs, so it may go."""
+    return not view.files.spec.exists() and _own_supervisor(view) is None
+
+
 def _tree_left(view: JobView) -> bool:
     spec = view.spec or {}
     return bool(spec.get("id")) and bool(job_tree(job_key(spec), None))
@@ -443,7 +468,7 @@ def _own_supervisor(view: JobView) -> Optional[int]:
             cmdline = f.read().split(b"\0")
     except OSError:
         return None
-    return pid if str(view.files.dir).encode() in cmdline else None
+    return pid if str(view.files.dir).encode() in cmdline or runs_dir(pid, cmdline, view.files.dir) else None
 
 
 def wait_gone(pid: int, timeout: float = 5.0) -> None:

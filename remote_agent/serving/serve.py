@@ -35,6 +35,7 @@ from .procview import ProcsError, procs
 from .seriesfold import series
 from .serieswarm import SeriesWarmer
 from .tailhub import TailHub
+from .transition import TransitionError, transition
 
 MAX_REQUEST_BYTES = 4 << 20
 MAX_SERIES_WIDTH = 4000
@@ -209,6 +210,12 @@ class Server:
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
+    def op_transition(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return transition(self.root, req.get("job"), req.get("act"), req.get("what"), req.get("token"))
+        except TransitionError as exc:
+            raise JobError(str(exc)) from None
+
     def op_ping(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return {"time": time.time()}
 
@@ -302,6 +309,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "resizing": Server.op_resizing,
     "procs": Server.op_procs,
     "rm": Server.op_rm,
+    "transition": Server.op_transition,
     "price": Server.op_price,
     "ping": Server.op_ping,
     "listen": Server.op_listen,

@@ -3,6 +3,7 @@ the TUI. Each blocks until the agents answer (call from a worker); each returns 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from .find import Job
 from .jobdata import JobData
 from .launch import LAUNCH_TIMEOUT
 from .options import check_grace
+from .transition import Claim, mark, stop_relaunched
 from .watch import refuse_on_watch
 
 # The agent answers a stop once the job's tree is gone: after the grace period at most, plus the
@@ -77,14 +79,23 @@ def stop_wait(job: JobTarget, grace: float | None = None) -> float:
 
 
 def end(
-    agents: Agents, job: JobTarget, action: str, grace: float | None = None, reason: str | None = None
+    agents: Agents,
+    job: JobTarget,
+    action: str,
+    grace: float | None = None,
+    reason: str | None = None,
+    resizing: bool = False,
 ) -> list[dict[str, Any]]:
     """Stop (graceful; `grace` overrides the spec's) or kill every node; returns the nodes' final
-    job objects once the agents say every tree is gone."""
+    job objects once the agents say every tree is gone. Any end but a resize's own (`resizing`)
+    wins over a resize or restart under way: it does not relaunch (tui/actions/transition.py)."""
     if action not in ("stop", "kill"):
         raise ValueError(action)
     refuse_on_watch(job.watch, action, job.id)
     check_grace(grace)
+    if not resizing and job.nodes:
+        with contextlib.suppress(GpudeckError):  # a host that is down: the stop goes on without it
+            mark(agents, job.id, [(n.host, n.node) for n in job.nodes], "stop")
     extra: dict[str, Any] = {}
     if action == "stop":
         extra = {k: v for k, v in (("grace", grace), ("reason", reason)) if v is not None}
@@ -116,22 +127,32 @@ def restart(
     refuse_on_watch(job.watch, "restart", job.id)
     data = JobData(agents, refresh_data)
     renewed = {n.node: data.for_restart(n.host, job.id, n.node) for n in job.nodes}
-    if not job.ended:
-        end(agents, job, "stop")
     new_id = new_id or new_job_id()
-    answers = [
-        agents.request(
-            n.host,
-            "restart",
-            timeout=LAUNCH_TIMEOUT,
-            job=job.id,
-            node=n.node,
-            new_id=new_id,
-            **renewed[n.node].restart_args(),
-            **({"changes": renewed[n.node].changes()} if renewed[n.node].changes() else {}),
-        )
-        for n in job.nodes
-    ]
+    nodes = [(n.host, n.node) for n in job.nodes]
+    claim = Claim.begin(agents, job.id, nodes, "restart", new_id, "restart")  # one change at a time
+    try:
+        if not job.ended:
+            end(agents, job, "stop", reason="restart", resizing=True)
+        claim.check()  # a stop that arrived meanwhile wins
+        answers = [
+            agents.request(
+                n.host,
+                "restart",
+                timeout=LAUNCH_TIMEOUT,
+                job=job.id,
+                node=n.node,
+                new_id=new_id,
+                **renewed[n.node].restart_args(),
+                **({"changes": renewed[n.node].changes()} if renewed[n.node].changes() else {}),
+            )
+            for n in job.nodes
+        ]
+    except BaseException:
+        claim.abort()
+        raise
+    if not claim.commit():
+        stop_relaunched(agents, new_id, job.label, nodes)
+        raise GpudeckError(f"restart: {job.id} was stopped during the restart: {new_id} was stopped too")
     if store is not None:
         first = answers[0] if answers and isinstance(answers[0], dict) else {}
         listed = first.get("argv")
@@ -153,6 +174,11 @@ def remove(agents: Agents, store: Store | None, job: JobTarget) -> None:
     """Delete an ended job's files on every node, and its record."""
     if not job.ended:
         raise GpudeckError(f"job {job.id} is {job.state}: stop or kill it first")
+    if job.nodes:  # refused while a restart or resize of it is under way; none starts after this
+        try:
+            mark(agents, job.id, [(n.host, n.node) for n in job.nodes], "remove")
+        except GpudeckError as exc:
+            raise GpudeckError(f"rm: {exc}", exc.code) from None
     for n in job.nodes:
         agents.request(n.host, "rm", job=job.id, node=n.node)
     if store is not None:

@@ -12,12 +12,14 @@ import contextlib
 from dataclasses import replace
 from typing import Any
 
+from remote_agent.names import new_job_id
 from remote_agent.spec import Multinode
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..fleet.states import ACTIVE
 from ..store import JobRecord, Store
 from .agents import Agents
+from .batch_fit import check_batch_fits
 from .control import JobTarget, NodeTarget, end
 from .find import Job
 from .jobdata import JobData
@@ -28,6 +30,7 @@ from .options import LaunchOptions
 from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
+from .transition import Claim, node_names
 
 
 def scale_elastic(
@@ -55,10 +58,16 @@ def scale_elastic(
         raise GpudeckError(
             f"scale: {job.id} is elastic between {lo} and {hi} nodes: {n} is outside", EXIT_USAGE
         )
+    check_batch_fits("scale", mn.command, n, mn.nproc_per_node)
     why = f"scale {count.strip()}"
-    if n < len(running):
-        return _leave(agents, job, running, n, why)
-    return _join(agents, store, job, running, n, mn, onto, dict(env), why, JobData(agents, refresh_data))
+    # one change of the job at a time (tui/actions/transition.py); the job keeps its id: let go after
+    claim = Claim.begin(agents, job.id, node_names(job), "resize", new_job_id(), "scale")
+    try:
+        if n < len(running):
+            return _leave(agents, job, running, n, why)
+        return _join(agents, store, job, running, n, mn, onto, dict(env), why, JobData(agents, refresh_data))
+    finally:
+        claim.abort()
 
 
 def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: str) -> Scaled:
@@ -73,7 +82,7 @@ def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why:
         job.state,
         tuple(NodeTarget(str(g["host"]), str(g["node"]), _grace(g)) for g in going),
     )
-    end(agents, target, "stop", reason="scale")
+    end(agents, target, "stop", reason="scale", resizing=True)
     left = ", ".join(f"node {g['node']} on {g['host']}" for g in going)
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{left} stopped; the others re-form")
 

@@ -26,6 +26,7 @@ from ..data.args import parse_data
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
 from ..sync.options import SyncOptions
+from .node_bounds import check_node_bounds
 
 DEMO_COMMAND = "python -m trainer --steps 300"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -202,6 +203,7 @@ def check(opts: LaunchOptions) -> LaunchOptions:
         raise usage(f"--nodes {opts.nodes}: must be at least 1")
     if opts.nproc_per_node < 1:
         raise usage(f"--nproc-per-node {opts.nproc_per_node}: must be at least 1")
+    check_node_bounds(opts.nodes, opts.nproc_per_node, opts.host, opts.hosts, opts.pool)
     if opts.launcher not in (None, "torchrun", "none"):
         raise usage(f"--launcher {opts.launcher!r}: torchrun or none")
     if opts.master_addr is not None and not _ADDRESS.fullmatch(opts.master_addr):

@@ -25,9 +25,10 @@ from ..fleet.watch import WatchInfo
 from ..hosts_file import LOCAL
 from ..store import JobRecord, Store
 from .agents import Agents
+from .batch_fit import check_batch_fits
 from .control import JobTarget, end
 from .elastic import scale_elastic
-from .find import Job
+from .find import Job, list_jobs, pick
 from .jobdata import JobData, NodeData
 from .newmaster import moved_master
 from .newnode import interpreter_envs, new_node_spec, rank_key
@@ -36,7 +37,9 @@ from .options import LaunchOptions, check
 from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
+from .rollback import STARTUP_WINDOW, failed_at_start, rollback_onto
 from .startall import NodeStartFailed, Start, start_all
+from .transition import Claim, node_names, stop_relaunched
 from .watch import refuse_on_watch
 
 
@@ -75,6 +78,7 @@ def scale(
     env: tuple[tuple[str, str], ...] = (),
     move: Mapping[str, str] | None = None,
     refresh_data: bool = False,
+    rollback_window: float = STARTUP_WINDOW,
 ) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
     goes into the new job's `resized` record (default: `scale +1`, and what was dropped). New
@@ -147,6 +151,8 @@ def scale(
         )
     )
     plans = plan(opts)  # before stopping: a plan (or a pre-flight) that fails leaves the job running
+    if opts.launcher != "none":  # torchrun sets the world size; with `none` the command does
+        check_batch_fits("scale", command, n, per_node)
     env_keys = tuple(sorted({*(mn.env_keys if mn is not None else ()), *given}))
     new_id = new_id or new_job_id()
     # nodes on hosts the job is not on yet start from a spec of their own (the others restart)
@@ -171,13 +177,20 @@ def scale(
         job_env=frozenset(env_keys),
         held_by_job=not job.ended and mn is not None and mn.master_port == plans[0].multinode.master_port,
     )
-    if not job.ended:
-        end(agents, JobTarget.of_job(job), "stop")
-    if directory is not None and not os.path.isdir(directory):
-        raise GpudeckError(
-            f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
-            "not relaunched (`gpudeck restart` starts it over)"
-        )
+    # one change of the job at a time: claimed for the whole job before anything stops
+    claim = Claim.begin(agents, job.id, node_names(job), "resize", new_id, "scale")
+    try:
+        if not job.ended:
+            end(agents, JobTarget.of_job(job), "stop", reason="scale", resizing=True)
+        if directory is not None and not os.path.isdir(directory):
+            raise GpudeckError(
+                f"scale: {job.id} stopped, but its checkpoint dir {directory} does not exist: "
+                "not relaunched (`gpudeck restart` starts it over)"
+            )
+        claim.check()  # a stop that arrived meanwhile wins: nothing is relaunched
+    except BaseException:
+        claim.abort()
+        raise
     name = job.name
     dropped = degraded_why(missing)
     resized_from = ResizedFrom(
@@ -226,9 +239,18 @@ def scale(
     try:
         answers = start_all(agents, starts)  # every node at once: their supervisors start side by side
     except NodeStartFailed as exc:
+        claim.abort()
         raise GpudeckError(
             f"scale: {job.id} stopped; relaunching on {n} nodes failed: {exc.cause}", exc.code
         ) from None
+    except BaseException:
+        claim.abort()
+        raise
+    if not claim.commit():  # a stop arrived while the new nodes started: it wins, they stop too
+        stop_relaunched(agents, new_id, job.name, [(s.host, s.node) for s in starts])
+        raise GpudeckError(
+            f"scale: {job.id} was stopped during the resize: the relaunched job {new_id} was stopped too"
+        )
     for s, obj in zip(starts, answers, strict=True):
         if s.op == "restart" and isinstance(obj, dict) and obj.get("name"):
             name = str(obj["name"])
@@ -243,4 +265,39 @@ def scale(
                 restart_of=job.id,
             )
         )
+    cause = failed_at_start(agents, new_id, [(p.host, p.node) for p in plans], rollback_window)
+    if cause is not None:  # the new size failed at once: back to the old one, from the same checkpoint
+        back = _roll_back(agents, store, new_id, current, kept, hosts, env, refresh_data, cause)
+        raise GpudeckError(
+            f"scale: {new_id} on {n} nodes failed within {rollback_window:g} s of its start ({cause}): "
+            f"rolled back to {current} nodes from the same checkpoint as {back.id}"
+        )
     return Scaled(new_id, name, job.id, current, n, dropped)
+
+
+def _roll_back(
+    agents: Agents,
+    store: Store | None,
+    failed: str,
+    count: int,
+    old_hosts: list[str],
+    new_hosts: list[str],
+    env: tuple[tuple[str, str], ...],
+    refresh_data: bool,
+    cause: str,
+) -> Scaled:
+    job = pick(list_jobs(agents), failed)
+    if not job.ended:  # its other nodes may wait on a rendezvous that never completes
+        end(agents, JobTarget.of_job(job), "kill", resizing=True)
+        job = pick(list_jobs(agents), failed)
+    return scale(
+        agents,
+        store,
+        job,
+        str(count),
+        why=f"rollback: {cause}"[:300],
+        onto=rollback_onto(old_hosts, new_hosts),
+        env=env,
+        refresh_data=refresh_data,
+        rollback_window=0.0,  # a rollback that fails too is left as it is: said, not retried
+    )
