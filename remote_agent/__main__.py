@@ -37,9 +37,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         "--adopt", metavar="WHY", help="take over a lost job (its supervisor is gone, its processes live)"
     )
     prepare_p = sub.add_parser("prepare", help="one step of a job's preparation (run by its script)")
-    prepare_p.add_argument("step", choices=("files", "env"))
+    prepare_p.add_argument("step", choices=("files", "env", "image"))
     prepare_p.add_argument("job_dir")
     prepare_p.add_argument("--python", help="env: the job's interpreter, after its setup lines")
+    prepare_p.add_argument(
+        "--in-container", action="store_true", help="env: run inside the job's container (keyed by its image)"
+    )
     send_p = sub.add_parser("send", help="send files of a job's work dir (request on stdin: gpudeck pull)")
     send_p.add_argument("--agent-dir")
     receive_p = sub.add_parser(
@@ -63,7 +66,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.command == "prepare":
         from .prepare.entry import run_step
 
-        sys.exit(run_step(args.step, args.job_dir, args.python))
+        sys.exit(run_step(args.step, args.job_dir, args.python, args.in_container))
     from .storage.layout import agent_dir
 
     if args.command == "receive":

@@ -25,9 +25,9 @@ from tests.support.containers import (
     containers_named,
     podman,
 )
-from tests.support.jobs import journal, launch, wait_state
+from tests.support.jobs import journal, wait_state
 from tests.support.waiting import wait_for
-from tui.remote.client import AgentClient, AgentError
+from tui.remote.client import AgentClient
 
 
 @pytest.mark.slow
@@ -126,10 +126,3 @@ def test_the_containers_processes_are_the_jobs_in_the_process_view(
     assert trainer and trainer[0]["role"] == "child", rows
     client.request("kill", job=job["id"], node="0", timeout=60)
     assert_nothing_left(job)
-
-
-def test_requirements_with_an_image_are_refused_in_one_line(client: AgentClient, workdir: Path) -> None:
-    with pytest.raises(AgentError, match="spec.environment: not with an image yet"):
-        launch(
-            client, workdir, ["true"], runtime={"image": BB_IMAGE}, environment={"requirements": "numpy\n"}
-        )

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,11 +20,13 @@ from tests.support.container_jobs import (
 )
 from tests.support.containers import (
     PY_IMAGE,
+    UV_IMAGE,
     conmons_of,
     containers_named,
 )
 from tests.support.sshd import SSHD, Sshd, SshHome, make_sshd
 from tests.support.waiting import wait_for
+from tests.support.wheels import make_wheel
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +98,50 @@ def test_over_ssh_a_container_jobs_loss_streams_stop_checkpoints_and_nothing_is_
         lambda: not containers_named(f"gpudeck-{job_id}") and not conmons_of(f"gpudeck-{job_id}"),
         what="nothing left",
     )
+
+
+@pytest.mark.slow
+def test_over_ssh_requirements_build_inside_the_image_by_the_deployed_zipapp(
+    ssh_home: SshHome, tmp_path: Path
+) -> None:
+    """The agent that builds inside is the host's own zipapp, mounted read-only into the container."""
+    ssh_home.trust()
+    ssh_home.add_host()
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, "gdtiny", "0.1")
+    (tmp_path / "requirements.txt").write_text("gdtiny==0.1\n")
+    show = "import gdtiny, sys; print('VERSION', gdtiny.VERSION, 'PREFIX', sys.prefix)"
+    run = gpudeck(
+        "run",
+        "--host",
+        "box",
+        "--image",
+        UV_IMAGE,
+        "--requirements",
+        "requirements.txt",
+        "--mount",
+        f"{wheels}:{wheels}:ro",
+        "--env",
+        "PIP_NO_INDEX=1",
+        "--env",
+        f"PIP_FIND_LINKS={wheels}",
+        "--",
+        "python3",
+        "-c",
+        show,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    job_id = run.stdout.strip()
+
+    def ended() -> dict[str, Any] | None:
+        shown = json.loads(gpudeck("inspect", job_id, "--json", cwd=tmp_path).stdout)
+        return shown if shown["state"] in ("exited", "failed") else None
+
+    shown = wait_for(ended, timeout=120, what="the job's end")
+    text = (ssh_home.agent_dir / "jobs" / job_id / "0" / "output.log").read_text()
+    assert shown["state"] == "exited", text
+    key = shown["environment"]["key"]
+    assert f"built environment {key}" in text and ", image " in text
+    assert f"VERSION 0.1 PREFIX {(ssh_home.agent_dir / 'envs' / key).resolve()}" in text
+    wait_for(lambda: not containers_named(f"gpudeck-{job_id}"), what="nothing left")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import resource
 from dataclasses import dataclass
+from pathlib import Path
 from typing import List, Optional, Tuple
 
 from ..spec import Container, JobSpec, SpecError
 from ..supervision.proctree import JOB_MARKER_VAR
+from .envfile import MOUNTED_AT, env_file, split_names
 from .host import RuntimeMissing, cdi_devices, gpu_kind, gpu_passing, host_gpu_indices, resolve_runtime
 from .wrapper import INIT_SCRIPT
 
@@ -52,8 +54,6 @@ def resolve_container(spec: JobSpec) -> JobSpec:
     """At launch, on the host: `auto` becomes the runtime found here; GPUs that cannot be passed
     are refused in one line (SpecError), never silently dropped."""
     assert spec.runtime is not None
-    if spec.environment is not None:
-        raise SpecError("spec.environment: not with an image yet (build the requirements into the image)")
     try:
         runtime = resolve_runtime(spec.runtime.runtime)
     except RuntimeMissing as exc:
@@ -88,8 +88,15 @@ def host_facts() -> HostFacts:
     )
 
 
-def run_argv(spec: JobSpec, facts: HostFacts, gpus: List[str]) -> List[str]:
-    """The whole command line; every piece is one argv element (no shell between it and exec)."""
+def passed_names(spec: JobSpec, gpus: List[str]) -> List[str]:
+    """The job's variables the container gets from the supervisor's environment."""
+    return [k for k in list(spec.env) + list(JOB_VARIABLES) if k != "CUDA_VISIBLE_DEVICES" or not gpus]
+
+
+def run_argv(spec: JobSpec, facts: HostFacts, gpus: List[str], job_dir: Optional[Path] = None) -> List[str]:
+    """The whole command line; every piece is one argv element (no shell between it and exec).
+    With the node's dir (resolved), the variables come from its env file (envfile.py) and a job
+    with `environment` builds it inside (environment.py); without, they are passed by name."""
     c = spec.runtime
     assert c is not None and c.runtime in ("podman", "docker")
     workdir = spec.workdir
@@ -121,11 +128,21 @@ def run_argv(spec: JobSpec, facts: HostFacts, gpus: List[str]) -> List[str]:
         # docker's daemon is root: ask for the agent's uid. podman's root is the user (rootless)
         # or root itself: either way files written back are the user's.
         argv += ["--user", "%d:%d" % (facts.uid, facts.gid) if c.runtime == "docker" else "0:0"]
-    for key in list(spec.env) + list(JOB_VARIABLES):
-        if key != "CUDA_VISIBLE_DEVICES" or not gpus:
-            argv += ["--env", key]
+    by_name, env_arg = passed_names(spec, gpus), "-"
+    if job_dir is not None:
+        in_file, by_name = split_names(by_name)
+        argv += ["-v", "%s:%s:ro" % (env_file(job_dir), MOUNTED_AT)]
+        env_arg = MOUNTED_AT
+    for key in by_name:
+        argv += ["--env", key]
     argv += _gpu_flags(c.runtime, gpus, facts.cdi_kind)
-    argv += [c.digest or c.image, "-c", INIT_SCRIPT, "gpudeck-init"] + list(spec.argv)
+    command = list(spec.argv)
+    if spec.environment is not None and job_dir is not None:
+        from .environment import environment_mounts, inner_command
+
+        argv += environment_mounts(job_dir)
+        command = inner_command(job_dir, spec.environment.python, SHELL) + command
+    argv += [c.digest or c.image, "-c", INIT_SCRIPT, "gpudeck-init", env_arg] + command
     return argv
 
 

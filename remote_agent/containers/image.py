@@ -20,7 +20,7 @@ RUNTIME_FAILURES = (
 )  # the run itself failed (pull, name, flags), or the command could not start
 
 
-def _ask(argv: List[str]) -> Optional[str]:
+def ask_runtime(argv: List[str]) -> Optional[str]:
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=INSPECT_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired):
@@ -35,17 +35,17 @@ def image_of(spec: JobSpec, running: Callable[[], bool]) -> Optional[Dict[str, A
     image_id = None
     while image_id is None:
         # Empty or odd while the runtime is still making (or already removing) the container.
-        image_id = as_image_id(_ask([runtime, "container", "inspect", "--format", "{{.Image}}", name]))
+        image_id = as_image_id(ask_runtime([runtime, "container", "inspect", "--format", "{{.Image}}", name]))
         if image_id is None:
             if not running():
                 # Gone already (a short job, --rm): the image it ran is the one the name gives now.
                 ref = spec.runtime.digest or spec.runtime.image
-                image_id = as_image_id(_ask([runtime, "image", "inspect", "--format", "{{.Id}}", ref]))
+                image_id = as_image_id(ask_runtime([runtime, "image", "inspect", "--format", "{{.Id}}", ref]))
                 if image_id is None:
                     return None
                 break
             time.sleep(POLL)
-    digests = _ask([runtime, "image", "inspect", "--format", "{{json .RepoDigests}}", image_id])
+    digests = ask_runtime([runtime, "image", "inspect", "--format", "{{json .RepoDigests}}", image_id])
     try:
         listed = json.loads(digests) if digests else []
     except ValueError:

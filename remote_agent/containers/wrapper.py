@@ -9,6 +9,10 @@ signal goes to every process left (`kill -1` from PID 1 spares only itself) and 
 the trainer still checkpoints (`kill -SIG -1`: the one spelling dash and busybox both take; the host's grace, then SIGKILL, bounds the wait). A command that ended
 by itself: what it left gets TERM and 10 s, as on the bare host; PID 1's exit ends the rest. It exits with the child's status. Running `sleep` reaps the orphans
 that reparent to it (the shell's wait takes any child).
+
+Its first argument is the job's env file as mounted inside (or `-`): `export NAME='value'` lines
+(envfile.py) it sources before the command starts, so the values reach the process without being
+in the runtime's config of the container (`inspect` shows none of them).
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ LEFTOVER_TICKS = 200  # 10 s: what a command that ended by itself left gets TERM
 FORWARDED = ("TERM", "INT", "HUP", "QUIT", "USR1", "USR2")
 
 INIT_SCRIPT = """\
+if [ "$1" != - ]; then
+  [ -r "$1" ] || { echo "gpudeck: the job's env file is not readable in the container" >&2; exit 97; }
+  . "$1"
+fi
+shift
 c=; s=
 fwd() { s=$1; if [ -n "$c" ]; then kill -s "$1" "$c" 2>/dev/null; fi; }
 for g in %s; do trap "fwd $g" "$g"; done

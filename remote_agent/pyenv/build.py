@@ -39,17 +39,19 @@ def envs_root(root: Path) -> Path:
 
 
 def ensure_environment(
-    root: Path, environment: Environment, python: str, job_dir: Optional[Path] = None
+    root: Path, environment: Environment, python: str, job_dir: Optional[Path] = None, context: str = ""
 ) -> Path:
-    """The environment's directory, ready to activate; PrepareError with the cause otherwise."""
+    """The environment's directory, ready to activate; PrepareError with the cause otherwise.
+    `context`: where it runs besides the interpreter (a container's image id), part of the key."""
     end_with_the_job()
     try:
         interp = interpreter(python)
     except InterpreterError as exc:
         raise PrepareError(str(exc)) from None
-    key = environment_key(interp.identity, environment)
+    key = environment_key(interp.identity, environment, context)
     directory = envs_root(root) / key
-    label = "%s (%s, python %s)" % (key, environment.source, interp.short)
+    where = ", image %s" % context.split(":")[-1][:12] if context else ""
+    label = "%s (%s, python %s%s)" % (key, environment.source, interp.short, where)
     try:
         if job_dir is not None:  # the job object shows the key from now on, built or not
             record = json.dumps({"key": key, "source": environment.source}) + "\n"

@@ -56,8 +56,12 @@ def interpreter(python: str) -> Interpreter:
     return Interpreter(python, identity, short)
 
 
-def environment_key(identity: str, environment: Environment) -> str:
-    """sha256 of (format, interpreter, requirement text, pip options), shortened."""
+def environment_key(identity: str, environment: Environment, context: str = "") -> str:
+    """sha256 of (format, interpreter, requirement text, pip options[, context]), shortened. The
+    context (a container's image id) tells apart interpreters that answer alike in different
+    images; a host's environment has none, so its keys are what they were."""
     parts: List[object] = [FORMAT, identity, environment.requirements, list(environment.pip_options)]
+    if context:
+        parts.append(context)
     digest = hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
     return digest[:KEY_LENGTH]

@@ -70,6 +70,7 @@ def shell_script(
     prepare_files: Optional[List[str]] = None,
     prepare_env: Optional[List[str]] = None,
     python: str = "python3",
+    prepare_image: Optional[List[str]] = None,
 ) -> str:
     """Setup lines, each checked, then `exec "$@"`: the argv reaches exec untouched by the shell.
 
@@ -77,7 +78,8 @@ def shell_script(
     login shells, which would silently drop the venv a local user launched from.
     `prepare_files` (argv: the work dir's code and data) runs before the setup lines and
     `prepare_env` (argv, to which the job's python is added) after them; the environment it prints
-    is activated. Either failing ends the script with its status (remote_agent/prepare).
+    is activated. `prepare_image` (argv: a container job's image, made present for the environment
+    built inside it) runs after the setup lines too. Any failing ends the script with its status.
     """
     lines = ["export PATH=%s" % shlex.quote(path)] if path else []
     if prepare_files:
@@ -87,6 +89,8 @@ def shell_script(
         lines.append(
             '%s\n_gpudeck_rc=$?; if [ "$_gpudeck_rc" -ne 0 ]; then echo %s >&2; exit 97; fi' % (line, message)
         )
+    if prepare_image:
+        lines.append('%s || exit "$?"' % shlex.join(prepare_image))
     if prepare_env:
         # The job's python as its setup left it: the environment is built from (and keyed by) it.
         lines.append(

@@ -34,7 +34,7 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             while job_tree(key, None) and time.monotonic() < deadline:
                 time.sleep(0.05)
         kill_tree_until_gone(key, None)
-        container = ContainerJob.of(spec)
+        container = ContainerJob.of(spec, files.dir)
         if container is not None:
             container.remove()  # the runtime's record of it: nothing of the job is left
         journal = JournalWriter(files.journal)

@@ -89,7 +89,7 @@ class Supervisor:
         self.output_cap = OutputCap(files.output, cap) if isinstance(cap, int) and cap > 0 else None
         self._cap_unsupported_said = False
         self._gap_unsaid = False
-        self.container = ContainerJob.of(spec)  # None: the command runs on the bare host
+        self.container = ContainerJob.of(spec, self.files.dir)  # None: the command runs on the bare host
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -128,16 +128,19 @@ class Supervisor:
         signal.signal(signal.SIGINT, on_terminate)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-    def _prepare_steps(self) -> Tuple[Optional[List[str]], Optional[List[str]], str]:
-        """The `prepare` argv for the code and data, and for the environment (remote_agent/prepare)."""
+    def _prepare_steps(self) -> Tuple[Optional[List[str]], Optional[List[str]], str, Optional[List[str]]]:
+        """The `prepare` argv for the code and data, for the environment, and for a container job's
+        environment the image it is built in (remote_agent/prepare; containers/environment.py)."""
         agent = self_command() + ["prepare"]
         needs_files = bool(self.spec.get("code") or self.spec.get("data"))
         environment = self.spec.get("environment")
         python = (environment.get("python") if isinstance(environment, dict) else None) or "python3"
+        inside = bool(environment) and self.container is not None  # built in the container
         return (
             agent + ["files", str(self.files.dir)] if needs_files else None,
-            agent + ["env", str(self.files.dir)] if environment else None,
+            agent + ["env", str(self.files.dir)] if environment and not inside else None,
             python,
+            agent + ["image", str(self.files.dir)] if inside else None,
         )
 
     def _open_output(self) -> Optional[int]:
@@ -161,12 +164,20 @@ class Supervisor:
         assert self.journal is not None
         # The command writes straight into output.log (not a pipe through us): if the supervisor
         # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
+        env = job_env(self.spec, os.environ)
+        try:
+            command = self.container.argv(env) if self.container else list(self.spec["argv"])
+        except OSError as exc:  # the container's env file (containers/envfile.py)
+            cause = "could not write the container's env file: %s" % describe_os_error(exc)
+            self.journal.append("state", state="failed", exit_code=None, signal=None, cause=cause, tail=[])
+            self._flush_journal()
+            return False
         argv = [
             "bash",
             "-lc",
             shell_script(self.spec.get("setup") or [], self.spec.get("path"), *self._prepare_steps()),
             "gpudeck-job",
-        ] + (self.container.argv() if self.container else list(self.spec["argv"]))
+        ] + command
         out_fd = self._open_output()
         if out_fd is None:
             return False
@@ -177,7 +188,7 @@ class Supervisor:
                 stdout=out_fd,
                 stderr=out_fd,
                 cwd=self.spec["workdir"],
-                env=job_env(self.spec, os.environ),
+                env=env,
                 close_fds=True,
                 start_new_session=True,
             )

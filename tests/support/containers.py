@@ -1,6 +1,7 @@
 """Real podman for the container tests (issue 28): runc, ulimits within this machine's hard limits,
-private storage, and two images built locally (no registry): `localhost/bb:test` (busybox-static)
-and `localhost/py:test` (busybox + this machine's /usr/bin/python3 and its standard library).
+private storage, and images built locally (no registry): `localhost/bb:test` (busybox-static),
+`localhost/py:test` (busybox + this machine's /usr/bin/python3 and its standard library), the same
+with dash as /bin/sh, and with uv and libffi (`localhost/pyuv:test`, for `--requirements` inside).
 
 The storage lives under the temp dir, per uid, and survives the session (the images are built once;
 a lock keeps xdist workers from building them twice). Tests tell their containers apart by name.
@@ -21,9 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.wheels import uv_binary
+
 BB_IMAGE = "localhost/bb:test"
 PY_IMAGE = "localhost/py:test"
 DASH_IMAGE = "localhost/pydash:test"  # /bin/sh is dash, as in Debian-based images (busybox sh elsewhere)
+# + uv at /usr/bin/uv: --requirements builds inside it (this machine's python3 is Debian's, whose venv
+# needs the python3-venv package's ensurepip wheels: an image's `python -m venv` path is not built here)
+UV_IMAGE = "localhost/pyuv:test"
 HOST_PYTHON = Path("/usr/bin/python3")
 ROOT = Path(tempfile.gettempdir()) / f"gpudeck-podman-{os.getuid()}"
 CDI_VENDOR = "gpudeck.test/gpu"
@@ -77,18 +83,31 @@ def _busybox_tree(dest: Path) -> None:
     (dest / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
 
 
+def _with_libraries(dest: Path, binary: Path) -> None:
+    """`binary`'s shared libraries (as ldd names them) copied into the tree."""
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    libs = [p for line in out.splitlines() for p in line.split() if p.startswith("/")]
+    for lib in libs:
+        target = dest / lib.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.realpath(lib), target)
+
+
+def _uv_tree(dest: Path, uv: Path) -> None:
+    """uv, and libffi for ctypes (the agent that builds the environment inside imports it)."""
+    shutil.copy2(uv, dest / "usr" / "bin" / "uv")
+    _with_libraries(dest, uv)
+    for ctypes_module in (Path("/usr/lib") / HOST_PYTHON.resolve().name / "lib-dynload").glob("_ctypes.*.so"):
+        _with_libraries(dest, ctypes_module)
+
+
 def _python_tree(dest: Path) -> None:
     """The host's python3 with the libraries ldd names and its standard library (slimmed)."""
     real = HOST_PYTHON.resolve()
     shutil.copy2(real, dest / "usr" / "bin" / real.name)
     os.symlink(real.name, dest / "usr" / "bin" / "python3")
     os.symlink("python3", dest / "usr" / "bin" / "python")
-    out = subprocess.run(["ldd", str(real)], capture_output=True, text=True, check=True).stdout
-    libs = [p for line in out.splitlines() for p in line.split() if p.startswith("/")]
-    for lib in libs:
-        target = dest / lib.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(os.path.realpath(lib), target)
+    _with_libraries(dest, real)
     stdlib = Path("/usr/lib") / real.name
     shutil.copytree(
         stdlib,
@@ -127,6 +146,12 @@ def _build_images() -> None:
                 shutil.copy2("/bin/dash", work / "dash" / "bin" / "dash")
                 os.symlink("dash", work / "dash" / "bin" / "sh")
                 _import(work / "dash", DASH_IMAGE)
+            uv = uv_binary()
+            if UV_IMAGE not in have and HOST_PYTHON.exists() and uv is not None:
+                _busybox_tree(work / "uv")
+                _python_tree(work / "uv")
+                _uv_tree(work / "uv", Path(uv))
+                _import(work / "uv", UV_IMAGE)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
