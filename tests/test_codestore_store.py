@@ -20,6 +20,8 @@ from remote_agent.spec import Code
 from tests.support.jobs import launch, wait_state
 from tui.remote.client import AgentClient
 
+pytestmark = pytest.mark.slow  # real agents storing, materializing and collecting snapshots
+
 HOME = "20261205-000000-abcdef"
 
 

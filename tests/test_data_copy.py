@@ -22,6 +22,8 @@ from tui.remote.client import AgentClient
 from tui.remote.recording import redact
 from tui.session import Session
 
+pytestmark = pytest.mark.slow  # real jobs fetching from a moto S3 server: about a second each
+
 OBJECTS = {f"ds/part-{i}.txt": f"row {i}\n".encode() * (i + 1) for i in range(10)}
 OBJECTS["ds/deep/nested/blob.bin"] = os.urandom(300_000)
 OBJECTS["ds/deep/"] = b""  # a console's folder marker: no file

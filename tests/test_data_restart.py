@@ -24,6 +24,8 @@ from tui.data.renew import DataRenewal
 from tui.errors import GpudeckError
 from tui.session import Session
 
+pytestmark = pytest.mark.slow  # real jobs, restarts and a moto S3 server: a second or two each
+
 OBJECTS = {f"ds/part-{i}.txt": f"row {i}\n".encode() * (i + 1) for i in range(4)}
 
 

@@ -9,9 +9,12 @@ import secrets
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import gpudeck
 from tui.errors import EXIT_USAGE
 
+pytestmark = pytest.mark.slow  # CLI processes and a real job
 # The job proves it got each value by writing its hash: the value itself must appear nowhere.
 PROVE = (
     "import hashlib, os\n"

@@ -25,6 +25,8 @@ from tui.actions.options import LaunchOptions
 from tui.remote.client import AgentClient
 from tui.session import Session
 
+pytestmark = pytest.mark.slow  # real jobs, environments and data caches: one to two seconds each
+
 UV = uv_binary()
 needs_uv = pytest.mark.skipif(UV is None, reason="uv is not installed (a dev dependency: pip install uv)")
 FINAL = {"exited", "failed", "stopped", "killed"}

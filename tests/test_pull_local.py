@@ -19,8 +19,11 @@ from tui.actions.pull import pull
 from tui.errors import EXIT_NO_SUCH_JOB, EXIT_USAGE, GpudeckError
 from tui.session import Session
 
+pytestmark = pytest.mark.slow  # real jobs and CLI processes pulling their trees
+
 MAKE_TREE = r"""
 import os
+
 os.makedirs("ckpt/sub/empty")
 with open("ckpt/model.bin", "wb") as f:
     f.write(os.urandom(300000))  # does not compress

@@ -18,6 +18,8 @@ from tests.support.waiting import wait_for
 from tests.support.wheels import job_path, make_index, make_wheel, serve_index, uv_binary
 from tui.remote.client import AgentClient
 
+pytestmark = pytest.mark.slow  # real jobs building environments with uv: about a second each
+
 UV = uv_binary()
 needs_uv = pytest.mark.skipif(UV is None, reason="uv is not installed (a dev dependency: pip install uv)")
 SHOW = "import gdtiny, sys; print('VERSION', gdtiny.VERSION, 'PREFIX', sys.prefix)"

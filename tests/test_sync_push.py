@@ -12,12 +12,16 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from remote_agent.codestore.receive import EXEC_HINT
 from remote_agent.codestore.store import CodeStore
 from tui.actions.sync import sync_directory
 from tui.remote.client import AgentClient
 from tui.session import Session
 from tui.sync.options import SyncOptions
+
+pytestmark = pytest.mark.slow  # real agents and a CLI session pushing and relaying snapshots
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:

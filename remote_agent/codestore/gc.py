@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Set
+from typing import Any, Dict, Iterable, Set
 
+from ..storage.files import dir_entries
 from .manifest import ManifestError, is_sha, parse
 from .store import CodeStore
 
@@ -31,7 +32,7 @@ def collect(root: Path, keep_days: float, live: Iterable[str]) -> Dict[str, Any]
     cutoff = time.time() - max(keep_days * 86400.0, MIN_AGE)
     with store.locked(exclusive=True):
         wanted: Set[str] = set()  # blob file names
-        for entry in _scan(store.snapshots):
+        for entry in dir_entries(store.snapshots):
             sid = entry.name[: -len(".json")]
             if not (entry.name.endswith(".json") and is_sha(sid)):
                 continue
@@ -47,19 +48,12 @@ def collect(root: Path, keep_days: float, live: Iterable[str]) -> Dict[str, Any]
                 continue
             os.unlink(entry.path)
             out["snapshots_removed"] += 1
-        for prefix in _scan(store.blobs):
-            for blob in _scan(Path(prefix.path)):
+        for prefix in dir_entries(store.blobs):
+            for blob in dir_entries(prefix.path):
                 if blob.name not in wanted:
                     out["bytes_freed"] += blob.stat().st_size
                     os.unlink(blob.path)
                     out["blobs_removed"] += 1
-        for tmp in _scan(store.tmp):  # a receive cut off mid-blob (none runs now: we hold the lock)
+        for tmp in dir_entries(store.tmp):  # a receive cut off mid-blob (none runs now: we hold the lock)
             os.unlink(tmp.path)
     return out
-
-
-def _scan(directory: Path) -> List[os.DirEntry[str]]:
-    try:
-        return list(os.scandir(str(directory)))
-    except FileNotFoundError:
-        return []

@@ -14,9 +14,10 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Set, Tuple
+from typing import Any, Dict, Iterable, Set, Tuple
 
 from ..spec import DataSource
+from ..storage.files import dir_entries
 from .cache import BadKey, data_root, object_name, tree_files, tree_name
 
 MIN_AGE = 600.0
@@ -51,7 +52,7 @@ def collect_data(root: Path, keep_days: float, live: Iterable[DataSource]) -> Di
     live_trees, live_objects = live_data(live)
     cutoff = time.time() - max(keep_days * 86400.0, MIN_AGE)
     trees = data_root(root) / "trees"
-    for entry in _scan(trees):
+    for entry in dir_entries(trees):
         if not entry.is_dir(follow_symlinks=False):
             continue
         if entry.name.startswith(_TRASH):  # a collection cut off
@@ -71,7 +72,7 @@ def collect_data(root: Path, keep_days: float, live: Iterable[DataSource]) -> Di
             continue
         shutil.rmtree(str(trash), ignore_errors=True)
         out["trees_removed"] += 1
-    for entry in _scan(data_root(root) / "objects"):
+    for entry in dir_entries(data_root(root) / "objects"):
         name = entry.name[: -len(".part")] if entry.name.endswith(".part") else entry.name
         try:
             st = entry.stat(follow_symlinks=False)
@@ -87,10 +88,3 @@ def collect_data(root: Path, keep_days: float, live: Iterable[DataSource]) -> Di
         out["objects_removed"] += 1
         out["bytes_freed"] += st.st_size
     return out
-
-
-def _scan(directory: Path) -> List[os.DirEntry[str]]:
-    try:
-        return list(os.scandir(str(directory)))
-    except FileNotFoundError:
-        return []

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Set
 
-from ..storage.files import open_private
+from ..storage.files import dir_entries, open_private
 from .build import READY_NAME, USED_NAME, envs_root
 from .key import KEY_LENGTH
 
@@ -31,7 +31,7 @@ def collect_envs(root: Path, keep_days: float, live: Iterable[str]) -> Dict[str,
     envs = envs_root(root)
     live_keys: Set[str] = set(live)
     cutoff = time.time() - max(keep_days * 86400.0, MIN_AGE)
-    for entry in _scan(envs):
+    for entry in dir_entries(envs):
         if entry.name.startswith(_TRASH) and entry.is_dir(follow_symlinks=False):
             out["bytes_freed"] += _remove(Path(entry.path))  # a collection that was cut off
             continue
@@ -104,10 +104,3 @@ def _remove(directory: Path) -> int:
                 freed += st.st_size
     shutil.rmtree(str(directory), ignore_errors=True)
     return freed
-
-
-def _scan(directory: Path) -> Iterable[os.DirEntry[str]]:
-    try:
-        return list(os.scandir(str(directory)))
-    except FileNotFoundError:
-        return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
-from typing import Union
+from typing import List, Union
 
 PathLike = Union[str, Path]
 
@@ -56,3 +56,12 @@ def describe_os_error(exc: OSError) -> str:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return "disk full%s: %s" % (where, os.strerror(exc.errno))
     return "%s%s" % (exc.strerror or exc, where) if exc.strerror else str(exc)
+
+
+def dir_entries(directory: PathLike) -> List[os.DirEntry]:  # type: ignore[type-arg]
+    """A directory's entries; none when it does not exist (yet, or any more): what the collectors
+    (code, environments, data) walk."""
+    try:
+        return list(os.scandir(str(directory)))
+    except FileNotFoundError:
+        return []

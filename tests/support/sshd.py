@@ -292,7 +292,15 @@ def serve_pids(agent_dir: Path) -> list[int]:
     """Live `serve` processes for this agent dir (a leak check after cuts)."""
     from tests.support.jobs import pids_with
 
-    return [p for p in pids_with(str(agent_dir)) if b"serve" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    return [p for p in pids_with(str(agent_dir)) if b"serve" in _cmdline(p)]
+
+
+def _cmdline(pid: int) -> bytes:
+    """b"" for a process that ended since it was listed (a serve exiting as the test ends)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from ..actions.agents import ByteStream
 from ..errors import GpudeckError
 from .hashcache import HashCache, file_sha256
 from .options import SyncOptions
-from .snapshot import Snapshot, manifest_bytes, remember
+from .snapshot import Snapshot, made_snapshot, manifest_bytes
 from .upload import Progress, Sender, Uploaded, UploadError, read_answer
 from .walk import Found, walk
 
@@ -62,17 +62,7 @@ def push(
             found.append(f)
         cache.save()
         data = manifest_bytes(found, hashes)
-        snap = Snapshot(
-            id=hashlib.sha256(data).hexdigest(),
-            root=root,
-            source=opts.directory,
-            manifest=data,
-            count=len(found),
-            size=sum(f.size for f in found),
-            blobs=blobs,
-            seconds=time.monotonic() - started,
-        )
-        remember(snap, opts.include_git)
+        snap = made_snapshot(opts, root, data, found, blobs, started)
         sender.sync_flush()
         sender.frame(b"M", _compressed(data))
         sender.flush()

@@ -46,9 +46,18 @@ def take_snapshot(opts: SyncOptions) -> Snapshot:
     for f in files:
         if f.kind == "f":
             blobs.setdefault(hashes[f.rel], f.rel)
+    root = os.path.abspath(os.path.expanduser(opts.directory))
+    return made_snapshot(opts, root, data, files, blobs, started)
+
+
+def made_snapshot(
+    opts: SyncOptions, root: str, data: bytes, files: list[Found], blobs: dict[str, str], started: float
+) -> Snapshot:
+    """The snapshot of `files` whose manifest is `data`, remembered here (a later scale finds it);
+    a walk and a push make it alike."""
     snap = Snapshot(
         id=hashlib.sha256(data).hexdigest(),
-        root=os.path.abspath(os.path.expanduser(opts.directory)),
+        root=root,
         source=opts.directory,
         manifest=data,
         count=len(files),
