@@ -55,9 +55,10 @@ def test_policy_run_grows_an_elastic_job_without_a_new_job(
         )
         out = ok("policy", "run", "--once", cwd=workdir, timeout=240)
 
-        [record] = [
+        [intent, record] = [
             json.loads(line) for line in (gpudeck_home / "policy-journal.jsonl").read_text().splitlines()
         ]
+        assert intent["outcome"] == "intent" and intent["intent_id"] == record["intent_id"]
         assert (record["rule"], record["from"], record["to"], record["outcome"]) == (
             "grow",
             2,

@@ -89,8 +89,9 @@ def test_policy_run_launches_an_instance_and_grows_the_job_onto_it(
         out = ok("policy", "run", "--once", timeout=180)
 
         records = journal(ssh_home.gpudeck_home)
-        assert len(records) == 3, (records, out)
-        launching, launched, applied = records
+        assert len(records) == 4, (records, out)
+        launching, launched, intent, applied = records  # the resize's intent is journaled before it acts
+        assert intent["outcome"] == "intent" and intent["intent_id"] == applied["intent_id"]
         [new_id] = list(aliyun.account.instances)
         assert (launched["outcome"], launched["host"], launched["instance"]) == ("launched", new_id, new_id)
         [run] = [c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]
@@ -168,7 +169,8 @@ def test_an_unpublished_host_key_fails_the_decision_and_nothing_is_resized(
         records = journal(ssh_home.gpudeck_home)
         assert list(aliyun.account.instances) == [new_id], records
         assert len([c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]) == 1
-        again, launched, applied = records[2:]
+        again, launched, intent, applied = records[2:]
+        assert intent["outcome"] == "intent" and intent["intent_id"] == applied["intent_id"]
         assert again["token"] == launching["token"] == launched["token"]
         assert (launched["instance"], applied["outcome"]) == (new_id, "applied"), applied
     finally:

@@ -63,7 +63,7 @@ def test_a_node_on_a_new_host_keeps_the_jobs_budget_and_its_time_is_costed(
             "--grace",
             "2",
             "--budget",
-            "3",
+            "6",
             "--pool",
             "box-a,box-b",
             "--host",
@@ -89,8 +89,9 @@ def test_a_node_on_a_new_host_keeps_the_jobs_budget_and_its_time_is_costed(
         new = r.stdout.strip()
         assert node_states(new, tmp_path)["1"]["host"] == "box-b"
         spec = json.loads((agent_dir(ssh_home, "box-b") / "jobs" / new / "1" / "spec.json").read_text())
-        assert spec["budget"] == 3.0 and spec["price"]["per_hour"] == 3600.0, spec
-        # box-b's node spends $1/s: its supervisor stops it on the job's budget; node 0 runs on
+        assert spec["budget"] == 6.0 and spec["price"]["per_hour"] == 3600.0, spec
+        # box-b's node spends $1/s: its supervisor stops it at its half of the job's budget ($3 of
+        # $6: a budget is the job's, split over its 2 nodes); node 0, at a cent in 10000 s, runs on
         wait_for(
             lambda: node_states(new, tmp_path)["1"]["state"] == "stopped",
             timeout=60,
@@ -98,13 +99,13 @@ def test_a_node_on_a_new_host_keeps_the_jobs_budget_and_its_time_is_costed(
             what="node 1 stopped by the budget",
         )
         [final] = [r for r in journal(agent_dir(ssh_home, "box-b"), new, "1") if r.get("state") == "stopped"]
-        assert "budget" in final["reason"], final
+        assert "budget" in final["reason"] and "1/2 of the job" in final["reason"], final
         assert node_states(new, tmp_path)["0"]["state"] == "running"
         report = json.loads(ok("cost", "--json", cwd=tmp_path))
         [total] = [j for j in report["jobs"] if j["id"] == new]
         assert sorted(total["hosts"]) == ["box-a", "box-b"] and not total["price_unknown_on"], total
         # box-b's seconds at $1: its supervisor stopped it once spend + the stop's lead (grace 2 s) reached $3
-        assert total["budget"] == 3.0 and total["accrued_usd"] >= 1.0, total
+        assert total["budget"] == 6.0 and total["accrued_usd"] >= 1.0, total
         ok("kill", new, cwd=tmp_path)
     finally:
         kill_boxes_jobs(ssh_home)
