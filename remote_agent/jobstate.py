@@ -91,6 +91,7 @@ class JobView:
             "tail": None,
             "reason": None,
             "last": {},
+            "last_t": None,  # when the last point was journaled: an elastic job's lead node is the latest
             "last_seq": 0,
             "malformed": 0,  # records skipped: not the shape their kind needs
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
@@ -209,6 +210,9 @@ class JobView:
         elif kind == "metric":
             if isinstance(record.get("values"), dict):
                 f["last"] = dict(f["last"], **record["values"])
+                t = record.get("t")
+                if isinstance(t, (int, float)) and not isinstance(t, bool):
+                    f["last_t"] = t
             else:
                 f["malformed"] += 1
         elif not isinstance(kind, str):

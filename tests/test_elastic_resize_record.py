@@ -1,4 +1,4 @@
-"""Elastic jobs' bookkeeping on the host: node 0 journals a `resized` record at each regroup (why from
+"""Elastic jobs' bookkeeping on the host: the node printing rank 0 journals a `resized` record at each regroup (why from
 the client's note, or a sibling node that failed), and a node whose own workers fail is told apart
 from one whose peer went away."""
 
@@ -57,12 +57,29 @@ def test_a_trainer_without_the_event_is_seen_going_back_to_its_checkpoint(tmp_pa
     )
 
 
-def test_only_node_0_of_an_elastic_job_records() -> None:
-    for spec in (
-        {"node": "1", "multinode": {"elastic": [1, 3]}},
-        {"node": "0", "multinode": {"elastic": None}},
-    ):
-        assert ElasticResizes(spec).mark([changed(2, 1), metric(3)]) == [changed(2, 1), metric(3)]
+def test_a_non_elastic_job_never_records() -> None:
+    spec = {"node": "0", "multinode": {"elastic": None}}
+    assert ElasticResizes(spec).mark([changed(2, 1), metric(3)]) == [changed(2, 1), metric(3)]
+
+
+def test_the_node_whose_output_carries_rank_0_records_whichever_node_it_is(tmp_path: Path) -> None:
+    """Issue 29, finding 13: torchrun's rendezvous put rank 0 on node 2 at a join; its output has the
+    regroup, and before, only node 0 recorded one, so the resize had no record and no chart marker."""
+    spec = {"node": "2", "multinode": {"elastic": [1, 3], "nproc_per_node": 1}}
+    notes = ElasticResizes(spec, tmp_path, Clock())
+    notes.arm({"from": 2, "to": 3, "why": "scale +1"})
+    out = notes.mark([changed(2, 3), metric(251)])
+    assert [body.get("event") for _, body in out] == ["world_size_changed", "resized", None]
+    assert out[1][1]["data"]["why"] == "scale +1" and out[1][1]["data"]["step"] == 251
+
+
+def test_a_note_left_from_another_regroup_gives_no_why(tmp_path: Path) -> None:
+    """Every node is told why a resize happens; one that was not rank 0 then keeps its note: a later
+    regroup to another size must not take that why."""
+    notes = ElasticResizes(ELASTIC, tmp_path, Clock())
+    notes.arm({"from": 2, "to": 3, "why": "scale +1"})
+    out = notes.mark([changed(6, 2), metric(40)])  # 3 nodes → 1 (2 processes each)
+    assert out[1][1]["event"] == "resized" and out[1][1]["data"]["why"] is None
 
 
 def test_a_shrink_without_a_note_names_the_sibling_node_that_failed(tmp_path: Path) -> None:

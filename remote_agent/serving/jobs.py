@@ -322,8 +322,9 @@ class JobTable:
         return {"paused": paused}
 
     def note_resize(self, job: Any, node: Any, before: Any, after: Any, why: Any) -> Dict[str, Any]:
-        """An elastic resize the client started: the node's supervisor (node 0's) gives the next
-        regroup's `resized` record this why (supervision/elastic_resize.py)."""
+        """An elastic resize the client started: the node's supervisor gives the next regroup's
+        `resized` record this why, if its output carries rank 0 then (supervision/elastic_resize.py;
+        the client tells every running node)."""
         counts = [
             v
             for v in (before, after)

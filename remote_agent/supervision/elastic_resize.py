@@ -1,7 +1,8 @@
-"""Node 0 of an `--elastic` job journals a `resized` record at each regroup, as a restart-mode
-resize does (resize.py): from → to nodes, the world size, why, the step and how long training
-paused. The job keeps its id and node 0's supervisor through the change, so the record comes from
-what node 0's output says happened, not from a new job's spec:
+"""The node of an `--elastic` job whose output carries rank 0 journals a `resized` record at each
+regroup, as a restart-mode resize does (resize.py): from → to nodes, the world size, why, the step and
+how long training paused. The job keeps its id through the change, so the record comes from what the
+output says happened, not from a new job's spec. Every node watches its own output: torchrun's c10d
+rendezvous sorts nodes by (address, pid), so a regroup may put rank 0 on any node:
 
 - a regroup: the trainer's `world_size_changed` event (`previous` → `world_size`), or, for a
   trainer that prints no such event, a step that goes back to or below the last one seen while
@@ -49,7 +50,9 @@ class ElasticResizes:
     ) -> None:
         multinode = spec.get("multinode")
         plan: Dict[str, Any] = multinode if isinstance(multinode, dict) else {}
-        self.active = bool(plan.get("elastic")) and str(spec.get("node", "0")) == "0"
+        # Every node watches: a regroup may put rank 0 (whose output says the world changed) on any of
+        # them, and only the node that prints it sees it (issue 29, finding 13).
+        self.active = bool(plan.get("elastic"))
         per_node = plan.get("nproc_per_node")
         self.per_node = per_node if isinstance(per_node, int) and per_node > 0 else 1
         self.job_dir = job_dir  # jobs/<id>/: sibling nodes on this host
@@ -96,6 +99,8 @@ class ElasticResizes:
 
     def _regroup(self, before: Optional[int], after: Optional[int], world: Optional[int]) -> None:
         note, self.note = self.note, None
+        if note is not None and after is not None and note.get("to") not in (None, after):
+            note = None  # a note for another regroup (left on a node that was not rank 0 then)
         why = note.get("why") if note else None
         if why is None and before is not None and after is not None and after < before:
             why = self._sibling_failure()

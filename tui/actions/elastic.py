@@ -184,16 +184,21 @@ def _join(
 
 
 def _note(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: str) -> None:
-    """Tell node 0's supervisor why the next regroup happens: its `resized` record says so."""
-    master = next((r for r in running if str(r["node"]) == "0"), None)
-    if master is None:
-        return
-    try:
-        agents.request(
-            str(master["host"]), "resizing", job=job.id, node="0", why=why, **{"from": len(running), "to": n}
-        )
-    except GpudeckError as exc:  # an older agent: the resize happens, its record has no why
-        agents.notice(f"scale: {job.id}: the resize's why is not journaled ({exc})")
+    """Tell every running node's supervisor why the next regroup happens: the one whose output
+    carries rank 0 then (any node: torchrun's rendezvous orders nodes by address and pid) journals
+    the `resized` record with it."""
+    for node in running:
+        try:
+            agents.request(
+                str(node["host"]),
+                "resizing",
+                job=job.id,
+                node=str(node["node"]),
+                why=why,
+                **{"from": len(running), "to": n},
+            )
+        except GpudeckError as exc:  # an older agent: the resize happens, its record has no why
+            agents.notice(f"scale: {job.id}: node {node['node']}: the resize's why is not journaled ({exc})")
 
 
 def _grace(node: dict[str, Any]) -> float | None:

@@ -83,6 +83,16 @@ class Job:
     def first(self) -> dict[str, Any]:
         return self.nodes[0]
 
+    @property
+    def lead(self) -> dict[str, Any]:
+        """The node whose output carries the job's progress: node 0, except in an elastic job, where a
+        regroup may put rank 0 (the one that prints) on any node: then the node with the latest point."""
+        plan = self.plan
+        if plan is None or not plan.elastic:
+            return self.first
+        timed = [n for n in self.nodes if isinstance(n.get("last_t"), (int, float)) and n.get("last")]
+        return max(timed, key=lambda n: n["last_t"]) if timed else self.first
+
     def to_json(self) -> dict[str, Any]:
         """The contract's shape (docs/architecture.md): env values never appear."""
         first, ending = self.first, self.ending_node
@@ -109,7 +119,8 @@ class Job:
             "multinode": _without_rank(first.get("multinode"), self.plan),
             # a synced job's snapshot: what a restart or resize runs, whatever changed locally since
             "code": first.get("code") if isinstance(first.get("code"), dict) else None,
-            "last": first.get("last") or {},
+            "last": self.lead.get("last") or {},
+            "lead_node": str(self.lead.get("node", "0")),  # whose points `last` is (elastic: rank 0's)
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
             # bytes of output the nodes' output caps dropped (their gaps; `logs` marks where)

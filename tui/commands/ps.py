@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return code
     rows = []
     for job in jobs:
-        last = job.first.get("last") or {}
+        last = job.lead.get("last") or {}
         hosts = ",".join(sorted({n["host"] for n in job.nodes}))
         obj = job.to_json()
         name = f"{job.name} (watch)" if obj.get("watch") else job.name
