@@ -151,7 +151,15 @@ def test_a_job_whose_directory_was_deleted_is_listed_stoppable_and_its_followers
     try:
         for follower in (logs, metrics):
             assert follower.stdout is not None and "step=" in follower.stdout.readline()  # following
-        shutil.rmtree(agent_dir / "jobs" / job_id)
+        # `rm -rf` racing the live supervisor's writes (a file made between the listing and the
+        # rmdir: "Directory not empty") is repeated, as a user would.
+        wait_for(
+            lambda: (
+                shutil.rmtree(agent_dir / "jobs" / job_id, ignore_errors=True),
+                not (agent_dir / "jobs" / job_id).exists(),
+            )[1],
+            what="the job's directory deleted",
+        )
         listed = json.loads(gpudeck("ps", "--all", "--json", cwd=workdir).stdout)
         found = [j for j in listed if j["id"] == job_id]
         assert found and "deleted" in (found[0].get("cause") or ""), listed  # before: not listed at all
