@@ -47,5 +47,6 @@ def test_a_killed_supervisor_of_a_budgeted_job_is_adopted_and_stopped_at_its_bud
     recs = records(agent_dir, job)
     assert end["state"] == "stopped" and end["reason"].startswith("budget: "), end
     ran = end["t"] - first_state(recs, "running")["t"]
+    print(f"supervisor SIGKILLed, no command running: stopped by the keeper after {ran:.2f} s (budget 8 s)")
     assert 6 <= ran <= 8.5, ran  # 1 USD/s: at its budget, not before and not past it
     assert "keeper" in adopted["data"]["why"], adopted
