@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 from .containers.fields import container_fields
+from .gpus.record import read_assignment
 from .pyenv.record import environment_of
 from .storage.files import write_private_atomic
 from .storage.journal import JournalReader
@@ -76,6 +77,7 @@ class JobView:
         self.files = JobFiles(directory)
         self.reader = JournalReader(self.files.journal)
         self.spec: Optional[Dict[str, Any]] = None
+        self.gpus_assigned: Optional[Dict[str, Any]] = None
         self.environment: Optional[Dict[str, Any]] = None  # once its key is known (it never changes)
         self.fields: Dict[str, Any] = {
             "id": job_id,
@@ -253,6 +255,10 @@ class JobView:
         obj["runtime"] = spec.get("runtime")  # a container job's image, runtime, mounts…
         obj["watch"] = spec.get("watch")  # a watch job: {path, pid, …}; null for a launched command
         obj["code"] = spec.get("code")  # a synced job's snapshot: {snapshot, home, files, bytes, source}
+        obj["gpus"] = spec.get("gpus")  # asked per node: {count, model}; null: every GPU (as before --gpus)
+        if spec.get("gpus") and self.gpus_assigned is None:  # written once, before the supervisor
+            self.gpus_assigned = read_assignment(self.files.dir)
+        obj["gpus_assigned"] = self.gpus_assigned  # {indices, uuids, names}: the GPUs the host gave it
         obj["total_steps"] = obj["last"].get("total_steps")
         obj["environment"] = self.environment or environment_of(spec, self.files.dir)
         if obj["environment"] and obj["environment"]["key"]:

@@ -514,6 +514,33 @@ def _data(value: Any) -> Tuple[DataSource, ...]:
 # -- the spec --------------------------------------------------------------------------------------
 
 
+MAX_GPUS_PER_NODE = 64  # what one host can hold (an HGX has 8; a ceiling for typos, not a policy)
+
+
+@dataclass(frozen=True)
+class GpuRequest:
+    """GPUs a node of the job asks for: the host's agent assigns that many free ones (of the model,
+    when given) at launch and sets CUDA_VISIBLE_DEVICES to them (remote_agent/gpus/)."""
+
+    count: int
+    model: Optional[str] = None  # matched case-insensitively within NVML's name ("A100", "H100 80GB")
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> GpuRequest:
+        obj = _object(obj, "gpus")
+        _only(obj, cls, "gpus")
+        model = _optional(obj.get("model"), _text, "gpus.model", 64)
+        if model is not None and not (model.strip() and model.isprintable()):
+            raise SpecError("spec.gpus.model: expected a GPU model name, got %r" % (model,))
+        return cls(count=_count(obj.get("count"), "gpus.count", 1, MAX_GPUS_PER_NODE), model=model)
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+    def __str__(self) -> str:
+        return "%d%s" % (self.count, ":" + self.model if self.model else "")
+
+
 @dataclass(frozen=True)
 class JobSpec:
     id: str
@@ -541,6 +568,7 @@ class JobSpec:
     environment: Optional[Environment] = None
     data: Tuple[DataSource, ...] = ()
     runtime: Optional[Container] = None  # None: on the bare host
+    gpus: Optional[GpuRequest] = None  # None: the job sees what CUDA_VISIBLE_DEVICES says (all)
 
     @property
     def key(self) -> str:
@@ -570,6 +598,9 @@ class JobSpec:
         if budget is not None and not (price and price.per_hour):
             raise SpecError("spec.budget: needs spec.price.per_hour (the host's price is unknown)")
         runtime = _optional(obj.get("runtime"), Container.from_wire)
+        gpus = _optional(obj.get("gpus"), GpuRequest.from_wire)
+        if gpus is not None and watch is not None:
+            raise SpecError("spec.gpus: a watch runs nothing to give GPUs to")
         restart_of = obj.get("restart_of")
         if restart_of is not None and not is_job_id(restart_of):
             raise SpecError("spec.restart_of: expected a job id, got %r" % (restart_of,))
@@ -601,6 +632,7 @@ class JobSpec:
             environment=_optional(obj.get("environment"), Environment.from_wire),
             data=_data(obj.get("data")),
             runtime=runtime,
+            gpus=gpus,
         )
 
     @classmethod

@@ -90,6 +90,7 @@ def _full(workdir: Path) -> dict:
             "user": "image",
             "gpus": ["0", "1"],
         },
+        "gpus": {"count": 2, "model": "A100"},
     }
 
 
@@ -132,6 +133,10 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("data", 0, "mode"), "fuse", "spec.data[0].mode"),
         (("data", 0, "objects", 0), ["k", -1, "e"], r"spec.data[0].objects[0][1]"),
         (("runtime",), "img", "spec.runtime: expected an object"),
+        (("gpus",), 2, "spec.gpus: expected an object"),
+        (("gpus", "count"), 0, "spec.gpus.count"),
+        (("gpus", "count"), 65, "spec.gpus.count"),
+        (("gpus", "model"), "A100\n", "spec.gpus.model"),
         (("runtime", "image"), "-v x", "spec.runtime.image"),
         (("runtime", "runtime"), "lxc", "spec.runtime.runtime"),
         (("runtime", "digest"), "sha256:XY", "spec.runtime.digest"),

@@ -16,8 +16,10 @@ from ..codestore.store import CodeStore
 from ..containers.fields import pin_image
 from ..containers.supervised import ContainerJob
 from ..datafetch.urls import UrlsError, check_urls, write_urls
+from ..gpus.assign import GpuShortage, assign, with_assignment
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
+from ..probes.gpu import default as default_nvml
 from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
 from ..storage.jsonio import dumps, loads_object
@@ -109,11 +111,18 @@ class JobTable:
             raise JobError("job %s node %s already exists" % (spec["id"], spec["node"])) from None
         files = JobFiles(directory)
         try:
+            if spec.get("gpus"):  # its GPUs, chosen under the host's lock before anything starts
+                spec["env"] = with_assignment(
+                    spec.get("env") or {}, assign(self.root, directory, spec["gpus"], default_nvml())
+                )
             write_private_atomic(files.spec, dumps(spec).encode("utf-8"))
             if urls:
                 write_urls(directory, urls)
             make_control_slot(files.control)  # stop and kill must reach it later on a full disk
             pid = spawn_supervisor(directory, files.supervisor_log)
+        except GpuShortage as exc:
+            self._forget(spec["id"], spec["node"], directory)
+            raise JobError(str(exc)) from None
         except OSError as exc:
             # Nothing started: leave nothing behind (no phantom `starting` job).
             self._forget(spec["id"], spec["node"], directory)

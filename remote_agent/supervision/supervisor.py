@@ -13,6 +13,7 @@ from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from .. import VERSION
 from ..containers.supervised import ContainerJob
+from ..gpus.record import read_assignment
 from ..metrics import LineParser
 from ..probes.jobgpus import sample_job_gpus
 from ..spec import DEFAULT_GRACE
@@ -107,6 +108,9 @@ class Supervisor:
         self._install_signal_handlers()
         self.journal = JournalWriter(self.files.journal)
         self.journal.append("state", state="starting", supervisor_pid=os.getpid(), agent_version=VERSION)
+        assigned = read_assignment(self.files.dir)
+        if assigned is not None:  # the GPUs the launch gave it (gpus/assign.py), by UUID
+            self.journal.append("event", event="gpus_assigned", data=assigned)
         if not self._start_command():
             return 0
         self._loop()

@@ -126,8 +126,15 @@ class Job:
             # bytes of output the nodes' output caps dropped (their gaps; `logs` marks where)
             "output_dropped": sum(output_dropped(n) for n in self.nodes),
             "environment": _environment(first.get("environment")),  # {source, key}: --requirements
+            "gpus": first.get("gpus"),  # per node, as asked: {count, model}; null: every GPU
             "nodes": [
-                {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")}
+                {
+                    "host": n["host"],
+                    "node": n["node"],
+                    "state": n["state"],
+                    "pid": n.get("pid"),
+                    "gpus": n.get("gpus_assigned"),  # --gpus: {indices, uuids, names} its host gave it
+                }
                 for n in self.nodes
             ]
             + [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from remote_agent.spec import DEFAULT_GRACE, Code, IdleStop, JobSpec, Multinode, Price, read
+from remote_agent.spec import DEFAULT_GRACE, Code, GpuRequest, IdleStop, JobSpec, Multinode, Price, read
 
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import LOCAL
@@ -61,6 +61,7 @@ def new_node_spec(
         workdir=mn.workdir,
         grace=float(grace) if isinstance(grace, (int, float)) else DEFAULT_GRACE,
         code=read(Code, job.first.get("code")),  # the code the job started with, whatever changed here
+        gpus=read(GpuRequest, job.first.get("gpus")),  # as many GPUs per node as the others asked for
         **job_cost_options(job.first),
     )
     try:

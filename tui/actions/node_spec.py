@@ -16,6 +16,7 @@ from remote_agent.spec import (
     Code,
     Container,
     Environment,
+    GpuRequest,
     IdleStop,
     JobSpec,
     Multinode,
@@ -63,6 +64,7 @@ class JobTerms:
     mounts: tuple[str, ...] = ()
     shm_size: str | None = None
     ipc: str | None = None
+    gpus: GpuRequest | None = None  # per node: the host's agent assigns them at launch
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -86,6 +88,7 @@ class JobTerms:
             mounts=opts.mounts,
             shm_size=opts.shm_size,
             ipc=opts.ipc,
+            gpus=opts.gpus,
         )
 
 
@@ -136,6 +139,7 @@ def node_spec(
         ),
         code=terms.code,
         runtime=container(terms, host, entry.extra),
+        gpus=terms.gpus,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 
@@ -213,9 +217,13 @@ def cost_fields(
             )
             idle_stop = "off"
         live = sum(1 for j in agents.request(host, "jobs")["jobs"] if j["state"] in ("starting", "running"))
-        share = launch_share(
-            gpus, env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")), live
+        asked = getattr(terms, "gpus", None)
+        visible = (
+            ",".join(["-"] * asked.count)  # its count is what the share needs: the agent picks which
+            if asked is not None
+            else env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES"))
         )
+        share = launch_share(gpus, visible, live)
     try:
         fields = spec_cost_fields(
             settings, budget=terms.budget, idle_stop=idle_stop, share=share, price=price

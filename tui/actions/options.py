@@ -17,6 +17,7 @@ from remote_agent.spec import (  # the agent's bounds: checked here, before anyt
     MAX_GRACE,
     MAX_PRICE_PER_HOUR,
     Container,
+    GpuRequest,
     SpecError,
 )
 from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
@@ -71,6 +72,9 @@ class LaunchOptions:
     mounts: tuple[str, ...] = ()  # HOST:CONTAINER[:ro]
     shm_size: str | None = None
     ipc: str | None = None  # private | host
+    # GPUs per node (issue 31): the host's agent assigns that many free ones; None: today's meaning
+    # (every GPU the job's CUDA_VISIBLE_DEVICES shows, unset: all).
+    gpus: GpuRequest | None = None
 
     @property
     def placed_on(self) -> tuple[str, ...]:
@@ -85,6 +89,22 @@ def parse_elastic(text: str | None) -> tuple[int, int] | None:
     if not m:
         raise usage(f"--elastic {text!r}: expected MIN:MAX node counts, e.g. 1:4")
     return int(m.group(1)), int(m.group(2))
+
+
+def parse_gpus(text: str | None, label: str = "--gpus") -> GpuRequest | None:
+    """`N` or `N:MODEL` GPUs per node (`--gpus 2:A100`); the model is matched within NVML's name."""
+    if text is None:
+        return None
+    count, _, model = text.strip().partition(":")
+    try:
+        return GpuRequest.from_wire(
+            {"count": int(count) if count.isdigit() else count, "model": model.strip() or None}
+        )
+    except SpecError as exc:
+        what = str(exc).partition(": ")[2]
+        raise usage(
+            f"{label} {text!r}: expected N or N:MODEL GPUs per node, e.g. 2 or 1:A100 ({what})"
+        ) from None
 
 
 def usage(message: str) -> GpudeckError:
@@ -195,6 +215,8 @@ def check(opts: LaunchOptions) -> LaunchOptions:
             f"--price-per-hour {opts.price_per_hour:g}: must be an amount from 0 to {MAX_PRICE_PER_HOUR:g}"
         )
     parse_output_cap(opts.output_cap)
+    if opts.gpus is not None and "CUDA_VISIBLE_DEVICES" in dict(opts.env):
+        raise usage("--gpus and --env CUDA_VISIBLE_DEVICES: choose one (--gpus sets it to the GPUs it gets)")
     try:
         parse_idle_stop(opts.idle_stop)
     except CostRuleError as exc:
@@ -314,6 +336,7 @@ def form_options(
     requirements: str = "",
     data: str = "",
     image: str = "",
+    gpus: str = "",
 ) -> LaunchOptions:
     """The new-job form's fields as checked options: env is `K=V K2="a b"`, setup one line per
     line, budget an amount in the host's currency, idle_stop `30m@10%+15m` or `off` (empty: the
@@ -346,6 +369,7 @@ def form_options(
             requirements=requirements.strip() or None,
             data=data_items,
             image=image.strip() or None,
+            gpus=parse_gpus(gpus.strip() or None, "gpus"),
         )
     )
 

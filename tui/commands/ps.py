@@ -85,6 +85,17 @@ def container_line(node: dict[str, Any]) -> str | None:
     return f"  image: {asked.get('image')} ({', '.join(parts)})"
 
 
+def gpus_text(node: dict[str, Any]) -> str:
+    """` gpus 0,1 (NVIDIA A100-SXM4-80GB)`: the GPUs its host gave a node that asked (--gpus)."""
+    assigned = node.get("gpus_assigned")
+    if not isinstance(assigned, dict) or not isinstance(assigned.get("indices"), list):
+        return " gpus: (not assigned yet)" if node.get("gpus") else ""
+    names = sorted({str(n) for n in assigned.get("names") or [] if n})
+    return f" gpus {','.join(str(i) for i in assigned['indices'])}" + (
+        f" ({', '.join(names)})" if names else ""
+    )
+
+
 def inspect(args: argparse.Namespace, session: Session) -> int:
     job = resolve(session, args.job)
     if args.json:
@@ -119,7 +130,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     for node in job.nodes:
         # a node can fail while the job runs on (an elastic job drops it): say why here
         cause = f" ({node['cause']})" if node["state"] == "failed" and node.get("cause") else ""
-        say(f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}{cause}")
+        say(
+            f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}{cause}{gpus_text(node)}"
+        )
     plan = job.to_json()["multinode"]
     if plan:
         bounds = plan.get("elastic")

@@ -7,7 +7,7 @@ import argparse
 from remote_agent.spec import DEFAULT_GRACE
 
 from ..actions.launch import launch
-from ..actions.options import LaunchOptions, job_env, parse_elastic
+from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus
 from ..errors import EXIT_USAGE, GpudeckError
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
@@ -89,6 +89,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "its head and tail stay, the middle goes once parsed (default: the host's output_cap, else 1G)",
     )
     p.add_argument("--nodes", type=int, default=1, metavar="N", help="run on N nodes, one job (default 1)")
+    p.add_argument(
+        "--gpus",
+        metavar="N[:MODEL]",
+        help="GPUs per node: the host gives the job N free ones (of MODEL, e.g. A100) and sets "
+        "CUDA_VISIBLE_DEVICES; refused when it has not that many free (default: every GPU, as today)",
+    )
     p.add_argument(
         "--nproc-per-node", type=int, default=1, metavar="K", help="torchrun processes per node (default 1)"
     )
@@ -184,6 +190,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         mounts=tuple(args.mount),
         shm_size=args.shm_size,
         ipc=args.ipc,
+        gpus=parse_gpus(args.gpus),
     )
 
 

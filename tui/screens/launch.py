@@ -62,6 +62,8 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder="none, e.g. . (the host's `sync` if set)", id="sync", compact=True)
             yield Label("image (run the command in a container of it; empty: the host's `image`, else none)")
             yield Input(placeholder="e.g. nvcr.io/nvidia/pytorch:24.05-py3", id="image", compact=True)
+            yield Label("gpus (N or N:MODEL free GPUs the host gives the job; empty: every GPU)")
+            yield Input(placeholder="all, e.g. 1 or 2:A100", id="gpus", compact=True)
             yield Label('env (K=V K2="with spaces" K3 — a bare K takes your value)')
             yield Input(placeholder="CUDA_VISIBLE_DEVICES=0", id="env", compact=True)
             yield Label("env files (dotenv files here, space-separated; values stay secret)")
@@ -132,6 +134,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 "requirements",
                 "data",
                 "image",
+                "gpus",
             )
         }
         try:
@@ -148,6 +151,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 requirements=field["requirements"],
                 data=field["data"],
                 image=field["image"],
+                gpus=field["gpus"],
             )
         except GpudeckError as exc:
             self._error(str(exc))
