@@ -226,3 +226,15 @@ def test_the_forms_gpus_field_is_read_as_the_flag_is() -> None:
     assert form_options("local", "python train.py").gpus is None  # empty: every GPU, as before
     with pytest.raises(GpudeckError, match="gpus '0': expected N or N:MODEL"):
         form_options("local", "python train.py", gpus="0")
+
+
+def test_placement_counts_a_gpu_given_to_a_job_as_taken() -> None:
+    from tui.actions.placement import free_in
+
+    sample = {
+        "gpus": [
+            {"uuid": "GPU-aaaa", "processes": [], "held_by": "job 20261205-100000-aaaaaa node 0"},
+            {"uuid": "GPU-bbbb", "processes": [], "held_by": None},
+        ]
+    }
+    assert free_in(sample) == 1  # before: 2 (a job given GPU 0 that has not started its process yet)

@@ -17,6 +17,7 @@ from typing import IO, Any, Callable, Dict, List, Optional
 from .. import PROTOCOL, VERSION
 from ..codestore.ops import CodeOpError, code_gc, code_have
 from ..datafetch.ops import DataOpError, job_data
+from ..gpus.assign import held
 from ..probes.gpu import default as default_nvml
 from ..probes.gpuring import GpuRing
 from ..probes.network import Listeners, ProbeError, probe
@@ -85,6 +86,11 @@ class Server:
         since = req.get("history_since")
         if isinstance(since, (int, float)) and not isinstance(since, bool):
             sample["history"] = self.gpu_ring.since(float(since))
+        if req.get("assigned") is True:  # placement asks: a GPU given to a job (--gpus) is not free
+            holders = held(self.root)
+            sample["gpus"] = [
+                dict(g, held_by=holders.get(str(g.get("uuid")))) for g in sample.get("gpus", [])
+            ]
         return sample
 
     def op_jobs(self, req: Dict[str, Any]) -> Dict[str, Any]:

@@ -16,11 +16,12 @@ from .options import usage
 
 
 def free_in(sample: Any) -> int:
-    """GPUs that run no process, from a `gpus` answer (a host without GPUs has none free)."""
+    """GPUs that run no process and no job was given (`--gpus`), from a `gpus` answer (a host
+    without GPUs has none free)."""
     gpus = sample.get("gpus") if isinstance(sample, dict) else None
     if not isinstance(gpus, list):
         return 0
-    return sum(1 for g in gpus if isinstance(g, dict) and not g.get("processes"))
+    return sum(1 for g in gpus if isinstance(g, dict) and not g.get("processes") and not g.get("held_by"))
 
 
 def pick_hosts(
@@ -81,7 +82,7 @@ def ask_free(agents: Agents, hosts: Sequence[str]) -> dict[str, int]:
 
     def one(host: str) -> int | GpudeckError:
         try:
-            return free_in(agents.request(host, "gpus"))
+            return free_in(agents.request(host, "gpus", assigned=True))
         except GpudeckError as exc:
             return exc
 
