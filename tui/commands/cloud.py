@@ -15,6 +15,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..cloud.totals import per_currency, total_text
 from ..errors import EXIT_ERROR, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from ..format import duration, local_time, money, table
 from ..printable import printable, warn
@@ -258,6 +259,9 @@ def idle(args: argparse.Namespace) -> int:
                 ],
             )
         )
+        cost = settings().cost  # one total per currency, or in [cost] currency where its fx has the rates
+        sums = per_currency((v.waste_per_hour, v.price.currency) for v in found)
+        print(f"wasting {total_text(sums, cost.fx, cost.currency, '/h')}")
     elif not snap.errors:  # "none idle" only when every provider answered
         print(f"no instance idle (GPU under {below:g}% for {args.window})")
     unjudged = [v for v in snap.views if v.instance.state == "running" and not v.has_metric]

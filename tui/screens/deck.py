@@ -138,7 +138,16 @@ class DeckScreen(JobActions):
         c = self.cloud
         assert c is not None
         self.query_one(CloudView).show(
-            c.snapshot, Status(c.clock(), c.interval, c.refreshing, c.failure, frozenset(c.busy))
+            c.snapshot,
+            Status(
+                c.clock(),
+                c.interval,
+                c.refreshing,
+                c.failure,
+                frozenset(c.busy),
+                c.settings.cost.currency,
+                dict(c.settings.cost.fx),
+            ),
         )
 
     # -- the selected job ------------------------------------------------------------------------
