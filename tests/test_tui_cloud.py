@@ -276,18 +276,19 @@ def test_refresh_interval_is_a_setting(tmp_path: Path) -> None:
         load(path)
 
 
-def test_host_util_is_the_mean_over_gpus_per_second_in_the_window() -> None:
+def test_host_util_is_the_busiest_gpu_per_second_in_the_window() -> None:
     fleet = Fleet(clock=lambda: 1000.0)
     for t, utils in ((100.2, (10.0, 30.0)), (101.0, (50.0, 70.0)), (500.0, (1.0, 1.0))):
         fleet.apply_gpus("gpu1", {"gpus": [{"index": i, "util": u} for i, u in enumerate(utils)]}, t=t)
     fleet.apply_gpus("gpu1", {"gpus": [{"index": 0, "util": "nan"}, {"index": 1, "util": 8.0}]}, t=600.0)
+    # any busy GPU makes the host busy: the busiest one, not the mean (10 and 30 % → 30, not 20)
     assert util_points(fleet.hosts["gpu1"], 100.0, 600.0) == [
-        (100.0, 20.0),
-        (101.0, 60.0),
+        (100.0, 30.0),
+        (101.0, 70.0),
         (500.0, 1.0),
         (600.0, 8.0),
     ]
-    assert util_points(fleet.hosts["gpu1"], 101.0, 499.0) == [(101.0, 60.0)]
+    assert util_points(fleet.hosts["gpu1"], 101.0, 499.0) == [(101.0, 70.0)]
 
 
 @pytest.mark.slow
