@@ -300,6 +300,15 @@ def act(args: argparse.Namespace) -> int:
     failures = 0
     for found in targets:
         i = found.instance
+        # idempotent: an instance already where it was asked to go is done, not a failure
+        if (verb, i.state) in (
+            ("stop", "stopped"),
+            ("stop", "stopping"),
+            ("start", "running"),
+            ("start", "pending"),
+        ):
+            print(f"{i.id}: already {i.state}")
+            continue
         if verb == "stop" and (why := core.stop_refusal(i)):
             warn(f"gpudeck: cloud stop: {why}")
             failures += 1

@@ -64,19 +64,24 @@ def decide(inputs: Inputs) -> list[Decision]:
         for rule in rules:
             if rule.kind == "schedule" and rule is not winner:
                 assert winner is not None
-                decisions.append(
-                    _decision(
-                        rule,
-                        job,
-                        job.nodes,
-                        "none",
-                        f"rule {winner.name!r} (listed later) decides this job's schedule now",
-                    )
-                )
+                decisions.append(_decision(rule, job, job.nodes, "none", _deferred_to(winner, rule, inputs)))
             else:
                 decisions.append(_KINDS[rule.kind](rule, job, inputs))
         out.extend(_one_scale_per_job(decisions))
     return out
+
+
+def _deferred_to(winner: Rule, rule: Rule, inputs: Inputs) -> str:
+    """Why another schedule decides now, in the file's true order (the winner may be listed earlier)."""
+    order = inputs.policies.rules
+    where = "later" if order.index(winner) > order.index(rule) else "earlier"
+    if windows.inside(winner, inputs.now):
+        why = "its window is open" + (", and it is listed later" if where == "later" else "")
+    elif winner.otherwise is not None:
+        why = "no window is open and it is the last that asks a count outside its window"
+    else:
+        why = "no window is open and it is listed last"
+    return f"rule {winner.name!r} (listed {where}) decides this job's schedule now: {why}"
 
 
 def _schedule_winner(schedules: list[Rule], now: float) -> Rule | None:

@@ -1,0 +1,48 @@
+"""Issue 32's smaller fleet items (6 and 7), each where it went wrong: a policy's reason names the
+rules' true order, and numbers print as numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_policy_engine import MONDAY_0900, job, one
+from tui.format import metric_line, resized_text
+from tui.policy.engine import decide
+from tui.policy.inputs import Inputs
+from tui.policy.rules import parse
+
+NIGHTS_FIRST = """
+[[rule]]
+name = "nights"
+kind = "schedule"
+jobs = "yolo*"
+between = "09:00-18:00"
+timezone = "Asia/Shanghai"
+nodes = 4
+otherwise = 1
+
+[[rule]]
+name = "lunch"
+kind = "schedule"
+jobs = "yolo*"
+between = "12:00-13:00"
+timezone = "Asia/Shanghai"
+nodes = 2
+"""
+
+
+def test_a_deferred_schedule_names_the_winner_in_its_true_order() -> None:
+    policies = parse(NIGHTS_FIRST, Path("policies.toml"))
+    # 20:00: no window open; "nights" (listed first) decides by its `otherwise` — it said "listed later"
+    evening = decide(Inputs(MONDAY_0900 + 11 * 3600, [job(4)], policies))
+    assert one(evening, "nights").to == 1
+    reason = one(evening, "lunch").reason
+    assert "rule 'nights' (listed earlier) decides" in reason and "outside its window" in reason
+    noon = decide(Inputs(MONDAY_0900 + 3 * 3600 + 60, [job(4)], policies))
+    assert "rule 'lunch' (listed later) decides" in one(noon, "nights").reason
+
+
+def test_steps_print_as_whole_numbers_not_exponents() -> None:
+    assert metric_line({"step": 12000.0, "loss": 0.5}) == "step=12000  loss=0.5"  # it said 1.2e+04
+    assert metric_line({"tokens": 12345.6, "lr": 3e-05}) == "lr=3.000e-05  tokens=12345.6"
+    assert "at step 1200000" in resized_text({"from": 2, "to": 3, "step": 1_200_000})
