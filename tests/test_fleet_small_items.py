@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from remote_agent.supervision.autostop import AutoStop
+from tests.test_cost_truth import Clock, job_dir
 from tests.test_policy_engine import MONDAY_0900, job, one
 from tui.format import metric_line, resized_text
 from tui.policy.engine import decide
@@ -46,3 +48,18 @@ def test_steps_print_as_whole_numbers_not_exponents() -> None:
     assert metric_line({"step": 12000.0, "loss": 0.5}) == "step=12000  loss=0.5"  # it said 1.2e+04
     assert metric_line({"tokens": 12345.6, "lr": 3e-05}) == "lr=3.000e-05  tokens=12345.6"
     assert "at step 1200000" in resized_text({"from": 2, "to": 3, "step": 1_200_000})
+
+
+def test_a_budget_under_the_stops_lead_waits_for_a_measured_spend(tmp_path: Path) -> None:
+    """$1/s, a $5 budget and a 10 s lead: it stopped the job at its first check, having spent $0."""
+    clock, journaled = Clock(), []
+    rule = AutoStop(
+        {"price": {"per_hour": 3600.0}, "budget": 5.0, "grace": 60},
+        lambda kind, **fields: journaled.append(fields),
+        clock,
+        files_dir=job_dir(tmp_path, "J"),
+    )
+    assert rule.check() is None and not [f for f in journaled if f.get("event") == "autostop"]
+    clock.now += 1.0
+    reason = rule.check()
+    assert reason is not None and reason.startswith("budget: accrued 1.00 USD, with 10.00 more over the stop")
