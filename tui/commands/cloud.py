@@ -411,7 +411,8 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     name = args.name or instance.id
     user = args.ssh_user or ("ubuntu" if args.provider == "aws" else "root")
     address = instance.public_address or instance.private_address or ""
-    _add_host(name, instance, user, address, args)  # first: an SSH that never answers still leaves the host
+    # first: an SSH that never answers still leaves the host; priced by the quote the user said yes to
+    _add_host(name, instance, user, address, args, (quote.per_hour, quote.currency))
     print(f"added host {name} ({user}@{address}:{args.ssh_port}, HostKeyAlias {instance.id})")
     if args.no_wait:
         print(f"check its key with `gpudeck hosts trust {name}` once it has booted")
@@ -427,10 +428,17 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     return _trust(session, provider, instance, name)
 
 
-def _add_host(name: str, instance: Instance, user: str, address: str, args: argparse.Namespace) -> None:
+def _add_host(
+    name: str,
+    instance: Instance,
+    user: str,
+    address: str,
+    args: argparse.Namespace,
+    price: tuple[float | None, str],
+) -> None:
     from ..actions.cloud_launch import add_host
 
-    add_host(name, instance, user, address, args.ssh_port, args.identity_file, args.agent_dir)
+    add_host(name, instance, user, address, args.ssh_port, args.identity_file, args.agent_dir, price)
 
 
 def _trust(session: Session, provider: Provider, instance: Instance, name: str) -> int:
