@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from textual.content import Content
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Input, Select, Static
+from textual.widgets import Button, DataTable, Input, Label, Select, Static
 from textual.widgets._footer import FooterKey
 
 from tests.support.aliyun import AliyunServer, serving
@@ -143,6 +143,26 @@ async def test_the_footer_shows_the_cloud_tabs_keys_and_no_job_keys(aliyun: Aliy
         await until(
             pilot, lambda: "n" in footer_keys(app) and "S" not in footer_keys(app), "the fleet tab's keys"
         )
+
+
+@sync
+async def test_the_stop_question_says_what_the_gpus_do_and_wraps_its_text(aliyun: AliyunServer) -> None:
+    """Issue 32, item 6: the dialog had no utilization and cut its text at the dialog's edge."""
+    now = time.time()
+    ids = account_with_three(aliyun, now)
+    app = app_for(clock=lambda: now)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_tab(pilot, app, 3)
+        await select(pilot, app, ids["idle"])
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert "GPU now 2%, 1 h average 2% (the busiest GPU), idle for 39m00s" in dialog.detail
+        label = dialog.query_one(".dialog-detail", Label)
+        await pilot.pause()
+        assert label.size.width * label.size.height >= len(dialog.detail)  # all of it shown, wrapped
+        await pilot.press("n")
 
 
 @pytest.mark.slow

@@ -95,6 +95,16 @@ def _idle(v: InstanceView, now: float) -> Content:
     return Content.styled(f"{since} · {waste}", "bold $cloud-waste")
 
 
+def usage_text(v: InstanceView, now: float) -> str:
+    """What the GPUs do, for a stop question: a busy instance must not be stopped by mistake."""
+    if not v.has_metric:
+        return f"GPU: {v.util_source}"
+    text = f"GPU now {_pct(v.util.now)}, 1 h average {_pct(v.util.avg_1h)} (the busiest GPU)"
+    if v.util.idle and v.util.idle_since is not None:
+        text += f", idle for {duration(now - v.util.idle_since)}"
+    return text
+
+
 def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Content | str]:
     i = v.instance
     idle = v.util.idle and i.state == "running"
