@@ -92,3 +92,22 @@ def test_hosts_set_dates_one_change_once_in_the_ledger_and_the_agents_price_file
     assert [c["per_hour"] for c in changes] == [2.0] and changes[0]["at"] == rows[0].at
     # the provider change: its own row at the same price (the agent's file is prices only)
     assert [(r.per_hour, r.data["provider"]) for r in rows] == [(2.0, None), (2.0, "aws")]
+
+
+def test_prices_shows_the_spot_price_cost_billed_for_a_spot_host(gpudeck_home: Path, workdir: Path) -> None:
+    """Issue 32, item 6: `prices` said "unknown" for a spot host that `cost` priced by its live quote."""
+    from tests.conftest import gpudeck
+
+    (gpudeck_home / "hosts.toml").write_text(
+        '[hosts.local]\nmarket = "spot"\nprovider = "aws"\ninstance_type = "g5.xlarge"\nregion = "us-east-1a"\n'
+    )
+    with Ledger(gpudeck_home / "state.db") as ledger:  # what `cost` recorded from the spot history
+        ledger.record_price("local", T0, 0.43, "USD", "aws spot history us-east-1a", T0, terms(SPOT))
+    result = gpudeck("prices", "--json", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    [local] = json.loads(result.stdout)["hosts"]
+    assert (local["per_hour"], local["market"]) == (0.43, "spot")
+    assert (
+        local["source"].startswith("spot quote `gpudeck cost` billed at")
+        and "spot history" in local["source"]
+    )
