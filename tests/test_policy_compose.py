@@ -205,3 +205,14 @@ def test_vertical_and_schedule_rules_move_once_and_keep_the_schedules_count() ->
     text = OFFICE.format(inside=1) + BIGGER
     run = simulate(text, lambda t: 0, MONDAY_0900 + 60, 60, nodes=1, util=99.0)
     assert [kind for _, kind in run.moves] == ["g5.12xlarge"] and run.nodes == [(MONDAY_0900 + 60, 1)]
+
+
+def test_a_growing_rule_keeps_its_own_max_under_a_higher_schedule_floor() -> None:
+    # the schedule asks 4 and has not acted yet; the backlog rule (max 3) grows 2 → 3, never to 4
+    text = GROW.format(above=10000).replace("max = 8", "max = 3") + OFFICE.format(inside=4)
+    policies = parse(text, Path("p.toml"))
+    now = MONDAY_0900 + 3600
+    points = [Point(now - 600 + 30 * i, 20000) for i in range(21)]
+    facts = JobFacts("j", "yolo-v8", 2, ("h",), {"backlog": points})
+    backlog = next(d for d in decide(Inputs(now, [facts], policies)) if d.rule == "backlog")
+    assert (backlog.action, backlog.to) == ("scale", 3)

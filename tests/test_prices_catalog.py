@@ -55,6 +55,7 @@ def test_each_family_holds_its_sizes_and_the_next_larger_is_found() -> None:
         ("aws", "g4dn.xlarge", "g4dn.2xlarge"),
         ("aws", "g5.8xlarge", "g5.16xlarge"),  # 1 GPU, more CPUs before the 4-GPU size
         ("aws", "g6.24xlarge", "g6.48xlarge"),
+        ("aws", "p5.4xlarge", "p5.48xlarge"),
         ("aliyun", "ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c16g1.4xlarge"),
         ("aliyun", "ecs.gn6i-c4g1.xlarge", "ecs.gn6i-c8g1.2xlarge"),
     ):

@@ -271,7 +271,7 @@ def _metric(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
             f"{why}; rule {against!r} holds too and pulls the other way: neither acts",
             **facts,
         )
-    floor = _floor(job, inputs)
+    floor = _floor(job, inputs) if rule.add < 0 else None  # a shrinking rule stops at the schedule's count
     low = max(rule.min, floor[0]) if floor else rule.min
     target = job.nodes + rule.add
     target = max(low, target if rule.max is None else min(rule.max, target))
