@@ -151,7 +151,7 @@ def test_fp16_on_a_cpu_is_refused_with_the_reason() -> None:
     """Issue 32, item 7: `--precision fp16` on a CPU ran silently ~35× slower than fp32."""
     from trainer.build import resolve_precision
 
-    with pytest.raises(SystemExit, match=r"--precision fp16 on a CPU: .*use fp32 or auto"):
+    with pytest.raises(SystemExit, match=r"--precision fp16 on a CPU: .*use fp32, bf16 or auto"):
         resolve_precision("fp16", torch.device("cpu"))
     assert resolve_precision("auto", torch.device("cpu")) == "fp32"
     assert resolve_precision("bf16", torch.device("cpu")) == "bf16"  # CPUs do bf16 (AMX, AVX512-BF16)
