@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from remote_agent.metrics.parse import parse_line
 from remote_agent.supervision.autostop import AutoStop
 from tests.test_cost_truth import Clock, job_dir
 from tests.test_policy_engine import MONDAY_0900, job, one
@@ -63,3 +64,14 @@ def test_a_budget_under_the_stops_lead_waits_for_a_measured_spend(tmp_path: Path
     clock.now += 1.0
     reason = rule.check()
     assert reason is not None and reason.startswith("budget: accrued 1.00 USD, with 10.00 more over the stop")
+
+
+def test_a_json_points_world_size_stays_with_it() -> None:
+    """Issue 32, item 7: the trainer's points say their world size; gpudeck dropped it (an elastic job's
+    chart could not show where the size changed). In free text it stays an identifier, not a value."""
+    assert parse_line('{"step": 4, "loss": 0.5, "world_size": 2}') == {
+        "step": 4,
+        "loss": 0.5,
+        "world_size": 2,
+    }
+    assert parse_line("step 4 loss 0.5 world_size 2") == {"step": 4, "loss": 0.5}
