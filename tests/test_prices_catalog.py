@@ -63,7 +63,8 @@ def test_each_family_holds_its_sizes_and_the_next_larger_is_found() -> None:
         assert p.next is not None and p.next.instance_type == bigger, (kind, p.next)
     # a known price stays where it was sourced; the others are unknown, never guessed
     assert catalog.find("aws", "g4dn.2xlarge", "us-east-1").on_demand_usd_per_hour == 0.752  # type: ignore[union-attr]
-    assert catalog.find("aws", "g5.48xlarge").on_demand_usd_per_hour is None  # type: ignore[union-attr]
+    assert catalog.find("aws", "g5.48xlarge", "us-east-1").on_demand_usd_per_hour == 16.288  # type: ignore[union-attr]
+    assert catalog.find("aws", "g4dn.8xlarge").on_demand_usd_per_hour is None  # type: ignore[union-attr]
     for azure in ("Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"):
         assert catalog.find("azure", azure).gpus == 8  # type: ignore[union-attr]
     assert catalog.find("aws", "p4de.24xlarge").gpu_memory_gb == 80  # type: ignore[union-attr]
