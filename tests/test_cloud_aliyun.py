@@ -196,6 +196,9 @@ def test_stop_asks_naming_the_instance_and_price(aliyun: AliyunServer, gpudeck_h
     yes = answering("y\n", "cloud", "stop", iid)
     assert yes.returncode == 0, yes.stderr
     assert aliyun.account.status(iid) == "Stopped" and f"{iid}: stopping" in yes.stdout
+    # issue 32, item 6: stopping it again is done already, not a failure (it exited 1); no question asked
+    twice = answering("", "cloud", "stop", iid)
+    assert (twice.returncode, twice.stdout) == (0, f"{iid}: already stopped\n"), twice.stderr
     again = gpudeck("cloud", "start", iid, "--yes")
     assert again.returncode == 0 and aliyun.account.status(iid) in ("Starting", "Running")
 

@@ -93,10 +93,13 @@ def run(url: str, instance_type: str = "g5.xlarge", name: str | None = None, spo
     return str(ec2(url).run_instances(**args)["Instances"][0]["InstanceId"])
 
 
-def put_gpu(url: str, instance_id: str, now: float, count: int, value: float, gpus: int = 1) -> None:
-    """What the CloudWatch agent's nvidia_smi plugin sends: one series per GPU (index, name), InstanceId appended."""
+def put_gpu(
+    url: str, instance_id: str, now: float, count: int, value: float, gpus: int = 1, first: int = 0
+) -> None:
+    """What the CloudWatch agent's nvidia_smi plugin sends: one series per GPU (index, name), InstanceId
+    appended; GPUs `first`..`first + gpus - 1`, each at `value` for the `count` minutes up to `now`."""
     cw = boto3.client("cloudwatch", region_name=REGION, endpoint_url=url)
-    for index in range(gpus):
+    for index in range(first, first + gpus):
         data = [
             {
                 "MetricName": "nvidia_smi_utilization_gpu",
@@ -136,7 +139,7 @@ def test_lists_gpu_instances_only(moto: str) -> None:
 
 
 def test_idle_finder_is_exact(moto: str) -> None:
-    now = time.time()
+    now = time.time() + 2700  # judged 45 minutes after launch: the instances are up that long
     idle, busy, nodata = run(moto, name="idle"), run(moto, name="busy"), run(moto, name="nodata")
     put_gpu(moto, idle, now, 45, 1.0, gpus=2)
     put_gpu(moto, busy, now, 45, 70.0)
@@ -157,6 +160,26 @@ def test_idle_finder_is_exact(moto: str) -> None:
     assert views[busy].util.now == pytest.approx(70.0) and not views[busy].util.idle
     assert views[nodata].util_source == NO_METRIC and views[nodata].util.now is None
     assert views[nodata].to_json()["gpu_util"] is None  # never 0 %
+
+
+def test_one_busy_gpu_makes_an_instance_busy_and_idle_time_starts_at_launch(moto: str) -> None:
+    """Issue 32, item 5: a p4d with one GPU at 30 % is not idle (the mean of 8 GPUs said 3.75 %), and an
+    instance up a few minutes is not "idle 45m" from the points of an earlier run."""
+    later = time.time() + 2700  # 45 minutes after launch
+    p4d = run(moto, "p4d.24xlarge", name="one-busy")
+    put_gpu(moto, p4d, later, 45, 0.0, gpus=7)
+    put_gpu(moto, p4d, later, 45, 30.0, gpus=1, first=7)
+    fresh = run(moto, name="just-started")  # launched now; its metric has 45 minutes of older points
+    launched = time.time()
+    put_gpu(moto, fresh, launched + 240, 45, 1.0)
+    cloud = Settings(cloud=CloudSettings(aws_regions=(REGION,), aws_endpoint_url=moto))
+    views = {v.instance.id: v for v in snapshot(cloud, "aws", window=1800, below=5.0, now=later).views}
+    assert not views[p4d].util.idle and views[p4d].util.now == pytest.approx(30.0)
+    young = {
+        v.instance.id: v for v in snapshot(cloud, "aws", window=1800, below=5.0, now=launched + 240).views
+    }
+    assert not young[fresh].util.idle  # up 4 minutes: not idle for 30
+    assert young[fresh].util.idle_since is not None and young[fresh].util.idle_since >= launched - 61
 
 
 def test_one_time_spot_cannot_stop_and_says_so(moto: str) -> None:

@@ -106,6 +106,10 @@ def test_find_idle_stop_it_launch_a_host_and_run_a_job(
     hosts = (ssh_home.gpudeck_home / "hosts.toml").read_text()
     assert f'instance_id = "{new_id}"' in hosts and f'host_key_alias = "{new_id}"' in hosts
     assert f'target = "root@127.0.0.1:{ssh_home.server.port}"' in hosts and 'provider = "aliyun"' in hosts
+    # issue 32, item 6: priced as `cloud ls` prices it (Aliyun's DescribePrice), not "unknown"
+    prices = json.loads(gpudeck("prices", "--json").stdout)
+    gpu1 = next(h for h in prices["hosts"] if h["host"] == "gpu1")
+    assert (gpu1["per_hour"], gpu1["currency"]) == (10.8, "CNY"), gpu1
     known = (ssh_home.gpudeck_home / "known_hosts").read_text()
     assert known.startswith(
         f"{new_id} ssh-ed25519 "

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.sshd import keygen
 from tui.cloud.aliyun import _datapoints, split_endpoint
-from tui.cloud.aws import mean_per_minute
+from tui.cloud.aws import busiest_per_minute
 from tui.cloud.console import published_fingerprints
 from tui.cloud.model import CloudError, RetryableError
 from tui.cloud.retry import RetryPolicy, retrying
@@ -70,9 +70,9 @@ def test_averages() -> None:
     assert u.now == 30.0 and u.window_avg == pytest.approx(30.0) and u.avg_1h == pytest.approx(20.0)
 
 
-def test_gpus_are_averaged_per_minute() -> None:
-    assert mean_per_minute([[(NOW, 10.0), (NOW + 60, 20.0)], [(NOW + 5, 30.0)]]) == [
-        (NOW, 20.0),
+def test_each_minute_is_the_busiest_gpu() -> None:
+    assert busiest_per_minute([[(NOW, 10.0), (NOW + 60, 20.0)], [(NOW + 5, 30.0)]]) == [
+        (NOW, 30.0),
         (NOW + 60, 20.0),
     ]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.aliyun import AliyunServer, serving
-from tests.support.boxes import kill_boxes_jobs, two_boxes
+from tests.support.boxes import VENV_FIRST, kill_boxes_jobs, two_boxes
 from tests.support.cleanup import kill_all_jobs
 from tests.support.sshd import SshHome
 from tests.support.waiting import wait_for
@@ -162,3 +162,54 @@ def test_with_no_host_of_the_type_policy_run_launches_one_and_moves_the_job_ther
         kill_boxes_jobs(ssh_home)
         kill_all_jobs(ssh_home.gpudeck_home / "local-agent")
         kill_all_jobs(new_agents)
+
+
+# each process torchrun starts says its world: 1 on the small type, the big type's 4 GPUs after the move
+WORLD = (
+    'ck="$2"; echo "world=$WORLD_SIZE rank=$RANK"; if [ "$RANK" = 0 ]; then echo step=5 > "$ck/state"; fi; '
+    "exec sleep 300"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_torchrun_job_moved_to_a_bigger_type_runs_a_process_per_new_gpu(
+    ssh_home: SshHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32, item 2: the move kept --nproc-per-node 1, leaving 3 of the 4 new A100s idle."""
+    two_boxes(ssh_home)
+    busy_local_gpu(monkeypatch)
+    ok("hosts", "set", "local", "provider=aliyun", f"instance_type={SMALL}", "market=on-demand")
+    ok("hosts", "set", "box-b", "provider=aliyun", f"instance_type={BIG}", "market=on-demand")
+    (ssh_home.gpudeck_home / "policies.toml").write_text(
+        '[pool.a100]\nhosts = ["local", "box-b"]\n\n'
+        '[[rule]]\nname = "bigger"\nkind = "vertical"\npool = "a100"\nabove = 90\nfor = "0s"\nauto = true\n'
+    )
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    try:
+        job = ok(
+            "run", "--name", "busy", "--host", "local", "--grace", "5", "--launcher", "torchrun",
+            "--nproc-per-node", "1", "--master-addr", "127.0.0.1", "--setup", VENV_FIRST,
+            "--", "bash", "-c", WORLD, "x", "--checkpoint-dir", str(ck),
+            cwd=tmp_path,
+        ).strip()  # fmt: skip
+        wait_for(lambda: "world=1 rank=0" in ok("logs", job), timeout=60, what="the first world")
+        events = ssh_home.gpudeck_home / "local-agent" / "jobs" / job / "0" / "events.jsonl"
+        wait_for(lambda: "gpu" in kinds(events), what="a GPU summary in the job's journal")
+        out = ok("policy", "run", "--once", timeout=180)
+        [applied] = journal(ssh_home.gpudeck_home)
+        assert (applied["outcome"], applied["to"], applied["nproc_per_node"]) == ("applied", BIG, 4), (
+            applied,
+            out,
+        )
+        moved = json.loads(ok("inspect", "--json", applied["new_job"]))
+        assert moved["multinode"]["nproc_per_node"] == 4, moved["multinode"]
+        wait_for(
+            lambda: all(f"world=4 rank={r}" in ok("logs", applied["new_job"]) for r in range(4)),
+            timeout=90,
+            what="four processes on the bigger type",
+        )
+    finally:
+        kill_boxes_jobs(ssh_home)
+        kill_all_jobs(ssh_home.gpudeck_home / "local-agent")

@@ -80,6 +80,13 @@ BASE = '[[rule]]\nname = "r"\nkind = "metric"\njobs = "*"\nmetric = "backlog"\na
     [
         (BASE.replace("above = 1", 'above = "lots"'), 6, "rule 'r': above: expected a number, got 'lots'"),
         (BASE + 'for = "soon"\n', 9, "rule 'r': for: expected a duration such as"),
+        # issue 32, item 7: a threshold that never fires, and a misspelt table, each with its line
+        (BASE.replace("above = 1", "above = inf"), 6, "rule 'r': above: expected a finite number, got inf"),
+        (
+            BASE.replace("[[rule]]", "[[rules]]"),
+            1,
+            "rules: unknown table or key (known: [[rule]], [pool.NAME]) — did you mean [[rule]]?",
+        ),
         (BASE.replace("max = 3\n", ""), 7, "rule 'r': add: a rule that adds nodes needs max = N"),
         (BASE.replace("max = 3", "max = 0"), 8, "rule 'r': max: expected a node count (1 or more), got 0"),
         (BASE + "min = 4\n", 8, "rule 'r': max: must be >= min (4)"),
@@ -160,3 +167,9 @@ def test_the_seed_metric_is_read_from_a_plain_backlog_line() -> None:
     assert parse_line("backlog=12000") == {"backlog": 12000}
     assert parse_line("backlog: 12000 samples") == {"backlog": 12000}
     assert parse_line("the backlog is long") is None
+
+
+def test_weekdays_and_weekends_are_days(tmp_path: Path) -> None:
+    text = '[[rule]]\nname = "s"\nkind = "schedule"\njobs = "*"\ndays = "{}"\nbetween = "09:00-18:00"\nnodes = 1\n'
+    assert parse(text.format("weekdays"), tmp_path / "p.toml").rules[0].days == frozenset(range(5))
+    assert parse(text.format("weekends"), tmp_path / "p.toml").rules[0].days == frozenset((5, 6))

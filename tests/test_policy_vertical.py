@@ -79,15 +79,21 @@ class Free:
 
 
 def controller(
-    tmp_path: Path, free: Free, fail: str | None = None, text: str = TEXT, others: tuple[Job, ...] = ()
+    tmp_path: Path,
+    free: Free,
+    fail: str | None = None,
+    text: str = TEXT,
+    others: tuple[Job, ...] = (),
+    procs: list[int | None] | None = None,
 ) -> tuple[Controller, list[dict[str, str]]]:
     tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "policies.toml"
     path.write_text(text)
     moves: list[dict[str, str]] = []
 
-    def move(job: Job, hosts: dict[str, str]) -> str:
+    def move(job: Job, hosts: dict[str, str], gpus: int | None) -> str:
         moves.append(hosts)
+        (procs if procs is not None else []).append(gpus)
         if fail:
             raise GpudeckError(fail)
         return "j-moved"
@@ -110,8 +116,11 @@ def controller(
 
 def test_the_job_moves_onto_a_host_of_the_bigger_type_with_free_gpus(tmp_path: Path) -> None:
     free = Free({"beta": 0, "gamma": 4})
-    ctl, moves = controller(tmp_path, free)
+    procs: list[int | None] = []
+    ctl, moves = controller(tmp_path, free, procs=procs)
     [applied] = ctl.tick()
+    # the new type's 4 GPUs each get a process (torchrun's --nproc-per-node), not the old type's 1
+    assert procs == [4] and applied["nproc_per_node"] == 4
     assert moves == [{"alpha": "gamma"}] and free.asked == [["beta", "gamma"]]  # gamma: the free GPUs
     assert (applied["outcome"], applied["kind"], applied["from"], applied["to"]) == (
         "applied",

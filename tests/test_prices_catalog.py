@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import gpudeck
 from tui.cost import catalog
 from tui.cost.settings import PriceSettingsError, host_price, validate_price_settings
+from tui.policy.bigger import family, next_larger
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +31,44 @@ def test_shipped_catalog_is_valid() -> None:
         assert all(v.strip() for v in row.values()), row
         if row["provider"] in ("aliyun", "tencent"):
             assert row["on_demand_usd_per_hour"] == catalog.UNKNOWN and row["as_of"] == catalog.UNKNOWN
+
+
+FAMILIES = {  # the families a fleet moves within (issue 32): each holds its sizes, not one
+    ("aws", "g4dn"): 7,
+    ("aws", "g5"): 8,
+    ("aws", "g6"): 8,
+    ("aliyun", "gn7i"): 7,
+    ("aliyun", "gn7"): 3,
+    ("aliyun", "gn6i"): 7,
+    ("tencent", "GN10Xp"): 4,
+}
+
+
+def test_each_family_holds_its_sizes_and_the_next_larger_is_found() -> None:
+    entries = catalog.entries()
+    for (provider, fam), count in FAMILIES.items():
+        sizes = [e for e in entries if e.provider == provider and family(provider, e.instance_type) == fam]
+        assert len(sizes) >= count, (fam, [e.instance_type for e in sizes])
+        assert all(e.gpus and e.gpu_model and e.vcpus and e.source and e.checked for e in sizes), fam
+    for provider, kind, bigger in (
+        ("aws", "g5.xlarge", "g5.2xlarge"),
+        ("aws", "g4dn.xlarge", "g4dn.2xlarge"),
+        ("aws", "g5.8xlarge", "g5.16xlarge"),  # 1 GPU, more CPUs before the 4-GPU size
+        ("aws", "g6.24xlarge", "g6.48xlarge"),
+        ("aws", "p5.4xlarge", "p5.48xlarge"),
+        ("aliyun", "ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c16g1.4xlarge"),
+        ("aliyun", "ecs.gn6i-c4g1.xlarge", "ecs.gn6i-c8g1.2xlarge"),
+    ):
+        p = next_larger(entries, provider, kind, "us-east-1" if provider == "aws" else None, "on-demand")
+        assert p.next is not None and p.next.instance_type == bigger, (kind, p.next)
+    # a known price stays where it was sourced; the others are unknown, never guessed
+    assert catalog.find("aws", "g4dn.2xlarge", "us-east-1").on_demand_usd_per_hour == 0.752  # type: ignore[union-attr]
+    assert catalog.find("aws", "g5.48xlarge", "us-east-1").on_demand_usd_per_hour == 16.288  # type: ignore[union-attr]
+    assert catalog.find("aws", "g4dn.8xlarge").on_demand_usd_per_hour is None  # type: ignore[union-attr]
+    for azure in ("Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"):
+        assert catalog.find("azure", azure).gpus == 8  # type: ignore[union-attr]
+    assert catalog.find("aws", "p4de.24xlarge").gpu_memory_gb == 80  # type: ignore[union-attr]
+    assert catalog.find("aws", "p5.4xlarge").gpus == 1  # type: ignore[union-attr]
 
 
 def test_catalog_lookup_and_json() -> None:

@@ -145,3 +145,13 @@ def test_samples_and_augmentation_are_pure_functions_of_seed_epoch_index() -> No
     plain = SyntheticImages(64, 32, 10, seed=1)
     assert torch.equal(plain[(0, 5)][0], plain[(3, 5)][0]) and not torch.equal(plain[(0, 5)][0], a)
     assert not torch.equal(plain[(0, 5)][0], SyntheticImages(64, 32, 10, seed=2)[(0, 5)][0])
+
+
+def test_fp16_on_a_cpu_is_refused_with_the_reason() -> None:
+    """Issue 32, item 7: `--precision fp16` on a CPU ran silently ~35× slower than fp32."""
+    from trainer.build import resolve_precision
+
+    with pytest.raises(SystemExit, match=r"--precision fp16 on a CPU: .*use fp32, bf16 or auto"):
+        resolve_precision("fp16", torch.device("cpu"))
+    assert resolve_precision("auto", torch.device("cpu")) == "fp32"
+    assert resolve_precision("bf16", torch.device("cpu")) == "bf16"  # CPUs do bf16 (AMX, AVX512-BF16)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from textual.content import Content
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Input, Select, Static
+from textual.widgets import Button, DataTable, Input, Label, Select, Static
 from textual.widgets._footer import FooterKey
 
 from tests.support.aliyun import AliyunServer, serving
@@ -143,6 +143,26 @@ async def test_the_footer_shows_the_cloud_tabs_keys_and_no_job_keys(aliyun: Aliy
         await until(
             pilot, lambda: "n" in footer_keys(app) and "S" not in footer_keys(app), "the fleet tab's keys"
         )
+
+
+@sync
+async def test_the_stop_question_says_what_the_gpus_do_and_wraps_its_text(aliyun: AliyunServer) -> None:
+    """Issue 32, item 6: the dialog had no utilization and cut its text at the dialog's edge."""
+    now = time.time()
+    ids = account_with_three(aliyun, now)
+    app = app_for(clock=lambda: now)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_tab(pilot, app, 3)
+        await select(pilot, app, ids["idle"])
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert "GPU now 2%, 1 h average 2% (the busiest GPU), idle for 39m00s" in dialog.detail
+        label = dialog.query_one(".dialog-detail", Label)
+        await pilot.pause()
+        assert label.size.width * label.size.height >= len(dialog.detail)  # all of it shown, wrapped
+        await pilot.press("n")
 
 
 @pytest.mark.slow
@@ -276,18 +296,19 @@ def test_refresh_interval_is_a_setting(tmp_path: Path) -> None:
         load(path)
 
 
-def test_host_util_is_the_mean_over_gpus_per_second_in_the_window() -> None:
+def test_host_util_is_the_busiest_gpu_per_second_in_the_window() -> None:
     fleet = Fleet(clock=lambda: 1000.0)
     for t, utils in ((100.2, (10.0, 30.0)), (101.0, (50.0, 70.0)), (500.0, (1.0, 1.0))):
         fleet.apply_gpus("gpu1", {"gpus": [{"index": i, "util": u} for i, u in enumerate(utils)]}, t=t)
     fleet.apply_gpus("gpu1", {"gpus": [{"index": 0, "util": "nan"}, {"index": 1, "util": 8.0}]}, t=600.0)
+    # any busy GPU makes the host busy: the busiest one, not the mean (10 and 30 % → 30, not 20)
     assert util_points(fleet.hosts["gpu1"], 100.0, 600.0) == [
-        (100.0, 20.0),
-        (101.0, 60.0),
+        (100.0, 30.0),
+        (101.0, 70.0),
         (500.0, 1.0),
         (600.0, 8.0),
     ]
-    assert util_points(fleet.hosts["gpu1"], 101.0, 499.0) == [(101.0, 60.0)]
+    assert util_points(fleet.hosts["gpu1"], 101.0, 499.0) == [(101.0, 70.0)]
 
 
 @pytest.mark.slow

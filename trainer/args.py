@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--precision",
         choices=["auto", "fp32", "bf16", "fp16"],
         default="auto",
-        help="auto: bf16 on GPUs that have it, else fp16 on GPUs, fp32 on CPU",
+        help="auto: bf16 on GPUs that have it, else fp16 on GPUs, fp32 on CPU (fp16 on a CPU is refused: tens of times slower)",
     )
     g.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=True)
     g.add_argument("--compile", action="store_true", help="torch.compile the model")

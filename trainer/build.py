@@ -20,6 +20,13 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def resolve_precision(choice: str, device: torch.device) -> str:
+    if choice == "fp16" and device.type == "cpu":
+        # CPUs have no fp16 math: autocast emulates it, tens of times slower than fp32 (35x in issue 32,
+        # 74x in bench/bench_cpu_precision.py here) while bf16 runs at or above fp32's speed
+        raise SystemExit(
+            "trainer: --precision fp16 on a CPU: no fp16 hardware there (tens of times slower than fp32); "
+            "use fp32, bf16 or auto"
+        )
     if choice != "auto":
         return choice
     if device.type == "cuda":

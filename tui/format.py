@@ -42,8 +42,12 @@ def number(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return str(value)
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))  # a step or a count read as a float: 12000, not 1.2e+04
         if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
             return f"{value:.3e}"
+        if abs(value) >= 1e4:
+            return f"{value:.1f}"  # 12345.6, not 1.235e+04
         return f"{value:.4g}"
     return str(value)
 
@@ -70,7 +74,7 @@ def resized_text(data: dict[str, Any]) -> str:
     """A `resized` record in words: `resized 2 → 3 nodes at step 40 (scale +1), paused 12.3 s`."""
 
     def count(v: Any) -> str:
-        return f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else "?"
+        return number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else "?"
 
     step = data.get("step")
     at = f" at step {count(step)}" if isinstance(step, (int, float)) else ""

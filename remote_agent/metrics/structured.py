@@ -68,8 +68,13 @@ def _flatten(obj: Mapping[str, object], prefix: str, values: Values, depth: int)
         if value is None:
             continue
         name = normalise(key)
-        if name and name not in DROPPED and name not in values:
+        # a JSON record's world_size is the job's own statement of its size, kept with the point (an
+        # elastic job's chart shows where it changed); in free text it stays an identifier, dropped
+        if name and (name not in DROPPED or name == KEPT_IN_JSON) and name not in values:
             values[name] = value
+
+
+KEPT_IN_JSON = "world_size"
 
 
 def _from_repr(text: str) -> Optional[Tuple[Optional[Values], bool]]:

@@ -141,7 +141,9 @@ class AutoStop:
             self.warned = True  # always before the stop, even when one check crosses both
             self.journal("event", event="budget_warning", data=inputs)
         during_stop = self.meter.rate_per_s(now) * self.meter.lead
-        if accrued + during_stop >= self.budget:
+        # a stop needs a measured spend first: a budget under the stop's lead × price would otherwise
+        # stop the job at its first check, before it spent anything
+        if accrued > 0 and accrued + during_stop >= self.budget:
             if not self.warned:
                 self.warned = True
                 self.journal("event", event="budget_warning", data=inputs)

@@ -8,11 +8,13 @@ user: a prompt in the CLI, a modal in the TUI), never done silently here.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..cloud import providers as providers_mod
 from ..cloud.model import CloudError, Instance, LaunchSpec, Provider
+from ..cloud.pricing import price_for
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import NAME_RE, HostEntry, HostsFileError, load_hosts, set_host_fields
 from ..hosts_file import add_host as add_entry
@@ -73,7 +75,13 @@ def add_host(
     port: int,
     identity_file: str | None,
     agent_dir: str,
+    price: tuple[float | None, str] | None = None,
 ) -> None:
+    """The new host in hosts.toml, with the instance's identity and — on-demand, where the provider
+    quoted one (Aliyun's DescribePrice) — its price, so `cost` prices it as `cloud ls` does."""
+    fixed: dict[str, object] = {}
+    if price is not None and price[0] is not None and instance.lifecycle != "spot":  # spot: live quotes
+        fixed = {"price_per_hour": price[0], "currency": price[1]}
     try:
         add_entry(
             HostEntry(
@@ -89,6 +97,7 @@ def add_host(
                 "region": instance.zone or instance.region,
                 "market": instance.lifecycle,
                 "host_key_alias": instance.id,
+                **fixed,
             },
         )
     except HostsFileError as exc:
@@ -125,12 +134,22 @@ def launch_host(
     name = req.name or instance.id
     user = req.ssh_user or ("ubuntu" if provider.name == "aws" else "root")
     address = instance.public_address or instance.private_address or ""
+    quote = price_for(provider, instance, time.time())
     if _added_before(name, instance):
         progress(
             f"host {name} is in hosts.toml already (an earlier try of this launch added it); waiting for SSH"
         )
     else:
-        add_host(name, instance, user, address, req.ssh_port, req.identity_file, req.agent_dir)
+        add_host(
+            name,
+            instance,
+            user,
+            address,
+            req.ssh_port,
+            req.identity_file,
+            req.agent_dir,
+            (quote.per_hour, quote.currency),
+        )
         progress(f"added host {name} ({user}@{address}:{req.ssh_port}); waiting for SSH")
     try:
         core.wait_ssh(address, req.ssh_port, timeout=req.timeout)

@@ -78,6 +78,7 @@ def scale(
     env: tuple[tuple[str, str], ...] = (),
     move: Mapping[str, str] | None = None,
     refresh_data: bool = False,
+    nproc_per_node: int | None = None,
     rollback_window: float = STARTUP_WINDOW,
 ) -> Scaled:
     """Stop every node, then relaunch on the new count as a new job (returned). Blocks. `why`
@@ -87,7 +88,9 @@ def scale(
     (the job's own values never leave its hosts), also set on the other nodes. `move` (old host →
     new host; `count` is then ignored): the same node count, those nodes relaunched on the new
     hosts from the checkpoint (a rule's bigger instance type). Every node gets the job's `--data`
-    presigned again (tui/actions/jobdata.py; `refresh_data`: the prefixes' current objects)."""
+    presigned again (tui/actions/jobdata.py; `refresh_data`: the prefixes' current objects).
+    `nproc_per_node` (with `move`): the processes per node on the new hosts — a bigger type's GPU
+    count — where torchrun starts them (a `--launcher none` command starts its own)."""
     refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
     mn = job.plan  # None: a one-node launch, grown as the same command on more nodes
     if mn is not None and mn.elastic:  # torchrun's rendezvous: nodes join and leave the running job
@@ -120,6 +123,8 @@ def scale(
     kept = [str(n_["host"]) for n_ in sorted(job.nodes, key=rank_key)]  # missing nodes are not in job.nodes
     ranks = {str(n_["node"]): n_["host"] for n_ in job.nodes}
     per_node = mn.nproc_per_node if mn is not None else 1
+    if move and nproc_per_node and mn is not None and mn.launcher == "torchrun":
+        per_node = nproc_per_node  # one process per GPU of the new type, not the old count
     pool = list(mn.pool) if mn is not None else []
     free = ask_free(agents, pool) if pool and n > len(kept) and not onto else None
     # moved nodes: the new hosts take the old ones' places (in the pin too)

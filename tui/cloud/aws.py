@@ -288,7 +288,7 @@ class AwsProvider:
                     if p.get("Average") is not None
                 ]
             )
-        return mean_per_minute(series)
+        return busiest_per_minute(series)
 
     def on_demand_price(self, instance: Instance) -> tuple[float, str, str] | None:
         return None  # no live list price (the Pricing API is us-east-1 only and slow): the catalog has it
@@ -301,10 +301,11 @@ class AwsProvider:
         return (points[-1].per_hour, points[-1].currency, points[-1].source) if points else None
 
 
-def mean_per_minute(series: list[list[Point]]) -> list[Point]:
-    """Several GPUs' points → one point per minute, the mean of the GPUs that reported in it."""
+def busiest_per_minute(series: list[list[Point]]) -> list[Point]:
+    """Several GPUs' points → one point per minute, the busiest GPU that reported in it: one GPU at
+    30 % on an 8-GPU instance is a busy instance, not an idle one at a 4 % mean."""
     buckets: dict[int, list[float]] = {}
     for points in series:
         for t, value in points:
             buckets.setdefault(int(t // 60), []).append(value)
-    return [(minute * 60.0, sum(v) / len(v)) for minute, v in sorted(buckets.items())]
+    return [(minute * 60.0, max(v)) for minute, v in sorted(buckets.items())]

@@ -114,7 +114,7 @@ def view(
             source = METRIC_SOURCES.get(provider.name, provider.name) if points else NO_METRIC
         except CloudError as exc:
             points, source = [], f"{NO_METRIC}: {exc}"
-    util = summarize(points or [], now, window, below)
+    util = summarize(points or [], now, window, below, instance.launch_time)
     price = price_for(provider, instance, now)
     v = InstanceView(instance, price, util, source, host, price.accrued(instance.launch_time, now))
     if util.idle and price.per_hour is not None:

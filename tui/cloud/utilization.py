@@ -32,8 +32,14 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def summarize(points: list[Point], now: float, window: float, below: float) -> Utilization:
-    points = sorted(p for p in points if p[0] <= now + PERIOD)
+def summarize(
+    points: list[Point], now: float, window: float, below: float, started: float | None = None
+) -> Utilization:
+    """`points`: the busiest GPU's utilization over time (any busy GPU makes the instance busy).
+    `started`: when the instance (last) started: points before it belong to an earlier run (or to
+    the host before it was this instance), so an instance is never idle for longer than it is up."""
+    floor = started - PERIOD if started is not None else float("-inf")  # the first minute's point
+    points = sorted(p for p in points if floor <= p[0] <= now + PERIOD)
     fresh = bool(points) and points[-1][0] >= now - STALE
     in_window = [v for t, v in points if t > now - window]  # (now - window, now], as CloudMonitor counts
     idle_since = None

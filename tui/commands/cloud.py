@@ -15,6 +15,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..cloud.totals import per_currency, total_text
 from ..errors import EXIT_ERROR, EXIT_HOSTKEY, EXIT_USAGE, GpudeckError
 from ..format import duration, local_time, money, table
 from ..printable import printable, warn
@@ -258,6 +259,9 @@ def idle(args: argparse.Namespace) -> int:
                 ],
             )
         )
+        cost = settings().cost  # one total per currency, or in [cost] currency where its fx has the rates
+        sums = per_currency((v.waste_per_hour, v.price.currency) for v in found)
+        print(f"wasting {total_text(sums, cost.fx, cost.currency, '/h')}")
     elif not snap.errors:  # "none idle" only when every provider answered
         print(f"no instance idle (GPU under {below:g}% for {args.window})")
     unjudged = [v for v in snap.views if v.instance.state == "running" and not v.has_metric]
@@ -296,6 +300,15 @@ def act(args: argparse.Namespace) -> int:
     failures = 0
     for found in targets:
         i = found.instance
+        # idempotent: an instance already where it was asked to go is done, not a failure
+        if (verb, i.state) in (
+            ("stop", "stopped"),
+            ("stop", "stopping"),
+            ("start", "running"),
+            ("start", "pending"),
+        ):
+            print(f"{i.id}: already {i.state}")
+            continue
         if verb == "stop" and (why := core.stop_refusal(i)):
             warn(f"gpudeck: cloud stop: {why}")
             failures += 1
@@ -398,7 +411,8 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     name = args.name or instance.id
     user = args.ssh_user or ("ubuntu" if args.provider == "aws" else "root")
     address = instance.public_address or instance.private_address or ""
-    _add_host(name, instance, user, address, args)  # first: an SSH that never answers still leaves the host
+    # first: an SSH that never answers still leaves the host; priced by the quote the user said yes to
+    _add_host(name, instance, user, address, args, (quote.per_hour, quote.currency))
     print(f"added host {name} ({user}@{address}:{args.ssh_port}, HostKeyAlias {instance.id})")
     if args.no_wait:
         print(f"check its key with `gpudeck hosts trust {name}` once it has booted")
@@ -414,10 +428,17 @@ def launch(args: argparse.Namespace, session: Session) -> int:
     return _trust(session, provider, instance, name)
 
 
-def _add_host(name: str, instance: Instance, user: str, address: str, args: argparse.Namespace) -> None:
+def _add_host(
+    name: str,
+    instance: Instance,
+    user: str,
+    address: str,
+    args: argparse.Namespace,
+    price: tuple[float | None, str],
+) -> None:
     from ..actions.cloud_launch import add_host
 
-    add_host(name, instance, user, address, args.ssh_port, args.identity_file, args.agent_dir)
+    add_host(name, instance, user, address, args.ssh_port, args.identity_file, args.agent_dir, price)
 
 
 def _trust(session: Session, provider: Provider, instance: Instance, name: str) -> int:

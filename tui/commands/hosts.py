@@ -272,7 +272,8 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
         price = host_price(host_fields(name))
         _date_price(name, now, price)
         if session is not None:  # connecting happens inside: a host down or unknown is one line
-            problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, None)
+            # the agent's price file takes the ledger's timestamp: one moment per change, not two
+            problem = push_price(lambda *a, **k: session.client(name).request(*a, **k), price, now)
             if problem:
                 warn(f"{name}: {problem}")
     for key, value in values.items():
@@ -288,6 +289,7 @@ def _date_price(name: str, now: float, price: HostPrice) -> None:
 
     from .. import paths
     from ..cost.ledger import Ledger
+    from ..cost.report import terms
 
     try:
         paths.ensure_private(paths.data_dir())
@@ -306,6 +308,7 @@ def _date_price(name: str, now: float, price: HostPrice) -> None:
             price.currency,
             price.source if price.known else f"price removed ({price.source})",
             now,
+            terms(price),
         )
     finally:
         ledger.close()

@@ -75,8 +75,10 @@ def controller(session: Session) -> Controller:
     def resize(job: find.Job, count: int, onto: tuple[str, ...], new_id: str) -> str:
         return scale.scale(session, session.store, job, str(count), new_id=new_id, onto=onto).id
 
-    def move(job: find.Job, hosts: dict[str, str]) -> str:  # a vertical rule's bigger type
-        return scale.scale(session, session.store, job, str(len(job.nodes)), move=hosts).id
+    def move(job: find.Job, hosts: dict[str, str], gpus: int | None) -> str:  # a vertical rule's bigger type
+        return scale.scale(
+            session, session.store, job, str(len(job.nodes)), move=hosts, nproc_per_node=gpus
+        ).id
 
     def join_pool(path: Path, pool: str, host: str) -> None:  # already there (False) is as good as added
         add_pool_host(path, pool, host)

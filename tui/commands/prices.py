@@ -8,7 +8,7 @@ from typing import Any
 
 from ..cost import catalog
 from ..cost.settings import host_price
-from ..format import table
+from ..format import local_time, table
 from ..session import Session
 from .cost import host_settings
 
@@ -18,10 +18,41 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--json", action="store_true", help="JSON with hosts and catalog")
 
 
+def billed_spot(name: str) -> tuple[float, str, str] | None:
+    """The spot price `gpudeck cost` last billed this host at (its live quote, kept in the ledger):
+    `prices` asks no provider, and without it a spot host read "unknown" here while `cost` priced it."""
+    import sqlite3
+
+    from .. import paths
+    from ..cost.ledger import Ledger
+
+    if not paths.state_db().exists():
+        return None
+    try:
+        ledger = Ledger.read_only_copy(paths.state_db())
+    except (OSError, sqlite3.Error):
+        return None
+    try:
+        rows = ledger.prices(name)
+    finally:
+        ledger.close()
+    last = rows[-1] if rows else None
+    if last is None or last.per_hour is None or (last.data or {}).get("market") != "spot":
+        return None
+    when = local_time(last.at)
+    return (
+        last.per_hour,
+        last.currency or "USD",
+        f"spot quote `gpudeck cost` billed at {when} ({last.source})",
+    )
+
+
 def host_rows(session: Session) -> list[dict[str, Any]]:
     out = []
     for name in session.hosts():
-        price = host_price(host_settings(name))
+        settings = host_settings(name)
+        spot = billed_spot(name) if settings.get("market") == "spot" else None
+        price = host_price(settings, spot)
         out.append(
             {
                 "host": name,

@@ -8,7 +8,7 @@ to well under a cent over months of runtime.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # Only minimums we have checked. AWS bills Linux On-Demand and Spot instances per second with a
 # 60-second minimum (EC2 pricing page, "Per Second Billing"). Providers not listed: per second,
@@ -31,10 +31,16 @@ class PricePeriod:
     per_hour: float
     currency: str = "USD"
     source: str = "settings"
+    # the provider's minimum billed duration under the settings in force then (None: not recorded,
+    # the host's current provider decides): a provider changed later does not re-bill past runs
+    minimum_s: float | None = None
 
 
 def periods_from_changes(
-    changes: Iterable[tuple[float, float | None, str, str]], open_start: bool = True
+    changes: Iterable[
+        tuple[float, float | None, str, str] | tuple[float, float | None, str, str, float | None]
+    ],
+    open_start: bool = True,
 ) -> list[PricePeriod]:
     """(at, per_hour, currency, source) price changes, any order → back-to-back periods.
 
@@ -47,18 +53,39 @@ def periods_from_changes(
     """
     ordered = sorted(changes, key=lambda c: c[0])
     out: list[PricePeriod] = []
-    for i, (at, per_hour, currency, source) in enumerate(ordered):
+    for i, change in enumerate(ordered):
+        at, per_hour, currency, source = change[:4]
+        minimum = change[4] if len(change) > 4 else None
         last = out[-1] if out and out[-1].end is None else None
         if per_hour is None:
             if last is not None:
-                out[-1] = PricePeriod(last.start, at, last.per_hour, last.currency, last.source)
+                out[-1] = replace(last, end=at)
             continue
-        if last is not None and last.per_hour == per_hour and last.currency == currency:
-            continue  # the same price again: one period, not two
+        if last is not None and (last.per_hour, last.currency, last.minimum_s) == (
+            per_hour,
+            currency,
+            minimum,
+        ):
+            continue  # the same price and terms again: one period, not two
         start = float("-inf") if i == 0 and open_start else at
         if last is not None:
-            out[-1] = PricePeriod(last.start, at, last.per_hour, last.currency, last.source)
-        out.append(PricePeriod(start, None, per_hour, currency, source))
+            out[-1] = replace(last, end=at)
+        out.append(PricePeriod(start, None, per_hour, currency, source, minimum))
+    return out
+
+
+def minimum_at(periods: Iterable[PricePeriod], t: float, default: float) -> float:
+    """The minimum billed duration under the settings in force at `t` (a run is billed by the terms
+    it started under); `default` where the period did not record one."""
+    p = price_at(periods, t)
+    return default if p is None or p.minimum_s is None else p.minimum_s
+
+
+def spliced(before: Sequence[PricePeriod], after: Sequence[PricePeriod], at: float) -> list[PricePeriod]:
+    """`before`'s periods up to `at`, then `after`'s from `at` (a spot history applies only from
+    when the host became spot: what ran before keeps the price it ran at)."""
+    out = [replace(p, end=at if p.end is None else min(p.end, at)) for p in before if p.start < at]
+    out += [replace(p, start=max(p.start, at)) for p in after if p.end is None or p.end > at]
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .billing import Money, PricePeriod, accrue, covered, price_at
+from .billing import Money, PricePeriod, accrue, covered, minimum_at, price_at
 from .runs import NodeRun, idle_intervals, steps_per_second
 
 Key = tuple[str, str, str]  # (host, job, node)
@@ -179,7 +179,7 @@ def host_costs(
     partial = partial_today = False
     if host.instance_start is not None and host.periods:
         start = max(host.instance_start, lo)
-        minimum = host.minimum_s if start == host.instance_start else 0.0
+        minimum = minimum_at(host.periods, start, host.minimum_s) if start == host.instance_start else 0.0
         accrued = accrue(host.periods, start, min(now, hi), minimum=minimum)
         # A stretch without a known price (before one was set, after it was removed) adds nothing:
         # the figure is then a lower bound, and says so.
@@ -250,7 +250,9 @@ def _job_cost(
     # after it was removed, has an unknown cost (its known part stays in `accrued`, a lower bound).
     job.priced = covered(host.periods, *span[0]) if span[0][1] > span[0][0] else True
     job.accrued = cost_over(run.key, span, segs, host.periods)
-    job.accrued = _with_minimum(job.accrued, run.start, end, lo, hi, host.minimum_s)
+    # the minimum of the terms the job started under, not today's provider
+    minimum = minimum_at(host.periods, run.start, host.minimum_s)
+    job.accrued = _with_minimum(job.accrued, run.start, end, lo, hi, minimum)
     clipped = [(max(a, lo), min(b, hi)) for a, b in idle_intervals(run, now)]
     job.idle = cost_over(run.key, [iv for iv in clipped if iv[1] > iv[0]], segs, host.periods)
     if run.live and run.state != "lost" and segs and current is not None:

@@ -145,20 +145,34 @@ class Ledger:
         return wrote
 
     def record_price(
-        self, host: str, at: float, per_hour: float | None, currency: str, source: str, recorded_at: float
+        self,
+        host: str,
+        at: float,
+        per_hour: float | None,
+        currency: str,
+        source: str,
+        recorded_at: float,
+        terms: dict[str, Any] | None = None,
     ) -> bool:
-        """A price row only when the host's price differs from the last one recorded. `per_hour`
-        None: the price was removed (billing ends at `at`); recorded only after a known price.
-        A change is never dated before the last row: periods stay in the order they happened."""
+        """A price row only when the host's price — or its billing terms (`terms`: provider, market)
+        — differs from the last one recorded. `per_hour` None: the price was removed (billing ends
+        at `at`); recorded only after a known price. A change is never dated before the last row:
+        periods stay in the order they happened."""
         last = self.prices(host)
-        if last and last[-1].per_hour == per_hour and (per_hour is None or last[-1].currency == currency):
+        same_price = (
+            bool(last)
+            and last[-1].per_hour == per_hour
+            and (per_hour is None or last[-1].currency == currency)
+        )
+        if same_price and (terms is None or per_hour is None or (last[-1].data or {}) == terms):
             return False
         if per_hour is None and not last:
             return False  # never priced: nothing to end
         if last and at <= last[-1].at:
             at = last[-1].at + 1e-3
         return self.record(
-            Fact(at, host, "price", per_hour=per_hour, currency=currency, source=source), recorded_at
+            Fact(at, host, "price", per_hour=per_hour, currency=currency, source=source, data=terms),
+            recorded_at,
         )
 
     def facts(

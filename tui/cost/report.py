@@ -9,11 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..settings import CostSettings
-from .billing import Money, PricePeriod, convert, minimum_seconds, periods_from_changes
+from .billing import Money, PricePeriod, convert, minimum_seconds, periods_from_changes, spliced
 from .collect import HostSnapshot
 from .counters import HostCost, HostInput, JobCost, JobTotal, SettledCache, by_job, host_costs, job_total
 from .ledger import Fact, Ledger
@@ -57,6 +57,18 @@ def parse_since(text: str, tz: dt.tzinfo, now: float) -> float:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)).timestamp()
 
 
+def terms(price: HostPrice) -> dict[str, Any]:
+    """The billing terms a price row records besides the price: a change of provider (its minimum)
+    or market (spot history or not) opens a period of its own, so past runs keep theirs."""
+    return {"provider": price.provider, "market": price.market}
+
+
+def _change(f: Fact) -> tuple[float, float | None, str, str, float | None]:
+    data = f.data or {}
+    minimum = minimum_seconds(data.get("provider")) if "provider" in data else None  # older rows: unrecorded
+    return (f.at, f.per_hour, f.currency or "USD", f.source or "", minimum)
+
+
 def host_periods(
     name: str,
     price: HostPrice,
@@ -65,41 +77,52 @@ def host_periods(
     host_now: float,
     changed_at: float | None = None,
 ) -> list[PricePeriod]:
-    """The host's price over time: a spot history when there is one, else the prices the ledger saw,
-    each from the moment it was set, ending with the price that applies now.
+    """The host's price over time: the prices (and terms) the ledger saw, each from the moment it
+    was set, ending with the price that applies now; a spot history prices the time since the host
+    became spot (the latest stretch of rows with market spot), never what ran before it.
 
-    A price that differs from the ledger's last row (set, changed, switched to a catalog price, or
-    removed) is recorded here, dated when it happened: `changed_at` (hosts.toml's mtime on the host's
-    clock: a hand edit is a write of that file, so the change is never later than it, and never
-    earlier than the row it follows), else now. Without a ledger nothing is dated: the price now is
-    taken to hold throughout, as a spot history's first price does.
+    A price or terms that differ from the ledger's last row (set, changed, switched to a catalog
+    price or to spot, removed) is recorded here, dated when it happened: `changed_at` (hosts.toml's
+    mtime on the host's clock: a hand edit is a write of that file, so the change is never later than
+    it, and never earlier than the row it follows), else now. Without a ledger nothing is dated: the
+    price now (or the spot history) is taken to hold throughout, as a spot history's first price does.
     """
-    if spot:
-        if ledger is not None and price.per_hour is not None:  # the fact, for the record (as billed now)
-            ledger.record_price(name, host_now, price.per_hour, price.currency, price.source, time.time())
-        return list(spot)
     if ledger is None:
+        if spot:
+            return list(spot)
         if price.per_hour is None:
             return []
         return periods_from_changes([(host_now, price.per_hour, price.currency, price.source)])
     rows = ledger.prices(name)
-    changes: list[tuple[float, float | None, str, str]] = [
-        (f.at, f.per_hour, f.currency or "USD", f.source or "") for f in rows
-    ]
-    last = changes[-1] if changes else None
+    now_terms = terms(price)
+    last = rows[-1] if rows else None
     differs = (
-        (last[1], last[2] if last[1] is not None else "")
+        (last.per_hour, last.currency if last.per_hour is not None else "")
         != (price.per_hour, price.currency if price.per_hour is not None else "")
+        # terms are compared where the row recorded them (rows written before they were are not
+        # re-dated by an upgrade)
+        or (price.per_hour is not None and bool(last.data) and last.data != now_terms)
         if last
         else price.per_hour is not None
     )
     if differs:
-        after = last[0] if last else float("-inf")
+        after = last.at if last else float("-inf")
         at = changed_at if changed_at is not None and after < changed_at <= host_now else host_now
         source = price.source if price.per_hour is not None else f"price removed ({price.source})"
-        if ledger.record_price(name, at, price.per_hour, price.currency, source, time.time()):
-            changes = [(f.at, f.per_hour, f.currency or "USD", f.source or "") for f in ledger.prices(name)]
-    return periods_from_changes(changes, open_start=False)
+        if ledger.record_price(name, at, price.per_hour, price.currency, source, time.time(), now_terms):
+            rows = ledger.prices(name)
+    periods = periods_from_changes([_change(f) for f in rows], open_start=False)
+    if not spot:
+        return periods
+    became_spot = None  # the start of the latest stretch of rows priced as spot
+    for f in reversed(rows):
+        if (f.data or {}).get("market") != "spot":
+            break
+        became_spot = f.at
+    if became_spot is None:
+        return list(spot)  # an older ledger that never recorded the market: as before
+    minimum = minimum_seconds(price.provider)
+    return spliced(periods, [replace(p, minimum_s=minimum) for p in spot], became_spot)
 
 
 @dataclass

@@ -13,13 +13,14 @@ Point = tuple[float, float]  # (epoch seconds on the client clock, GPU utilizati
 
 
 def util_points(host: HostModel, start: float, end: float) -> list[Point]:
-    """(t, mean utilization over the host's GPUs) for each second in [start, end] with a reading."""
+    """(t, the busiest GPU's utilization) for each second in [start, end] with a reading: any busy
+    GPU makes the host busy (a mean calls a p4d with one GPU at 30 % idle)."""
     by_second: dict[int, list[float]] = defaultdict(list)
     for series in host.util_series.values():
         for t, v in series.points():
             if start <= t <= end and v == v:  # nan: no reading
                 by_second[int(t)].append(v)
-    return [(float(t), sum(vs) / len(vs)) for t, vs in sorted(by_second.items())]
+    return [(float(t), max(vs)) for t, vs in sorted(by_second.items())]
 
 
 def frozen_host_util(hosts: dict[str, HostModel], now: float, span: float = 3600.0) -> dict[str, list[Point]]:

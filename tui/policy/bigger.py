@@ -53,6 +53,12 @@ def next_larger(
     here = [
         e for e in same if region is None or e.region in (None, region)
     ] or same  # a list price elsewhere beats none
+    # one row per type: the host's region's where it has one (a price), else the region-less sizes
+    best: dict[str, CatalogEntry] = {}
+    for e in here:
+        if e.instance_type not in best or (region is not None and e.region == region):
+            best[e.instance_type] = e
+    here = list(best.values())
     current = next((e for e in here if e.instance_type == instance_type), None)
     mkt = "spot" if market == "spot" else "on-demand"
     if current is None:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from remote_agent.names import new_job_id
 
 from ..actions.find import Job
+from ..cost.catalog import CatalogEntry
 from ..errors import GpudeckError
 from .capacity import Capacity, has_free_host, launch_refusal, launch_token, pool_of
 from .engine import Decision, decide
@@ -38,7 +39,8 @@ RETRY_AFTER = 300.0  # seconds before a failed resize of a job name by a rule is
 Resize = Callable[
     [Job, int, tuple[str, ...], str], str
 ]  # (job, new count, onto hosts, the new job's id) → the new job's id; GpudeckError
-Move = Callable[[Job, dict[str, str]], str]  # (job, {old host: new host}) → the new job's id; GpudeckError
+# (job, {old host: new host}, the new type's GPUs per node or None) → the new job's id; GpudeckError
+Move = Callable[[Job, dict[str, str], int | None], str]
 JoinPool = Callable[[str, str], None]  # (pool, host): write the host into policies.toml's pool; PolicyError
 FleetBudget = Callable[[], tuple[float | None, float | None]]  # → (day budget left, fleet burn per hour)
 
@@ -192,8 +194,10 @@ class Controller:
                 )
             ]
         extra["moved"] = {"from": old, "to": onto}
+        gpus = _gpus_of(self.catalog, str(d.to))
+        extra["nproc_per_node"] = gpus  # the processes per node on the new type (None: not in the catalog)
         try:
-            new_id = self.move(job, {old: onto})
+            new_id = self.move(job, {old: onto}, gpus)
         except GpudeckError as exc:
             self.failed[(d.rule, d.job_name)] = now
             return [*steps, self.journal.write(now, d, "failed", error=str(exc), **extra)]
@@ -364,3 +368,8 @@ def run_forever(
         if once:
             return
         stop.wait(interval)
+
+
+def _gpus_of(entries: Sequence[CatalogEntry], instance_type: str) -> int | None:
+    """The GPU count the catalog gives an instance type (the same in every region it lists)."""
+    return next((e.gpus for e in entries if e.instance_type == instance_type and e.gpus), None)

@@ -22,11 +22,15 @@ def duration(text: object) -> float:
 
 
 def days(text: object) -> frozenset[int]:
-    """Weekday numbers (Monday 0): "mon-fri", "sat,sun", "mon-wed,fri", "daily"."""
+    """Weekday numbers (Monday 0): "mon-fri", "sat,sun", "mon-wed,fri", "daily", "weekdays", "weekends"."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f'expected days such as "mon-fri" or "sat,sun", got {text!r}')
     if text.strip().lower() in ("daily", "all", "every day"):
         return frozenset(range(7))
+    if text.strip().lower() in ("weekdays", "weekday"):
+        return frozenset(range(5))
+    if text.strip().lower() in ("weekends", "weekend"):
+        return frozenset((5, 6))
     out: set[int] = set()
     for part in text.lower().replace(" ", "").split(","):
         first, _, last = part.partition("-")

@@ -2,9 +2,12 @@
 reasons and the inputs that drove them. Pure: no IO, no clock of its own (tests pass one).
 
 Flapping is prevented three ways: a metric condition must hold for the whole `for` (an oscillating
-metric never does), an applied rule waits `cooldown` before acting on that job name again, and a
-schedule acts once per window period. Per job, at most one decision scales it in one pass (the
-first in file order); the others say they were deferred.
+metric never does), a metric rule waits `cooldown` after the job's last resize by any metric or
+schedule rule, and a schedule acts once per window period. Rules compose by one precedence (the
+README's Policies, "Precedence"): the schedule in force sets a job's count at its period's edge and
+is a floor until the next edge — metric rules move the job above it (never below it), and the
+schedule does not pull back what a metric rule grew in its period. Per job, at most one decision
+scales it in one pass (the first in file order); the others say they were deferred.
 """
 
 from __future__ import annotations
@@ -55,27 +58,30 @@ class Decision:
 def decide(inputs: Inputs) -> list[Decision]:
     out: list[Decision] = []
     for job in inputs.jobs:
-        rules = [
-            r for r in inputs.policies.rules if r.matches(job.name, list(job.hosts), inputs.policies.pools)
-        ]
+        rules = _matching(job, inputs)
         winner = _schedule_winner([r for r in rules if r.kind == "schedule"], inputs.now)
         decisions = []
         for rule in rules:
             if rule.kind == "schedule" and rule is not winner:
                 assert winner is not None
-                decisions.append(
-                    _decision(
-                        rule,
-                        job,
-                        job.nodes,
-                        "none",
-                        f"rule {winner.name!r} (listed later) decides this job's schedule now",
-                    )
-                )
+                decisions.append(_decision(rule, job, job.nodes, "none", _deferred_to(winner, rule, inputs)))
             else:
                 decisions.append(_KINDS[rule.kind](rule, job, inputs))
         out.extend(_one_scale_per_job(decisions))
     return out
+
+
+def _deferred_to(winner: Rule, rule: Rule, inputs: Inputs) -> str:
+    """Why another schedule decides now, in the file's true order (the winner may be listed earlier)."""
+    order = inputs.policies.rules
+    where = "later" if order.index(winner) > order.index(rule) else "earlier"
+    if windows.inside(winner, inputs.now):
+        why = "its window is open" + (", and it is listed later" if where == "later" else "")
+    elif winner.otherwise is not None:
+        why = "no window is open and it is the last that asks a count outside its window"
+    else:
+        why = "no window is open and it is listed last"
+    return f"rule {winner.name!r} (listed {where}) decides this job's schedule now: {why}"
 
 
 def _schedule_winner(schedules: list[Rule], now: float) -> Rule | None:
@@ -85,6 +91,26 @@ def _schedule_winner(schedules: list[Rule], now: float) -> Rule | None:
         return active[-1]
     asking = [r for r in schedules if r.otherwise is not None]
     return asking[-1] if asking else (schedules[-1] if schedules else None)
+
+
+def _matching(job: JobFacts, inputs: Inputs) -> list[Rule]:
+    return [r for r in inputs.policies.rules if r.matches(job.name, list(job.hosts), inputs.policies.pools)]
+
+
+def _floor(job: JobFacts, inputs: Inputs) -> tuple[int, str] | None:
+    """(the node count the schedule in force asks now, its name): metric rules never go below it."""
+    winner = _schedule_winner([r for r in _matching(job, inputs) if r.kind == "schedule"], inputs.now)
+    if winner is None:
+        return None
+    want = winner.nodes if windows.inside(winner, inputs.now) else winner.otherwise
+    return None if want is None else (want, winner.name)
+
+
+def _last_resize(job: JobFacts, inputs: Inputs) -> tuple[str, Any] | None:
+    """(rule, Applied) of the job's latest resize by a metric or schedule rule (cooldowns count from it)."""
+    resizers = [r.name for r in _matching(job, inputs) if r.kind in ("metric", "schedule")]
+    found = [(n, inputs.memory[(n, job.name)]) for n in resizers if (n, job.name) in inputs.memory]
+    return max(found, key=lambda f: f[1].t) if found else None
 
 
 def _one_scale_per_job(decisions: list[Decision]) -> list[Decision]:
@@ -122,14 +148,15 @@ def _decision(
 
 def _act(rule: Rule, job: JobFacts, inputs: Inputs, to: int, reason: str, **values: Any) -> Decision:
     """A resize decision, after the cooldown, the budget and `auto` had their say."""
-    memory = inputs.memory.get((rule.name, job.name))
-    if memory is not None and rule.cooldown and inputs.now - memory.t < rule.cooldown:
+    last = _last_resize(job, inputs) if rule.cooldown else None
+    if last is not None and inputs.now - last[1].t < rule.cooldown:
+        by = "applied" if last[0] == rule.name else f"resized by rule {last[0]!r}"
         return _decision(
             rule,
             job,
             job.nodes,
             "none",
-            f"{reason}; cooling down: applied {show(inputs.now - memory.t)} "
+            f"{reason}; cooling down: {by} {show(inputs.now - last[1].t)} "
             f"ago (cooldown {show(rule.cooldown)})",
             **values,
         )
@@ -234,10 +261,27 @@ def _metric(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
     ok, why, facts = _condition(rule, job, inputs)
     if not ok:
         return _decision(rule, job, job.nodes, "none", why, **facts)
+    against = _opposed(rule, job, inputs)
+    if against:
+        return _decision(
+            rule,
+            job,
+            job.nodes,
+            "none",
+            f"{why}; rule {against!r} holds too and pulls the other way: neither acts",
+            **facts,
+        )
+    floor = _floor(job, inputs) if rule.add < 0 else None  # a shrinking rule stops at the schedule's count
+    low = max(rule.min, floor[0]) if floor else rule.min
     target = job.nodes + rule.add
-    target = max(rule.min, target if rule.max is None else min(rule.max, target))
+    target = max(low, target if rule.max is None else min(rule.max, target))
     if target == job.nodes or (rule.add > 0) != (target > job.nodes):
-        bound = f"max {rule.max}" if rule.add > 0 else f"min {rule.min}"
+        if rule.add > 0:
+            bound = f"max {rule.max}"
+        elif floor and floor[0] > rule.min:
+            bound = f"the floor of schedule {floor[1]!r}, {floor[0]}"
+        else:
+            bound = f"min {rule.min}"
         return _decision(rule, job, job.nodes, "none", f"{why}; at its bound ({bound})", **facts)
     return _act(
         rule,
@@ -247,6 +291,16 @@ def _metric(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
         f"{why} → {'+' if rule.add > 0 else ''}{rule.add} node{'s' * (abs(rule.add) != 1)}",
         **facts,
     )
+
+
+def _opposed(rule: Rule, job: JobFacts, inputs: Inputs) -> str | None:
+    """Another metric rule on this job whose condition holds now and that moves it the other way
+    (two such rules would take turns undoing each other)."""
+    for other in _matching(job, inputs):
+        opposite = other.kind == "metric" and other is not rule and (other.add > 0) != (rule.add > 0)
+        if opposite and _condition(other, job, inputs)[0]:
+            return other.name
+    return None
 
 
 # -- schedule --------------------------------------------------------------------------------------
@@ -276,8 +330,27 @@ def _schedule(rule: Rule, job: JobFacts, inputs: Inputs) -> Decision:
         return _decision(rule, job, job.nodes, "none", f"{reason}; already set this period", **facts)
     if want == job.nodes:
         return _decision(rule, job, job.nodes, "none", f"{reason}; it has them", **facts)
+    grown = _grown_in_period(rule, job, inputs, windows.period_start(rule, now).timestamp())
+    if want < job.nodes and grown:
+        return _decision(
+            rule,
+            job,
+            job.nodes,
+            "none",
+            f"{reason}; rule {grown!r} grew it in this period: the schedule is a floor until its next edge",
+            **facts,
+        )
     d = _act(rule, job, inputs, want, reason, **facts)
     return replace(d, period=period)
+
+
+def _grown_in_period(rule: Rule, job: JobFacts, inputs: Inputs, start: float) -> str | None:
+    """A metric rule that resized this job since the schedule's period began (its count stays)."""
+    for r in _matching(job, inputs):
+        applied = inputs.memory.get((r.name, job.name))
+        if r.kind == "metric" and applied is not None and applied.t >= start:
+            return r.name
+    return None
 
 
 # -- vertical --------------------------------------------------------------------------------------

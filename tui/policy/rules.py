@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +152,10 @@ class _Reader:
     def policies(self, data: dict[str, Any]) -> Policies:
         for key in data:
             if key not in ("rule", "pool"):
-                self.fail(None, None, key, "unknown table (known: [[rule]], [pool.NAME])")
+                hint = " — did you mean [[rule]]?" if key in ("rules", "Rule", "RULE") else ""
+                self.at_line(
+                    self.table_line(key), key, f"unknown table or key (known: [[rule]], [pool.NAME]){hint}"
+                )
         pools = self.pools(data.get("pool", {}))
         raw_rules = data.get("rule", [])
         if not isinstance(raw_rules, list):
@@ -314,6 +318,8 @@ class _Reader:
             return None
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
             self.fail(i, name, key, f"expected a number, got {value!r}")
+        if not math.isfinite(value):  # `above = inf` would never fire, silently
+            self.fail(i, name, key, f"expected a finite number, got {value!r}")
         return float(value)
 
     @overload
@@ -350,6 +356,19 @@ class _Reader:
         where = f"{self.path}:{line}" if line else str(self.path)
         label = f"rule {rule!r}: {key}" if rule else (f"rule {i + 1}: {key}" if i is not None else key)
         raise PolicyError(f"{where}: {label}: {problem}")
+
+    def table_line(self, key: str) -> int | None:
+        """The line of `[key]`, `[[key]]`, `[key.…]` or a top-level `key = …`."""
+        header = re.compile(rf"""^\s*\[\[?\s*"?{re.escape(key)}"?\s*[\].]""")
+        assign = re.compile(rf"""^(?:{re.escape(key)}|"{re.escape(key)}")\s*=""")
+        for number, raw in enumerate(self.lines, 1):
+            if header.match(raw) or assign.match(raw):
+                return number
+        return None
+
+    def at_line(self, line: int | None, key: str, problem: str) -> NoReturn:
+        where = f"{self.path}:{line}" if line else str(self.path)
+        raise PolicyError(f"{where}: {key}: {problem}")
 
     def launch_fields(self, name: str, p: dict[str, Any], launch: bool) -> dict[str, Any]:
         """What a pool launches: provider and instance_type are required with launch = true."""

@@ -138,7 +138,16 @@ class DeckScreen(JobActions):
         c = self.cloud
         assert c is not None
         self.query_one(CloudView).show(
-            c.snapshot, Status(c.clock(), c.interval, c.refreshing, c.failure, frozenset(c.busy))
+            c.snapshot,
+            Status(
+                c.clock(),
+                c.interval,
+                c.refreshing,
+                c.failure,
+                frozenset(c.busy),
+                c.settings.cost.currency,
+                dict(c.settings.cost.fx),
+            ),
         )
 
     # -- the selected job ------------------------------------------------------------------------
@@ -270,6 +279,7 @@ class DeckScreen(JobActions):
 
     def on_cloud_view_act(self, message: CloudView.Act) -> None:
         from ..actions.cloud import stop_refusal
+        from ..widgets.cloud_view import usage_text
 
         cloud, v = self.cloud, message.view
         if cloud is None or cloud.refused(message.verb):
@@ -285,10 +295,14 @@ class DeckScreen(JobActions):
             return
         price = money(v.price.per_hour, v.price.currency, "/h", unknown="price unknown")
         name = f"{i.name} ({i.id})" if i.name and i.name != i.id else i.id
-        detail = f"{i.type} {i.lifecycle}, {i.provider} {i.zone or i.region}, {i.state}, {price}. " + (
-            "Its compute stops billing; its disks stay."
-            if message.verb == "stop"
-            else "It bills from now on."
+        detail = (
+            f"{i.type} {i.lifecycle}, {i.provider} {i.zone or i.region}, {i.state}, {price}. "
+            + (f"{usage_text(v, cloud.clock())}. " if message.verb == "stop" else "")
+            + (
+                "Its compute stops billing; its disks stay."
+                if message.verb == "stop"
+                else "It bills from now on."
+            )
         )
         self.app.push_screen(
             ConfirmScreen(f"{message.verb.capitalize()} {name}?", detail, yes=message.verb.capitalize()),

@@ -8,7 +8,8 @@ as markup.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -18,6 +19,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from ..cloud.totals import per_currency, total_text
 from ..format import duration, money
 from ..printable import printable
 from .gauges import bar
@@ -59,6 +61,8 @@ class Status:
     refreshing: bool
     failure: str | None
     busy: frozenset[str]
+    currency: str = "USD"  # [cost] currency: where rates are set, totals are shown in it
+    fx: Mapping[str, float] = field(default_factory=dict)  # [cost] fx: 1 unit of KEY = VALUE of currency
 
 
 def _pct(v: float | None) -> str:
@@ -89,6 +93,16 @@ def _idle(v: InstanceView, now: float) -> Content:
     since = duration(now - v.util.idle_since) if v.util.idle_since is not None else "?"
     waste = money(v.waste_per_hour, v.price.currency, "/h", unknown="price unknown")
     return Content.styled(f"{since} · {waste}", "bold $cloud-waste")
+
+
+def usage_text(v: InstanceView, now: float) -> str:
+    """What the GPUs do, for a stop question: a busy instance must not be stopped by mistake."""
+    if not v.has_metric:
+        return f"GPU: {v.util_source}"
+    text = f"GPU now {_pct(v.util.now)}, 1 h average {_pct(v.util.avg_1h)} (the busiest GPU)"
+    if v.util.idle and v.util.idle_since is not None:
+        text += f", idle for {duration(now - v.util.idle_since)}"
+    return text
 
 
 def instance_row(v: InstanceView, now: float, busy: bool = False) -> list[Content | str]:
@@ -124,8 +138,10 @@ def status_line(snap: Snapshot | None, status: Status) -> Content:
         )
     age = duration(max(0.0, status.now - snap.taken_at))
     idle = snap.idle()
-    waste = sum(v.waste_per_hour or 0.0 for v in idle)
-    currency = idle[0].price.currency if idle else "USD"
+    # one total per currency (or converted by the user's rates): never CNY and USD added as one
+    waste = total_text(
+        per_currency((v.waste_per_hour, v.price.currency) for v in idle), status.fx, status.currency, "/h"
+    )
     parts = [
         f"updated {age} ago"
         + (" (refreshing…)" if status.refreshing else f", every {duration(status.interval)}"),
@@ -137,7 +153,7 @@ def status_line(snap: Snapshot | None, status: Status) -> Content:
     return Content.assemble(
         head,
         "  ·  ",
-        Content.styled(f"{len(idle)} idle, wasting {money(waste, currency, '/h')}", "bold $cloud-waste"),
+        Content.styled(f"{len(idle)} idle, wasting {waste}", "bold $cloud-waste"),
     )
 
 
