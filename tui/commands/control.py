@@ -8,6 +8,8 @@ from typing import Any
 
 from ..actions import control, find, options
 from ..actions.control import JobTarget
+from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+from ..queue.entries import Queue
 from ..session import Session
 from .answer import add_json, say
 
@@ -101,11 +103,37 @@ def how_it_ended(answers: list[dict[str, Any]]) -> str:
 
 
 def stop(args: argparse.Namespace, session: Session) -> int:
-    return _end(args, session, "stop")
+    return 0 if _dequeued(args, session) else _end(args, session, "stop")
 
 
 def kill(args: argparse.Namespace, session: Session) -> int:
-    return _end(args, session, "kill")
+    return 0 if _dequeued(args, session) else _end(args, session, "kill")
+
+
+def _dequeued(args: argparse.Namespace, session: Session) -> bool:
+    """A job still waiting in the queue (`run --queue`) is taken out of it. By id at once; by name
+    only when no host has a job of that name (a running `train` beside a queued one is the one meant)."""
+    queue = Queue()
+    entries = queue.entries()
+    if not any(e.name == args.job or e.id.startswith(args.job) for e in entries):
+        return False  # nothing waits by that name (the common case: no host is asked twice)
+    by_id = any(e.id == args.job or (len(args.job) >= 8 and e.id.startswith(args.job)) for e in entries)
+    if not by_id:
+        try:
+            _target(session, args.job)
+            return False  # a job on a host answers to it
+        except GpudeckError as exc:
+            if exc.code != EXIT_NO_SUCH_JOB:
+                raise
+    entry = queue.cancel(args.job)
+    if entry is None:
+        return False
+    say(
+        args.json,
+        {"id": entry.id, "state": "cancelled", "queued": True},
+        f"{entry.id} removed from the queue",
+    )
+    return True
 
 
 def restart(args: argparse.Namespace, session: Session) -> int:
@@ -116,6 +144,8 @@ def restart(args: argparse.Namespace, session: Session) -> int:
 
 
 def rm(args: argparse.Namespace, session: Session) -> int:
+    if _dequeued(args, session):
+        return 0
     job = _target(session, args.job)
     control.remove(session, session.store, job)
     say(args.json, {"id": job.id, "removed": True}, job.id)

@@ -24,6 +24,8 @@ from ..policy.journal import PolicyJournal
 from ..policy.observe import Observer
 from ..policy.pool_file import add_pool_host
 from ..policy.rules import PolicyError, load
+from ..queue.entries import Queue
+from ..queue.start import recover, start_waiting
 from ..session import Session
 
 
@@ -97,6 +99,8 @@ def controller(session: Session) -> Controller:
         join_pool=None if policies.path is None else partial(join_pool, policies.path),
         move=move,
         host_settings=hosts,
+        queue_recover=lambda live: recover(Queue(), live),
+        queue_pass=lambda: start_waiting(session, session.store, Queue()),
     )
 
 
@@ -166,6 +170,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 
 def _line(d: dict[str, Any]) -> str:
+    if d.get("kind") == "queue":  # a queued job's start (tui/queue)
+        job = d.get("job") or {}
+        where = f" on {','.join(d['hosts'])}" if d.get("hosts") else ""
+        error = f": {d['error']}" if d.get("error") else ""
+        note = f" ({d['note']})" if d.get("note") else ""
+        return f"queue  {job.get('name', '-')} ({job.get('id', '-')})  {d['outcome']}{where}{error}{note}"
     job = d["job"]
     outcome = (
         f" [{d['outcome']}{' → ' + d['new_job'] if d.get('new_job') else ''}]" if d.get("outcome") else ""

@@ -10,6 +10,8 @@ from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
 from ..printable import printable, warn
+from ..queue.entries import Queue
+from ..queue.start import positions
 from ..session import Session
 
 
@@ -39,10 +41,14 @@ def run(args: argparse.Namespace, session: Session) -> int:
     # The jobs of the hosts that answered are printed; a host skipped makes the exit code non-zero
     # (an untrusted or changed host key has its own code), so scripts know the list is partial.
     code = next((exc.code for exc in skipped if exc.code == EXIT_HOSTKEY), skipped[0].code if skipped else 0)
+    waiting = queued()
     if args.json:
-        print(json.dumps([j.to_json() for j in jobs], indent=2))
+        print(json.dumps([j.to_json() for j in jobs] + waiting, indent=2))
         return code
-    rows = []
+    rows = [
+        [q["id"], q["name"], ",".join(q["pool"]), f"queued ({q['ahead']} ahead)", "-", "", "", q["why"]]
+        for q in waiting
+    ]
     for job in jobs:
         last = job.lead.get("last") or {}
         hosts = ",".join(sorted({n["host"] for n in job.nodes}))
@@ -62,6 +68,30 @@ def run(args: argparse.Namespace, session: Session) -> int:
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
     return code
+
+
+def queued() -> list[dict[str, Any]]:
+    """The jobs waiting in the queue for GPUs (`run --queue`), first to start first."""
+    queue = Queue()
+    entries = queue.entries()
+    for line in queue.problems:
+        warn(f"gpudeck: {line}")
+    where = positions(entries)
+    return [
+        {
+            "id": e.id,
+            "name": e.name,
+            "state": "queued",
+            "pool": list(e.opts.pool),
+            "gpus": e.gpus,
+            "nodes": e.opts.nodes,
+            "priority": e.priority,
+            "submitted_at": e.submitted_at,
+            "ahead": where[e.id][0],
+            "why": where[e.id][1],
+        }
+        for e in entries
+    ]
 
 
 def say(text: str) -> None:

@@ -9,6 +9,7 @@ from remote_agent.spec import DEFAULT_GRACE
 from ..actions.launch import launch
 from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus
 from ..errors import EXIT_USAGE, GpudeckError
+from ..queue.submit import Queued, submit
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
 from .sync import add_sync_flags, progress_for, sync_options
@@ -89,6 +90,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "its head and tail stay, the middle goes once parsed (default: the host's output_cap, else 1G)",
     )
     p.add_argument("--nodes", type=int, default=1, metavar="N", help="run on N nodes, one job (default 1)")
+    p.add_argument(
+        "--queue",
+        action="store_true",
+        help="with --pool and --gpus: when the pool has not the GPUs free, wait in the queue (FIFO) and start "
+        "once they are (the controller, `policy run`, is started for it)",
+    )
+    p.add_argument(
+        "--priority", type=int, metavar="P", help="with --queue: higher starts first (default 0; -1000..1000)"
+    )
     p.add_argument(
         "--gpus",
         metavar="N[:MODEL]",
@@ -223,6 +233,31 @@ def run(args: argparse.Namespace, session: Session) -> int:
     opts = options(args)
     if opts.sync is None and (args.include or args.include_git or args.max_file_size is not None):
         raise GpudeckError("run: --include, --include-git and --max-file-size go with --sync", EXIT_USAGE)
+    if args.queue:
+        return _queue(args, session, opts)
+    if args.priority is not None:
+        raise GpudeckError("run: --priority goes with --queue", EXIT_USAGE)
     job = launch(session, session.store, opts, progress_for=None if args.json else progress_for)
     say(args.json, launched(job), job.id)
+    return 0
+
+
+def _queue(args: argparse.Namespace, session: Session, opts: LaunchOptions) -> int:
+    got = submit(session, session.store, opts, priority=args.priority or 0)
+    if isinstance(got, Queued):
+        obj = {
+            "id": got.entry.id,
+            "name": got.entry.name,
+            "state": "queued",
+            "ahead": got.ahead,
+            "why": got.reason,
+        }
+        if got.controller:
+            session.notice(
+                f"queue: started the controller (job {got.controller}, `gpudeck stop policy` ends it)"
+            )
+        session.notice(f"{got.entry.id} queued: {got.reason}")
+        say(args.json, obj, got.entry.id)
+        return 0
+    say(args.json, launched(got), got.id)
     return 0

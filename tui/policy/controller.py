@@ -64,6 +64,10 @@ class Controller:
     failed: dict[tuple[str, str], float] = field(default_factory=dict)  # (rule, job name) → when
     fleet_figures: tuple[float | None, float | None] = (None, None)  # the last pass's (day budget left, burn)
     resumed: bool = False  # the decisions an earlier controller left open were finished (resume.py)
+    # The queue's pass (tui/queue/start.py): first the starts a killed controller left half done
+    # (given the live jobs' ids), then the queued jobs whose GPUs are free; records it journals.
+    queue_recover: Callable[[set[str]], list[dict[str, Any]]] | None = None
+    queue_pass: Callable[[], list[dict[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -110,6 +114,18 @@ class Controller:
         if not self.resumed:
             self.resumed = True
             written.extend(resume_interrupted(self.journal, self.jobs(), self.resize, self.clock()))
+            if self.queue_recover is not None:
+                live = {j.id for j in self.jobs()}
+                written.extend(self.journal.note(r) for r in self.queue_recover(live))
+        if self.queue_pass is not None:
+            try:
+                written.extend(self.journal.note(r) for r in self.queue_pass())
+            except GpudeckError as exc:  # a pool none of whose hosts answers: the rules still run
+                written.append(
+                    self.journal.note(
+                        {"t": round(self.clock(), 3), "kind": "queue", "outcome": "error", "error": str(exc)}
+                    )
+                )
         decisions, jobs, _ = self.evaluate()
         now = self.clock()
         resized: set[str] = set()

@@ -55,6 +55,11 @@ class PolicyJournal:
         }
         return self._append(record)
 
+    def note(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A record of the queue's (`kind: queue`: a queued job started, failed, requeued), in the
+        controller's one journal beside the rules' decisions."""
+        return self._append(record)
+
     def follow_up(self, intent: dict[str, Any], t: float, outcome: str, **extra: Any) -> dict[str, Any]:
         """The outcome of a journaled intent: its decision's fields, a new time and outcome."""
         kept = {k: v for k, v in intent.items() if k not in ("t", "outcome", "onto")}
