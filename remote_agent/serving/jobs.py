@@ -57,6 +57,7 @@ class JobTable:
         self._views: Dict[Tuple[str, str], JobView] = {}
         self._lock = threading.Lock()
         self._look: Optional[SlurmLook] = None
+        self._slurm_ends: Dict[str, threading.Lock] = {}
 
     def view(self, job: Any, node: Any) -> JobView:
         if not is_job_id(job):
@@ -344,10 +345,13 @@ class JobTable:
         def fold(node: str) -> Dict[str, Any]:
             return self._fold(job, node, SlurmLook())
 
+        with self._lock:
+            job_lock = self._slurm_ends.setdefault(job, threading.Lock())
         try:
-            return end_slurm_job(
-                view.files.dir.parent, view.fields["node"], action, float(grace), reason or "user", fold
-            )
+            with job_lock:  # the client stops every node at once: one of them acts for the whole job
+                return end_slurm_job(
+                    view.files.dir.parent, view.fields["node"], action, float(grace), reason or "user", fold
+                )
         except SlurmControlError as exc:
             raise JobError(str(exc)) from None
 

@@ -94,7 +94,7 @@ def command_exit(files: JobFiles) -> int:
     FAILED with the trainer's code, as `sacct` shows it (3:0), not a supervisor's 0."""
     from ..jobstate import JobView
 
-    obj = JobView("", "", files.dir).refresh()
+    obj = JobView(files.dir.parent.name, files.dir.name, files.dir).refresh()  # it may cache this fold
     code = obj.get("exit_code")
     if isinstance(code, int) and 0 < code < 256:
         return code

@@ -4,6 +4,7 @@ Slurm recorded its end, so an ended job is asked about once, not on every listin
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -11,6 +12,7 @@ from ..storage.files import write_private_atomic
 from ..storage.jsonio import dumps
 
 RECORD_NAME = "slurm.json"
+_write_lock = threading.Lock()  # serve's request threads: the atomic write's temp name is per process
 
 
 def read_record(node_dir: Path) -> Optional[Dict[str, Any]]:
@@ -23,4 +25,5 @@ def read_record(node_dir: Path) -> Optional[Dict[str, Any]]:
 
 
 def write_record(node_dir: Path, record: Dict[str, Any]) -> None:
-    write_private_atomic(node_dir / RECORD_NAME, dumps(record).encode("utf-8"))
+    with _write_lock:
+        write_private_atomic(node_dir / RECORD_NAME, dumps(record).encode("utf-8"))

@@ -3,8 +3,8 @@ socket, one slurmctld, three slurmd n1..n3 on distinct ports, two fake GPUs each
 an sshd as its login node: sessions get SLURM_CONF through sshd's SetEnv, as a cluster's login node
 gives its users the cluster's config.
 
-Import the fixtures into a test module: `from tests.support.slurm import slurm_cluster, sshd` (this
-module's `sshd` replaces the plain one there, so `ssh_home` logs in to the login node).
+Fixtures (a pytest plugin, tests/conftest.py): `slurm_cluster` and `slurm_login`; a test module
+overrides `sshd` with `slurm_login` (tests/test_slurm_hosts.py) so that `ssh_home` logs in there.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
 
 
 @pytest.fixture(scope="session")
-def sshd(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+def slurm_login(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     """The cluster's login node: an sshd whose sessions have SLURM_CONF (and the usual private HOME)."""
     root = tmp_path_factory.mktemp("slurm-login")
     server = make_sshd(root)

@@ -115,6 +115,8 @@ class Job:
             # bytes of output the nodes' output caps dropped (their gaps; `logs` marks where)
             "output_dropped": sum(output_dropped(n) for n in self.nodes),
             "environment": _environment(first.get("environment")),  # {source, key}: --requirements
+            # a Slurm job (issue 30): its Slurm job id, state, pending reason, node list, script
+            "slurm": first.get("slurm") if isinstance(first.get("slurm"), dict) else None,
             "nodes": [
                 {"host": n["host"], "node": n["node"], "state": n["state"], "pid": n.get("pid")}
                 for n in self.nodes

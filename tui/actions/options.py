@@ -71,6 +71,11 @@ class LaunchOptions:
     mounts: tuple[str, ...] = ()  # HOST:CONTAINER[:ro]
     shm_size: str | None = None
     ipc: str | None = None  # private | host
+    # A Slurm host's allocation (issue 30; tui/actions/slurm_launch.py): sbatch's options.
+    gpus_per_node: int | None = None
+    time_limit: str | None = None  # --time, as Slurm takes it (HH:MM:SS, D-HH…)
+    partition: str | None = None  # None: the host's `slurm.partition`, else Slurm's default
+    sbatch_args: tuple[str, ...] = ()
 
     @property
     def placed_on(self) -> tuple[str, ...]:

@@ -1,0 +1,194 @@
+"""Slurm clusters as hosts (issue 30), against a real private 3-node Slurm 22.05 cluster whose login
+node is a real sshd (tests/support/slurm.py): submit, pending with its reason, a 1-node job's loss
+through `metrics`, a 2-node job's two supervisors, stop with a checkpoint, exit 3 as 3."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tests.support.slurm import SlurmCluster
+from tests.support.sshd import Sshd, SshHome
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.slow  # a real cluster and a login over SSH per CLI call
+
+
+@pytest.fixture(scope="session")
+def sshd(slurm_login: Sshd) -> Sshd:
+    """Here `ssh_home` logs in to the cluster's login node (its sessions have SLURM_CONF)."""
+    return slurm_login
+
+
+@pytest.fixture
+def cluster_host(slurm_cluster: SlurmCluster, ssh_home: SshHome, tmp_path: Path) -> str:
+    added = gpudeck(
+        "hosts",
+        "add",
+        "cl",
+        "box",
+        "--slurm",
+        "--partition",
+        "gpu",
+        "--dir",
+        str(ssh_home.agent_dir),
+        "--yes",
+        cwd=tmp_path,
+    )
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "Slurm 22.05" in added.stdout and "gpu* (3 nodes, UP)" in added.stdout, added.stdout
+    return "cl"
+
+
+def job_of(job_id: str, tmp_path: Path) -> dict:
+    listed = gpudeck("ps", "--json", "--all", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    return next(j for j in json.loads(listed.stdout) if j["id"] == job_id)
+
+
+def launch(tmp_path: Path, *args: str) -> str:
+    ran = gpudeck("run", "--host", "cl", "--json", "--workdir", str(tmp_path), *args, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return json.loads(ran.stdout)["id"]
+
+
+def ended(job_id: str, tmp_path: Path) -> dict:
+    return wait_for(
+        lambda: (lambda j: j if j["state"] in ("exited", "failed", "stopped", "killed") else None)(
+            job_of(job_id, tmp_path)
+        ),
+        timeout=60,
+        interval=0.3,
+        what=f"job {job_id} to end",
+    )
+
+
+def test_hosts_add_stores_the_slurm_table_and_check_reports_the_partitions(
+    cluster_host: str, ssh_home: SshHome, tmp_path: Path
+) -> None:
+    text = (ssh_home.gpudeck_home / "hosts.toml").read_text()
+    assert "[hosts.cl.slurm]" in text and 'partition = "gpu"' in text
+    checked = gpudeck("hosts", "check", "cl", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert "Slurm 22.05" in checked.stdout and "gpu*" in checked.stdout
+
+
+def test_a_one_node_job_streams_its_loss_to_metrics_and_names_its_slurm_job(
+    cluster_host: str, slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import json, os, time\n"
+        "for step in range(1, 4):\n"
+        "    print(json.dumps({'step': step, 'loss': 1.0 / step}), flush=True)\n"
+        f"while not os.path.exists({str(release)!r}):\n"
+        "    time.sleep(0.1)\n"
+    )
+    job_id = launch(tmp_path, "--", "python3", str(script))
+    points = wait_for(
+        lambda: (
+            [
+                json.loads(line)
+                for line in gpudeck("metrics", "--json", job_id, cwd=tmp_path).stdout.splitlines()
+                if '"loss"' in line
+            ]
+            if len(gpudeck("metrics", "--json", job_id, cwd=tmp_path).stdout.splitlines()) >= 3
+            else None
+        ),
+        timeout=60,
+        interval=0.3,
+        what="three loss points while it runs",
+    )
+    assert [p["values"]["loss"] if "values" in p else p["loss"] for p in points][:3] == [1.0, 0.5, 1.0 / 3]
+    running = job_of(job_id, tmp_path)
+    assert running["state"] == "running"
+    shown = gpudeck("inspect", "--json", job_id, cwd=tmp_path).stdout
+    slurm_id = json.loads(shown)["slurm"]["job_id"]
+    assert slurm_cluster.run("squeue", "-h", "-j", slurm_id, "-o", "%T").strip() == "RUNNING"
+    release.write_text("")
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "exited" and job["exit_code"] == 0
+    assert "Slurm: COMPLETED" in (job["nodes"][0].get("cause") or json.dumps(job))
+
+
+def test_a_two_node_job_has_a_supervisor_journaling_on_each_node(cluster_host: str, tmp_path: Path) -> None:
+    job_id = launch(
+        tmp_path,
+        "--nodes",
+        "2",
+        "--launcher",
+        "none",
+        "--",
+        "bash",
+        "-c",
+        'echo "rank $NODE_RANK of $GPUDECK_NNODES on $SLURMD_NODENAME master $MASTER_ADDR"',
+    )
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "exited", job
+    assert sorted(n["node"] for n in job["nodes"]) == ["0", "1"]
+    outputs = {node: gpudeck("logs", "--node", node, job_id, cwd=tmp_path).stdout for node in ("0", "1")}
+    assert "rank 0 of 2" in outputs["0"] and "rank 1 of 2" in outputs["1"], outputs
+    nodes = {outputs[n].split(" on ")[1].split()[0] for n in outputs}
+    assert nodes == {"n1", "n2"}  # one supervisor per compute node, each journaling its own lines
+
+
+def test_a_job_asking_for_more_nodes_than_the_cluster_has_stays_pending_with_its_reason(
+    cluster_host: str, tmp_path: Path
+) -> None:
+    job_id = launch(tmp_path, "--nodes", "4", "--launcher", "none", "--", "true")
+    job = wait_for(
+        lambda: (lambda j: j if "PartitionNodeLimit" in json.dumps(j) else None)(job_of(job_id, tmp_path)),
+        timeout=30,
+        interval=0.3,
+        what="Slurm's pending reason",
+    )
+    assert job["state"] == "pending"
+    shown = gpudeck("ps", cwd=tmp_path).stdout
+    assert "pending" in shown
+    inspected = gpudeck("inspect", job_id, cwd=tmp_path).stdout
+    assert "waiting for allocation: PartitionNodeLimit" in inspected, inspected
+    stopped = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
+    assert stopped.returncode == 0, stopped.stderr
+    assert ended(job_id, tmp_path)["state"] == "stopped"
+
+
+def test_stop_lets_the_trainer_checkpoint_and_slurm_records_cancelled(
+    cluster_host: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "ckpt.py"
+    script.write_text(
+        "import signal, sys, time\n"
+        "def term(signum, frame):\n"
+        f"    open({str(tmp_path / 'checkpoint.pt')!r}, 'w').write('saved')\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, term)\n"
+        "print('ready', flush=True)\n"
+        "while True:\n"
+        "    time.sleep(0.1)\n"
+    )
+    job_id = launch(tmp_path, "--grace", "20", "--", "python3", str(script))
+    wait_for(
+        lambda: "ready" in gpudeck("logs", job_id, cwd=tmp_path).stdout,
+        timeout=60,
+        interval=0.3,
+        what="ready",
+    )
+    stopped = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
+    assert stopped.returncode == 0, stopped.stderr
+    assert (tmp_path / "checkpoint.pt").read_text() == "saved"
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "stopped"
+    assert "Slurm: CANCELLED" in json.dumps(job)
+
+
+def test_exit_3_is_reported_as_3(cluster_host: str, slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    job_id = launch(tmp_path, "--", "bash", "-c", "echo bye; exit 3")
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "failed" and job["exit_code"] == 3
+    shown = gpudeck("inspect", "--json", job_id, cwd=tmp_path).stdout
+    slurm = json.loads(shown)["slurm"]
+    assert slurm["state"] == "FAILED" and slurm["exit_code"] == 3
