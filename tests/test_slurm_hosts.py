@@ -151,6 +151,9 @@ def test_a_job_asking_for_more_nodes_than_the_cluster_has_stays_pending_with_its
     assert "pending" in shown
     inspected = gpudeck("inspect", job_id, cwd=tmp_path).stdout
     assert "waiting for allocation: PartitionNodeLimit" in inspected, inspected
+    assert "slurm: job " in inspected and "PENDING (PartitionNodeLimit)" in inspected
+    script = inspected.split("; script ")[1].split()[0]
+    assert "srun --nodes=4 --ntasks=4 --ntasks-per-node=1" in Path(script).read_text()
     stopped = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
     assert stopped.returncode == 0, stopped.stderr
     assert ended(job_id, tmp_path)["state"] == "stopped"

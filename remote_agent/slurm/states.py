@@ -99,7 +99,6 @@ def fold_slurm(view: JobView, obj: Dict[str, Any], look: SlurmLook) -> Dict[str,
     if job.state == "PENDING":
         obj["state"] = "pending"
         obj["cause"] = "waiting for allocation: %s" % (job.reason or "Slurm gives no reason")
-        obj["reason"] = job.reason
         return obj
     if not job.ended:
         if obj["state"] == "lost":
