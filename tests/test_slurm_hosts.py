@@ -195,3 +195,36 @@ def test_exit_3_is_reported_as_3(cluster_host: str, slurm_cluster: SlurmCluster,
     shown = gpudeck("inspect", "--json", job_id, cwd=tmp_path).stdout
     slurm = json.loads(shown)["slurm"]
     assert slurm["state"] == "FAILED" and slurm["exit_code"] == 3
+
+
+def running_slurm_id(job_id: str, tmp_path: Path) -> str:
+    job = wait_for(
+        lambda: (lambda j: j if j["state"] == "running" else None)(job_of(job_id, tmp_path)),
+        timeout=60,
+        interval=0.3,
+        what="running",
+    )
+    return str(job["slurm"]["job_id"])
+
+
+def test_kill_cancels_the_allocation_at_once(
+    cluster_host: str, slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    job_id = launch(tmp_path, "--grace", "300", "--", "sleep", "600")
+    slurm_id = running_slurm_id(job_id, tmp_path)
+    killed = gpudeck("kill", job_id, cwd=tmp_path, timeout=120)
+    assert killed.returncode == 0, killed.stderr
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "killed" and job["slurm"]["state"] == "CANCELLED"
+    assert slurm_cluster.run("squeue", "-h", "-j", slurm_id, "-o", "%T").strip() in ("", "COMPLETING")
+
+
+def test_a_job_cancelled_outside_gpudeck_ends_as_slurm_recorded_it(
+    cluster_host: str, slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    job_id = launch(tmp_path, "--", "sleep", "600")
+    slurm_id = running_slurm_id(job_id, tmp_path)
+    slurm_cluster.run("scancel", slurm_id)  # the user's own scancel: TERM to every step, then KILL
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "stopped"
+    assert "Slurm: CANCELLED" in (job["cause"] or ""), job

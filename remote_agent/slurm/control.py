@@ -4,7 +4,8 @@ stop: each node's supervisor gets the stop through its control file on the share
 polls it every second; no signal can reach it from the login node), sends the job's stop signal to
 the command (the trainer checkpoints) and, after the grace, kills what is left; once every node has
 ended (or the grace and a margin passed) the job is cancelled, so Slurm records CANCELLED. A
-pending job is cancelled at once. kill: the control files say kill, and the job is cancelled now.
+pending job is cancelled at once. kill: the control files say kill, the steps get SIGUSR2 (a
+supervisor's kill signal: it SIGKILLs its tree and journals `killed`), and the job is cancelled.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .record import read_record
 from .script import stopping_marker
 
 STOP_MARGIN = 30.0
+KILL_WAIT = 5.0  # for the supervisors to journal a kill before the cancel
 POLL = 0.2
 
 Fold = Callable[[str], Dict[str, Any]]  # node → its object, Slurm laid over (states.fold_slurm)
@@ -36,9 +38,9 @@ def node_dirs(job_root: Path) -> List[Path]:
     )
 
 
-def scancel(slurm_id: str) -> None:
+def scancel(slurm_id: str, *options: str) -> None:
     try:
-        code, out, err = run(["scancel", slurm_id])
+        code, out, err = run(["scancel", *options, slurm_id])
     except SlurmError as exc:
         raise SlurmControlError(str(exc)) from None
     if code != 0 and "already completing or completed" not in err and "Invalid job id" not in err:
@@ -59,19 +61,29 @@ def end_slurm_job(
         for n in nodes:
             if states[n.name] not in TERMINAL_STATES:
                 write_control(n / "control.json", "kill" if action == "kill" else "stop", 0.0, reason)
+        if action == "kill" and any(s in ("starting", "running") for s in states.values()):
+            # SIGUSR2 is a supervisor's kill (supervision/control.py): it journals `killed` before
+            # the cancel's TERM could make it a stop; the steps' other processes die of it too.
+            write_private_atomic(stopping_marker(job_root), b"")  # the batch script waits for our scancel
+            scancel(slurm_id, "--signal=USR2")
+            _until_ended(nodes, fold, KILL_WAIT)
         scancel(slurm_id)
         return _wait(job_root, node, fold, STOP_MARGIN)
     write_private_atomic(stopping_marker(job_root), b"")  # the batch script waits for our scancel
     for n in nodes:
         if states[n.name] not in TERMINAL_STATES:
             write_control(n / "control.json", "stop", grace, reason)
-    deadline = time.monotonic() + grace + STOP_MARGIN
-    while time.monotonic() < deadline:
-        if all(fold(n.name)["state"] in TERMINAL_STATES for n in nodes):
-            break
-        time.sleep(POLL)
+    _until_ended(nodes, fold, grace + STOP_MARGIN)
     scancel(slurm_id)
     return _wait(job_root, node, fold, STOP_MARGIN)
+
+
+def _until_ended(nodes: List[Path], fold: Fold, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(fold(n.name)["state"] in TERMINAL_STATES for n in nodes):
+            return
+        time.sleep(POLL)
 
 
 def _wait(job_root: Path, node: str, fold: Fold, timeout: float) -> Dict[str, Any]:
