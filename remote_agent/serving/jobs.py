@@ -193,6 +193,8 @@ class JobTable:
                 "job %s is a watch of %s: restart is not offered (watch the file again)"
                 % (job, spec["watch"].get("path"))
             )
+        if is_slurm(spec):
+            raise JobError("job %s ran on Slurm: restart and scale are not offered there yet" % job)
         if view.refresh()["state"] not in TERMINAL_STATES:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
         if not is_job_id(new_id):
