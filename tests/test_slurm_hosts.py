@@ -5,6 +5,7 @@ through `metrics`, a 2-node job's two supervisors, stop with a checkpoint, exit 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,27 @@ def test_a_job_cancelled_outside_gpudeck_ends_as_slurm_recorded_it(
     job = ended(job_id, tmp_path)
     assert job["state"] == "stopped"
     assert "Slurm: CANCELLED" in (job["cause"] or ""), job
+
+
+def test_a_two_node_torchrun_job_meets_at_the_first_nodes_address(cluster_host: str, tmp_path: Path) -> None:
+    """gloo's all-reduce over the two nodes: torchrun's line is the client's (as for SSH hosts), its
+    place (PET_NODE_RANK, PET_MASTER_ADDR from `scontrol show node`) set inside the allocation."""
+    pytest.importorskip("torch")
+    script = tmp_path / "dist.py"
+    script.write_text(
+        "import os, torch, torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "t = torch.tensor([dist.get_rank() + 1.0])\n"
+        "dist.all_reduce(t)\n"
+        "print(f'rank {dist.get_rank()} of {dist.get_world_size()} sum {t.item()} via {os.environ[\"MASTER_ADDR\"]}')\n"
+        "dist.destroy_process_group()\n"
+    )
+    venv_bin = Path(sys.executable).parent
+    job_id = launch(
+        tmp_path, "--nodes", "2", "--setup", f"export PATH={venv_bin}:$PATH", "--", "python", str(script)
+    )
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "exited", job
+    for node in ("0", "1"):
+        out = gpudeck("logs", "--node", node, job_id, cwd=tmp_path).stdout
+        assert f"rank {node} of 2 sum 3.0 via 127.0.0.1" in out, out

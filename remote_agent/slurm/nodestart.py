@@ -8,10 +8,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping
+from typing import Mapping
 
-from ..storage.files import open_private, write_private_atomic
-from ..storage.jsonio import dumps
+from ..storage.files import open_private
 from ..storage.layout import JobFiles
 from ..supervision.jobspec import load_spec
 from ..supervision.launcher import supervisor_env
@@ -40,18 +39,6 @@ def first_node_address(env: Mapping[str, str]) -> str:
         return "127.0.0.1"
 
 
-def torchrun_argv(spec: Dict[str, Any], rank: int, master: str) -> List[str]:
-    place = spec["placement"]
-    return [
-        "torchrun",
-        "--nnodes=%d" % int(place.get("nodes", 1)),
-        "--node_rank=%d" % rank,
-        "--nproc_per_node=%d" % int(place.get("nproc_per_node", 1)),
-        "--master_addr=%s" % master,
-        "--master_port=%d" % int(place.get("master_port", 29500)),
-    ] + list(spec["argv"])
-
-
 def start_node(job_root: str) -> int:
     rank = node_rank(os.environ)
     files = JobFiles(Path(job_root) / str(rank))
@@ -69,11 +56,14 @@ def start_node(job_root: str) -> int:
             "NODE_RANK": str(rank),
             "GPUDECK_NNODES": str(place.get("nodes", 1)),
             "GPUDECK_SLURM_JOB_ID": os.environ.get("SLURM_JOB_ID", ""),
+            # torchrun reads each option from PET_<OPTION>: the client's torchrun line (the one it
+            # makes for SSH hosts, tui/actions/nodes.py) learns its place here, at allocation time.
+            "PET_NNODES": str(place.get("nodes", 1)),
+            "PET_NODE_RANK": str(rank),
+            "PET_MASTER_ADDR": master,
+            "PET_MASTER_PORT": str(place.get("master_port", 29500)),
         }
     )
-    if place.get("launcher") == "torchrun":
-        spec["argv"] = torchrun_argv(spec, rank, master)
-        write_private_atomic(files.spec, dumps(spec).encode("utf-8"))
     env = supervisor_env(files.dir, os.environ)
     os.environ.clear()
     os.environ.update(env)

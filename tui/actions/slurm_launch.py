@@ -15,6 +15,7 @@ from ..hosts_file import hosts_path
 from ..store import JobRecord, Store
 from .agents import Agents
 from .node_spec import JobTerms, host_entry, node_spec
+from .nodes import launcher_argv
 from .options import LaunchOptions, check, usage
 
 SLURM_ONLY = (("--gpus-per-node", "gpus_per_node"), ("--time", "time_limit"), ("--partition", "partition"))
@@ -97,7 +98,10 @@ def launch_slurm(
     settings = slurm_settings(opts.host) or {}
     place = placement(opts, settings)
     terms = JobTerms.of_options(opts, job_id)
-    spec = node_spec(agents, terms, opts.host).replace(placement=place)
+    argv = None
+    if place.launcher == "torchrun":  # the SSH hosts' torchrun line; its place comes from PET_* on the node
+        argv = tuple(launcher_argv(tuple(opts.argv), [f"--nproc-per-node={place.nproc_per_node}"]))
+    spec = node_spec(agents, terms, opts.host, argv=argv).replace(placement=place)
     answer = agents.request(opts.host, "launch", spec=spec.to_wire())
     nodes = [str(n) for n in answer.get("nodes") or range(place.nodes)]
     if store is not None:
