@@ -255,3 +255,10 @@ def test_a_two_node_torchrun_job_meets_at_the_first_nodes_address(cluster_host: 
     for node in ("0", "1"):
         out = gpudeck("logs", "--node", node, job_id, cwd=tmp_path).stdout
         assert f"rank {node} of 2 sum 3.0 via 127.0.0.1" in out, out
+
+
+def test_gpus_per_node_reach_the_command_through_slurm(cluster_host: str, tmp_path: Path) -> None:
+    job_id = launch(tmp_path, "--gpus-per-node", "2", "--", "bash", "-c", 'echo "gpus=$CUDA_VISIBLE_DEVICES"')
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "exited", job
+    assert "gpus=0,1" in gpudeck("logs", job_id, cwd=tmp_path).stdout
