@@ -129,3 +129,24 @@ def test_a_non_root_user_submits_and_stops_its_own_job(slurm_cluster: SlurmClust
     finally:
         if not os.environ.get("KEEP_BASE"):
             shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_node_that_cannot_start_its_supervisor_ends_with_the_batch_outputs_words(
+    counted: Path, slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    import time
+
+    table = JobTable(tmp_path / "agent")
+    asked = spec(tmp_path, 1, sbatch_args=["--hold"])  # held: its spec is spoilt before it starts
+    held = table.launch(asked)
+    assert held["state"] == "pending" and "JobHeldUser" in held["cause"]
+    (tmp_path / "agent" / "jobs" / asked["id"] / "0" / "spec.json").write_text("not json")
+    slurm_cluster.run("scontrol", "release", held["slurm"]["job_id"])
+    deadline = time.monotonic() + 60
+    while True:
+        node = next(j for j in table.list() if j["id"] == asked["id"])
+        if node["state"] == "failed" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert node["state"] == "failed" and node["cause"] == "Slurm: FAILED"
+    assert any("slurm-node" in line and "spec.json" in line for line in node["tail"]), node["tail"]

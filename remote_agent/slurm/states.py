@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ..jobstate import TERMINAL_STATES, JobView, supervisor_alive
 from ..storage.files import open_private
@@ -22,6 +22,7 @@ from ..supervision.lostjob import read_lost_job
 from .commands import SlurmError
 from .queue import SlurmJob, ended_jobs, squeue
 from .record import read_record, write_record
+from .script import OUTPUT_PATTERN
 
 # Slurm's end → gpudeck's state; the Slurm word is kept in the cause.
 ENDINGS = {
@@ -114,6 +115,19 @@ def fold_slurm(view: JobView, obj: Dict[str, Any], look: SlurmLook) -> Dict[str,
     return obj
 
 
+def batch_tail(files: JobFiles, job: SlurmJob, lines: int = 10) -> List[str]:
+    """The end of the batch step's own output (srun's messages: a node that could not start the
+    supervisor says why there, and nowhere else)."""
+    path = files.dir.parent / "0" / (OUTPUT_PATTERN.replace("%j", job.job_id))
+    try:
+        with open(str(path), "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
 def end_record(job: SlurmJob, asked: Optional[str] = None) -> Dict[str, Any]:
     """`asked`: the stop or kill gpudeck asked for (control.json), which a cancel carried out."""
     state = ENDINGS.get(job.state, "failed")
@@ -139,7 +153,8 @@ def record_end(files: JobFiles, job: SlurmJob) -> bool:
         journal = JournalWriter(files.journal)
         try:
             asked = read_control(files.control)
-            return journal.append("state", **end_record(job, asked[0] if asked else None)) is not None
+            end = dict(end_record(job, asked[0] if asked else None), tail=batch_tail(files, job))
+            return journal.append("state", **end) is not None
         finally:
             journal.close()
     finally:
