@@ -543,6 +543,7 @@ class SlurmPlacement:
     launcher: str = "none"  # torchrun: the command is started by torchrun on every node
     nproc_per_node: int = 1
     master_port: int = 29500
+    warn_before: Optional[int] = None  # with `time`: seconds before the limit every node stops (checkpoints)
     kind: str = "slurm"
 
     @classmethod
@@ -572,6 +573,7 @@ class SlurmPlacement:
             launcher=launcher,
             nproc_per_node=_count(obj.get("nproc_per_node", 1), "placement.nproc_per_node", 1, 64),
             master_port=_count(obj.get("master_port", 29500), "placement.master_port", 1, 65535),
+            warn_before=_optional(obj.get("warn_before"), _count, "placement.warn_before", 1, 65535),
         )
 
     @classmethod

@@ -262,3 +262,26 @@ def test_gpus_per_node_reach_the_command_through_slurm(cluster_host: str, tmp_pa
     job = ended(job_id, tmp_path)
     assert job["state"] == "exited", job
     assert "gpus=0,1" in gpudeck("logs", job_id, cwd=tmp_path).stdout
+
+
+def test_near_its_time_limit_every_node_stops_and_the_trainer_checkpoints(
+    cluster_host: str, tmp_path: Path
+) -> None:
+    """--time 1 (a minute) with a 50 s warning: Slurm's USR1 to the batch shell (it may come up to 60 s
+    early) makes every supervisor stop its command, which checkpoints before any TIMEOUT."""
+    script = tmp_path / "ckpt.py"
+    script.write_text(
+        "import signal, sys, time\n"
+        "def term(signum, frame):\n"
+        f"    open({str(tmp_path / 'checkpoint.pt')!r}, 'w').write('saved')\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, term)\n"
+        "while True:\n"
+        "    time.sleep(0.1)\n"
+    )
+    job_id = launch(
+        tmp_path, "--time", "1", "--time-warning", "50", "--grace", "20", "--", "python3", str(script)
+    )
+    job = ended(job_id, tmp_path)
+    assert job["state"] == "stopped" and job["reason"] == "Slurm time limit in 50 s", job
+    assert (tmp_path / "checkpoint.pt").read_text() == "saved"

@@ -23,6 +23,7 @@ PLACEMENT = {
     "launcher": "torchrun",
     "nproc_per_node": 2,
     "master_port": 29501,
+    "warn_before": 120,
 }
 
 
@@ -63,6 +64,7 @@ def test_sbatch_gets_each_option_as_one_argument(tmp_path) -> None:
     argv = sbatch_argv(spec, tmp_path / "s.sbatch", tmp_path)
     assert argv[:2] == ["sbatch", "--parsable"]
     assert "--constraint=a100&ib" in argv and "--partition=gpu" in argv and "--gpus-per-node=2" in argv
+    assert "--time=1-02:00:00" in argv and "--signal=B:USR1@120" in argv  # the batch shell's warning
     assert f"--output={tmp_path.resolve()}/slurm-%j.out" in argv  # absolute: never the submit dir's
     assert argv[-1] == str((tmp_path / "s.sbatch").resolve())
 

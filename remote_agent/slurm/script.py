@@ -38,6 +38,8 @@ def sbatch_argv(spec: Dict[str, Any], script: Path, out_dir: Path) -> List[str]:
     ):
         if place.get(key):
             argv.append("%s=%s" % (option, place[key]))
+    if place.get("time") and place.get("warn_before"):  # the batch shell's warning: slurm-warn
+        argv.append("--signal=B:USR1@%d" % int(place["warn_before"]))
     if place.get("gpus_per_node") is not None:
         argv.append("--gpus-per-node=%d" % int(place["gpus_per_node"]))
     argv += list(place.get("sbatch_args") or [])
@@ -49,6 +51,11 @@ def batch_script(spec: Dict[str, Any], agent: List[str], job_root: Path, submitt
     """`agent`: the argv that runs this agent (the same zipapp, on the shared file system)."""
     nodes = int(spec["placement"].get("nodes", 1))
     node_start = agent + ["slurm-node", str(job_root.resolve())]
+    warn = agent + [
+        "slurm-warn",
+        str(job_root.resolve()),
+        str(int(spec["placement"].get("warn_before") or 0)),
+    ]
     return "\n".join(
         [
             "#!/bin/bash",
@@ -58,9 +65,14 @@ def batch_script(spec: Dict[str, Any], agent: List[str], job_root: Path, submitt
             "#   " + " ".join(shlex.quote(a) for a in submitted),
             "# One task per node: each starts gpudeck's supervisor, which runs the command as on any host",
             "# and journals to jobs/%s/<node rank>/ on the shared directory." % spec["id"],
-            "srun --nodes=%d --ntasks=%d --ntasks-per-node=1 %s"
+            "# Near the time limit Slurm sends USR1 here (--signal=B:USR1@N): every node stops and checkpoints.",
+            "warn() { %s; }" % " ".join(shlex.quote(a) for a in warn),
+            "trap warn USR1",
+            "srun --nodes=%d --ntasks=%d --ntasks-per-node=1 %s &"
             % (nodes, nodes, " ".join(shlex.quote(a) for a in node_start)),
-            "code=$?",
+            "step=$!",
+            "wait $step; code=$?",
+            "while kill -0 $step 2>/dev/null; do wait $step; code=$?; done  # a trap ends a wait early",
             "# A gpudeck stop: the supervisors ended the command; wait for the stop's scancel, so Slurm",
             "# records the job CANCELLED as for any user's scancel (bounded, should the agent be gone).",
             "if [ -e %s ]; then sleep %d & wait $!; fi"

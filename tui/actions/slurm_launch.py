@@ -18,7 +18,13 @@ from .node_spec import JobTerms, host_entry, node_spec
 from .nodes import launcher_argv
 from .options import LaunchOptions, check, usage
 
-SLURM_ONLY = (("--gpus-per-node", "gpus_per_node"), ("--time", "time_limit"), ("--partition", "partition"))
+SLURM_ONLY = (
+    ("--gpus-per-node", "gpus_per_node"),
+    ("--time", "time_limit"),
+    ("--time-warning", "time_warning"),
+    ("--partition", "partition"),
+)
+TIME_WARNING = 120  # seconds: Slurm may send it up to 60 s early and checks limits every ~30 s
 
 
 def slurm_settings(host: str) -> dict[str, Any] | None:
@@ -54,6 +60,8 @@ def refuse_slurm_options(opts: LaunchOptions) -> None:
 
 def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
     """The allocation asked: the options, then the host's slurm table; each refusal names its option."""
+    if opts.time_warning is not None and not opts.time_limit:
+        raise usage("--time-warning: goes with --time (the limit it warns before)")
     launcher = opts.launcher or ("torchrun" if opts.nodes > 1 else "none")
     wire: dict[str, Any] = {
         "nodes": opts.nodes,
@@ -66,6 +74,9 @@ def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
         "launcher": launcher,
         "nproc_per_node": opts.nproc_per_node,
         "master_port": opts.master_port or 29500,
+        "warn_before": (TIME_WARNING if opts.time_warning is None else opts.time_warning or None)
+        if opts.time_limit
+        else None,
     }
     try:
         return SlurmPlacement.from_wire({k: v for k, v in wire.items() if v is not None})
@@ -77,6 +88,7 @@ def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
             "partition": "--partition",
             "sbatch_args": "--sbatch-arg",
             "nproc_per_node": "--nproc-per-node",
+            "warn_before": "--time-warning",
         }
         field = str(exc).split(":")[0].removeprefix("spec.placement.").split("[")[0]
         if field in ("account", "qos") or (field == "partition" and not opts.partition):

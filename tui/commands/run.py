@@ -187,6 +187,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         ipc=args.ipc,
         gpus_per_node=args.gpus_per_node,
         time_limit=args.time,
+        time_warning=args.time_warning,
         partition=args.partition,
         sbatch_args=tuple(args.sbatch_arg),
     )
@@ -199,6 +200,13 @@ def add_slurm_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--time", metavar="T", help="Slurm hosts: the time limit (sbatch --time: 2:00:00, 1-00:00…)"
+    )
+    p.add_argument(
+        "--time-warning",
+        type=int,
+        metavar="S",
+        help="Slurm hosts, with --time: S seconds before the limit every node stops and checkpoints "
+        "(Slurm's --signal; default 120, 0: none)",
     )
     p.add_argument(
         "--partition",
