@@ -155,6 +155,10 @@ def test_a_job_asking_for_more_nodes_than_the_cluster_has_stays_pending_with_its
     assert "slurm: job " in inspected and "PENDING (PartitionNodeLimit)" in inspected
     script = inspected.split("; script ")[1].split()[0]
     assert "srun --nodes=4 --ntasks=4 --ntasks-per-node=1" in Path(script).read_text()
+    glance = gpudeck("hosts", "show", "cl", cwd=tmp_path)
+    assert glance.returncode == 0, glance.stderr
+    assert "partition gpu* UP: 3 nodes, GPUs 6:" in glance.stdout
+    assert f"{job['slurm']['job_id']} PENDING (PartitionNodeLimit)" in glance.stdout, glance.stdout
     stopped = gpudeck("stop", job_id, cwd=tmp_path, timeout=120)
     assert stopped.returncode == 0, stopped.stderr
     assert ended(job_id, tmp_path)["state"] == "stopped"

@@ -81,6 +81,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "check", help="what a host can run: GPUs and driver, container runtimes and GPU passing"
     )
     c.add_argument("name", help="the host's name in gpudeck")
+    sh = verbs.add_parser(
+        "show", help="a Slurm host at a glance: partitions, GPUs idle/allocated/down, your queue"
+    )
+    sh.add_argument("name", help="the Slurm host")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
     r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
     st = verbs.add_parser(
@@ -226,6 +230,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
             return 0
     except HostsFileError as exc:
         raise GpudeckError(str(exc), exc.code) from None
+    if verb == "show":
+        from .hosts_slurm import show
+
+        return show(args, session)
     if verb == "check":
         from .hosts_check import check
 
