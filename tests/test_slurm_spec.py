@@ -84,3 +84,13 @@ def test_slurm_text_output_is_read_totally() -> None:
         "n3",
         15,
     )
+
+
+def test_gres_gpu_counts_read_every_form_sinfo_prints() -> None:
+    from remote_agent.slurm.probe import gpu_count
+
+    assert gpu_count("gpu:2") == 2
+    assert gpu_count("gpu:a100:4(S:0-1)") == 4
+    assert gpu_count("gpu:a100:4(S:0-1),gpu:v100:2") == 6
+    assert gpu_count("gpu:a100:1(IDX:0)") == 1
+    assert gpu_count("(null)") == 0
