@@ -2,7 +2,8 @@
 `send` (a job's files back: gpudeck pull), `receive` (a code snapshot's files), `code_send` (a
 snapshot's files for another host's receive), `hello`, `keeper AGENT_DIR` (adopts lost jobs while
 nobody looks: supervision/keeper.py),
-`--version`.
+`slurm-node JOB_ROOT` (a Slurm node's supervisor, run by srun: slurm/nodestart.py), `slurm-warn
+JOB_ROOT SECONDS` (the time limit is near: slurm/warning.py), `--version`.
 
 Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
 """
@@ -37,6 +38,15 @@ def main(argv: Optional[List[str]] = None) -> None:
     run_p.add_argument(
         "--adopt", metavar="WHY", help="take over a lost job (its supervisor is gone, its processes live)"
     )
+    slurm_node_p = sub.add_parser(
+        "slurm-node", help="run by srun in a Slurm allocation: this node's supervisor (remote_agent/slurm)"
+    )
+    slurm_node_p.add_argument("job_root", help="jobs/<id> in the shared agent dir")
+    slurm_warn_p = sub.add_parser(
+        "slurm-warn", help="run by a Slurm batch script near its time limit: every node stops (checkpoints)"
+    )
+    slurm_warn_p.add_argument("job_root")
+    slurm_warn_p.add_argument("seconds", type=int)
     keeper_p = sub.add_parser("keeper", help="adopt lost jobs of an agent dir while nobody looks")
     keeper_p.add_argument("root")
     prepare_p = sub.add_parser("prepare", help="one step of a job's preparation (run by its script)")
@@ -66,6 +76,14 @@ def main(argv: Optional[List[str]] = None) -> None:
         from .supervision.entry import run_job_dir
 
         sys.exit(run_job_dir(args.job_dir, adopt=args.adopt))
+    if args.command == "slurm-node":
+        from .slurm.nodestart import start_node
+
+        sys.exit(start_node(args.job_root))
+    if args.command == "slurm-warn":
+        from .slurm.warning import warn_nodes
+
+        sys.exit(warn_nodes(args.job_root, args.seconds))
     if args.command == "keeper":
         from pathlib import Path
 

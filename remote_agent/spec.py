@@ -11,6 +11,7 @@ its host (supervision/jobspec.py, supervision/watchspec.py). stdlib only, Python
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, Mapping, Optional, Tuple, Type, TypeVar
@@ -503,6 +504,86 @@ class Container:
         return _to_wire(self)
 
 
+_SLURM_NAME = re.compile(r"^[A-Za-z0-9_.,:+-]{1,128}$")  # a partition, account or QOS (lists with ,)
+_SLURM_TIME = re.compile(r"^(\d{1,4}-)?\d{1,6}(:\d{1,2}){0,2}$")  # MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]]
+MAX_SBATCH_ARGS = 64
+
+
+def _slurm_name(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not _SLURM_NAME.match(value):
+        raise SpecError(
+            "spec.placement.%s: expected 1-128 of A-Z a-z 0-9 _ . , : + -, got %r" % (name, value)
+        )
+    return value
+
+
+def _sbatch_args(value: Any) -> Tuple[str, ...]:
+    args = _texts(value, "placement.sbatch_args", MAX_SBATCH_ARGS)
+    for i, arg in enumerate(args):
+        # Each goes to sbatch as one argv item (never through a shell); an option, on one line.
+        if not arg.startswith("-") or not arg.isprintable() or len(arg) > 1024:
+            raise SpecError(
+                "spec.placement.sbatch_args[%d]: expected one printable sbatch option, got %r" % (i, arg)
+            )
+    return args
+
+
+@dataclass(frozen=True)
+class SlurmPlacement:
+    """The job's nodes come from a Slurm allocation: the login node's agent submits it (sbatch) and
+    one supervisor per node starts inside it (remote_agent/slurm)."""
+
+    nodes: int = 1
+    gpus_per_node: Optional[int] = None  # --gpus-per-node; None: none asked
+    time: Optional[str] = None  # --time, Slurm's forms (MM, HH:MM:SS, D-HH…); None: the partition's
+    partition: Optional[str] = None
+    account: Optional[str] = None
+    qos: Optional[str] = None
+    sbatch_args: Tuple[str, ...] = ()  # more sbatch options, each one argv item
+    launcher: str = "none"  # torchrun: the command is started by torchrun on every node
+    nproc_per_node: int = 1
+    master_port: int = 29500
+    warn_before: Optional[int] = None  # with `time`: seconds before the limit every node stops (checkpoints)
+    kind: str = "slurm"
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> SlurmPlacement:
+        obj = _object(obj, "placement")
+        _only(obj, cls, "placement")
+        if obj.get("kind", "slurm") != "slurm":
+            raise SpecError(
+                "spec.placement.kind: slurm is the only placement kind, got %r" % (obj.get("kind"),)
+            )
+        launcher = obj.get("launcher", "none")
+        if launcher not in LAUNCHERS:
+            raise SpecError("spec.placement.launcher: torchrun or none, got %r" % (launcher,))
+        time_limit = obj.get("time")
+        if time_limit is not None and not (isinstance(time_limit, str) and _SLURM_TIME.match(time_limit)):
+            raise SpecError(
+                "spec.placement.time: expected MM, MM:SS, HH:MM:SS or D-HH[:MM[:SS]], got %r" % (time_limit,)
+            )
+        return cls(
+            nodes=_count(obj.get("nodes", 1), "placement.nodes", 1, 128),
+            gpus_per_node=_optional(obj.get("gpus_per_node"), _count, "placement.gpus_per_node", 0, 64),
+            time=time_limit,
+            partition=_optional(obj.get("partition"), _slurm_name, "partition"),
+            account=_optional(obj.get("account"), _slurm_name, "account"),
+            qos=_optional(obj.get("qos"), _slurm_name, "qos"),
+            sbatch_args=_sbatch_args(obj.get("sbatch_args")),
+            launcher=launcher,
+            nproc_per_node=_count(obj.get("nproc_per_node", 1), "placement.nproc_per_node", 1, 64),
+            master_port=_count(obj.get("master_port", 29500), "placement.master_port", 1, 65535),
+            warn_before=_optional(obj.get("warn_before"), _count, "placement.warn_before", 1, 65535),
+        )
+
+    @classmethod
+    def read(cls, obj: Any) -> Optional[SlurmPlacement]:
+        return read(cls, obj)
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
 def _data(value: Any) -> Tuple[DataSource, ...]:
     if value is None:
         return ()
@@ -569,6 +650,7 @@ class JobSpec:
     data: Tuple[DataSource, ...] = ()
     runtime: Optional[Container] = None  # None: on the bare host
     gpus: Optional[GpuRequest] = None  # None: the job sees what CUDA_VISIBLE_DEVICES says (all)
+    placement: Optional[SlurmPlacement] = None  # None: this host's own node (SSH or local)
 
     @property
     def key(self) -> str:
@@ -601,6 +683,10 @@ class JobSpec:
         gpus = _optional(obj.get("gpus"), GpuRequest.from_wire)
         if gpus is not None and watch is not None:
             raise SpecError("spec.gpus: a watch runs nothing to give GPUs to")
+        if obj.get("placement") is not None and obj.get("multinode") is not None:
+            raise SpecError(
+                "spec.placement: a Slurm job's nodes come from its allocation, not spec.multinode"
+            )
         restart_of = obj.get("restart_of")
         if restart_of is not None and not is_job_id(restart_of):
             raise SpecError("spec.restart_of: expected a job id, got %r" % (restart_of,))
@@ -633,6 +719,7 @@ class JobSpec:
             data=_data(obj.get("data")),
             runtime=runtime,
             gpus=gpus,
+            placement=_optional(obj.get("placement"), SlurmPlacement.from_wire),
         )
 
     @classmethod

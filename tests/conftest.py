@@ -14,7 +14,12 @@ from tui.remote.transport import LocalTransport
 
 ROOT = Path(__file__).resolve().parent.parent
 # The real-sshd fixtures (`sshd`, session-wide; `ssh_home`, per test) for the SSH tests.
-pytest_plugins = ["tests.support.sshd", "tests.support.tui", "tests.support.containers"]
+pytest_plugins = [
+    "tests.support.sshd",
+    "tests.support.tui",
+    "tests.support.containers",
+    "tests.support.slurm",
+]
 
 
 @pytest.fixture

@@ -84,6 +84,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["probe"] = client.request("probe", addr="127.0.0.1", port=held["port"], count=1)
     answers["unlisten"] = client.request("unlisten", port=held["port"])
     answers["containers"] = client.request("containers")
+    answers["slurm"] = client.request("slurm")  # here no cluster: `missing` says why, the keys stay
     argv = ["bash", "-c", "echo step=1 loss=0.5; exec sleep 60"]
     answers["launch"] = job = launch(client, workdir, argv)
     wait_state(client, job["id"], {"running"})

@@ -16,7 +16,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gpudeck run --nodes 2 --host gpu1,gpu2 --master-addr 10.0.0.5 -- python train.py",
         "gpudeck run --host gpu1 --sync -- python train.py",
         "gpudeck run --host gpu1 --image nvcr.io/nvidia/pytorch:24.05-py3 --mount /data:/data:ro -- python train.py",
+        "gpudeck run --host cluster --nodes 2 --gpus-per-node 4 --time 2:00:00 -- python train.py",
+        "gpudeck run --host gpu1 --gpus 2:A100 -- python train.py",
+        "gpudeck run --pool gpu1,gpu2 --gpus 1 --queue --priority 5 -- python train.py",
     ),
+    "queue": ("gpudeck queue", "gpudeck queue --json"),
     "sync": ("gpudeck sync --host gpu1", "gpudeck sync ~/proj --host gpu1,gpu2 --json"),
     "gc": ("gpudeck gc", "gpudeck gc --host gpu1 --keep-days 1"),
     "watch": ("gpudeck watch ~/runs/exp1/train.log", "gpudeck watch --host gpu1 --pid 4242 /data/run.log"),
@@ -41,9 +45,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "hosts add": (
         "gpudeck hosts add gpu1 ubuntu@gpu1.example.com:22",
         "gpudeck hosts add a100 my-ssh-alias --yes",
+        "gpudeck hosts add cluster me@login.example.edu --slurm --partition gpu",
     ),
     "hosts rm": ("gpudeck hosts rm gpu1",),
     "hosts check": ("gpudeck hosts check gpu1", "gpudeck hosts --json check gpu1"),
+    "hosts show": ("gpudeck hosts show cluster", "gpudeck hosts --json show cluster"),
     "hosts set": (
         "gpudeck hosts set gpu1 price_per_hour=2.5 currency=USD",
         "gpudeck hosts set local idle_stop=30m@10%",

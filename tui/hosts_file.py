@@ -10,6 +10,14 @@ atomically, so a crash leaves the old file or the new one, never half of one.
     python = "/usr/bin/python3"
     agent_dir = "~/.gpudeck"
     setup = ["source ~/venv/bin/activate"]
+
+    [hosts.cluster]                      # a Slurm login node (gpudeck hosts add --slurm)
+    target = "me@login.cluster.example"
+    agent_dir = "/shared/me/.gpudeck"     # on the file system the compute nodes share
+    [hosts.cluster.slurm]                # present (even empty): jobs are submitted with sbatch
+    partition = "gpu"                    # optional, each: --partition, --account, --qos for sbatch
+    account = "lab"
+    qos = "normal"
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from .errors import EXIT_ERROR, EXIT_USAGE
 from .tomlfile import BadToml, line_of, parse_bytes, where, write_atomic
 
 LOCAL = "local"
+SLURM_KEYS = ("partition", "account", "qos")
+SLURM_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:+-]{1,128}$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 KNOWN_FIELDS = ("target", "identity_file", "python", "agent_dir", "setup")
 # tui/cost/settings.py's COST_KEYS (kept in step by tests/test_hosts_file.py), to import it only when used
@@ -147,6 +157,7 @@ class _Checker:
         if not (isinstance(setup, list) and all(isinstance(s, str) for s in setup)):
             self.fail(name, "setup", "expected a list of shell lines")
         self.cost_fields(name, data)
+        self.slurm_fields(name, data.get("slurm"))
         return HostEntry(
             name=name,
             target=data.get("target") or "",
@@ -156,6 +167,21 @@ class _Checker:
             setup=list(setup),
             extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS},
         )
+
+    def slurm_fields(self, name: str, table: Any) -> None:
+        """`[hosts.NAME.slurm]`: the host is a Slurm login node (issue 30); its optional
+        `partition`, `account` and `qos` go to every job's sbatch."""
+        if table is None:
+            return
+        if not isinstance(table, dict):
+            self.fail(name, "slurm", "expected a table ([hosts.NAME.slurm], maybe empty)")
+        for key, value in table.items():
+            if key not in SLURM_KEYS:
+                self.fail(name, "slurm", f"{key}: unknown (one of {', '.join(SLURM_KEYS)})")
+            if not isinstance(value, str) or not SLURM_VALUE_RE.match(value):
+                self.fail(
+                    name, "slurm", f"{key}: expected 1-128 of A-Z a-z 0-9 _ . , : + -, got {value!r}"[:200]
+                )
 
     def cost_fields(self, name: str, data: dict[str, Any]) -> None:
         """The cost feature's keys, checked as `hosts set` checks them (imported here: most hosts

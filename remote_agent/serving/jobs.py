@@ -20,6 +20,10 @@ from ..gpus.assign import GpuShortage, assign, with_assignment
 from ..jobstate import TERMINAL_STATES, JobView
 from ..names import is_job_id, is_node
 from ..probes.gpu import default as default_nvml
+from ..slurm.commands import SlurmError
+from ..slurm.control import SlurmControlError, end_slurm_job
+from ..slurm.states import SlurmLook, fold_slurm, is_slurm
+from ..slurm.submit import node_names, submit
 from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
 from ..storage.jsonio import dumps, loads_object
@@ -54,6 +58,8 @@ class JobTable:
         self.root = root
         self._views: Dict[Tuple[str, str], JobView] = {}
         self._lock = threading.Lock()
+        self._look: Optional[SlurmLook] = None
+        self._slurm_ends: Dict[str, threading.Lock] = {}
 
     def view(self, job: Any, node: Any) -> JobView:
         if not is_job_id(job):
@@ -71,13 +77,18 @@ class JobTable:
         return existing
 
     def list(self) -> List[Dict[str, Any]]:
+        self._look = None  # one squeue for this listing's Slurm jobs, however many
         listed = list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
         return listed + deleted_objects(self.root)  # and those whose dir was deleted while they ran
 
-    def _fold(self, job: str, node: str) -> Dict[str, Any]:
+    def _fold(self, job: str, node: str, look: Optional[SlurmLook] = None) -> Dict[str, Any]:
         try:
             view = self.view(job, node)
             obj = view.refresh()
+            if is_slurm(view.spec):  # Slurm's word over its journal; never adopted here (slurm/states.py)
+                if look is None:
+                    look = self._look = self._look or SlurmLook()
+                return fold_slurm(view, obj, look)
             found_by = "a job listing"
             frozen = end_frozen_supervisor(view) if obj["state"] in ("starting", "running") else None
             if frozen is not None:
@@ -103,6 +114,8 @@ class JobTable:
         if isinstance(code, dict) and not CodeStore(self.root).has_snapshot(code["snapshot"], touch=True):
             raise JobError("spec.code.snapshot: not on this host (sync it first: gpudeck sync)")
         spec.setdefault("created_at", time.time())
+        if is_slurm(spec):
+            return self._submit_slurm(spec)
         directory = job_dir(self.root, spec["id"], spec["node"])
         ensure_private_dir(directory.parent)
         try:
@@ -142,6 +155,18 @@ class JobTable:
             time.sleep(0.02)
         return view.refresh()
 
+    def _submit_slurm(self, spec: Dict[str, Any]) -> Dict[str, Any]:
+        """A Slurm placement: every node's dir made here, the allocation asked of sbatch (slurm/)."""
+        try:
+            submit(self.root, spec)
+        except FileExistsError:
+            raise JobError("job %s already exists" % spec["id"]) from None
+        except SlurmError as exc:
+            raise JobError("could not submit job %s to Slurm: %s" % (spec["id"], exc)) from None
+        except OSError as exc:
+            raise JobError("could not submit job %s: %s" % (spec["id"], describe_os_error(exc))) from None
+        return dict(self._fold(spec["id"], "0", SlurmLook()), nodes=node_names(spec))
+
     def _forget(self, job: str, node: str, directory: Path) -> None:
         # Renamed away first, in one step: a restart racing us finds no dir to leave a marker in
         # (a dir holding only restarted.json was a ghost `starting` job that rm refused).
@@ -177,6 +202,8 @@ class JobTable:
                 "job %s is a watch of %s: restart is not offered (watch the file again)"
                 % (job, spec["watch"].get("path"))
             )
+        if is_slurm(spec):
+            raise JobError("job %s ran on Slurm: restart and scale are not offered there yet" % job)
         if view.refresh()["state"] not in TERMINAL_STATES:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
         if not is_job_id(new_id):
@@ -248,6 +275,8 @@ class JobTable:
         if obj["state"] in TERMINAL_STATES:
             return dict(obj, already_ended=True)  # nothing was done: the answer says so
         spec = view.spec or {}
+        if is_slurm(spec):
+            return self._end_slurm(view, action, grace, reason)
         refusal = refuse_read_only(spec, action)
         if refusal:
             raise JobError(refusal)
@@ -316,6 +345,26 @@ class JobTable:
         raise JobError(
             "job %s did not end within %.0f s of the %s request" % (job, grace + STOP_MARGIN, action)
         )
+
+    def _end_slurm(self, view: JobView, action: str, grace: Optional[float], reason: Any) -> Dict[str, Any]:
+        spec = view.spec or {}
+        grace = float(spec.get("grace", DEFAULT_GRACE)) if grace is None else grace
+        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < float("inf"):
+            raise JobError("grace: expected seconds >= 0, got %r" % (grace,))
+        job = view.fields["id"]
+
+        def fold(node: str) -> Dict[str, Any]:
+            return self._fold(job, node, SlurmLook())
+
+        with self._lock:
+            job_lock = self._slurm_ends.setdefault(job, threading.Lock())
+        try:
+            with job_lock:  # the client stops every node at once: one of them acts for the whole job
+                return end_slurm_job(
+                    view.files.dir.parent, view.fields["node"], action, float(grace), reason or "user", fold
+                )
+        except SlurmControlError as exc:
+            raise JobError(str(exc)) from None
 
     def set_autostop(self, job: Any, node: Any, paused: Any) -> Dict[str, Any]:
         if not isinstance(paused, bool):

@@ -54,7 +54,10 @@ def list_jobs(root: Path, fold: Fold) -> List[Dict[str, Any]]:
             continue
         nodes = _fold_job(entry.path, entry.name, fold)
         objects.extend(nodes)
-        if nodes and all(n.get("state") in TERMINAL_STATES for n in nodes):
+        # A Slurm job's end is cached once Slurm has recorded it too (slurm/states.py: `settled`).
+        if nodes and all(
+            n.get("state") in TERMINAL_STATES and (n.get("slurm") or {}).get("settled", True) for n in nodes
+        ):
             fresh[entry.name] = {"mtime_ns": mtime, "nodes": nodes}
     if fresh.keys() != cached.keys() or any(fresh[k] is not cached.get(k) for k in fresh):
         _save(base, fresh)

@@ -79,6 +79,12 @@ class Server:
 
         return {"runtimes": runtimes_report()}
 
+    def op_slurm(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        """A Slurm login node's tools, version and partitions (issue 30: remote_agent/slurm)."""
+        from ..slurm.probe import slurm_report
+
+        return slurm_report(self.root)
+
     def op_gpus(self, req: Dict[str, Any]) -> Dict[str, Any]:
         sample = dict(self._nvml.sample())
         sample["time"] = time.time()
@@ -326,6 +332,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "code_gc": Server.op_code_gc,
     "gc": Server.op_gc,
     "containers": Server.op_containers,
+    "slurm": Server.op_slurm,
 }
 
 

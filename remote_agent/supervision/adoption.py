@@ -45,6 +45,10 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
         key = job_key(spec)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a launch that never finished: not a job that ran
+    if spec.get("placement"):
+        return (
+            None  # a Slurm node: its end comes from Slurm's record (slurm/states.py), never a local adopter
+        )
     if is_watch(spec):
         return None  # a watch job follows a run gpudeck did not start: it has no processes to adopt
     if not job_tree(key, None):

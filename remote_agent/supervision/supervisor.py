@@ -334,7 +334,8 @@ class Supervisor:
         while True:
             self._reap()
             now = time.monotonic()
-            if now >= next_keeper_check:  # the host's keeper adopts this job if this supervisor dies
+            if now >= next_keeper_check and not self.spec.get("placement"):
+                # the host's keeper adopts this job if this supervisor dies (not on a Slurm compute node)
                 ensure_keeper(self.files.dir.parent.parent.parent)
                 next_keeper_check = now + KEEPER_CHECK
             if self.journal.behind and now >= next_retry:

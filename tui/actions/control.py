@@ -23,6 +23,7 @@ from .find import Job
 from .jobdata import JobData
 from .launch import LAUNCH_TIMEOUT
 from .options import check_grace
+from .slurm_launch import refuse_on_slurm
 from .transition import Claim, mark, stop_relaunched
 from .watch import refuse_on_watch
 
@@ -125,6 +126,7 @@ def restart(
     run is stopped first. Its `--data` is presigned again (the launch's listing; with
     `refresh_data` the current one) before anything stops. Returns the new job's id."""
     refuse_on_watch(job.watch, "restart", job.id)
+    refuse_on_slurm([n.host for n in job.nodes], "restart", job.id)
     data = JobData(agents, refresh_data)
     renewed = {n.node: data.for_restart(n.host, job.id, n.node) for n in job.nodes}
     new_id = new_id or new_job_id()

@@ -127,6 +127,8 @@ class Job:
             "output_dropped": sum(output_dropped(n) for n in self.nodes),
             "environment": _environment(first.get("environment")),  # {source, key}: --requirements
             "gpus": first.get("gpus"),  # per node, as asked: {count, model}; null: every GPU
+            # a Slurm job (issue 30): its Slurm job id, state, pending reason, node list, script
+            "slurm": first.get("slurm") if isinstance(first.get("slurm"), dict) else None,
             "nodes": [
                 {
                     "host": n["host"],

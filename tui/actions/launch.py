@@ -21,6 +21,7 @@ from .nodes import is_multinode, plan
 from .options import LaunchOptions, check
 from .placement import ask_free, pick_hosts
 from .preflight import Env, preflight
+from .slurm_launch import is_slurm_host, launch_slurm, refuse_slurm_options
 from .startall import START_TIMEOUT, NodeStartFailed, Start, start_all
 from .sync import ProgressFor, launch_sync, sync_for_launch
 
@@ -55,6 +56,9 @@ def launch(
     made from the terms and its host, the pre-flight, then every node sent at once and recorded.
     Blocks (hosts.toml, the agents): call from a worker. A node that fails to launch kills the nodes
     already started, then raises."""
+    if is_slurm_host(opts.host):  # the nodes come from an allocation (issue 30)
+        return Launched(*launch_slurm(agents, store, opts, job_id or new_job_id()))
+    refuse_slurm_options(opts)
     check(opts)
     job_id = job_id or new_job_id()
     terms = JobTerms.of_options(opts, job_id)

@@ -75,6 +75,12 @@ class LaunchOptions:
     # GPUs per node (issue 31): the host's agent assigns that many free ones; None: today's meaning
     # (every GPU the job's CUDA_VISIBLE_DEVICES shows, unset: all).
     gpus: GpuRequest | None = None
+    # A Slurm host's allocation (issue 30; tui/actions/slurm_launch.py): sbatch's options.
+    gpus_per_node: int | None = None
+    time_limit: str | None = None  # --time, as Slurm takes it (HH:MM:SS, D-HH…)
+    time_warning: int | None = None  # seconds before it every node stops (checkpoints); None: 120, 0: none
+    partition: str | None = None  # None: the host's `slurm.partition`, else Slurm's default
+    sbatch_args: tuple[str, ...] = ()
 
     @property
     def placed_on(self) -> tuple[str, ...]:

@@ -38,6 +38,7 @@ from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
 from .rollback import STARTUP_WINDOW, failed_at_start, rollback_onto
+from .slurm_launch import refuse_on_slurm
 from .startall import NodeStartFailed, Start, start_all
 from .transition import Claim, node_names, stop_relaunched
 from .watch import refuse_on_watch
@@ -92,6 +93,7 @@ def scale(
     `nproc_per_node` (with `move`): the processes per node on the new hosts — a bigger type's GPU
     count — where torchrun starts them (a `--launcher none` command starts its own)."""
     refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
+    refuse_on_slurm([str(n["host"]) for n in job.nodes], "scale", job.id)
     mn = job.plan  # None: a one-node launch, grown as the same command on more nodes
     if mn is not None and mn.elastic:  # torchrun's rendezvous: nodes join and leave the running job
         if move:

@@ -20,7 +20,17 @@ if TYPE_CHECKING:  # paramiko loads in ~140 ms: only the verbs that connect pay 
 
 from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
 from ..format import table
-from ..hosts_file import HostEntry, HostsFileError, add_host, check_name, hosts_path, load_hosts, remove_host
+from ..hosts_file import (
+    SLURM_VALUE_RE,
+    HostEntry,
+    HostsFileError,
+    add_host,
+    check_name,
+    hosts_path,
+    load_hosts,
+    remove_host,
+    set_host_fields,
+)
 from ..printable import printable, warn
 from ..remote.hostkey_errors import HostKeyError, fingerprint
 from ..remote.ssh_config import SshConfigError, split_target
@@ -48,10 +58,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     a.add_argument("--python", metavar="PATH", help="interpreter on the host (default: python3 on its PATH)")
     a.add_argument(
         "--agent-dir",
+        "--dir",
         metavar="DIR",
         default="~/.gpudeck",
-        help="the agent's directory on the host (default ~/.gpudeck)",
+        help="the agent's directory on the host (default ~/.gpudeck; on a Slurm host: on the shared file system)",
     )
+    a.add_argument(
+        "--slurm",
+        action="store_true",
+        help="TARGET is a Slurm login node: jobs are submitted with sbatch (README: Slurm clusters)",
+    )
+    for option in ("--partition", "--account", "--qos"):
+        a.add_argument(
+            option, metavar=option[2:].upper(), help=f"with --slurm: sbatch {option} for every job"
+        )
     a.add_argument(
         "--setup", action="append", default=[], metavar="LINE", help="shell line run before every job"
     )
@@ -61,6 +81,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "check", help="what a host can run: GPUs and driver, container runtimes and GPU passing"
     )
     c.add_argument("name", help="the host's name in gpudeck")
+    sh = verbs.add_parser(
+        "show", help="a Slurm host at a glance: partitions, GPUs idle/allocated/down, your queue"
+    )
+    sh.add_argument("name", help="the Slurm host")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
     r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
     st = verbs.add_parser(
@@ -206,6 +230,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
             return 0
     except HostsFileError as exc:
         raise GpudeckError(str(exc), exc.code) from None
+    if verb == "show":
+        from .hosts_slurm import show
+
+        return show(args, session)
     if verb == "check":
         from .hosts_check import check
 
@@ -247,7 +275,7 @@ def set_settings(name: str, items: list[str], session: Session | None = None) ->
     """Price settings for the cost counters and budgets; validated here, dated in the ledger."""
     from ..cost.push import push_price
     from ..cost.settings import COST_KEYS, PRICE_KEYS, PriceSettingsError, host_price, validate_price_settings
-    from ..hosts_file import host_fields, load_hosts, set_host_fields
+    from ..hosts_file import host_fields
 
     raw: dict[str, str] = {}
     for item in items:
@@ -341,6 +369,7 @@ def add(args: argparse.Namespace, session: Session) -> int:
         setup=list(args.setup),
     )
     check_name(entry.name)
+    slurm = slurm_table(args)
     existing = load_hosts().get(entry.name)
     stored = existing is not None and _same(existing, entry)
     if existing is not None and not stored:
@@ -348,6 +377,8 @@ def add(args: argparse.Namespace, session: Session) -> int:
     if args.no_connect:
         if not stored:
             add_host(entry)
+        if slurm is not None:
+            set_host_fields(entry.name, {"slurm": slurm})
         print(
             f"added {args.name} ({args.target}) to {hosts_path()}, not connected: its key is not checked yet "
             f"(gpudeck hosts trust {args.name})"
@@ -361,12 +392,18 @@ def add(args: argparse.Namespace, session: Session) -> int:
         print(f"trusted {line}")
     if not stored:
         add_host(entry)
+    if slurm is not None:
+        set_host_fields(entry.name, {"slurm": slurm})
     print(f"added {args.name} ({args.target}) to {hosts_path()}")
     info = probe(session, args.name)
     if not info["reachable"]:
         raise GpudeckError(
             f"{info['error']} (host {args.name} is added; run this again once fixed)", EXIT_HOST
         )
+    if slurm is not None:
+        from .hosts_slurm import check_slurm
+
+        print(check_slurm(session, args.name, added=True))
     print(
         f"{args.name}: agent {info['agent_version']} on {info['hostname']}, python {info['python']}, "
         f"{len(info['gpus'])} GPU(s)"
@@ -374,6 +411,22 @@ def add(args: argparse.Namespace, session: Session) -> int:
     if info.get("warning"):
         warn(f"warning: {info['warning']}")
     return 0
+
+
+def slurm_table(args: argparse.Namespace) -> dict[str, str] | None:
+    """`[hosts.NAME.slurm]` from --slurm and its options; None without --slurm."""
+    values = {k: getattr(args, k) for k in ("partition", "account", "qos") if getattr(args, k) is not None}
+    if not args.slurm:
+        if values:
+            raise GpudeckError(f"hosts add: --{next(iter(values))}: goes with --slurm", EXIT_USAGE)
+        return None
+    for key, value in values.items():
+        if not SLURM_VALUE_RE.match(value):
+            raise GpudeckError(
+                f"hosts add: --{key} {printable(value)}: expected 1-128 of A-Z a-z 0-9 _ . , : + -",
+                EXIT_USAGE,
+            )
+    return values
 
 
 def _same(a: HostEntry, b: HostEntry) -> bool:

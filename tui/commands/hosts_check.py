@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from ..errors import EXIT_USAGE, GpudeckError
+from ..hosts_file import host_fields
 from ..printable import printable
 from ..session import Session
 from .hosts import probe
@@ -20,11 +21,21 @@ def check(args: argparse.Namespace, session: Session) -> int:
     if not found["reachable"]:
         raise GpudeckError(f"host {args.name}: {found['error']}")
     runtimes: dict[str, Any] = session.request(args.name, "containers", timeout=60.0).get("runtimes") or {}
+    slurm = None
+    if isinstance(host_fields(args.name).get("slurm"), dict):  # a Slurm login node (issue 30)
+        from .hosts_slurm import slurm_report
+
+        slurm = slurm_report(session, args.name)
     if args.json:
-        print(json.dumps({**found, "container_runtimes": runtimes}, indent=2))
+        print(json.dumps({**found, "container_runtimes": runtimes, "slurm": slurm}, indent=2))
         return 0
     for line in lines(found, runtimes):
         print(printable(line))
+    if slurm is not None:
+        from .hosts_slurm import describe
+
+        missing = f" -- missing: {slurm['missing']}" if slurm.get("missing") else ""
+        print(printable(f"  {describe(slurm)}{missing}"))
     return 0
 
 

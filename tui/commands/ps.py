@@ -163,6 +163,9 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(
             f"  node {node['node']} on {node['host']}: {node['state']} pid={node.get('pid')}{cause}{gpus_text(node)}"
         )
+    slurm = job.to_json()["slurm"]
+    if slurm:  # a Slurm job (issue 30): its id, Slurm's state and reason, its nodes, its sbatch script
+        say(slurm_line(slurm))
     plan = job.to_json()["multinode"]
     if plan:
         bounds = plan.get("elastic")
@@ -196,3 +199,12 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         for line in first["tail"][-10:]:
             say(f"    {line}")
     return 0
+
+
+def slurm_line(slurm: dict[str, object]) -> str:
+    state = f"{slurm.get('state')}" + (f" ({slurm['reason']})" if slurm.get("reason") else "")
+    start = (
+        f", expected start {slurm['start']}" if slurm.get("state") == "PENDING" and slurm.get("start") else ""
+    )
+    nodes = f" on {slurm['nodes']}" if slurm.get("nodes") else ""
+    return f"  slurm: job {slurm.get('job_id')} {state}{start}{nodes}; script {slurm.get('script')}"

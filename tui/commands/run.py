@@ -151,6 +151,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_sync_flags(p)
     add_container_flags(p)
+    add_slurm_flags(p)
     add_json(p, "id, name, state, hosts")
     p.add_argument(
         "command",
@@ -201,6 +202,40 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         shm_size=args.shm_size,
         ipc=args.ipc,
         gpus=parse_gpus(args.gpus),
+        gpus_per_node=args.gpus_per_node,
+        time_limit=args.time,
+        time_warning=args.time_warning,
+        partition=args.partition,
+        sbatch_args=tuple(args.sbatch_arg),
+    )
+
+
+def add_slurm_flags(p: argparse.ArgumentParser) -> None:
+    """Issue 30: on a Slurm host (`hosts add --slurm`) the nodes come from an sbatch allocation."""
+    p.add_argument(
+        "--gpus-per-node", type=int, metavar="G", help="Slurm hosts: GPUs per node (sbatch --gpus-per-node)"
+    )
+    p.add_argument(
+        "--time", metavar="T", help="Slurm hosts: the time limit (sbatch --time: 2:00:00, 1-00:00…)"
+    )
+    p.add_argument(
+        "--time-warning",
+        type=int,
+        metavar="S",
+        help="Slurm hosts, with --time: S seconds before the limit every node stops and checkpoints "
+        "(Slurm's --signal; default 120, 0: none)",
+    )
+    p.add_argument(
+        "--partition",
+        metavar="P",
+        help="Slurm hosts: the partition (default: the host's partition, else Slurm's)",
+    )
+    p.add_argument(
+        "--sbatch-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="Slurm hosts: one more sbatch option, e.g. --sbatch-arg=--exclusive (repeatable)",
     )
 
 

@@ -11,13 +11,14 @@ from collections.abc import Iterable
 from remote_agent.jobstate import TERMINAL_STATES
 from remote_agent.supervision.elastic_failure import DROPPED, PEER_LOST
 
-JOB_STATES = ("starting", "running", "exited", "failed", "stopped", "killed", "lost")
-ACTIVE = frozenset({"starting", "running"})
+# `pending`: a Slurm job waiting for its allocation (the login node's agent says so; never journaled)
+JOB_STATES = ("pending", "starting", "running", "exited", "failed", "stopped", "killed", "lost")
+ACTIVE = frozenset({"pending", "starting", "running"})
 # Known endings (the agent's word): nothing of the job runs. `lost` is not one of them — its
 # supervisor is gone and its processes may still run — so a lost job can still be stopped or killed.
 ENDED = frozenset(TERMINAL_STATES)
 # A multi-node job is as alive as its liveliest node; among ended nodes the worst ending shows.
-STATE_ORDER = ("running", "starting", "lost", "failed", "killed", "stopped", "exited")
+STATE_ORDER = ("running", "starting", "pending", "lost", "failed", "killed", "stopped", "exited")
 
 
 # A running multi-node job with a node no agent answers for (its host unreachable): derived by
@@ -81,6 +82,8 @@ def why(
         return reason if reason and reason != "user" else ""
     if state == "lost":
         return cause or "its supervisor is gone"
+    if state == "pending":  # a Slurm job: Slurm's reason (Resources, Priority…)
+        return cause or "waiting for allocation"
     if state == "exited" and exit_code is None and cause:
         return cause  # adopted after its supervisor was lost: the exit code is unknown, say so
     return ""

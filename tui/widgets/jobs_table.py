@@ -50,6 +50,7 @@ ID_COLUMN = ("id", "id", 6)  # shown only while two visible jobs share a name: t
 STATE_STYLE = {
     "running": "$success",
     "starting": "$secondary",
+    "pending": "$secondary",  # a Slurm job waiting for its allocation
     "exited": "$text-muted",
     "failed": "$error",
     "stopped": "$warning",
@@ -74,6 +75,8 @@ def _info(job: JobModel, missing: list[tuple[str, str, str]], eta: bool = True) 
         return Content.styled(job.why, "$error")
     if job.state == "lost":
         return Content.styled("supervisor gone: journal ends here", "$error")
+    if job.state == "pending" and job.why:  # a Slurm job: why it waits (Resources, Priority…)
+        return Content.styled(job.why, "$text-muted")
     if job.state in ("stopped", "killed") and (job.why or job.signal):
         return Content.styled(job.why or job.signal or "", "$text-muted")
     if eta and job.active and job.eta_seconds is not None:

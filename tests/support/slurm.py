@@ -1,0 +1,103 @@
+"""A private 3-node Slurm 22.05 cluster for tests (tests/support/slurm/slurm-up.sh: own munge key and
+socket, one slurmctld, three slurmd n1..n3 on distinct ports, two fake GPUs each; up in ~1.2 s), and
+an sshd as its login node: sessions get SLURM_CONF through sshd's SetEnv, as a cluster's login node
+gives its users the cluster's config.
+
+Fixtures (a pytest plugin, tests/conftest.py): `slurm_cluster` and `slurm_login`; a test module
+overrides `sshd` with `slurm_login` (tests/test_slurm_hosts.py) so that `ssh_home` logs in there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .sshd import Sshd, make_sshd
+
+RECIPE = Path(__file__).parent / "slurm"
+
+
+@dataclass
+class SlurmCluster:
+    base: Path
+
+    @property
+    def conf(self) -> Path:
+        return self.base / "etc" / "slurm.conf"
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": str(self.conf)}
+
+    def run(self, *argv: str) -> str:
+        """A Slurm client command against this cluster (squeue, scontrol…), its stdout."""
+        return subprocess.run(list(argv), env=self.env(), capture_output=True, text=True, check=True).stdout
+
+
+def _free_ports(count: int) -> int:
+    """A first port with `count` free ports from it (slurmctld, then one per slurmd)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = int(s.getsockname()[1])
+        if first + count > 65535:
+            continue
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no run of free ports for the Slurm cluster")
+
+
+def _skip_reason() -> str | None:
+    if shutil.which("slurmctld") is None or shutil.which("munged") is None:
+        return "slurm-wlm and munge are not installed (apt-get install -y slurm-wlm munge; .ci/run does)"
+    if os.geteuid() != 0:
+        return "the private Slurm cluster runs its daemons as root (munged as munge)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    # Not under pytest's basetemp (0700): munged runs as `munge` and must reach its dirs below BASE.
+    base = Path(tempfile.mkdtemp(prefix="gpudeck-slurm-"))
+    os.chmod(base, 0o755)
+    env = {**os.environ, "BASE": str(base), "PORT0": str(_free_ports(4))}
+    up = subprocess.run(
+        ["timeout", "60", "bash", str(RECIPE / "slurm-up.sh")], env=env, capture_output=True, text=True
+    )
+    cluster = SlurmCluster(base)
+    try:
+        if up.returncode != 0:
+            raise RuntimeError(f"slurm-up.sh failed ({up.returncode}): {(up.stdout + up.stderr)[-2000:]}")
+        yield cluster
+    finally:
+        subprocess.run(["bash", str(RECIPE / "slurm-down.sh")], env=env, capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def slurm_login(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    """The cluster's login node: an sshd whose sessions have SLURM_CONF (and the usual private HOME)."""
+    root = tmp_path_factory.mktemp("slurm-login")
+    server = make_sshd(root)
+    server.stop()
+    server.extra = [
+        f"SetEnv HOME={server.remote_home} GPUDECK_TEST_SSHD={server.port} SLURM_CONF={slurm_cluster.conf}"
+    ]
+    server.start()
+    yield server
+    server.stop()

@@ -1,0 +1,132 @@
+"""A launch on a Slurm host (issue 30): one spec with a Slurm placement, sent to the login node's
+agent, which submits the allocation and makes a node dir per rank; the store records every node on
+that one host, so ps, logs and metrics ask the login node for each of them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from remote_agent.spec import SlurmPlacement, SpecError
+
+from ..fleet.states import job_state
+from ..hosts_file import hosts_path
+from ..store import JobRecord, Store
+from .agents import Agents
+from .node_spec import JobTerms, host_entry, node_spec
+from .nodes import launcher_argv
+from .options import LaunchOptions, check, usage
+
+SLURM_ONLY = (
+    ("--gpus-per-node", "gpus_per_node"),
+    ("--time", "time_limit"),
+    ("--time-warning", "time_warning"),
+    ("--partition", "partition"),
+)
+TIME_WARNING = 120  # seconds: Slurm may send it up to 60 s early and checks limits every ~30 s
+
+
+def slurm_settings(host: str) -> dict[str, Any] | None:
+    """The host's `[hosts.NAME.slurm]` table (hosts.toml), None for a host that is not a cluster."""
+    table = host_entry(host).extra.get("slurm")
+    return table if isinstance(table, dict) else None
+
+
+def is_slurm_host(host: str) -> bool:
+    return slurm_settings(host) is not None
+
+
+def refuse_on_slurm(hosts: list[str], verb: str, job_id: str) -> None:
+    """restart and scale resubmit an allocation: not built yet (issue 30 leaves it for later)."""
+    for host in hosts:
+        if is_slurm_host(host):
+            raise usage(
+                f"{verb}: job {job_id} runs on Slurm host {host}: restart and scale are not offered there yet"
+            )
+
+
+def refuse_slurm_options(opts: LaunchOptions) -> None:
+    for option, field in SLURM_ONLY:
+        if getattr(opts, field) is not None:
+            raise usage(
+                f"{option}: only for Slurm hosts (host {opts.host} is not one: gpudeck hosts add --slurm)"
+            )
+    if opts.sbatch_args:
+        raise usage(
+            f"--sbatch-arg: only for Slurm hosts (host {opts.host} is not one: gpudeck hosts add --slurm)"
+        )
+
+
+def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
+    """The allocation asked: the options, then the host's slurm table; each refusal names its option."""
+    if opts.time_warning is not None and not opts.time_limit:
+        raise usage("--time-warning: goes with --time (the limit it warns before)")
+    launcher = opts.launcher or ("torchrun" if opts.nodes > 1 else "none")
+    wire: dict[str, Any] = {
+        "nodes": opts.nodes,
+        "gpus_per_node": opts.gpus_per_node,
+        "time": opts.time_limit,
+        "partition": opts.partition or settings.get("partition"),
+        "account": settings.get("account"),
+        "qos": settings.get("qos"),
+        "sbatch_args": list(opts.sbatch_args),
+        "launcher": launcher,
+        "nproc_per_node": opts.nproc_per_node,
+        "master_port": opts.master_port or 29500,
+        "warn_before": (TIME_WARNING if opts.time_warning is None else opts.time_warning or None)
+        if opts.time_limit
+        else None,
+    }
+    try:
+        return SlurmPlacement.from_wire({k: v for k, v in wire.items() if v is not None})
+    except SpecError as exc:
+        option = {
+            "nodes": "--nodes",
+            "gpus_per_node": "--gpus-per-node",
+            "time": "--time",
+            "partition": "--partition",
+            "sbatch_args": "--sbatch-arg",
+            "nproc_per_node": "--nproc-per-node",
+            "warn_before": "--time-warning",
+        }
+        field = str(exc).split(":")[0].removeprefix("spec.placement.").split("[")[0]
+        if field in ("account", "qos") or (field == "partition" and not opts.partition):
+            raise usage(f"{hosts_path()}: [hosts.{opts.host}.slurm] {exc}") from None
+        raise usage(f"{option.get(field, 'run')}: {exc}") from None
+
+
+def launch_slurm(
+    agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
+) -> tuple[str, str, str, str, tuple[str, ...]]:
+    """(id, name, host, state, every node's host) once the login node has submitted the job."""
+    if opts.hosts or opts.pool or opts.elastic:
+        raise usage(
+            "--host: a Slurm host takes the job whole (its nodes come from the allocation): no list, --pool or --elastic"
+        )
+    if opts.sync is not None or opts.data or opts.image:
+        raise usage("--sync/--data/--image: not on Slurm hosts yet (issue 30 leaves them for later)")
+    if opts.gpus is not None:
+        raise usage("--gpus: on a Slurm host Slurm gives the GPUs: use --gpus-per-node G")
+    check(replace(opts, nodes=1))  # the node bounds of one host do not hold: Slurm places them
+    settings = slurm_settings(opts.host) or {}
+    place = placement(opts, settings)
+    terms = JobTerms.of_options(opts, job_id)
+    argv = None
+    if place.launcher == "torchrun":  # the SSH hosts' torchrun line; its place comes from PET_* on the node
+        argv = tuple(launcher_argv(tuple(opts.argv), [f"--nproc-per-node={place.nproc_per_node}"]))
+    spec = node_spec(agents, terms, opts.host, argv=argv).replace(placement=place)
+    answer = agents.request(opts.host, "launch", spec=spec.to_wire())
+    nodes = [str(n) for n in answer.get("nodes") or range(place.nodes)]
+    if store is not None:
+        store.record_job(
+            JobRecord(
+                id=job_id,
+                name=spec.name,
+                created_at=spec.created_at or time.time(),
+                nodes=[{"host": opts.host, "node": node} for node in nodes],
+                argv=list(opts.argv),
+            )
+        )
+    state = job_state([str(answer.get("state") or "pending")])
+    return job_id, spec.name, opts.host, state, tuple(opts.host for _ in nodes)
