@@ -37,7 +37,7 @@ from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, proc
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
 from .deletedjobs import deleted_objects, end_deleted
 from .frozen import end_frozen_supervisor
-from .listing import list_jobs
+from .listing import list_jobs, list_some
 from .stuck import launch_interrupted, runs_dir
 from .transition import forget_job_dir
 
@@ -76,8 +76,13 @@ class JobTable:
                 existing = self._views[(job, node)] = JobView(job, node, directory)
         return existing
 
-    def list(self) -> List[Dict[str, Any]]:
+    def list(self, ids: Optional[List[str]] = None) -> List[Dict[str, Any]]:
+        """Every job's nodes; with `ids`, only those jobs' (the client knows where its job is)."""
         self._look = None  # one squeue for this listing's Slurm jobs, however many
+        if ids is not None:
+            wanted = set(ids)
+            deleted = [o for o in deleted_objects(self.root) if o.get("id") in wanted]
+            return list_some(self.root, self._fold, ids) + deleted
         listed = list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
         return listed + deleted_objects(self.root)  # and those whose dir was deleted while they ran
 

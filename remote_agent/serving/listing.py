@@ -65,6 +65,18 @@ def list_jobs(root: Path, fold: Fold) -> List[Dict[str, Any]]:
     return objects
 
 
+def list_some(root: Path, fold: Fold, ids: List[str]) -> List[Dict[str, Any]]:
+    """Only these jobs' objects (a client that knows which jobs it means: `jobs` with `ids`), folded
+    from their own dirs; the cache and every other job are left alone."""
+    base = jobs_root(root)
+    objects: List[Dict[str, Any]] = []
+    for job in dict.fromkeys(ids):
+        if is_job_id(job):
+            objects.extend(_fold_job(str(base / job), job, fold))
+    objects.sort(key=lambda o: o["id"], reverse=True)
+    return objects
+
+
 def _fold_job(path: str, job: str, fold: Fold) -> List[Dict[str, Any]]:
     nodes = []
     try:

@@ -100,7 +100,12 @@ class Server:
         return sample
 
     def op_jobs(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        listed = {"jobs": self.jobs.list()}
+        ids = req.get("ids")
+        if ids is not None and not (
+            isinstance(ids, list) and len(ids) <= 1000 and all(isinstance(i, str) for i in ids)
+        ):
+            raise BadRequest("ids: expected a list of job ids")
+        listed = {"jobs": self.jobs.list(ids)}
         if req.get("warm_series") is True:
             self.warmer.kick()  # after the listing: a `series` later answers from the cache
         return listed

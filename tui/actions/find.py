@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from remote_agent.spec import Multinode
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from ..printable import warn
+from ..store import Store
 from .agents import Agents
 
 
@@ -180,18 +181,25 @@ def _without_rank(raw: Any, plan: Multinode | None) -> Any:
     return {k: v for k, v in raw.items() if k not in ("rank", "host")} if isinstance(raw, dict) else None
 
 
-def list_jobs(agents: Agents, skipped: list[GpudeckError] | None = None) -> list[Job]:
-    """Jobs on every host, asked in parallel, newest first. A host that cannot answer is named on
-    stderr and skipped (appended to `skipped` when given), so one server down hides no other."""
+def list_jobs(
+    agents: Agents,
+    skipped: list[GpudeckError] | None = None,
+    hosts: list[str] | None = None,
+    ids: list[str] | None = None,
+) -> list[Job]:
+    """Jobs on every host (or `hosts`; only the jobs `ids` when given), asked in parallel, newest
+    first. A host that cannot answer is named on stderr and skipped (appended to `skipped` when
+    given), so one server down hides no other."""
 
     def ask(host: str) -> list[dict[str, Any]] | GpudeckError:
         try:
-            jobs: list[dict[str, Any]] = agents.request(host, "jobs")["jobs"]  # the agent's contract
+            answer = agents.request(host, "jobs") if ids is None else agents.request(host, "jobs", ids=ids)
         except GpudeckError as exc:
             return exc
+        jobs: list[dict[str, Any]] = answer["jobs"]  # the agent's contract
         return jobs
 
-    hosts = agents.hosts()
+    hosts = agents.hosts() if hosts is None else hosts
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
         answers = list(pool.map(ask, hosts))
     jobs: dict[str, Job] = {}
@@ -225,7 +233,46 @@ def _bare(text: str, host: str) -> str:
     return text
 
 
+@runtime_checkable
+class KnowsJobs(Protocol):
+    """A client with a state.db (the CLI's Session): it knows which hosts hold the jobs it launched."""
+
+    store: Store | None
+
+
+def where_recorded(agents: Agents, ref: str) -> tuple[list[str], list[str]] | None:
+    """(job ids, their hosts) that state.db gives for `ref` (an id, a 4+ prefix or a name); None
+    when it knows none, or a host it names is no longer configured (then every host is asked)."""
+    try:  # (the Session opens state.db on first use: a read-only home says so there, not here)
+        store = agents.store if isinstance(agents, KnowsJobs) else None
+    except GpudeckError:
+        return None
+    if store is None:
+        return None
+    records = (
+        ([r] if (r := store.get_job(ref)) else [])
+        or (store.jobs_with_prefix(ref) if len(ref) >= 4 else [])
+        or store.jobs_named(ref)
+    )
+    if not records:
+        return None
+    hosts = list(dict.fromkeys(str(n.get("host")) for r in records for n in r.nodes))
+    known = set(agents.hosts())
+    return ([r.id for r in records], hosts) if hosts and all(h in known for h in hosts) else None
+
+
 def resolve(agents: Agents, ref: str) -> Job:
+    """The job `ref` names. Asked first only where state.db says it is (its hosts, its ids: a job on
+    one of 8 hosts costs one host's answer); every host only when that finds nothing."""
+    hint = where_recorded(agents, ref)
+    if hint is not None:
+        ids, hosts = hint
+        try:
+            job = pick(list_jobs(agents, [], hosts=hosts, ids=ids), ref)
+            if job.id.startswith(ref) or not job.ended:
+                return job  # by id; or by name, live (an ended one: a live namesake may be elsewhere)
+        except GpudeckError:
+            pass  # gone from where it was recorded (rm'd, another client's): ask everyone
     skipped: list[GpudeckError] = []
     jobs = list_jobs(agents, skipped)
     try:
