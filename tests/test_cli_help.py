@@ -100,3 +100,26 @@ def test_completion_answers_the_shell(gpudeck_home: Path, tmp_path: Path) -> Non
     result = gpudeck(env={**os.environ, **env})
     assert result.returncode == 0, result.stderr
     assert out.read_text().split() == ["add"]
+
+
+def test_top_help_lists_every_verb_as_its_module_says_without_importing_one() -> None:
+    """Issue 33, cheap start: `gpudeck --help` is built from cli.SUMMARIES, not by importing every
+    verb's module (and the session's SSH stack): they must say what the modules say."""
+    import argparse
+    import subprocess
+    import sys
+
+    from tui.cli import SUMMARIES, build_parser
+
+    full = build_parser()
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    assert {c.dest: c.help for c in sub._choices_actions} == SUMMARIES
+    probe = (
+        "import sys, contextlib, io\n"
+        "from tui.cli import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        run(['--help'])\n    except SystemExit:\n        pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('tui.commands', 'tui.session', 'paramiko'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out  # before: every verb's module, the session and paramiko

@@ -9,17 +9,17 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from . import paths, read_only
-from . import session as session_mod
 from .cli_help import decorate
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .printable import printable
-from .remote import hostkey_errors
-from .session import Session
 
-Handler = Callable[[argparse.Namespace, Session], int]
+if TYPE_CHECKING:  # the session (SSH, agents, the store) is imported when a verb runs, not for --help
+    from .session import Session
+
+Handler = Callable[[argparse.Namespace, "Session"], int]
 
 # verb → (its module under tui/commands, the function that runs it). A command imports only its own
 # module: importing all of them (actions, cost, policy, cloud…) was most of a `ps`'s start-up.
@@ -126,8 +126,9 @@ EPILOG = (
 )
 
 
-def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with a known verb, only that verb's subcommands (and modules)."""
+def build_parser(verb: str | None = None, summaries_only: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; with a known verb, only that verb's subcommands (and modules);
+    `summaries_only` (no verb): every verb by its one line, for `gpudeck --help`."""
     parser = _Parser(prog="gpudeck", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--version", action=_Version, nargs=0, help="print gpudeck's version")
     # Before the verb: they choose where every agent session of this run goes (or comes from).
@@ -152,10 +153,43 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
         help="replay journal events X times faster (0: all at once; default 1)",
     )
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
+    if verb is None and summaries_only:  # `gpudeck --help`: the verbs' one-line helps, no module
+        for name, line in SUMMARIES.items():
+            sub.add_parser(name, help=line)
+        return parser
     for name in (VERBS[verb][0],) if verb in VERBS else MODULES:
         _command(name).add_parser(sub)
     decorate(parser)
     return parser
+
+
+# `gpudeck --help` lists these without importing a verb's module (most of its start-up time);
+# tests/test_cli_help.py checks they are what each module's add_parser says.
+SUMMARIES: dict[str, str] = {
+    "run": "launch a command as a detached job",
+    "sync": "send a directory's snapshot to hosts (what `run --sync` does first)",
+    "gc": "remove old code snapshots, environments and cached data from hosts (never a live job's)",
+    "watch": "follow the log file of a run gpudeck did not start (tmux, nohup, a scheduler)",
+    "ps": "list jobs (live ones; --all for every job)",
+    "inspect": "one job in full: state, cause, last output lines",
+    "queue": "jobs waiting for GPUs (run --queue): order, position and why",
+    "logs": "print a job's output (-f: follow until it ends)",
+    "pull": "copy a file or directory of a job's working directory here (again: only what changed)",
+    "metrics": "print a job's metric points (loss, step, lr…)",
+    "stop": "stop gracefully: stop signal, then SIGKILL after the grace period",
+    "kill": "SIGKILL every process of the job now",
+    "restart": "stop the job if live, then launch it again as a new job",
+    "rm": "delete an ended job's files on its hosts",
+    "autostop": "pause or resume a job's idle stop",
+    "scale": "resize a job: stop (checkpoint), relaunch on the new node count, resume",
+    "hosts": "list hosts (reachable or why not, agent, GPUs, clock); add, rm, set, trust",
+    "cost": "burn, accrued, projected and idle cost per host and job",
+    "prices": "known prices: each host's, and the shipped catalog, with sources",
+    "policy": "autoscaling rules (policies.toml): what they decide, or carry them out",
+    "cloud": "cloud GPU instances (AWS, Aliyun): ls, idle, stop, start, terminate, launch",
+    "help": "help for gpudeck, or for one verb (gpudeck help hosts add)",
+    "completion": "print the shell completion script for bash, zsh or fish",
+}
 
 
 class _Version(argparse.Action):
@@ -238,7 +272,23 @@ def quiet_libraries() -> None:
         logger.propagate = False
 
 
+def asks_top_help(argv: list[str]) -> bool:
+    """`gpudeck --help` / `-h` / `--version` (before any verb): answered from SUMMARIES alone."""
+    return verb_of(argv) is None and any(a in ("-h", "--help", "--version") for a in argv)
+
+
 def run(argv: list[str]) -> int:
+    if asks_top_help(argv):
+        try:
+            parse(build_parser(summaries_only=True), argv)
+        except UsageError as exc:
+            sys.stderr.write(printable(str(exc)) + "\n")
+            return exc.code
+        return 0  # (argparse printed the help and exited)
+    from . import session as session_mod
+    from .remote import hostkey_errors
+    from .session import Session
+
     quiet_libraries()
     session = Session()
     try:
@@ -301,6 +351,7 @@ def run(argv: list[str]) -> int:
 
 def _use_tape(args: argparse.Namespace) -> None:
     """--record / --replay: set for the whole process, before any connection is made."""
+    from . import session as session_mod
     from .remote.recording import Recorder  # here: most runs use neither
     from .remote.replay import Replay, ReplayError
 
