@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, List, Optional, Pattern, Sequence, Tuple, Union
 
+from .epochs import is_context_line
 from .formats import value_dependent
 from .template_regex import template_regex
 from .values import Number, clean, finite_or_name
@@ -136,7 +137,8 @@ class TemplateCache:
             self._recipes.clear()
             self._fast.clear()
             self._recent = []
-        if value_dependent(clean(line)):
+        cleaned = clean(line)
+        if value_dependent(cleaned) or is_context_line(cleaned):
             self._recipes[key] = _UNCACHEABLE
             return self._full(line)
         point = self._full(line)
