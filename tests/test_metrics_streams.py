@@ -25,7 +25,7 @@ CASES = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").spl
 
 def _read(lines: list[str]) -> list[dict]:
     parser = LineParser()
-    return [p for p in (parser.parse(line) for line in lines) if p is not None]
+    return [p for p in (parser.parse(line) for line in lines) if p is not None] + parser.flush()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['class']}-{i}" for i, c in enumerate(CASES)])
@@ -45,6 +45,7 @@ def test_chunks_read_the_same_points(case: dict) -> None:
         size = rnd.choice((1, 2, 5, 64))
         points += [p for p in parser.parse_many(lines[i : i + size]) if p is not None]
         i += size
+    points += parser.flush()
     assert points == _read(lines)
     assert points[: len(case["expected"])] == case["expected"]
 
@@ -85,3 +86,22 @@ def test_a_table_without_its_closing_rule_reads_nothing() -> None:
     sb3 = next(c for c in CASES if c["class"] == "rl_table")["lines"]
     assert _read(sb3[:-1] + ["Training done"]) == []
     assert _read(sb3[:5] + ["|    loss | 0.245 | extra |"] + sb3[5:]) == []  # not its layout
+
+
+def test_a_message_after_a_bar_takes_the_step_of_the_bar_drawn_after_it() -> None:
+    # tqdm.write (HF Trainer's log dicts): the frame before the message may be older than the
+    # step (frames within mininterval are skipped); the one drawn after it is the current step.
+    parser = LineParser()
+    assert parser.parse(" 33%|###3      | 2/6 [00:00<00:00,  8.24it/s]") is None
+    assert parser.parse("{'loss': 0.5, 'epoch': 0.67}") is None  # waits for the next frame
+    assert parser.parse(" 50%|#####     | 3/6 [00:00<00:00,  8.26it/s]") == {
+        "loss": 0.5,
+        "epoch": 0.67,
+        "step": 3,
+    }
+    # a next line that is no bar releases it as it was; at the end of the output, flush() does
+    assert parser.parse("{'loss': 0.4, 'epoch': 1.0}") is None
+    assert parser.parse("Saving model checkpoint to out/checkpoint-3") == {"loss": 0.4, "epoch": 1.0}
+    parser.parse(" 67%|######6   | 4/6 [00:00<00:00,  8.28it/s]")
+    assert parser.parse("{'loss': 0.3, 'epoch': 1.33}") is None
+    assert parser.flush() == [{"loss": 0.3, "epoch": 1.33}] and parser.flush() == []

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence
 from . import ranks
 from .epochs import Epochs
 from .parse import may_hold_point, parse_line
-from .progress import Bars, may_be_bar
+from .progress import Bars, may_be_bar, plain_counter
 from .rltable import RLTable, is_table_line
 from .tables import Table
 from .templates import TemplateCache
@@ -42,6 +42,32 @@ class _Context:
         self.epochs = Epochs()
         self.bars = Bars()
         self.rl = RLTable()
+        self.after_bar = False  # the last line was a bar frame with a counter and no metrics
+        self.held: Optional[Values] = None  # a message's point waiting for the bar drawn after it
+
+
+class _Settle:
+    """HF Trainer prints its log dict with tqdm.write: the bar is cleared, the dict printed, and the
+    bar drawn again at the current step. A stepless point printed right after such a bar waits
+    for the next line: the bar drawn then gives its step (the frame before it may be older: tqdm
+    skips frames within its mininterval). Any other next line releases it as it was."""
+
+    @staticmethod
+    def line(context: _Context, line: str, point: Optional[Values]) -> Optional[Values]:
+        if not line.strip():
+            return point  # tqdm's erase ("\r" + spaces): changes nothing
+        counter = plain_counter(line) if "[" in line else None
+        released, context.held = context.held, None
+        if released is not None and counter is not None:
+            released["step"] = counter
+        if point is not None and context.after_bar and "step" not in point and "summary" not in point:
+            context.held, point = point, None
+        context.after_bar = counter is not None
+        if released is None:
+            return point
+        if point is not None:  # two points for one line: this one waits a line (it has no bar)
+            context.held = point
+        return released
 
 
 class LineParser:
@@ -58,7 +84,7 @@ class LineParser:
         read_run = self._templates.read_run
         main = self._main
         while i < end:
-            if main.table.columns is None and not main.rl.open:
+            if main.table.columns is None and not main.rl.open and not main.after_bar and main.held is None:
                 # A template's line has numbers, so parse() would skip the header branch, and no
                 # table is known: it would go to the templates (its hint passes may_hold_point).
                 start = len(out)
@@ -80,14 +106,24 @@ class LineParser:
         try:
             rank, rest = ranks.split(line)
             if rank is None:
-                return self._read(self._main, line)
+                return _Settle.line(self._main, line, self._read(self._main, line))
             pieces = ranks.segments(rest)
             if len(pieces) > 1:  # another rank's write glued after this one's
                 return self._glued(rank, pieces)
-            point = self._read(self._context(rank), rest)
+            context = self._context(rank)
+            point = _Settle.line(context, rest, self._read(context, rest))
             return self._tag(point, rank, rest) if point else point
         except Exception:  # a parser bug must never take the supervisor down with it
             return None  # (not the line alone: a rank's values must never land in rank 0's names)
+
+    def flush(self) -> List[Values]:
+        """The points still waiting for a line after them (at the end of the output)."""
+        out = []
+        for rank, context in [(None, self._main)] + list(self._ranks.items()):
+            held, context.held, context.after_bar = context.held, None, False
+            if held is not None:
+                out.append(held if rank is None else ranks.tag(held, rank, own_series=self._mean_seen))
+        return out
 
     def _glued(self, rank: int, pieces: List[str]) -> Optional[Values]:
         points = []

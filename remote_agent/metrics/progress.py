@@ -38,6 +38,17 @@ def may_be_bar(text: str) -> bool:
     return found is not None and "=" in found[3]
 
 
+def plain_counter(text: str) -> Optional[int]:
+    """The counter of a bar frame with no description and no metrics (HF Trainer's, over the
+    whole run: ``  3%|▎  | 100/3126 [00:21<10:41,  4.72it/s]``), or None."""
+    if not bar_hint(text) or "[" not in text:
+        return None
+    found = bar_position(text)
+    if found is None or found[0].strip() or "=" in found[3] or found[2] is None or not found[1].isdigit():
+        return None
+    return int(found[1])
+
+
 class Bars:
     """One stream's bars: each one's last frame, and what their counters have done."""
 
