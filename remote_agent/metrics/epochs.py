@@ -6,7 +6,8 @@ it, the global step is ``(epoch - 1) * 40 + 10`` (epochs printed from 1), or ``e
 once the stream has printed an epoch 0. Keras prints ``Epoch 1/8`` on a line of its own; its
 lines below (``469/469 - 3s - 6ms/step - accuracy: 0.90 - loss: 0.34``, Keras 2's ``0s - loss:
 0.0396 - acc: 0.0021``) carry no epoch: they get the header's, and a ``n/N`` batch counter at
-the start of such a line is the step within it.
+the start of such a line is the step within it. A counter with another total under the same
+header is another loop's (``evaluate`` prints its loss as ``fit`` does): it reads nothing.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Epochs:
         self.batches = None
         return True
 
-    def place(self, text: str, values: Values) -> Values:
+    def place(self, text: str, values: Values) -> Optional[Values]:
         """The point with its global step and its epoch, as the lines before it tell them."""
         found = epoch_and_step(text)
         if found is not None:
@@ -78,8 +79,10 @@ class Epochs:
                 n, total = int(m.group("n")), int(m.group("total"))
                 if self.batches is None:
                     self.batches = total
-                if total != self.batches:  # another loop's counter (evaluate, predict): not this epoch's
-                    return values
+                if total != self.batches:
+                    # Another loop's counter under the last epoch's header: evaluate() prints its
+                    # loss like fit() does. Not the training loss, and no split is named: nothing.
+                    return None
                 if "step" not in values and 0 < n <= total:
                     values["step"] = global_step(self.header[0], n, total, False)
             values["epoch"] = self.header[0]
