@@ -377,6 +377,10 @@ class JobModel:
             self.cause, self.tail = first.cause, first.tail
 
     def _set_last(self, values: dict[str, Any]) -> None:
+        if values.get(
+            "summary"
+        ):  # HF's end-of-run dict (train_runtime...): the journal keeps it, no latest value
+            return
         for k, v in list(values.items())[:MAX_SERIES]:
             if not isinstance(k, str):
                 continue
