@@ -5,6 +5,7 @@ ranks get their own, and `rank` itself is no curve. The lines are a real torchru
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,53 @@ def test_each_rank_of_a_job_is_its_own_series(gpudeck_home: Path, workdir: Path,
     answer, _ = series(directory, 100)
     assert "rank" not in answer["metrics"]
     assert answer["metrics"]["loss/rank1"]["points"] == [[1, 7.0832], [2, 3.7727], [3, 0.508]]
+
+
+# A DDP script that prints its loss on every rank and the all-reduced mean on rank 0, and keeps its
+# own record of what it printed (each rank's JSON file): what the chart must show, read back.
+DDP_SCRIPT = """
+import json, os, sys
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(rank)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+record = {"own": [], "mean": []}
+for step in range(1, 4):
+    x = torch.randn(8, 4)
+    loss = torch.nn.functional.mse_loss(model(x), x.sum(1, keepdim=True))
+    opt.zero_grad(); loss.backward(); opt.step()
+    own = round(loss.item(), 4)
+    record["own"].append(own)
+    print(f"step {step} loss {own:.4f}", flush=True)
+    total = loss.detach().clone()
+    dist.all_reduce(total)
+    if rank == 0:
+        mean = round(total.item() / dist.get_world_size(), 4)
+        record["mean"].append(mean)
+        print(f"step {step} mean loss {mean:.4f}", flush=True)
+with open(f"record{rank}.json", "w") as f:
+    json.dump(record, f)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow  # ~20 s: two torch processes on CPU under torchrun, in a real job
+@pytest.mark.timeout(120)
+def test_torchrun_tee_tells_the_ranks_apart_in_a_real_job(gpudeck_home: Path, workdir: Path) -> None:
+    pytest.importorskip("torch")
+    (workdir / "ddp.py").write_text(DDP_SCRIPT, encoding="utf-8")
+    argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--tee", "3", "ddp.py"]
+    job = ok("run", "--name", "tee", "--launcher", "none", "--", *argv, cwd=workdir).strip()
+    wait_for(
+        lambda: (workdir / "record1.json").exists() and len(_values(job)) == 9, timeout=90, what="9 points"
+    )
+    own0, own1 = (json.loads((workdir / f"record{r}.json").read_text()) for r in (0, 1))
+    values = _values(job)
+    # rank 0 printed its own step 1 before any mean: that one is `loss` (see metrics/README.md)
+    assert [v["loss"] for v in values if "loss" in v] == [own0["own"][0], *own0["mean"]]
+    assert [v["loss/rank0"] for v in values if "loss/rank0" in v] == own0["own"][1:]
+    assert [(v["step"], v["loss/rank1"]) for v in values if "loss/rank1" in v] == list(
+        zip((1, 2, 3), own1["own"], strict=True)
+    )
