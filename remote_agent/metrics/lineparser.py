@@ -3,7 +3,8 @@
 Each line is still read on its own, except for what the lines before it say: a header line naming
 columns (``tables``) for the rows under it; the rank a prefix names (``ranks``: each rank's lines
 are read with their own context, other ranks' values as per-rank series); a bar's previous frame
-(``progress``: one reading per counter position, the counter as the step); the epoch a Keras
+(``progress``: one reading per counter position, the counter as the step; ``barsteps``: a
+message printed between a bar's frames takes its step); the epoch a Keras
 header gives the lines below it and steps that restart each epoch (``epochs``); a
 stable-baselines3 table read at its closing rule (``rltable``). A line repeating an earlier
 line's template with new numbers is read by that template's recipe (``templates``); lines read
@@ -18,9 +19,10 @@ import re
 from typing import Dict, List, Optional, Sequence
 
 from . import ranks
+from .barsteps import BarSteps
 from .epochs import Epochs
 from .parse import may_hold_point, parse_line
-from .progress import Bars, may_be_bar, plain_counter
+from .progress import Bars, may_be_bar
 from .rltable import RLTable, is_table_line
 from .tables import Table
 from .templates import TemplateCache
@@ -42,32 +44,7 @@ class _Context:
         self.epochs = Epochs()
         self.bars = Bars()
         self.rl = RLTable()
-        self.after_bar = False  # the last line was a bar frame with a counter and no metrics
-        self.held: Optional[Values] = None  # a message's point waiting for the bar drawn after it
-
-
-class _Settle:
-    """HF Trainer prints its log dict with tqdm.write: the bar is cleared, the dict printed, and the
-    bar drawn again at the current step. A stepless point printed right after such a bar waits
-    for the next line: the bar drawn then gives its step (the frame before it may be older: tqdm
-    skips frames within its mininterval). Any other next line releases it as it was."""
-
-    @staticmethod
-    def line(context: _Context, line: str, point: Optional[Values]) -> Optional[Values]:
-        if not line.strip():
-            return point  # tqdm's erase ("\r" + spaces): changes nothing
-        counter = plain_counter(line) if "[" in line else None
-        released, context.held = context.held, None
-        if released is not None and counter is not None:
-            released["step"] = counter
-        if point is not None and context.after_bar and "step" not in point and "summary" not in point:
-            context.held, point = point, None
-        context.after_bar = counter is not None
-        if released is None:
-            return point
-        if point is not None:  # two points for one line: this one waits a line (it has no bar)
-            context.held = point
-        return released
+        self.waiting = BarSteps()  # a message's point waiting for the bar drawn after it
 
 
 class LineParser:
@@ -84,7 +61,12 @@ class LineParser:
         read_run = self._templates.read_run
         main = self._main
         while i < end:
-            if main.table.columns is None and not main.rl.open and not main.after_bar and main.held is None:
+            if (
+                main.table.columns is None
+                and not main.rl.open
+                and not main.waiting.after_bar
+                and main.waiting.held is None
+            ):
                 # A template's line has numbers, so parse() would skip the header branch, and no
                 # table is known: it would go to the templates (its hint passes may_hold_point).
                 start = len(out)
@@ -106,12 +88,12 @@ class LineParser:
         try:
             rank, rest = ranks.split(line)
             if rank is None:
-                return _Settle.line(self._main, line, self._read(self._main, line))
+                return self._main.waiting.settle(line, self._read(self._main, line))
             pieces = ranks.segments(rest)
             if len(pieces) > 1:  # another rank's write glued after this one's
                 return self._glued(rank, pieces)
             context = self._context(rank)
-            point = _Settle.line(context, rest, self._read(context, rest))
+            point = context.waiting.settle(rest, self._read(context, rest))
             return self._tag(point, rank, rest) if point else point
         except Exception:  # a parser bug must never take the supervisor down with it
             return None  # (not the line alone: a rank's values must never land in rank 0's names)
@@ -120,7 +102,7 @@ class LineParser:
         """The points still waiting for a line after them (at the end of the output)."""
         out = []
         for rank, context in [(None, self._main)] + list(self._ranks.items()):
-            held, context.held, context.after_bar = context.held, None, False
+            held = context.waiting.flush()
             if held is not None:
                 out.append(held if rank is None else ranks.tag(held, rank, own_series=self._mean_seen))
         return out
