@@ -105,3 +105,8 @@ def test_a_message_after_a_bar_takes_the_step_of_the_bar_drawn_after_it() -> Non
     parser.parse(" 67%|######6   | 4/6 [00:00<00:00,  8.28it/s]")
     assert parser.parse("{'loss': 0.3, 'epoch': 1.33}") is None
     assert parser.flush() == [{"loss": 0.3, "epoch": 1.33}] and parser.flush() == []
+
+
+def test_an_epoch_banner_from_0_counts_steps_from_0() -> None:
+    lines = ["Epoch 0/2", "100/100 - loss: 0.5", "Epoch 1/2", "100/100 - loss: 0.4"]
+    assert [(p["epoch"], p["step"]) for p in _read(lines)] == [(0, 100), (1, 200)]

@@ -62,6 +62,8 @@ class Epochs:
             return False
         self.header = (int(m.group("e")), int(m.group("epochs")))
         self.batches = None
+        if self.header[0] == 0:
+            self.zero_based = True  # a script's own "Epoch 0/10" banner: its epochs count from 0
         return True
 
     def place(self, text: str, values: Values) -> Optional[Values]:
@@ -84,6 +86,6 @@ class Epochs:
                     # loss like fit() does. Not the training loss, and no split is named: nothing.
                     return None
                 if "step" not in values and 0 < n <= total:
-                    values["step"] = global_step(self.header[0], n, total, False)
+                    values["step"] = global_step(self.header[0], n, total, self.zero_based)
             values["epoch"] = self.header[0]
         return values
