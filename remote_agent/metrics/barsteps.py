@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
+from .formats import bar_hint
 from .progress import plain_counter
 from .values import Number
 
@@ -24,9 +25,13 @@ class BarSteps:
 
     def settle(self, line: str, point: Optional[Values]) -> Optional[Values]:
         """The point to journal for this line: its own, or the one it released."""
+        if self.held is None and not self.after_bar:  # most lines: only whether this one is a bar
+            if "[" in line and "=" not in line and line.lstrip()[:1].isdigit() and bar_hint(line):
+                self.after_bar = plain_counter(line) is not None  # HF's bar: "  3%|▎  | 100/3126 [..."
+            return point
         if not line.strip():
             return point  # tqdm's erase ("\r" + spaces): changes nothing
-        counter = plain_counter(line) if "[" in line else None
+        counter = plain_counter(line) if "[" in line and line.lstrip()[:1].isdigit() else None
         released, self.held = self.held, None
         if released is not None and counter is not None:
             released["step"] = counter

@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence
 from . import ranks
 from .barsteps import BarSteps
 from .epochs import Epochs
+from .formats import bar_hint
 from .parse import may_hold_point, parse_line
 from .progress import Bars, may_be_bar
 from .rltable import RLTable, is_table_line
@@ -76,7 +77,7 @@ class LineParser:
                         for k in range(j - i):
                             point = out[start + k]
                             if point is not None:
-                                out[start + k] = main.epochs.place(clean(lines[i + k]).strip(), dict(point))
+                                out[start + k] = main.epochs.place(clean(lines[i + k]).strip(), point)
                     i = j
                     continue
             out.append(self.parse(lines[i]))
@@ -146,25 +147,30 @@ class LineParser:
                     return context.rl.feed(text)
                 context.rl.close()  # a table is printed in one go: any other line ends it
             return parse_line(line)
-        text = clean(line).strip()
-        if context.rl.open or text[:1] == "|":
+        first = line.lstrip()[:1]
+        if context.rl.open or first == "|":
+            text = clean(line).strip()
             if is_table_line(text):
                 point = context.rl.feed(text)
                 if point is not None or context.rl.open:
                     return point
             else:
                 context.rl.close()
-        if context.epochs.learn(text):
+        if first == "E" and context.epochs.learn(clean(line).strip()):
             return None
         if context.table.columns is not None:
-            point = context.table.row(text)
+            point = context.table.row(clean(line).strip())
             if point is not None:
                 return point
-        if may_be_bar(text):
-            return context.bars.place(text, parse_line(line))
+        if "=" in line and bar_hint(line) and may_be_bar(clean(line).strip()):
+            point = self._templates.parse(line, fast=False) if may_hold_point(line) else None
+            return context.bars.place(clean(line).strip(), point)
         if not may_hold_point(line):
             return None  # most output: cheaper to prove empty than to look up its template
         point = self._templates.parse(line)
-        if point is not None and (context.epochs.header is not None or "/" in text):
-            point = context.epochs.place(text, dict(point))
+        # (the templates' points are new dicts: placing them in place is safe)
+        if point is not None and (
+            context.epochs.header is not None or ("/" in line and "poch" in line.lower())
+        ):
+            point = context.epochs.place(clean(line).strip(), point)
         return point

@@ -24,7 +24,7 @@ Values = Dict[str, Number]
 
 # A rank named at the very start of the line (a rank word anywhere else may be a LoRA rank).
 _PREFIX = re.compile(
-    r"\s*(?:"
+    r"(?:"
     r"\[(?:global[_ ])?rank\s?[:=]?\s?(?P<bracketed>\d+)\]:?"  # [rank 1] [rank1]: [Rank 1] [RANK 1]
     r"|\[default(?P<tee>\d+)\]:"  # torchrun --tee: "[default1]:" (its default role's local rank)
     r"|(?:global[_ ])?rank\s?[:=]?\s?(?P<bare>\d+)(?:\s*[:,|\-]|\s)"  # rank1: / Rank 1, / rank=1
@@ -37,7 +37,7 @@ _MEAN = re.compile(
     r"(?i)(?:\b|_)(?:mean|avg|average|averaged|reduced|global)[ _]?loss|\bloss[ _](?:mean|avg)\b"
 )
 _KEEP = PLAIN_INDEXES | {"rank", "summary"}
-_INITIALS = frozenset("[rRgG \t")
+_INITIALS = frozenset("[rRgG")  # a prefix starts the line
 
 
 def split(line: str) -> Tuple[Optional[int], str]:

@@ -103,7 +103,9 @@ class TemplateCache:
         self.regex_reads += i - start
         return i
 
-    def parse(self, line: str) -> Optional[Values]:
+    def parse(self, line: str, fast: bool = True) -> Optional[Values]:
+        """The line's point, by its template's recipe once confirmed; `fast=False`: no whole-line
+        regex for its template (a line read_run must never take: a bar read with its frames)."""
         if len(line) > MAX_LINE:
             return self._full(line)
         parts = _NUMBER.split(line)
@@ -151,7 +153,8 @@ class TemplateCache:
                     self._recipes[key] = _UNCACHEABLE  # a derived value that equalled a number twice
                     return point
                 self._recipes[key] = recipe  # confirmed by a second line and by the probe: in use
-                self._add_fast(key, parts[0::3], kinds, recipe)
+                if fast:
+                    self._add_fast(key, parts[0::3], kinds, recipe)
                 return point
         else:
             tries, narrowed = entry, None
