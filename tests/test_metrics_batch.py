@@ -209,7 +209,7 @@ def test_the_fast_path_reads_as_the_full_parser_before_and_after_templates_are_f
         step = rnd.choice((1, 3, 64, 500))
         out += parser.parse_many(lines[i : i + step])
         i += step
-    _same(out, [parse_line(line) for line in lines])
+    _same(out, _line_by_line(lines))  # (the parser with its context: bars, ranks, epochs)
     assert parser._templates.regex_reads > 500  # the fast path did read the loops
     assert len(parser._templates._recipes) < templates.MAX_TEMPLATES  # and the cache did forget
 

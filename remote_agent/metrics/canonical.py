@@ -44,6 +44,12 @@ _SYNONYMS = {
     # LLaMA-Adapter / LLaMA2-Accessory's MetricLogger: "closs" is the model's (causal LM) loss,
     # logged as train_closs/val_closs too; "mloss" beside it is an auxiliary term, kept apart.
     "closs": "loss",
+    # NeMo 2 / BioNeMo: the training loss averaged over data-parallel ranks, the curve's loss
+    "reduced_train_loss": "loss",
+    "lr_0": "lr",  # the first parameter group's rate (per-group logs: lr_0, lr_1...)
+    "completed_step": "step",  # "completed step: 100"
+    "completed_steps": "step",
+    "iterations": "iteration",
     "grad_norm": "grad_norm",
     "gnorm": "grad_norm",
     "gradient_norm": "grad_norm",

@@ -18,6 +18,8 @@ _EVAL_HEADER = re.compile(
     r"(?i)(?:^|[\s|\-\]\[(*:])(?:test|val|valid|validation|eval|evaluation|evaluating|validating|testing)"
     r"(?:\s+set\b|\s+on\b|\s+loss\s+at\b|\)|\s*:(?!\s*[-+.\d])|\s*\[|\s*\|)"
     r"|^\s*\*\s+Acc@"
+    # Flax's examples: "eval epoch: 2, loss: 0.0512, accuracy: 98.21"
+    r"|^\s*(?:eval|val|valid|validation|test)\s+epoch\b"
 )
 
 _HEADER = re.compile(
@@ -25,6 +27,9 @@ _HEADER = re.compile(
     r"|(?:Epoch:?\s*\[\s*(?P<epoch>\d+)\s*(?:/\s*\d+\s*)?\])"
     r"|(?:Iter\s*\[\s*(?P<iter>\d+)\s*/)"
     r"|(?:^Train:\s*(?P<timm_epoch>\d+)\s*\[)"
+    # ESPnet2's reporter: "7epoch:train:1-100batch: iter_time=…, loss=…"
+    r"|(?:^(?P<esp_epoch>\d+)epoch:(?P<esp_split>train|valid|plot_att|att_plot)?:?\d+-\d+batch:)"
+    r"|(?:^\[\s*(?P<bare>\d+)\s*\]\s)"  # "[1000] loss: 0.23": the step, alone in brackets
 )
 
 
@@ -37,8 +42,8 @@ def is_evaluation(text: str) -> bool:
 
 
 def header(text: str) -> Tuple[Dict[str, Number], Optional[str]]:
-    """The epoch or iteration of a bracketed header, and the split it names (mmengine)."""
-    if "[" not in text:
+    """The epoch or iteration of a bracketed header, and the split it names (mmengine, ESPnet)."""
+    if "[" not in text and "epoch:" not in text:
         return {}, None
     m = _HEADER.search(text)
     if m is None:
@@ -51,4 +56,8 @@ def header(text: str) -> Tuple[Dict[str, Number], Optional[str]]:
         return {"epoch": int(m.group("epoch"))}, None
     if m.group("iter"):
         return {"step": int(m.group("iter"))}, None
+    if m.group("esp_epoch"):
+        return {"epoch": int(m.group("esp_epoch"))}, None if m.group("esp_split") == "train" else "val"
+    if m.group("bare"):
+        return {"step": int(m.group("bare"))}, None
     return {"epoch": int(m.group("timm_epoch"))}, None

@@ -49,6 +49,14 @@ def find_bar(text: str) -> Optional[Tuple[str, Values, Dict[str, str], str]]:
     return desc, values, pairs, text[m.end() :]
 
 
+def bar_position(text: str) -> Optional[Tuple[str, str, Optional[str], str]]:
+    """(description, counter, total or None, postfix) of the first tqdm bar in `text`."""
+    m = _BAR.search(text)
+    if m is None:
+        return None
+    return text[: m.start()], m.group("n"), m.group("total"), m.group("postfix") or ""
+
+
 def _rate(rate: Optional[str], unit: Optional[str]) -> Optional[Tuple[str, Number]]:
     if not rate or not unit:
         return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional
 
-from . import context, formats, kv, structured
+from . import boosting, context, formats, kv, structured
 from .canonical import SIGNAL_HINT, is_signal
 from .rules import finalise
 from .values import Number, clean, unwrap_scalars
@@ -59,7 +59,12 @@ def _prefiltered(line: str) -> Optional[str]:
         if "nan" not in lowered and "inf" not in lowered:
             return None  # the cheap exit: no number on the line at all
     text = clean(line).strip()
-    if "{" not in text and SIGNAL_HINT.search(text.lower()) is None and not formats.layout_hint(text):
+    if (
+        "{" not in text
+        and SIGNAL_HINT.search(text.lower()) is None
+        and not formats.layout_hint(text)
+        and not (text[:1] == "[" and boosting.HINT.match(text))
+    ):
         return None  # no name of a measurement and no YOLO row: nothing here can become a point
     return text
 
@@ -70,6 +75,10 @@ def _parse(line: str) -> Optional[Values]:
     text = _prefiltered(line)
     if text is None:
         return None
+    if text[:1] == "[":
+        rounds = boosting.read(text)  # XGBoost / LightGBM: "[N]\ttrain-logloss:…"
+        if rounds is not None:
+            return rounds
     brace = text.find("{")
     if brace != -1 and text.endswith("}"):
         found = structured.parse_braced(text[brace:])

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, List, Optional, Pattern, Sequence, Tuple, Union
 
+from .epochs import is_context_line
 from .formats import value_dependent
 from .template_regex import template_regex
 from .values import Number, clean, finite_or_name
@@ -102,7 +103,9 @@ class TemplateCache:
         self.regex_reads += i - start
         return i
 
-    def parse(self, line: str) -> Optional[Values]:
+    def parse(self, line: str, fast: bool = True) -> Optional[Values]:
+        """The line's point, by its template's recipe once confirmed; `fast=False`: no whole-line
+        regex for its template (a line read_run must never take: a bar read with its frames)."""
         if len(line) > MAX_LINE:
             return self._full(line)
         parts = _NUMBER.split(line)
@@ -136,7 +139,8 @@ class TemplateCache:
             self._recipes.clear()
             self._fast.clear()
             self._recent = []
-        if value_dependent(clean(line)):
+        cleaned = clean(line)
+        if value_dependent(cleaned) or is_context_line(cleaned):
             self._recipes[key] = _UNCACHEABLE
             return self._full(line)
         point = self._full(line)
@@ -149,7 +153,8 @@ class TemplateCache:
                     self._recipes[key] = _UNCACHEABLE  # a derived value that equalled a number twice
                     return point
                 self._recipes[key] = recipe  # confirmed by a second line and by the probe: in use
-                self._add_fast(key, parts[0::3], kinds, recipe)
+                if fast:
+                    self._add_fast(key, parts[0::3], kinds, recipe)
                 return point
         else:
             tries, narrowed = entry, None

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-NOT_SERIES = frozenset({"step", "total_steps"})
+NOT_SERIES = frozenset(
+    {"step", "total_steps", "rank"}
+)  # rank: which worker printed a point (metrics/ranks.py)
 
 
 class MetricBatch:

@@ -49,7 +49,10 @@ def journal_unread_output(
         while True:
             chunk = os.pread(fd, CHUNK, offset)
             lines = splitter.feed(chunk) if chunk else splitter.flush()
-            entries = parser._fresh(parser._entries_for(lines)) if lines else []
+            found = parser._entries_for(lines) if lines else []
+            if not chunk:  # the end of the output: points the parser held for the line after them
+                found += [("metric", {"values": values}) for values in parser.parser.flush()]
+            entries = parser._fresh(found) if found else []
             if entries:
                 written += len(journal.append_many(entries))
             if not chunk:

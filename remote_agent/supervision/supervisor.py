@@ -242,15 +242,18 @@ class Supervisor:
                 else:
                     self._output_done.wait(OUTPUT_POLL)
             with self._out_lock:
-                self._journal_lines(splitter.flush())
+                self._journal_lines(splitter.flush(), final=True)
                 self._journaled_pos = self._read_pos
         finally:
             os.close(fd)
             if watcher is not None:
                 watcher.close()
 
-    def _journal_lines(self, lines: List[str]) -> None:
-        entries = self.elastic_resizes.mark(self.resize_note.mark(self._fresh(self._entries_for(lines))))
+    def _journal_lines(self, lines: List[str], final: bool = False) -> None:
+        found = self._entries_for(lines)
+        if final:  # the end of the output: points the parser held for the line after them
+            found += [("metric", {"values": values}) for values in self.parser.flush()]
+        entries = self.elastic_resizes.mark(self.resize_note.mark(self._fresh(found)))
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)

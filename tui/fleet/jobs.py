@@ -21,7 +21,7 @@ from .values import finite, integer, num, text
 from .watch import WatchInfo
 
 TERMINAL = frozenset(JOB_STATES) - ACTIVE  # no live stream: ended, or lost
-_NOT_SERIES = frozenset({"step", "total_steps"})  # x axis and a constant, not curves
+_NOT_SERIES = frozenset({"step", "total_steps", "rank"})  # x axis, a constant, the printing rank
 MAX_SERIES = 64  # a remote printing ever-new keys must not grow memory without bound
 MAX_GPUS = 64
 RATE_WINDOW_S = 120.0  # steps/s over this much recent time: follows slowdowns, smooths jitter
@@ -377,6 +377,10 @@ class JobModel:
             self.cause, self.tail = first.cause, first.tail
 
     def _set_last(self, values: dict[str, Any]) -> None:
+        if values.get(
+            "summary"
+        ):  # HF's end-of-run dict (train_runtime...): the journal keeps it, no latest value
+            return
         for k, v in list(values.items())[:MAX_SERIES]:
             if not isinstance(k, str):
                 continue

@@ -87,7 +87,7 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
             f"ETA {duration(job.eta_seconds) if job.eta_seconds is not None else '—'}"
         ),
         cost_line(job, fleet),
-        Content(metric_line({k: v for k, v in job.last.items() if k not in ("step", "total_steps")})[:400]),
+        Content(metric_line({k: v for k, v in job.last.items() if _in_header(k)})[:400]),
     ]
     if job.state == "failed":
         lines.append(Content.styled(f"failed: {job.why}", "$error"))
@@ -101,3 +101,8 @@ class JobStats(Static):
 
     def show(self, job: JobModel, fleet: Fleet, now: float) -> None:
         self.update(render_stats(job, fleet, now))
+
+
+def _in_header(name: str) -> bool:
+    """The latest values the header lists: no axis, no rank, no other rank's copy of a value."""
+    return name not in ("step", "total_steps", "rank") and "/rank" not in name
