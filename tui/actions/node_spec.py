@@ -65,6 +65,7 @@ class JobTerms:
     shm_size: str | None = None
     ipc: str | None = None
     gpus: GpuRequest | None = None  # per node: the host's agent assigns them at launch
+    restart_of: str | None = None  # the job this one goes on from (a managed job's recovery)
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -89,6 +90,7 @@ class JobTerms:
             shm_size=opts.shm_size,
             ipc=opts.ipc,
             gpus=opts.gpus,
+            restart_of=opts.restart_of,
         )
 
 
@@ -140,6 +142,7 @@ def node_spec(
         code=terms.code,
         runtime=container(terms, host, entry.extra),
         gpus=terms.gpus,
+        restart_of=terms.restart_of,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

@@ -75,6 +75,7 @@ class LaunchOptions:
     # GPUs per node (issue 31): the host's agent assigns that many free ones; None: today's meaning
     # (every GPU the job's CUDA_VISIBLE_DEVICES shows, unset: all).
     gpus: GpuRequest | None = None
+    restart_of: str | None = None  # a managed job's recovery: the job it goes on from (one chain)
     # A Slurm host's allocation (issue 30; tui/actions/slurm_launch.py): sbatch's options.
     gpus_per_node: int | None = None
     time_limit: str | None = None  # --time, as Slurm takes it (HH:MM:SS, D-HH…)

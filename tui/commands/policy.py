@@ -18,6 +18,8 @@ from ..actions import find, scale
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
+from ..managed.records import ManagedDir
+from ..managed.recover import managed_pass
 from ..policy.cloud_capacity import CloudCapacity
 from ..policy.controller import Controller, run_forever
 from ..policy.journal import PolicyJournal
@@ -101,6 +103,7 @@ def controller(session: Session) -> Controller:
         host_settings=hosts,
         queue_recover=lambda live: recover(Queue(), live),
         queue_pass=lambda: start_waiting(session, session.store, Queue()),
+        managed_pass=lambda: managed_pass(session, session.store, ManagedDir()),
     )
 
 
@@ -170,6 +173,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 
 def _line(d: dict[str, Any]) -> str:
+    if d.get("kind") == "managed":  # a managed job's recovery (tui/managed)
+        job = d.get("job") or {}
+        to = f" → {d['to']}" if d.get("to") else ""
+        onto = f" on {d.get('to_host') or d.get('onto')}" if d.get("to_host") or d.get("onto") else ""
+        why = d.get("why") or d.get("error") or d.get("reason") or ""
+        return f"managed  {job.get('name', '-')} ({job.get('id', '-')})  {d['outcome']}{to}{onto}  {why}".rstrip()
     if d.get("kind") == "queue":  # a queued job's start (tui/queue)
         job = d.get("job") or {}
         where = f" on {','.join(d['hosts'])}" if d.get("hosts") else ""

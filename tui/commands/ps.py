@@ -9,6 +9,7 @@ from typing import Any
 from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
+from ..managed.records import ManagedDir
 from ..printable import printable, warn
 from ..queue.entries import Queue
 from ..queue.start import positions
@@ -68,6 +69,25 @@ def run(args: argparse.Namespace, session: Session) -> int:
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
     return code
+
+
+def managed_lines(job_id: str) -> list[str]:
+    """A managed job's chain (`run --managed`): its policy, each recovery, and how it ended."""
+    m = ManagedDir().of_job(job_id)
+    if m is None:
+        return []
+    p = m.policy
+    lines = [
+        f"  managed: recovers on {','.join(p.recover_on)}, {len(m.recoveries)} of {p.max_recoveries} "
+        f"recoveries used, onto {','.join(p.fallback) or m.opts.host}"
+    ]
+    for r in m.recoveries:
+        lines.append(
+            f"    recovered {r.get('from')} on {r.get('from_host')} → {r.get('to')} on {r.get('to_host')}: {r.get('why')}"
+        )
+    if m.finished:
+        lines.append(f"    watching ended: {m.finished}")
+    return lines
 
 
 def queued() -> list[dict[str, Any]]:
@@ -181,6 +201,8 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
             say(f"  pool: {', '.join(map(str, pool))}")
     if first.get("restart_of"):
         say(f"  restart of: {first['restart_of']}")
+    for line in managed_lines(job.id):
+        say(line)
     resized = first.get("resized_from")
     if isinstance(resized, dict):
         say(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")

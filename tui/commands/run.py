@@ -9,6 +9,8 @@ from remote_agent.spec import DEFAULT_GRACE
 from ..actions.launch import launch
 from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus
 from ..errors import EXIT_USAGE, GpudeckError
+from ..managed.records import DEFAULT_LOST_AFTER, Policy, parse_recover_on
+from ..managed.submit import run_managed
 from ..queue.submit import Queued, submit
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
@@ -98,6 +100,29 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--priority", type=int, metavar="P", help="with --queue: higher starts first (default 0; -1000..1000)"
+    )
+    p.add_argument(
+        "--managed",
+        action="store_true",
+        help="the controller brings the job back from its checkpoint on another host when its host is "
+        "lost or taken (preempted), or it fails (see --recover-on)",
+    )
+    p.add_argument(
+        "--recover-on",
+        metavar="WHAT",
+        help="with --managed: preemption,host-lost,failure (default preemption,host-lost)",
+    )
+    p.add_argument("--max-recoveries", type=int, metavar="N", help="with --managed: then give up (default 3)")
+    p.add_argument(
+        "--fallback",
+        metavar="H1,H2,…",
+        help="with --managed: the hosts to go on, in order (default: its own)",
+    )
+    p.add_argument(
+        "--lost-after",
+        type=float,
+        metavar="S",
+        help="with --managed: seconds a host must stay unreachable to count as lost (default 60)",
     )
     p.add_argument(
         "--gpus",
@@ -270,10 +295,38 @@ def run(args: argparse.Namespace, session: Session) -> int:
         raise GpudeckError("run: --include, --include-git and --max-file-size go with --sync", EXIT_USAGE)
     if args.queue:
         return _queue(args, session, opts)
+    if args.managed:
+        return _managed(args, session, opts)
+    if args.recover_on or args.max_recoveries is not None or args.fallback or args.lost_after is not None:
+        raise GpudeckError(
+            "run: --recover-on/--max-recoveries/--fallback/--lost-after go with --managed", EXIT_USAGE
+        )
     if args.priority is not None:
         raise GpudeckError("run: --priority goes with --queue", EXIT_USAGE)
     job = launch(session, session.store, opts, progress_for=None if args.json else progress_for)
     say(args.json, launched(job), job.id)
+    return 0
+
+
+def _managed(args: argparse.Namespace, session: Session, opts: LaunchOptions) -> int:
+    try:
+        recover_on = parse_recover_on(args.recover_on)
+    except ValueError as exc:
+        raise GpudeckError(str(exc), EXIT_USAGE) from None
+    fallback = tuple(h.strip() for h in args.fallback.split(",") if h.strip()) if args.fallback else ()
+    unknown = [h for h in fallback if h not in session.hosts()]
+    if unknown:
+        raise GpudeckError(f"--fallback: no host {unknown[0]!r} in hosts.toml (gpudeck hosts)", EXIT_USAGE)
+    policy = Policy(
+        recover_on,
+        3 if args.max_recoveries is None else args.max_recoveries,
+        fallback,
+        DEFAULT_LOST_AFTER if args.lost_after is None else args.lost_after,
+    )
+    job, controller = run_managed(session, session.store, opts, policy)
+    if controller:
+        session.notice(f"managed: started the controller (job {controller}, `gpudeck stop policy` ends it)")
+    say(args.json, dict(launched(job), managed=True), job.id)
     return 0
 
 

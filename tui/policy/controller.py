@@ -68,6 +68,7 @@ class Controller:
     # (given the live jobs' ids), then the queued jobs whose GPUs are free; records it journals.
     queue_recover: Callable[[set[str]], list[dict[str, Any]]] | None = None
     queue_pass: Callable[[], list[dict[str, Any]]] | None = None
+    managed_pass: Callable[[], list[dict[str, Any]]] | None = None  # tui/managed/recover.py
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -117,6 +118,20 @@ class Controller:
             if self.queue_recover is not None:
                 live = {j.id for j in self.jobs()}
                 written.extend(self.journal.note(r) for r in self.queue_recover(live))
+        if self.managed_pass is not None:  # first: a lost job's replacement before the queue's starts
+            try:
+                written.extend(self.journal.note(r) for r in self.managed_pass())
+            except GpudeckError as exc:
+                written.append(
+                    self.journal.note(
+                        {
+                            "t": round(self.clock(), 3),
+                            "kind": "managed",
+                            "outcome": "error",
+                            "error": str(exc),
+                        }
+                    )
+                )
         if self.queue_pass is not None:
             try:
                 written.extend(self.journal.note(r) for r in self.queue_pass())
