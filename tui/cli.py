@@ -45,6 +45,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "policy": ("policy", "run"),
     "cloud": ("cloud", "run"),
     "watch": ("watch", "run"),
+    "forward": ("forward", "run"),
+    "ssh": ("shell_on", "run"),
     "help": ("shell", "add_parser"),  # answered here (help_verb): it needs the parser
     "completion": ("shell", "completion"),
 }
@@ -60,6 +62,8 @@ MODULES = (
     "queue",
     "logs",
     "pull",
+    "forward",
+    "shell_on",
     "metrics",
     "control",
     "scale",
@@ -175,6 +179,8 @@ SUMMARIES: dict[str, str] = {
     "queue": "jobs waiting for GPUs (run --queue): order, position and why",
     "logs": "print a job's output (-f: follow until it ends)",
     "pull": "copy a file or directory of a job's working directory here (again: only what changed)",
+    "forward": "a port of a job's node here, over SSH (TensorBoard, Jupyter, a server)",
+    "ssh": "a shell (or a command) on a job's node, in its working directory",
     "metrics": "print a job's metric points (loss, step, lr…)",
     "stop": "stop gracefully: stop signal, then SIGKILL after the grace period",
     "kill": "SIGKILL every process of the job now",

@@ -21,6 +21,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gpudeck run --pool gpu1,gpu2 --gpus 1 --queue --priority 5 -- python train.py",
     ),
     "queue": ("gpudeck queue", "gpudeck queue --json"),
+    "forward": ("gpudeck forward train 6006", "gpudeck forward train 8888:18888 --node 1"),
+    "ssh": ("gpudeck ssh train", "gpudeck ssh train --node 1 -- nvidia-smi", "gpudeck ssh gpu1"),
     "sync": ("gpudeck sync --host gpu1", "gpudeck sync ~/proj --host gpu1,gpu2 --json"),
     "gc": ("gpudeck gc", "gpudeck gc --host gpu1 --keep-days 1"),
     "watch": ("gpudeck watch ~/runs/exp1/train.log", "gpudeck watch --host gpu1 --pid 4242 /data/run.log"),
