@@ -29,6 +29,7 @@ from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from .agents import Agents
+from .notice_spec import preempt_notice
 from .options import (
     LaunchOptions,
     container_message,
@@ -140,6 +141,7 @@ def node_spec(
         code=terms.code,
         runtime=container(terms, host, entry.extra),
         gpus=terms.gpus,
+        notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 
