@@ -14,6 +14,7 @@ import pytest
 from remote_agent.preempt.act import MARGIN, notice_grace
 from remote_agent.preempt.metadata import AWS_ENDPOINT, AWS_ENDPOINT_V6, NoticeError, endpoint, parse_time
 from remote_agent.preempt.watch import POLL_VAR
+from tests.conftest import gpudeck
 from tests.support.jobs import journal, launch, wait_state
 from tests.support.metadata import FakeMetadata, fake_metadata, iso
 from tests.support.waiting import wait_for
@@ -159,3 +160,20 @@ def test_notice_times_and_the_grace_they_leave() -> None:
     assert notice_grace(600, notice_at=1120.0, now=1000.0) == 120 - MARGIN
     assert notice_grace(600, notice_at=1010.0, now=1000.0) == 5.0  # little left: half of it
     assert notice_grace(600, notice_at=900.0, now=1000.0) == 0.0  # already past
+
+
+def test_hosts_toml_gives_the_notice_only_for_a_provider_that_has_one(
+    gpudeck_home: Path, workdir: Path
+) -> None:
+    hosts = gpudeck_home / "hosts.toml"
+    hosts.write_text('[hosts.local]\nprovider = "aliyun"\nmetadata_endpoint = "ftp://127.0.0.1:9"\n')
+    refused = gpudeck("run", "--", "true", cwd=workdir)
+    assert refused.returncode == 2, refused
+    assert refused.stderr.strip().endswith(
+        f"{hosts}: [hosts.local] metadata_endpoint: expected an http:// address, got 'ftp://127.0.0.1:9'"
+    )
+    hosts.write_text('[hosts.local]\nprovider = "azure"\n')  # no spot notice of its own: nothing to watch
+    ran = gpudeck("run", "--", "true", cwd=workdir)
+    assert ran.returncode == 0, ran.stderr
+    (spec_file,) = (gpudeck_home / "local-agent" / "jobs" / ran.stdout.strip()).glob("*/spec.json")
+    assert "notice" not in json.loads(spec_file.read_text())
