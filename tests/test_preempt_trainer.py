@@ -59,7 +59,11 @@ def test_a_spot_notice_checkpoints_uploads_and_ends_the_trainer_preempted(
         "preempted",
     )
     assert info["ended_at"] < goes_at  # within the notice window
-    assert "preempted" in ok("inspect", job, cwd=workdir)
+    shown = ok("inspect", job, cwd=workdir)
+    assert (
+        "why: preempted" in shown
+        and f"preemption notice: aws terminate, host goes at {iso(goes_at)}" in shown
+    )
     lines = json_lines(ok("logs", job, cwd=workdir))
     (told,) = [o for o in lines if o.get("event") == "sigterm"]
     assert told["preempted"]["provider"] == "aws" and told["preempted"]["time"] == iso(goes_at)
