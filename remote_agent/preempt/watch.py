@@ -60,9 +60,9 @@ class NoticeWatch:
             return None
         provider = str(notice["provider"])
         base = endpoint(provider, notice.get("metadata_endpoint"), environ)
-        self = cls(MetadataWatch(provider, base), on_notice, on_error)
-        self.thread.start()
-        return self
+        watch = cls(MetadataWatch(provider, base), on_notice, on_error)
+        watch.thread.start()
+        return watch
 
     def stop(self) -> None:
         self._stop.set()
