@@ -98,6 +98,7 @@ class JobView:
             "malformed": 0,  # records skipped: not the shape their kind needs
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
             "container": None,  # a container job's {name, runtime, image, image_id, digest}
+            "notice": None,  # a preempted job's provider notice {provider, action, time, seen_at}
         }
 
     def refresh(self) -> Dict[str, Any]:
@@ -185,6 +186,8 @@ class JobView:
                 for key in ("signal", "cause", "reason"):
                     value = record.get(key)
                     f[key] = value if isinstance(value, str) else None
+                notice = record.get("notice")
+                f["notice"] = notice if isinstance(notice, dict) else None
         elif kind == "event" and record.get("event") == "adopted":
             # A new supervisor took the lost job over: stop/kill now wake that one.
             data = record.get("data")

@@ -622,6 +622,35 @@ class GpuRequest:
         return "%d%s" % (self.count, ":" + self.model if self.model else "")
 
 
+NOTICE_PROVIDERS = ("aws", "aliyun")  # whose metadata service publishes a spot interruption notice
+
+
+@dataclass(frozen=True)
+class PreemptNotice:
+    """The host's provider (hosts.toml `provider`) whose interruption notice the job's supervisor
+    watches while the job runs, at `metadata_endpoint` when given (remote_agent/preempt/)."""
+
+    provider: str
+    metadata_endpoint: Optional[str] = None  # http(s)://HOST[:PORT]; None: the provider's own address
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> PreemptNotice:
+        obj = _object(obj, "notice")
+        _only(obj, cls, "notice")
+        provider = obj.get("provider")
+        if provider not in NOTICE_PROVIDERS:
+            raise SpecError(
+                "spec.notice.provider: expected one of %s, got %r" % (", ".join(NOTICE_PROVIDERS), provider)
+            )
+        url = _optional(obj.get("metadata_endpoint"), _text, "notice.metadata_endpoint", 256)
+        if url is not None and not (url.startswith(("http://", "https://")) and url.isprintable()):
+            raise SpecError("spec.notice.metadata_endpoint: expected an http:// address, got %r" % (url,))
+        return cls(provider=provider, metadata_endpoint=url)
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
 @dataclass(frozen=True)
 class JobSpec:
     id: str
@@ -651,6 +680,7 @@ class JobSpec:
     runtime: Optional[Container] = None  # None: on the bare host
     gpus: Optional[GpuRequest] = None  # None: the job sees what CUDA_VISIBLE_DEVICES says (all)
     placement: Optional[SlurmPlacement] = None  # None: this host's own node (SSH or local)
+    notice: Optional[PreemptNotice] = None  # None: no provider's preemption notice is watched
 
     @property
     def key(self) -> str:
@@ -720,6 +750,7 @@ class JobSpec:
             runtime=runtime,
             gpus=gpus,
             placement=_optional(obj.get("placement"), SlurmPlacement.from_wire),
+            notice=_optional(obj.get("notice"), PreemptNotice.from_wire),
         )
 
     @classmethod

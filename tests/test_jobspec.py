@@ -91,6 +91,7 @@ def _full(workdir: Path) -> dict:
             "gpus": ["0", "1"],
         },
         "gpus": {"count": 2, "model": "A100"},
+        "notice": {"provider": "aws", "metadata_endpoint": "http://127.0.0.1:1338"},
     }
 
 
@@ -138,6 +139,9 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("gpus", "count"), 0, "spec.gpus.count"),
         (("gpus", "count"), 65, "spec.gpus.count"),
         (("gpus", "model"), "A100\n", "spec.gpus.model"),
+        (("notice", "provider"), "azure", "spec.notice.provider"),
+        (("notice", "metadata_endpoint"), "file:///etc/passwd", "spec.notice.metadata_endpoint"),
+        (("notice", "token"), "x", "spec.notice: unknown field 'token'"),
         (("runtime", "image"), "-v x", "spec.runtime.image"),
         (("runtime", "runtime"), "lxc", "spec.runtime.runtime"),
         (("runtime", "digest"), "sha256:XY", "spec.runtime.digest"),

@@ -18,6 +18,7 @@ from . import resume
 from .args import default_threads, parse_args
 from .build import build_datasets, build_parts, capture, restore
 from .data import Batch, Layout, PositionSampler, make_loader, shutdown_workers, start_iter
+from .notice import read_notice
 from .objstore import S3Store, Uploader
 from .report import Reporter
 from .startup import Startup
@@ -239,8 +240,12 @@ def _train(args: argparse.Namespace, d: tdist.Dist, stop: StopFlag, out: Reporte
                 out.line({"step": step, "total_steps": args.steps, "val_loss": val_loss, "val_acc": val_acc})
             if stopping:
                 sig = signal.Signals(stop.signal).name if stop.signal else "SIGTERM"
-                out.event("sigterm", step=step, signal=sig)
-                save("signal")
+                notice = read_notice()  # the agent's preemption notice, when that is why
+                if notice:
+                    out.event("sigterm", step=step, signal=sig, preempted=notice)
+                else:
+                    out.event("sigterm", step=step, signal=sig)
+                save("preempted" if notice else "signal")
             elif (args.checkpoint_every and step % args.checkpoint_every == 0) or minutes_due:
                 save("periodic")
                 last_ckpt_time = time.monotonic()

@@ -124,5 +124,8 @@ class AdoptingSupervisor(Supervisor):
 
     def _write_final_state(self) -> None:
         assert self.journal is not None
-        self.journal.append("state", **unknown_end(self.lost, self.requested, self.reason))
+        end = unknown_end(self.lost, self.requested, self.reason)
+        if self.notice is not None and self.reason == "preempted":
+            end["notice"] = self.notice  # the adopter saw the provider's notice (preempt/)
+        self.journal.append("state", **end)
         self._flush_journal()

@@ -15,6 +15,8 @@ from .. import VERSION
 from ..containers.supervised import ContainerJob
 from ..gpus.record import read_assignment
 from ..metrics import LineParser
+from ..preempt.act import NOTICE_VAR, REASON, notice_grace, notice_path, public, write_notice
+from ..preempt.watch import NoticeWatch
 from ..probes.jobgpus import sample_job_gpus
 from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, open_private
@@ -95,6 +97,10 @@ class Supervisor:
         self._cap_unsupported_said = False
         self._gap_unsaid = False
         self.container = ContainerJob.of(spec, self.files.dir)  # None: the command runs on the bare host
+        # The provider's preemption notice (preempt/): seen by the watch's thread, acted on by the loop
+        self.notice: Optional[Dict[str, Any]] = None
+        self._notice_pending: Optional[Dict[str, Any]] = None
+        self._notice_watch: Optional[NoticeWatch] = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -174,6 +180,7 @@ class Supervisor:
         # dies, the job keeps running and keeps every byte, instead of dying of SIGPIPE.
         # its node dir too: a job whose dir is deleted is still found by it (deleted.py)
         env = dict(job_env(self.spec, os.environ), **{JOB_DIR_VAR: str(self.files.dir)})
+        env[NOTICE_VAR] = str(notice_path(self.files.dir))  # appears on a preemption notice (preempt/act.py)
         try:
             command = self.container.argv(env) if self.container else list(self.spec["argv"])
         except OSError as exc:  # the container's env file (containers/envfile.py)
@@ -334,6 +341,8 @@ class Supervisor:
         next_control_poll = 0.0
         next_retry = 0.0
         next_keeper_check = 0.0
+        if self.proc is not None:  # only while a command runs, only on a host with a provider's notice
+            self._notice_watch = NoticeWatch.start(self.spec, self._on_notice, self._on_notice_error)
         while True:
             self._reap()
             now = time.monotonic()
@@ -347,6 +356,7 @@ class Supervisor:
             if self._control_flag.is_set() or now >= next_control_poll:
                 self._control_flag.clear()
                 self._apply_control()
+                self._apply_notice()
                 self._drop_failed_node()
                 self._arm_resize_note()
                 self._apply_autostop()
@@ -370,6 +380,8 @@ class Supervisor:
                 self._sample_gpus()
                 next_gpu = now + gpu_every
             time.sleep(TICK)
+        if self._notice_watch is not None:
+            self._notice_watch.stop()
         self._output_done.set()
         if self._output_watch is not None:
             self._output_watch.wake()
@@ -453,6 +465,36 @@ class Supervisor:
             self._begin_stop(grace)
         elif deadline < self.deadline:
             self.deadline = deadline  # a second stop may only shorten the wait
+
+    def _on_notice(self, notice: Dict[str, Any]) -> None:
+        """The watch's thread, once: the file the job may read first, then the journal, then the loop."""
+        assert self.journal is not None
+        data = public(notice)
+        unwritten = write_notice(self.files.dir, notice)
+        if unwritten:
+            data["notice_file_error"] = unwritten[:200]
+        self.journal.append("event", event="preempted", data=data)
+        self._notice_pending = notice
+        self._control_flag.set()
+
+    def _on_notice_error(self, message: str) -> None:
+        assert self.journal is not None
+        self.journal.append("event", event="notice_watch_error", data={"error": message})
+
+    def _apply_notice(self) -> None:
+        """A notice stops the job gracefully, its grace cut to end before the host goes; a stop
+        already under way keeps its earlier deadline but its end says `preempted`."""
+        notice, self._notice_pending = self._notice_pending, None
+        if notice is None or self.exit_status is not None or self.requested not in (None, "stop"):
+            return
+        self.notice = public(notice)
+        grace = notice_grace(float(self.spec.get("grace", DEFAULT_GRACE)), float(notice["at"]))
+        self.reason = REASON
+        if self.requested != "stop" or self.deadline is None:
+            self.requested = "stop"
+            self._begin_stop(grace)
+        else:
+            self.deadline = min(self.deadline, time.monotonic() + grace)
 
     def _drop_failed_node(self) -> None:
         """Elastic: this node's own workers failed; stop it (torchrun would rejoin it and fail again)
@@ -564,6 +606,8 @@ class Supervisor:
         fields: Dict[str, Any] = {"state": state, "exit_code": exit_code, "signal": sig}
         if self.requested in ("kill", "stop"):
             fields["reason"] = self.reason
+        if self.notice is not None and self.reason == REASON:
+            fields["notice"] = self.notice  # provider, action, time (the host goes), seen_at
         if state == "failed":
             tail: List[str] = list(self.tail)
             fields["tail"] = tail

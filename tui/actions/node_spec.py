@@ -29,6 +29,7 @@ from ..cost.settings import HostPrice, host_price
 from ..errors import GpudeckError
 from ..hosts_file import LOCAL, HostEntry, HostsFileError, hosts_path, load_hosts
 from .agents import Agents
+from .notice_spec import preempt_notice
 from .options import (
     LaunchOptions,
     container_message,
@@ -143,6 +144,7 @@ def node_spec(
         runtime=container(terms, host, entry.extra),
         gpus=terms.gpus,
         restart_of=terms.restart_of,
+        notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

@@ -210,6 +210,11 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(f"  why: {job.why}")
     if job.ending_node.get("reason"):
         say(f"  stopped by: {job.ending_node['reason']}")
+    notice = job.ending_node.get("notice")
+    if isinstance(notice, dict):  # a spot preemption notice ended it (remote_agent/preempt/)
+        say(
+            f"  preemption notice: {notice.get('provider')} {notice.get('action')}, host goes at {notice.get('time')}"
+        )
     malformed = job.to_json()["malformed"]
     if malformed:
         say(f"  malformed journal records skipped: {malformed}")
