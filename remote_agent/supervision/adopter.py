@@ -7,7 +7,6 @@ the end record says so instead of guessing.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -17,6 +16,7 @@ from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from .adoption import output_size
 from .autostop import AutoStop
+from .joblock import take as take_lock
 from .lostjob import LostJob, OutputReplay, read_lost_job, unknown_end
 from .proctree import JOB_MARKER_VAR, is_live, job_tree, set_child_subreaper
 from .resize import ResizeNote
@@ -41,9 +41,7 @@ class AdoptingSupervisor(Supervisor):
 
     def run(self) -> int:
         lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not take_lock(lock_fd):
             return EXIT_ALREADY_SUPERVISED  # adopted already (or never lost)
         set_child_subreaper()
         self._install_signal_handlers()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import fcntl
 import os
 import signal
 import subprocess
@@ -30,6 +29,7 @@ from .deleted import JOB_DIR_VAR
 from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
+from .joblock import take as take_lock
 from .jobspec import job_env, job_key, shell_script
 from .keeper import KEEPER_CHECK, ensure_keeper
 from .launcher import self_command
@@ -106,9 +106,7 @@ class Supervisor:
 
     def run(self) -> int:
         lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not take_lock(lock_fd):  # a look holding it for an instant is waited out
             return EXIT_ALREADY_SUPERVISED
         set_child_subreaper()
         self._install_signal_handlers()

@@ -1,0 +1,23 @@
+"""Taking a job node's lock as its supervisor. Others hold it only for a look (the keeper or a
+listing ending a lost job, `record_lost_end`): a supervisor starting in that instant waits them
+out instead of leaving as "already supervised" (which failed the launch: "the supervisor died at
+start"). A lock still held after PATIENCE is a real supervisor's. Standard library only."""
+
+from __future__ import annotations
+
+import fcntl
+import time
+
+PATIENCE = 2.0  # seconds: far above a look (a journal's tail read), far below a launch's wait
+
+
+def take(lock_fd: int, patience: float = PATIENCE) -> bool:
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
