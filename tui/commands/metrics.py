@@ -29,20 +29,31 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--chain",
         action="store_true",
-        help="first the points of the jobs it was resized from (restart mode), oldest first, "
+        help="first the points of the jobs it went on from (resizes, restarts, managed recoveries), oldest first, "
         "each point with its job id (--json) or each job under a header line",
     )
 
 
-def _ancestors(jobs: list[Job], job: Job) -> list[Job]:
-    """The jobs `job` was resized from (its spec's resized_from links), oldest first."""
-    by_id, out, seen = {j.id: j for j in jobs}, [], {job.id}
+def _previous(job: Job) -> str | None:
+    """The job this one went on from: a resize's (resized_from), else a restart's or a managed
+    job's recovery (restart_of)."""
     link = job.first.get("resized_from")
-    while isinstance(link, dict) and link.get("job") in by_id and link["job"] not in seen:
-        prev = by_id[link["job"]]
+    if isinstance(link, dict) and isinstance(link.get("job"), str):
+        return str(link["job"])
+    before = job.first.get("restart_of")
+    return before if isinstance(before, str) else None
+
+
+def _ancestors(jobs: list[Job], job: Job) -> list[Job]:
+    """The jobs `job` went on from (resizes, restarts, recoveries), oldest first; the chain stops at
+    one no host lists (rm'd, or on a host that is gone)."""
+    by_id, out, seen = {j.id: j for j in jobs}, [], {job.id}
+    prev_id = _previous(job)
+    while prev_id in by_id and prev_id not in seen:
+        prev = by_id[prev_id]
         seen.add(prev.id)
         out.append(prev)
-        link = prev.first.get("resized_from")
+        prev_id = _previous(prev)
     return out[::-1]
 
 
