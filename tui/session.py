@@ -23,6 +23,7 @@ from .settings import load as load_settings
 from .store import Store
 
 if TYPE_CHECKING:
+    from .remote.ssh_connect import Connection
     from .remote.ssh_transport import SshTransport
 
 __all__ = ["LOCAL", "Session", "host_key_error", "ssh_transport_for", "transport_for"]
@@ -102,6 +103,17 @@ def ssh_transport_for(
     from .remote.ssh_transport import SshTransport  # paramiko only when a remote host is used
 
     return SshTransport(entry, (config or settings()).ssh, confirm, ask_passphrase)
+
+
+def ssh_connection(host: str, config: Settings | None = None) -> Connection:
+    """A hosts.toml host's SSH connection, authenticated, no agent (a forward, a shell); a refused key
+    or a host down is the command's one line, with its exit code."""
+    try:
+        return ssh_transport_for(host, config=config).connect()
+    except HostKeyError as exc:
+        raise host_key_error(host, exc) from None
+    except TransportError as exc:
+        raise GpudeckError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
 
 
 def host_key_error(host: str, exc: HostKeyError, how_to_trust: str | None = None) -> GpudeckError:

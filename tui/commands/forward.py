@@ -7,9 +7,9 @@ import argparse
 import re
 
 from ..actions.find import resolve
-from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
+from ..errors import EXIT_USAGE, GpudeckError
 from ..printable import printable
-from ..session import LOCAL, Session, host_key_error, ssh_transport_for
+from ..session import LOCAL, Session, ssh_connection, ssh_transport_for
 
 _PORTS = re.compile(r"([0-9]{1,5})(?::([0-9]{1,5}))?")
 
@@ -42,8 +42,6 @@ def ports(text: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace, session: Session) -> int:
     from ..remote.forward import Forward, listen
-    from ..remote.hostkey_errors import HostKeyError
-    from ..remote.transport import TransportError
 
     remote, local = ports(args.port)
     job = resolve(session, args.job)
@@ -61,15 +59,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
         sock = listen(local)
     except OSError as exc:
         raise GpudeckError(f"forward: local port {local}: {exc.strerror or exc}") from None
-    transport = ssh_transport_for(host, config=session.settings)
     try:
-        first = transport.connect()
-    except HostKeyError as exc:
+        first = ssh_connection(host, session.settings)
+    except GpudeckError:
         sock.close()
-        raise host_key_error(host, exc) from None
-    except TransportError as exc:
-        sock.close()
-        raise GpudeckError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
+        raise
     fwd = Forward(lambda: ssh_transport_for(host, config=session.settings).connect(), remote, sock, first)
     port = sock.getsockname()[1]
     print(

@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 from ..actions.find import resolve
-from ..errors import EXIT_HOST, EXIT_USAGE, GpudeckError
-from ..session import LOCAL, Session, host_key_error, ssh_transport_for
+from ..errors import EXIT_USAGE, GpudeckError
+from ..session import LOCAL, Session, ssh_connection
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,9 +51,7 @@ def remote_command(workdir: str | None, env: dict[str, str], command: list[str])
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    from ..remote.hostkey_errors import HostKeyError
     from ..remote.shell import run_remote
-    from ..remote.transport import TransportError
 
     command = list(args.command)
     if command[:1] == ["--"]:
@@ -78,12 +76,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if host == LOCAL:
         line = remote_command(workdir, env, command)
         return subprocess.run(["sh", "-c", line], env=dict(os.environ)).returncode
-    try:
-        conn = ssh_transport_for(host, config=session.settings).connect()
-    except HostKeyError as exc:
-        raise host_key_error(host, exc) from None
-    except TransportError as exc:
-        raise GpudeckError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
+    conn = ssh_connection(host, session.settings)
     try:
         return run_remote(conn, remote_command(workdir, env, command), interactive)
     finally:
