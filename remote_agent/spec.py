@@ -652,6 +652,38 @@ class PreemptNotice:
 
 
 @dataclass(frozen=True)
+class Notify:
+    """Who hears of the job's end from its host (`[notify]` of the client's config.toml): the URLs
+    (remote_agent/notify/send.py: json://, ntfy://, Slack and Discord webhooks; they may hold
+    tokens, so they stay in spec.json, 0600, as env values do) and the events sent."""
+
+    urls: Tuple[str, ...]
+    events: Tuple[str, ...]
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Notify:
+        from .notify.events import HOST_EVENTS
+        from .notify.send import kind_of
+
+        obj = _object(obj, "notify")
+        _only(obj, cls, "notify")
+        urls = _texts(obj.get("urls"), "notify.urls", 2048)
+        if not urls or len(urls) > 16:
+            raise SpecError("spec.notify.urls: expected 1 to 16 URLs")
+        for i, url in enumerate(urls):
+            if kind_of(url) is None:
+                raise SpecError("spec.notify.urls[%d]: not a target a host can send to" % i)
+        events = _texts(obj.get("events"), "notify.events", 32)
+        bad = [e for e in events if e not in HOST_EVENTS]
+        if not events or bad:
+            raise SpecError("spec.notify.events: some of %s" % ", ".join(HOST_EVENTS))
+        return cls(urls=urls, events=events)
+
+    def to_wire(self) -> Dict[str, Any]:
+        return _to_wire(self)
+
+
+@dataclass(frozen=True)
 class JobSpec:
     id: str
     name: str
@@ -679,6 +711,7 @@ class JobSpec:
     data: Tuple[DataSource, ...] = ()
     runtime: Optional[Container] = None  # None: on the bare host
     gpus: Optional[GpuRequest] = None  # None: the job sees what CUDA_VISIBLE_DEVICES says (all)
+    notify: Optional[Notify] = None  # None: nobody is told of its end from the host
     placement: Optional[SlurmPlacement] = None  # None: this host's own node (SSH or local)
     notice: Optional[PreemptNotice] = None  # None: no provider's preemption notice is watched
 
@@ -749,6 +782,7 @@ class JobSpec:
             data=_data(obj.get("data")),
             runtime=runtime,
             gpus=gpus,
+            notify=_optional(obj.get("notify"), Notify.from_wire),
             placement=_optional(obj.get("placement"), SlurmPlacement.from_wire),
             notice=_optional(obj.get("notice"), PreemptNotice.from_wire),
         )

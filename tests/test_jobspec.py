@@ -91,6 +91,7 @@ def _full(workdir: Path) -> dict:
             "gpus": ["0", "1"],
         },
         "gpus": {"count": 2, "model": "A100"},
+        "notify": {"urls": ["json://127.0.0.1:9/hook"], "events": ["failed", "budget_stop"]},
         "notice": {"provider": "aws", "metadata_endpoint": "http://127.0.0.1:1338"},
     }
 
@@ -136,6 +137,8 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("data", 0, "objects", 0), ["k", -1, "e"], r"spec.data[0].objects[0][1]"),
         (("runtime",), "img", "spec.runtime: expected an object"),
         (("gpus",), 2, "spec.gpus: expected an object"),
+        (("notify", "urls"), ["mailto://x"], "spec.notify.urls[0]"),
+        (("notify", "events"), ["recovered"], "spec.notify.events"),
         (("gpus", "count"), 0, "spec.gpus.count"),
         (("gpus", "count"), 65, "spec.gpus.count"),
         (("gpus", "model"), "A100\n", "spec.gpus.model"),

@@ -87,6 +87,28 @@ class UiSettings:
     kept_ended_jobs: int = 2
 
 
+# What a `[notify]` message may be about: the host's (a job's end) and the controller's.
+NOTIFY_EVENTS = (
+    "ended",
+    "failed",
+    "budget_stop",
+    "idle_stop",
+    "preempted",
+    "recovered",
+    "gave_up",
+    "queued_start",
+)
+DEFAULT_NOTIFY_EVENTS = ("failed", "budget_stop", "idle_stop", "preempted", "gave_up")
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """`[notify]`: where messages go (URLs: json://, ntfy://, Slack/Discord webhooks) and about what."""
+
+    urls: tuple[str, ...] = ()
+    events: tuple[str, ...] = DEFAULT_NOTIFY_EVENTS
+
+
 @dataclass(frozen=True)
 class Settings:
     ssh: SshSettings = field(default_factory=SshSettings)
@@ -94,6 +116,7 @@ class Settings:
     ui: UiSettings = field(default_factory=UiSettings)
     cloud: CloudSettings = field(default_factory=CloudSettings)
     keys: Mapping[str, str] = field(default_factory=dict)  # binding id -> key(s), Textual's keymap
+    notify: NotifySettings = field(default_factory=NotifySettings)
     path: Path | None = None  # where they were read from (None: built in code)
 
 
@@ -124,7 +147,7 @@ def load_or_default(path: Path | None = None) -> tuple[Settings, str | None]:
 
 
 _NUMBER = (int, float)
-SECTIONS = ("ssh", "cost", "ui", "cloud", "keys")
+SECTIONS = ("ssh", "cost", "ui", "cloud", "keys", "notify")
 
 
 class _Reader:
@@ -148,8 +171,28 @@ class _Reader:
             ui=self.ui(self.table(data, "ui")),
             cloud=self.cloud(self.table(data, "cloud")),
             keys=self.keys(self.table(data, "keys")),
+            notify=self.notify(self.table(data, "notify")),
             path=self.path,
         )
+
+    def notify(self, t: dict[str, Any]) -> NotifySettings:
+        from remote_agent.notify.send import kind_of
+
+        self.known(t, "notify", ("urls", "events"))
+        urls, events = t.get("urls", []), t.get("events", list(DEFAULT_NOTIFY_EVENTS))
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls) or len(urls) > 16:
+            self.fail("notify", "urls", "expected a list of up to 16 URLs")
+        for url in urls:
+            if kind_of(url) is None:  # the URL may hold a token: named by its scheme only
+                self.fail(
+                    "notify",
+                    "urls",
+                    f"a {url.split(':', 1)[0]}: URL is not supported (json://, jsons://, ntfy://, ntfys://, "
+                    "https://hooks.slack.com/…, https://discord.com/api/webhooks/…)",
+                )
+        if not isinstance(events, list) or not all(isinstance(e, str) and e in NOTIFY_EVENTS for e in events):
+            self.fail("notify", "events", f"expected a list of {', '.join(NOTIFY_EVENTS)}")
+        return NotifySettings(tuple(urls), tuple(events))
 
     # -- tables ------------------------------------------------------------------------------------
 

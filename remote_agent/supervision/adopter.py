@@ -126,4 +126,5 @@ class AdoptingSupervisor(Supervisor):
         if self.notice is not None and self.reason == "preempted":
             end["notice"] = self.notice  # the adopter saw the provider's notice (preempt/)
         self.journal.append("state", **end)
+        self._notify(end)
         self._flush_journal()

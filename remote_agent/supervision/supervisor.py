@@ -14,6 +14,7 @@ from .. import VERSION
 from ..containers.supervised import ContainerJob
 from ..gpus.record import read_assignment
 from ..metrics import LineParser
+from ..notify.end import notify_end
 from ..preempt.act import NOTICE_VAR, REASON, notice_grace, notice_path, public, write_notice
 from ..preempt.watch import NoticeWatch
 from ..probes.jobgpus import sample_job_gpus
@@ -620,7 +621,16 @@ class Supervisor:
                 )
             )
         self.journal.append("state", **fields)
+        self._notify(fields)
         self._flush_journal()
+
+    def _notify(self, end: Dict[str, Any]) -> None:
+        """Tell the job's `notify` targets of this end, once (the end is written once); the outcome
+        is journaled without the URLs (they may hold tokens)."""
+        assert self.journal is not None
+        said = notify_end(self.spec, end)
+        if said is not None:
+            self.journal.append("event", event="notified", data=said)
 
     def _flush_journal(self) -> None:
         """A full disk: the final state is kept in memory; hold the lock (the job is not `lost`)

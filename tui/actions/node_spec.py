@@ -20,6 +20,7 @@ from remote_agent.spec import (
     IdleStop,
     JobSpec,
     Multinode,
+    Notify,
     Price,
     SpecError,
 )
@@ -67,6 +68,7 @@ class JobTerms:
     ipc: str | None = None
     gpus: GpuRequest | None = None  # per node: the host's agent assigns them at launch
     restart_of: str | None = None  # the job this one goes on from (a managed job's recovery)
+    notify: Notify | None = None  # config.toml [notify]: who hears of its end, from its host
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -92,7 +94,19 @@ class JobTerms:
             ipc=opts.ipc,
             gpus=opts.gpus,
             restart_of=opts.restart_of,
+            notify=job_notify(),
         )
+
+
+def job_notify() -> Notify | None:
+    """config.toml's [notify], as the host sends it: its URLs and the events a job's end can be."""
+    from remote_agent.notify.events import HOST_EVENTS
+
+    from ..settings import load_or_default
+
+    notify = load_or_default()[0].notify  # a broken file was said already, by the command's start
+    events = tuple(e for e in notify.events if e in HOST_EVENTS)
+    return Notify(urls=notify.urls, events=events) if notify.urls and events else None
 
 
 def host_entry(host: str) -> HostEntry:
@@ -144,6 +158,7 @@ def node_spec(
         runtime=container(terms, host, entry.extra),
         gpus=terms.gpus,
         restart_of=terms.restart_of,
+        notify=terms.notify,
         notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))

@@ -20,6 +20,7 @@ from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
 from ..managed.records import ManagedDir
 from ..managed.recover import managed_pass
+from ..notify_controller import tell
 from ..policy.cloud_capacity import CloudCapacity
 from ..policy.controller import Controller, run_forever
 from ..policy.journal import PolicyJournal
@@ -88,6 +89,12 @@ def controller(session: Session) -> Controller:
         add_pool_host(path, pool, host)
 
     cost = session.settings.cost
+
+    def told(
+        records: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:  # [notify]: recovered, gave_up, queued_start
+        return [tell(session.settings.notify, r) for r in records]
+
     return Controller(
         jobs=lambda: find.list_jobs(session),
         observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
@@ -102,8 +109,8 @@ def controller(session: Session) -> Controller:
         move=move,
         host_settings=hosts,
         queue_recover=lambda live: recover(Queue(), live),
-        queue_pass=lambda: start_waiting(session, session.store, Queue()),
-        managed_pass=lambda: managed_pass(session, session.store, ManagedDir()),
+        queue_pass=lambda: told(start_waiting(session, session.store, Queue())),
+        managed_pass=lambda: told(managed_pass(session, session.store, ManagedDir())),
     )
 
 

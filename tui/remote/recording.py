@@ -38,6 +38,8 @@ def redact(obj: Any) -> Any:
                 out[k] = dict.fromkeys(v, REDACTED)
             elif k == "data_urls":  # presigned URLs: bearer tokens until they expire
                 out[k] = REDACTED
+            elif k == "notify" and isinstance(v, dict) and isinstance(v.get("urls"), list):
+                out[k] = dict(v, urls=[REDACTED for _ in v["urls"]])  # webhook URLs hold tokens
             else:
                 out[k] = redact(v)
         return out

@@ -1,0 +1,40 @@
+"""A job node's end, told to its `notify` targets from the host, so it arrives with no gpudeck
+process on the user's machine. Only node 0 of a multi-node job speaks (one message per job).
+Standard library only (the agent's rule)."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any, Dict, Mapping, Optional
+
+from .events import event_of, summary
+from .send import deliver
+
+
+def notify_end(spec: Mapping[str, Any], end: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """What was sent ({event, sent, failed: [why…]}), or None when this end is not to be told."""
+    asked = spec.get("notify")
+    if not isinstance(asked, dict) or str(spec.get("node", "0")) != "0":
+        return None
+    event = event_of(end)
+    if event is None or event not in (asked.get("events") or ()):
+        return None
+    host = socket.gethostname()
+    message = {
+        "event": event,
+        "job": spec.get("id"),
+        "name": spec.get("name"),
+        "host": host,
+        "state": end.get("state"),
+        "reason": end.get("reason"),
+        "cause": end.get("cause"),
+        "exit_code": end.get("exit_code"),
+        "look": "gpudeck inspect %s" % spec.get("id"),
+        "text": summary(event, spec, end, host),
+    }
+    failed = []
+    for url in asked.get("urls") or ():
+        why = deliver(str(url), message)
+        if why is not None:
+            failed.append(why)
+    return {"event": event, "sent": len(asked.get("urls") or ()) - len(failed), "failed": failed}
