@@ -94,6 +94,7 @@ class JobView:
             "reason": None,
             "last": {},
             "last_t": None,  # when the last point was journaled: an elastic job's lead node is the latest
+            "stalled": None,  # why the job is stalled now (no progress for longer than its pace), or None
             "last_seq": 0,
             "malformed": 0,  # records skipped: not the shape their kind needs
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
@@ -206,6 +207,10 @@ class JobView:
                 f["output_gap"] = [start, end]
             else:
                 f["malformed"] += 1
+        elif kind == "event" and record.get("event") in ("stalled", "unstalled"):
+            data = record.get("data")
+            why = data.get("why") if isinstance(data, dict) else None
+            f["stalled"] = (str(why)[:300] if why else "stalled") if record["event"] == "stalled" else None
         elif kind == "event" and record.get("event") in ("container", "container_image"):
             data = record.get("data")
             if isinstance(data, dict):

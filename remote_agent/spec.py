@@ -684,6 +684,29 @@ class Notify:
 
 
 @dataclass(frozen=True)
+class Stall:
+    """When the job counts as stalled (supervision/stall.py): `after` seconds without progress (0:
+    never; None: auto, from its own pace), and what then: `notify` (journal, flag, tell) or `stop`."""
+
+    after: Optional[float] = None
+    action: str = "notify"
+
+    @classmethod
+    def from_wire(cls, obj: Any) -> Stall:
+        obj = _object(obj, "stall")
+        _only(obj, cls, "stall")
+        action = obj.get("action", "notify")
+        if action not in ("notify", "stop"):
+            raise SpecError("spec.stall.action: notify or stop, got %r" % (action,))
+        return cls(after=_optional(obj.get("after"), _number, "stall.after", 0, 7 * 86400), action=action)
+
+    def to_wire(self) -> Dict[str, Any]:
+        out = _to_wire(self)
+        out["after"] = self.after  # null means auto, and is said so
+        return out
+
+
+@dataclass(frozen=True)
 class JobSpec:
     id: str
     name: str
@@ -712,6 +735,7 @@ class JobSpec:
     runtime: Optional[Container] = None  # None: on the bare host
     gpus: Optional[GpuRequest] = None  # None: the job sees what CUDA_VISIBLE_DEVICES says (all)
     notify: Optional[Notify] = None  # None: nobody is told of its end from the host
+    stall: Optional[Stall] = None  # None: auto, notify
     placement: Optional[SlurmPlacement] = None  # None: this host's own node (SSH or local)
     notice: Optional[PreemptNotice] = None  # None: no provider's preemption notice is watched
 
@@ -783,6 +807,7 @@ class JobSpec:
             runtime=runtime,
             gpus=gpus,
             notify=_optional(obj.get("notify"), Notify.from_wire),
+            stall=_optional(obj.get("stall"), Stall.from_wire),
             placement=_optional(obj.get("placement"), SlurmPlacement.from_wire),
             notice=_optional(obj.get("notice"), PreemptNotice.from_wire),
         )

@@ -92,6 +92,7 @@ def _full(workdir: Path) -> dict:
         },
         "gpus": {"count": 2, "model": "A100"},
         "notify": {"urls": ["json://127.0.0.1:9/hook"], "events": ["failed", "budget_stop"]},
+        "stall": {"after": 600.0, "action": "stop"},
         "notice": {"provider": "aws", "metadata_endpoint": "http://127.0.0.1:1338"},
     }
 
@@ -139,6 +140,8 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("gpus",), 2, "spec.gpus: expected an object"),
         (("notify", "urls"), ["mailto://x"], "spec.notify.urls[0]"),
         (("notify", "events"), ["recovered"], "spec.notify.events"),
+        (("stall", "action"), "dump", "spec.stall.action"),
+        (("stall", "after"), -1, "spec.stall.after"),
         (("gpus", "count"), 0, "spec.gpus.count"),
         (("gpus", "count"), 65, "spec.gpus.count"),
         (("gpus", "model"), "A100\n", "spec.gpus.model"),

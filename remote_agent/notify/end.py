@@ -38,3 +38,32 @@ def notify_end(spec: Mapping[str, Any], end: Mapping[str, Any]) -> Optional[Dict
         if why is not None:
             failed.append(why)
     return {"event": event, "sent": len(asked.get("urls") or ()) - len(failed), "failed": failed}
+
+
+def notify_event(spec: Mapping[str, Any], event: str, why: str) -> Optional[Dict[str, Any]]:
+    """A diagnosis while the job runs (`stalled`), told as an end is, when the job asked for it."""
+    asked = spec.get("notify")
+    if (
+        not isinstance(asked, dict)
+        or str(spec.get("node", "0")) != "0"
+        or event not in (asked.get("events") or ())
+    ):
+        return None
+    host = socket.gethostname()
+    text = "gpudeck: %s %s on %s: %s — gpudeck inspect %s" % (
+        spec.get("name"),
+        event,
+        host,
+        why,
+        spec.get("id"),
+    )
+    message = {
+        "event": event,
+        "job": spec.get("id"),
+        "name": spec.get("name"),
+        "host": host,
+        "why": why,
+        "text": text,
+    }
+    failed = [w for w in (deliver(str(u), message) for u in asked.get("urls") or ()) if w is not None]
+    return {"event": event, "sent": len(asked.get("urls") or ()) - len(failed), "failed": failed}

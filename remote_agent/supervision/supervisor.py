@@ -14,7 +14,7 @@ from .. import VERSION
 from ..containers.supervised import ContainerJob
 from ..gpus.record import read_assignment
 from ..metrics import LineParser
-from ..notify.end import notify_end
+from ..notify.end import notify_end, notify_event
 from ..preempt.act import NOTICE_VAR, REASON, notice_grace, notice_path, public, write_notice
 from ..preempt.watch import NoticeWatch
 from ..probes.jobgpus import sample_job_gpus
@@ -38,6 +38,7 @@ from .lines import LineSplitter
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
+from .stall import StallWatch
 from .steady import Steady
 
 EXIT_ALREADY_SUPERVISED = 3
@@ -82,6 +83,8 @@ class Supervisor:
             float(spec.get("heartbeat_interval", 10.0)), float(spec.get("gpu_interval", 10.0))
         )
         self.autostop: Optional[AutoStop] = None
+        self.stall = StallWatch(spec)  # no progress for longer than its own pace allows (stall.py)
+        self._gpu_utils: List[Any] = []  # the last GPU sample's utilisations: a stall's evidence
         self._kill_flag = False
         self._read_pos = (
             0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
@@ -260,6 +263,9 @@ class Supervisor:
         if final:  # the end of the output: points the parser held for the line after them
             found += [("metric", {"values": values}) for values in self.parser.flush()]
         entries = self.elastic_resizes.mark(self.resize_note.mark(self._fresh(found)))
+        back = self.stall.saw(entries, time.monotonic()) if lines else None
+        if back is not None:
+            entries.append(("event", {"event": "unstalled", "data": {"why": back}}))
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
@@ -359,6 +365,7 @@ class Supervisor:
                 self._drop_failed_node()
                 self._arm_resize_note()
                 self._apply_autostop()
+                self._apply_stall()
                 self._trim_output()
                 next_control_poll = now + 1.0
             if self.requested == "stop" and self.deadline is None:
@@ -525,6 +532,27 @@ class Supervisor:
             self.requested, self.reason = "stop", reason
             self._begin_stop()
 
+    def _apply_stall(self) -> None:
+        """A stall is journaled once (with the GPUs' utilisation: a hung collective reads 100 %),
+        told to the job's notify targets, and stops the job when its action says so."""
+        if self.proc is None or self.requested is not None:
+            return
+        with self._out_lock:
+            found = self.stall.check(time.monotonic())
+        if found is None:
+            return
+        if self._gpu_utils:
+            found["gpu_util"] = self._gpu_utils
+            found["why"] += "; GPUs at %s %%" % "/".join(str(u) for u in self._gpu_utils)
+        assert self.journal is not None
+        self.journal.append("event", event="stalled", data=found)
+        said = notify_event(self.spec, "stalled", found["why"])
+        if said is not None:
+            self.journal.append("event", event="notified", data=said)
+        if found["action"] == "stop":
+            self.requested, self.reason = "stop", "stalled: %s" % found["why"]
+            self._begin_stop()
+
     def _begin_stop(self, grace: Optional[float] = None) -> None:
         assert self.journal is not None and self.proc is not None
         if grace is None:
@@ -579,6 +607,7 @@ class Supervisor:
         if gpus is None:
             self._gpu = False  # no driver: say nothing more, the host's hello says why
             return
+        self._gpu_utils = [g.get("util") for g in gpus]
         now = time.monotonic()
         if gpus and self.steady.gpu_due(gpus, now):
             assert self.journal is not None

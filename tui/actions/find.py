@@ -85,6 +85,11 @@ class Job:
         return self.nodes[0]
 
     @property
+    def stalled(self) -> str | None:
+        """Why a node of the job is stalled now (no progress for longer than its pace), or None."""
+        return next((str(n["stalled"]) for n in self.nodes if n.get("stalled")), None)
+
+    @property
     def lead(self) -> dict[str, Any]:
         """The node whose output carries the job's progress: node 0, except in an elastic job, where a
         regroup may put rank 0 (the one that prints) on any node: then the node with the latest point."""
@@ -121,6 +126,7 @@ class Job:
             # a synced job's snapshot: what a restart or resize runs, whatever changed locally since
             "code": first.get("code") if isinstance(first.get("code"), dict) else None,
             "last": self.lead.get("last") or {},
+            "stalled": self.stalled,  # why, while no progress comes for longer than its pace allows
             "lead_node": str(self.lead.get("node", "0")),  # whose points `last` is (elastic: rank 0's)
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),

@@ -23,6 +23,7 @@ from remote_agent.spec import (
     Notify,
     Price,
     SpecError,
+    Stall,
 )
 
 from ..cost.rules import CostRuleError, launch_share, parse_idle_stop, spec_cost_fields
@@ -69,6 +70,7 @@ class JobTerms:
     gpus: GpuRequest | None = None  # per node: the host's agent assigns them at launch
     restart_of: str | None = None  # the job this one goes on from (a managed job's recovery)
     notify: Notify | None = None  # config.toml [notify]: who hears of its end, from its host
+    stall: Stall | None = None  # when it counts as stalled, and what then (None: auto, notify)
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -95,6 +97,7 @@ class JobTerms:
             gpus=opts.gpus,
             restart_of=opts.restart_of,
             notify=job_notify(),
+            stall=opts.stall,
         )
 
 
@@ -159,6 +162,7 @@ def node_spec(
         gpus=terms.gpus,
         restart_of=terms.restart_of,
         notify=terms.notify,
+        stall=terms.stall,
         notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))

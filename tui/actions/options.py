@@ -19,6 +19,7 @@ from remote_agent.spec import (  # the agent's bounds: checked here, before anyt
     Container,
     GpuRequest,
     SpecError,
+    Stall,
 )
 from remote_agent.supervision.outputcap import MIN_OUTPUT_CAP
 
@@ -76,6 +77,7 @@ class LaunchOptions:
     # (every GPU the job's CUDA_VISIBLE_DEVICES shows, unset: all).
     gpus: GpuRequest | None = None
     restart_of: str | None = None  # a managed job's recovery: the job it goes on from (one chain)
+    stall: Stall | None = None  # --stall/--stall-action (None: auto, notify)
     # A Slurm host's allocation (issue 30; tui/actions/slurm_launch.py): sbatch's options.
     gpus_per_node: int | None = None
     time_limit: str | None = None  # --time, as Slurm takes it (HH:MM:SS, D-HH…)
@@ -112,6 +114,25 @@ def parse_gpus(text: str | None, label: str = "--gpus") -> GpuRequest | None:
         raise usage(
             f"{label} {text!r}: expected N or N:MODEL GPUs per node, e.g. 2 or 1:A100 ({what})"
         ) from None
+
+
+def parse_stall(text: str | None, action: str | None) -> Stall | None:
+    """`--stall 10m|90s|auto|off` and `--stall-action notify|stop` as the spec's Stall."""
+    if text is None and action is None:
+        return None
+    after: float | None = None
+    word = (text or "auto").strip().lower()
+    if word == "off":
+        after = 0.0
+    elif word != "auto":
+        m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*(s|m|h)?", word)
+        after = float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2) or "s"] if m else -1.0
+        if not 0 < after <= 7 * 86400:
+            raise usage(f"--stall {text!r}: a duration (90s, 10m, 2h), auto or off")
+    try:
+        return Stall.from_wire({"after": after, "action": action or "notify"})
+    except SpecError as exc:
+        raise usage(f"--stall-action {action!r}: notify or stop ({exc})") from None
 
 
 def usage(message: str) -> GpudeckError:

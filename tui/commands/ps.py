@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def state_text(job: Job) -> str:
+    if job.stalled and not job.ended:
+        return f"{job.state} (stalled)"
     ending = job.ending_node
     if job.state in ("failed", "exited") and ending.get("exit_code") is not None:
         return f"{job.state}({ending['exit_code']})"
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 runtime(obj["started_at"], obj["ended_at"]),
                 number(last.get("step")),
                 number(last.get("loss")),
-                job.why,
+                job.stalled if job.stalled and not job.ended else job.why,
             ]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
@@ -206,6 +208,8 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     resized = first.get("resized_from")
     if isinstance(resized, dict):
         say(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")
+    if job.stalled and not job.ended:
+        say(f"  stalled: {job.stalled}")
     if job.why:
         say(f"  why: {job.why}")
     if job.ending_node.get("reason"):

@@ -7,7 +7,7 @@ import argparse
 from remote_agent.spec import DEFAULT_GRACE
 
 from ..actions.launch import launch
-from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus
+from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus, parse_stall
 from ..errors import EXIT_USAGE, GpudeckError
 from ..managed.records import DEFAULT_LOST_AFTER, Policy, parse_recover_on
 from ..managed.submit import run_managed
@@ -100,6 +100,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--priority", type=int, metavar="P", help="with --queue: higher starts first (default 0; -1000..1000)"
+    )
+    p.add_argument(
+        "--stall",
+        metavar="DURATION",
+        help="no progress for this long (90s, 10m; auto: from the job's own pace, at least 10 min; off) "
+        "marks the job stalled (default auto)",
+    )
+    p.add_argument(
+        "--stall-action",
+        choices=["notify", "stop"],
+        help="what a stall does (default notify: flag, journal, tell)",
     )
     p.add_argument(
         "--managed",
@@ -227,6 +238,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         shm_size=args.shm_size,
         ipc=args.ipc,
         gpus=parse_gpus(args.gpus),
+        stall=parse_stall(args.stall, args.stall_action),
         gpus_per_node=args.gpus_per_node,
         time_limit=args.time,
         time_warning=args.time_warning,
