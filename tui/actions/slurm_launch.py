@@ -37,15 +37,6 @@ def is_slurm_host(host: str) -> bool:
     return slurm_settings(host) is not None
 
 
-def refuse_on_slurm(hosts: list[str], verb: str, job_id: str) -> None:
-    """restart and scale resubmit an allocation: not built yet (issue 30 leaves it for later)."""
-    for host in hosts:
-        if is_slurm_host(host):
-            raise usage(
-                f"{verb}: job {job_id} runs on Slurm host {host}: restart and scale are not offered there yet"
-            )
-
-
 def refuse_slurm_options(opts: LaunchOptions) -> None:
     for option, field in SLURM_ONLY:
         if getattr(opts, field) is not None:
