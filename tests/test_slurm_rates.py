@@ -30,3 +30,13 @@ def test_each_slurm_node_is_billed_on_its_own_gpus() -> None:
     assert shares_for(runs, [], "gpu") == {("cl", "a", "0"): 2.0, ("cl", "b", "0"): 4.0}
     assert shares_for(runs, [], "node") == {("cl", "a", "0"): 1.0, ("cl", "b", "0"): 1.0}
     assert shares_for(runs, []) == {("cl", "a", "0"): 0.5, ("cl", "b", "0"): 0.5}  # an SSH host: split
+
+
+def test_an_output_pattern_is_expanded_as_sbatch_does() -> None:
+    from remote_agent.slurm.output import expand, field
+
+    values = {"job": "42", "name": "train", "user": "ann", "node": "gpu07"}
+    assert expand("/s/%x-%N-%j.%u.out", values) == "/s/train-gpu07-42.ann.out"
+    assert expand("/s/%8j_%a-100%%.log", values) == "/s/00000042_%a-100%.log"  # arrays: left as written
+    line = "JobId=42 StdErr=/a b/out-%N.log StdIn=/dev/null StdOut=/a b/out-%N.log Power="
+    assert field(line, "StdOut") == "/a b/out-%N.log" and field(line, "Power") is None
