@@ -4,6 +4,8 @@ the login node)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tui.cost.counters import shares_for
@@ -40,3 +42,14 @@ def test_an_output_pattern_is_expanded_as_sbatch_does() -> None:
     assert expand("/s/%8j_%a-100%%.log", values) == "/s/00000042_%a-100%.log"  # arrays: left as written
     line = "JobId=42 StdErr=/a b/out-%N.log StdIn=/dev/null StdOut=/a b/out-%N.log Power="
     assert field(line, "StdOut") == "/a b/out-%N.log" and field(line, "Power") is None
+
+
+def test_a_rate_in_hosts_toml_loads_and_a_bad_one_names_its_line(gpudeck_home: Path) -> None:
+    from tui.hosts_file import HostsFileError, load_hosts
+
+    path = gpudeck_home / "hosts.toml"
+    path.write_text('[hosts.cl]\ntarget = "login"\nprice_per_gpu_hour = 2.5\n\n[hosts.cl.slurm]\n')
+    assert load_hosts()["cl"].extra["price_per_gpu_hour"] == 2.5
+    path.write_text('[hosts.cl]\ntarget = "login"\nprice_per_node_hour = -1\n')
+    with pytest.raises(HostsFileError, match="price_per_node_hour"):
+        load_hosts()
