@@ -59,12 +59,20 @@ def test_a_job_stopped_by_its_time_limit_restarts_at_its_checkpoint(
     cluster_host: str,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    """--time 1 with a 50 s warning: the trainer checkpoints on the warning, the job ends; restart
-    submits a new allocation whose trainer resumes at that checkpoint's step."""
+    """--time 2 with a 60 s warning (slurmctld checks limits about every 30 s, so it comes 30-60 s
+    in: time for torch to start on a loaded machine): the trainer checkpoints on the warning, the
+    job ends; restart submits a new allocation whose trainer resumes at that checkpoint's step."""
     pytest.importorskip("torch")
-    job_id = launch(tmp_path, "--name", "limited", "--time", "1", "--time-warning", "50", *trainer(tmp_path))
-    job = ended(job_id, tmp_path)
-    assert job["state"] == "stopped" and job["reason"] == "Slurm time limit in 50 s", job
+    job_id = launch(tmp_path, "--name", "limited", "--time", "2", "--time-warning", "60", *trainer(tmp_path))
+    job = wait_for(  # the warning comes 30-60 s in; then the grace
+        lambda: (lambda j: j if j["state"] in ("exited", "failed", "stopped", "killed") else None)(
+            job_of(job_id, tmp_path)
+        ),
+        timeout=150,
+        interval=0.5,
+        what="the time limit's stop",
+    )
+    assert job["state"] == "stopped" and job["reason"] == "Slurm time limit in 60 s", job
     saved = events(job_id, "0", "checkpoint_saved", tmp_path)
     assert saved, gpudeck("logs", job_id, cwd=tmp_path).stdout[-2000:]
     again = gpudeck("restart", job_id, cwd=tmp_path, timeout=120)
