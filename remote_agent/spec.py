@@ -268,6 +268,7 @@ class Watch:
     pid: Optional[int] = None
     pid_start: Optional[int] = None  # the pid's start time (clock ticks): a reused pid is never signalled
     from_end: bool = False
+    slurm_job: Optional[str] = None  # `watch --slurm-job`: the watch ends when Slurm says the job ended
 
     @classmethod
     def from_wire(cls, obj: Any) -> Watch:
@@ -279,10 +280,23 @@ class Watch:
         start = obj.get("pid_start")
         if start is not None and (isinstance(start, bool) or not isinstance(start, int) or start < 0):
             raise SpecError("spec.watch.pid_start: expected clock ticks, got %r" % (start,))
-        return cls(_text(obj.get("path"), "watch.path"), pid, start, bool(obj.get("from_end")))
+        slurm_job = obj.get("slurm_job")
+        if slurm_job is not None and not (
+            isinstance(slurm_job, str) and slurm_job.isdigit() and len(slurm_job) < 20
+        ):
+            raise SpecError("spec.watch.slurm_job: expected a Slurm job id (digits), got %r" % (slurm_job,))
+        return cls(_text(obj.get("path"), "watch.path"), pid, start, bool(obj.get("from_end")), slurm_job)
 
     def to_wire(self) -> Dict[str, Any]:
-        return {"path": self.path, "pid": self.pid, "pid_start": self.pid_start, "from_end": self.from_end}
+        wire: Dict[str, Any] = {
+            "path": self.path,
+            "pid": self.pid,
+            "pid_start": self.pid_start,
+            "from_end": self.from_end,
+        }
+        if self.slurm_job is not None:
+            wire["slurm_job"] = self.slurm_job
+        return wire
 
 
 def _hex(value: Any, name: str, length: int = 64) -> str:

@@ -41,6 +41,8 @@ KNOWN_FIELDS = ("target", "identity_file", "python", "agent_dir", "setup")
 # tui/cost/settings.py's COST_KEYS (kept in step by tests/test_hosts_file.py), to import it only when used
 COST_FIELDS = (
     "price_per_hour",
+    "price_per_gpu_hour",  # a Slurm host's rates (issue 30)
+    "price_per_node_hour",
     "currency",
     "market",
     "provider",
@@ -188,10 +190,10 @@ class _Checker:
         have none, and a verb's start-up loads only what it uses)."""
         if not any(key in data for key in COST_FIELDS):
             return
-        from .cost.settings import COST_KEYS, PriceSettingsError, validate_price_settings
+        from .cost.settings import COST_KEYS, RATE_KEYS, PriceSettingsError, validate_price_settings
 
         for key in COST_KEYS:
-            if key != "price_per_hour" and key in data and not isinstance(data[key], str):
+            if key not in ("price_per_hour", *RATE_KEYS) and key in data and not isinstance(data[key], str):
                 self.fail(name, key, f"expected a string, got {data[key]!r}"[:200])
             if key in data:
                 try:

@@ -207,13 +207,15 @@ class JobTable:
                 "job %s is a watch of %s: restart is not offered (watch the file again)"
                 % (job, spec["watch"].get("path"))
             )
-        if is_slurm(spec):
-            raise JobError("job %s ran on Slurm: restart and scale are not offered there yet" % job)
+        if is_slurm(spec) and str(spec.get("node", "0")) != "0":
+            raise JobError("job %s ran on Slurm: restart it from node 0 (one allocation for all)" % job)
         if view.refresh()["state"] not in TERMINAL_STATES:
             raise JobError("job %s is %s: stop it before restarting" % (job, view.current_state()))
         if not is_job_id(new_id):
             raise JobError("new_id: not a job id: %r" % (new_id,))
         changes = _restart_changes(changes)
+        if "slurm_nodes" in changes:
+            spec = slurm_resized(spec, changes.pop("slurm_nodes"))
         if as_node is not None:
             if not is_node(as_node):
                 raise JobError("as_node: not a node name: %r" % (as_node,))
@@ -562,7 +564,16 @@ def _last_line(path: Path) -> str:
     return lines[-1] if lines else "no output"
 
 
-RESTART_CHANGES = ("argv", "env", "multinode", "resized_from", "data")
+RESTART_CHANGES = ("argv", "env", "multinode", "resized_from", "data", "slurm_nodes")
+
+
+def slurm_resized(spec: Dict[str, Any], nodes: Any) -> Dict[str, Any]:
+    """A Slurm job's spec asking a new allocation of `nodes` nodes (restart's `slurm_nodes`)."""
+    if not is_slurm(spec):
+        raise JobError("changes.slurm_nodes: job %s is not a Slurm job" % spec.get("id"))
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or not 1 <= nodes <= 4096:
+        raise JobError("changes.slurm_nodes: expected a node count 1..4096, got %r" % (nodes,))
+    return dict(spec, placement=dict(spec["placement"], nodes=nodes))
 
 
 def _restart_changes(changes: Any) -> Dict[str, Any]:

@@ -80,7 +80,15 @@ class Server:
         return {"runtimes": runtimes_report()}
 
     def op_slurm(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        """A Slurm login node's tools, version and partitions (issue 30: remote_agent/slurm)."""
+        """A Slurm login node's tools, version and partitions (issue 30: remote_agent/slurm); with
+        `output_of`: where that Slurm job writes its output (slurm/output.py)."""
+        if "output_of" in req:
+            from ..slurm.output import OutputError, output_of
+
+            try:
+                return output_of(req["output_of"])
+            except OutputError as exc:
+                raise ProbeError(str(exc)) from None
         from ..slurm.probe import slurm_report
 
         return slurm_report(self.root)

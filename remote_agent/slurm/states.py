@@ -72,6 +72,8 @@ def fold_slurm(view: JobView, obj: Dict[str, Any], look: SlurmLook) -> Dict[str,
     if record is None:
         return obj  # being submitted: `starting`
     slurm: Dict[str, Any] = {"job_id": record["job_id"], "script": record.get("script"), "settled": True}
+    placement = (view.spec or {}).get("placement") or {}
+    slurm["gpus_per_node"] = placement.get("gpus_per_node")  # what a per-GPU-hour rate bills
     obj["slurm"] = slurm
     end = record.get("end")
     if obj["state"] in TERMINAL_STATES:

@@ -181,7 +181,7 @@ class AutoStop:
 
 def nodes_of(spec: Mapping[str, Any]) -> int:
     """How many nodes share the job's budget: the node count it was launched (or resized) with."""
-    mn = spec.get("multinode")
+    mn = spec.get("multinode") or spec.get("placement")  # a Slurm allocation's nodes share it too
     nodes = mn.get("nodes") if isinstance(mn, dict) else None
     return nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1 else 1
 

@@ -27,6 +27,7 @@ from .supervisor import Supervisor
 from .watchspec import signal_watched, watched_tree
 
 FOLLOWER_JOIN = 30.0
+SLURM_POLL = 3.0  # seconds between two asks of slurmctld whether a watched Slurm job ended
 READ_ONLY_CAUSE = "the watch ended; the run itself was not signalled (read-only watch)"
 
 
@@ -36,6 +37,8 @@ class WatchSupervisor(Supervisor):
         self.watch = spec["watch"]
         self.follower: Optional[FileFollower] = None
         self._copier: Optional[threading.Thread] = None
+        self._slurm_asked = 0.0
+        self._slurm_end: Optional[str] = None  # Slurm's end state of a watched Slurm job
 
     @property
     def has_pid(self) -> bool:
@@ -85,10 +88,27 @@ class WatchSupervisor(Supervisor):
                     signal_pids(tree, signal.SIGKILL)
                 return False
         elif self.requested is None:
-            if not self.has_pid or watched_tree(self.spec):
+            if self.watch.get("slurm_job"):
+                if not self._slurm_ended():
+                    return False
+            elif not self.has_pid or watched_tree(self.spec):
                 return False
             self.requested, self.reason = "ended", None  # the run ended by itself
         self._end_copy()
+        return True
+
+    def _slurm_ended(self) -> bool:
+        """Whether Slurm says the watched job ended (asked every SLURM_POLL s; unknown: not ended)."""
+        now = time.monotonic()
+        if now - self._slurm_asked < SLURM_POLL:
+            return False
+        self._slurm_asked = now
+        from ..slurm.queue import scontrol_job
+
+        job = scontrol_job(str(self.watch["slurm_job"]))
+        if job is None or not job.ended:
+            return False
+        self._slurm_end = job.state
         return True
 
     def _end_copy(self) -> None:
@@ -118,6 +138,8 @@ class WatchSupervisor(Supervisor):
             fields.update(state="killed", reason=self.reason)
         elif self.requested == "stop":
             fields.update(state="stopped", reason=self.reason)
+        elif self._slurm_end is not None:
+            fields.update(state="exited", cause="the watched Slurm job ended (Slurm: %s)" % self._slurm_end)
         else:
             fields.update(state="exited", cause="the watched process ended (exit code unknown)")
         if self.requested in ("stop", "kill") and not self.has_pid:

@@ -1,6 +1,6 @@
 """A watch job's spec: a log file of a run gpudeck did not start, and optionally the run's pid.
 
-A watch job has `"watch": {"path", "pid", "pid_start", "from_end"}` in place of a command
+A watch job has `"watch": {"path", "pid", "pid_start", "from_end", "slurm_job"}` in place of a command
 (`argv` is empty). Without a pid it is read-only: nothing of the run is ever signalled. With
 one, stop/kill act on that process and its descendants, identified by the pid's start time so
 a reused pid is never signalled.
@@ -64,7 +64,7 @@ def validate_watch_spec(raw: Any) -> Dict[str, Any]:
         workdir=os.path.dirname(path),
         env={},
         setup=(),
-        watch=Watch(path, watch.pid, pid_start, watch.from_end),
+        watch=Watch(path, watch.pid, pid_start, watch.from_end, watch.slurm_job),
     ).to_wire()
 
 

@@ -23,7 +23,7 @@ from .find import Job
 from .jobdata import JobData
 from .launch import LAUNCH_TIMEOUT
 from .options import check_grace
-from .slurm_launch import refuse_on_slurm
+from .slurm_resubmit import resubmit, slurm_host_of
 from .transition import Claim, mark, stop_relaunched
 from .watch import refuse_on_watch
 
@@ -126,7 +126,10 @@ def restart(
     run is stopped first. Its `--data` is presigned again (the launch's listing; with
     `refresh_data` the current one) before anything stops. Returns the new job's id."""
     refuse_on_watch(job.watch, "restart", job.id)
-    refuse_on_slurm([n.host for n in job.nodes], "restart", job.id)
+    cluster = slurm_host_of([n.host for n in job.nodes])
+    if cluster is not None:  # a new allocation from the checkpoint (tui/actions/slurm_resubmit.py)
+        stop = None if job.ended else (lambda: end(agents, job, "stop", reason="restart", resizing=True))
+        return resubmit(agents, store, cluster, job.id, len(job.nodes), stop, new_id)[0]
     data = JobData(agents, refresh_data)
     renewed = {n.node: data.for_restart(n.host, job.id, n.node) for n in job.nodes}
     new_id = new_id or new_job_id()

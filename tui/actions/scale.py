@@ -38,7 +38,7 @@ from .placement import ask_free, layout
 from .preflight import preflight
 from .resize import Scaled, target_count
 from .rollback import STARTUP_WINDOW, failed_at_start, rollback_onto
-from .slurm_launch import refuse_on_slurm
+from .slurm_resubmit import scale_slurm, slurm_host_of
 from .startall import NodeStartFailed, Start, start_all
 from .transition import Claim, node_names, stop_relaunched
 from .watch import refuse_on_watch
@@ -93,7 +93,11 @@ def scale(
     `nproc_per_node` (with `move`): the processes per node on the new hosts — a bigger type's GPU
     count — where torchrun starts them (a `--launcher none` command starts its own)."""
     refuse_on_watch(WatchInfo.of(job.first.get("watch")), "scale", job.id)
-    refuse_on_slurm([str(n["host"]) for n in job.nodes], "scale", job.id)
+    cluster = slurm_host_of([str(n["host"]) for n in job.nodes])
+    if cluster is not None:  # a new allocation of the new size (tui/actions/slurm_resubmit.py)
+        target = JobTarget.of_job(job)
+        stop = None if target.ended else (lambda: end(agents, target, "stop", reason="scale", resizing=True))
+        return scale_slurm(agents, store, cluster, job.id, len(job.nodes), count, stop, new_id, why)
     mn = job.plan  # None: a one-node launch, grown as the same command on more nodes
     if mn is not None and mn.elastic:  # torchrun's rendezvous: nodes join and leave the running job
         if move:

@@ -8,8 +8,9 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from remote_agent.spec import SlurmPlacement, SpecError
+from remote_agent.spec import Price, SlurmPlacement, SpecError
 
+from ..cost.settings import host_price
 from ..fleet.states import job_state
 from ..hosts_file import hosts_path
 from ..store import JobRecord, Store
@@ -35,15 +36,6 @@ def slurm_settings(host: str) -> dict[str, Any] | None:
 
 def is_slurm_host(host: str) -> bool:
     return slurm_settings(host) is not None
-
-
-def refuse_on_slurm(hosts: list[str], verb: str, job_id: str) -> None:
-    """restart and scale resubmit an allocation: not built yet (issue 30 leaves it for later)."""
-    for host in hosts:
-        if is_slurm_host(host):
-            raise usage(
-                f"{verb}: job {job_id} runs on Slurm host {host}: restart and scale are not offered there yet"
-            )
 
 
 def refuse_slurm_options(opts: LaunchOptions) -> None:
@@ -96,6 +88,24 @@ def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
         raise usage(f"{option.get(field, 'run')}: {exc}") from None
 
 
+def node_price(host: str, place: SlurmPlacement, budget: float | None) -> Price | None:
+    """Each node's own price from the host's rate (`price_per_gpu_hour` × its GPUs, or
+    `price_per_node_hour`): its supervisor's budget meter counts with it. None: no such rate."""
+    price = host_price(host_entry(host).extra)
+    if price.per == "host" or price.per_hour is None:
+        return None
+    units = (place.gpus_per_node or 0) if price.per == "gpu" else 1
+    if budget is not None and not units:
+        raise usage(f"--budget: host {host} bills per GPU-hour (price_per_gpu_hour): give --gpus-per-node G")
+    return Price(
+        per_hour=price.per_hour * units,
+        share=1.0,
+        currency=price.currency,
+        market=price.market,
+        source=f"{price.source} x {units} {price.per}{'s' * (units != 1)}",
+    )
+
+
 def launch_slurm(
     agents: Agents, store: Store | None, opts: LaunchOptions, job_id: str
 ) -> tuple[str, str, str, str, tuple[str, ...]]:
@@ -116,6 +126,9 @@ def launch_slurm(
     if place.launcher == "torchrun":  # the SSH hosts' torchrun line; its place comes from PET_* on the node
         argv = tuple(launcher_argv(tuple(opts.argv), [f"--nproc-per-node={place.nproc_per_node}"]))
     spec = node_spec(agents, terms, opts.host, argv=argv).replace(placement=place)
+    price = node_price(opts.host, place, spec.budget)
+    if price is not None:  # a node is billed on its own, not as a share of the login node
+        spec = spec.replace(price=price)
     answer = agents.request(opts.host, "launch", spec=spec.to_wire())
     nodes = [str(n) for n in answer.get("nodes") or range(place.nodes)]
     if store is not None:

@@ -32,6 +32,7 @@ class WatchOptions:
     pid: int | None = None  # the run's process: stop/kill act on its tree; None: read-only
     from_end: bool = False  # skip what the file holds now (a huge log)
     grace: float = DEFAULT_GRACE
+    slurm_job: str | None = None  # a Slurm job's output (path resolved by the login node's agent)
 
 
 def check_watch(opts: WatchOptions) -> WatchOptions:
@@ -55,7 +56,12 @@ def watch_spec(opts: WatchOptions, job_id: str) -> dict[str, Any]:
         "node": "0",
         "argv": [],
         "workdir": os.path.dirname(path) or "~",
-        "watch": {"path": path, "pid": opts.pid, "from_end": opts.from_end},
+        "watch": {
+            "path": path,
+            "pid": opts.pid,
+            "from_end": opts.from_end,
+            **({"slurm_job": opts.slurm_job} if opts.slurm_job else {}),
+        },
         "grace": opts.grace,
         "created_at": time.time(),
     }

@@ -95,7 +95,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "settings",
         nargs="+",
         metavar="KEY=VALUE",
-        help="price_per_hour, currency, market, provider, "
+        help="price_per_hour (a Slurm host: price_per_gpu_hour or price_per_node_hour), currency, market, provider, "
         "instance_type, region, instance_id, idle_stop, instance_idle_stop; KEY= removes one",
     )
     rv = verbs.add_parser(

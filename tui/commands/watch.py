@@ -7,6 +7,8 @@ import argparse
 
 from remote_agent.spec import DEFAULT_GRACE
 
+from ..actions.options import usage
+from ..actions.slurm_launch import is_slurm_host
 from ..actions.watch import WatchOptions, watch
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
@@ -22,11 +24,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "path",
+        nargs="?",
         metavar="PATH",
         help="the log file (it may not exist yet); relative: to the current dir "
         "on local, to the login dir on SSH hosts",
     )
     p.add_argument("--host", default=LOCAL, help="the host the file is on (default: local)")
+    p.add_argument(
+        "--slurm-job",
+        metavar="ID",
+        help="on a Slurm host (--host): follow that Slurm job's output file (from scontrol, %%N resolved) "
+        "in place of PATH; the watch ends with the job",
+    )
     p.add_argument("--name", help="a name for people (default: from the file's name)")
     p.add_argument(
         "--pid", type=int, metavar="P", help="the run's process: stop/kill then act on it and its children"
@@ -42,9 +51,34 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
+    path, name = args.path, args.name
+    if args.slurm_job is not None:
+        path, name = slurm_output(session, args)
     opts = WatchOptions(
-        path=args.path, host=args.host, name=args.name, pid=args.pid, from_end=args.from_end, grace=args.grace
+        path=path,
+        host=args.host,
+        name=name,
+        pid=args.pid,
+        from_end=args.from_end,
+        grace=args.grace,
+        slurm_job=args.slurm_job,
     )
     job = watch(session, session.store, opts)
     say(args.json, launched(job), job.id)
     return 0
+
+
+def slurm_output(session: Session, args: argparse.Namespace) -> tuple[str, str]:
+    """(the output file, the watch's name) of `--slurm-job ID`, as the login node's agent finds them."""
+    if args.path:
+        raise usage("watch: PATH or --slurm-job ID, not both")
+    if not args.slurm_job.isdigit():
+        raise usage(f"--slurm-job {args.slurm_job}: expected a Slurm job id (digits)")
+    if args.pid is not None:
+        raise usage("--pid: not with --slurm-job (the job's processes are on compute nodes)")
+    if not is_slurm_host(args.host):
+        raise usage(
+            f"--slurm-job: host {args.host} is not a Slurm host (gpudeck hosts add NAME TARGET --slurm)"
+        )
+    found = session.request(args.host, "slurm", output_of=args.slurm_job)
+    return str(found["path"]), args.name or f"slurm-{args.slurm_job}"

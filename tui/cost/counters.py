@@ -30,6 +30,7 @@ class HostInput:
     instance_start: float | None = None
     start_source: str = "unknown"
     minimum_s: float = 0.0  # the provider's minimum billed duration (instance-level)
+    per: str = "host"  # "gpu"/"node": a Slurm host, each node billed on its own (HostPrice.per)
 
 
 @dataclass
@@ -39,9 +40,11 @@ class Segment:
     shares: dict[Key, float]
 
 
-def shares_for(active: Sequence[NodeRun], gpu_uuids: Sequence[str]) -> dict[Key, float]:
+def shares_for(active: Sequence[NodeRun], gpu_uuids: Sequence[str], per: str = "host") -> dict[Key, float]:
     if not active:
         return {}
+    if per != "host":  # a Slurm node is a machine of its own: the rate × its GPUs (or × 1 node)
+        return {run.key: float(run.units or 0) if per == "gpu" else 1.0 for run in active}
     if not gpu_uuids:
         return {run.key: 1.0 / len(active) for run in active}
     shares = {run.key: 0.0 for run in active}
@@ -53,7 +56,9 @@ def shares_for(active: Sequence[NodeRun], gpu_uuids: Sequence[str]) -> dict[Key,
     return shares
 
 
-def segments(runs: Sequence[NodeRun], gpu_uuids: Sequence[str], host_now: float) -> list[Segment]:
+def segments(
+    runs: Sequence[NodeRun], gpu_uuids: Sequence[str], host_now: float, per: str = "host"
+) -> list[Segment]:
     ends = {run.key: (run.start, run.until(host_now)) for run in runs}
     spans = {k: (s, e) for k, (s, e) in ends.items() if s is not None and e is not None and e > s}
     cuts = sorted({t for span in spans.values() for t in span})
@@ -62,7 +67,7 @@ def segments(runs: Sequence[NodeRun], gpu_uuids: Sequence[str], host_now: float)
     for a, b in zip(cuts, cuts[1:], strict=False):
         active = [run for run in timed if spans[run.key][0] <= a and spans[run.key][1] >= b]
         if active:
-            out.append(Segment(a, b, shares_for(active, gpu_uuids)))
+            out.append(Segment(a, b, shares_for(active, gpu_uuids, per)))
     return out
 
 
@@ -153,10 +158,10 @@ def host_costs(
     current = price_at(host.periods, now) if host.periods else None
     done = [settled(run, now) for run in runs]
     reused: frozenset[Key] = frozenset()
-    stamp = (tuple(host.periods), tuple(host.gpu_uuids), host.minimum_s, version, sum(done))
+    stamp = (tuple(host.periods), tuple(host.gpu_uuids), host.minimum_s, host.per, version, sum(done))
     if cache is not None and window is None and version is not None and cache.stamp == stamp:
         live = [run for run, d in zip(runs, done, strict=True) if not d]
-        segs = segments(_overlapping(runs, live, now), host.gpu_uuids, now)
+        segs = segments(_overlapping(runs, live, now), host.gpu_uuids, now, host.per)
         jobs = [
             cache.jobs[run.key] if d else _job_cost(run, segs, host, current, lo, hi)
             for run, d in zip(runs, done, strict=True)
@@ -164,7 +169,7 @@ def host_costs(
         used_settled = cache.used
         reused = frozenset(cache.jobs)
     else:
-        segs = segments(runs, host.gpu_uuids, now)
+        segs = segments(runs, host.gpu_uuids, now, host.per)
         jobs = [_job_cost(run, segs, host, current, lo, hi) for run in runs]
         used_settled = Money()
         for job, d in zip(jobs, done, strict=True):
@@ -174,7 +179,7 @@ def host_costs(
             cache.stamp = stamp
             cache.jobs = {job.key: job for job, d in zip(jobs, done, strict=True) if d}
             cache.used = used_settled
-    burn = Money().add(current.currency, current.per_hour) if current else Money()
+    burn = Money().add(current.currency, current.per_hour) if current and host.per == "host" else Money()
     accrued = today = None
     partial = partial_today = False
     if host.instance_start is not None and host.periods:

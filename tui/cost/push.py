@@ -19,6 +19,8 @@ def push_price(request: Callable[..., Any], price: HostPrice, at: float | None) 
     not a removal, only a price this caller cannot see."""
     if price.per_hour is None and price.market == "spot":
         return None
+    if price.per != "host":  # a Slurm rate: each node's spec holds rate x its GPUs; running ones keep it
+        return None
     try:
         request("price", timeout=PUSH_TIMEOUT, per_hour=price.per_hour, currency=price.currency, at=at)
     except Exception as exc:  # an older agent (unknown op), a host down: the next read tells it

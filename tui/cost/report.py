@@ -173,6 +173,8 @@ def build(
             ]
         first_start = min((r.start for r in runs if r.start is not None), default=None)
         start, source = (snap.boot_time, "boot") if snap.boot_time is not None else (first_start, "first_job")
+        if price.per != "host":  # a Slurm host: only its allocations are billed, not the login node
+            start, source = None, "allocations"
         host_input = HostInput(
             snap.name,
             periods,
@@ -181,6 +183,7 @@ def build(
             start,
             source if start else "unknown",
             minimum_seconds(price.provider),
+            price.per,
         )
         window = (since + snap.offset, snap.host_now) if since is not None else None
         cache, version = (settled or {}).get(snap.name, (None, None))

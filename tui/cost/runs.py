@@ -33,6 +33,7 @@ class NodeRun:
     last_t: float | None = None
     idle_pct: float = DEFAULT_IDLE_PCT
     budget: float | None = None
+    units: float | None = None  # a Slurm node's GPUs (billed per GPU-hour); None: a share of its host
     events: list[dict[str, Any]] = field(default_factory=list)  # cost-relevant events, for the ledger
 
     @property
@@ -74,6 +75,10 @@ def fold(host: str, job: dict[str, Any], records: Iterable[dict[str, Any]]) -> N
 def update_from_job(run: NodeRun, job: dict[str, Any]) -> None:
     """What only the job object knows: `lost` (derived by the agent), the spec's rules, total_steps."""
     run.name = job.get("name") or run.name
+    slurm = job.get("slurm")
+    if isinstance(slurm, dict):  # a Slurm node: billed on its own GPUs (counters.shares_for)
+        gpus = slurm.get("gpus_per_node")
+        run.units = float(gpus) if isinstance(gpus, int) and not isinstance(gpus, bool) else 0.0
     spec_rules(run, job)
     if job.get("state") == "lost" and run.end is None:
         run.state = "lost"

@@ -11,6 +11,8 @@ hosts.toml belongs to the hosts feature; cost reads only these keys from a host'
     region = "us-east-1"        # for spot: an availability zone (us-east-1a) narrows it
     instance_id = "i-0abc…"
     idle_stop = "30m@10%"       # default idle stop for jobs launched here ("off" for none)
+    price_per_gpu_hour = 1.2    # a Slurm host: its allocations are billed per GPU-hour ...
+    price_per_node_hour = 8     # ... or per node-hour (not the login node's uptime)
 
 `validate_price_settings` is what `gpudeck hosts set NAME key=value…` calls before writing.
 """
@@ -26,7 +28,17 @@ from typing import Any
 from . import catalog
 from .idle import CostRuleError, parse_idle_stop
 
-PRICE_KEYS = ("price_per_hour", "currency", "market", "provider", "instance_type", "region", "instance_id")
+RATE_KEYS = ("price_per_gpu_hour", "price_per_node_hour")  # a Slurm host's charge rate (issue 30)
+PRICE_KEYS = (
+    "price_per_hour",
+    *RATE_KEYS,
+    "currency",
+    "market",
+    "provider",
+    "instance_type",
+    "region",
+    "instance_id",
+)
 # idle_stop: the host's default rule for its jobs, e.g. "30m@10%"; instance_idle_stop: stop the cloud
 # instance itself (`gpudeck cloud enforce`, only instances tagged gpudeck-managed=true)
 COST_KEYS = (*PRICE_KEYS, "idle_stop", "instance_idle_stop")
@@ -64,13 +76,13 @@ def _check(key: str, raw: Any) -> Any:
         except CostRuleError as exc:
             raise PriceSettingsError(str(exc).replace("--idle-stop", key, 1)) from None
         return str(raw).strip().lower()
-    if key == "price_per_hour":
+    if key in ("price_per_hour", *RATE_KEYS):
         try:
             value = float(raw) if not isinstance(raw, bool) else math.nan
         except (TypeError, ValueError):
-            raise PriceSettingsError(f"price_per_hour: expected a number, got {raw!r}") from None
+            raise PriceSettingsError(f"{key}: expected a number, got {raw!r}") from None
         if not math.isfinite(value) or value < 0:
-            raise PriceSettingsError(f"price_per_hour: expected a number >= 0, got {raw!r}")
+            raise PriceSettingsError(f"{key}: expected a number >= 0, got {raw!r}")
         return value
     text = str(raw).strip()
     if key == "currency":
@@ -104,6 +116,7 @@ class HostPrice:
     instance_type: str | None = None
     region: str | None = None
     instance_id: str | None = None
+    per: str = "host"  # "gpu" / "node": a Slurm host's rate, billed per allocated GPU- or node-hour
 
     @property
     def known(self) -> bool:
@@ -135,12 +148,17 @@ def host_price(
     except PriceSettingsError:
         s = {k: None for k in PRICE_KEYS}
     market = s.get("market") or "on-demand"
-    common = {
+    common: dict[str, Any] = {
         "provider": s.get("provider"),
         "instance_type": s.get("instance_type"),
         "region": s.get("region"),
         "instance_id": s.get("instance_id"),
     }
+    for key, per in (("price_per_gpu_hour", "gpu"), ("price_per_node_hour", "node")):
+        if s.get(key) is not None and s.get("price_per_hour") is None:
+            return HostPrice(
+                s[key], s.get("currency") or "USD", market, f"hosts.toml {key}", **common, per=per
+            )
     if s.get("price_per_hour") is not None:
         return HostPrice(
             s["price_per_hour"], s.get("currency") or "USD", market, "hosts.toml price_per_hour", **common

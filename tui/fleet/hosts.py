@@ -126,6 +126,7 @@ class HostModel:
     util_series: dict[int, Series] = field(default_factory=dict)  # GPU index -> utilization
     cpu_series: Series = field(default_factory=_gpu_series)
     trails: dict[int, GpuTrail] = field(default_factory=dict)  # GPU index -> memory/power/temperature
+    slurm: dict[str, Any] | None = None  # a Slurm host's `slurm` report: the cluster panel (fleet/cluster.py)
     version: int = 0  # bumped by every change to what the host shows: its panel redraws only then
 
     @property

@@ -103,6 +103,17 @@ class Fleet:
             h.clock_offset = host_time - now
         return {"hosts"}
 
+    def apply_slurm(self, host: str, report: dict[str, Any]) -> set[str]:
+        """A Slurm host's `slurm` report (partitions, GPUs, the user's queue): its cluster panel."""
+        if not isinstance(report, dict):
+            self.bad_records += 1
+            return set()
+        h, _ = self._touch(host)
+        if report != h.slurm:
+            h.slurm = report
+            h.version += 1
+        return {"hosts"}
+
     def apply_gpus(self, host: str, sample: dict[str, Any], t: float | None = None) -> set[str]:
         """A `gpus` sample; t is its time for the sparklines (default: now on the client clock)."""
         if not isinstance(sample, dict):

@@ -157,6 +157,11 @@ class HostLink:
         result = self.request("jobs", timeout=POLL_TIMEOUT, warm_series=True)
         self.inbox.put(Update("jobs", self.host, result.get("jobs") if isinstance(result, dict) else None))
 
+    def poll_slurm(self) -> None:
+        """A Slurm host's partitions and the user's queue (one squeue and one sinfo on the login node)."""
+        report = self.request("slurm", timeout=POLL_TIMEOUT)
+        self.inbox.put(Update("slurm", self.host, report))
+
     def tail(self, job: str, node: str, since_seq: int) -> None:
         """Subscribe to (job, node) from since_seq (the fleet's last seq). The app thread adds the
         pair to `tailed` before starting this, so two polls never subscribe it twice."""

@@ -20,6 +20,7 @@ from textual.app import App
 
 from ..errors import GpudeckError
 from ..fleet import Fleet, HostStatus
+from ..hosts_file import HostsFileError, host_fields
 from ..live.inbox import Inbox
 from ..live.link import HostLink, LinkDown, TransportFactory
 from ..live.output_stream import OutputStream
@@ -43,6 +44,17 @@ SILENT_POLLS = 3  # failed polls in a row on an open pipe before reconnecting
 JOB_ANSWERS = frozenset({"launch", "stop", "kill", "restart"})  # ops whose answer is a job object
 
 __all__ = ["Connections", "Sink"]
+
+
+SLURM_PERIOD = 10.0  # a cluster's partitions and queue: gently (one squeue + sinfo per poll)
+
+
+def is_slurm(host: str) -> bool:
+    """A Slurm login node (hosts.toml `[hosts.NAME.slurm]`): its cluster panel is polled too."""
+    try:
+        return isinstance(host_fields(host).get("slurm"), dict)
+    except (HostsFileError, OSError):
+        return False
 
 
 class Connections(Service):
@@ -154,7 +166,7 @@ class Connections(Service):
             link.close(wait=2.0)  # a healthy agent exits at once; a frozen one must not hold the exit
 
     def backoff(self, host: str, kind: str) -> Backoff:
-        period = {"gpus": GPU_PERIOD, "jobs": JOBS_PERIOD}.get(kind, 1.0)
+        period = {"gpus": GPU_PERIOD, "jobs": JOBS_PERIOD, "slurm": SLURM_PERIOD}.get(kind, 1.0)
         return self._backoff.setdefault(
             (host, kind), Backoff(period=period, first=self.ssh.backoff_initial, cap=self.ssh.backoff_max)
         )
@@ -179,7 +191,8 @@ class Connections(Service):
             if gen != self._gen[host]:
                 continue  # a chain from before a reconnect
             link = self.links[host]
-            self._pool.submit(host, kind, gen, link.poll_gpus if kind == "gpus" else link.poll_jobs)
+            poll = {"gpus": link.poll_gpus, "slurm": link.poll_slurm}.get(kind, link.poll_jobs)
+            self._pool.submit(host, kind, gen, poll)
 
     def _arm(self, host: str, kind: str, delay: float) -> None:
         if kind == "connect":
@@ -200,7 +213,7 @@ class Connections(Service):
             backoff.ok()
             self._gen[host] += 1
             self.publish(self.fleet.set_host_status(host, "connected"))
-            for kind in ("gpus", "jobs"):
+            for kind in ("gpus", "jobs", *(("slurm",) if is_slurm(host) else ())):
                 self.backoff(host, kind).ok()
                 self._arm(host, kind, 0)
             return

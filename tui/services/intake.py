@@ -67,6 +67,7 @@ class Intake:
             "hello": self._hello,
             "jobs": self._jobs,
             "polled": self._polled,
+            "slurm": self._slurm,
         }
 
     def pending(self) -> None:
@@ -122,6 +123,9 @@ class Intake:
         batch.tags |= self.fleet.apply_hello(u.host, u.data)
         for sink in self.sinks:
             sink.hello(u.host, u.data)
+
+    def _slurm(self, u: Update, batch: _Batch) -> None:
+        batch.tags |= self.fleet.apply_slurm(u.host, u.data)
 
     def _jobs(self, u: Update, batch: _Batch) -> None:
         batch.tags |= self.fleet.apply_jobs(u.host, u.data)

@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ..fleet import Fleet, GpuSample, HostModel
+from ..fleet.cluster import show_lines
 from ..fleet.gpu_trail import GpuTrail
 from ..fleet.values import finite
 from ..format import duration
@@ -169,6 +170,8 @@ def host_lines(host: HostModel, fleet: Fleet, now: float, width: int, wide: bool
             lines.extend(_gpu_lines(host, g, fleet, spark_w, wide))
     elif host.gpu_available is not None or host.cpu is not None:
         lines.extend(_cpu_lines(host, spark_w))
+    if host.slurm is not None:  # a Slurm login node: the cluster at a glance (fleet/cluster.py)
+        lines.extend(Content("  " + line) for line in show_lines(host.name, host.slurm)[1:])
     return lines
 
 
