@@ -651,6 +651,7 @@ class JobSpec:
     runtime: Optional[Container] = None  # None: on the bare host
     gpus: Optional[GpuRequest] = None  # None: the job sees what CUDA_VISIBLE_DEVICES says (all)
     placement: Optional[SlurmPlacement] = None  # None: this host's own node (SSH or local)
+    pty: Optional[bool] = None  # True: the command's output is a pseudo-terminal (ptyrelay.py)
 
     @property
     def key(self) -> str:
@@ -720,6 +721,7 @@ class JobSpec:
             runtime=runtime,
             gpus=gpus,
             placement=_optional(obj.get("placement"), SlurmPlacement.from_wire),
+            pty=_optional(obj.get("pty"), _flag, "pty"),
         )
 
     @classmethod
@@ -735,6 +737,12 @@ class JobSpec:
 
     def replace(self, **changes: Any) -> JobSpec:
         return replace(self, **changes)
+
+
+def _flag(value: Any, name: str) -> Optional[bool]:
+    if not isinstance(value, bool):
+        raise SpecError("spec.%s: expected true or false, got %r" % (name, value))
+    return value or None  # false is the default: not written, so older agents still read the spec
 
 
 def _env(value: Any) -> Dict[str, str]:

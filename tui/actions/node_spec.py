@@ -65,6 +65,7 @@ class JobTerms:
     shm_size: str | None = None
     ipc: str | None = None
     gpus: GpuRequest | None = None  # per node: the host's agent assigns them at launch
+    pty: bool = False
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -89,6 +90,7 @@ class JobTerms:
             shm_size=opts.shm_size,
             ipc=opts.ipc,
             gpus=opts.gpus,
+            pty=opts.pty,
         )
 
 
@@ -140,6 +142,7 @@ def node_spec(
         code=terms.code,
         runtime=container(terms, host, entry.extra),
         gpus=terms.gpus,
+        pty=terms.pty or None,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 
