@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence
 
 from . import ranks
 from .barsteps import BarSteps
+from .richbar import may_be_rich, tqdm_form
 from .epochs import Epochs
 from .formats import bar_hint
 from .parse import may_hold_point, parse_line
@@ -165,6 +166,11 @@ class LineParser:
         if "=" in line and bar_hint(line) and may_be_bar(clean(line).strip()):
             point = self._templates.parse(line, fast=False) if may_hold_point(line) else None
             return context.bars.place(clean(line).strip(), point)
+        if may_be_rich(line):
+            frame = tqdm_form(clean(line).strip())
+            if frame is not None:
+                point = self._templates.parse(line, fast=False) if may_hold_point(line) else None
+                return context.bars.place(frame, point)
         if not may_hold_point(line):
             return None  # most output: cheaper to prove empty than to look up its template
         point = self._templates.parse(line)

@@ -1,0 +1,40 @@
+"""Rich progress bars (Lightning's RichProgressBar) read as the tqdm bars they stand for.
+
+A Rich frame, drawn on a terminal (a `--pty` job), is
+``Epoch 0/2  ━━━━╺━━━━ 4/20 0:00:00 • 0:00:01 72.87it/s v_num: 0.000 train_loss: 2.393``:
+a description, the bar's glyphs, the counter, elapsed and remaining times, the rate and
+`key: value` metrics. Its values are read as any line's; `tqdm_form` gives the same frame in
+tqdm's shape so that `progress.Bars` places it (one reading per counter position, never from a
+`0/N` frame, the counter as the step within the epoch the description names).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+GLYPHS = "━╸╺─"
+_FRAME = re.compile(
+    r"^(?P<desc>.*?)\s*[━╸╺─]+\s+(?P<n>\d+)/(?P<total>\d+)\s+"
+    r"(?P<elapsed>[\d:]+|-:--:--)\s+•\s+(?P<remaining>[\d:]+|-:--:--)\s+"
+    r"(?P<rate>[\d.]+|\?)\s*it/s\s*(?P<metrics>.*)$"
+)
+_METRIC = re.compile(r"([A-Za-z_][\w./@-]*):\s+(\S+)")
+
+
+def may_be_rich(line: str) -> bool:
+    return "━" in line and "•" in line
+
+
+def tqdm_form(text: str) -> Optional[str]:
+    """The frame as tqdm would draw it (``Epoch 0: 4/20 [00:00<00:01, 72.87it/s, k=v]``), or None
+    for a line that is no Rich frame with metrics."""
+    m = _FRAME.match(text)
+    if m is None:
+        return None
+    pairs = _METRIC.findall(m.group("metrics"))
+    if not pairs:
+        return None
+    desc = m.group("desc").strip()
+    postfix = "".join(", %s=%s" % pair for pair in pairs)
+    return "%s: %s/%s [00:00<00:00, 1.00it/s%s]" % (desc, m.group("n"), m.group("total"), postfix)

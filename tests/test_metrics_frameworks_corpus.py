@@ -1,0 +1,47 @@
+"""Output of real frameworks run under `gpudeck run --pty` (issue 32): the bytes output.log got,
+through the supervisor's line splitter and the job's parser, give the framework's own points.
+
+tests/data/metrics/streams_frameworks.jsonl: each record names its source (the bench case that
+printed it: bench/frameworks/) and what the framework itself recorded at those steps.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from remote_agent.metrics import LineParser
+from remote_agent.supervision.lines import LineSplitter
+
+CASES_FILE = Path(__file__).parent / "data" / "metrics" / "streams_frameworks.jsonl"
+CASES = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _read(output: bytes, chunk: int) -> list[dict]:
+    splitter, parser, points = LineSplitter(), LineParser(), []
+    for i in range(0, len(output), chunk):
+        points += [p for p in parser.parse_many(splitter.feed(output[i : i + chunk])) if p is not None]
+    points += [p for p in parser.parse_many(splitter.flush()) if p is not None]
+    return points + parser.flush()
+
+
+@pytest.mark.parametrize("chunk", [7, 65536])
+@pytest.mark.parametrize("case", CASES, ids=[c["class"] for c in CASES])
+def test_terminal_output_reads_as_the_framework_recorded(case: dict, chunk: int) -> None:
+    assert case["source"], "every example names where it was printed"
+    assert _read(case["output"].encode("utf-8"), chunk) == case["expected"]
+
+
+def test_a_rich_frame_counts_steps_within_its_epoch_and_skips_the_0_frame() -> None:
+    (rich,) = [c for c in CASES if c["class"] == "rich_bar"]
+    points = _read(rich["output"].encode("utf-8"), 65536)
+    assert [p["step"] for p in points] == [
+        17,
+        19,
+        21,
+        22,
+        25,
+    ]  # epoch 1's 0/20 frame (old loss 0.7) read nothing
+    assert 0.7 not in [p["loss"] for p in points]
