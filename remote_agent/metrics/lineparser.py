@@ -20,11 +20,11 @@ from typing import Dict, List, Optional, Sequence
 
 from . import ranks
 from .barsteps import BarSteps
-from .richbar import may_be_rich, tqdm_form
 from .epochs import Epochs
 from .formats import bar_hint
 from .parse import may_hold_point, parse_line
 from .progress import Bars, may_be_bar
+from .richbar import may_be_rich, tqdm_form
 from .rltable import RLTable, is_table_line
 from .tables import Table
 from .templates import TemplateCache
