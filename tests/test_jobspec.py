@@ -91,6 +91,7 @@ def _full(workdir: Path) -> dict:
             "gpus": ["0", "1"],
         },
         "gpus": {"count": 2, "model": "A100"},
+        "pty": True,
     }
 
 

@@ -135,6 +135,7 @@ def run_case(case: Case, python: str, pty: bool, home: Path, env: dict[str, str]
         "axis": record["axis"],
         "recorded_by": case.record,
         **judge(record["axis"], record["points"], points),
+        "log_kib": len(log.encode("utf-8")) / 1024,  # what the redraws cost in output.log
     }
 
 
@@ -157,15 +158,15 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     print(f"outputs: {home}/out\n")
-    print("| case | record (axis) | points | exact | no-step | false | missing | extra |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | record (axis) | points | exact | no-step | false | missing | extra | log KiB |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
             print(f"| {r['name']} | {r['error']} |||||||")
             continue
         print(
             f"| {r['name']} | {r['recorded_by']} ({r['axis']}) | {r['record']} | {r['exact']} | "
-            f"{r['no_step']} | {r['false']} | {r['missing']} | {r['extra']} |"
+            f"{r['no_step']} | {r['false']} | {r['missing']} | {r['extra']} | {r['log_kib']:.0f} |"
         )
 
 
