@@ -158,7 +158,7 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     print(f"outputs: {home}/out\n")
-    print("| case | record (axis) | points | exact | no-step | false | missing | extra | log KiB |")
+    print("| case | record (axis) | recorded | exact | no-step | false | missing | extra | log KiB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
