@@ -45,3 +45,11 @@ def test_a_rich_frame_counts_steps_within_its_epoch_and_skips_the_0_frame() -> N
         25,
     ]  # epoch 1's 0/20 frame (old loss 0.7) read nothing
     assert 0.7 not in [p["loss"] for p in points]
+
+
+def test_a_message_glued_after_the_last_rich_frame_adds_no_value() -> None:
+    (end,) = [c for c in CASES if c["class"] == "rich_bar_end"]
+    assert "`max_epochs=3` reached" in end["output"]
+    points = _read(end["output"].encode("utf-8"), 65536)
+    assert all("max_epochs" not in p for p in points)
+    assert [(p["epoch"], p["step"]) for p in points] == [(2, 51), (2, 59), (2, 60)]  # 0-based: Lightning's

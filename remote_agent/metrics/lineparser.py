@@ -168,9 +168,8 @@ class LineParser:
             return context.bars.place(clean(line).strip(), point)
         if may_be_rich(line):
             frame = tqdm_form(clean(line).strip())
-            if frame is not None:
-                point = self._templates.parse(line, fast=False) if may_hold_point(line) else None
-                return context.bars.place(frame, point)
+            if frame is not None:  # read as the tqdm frame: only the bar's own values
+                return context.bars.place(frame, self._templates.parse(frame, fast=False))
         if not may_hold_point(line):
             return None  # most output: cheaper to prove empty than to look up its template
         point = self._templates.parse(line)

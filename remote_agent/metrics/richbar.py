@@ -3,9 +3,9 @@
 A Rich frame, drawn on a terminal (a `--pty` job), is
 ``Epoch 0/2  ━━━━╺━━━━ 4/20 0:00:00 • 0:00:01 72.87it/s v_num: 0.000 train_loss: 2.393``:
 a description, the bar's glyphs, the counter, elapsed and remaining times, the rate and
-`key: value` metrics. Its values are read as any line's; `tqdm_form` gives the same frame in
-tqdm's shape so that `progress.Bars` places it (one reading per counter position, never from a
-`0/N` frame, the counter as the step within the epoch the description names).
+`key: value` metrics. `tqdm_form` gives the same frame in tqdm's shape, which is read as a tqdm
+frame: its postfix's values, and `progress.Bars` places it (one reading per counter position,
+never from a `0/N` frame, the counter as the step within the epoch the description names).
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ _FRAME = re.compile(
     r"(?P<elapsed>[\d:]+|-:--:--)\s+•\s+(?P<remaining>[\d:]+|-:--:--)\s+"
     r"(?P<rate>[\d.]+|\?)\s*it/s\s*(?P<metrics>.*)$"
 )
-_METRIC = re.compile(r"([A-Za-z_][\w./@-]*):\s+(\S+)")
+# A value is a number: a message glued after the last frame (Lightning's "`Trainer.fit` stopped:
+# `max_epochs=3` reached.") adds nothing.
+_LAST_INDEX = re.compile(r"^(Epoch \d+)/\d+$")
+_METRIC = re.compile(r"([A-Za-z_][\w./@-]*):\s+([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])")
 
 
 def may_be_rich(line: str) -> bool:
@@ -35,6 +38,9 @@ def tqdm_form(text: str) -> Optional[str]:
     pairs = _METRIC.findall(m.group("metrics"))
     if not pairs:
         return None
-    desc = m.group("desc").strip()
+    # Lightning's Rich description is "Epoch {current}/{max_epochs - 1}": 0-based, whatever the
+    # lines before it showed (a stream read from its middle has no "Epoch 0" to tell).
+    desc = _LAST_INDEX.sub(r"\1", m.group("desc").strip())
     postfix = "".join(", %s=%s" % pair for pair in pairs)
-    return "%s: %s/%s [00:00<00:00, 1.00it/s%s]" % (desc, m.group("n"), m.group("total"), postfix)
+    frame = "%s: %s/%s [00:00<00:00, %sit/s%s]"
+    return frame % (desc, m.group("n"), m.group("total"), m.group("rate"), postfix)
