@@ -34,17 +34,19 @@ def test_terminal_output_reads_as_the_framework_recorded(case: dict, chunk: int)
     assert _read(case["output"].encode("utf-8"), chunk) == case["expected"]
 
 
-def test_a_rich_frame_counts_steps_within_its_epoch_and_skips_the_0_frame() -> None:
+def test_a_rich_frame_is_read_once_never_at_0_and_without_a_step() -> None:
     (rich,) = [c for c in CASES if c["class"] == "rich_bar"]
     points = _read(rich["output"].encode("utf-8"), 65536)
-    assert [p["step"] for p in points] == [
-        17,
-        19,
-        21,
-        22,
-        25,
-    ]  # epoch 1's 0/20 frame (old loss 0.7) read nothing
-    assert 0.7 not in [p["loss"] for p in points]
+    # epoch 1's 0/20 frames still show epoch 0's last loss (0.7): they read nothing
+    assert [(p["epoch"], p["loss"]) for p in points] == [
+        (0, 0.79),
+        (0, 0.097),
+        (1, 0.141),
+        (1, 0.073),
+        (1, 0.049),
+    ]
+    # Rich draws from its own thread: a frame's counter may be one batch ahead of its values
+    assert all("step" not in p for p in points)
 
 
 def test_a_message_glued_after_the_last_rich_frame_adds_no_value() -> None:
@@ -52,4 +54,8 @@ def test_a_message_glued_after_the_last_rich_frame_adds_no_value() -> None:
     assert "`max_epochs=3` reached" in end["output"]
     points = _read(end["output"].encode("utf-8"), 65536)
     assert all("max_epochs" not in p for p in points)
-    assert [(p["epoch"], p["step"]) for p in points] == [(2, 51), (2, 59), (2, 60)]  # 0-based: Lightning's
+    assert [(p["epoch"], p["loss"]) for p in points] == [
+        (2, 0.001),
+        (2, 0.0),
+        (2, 0.001),
+    ]

@@ -169,7 +169,10 @@ class LineParser:
         if may_be_rich(line):
             frame = tqdm_form(clean(line).strip())
             if frame is not None:  # read as the tqdm frame: only the bar's own values
-                return context.bars.place(frame, self._templates.parse(frame, fast=False))
+                point = context.bars.place(frame, self._templates.parse(frame, fast=False))
+                if point is not None:
+                    point.pop("step", None)  # unsure (richbar.py): no step rather than a false one
+                return point
         if not may_hold_point(line):
             return None  # most output: cheaper to prove empty than to look up its template
         point = self._templates.parse(line)
