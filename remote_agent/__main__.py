@@ -67,6 +67,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     )
     code_send_p.add_argument("snapshot")
     code_send_p.add_argument("--agent-dir")
+    pty_p = sub.add_parser(
+        "pty", help="run a job's command under a pseudo-terminal (spec.pty; run by its supervisor)"
+    )
+    pty_p.add_argument("argv", nargs=argparse.REMAINDER)
     hello_p = sub.add_parser("hello", help="print this host's hello as JSON and exit")
     hello_p.add_argument("--agent-dir")
     hello_p.add_argument("--stream", action="store_true", help="as a byte stream: the stream marker first")
@@ -76,6 +80,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         from .supervision.entry import run_job_dir
 
         sys.exit(run_job_dir(args.job_dir, adopt=args.adopt))
+    if args.command == "pty":
+        from .supervision.ptyrelay import relay
+
+        argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        sys.exit(relay(argv) if argv else 2)
     if args.command == "slurm-node":
         from .slurm.nodestart import start_node
 

@@ -752,6 +752,7 @@ class JobSpec:
     stall: Optional[Stall] = None  # None: auto, notify
     placement: Optional[SlurmPlacement] = None  # None: this host's own node (SSH or local)
     notice: Optional[PreemptNotice] = None  # None: no provider's preemption notice is watched
+    pty: Optional[bool] = None  # True: the command's output is a pseudo-terminal (ptyrelay.py)
 
     @property
     def key(self) -> str:
@@ -824,6 +825,7 @@ class JobSpec:
             stall=_optional(obj.get("stall"), Stall.from_wire),
             placement=_optional(obj.get("placement"), SlurmPlacement.from_wire),
             notice=_optional(obj.get("notice"), PreemptNotice.from_wire),
+            pty=_optional(obj.get("pty"), _flag, "pty"),
         )
 
     @classmethod
@@ -839,6 +841,12 @@ class JobSpec:
 
     def replace(self, **changes: Any) -> JobSpec:
         return replace(self, **changes)
+
+
+def _flag(value: Any, name: str) -> Optional[bool]:
+    if not isinstance(value, bool):
+        raise SpecError("spec.%s: expected true or false, got %r" % (name, value))
+    return value or None  # false is the default: not written, so older agents still read the spec
 
 
 def _env(value: Any) -> Dict[str, str]:

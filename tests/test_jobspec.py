@@ -94,6 +94,7 @@ def _full(workdir: Path) -> dict:
         "notify": {"urls": ["json://127.0.0.1:9/hook"], "events": ["failed", "budget_stop"]},
         "stall": {"after": 600.0, "action": "stop"},
         "notice": {"provider": "aws", "metadata_endpoint": "http://127.0.0.1:1338"},
+        "pty": True,
     }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from remote_agent.spec import GpuRequest
+from remote_agent.spec import GpuRequest, Stall
 from tests.conftest import gpudeck
 from tests.support.waiting import wait_for
 from tui.actions.options import LaunchOptions
@@ -34,6 +34,8 @@ def test_a_queued_job_keeps_every_option_it_was_given(tmp_path: Path) -> None:
         gpus=GpuRequest(2, "A100"),
         elastic=(1, 3),
         nodes=2,
+        stall=Stall(600.0, "stop"),
+        pty=True,
     )
     queue = Queue(tmp_path)
     queue.add("20261205-100000-aaaaaa", given, priority=5)

@@ -24,6 +24,7 @@ from .epochs import Epochs
 from .formats import bar_hint
 from .parse import may_hold_point, parse_line
 from .progress import Bars, may_be_bar
+from .richbar import may_be_rich, tqdm_form
 from .rltable import RLTable, is_table_line
 from .tables import Table
 from .templates import TemplateCache
@@ -165,6 +166,13 @@ class LineParser:
         if "=" in line and bar_hint(line) and may_be_bar(clean(line).strip()):
             point = self._templates.parse(line, fast=False) if may_hold_point(line) else None
             return context.bars.place(clean(line).strip(), point)
+        if may_be_rich(line):
+            frame = tqdm_form(clean(line).strip())
+            if frame is not None:  # read as the tqdm frame: only the bar's own values
+                point = context.bars.place(frame, self._templates.parse(frame, fast=False))
+                if point is not None:
+                    point.pop("step", None)  # unsure (richbar.py): no step rather than a false one
+                return point
         if not may_hold_point(line):
             return None  # most output: cheaper to prove empty than to look up its template
         point = self._templates.parse(line)

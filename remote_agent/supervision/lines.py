@@ -1,6 +1,8 @@
 """Turns the job's output bytes into lines the log parser can read.
 
-Progress bars redraw with `\r`, so both `\r` and `\n` end a line; ANSI colour codes go.
+Progress bars redraw with `\r`, so both `\r` and `\n` end a line; ANSI colour and cursor codes
+go; backspaces move the cursor as on a terminal (Keras' `verbose=1` bar moves back over its last
+frame with `\b`s, then `\r`: the frame is read as it was shown).
 """
 
 from __future__ import annotations
@@ -15,6 +17,29 @@ _EOL = re.compile(rb"\r\n|\r|\n")
 
 def strip_ansi(text: str) -> str:
     return ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+def apply_backspaces(text: str) -> str:
+    """What a terminal shows: `\b` moves the cursor back without erasing, the next character
+    overwrites the one there (`ab\bc` shows `ac`; a frame followed by `\b`s still shows)."""
+    if "\b" not in text:
+        return text
+    shown: List[str] = []
+    cursor = 0
+    for char in text:
+        if char == "\b":
+            cursor = max(0, cursor - 1)
+            continue
+        if cursor < len(shown):
+            shown[cursor] = char
+        else:
+            shown.append(char)
+        cursor += 1
+    return "".join(shown)
+
+
+def _clean(lines: List[str]) -> List[str]:
+    return [apply_backspaces(strip_ansi(line)) for line in lines]
 
 
 class LineSplitter:
@@ -39,7 +64,7 @@ class LineSplitter:
         # sequence before it is replaced the same way as at the end of its own line.
         joined = b"\n".join(parts)
         lines = joined.decode("utf-8", "replace").split("\n")
-        return [strip_ansi(line) for line in lines] if b"\x1b" in joined else lines
+        return _clean(lines) if b"\x1b" in joined or b"\b" in joined else lines
 
     @property
     def pending(self) -> int:
@@ -48,4 +73,4 @@ class LineSplitter:
 
     def flush(self) -> List[str]:
         rest, self._pending = self._pending, b""
-        return [strip_ansi(rest.decode("utf-8", "replace"))] if rest else []
+        return _clean([rest.decode("utf-8", "replace")]) if rest else []

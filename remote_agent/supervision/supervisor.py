@@ -196,6 +196,8 @@ class Supervisor:
             shell_script(self.spec.get("setup") or [], self.spec.get("path"), *self._prepare_steps()),
             "gpudeck-job",
         ] + command
+        if self.spec.get("pty"):  # its output a terminal: Rich and Keras draw as for their user
+            argv = self_command() + ["pty", "--"] + argv
         out_fd = self._open_output()
         if out_fd is None:
             return False

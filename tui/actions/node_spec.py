@@ -71,6 +71,7 @@ class JobTerms:
     restart_of: str | None = None  # the job this one goes on from (a managed job's recovery)
     notify: Notify | None = None  # config.toml [notify]: who hears of its end, from its host
     stall: Stall | None = None  # when it counts as stalled, and what then (None: auto, notify)
+    pty: bool = False
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -98,6 +99,7 @@ class JobTerms:
             restart_of=opts.restart_of,
             notify=job_notify(),
             stall=opts.stall,
+            pty=opts.pty,
         )
 
 
@@ -164,6 +166,7 @@ def node_spec(
         notify=terms.notify,
         stall=terms.stall,
         notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
+        pty=terms.pty or None,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

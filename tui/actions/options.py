@@ -46,6 +46,7 @@ class LaunchOptions:
     # `auto` (found in the job's directory) or `off`; None: the host's `requirements`, else none.
     requirements: str | None = None
     grace: float = DEFAULT_GRACE
+    pty: bool = False  # the command's output is a pseudo-terminal (spec.pty)
     budget: float | None = None
     price_per_hour: float | None = None  # overrides the host's price for this job
     idle_stop: str | None = None  # `30m@10%+15m` or `off`; None: the host's default

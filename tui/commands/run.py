@@ -68,6 +68,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="seconds between the stop signal and SIGKILL (default 60)",
     )
     p.add_argument(
+        "--pty",
+        action="store_true",
+        help="run the command with a pseudo-terminal as its output, so Rich and Keras bars draw every "
+        "frame as for their user (the log then holds their redraws)",
+    )
+    p.add_argument(
         "--budget",
         type=float,
         metavar="AMOUNT",
@@ -224,6 +230,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         setup=tuple(args.setup),
         requirements=args.requirements,
         grace=args.grace,
+        pty=args.pty,
         budget=args.budget,
         price_per_hour=args.price_per_hour,
         idle_stop=args.idle_stop,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from remote_agent.names import is_job_id
-from remote_agent.spec import GpuRequest
+from remote_agent.spec import GpuRequest, Stall
 
 from .. import paths
 from ..actions.options import LaunchOptions
@@ -68,7 +68,7 @@ def options_to_wire(opts: LaunchOptions) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(opts):
         value = getattr(opts, f.name)
-        if isinstance(value, (SyncOptions, GpuRequest)):
+        if isinstance(value, (SyncOptions, GpuRequest, Stall)):
             value = {g.name: getattr(value, g.name) for g in fields(value)}
         out[f.name] = value
     return out
@@ -91,6 +91,8 @@ def options_from_wire(obj: dict[str, Any]) -> LaunchOptions:
             )
         elif key == "gpus" and value is not None:
             value = GpuRequest.from_wire(value)
+        elif key == "stall" and value is not None:
+            value = Stall.from_wire(value)
         elif isinstance(value, list):
             value = tuple(value)
         kw[key] = value
