@@ -45,6 +45,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "policy": ("policy", "run"),
     "cloud": ("cloud", "run"),
     "watch": ("watch", "run"),
+    "export": ("export", "run"),
     "help": ("shell", "add_parser"),  # answered here (help_verb): it needs the parser
     "completion": ("shell", "completion"),
 }
@@ -68,6 +69,7 @@ MODULES = (
     "prices",
     "policy",
     "cloud",
+    "export",
     "shell",
 )
 
@@ -187,6 +189,7 @@ SUMMARIES: dict[str, str] = {
     "prices": "known prices: each host's, and the shipped catalog, with sources",
     "policy": "autoscaling rules (policies.toml): what they decide, or carry them out",
     "cloud": "cloud GPU instances (AWS, Aliyun): ls, idle, stop, start, terminate, launch",
+    "export": "serve /metrics for Prometheus, or write a job's TensorBoard event files",
     "help": "help for gpudeck, or for one verb (gpudeck help hosts add)",
     "completion": "print the shell completion script for bash, zsh or fish",
 }
