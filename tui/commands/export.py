@@ -7,7 +7,7 @@ import sys
 import threading
 
 from ..actions.options import usage
-from ..session import Session
+from ..session import Session, print_status
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,6 +36,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="seconds an ended job stays in /metrics after it ends (default 600), so series stay few",
     )
 
+    tb = verbs.add_parser(
+        "tensorboard",
+        help="write a job's points (loss, lr, throughput, GPU util/memory, resizes) as TensorBoard event files",
+    )
+    tb.add_argument("job", help="job id, id prefix or name")
+    tb.add_argument("dir", help="the directory to write into (`tensorboard --logdir DIR` shows it)")
+    tb.add_argument("--follow", "-f", action="store_true", help="keep writing new points until the job ends")
+    tb.add_argument(
+        "--chain", action="store_true", help="first the points of the jobs it was resized from, oldest first"
+    )
+
 
 def listen_address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
@@ -49,7 +60,36 @@ def listen_address(text: str) -> tuple[str, int]:
 def run(args: argparse.Namespace, session: Session) -> int:
     if args.export_verb == "prometheus":
         return prometheus(args, session)
-    raise usage("gpudeck export: name a format: prometheus")
+    if args.export_verb == "tensorboard":
+        return tensorboard(args, session)
+    raise usage("gpudeck export: name a format: prometheus or tensorboard")
+
+
+def tensorboard(args: argparse.Namespace, session: Session) -> int:
+    from pathlib import Path
+
+    from ..actions.find import list_jobs, resolve
+    from ..export.journal_read import journal_batches
+    from ..export.tensorboard import EventSink, writer_for
+    from .metrics import ancestors
+
+    directory = Path(args.dir).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise usage(f"gpudeck export tensorboard: {args.dir}: not a directory")
+    if args.follow:
+        session.on_status = print_status  # a follower reconnects: say so, and why
+    job = resolve(session, args.job)
+    chain = [*ancestors(list_jobs(session), job), job] if args.chain else [job]
+    sink = EventSink(writer_for(directory))
+    try:
+        for i, one in enumerate(chain):
+            follow = args.follow and i == len(chain) - 1
+            for node, records in journal_batches(session, one, follow, idle=sink.flush):
+                sink.write(node, records)
+    finally:
+        sink.close()
+    print(f"wrote {sink.points} points of {job.id} to {directory}")
+    return 0
 
 
 def prometheus(args: argparse.Namespace, session: Session) -> int:

@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
-def _ancestors(jobs: list[Job], job: Job) -> list[Job]:
+def ancestors(jobs: list[Job], job: Job) -> list[Job]:
     """The jobs `job` was resized from (its spec's resized_from links), oldest first."""
     by_id, out, seen = {j.id: j for j in jobs}, [], {job.id}
     link = job.first.get("resized_from")
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.follow:
         session.on_status = print_status  # a follower reconnects: say so, and why
     job = resolve(session, args.job)
-    chain = [*_ancestors(list_jobs(session), job), job] if args.chain else [job]
+    chain = [*ancestors(list_jobs(session), job), job] if args.chain else [job]
     for i, one in enumerate(chain):
         if args.chain and not args.json:
             print(f"-- job {one.id} ({len(one.nodes)} node{'s' * (len(one.nodes) != 1)}) --")
