@@ -30,6 +30,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gpudeck export prometheus --listen 127.0.0.1:9400",
         "gpudeck export prometheus --once | grep gpudeck_job_loss",
     ),
+    "export tensorboard": (
+        "gpudeck export tensorboard resnet runs/resnet && tensorboard --logdir runs",
+        "gpudeck export tensorboard --follow --chain resnet runs/resnet",
+    ),
     "inspect": ("gpudeck inspect resnet", "gpudeck inspect 20261129-2140 --json"),
     "logs": ("gpudeck logs resnet", "gpudeck logs -f resnet"),
     "pull": (
