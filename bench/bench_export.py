@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui.export.exposition import render  # noqa: E402
-from tui.export.server import metrics_server, start  # noqa: E402
-from tui.export.snapshot import Gpu, Host, JobPoint, Snapshot  # noqa: E402
+from remote_agent.exporter.exposition import render  # noqa: E402
+from remote_agent.exporter.server import metrics_server, start  # noqa: E402
+from remote_agent.exporter.snapshot import Gpu, Host, JobPoint, Snapshot  # noqa: E402
 
 
 def synthetic(hosts: int, gpus: int, jobs: int) -> Snapshot:

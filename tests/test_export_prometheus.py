@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from remote_agent.exporter.exposition import render
+from remote_agent.exporter.snapshot import Gpu, Host, JobPoint, Snapshot
 from tests.conftest import gpudeck
 from tests.support.exporting import (  # noqa: F401 - fixtures
     GPU,
@@ -17,9 +19,7 @@ from tests.support.exporting import (  # noqa: F401 - fixtures
     start_job,
 )
 from tests.support.waiting import wait_for
-from tui.export.exposition import render
 from tui.export.gather import gather
-from tui.export.snapshot import Gpu, Host, JobPoint, Snapshot
 from tui.session import Session
 
 

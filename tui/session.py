@@ -216,7 +216,20 @@ class Session:
             raise GpudeckError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
         with self._lock:
             self._clients[host] = client
+        self._metrics_listen(host, client)
         return client
+
+    def _metrics_listen(self, host: str, client: ReconnectingClient) -> None:
+        """hosts.toml `metrics_listen = "127.0.0.1:9401"`: the host serves its own /metrics (its agent
+        starts the server once; later connections find it serving). A refusal is a warning."""
+        entry = host_entries().get(host) if replay is None else None
+        listen = entry.extra.get("metrics_listen") if entry is not None else None
+        if listen is None:
+            return
+        try:
+            client.request("metrics_listen", listen=str(listen))
+        except AgentError as exc:
+            warn(f"gpudeck: {host}: metrics_listen: {exc}")
 
     def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
         if op == "jobs" and host == LOCAL and replay is None and recorder is None:

@@ -93,9 +93,10 @@ def tensorboard(args: argparse.Namespace, session: Session) -> int:
 
 
 def prometheus(args: argparse.Namespace, session: Session) -> int:
-    from ..export.exposition import render
+    from remote_agent.exporter.exposition import render
+    from remote_agent.exporter.server import metrics_server, start
+
     from ..export.gather import CachedSnapshot, gather
-    from ..export.server import metrics_server, start
 
     if args.keep_ended < 0:
         raise usage("gpudeck export prometheus: --keep-ended: expected seconds >= 0")

@@ -8,10 +8,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from remote_agent.exporter.snapshot import Gpu, Host, JobPoint, Snapshot, number
+
 from ..actions.agents import Agents
 from ..actions.find import Job, list_jobs
 from ..errors import GpudeckError
-from .snapshot import Gpu, Host, JobPoint, Snapshot, number
 
 
 def host_sample(agents: Agents, host: str) -> Host:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from remote_agent.exporter.snapshot import number
+
 from ..errors import GpudeckError
-from .snapshot import number
 
 # Events worth a marker in TensorBoard's text tab: what changed the run's shape or its process.
 MARKED_EVENTS = ("resized", "adopted", "recovered", "restarted", "gpus_assigned")

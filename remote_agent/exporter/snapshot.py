@@ -1,13 +1,13 @@
 """One moment of the fleet as the exporters see it: each host's GPUs and each job's latest point.
 
-Plain data: `gather.py` fills it from the agents, the bench fills it with synthetic hosts, and
+Plain data: the client's `tui/export/gather.py` fills it from the agents, the agent's `hostdata.py` from its own host, the bench fills it with synthetic hosts, and
 `exposition.py` turns it into text. Nothing here does IO.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Dict, List, Optional
 
 
 @dataclass(frozen=True)
@@ -15,14 +15,14 @@ class Gpu:
     index: int
     uuid: str
     model: str
-    util: float | None
-    mem_used_mib: float | None
-    mem_total_mib: float | None
-    temp_c: float | None
-    power_w: float | None
+    util: Optional[float]
+    mem_used_mib: Optional[float]
+    mem_total_mib: Optional[float]
+    temp_c: Optional[float]
+    power_w: Optional[float]
 
     @classmethod
-    def from_sample(cls, obj: dict[str, Any]) -> Gpu:
+    def from_sample(cls, obj: Dict[str, Any]) -> Gpu:
         """One GPU of the agent's `gpus` sample."""
         uuid = str(obj.get("uuid") or f"index:{obj.get('index')}")
         return cls(
@@ -41,7 +41,7 @@ class Gpu:
 class Host:
     name: str
     up: bool
-    gpus: list[Gpu] = field(default_factory=list)
+    gpus: List[Gpu] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -52,22 +52,22 @@ class JobPoint:
     name: str
     host: str
     state: str
-    loss: float | None = None
-    step: float | None = None
-    samples_per_second: float | None = None
-    lr: float | None = None
-    cost: float | None = None
+    loss: Optional[float] = None
+    step: Optional[float] = None
+    samples_per_second: Optional[float] = None
+    lr: Optional[float] = None
+    cost: Optional[float] = None
     currency: str = "USD"
-    gpu_seconds: float | None = None
+    gpu_seconds: Optional[float] = None
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    hosts: list[Host]
-    jobs: list[JobPoint]
+    hosts: List[Host]
+    jobs: List[JobPoint]
 
 
-def _num(value: Any) -> float | None:
+def _num(value: Any) -> Optional[float]:
     """A number as the agent sent it; anything else (null, a string, a bool) is unknown."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None

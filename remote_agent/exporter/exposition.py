@@ -8,14 +8,14 @@ dashboards built for it work unchanged; job series live under `gpudeck_`. No job
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from typing import Callable, Iterable, List, Optional, Tuple
 
 from .snapshot import Gpu, JobPoint, Snapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 # (name, help as dcgm-exporter's default-counters.csv words it, how to read it off a Gpu)
-GPU_SERIES: tuple[tuple[str, str, Callable[[Gpu], float | None]], ...] = (
+GPU_SERIES: Tuple[Tuple[str, str, Callable[[Gpu], Optional[float]]], ...] = (
     ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", lambda g: g.util),
     ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", lambda g: g.mem_used_mib),
     ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", lambda g: _free(g)),
@@ -24,7 +24,7 @@ GPU_SERIES: tuple[tuple[str, str, Callable[[Gpu], float | None]], ...] = (
 )
 
 # (name, type, help, value): every job series has the labels job_id, job_name, host (+ their own)
-JOB_SERIES: tuple[tuple[str, str, str, Callable[[JobPoint], float | None]], ...] = (
+JOB_SERIES: Tuple[Tuple[str, str, str, Callable[[JobPoint], Optional[float]]], ...] = (
     ("gpudeck_job_loss", "gauge", "The job's latest training loss.", lambda j: j.loss),
     ("gpudeck_job_step", "gauge", "The job's latest step.", lambda j: j.step),
     (
@@ -43,7 +43,7 @@ JOB_SERIES: tuple[tuple[str, str, str, Callable[[JobPoint], float | None]], ...]
 )
 
 
-def _free(gpu: Gpu) -> float | None:
+def _free(gpu: Gpu) -> Optional[float]:
     if gpu.mem_total_mib is None or gpu.mem_used_mib is None:
         return None
     return max(0.0, gpu.mem_total_mib - gpu.mem_used_mib)
@@ -67,11 +67,11 @@ def value_text(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
-def labels_text(pairs: Iterable[tuple[str, str]]) -> str:
+def labels_text(pairs: Iterable[Tuple[str, str]]) -> str:
     return "{" + ",".join(f'{k}="{escape_label(v)}"' for k, v in pairs) + "}"
 
 
-def _family(out: list[str], name: str, kind: str, help_text: str, samples: list[str]) -> None:
+def _family(out: List[str], name: str, kind: str, help_text: str, samples: List[str]) -> None:
     """HELP and TYPE, then the samples; a family with no sample is left out (no empty families)."""
     if samples:
         out.append(f"# HELP {name} {escape_help(help_text)}")
@@ -80,7 +80,7 @@ def _family(out: list[str], name: str, kind: str, help_text: str, samples: list[
 
 
 def render(snapshot: Snapshot) -> str:
-    out: list[str] = []
+    out: List[str] = []
     _family(
         out,
         "gpudeck_host_up",
