@@ -1,6 +1,7 @@
-"""`gpudeck export tensorboard`'s writing side: N metric points (loss, lr) through EventSink, beside
-tensorboardX's own add_scalar loop over the same values, in the same run (issue 35 asks 1 M points
-in <= 10 s). The journal's reading is timed elsewhere (bench_metrics: `metrics --json`).
+"""`gpudeck export tensorboard`'s writing side: N metric points (loss, lr) through EventSink (one
+event per point, written on the caller's thread: tui/export/event_file.py), beside the usual way —
+tensorboardX's SummaryWriter.add_scalar per value — in the same run (issue 35 asks 1 M points in
+<= 10 s). The journal's reading is timed elsewhere (bench_metrics: `metrics --json`).
 
     python bench/bench_export_tensorboard.py [--points 100000]
 """
@@ -44,7 +45,7 @@ def main() -> None:
         w.close()
         raw = time.perf_counter() - t0
     print(
-        f"{args.points:,} points ({2 * args.points:,} scalars): EventSink {ours:.2f} s, raw add_scalar {raw:.2f} s"
+        f"{args.points:,} points ({2 * args.points:,} scalars): EventSink {ours:.2f} s, SummaryWriter.add_scalar {raw:.2f} s"
     )
     print(f"  -> 1 M points at this rate: {ours * 1_000_000 / args.points:.0f} s (goal <= 10 s)")
 

@@ -15,25 +15,26 @@ from typing import Any
 from remote_agent.exporter.snapshot import number
 
 from ..errors import GpudeckError
+from .event_file import EventFile
 
 # Events worth a marker in TensorBoard's text tab: what changed the run's shape or its process.
 MARKED_EVENTS = ("resized", "adopted", "recovered", "restarted", "gpus_assigned")
 
 
-def writer_for(directory: Path) -> Any:
+def writer_for(directory: Path) -> EventFile:
     try:
-        from tensorboardX import SummaryWriter
+        import tensorboardX  # noqa: F401 (the protobufs and record framing EventFile writes with)
     except ImportError:
         raise GpudeckError(
             "gpudeck export tensorboard needs tensorboardX: pip install 'gpudeck[export]'"
         ) from None
-    return SummaryWriter(logdir=str(directory), flush_secs=2)
+    return EventFile(directory)
 
 
 class EventSink:
     """Writes one job's records as they come, node by node; the caller closes it."""
 
-    def __init__(self, writer: Any) -> None:
+    def __init__(self, writer: EventFile) -> None:
         self.writer = writer
         self._position: dict[str, int] = {}  # per node: points without a step count as their position
         self._start: dict[str, float] = {}  # per node: the time of its first record
@@ -63,31 +64,33 @@ class EventSink:
         step = number(values.get("step"))
         at = int(step) if step is not None else position
         self._step[node] = at
-        for key, value in values.items():
-            v = number(value)
-            if key == "step" or v is None:
-                continue
-            self.writer.add_scalar(f"{prefix}{key}", v, global_step=at, walltime=t)
-            self.points += 1
+        scalars = [
+            (f"{prefix}{key}", v)
+            for key, v in ((k, number(x)) for k, x in values.items())
+            if key != "step" and v is not None
+        ]
+        if scalars:
+            self.writer.add_values(scalars, at, t)
+            self.points += len(scalars)
 
     def _gpu(self, node: str, prefix: str, record: dict[str, Any], t: float) -> None:
-        at = int(t - self._start[node])
+        scalars = []
         for gpu in record.get("gpus") or []:
             if not isinstance(gpu, dict):
                 continue
             for key in ("util", "mem_used_mib"):
                 v = number(gpu.get(key))
                 if v is not None:
-                    self.writer.add_scalar(
-                        f"{prefix}gpu{gpu.get('index')}/{key}", v, global_step=at, walltime=t
-                    )
-                    self.points += 1
+                    scalars.append((f"{prefix}gpu{gpu.get('index')}/{key}", v))
+        if scalars:
+            self.writer.add_values(scalars, int(t - self._start[node]), t)
+            self.points += len(scalars)
 
     def _event(self, node: str, record: dict[str, Any], t: float | None) -> None:
         data = record.get("data")
         detail = ", ".join(f"{k}={v}" for k, v in data.items()) if isinstance(data, dict) else ""
         text = f"node {node}: {record.get('event')}" + (f" ({detail})" if detail else "")
-        self.writer.add_text("events", text, global_step=self._step.get(node, 0), walltime=t)
+        self.writer.add_text("events", text, self._step.get(node, 0), t)
 
     def flush(self) -> None:
         self.writer.flush()
