@@ -5,13 +5,29 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..jobstate import TERMINAL_STATES
 from .snapshot import Gpu, Host, JobPoint, Snapshot, number
 
 
-def _seconds(node: Dict[str, Any], now: float) -> float:
+def cost_of(nodes: List[Dict[str, Any]], now: float) -> Tuple[Optional[float], str]:
+    """(what the nodes have cost so far, its currency): price per hour × share × run time; None
+    when no node has a price."""
+    cost: Optional[float] = None
+    currency = "USD"
+    for n in nodes:
+        price = n.get("price")
+        per_hour = number(price.get("per_hour")) if isinstance(price, dict) else None
+        if not isinstance(price, dict) or per_hour is None:
+            continue
+        share = number(price.get("share"))
+        currency = str(price.get("currency") or currency)
+        cost = (cost or 0.0) + per_hour * (1.0 if share is None else share) * node_seconds(n, now) / 3600
+    return cost, currency
+
+
+def node_seconds(node: Dict[str, Any], now: float) -> float:
     started = number(node.get("started_at"))
     if started is None:
         return 0.0
@@ -42,16 +58,7 @@ def job_points(
             continue  # so the series count follows the live jobs
         given = lead.get("last")
         last: Dict[str, Any] = given if isinstance(given, dict) else {}
-        cost: Optional[float] = None
-        currency = "USD"
-        for n in nodes:
-            price = n.get("price")
-            per_hour = number(price.get("per_hour")) if isinstance(price, dict) else None
-            if not isinstance(price, dict) or per_hour is None:
-                continue
-            share = number(price.get("share"))
-            currency = str(price.get("currency") or currency)
-            cost = (cost or 0.0) + per_hour * (1.0 if share is None else share) * _seconds(n, now) / 3600
+        cost, currency = cost_of(nodes, now)
         out.append(
             JobPoint(
                 id=job_id,
@@ -64,7 +71,7 @@ def job_points(
                 lr=number(last.get("lr")),
                 cost=cost,
                 currency=currency,
-                gpu_seconds=sum(_seconds(n, now) * _gpus_held(n, host_gpus) for n in nodes),
+                gpu_seconds=sum(node_seconds(n, now) * _gpus_held(n, host_gpus) for n in nodes),
             )
         )
     return out

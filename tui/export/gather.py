@@ -8,6 +8,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from remote_agent.exporter.hostdata import cost_of, node_seconds
 from remote_agent.exporter.snapshot import Gpu, Host, JobPoint, Snapshot, number
 
 from ..actions.agents import Agents
@@ -24,14 +25,6 @@ def host_sample(agents: Agents, host: str) -> Host:
     return Host(host, up=True, gpus=[Gpu.from_sample(g) for g in gpus or [] if isinstance(g, dict)])
 
 
-def node_seconds(node: dict[str, Any], now: float) -> float:
-    started = number(node.get("started_at"))
-    if started is None:
-        return 0.0
-    ended = number(node.get("ended_at"))
-    return max(0.0, (ended if ended is not None else now) - started)
-
-
 def node_gpus(node: dict[str, Any], hosts: dict[str, Host]) -> int:
     """The GPUs a node holds: those its host gave it (--gpus), else every GPU of its host."""
     assigned = node.get("gpus_assigned")
@@ -43,18 +36,7 @@ def node_gpus(node: dict[str, Any], hosts: dict[str, Host]) -> int:
 
 def job_point(job: Job, hosts: dict[str, Host], now: float) -> JobPoint:
     last = job.lead.get("last") or {}
-    cost: float | None = None
-    currency = "USD"
-    for node in job.nodes:
-        price = node.get("price")
-        per_hour = number(price.get("per_hour")) if isinstance(price, dict) else None
-        if price is None or per_hour is None:
-            continue
-        share = number(price.get("share"))
-        currency = str(price.get("currency") or currency)
-        cost = (cost or 0.0) + per_hour * (share if share is not None else 1.0) * node_seconds(
-            node, now
-        ) / 3600
+    cost, currency = cost_of(job.nodes, now)
     return JobPoint(
         id=job.id,
         name=job.name,
