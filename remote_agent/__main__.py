@@ -1,7 +1,8 @@
 """Entry point of the agent (also the zipapp's): `serve`, `run JOB_DIR`, `prepare STEP JOB_DIR`,
 `send` (a job's files back: gpudeck pull), `receive` (a code snapshot's files), `code_send` (a
 snapshot's files for another host's receive), `hello`, `keeper AGENT_DIR` (adopts lost jobs while
-nobody looks: supervision/keeper.py),
+nobody looks: supervision/keeper.py), `metrics-serve AGENT_DIR ADDR:PORT` (the host's /metrics:
+exporter/daemon.py),
 `slurm-node JOB_ROOT` (a Slurm node's supervisor, run by srun: slurm/nodestart.py), `slurm-warn
 JOB_ROOT SECONDS` (the time limit is near: slurm/warning.py), `--version`.
 
@@ -49,6 +50,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     slurm_warn_p.add_argument("seconds", type=int)
     keeper_p = sub.add_parser("keeper", help="adopt lost jobs of an agent dir while nobody looks")
     keeper_p.add_argument("root")
+    metrics_p = sub.add_parser(
+        "metrics-serve", help="serve this host's /metrics (started by the metrics_listen op, detached)"
+    )
+    metrics_p.add_argument("root")
+    metrics_p.add_argument("listen", help="ADDRESS:PORT")
     prepare_p = sub.add_parser("prepare", help="one step of a job's preparation (run by its script)")
     prepare_p.add_argument("step", choices=("files", "env", "image"))
     prepare_p.add_argument("job_dir")
@@ -99,6 +105,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         from .supervision.keeper import keep
 
         sys.exit(keep(Path(args.root)))
+    if args.command == "metrics-serve":
+        from pathlib import Path
+
+        from .exporter.daemon import serve as serve_metrics
+
+        sys.exit(serve_metrics(Path(args.root), args.listen))
     if args.command == "prepare":
         from .prepare.entry import run_step
 

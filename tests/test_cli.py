@@ -63,7 +63,9 @@ def test_run_metrics_logs_ps_round_trip(gpudeck_home: Path, workdir: Path) -> No
     job = jobs[0]
     assert job["state"] == "exited" and job["exit_code"] == 0 and job["signal"] is None
     assert job["started_at"] <= job["ended_at"]
-    assert job["nodes"] == [{"host": "local", "node": "0", "state": "exited", "pid": job["nodes"][0]["pid"]}]
+    assert job["nodes"] == [
+        {"host": "local", "node": "0", "state": "exited", "pid": job["nodes"][0]["pid"], "gpus": None}
+    ]  # gpus: what --gpus gave the node (none asked)
     assert ps_json(workdir) == []  # ended jobs only with --all
     for out in (
         json.dumps(jobs),

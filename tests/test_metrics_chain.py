@@ -63,7 +63,7 @@ def test_a_restart_or_a_recovery_continues_the_chain() -> None:
     """restart_of links (a restart, a managed job's recovery) chain as resizes do; before, only
     resized_from did, so a recovered job's --chain began at the recovery."""
     from tui.actions.find import Job
-    from tui.commands.metrics import _ancestors
+    from tui.commands.metrics import ancestors
 
     def job(job_id: str, **first: object) -> Job:
         return Job(job_id, "kept", [dict(first, id=job_id, node="0", host="a", state="exited")])
@@ -71,4 +71,4 @@ def test_a_restart_or_a_recovery_continues_the_chain() -> None:
     a = job("20261205-100000-aaaaaa")
     b = job("20261205-100001-bbbbbb", restart_of=a.id)  # a managed recovery
     c = job("20261205-100002-cccccc", resized_from={"job": b.id, "nodes": 1})  # then a resize
-    assert [j.id for j in _ancestors([c, b, a], c)] == [a.id, b.id]
+    assert [j.id for j in ancestors([c, b, a], c)] == [a.id, b.id]

@@ -78,6 +78,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
         "hello": client.request("hello"),
         "gpus": client.request("gpus", history_since=0),
         "ping": client.request("ping"),
+        "metrics_listen": client.request("metrics_listen", listen=None),  # none serves: nothing starts
         "versions": client.request("versions", python="/nonexistent/python3"),  # no torch import: quick
     }
     answers["listen"] = held = client.request("listen", port=free_port(), seconds=10)

@@ -47,6 +47,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "watch": ("watch", "run"),
     "forward": ("forward", "run"),
     "ssh": ("shell_on", "run"),
+    "export": ("export", "run"),
     "help": ("shell", "add_parser"),  # answered here (help_verb): it needs the parser
     "completion": ("shell", "completion"),
 }
@@ -72,6 +73,7 @@ MODULES = (
     "prices",
     "policy",
     "cloud",
+    "export",
     "shell",
 )
 
@@ -193,6 +195,7 @@ SUMMARIES: dict[str, str] = {
     "prices": "known prices: each host's, and the shipped catalog, with sources",
     "policy": "autoscaling rules (policies.toml): what they decide, or carry them out",
     "cloud": "cloud GPU instances (AWS, Aliyun): ls, idle, stop, start, terminate, launch",
+    "export": "serve /metrics for Prometheus, or write a job's TensorBoard event files",
     "help": "help for gpudeck, or for one verb (gpudeck help hosts add)",
     "completion": "print the shell completion script for bash, zsh or fish",
 }

@@ -27,6 +27,15 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "gc": ("gpudeck gc", "gpudeck gc --host gpu1 --keep-days 1"),
     "watch": ("gpudeck watch ~/runs/exp1/train.log", "gpudeck watch --host gpu1 --pid 4242 /data/run.log"),
     "ps": ("gpudeck ps", "gpudeck ps --all --json"),
+    "export": ("gpudeck export prometheus", "gpudeck export tensorboard resnet runs/resnet"),
+    "export prometheus": (
+        "gpudeck export prometheus --listen 127.0.0.1:9400",
+        "gpudeck export prometheus --once | grep gpudeck_job_loss",
+    ),
+    "export tensorboard": (
+        "gpudeck export tensorboard resnet runs/resnet && tensorboard --logdir runs",
+        "gpudeck export tensorboard --follow --chain resnet runs/resnet",
+    ),
     "inspect": ("gpudeck inspect resnet", "gpudeck inspect 20261129-2140 --json"),
     "logs": ("gpudeck logs resnet", "gpudeck logs -f resnet"),
     "pull": (

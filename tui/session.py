@@ -156,6 +156,14 @@ class Session:
         self.retry_first_cut = False  # a follower (logs -f): a cut in the first connection is retried too
 
     @property
+    def job_index(self) -> Store | None:
+        """state.db for finding where a job is, when there is one to read: never made (or rebuilt
+        from every host) just for that, and none while a recording plays."""
+        if replay is not None or (self._store is None and not paths.state_db().exists()):
+            return None
+        return self.store
+
+    @property
     def store(self) -> Store:
         if self._store is None:
             held: list[str] = []  # a corrupt file's note, said together with the rebuild's
@@ -228,7 +236,20 @@ class Session:
             raise GpudeckError(f"host {host} unreachable: {exc}", EXIT_HOST) from None
         with self._lock:
             self._clients[host] = client
+        self._metrics_listen(host, client)
         return client
+
+    def _metrics_listen(self, host: str, client: ReconnectingClient) -> None:
+        """hosts.toml `metrics_listen = "127.0.0.1:9401"`: the host serves its own /metrics (its agent
+        starts the server once; later connections find it serving). A refusal is a warning."""
+        entry = host_entries().get(host) if replay is None else None
+        listen = entry.extra.get("metrics_listen") if entry is not None else None
+        if listen is None:
+            return
+        try:
+            client.request("metrics_listen", listen=str(listen))
+        except AgentError as exc:
+            warn(f"gpudeck: {host}: metrics_listen: {exc}")
 
     def request(self, host: str, op: str, timeout: float = 30.0, **args: Any) -> Any:
         if op == "jobs" and host == LOCAL and replay is None and recorder is None:

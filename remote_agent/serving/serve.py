@@ -244,6 +244,20 @@ class Server:
     def op_ping(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return {"time": time.time()}
 
+    def op_metrics_listen(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        """This host's own /metrics at `listen` (hosts.toml metrics_listen), or none (null)."""
+        from ..exporter.daemon import ensure
+        from ..supervision.launcher import self_command
+
+        listen = req.get("listen")
+        try:
+            running = ensure(self.root, listen, self_command())
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        except OSError as exc:
+            raise BadRequest("metrics_listen: %s" % (exc,)) from None
+        return {"serving": running}
+
     # -- pre-flight for multi-node jobs (probes/network.py, probes/versions.py) ------------------
 
     def op_listen(self, req: Dict[str, Any]) -> Dict[str, Any]:
@@ -337,6 +351,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "transition": Server.op_transition,
     "price": Server.op_price,
     "ping": Server.op_ping,
+    "metrics_listen": Server.op_metrics_listen,
     "listen": Server.op_listen,
     "unlisten": Server.op_unlisten,
     "probe": Server.op_probe,

@@ -147,7 +147,7 @@ class Job:
                 for n in self.nodes
             ]
             + [
-                {"host": host, "node": node, "state": "unreachable", "pid": None}
+                {"host": host, "node": node, "state": "unreachable", "pid": None, "gpus": None}
                 for node, host, _ in self.missing
             ],
         }
@@ -243,14 +243,15 @@ def _bare(text: str, host: str) -> str:
 class KnowsJobs(Protocol):
     """A client with a state.db (the CLI's Session): it knows which hosts hold the jobs it launched."""
 
-    store: Store | None
+    @property
+    def job_index(self) -> Store | None: ...
 
 
 def where_recorded(agents: Agents, ref: str) -> tuple[list[str], list[str]] | None:
     """(job ids, their hosts) that state.db gives for `ref` (an id, a 4+ prefix or a name); None
     when it knows none, or a host it names is no longer configured (then every host is asked)."""
     try:  # (the Session opens state.db on first use: a read-only home says so there, not here)
-        store = agents.store if isinstance(agents, KnowsJobs) else None
+        store = agents.job_index if isinstance(agents, KnowsJobs) else None
     except GpudeckError:
         return None
     if store is None:

@@ -6,10 +6,10 @@ import argparse
 import time
 from typing import Any
 
+from .. import paths
 from ..actions import control, find, options
 from ..actions.control import JobTarget
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
-from ..queue.entries import Queue
 from ..session import Session
 from .answer import add_json, say
 
@@ -113,6 +113,10 @@ def kill(args: argparse.Namespace, session: Session) -> int:
 def _dequeued(args: argparse.Namespace, session: Session) -> bool:
     """A job still waiting in the queue (`run --queue`) is taken out of it. By id at once; by name
     only when no host has a job of that name (a running `train` beside a queued one is the one meant)."""
+    if not (paths.data_dir() / "queue").is_dir():
+        return False  # no job was ever queued here (not importing the queue's code for that)
+    from ..queue.entries import Queue
+
     queue = Queue()
     entries = queue.entries()
     if not any(e.name == args.job or e.id.startswith(args.job) for e in entries):

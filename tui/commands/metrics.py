@@ -44,7 +44,7 @@ def _previous(job: Job) -> str | None:
     return before if isinstance(before, str) else None
 
 
-def _ancestors(jobs: list[Job], job: Job) -> list[Job]:
+def ancestors(jobs: list[Job], job: Job) -> list[Job]:
     """The jobs `job` went on from (resizes, restarts, recoveries), oldest first; the chain stops at
     one no host lists (rm'd, or on a host that is gone)."""
     by_id, out, seen = {j.id: j for j in jobs}, [], {job.id}
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.follow:
         session.on_status = print_status  # a follower reconnects: say so, and why
     job = resolve(session, args.job)
-    chain = [*_ancestors(list_jobs(session), job), job] if args.chain else [job]
+    chain = [*ancestors(list_jobs(session), job), job] if args.chain else [job]
     for i, one in enumerate(chain):
         if args.chain and not args.json:
             print(f"-- job {one.id} ({len(one.nodes)} node{'s' * (len(one.nodes) != 1)}) --")

@@ -6,13 +6,11 @@ import argparse
 import json
 from typing import Any
 
+from .. import paths
 from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
-from ..managed.records import ManagedDir
 from ..printable import printable, warn
-from ..queue.entries import Queue
-from ..queue.start import positions
 from ..session import Session
 
 
@@ -75,6 +73,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 def managed_lines(job_id: str) -> list[str]:
     """A managed job's chain (`run --managed`): its policy, each recovery, and how it ended."""
+
+    from ..managed.records import ManagedDir  # here: ps and inspect of a plain job never load it
+
     m = ManagedDir().of_job(job_id)
     if m is None:
         return []
@@ -94,6 +95,11 @@ def managed_lines(job_id: str) -> list[str]:
 
 def queued() -> list[dict[str, Any]]:
     """The jobs waiting in the queue for GPUs (`run --queue`), first to start first."""
+    if not (paths.data_dir() / "queue").is_dir():  # (not importing the queue's code for that)
+        return []  # no job was ever queued here: nothing more to load
+    from ..queue.entries import Queue
+    from ..queue.start import positions
+
     queue = Queue()
     entries = queue.entries()
     for line in queue.problems:
