@@ -24,6 +24,11 @@ def data_dir() -> Path:
     return _home() or Path(platformdirs.user_data_dir(APP))
 
 
+def queue_dir() -> Path:
+    """The jobs waiting for GPUs (tui/queue): here, so `ps` can tell there is none without the queue's code."""
+    return data_dir() / "queue"
+
+
 def local_agent_dir() -> Path:
     """The `local` host's agent dir lives with the client's data, not in ~/.gpudeck."""
     return data_dir() / "local-agent"

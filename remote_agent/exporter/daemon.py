@@ -12,7 +12,6 @@ import fcntl
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..jobstate import supervisor_alive
 from ..storage.files import open_private, write_private_atomic
+from ..supervision.launcher import spawn_detached
 from .exposition import render
 from .server import metrics_server
 
@@ -69,20 +69,7 @@ def ensure(root: Path, listen: Optional[str], command: List[str]) -> Optional[Di
             time.sleep(0.05)
     if listen is None:
         return None
-    log_fd = open_private(root / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    try:
-        proc = subprocess.Popen(
-            command + ["metrics-serve", str(root), listen],
-            stdin=subprocess.DEVNULL,
-            stdout=log_fd,
-            stderr=log_fd,
-            close_fds=True,
-            start_new_session=True,
-            cwd="/",
-        )
-    finally:
-        os.close(log_fd)
-    threading.Thread(target=proc.wait, name="reap-metrics", daemon=True).start()
+    proc = spawn_detached(command + ["metrics-serve", str(root), listen], root / LOG_NAME, "metrics")
     deadline = time.monotonic() + 10.0
     while time.monotonic() < deadline:
         running = current(root)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..jobstate import TERMINAL_STATES
 from .snapshot import Gpu, Host, JobPoint, Snapshot, number
@@ -35,7 +35,8 @@ def node_seconds(node: Dict[str, Any], now: float) -> float:
     return max(0.0, (ended if ended is not None else now) - started)
 
 
-def _gpus_held(node: Dict[str, Any], host_gpus: int) -> int:
+def gpus_held(node: Dict[str, Any], host_gpus: int) -> int:
+    """The GPUs a node holds: those its host gave it (--gpus), else every GPU of its host."""
     assigned = node.get("gpus_assigned")
     if isinstance(assigned, dict) and isinstance(assigned.get("indices"), list):
         return len(assigned["indices"])
@@ -58,23 +59,36 @@ def job_points(
             continue  # so the series count follows the live jobs
         given = lead.get("last")
         last: Dict[str, Any] = given if isinstance(given, dict) else {}
-        cost, currency = cost_of(nodes, now)
-        out.append(
-            JobPoint(
-                id=job_id,
-                name=str(lead.get("name") or "?"),
-                host=host,
-                state=str(lead.get("state")),
-                loss=number(last.get("loss")),
-                step=number(last.get("step")),
-                samples_per_second=number(last.get("samples_per_sec")),
-                lr=number(last.get("lr")),
-                cost=cost,
-                currency=currency,
-                gpu_seconds=sum(node_seconds(n, now) * _gpus_held(n, host_gpus) for n in nodes),
-            )
-        )
+        name, state = str(lead.get("name") or "?"), str(lead.get("state"))
+        out.append(point_of(job_id, name, host, state, last, nodes, lambda n: gpus_held(n, host_gpus), now))
     return out
+
+
+def point_of(
+    job_id: str,
+    name: str,
+    host: str,
+    state: str,
+    last: Dict[str, Any],
+    nodes: List[Dict[str, Any]],
+    gpus_of: Callable[[Dict[str, Any]], int],
+    now: float,
+) -> JobPoint:
+    """A job's series values, the same for a host's own /metrics and the client's (tui/export)."""
+    cost, currency = cost_of(nodes, now)
+    return JobPoint(
+        id=job_id,
+        name=name,
+        host=host,
+        state=state,
+        loss=number(last.get("loss")),
+        step=number(last.get("step")),
+        samples_per_second=number(last.get("samples_per_sec")),
+        lr=number(last.get("lr")),
+        cost=cost,
+        currency=currency,
+        gpu_seconds=sum(node_seconds(n, now) * gpus_of(n) for n in nodes),
+    )
 
 
 def host_snapshot(jobs: Any, nvml: Any, keep_ended_s: float) -> Snapshot:

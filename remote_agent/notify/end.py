@@ -32,12 +32,7 @@ def notify_end(spec: Mapping[str, Any], end: Mapping[str, Any]) -> Optional[Dict
         "look": "gpudeck inspect %s" % spec.get("id"),
         "text": summary(event, spec, end, host),
     }
-    failed = []
-    for url in asked.get("urls") or ():
-        why = deliver(str(url), message)
-        if why is not None:
-            failed.append(why)
-    return {"event": event, "sent": len(asked.get("urls") or ()) - len(failed), "failed": failed}
+    return _send(asked, event, message)
 
 
 def notify_event(spec: Mapping[str, Any], event: str, why: str) -> Optional[Dict[str, Any]]:
@@ -65,5 +60,11 @@ def notify_event(spec: Mapping[str, Any], event: str, why: str) -> Optional[Dict
         "why": why,
         "text": text,
     }
-    failed = [w for w in (deliver(str(u), message) for u in asked.get("urls") or ()) if w is not None]
-    return {"event": event, "sent": len(asked.get("urls") or ()) - len(failed), "failed": failed}
+    return _send(asked, event, message)
+
+
+def _send(asked: Mapping[str, Any], event: str, message: Dict[str, Any]) -> Dict[str, Any]:
+    """To every target; what went and why the others did not (never their URLs)."""
+    urls = [str(u) for u in asked.get("urls") or ()]
+    failed = [why for why in (deliver(url, message) for url in urls) if why is not None]
+    return {"event": event, "sent": len(urls) - len(failed), "failed": failed}

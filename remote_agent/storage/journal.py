@@ -10,6 +10,7 @@ kept to be written first, after a `disk_full` event saying what was dropped, onc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -307,3 +308,27 @@ def read_all(path: Path) -> List[Dict[str, Any]]:
         if not batch:
             return out
         out.extend(batch)
+
+
+TAIL_BYTES = 65536  # a job's end, and the stop before it, are among its journal's last records
+
+
+def tail_records(path: Path, nbytes: int = TAIL_BYTES) -> Optional[List[Dict[str, Any]]]:
+    """The records in the journal's last `nbytes`, oldest first (a host's many ended jobs are read
+    by their tail, never whole); the cut first line and a torn last one are skipped; None when it
+    cannot be read."""
+    try:
+        with open(str(path), "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - nbytes))
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    out: List[Dict[str, Any]] = []
+    for raw in lines:
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out

@@ -28,11 +28,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..jobstate import supervisor_alive
 from ..spec import DEFAULT_GRACE
+from ..storage.journal import tail_records
 
 PRICE_FILE = "price.json"
 SHARE_EVERY = 5.0  # seconds between counts of the live jobs (opening every job's lock)
 STOPS_MEASURED = 20  # recent journals looked at for stop durations
-TAIL_BYTES = 65536  # the end of a journal holds its stop and its final state
 UNMEASURED_LEAD = 10.0  # seconds: the lead before any stop on the host was measured
 
 Change = Tuple[float, Optional[float], str]  # (at, per_hour or None: removed, currency)
@@ -122,19 +122,9 @@ def gpu_share(
 
 def _stop_seconds(journal: Path) -> Optional[float]:
     """How long this job's stop took: its last stop_requested to its final state (None: no stop)."""
-    try:
-        with open(str(journal), "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
-            lines = f.read().splitlines()
-    except OSError:
-        return None
     asked = ended = None
-    for raw in lines:
-        try:
-            rec = json.loads(raw.decode("utf-8"))
-        except ValueError:
-            continue  # the cut first line, a torn last one
-        if not isinstance(rec, dict) or not isinstance(rec.get("t"), (int, float)):
+    for rec in tail_records(journal) or []:
+        if not isinstance(rec.get("t"), (int, float)):
             continue
         if rec.get("kind") == "event" and rec.get("event") == "stop_requested":
             asked = float(rec["t"])

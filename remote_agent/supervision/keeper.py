@@ -14,10 +14,7 @@ Standard library only (the agent's rule).
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Dict, List, Set
@@ -25,9 +22,10 @@ from typing import Dict, List, Set
 from ..clock import monotonic
 from ..jobstate import supervisor_alive
 from ..storage.files import open_private
+from ..storage.journal import tail_records
 from ..storage.layout import JobFiles, iter_job_dirs
 from .adoption import adopt_if_lost
-from .launcher import self_command
+from .launcher import self_command, spawn_detached
 from .proctree import JOB_MARKER_VAR, SUPERVISOR_MARKER_VAR
 
 LOCK_NAME = "keeper.lock"
@@ -35,7 +33,6 @@ LOG_NAME = "keeper.log"
 SCAN_EVERY = 1.0  # seconds between looks: a lost job is adopted within about this
 KEEPER_CHECK = 5.0  # seconds between a supervisor's checks that a keeper runs
 IDLE_EXIT = 15.0  # seconds with no live supervisor and nothing adopted before the keeper leaves
-TAIL_BYTES = 65536  # an end is the journal's last record (a late output_dropped may follow it)
 TERMINAL = ("exited", "failed", "stopped", "killed")
 RETRY_NOTHING = 10.0  # a job with nothing to do (e.g. a launch that never finished) is looked at again after
 
@@ -55,21 +52,7 @@ def ensure_keeper(root: Path) -> None:
             return
         env = {k: v for k, v in os.environ.items() if k != JOB_MARKER_VAR}
         env[SUPERVISOR_MARKER_VAR] = "keeper"  # not a process of the job whose supervisor started it
-        log_fd = open_private(root / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            proc = subprocess.Popen(
-                self_command() + ["keeper", str(root)],
-                stdin=subprocess.DEVNULL,
-                stdout=log_fd,
-                stderr=log_fd,
-                close_fds=True,
-                start_new_session=True,
-                cwd="/",
-                env=env,
-            )
-        finally:
-            os.close(log_fd)
-        threading.Thread(target=proc.wait, name="reap-keeper", daemon=True).start()
+        spawn_detached(self_command() + ["keeper", str(root)], root / LOG_NAME, "keeper", env)
     except OSError:
         return
 
@@ -127,17 +110,5 @@ def look(root: Path, ended: Set[Path], later: Dict[Path, float]) -> bool:
 def ended_by_tail(journal: Path) -> bool:
     """The journal's end is among its last records (cheap: a host's many ended jobs are read once,
     by their tail); False also when that cannot be told (adopt_if_lost then reads it whole)."""
-    try:
-        with open(str(journal), "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
-            lines = f.read().splitlines()
-    except OSError:
-        return False
-    for raw in reversed(lines):
-        try:
-            rec = json.loads(raw.decode("utf-8"))
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("kind") == "state":
-            return rec.get("state") in TERMINAL
-    return False
+    states = [r for r in tail_records(journal) or [] if r.get("kind") == "state"]
+    return bool(states) and states[-1].get("state") in TERMINAL

@@ -39,22 +39,30 @@ def supervisor_env(job_dir: Path, base: Mapping[str, str]) -> Dict[str, str]:
     return env
 
 
-def spawn_supervisor(job_dir: Path, log_path: Path, adopt: Optional[str] = None) -> int:
-    """New session, no inherited stdio: the launching pipe sees EOF at once and the job outlives it."""
+def spawn_detached(
+    argv: List[str], log_path: Path, name: str, env: Optional[Mapping[str, str]] = None
+) -> subprocess.Popen[bytes]:
+    """A process of the agent's own that outlives the one starting it: a new session, no inherited
+    stdio (the launching pipe sees EOF at once), its output appended to `log_path`, reaped by a
+    thread while we still run so it never lingers as our zombie."""
     log_fd = open_private(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         proc = subprocess.Popen(
-            self_command() + ["run", str(job_dir)] + (["--adopt=" + adopt] if adopt is not None else []),
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=log_fd,
             stderr=log_fd,
             close_fds=True,
             start_new_session=True,
             cwd="/",
-            env=supervisor_env(job_dir, os.environ),
+            env=None if env is None else dict(env),
         )
     finally:
         os.close(log_fd)
-    # Reap it if it ends while we still run, so it never lingers as our zombie.
-    threading.Thread(target=proc.wait, name="reap-%d" % proc.pid, daemon=True).start()
-    return proc.pid
+    threading.Thread(target=proc.wait, name="reap-%s-%d" % (name, proc.pid), daemon=True).start()
+    return proc
+
+
+def spawn_supervisor(job_dir: Path, log_path: Path, adopt: Optional[str] = None) -> int:
+    argv = self_command() + ["run", str(job_dir)] + (["--adopt=" + adopt] if adopt is not None else [])
+    return spawn_detached(argv, log_path, "supervisor", supervisor_env(job_dir, os.environ)).pid

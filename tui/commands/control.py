@@ -113,8 +113,8 @@ def kill(args: argparse.Namespace, session: Session) -> int:
 def _dequeued(args: argparse.Namespace, session: Session) -> bool:
     """A job still waiting in the queue (`run --queue`) is taken out of it. By id at once; by name
     only when no host has a job of that name (a running `train` beside a queued one is the one meant)."""
-    if not (paths.data_dir() / "queue").is_dir():
-        return False  # no job was ever queued here (not importing the queue's code for that)
+    if not paths.queue_dir().is_dir():
+        return False  # no job was ever queued here: the queue's code is not loaded
     from ..queue.entries import Queue
 
     queue = Queue()

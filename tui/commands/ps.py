@@ -95,7 +95,7 @@ def managed_lines(job_id: str) -> list[str]:
 
 def queued() -> list[dict[str, Any]]:
     """The jobs waiting in the queue for GPUs (`run --queue`), first to start first."""
-    if not (paths.data_dir() / "queue").is_dir():  # (not importing the queue's code for that)
+    if not paths.queue_dir().is_dir():  # no job was ever queued here: the queue's code is not loaded
         return []  # no job was ever queued here: nothing more to load
     from ..queue.entries import Queue
     from ..queue.start import positions

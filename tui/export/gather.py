@@ -8,7 +8,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from remote_agent.exporter.hostdata import cost_of, node_seconds
+from remote_agent.exporter.hostdata import gpus_held, point_of
 from remote_agent.exporter.snapshot import Gpu, Host, JobPoint, Snapshot, number
 
 from ..actions.agents import Agents
@@ -27,29 +27,14 @@ def host_sample(agents: Agents, host: str) -> Host:
 
 def node_gpus(node: dict[str, Any], hosts: dict[str, Host]) -> int:
     """The GPUs a node holds: those its host gave it (--gpus), else every GPU of its host."""
-    assigned = node.get("gpus_assigned")
-    if isinstance(assigned, dict) and isinstance(assigned.get("indices"), list):
-        return len(assigned["indices"])
     host = hosts.get(str(node.get("host")))
-    return len(host.gpus) if host is not None else 0
+    return gpus_held(node, len(host.gpus) if host is not None else 0)
 
 
 def job_point(job: Job, hosts: dict[str, Host], now: float) -> JobPoint:
     last = job.lead.get("last") or {}
-    cost, currency = cost_of(job.nodes, now)
-    return JobPoint(
-        id=job.id,
-        name=job.name,
-        host=str(job.lead.get("host")),
-        state=job.state,
-        loss=number(last.get("loss")),
-        step=number(last.get("step")),
-        samples_per_second=number(last.get("samples_per_sec")),
-        lr=number(last.get("lr")),
-        cost=cost,
-        currency=currency,
-        gpu_seconds=sum(node_seconds(n, now) * node_gpus(n, hosts) for n in job.nodes),
-    )
+    host = str(job.lead.get("host"))
+    return point_of(job.id, job.name, host, job.state, last, job.nodes, lambda n: node_gpus(n, hosts), now)
 
 
 def gather(agents: Agents, keep_ended_s: float, now: float | None = None) -> Snapshot:

@@ -25,6 +25,7 @@ from remote_agent.names import new_job_id
 from ..actions.agents import Agents
 from ..actions.launch import Launched, launch
 from ..actions.options import LaunchOptions
+from ..actions.placement import free_in
 from ..errors import GpudeckError
 from ..fleet.states import job_state
 from ..store import Store
@@ -164,8 +165,6 @@ def _candidates(m: Managed, bad: str | None, now: float) -> list[str]:
 
 def _candidate(agents: Agents, m: Managed, bad: str | None, now: float) -> str | None:
     """The first candidate that answers (and has the GPUs free, for a job that asks for some)."""
-    from ..actions.placement import free_in
-
     for host in _candidates(m, bad, now):
         try:
             sample = agents.request(host, "gpus", assigned=True)

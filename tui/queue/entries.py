@@ -99,13 +99,10 @@ def options_from_wire(obj: dict[str, Any]) -> LaunchOptions:
     return LaunchOptions(**kw)
 
 
-def queue_dir() -> Path:
-    return paths.data_dir() / "queue"
-
-
 class Queue:
     def __init__(self, directory: Path | None = None) -> None:
-        self.dir = directory or queue_dir()
+        self.dir = directory or paths.queue_dir()
+        self.problems: list[str] = []  # files the last `entries` skipped, each with why
 
     def add(self, job_id: str, opts: LaunchOptions, priority: int = 0) -> QueueEntry:
         entry = QueueEntry(job_id, opts, priority, time.time())
@@ -123,7 +120,7 @@ class Queue:
 
     def entries(self, suffix: str = QUEUED) -> list[QueueEntry]:
         """The waiting jobs in start order; an unreadable file is skipped (`problems` says which)."""
-        self.problems: list[str] = []
+        self.problems = []
         out = []
         try:
             names = sorted(os.listdir(self.dir))
