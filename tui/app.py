@@ -3,7 +3,9 @@ and turns job endings into notifications. Everything else lives in screens/ and 
 
 from __future__ import annotations
 
+import sys
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
@@ -30,6 +32,7 @@ from .messages import (
 )
 from .policy.rules import Policies, PolicyError
 from .policy.rules import load as load_policies
+from .printable import printable
 from .remote.hostkey_errors import fingerprint
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
@@ -103,6 +106,7 @@ class GpuDeckApp(App[None]):
         self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
         self.startup_errors: list[str] = []
+        self.crash: str | None = None  # the line an unhandled exception ends the app with
         if settings is None:
             settings, error = load_or_default()
             if error:
@@ -183,6 +187,14 @@ class GpuDeckApp(App[None]):
         except PolicyError as exc:  # said once; the TUI runs without rules
             self.startup_errors.append(str(exc))
             return Policies()
+
+    def _fatal_error(self) -> None:
+        """An exception nothing handled: the app ends with exit status 1 (App.return_code) and one
+        line on stderr naming it and where it was raised, instead of Textual's traceback with its
+        locals (which can hold a host's settings)."""
+        self.bell()
+        self.crash = crash_line(self._exception)  # said by run_app once the terminal is restored
+        self._close_messages_no_wait()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)  # Textual's own themes lack gpudeck's variables
@@ -323,10 +335,33 @@ class GpuDeckApp(App[None]):
             )  # as the node's own run_action
 
 
-def main(replay: str | None = None, read_only: bool = False) -> None:
+def crash_line(exc: BaseException | None) -> str:
+    """One line for an unhandled exception: its type, message and gpudeck's innermost frame."""
+    if exc is None:
+        return "gpudeck: the TUI stopped on an unexpected error"
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if "/tui/" in f.filename.replace("\\", "/")]
+    where = (
+        f" (at tui/{ours[-1].filename.split('/tui/')[-1]}:{ours[-1].lineno} in {ours[-1].name})"
+        if ours
+        else ""
+    )
+    text = printable(" ".join(str(exc).split()))  # one line, no control bytes, whatever it holds
+    return f"gpudeck: the TUI stopped on an unexpected error: {type(exc).__name__}: {text}{where}"
+
+
+def run_app(app: App[Any], **run: Any) -> int:
+    """Runs the app; its exit status: 1 after an unhandled exception (said in one line), else 0."""
+    app.run(**run)
+    crash = getattr(app, "crash", None)  # a GpuDeckApp's
+    if crash:
+        sys.stderr.write(crash + "\n")  # not Rich's console: it would wrap the line at 80 columns
+    return app.return_code or 0
+
+
+def main(replay: str | None = None, read_only: bool = False) -> int:
     """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
-    recorded jobs would land in the user's cost ledger."""
+    recorded jobs would land in the user's cost ledger. Returns the exit status."""
     app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
-    app.run()
+    return run_app(app)

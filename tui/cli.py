@@ -306,8 +306,7 @@ def run(argv: list[str]) -> int:
         if args.verb is None:
             from .app import main as app_main  # here: other verbs stay fast and Textual-free
 
-            app_main(replay=args.replay, read_only=args.read_only)
-            return 0
+            return app_main(replay=args.replay, read_only=args.read_only)  # 1 after a crash
         sub_verb = getattr(args, f"{args.verb}_verb", None)
         empty = empty_option(argv)
         if empty is not None:

@@ -160,6 +160,8 @@ class DeckScreen(JobActions):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         tab = self.query_one(TabbedContent).active
+        if action == "show_tab" and parameters == ("cloud",) and self.cloud is None:
+            return False  # a replay has no Cloud tab: `3` is not offered (it would name a missing tab)
         if tab == "cloud" and (action in JOB_ACTIONS or action in ("new_job", "open_job")):
             return False  # the Cloud tab's footer shows the instances' keys, not the jobs'
         if action == "open_job" and self.current_job() is None:
@@ -196,6 +198,8 @@ class DeckScreen(JobActions):
     # -- actions ---------------------------------------------------------------------------------
 
     def action_show_tab(self, tab: str) -> None:
+        if tab == "cloud" and self.cloud is None:
+            return  # no such tab here (a replay); the binding is hidden too
         self.query_one(TabbedContent).active = tab
         if tab == "jobs":
             self.query_one(JobsTable).focus()
