@@ -38,6 +38,7 @@ from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, confirm_key
 from .screens.job import JobScreen
+from .screens.job_actions import JOB_BINDINGS
 from .screens.logs import LogScreen
 from .services import CloudInstances, Connections, Costs, JobControl, Proposals
 from .services.background import Background
@@ -69,6 +70,10 @@ def binding_ids() -> set[str]:
         if cls.__module__.startswith("tui."):
             seen |= {b.id for b in vars(cls).get("BINDINGS", ()) if isinstance(b, Binding) and b.id}
     return seen
+
+
+def binding_id(b: object) -> str | None:
+    return b.id if isinstance(b, Binding) else None
 
 
 def binding_ids_of(cls: type) -> set[str]:
@@ -294,12 +299,22 @@ class GpuDeckApp(App[None]):
         self.push_screen(
             HelpScreen(
                 [
+                    # every place with all its keys: the help merges a key's places into one row
                     ("everywhere", list(self.BINDINGS)),
-                    ("fleet & jobs", list(DeckScreen.BINDINGS)),
-                    ("job view", [b for b in JobScreen.BINDINGS if b not in DeckScreen.BINDINGS]),
-                    ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
-                    ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
-                    ("cloud instances", list(CloudView.BINDINGS)),
+                    ("fleet tab", [b for b in DeckScreen.BINDINGS if binding_id(b) == "gpu_procs"]),
+                    ("jobs tab", list(JOB_BINDINGS)),
+                    (
+                        "fleet & jobs",
+                        [
+                            b
+                            for b in DeckScreen.BINDINGS
+                            if b not in JOB_BINDINGS and binding_id(b) != "gpu_procs"
+                        ],
+                    ),
+                    ("job view", list(JobScreen.BINDINGS)),
+                    ("full log", list(LogScreen.BINDINGS)),
+                    ("jobs table", list(JobsTable.BINDINGS)),
+                    ("cloud tab", list(CloudView.BINDINGS)),
                     (
                         "output",
                         [
