@@ -47,7 +47,7 @@ from .services.jobs import StoreFactory
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
-from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
+from .themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes, solid_muted
 from .widgets.cloud_view import CloudView
 from .widgets.failures import guarded, report, say
 from .widgets.jobs_table import JobsTable
@@ -200,6 +200,9 @@ class GpuDeckApp(App[None]):
         self.bell()
         self.crash = crash_line(self._exception)  # said by run_app once the terminal is restored
         self._close_messages_no_wait()
+
+    def get_css_variables(self) -> dict[str, str]:
+        return solid_muted(super().get_css_variables())  # muted text readable in every theme
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)  # Textual's own themes lack gpudeck's variables

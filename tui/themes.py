@@ -38,6 +38,7 @@ COLOR_KEYS = (
     "success",
 )
 APP_VARIABLES = (
+    "text-muted",  # Textual's own, given a solid colour by gpudeck's themes (see solid_muted)
     "gpu-idle",
     "gpu-moderate",
     "gpu-busy",
@@ -65,6 +66,22 @@ VARIABLE_DEFAULTS = {
     "spark-temp": "ansi_red",
     "spark-loss": "ansi_magenta",
 }
+
+
+def solid_muted(variables: dict[str, str]) -> dict[str, str]:
+    """variables with `text-muted` opaque. Textual derives it as "auto 60%", a colour with alpha that
+    a DataTable cell resolves to black: invisible on a dark table (contrast 1.0-1.3). A theme that
+    sets its own keeps it; otherwise 60 % of the foreground over the background, as Textual meant."""
+    try:
+        if Color.parse(variables.get("text-muted", "")).a == 1:
+            return variables
+    except ColorParseError:  # "auto 60%" is CSS, not a colour
+        pass
+    try:
+        back, fore = Color.parse(variables["background"]), Color.parse(variables["foreground"])
+    except (ColorParseError, KeyError):
+        return variables
+    return {**variables, "text-muted": back.blend(fore, 0.6).hex}
 
 
 class ThemeError(Exception):
