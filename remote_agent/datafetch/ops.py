@@ -16,6 +16,10 @@ class DataOpError(Exception):
 def job_data(spec_path: Path, job: str, node: str) -> Dict[str, Any]:
     try:
         spec = load_spec(spec_path)
+    except FileNotFoundError:  # removed (`gpudeck rm`) since serve first looked at it
+        raise DataOpError(
+            "job %s (node %s) is no longer on this host: it was removed" % (job, node)
+        ) from None
     except (OSError, ValueError) as exc:
         raise DataOpError("job %s: unreadable spec: %s" % (job, exc)) from None
     data = spec.get("data")

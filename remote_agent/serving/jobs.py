@@ -200,6 +200,10 @@ class JobTable:
         view = self.view(job, node)
         try:
             spec = load_spec(view.files.spec)
+        except FileNotFoundError:  # removed (`gpudeck rm`) since this server first looked at it
+            raise JobError(
+                "job %s (node %s) is no longer on this host: it was removed" % (job, node)
+            ) from None
         except (OSError, ValueError) as exc:
             raise JobError("job %s: unreadable spec: %s" % (job, exc)) from None
         if is_watch(spec):

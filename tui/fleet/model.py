@@ -52,6 +52,8 @@ class Fleet:
         self._gpu_jobs: dict[tuple[str, str], str] | None = None
         # (job, host) -> the ended job's object last merged: an unchanged one is skipped at once.
         self._ended_objects: dict[tuple[str, str], dict[str, Any]] = {}
+        self._listed: dict[str, set[str]] = {}  # host -> the job ids its last `jobs` answer listed
+        self.removed: set[str] = set()  # jobs gone from every host that listed them (`gpudeck rm`)
 
     # ---- hosts ---------------------------------------------------------------------------------
 
@@ -155,6 +157,7 @@ class Fleet:
         if job is not None:
             return job, False
         job = self.jobs[job_id] = JobModel(id=job_id)
+        self.removed.discard(job_id)  # listed again (a host back from a network split)
         if len(self.jobs) > MAX_JOBS:  # forget the oldest finished job
             old = min((j for j in self.jobs.values() if not j.active), key=lambda j: j.id, default=None)
             if old is not None:
@@ -187,6 +190,29 @@ class Fleet:
             self.bad_records += 1
         return changes
 
+    def forget_unlisted(self, host: str, jobs: object) -> set[str]:
+        """After a complete `jobs` answer from `host`: a job its previous answer listed and this one
+        does not was removed there. Its nodes on the host go; a job left with none leaves the fleet
+        (its id kept in `removed`, so a view open on it can say so)."""
+        if not isinstance(jobs, list):
+            return set()
+        now = {text(o.get("id"), 64) for o in jobs if isinstance(o, dict)}
+        before, self._listed[host] = self._listed.get(host, set()), {i for i in now if i}
+        changes: set[str] = set()
+        for job_id in before - now:
+            job = self.jobs.get(job_id)
+            if job is None:
+                continue
+            for name in [n for n, nd in job.nodes.items() if nd.host == host]:
+                del job.nodes[name]
+            self._ended_objects.pop((job_id, host), None)
+            if not job.nodes:
+                del self.jobs[job_id]
+                self.removed.add(job_id)
+            changes |= {"job", "state"}
+            self._gpu_jobs = None
+        return changes
+
     def apply_events(self, host: str, job_id: str, node: str, records: list[dict[str, Any]]) -> set[str]:
         """Journal records pushed for (job, node), exactly once (tui/exactly_once.py): records at or
         below the node's last seq are ignored, so a replayed or duplicated batch changes nothing, and
@@ -195,6 +221,8 @@ class Fleet:
             self.bad_records += 1
             return set()
         self._touch(host)
+        if job_id in self.removed and job_id not in self.jobs:
+            return set()  # a removed job's last tailed records: it stays gone
         job, new = self._job(job_id)
         changes = {"job"} if new or node not in job.nodes else set()
         n = job.node_for(node, host)

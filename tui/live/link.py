@@ -155,7 +155,8 @@ class HostLink:
     def poll_jobs(self) -> None:
         # warm_series: the agent folds jobs' series ahead, so opening any of them draws at once.
         result = self.request("jobs", timeout=POLL_TIMEOUT, warm_series=True)
-        self.inbox.put(Update("jobs", self.host, result.get("jobs") if isinstance(result, dict) else None))
+        jobs = result.get("jobs") if isinstance(result, dict) else None
+        self.inbox.put(Update("listing", self.host, jobs))  # every job the host has: one gone was removed
 
     def poll_slurm(self) -> None:
         """A Slurm host's partitions and the user's queue (one squeue and one sinfo on the login node)."""

@@ -144,6 +144,8 @@ class JobScreen(JobActions):
     def _draw(self, tags: frozenset[str]) -> None:
         job = self.current_job()
         if job is None:
+            if self.job_id in self.fleet.removed:
+                self._show_removed()
             return
         now = time.time()
         self.query_one(JobStats).show(job, self.fleet, now)
@@ -155,6 +157,15 @@ class JobScreen(JobActions):
             self.query_one(UsageChart).show(job, self.fleet)
         if tags & {"state", "policy"}:
             self.refresh_bindings()
+
+    def _show_removed(self) -> None:
+        """Removed from every host (`gpudeck rm`): said where a proposal shows; no job key applies."""
+        line = Content.styled(
+            f"{self.job_id} was removed (gpudeck rm): its output and journal are gone", "$error"
+        )
+        self.query_one("#proposal", Static).update(line)
+        self.query_one(OutputLog).border_title = "removed"
+        self.refresh_bindings()
 
     def _show_proposal(self, job: JobModel) -> None:
         """The rules' first proposal for the job, as Content (rule names and reasons are the user's text)."""

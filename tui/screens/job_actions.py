@@ -111,9 +111,14 @@ class JobActions(AppKeysFirst):
         label = job.name or job.id
         question = f"Start {label} again as a new job?" if job.ended else f"Stop {label} and start it again?"
         self.app.push_screen(
-            ConfirmScreen(question, "", "Restart"),
-            lambda yes: self.restarted(self.job_control.restart(job)) if yes else None,
+            ConfirmScreen(question, "", "Restart"), lambda yes: self._restart(job) if yes else None
         )
+
+    def _restart(self, job: JobModel) -> None:
+        if job.id not in self.fleet.jobs and job.id in self.fleet.removed:  # went while asked
+            report(self, "Restart", f"{job.name or job.id} was removed (gpudeck rm): nothing to restart")
+            return
+        self.restarted(self.job_control.restart(job))
 
     def restarted(self, new_id: str) -> None:
         """A restart was asked for; new_id is the job it creates."""

@@ -66,6 +66,7 @@ class Intake:
             "gpus": self._gpus,
             "hello": self._hello,
             "jobs": self._jobs,
+            "listing": self._listing,
             "polled": self._polled,
             "slurm": self._slurm,
         }
@@ -132,6 +133,12 @@ class Intake:
         for sink in self.sinks:
             sink.jobs(u.host, u.data)
         batch.listed.add(u.host)
+
+    def _listing(self, u: Update, batch: _Batch) -> None:
+        """A `jobs` poll's answer: all the host's jobs, so one listed before and not now was removed
+        (`gpudeck rm`): it leaves the fleet, its table row and the header's counts."""
+        self._jobs(u, batch)
+        batch.tags |= self.fleet.forget_unlisted(u.host, u.data)
 
     def _polled(self, u: Update, batch: _Batch) -> None:
         kind, gen, error = u.data
