@@ -393,6 +393,6 @@ def test_read_only_without_a_verb_opens_the_tui_read_only(
     from tui import cli
 
     opened: list[dict] = []
-    monkeypatch.setattr(tui.app, "main", lambda **kw: opened.append(kw))
+    monkeypatch.setattr(tui.app, "main", lambda **kw: opened.append(kw) or 0)  # main returns the exit status
     assert cli.run(["--read-only"]) == 0
     assert opened == [{"replay": None, "read_only": True}]
