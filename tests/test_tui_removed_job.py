@@ -20,6 +20,7 @@ from tui.remote.client import AgentClient
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.deck import DeckScreen
 from tui.screens.job import JobScreen
+from tui.screens.logs import LogScreen
 from tui.widgets.jobs_table import JobsTable
 
 
@@ -98,3 +99,25 @@ async def test_a_restart_of_a_job_removed_before_the_tui_noticed_says_one_line(
         )
         said = [str(n.message) for n in app._notifications]
         assert not any("Errno" in line or "spec.json" in line for line in said), said
+
+
+@pytest.mark.slow
+@sync
+async def test_an_open_full_log_says_its_job_was_removed(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
+    gone = launch(client, workdir, [sys.executable, "-c", "print('bye')"], name="gone")["id"]
+    wait_state(client, gone, {"exited"})
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: gone in app.fleet.jobs, "the job")
+        await open_a_job(pilot, app)
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "its view")
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, LogScreen), "its full log")
+        title = app.screen.query_one("#log-title")
+        await until(pilot, lambda: "1 lines" in str(title.render()), "the log read")
+        removed = await asyncio.to_thread(gpudeck, "rm", gone)
+        assert removed.returncode == 0, removed.stderr
+        await until(pilot, lambda: "removed (gpudeck rm)" in str(title.render()), "the title saying so")
+        assert "following" not in str(title.render())

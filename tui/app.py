@@ -240,7 +240,7 @@ class GpuDeckApp(App[None]):
         if message.tags & {"job", "state"}:
             self.endings.scan()
         for screen in self.screen_stack:
-            if isinstance(screen, DeckScreen | JobScreen):
+            if isinstance(screen, DeckScreen | JobScreen | LogScreen):
                 screen.post_message(FleetUpdated(message.tags))
 
     @guarded("cost counters")

@@ -10,6 +10,7 @@ from textual.widgets import Input, Label
 
 from ..fleet import Fleet
 from ..live.logfile import Found, LogFile
+from ..messages import FleetUpdated
 from ..services import Connections
 from ..services.background import background
 from ..widgets.footer import DeckFooter
@@ -58,7 +59,9 @@ class LogScreen(AppKeysFirst):
 
     def _title(self) -> None:
         log = self.log_view
-        if log.source is None:
+        if self.job_id in self.fleet.removed and self.job_id not in self.fleet.jobs:
+            parts = [self.label, "removed (gpudeck rm): its output is gone"]
+        elif log.source is None:
             parts = [self.label, "this job's host is not configured"]
         else:
             lines = f"{log.total:,} lines" if log.ready else "indexing…"
@@ -75,6 +78,10 @@ class LogScreen(AppKeysFirst):
                 where = "no match"
             parts.append(f"/{self.term}: {where} (n/N)")
         self.query_one("#log-title", Label).update(Content(" · ".join(parts)))  # names are not markup
+
+    def on_fleet_updated(self, message: FleetUpdated) -> None:
+        if "job" in message.tags and self.job_id in self.fleet.removed:
+            self._title()  # removed while open: said instead of "0 lines · ● following"
 
     def on_virtual_log_follow_changed(self, _: VirtualLog.FollowChanged) -> None:
         self._title()
