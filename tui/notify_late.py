@@ -1,0 +1,155 @@
+"""The user's side's share of `[notify]`, done whenever gpudeck lists jobs (the CLI's `ps`, the
+controller, the TUI): the apprise targets a host cannot POST to itself (form://, mailto://, tgram://,
+matrix://…) are told of the ends and stalls that the jobs' hosts already told their own targets,
+once per event per target (notify_ledger.py) and marked late; and `host_unreachable` (only this side
+sees it) goes to every target, once per outage, with a message when the host answers again.
+
+Nothing here raises into the command that listed the jobs, and nothing says a URL: what fails is
+said in one line naming the target's scheme only."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from remote_agent.notify.events import event_of, summary
+from remote_agent.notify.send import deliver, kind_of
+
+from .notify_ledger import Ledger
+from .notify_settings import NotifySettings
+from .notify_targets import late_urls
+from .printable import warn
+
+
+class ListedJob(Protocol):
+    id: str
+    name: str
+    nodes: list[dict[str, Any]]
+
+    @property
+    def ended(self) -> bool: ...
+    @property
+    def stalled(self) -> str | None: ...
+    @property
+    def ending_node(self) -> dict[str, Any]: ...
+
+
+def after_listing(notify: NotifySettings, jobs: Iterable[ListedJob], answered: Mapping[str, bool]) -> None:
+    """Tell what this listing shows that the user's side owes; never raises."""
+    if not notify.urls and not any(h.urls for h in notify.hosts.values()):
+        return
+    try:
+        ledger = Ledger()
+    except Exception as exc:  # derived state: a locked or unwritable store must not fail the command
+        warn(f"gpudeck: notify: cannot open its ledger: {exc}")
+        return
+    try:
+        now = time.time()
+        for job in jobs:
+            tell_job(notify, ledger, job, now)
+        for host, ok in answered.items():
+            tell_host(notify, ledger, host, ok, now)
+    except Exception as exc:  # noqa: BLE001 - a message must never fail the listing
+        warn(f"gpudeck: notify: {type(exc).__name__}: {exc}")
+    finally:
+        ledger.close()
+
+
+def remember(urls: Iterable[str]) -> None:
+    """A job is launched for these apprise targets: they count from now (if not already)."""
+    urls = list(urls)
+    if not urls:
+        return
+    try:
+        ledger = Ledger()
+        try:
+            for url in urls:
+                ledger.since(url)
+        finally:
+            ledger.close()
+    except Exception as exc:  # noqa: BLE001 - derived state: the launch goes on
+        warn(f"gpudeck: notify: cannot write its ledger: {exc}")
+
+
+def tell_job(notify: NotifySettings, ledger: Ledger, job: ListedJob, now: float) -> None:
+    lead = job.ending_node if job.nodes else {}
+    host = str(lead.get("host") or "")
+    asked = lead.get("notify_events") or ()
+    if job.ended:
+        event, at = event_of(lead), lead.get("ended_at")
+    elif job.stalled:
+        event, at = "stalled", None
+    else:
+        return
+    if event is None or event not in asked:
+        return
+    what = f"{event}:{job.id}"
+    for url in late_urls(notify.urls_for(host)):
+        # a target counts from when it was first seen: it is not sent the ends from before it was
+        if isinstance(at, (int, float)) and at < ledger.since(url, now):
+            continue
+        if not ledger.claim(url, what):
+            continue
+        text = (
+            summary(event, {"name": job.name, "id": job.id}, lead, host)
+            if job.ended
+            else f"gpudeck: {job.name} stalled on {host}: {job.stalled} — gpudeck inspect {job.id}"
+        )
+        late = f" (sent late, {_ago(now - at)} after it happened)" if isinstance(at, (int, float)) else ""
+        _send([url], {"event": event, "job": job.id, "name": job.name, "host": host, "text": text + late})
+
+
+def tell_host(notify: NotifySettings, ledger: Ledger, host: str, ok: bool, now: float) -> None:
+    if "host_unreachable" not in notify.events_for(host) or not notify.urls_for(host):
+        if ok:
+            ledger.answered(host, now)
+        return
+    if ok:
+        if ledger.answered(host, now):
+            text = f"gpudeck: {host} answers again"
+            _send(
+                notify.urls_for(host),
+                {"event": "host_unreachable", "host": host, "recovered": True, "text": text},
+            )
+        return
+    since = ledger.failed(host, now, notify.unreachable_fails, notify.unreachable_after)
+    if since is not None:
+        text = f"gpudeck: {host} unreachable for {_ago(now - since)} — gpudeck hosts check {host}"
+        _send(
+            notify.urls_for(host), {"event": "host_unreachable", "host": host, "since": since, "text": text}
+        )
+
+
+def _send(urls: Iterable[str], message: dict[str, Any]) -> None:
+    for url in urls:
+        why = deliver(url, message) if kind_of(url) is not None else _apprise(url, message)
+        if why is not None:
+            warn(
+                f"gpudeck: notify: a {url.split(':', 1)[0]}: target was not told of {message['event']}: {why}"
+            )
+
+
+def _apprise(url: str, message: dict[str, Any]) -> str | None:
+    """One apprise target; None when it went. apprise's own log is kept quiet (it may say the URL)."""
+    import apprise
+
+    log = logging.getLogger("apprise")
+    log.propagate = False
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+    sender = apprise.Apprise()
+    if not sender.add(url):
+        return "apprise does not take this URL"
+    title = f"gpudeck: {message.get('name') or message.get('host')} {str(message['event']).replace('_', ' ')}"
+    return None if sender.notify(body=str(message["text"]), title=title) else "apprise could not send it"
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
