@@ -153,3 +153,19 @@ def test_only_one_of_two_ledgers_may_send_a_message(gpudeck_home: Path) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_the_controller_tells_an_apprise_target_too() -> None:
+    from tui.notify_controller import tell
+    from tui.settings import NotifySettings
+
+    receiver = PostReceiver()
+    try:
+        notify = NotifySettings((f"xml://127.0.0.1:{receiver.port}/c",), ("recovered",))
+        record = {"kind": "managed", "outcome": "recovered", "job": {"id": "20261205-100000-aaaaaa", "name": "kept"},
+                  "to": "20261205-100001-bbbbbb", "to_host": "box-b", "why": "host box-a lost"}  # fmt: skip
+        assert tell(notify, record)["notified"] == {"event": "recovered", "sent": 1, "failed": []}
+        [(path, body)] = receiver.got
+        assert path == "/c" and b"kept recovered on box-b: host box-a lost" in body  # apprise's XML
+    finally:
+        receiver.close()

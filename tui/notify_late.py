@@ -122,13 +122,19 @@ def tell_host(notify: NotifySettings, ledger: Ledger, host: str, ok: bool, now: 
         )
 
 
-def _send(urls: Iterable[str], message: dict[str, Any]) -> None:
+def send_all(urls: Iterable[str], message: dict[str, Any]) -> list[str]:
+    """To each target, the host's way (one POST) or apprise's; why each that failed did (no URL)."""
+    failed = []
     for url in urls:
         why = deliver(url, message) if kind_of(url) is not None else _apprise(url, message)
         if why is not None:
-            warn(
-                f"gpudeck: notify: a {url.split(':', 1)[0]}: target was not told of {message['event']}: {why}"
-            )
+            failed.append(f"a {url.split(':', 1)[0]}: target: {why}")
+    return failed
+
+
+def _send(urls: Iterable[str], message: dict[str, Any]) -> None:
+    for why in send_all(urls, message):
+        warn(f"gpudeck: notify: {message['event']} not told to {why}")
 
 
 def _apprise(url: str, message: dict[str, Any]) -> str | None:
