@@ -240,6 +240,15 @@ class GpuDeckApp(App[None]):
         else:
             say(self, " ".join(filter(None, [name, job.state, job.why and f"({job.why})"])), "job ended")
         self.bell()
+        if self.settings.notify.desktop:  # [notify] desktop: the terminal's (or the desktop's) own notice
+            self._desktop(f"gpudeck: {name} {job.state}", job.why or "")
+
+    def _desktop(self, title: str, body: str) -> None:
+        from .notify_desktop import escapes, notify_send
+
+        if self._driver is not None:
+            self._driver.write(escapes(title, body))
+        self.run_worker(partial(notify_send, title, body), thread=True, group="desktop", exit_on_error=False)
 
     # -- SSH host keys ---------------------------------------------------------------------------
 
