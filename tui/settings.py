@@ -88,6 +88,7 @@ class UiSettings:
     # Ended jobs whose loaded series stay in memory after their view closes (the most recently
     # closed); the others go back to a summary. Memory follows this, not the length of history.
     kept_ended_jobs: int = 2
+    export_dir: str | None = None  # where the export key (E) writes; None: the current directory
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,7 @@ class _Reader:
         )
 
     def ui(self, t: dict[str, Any]) -> UiSettings:
-        self.known(t, "ui", ("theme", "read_only", "kept_ended_jobs"))
+        self.known(t, "ui", ("theme", "read_only", "kept_ended_jobs", "export_dir"))
         kept = t.get("kept_ended_jobs", 2)
         if isinstance(kept, bool) or not isinstance(kept, int) or not 0 <= kept <= 1000:
             self.fail("ui", "kept_ended_jobs", f"expected a whole number from 0 to 1000, got {kept!r}")
@@ -211,6 +212,7 @@ class _Reader:
             theme=self.string(t, "ui", "theme"),
             read_only=self.boolean(t, "ui", "read_only") or False,
             kept_ended_jobs=kept,
+            export_dir=self.string(t, "ui", "export_dir"),
         )
 
     def cloud(self, t: dict[str, Any]) -> CloudSettings:
