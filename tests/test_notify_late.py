@@ -169,3 +169,41 @@ def test_the_controller_tells_an_apprise_target_too() -> None:
         assert path == "/c" and b"kept recovered on box-b: host box-a lost" in body  # apprise's XML
     finally:
         receiver.close()
+
+
+@pytest.mark.slow  # a job, then the real app twice: ~5 s
+@pytest.mark.timeout(90)
+def test_the_tui_tells_an_end_that_happened_while_it_was_closed_once(
+    gpudeck_home: Path, workdir: Path
+) -> None:
+    import asyncio
+
+    from tests.support.tui import until
+    from tui.app import GpuDeckApp
+
+    receiver = PostReceiver()
+    (gpudeck_home / "config.toml").write_text(
+        f'[notify]\nurls = ["form://127.0.0.1:{receiver.port}/tui"]\nevents = ["failed"]\n'
+    )
+
+    async def open_tui() -> None:
+        app = GpuDeckApp()
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.late_notify.passes >= 1, "the first pass", timeout=30)
+
+    try:
+        job = gpudeck("run", "--name", "away", "--", "bash", "-c", "exit 5", cwd=workdir).stdout.strip()
+        wait_for(
+            lambda: "failed" in gpudeck("inspect", job, "--json", cwd=workdir).stdout, what="the failure"
+        )
+        assert receiver.got == []  # inspect does not tell: only a listing does (ps, controller, TUI)
+        asyncio.run(open_tui())
+        asyncio.run(open_tui())
+        [(path, body)] = receiver.got
+        assert (
+            path == "/tui"
+            and f"away failed (failed) on local: exited with code 5 — gpudeck inspect {job}"
+            in _form(body)["message"]
+        )
+    finally:
+        receiver.close()

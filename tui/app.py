@@ -40,6 +40,7 @@ from .services import CloudInstances, Connections, Costs, JobControl, Proposals
 from .services.background import Background
 from .services.endings import Endings
 from .services.jobs import StoreFactory
+from .services.notify_late import LateNotify
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
@@ -147,6 +148,9 @@ class GpuDeckApp(App[None]):
             self, self.fleet, settings, self.connections.publish, self.read_only, clock=clock or time.time
         )
         self.cloud.added_host = self.connections.add_host
+        self.late_notify = LateNotify(
+            self, self.fleet, self.connections, settings.notify
+        )  # [notify]'s apprise targets
         self.costs.cloud_budget = self.cloud.budget_reached
         # those that run workers
         self.services = (
@@ -156,6 +160,7 @@ class GpuDeckApp(App[None]):
             self.proposals,
             self.endings,
             self.cloud,
+            self.late_notify,
         )
         themes = load_themes()
         self.startup_errors += themes.errors
@@ -192,6 +197,8 @@ class GpuDeckApp(App[None]):
         self.connections.start()
         self.proposals.start()
         self.endings.start()
+        if not self.replay:
+            self.late_notify.start()
         self.push_screen(
             DeckScreen(
                 self.fleet,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from remote_agent.notify.events import event_of, summary
@@ -36,23 +36,36 @@ class ListedJob(Protocol):
     def ending_node(self) -> dict[str, Any]: ...
 
 
-def after_listing(notify: NotifySettings, jobs: Iterable[ListedJob], answered: Mapping[str, bool]) -> None:
-    """Tell what this listing shows that the user's side owes; never raises."""
-    if not notify.urls and not any(h.urls for h in notify.hosts.values()):
+def owes(notify: NotifySettings) -> bool:
+    """Whether the user's side has anything to tell: a target it sends, or outages to watch."""
+    urls = (*notify.urls, *(u for h in notify.hosts.values() for u in h.urls or ()))
+    return bool(late_urls(urls)) or (bool(urls) and "host_unreachable" in (
+        *notify.events, *(e for h in notify.hosts.values() for e in h.events or ())))  # fmt: skip
+
+
+def after_listing(
+    notify: NotifySettings,
+    jobs: Iterable[ListedJob],
+    answered: Mapping[str, bool],
+    say: Callable[[str], None] = warn,
+) -> None:
+    """Tell what this listing shows that the user's side owes; never raises. `say`: where a
+    failure's one line goes (stderr; the TUI's notifications)."""
+    if not owes(notify):
         return
     try:
         ledger = Ledger()
     except Exception as exc:  # derived state: a locked or unwritable store must not fail the command
-        warn(f"gpudeck: notify: cannot open its ledger: {exc}")
+        say(f"gpudeck: notify: cannot open its ledger: {exc}")
         return
     try:
         now = time.time()
         for job in jobs:
-            tell_job(notify, ledger, job, now)
+            tell_job(notify, ledger, job, now, say)
         for host, ok in answered.items():
-            tell_host(notify, ledger, host, ok, now)
+            tell_host(notify, ledger, host, ok, now, say)
     except Exception as exc:  # noqa: BLE001 - a message must never fail the listing
-        warn(f"gpudeck: notify: {type(exc).__name__}: {exc}")
+        say(f"gpudeck: notify: {type(exc).__name__}: {exc}")
     finally:
         ledger.close()
 
@@ -73,7 +86,9 @@ def remember(urls: Iterable[str]) -> None:
         warn(f"gpudeck: notify: cannot write its ledger: {exc}")
 
 
-def tell_job(notify: NotifySettings, ledger: Ledger, job: ListedJob, now: float) -> None:
+def tell_job(
+    notify: NotifySettings, ledger: Ledger, job: ListedJob, now: float, say: Callable[[str], None] = warn
+) -> None:
     lead = job.ending_node if job.nodes else {}
     host = str(lead.get("host") or "")
     asked = lead.get("notify_events") or ()
@@ -98,10 +113,13 @@ def tell_job(notify: NotifySettings, ledger: Ledger, job: ListedJob, now: float)
             else f"gpudeck: {job.name} stalled on {host}: {job.stalled} — gpudeck inspect {job.id}"
         )
         late = f" (sent late, {_ago(now - at)} after it happened)" if isinstance(at, (int, float)) else ""
-        _send([url], {"event": event, "job": job.id, "name": job.name, "host": host, "text": text + late})
+        message = {"event": event, "job": job.id, "name": job.name, "host": host, "text": text + late}
+        _send([url], message, say)
 
 
-def tell_host(notify: NotifySettings, ledger: Ledger, host: str, ok: bool, now: float) -> None:
+def tell_host(
+    notify: NotifySettings, ledger: Ledger, host: str, ok: bool, now: float, say: Callable[[str], None] = warn
+) -> None:
     if "host_unreachable" not in notify.events_for(host) or not notify.urls_for(host):
         if ok:
             ledger.answered(host, now)
@@ -112,13 +130,16 @@ def tell_host(notify: NotifySettings, ledger: Ledger, host: str, ok: bool, now: 
             _send(
                 notify.urls_for(host),
                 {"event": "host_unreachable", "host": host, "recovered": True, "text": text},
+                say,
             )
         return
     since = ledger.failed(host, now, notify.unreachable_fails, notify.unreachable_after)
     if since is not None:
         text = f"gpudeck: {host} unreachable for {_ago(now - since)} — gpudeck hosts check {host}"
         _send(
-            notify.urls_for(host), {"event": "host_unreachable", "host": host, "since": since, "text": text}
+            notify.urls_for(host),
+            {"event": "host_unreachable", "host": host, "since": since, "text": text},
+            say,
         )
 
 
@@ -132,9 +153,9 @@ def send_all(urls: Iterable[str], message: dict[str, Any]) -> list[str]:
     return failed
 
 
-def _send(urls: Iterable[str], message: dict[str, Any]) -> None:
+def _send(urls: Iterable[str], message: dict[str, Any], say: Callable[[str], None]) -> None:
     for why in send_all(urls, message):
-        warn(f"gpudeck: notify: {message['event']} not told to {why}")
+        say(f"gpudeck: notify: {message['event']} not told to {why}")
 
 
 def _apprise(url: str, message: dict[str, Any]) -> str | None:
@@ -159,3 +180,17 @@ def _ago(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def listing_pass(
+    agents: Any, notify: NotifySettings, up: list[str], down: list[str], say: Callable[[str], None] = warn
+) -> None:
+    """One look at the hosts `up` for what the user's side owes (the TUI's periodic pass; the CLI
+    and the controller tell on the listing they make anyway); `down`: those the TUI's connections
+    gave up on for now (a host still connecting is neither: it has not failed yet)."""
+    from .actions.find import list_jobs
+
+    if not owes(notify):
+        return
+    answered: dict[str, bool] = dict.fromkeys(down, False)
+    after_listing(notify, list_jobs(agents, [], hosts=up, answered=answered), answered, say)
