@@ -255,7 +255,7 @@ class GpuDeckApp(App[None]):
 
         if self._driver is not None:
             self._driver.write(escapes(title, body))
-        self.run_worker(partial(notify_send, title, body), thread=True, group="desktop", exit_on_error=False)
+        self.background.in_thread(partial(notify_send, title, body), group="desktop")
 
     # -- SSH host keys ---------------------------------------------------------------------------
 

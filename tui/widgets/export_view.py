@@ -1,9 +1,10 @@
-"""The export key (E, Binding id `export_view`) for any view: its rows go to export_rows.write in
-a thread worker (file IO off the app's thread); a toast says where they went, or why not."""
+"""The export key (E, Binding id `export_view`) for any view: its rows go to export_rows.write on
+the app's Background service (file IO off the app's thread); a toast says where they went, or why not."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from ..export_rows import Cell, write
+from ..services.background import background
 from .failures import report, say
 
 EXPORT_BINDING = Binding("E", "export_view", "Export", id="export_view", show=False,
@@ -39,17 +41,17 @@ def table_rows(table: DataTable[Any], key: str | None = None) -> tuple[list[str]
 
 
 def export(node: Widget, view: str, columns: Sequence[str], rows: Sequence[Sequence[Cell]]) -> None:
+    """The rows to files in the app's Background service (a thread); a toast says where."""
     settings = getattr(node.app, "settings", None)
     where = getattr(getattr(settings, "ui", None), "export_dir", None)
     directory = Path(where).expanduser() if where else Path.cwd()
 
-    def work() -> None:
-        try:
-            path = write(view, columns, rows, directory)
-        except OSError as exc:
-            node.app.call_from_thread(report, node, "export", f"{directory}: {exc.strerror or exc}")
-            return
-        line = f"{len(rows)} rows to {path} and {path.with_suffix('.json').name}"
-        node.app.call_from_thread(say, node, line, "exported")
+    def done(path: Path) -> None:
+        say(node, f"{len(rows)} rows to {path} and {path.with_suffix('.json').name}", "exported")
 
-    node.run_worker(work, thread=True, group="export", exit_on_error=False)
+    def failed(exc: BaseException) -> None:
+        report(node, "export", f"{directory}: {getattr(exc, 'strerror', None) or exc}")
+
+    background(node).run(
+        node, partial(write, view, columns, rows, directory), group="export", done=done, failed=failed
+    )
