@@ -263,6 +263,8 @@ class JobView:
         obj["runtime"] = spec.get("runtime")  # a container job's image, runtime, mounts…
         obj["watch"] = spec.get("watch")  # a watch job: {path, pid, …}; null for a launched command
         obj["code"] = spec.get("code")  # a synced job's snapshot: {snapshot, home, files, bytes, source}
+        notify = spec.get("notify")  # the events its end is told of; never the URLs (tokens)
+        obj["notify_events"] = notify.get("events") if isinstance(notify, dict) else None
         obj["gpus"] = spec.get("gpus")  # asked per node: {count, model}; null: every GPU (as before --gpus)
         if spec.get("gpus") and self.gpus_assigned is None:  # written once, before the supervisor
             self.gpus_assigned = read_assignment(self.files.dir)

@@ -669,7 +669,9 @@ class PreemptNotice:
 class Notify:
     """Who hears of the job's end from its host (`[notify]` of the client's config.toml): the URLs
     (remote_agent/notify/send.py: json://, ntfy://, Slack and Discord webhooks; they may hold
-    tokens, so they stay in spec.json, 0600, as env values do) and the events sent."""
+    tokens, so they stay in spec.json, 0600, as env values do) and the events sent. The events are
+    also in the `jobs` answer (`notify_events`, never the URLs): the user's side tells its own
+    targets of the same events (tui/notify_late.py)."""
 
     urls: Tuple[str, ...]
     events: Tuple[str, ...]
@@ -682,8 +684,8 @@ class Notify:
         obj = _object(obj, "notify")
         _only(obj, cls, "notify")
         urls = _texts(obj.get("urls"), "notify.urls", 2048)
-        if not urls or len(urls) > 16:
-            raise SpecError("spec.notify.urls: expected 1 to 16 URLs")
+        if len(urls) > 16:  # none: only the user's side tells (its apprise targets), by these events
+            raise SpecError("spec.notify.urls: expected up to 16 URLs")
         for i, url in enumerate(urls):
             if kind_of(url) is None:
                 raise SpecError("spec.notify.urls[%d]: not a target a host can send to" % i)

@@ -95,7 +95,7 @@ stop_job = "x"
         (
             "[ui]\nreadonly = true\n",
             2,
-            "[ui] readonly: unknown setting (known: theme, read_only, kept_ended_jobs)",
+            "[ui] readonly: unknown setting (known: theme, read_only, kept_ended_jobs, export_dir)",
         ),
         (
             "[ui]\nkept_ended_jobs = -1\n",

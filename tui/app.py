@@ -44,6 +44,7 @@ from .services import CloudInstances, Connections, Costs, JobControl, Proposals
 from .services.background import Background
 from .services.endings import Endings
 from .services.jobs import StoreFactory
+from .services.notify_late import LateNotify
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
@@ -156,6 +157,9 @@ class GpuDeckApp(App[None]):
             self, self.fleet, settings, self.connections.publish, self.read_only, clock=clock or time.time
         )
         self.cloud.added_host = self.connections.add_host
+        self.late_notify = LateNotify(
+            self, self.fleet, self.connections, settings.notify
+        )  # [notify]'s apprise targets
         self.costs.cloud_budget = self.cloud.budget_reached
         # those that run workers
         self.services = (
@@ -165,6 +169,7 @@ class GpuDeckApp(App[None]):
             self.proposals,
             self.endings,
             self.cloud,
+            self.late_notify,
         )
         themes = load_themes()
         self.startup_errors += themes.errors
@@ -212,6 +217,8 @@ class GpuDeckApp(App[None]):
         self.connections.start()
         self.proposals.start()
         self.endings.start()
+        if not self.replay:
+            self.late_notify.start()
         self.push_screen(
             DeckScreen(
                 self.fleet,
@@ -260,6 +267,15 @@ class GpuDeckApp(App[None]):
         else:
             say(self, " ".join(filter(None, [name, job.state, job.why and f"({job.why})"])), "job ended")
         self.bell()
+        if self.settings.notify.desktop:  # [notify] desktop: the terminal's (or the desktop's) own notice
+            self._desktop(f"gpudeck: {name} {job.state}", job.why or "")
+
+    def _desktop(self, title: str, body: str) -> None:
+        from .notify_desktop import escapes, notify_send
+
+        if self._driver is not None:
+            self._driver.write(escapes(title, body))
+        self.background.in_thread(partial(notify_send, title, body), group="desktop")
 
     # -- SSH host keys ---------------------------------------------------------------------------
 

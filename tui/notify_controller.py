@@ -1,13 +1,12 @@
 """What only the controller knows (a managed job's recovery or giving up, a queued job's start),
-told to config.toml's [notify] targets by the controller itself, with the host's sender
-(remote_agent/notify/send.py: the same targets, the same message shape)."""
+told to config.toml's [notify] targets by the controller itself: the host's sender for the targets
+a host can POST to (remote_agent/notify/send.py, the same message shape), apprise for the others."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from remote_agent.notify.send import deliver
-
+from .notify_late import send_all
 from .settings import NotifySettings
 
 EVENT_OF = {
@@ -34,5 +33,5 @@ def tell(notify: NotifySettings, record: dict[str, Any]) -> dict[str, Any]:
         "text": text,
         "record": record,
     }
-    failed = [w for w in (deliver(url, message) for url in notify.urls) if w is not None]
+    failed = send_all(notify.urls, message)
     return dict(record, notified={"event": event, "sent": len(notify.urls) - len(failed), "failed": failed})

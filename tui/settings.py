@@ -18,6 +18,9 @@ from typing import Any, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import paths
+
+# `[notify]` lives in its own module; these names stay importable from here.
+from .notify_settings import DEFAULT_NOTIFY_EVENTS, NOTIFY_EVENTS, NotifySettings  # noqa: F401
 from .tomlfile import BadToml, line_of, parse_bytes, where
 
 
@@ -85,28 +88,7 @@ class UiSettings:
     # Ended jobs whose loaded series stay in memory after their view closes (the most recently
     # closed); the others go back to a summary. Memory follows this, not the length of history.
     kept_ended_jobs: int = 2
-
-
-# What a `[notify]` message may be about: the host's (a job's end) and the controller's.
-NOTIFY_EVENTS = (
-    "ended",
-    "failed",
-    "budget_stop",
-    "idle_stop",
-    "preempted",
-    "recovered",
-    "gave_up",
-    "queued_start",
-)
-DEFAULT_NOTIFY_EVENTS = ("failed", "budget_stop", "idle_stop", "preempted", "gave_up")
-
-
-@dataclass(frozen=True)
-class NotifySettings:
-    """`[notify]`: where messages go (URLs: json://, ntfy://, Slack/Discord webhooks) and about what."""
-
-    urls: tuple[str, ...] = ()
-    events: tuple[str, ...] = DEFAULT_NOTIFY_EVENTS
+    export_dir: str | None = None  # where the export key (E) writes; None: the current directory
 
 
 @dataclass(frozen=True)
@@ -176,23 +158,9 @@ class _Reader:
         )
 
     def notify(self, t: dict[str, Any]) -> NotifySettings:
-        from remote_agent.notify.send import kind_of
+        from .notify_settings import read_notify
 
-        self.known(t, "notify", ("urls", "events"))
-        urls, events = t.get("urls", []), t.get("events", list(DEFAULT_NOTIFY_EVENTS))
-        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls) or len(urls) > 16:
-            self.fail("notify", "urls", "expected a list of up to 16 URLs")
-        for url in urls:
-            if kind_of(url) is None:  # the URL may hold a token: named by its scheme only
-                self.fail(
-                    "notify",
-                    "urls",
-                    f"a {url.split(':', 1)[0]}: URL is not supported (json://, jsons://, ntfy://, ntfys://, "
-                    "https://hooks.slack.com/…, https://discord.com/api/webhooks/…)",
-                )
-        if not isinstance(events, list) or not all(isinstance(e, str) and e in NOTIFY_EVENTS for e in events):
-            self.fail("notify", "events", f"expected a list of {', '.join(NOTIFY_EVENTS)}")
-        return NotifySettings(tuple(urls), tuple(events))
+        return read_notify(self, t)
 
     # -- tables ------------------------------------------------------------------------------------
 
@@ -236,7 +204,7 @@ class _Reader:
         )
 
     def ui(self, t: dict[str, Any]) -> UiSettings:
-        self.known(t, "ui", ("theme", "read_only", "kept_ended_jobs"))
+        self.known(t, "ui", ("theme", "read_only", "kept_ended_jobs", "export_dir"))
         kept = t.get("kept_ended_jobs", 2)
         if isinstance(kept, bool) or not isinstance(kept, int) or not 0 <= kept <= 1000:
             self.fail("ui", "kept_ended_jobs", f"expected a whole number from 0 to 1000, got {kept!r}")
@@ -244,6 +212,7 @@ class _Reader:
             theme=self.string(t, "ui", "theme"),
             read_only=self.boolean(t, "ui", "read_only") or False,
             kept_ended_jobs=kept,
+            export_dir=self.string(t, "ui", "export_dir"),
         )
 
     def cloud(self, t: dict[str, Any]) -> CloudSettings:

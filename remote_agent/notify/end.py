@@ -63,8 +63,11 @@ def notify_event(spec: Mapping[str, Any], event: str, why: str) -> Optional[Dict
     return _send(asked, event, message)
 
 
-def _send(asked: Mapping[str, Any], event: str, message: Dict[str, Any]) -> Dict[str, Any]:
-    """To every target; what went and why the others did not (never their URLs)."""
+def _send(asked: Mapping[str, Any], event: str, message: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """To every target; what went and why the others did not (never their URLs). None when the
+    job has no target here (only the user's side tells it: its apprise targets)."""
     urls = [str(u) for u in asked.get("urls") or ()]
+    if not urls:
+        return None
     failed = [why for why in (deliver(url, message) for url in urls) if why is not None]
     return {"event": event, "sent": len(urls) - len(failed), "failed": failed}

@@ -192,6 +192,7 @@ def list_jobs(
     skipped: list[GpudeckError] | None = None,
     hosts: list[str] | None = None,
     ids: list[str] | None = None,
+    answered: dict[str, bool] | None = None,
 ) -> list[Job]:
     """Jobs on every host (or `hosts`; only the jobs `ids` when given), asked in parallel, newest
     first. A host that cannot answer is named on stderr and skipped (appended to `skipped` when
@@ -220,6 +221,10 @@ def list_jobs(
             obj = dict(obj, host=host)
             job = jobs.setdefault(obj["id"], Job(obj["id"], obj.get("name") or "?"))
             job.nodes.append(obj)
+    if answered is not None:  # which hosts answered (the user's side's host_unreachable)
+        answered.update(
+            {host: not isinstance(a, GpudeckError) for host, a in zip(hosts, answers, strict=True)}
+        )
     down = {
         host: str(answer)
         for host, answer in zip(hosts, answers, strict=True)

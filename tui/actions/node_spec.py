@@ -69,7 +69,7 @@ class JobTerms:
     ipc: str | None = None
     gpus: GpuRequest | None = None  # per node: the host's agent assigns them at launch
     restart_of: str | None = None  # the job this one goes on from (a managed job's recovery)
-    notify: Notify | None = None  # config.toml [notify]: who hears of its end, from its host
+    notify: tuple[str, ...] | None = None  # `run --notify`: the events told of it (None: config.toml's)
     stall: Stall | None = None  # when it counts as stalled, and what then (None: auto, notify)
     pty: bool = False
 
@@ -97,21 +97,21 @@ class JobTerms:
             ipc=opts.ipc,
             gpus=opts.gpus,
             restart_of=opts.restart_of,
-            notify=job_notify(),
+            notify=opts.notify,
             stall=opts.stall,
             pty=opts.pty,
         )
 
 
-def job_notify() -> Notify | None:
-    """config.toml's [notify], as the host sends it: its URLs and the events a job's end can be."""
-    from remote_agent.notify.events import HOST_EVENTS
-
+def job_notify(host: str, asked: tuple[str, ...] | None) -> Notify | None:
+    """config.toml's [notify] for this host, as the host sends it (tui/notify_targets.py)."""
+    from ..notify_late import remember
+    from ..notify_targets import late_urls, spec_notify
     from ..settings import load_or_default
 
     notify = load_or_default()[0].notify  # a broken file was said already, by the command's start
-    events = tuple(e for e in notify.events if e in HOST_EVENTS)
-    return Notify(urls=notify.urls, events=events) if notify.urls and events else None
+    remember(late_urls(notify.urls_for(host)))  # its user's-side targets count from this launch on
+    return spec_notify(notify, host, asked)
 
 
 def host_entry(host: str) -> HostEntry:
@@ -163,7 +163,7 @@ def node_spec(
         runtime=container(terms, host, entry.extra),
         gpus=terms.gpus,
         restart_of=terms.restart_of,
-        notify=terms.notify,
+        notify=job_notify(host, terms.notify),
         stall=terms.stall,
         notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
         pty=terms.pty or None,

@@ -79,6 +79,7 @@ class LaunchOptions:
     gpus: GpuRequest | None = None
     restart_of: str | None = None  # a managed job's recovery: the job it goes on from (one chain)
     stall: Stall | None = None  # --stall/--stall-action (None: auto, notify)
+    notify: tuple[str, ...] | None = None  # --notify EVENT,…: what this job is told of (None: config.toml's)
     # A Slurm host's allocation (issue 30; tui/actions/slurm_launch.py): sbatch's options.
     gpus_per_node: int | None = None
     time_limit: str | None = None  # --time, as Slurm takes it (HH:MM:SS, D-HH…)

@@ -81,10 +81,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "check", help="what a host can run: GPUs and driver, container runtimes and GPU passing"
     )
     c.add_argument("name", help="the host's name in gpudeck")
+    # also after the action (`hosts check NAME --json`); SUPPRESS keeps `hosts --json check NAME` working
+    c.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="one JSON object")
     sh = verbs.add_parser(
         "show", help="a Slurm host at a glance: partitions, GPUs idle/allocated/down, your queue"
     )
     sh.add_argument("name", help="the Slurm host")
+    sh.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="one JSON object")
     r = verbs.add_parser("rm", help="remove a host from hosts.toml")
     r.add_argument("name", help="the host to remove (its jobs' files stay on it)")
     st = verbs.add_parser(

@@ -96,7 +96,7 @@ def controller(session: Session) -> Controller:
         return [tell(session.settings.notify, r) for r in records]
 
     return Controller(
-        jobs=lambda: find.list_jobs(session),
+        jobs=lambda: listed_and_told(session),
         observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
         policies=policies,
         journal=PolicyJournal(),
@@ -112,6 +112,17 @@ def controller(session: Session) -> Controller:
         queue_pass=lambda: told(start_waiting(session, session.store, Queue())),
         managed_pass=lambda: told(managed_pass(session, session.store, ManagedDir())),
     )
+
+
+def listed_and_told(session: Session) -> list[find.Job]:
+    """The jobs, for the rules; what the user's side owes [notify] of them is told on the way
+    (apprise targets, host_unreachable: tui/notify_late.py)."""
+    from ..notify_late import after_listing
+
+    answered: dict[str, bool] = {}
+    jobs = find.list_jobs(session, answered=answered)
+    after_listing(session.settings.notify, jobs, answered)
+    return jobs
 
 
 def fleet_budget(session: Session) -> Callable[[], tuple[float | None, float | None]] | None:

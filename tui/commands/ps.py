@@ -10,6 +10,7 @@ from .. import paths
 from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
+from ..notify_late import after_listing as tell_late
 from ..printable import printable, warn
 from ..session import Session
 
@@ -36,7 +37,10 @@ def state_text(job: Job) -> str:
 
 def run(args: argparse.Namespace, session: Session) -> int:
     skipped: list[GpudeckError] = []
-    jobs = [j for j in list_jobs(session, skipped) if args.all or not j.ended]
+    answered: dict[str, bool] = {}
+    listed = list_jobs(session, skipped, answered=answered)
+    tell_late(session.settings.notify, listed, answered)
+    jobs = [j for j in listed if args.all or not j.ended]
     for exc in skipped:
         warn(f"gpudeck: skipping a host: {exc}")
     # The jobs of the hosts that answered are printed; a host skipped makes the exit code non-zero

@@ -11,6 +11,7 @@ from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus,
 from ..errors import EXIT_USAGE, GpudeckError
 from ..managed.records import DEFAULT_LOST_AFTER, Policy, parse_recover_on
 from ..managed.submit import run_managed
+from ..notify_targets import parse_notify
 from ..queue.submit import Queued, submit
 from ..session import LOCAL, Session
 from .answer import add_json, launched, say
@@ -117,6 +118,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--stall-action",
         choices=["notify", "stop"],
         help="what a stall does (default notify: flag, journal, tell)",
+    )
+    p.add_argument(
+        "--notify",
+        metavar="EVENT,...",
+        help="the events this job is told of to [notify]'s targets (failed, stalled, budget_stop, …; "
+        "default: config.toml's, per host)",
     )
     p.add_argument(
         "--managed",
@@ -246,6 +253,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         ipc=args.ipc,
         gpus=parse_gpus(args.gpus),
         stall=parse_stall(args.stall, args.stall_action),
+        notify=parse_notify(args.notify),
         gpus_per_node=args.gpus_per_node,
         time_limit=args.time,
         time_warning=args.time_warning,

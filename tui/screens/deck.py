@@ -11,12 +11,14 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
 from ..actions.options import DEMO_COMMAND
+from ..export_rows import fleet_gpus
 from ..fleet import Fleet, JobModel
 from ..format import money
 from ..messages import FleetUpdated
 from ..services import CloudInstances, Connections, JobControl
 from ..services.jobs import refused_read_only
 from ..widgets.cloud_view import CloudView, Status
+from ..widgets.export_view import EXPORT_BINDING, export, table_rows
 from ..widgets.failures import guarded, say
 from ..widgets.fleet_view import FleetView
 from ..widgets.footer import DeckFooter
@@ -66,6 +68,7 @@ class DeckScreen(JobActions):
         Binding(
             "3", "show_tab('cloud')", "Cloud", id="show_cloud", tooltip="your AWS and Aliyun GPU instances"
         ),
+        EXPORT_BINDING,
     ]
 
     def __init__(
@@ -196,6 +199,13 @@ class DeckScreen(JobActions):
         self.refresh_bindings()
 
     # -- actions ---------------------------------------------------------------------------------
+
+    def action_export_view(self) -> None:
+        """E: the fleet's GPUs or the jobs table's rows, to CSV and JSON files."""
+        if self.query_one(TabbedContent).active == "fleet":
+            export(self, "fleet", *fleet_gpus(self.fleet.hosts))
+        else:
+            export(self, "jobs", *table_rows(self.query_one(JobsTable), key="id"))
 
     def action_show_tab(self, tab: str) -> None:
         if tab == "cloud" and self.cloud is None:

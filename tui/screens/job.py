@@ -11,11 +11,13 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from ..export_rows import job_points
 from ..fleet import Fleet, JobModel
 from ..fleet.chain import ancestors
 from ..messages import FleetUpdated
 from ..services import Connections, JobControl
 from ..widgets.charts import LossChart, UsageChart
+from ..widgets.export_view import EXPORT_BINDING, export
 from ..widgets.failures import guarded
 from ..widgets.footer import DeckFooter
 from ..widgets.job_nodes import JobNodes
@@ -54,6 +56,7 @@ class JobScreen(JobActions):
             id="loss_x_axis",
             tooltip="the loss chart's x axis: step / seconds",
         ),
+        EXPORT_BINDING,
     ]
 
     def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, job_id: str) -> None:
@@ -62,6 +65,12 @@ class JobScreen(JobActions):
 
     def current_job(self) -> JobModel | None:
         return self.fleet.jobs.get(self.job_id)
+
+    def action_export_view(self) -> None:
+        """E: every point of the job's series, to CSV and JSON files."""
+        job = self.current_job()
+        if job is not None:
+            export(self, f"points-{job.name or job.id}", *job_points(job.series))
 
     def compose(self) -> ComposeResult:
         job = self.current_job()

@@ -18,6 +18,7 @@ from ..fleet import Fleet, JobModel
 from ..printable import printable
 from ..services import Connections, JobControl
 from ..services.background import background
+from ..widgets.export_view import EXPORT_BINDING, export, table_rows
 from .end_job import confirm_end
 
 REFRESH = 2.0  # seconds between two askings (each one takes the agent's CPU interval too)
@@ -61,7 +62,12 @@ class ProcessesScreen(ModalScreen[None]):
         Binding("escape,p", "close", "Close", id="procs_close"),
         Binding("s", "stop_job", "Stop", id="procs_stop", tooltip="stop the job (asks first)"),
         Binding("K", "kill_job", "Kill", id="procs_kill", tooltip="SIGKILL the job's processes (asks first)"),
+        EXPORT_BINDING,
     ]
+
+    def action_export_view(self) -> None:
+        """E: the processes shown, to CSV and JSON files."""
+        export(self, "procs", *table_rows(self.query_one(DataTable)))
 
     def __init__(
         self,

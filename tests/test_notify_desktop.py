@@ -1,0 +1,55 @@
+"""Issue 35: `[notify] desktop`: a job of the open TUI that fails is shown as the terminal's own
+notification (OSC 9 and OSC 777 escapes written to the terminal), beside the toast; off, nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.jobs import launch, wait_state
+from tests.support.tui import sync, until
+from tui.app import GpuDeckApp
+from tui.notify_desktop import escapes
+from tui.remote.client import AgentClient
+
+FAILS_SOON = [sys.executable, "-c", "import sys, time; time.sleep(1.5); sys.exit(4)"]
+
+
+def test_escapes_carry_no_control_character_and_777_splits_on_semicolons() -> None:
+    text = escapes("gpudeck: a;b failed", "exit\x1b]9;x\x07 4")
+    assert text.startswith("\x1b]9;gpudeck: a;b failed: exit ]9;x  4\x07")
+    assert text.endswith("\x1b]777;notify;gpudeck: a b failed;exit ]9 x  4\x07") and text.count("\x1b") == 2
+
+
+async def _written_while_a_job_fails(client: AgentClient, workdir: Path) -> list[str]:
+    app = GpuDeckApp()
+    written: list[str] = []
+    async with app.run_test(size=(120, 30)) as pilot:
+        assert app._driver is not None
+        write = app._driver.write
+        app._driver.write = lambda data: (written.append(data), write(data))[-1]  # type: ignore[method-assign]
+        job = launch(client, workdir, FAILS_SOON, name="falls-over")["id"]
+        await until(pilot, lambda: job in app.fleet.jobs and app.fleet.jobs[job].active, "the running job")
+        wait_state(client, job, {"failed"})
+        await until(
+            pilot, lambda: any("falls-over failed" in n.message for n in app._notifications), "the toast"
+        )
+        await pilot.pause()
+    return [w for w in written if "\x1b]9;" in w or "\x1b]777;" in w]
+
+
+@pytest.mark.slow  # a real job fails under the open TUI: ~4 s
+@sync
+async def test_a_failure_under_the_open_tui_is_a_desktop_notification(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
+    [shown] = await _written_while_a_job_fails(client, workdir)
+    assert (
+        "\x1b]9;gpudeck: falls-over failed: " in shown
+        and "\x1b]777;notify;gpudeck: falls-over failed;" in shown
+    )
+
+    (gpudeck_home / "config.toml").write_text("[notify]\ndesktop = false\n")
+    assert await _written_while_a_job_fails(client, workdir) == []
