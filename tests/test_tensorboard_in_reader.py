@@ -115,3 +115,20 @@ def test_a_file_that_is_no_record_file_is_skipped(tmp_path: Path) -> None:
 )
 def test_tags_as_point_keys(tag: str, key: str) -> None:
     assert point_key(tag, "") == key
+
+
+def test_node_0_alone_follows_the_logdir_relative_to_the_workdir(tmp_path: Path) -> None:
+    from remote_agent.tbread.follow import TensorBoardIn, logdir_of
+
+    spec = {"tensorboard": "runs", "workdir": str(tmp_path), "node": "0"}
+    assert logdir_of(spec) == str(tmp_path / "runs")
+    assert TensorBoardIn.start_for(dict(spec, node="1"), str(tmp_path), lambda points: None) is None
+    got: list[list[dict[str, object]]] = []
+    w = SummaryWriter(str(tmp_path / "runs"))
+    w.add_scalar("loss", 0.5, 3)
+    w.close()
+    follower = TensorBoardIn.start_for(spec, str(tmp_path), got.append)
+    assert follower is not None
+    follower.finish()  # the last read, as when the job ends
+    assert got == [[{"step": 3, "loss": 0.5}]]
+    assert (tmp_path / "tensorboard.json").stat().st_mode & 0o777 == 0o600

@@ -41,6 +41,7 @@ async def answer(pilot: Any, app: GpuDeckApp, text: str) -> None:
     await pilot.press("enter")
 
 
+@pytest.mark.slow  # the app with its agent: seconds
 @sync
 async def test_F_forwards_a_port_shown_until_closed(
     gpudeck_home: Path, client: AgentClient, workdir: Path
@@ -63,6 +64,7 @@ async def test_F_forwards_a_port_shown_until_closed(
     client.request("kill", job=job["id"])
 
 
+@pytest.mark.slow  # the app with its agent: seconds
 @sync
 async def test_bang_runs_gpudeck_ssh_for_the_job_with_the_app_suspended(
     gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch

@@ -38,7 +38,9 @@ class TensorBoardIn:
     @classmethod
     def start_for(cls, spec: Dict[str, Any], node_dir: str, emit: Emit) -> Optional[TensorBoardIn]:
         logdir = logdir_of(spec)
-        if logdir is None:
+        # node 0 only: rank 0 is the one that writes TensorBoard in every framework, and other nodes
+        # on a shared file system would journal the same points again
+        if logdir is None or str(spec.get("node", "0")) != "0":
             return None
         follower = cls(logdir, node_dir, emit)
         follower._thread.start()

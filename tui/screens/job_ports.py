@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ..fleet import JobModel, NodeModel
+from ..services.background import background
 from ..services.forwards import OpenPort, forwards_of
 from ..widgets.failures import report, say
 from .forward_port import CLOSE, ForwardPortScreen, parse_ports
@@ -56,15 +57,13 @@ def _open(screen: Screen[Any], job: JobModel, node: NodeModel, remote: int, loca
         say(app.screen, f"{port.url} {where}", f"Forward: {job.name or job.id}", timeout=15)
         show_forwards(app, job.id)
 
-    def work() -> None:
-        try:
-            port = forwards.open_port(job.id, node.node, node.host, remote, local)
-        except Exception as exc:  # noqa: BLE001 - a taken port, a host down, a refused key: said
-            app.call_from_thread(report, app.screen, "Forward", exc)
-            return
-        app.call_from_thread(opened, port)
+    def work() -> OpenPort:
+        return forwards.open_port(job.id, node.node, node.host, remote, local)
 
-    app.run_worker(work, group="forward_port", thread=True, exit_on_error=False)
+    # owned by the app, not the screen: the toast still comes when the dialog's screen was left
+    background(screen).run(
+        app, work, group="forward_port", done=opened, failed=lambda exc: report(app.screen, "Forward", exc)
+    )
 
 
 def show_forwards(app: Any, job_id: str) -> None:
