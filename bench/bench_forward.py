@@ -91,6 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--modes", default="down,up", help="down, up or both (comma-separated)")
     args = parser.parse_args()
     size = args.mib << 20
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,7 +101,7 @@ def main() -> None:
         procs: list[subprocess.Popen[bytes]] = []
         try:
             results: dict[str, dict[str, list[float]]] = {}
-            for mode in ("down", "up"):
+            for mode in args.modes.split(","):
                 far = free_port()
                 procs.append(
                     subprocess.Popen(
