@@ -285,7 +285,9 @@ class Watch:
             isinstance(slurm_job, str) and slurm_job.isdigit() and len(slurm_job) < 20
         ):
             raise SpecError("spec.watch.slurm_job: expected a Slurm job id (digits), got %r" % (slurm_job,))
-        return cls(_text(obj.get("path"), "watch.path"), pid, start, bool(obj.get("from_end")), slurm_job)
+        # empty: a watch of a TensorBoard LOGDIR alone (spec.tensorboard), no log file
+        path = _text(obj.get("path", ""), "watch.path", empty=True)
+        return cls(path, pid, start, bool(obj.get("from_end")), slurm_job)
 
     def to_wire(self) -> Dict[str, Any]:
         wire: Dict[str, Any] = {
@@ -755,6 +757,7 @@ class JobSpec:
     placement: Optional[SlurmPlacement] = None  # None: this host's own node (SSH or local)
     notice: Optional[PreemptNotice] = None  # None: no provider's preemption notice is watched
     pty: Optional[bool] = None  # True: the command's output is a pseudo-terminal (ptyrelay.py)
+    tensorboard: Optional[str] = None  # a LOGDIR whose event files' scalars are points too (tbread/)
 
     @property
     def key(self) -> str:
@@ -776,6 +779,9 @@ class JobSpec:
         if not is_node(node):
             raise SpecError("spec.node: 1-32 of A-Z a-z 0-9 . _ -, got %r" % (node,))
         watch = _optional(obj.get("watch"), Watch.from_wire)
+        tensorboard = _optional(obj.get("tensorboard"), _text, "tensorboard")
+        if watch is not None and not watch.path and tensorboard is None:
+            raise SpecError("spec.watch.path: expected the log file (or spec.tensorboard alone)")
         argv = _texts(obj.get("argv"), "argv")
         if watch is None and not argv:
             raise SpecError("spec.argv: expected a non-empty list of strings")
@@ -828,6 +834,7 @@ class JobSpec:
             placement=_optional(obj.get("placement"), SlurmPlacement.from_wire),
             notice=_optional(obj.get("notice"), PreemptNotice.from_wire),
             pty=_optional(obj.get("pty"), _flag, "pty"),
+            tensorboard=tensorboard,
         )
 
     @classmethod

@@ -95,6 +95,7 @@ def _full(workdir: Path) -> dict:
         "stall": {"after": 600.0, "action": "stop"},
         "notice": {"provider": "aws", "metadata_endpoint": "http://127.0.0.1:1338"},
         "pty": True,
+        "tensorboard": "runs/exp",
     }
 
 

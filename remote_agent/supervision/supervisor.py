@@ -24,6 +24,7 @@ from ..storage.journal import JournalWriter
 from ..storage.jsonio import loads_object
 from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
+from ..tbread.follow import TensorBoardIn
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
 from .deleted import JOB_DIR_VAR
@@ -350,6 +351,8 @@ class Supervisor:
         next_keeper_check = 0.0
         if self.proc is not None:  # only while a command runs, only on a host with a provider's notice
             self._notice_watch = NoticeWatch.start(self.spec, self._on_notice, self._on_notice_error)
+        # spec.tensorboard: the run's event files are read too (tbread/follow.py)
+        tensorboard = TensorBoardIn.start_for(self.spec, str(self.files.dir), self._journal_points)
         while True:
             self._reap()
             now = time.monotonic()
@@ -412,9 +415,21 @@ class Supervisor:
         if self._reader is not None and not self._reader.is_alive():
             self._heartbeat_pos = self._journaled_pos  # all parsed, no adopter to come: trim to the cap
             self._trim_output()
+        if tensorboard is not None:
+            tensorboard.finish()  # what the run flushed as it ended
         if self.container is not None:  # its processes are gone: the runtime's record of it goes too
             self.container.remove(self.journal.append)
         self._write_final_state()
+
+    def _journal_points(self, points: List[Dict[str, Any]]) -> None:
+        """Points read from the run's TensorBoard event files, journaled as parsed output's are."""
+        entries: List[Tuple[str, Dict[str, Any]]] = [("metric", {"values": v}) for v in points]
+        with self._out_lock:
+            back = self.stall.saw(entries, time.monotonic())
+            if back is not None:
+                entries.append(("event", {"event": "unstalled", "data": {"why": back}}))
+            assert self.journal is not None
+            self.journal.append_many(entries)
 
     def _trim_output(self) -> None:
         """Keep output.log within the job's cap: head and tail stay, the parsed middle goes."""

@@ -49,9 +49,12 @@ class WatchSupervisor(Supervisor):
         out_fd = self._open_output()
         if out_fd is None:
             return False
-        self.follower = FileFollower(self.watch["path"], out_fd, bool(self.watch.get("from_end")))
-        self._copier = threading.Thread(target=self._copy, args=(out_fd,), name="watch-copy", daemon=True)
-        self._copier.start()
+        if self.watch.get("path"):
+            self.follower = FileFollower(self.watch["path"], out_fd, bool(self.watch.get("from_end")))
+            self._copier = threading.Thread(target=self._copy, args=(out_fd,), name="watch-copy", daemon=True)
+            self._copier.start()
+        else:  # a TensorBoard LOGDIR alone: its points come from tbread, output.log stays empty
+            os.close(out_fd)
         self.journal.append("state", state="running", pid=self.watch.get("pid"), watch=self.watch["path"])
         self._reader = threading.Thread(target=self._follow_output, daemon=True)
         self._reader.start()

@@ -33,6 +33,11 @@ def process_start(pid: int) -> Optional[int]:
         return None
 
 
+def _from_home(path: str) -> str:
+    path = os.path.expanduser(path)
+    return os.path.normpath(path if os.path.isabs(path) else os.path.join(os.path.expanduser("~"), path))
+
+
 def validate_watch_spec(raw: Any) -> Dict[str, Any]:
     """A clean copy, or SpecError naming the field. A relative path is taken from the home dir
     (where an SSH login starts); the pid must be a live process now."""
@@ -43,10 +48,21 @@ def validate_watch_spec(raw: Any) -> Dict[str, Any]:
     assert watch is not None  # is_watch said so
     if spec.argv:
         raise SpecError("spec.argv: a watch runs no command")
-    path = os.path.expanduser(watch.path)
-    if not os.path.isabs(path):
-        path = os.path.join(os.path.expanduser("~"), path)
-    path = os.path.normpath(path)
+    pid_start = None
+    if watch.pid is not None:
+        pid_start = process_start(watch.pid)
+        if pid_start is None or not is_live(watch.pid):
+            raise SpecError("spec.watch.pid: no live process %d on this host" % watch.pid)
+    if spec.tensorboard is not None:  # from the home dir, like the path (not the path's dir)
+        spec = spec.replace(tensorboard=_from_home(spec.tensorboard))
+    if not watch.path:  # a TensorBoard LOGDIR alone (spec.tensorboard): no log file to check
+        return spec.replace(
+            workdir=os.path.expanduser("~"),
+            env={},
+            setup=(),
+            watch=Watch("", watch.pid, pid_start, watch.from_end, watch.slurm_job),
+        ).to_wire()
+    path = _from_home(watch.path)
     if os.path.isdir(path):
         raise SpecError("spec.watch.path: a directory, not a log file: %s" % path)
     if os.path.exists(path) and not os.path.isfile(path):
@@ -55,11 +71,6 @@ def validate_watch_spec(raw: Any) -> Dict[str, Any]:
         )
     if os.path.exists(path) and not os.access(path, os.R_OK):
         raise SpecError("spec.watch.path: not readable by the agent's user: %s" % path)
-    pid_start = None
-    if watch.pid is not None:
-        pid_start = process_start(watch.pid)
-        if pid_start is None or not is_live(watch.pid):
-            raise SpecError("spec.watch.pid: no live process %d on this host" % watch.pid)
     return spec.replace(
         workdir=os.path.dirname(path),
         env={},

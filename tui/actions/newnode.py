@@ -63,6 +63,7 @@ def new_node_spec(
         code=read(Code, job.first.get("code")),  # the code the job started with, whatever changed here
         gpus=read(GpuRequest, job.first.get("gpus")),  # as many GPUs per node as the others asked for
         pty=job.first.get("pty") is True,  # drawn to a terminal as the others are
+        tensorboard=job.first.get("tensorboard") if isinstance(job.first.get("tensorboard"), str) else None,
         **job_cost_options(job.first),
     )
     try:

@@ -72,6 +72,7 @@ class JobTerms:
     notify: tuple[str, ...] | None = None  # `run --notify`: the events told of it (None: config.toml's)
     stall: Stall | None = None  # when it counts as stalled, and what then (None: auto, notify)
     pty: bool = False
+    tensorboard: str | None = None  # a LOGDIR (relative: to the work dir) read as points by the agent
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -100,6 +101,7 @@ class JobTerms:
             notify=opts.notify,
             stall=opts.stall,
             pty=opts.pty,
+            tensorboard=opts.tensorboard,
         )
 
 
@@ -167,6 +169,7 @@ def node_spec(
         stall=terms.stall,
         notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
         pty=terms.pty or None,
+        tensorboard=terms.tensorboard,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

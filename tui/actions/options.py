@@ -47,6 +47,7 @@ class LaunchOptions:
     requirements: str | None = None
     grace: float = DEFAULT_GRACE
     pty: bool = False  # the command's output is a pseudo-terminal (spec.pty)
+    tensorboard: str | None = None  # a LOGDIR whose event files' scalars are points too (spec.tensorboard)
     budget: float | None = None
     price_per_hour: float | None = None  # overrides the host's price for this job
     idle_stop: str | None = None  # `30m@10%+15m` or `off`; None: the host's default

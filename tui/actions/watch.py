@@ -33,11 +33,16 @@ class WatchOptions:
     from_end: bool = False  # skip what the file holds now (a huge log)
     grace: float = DEFAULT_GRACE
     slurm_job: str | None = None  # a Slurm job's output (path resolved by the login node's agent)
+    tensorboard: str | None = None  # a LOGDIR whose event files' scalars are points too (with PATH or alone)
 
 
 def check_watch(opts: WatchOptions) -> WatchOptions:
-    if not opts.path or "\0" in opts.path:
-        raise usage("watch: give the log file to follow (gpudeck watch [--host H] PATH)")
+    if opts.tensorboard is not None and (not opts.tensorboard or "\0" in opts.tensorboard):
+        raise usage("--tensorboard: expected a directory (the run's LOGDIR)")
+    if (not opts.path and opts.tensorboard is None) or "\0" in (opts.path or ""):
+        raise usage(
+            "watch: give the log file to follow or --tensorboard LOGDIR (gpudeck watch [--host H] PATH)"
+        )
     check_name(opts.name)
     if opts.pid is not None and not 1 < opts.pid <= PID_MAX:
         raise usage(f"--pid {opts.pid}: expected the run's process id (2 to {PID_MAX})")
@@ -48,8 +53,13 @@ def check_watch(opts: WatchOptions) -> WatchOptions:
 def watch_spec(opts: WatchOptions, job_id: str) -> dict[str, Any]:
     """The agent's launch spec for a watch: `watch` in place of a command. A local relative path is
     taken from the current dir; on an SSH host from the login dir (the agent resolves it)."""
-    path = os.path.abspath(os.path.expanduser(opts.path)) if opts.host == LOCAL else opts.path
-    name = opts.name or default_name([os.path.basename(path.rstrip("/")) or "watch"], job_id)
+    local = opts.host == LOCAL
+    path = os.path.abspath(os.path.expanduser(opts.path)) if local and opts.path else opts.path or ""
+    logdir = opts.tensorboard
+    if logdir is not None and local:
+        logdir = os.path.abspath(os.path.expanduser(logdir))
+    named = path or (logdir or "").rstrip("/")
+    name = opts.name or default_name([os.path.basename(named.rstrip("/")) or "watch"], job_id)
     return {
         "id": job_id,
         "name": name,
@@ -64,6 +74,7 @@ def watch_spec(opts: WatchOptions, job_id: str) -> dict[str, Any]:
         },
         "grace": opts.grace,
         "created_at": time.time(),
+        **({"tensorboard": logdir} if logdir is not None else {}),
     }
 
 

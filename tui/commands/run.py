@@ -75,6 +75,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "frame as for their user (the log then holds their redraws)",
     )
     p.add_argument(
+        "--tensorboard",
+        metavar="LOGDIR",
+        help="also read the run's TensorBoard event files under LOGDIR (relative: to the work dir) "
+        "as its points, for a framework that logs only there",
+    )
+    p.add_argument(
         "--budget",
         type=float,
         metavar="AMOUNT",
@@ -238,6 +244,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         requirements=args.requirements,
         grace=args.grace,
         pty=args.pty,
+        tensorboard=args.tensorboard,
         budget=args.budget,
         price_per_hour=args.price_per_hour,
         idle_stop=args.idle_stop,

@@ -1,7 +1,9 @@
 """`gpudeck ssh JOB|HOST [--node K] [-- CMD…]`: a shell (or CMD) on a job's node, in its working
 directory, with its job variables (GPUDECK_JOB_ID, GPUDECK_NODE, the GPUs it was given — never the
 values of its --env/--env-file, which stay with the job), over the host's SSH connection as gpudeck
-resolves it (jump hosts, ProxyCommand, keys). A host name instead of a job: a login shell there."""
+resolves it (jump hosts, ProxyCommand, keys). A host name instead of a job: a login shell there.
+A Slurm job's node is a compute node the client never reaches: the shell is a step inside the job's
+allocation, `srun --jobid=ID --overlap` run on the login node (--relative picks the node)."""
 
 from __future__ import annotations
 
@@ -50,6 +52,16 @@ def remote_command(workdir: str | None, env: dict[str, str], command: list[str])
     return "; ".join(parts)
 
 
+def slurm_step(slurm_id: str, node: str, line: str, interactive: bool) -> str:
+    """The login node's line for `line` as a step of Slurm job `slurm_id` on the job's node `node`
+    (its index in the allocation: one srun task per node, in order). --overlap: the step shares the
+    CPUs and GPUs the job's own steps hold, instead of waiting for them."""
+    relative = node if node.isdigit() else "0"
+    argv = ["srun", f"--jobid={slurm_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--relative={relative}"]
+    argv += ["--pty"] if interactive else ["--quiet"]
+    return shlex.join([*argv, "bash", "-c", line])
+
+
 def run(args: argparse.Namespace, session: Session) -> int:
     from ..remote.shell import run_remote
 
@@ -58,6 +70,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         command = command[1:]
     env: dict[str, str] = {}
     workdir: str | None = None
+    slurm_id: str | None = None
     if args.target in session.hosts():
         host = args.target
     else:
@@ -68,6 +81,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
             raise GpudeckError(f"ssh: job {job.id} has no node {args.node!r} (nodes: {have})", EXIT_USAGE)
         host = str(node["host"])
         workdir, env = job_lines(job.id, node)
+        slurm = job.to_json().get("slurm")
+        if isinstance(slurm, dict) and slurm.get("job_id"):
+            slurm_id = str(slurm["job_id"])
+            if job.ended:
+                raise GpudeckError(f"ssh: job {job.id} has {job.state}: its Slurm allocation is gone")
     interactive = not command and sys.stdin.isatty() and sys.stdout.isatty()
     if not command and not interactive:
         raise GpudeckError(
@@ -76,8 +94,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if host == LOCAL:
         line = remote_command(workdir, env, command)
         return subprocess.run(["sh", "-c", line], env=dict(os.environ)).returncode
+    line = remote_command(workdir, env, command)
+    if slurm_id is not None:
+        line = slurm_step(slurm_id, args.node, line, interactive)
     conn = ssh_connection(host, session.settings)
     try:
-        return run_remote(conn, remote_command(workdir, env, command), interactive)
+        return run_remote(conn, line, interactive)
     finally:
         conn.close()

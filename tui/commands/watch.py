@@ -42,6 +42,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--from-end", action="store_true", help="skip what the file holds now (a huge log)")
     p.add_argument(
+        "--tensorboard",
+        metavar="LOGDIR",
+        help="also (or, without PATH, only) read the run's TensorBoard event files under LOGDIR, "
+        "recursively, as its points; relative: as PATH is",
+    )
+    p.add_argument(
         "--grace",
         type=float,
         default=DEFAULT_GRACE,
@@ -62,6 +68,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         from_end=args.from_end,
         grace=args.grace,
         slurm_job=args.slurm_job,
+        tensorboard=args.tensorboard,
     )
     job = watch(session, session.store, opts)
     say(args.json, launched(job), job.id)

@@ -1,4 +1,4 @@
-"""A job's journal records as TensorBoard event files (tensorboardX: no TensorFlow needed).
+"""A job's journal records as TensorBoard event files (written by hand: no TensorFlow needed).
 
 Each metric point becomes one scalar per value, at its step (or its position when it has none) and
 its host time; node 0's points keep their names (`loss`, `lr`, `samples_per_sec`…), another
@@ -23,12 +23,9 @@ MARKED_EVENTS = ("resized", "adopted", "recovered", "restarted", "gpus_assigned"
 
 def writer_for(directory: Path) -> EventFile:
     try:
-        import tensorboardX  # noqa: F401 (the protobufs and record framing EventFile writes with)
-    except ImportError:
-        raise GpudeckError(
-            "gpudeck export tensorboard needs tensorboardX: pip install 'gpudeck[export]'"
-        ) from None
-    return EventFile(directory)
+        return EventFile(directory)
+    except OSError as e:
+        raise GpudeckError(f"{directory}: cannot write event files: {e.strerror or e}") from None
 
 
 class EventSink:
@@ -65,9 +62,9 @@ class EventSink:
         at = int(step) if step is not None else position
         self._step[node] = at
         scalars = [
-            (f"{prefix}{key}", v)
-            for key, v in ((k, number(x)) for k, x in values.items())
-            if key != "step" and v is not None
+            (f"{prefix}{key}" if prefix else key, float(x))
+            for key, x in values.items()
+            if (type(x) is float or type(x) is int) and key != "step"  # not bool, not "nan" strings
         ]
         if scalars:
             self.writer.add_values(scalars, at, t)

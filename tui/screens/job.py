@@ -24,6 +24,7 @@ from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
 from .job_actions import JOB_BINDINGS, JobActions
+from .job_ports import show_forwards
 from .sight import in_sight
 
 TAIL_BYTES = 64 << 10
@@ -77,6 +78,7 @@ class JobScreen(JobActions):
         node = next(iter(job.nodes.values()), None) if job else None
         yield JobStats(id="stats")
         yield Static(id="proposal")
+        yield Static(id="forwards")  # `F`: the job's open forwards (job_ports.py)
         yield JobNodes(id="nodes")
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
@@ -104,6 +106,7 @@ class JobScreen(JobActions):
         for job_id in self._watched:
             self.connections.watch_job(job_id)
         self._draw(frozenset({"series", "gpu", "state"}))
+        show_forwards(self.app, self.job_id)
 
     def on_unmount(self) -> None:
         # a view that followed this one to the resized job may have mounted first and watch them too

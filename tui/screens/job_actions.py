@@ -19,6 +19,7 @@ from ..widgets.failures import report
 from .confirm import ConfirmScreen
 from .end_job import confirm_end
 from .footer_order import AppKeysFirst
+from .job_ports import ask_forward, open_shell
 from .logs import LogScreen
 from .procs import ProcessesScreen
 
@@ -48,6 +49,17 @@ JOB_BINDINGS: list[BindingType] = [
     Binding("plus", "scale('+1')", "+node", id="scale_up", tooltip="add a node (restart mode)"),
     Binding("minus", "scale('-1')", "-node", id="scale_down", tooltip="remove a node (restart mode)"),
     Binding(
+        "F", "forward_port", "Forward", id="forward_port", tooltip="a port of the job's node here", show=False
+    ),
+    Binding(
+        "exclamation_mark",
+        "job_shell",
+        "Shell",
+        id="job_shell",
+        tooltip="a shell on the job's node",
+        show=False,
+    ),
+    Binding(
         "y",
         "accept_proposal",
         "Accept",
@@ -63,6 +75,7 @@ JOB_BINDINGS: list[BindingType] = [
     ),
 ]
 _NEEDS_JOB = {"stop_job", "kill_job", "restart_job", "job_log", "job_procs", "scale"}
+_NEEDS_JOB |= {"forward_port", "job_shell"}  # F and ! (job_ports.py)
 _NEEDS_PROPOSAL = {"accept_proposal", "dismiss_proposal"}
 JOB_ACTIONS = frozenset(
     _NEEDS_JOB | _NEEDS_PROPOSAL
@@ -134,6 +147,12 @@ class JobActions(AppKeysFirst):
             self.app.push_screen(
                 ProcessesScreen(self.fleet, self.connections, self.job_control, job_id=job.id)
             )
+
+    def action_forward_port(self) -> None:
+        ask_forward(self, self.current_job())
+
+    def action_job_shell(self) -> None:
+        open_shell(self, self.current_job())
 
     def action_accept_proposal(self) -> None:
         job, proposals = self.current_job(), getattr(self.app, "proposals", None)
