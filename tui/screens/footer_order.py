@@ -3,8 +3,10 @@ terminal (80 columns) cuts a screen's less common keys, never these; and there t
 
 from __future__ import annotations
 
+from functools import cache
+
 from textual import events
-from textual.binding import ActiveBinding
+from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -15,7 +17,7 @@ NARROW = 120  # below this many columns the Footer is compact and leaves out the
 class AppKeysFirst(Screen[None]):
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
-        bindings = super().active_bindings
+        bindings = _declared_order(super().active_bindings)
         first = {k: b for k, b in bindings.items() if b.binding.id in FOOTER_FIRST}
         first = dict(sorted(first.items(), key=lambda kb: FOOTER_FIRST.index(kb[1].binding.id or "")))
         return {**first, **{k: b for k, b in bindings.items() if k not in first}}
@@ -30,3 +32,29 @@ class AppKeysFirst(Screen[None]):
         for footer in self.query(Footer):
             footer.compact = width < NARROW
             footer.show_command_palette = width >= NARROW
+
+
+def _declared_order(bindings: dict[str, ActiveBinding]) -> dict[str, ActiveBinding]:
+    """Each node's keys in the order its BINDINGS declare them: Textual appends a binding that
+    config.toml's [keys] remapped after all others, so it fell off the Footer's end."""
+    nodes: dict[int, int] = {}
+    for active in bindings.values():
+        nodes.setdefault(id(active.node), len(nodes))
+
+    def place(item: tuple[str, ActiveBinding]) -> tuple[int, int]:
+        active = item[1]
+        declared = _declared_ids(type(active.node))
+        return nodes[id(active.node)], declared.get(active.binding.id or "", len(declared))
+
+    return dict(sorted(bindings.items(), key=place))
+
+
+@cache
+def _declared_ids(cls: type) -> dict[str, int]:
+    """Binding id → its place in the class's BINDINGS (its own first, then its bases')."""
+    ids: dict[str, int] = {}
+    for base in cls.__mro__:
+        for b in vars(base).get("BINDINGS", ()):
+            if isinstance(b, Binding) and b.id:
+                ids.setdefault(b.id, len(ids))
+    return ids
