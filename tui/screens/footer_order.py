@@ -10,8 +10,10 @@ from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-FOOTER_FIRST = ("quit", "help", "next_theme")
-NARROW = 120  # below this many columns the Footer is compact and leaves out the palette's hint
+from .footer_fit import FOOTER_FIRST, fit
+
+NARROW = 160  # below this many columns the Footer is compact and leaves out the palette's hint
+TYPING = "typing goes to the field: enter or esc first"
 
 
 class AppKeysFirst(Screen[None]):
@@ -19,8 +21,20 @@ class AppKeysFirst(Screen[None]):
     def active_bindings(self) -> dict[str, ActiveBinding]:
         bindings = _declared_order(super().active_bindings)
         first = {k: b for k, b in bindings.items() if b.binding.id in FOOTER_FIRST}
+        present = {b.binding.id for b in first.values()}
+        for key, app_bindings in self.app._bindings.key_to_bindings.items():  # pinned: shown greyed
+            for b in app_bindings:  # while a field takes the keys (a filter being typed)
+                if b.id in FOOTER_FIRST and b.id not in present and key not in bindings:
+                    remapped = self.app._keymap.get(b.id)  # config.toml's [keys], as the keys use it
+                    if remapped:
+                        key = remapped.split(",")[0]
+                        b = b.with_key(key, key_display=None)
+                    first[key] = ActiveBinding(self.app, b, False, TYPING)
+                    present.add(b.id)
         first = dict(sorted(first.items(), key=lambda kb: FOOTER_FIRST.index(kb[1].binding.id or "")))
-        return {**first, **{k: b for k, b in bindings.items() if k not in first}}
+        ordered = {**first, **{k: b for k, b in bindings.items() if k not in first}}
+        width = self.app.size.width
+        return fit(ordered, width, width < NARROW, width >= NARROW, self.app.get_key_display)
 
     def on_resize(self, event: events.Resize) -> None:  # subclasses' own on_resize runs as well
         self.fit_footer(event.size.width)
