@@ -8,13 +8,14 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker
 
-from . import config, paths
+from . import config, escape_key, paths, typeahead
 from .cost.report import CostContext
 from .errors import GpudeckError
 from .fleet import Fleet, JobModel
@@ -36,6 +37,7 @@ from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, confirm_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
+from .screenshot_dir import screenshot_dir
 from .services import CloudInstances, Connections, Costs, JobControl, Proposals
 from .services.background import Background
 from .services.endings import Endings
@@ -187,7 +189,19 @@ class GpuDeckApp(App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)  # Textual's own themes lack gpudeck's variables
 
+    keys_held = False  # main() holds the keys typed before the deck is up (a test's Pilot does not)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self.keys_held and isinstance(event, events.Key):
+            return  # typed during start-up, read by Textual before any screen could take it
+        await super().on_event(event)
+
+    def _take_keys(self) -> None:
+        self.keys_held = False
+        typeahead.flush()
+
     def on_mount(self) -> None:
+        self.call_after_refresh(self._take_keys)  # after the deck's first frame
         self.costs.start()
         self.connections.start()
         self.proposals.start()
@@ -303,6 +317,11 @@ class GpuDeckApp(App[None]):
             )
         )
 
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        return super().deliver_screenshot(filename, path or str(screenshot_dir()), time_format)
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's app commands (theme, quit, screenshot), then gpudeck's own keys that apply now:
         none of the widgets' internals (cursor keys, copy, focus), each once, its key as typed."""
@@ -329,4 +348,7 @@ def main(replay: str | None = None, read_only: bool = False) -> None:
     app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
+    escape_key.install()
+    app.keys_held = True  # until its screens are up: a key typed during start-up is not acted on late
+    typeahead.flush()
     app.run()

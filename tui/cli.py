@@ -295,6 +295,7 @@ def run(argv: list[str]) -> int:
             return exc.code
         return 0  # (argparse printed the help and exited)
     from . import session as session_mod
+    from . import typeahead
     from .remote import hostkey_errors
     from .session import Session
 
@@ -304,9 +305,13 @@ def run(argv: list[str]) -> int:
         args = parse(build_parser(verb_of(argv)), argv)
         _use_tape(args)
         if args.verb is None:
-            from .app import main as app_main  # here: other verbs stay fast and Textual-free
+            found = typeahead.hold()  # keys typed while Textual loads: not echoed, dropped
+            try:
+                from .app import main as app_main  # here: other verbs stay fast and Textual-free
 
-            app_main(replay=args.replay, read_only=args.read_only)
+                app_main(replay=args.replay, read_only=args.read_only)
+            finally:
+                typeahead.release(found)
             return 0
         sub_verb = getattr(args, f"{args.verb}_verb", None)
         empty = empty_option(argv)
