@@ -32,6 +32,7 @@ from .messages import (
 from .policy.rules import Policies, PolicyError
 from .policy.rules import load as load_policies
 from .remote.hostkey_errors import fingerprint
+from .screens.command_line import CommandLineScreen, run_command
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, confirm_key
@@ -89,6 +90,13 @@ class GpuDeckApp(App[None]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("t", "next_theme", "Next theme", id="next_theme", tooltip="cycle gpudeck's themes"),
         Binding("question_mark", "help", "Help", id="help"),
+        Binding(
+            "colon",
+            "command_line",
+            "Cmd",
+            id="command_line",
+            tooltip=":jobs :job NAME :logs NAME :theme NAME :q",
+        ),
     ]
 
     def __init__(
@@ -289,6 +297,9 @@ class GpuDeckApp(App[None]):
         for service in self.services:  # each worker's outcome goes to the callback its service gave
             if service.worker_changed(event.worker, event.state):
                 return
+
+    def action_command_line(self) -> None:
+        self.push_screen(CommandLineScreen(), partial(run_command, self))
 
     # -- help and palette --------------------------------------------------------------------------
 
