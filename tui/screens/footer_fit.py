@@ -23,7 +23,8 @@ SHORT = {
     "accept_proposal": "Accept",
     "dismiss_proposal": "Dismiss",
 }
-# Left out first when the line is full (last first); a key not named here goes before all of these.
+# Kept longest when the line is full: the last named is left out first, and a key not named here
+# before any named one.
 KEEP = (
     "quit",
     "help",
@@ -42,6 +43,7 @@ KEEP = (
     "job_procs",
     "gpu_procs",
     "new_job",
+    "command_line",
     "toggle_follow",
     "loss_log_scale",
     "loss_smoothing",
@@ -51,6 +53,8 @@ KEEP = (
     "restart_job",
     "scale_up",
     "scale_down",
+    "reverse_jobs",
+    "copy_line",
 )
 PALETTE_HINT = 12  # columns of the "^p palette" hint, docked right where it is shown
 
@@ -84,7 +88,7 @@ def fit(
         key_width(display(out[k].binding), out[k].binding.description, compact) for k in shown.values()
     )
     rank = {name: i for i, name in enumerate(KEEP)}
-    by_need = sorted(shown.values(), key=lambda k: rank.get(out[k].binding.id or "", -1), reverse=True)
+    by_need = sorted(shown.values(), key=lambda k: rank.get(out[k].binding.id or "", len(KEEP)), reverse=True)
     for key in by_need:
         if used <= room:
             break
