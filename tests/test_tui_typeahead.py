@@ -15,7 +15,8 @@ from textual.drivers import linux_driver
 
 from tests.support.tui import sync, until
 from tests.support.waiting import wait_for
-from tui import escape_key, typeahead
+from tui import app_escape_key as escape_key
+from tui import typeahead
 from tui.app import GpuDeckApp
 
 

@@ -15,7 +15,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker
 
-from . import config, escape_key, paths, typeahead
+from . import app_escape_key, config, paths, typeahead
 from .cost.report import CostContext
 from .errors import GpudeckError
 from .fleet import Fleet, JobModel
@@ -359,7 +359,7 @@ def main(replay: str | None = None, read_only: bool = False) -> None:
     app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
-    escape_key.install()
+    app_escape_key.install()
     app.keys_held = True  # until its screens are up: a key typed during start-up is not acted on late
     typeahead.flush()
     app.run()
