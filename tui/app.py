@@ -38,6 +38,8 @@ from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, confirm_key
 from .screens.job import JobScreen
 from .screens.logs import LogScreen
+from .screens.proc_keys import ProcKeys
+from .screens.procs import ProcessesScreen
 from .screenshot_dir import screenshot_dir
 from .services import CloudInstances, Connections, Costs, JobControl, Proposals
 from .services.background import Background
@@ -313,6 +315,7 @@ class GpuDeckApp(App[None]):
                     ("full log", [b for b in LogScreen.BINDINGS if b not in JobScreen.BINDINGS]),
                     ("jobs table", [b for b in JobsTable.BINDINGS if b not in DeckScreen.BINDINGS]),
                     ("cloud instances", list(CloudView.BINDINGS)),
+                    ("process view", [*ProcessesScreen.BINDINGS, *ProcKeys.BINDINGS]),
                     (
                         "output",
                         [
