@@ -343,7 +343,8 @@ class GpuDeckApp(App[None]):
             if command.title not in TEXTUAL_INTERNALS:
                 yield command
         ours, seen = binding_ids() - NOT_IN_PALETTE, set()
-        for active in screen.active_bindings.values():
+        bindings = getattr(screen, "palette_bindings", None) or screen.active_bindings  # whole labels
+        for active in bindings.values():
             b = active.binding
             if not (active.enabled and b.description and b.id in ours) or b.id in seen:
                 continue

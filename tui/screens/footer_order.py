@@ -36,6 +36,11 @@ class AppKeysFirst(Screen[None]):
         width = self.app.size.width
         return fit(ordered, width, width < NARROW, width >= NARROW, self.app.get_key_display)
 
+    @property
+    def palette_bindings(self) -> dict[str, ActiveBinding]:
+        """The keys with their whole labels, none left out: the palette's commands."""
+        return _declared_order(super().active_bindings)
+
     def on_resize(self, event: events.Resize) -> None:  # subclasses' own on_resize runs as well
         self.fit_footer(event.size.width)
 
