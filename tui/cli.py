@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sqlite3
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
-from . import paths, read_only
+from . import paths, read_only, typeahead
 from .cli_help import decorate
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .printable import printable
@@ -287,6 +288,8 @@ def asks_top_help(argv: list[str]) -> bool:
 
 
 def run(argv: list[str]) -> int:
+    if verb_of(argv) is None and not asks_top_help(argv):  # the TUI: keys typed while it loads are
+        atexit.register(typeahead.release, typeahead.hold())  # not echoed, then dropped (tui/typeahead.py)
     if asks_top_help(argv):
         try:
             parse(build_parser(summaries_only=True), argv)
@@ -295,7 +298,6 @@ def run(argv: list[str]) -> int:
             return exc.code
         return 0  # (argparse printed the help and exited)
     from . import session as session_mod
-    from . import typeahead
     from .remote import hostkey_errors
     from .session import Session
 
@@ -305,13 +307,9 @@ def run(argv: list[str]) -> int:
         args = parse(build_parser(verb_of(argv)), argv)
         _use_tape(args)
         if args.verb is None:
-            found = typeahead.hold()  # keys typed while Textual loads: not echoed, dropped
-            try:
-                from .app import main as app_main  # here: other verbs stay fast and Textual-free
+            from .app import main as app_main  # here: other verbs stay fast and Textual-free
 
-                app_main(replay=args.replay, read_only=args.read_only)
-            finally:
-                typeahead.release(found)
+            app_main(replay=args.replay, read_only=args.read_only)
             return 0
         sub_verb = getattr(args, f"{args.verb}_verb", None)
         empty = empty_option(argv)
