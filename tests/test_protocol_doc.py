@@ -86,7 +86,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["unlisten"] = client.request("unlisten", port=held["port"])
     answers["containers"] = client.request("containers")
     answers["slurm"] = client.request("slurm")  # here no cluster: `missing` says why, the keys stay
-    argv = ["bash", "-c", "echo step=1 loss=0.5; exec sleep 60"]
+    argv = ["bash", "-c", "trap '' INT; echo step=1 loss=0.5; exec sleep 60"]  # `signal` INT: ignored
     answers["launch"] = job = launch(client, workdir, argv)
     wait_state(client, job["id"], {"running"})
     answers["jobs"] = client.request("jobs")
@@ -108,6 +108,8 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["gc"] = client.request("gc", keep_days=7)
     answers["job_data"] = client.request("job_data", job=job["id"], node="0")
     answers["procs"] = client.request("procs", job=job["id"], node="0", interval=0.05)
+    command = next(p for p in answers["procs"]["processes"] if p["role"] == "command")
+    answers["signal"] = client.request("signal", job=job["id"], node="0", pid=command["pid"], signal="INT")
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
     new_id = new_job_id()
     answers["transition"] = client.request(

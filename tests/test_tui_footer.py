@@ -125,12 +125,12 @@ def _palette_shown(footer: DeckFooter) -> bool:
 @sync
 async def test_a_narrow_terminal_loses_the_palettes_key_although_keys_are_written_in_place() -> None:
     app = _PaletteApp()
-    async with app.run_test(size=(150, 10)) as pilot:
+    async with app.run_test(size=(170, 10)) as pilot:
         footer = app.screen.query_one(DeckFooter)
         await until(pilot, lambda: _palette_shown(footer), "the palette's key, wide")
         await pilot.resize_terminal(100, 10)
         app.screen.refresh_bindings()
         await until(pilot, lambda: not _palette_shown(footer), "no palette key, narrow")
-        await pilot.resize_terminal(150, 10)
+        await pilot.resize_terminal(170, 10)
         app.screen.refresh_bindings()
         await until(pilot, lambda: _palette_shown(footer), "the palette's key again")

@@ -10,13 +10,14 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker
 
-from . import config, paths
+from . import app_escape_key, config, paths, typeahead
 from .cost.report import CostContext
 from .errors import GpudeckError
 from .fleet import Fleet, JobModel
@@ -34,12 +35,16 @@ from .policy.rules import Policies, PolicyError
 from .policy.rules import load as load_policies
 from .printable import printable
 from .remote.hostkey_errors import fingerprint
+from .screens.command_line import CommandLineScreen, run_command
 from .screens.deck import DeckScreen
 from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, confirm_key
 from .screens.job import JobScreen
 from .screens.job_actions import JOB_BINDINGS
 from .screens.logs import LogScreen
+from .screens.proc_keys import ProcKeys
+from .screens.procs import ProcessesScreen
+from .screenshot_dir import screenshot_dir
 from .services import CloudInstances, Connections, Costs, JobControl, Proposals
 from .services.background import Background
 from .services.endings import Endings
@@ -96,6 +101,13 @@ class GpuDeckApp(App[None]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("t", "next_theme", "Next theme", id="next_theme", tooltip="cycle gpudeck's themes"),
         Binding("question_mark", "help", "Help", id="help"),
+        Binding(
+            "colon",
+            "command_line",
+            "Cmd",
+            id="command_line",
+            tooltip=":jobs :job NAME :logs NAME :theme NAME :q",
+        ),
     ]
 
     def __init__(
@@ -212,7 +224,19 @@ class GpuDeckApp(App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)  # Textual's own themes lack gpudeck's variables
 
+    keys_held = False  # main() holds the keys typed before the deck is up (a test's Pilot does not)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self.keys_held and isinstance(event, events.Key):
+            return  # typed during start-up, read by Textual before any screen could take it
+        await super().on_event(event)
+
+    def _take_keys(self) -> None:
+        self.keys_held = False
+        typeahead.flush()
+
     def on_mount(self) -> None:
+        self.call_after_refresh(self._take_keys)  # after the deck's first frame
         self.costs.start()
         self.connections.start()
         self.proposals.start()
@@ -312,6 +336,9 @@ class GpuDeckApp(App[None]):
             if service.worker_changed(event.worker, event.state):
                 return
 
+    def action_command_line(self) -> None:
+        self.push_screen(CommandLineScreen(), partial(run_command, self))
+
     # -- help and palette --------------------------------------------------------------------------
 
     def action_help(self) -> None:
@@ -334,6 +361,7 @@ class GpuDeckApp(App[None]):
                     ("full log", list(LogScreen.BINDINGS)),
                     ("jobs table", list(JobsTable.BINDINGS)),
                     ("cloud tab", list(CloudView.BINDINGS)),
+                    ("process view", [*ProcessesScreen.BINDINGS, *ProcKeys.BINDINGS]),
                     (
                         "output",
                         [
@@ -349,6 +377,11 @@ class GpuDeckApp(App[None]):
             )
         )
 
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        return super().deliver_screenshot(filename, path or str(screenshot_dir()), time_format)
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's app commands (theme, quit, screenshot), then gpudeck's own keys that apply now:
         none of the widgets' internals (cursor keys, copy, focus), each once, its key as typed."""
@@ -356,7 +389,8 @@ class GpuDeckApp(App[None]):
             if command.title not in TEXTUAL_INTERNALS:
                 yield command
         ours, seen = binding_ids() - NOT_IN_PALETTE, set()
-        for active in screen.active_bindings.values():
+        bindings = getattr(screen, "palette_bindings", None) or screen.active_bindings  # whole labels
+        for active in bindings.values():
             b = active.binding
             if not (active.enabled and b.description and b.id in ours) or b.id in seen:
                 continue
@@ -398,4 +432,7 @@ def main(replay: str | None = None, read_only: bool = False) -> int:
     app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
+    app_escape_key.install()
+    app.keys_held = True  # until its screens are up: a key typed during start-up is not acted on late
+    typeahead.flush()
     return run_app(app)

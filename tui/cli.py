@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sqlite3
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
-from . import paths, read_only
+from . import paths, read_only, typeahead
 from .cli_help import decorate
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .printable import printable
@@ -287,6 +288,8 @@ def asks_top_help(argv: list[str]) -> bool:
 
 
 def run(argv: list[str]) -> int:
+    if verb_of(argv) is None and not asks_top_help(argv):  # the TUI: keys typed while it loads are
+        atexit.register(typeahead.release, typeahead.hold())  # not echoed, then dropped (tui/typeahead.py)
     if asks_top_help(argv):
         try:
             parse(build_parser(summaries_only=True), argv)

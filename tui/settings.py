@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import paths
+from .key_names import bad_modifier, normalize_keys
 
 # `[notify]` lives in its own module; these names stay importable from here.
 from .notify_settings import DEFAULT_NOTIFY_EVENTS, NOTIFY_EVENTS, NotifySettings  # noqa: F401
@@ -237,9 +238,12 @@ class _Reader:
         keymap: dict[str, str] = {}
         for binding_id in t:
             key = self.string(t, "keys", binding_id)
-            if not key:
+            if not key or not key.replace(",", "").strip():
                 self.fail("keys", binding_id, 'expected a key such as "x" or "ctrl+x"')
-            keymap[str(binding_id)] = key
+            modifier = bad_modifier(key)
+            if modifier:
+                self.fail("keys", binding_id, f"{modifier!r} is no modifier (ctrl, shift, alt, meta, super)")
+            keymap[str(binding_id)] = normalize_keys(key)  # as Textual names keys: "F1" fires as "f1"
         return MappingProxyType(keymap)
 
     # -- fields ------------------------------------------------------------------------------------

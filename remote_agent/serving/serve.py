@@ -35,6 +35,7 @@ from .prices import PriceError, record_price
 from .procview import ProcsError, procs
 from .seriesfold import series
 from .serieswarm import SeriesWarmer
+from .signalop import send_signal
 from .tailhub import TailHub
 from .transition import TransitionError, transition
 
@@ -232,6 +233,9 @@ class Server:
     def op_procs(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return procs(req, self.jobs, self._nvml)
 
+    def op_signal(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return send_signal(req, self.jobs)
+
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
@@ -347,6 +351,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "autostop": Server.op_autostop,
     "resizing": Server.op_resizing,
     "procs": Server.op_procs,
+    "signal": Server.op_signal,
     "rm": Server.op_rm,
     "transition": Server.op_transition,
     "price": Server.op_price,

@@ -109,6 +109,7 @@ class JobModel:
     reason: str | None = None  # who stopped it, when not the user
     resized_from: ResizedFrom | None = None
     watch: WatchInfo | None = None  # a watched run (gpudeck watch), not a launched command
+    command: tuple[str, ...] = ()  # the user's command (a multi-node job's, before torchrun): + and - read it
     placement: Placement = field(default_factory=Placement)
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
@@ -244,6 +245,11 @@ class JobModel:
         placement = _placement(obj.get("multinode"))
         if placement is not None:
             self.placement = placement
+        plan, argv = Multinode.read(obj.get("multinode")), obj.get("argv")
+        if plan is not None and plan.command:
+            self.command = tuple(plan.command[:256])
+        elif isinstance(argv, list) and not self.command:
+            self.command = tuple(str(a)[:4096] for a in argv[:256])
         entries = obj.get("nodes")
         if not isinstance(entries, list):
             entries = [obj]

@@ -55,6 +55,7 @@ class DeckScreen(JobActions):
             tooltip="show jobs whose name, host or state has…",
         ),
         Binding("o", "sort_jobs", "Sort", id="sort_jobs", tooltip="cycle the jobs' sort column"),
+        Binding("O", "reverse_sort", "Reverse", id="reverse_jobs", tooltip="the jobs' sort the other way"),
         Binding(
             "a",
             "toggle_ended",
@@ -175,7 +176,7 @@ class DeckScreen(JobActions):
             return gpus_here
         if action == "job_procs" and gpus_here:
             return False  # hidden: the Footer shows the fleet's `p` instead
-        if action in ("filter_jobs", "sort_jobs", "toggle_ended"):
+        if action in ("filter_jobs", "sort_jobs", "reverse_sort", "toggle_ended"):
             return on_jobs
         if action == "clear_filter":
             return on_jobs and (
@@ -243,6 +244,10 @@ class DeckScreen(JobActions):
 
     def action_sort_jobs(self) -> None:
         self.query_one(JobsTable).cycle_sort()
+
+    def action_reverse_sort(self) -> None:
+        table = self.query_one(JobsTable)
+        table.sort_reverse = not table.sort_reverse
 
     def action_toggle_ended(self) -> None:
         """Cycles: ended shown, resize chains folded (the start) → ended hidden → everything, each

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.keys import key_to_character
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
@@ -22,8 +23,16 @@ Row = tuple[str, str, str]  # key, does, where
 _NAMES = {"question_mark": "?", "plus": "+", "minus": "-", "slash": "/"}
 
 
+def _name(key: str) -> str:
+    """A key as the user types it: `!` for exclamation_mark, `<` for less_than_sign (Textual's own names)."""
+    if key in _NAMES:
+        return _NAMES[key]
+    char = key_to_character(key)
+    return char if char is not None and char.isprintable() else key
+
+
 def _key(binding: Binding) -> str:
-    return ", ".join(_NAMES.get(k.strip(), k.strip()) for k in binding.key.split(","))
+    return ", ".join(_name(k.strip()) for k in binding.key.split(","))
 
 
 def rows(sections: list[tuple[str, list[BindingType]]]) -> list[Row]:

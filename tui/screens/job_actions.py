@@ -7,6 +7,7 @@ what a key would do right now. The work itself is the JobControl service's (tui/
 
 from __future__ import annotations
 
+from textual import events
 from textual.binding import Binding, BindingType
 
 from ..actions.placement import layout
@@ -15,13 +16,14 @@ from ..fleet import Fleet, JobModel, NodeModel
 from ..fleet.states import ACTIVE
 from ..services import Connections, JobControl
 from ..services.jobs import refused_read_only
-from ..widgets.failures import report
+from ..widgets.failures import report, say
 from .confirm import ConfirmScreen
 from .end_job import confirm_end
 from .footer_order import AppKeysFirst
 from .job_ports import ask_forward, open_shell
 from .logs import LogScreen
 from .procs import ProcessesScreen
+from .scale_check import scale_refusal
 
 SCALE_HOW = "restart mode: checkpoint, stop every node, relaunch on {n} nodes as a new job that resumes"
 ELASTIC_HOW = {
@@ -100,8 +102,8 @@ class JobActions(AppKeysFirst):
             job = self.current_job()
             if job is None or (action in ("stop_job", "kill_job") and job.ended):
                 return None
-            if action == "scale" and parameters == ("-1",) and len(_running(job)) <= 1:
-                return None  # a one-node job cannot shrink
+            if action == "scale" and scale_refusal(job, str(parameters[0]), len(_running(job))):
+                return None  # greyed; pressed, on_key says why (a one-node job cannot shrink…)
             if job.watch is not None and (
                 action in ("restart_job", "scale")
                 or job.watch.read_only
@@ -109,6 +111,18 @@ class JobActions(AppKeysFirst):
             ):
                 return None  # a watched run: gpudeck did not start it (read-only without its pid)
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A greyed `+`/`-` says why at once (Textual drops a disabled binding's key silently)."""
+        active = self.active_bindings.get(event.key)
+        if active is None or active.enabled or not active.binding.action.startswith("scale("):
+            return
+        count = "+1" if "+1" in active.binding.action else "-1"
+        job = self.current_job()
+        why = scale_refusal(job, count, len(_running(job)) if job else 0)
+        if why:
+            event.stop()
+            say(self.app, why, "Scale", "warning")
 
     def action_stop_job(self) -> None:
         confirm_end(self, self.job_control, self.current_job(), "stop")

@@ -13,9 +13,13 @@ from ..live.logfile import Found, LogFile
 from ..messages import FleetUpdated
 from ..services import Connections
 from ..services.background import background
+from ..widgets.copy_lines import copy_lines
+from ..widgets.failures import report
 from ..widgets.footer import DeckFooter
 from ..widgets.virtual_log import VirtualLog
 from .footer_order import AppKeysFirst
+
+MAX_COPY_LINES = 20_000  # a selection read for a copy (bounded again by bytes)
 
 
 class LogScreen(AppKeysFirst):
@@ -27,6 +31,15 @@ class LogScreen(AppKeysFirst):
         Binding("slash", "search", "Search", id="log_search", tooltip="find a text in the output"),
         Binding("n", "search_next", "Next", id="search_next", tooltip="the next match of the search"),
         Binding("N", "search_prev", "Prev", id="search_prev", tooltip="the previous match of the search"),
+        Binding(
+            "w", "toggle_wrap", "Wrap", id="log_wrap", tooltip="wrap long lines, or cut them (←/→ scroll)"
+        ),
+        Binding(
+            "c", "copy", "Copy", id="copy_line", tooltip="copy the current line or the selection (OSC 52)"
+        ),
+        Binding(
+            "v", "select", "Select", id="log_select", tooltip="mark a line: c copies from it to the current"
+        ),
     ]
 
     def __init__(self, fleet: Fleet, connections: Connections, job_id: str) -> None:
@@ -67,6 +80,12 @@ class LogScreen(AppKeysFirst):
             lines = f"{log.total:,} lines" if log.ready else "indexing…"
             follow = "● following" if log.follow else "○ not following (f follows)"
             parts = [self.label, lines, follow]
+        if log.wrap:
+            parts.append("wrapped (w cuts)")
+        elif log.x:
+            parts.append(f"from column {log.x + 1} (← →)")
+        if log.mark is not None:
+            parts.append(f"selecting from line {log.mark + 1} (c copies, esc drops)")
         if log.error:
             parts.append(f"cannot read the output: {log.error}")
         if self.term:
@@ -96,7 +115,9 @@ class LogScreen(AppKeysFirst):
 
     def action_back(self) -> None:
         field = self.query_one("#log-search", Input)
-        if field.display:
+        if self.log_view.mark is not None and not field.display:
+            self.action_select()  # esc drops the selection first
+        elif field.display:
             field.display = False
             self.log_view.focus()
         else:
@@ -104,6 +125,40 @@ class LogScreen(AppKeysFirst):
 
     def action_toggle_follow(self) -> None:
         self.log_view.toggle_follow()
+
+    def action_toggle_wrap(self) -> None:
+        self.log_view.toggle_wrap()
+
+    def action_select(self) -> None:
+        log = self.log_view
+        log.mark = None if log.mark is not None else log.current()
+        log.refresh()
+        self._title()
+
+    def action_copy(self) -> None:
+        log, picked = self.log_view, self.log_view.selection()
+        if picked is None or log.source is None:
+            return
+        first, last = picked
+        known = [log.text_of(i) for i in range(first, last + 1)]
+        log.mark = None
+        log.refresh()
+        self._title()
+        if all(t is not None for t in known):
+            copy_lines(self.app, [t or "" for t in known], self._lines_label(first, last))
+            return
+        source, count = log.source, min(last - first + 1, MAX_COPY_LINES)
+        background(self).run(
+            self,
+            lambda: source.read_lines(first, count),
+            group="log-copy",
+            exclusive=True,
+            done=lambda got: copy_lines(self.app, [t for _, t in got], self._lines_label(first, last)),
+            failed=lambda error: report(self, "copy", error),
+        )
+
+    def _lines_label(self, first: int, last: int) -> str:
+        return f"(line {first + 1})" if first == last else f"(lines {first + 1}–{last + 1})"
 
     def action_search(self) -> None:
         field = self.query_one("#log-search", Input)

@@ -20,10 +20,11 @@ from ..services import Connections, JobControl
 from ..services.background import background
 from ..widgets.export_view import EXPORT_BINDING, export, table_rows
 from .end_job import confirm_end
+from .proc_keys import ProcKeys
+from .proc_order import arranged
 
 REFRESH = 2.0  # seconds between two askings (each one takes the agent's CPU interval too)
 COLUMNS = ("host", "node", "PID", "role", "CPU %", "RSS", "GPU", "GPU mem", "command")
-_ORDER = {"supervisor": 0, "command": 1, "child": 2, "gpu": 3}
 
 
 def _mib(n_bytes: int | None) -> str:
@@ -52,11 +53,7 @@ def cells(row: ProcRow) -> tuple[str, ...]:
     )
 
 
-def ordered(rows: tuple[ProcRow, ...]) -> list[ProcRow]:
-    return sorted(rows, key=lambda r: (r.host, r.node, _ORDER.get(r.role, 9), r.pid))
-
-
-class ProcessesScreen(ModalScreen[None]):
+class ProcessesScreen(ProcKeys, ModalScreen[None]):
     CSS_PATH = "modals.tcss"
     BINDINGS = [
         Binding("escape,p", "close", "Close", id="procs_close"),
@@ -82,6 +79,7 @@ class ProcessesScreen(ModalScreen[None]):
         self.fleet, self.connections, self.job_control = fleet, connections, job_control
         self.job_id, self.gpu = job_id, gpu
         self.table: ProcTable | None = None  # the latest answer
+        self.rows_shown: list[ProcRow] = []  # in the table's order
 
     def job(self) -> JobModel | None:
         return self.fleet.jobs.get(self.job_id) if self.job_id else None
@@ -137,10 +135,14 @@ class ProcessesScreen(ModalScreen[None]):
         grid = self.query_one(DataTable)
         cursor = grid.cursor_row
         grid.clear()
-        for row in ordered(table.rows):
+        arranged_rows = arranged(table.rows, self.order)
+        self.rows_shown = [row for row, _ in arranged_rows]
+        for row, indent in arranged_rows:
             # Text, not str (parsed as markup) nor Content (not measured: columns would not widen);
             # printable: a process's command line is whatever it set
-            grid.add_row(*(Text(printable(c)) for c in cells(row)), key=f"{row.host}/{row.node}/{row.pid}")
+            *first, command = cells(row)
+            texts = [Text(printable(c)) for c in (*first, indent + command)]
+            grid.add_row(*texts, key=f"{row.host}/{row.node}/{row.pid}")
         if grid.row_count:
             grid.move_cursor(row=min(cursor, grid.row_count - 1))
         job = self.job()
@@ -153,10 +155,12 @@ class ProcessesScreen(ModalScreen[None]):
         total_rss = sum(r.rss_bytes or 0 for r in table.rows)
         notes.append(
             f"{len(table.rows)} processes · CPU {total_cpu:.0f} % · RSS {_mib(total_rss)} · "
-            f"every {REFRESH:.0f} s"
+            f"every {REFRESH:.0f} s · {self.order.label()}"
         )
-        keys = "s stop · K kill the job · " if self.check_action("stop_job", ()) else ""
-        notes.append(keys + "esc close")  # a modal has no Footer of its own: its keys, said here
+        keys = "s stop · K kill the job · x/i/X TERM/INT/KILL · " if self.check_action("stop_job", ()) else ""
+        notes.append(
+            keys + "</> sort · O reverse · T tree · esc close"
+        )  # a modal has no Footer of its own: its keys, said here
         self._status(" · ".join(notes))
         self.refresh_bindings()
 

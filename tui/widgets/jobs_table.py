@@ -191,18 +191,21 @@ def matches(job: JobModel, text: str) -> bool:
     return not text or any(text in s.lower() for s in (job.name or "", job.id, job.state, *job.hosts))
 
 
-def arrange(fleet: Fleet, text: str, sort: str, ended: bool = True, fold: bool = False) -> list[JobModel]:
-    """The rows: those matching the filter (without the ended ones unless `ended`), sorted; with
-    `fold`, a job resized into another (restart mode) is hidden while its successor is a row."""
+def arrange(
+    fleet: Fleet, text: str, sort: str, ended: bool = True, fold: bool = False, reverse: bool = False
+) -> list[JobModel]:
+    """The rows: those matching the filter (without the ended ones unless `ended`), sorted (`reverse`:
+    the other way, `O`; jobs without the value stay last); with `fold`, a job resized into another
+    (restart mode) is hidden while its successor is a row."""
     jobs = [j for j in fleet.jobs_sorted() if matches(j, text) and (ended or not j.ended)]
     if fold:
         listed, after = {j.id for j in jobs}, successors(fleet.jobs)
         jobs = [j for j in jobs if after.get(j.id) not in listed]
     _, key, descending = next((s for s in SORTS if s[0] == sort), SORTS[0])
     if key is None:
-        return jobs
+        return jobs[::-1] if reverse else jobs
     valued = [(key(j, fleet), j) for j in jobs]
-    known = sorted((v for v in valued if v[0] is not None), key=lambda v: v[0], reverse=descending)
+    known = sorted((v for v in valued if v[0] is not None), key=lambda v: v[0], reverse=descending != reverse)
     return [j for _, j in known] + [j for v, j in valued if v is None]
 
 
@@ -218,6 +221,7 @@ class JobsTable(SteadyTable[str | Content]):
 
     filter_text: reactive[str] = reactive("", init=False)
     sort_by: reactive[str] = reactive("default", init=False)  # not `sort`: that is DataTable.sort()
+    sort_reverse: reactive[bool] = reactive(False, init=False)  # `O`: the sort the other way
     show_ended: reactive[bool] = reactive(True, init=False)  # `a` hides the ended jobs
     fold: reactive[bool] = reactive(True, init=False)  # a resize chain is one row (`a` unfolds it)
 
@@ -243,7 +247,7 @@ class JobsTable(SteadyTable[str | Content]):
     def _label(self, key: str, label: str) -> Text:
         """A column's header; the sorted one carries its direction."""
         if key == self.sort_by or (key == "hosts" and self.sort_by == "host"):
-            label += " ↓" if next(d for n, _, d in SORTS if n == self.sort_by) else " ↑"
+            label += " ↓" if next(d for n, _, d in SORTS if n == self.sort_by) != self.sort_reverse else " ↑"
         return Text(label)
 
     @property
@@ -268,6 +272,9 @@ class JobsTable(SteadyTable[str | Content]):
     def watch_fold(self) -> None:
         self._redraw()
 
+    def watch_sort_reverse(self) -> None:
+        self.watch_sort_by()
+
     def watch_sort_by(self) -> None:
         for key, label, _ in self._columns:
             self.columns[ColumnKey(key)].label = self._label(key, label)
@@ -284,7 +291,7 @@ class JobsTable(SteadyTable[str | Content]):
 
     def show(self, fleet: Fleet, now: float) -> None:
         self._fleet = fleet
-        jobs = arrange(fleet, self.filter_text, self.sort_by, self.show_ended, self.fold)
+        jobs = arrange(fleet, self.filter_text, self.sort_by, self.show_ended, self.fold, self.sort_reverse)
         order = [j.id for j in jobs]
         columns: tuple[tuple[str, str, int], ...] = (
             (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import Log
 
 from ..live.output_stream import OutputStream
+from .copy_lines import copy_lines
 
 if TYPE_CHECKING:
     from ..services import Connections
@@ -29,6 +30,7 @@ class OutputLog(Log):
         Binding("k", "vim_up", "Up", id="vim_up", show=False),
         Binding("g", "vim_top", "First line", id="vim_top", show=False),
         Binding("G", "vim_bottom", "Last line", id="vim_bottom", show=False),
+        Binding("c", "copy_line", "Copy", id="copy_line", tooltip="copy the last line in view (OSC 52)"),
     ]
 
     class FollowChanged(Message):
@@ -78,6 +80,15 @@ class OutputLog(Log):
     def action_vim_up(self) -> None:
         self.set_follow(False)  # reading back: new lines must not pull the view down
         self.scroll_up(animate=False)
+
+    def action_copy_line(self) -> None:
+        """The last line in view (while following, the newest) to the clipboard."""
+        if not self.lines:
+            return
+        line = min(
+            len(self.lines) - 1, int(self.scroll_y) + max(1, self.scrollable_content_region.height) - 1
+        )
+        copy_lines(self.app, [self.lines[line]], f"(the output's line {line + 1} in view)")
 
     def action_vim_top(self) -> None:
         self.set_follow(False)

@@ -20,6 +20,7 @@ from textual.strip import Strip
 
 from ..live.logfile import Found, LogFile
 from ..services.background import background
+from .log_rows import Row, rows
 
 FOLLOW_PERIOD = 1.0
 MARGIN = 1.0  # screens read beyond the view either side, so a page key finds its lines ready
@@ -34,12 +35,22 @@ class VirtualLog(ScrollView, can_focus=True):
         Binding("G", "vim_bottom", "Last line", id="vim_bottom", show=False),
         Binding("pageup", "vim_page_up", "Page up", id="log_page_up", show=False),
         Binding("pagedown", "vim_page_down", "Page down", id="log_page_down", show=False),
+        Binding("left,h", "shift(-8)", "Left", id="log_left", show=False),
+        Binding("right,l", "shift(8)", "Right", id="log_right", show=False),
+        Binding("home,0", "shift(0)", "Line start", id="log_line_start", show=False),
     ]
-    COMPONENT_CLASSES = {"virtual-log--number", "virtual-log--match"}
+    COMPONENT_CLASSES = {
+        "virtual-log--number",
+        "virtual-log--match",
+        "virtual-log--current",
+        "virtual-log--selected",
+    }
     DEFAULT_CSS = """
     VirtualLog { background: $surface; overflow-x: hidden; }
     VirtualLog > .virtual-log--number { color: $text-muted; }
     VirtualLog > .virtual-log--match { background: $accent 40%; }
+    VirtualLog > .virtual-log--current { color: $text; text-style: bold reverse; }
+    VirtualLog > .virtual-log--selected { background: $primary 30%; }
     """
 
     class FollowChanged(Message):
@@ -69,6 +80,11 @@ class VirtualLog(ScrollView, can_focus=True):
         self._tail: list[tuple[int, str]] = []
         self._tail_size = -1
         self._window = (0, 0)  # lines [first, last) asked for (or being read)
+        self.wrap = False  # long lines: cut at the edge (scrolled sideways by `x`) or wrapped
+        self.x = 0  # the first column shown of each line, when cut
+        self.mark: int | None = None  # `v`: the selection's other end; the current line is the first
+        self._shown: list[Row] = []  # the rows drawn last (their lines: what is in view)
+        self._current: int | None = None
 
     @property
     def total(self) -> int:
@@ -89,6 +105,47 @@ class VirtualLog(ScrollView, can_focus=True):
             else (self._tail[line] if 0 <= line < len(self._tail) else None)
         )
         return row[1] if row else None
+
+    def current(self) -> int | None:
+        """The line `c` copies: the search's match while it is in view, else the last line in view
+        (while following, the newest)."""
+        shown = self.rows_in_view()
+        if not shown:
+            return None
+        if self.match is not None and any(r.line == self.match.line for r in shown):
+            return self.match.line
+        return shown[-1].line
+
+    def selection(self) -> tuple[int, int] | None:
+        """The lines [first, last] that `c` copies: from the mark to the current line, or the current."""
+        cur = self.current()
+        if cur is None:
+            return None
+        return (min(cur, self.mark), max(cur, self.mark)) if self.mark is not None else (cur, cur)
+
+    def rows_in_view(self) -> list[Row]:
+        digits = len(str(max(1, self.total))) + 1 if self.ready else 2
+        return rows(
+            self.top,
+            self.total,
+            max(1, self.size.height),
+            max(1, self.size.width - digits),
+            self.text_of,
+            wrap=self.wrap,
+            x=self.x,
+            from_end=self.follow and self.ready,
+        )
+
+    def action_shift(self, columns: int) -> None:
+        """Sideways through cut lines (`left`/`right`; `home`: back to column 0)."""
+        self.x = 0 if columns == 0 else max(0, self.x + columns)
+        self.refresh()
+        self.post_message(self.Changed())
+
+    def toggle_wrap(self) -> None:
+        self.wrap, self.x = not self.wrap, 0
+        self.refresh()
+        self.post_message(self.Changed())
 
     def start_of(self, line: int) -> tuple[int, int]:
         """(line, its first byte) when the line is read, else the indexed line start before it."""
@@ -243,17 +300,29 @@ class VirtualLog(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        line = self.top + y
         base = self.rich_style
-        if line >= self.total:
+        if y == 0:
+            self._shown = self.rows_in_view()  # once a frame: rows depend on the lines above them
+        if y >= len(self._shown):
             return Strip.blank(width, base)
+        row = self._shown[y]
         digits = len(str(max(1, self.total)))
         number = self.get_component_rich_style("virtual-log--number")
-        text = self.text_of(line) or ""
         if not self.ready:  # the tail, before its numbers are known
-            return Strip([Segment("· ", base + number), Segment(text, base)]).crop_extend(0, width, base)
+            gutter = "· " if row.first else "  "
+            return Strip([Segment(gutter, base + number), Segment(row.text, base)]).crop_extend(
+                0, width, base
+            )
         style = base
-        if self.match is not None and self.match.line == line:
+        selected = self.selection() if self.mark is not None else None
+        if self.match is not None and self.match.line == row.line:
             style = base + self.get_component_rich_style("virtual-log--match")
-        segments = [Segment(f"{line + 1:>{digits}} ", base + number), Segment(text, style)]
-        return Strip(segments).crop_extend(0, width, style)
+        elif selected is not None and selected[0] <= row.line <= selected[1]:
+            style = base + self.get_component_rich_style("virtual-log--selected")
+        gutter_style = base + number
+        if row.line == self._current:
+            gutter_style = base + self.get_component_rich_style("virtual-log--current")  # what c copies
+        gutter = f"{row.line + 1:>{digits}}" if row.first else " " * digits
+        return Strip(
+            [Segment(gutter, gutter_style), Segment(" ", base), Segment(row.text, style)]
+        ).crop_extend(0, width, style)
