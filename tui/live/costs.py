@@ -58,7 +58,7 @@ class CostEngine:
         self._push_retry: dict[str, float] = {}  # per host: no new try before (a host down)
         self._q: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._thread = threading.Thread(target=self._main, name="gpudeck-costs", daemon=True)
-        self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1
+        self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1, or summarised
         # Per job: the report's JSON object and the board's figures made from it. The tracker hands
         # back the same object while a job's figures stand (every ended job), so is-equal skips it.
         self._boarded: dict[str, tuple[dict[str, Any], bool, JobCostShown]] = {}
@@ -177,8 +177,8 @@ class CostEngine:
         elif kind == "jobs":
             _, host, jobs = item
             for job in jobs if isinstance(jobs, list) else ():
-                if isinstance(job, dict) and isinstance(job.get("id"), str):
-                    tracker.on_job(host, job)
+                if isinstance(job, dict) and isinstance(job.get("id"), str) and tracker.on_job(host, job):
+                    self._fed.add(job["id"])  # an ended job's summary: known without its journal
         elif kind == "events":
             _, host, job, node, records = item
             tracker.on_records(host, job, node, records)
