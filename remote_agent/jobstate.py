@@ -149,6 +149,10 @@ class JobView:
             size = os.stat(str(self.files.journal)).st_size
         except (OSError, ValueError, KeyError, TypeError):
             return
+        if isinstance(fields, dict) and "cost_summary" not in fields:
+            # A fold cached by an agent before cost summaries: kept (refolding a long journal takes
+            # minutes), its summary `partial`, so a client reads that journal as it did before.
+            fields["cost_summary"] = dict(costsummary.empty(), partial=True)
         if (
             isinstance(offset, int)
             and 0 < offset <= size

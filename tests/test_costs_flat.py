@@ -138,3 +138,24 @@ def test_a_dense_stream_is_a_few_redraws_a_second_and_a_new_job_shows_at_once() 
     redraw.publish({"job"})  # a new job: within MIN_REDRAW, not the telemetry's wait
     clock.advance(MIN_REDRAW)
     assert len(posts.tags) == before + 1 and "job" in posts.tags[-1]
+
+
+def test_a_fold_cached_before_summaries_is_kept_and_says_partial(agent_dir: Path) -> None:
+    """An agent upgrade must not refold every long journal: the old cache stands, and the summary
+    it cannot have says `partial` (the client then reads that journal, as before)."""
+    from remote_agent.jobstate import CACHE_NAME
+
+    directory = agent_dir / "jobs" / JOB / "0"
+    directory.mkdir(parents=True)
+    write_files(directory, JOB, "old", agent_dir, 0, None, 1)
+    records = journal(1_000_000.0)
+    (directory / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    JobView(JOB, "0", directory).refresh()  # folds and caches (ended)
+    cache = json.loads((directory / CACHE_NAME).read_text())
+    del cache["fields"]["cost_summary"]  # as an agent before this one wrote it
+    cache["fields"]["last"] = {"loss": -1.0}  # a value only the cache holds: kept means not refolded
+    (directory / CACHE_NAME).write_text(json.dumps(cache))
+    obj = JobView(JOB, "0", directory).refresh()
+    assert obj["last"] == {"loss": -1.0} and obj["state"] == "stopped"
+    assert obj["cost_summary"]["partial"] is True
+    assert not tracker().on_job("local", obj)  # not known from it: its journal is read instead
