@@ -17,6 +17,9 @@ an empty recording (one host, no GPUs, no jobs, nothing flowing), so the figures
     python bench/bench_tui.py --profile 25                        # + the top 25 functions (cProfile, event-loop thread)
     python bench/bench_tui.py --ended 500 --running 0 --hosts 1 --against /tmp/base   # CPU watching vs another checkout
     python bench/bench_tui.py --census                            # + messages, refreshes, timers per second
+    python bench/bench_tui.py --dense                             # 4 real jobs × 500 lines/s (tui_live.py)
+    python bench/bench_tui.py --long 30                           # the same for 30 min: RSS slope
+    python bench/bench_tui.py --big                               # a 5 M-point ended job (tui_big.py)
 
 How long it takes is mostly the timed keys: 200 tab switches + 20 job opens at the app's latency
 (on the 2-core dev machine the defaults took 3.4 min; `--presses 40 --opens 6` about 1 min).
@@ -690,9 +693,26 @@ def main() -> None:
     )
     ap.add_argument("--rounds", type=int, default=5, help="with --against: runs of each")
     ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers per second")
+    ap.add_argument("--dense", action="store_true", help="real local jobs printing fast (tui_live.py)")
+    ap.add_argument("--long", type=float, metavar="MINUTES", help="dense jobs for MINUTES: the RSS slope")
+    ap.add_argument("--big", action="store_true", help="a home with a 5 M-point ended job (tui_big.py)")
+    ap.add_argument("--jobs", type=int, default=4, help="--dense/--long: jobs")
+    ap.add_argument("--rate", type=int, default=500, help="--dense/--long: lines/s per job")
+    ap.add_argument("--big-points", type=int, default=5_000_000, help="--big: the job's points")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.dense or args.long or args.big:
+        sys.path.insert(0, str(Path(__file__).parent))
+        if args.big:
+            import tui_big
+
+            tui_big.main(args)
+        else:
+            import tui_live
+
+            tui_live.main(args)
+        return
     if args.child:
         child(args)
         return

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from . import costsummary
 from .containers.fields import container_fields
 from .gpus.record import read_assignment
 from .pyenv.record import environment_of
@@ -79,6 +80,7 @@ class JobView:
         self.spec: Optional[Dict[str, Any]] = None
         self.gpus_assigned: Optional[Dict[str, Any]] = None
         self.environment: Optional[Dict[str, Any]] = None  # once its key is known (it never changes)
+        self._idle_pct = costsummary.DEFAULT_IDLE_PCT  # the spec's idle threshold, once the spec is read
         self.fields: Dict[str, Any] = {
             "id": job_id,
             "node": node,
@@ -100,6 +102,7 @@ class JobView:
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
             "container": None,  # a container job's {name, runtime, image, image_id, digest}
             "notice": None,  # a preempted job's provider notice {provider, action, time, seen_at}
+            "cost_summary": costsummary.empty(),  # what the client's cost counters need (costsummary.py)
         }
 
     def refresh(self) -> Dict[str, Any]:
@@ -108,6 +111,7 @@ class JobView:
                 self.spec = load_spec(self.files.spec)
             except (OSError, ValueError):
                 self.spec = None
+            self._idle_pct = costsummary.idle_pct(self.spec)
             self._load_cache()
         start, skipped = self.reader.offset, self.reader.skipped
         self._read_to_end()
@@ -145,6 +149,10 @@ class JobView:
             size = os.stat(str(self.files.journal)).st_size
         except (OSError, ValueError, KeyError, TypeError):
             return
+        if isinstance(fields, dict) and "cost_summary" not in fields:
+            # A fold cached by an agent before cost summaries: kept (refolding a long journal takes
+            # minutes), its summary `partial`, so a client reads that journal as it did before.
+            fields["cost_summary"] = dict(costsummary.empty(), partial=True)
         if (
             isinstance(offset, int)
             and 0 < offset <= size
@@ -165,6 +173,7 @@ class JobView:
         """Readers are total: a record of the wrong shape is skipped and counted (`malformed`)."""
         f = self.fields
         f["last_seq"] = record["seq"]
+        costsummary.fold(f["cost_summary"], record, self._idle_pct)
         kind = record.get("kind")
         if kind == "state":
             state = record.get("state")
@@ -251,6 +260,8 @@ class JobView:
     def as_object(self) -> Dict[str, Any]:
         obj = dict(self.fields)
         obj["state"] = self.current_state()
+        # An ended node's settled cost figures; a running one's move with its journal (clients tail it).
+        obj["cost_summary"] = costsummary.settled(obj["cost_summary"]) if self.terminal else None
         spec = self.spec or {}
         obj["name"] = spec.get("name")
         obj["argv"] = spec.get("argv")

@@ -1,5 +1,6 @@
 """A home full of ended jobs: the app starts without repeating old "job ended" notices, and every
-job shows its real state from the first draw while the journals are replayed in bounded drains."""
+job shows its real state from the first draw; their journals are not replayed at all (issue 36: the
+agent's cost summaries give their cost), while a job object without one waits for its journal."""
 
 from __future__ import annotations
 
@@ -61,17 +62,19 @@ async def test_a_home_of_ended_jobs_starts_quietly_with_real_states(
     app = GpuDeckApp(store=None)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("2")  # the jobs table is drawn only while its tab is shown
-        # Each journal read whole (the cost tracker had every record), then the job kept as a summary:
-        # no view shows it, so its series are dropped (issue 17: ended jobs cost no memory per point).
+        # Each job a summary from the start: its cost from the agent's cost summary, not one record
+        # of its journal read, no series held (issues 17 and 36: ended jobs cost no memory per point).
         await until(
             pilot,
             lambda: (
                 set(app.fleet.jobs) == set(want)
-                and all(read_whole(j) and not j.has_history for j in app.fleet.jobs.values())
+                and all(j.summarised and j.caught_up for j in app.fleet.jobs.values())
+                and all(j.id in app.fleet.costs.jobs for j in app.fleet.jobs.values())
             ),
-            "every journal replayed, every job a summary",
+            "every job listed as a summary",
             timeout=60,
         )
+        assert not any(read_whole(j) or j.has_history for j in app.fleet.jobs.values())
         await pilot.pause()
         for draw in shown:
             assert {job_id: draw[job_id] for job_id in draw} == {job_id: want[job_id] for job_id in draw}

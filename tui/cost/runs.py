@@ -5,9 +5,10 @@ Pure: records in, a NodeRun out. Times stay on the host's clock (the journal's `
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from remote_agent.jobstate import TERMINAL_STATES
 
@@ -28,13 +29,18 @@ class NodeRun:
     reason: str | None = None  # why it stopped (user, "budget: …", "idle: …")
     gpus: set[str] = field(default_factory=set)  # uuids seen in its gpu records; empty: all of the host's
     samples: list[tuple[float, float | None]] = field(default_factory=list)  # (t, busiest GPU's util)
-    steps: list[tuple[float, float]] = field(default_factory=list)  # (t, step)
+    # (t, step) of the last RATE_WINDOW_S (and the one before): all steps_per_second reads. Bounded, so a
+    # job printing 500 steps a second for a day holds minutes of them, not the day (issue 36).
+    steps: deque[tuple[float, float]] = field(default_factory=deque)
+    step_count: int = 0  # steps seen in all
     total_steps: float | None = None
     last_t: float | None = None
     idle_pct: float = DEFAULT_IDLE_PCT
     budget: float | None = None
     units: float | None = None  # a Slurm node's GPUs (billed per GPU-hour); None: a share of its host
     events: list[dict[str, Any]] = field(default_factory=list)  # cost-relevant events, for the ledger
+    fed: bool = False  # journal records were applied (from seq 1)
+    summarised: bool = False  # its figures came from the agent's `cost_summary`: records change nothing
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -86,8 +92,43 @@ def update_from_job(run: NodeRun, job: dict[str, Any]) -> None:
         run.total_steps = float(job["total_steps"])
 
 
+def from_summary(run: NodeRun, summary: Any) -> bool:
+    """An ended node's settled figures from its job object's `cost_summary` (remote_agent/costsummary.py),
+    instead of its journal from seq 1. False (nothing taken) for a partial or malformed summary."""
+    if not isinstance(summary, dict) or summary.get("partial") or run.fed:
+        return False
+    start, end, last_t = summary.get("start"), summary.get("end"), summary.get("last_t")
+    samples = summary.get("samples")
+    if not (_number(start) and _number(end) and isinstance(samples, list)):
+        return False
+    run.start, run.end = float(start), float(end)
+    run.last_t = float(last_t) if _number(last_t) else run.end
+    run.state = str(summary.get("state") or run.state)
+    reason = summary.get("reason")
+    run.reason = reason if isinstance(reason, str) else None
+    run.gpus = {str(g) for g in summary.get("gpus") or [] if isinstance(g, str)}
+    run.samples = [
+        (float(s[0]), float(s[1]) if _number(s[1]) else None)
+        for s in samples
+        if isinstance(s, list) and len(s) == 2 and _number(s[0])
+    ]
+    events = summary.get("events")
+    run.events = (
+        [e for e in events if isinstance(e, dict) and _number(e.get("t"))] if isinstance(events, list) else []
+    )
+    run.summarised = True
+    return True
+
+
+def _number(v: Any) -> TypeGuard[float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def apply(run: NodeRun, records: Iterable[dict[str, Any]]) -> None:
     """Fold more records in (in seq order): the TUI feeds pushed batches as they arrive."""
+    if run.summarised:
+        return  # settled from the summary: the journal read again (a view opened) says nothing new
+    run.fed = True
     for r in records:
         t = r.get("t")
         if not isinstance(t, (int, float)):
@@ -105,12 +146,21 @@ def apply(run: NodeRun, records: Iterable[dict[str, Any]]) -> None:
             values = r.get("values") or {}
             step = values.get("step")
             if isinstance(step, (int, float)) and not isinstance(step, bool):
-                run.steps.append((t, float(step)))
+                _add_step(run, t, float(step))
             total = values.get("total_steps")
             if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
                 run.total_steps = float(total)
         elif kind == "event" and r.get("event") in COST_EVENTS:
             run.events.append({"t": t, "event": r.get("event"), "data": r.get("data") or {}})
+
+
+def _add_step(run: NodeRun, t: float, step: float) -> None:
+    steps = run.steps
+    steps.append((t, step))
+    run.step_count += 1
+    # Older than the rate window (keeping one before it, steps_per_second's fallback): never read again.
+    while len(steps) > 2 and steps[1][0] < t - RATE_WINDOW_S:
+        steps.popleft()
 
 
 def spec_rules(run: NodeRun, job: dict[str, Any]) -> None:
@@ -169,11 +219,14 @@ def steps_per_second(run: NodeRun) -> float | None:
     """Progress rate over the last RATE_WINDOW_S of metric points (at least two points)."""
     if len(run.steps) < 2:
         return None
-    last_t = run.steps[-1][0]
-    window = [p for p in run.steps if p[0] >= last_t - RATE_WINDOW_S]
-    if len(window) < 2:
-        window = run.steps[-2:]
-    (t0, s0), (t1, s1) = window[0], window[-1]
+    steps = run.steps
+    last_t = steps[-1][0]
+    # The oldest point inside the window: the first or the second (_add_step drops the rest), so a
+    # report reads two points, not the window's thousands.
+    first = next((i for i, p in enumerate(steps) if p[0] >= last_t - RATE_WINDOW_S), len(steps) - 1)
+    if first >= len(steps) - 1:  # fewer than two points inside: the last two
+        first = len(steps) - 2
+    (t0, s0), (t1, s1) = steps[first], steps[-1]
     if t1 <= t0 or s1 <= s0:
         return None
     return (s1 - s0) / (t1 - t0)

@@ -16,7 +16,7 @@ from .collect import HostSnapshot
 from .counters import SettledCache
 from .ledger import Ledger
 from .report import CostContext, ReportMemo, build
-from .runs import NodeRun, apply, update_from_job
+from .runs import NodeRun, apply, from_summary, update_from_job
 from .settings import HostPrice
 
 
@@ -59,12 +59,16 @@ class CostTracker:
     def set_price(self, name: str, price: HostPrice) -> None:
         self._prices[name] = price
 
-    def on_job(self, host: str, job: dict[str, Any]) -> None:
+    def on_job(self, host: str, job: dict[str, Any]) -> bool:
+        """A job object; True when the node's figures are known (its journal fed, or its summary)."""
         run = self._run(host, job["id"], str(job.get("node") or "0"))
         before = _shape(run)
+        if not run.summarised and not run.fed:
+            from_summary(run, job.get("cost_summary"))
         update_from_job(run, job)
         if _shape(run) != before:
             self._bump(host)
+        return run.fed or run.summarised
 
     def on_records(self, host: str, job: str, node: str, records: Iterable[dict[str, Any]]) -> None:
         run = self._run(host, job, node)
@@ -137,6 +141,6 @@ def _shape(run: NodeRun) -> tuple[object, ...]:
         run.total_steps,
         len(run.events),
         len(run.samples) if ended else None,
-        len(run.steps) if ended else None,
+        run.step_count if ended else None,
         run.last_t if ended or run.state == "lost" else None,
     )

@@ -63,6 +63,9 @@ class NodeModel:
     last_heartbeat: float | None = None
     grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
+    summarised: bool = (
+        False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
+    )
 
     @property
     def behind(self) -> bool:
@@ -154,9 +157,14 @@ class JobModel:
 
     @property
     def caught_up(self) -> bool:
-        """Every node's journal is read up to what its last job object said (costs and series
-        are whole)."""
-        return not any(n.behind for n in self.nodes.values())
+        """Every node's journal is read up to what its last job object said, or its costs come
+        whole from the agent's summary (costs and, once opened, series are whole)."""
+        return not any(n.behind and not n.summarised for n in self.nodes.values())
+
+    @property
+    def summarised(self) -> bool:
+        """Ended, and every node's cost figures come from the agent's summary: no journal to replay."""
+        return bool(self.nodes) and all(n.summarised for n in self.nodes.values())
 
     @property
     def hosts(self) -> list[str]:
@@ -268,6 +276,8 @@ class JobModel:
                 pass  # the journal wrote an ending: the job is over, not lost
             elif state in JOB_STATES and (seq is None or seq >= n.last_seq or state == "lost"):
                 changes |= self._node_state(n, e, state, None)
+            summary = e.get("cost_summary")
+            n.summarised = isinstance(summary, dict) and not summary.get("partial")
             if seq is not None:
                 n.remote_last_seq = seq
                 stale = seq <= n.last_seq

@@ -27,6 +27,9 @@ from ..hosts_file import HostsFileError, host_fields
 
 REPORT_PERIOD = 1.0  # counters move once a second
 RULES_PERIOD = 60.0  # the ledger's "a client enforces fleet rules" heartbeat
+NEWS_DELAY = (
+    0.05  # a listing that made jobs' costs known is reported this soon (the rest of it comes meanwhile)
+)
 PUSH_RETRY = 30.0  # a host whose agent could not be told its price is tried again after this
 
 
@@ -58,7 +61,8 @@ class CostEngine:
         self._push_retry: dict[str, float] = {}  # per host: no new try before (a host down)
         self._q: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._thread = threading.Thread(target=self._main, name="gpudeck-costs", daemon=True)
-        self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1
+        self._news = False  # a job's figures became known since the last report
+        self._fed: set[str] = set()  # jobs whose journal the tracker has read from seq 1, or summarised
         # Per job: the report's JSON object and the board's figures made from it. The tracker hands
         # back the same object while a job's figures stand (every ended job), so is-equal skips it.
         self._boarded: dict[str, tuple[dict[str, Any], bool, JobCostShown]] = {}
@@ -118,6 +122,9 @@ class CostEngine:
                 if item[0] == "quit":
                     return
                 self._guard("cost update", self._apply, tracker, item)
+                if self._news:  # a job's cost just became known: shown now, not up to a period later
+                    self._news = False
+                    next_report = min(next_report, time.monotonic() + NEWS_DELAY)
         finally:
             if self.ledger is not None:
                 self.ledger.close()
@@ -177,8 +184,9 @@ class CostEngine:
         elif kind == "jobs":
             _, host, jobs = item
             for job in jobs if isinstance(jobs, list) else ():
-                if isinstance(job, dict) and isinstance(job.get("id"), str):
-                    tracker.on_job(host, job)
+                if isinstance(job, dict) and isinstance(job.get("id"), str) and tracker.on_job(host, job):
+                    self._news |= job["id"] not in self._fed
+                    self._fed.add(job["id"])  # an ended job's summary: known without its journal
         elif kind == "events":
             _, host, job, node, records = item
             tracker.on_records(host, job, node, records)

@@ -1,6 +1,10 @@
 """The redraw throttle: the fleet changed → one `FleetChanged` at most every MIN_REDRAW seconds,
 carrying every tag that accumulated meanwhile, so the screens redraw at most ~10 times a second
-whatever the event rate."""
+whatever the event rate. A change that is only telemetry (new points, latest values, heartbeats,
+GPU samples, events, costs) waits TELEMETRY_REDRAW: a job printing 500 lines a second moves its
+row and its chart a few times a second, which an eye follows, at a fraction of the drawing
+(issue 36: drawing was most of the TUI's CPU under a dense stream). A structural change (a job
+came, a state changed, a host) still shows within MIN_REDRAW."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from textual.app import App
 from ..messages import FleetChanged
 
 MIN_REDRAW = 0.1
+TELEMETRY_REDRAW = 0.5
+TELEMETRY = frozenset({"last", "series", "heartbeat", "gpu", "events", "cost"})
 
 
 def later(delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
@@ -23,28 +29,45 @@ def later(delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
 
 
 class Redraw:
-    def __init__(self, app: App[Any], changed: Callable[[set[str]], None] = lambda tags: None) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        changed: Callable[[set[str]], None] = lambda tags: None,
+        clock: Callable[[], float] = time.monotonic,
+        schedule: Callable[[float, Callable[[], None]], Any] = later,
+    ) -> None:
         self.app = app
         self.changed = changed  # told every tag set as it comes (before the throttle)
+        self._clock, self._schedule = clock, schedule
         self._tags: set[str] = set()
-        self._last = 0.0
-        self._timer: asyncio.TimerHandle | None = None
+        self._last = -TELEMETRY_REDRAW
+        self._timer: Any = None  # an asyncio.TimerHandle (or what `schedule` gave)
+        self._due = 0.0  # when the pending timer fires
 
     def publish(self, tags: set[str]) -> None:
-        """Say the fleet changed, at most every MIN_REDRAW seconds (tags accumulate meanwhile)."""
+        """Say the fleet changed: within MIN_REDRAW of the last redraw at the soonest, within
+        TELEMETRY_REDRAW when only telemetry changed (tags accumulate meanwhile)."""
         self.changed(tags)
         self._tags |= tags
-        if not self._tags or self._timer is not None:
+        if not self._tags:
             return
-        wait = self._last + MIN_REDRAW - time.monotonic()
+        gap = MIN_REDRAW if self._tags - TELEMETRY else TELEMETRY_REDRAW
+        due = self._last + gap
+        if self._timer is not None:
+            if due >= self._due:
+                return  # the pending redraw comes soon enough
+            self._timer.cancel()  # a structural change: sooner than the telemetry's redraw
+            self._timer = None
+        wait = due - self._clock()
         if wait > 0:
-            self._timer = later(wait, self._flush)
+            self._due = due
+            self._timer = self._schedule(wait, self._flush)
         else:
             self._flush()
 
     def _flush(self) -> None:
         self._timer = None
         tags, self._tags = frozenset(self._tags), set()
-        self._last = time.monotonic()
+        self._last = self._clock()
         if tags:
             self.app.post_message(FleetChanged(tags))

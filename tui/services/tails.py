@@ -17,7 +17,8 @@ from ..live.link import HostLink, LinkDown
 from ..live.output_stream import OutputStream
 from ..widgets.failures import report
 
-TAIL_FINISHED = 20  # finished jobs whose journals are replayed at start (others: when opened)
+# Finished jobs replayed at start when their agent gives no cost summary (an older one); others: when opened.
+TAIL_FINISHED = 20
 SERIES_WIDTH = 2000  # points per series asked of the agent's `series` op when a job view opens
 SERIES_FROM = 5000  # a running job's view asks for `series` first when its journal is this far behind
 
@@ -65,13 +66,16 @@ class Tails:
             return
         if jobs is None:
             jobs = [j for j in self.fleet.jobs_sorted() if host in j.hosts]
-        finished = [j for j in jobs if not j.active][:TAIL_FINISHED]
+        # An ended job whose agent sums it up (`cost_summary`) is not replayed for the counters.
+        finished = [j for j in jobs if not j.active and not j.summarised][:TAIL_FINISHED]
         wanted = [j for j in jobs if j.active or j.id in self.watched] + finished
         for job in wanted:
             for node in job.nodes.values():
                 key = (job.id, node.node)
                 if node.host != host or key in link.tailed or (key in self.loading and not job.active):
                     continue
+                if not job.active and node.summarised and node.previewed:
+                    continue  # its chart is the agent's series, its costs the summary: no replay (issue 36)
                 if (
                     not job.active
                     and node.remote_last_seq is not None

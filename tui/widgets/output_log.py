@@ -8,6 +8,7 @@ and written to the Log on the app thread when the stream says some are waiting.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 
 TAIL_LINES = 10_000  # the job view's tail; the full log (l) has every line
+TAKE_GAP = 0.25  # lines are written to the log at most 4 times a second: a job printing 500 lines/s
+# costs a few redraws a second, not one per push (issue 36); the stream holds them meanwhile
 
 
 class OutputLog(Log):
@@ -61,6 +64,8 @@ class OutputLog(Log):
         self.connections, self.host = connections, host
         self.stream = OutputStream(job_id, node, tail_bytes, lambda: self.post_message(self.Arrived()))
         self._said_skip = self._said_error = False
+        self._taken_at = -TAKE_GAP
+        self._take_due = False  # a take is scheduled (the stream does not wake us again until it)
 
     @property
     def follow(self) -> bool:
@@ -109,6 +114,17 @@ class OutputLog(Log):
 
     def on_output_log_arrived(self, event: OutputLog.Arrived) -> None:
         event.stop()
+        wait = self._taken_at + TAKE_GAP - time.monotonic()
+        if wait > 0:
+            if not self._take_due:
+                self._take_due = True
+                self.set_timer(wait, self._take)
+            return
+        self._take()
+
+    def _take(self) -> None:
+        self._take_due = False
+        self._taken_at = time.monotonic()
         lines = self.stream.take()
         if self.stream.skipped and not self._said_skip:
             self._said_skip = True

@@ -1,0 +1,51 @@
+"""The job view's output tail under a dense stream (issue 36): lines pushed in hundreds of small
+chunks are written to the log in a few takes a second, every line once and in order."""
+
+from __future__ import annotations
+
+import base64
+import time
+
+from textual.app import App, ComposeResult
+
+from tests.support.tui import sync, until
+from tui.widgets.output_log import TAKE_GAP, OutputLog
+
+JOB = "20261206-000000-0a7b0c"
+
+
+class One(App[None]):
+    def compose(self) -> ComposeResult:
+        yield OutputLog(None, None, JOB, "0", tail_bytes=0)
+
+
+@sync
+async def test_hundreds_of_pushes_are_a_few_takes_with_every_line() -> None:
+    app = One()
+    async with app.run_test() as pilot:
+        log = app.query_one(OutputLog)
+        takes: list[int] = []
+        real_take = log.stream.take
+
+        def counted_take() -> list[str]:
+            lines = real_take()
+            takes.append(len(lines))
+            return lines
+
+        log.stream.take = counted_take  # type: ignore[method-assign]
+        log.stream.start_at(0)
+        offset, pushes, started = 0, 100, time.monotonic()
+        for i in range(pushes):  # a chunk per loop turn, as a reader thread hands them over
+            data = f"step {i} loss {1 / (i + 1):.4f}\n".encode()
+            log.stream.take_push(
+                {"push": "output", "offset": offset, "data": base64.b64encode(data).decode()}
+            )
+            offset += len(data)
+            await pilot.pause(0.005)
+        elapsed = time.monotonic() - started
+        await until(pilot, lambda: sum(takes) == pushes, "every line taken", timeout=60)
+        # At most one take per TAKE_GAP of the time the pushes took (a loaded machine allows more),
+        # and the last one after them: not one per push.
+        assert len(takes) <= elapsed / TAKE_GAP + 2, (len(takes), elapsed)
+        lines = [str(line) for line in log.lines]
+        assert lines[-pushes:] == [f"step {i} loss {1 / (i + 1):.4f}" for i in range(pushes)]
