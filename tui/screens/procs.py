@@ -23,6 +23,8 @@ from .end_job import confirm_end
 REFRESH = 2.0  # seconds between two askings (each one takes the agent's CPU interval too)
 COLUMNS = ("host", "node", "PID", "role", "CPU %", "RSS", "GPU", "GPU mem", "command")
 _ORDER = {"supervisor": 0, "command": 1, "child": 2, "gpu": 3}
+NARROW_BELOW = 120  # a terminal narrower than this drops node and GPU mem: the command gets the rest
+NARROW_DROPS = ("node", "GPU mem")
 
 
 def _mib(n_bytes: int | None) -> str:
@@ -76,6 +78,7 @@ class ProcessesScreen(ModalScreen[None]):
         self.fleet, self.connections, self.job_control = fleet, connections, job_control
         self.job_id, self.gpu = job_id, gpu
         self.table: ProcTable | None = None  # the latest answer
+        self.shown = list(range(len(COLUMNS)))  # the columns that fit the terminal (on_mount)
 
     def job(self) -> JobModel | None:
         return self.fleet.jobs.get(self.job_id) if self.job_id else None
@@ -93,7 +96,13 @@ class ProcessesScreen(ModalScreen[None]):
             yield Label(Content("asking the agents…"), classes="dialog-detail", id="procs-status")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns(*COLUMNS)
+        narrow = self.app.size.width < NARROW_BELOW
+        self.shown = [i for i, c in enumerate(COLUMNS) if not (narrow and c in NARROW_DROPS)]
+        if narrow:  # the whole width, so the command column is more than its first 3 characters
+            dialog = self.query_one(".procs-dialog")
+            dialog.styles.width = "100%"
+            dialog.styles.padding = (0, 1)
+        self.query_one(DataTable).add_columns(*(COLUMNS[i] for i in self.shown))
         self._ask()
 
     # -- asking the agents: a one-shot worker, re-armed by a timer when it ends ------------------
@@ -134,7 +143,10 @@ class ProcessesScreen(ModalScreen[None]):
         for row in ordered(table.rows):
             # Text, not str (parsed as markup) nor Content (not measured: columns would not widen);
             # printable: a process's command line is whatever it set
-            grid.add_row(*(Text(printable(c)) for c in cells(row)), key=f"{row.host}/{row.node}/{row.pid}")
+            texts = cells(row)
+            grid.add_row(
+                *(Text(printable(texts[i])) for i in self.shown), key=f"{row.host}/{row.node}/{row.pid}"
+            )
         if grid.row_count:
             grid.move_cursor(row=min(cursor, grid.row_count - 1))
         job = self.job()
