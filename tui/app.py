@@ -4,7 +4,7 @@ and turns job endings into notifications. Everything else lives in screens/ and 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -98,7 +98,9 @@ class GpuDeckApp(App[None]):
         settings: Settings | None = None,
         replay: str | None = None,
         read_only: bool = False,
+        host_settings: Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
+        """host_settings: a host's price settings instead of hosts.toml's (a replay: as recorded)."""
         super().__init__()
         self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
@@ -128,6 +130,7 @@ class GpuDeckApp(App[None]):
             changed=self.connections.publish,
             ledger=store is not None,
             request=self.connections.request,
+            settings_for=host_settings,
         )
         self.connections.sinks.append(self.costs)
         self.background = Background(self)  # the app's own, its screens' and its widgets' blocking work
@@ -326,7 +329,15 @@ class GpuDeckApp(App[None]):
 def main(replay: str | None = None, read_only: bool = False) -> None:
     """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
     recorded jobs would land in the user's cost ledger."""
-    app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
+    from . import session as session_mod
+
+    recording = session_mod.replay.recording if replay and session_mod.replay else None
+    app = GpuDeckApp(
+        store=None if replay else _open_store,
+        replay=replay,
+        read_only=read_only,
+        host_settings=recording.host_settings if recording else None,
+    )
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
     app.run()

@@ -63,6 +63,9 @@ class LogScreen(AppKeysFirst):
         else:
             lines = f"{log.total:,} lines" if log.ready else "indexing…"
             follow = "● following" if log.follow else "○ not following (f follows)"
+            job = self.fleet.jobs.get(self.job_id)
+            if job is not None and not job.active:  # nothing more will come: "following" would promise it
+                follow = f"ended ({job.state})"
             parts = [self.label, lines, follow]
         if log.error:
             parts.append(f"cannot read the output: {log.error}")
