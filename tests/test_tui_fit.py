@@ -21,6 +21,7 @@ from tui.screens.job import JobScreen
 from tui.screens.logs import LogScreen
 from tui.screens.procs import ProcessesScreen
 from tui.widgets.charts import UsageChart
+from tui.widgets.gpu_strip import GpuStrip
 from tui.widgets.host_panel import HostPanel, host_lines
 from tui.widgets.job_stats import render_stats
 from tui.widgets.jobs_table import JobsTable
@@ -87,6 +88,11 @@ async def test_the_job_view_shows_throughput_cost_and_a_gpu_chart_that_reads_at_
         assert len(job.gpu_util) == 16
         assert sorted(monitor.label) == ["max", "mem mean", "min", "util mean"]  # not a pair per GPU
         assert monitor.xlim[0][0] == 0 and min(min(xs) for xs in monitor.x) >= 0  # from the job's start
+        strip = app.screen.query_one(GpuStrip)
+        await until(pilot, lambda: strip.display and "h100-b" in str(strip.render()), "the per-GPU strip")
+        rows = str(strip.render()).splitlines()
+        assert [r.split()[0] for r in rows] == ["h100-a", "h100-b"]  # one row per host, each GPU in it
+        assert all(len(r.split()) == 1 + 2 * 8 for r in rows), rows
 
 
 def test_recorded_prices_are_the_hosts_prices_in_a_replay() -> None:

@@ -18,6 +18,7 @@ from ..services import Connections, JobControl
 from ..widgets.charts import LossChart, UsageChart
 from ..widgets.failures import guarded
 from ..widgets.footer import DeckFooter
+from ..widgets.gpu_strip import GpuStrip
 from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
@@ -72,6 +73,7 @@ class JobScreen(JobActions):
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
             yield UsageChart(id="usage")
+        yield GpuStrip(id="gpu-strip")  # each GPU's latest, beside the chart's mean and spread
         yield OutputLog(
             self.connections,
             node.host if node else None,
@@ -153,6 +155,7 @@ class JobScreen(JobActions):
             self.query_one(LossChart).show(job, self.chain())
         if tags & {"gpu", "hosts", "state"}:
             self.query_one(UsageChart).show(job, self.fleet)
+            self.query_one(GpuStrip).show(job)
         if tags & {"state", "policy"}:
             self.refresh_bindings()
 
