@@ -25,6 +25,7 @@ from tui.widgets.gpu_strip import GpuStrip
 from tui.widgets.host_panel import HostPanel, host_lines
 from tui.widgets.job_stats import render_stats
 from tui.widgets.jobs_table import JobsTable
+from tui.widgets.output_log import OutputLog
 
 RECORDING = Path(__file__).resolve().parent.parent / "docs" / "gpu-fleet.jsonl"
 SFT = "20261202-031214-7f3a9c"  # two nodes (h100-a, h100-b), 16 GPUs
@@ -88,6 +89,7 @@ async def test_the_job_view_shows_throughput_cost_and_a_gpu_chart_that_reads_at_
         assert len(job.gpu_util) == 16
         assert sorted(monitor.label) == ["max", "mem mean", "min", "util mean"]  # not a pair per GPU
         assert monitor.xlim[0][0] == 0 and min(min(xs) for xs in monitor.x) >= 0  # from the job's start
+        assert app.screen.query_one(OutputLog).host == "h100-a"  # rank 0's node: the one that prints steps
         strip = app.screen.query_one(GpuStrip)
         await until(pilot, lambda: strip.display and "h100-b" in str(strip.render()), "the per-GPU strip")
         rows = str(strip.render()).splitlines()

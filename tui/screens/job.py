@@ -66,7 +66,7 @@ class JobScreen(JobActions):
 
     def compose(self) -> ComposeResult:
         job = self.current_job()
-        node = next(iter(job.nodes.values()), None) if job else None
+        node = min(job.nodes.values(), key=lambda n: n.node, default=None) if job else None  # rank 0 prints
         yield JobStats(id="stats")
         yield Static(id="proposal")
         yield JobNodes(id="nodes")

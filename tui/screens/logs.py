@@ -35,7 +35,7 @@ class LogScreen(AppKeysFirst):
         self.searching = False
         self.no_match = False
         job = fleet.jobs.get(job_id)
-        node = next(iter(job.nodes.values()), None) if job else None
+        node = min(job.nodes.values(), key=lambda n: n.node, default=None) if job else None  # rank 0 prints
         self.host: str | None = node.host if node else None
         self.node = node.node if node else "0"
         self.label = f"output of {job.name if job and job.name else job_id}" + (

@@ -121,7 +121,7 @@ def _compact_gpu_line(host: HostModel, g: GpuSample, fleet: Fleet, width: int) -
         f" {gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G ",
         temperature(g.temp_c),
         " ",
-        Content("—") if g.power_w is None else power(g.power_w, None if width < 76 else g.power_limit_w),
+        power(g.power_w, g.power_limit_w) if width >= 76 or g.power_w is None else f"{g.power_w:.0f}W",
     )
     job = fleet.job_for_gpu(host.name, g.uuid)
     tag = Content.styled(f" {job.name or job.id}"[:20], "$accent") if job is not None else Content("")
