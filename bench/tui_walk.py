@@ -84,6 +84,13 @@ def walk(out: Path, width: int, height: int, theme: str) -> list[str]:
     tmux("set-option", "-t", SESSION, "remain-on-exit", "on")  # a crash's last words stay readable
     tmux("respawn-pane", "-k", "-t", SESSION, cmd)
     report = []
+
+    def restart() -> None:  # after a crash: the app again, on the jobs tab, for the screens left
+        tmux("respawn-pane", "-k", "-t", SESSION, cmd)
+        wait_for("h100-a", 60.0)
+        tmux("send-keys", "-t", SESSION, "2")
+        wait_for("llama3-8b-sft")
+
     try:
         wait_for("h100-a", 60.0)
         for name, keys, word, leave in STEPS:
@@ -91,19 +98,23 @@ def walk(out: Path, width: int, height: int, theme: str) -> list[str]:
                 tmux("send-keys", "-t", SESSION, key)
                 time.sleep(0.2)
             text, ok = wait_for(word)
-            path = out / f"{width}x{height}-{theme}-{name}.txt"
-            path.write_text(text)
-            missing = "" if ok else f"  (no {word!r} within {TIMEOUT:.0f} s)"
-            if exited():
-                missing = "  APP EXITED (its last screen is saved)"
-            report.append(f"{width}x{height} {theme:<22} {name:<14} {summary(text, width, height)}{missing}")
-            if exited():  # start it again for the screens left (the saved screen says what ended it)
-                tmux("respawn-pane", "-k", "-t", SESSION, cmd)
-                wait_for("h100-a", 60.0)
-                report[-1] += "; restarted"
+            time.sleep(0.5)  # a crash right after the picture settled
+            crashed = exited()
+            text = capture() if crashed else text
+            (out / f"{width}x{height}-{theme}-{name}.txt").write_text(text)
+            note = "" if ok else f"  (no {word!r} within {TIMEOUT:.0f} s)"
+            if crashed:
+                note += "  APP EXITED (its last screen is saved; restarted for the rest)"
+            report.append(f"{width}x{height} {theme:<22} {name:<14} {summary(text, width, height)}{note}")
+            if crashed:
+                restart()
+                continue
             for key in leave:
                 tmux("send-keys", "-t", SESSION, key)
                 time.sleep(0.3)
+            if leave and exited():
+                report[-1] += "  APP EXITED on leaving (restarted)"
+                restart()
         tmux("send-keys", "-t", SESSION, "q")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
