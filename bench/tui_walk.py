@@ -34,7 +34,7 @@ STEPS: list[tuple[str, list[str], str, list[str]]] = [
     ("job", ["Home", "Enter"], "cost so far", []),
     ("full-log", ["l"], "lines", ["Escape"]),
     ("processes", ["p"], "PID", ["Escape"]),
-    ("help", ["?"], "quit", ["Escape"]),
+    ("help", ["?"], "Keys", ["Escape"]),
     ("stop-question", ["s"], "Cancel", ["n", "Escape"]),
     ("new-job", ["n"], "ommand", ["Escape"]),
 ]
@@ -65,6 +65,16 @@ def wait_for(word: str, timeout: float = TIMEOUT) -> tuple[str, bool]:
         last = text
         time.sleep(0.15)
     return capture(), False
+
+
+def gone(word: str, timeout: float = 5.0) -> bool:
+    """Whether the screen stopped showing `word` within the timeout (a screen left)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not exited():
+        if word not in capture():
+            return True
+        time.sleep(0.2)
+    return exited()
 
 
 def summary(text: str, width: int, height: int) -> str:
@@ -98,7 +108,7 @@ def walk(out: Path, width: int, height: int, theme: str) -> list[str]:
                 tmux("send-keys", "-t", SESSION, key)
                 time.sleep(0.2)
             text, ok = wait_for(word)
-            time.sleep(0.5)  # a crash right after the picture settled
+            time.sleep(1.5)  # a crash right after the picture settled (a traceback takes a moment)
             crashed = exited()
             text = capture() if crashed else text
             (out / f"{width}x{height}-{theme}-{name}.txt").write_text(text)
@@ -112,6 +122,10 @@ def walk(out: Path, width: int, height: int, theme: str) -> list[str]:
             for key in leave:
                 tmux("send-keys", "-t", SESSION, key)
                 time.sleep(0.3)
+            if leave and word and gone(word) is False:  # an esc taken for the start of a sequence: again
+                tmux("send-keys", "-t", SESSION, leave[-1])
+                if gone(word) is False:
+                    report[-1] += f"  (still on {name} after {' '.join(leave)})"
             if leave and exited():
                 report[-1] += "  APP EXITED on leaving (restarted)"
                 restart()
