@@ -37,7 +37,14 @@ async def pictures(pilot: Pilot, fleet: GpuFleet) -> dict[str, str]:
         await pilot.pause(0.3)  # one coalesced redraw (MIN_REDRAW is 0.1 s)
         app.clear_notifications()
         await pilot.pause()
-        shots[name] = app.export_screenshot(title=name)
+        picture = app.export_screenshot(title=name)
+        for _ in range(20):  # a busy machine: a redraw still pending; the picture once it holds
+            await pilot.pause(0.3)
+            again = app.export_screenshot(title=name)
+            if again == picture:
+                break
+            picture = again
+        shots[name] = picture
 
     await until(pilot, fleet.settled, "the replay to settle", timeout=90.0)
     await shoot("fleet")

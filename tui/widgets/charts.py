@@ -223,7 +223,8 @@ def across(
     lines: Sequence[Sequence[tuple[float, float]]], cells: int
 ) -> list[tuple[float, float, float, float]]:
     """(x, mean, min, max) of several lines, in `cells` buckets of x: GPUs sampled at slightly
-    different times fall in one bucket."""
+    different times fall in one bucket, each GPU counted once there (its latest value), so a
+    bucket's mean does not depend on how many polls one GPU had in it."""
     xs = [x for line in lines for x, _ in line]
     if not xs:
         return []
@@ -231,8 +232,11 @@ def across(
     width = (hi - lo) / cells or 1.0
     buckets: dict[int, list[float]] = {}
     for line in lines:
+        latest: dict[int, float] = {}
         for x, y in line:
-            buckets.setdefault(min(cells - 1, int((x - lo) / width)), []).append(y)
+            latest[min(cells - 1, int((x - lo) / width))] = y
+        for i, y in latest.items():
+            buckets.setdefault(i, []).append(y)
     return [
         (lo + (i + 0.5) * width, sum(ys) / len(ys), min(ys), max(ys)) for i, ys in sorted(buckets.items())
     ]
