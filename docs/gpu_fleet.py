@@ -75,6 +75,8 @@ def uuid(h: int, g: int) -> str:
 
 
 HOSTS = ["h100-a", "h100-b", "h100-spot"]
+# $/h as the recorded client told each agent (the `price` op, from its hosts.toml): 8×H100 on demand, and spot
+PRICES = {"h100-a": (98.32, "on-demand"), "h100-b": (98.32, "on-demand"), "h100-spot": (39.8, "spot")}
 # job id, name, argv, started (s before now), steps in all, step rate, loss shape, [(host, node, GPUs)]
 JOBS = [
     (
@@ -289,7 +291,11 @@ def job_object(
     steps: int,
     last: dict[str, Any],
     last_seq: int,
+    host: str,
+    share: float,
 ) -> dict[str, Any]:
+    per_hour, market = PRICES[host]
+    price = {"per_hour": per_hour, "currency": "USD", "share": share, "market": market}
     return {
         "id": jid,
         "node": node,
@@ -312,7 +318,7 @@ def job_object(
         "created_at": started - 1,
         "grace": 60.0,
         "total_steps": steps,
-        "price": None,
+        "price": {**price, "source": "hosts.toml price_per_hour"},
         "budget": None,
         "idle_stop": None,
     }
@@ -407,6 +413,15 @@ def make_recording(path: Path) -> None:
             },
         )
         tape.answer(0.001, host, "hello", hello(h, host))
+        tape.answer(
+            0.0015,
+            host,
+            "price",
+            {"recorded": False, "at": HOST_NOW - 86400},
+            per_hour=PRICES[host][0],
+            currency="USD",
+            at=HOST_NOW - 86400,
+        )
     for jid, name, argv, ago, steps, rate, shape, nodes in JOBS:
         started = HOST_NOW - ago
         for host, node, gpus in nodes:
@@ -415,7 +430,9 @@ def make_recording(path: Path) -> None:
                 jid, node, host, h, gpus, started, steps, rate, shape, rng, rank0=node == "0"
             )
             tape.push(0.002, host, jid, node, recs)
-            jobs_of[host].append(job_object(jid, name, argv, node, started, steps, last or {}, len(recs)))
+            jobs_of[host].append(
+                job_object(jid, name, argv, node, started, steps, last or {}, len(recs), host, len(gpus) / 8)
+            )
             tape.answer(0.003, host, "procs", procs_answer(h, node, gpus, argv, rng), job=jid, node=node)
             data = output_tail(name, last, steps) if node == "0" else b"[rank8] waiting for rank 0\n"
             tape.answer(
@@ -447,6 +464,7 @@ async def shoot() -> None:
         transport=lambda host: recording.transport(host, speed=0),
         store=None,
         replay=str(RECORDING.name),
+        host_settings=recording.host_settings,  # as `gpudeck --replay` prices the hosts
     )
     async with app.run_test(size=SIZE) as pilot:
 

@@ -29,7 +29,7 @@ async def shoot(workdir: Path) -> None:
     app = GpuDeckApp()
     async with app.run_test(size=SIZE) as pilot:
 
-        async def until(cond, what: str, timeout: float = 120.0) -> None:
+        async def until(cond, what: str, timeout: float = 600.0) -> None:  # torch starts slowly when busy
             for _ in range(int(timeout / 0.1)):
                 if cond():
                     return

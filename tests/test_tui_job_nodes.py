@@ -98,7 +98,7 @@ def test_node_rows_say_state_why_pid_heartbeat_and_gpus() -> None:
         "3",
     ]
     row = job_row(job, fleet, 1000.0)[1]
-    assert row.plain == "[b]gpu1,local ×2"
+    assert row.plain == "[b]gpu1 ×2"  # the first host and the node count: `×N` never cut
     fleet.apply_jobs("local", [{"id": OLD, "state": "running", "nodes": [node("0")]}])
     assert job_row(fleet.jobs[OLD], fleet, 1000.0)[1].plain == "local"
 

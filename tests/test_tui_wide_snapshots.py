@@ -51,7 +51,13 @@ class GpuFleet:
             self.transports.append(t := recording.transport(host, speed=0))
             return t
 
-        self.app = GpuDeckApp(hosts=recording.hosts, transport=transport, store=None, clock=lambda: NOW)
+        self.app = GpuDeckApp(
+            hosts=recording.hosts,
+            transport=transport,
+            store=None,
+            clock=lambda: NOW,
+            host_settings=recording.host_settings,  # the recorded prices, as `gpudeck --replay` takes them
+        )
 
     def settled(self) -> bool:
         jobs = self.app.fleet.jobs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -119,7 +119,9 @@ class GpuDeckApp(App[None]):
         settings: Settings | None = None,
         replay: str | None = None,
         read_only: bool = False,
+        host_settings: Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
+        """host_settings: a host's price settings instead of hosts.toml's (a replay: as recorded)."""
         super().__init__()
         self.replay = replay  # the recording played (`gpudeck --replay FILE`): the header says REPLAY
         self.fleet = Fleet(clock) if clock is not None else Fleet()  # clock: fixed in snapshot tests
@@ -150,6 +152,7 @@ class GpuDeckApp(App[None]):
             changed=self.connections.publish,
             ledger=store is not None,
             request=self.connections.request,
+            settings_for=host_settings,
         )
         self.connections.sinks.append(self.costs)
         self.background = Background(self)  # the app's own, its screens' and its widgets' blocking work
@@ -429,7 +432,15 @@ def run_app(app: App[Any], **run: Any) -> int:
 def main(replay: str | None = None, read_only: bool = False) -> int:
     """replay: the recording being played (`gpudeck --replay FILE`); it must not touch state.db, or
     recorded jobs would land in the user's cost ledger. Returns the exit status."""
-    app = GpuDeckApp(store=None if replay else _open_store, replay=replay, read_only=read_only)
+    from . import session as session_mod
+
+    recording = session_mod.replay.recording if replay and session_mod.replay else None
+    app = GpuDeckApp(
+        store=None if replay else _open_store,
+        replay=replay,
+        read_only=read_only,
+        host_settings=recording.host_settings if recording else None,
+    )
     if replay:
         app.sub_title = f"replay of {replay} (read-only)"
     app_escape_key.install()

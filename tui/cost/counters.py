@@ -98,6 +98,7 @@ class JobCost:
     projected: Money | None = None  # None: no total_steps or no rate yet
     share_now: float | None = None
     steps_per_s: float | None = None
+    seconds_left: float | None = None  # to the last step, at this node's rate (only rank 0 prints steps)
     priced: bool = True  # False: the host's price is unknown, so is this node's cost
     budget: float | None = None  # the spec's, in the spec price's currency, when the agent reports it
     start: float | None = None
@@ -288,6 +289,7 @@ def _projected(run: NodeRun, job: JobCost, host_now: float) -> Money | None:
     left_steps = max(0.0, run.total_steps - run.steps[-1][1])
     # The last point is some seconds old: that much of the remaining time has already passed.
     seconds_left = max(0.0, left_steps / job.steps_per_s - (host_now - run.steps[-1][0]))
+    job.seconds_left = seconds_left
     return Money().merge(job.accrued).merge(job.burn.scaled(seconds_left / 3600.0))
 
 
@@ -326,7 +328,11 @@ def by_job(hosts: Sequence[HostCost]) -> dict[str, list[tuple[str, JobCost]]]:
 
 def job_total(job_id: str, nodes: Sequence[tuple[str, JobCost]]) -> JobTotal:
     total = JobTotal(job_id, nodes[0][1].name, nodes[0][1].state, [])
+    # torchrun's rank 0 alone prints steps: the other nodes run as long as it does
+    left = next((jc.seconds_left for _, jc in nodes if jc.seconds_left is not None), None)
     for host_name, jc in nodes:
+        if jc.projected is None and left is not None and jc.state in ("running", "starting"):
+            jc.projected = Money().merge(jc.accrued).merge(jc.burn.scaled(left / 3600.0))
         total.hosts.append(host_name)
         if not jc.priced:
             total.unpriced_hosts.append(host_name)

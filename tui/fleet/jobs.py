@@ -25,6 +25,17 @@ _NOT_SERIES = frozenset({"step", "total_steps", "rank"})  # x axis, a constant, 
 MAX_SERIES = 64  # a remote printing ever-new keys must not grow memory without bound
 MAX_GPUS = 64
 RATE_WINDOW_S = 120.0  # steps/s over this much recent time: follows slowdowns, smooths jitter
+# Throughput as trainers spell it (ours, HF Trainer's, Lightning/torchtitan-style logs): first found wins.
+_SAMPLES = ("samples_per_sec", "samples_per_s", "samples_per_second", "train_samples_per_second", "samples/s")
+_TOKENS = (
+    "tokens_per_sec",
+    "tokens_per_s",
+    "tokens_per_second",
+    "train_tokens_per_second",
+    "tokens/s",
+    "tok/s",
+)
+THROUGHPUT_KEYS = {"samples_per_sec": _SAMPLES, "tokens_per_sec": _TOKENS}
 
 
 def _tail(v: Any) -> list[str]:
@@ -182,7 +193,9 @@ class JobModel:
         return max(0.0, end - self.started_at)
 
     def steps_per_sec(self) -> float | None:
-        p = self._progress
+        p: list[tuple[float, float]] | deque[tuple[float, float]] = self._progress
+        if len(p) < 2:  # the step came first from the job's `last` (a replay): its journal's points
+            p = [(t, step) for step, t in self.step_time.points()]
         if len(p) < 2:
             return None
         t_last, s_last = p[-1]
@@ -412,10 +425,10 @@ class JobModel:
         """Take total_steps and throughput from metric values; return their step, if any."""
         total = finite(values.get("total_steps"))
         self.total_steps = total if total is not None and total > 0 else self.total_steps
-        for key in ("samples_per_sec", "tokens_per_sec"):
-            v = finite(values.get(key))
+        for attr, keys in THROUGHPUT_KEYS.items():
+            v = next((f for f in (finite(values.get(k)) for k in keys) if f is not None), None)
             if v is not None:
-                setattr(self, key, v)
+                setattr(self, attr, v)
         return finite(values.get("step"))
 
     def _metric(self, values: dict[str, Any], t: float, history: bool = False) -> set[str]:

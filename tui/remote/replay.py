@@ -58,6 +58,7 @@ class HostTape:
     logs: dict[Key, bytearray] = field(default_factory=dict)
     logs_done: dict[Key, bool] = field(default_factory=dict)
     logs_gap: dict[Key, list[int]] = field(default_factory=dict)  # what the output cap dropped, as last seen
+    price: dict[str, Any] | None = None  # the last `price` the recorded client told this host's agent
 
     def host_time(self, t: float) -> float | None:
         """The host's clock at recording time t (from hello's `time`), or None if it never said."""
@@ -126,6 +127,14 @@ class Recording:
     def transport(self, host: str, speed: float = 1.0) -> ReplayTransport:
         return ReplayTransport(self, host, speed)
 
+    def host_settings(self, host: str) -> dict[str, Any]:
+        """The host's price as the recorded client told its agent (the `price` op), in hosts.toml's
+        keys: a replay prices its hosts as they were priced, not by this machine's hosts.toml."""
+        price = self.tapes[host].price if host in self.tapes else None
+        if not price or price.get("per_hour") is None:
+            return {}
+        return {"price_per_hour": price["per_hour"], "currency": price.get("currency") or "USD"}
+
 
 def _take_journal_line(tape: HostTape, t: float, key: Key, record: dict[str, Any]) -> None:
     """A journal record that came as text: filed like a pushed event (one batch per moment)."""
@@ -158,6 +167,8 @@ def _take(tape: HostTape, t: float, msg: dict[str, Any], req: dict[str, Any] | N
         return  # heartbeats, answers to pings nobody waits for
     op, result = req["op"], msg.get("result")
     key = (str(req.get("job")), str(req.get("node")))
+    if op == "price" and msg.get("ok"):
+        tape.price = {k: req.get(k) for k in ("per_hour", "currency")}
     if op == "hello" and msg.get("ok") and tape.hello is None and isinstance(result, dict):
         tape.hello, tape.hello_t = result, t
     elif op == "tail" and isinstance(result, dict) and isinstance(result.get("last_seq"), int):

@@ -20,6 +20,7 @@ from ..widgets.charts import LossChart, UsageChart
 from ..widgets.export_view import EXPORT_BINDING, export
 from ..widgets.failures import guarded
 from ..widgets.footer import DeckFooter
+from ..widgets.gpu_strip import GpuStrip
 from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
@@ -75,7 +76,7 @@ class JobScreen(JobActions):
 
     def compose(self) -> ComposeResult:
         job = self.current_job()
-        node = next(iter(job.nodes.values()), None) if job else None
+        node = min(job.nodes.values(), key=lambda n: n.node, default=None) if job else None  # rank 0 prints
         yield JobStats(id="stats")
         yield Static(id="proposal")
         yield Static(id="forwards")  # `F`: the job's open forwards (job_ports.py)
@@ -83,6 +84,7 @@ class JobScreen(JobActions):
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
             yield UsageChart(id="usage")
+        yield GpuStrip(id="gpu-strip")  # each GPU's latest, beside the chart's mean and spread
         yield OutputLog(
             self.connections,
             node.host if node else None,
@@ -167,6 +169,7 @@ class JobScreen(JobActions):
             self.query_one(LossChart).show(job, self.chain())
         if tags & {"gpu", "hosts", "state"}:
             self.query_one(UsageChart).show(job, self.fleet)
+            self.query_one(GpuStrip).show(job)
         if tags & {"state", "policy"}:
             self.refresh_bindings()
 

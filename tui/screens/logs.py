@@ -49,7 +49,7 @@ class LogScreen(AppKeysFirst):
         self.searching = False
         self.no_match = False
         job = fleet.jobs.get(job_id)
-        node = next(iter(job.nodes.values()), None) if job else None
+        node = min(job.nodes.values(), key=lambda n: n.node, default=None) if job else None  # rank 0 prints
         self.host: str | None = node.host if node else None
         self.node = node.node if node else "0"
         self.label = f"output of {job.name if job and job.name else job_id}" + (
@@ -79,6 +79,9 @@ class LogScreen(AppKeysFirst):
         else:
             lines = f"{log.total:,} lines" if log.ready else "indexing…"
             follow = "● following" if log.follow else "○ not following (f follows)"
+            job = self.fleet.jobs.get(self.job_id)
+            if job is not None and not job.active:  # nothing more will come: "following" would promise it
+                follow = f"ended ({job.state})"
             parts = [self.label, lines, follow]
         if log.wrap:
             parts.append("wrapped (w cuts)")

@@ -25,6 +25,8 @@ from .proc_order import arranged
 
 REFRESH = 2.0  # seconds between two askings (each one takes the agent's CPU interval too)
 COLUMNS = ("host", "node", "PID", "role", "CPU %", "RSS", "GPU", "GPU mem", "command")
+NARROW_BELOW = 120  # a terminal narrower than this drops node and GPU mem: the command gets the rest
+NARROW_DROPS = ("node", "GPU mem")
 
 
 def _mib(n_bytes: int | None) -> str:
@@ -80,6 +82,7 @@ class ProcessesScreen(ProcKeys, ModalScreen[None]):
         self.job_id, self.gpu = job_id, gpu
         self.table: ProcTable | None = None  # the latest answer
         self.rows_shown: list[ProcRow] = []  # in the table's order
+        self.shown = list(range(len(COLUMNS)))  # the columns that fit the terminal (on_mount)
 
     def job(self) -> JobModel | None:
         return self.fleet.jobs.get(self.job_id) if self.job_id else None
@@ -97,7 +100,13 @@ class ProcessesScreen(ProcKeys, ModalScreen[None]):
             yield Label(Content("asking the agents…"), classes="dialog-detail", id="procs-status")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns(*COLUMNS)
+        narrow = self.app.size.width < NARROW_BELOW
+        self.shown = [i for i, c in enumerate(COLUMNS) if not (narrow and c in NARROW_DROPS)]
+        if narrow:  # the whole width, so the command column is more than its first 3 characters
+            dialog = self.query_one(".procs-dialog")
+            dialog.styles.width = "100%"
+            dialog.styles.padding = (0, 1)
+        self.query_one(DataTable).add_columns(*(COLUMNS[i] for i in self.shown))
         self._ask()
 
     # -- asking the agents: a one-shot worker, re-armed by a timer when it ends ------------------
@@ -141,8 +150,10 @@ class ProcessesScreen(ProcKeys, ModalScreen[None]):
             # Text, not str (parsed as markup) nor Content (not measured: columns would not widen);
             # printable: a process's command line is whatever it set
             *first, command = cells(row)
-            texts = [Text(printable(c)) for c in (*first, indent + command)]
-            grid.add_row(*texts, key=f"{row.host}/{row.node}/{row.pid}")
+            texts = [*first, indent + command]
+            grid.add_row(
+                *(Text(printable(texts[i])) for i in self.shown), key=f"{row.host}/{row.node}/{row.pid}"
+            )
         if grid.row_count:
             grid.move_cursor(row=min(cursor, grid.row_count - 1))
         job = self.job()

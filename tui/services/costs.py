@@ -12,7 +12,7 @@ the user opted in (tag gpudeck-managed=true), each decision journaled.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ class Costs:
         changed: Callable[[set[str]], None],
         ledger: bool = True,
         request: Callable[..., Any] | None = None,
+        settings_for: Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
         self.app, self.fleet = app, fleet
         self._stop, self._changed = stop, changed
@@ -69,6 +70,7 @@ class Costs:
             ledger_path if ledger else None,
             ctx,
             push=None if request is None else partial(_push, request),
+            **({} if settings_for is None else {"settings_for": settings_for}),  # a replay's recorded prices
         )
         self.budget_stopped: set[str] = set()  # jobs this client stopped for the daily budget
         self._noted: set[str] = set()

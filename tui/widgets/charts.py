@@ -151,31 +151,51 @@ class UsageChart(_Chart):
             self._cpu(job, fleet)
 
     def _gpus(self, job: JobModel) -> None:
+        """One line for the GPUs' mean utilization, two for its min and max (the spread), one for
+        mean memory: four legend entries whatever the GPU count (a line per GPU hid the plot at 8)."""
         key = tuple((k, s.version) for k, s in job.gpu_util.items())
         key += tuple((k, s.version) for k, s in job.gpu_mem.items())
         if not self._begin(key):
             return
         t0 = job.started_at or 0.0
-        for i, (gpu, series) in enumerate(sorted(job.gpu_util.items())[:4]):
-            label = f"GPU {job.gpu_latest[gpu].index}" if gpu in job.gpu_latest else f"GPU {i}"
-            pts = self._points(series)
-            self.plt.plot(
-                [x - t0 for x, _ in pts], [y for _, y in pts], label=f"{label} util %", marker="braille"
-            )
-            mem, latest = job.gpu_mem.get(gpu), job.gpu_latest.get(gpu)
-            if mem is not None and latest is not None and latest.mem_total_mib:
-                mpts = self._points(mem)
+        # from the job's start (a sample of the node's first seconds can predate it): plotext
+        # cannot draw a legend for a line with no point inside the axis
+        util = [[(x - t0, y) for x, y in self._points(s) if x >= t0] for s in job.gpu_util.values()]
+        mem = []
+        for gpu, series in job.gpu_mem.items():
+            latest = job.gpu_latest.get(gpu)
+            if latest is not None and latest.mem_total_mib:
                 total = latest.mem_total_mib
-                self.plt.plot(
-                    [x - t0 for x, _ in mpts],
-                    [100 * y / total for _, y in mpts],
-                    label=f"{label} mem %",
-                    marker="braille",
-                )
+                mem.append([(x - t0, 100 * y / total) for x, y in self._points(series) if x >= t0])
+        cells = max(16, 2 * (self.size.width or 80))
+        spread = across(util, cells)
+        n = len(job.gpu_util)
+        if spread:
+            xs = [p[0] for p in spread]
+            if n > 1:
+                self.plt.plot(xs, [p[3] for p in spread], label="max", marker="braille", color="gray")
+                self.plt.plot(xs, [p[2] for p in spread], label="min", marker="braille", color="gray")
+            self.plt.plot(
+                xs, [p[1] for p in spread], label="util" if n == 1 else "util mean", marker="braille"
+            )
+        mem_mean = across(mem, cells)
+        if mem_mean:
+            label = "mem" if len(mem) == 1 else "mem mean"
+            self.plt.plot([p[0] for p in mem_mean], [p[1] for p in mem_mean], label=label, marker="braille")
         self.plt.ylim(0, 100)
-        self.plt.title("GPU utilization and memory")
+        self._job_span(job, max((x for line in util for x, _ in line), default=None))
+        self.plt.title(f"{n} GPU{'s' if n != 1 else ''} utilization % · memory %")
         self.plt.xlabel("seconds")
         self.refresh()
+
+    def _job_span(self, job: JobModel, newest: float | None) -> None:
+        """The x axis from the job's start (0 s) to its end or its newest point: the loss chart's span."""
+        ended = None if job.active or job.ended_at is None or job.started_at is None else job.ended_at
+        end = ended - (job.started_at or 0.0) if ended is not None else None
+        if newest is not None:  # every point stays inside (a late sample of an ended job too)
+            end = max(end or 0.0, newest)
+        if end is not None and end > 0:
+            self.plt.xlim(0, end)
 
     def _cpu(self, job: JobModel, fleet: Fleet) -> None:
         host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
@@ -187,12 +207,36 @@ class UsageChart(_Chart):
         pts = [
             (x - t0, y)
             for x, y in self._points(host.cpu_series)
-            if x >= t0 - 60 and (end is None or x <= end)
+            if x >= t0 and (end is None or x <= end)  # the job's span, as the loss chart's
         ]
         if pts:
             self.plt.plot([p[0] for p in pts], [p[1] for p in pts], label="host CPU %", marker="braille")
         self.plt.ylim(0, 100)
+        self._job_span(job, pts[-1][0] if pts else None)
         # Short titles: plotext drops a title wider than the chart.
         self.plt.title(f"{host.name} CPU % (no GPU samples)" if pts else "no CPU samples from the job's run")
         self.plt.xlabel("seconds")
         self.refresh()
+
+
+def across(
+    lines: Sequence[Sequence[tuple[float, float]]], cells: int
+) -> list[tuple[float, float, float, float]]:
+    """(x, mean, min, max) of several lines, in `cells` buckets of x: GPUs sampled at slightly
+    different times fall in one bucket, each GPU counted once there (its latest value), so a
+    bucket's mean does not depend on how many polls one GPU had in it."""
+    xs = [x for line in lines for x, _ in line]
+    if not xs:
+        return []
+    lo, hi = min(xs), max(xs)
+    width = (hi - lo) / cells or 1.0
+    buckets: dict[int, list[float]] = {}
+    for line in lines:
+        latest: dict[int, float] = {}
+        for x, y in line:
+            latest[min(cells - 1, int((x - lo) / width))] = y
+        for i, y in latest.items():
+            buckets.setdefault(i, []).append(y)
+    return [
+        (lo + (i + 0.5) * width, sum(ys) / len(ys), min(ys), max(ys)) for i, ys in sorted(buckets.items())
+    ]

@@ -36,7 +36,8 @@ def _ages(host: HostModel, now: float) -> tuple[str | None, str | None]:
     return down, duration(stale) if stale is not None and stale > STALE_AFTER else None
 
 
-def _title(host: HostModel, now: float) -> Content:
+def _title(host: HostModel, now: float, width: int = 10_000) -> Content:
+    """The host's state and facts; the facts that do not fit the width are left out, last first."""
     hello = host.hello
     facts = [str(hello.get("hostname") or "")]
     if hello.get("cpu_count"):
@@ -61,15 +62,19 @@ def _title(host: HostModel, now: float) -> Content:
     if stale is not None:
         parts.append((f"  data {stale} old", "$warning"))
     facts = [f for f in facts if f]
+    head = Content.assemble(*parts)
+    while facts and head.cell_length + 2 + len(" · ".join(facts)) > width:
+        facts.pop()
     if facts:
-        parts.append(("  " + " · ".join(facts), "$text-muted"))
-    return Content.assemble(*parts)
+        return Content.assemble(head, ("  " + " · ".join(facts), "$text-muted"))
+    return head
 
 
 WIDE_SPARK = (12, 30)  # each wide sparkline's cells, at least and at most
 FOUR_FROM = 20  # four sparklines only if each gets this many cells; else utilization and memory
 PROCS_ROOM = 40  # cells left for the processes after the wide sparklines
 LABEL = 7  # a sparkline's label and the gap before it ("  mem ")
+TWO_LINE_FROM = 84  # the two-line GPU row's first line needs this many cells; narrower: one line each
 
 
 def _wide_sparks(
@@ -103,6 +108,30 @@ def _wide_sparks(
             sparkline(trail.temp_c, w, style="$spark-temp", over=HOT_C - 0.5, over_style="$gpu-hot"),
         ]
     return parts
+
+
+def _compact_gpu_line(host: HostModel, g: GpuSample, fleet: Fleet, width: int) -> Content:
+    """One line per GPU where the two-line row would wrap (80 columns: 24 GPUs in view, not 6):
+    index, utilization, memory, temperature, power; then the job and a sparkline in what is left."""
+    head = Content.assemble(
+        (f"{g.index:>2} ", "bold"),
+        bar(g.util, 8),
+        f" {pct(g.util)} mem ",
+        bar(g.mem_pct, 5),
+        f" {gib(g.mem_used_mib)}/{gib(g.mem_total_mib)}G ",
+        temperature(g.temp_c),
+        " ",
+        power(g.power_w, g.power_limit_w) if width >= 76 or g.power_w is None else f"{g.power_w:.0f}W",
+    )
+    job = fleet.job_for_gpu(host.name, g.uuid)
+    tag = Content.styled(f" {job.name or job.id}"[:20], "$accent") if job is not None else Content("")
+    if not g.processes:
+        tag = Content.styled(" idle", "$text-muted")
+    room = width - head.cell_length - tag.cell_length - 1
+    series = host.util_series.get(g.index)
+    values = [y for _, y in series.points()] if series is not None else []
+    spark = Content.assemble(" ", sparkline(values, room)) if room >= 6 else Content("")
+    return Content.assemble(head, spark, tag).truncate(width)
 
 
 def _gpu_lines(
@@ -162,14 +191,16 @@ def render_host(host: HostModel, fleet: Fleet, now: float, width: int, wide: boo
 def host_lines(host: HostModel, fleet: Fleet, now: float, width: int, wide: bool = False) -> list[Content]:
     """`wide`: the terminal is (widgets/wide.py); `width`: the panel's own cells."""
     spark_w = width if wide else max(8, min(60, width - 40))
-    lines = [_title(host, now)]
+    lines = [_title(host, now, width)]
     if host.status == "connecting" and not host.hello:
         lines.append(Content.styled("    connecting…", "$text-muted"))
+    elif host.gpu_available and host.gpus and not wide and width < TWO_LINE_FROM:
+        lines.extend(_compact_gpu_line(host, g, fleet, width) for g in host.gpus)
     elif host.gpu_available and host.gpus:
         for g in host.gpus:
             lines.extend(_gpu_lines(host, g, fleet, spark_w, wide))
     elif host.gpu_available is not None or host.cpu is not None:
-        lines.extend(_cpu_lines(host, spark_w))
+        lines.extend(_cpu_lines(host, max(8, min(spark_w, width - 4))))  # after its 4-cell indent
     if host.slurm is not None:  # a Slurm login node: the cluster at a glance (fleet/cluster.py)
         lines.extend(Content("  " + line) for line in show_lines(host.name, host.slurm)[1:])
     return lines
@@ -192,7 +223,7 @@ class HostPanel(Static):
         super().__init__(id=f"host-{_css_id(host)}", classes="host-panel")
         self.host_name = host
         self.drawn: tuple[object, ...] | None = None  # the panel_key of what it shows
-        self._shape: tuple[int, bool] | None = None  # (lines, all fit the width): its height
+        self._shape: tuple[int, bool, int] | None = None  # (lines, all fit the width, width): its height
 
     def show(self, fleet: Fleet, now: float) -> bool:
         """Draw the host if anything it shows changed; True if it did. A panel whose height stays
@@ -208,7 +239,8 @@ class HostPanel(Static):
         self.drawn = key
         self.set_class(host.status != "connected", "-down")
         lines = host_lines(host, fleet, now, width, wide)
-        shape = (len(lines), all(line.cell_length <= width for line in lines))
+        # the width too: lines drawn for a width not yet laid out (80 before the first layout) wrapped
+        shape = (len(lines), all(line.cell_length <= width for line in lines), width)
         self.update(Content("\n").join(lines), layout=not shape[1] or shape != self._shape)
         self._shape = shape
         return True

@@ -103,6 +103,17 @@ def _name(job: JobModel) -> Content:
     return name + Content.styled(" watch", "$text-muted italic") if job.watch is not None else name
 
 
+def hosts_label(job: JobModel, width: int = 10) -> str:
+    """`gpu-a` for one node; `gpu-a ×3` for several (its first host, shortened so `×N` always
+    shows: a column that cut `gpu-a,gpu-` hid how many nodes there are)."""
+    first = job.hosts[0] if job.hosts else "—"
+    if len(job.nodes) <= 1:
+        return ",".join(job.hosts) or "—"
+    count = f" ×{len(job.nodes)}"
+    room = width - len(count)
+    return (first if len(first) <= room else first[: max(1, room - 1)] + "…") + count
+
+
 def job_row(job: JobModel, fleet: Fleet, now: float, eta_in_info: bool = True) -> list[str | Content]:
     host = fleet.hosts.get(job.hosts[0]) if job.hosts else None
     host_now = now + (host.clock_offset if host else 0.0)
@@ -111,9 +122,7 @@ def job_row(job: JobModel, fleet: Fleet, now: float, eta_in_info: bool = True) -
     state = DEGRADED if missing else job.state
     return [
         _name(job),
-        Content(
-            ",".join(job.hosts) + (f" ×{len(job.nodes)}" if len(job.nodes) > 1 else "") or "—"
-        ),  # user text: never markup
+        Content(hosts_label(job)),  # user text: never markup
         Content.styled(state, STATE_STYLE.get(state, "")),
         duration(job.runtime(host_now)),
         _step(job),
