@@ -54,6 +54,7 @@ def lock_free(agent_dir: Path, job_id: str) -> None:
     """Gone means its lock is free: a killed process shows as a zombie before its last thread let go."""
     wait_for(
         lambda: not supervisor_alive(agent_dir / "jobs" / job_id / "0" / "lock"),
+        timeout=60,  # a killed process's last thread lets go late on a loaded machine
         what="the supervisor's lock to be free",
     )
 

@@ -78,6 +78,17 @@ def test_queue_needs_a_pool_and_gpus(gpudeck_home: Path, workdir: Path) -> None:
     assert r.returncode == 2 and "--priority goes with --queue" in r.stderr
 
 
+def test_a_job_the_controller_is_launching_stays_in_ps_as_starting(gpudeck_home: Path, workdir: Path) -> None:
+    # Between the controller's claim (ID.json → ID.starting) and the launch, the job is in neither
+    # the queue nor a host's answer: ps read only the queue's waiting entries, so it vanished.
+    queue = Queue()
+    entry = queue.add("20261205-100000-aaaaaa", opts(pool=("local",)))
+    assert queue.claim(entry)
+    [row] = json.loads(gpudeck("ps", "--json", cwd=workdir).stdout)
+    assert row["id"] == entry.id and row["state"] == "starting"
+    assert "starting" in gpudeck("ps", cwd=workdir).stdout
+
+
 @pytest.fixture
 def two_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FAKES), os.environ.get("PYTHONPATH", "")]))

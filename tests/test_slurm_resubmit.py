@@ -55,6 +55,7 @@ def resumed(job_id: str, tmp_path: Path) -> dict:
     )
 
 
+@pytest.mark.timeout(400)
 def test_a_job_stopped_by_its_time_limit_restarts_at_its_checkpoint(
     cluster_host: str,  # noqa: F811
     tmp_path: Path,
@@ -87,6 +88,7 @@ def test_a_job_stopped_by_its_time_limit_restarts_at_its_checkpoint(
     assert gpudeck("kill", new, cwd=tmp_path, timeout=120).returncode == 0
 
 
+@pytest.mark.timeout(400)  # two allocations and a 2-node trainer: ~90 s idle, far more on a loaded machine
 def test_scale_up_from_two_to_three_nodes_resumes_at_the_checkpoint(
     cluster_host: str,  # noqa: F811
     tmp_path: Path,

@@ -45,7 +45,7 @@ def test_spot_history_for_one_zone(moto_url: str, aws_env: None) -> None:
     assert aws_credentials_available()
     now = time.time()
     points = aws_spot_history(
-        AwsProvider("us-east-1", moto_url).ec2, "g5.xlarge", "us-east-1a", now - 86400, now
+        AwsProvider("us-east-1", moto_url, timeout=60).ec2, "g5.xlarge", "us-east-1a", now - 86400, now
     )
     assert points, "moto answers describe_spot_price_history"
     assert all(p.zone == "us-east-1a" and p.currency == "USD" and p.per_hour > 0 for p in points)

@@ -66,7 +66,6 @@ async def test_priced_job_cost_moves_live(gpudeck_home: Path, script: str) -> No
         await until(pilot, lambda: cell(app, job, "cost").startswith("$"), "a cost in the jobs table")
         first = dollars(cell(app, job, "cost"))
         await until(pilot, lambda: dollars(cell(app, job, "cost")) >= first + 1.0, "the cost growing")
-        assert first > 0
         assert "burn $3,600.00/h" in header(app)  # the host's whole price: one host, its burn
         cost = app.fleet.costs.jobs[job.id]
         assert (

@@ -37,6 +37,9 @@ def state_text(job: Job) -> str:
 
 def run(args: argparse.Namespace, session: Session) -> int:
     skipped: list[GpudeckError] = []
+    # The queue is read before the hosts: a job the controller launches in between is then either
+    # still in the queue here or already in the hosts' answer, never in neither.
+    waiting_then = queued()
     answered: dict[str, bool] = {}
     listed = list_jobs(session, skipped, answered=answered)
     tell_late(session.settings.notify, listed, answered)
@@ -46,12 +49,22 @@ def run(args: argparse.Namespace, session: Session) -> int:
     # The jobs of the hosts that answered are printed; a host skipped makes the exit code non-zero
     # (an untrusted or changed host key has its own code), so scripts know the list is partial.
     code = next((exc.code for exc in skipped if exc.code == EXIT_HOSTKEY), skipped[0].code if skipped else 0)
-    waiting = queued()
+    live_ids = {j.id for j in listed}
+    waiting = [q for q in waiting_then if q["id"] not in live_ids]  # a start just done: the job's row wins
     if args.json:
         print(json.dumps([j.to_json() for j in jobs] + waiting, indent=2))
         return code
     rows = [
-        [q["id"], q["name"], ",".join(q["pool"]), f"queued ({q['ahead']} ahead)", "-", "", "", q["why"]]
+        [
+            q["id"],
+            q["name"],
+            ",".join(q["pool"]),
+            "starting" if q["state"] == "starting" else f"queued ({q['ahead']} ahead)",
+            "-",
+            "",
+            "",
+            q["why"],
+        ]
         for q in waiting
     ]
     for job in jobs:
@@ -98,14 +111,17 @@ def managed_lines(job_id: str) -> list[str]:
 
 
 def queued() -> list[dict[str, Any]]:
-    """The jobs waiting in the queue for GPUs (`run --queue`), first to start first."""
+    """The jobs waiting in the queue for GPUs (`run --queue`), first to start first, then those the
+    controller is starting now (claimed, not yet launched: without them a job would vanish from `ps`
+    for the moment of its launch)."""
     if not paths.queue_dir().is_dir():  # no job was ever queued here: the queue's code is not loaded
         return []  # no job was ever queued here: nothing more to load
-    from ..queue.entries import Queue
+    from ..queue.entries import STARTING, Queue
     from ..queue.start import positions
 
     queue = Queue()
     entries = queue.entries()
+    starting = queue.entries(STARTING)
     for line in queue.problems:
         warn(f"gpudeck: {line}")
     where = positions(entries)
@@ -123,6 +139,20 @@ def queued() -> list[dict[str, Any]]:
             "why": where[e.id][1],
         }
         for e in entries
+    ] + [
+        {
+            "id": e.id,
+            "name": e.name,
+            "state": "starting",
+            "pool": list(e.opts.pool),
+            "gpus": e.gpus,
+            "nodes": e.opts.nodes,
+            "priority": e.priority,
+            "submitted_at": e.submitted_at,
+            "ahead": 0,
+            "why": "its GPUs are free: the controller is launching it",
+        }
+        for e in starting
     ]
 
 
