@@ -65,7 +65,7 @@ def test_tf2_tensors_and_a_half_written_record(tmp_path: Path) -> None:
     writer.write(tf2_scalar("epoch_loss", 1.5, 1, first=False))
     writer.flush()
     reader = LogdirReader(str(tmp_path), str(tmp_path / "state.json"))
-    assert reader.poll() == [{"step": 0, "epoch_loss": 2.0}, {"step": 1, "epoch_loss": 1.5}]
+    assert reader.poll() == [{"step": 0, "loss": 2.0}, {"step": 1, "loss": 1.5}]
     # the writer is caught mid-record: half of the next one is on disk
     whole = path.read_bytes()
     writer.write(tf2_scalar("epoch_loss", 1.25, 2, first=False))
@@ -74,7 +74,7 @@ def test_tf2_tensors_and_a_half_written_record(tmp_path: Path) -> None:
     path.write_bytes(whole + record[:10])
     assert reader.poll() == []  # nothing yet, and nothing lost
     path.write_bytes(whole + record)
-    assert reader.poll() == [{"step": 2, "epoch_loss": 1.25}]
+    assert reader.poll() == [{"step": 2, "loss": 1.25}]
     reader.save()
     # a reader taking over (an adopting supervisor) starts where the first stopped
     assert LogdirReader(str(tmp_path), str(tmp_path / "state.json")).poll() == []
@@ -86,8 +86,8 @@ def test_nested_runs_are_found_and_a_validation_dir_is_a_split(tmp_path: Path) -
         w.add_scalar("epoch_loss", loss, 0)
         w.close()
     assert LogdirReader(str(tmp_path)).poll() == [
-        {"step": 0, "epoch_loss": 0.5},
-        {"step": 0, "val_epoch_loss": 0.75},
+        {"step": 0, "loss": 0.5},
+        {"step": 0, "val_loss": 0.75},
     ]
 
 
