@@ -31,6 +31,7 @@ from .messages import (
     InboxPending,
     JobEnded,
 )
+from .notify_desktop import StallNotices
 from .policy.rules import Policies, PolicyError
 from .policy.rules import load as load_policies
 from .printable import printable
@@ -168,6 +169,7 @@ class GpuDeckApp(App[None]):
         self.endings = Endings(
             self, self.fleet, self.job_control, self._tell_ended, lambda line: say(self, line, "jobs ended")
         )
+        self.stall_notices = StallNotices()  # one toast and desktop notice per stall
         self.cloud = CloudInstances(
             self, self.fleet, settings, self.connections.publish, self.read_only, clock=clock or time.time
         )
@@ -273,6 +275,8 @@ class GpuDeckApp(App[None]):
     def on_fleet_changed(self, message: FleetChanged) -> None:
         if message.tags & {"job", "state"}:
             self.endings.scan()
+        if "stalled" in message.tags:
+            self._tell_stalls()
         for screen in self.screen_stack:
             if isinstance(screen, DeckScreen | JobScreen | LogScreen):
                 screen.post_message(FleetUpdated(message.tags))
@@ -296,6 +300,13 @@ class GpuDeckApp(App[None]):
         self.bell()
         if self.settings.notify.desktop:  # [notify] desktop: the terminal's (or the desktop's) own notice
             self._desktop(f"gpudeck: {name} {job.state}", job.why or "")
+
+    def _tell_stalls(self) -> None:
+        for job, why in self.stall_notices.fresh(self.fleet.jobs.values()):
+            name = job.name or job.id
+            say(self, f"{name} stalled: {why}", "job stalled", "warning", timeout=10)
+            if self.settings.notify.desktop:
+                self._desktop(f"gpudeck: {name} stalled", why)
 
     def _desktop(self, title: str, body: str) -> None:
         from .notify_desktop import escapes, notify_send

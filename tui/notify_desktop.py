@@ -1,13 +1,16 @@
 """Desktop notifications for the TUI user (`[notify] desktop`): a job's end, failure, budget or
 idle stop seen while the TUI is open, as the terminal's own notification escapes (OSC 9: iTerm2,
 kitty, WezTerm, Windows Terminal…; OSC 777: rxvt, foot, Ghostty, VTE) and, where present,
-`notify-send`. No Textual here: the app passes the terminal's writer; the app runs `notify_send`
-in a worker (it is a process start)."""
+`notify-send`; and a job's stall, once per stall. No Textual here: the app passes the terminal's
+writer; the app runs `notify_send` in a worker (it is a process start)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterable
+
+from .fleet.jobs import JobModel
 
 MAX_TEXT = 200  # a notification is a line, not a log
 
@@ -35,3 +38,27 @@ def notify_send(title: str, body: str) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return True
+
+
+class StallNotices:
+    """One notice per stall: a job's node is told when it becomes stalled, never again while it
+    stays so, and again only after it came back (an `unstalled` is no news worth a notice)."""
+
+    def __init__(self) -> None:
+        self._told: set[tuple[str, str]] = set()  # (job id, node) stalled and already told
+
+    def fresh(self, jobs: Iterable[JobModel]) -> list[tuple[JobModel, str]]:
+        """The (job, why) of each stall not told yet; forgets the stalls that ended."""
+        now: set[tuple[str, str]] = set()
+        out: list[tuple[JobModel, str]] = []
+        for job in jobs:
+            if not job.active:
+                continue
+            for node in job.nodes.values():
+                if node.stalled:
+                    key = (job.id, node.node)
+                    now.add(key)
+                    if key not in self._told:
+                        out.append((job, node.stalled))
+        self._told = now
+        return out

@@ -73,6 +73,7 @@ class NodeModel:
     ended_at: float | None = None
     last_heartbeat: float | None = None
     grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
+    stalled: str | None = None  # why no progress came for longer than its pace allows, or None
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
     summarised: bool = (
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
@@ -165,6 +166,11 @@ class JobModel:
             min(same, key=lambda n: cause_order(n.cause)) if same else None
         )  # the first of the likeliest culprits
         return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
+
+    @property
+    def stalled(self) -> str | None:
+        """Why a node of the running job is stalled now (supervision/stall.py), or None."""
+        return next((n.stalled for n in self.nodes.values() if n.stalled), None) if self.active else None
 
     @property
     def caught_up(self) -> bool:
@@ -289,6 +295,11 @@ class JobModel:
                 pass  # the journal wrote an ending: the job is over, not lost
             elif state in JOB_STATES and (seq is None or seq >= n.last_seq or state == "lost"):
                 changes |= self._node_state(n, e, state, None)
+            if "stalled" in e and (seq is None or seq >= n.last_seq):
+                stalled = text(e.get("stalled"), 300)
+                if stalled != n.stalled:
+                    n.stalled = stalled
+                    changes.add("stalled")
             summary = e.get("cost_summary")
             n.summarised = isinstance(summary, dict) and not summary.get("partial")
             if seq is not None:
@@ -344,6 +355,10 @@ class JobModel:
                 return None
             data = rec.get("data")
             self.events.append(JobEvent(t, node.node, name, data if isinstance(data, dict) else {}))
+            if name in ("stalled", "unstalled"):  # as the agent's jobstate reads them
+                why = data.get("why") if isinstance(data, dict) and name == "stalled" else None
+                node.stalled = (text(why, 300) or "stalled") if name == "stalled" else None
+                return {"events", "stalled"}
             return {"events"}
         if isinstance(kind, str):
             return set()  # a kind from a newer agent: skip it quietly, it is not garbage
