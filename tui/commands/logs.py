@@ -1,4 +1,5 @@
-"""`gpudeck logs JOB [-f]`: the job's output bytes exactly as printed, each exactly once.
+"""`gpudeck logs JOB [-f] [--json]`: the job's output bytes exactly as printed, each exactly once
+(--json: as JSON lines, one per line of output: logs_json.py).
 
 Without -f the bytes are read by offset (`logs`). With -f the agent pushes them as they are
 written (`follow`) and ends with the job's exit status; a cut connection re-follows from the next
@@ -12,7 +13,7 @@ import base64
 import signal
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from remote_agent.serving.output import descriptor_of, write_through
 from remote_agent.supervision.outputcap import gap_marker
@@ -21,6 +22,7 @@ from ..actions.find import Job, resolve
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..remote.client import AgentError
 from ..session import Session, print_status
+from .logs_json import JsonLines
 
 CHUNK = 1 << 20
 FOLLOW_TIMEOUT = 7 * 86400.0  # how long the first `follow` request may wait out an outage
@@ -33,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-f", "--follow", action="store_true", help="follow; exit with the job's exit code when it ends"
     )
     p.add_argument("--node", default=None, help="which node's output (default: the first)")
+    p.add_argument(
+        "--json", action="store_true", help='one JSON object per line: {"node", "line", "text", "t"}'
+    )
 
 
 def job_exit_code(obj: dict[str, Any]) -> int:
@@ -58,17 +63,28 @@ def run(args: argparse.Namespace, session: Session) -> int:
         if (
             known is not None
         ):  # the local index names its hosts: ask no other host (nor start the local agent)
-            return _follow(session, known["host"], args.job, known["node"])
+            return _follow(session, known["host"], args.job, known["node"], _out(args, known["node"]))
     job = resolve(session, args.job)
     node = _pick_node(job, args.node)
-    host, out = node["host"], sys.stdout.buffer
+    host, out = node["host"], _out(args, node["node"])
     if args.follow:
-        return _follow(session, host, job.id, node["node"])
+        return _follow(session, host, job.id, node["node"], out)
+    try:
+        return _read(session, host, job.id, node["node"], out)
+    finally:
+        if isinstance(out, JsonLines):
+            out.close()  # the last line, unended
+
+
+def _out(args: argparse.Namespace, node: str) -> BinaryIO:
+    """Where the bytes go: stdout as they are, or (--json) as JSON lines."""
+    return cast(BinaryIO, JsonLines(sys.stdout.buffer, str(node))) if args.json else sys.stdout.buffer
+
+
+def _read(session: Session, host: str, job_id: str, node: str, out: BinaryIO) -> int:
     offset = 0
     while True:
-        chunk = session.request(
-            host, "logs", timeout=30.0, job=job.id, node=node["node"], offset=offset, limit=CHUNK
-        )
+        chunk = session.request(host, "logs", timeout=30.0, job=job_id, node=node, offset=offset, limit=CHUNK)
         data = base64.b64decode(chunk["data"])
         if data:
             out.write(data)
@@ -83,9 +99,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
             return 0
 
 
-def _follow(session: Session, host: str, job_id: str, node: str) -> int:
+def _follow(session: Session, host: str, job_id: str, node: str, out: BinaryIO) -> int:
     client = session.client(host)
-    sink = StdoutSink(sys.stdout.buffer)
+    sink = StdoutSink(out)
     client.set_output_sink(sink)  # written on the reading thread (over SSH paramiko's): no handoff per chunk
     try:
         client.follow(job_id, node, offset=0, timeout=FOLLOW_TIMEOUT)
@@ -94,6 +110,8 @@ def _follow(session: Session, host: str, job_id: str, node: str) -> int:
     while not sink.done.wait(0.5):
         if not client.connected:  # closed for good (e.g. a changed host key): it said why
             raise GpudeckError(f"{host}: {client.last_error or 'connection closed'}") from None
+    if isinstance(out, JsonLines):
+        out.close()  # the last line, unended
     if sink.broken is not None:
         raise sink.broken  # stdout went away (`| head`): the CLI's BrokenPipeError path
     end = sink.end or {}
