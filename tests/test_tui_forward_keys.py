@@ -66,6 +66,29 @@ async def test_F_forwards_a_port_shown_until_closed(
 
 @pytest.mark.slow  # the app with its agent: seconds
 @sync
+async def test_a_jobs_end_closes_its_forwards_with_a_toast(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
+    job = launch(client, workdir, ["sleep", "60"], name="ends-soon")
+    wait_state(client, job["id"], {"running"})
+    app = GpuDeckApp(store=None)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_a_job(pilot, app)
+        await answer(pilot, app, "8080")
+        await until(pilot, lambda: isinstance(app.screen, JobScreen) and forwards_line(app), "the URL shown")
+        client.request("kill", job=job["id"])
+        await until(
+            pilot,
+            lambda: any(
+                "1 forward of ends-soon closed: it killed" in str(n.message) for n in app._notifications
+            ),
+            "the toast saying the forward closed with its job",
+        )
+        assert not forwards_line(app) and app.port_forwards.of_job(job["id"]) == []
+
+
+@pytest.mark.slow  # the app with its agent: seconds
+@sync
 async def test_bang_runs_gpudeck_ssh_for_the_job_with_the_app_suspended(
     gpudeck_home: Path, client: AgentClient, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -42,6 +42,7 @@ from .screens.help import HelpScreen
 from .screens.hostkey import HostKeyScreen, confirm_key
 from .screens.job import JobScreen
 from .screens.job_actions import JOB_BINDINGS
+from .screens.job_ports import close_ended
 from .screens.logs import LogScreen
 from .screens.proc_keys import ProcKeys
 from .screens.procs import ProcessesScreen
@@ -275,6 +276,7 @@ class GpuDeckApp(App[None]):
     def on_fleet_changed(self, message: FleetChanged) -> None:
         if message.tags & {"job", "state"}:
             self.endings.scan()
+            close_ended(self)  # forwards of a job that ended (screens/job_ports.py)
         if "stalled" in message.tags:
             self._tell_stalls()
         for screen in self.screen_stack:

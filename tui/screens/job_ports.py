@@ -66,6 +66,22 @@ def _open(screen: Screen[Any], job: JobModel, node: NodeModel, remote: int, loca
     )
 
 
+def close_ended(app: Any) -> None:
+    """A job that ended takes its forwards with it: each closed, said in a toast, off its view."""
+    forwards = getattr(app, "port_forwards", None)
+    if forwards is None:
+        return  # none was ever opened
+    for job_id in forwards.job_ids():
+        job = app.fleet.jobs.get(job_id)
+        if job is not None and not job.ended:
+            continue  # running, or lost (it may still run): kept
+        closed = forwards.close_job(job_id)
+        name = job.name or job_id if job is not None else job_id
+        why = f"it {job.state}" if job is not None else "it is gone"
+        say(app.screen, f"{closed} forward{'s' * (closed != 1)} of {name} closed: {why}", "Forward")
+        show_forwards(app, job_id)
+
+
 def show_forwards(app: Any, job_id: str) -> None:
     """The job view's line of open forwards (when a view of that job is open)."""
     forwards = forwards_of(app).of_job(job_id)

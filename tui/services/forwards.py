@@ -1,6 +1,7 @@
 """Ports of jobs' nodes forwarded here from the TUI (`F`): each a tui.remote.forward.Forward
 accepting in its own thread, over a connection of its own to the node's host, open until closed
-(`F` then `x`) or until the app quits. Opening one blocks (SSH): call `open_port` from a worker."""
+(`F` then `x`), until its job ends (nothing listens there any more) or until the app quits.
+Opening one blocks (SSH): call `open_port` from a worker."""
 
 from __future__ import annotations
 
@@ -60,6 +61,11 @@ class PortForwards:
         with self._lock:
             self._open.setdefault(job_id, []).append(port)
         return port
+
+    def job_ids(self) -> list[str]:
+        """The jobs with a forward open."""
+        with self._lock:
+            return list(self._open)
 
     def close_job(self, job_id: str) -> int:
         with self._lock:
