@@ -67,7 +67,9 @@ def test_forward_reaches_a_server_the_job_started_and_survives_a_cut(
             lambda: get(f"http://127.0.0.1:{local}/hello.txt") == "from the node", what="again after the cut"
         )
         fwd.send_signal(signal.SIGINT)
-        assert fwd.wait(timeout=60) == 0
+        assert (
+            fwd.wait(timeout=20) == 0
+        )  # a reconnect in flight no longer holds Ctrl-C up (test_forward_close.py)
     finally:
         if fwd.poll() is None:
             fwd.kill()

@@ -34,18 +34,17 @@ class Forward:
         self.remote_port = remote_port
         self.local = local  # listening already: its port is known before anything is asked
         self._conn: Connection | None = first  # made by the caller, which says why it could not
+        # Two locks: `_connecting` is held through an SSH handshake (seconds; up to the connect
+        # timeout when the host is gone), `_lock` only to swap `_conn`, so `close` (Ctrl-C) never
+        # waits for a reconnect in flight.
         self._lock = threading.Lock()
+        self._connecting = threading.Lock()
         self.stop = threading.Event()
         self.errors: list[str] = []  # what a refused channel said (the port not open on the host…)
 
     def _channel(self, peer: tuple[str, int]) -> paramiko.Channel:
         for attempt in (1, 2):
-            with self._lock:
-                if self._conn is None or not self._conn.active:
-                    if self._conn is not None:
-                        self._conn.close()
-                    self._conn = self._connect()
-                conn = self._conn
+            conn = self._live()
             try:
                 chan: paramiko.Channel = conn.transport.open_channel(
                     "direct-tcpip",
@@ -60,8 +59,29 @@ class Forward:
                 if attempt == 2 or conn.active:
                     raise
                 with self._lock:  # cut under us: connect again once
-                    self._conn = None
+                    if self._conn is conn:
+                        self._conn = None
+                conn.close()
         raise AssertionError("unreachable")
+
+    def _live(self) -> Connection:
+        """The host's connection, connected again when it was cut (one handshake at a time)."""
+        with self._connecting:
+            with self._lock:
+                conn = self._conn
+            if conn is not None and conn.active:
+                return conn
+            if conn is not None:
+                conn.close()
+            if self.stop.is_set():
+                raise EOFError("forward closed")
+            conn = self._connect()
+            with self._lock:
+                if not self.stop.is_set():
+                    self._conn = conn
+                    return conn
+            conn.close()  # closed while it connected: nothing may keep it open
+            raise EOFError("forward closed")
 
     def serve(self) -> None:
         """Accept until `stop` is set (call from the main thread; Ctrl-C sets nothing: the caller's)."""
@@ -79,7 +99,8 @@ class Forward:
         try:
             chan = self._channel(peer)
         except Exception as exc:  # noqa: BLE001 - refused port, host down, key changed: said, not raised
-            self.errors.append(str(exc) or type(exc).__name__)
+            if not self.stop.is_set():  # closing is no error of the host's
+                self.errors.append(str(exc) or type(exc).__name__)
             client.close()
             return
         # One thread per direction, blocking reads: no select round per chunk, both directions at
@@ -120,9 +141,9 @@ class Forward:
         with contextlib.suppress(OSError):
             self.local.close()
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
 
 
 def listen(local_port: int, bind: str = "127.0.0.1") -> socket.socket:
