@@ -63,3 +63,22 @@ async def test_each_stall_is_one_desktop_notice_and_its_end_none(
         (workdir / "go2").touch()
         await until(pilot, lambda: not app.fleet.jobs[job_id].active, "the job ended", timeout=60)
         assert len(notices()) == 2
+
+
+def test_a_multi_node_stall_is_one_notice_and_a_new_stall_another() -> None:
+    from tui.fleet.jobs import JobModel, NodeModel
+    from tui.notify_desktop import StallNotices
+
+    job = JobModel(id="j1", name="wide", state="running")
+    job.nodes = {k: NodeModel(node=k, host=f"h{k}", state="running") for k in ("0", "1")}
+    notices = StallNotices()
+    assert notices.fresh([job]) == []
+    for n in job.nodes.values():
+        n.stalled = "no step for 40 s"
+    assert [(j.id, why) for j, why in notices.fresh([job])] == [("j1", "no step for 40 s")]
+    assert notices.fresh([job]) == []  # still the same stall
+    for n in job.nodes.values():
+        n.stalled = None  # unstalled: no notice
+    assert notices.fresh([job]) == []
+    job.nodes["1"].stalled = "no step for 90 s"
+    assert [why for _, why in notices.fresh([job])] == ["no step for 90 s"]

@@ -41,24 +41,22 @@ def notify_send(title: str, body: str) -> bool:
 
 
 class StallNotices:
-    """One notice per stall: a job's node is told when it becomes stalled, never again while it
-    stays so, and again only after it came back (an `unstalled` is no news worth a notice)."""
+    """One notice per stall: a job is told when it becomes stalled (any node: the nodes of a hung
+    multi-node job stall together, one notice for them), never again while it stays so, and again
+    only after it came back (an `unstalled` is no news worth a notice)."""
 
     def __init__(self) -> None:
-        self._told: set[tuple[str, str]] = set()  # (job id, node) stalled and already told
+        self._told: set[str] = set()  # ids of the jobs stalled and already told
 
     def fresh(self, jobs: Iterable[JobModel]) -> list[tuple[JobModel, str]]:
         """The (job, why) of each stall not told yet; forgets the stalls that ended."""
-        now: set[tuple[str, str]] = set()
+        now: set[str] = set()
         out: list[tuple[JobModel, str]] = []
         for job in jobs:
-            if not job.active:
-                continue
-            for node in job.nodes.values():
-                if node.stalled:
-                    key = (job.id, node.node)
-                    now.add(key)
-                    if key not in self._told:
-                        out.append((job, node.stalled))
+            why = job.stalled  # None unless it runs
+            if why:
+                now.add(job.id)
+                if job.id not in self._told:
+                    out.append((job, why))
         self._told = now
         return out
