@@ -55,6 +55,8 @@ def fold(summary: Dict[str, Any], record: Dict[str, Any], threshold: float) -> N
         return  # most records: only their time counts here
     if kind == "state":
         state = record.get("state")
+        if not isinstance(state, str):
+            return  # a malformed record (jobstate counts it): a list is not even hashable
         if state == "starting" and summary["start"] is None:
             summary["start"] = t
         elif state == "running":
@@ -65,11 +67,10 @@ def fold(summary: Dict[str, Any], record: Dict[str, Any], threshold: float) -> N
             summary["end"] = t
             reason = record.get("reason")
             summary["reason"] = reason if isinstance(reason, str) else None
-        if isinstance(state, str):
-            summary["state"] = state
+        summary["state"] = state
     elif kind == "gpu":
         _gpu(summary, record.get("gpus"), t, threshold)
-    elif kind == "event" and record.get("event") in COST_EVENTS:
+    elif kind == "event" and isinstance(record.get("event"), str) and record["event"] in COST_EVENTS:
         data = record.get("data")
         summary["events"] = (summary["events"] + [{"t": t, "event": record["event"], "data": data or {}}])[
             -MAX_EVENTS:

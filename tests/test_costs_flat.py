@@ -159,3 +159,20 @@ def test_a_fold_cached_before_summaries_is_kept_and_says_partial(agent_dir: Path
     assert obj["last"] == {"loss": -1.0} and obj["state"] == "stopped"
     assert obj["cost_summary"]["partial"] is True
     assert not tracker().on_job("local", obj)  # not known from it: its journal is read instead
+
+
+def test_a_summary_survives_records_of_any_shape() -> None:
+    # A journal is read totally (jobstate counts a malformed record and goes on): the summary must
+    # too — a state or event that is a list was a TypeError that took `ps` down with "internal error".
+    from remote_agent import costsummary
+
+    summary = costsummary.empty()
+    for record in (
+        {"seq": 1, "t": 1.0, "kind": "state", "state": "running"},
+        {"seq": 2, "t": 2.0, "kind": "state", "state": ["exited"]},
+        {"seq": 3, "t": 3.0, "kind": "event", "event": ["budget_stop"]},
+        {"seq": 4, "t": 4.0, "kind": "gpu", "gpus": "many"},
+        {"seq": 5, "t": 5.0, "kind": "state", "state": "exited"},
+    ):
+        costsummary.fold(summary, record, 5.0)
+    assert summary["start"] == 1.0 and summary["end"] == 5.0 and summary["state"] == "exited"
