@@ -14,7 +14,13 @@ from tui.app import GpuDeckApp
 from tui.notify_desktop import escapes
 from tui.remote.client import AgentClient
 
-FAILS_SOON = [sys.executable, "-c", "import sys, time; time.sleep(1.5); sys.exit(4)"]
+# fails when told (the file `go` in its workdir): a job that failed after a fixed sleep could end
+# before a loaded machine's TUI had seen it run, and an end never seen running is history, not news
+FAILS_SOON = [
+    sys.executable,
+    "-c",
+    "import os, sys, time\nwhile not os.path.exists('go'): time.sleep(0.05)\nsys.exit(4)",
+]
 
 
 def test_escapes_carry_no_control_character_and_777_splits_on_semicolons() -> None:
@@ -32,6 +38,7 @@ async def _written_while_a_job_fails(client: AgentClient, workdir: Path) -> list
         app._driver.write = lambda data: (written.append(data), write(data))[-1]  # type: ignore[method-assign]
         job = launch(client, workdir, FAILS_SOON, name="falls-over")["id"]
         await until(pilot, lambda: job in app.fleet.jobs and app.fleet.jobs[job].active, "the running job")
+        (workdir / "go").touch()
         wait_state(client, job, {"failed"})
         await until(
             pilot, lambda: any("falls-over failed" in n.message for n in app._notifications), "the toast"

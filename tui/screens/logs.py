@@ -81,7 +81,8 @@ class LogScreen(AppKeysFirst):
             follow = "● following" if log.follow else "○ not following (f follows)"
             job = self.fleet.jobs.get(self.job_id)
             if job is not None and not job.active:  # nothing more will come: "following" would promise it
-                follow = f"ended ({job.state})"
+                # …but where the reader is still counts: scrolled up, `f`/`G` take them to the end
+                follow = f"ended ({job.state})" + ("" if log.follow else " · ○ not following (f follows)")
             parts = [self.label, lines, follow]
         if log.wrap:
             parts.append("wrapped (w cuts)")

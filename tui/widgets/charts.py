@@ -9,6 +9,8 @@ import re
 from collections.abc import Sequence
 from typing import cast
 
+from rich.console import RenderableType
+from rich.text import Text
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
 
@@ -51,6 +53,14 @@ class _Chart(PlotextPlot):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._drawn: object = None
+
+    def render(self) -> RenderableType:
+        """A chart plotext cannot build (its legend indexes past a line it clipped away) is one
+        line, never an exception that ends the TUI."""
+        try:
+            return super().render()
+        except (IndexError, ValueError, ZeroDivisionError) as exc:
+            return Text(f"chart not drawn: plotext: {type(exc).__name__}", style="dim")
 
     def _points(self, series: Series) -> list[tuple[float, float]]:
         return series.downsample(max(16, 2 * (self.size.width or 80)))  # braille: 2 dots a cell
@@ -166,7 +176,9 @@ class UsageChart(_Chart):
             latest = job.gpu_latest.get(gpu)
             if latest is not None and latest.mem_total_mib:
                 total = latest.mem_total_mib
-                mem.append([(x - t0, 100 * y / total) for x, y in self._points(series) if x >= t0])
+                mem.append(
+                    [(x - t0, min(100.0, 100 * y / total)) for x, y in self._points(series) if x >= t0]
+                )  # inside ylim(0, 100) too, for the same reason
         cells = max(16, 2 * (self.size.width or 80))
         spread = across(util, cells)
         n = len(job.gpu_util)
@@ -183,7 +195,9 @@ class UsageChart(_Chart):
             label = "mem" if len(mem) == 1 else "mem mean"
             self.plt.plot([p[0] for p in mem_mean], [p[1] for p in mem_mean], label=label, marker="braille")
         self.plt.ylim(0, 100)
-        self._job_span(job, max((x for line in util for x, _ in line), default=None))
+        # the span holds every line's points: a memory sample newer than the newest utilization one
+        # left the memory line with no point inside the axis, and plotext's legend raised IndexError
+        self._job_span(job, max((x for line in (*util, *mem) for x, _ in line), default=None))
         self.plt.title(f"{n} GPU{'s' if n != 1 else ''} utilization % · memory %")
         self.plt.xlabel("seconds")
         self.refresh()
