@@ -490,6 +490,7 @@ class Census:
         counted(MessagePump, "post_message", lambda _s, a: f"message {type(a[0]).__name__}")
         counted(Widget, "refresh", lambda w, _a: f"refresh {type(w).__name__}")
         counted(Timer, "_start", lambda _s, _a: "timer started")
+        counted(Widget, "_render", lambda w, _a: f"render {type(w).__name__}")  # a repaint's content
 
     def per_second(self, seconds: float) -> dict[str, float]:
         return {k: v / seconds for k, v in sorted(self.counts.items(), key=lambda kv: -kv[1])}
