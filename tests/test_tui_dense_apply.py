@@ -61,3 +61,43 @@ def test_a_dense_stream_redraws_about_once_a_second() -> None:
         redraw.publish({"last", "series"})
         clock.advance(0.1)
     assert 90 <= len(posts.tags) <= 101, len(posts.tags)
+
+
+def test_spilling_points_into_history_picks_once_a_bucket_not_once_a_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long job's points leave the recent window in chunks: each bucket's min and max is picked
+    over its share at once (one pick per point was a quarter of applying a dense stream)."""
+    import tui.fleet.series as series_module
+
+    picks = []
+    real = series_module._pick
+
+    def counted(xs: Any, ys: Any, lo: int, hi: int) -> tuple[int, int]:
+        picks.append(hi - lo)
+        return real(xs, ys, lo, hi)
+
+    s = series_module.Series(recent=64, buckets=8)
+    for i in range(5000):  # the history fills and merges: buckets of many points
+        s.add(i, float(i % 97))
+    monkeypatch.setattr(series_module, "_pick", counted)
+    for i in range(5000, 10000):
+        s.add(i, float(i % 97) if i != 7777 else 1e6)
+    assert len(picks) <= 5000 / 20, len(picks)
+    assert s.max == 1e6 and (7777.0, 1e6) in s.downsample(10_000)  # the spike survives the buckets
+
+
+def test_a_gpu_sample_is_telemetry_unless_the_hosts_gpus_changed() -> None:
+    """Each host's `gpus` poll (every second) is numbers that move: it waits for the telemetry
+    redraw instead of asking for one 0.1 s later, which doubled the redraws under a dense stream.
+    A host's first sample, or a GPU come or gone, still redraws at once."""
+    from tui.services.redraw import TELEMETRY
+
+    def sample(n: int, util: int) -> dict[str, Any]:
+        return {"available": True, "gpus": [{"index": i, "uuid": f"GPU-{i}", "util": util} for i in range(n)]}
+
+    fleet = Fleet(clock=lambda: 2000.0)
+    assert not fleet.apply_gpus("a", sample(2, 10)) <= TELEMETRY  # the first: structural
+    assert fleet.apply_gpus("a", sample(2, 90)) <= TELEMETRY  # numbers only
+    assert fleet.hosts["a"].gpus[0].util == 90
+    assert not fleet.apply_gpus("a", sample(3, 90)) <= TELEMETRY  # a GPU came
