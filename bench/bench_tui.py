@@ -693,7 +693,9 @@ def main() -> None:
         "CPU, the fleet run alternately from it and from this one, --rounds times each; medians",
     )
     ap.add_argument("--rounds", type=int, default=5, help="with --against: runs of each")
-    ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers per second")
+    ap.add_argument(
+        "--census", action="store_true", help="count messages, refreshes, renders, timers per second"
+    )
     ap.add_argument("--dense", action="store_true", help="real local jobs printing fast (tui_live.py)")
     ap.add_argument("--long", type=float, metavar="MINUTES", help="dense jobs for MINUTES: the RSS slope")
     ap.add_argument("--big", action="store_true", help="a home with a 5 M-point ended job (tui_big.py)")

@@ -6,7 +6,8 @@ in one job's view, the local agent's `serve` (the app's child) beside it, tab-sw
 empty app (a home with no job) is the baseline in the same run.
 `--long MINUTES`: the same jobs, the app on the jobs tab for MINUTES, RSS sampled every 10 s, the
 slope (MiB/min, least squares over the second half: the start-up's growth is not a leak).
-`--big` lives in tui_big.py.
+`--big` lives in tui_big.py. With `--census` (or `--profile N`) each watch also prints, on stderr,
+what the app's loop handled per second (messages, refreshes, renders by class) or its profile.
 """
 
 from __future__ import annotations
