@@ -490,6 +490,7 @@ class Census:
         counted(MessagePump, "post_message", lambda _s, a: f"message {type(a[0]).__name__}")
         counted(Widget, "refresh", lambda w, _a: f"refresh {type(w).__name__}")
         counted(Timer, "_start", lambda _s, _a: "timer started")
+        counted(Widget, "_render", lambda w, _a: f"render {type(w).__name__}")  # a repaint's content
 
     def per_second(self, seconds: float) -> dict[str, float]:
         return {k: v / seconds for k, v in sorted(self.counts.items(), key=lambda kv: -kv[1])}
@@ -692,7 +693,9 @@ def main() -> None:
         "CPU, the fleet run alternately from it and from this one, --rounds times each; medians",
     )
     ap.add_argument("--rounds", type=int, default=5, help="with --against: runs of each")
-    ap.add_argument("--census", action="store_true", help="count messages, refreshes, timers per second")
+    ap.add_argument(
+        "--census", action="store_true", help="count messages, refreshes, renders, timers per second"
+    )
     ap.add_argument("--dense", action="store_true", help="real local jobs printing fast (tui_live.py)")
     ap.add_argument("--long", type=float, metavar="MINUTES", help="dense jobs for MINUTES: the RSS slope")
     ap.add_argument("--big", action="store_true", help="a home with a 5 M-point ended job (tui_big.py)")

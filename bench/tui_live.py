@@ -6,7 +6,8 @@ in one job's view, the local agent's `serve` (the app's child) beside it, tab-sw
 empty app (a home with no job) is the baseline in the same run.
 `--long MINUTES`: the same jobs, the app on the jobs tab for MINUTES, RSS sampled every 10 s, the
 slope (MiB/min, least squares over the second half: the start-up's growth is not a leak).
-`--big` lives in tui_big.py.
+`--big` lives in tui_big.py. With `--census` (or `--profile N`) each watch also prints, on stderr,
+what the app's loop handled per second (messages, refreshes, renders by class) or its profile.
 """
 
 from __future__ import annotations
@@ -152,9 +153,12 @@ async def watch(pilot: Any, args: argparse.Namespace, what: str) -> tuple[float,
     import io
     import pstats
 
-    from bench_tui import _thread_cpu
+    from bench_tui import Census, _thread_cpu
 
     prof = cProfile.Profile() if args.profile else None
+    census = Census() if args.census else None
+    if census:
+        census.on = True
     meter, t0 = Meter(), _thread_cpu()
     if prof:
         prof.enable()
@@ -164,10 +168,15 @@ async def watch(pilot: Any, args: argparse.Namespace, what: str) -> tuple[float,
     cpu, agent = meter.read()
     span = time.monotonic() - meter.t0
     threads = {k: round(100 * (v - t0.get(k, 0.0)) / span, 1) for k, v in _thread_cpu().items()}
+    if census:
+        census.on = False
+        counts = ", ".join(f"{k} {v:.1f}" for k, v in census.per_second(span).items() if v >= 0.5)
+        print(f"== {what}: per second: {counts}", file=sys.stderr)
     if prof:
         s = io.StringIO()
         pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(args.profile)
-        print(f"== {what}: by own time\n{s.getvalue()}", file=sys.stderr)
+        pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(args.profile)
+        print(f"== {what}: by own time, then cumulative\n{s.getvalue()}", file=sys.stderr)
     return cpu, agent, threads
 
 
@@ -190,8 +199,9 @@ def spawn(env: dict[str, str], args: argparse.Namespace, loaded: bool, mode: str
     cmd = [sys.executable, str(Path(__file__).parent / "bench_tui.py"), mode, *([str(args.long)] if args.long else []),
            "--child", "live", "--watch", str(args.watch), "--presses", str(args.presses), "--gap", str(args.gap),
            "--jobs", str(args.jobs), "--profile", str(args.profile)] + (["--loaded"] if loaded else [])  # fmt: skip
+    cmd += ["--census"] if args.census else []
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if args.profile and loaded:
+    if (args.profile or args.census) and loaded:
         print(p.stderr[-20000:])
     for line in p.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import time
+from typing import Any
 
 from textual.app import App, ComposeResult
 
@@ -49,3 +50,35 @@ async def test_hundreds_of_pushes_are_a_few_takes_with_every_line() -> None:
         assert len(takes) <= elapsed / TAKE_GAP + 2, (len(takes), elapsed)
         lines = [str(line) for line in log.lines]
         assert lines[-pushes:] == [f"step {i} loss {1 / (i + 1):.4f}" for i in range(pushes)]
+
+
+@sync
+async def test_a_dense_stream_starts_no_textual_timer(monkeypatch: Any) -> None:
+    """The takes are scheduled as plain loop callbacks: a Textual Timer is a task and its messages,
+    four times a second for as long as a job view is open (issue 36, round two)."""
+    from textual.timer import Timer
+
+    started: list[Timer] = []
+    real_start = Timer._start
+
+    def counted(timer: Timer) -> None:
+        started.append(timer)
+        real_start(timer)
+
+    app = One()
+    async with app.run_test() as pilot:
+        log = app.query_one(OutputLog)
+        log.stream.start_at(0)
+        await pilot.pause()
+        monkeypatch.setattr(Timer, "_start", counted)
+        offset, pushes = 0, 40
+        for i in range(pushes):
+            data = f"line {i}\n".encode()
+            log.stream.take_push(
+                {"push": "output", "offset": offset, "data": base64.b64encode(data).decode()}
+            )
+            offset += len(data)
+            await pilot.pause(0.01)
+        await until(pilot, lambda: len(log.lines) >= pushes, "every line written", timeout=60)
+        assert [str(line) for line in log.lines][-pushes:] == [f"line {i}" for i in range(pushes)]
+        assert started == []

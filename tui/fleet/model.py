@@ -129,8 +129,12 @@ class Fleet:
             ]
             totals = {g.index: g.mem_total_mib for g in parsed if g.mem_total_mib}  # memory % of the ring
             h.apply_history(sample["history"], totals)
+        before = (h.sample_t is None, h.gpu_available, len(h.gpus))
         h.apply_sample(sample, now if t is None else t)
-        return {"hosts"}
+        # A sample's numbers are telemetry: drawn with the next telemetry redraw, not 0.1 s after
+        # each poll (issue 36: that doubled the redraws under a dense stream). A host's first
+        # sample, or GPUs come or gone, is structural.
+        return {"gpu"} if before == (False, h.gpu_available, len(h.gpus)) else {"hosts"}
 
     def job_for_gpu(self, host: str, uuid: str | None) -> JobModel | None:
         """The active job whose journal reports this GPU, for the fleet view's process column."""

@@ -19,7 +19,8 @@ from ..messages import InboxPending, JobEnded
 from .redraw import later
 from .tails import Tails
 
-DRAIN_GAP = 0.05  # at most ~20 drains a second: each wake of the loop costs, a batch costs no more
+DRAIN_GAP = 0.1  # at most ~10 drains a second: each drain costs (two messages, the sinks, the
+# redraw's bookkeeping), a bigger batch costs no more; redraws come at most every 0.1 s anyway
 DRAIN_BUDGET = 1000  # journal records applied per drain
 
 

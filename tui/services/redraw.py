@@ -2,8 +2,8 @@
 carrying every tag that accumulated meanwhile, so the screens redraw at most ~10 times a second
 whatever the event rate. A change that is only telemetry (new points, latest values, heartbeats,
 GPU samples, events, costs) waits TELEMETRY_REDRAW: a job printing 500 lines a second moves its
-row and its chart a few times a second, which an eye follows, at a fraction of the drawing
-(issue 36: drawing was most of the TUI's CPU under a dense stream). A structural change (a job
+row and its chart once a second, as nvitop's (2 s) and k9s's (2 s) refresh, at a fraction of the
+drawing (issue 36: drawing was most of the TUI's CPU under a dense stream). A structural change (a job
 came, a state changed, a host) still shows within MIN_REDRAW."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from textual.app import App
 from ..messages import FleetChanged
 
 MIN_REDRAW = 0.1
-TELEMETRY_REDRAW = 0.5
+TELEMETRY_REDRAW = 1.0
 TELEMETRY = frozenset({"last", "series", "heartbeat", "gpu", "events", "cost"})
 
 

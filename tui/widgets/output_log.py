@@ -8,6 +8,7 @@ and written to the Log on the app thread when the stream says some are waiting.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
@@ -65,7 +66,7 @@ class OutputLog(Log):
         self.stream = OutputStream(job_id, node, tail_bytes, lambda: self.post_message(self.Arrived()))
         self._said_skip = self._said_error = False
         self._taken_at = -TAKE_GAP
-        self._take_due = False  # a take is scheduled (the stream does not wake us again until it)
+        self._take_due: asyncio.TimerHandle | None = None  # a take is scheduled (no wake until it)
 
     @property
     def follow(self) -> bool:
@@ -109,6 +110,9 @@ class OutputLog(Log):
         self.connections.follow_output(self.host, self.stream)
 
     def on_unmount(self) -> None:
+        if self._take_due is not None:
+            self._take_due.cancel()
+            self._take_due = None
         if self.connections is not None and self.host in self.connections.links:
             self.connections.unfollow_output(self.host, self.stream)
 
@@ -116,14 +120,14 @@ class OutputLog(Log):
         event.stop()
         wait = self._taken_at + TAKE_GAP - time.monotonic()
         if wait > 0:
-            if not self._take_due:
-                self._take_due = True
-                self.set_timer(wait, self._take)
+            if self._take_due is None:
+                # A plain loop callback: a Textual Timer is a task and its messages, 4 times a second
+                self._take_due = asyncio.get_running_loop().call_later(wait, self._take)
             return
         self._take()
 
     def _take(self) -> None:
-        self._take_due = False
+        self._take_due = None
         self._taken_at = time.monotonic()
         lines = self.stream.take()
         if self.stream.skipped and not self._said_skip:
