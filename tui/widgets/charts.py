@@ -9,8 +9,8 @@ import re
 from collections.abc import Sequence
 from typing import cast
 
-from rich.console import RenderableType
 from rich.text import Text
+from textual.app import RenderResult
 from textual.reactive import reactive
 from textual_plotext import PlotextPlot
 
@@ -54,7 +54,7 @@ class _Chart(PlotextPlot):
         super().__init__(id=id)
         self._drawn: object = None
 
-    def render(self) -> RenderableType:
+    def render(self) -> RenderResult:
         """A chart plotext cannot build (its legend indexes past a line it clipped away) is one
         line, never an exception that ends the TUI."""
         try:
