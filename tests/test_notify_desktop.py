@@ -37,7 +37,9 @@ async def _written_while_a_job_fails(client: AgentClient, workdir: Path) -> list
         write = app._driver.write
         app._driver.write = lambda data: (written.append(data), write(data))[-1]  # type: ignore[method-assign]
         job = launch(client, workdir, FAILS_SOON, name="falls-over")["id"]
-        await until(pilot, lambda: job in app.fleet.jobs and app.fleet.jobs[job].active, "the running job", 60)
+        await until(
+            pilot, lambda: job in app.fleet.jobs and app.fleet.jobs[job].active, "the running job", 60
+        )
         (workdir / "go").touch()
         wait_state(client, job, {"failed"})
         await until(
