@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,31 +14,14 @@ from remote_agent.notify.events import event_of
 from remote_agent.notify.send import kind_of, request_for
 from tests.conftest import gpudeck
 from tests.support.jobs import journal
+from tests.support.receiver import PostReceiver
 from tests.support.sshd import free_port
 from tests.support.waiting import wait_for
 
 
-class Receiver:
-    def __init__(self) -> None:
-        self.got: list[tuple[str, dict]] = []
-        got = self.got
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                got.append((self.path, json.loads(body)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *_: object) -> None:
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
+def messages(receiver: PostReceiver) -> list[tuple[str, dict]]:
+    """The receiver's POSTs, each body read as the JSON a json:// target sends."""
+    return [(path, json.loads(body)) for path, body in receiver.got]
 
 
 def test_each_end_is_its_event() -> None:
@@ -82,7 +63,7 @@ def test_a_url_gpudeck_cannot_send_to_is_one_line_without_the_url(gpudeck_home: 
 def test_a_budget_stop_reaches_a_json_receiver_with_no_gpudeck_running(
     gpudeck_home: Path, agent_dir: Path, workdir: Path
 ) -> None:
-    receiver = Receiver()
+    receiver = PostReceiver()
     dead = free_port()
     (gpudeck_home / "config.toml").write_text(
         "[notify]\n"
@@ -98,7 +79,7 @@ def test_a_budget_stop_reaches_a_json_receiver_with_no_gpudeck_running(
         assert run.returncode == 0, run.stderr
         job = run.stdout.strip()  # the CLI has exited: only the job's supervisor is left
         wait_for(lambda: receiver.got, timeout=60, interval=0.2, what="the message")
-        [(path, message)] = receiver.got
+        [(path, message)] = messages(receiver)
         assert path == "/hook" and message["event"] == "budget_stop" and message["job"] == job
         assert message["name"] == "told" and f"gpudeck inspect {job}" in message["text"]
         [said] = wait_for(
@@ -115,14 +96,14 @@ def test_the_controller_tells_a_recovery_and_not_what_was_not_asked() -> None:
     from tui.notify_controller import tell
     from tui.settings import NotifySettings
 
-    receiver = Receiver()
+    receiver = PostReceiver()
     try:
         notify = NotifySettings((f"json://127.0.0.1:{receiver.port}/c",), ("recovered",))
         record = {"kind": "managed", "outcome": "recovered", "job": {"id": "20261205-100000-aaaaaa", "name": "kept"},
                   "to": "20261205-100001-bbbbbb", "to_host": "box-b", "why": "host box-a lost"}  # fmt: skip
         said = tell(notify, record)
         assert said["notified"] == {"event": "recovered", "sent": 1, "failed": []}
-        [(_, message)] = receiver.got
+        [(_, message)] = messages(receiver)
         assert message["event"] == "recovered" and message["job"] == "20261205-100001-bbbbbb"
         assert "kept recovered on box-b: host box-a lost" in message["text"]
         assert tell(notify, dict(record, kind="queue", outcome="started")) == dict(

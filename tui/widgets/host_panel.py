@@ -110,6 +110,12 @@ def _wide_sparks(
     return parts
 
 
+def _util_trail(host: HostModel, g: GpuSample) -> list[float]:
+    """The GPU's recent utilization readings, for its sparkline (none before its first sample)."""
+    series = host.util_series.get(g.index)
+    return [y for _, y in series.points()] if series is not None else []
+
+
 def _compact_gpu_line(host: HostModel, g: GpuSample, fleet: Fleet, width: int) -> Content:
     """One line per GPU where the two-line row would wrap (80 columns: 24 GPUs in view, not 6):
     index, utilization, memory, temperature, power; then the job and a sparkline in what is left."""
@@ -128,8 +134,7 @@ def _compact_gpu_line(host: HostModel, g: GpuSample, fleet: Fleet, width: int) -
     if not g.processes:
         tag = Content.styled(" idle", "$text-muted")
     room = width - head.cell_length - tag.cell_length - 1
-    series = host.util_series.get(g.index)
-    values = [y for _, y in series.points()] if series is not None else []
+    values = _util_trail(host, g)
     spark = Content.assemble(" ", sparkline(values, room)) if room >= 6 else Content("")
     return Content.assemble(head, spark, tag).truncate(width)
 
@@ -148,8 +153,7 @@ def _gpu_lines(
         "  ",
         power(g.power_w, g.power_limit_w),
     )
-    series = host.util_series.get(g.index)
-    values = [y for _, y in series.points()] if series is not None else []
+    values = _util_trail(host, g)
     procs: list[tuple[str, str] | str] = []
     job = fleet.job_for_gpu(host.name, g.uuid)
     for p in g.processes[:4]:
