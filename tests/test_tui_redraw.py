@@ -4,7 +4,6 @@ with the same text still drawn. Widgets run in a small real Textual app fed a re
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -140,9 +139,10 @@ def test_versions_move_with_what_a_job_or_host_shows_and_only_then() -> None:
 @pytest.mark.slow
 @sync
 async def test_host_panels_redraw_only_on_change_and_only_in_sight() -> None:
-    now = time.time()  # the view's own catch-up after a scroll reads the real clock
+    now = NOW
     fleet = _fleet(8, now)  # 8 hosts × 17 lines: most of them below a 24-line window
     view = FleetView()
+    view.clock = lambda: now + 1  # the catch-up after a scroll: not the real clock of a loaded machine
     app = _Views(view)
     updates: dict[str, int] = {}
     async with app.run_test(size=(120, 24)) as pilot:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.support.tui import until
+from tests.support.tui import redrawn, until
 from tui.app import GpuDeckApp
 from tui.remote.replay import Recording, ReplayTransport
 from tui.screens.job import JobScreen
@@ -94,7 +94,7 @@ class Replayed:
 def view(r: Replayed, tab: str) -> Callable[[Pilot], Awaitable[None]]:
     async def run_before(pilot: Pilot) -> None:
         await until(pilot, r.settled, "the replay to settle")
-        await pilot.pause(0.3)  # one coalesced redraw after the last drain (MIN_REDRAW is 0.1 s)
+        await redrawn(pilot, r.app)  # the throttled redraw after the last drain
         if tab in ("jobs", "job"):
             await pilot.press("2")
             table = r.app.screen.query_one(JobsTable)
@@ -109,7 +109,7 @@ def view(r: Replayed, tab: str) -> Callable[[Pilot], Awaitable[None]]:
             await until(pilot, lambda: isinstance(r.app.screen, JobScreen), "the job view")
             output = r.app.screen.query_one(OutputLog)
             await until(pilot, lambda: output.line_count >= 60, "the output tail")
-            await pilot.pause(0.3)
+            await redrawn(pilot, r.app)
         r.app.clear_notifications()
         await pilot.pause()
 

@@ -14,7 +14,7 @@ from pytest_textual_snapshot import SVGImageExtension
 from syrupy.assertion import SnapshotAssertion
 from textual.pilot import Pilot
 
-from tests.support.tui import sync, until
+from tests.support.tui import redrawn, sync, until
 from tests.test_tui_wide_snapshots import RECORDING, GpuFleet
 from tui.app import GpuDeckApp
 from tui.remote.replay import Recording
@@ -34,7 +34,7 @@ async def pictures(pilot: Pilot, fleet: GpuFleet) -> dict[str, str]:
     shots: dict[str, str] = {}
 
     async def shoot(name: str) -> None:
-        await pilot.pause(0.3)  # one coalesced redraw (MIN_REDRAW is 0.1 s)
+        await redrawn(pilot, app)  # the throttled redraw after the last drain
         app.clear_notifications()
         await pilot.pause()
         picture = app.export_screenshot(title=name)

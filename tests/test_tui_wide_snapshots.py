@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from tests.support.tui import until
+from tests.support.tui import redrawn, until
 from tests.test_tui_snapshots import NOW, SnapCompare, _FixedTime
 from tui.app import GpuDeckApp
 from tui.remote.replay import Recording, ReplayTransport
@@ -75,7 +75,7 @@ class GpuFleet:
     def view(self, tab: str) -> Callable[[Pilot], Awaitable[None]]:
         async def run_before(pilot: Pilot) -> None:
             await until(pilot, self.settled, "the replay to settle")
-            await pilot.pause(0.3)  # one coalesced redraw after the last drain
+            await redrawn(pilot, self.app)  # the throttled redraw after the last drain
             if tab == "jobs":
                 await pilot.press("2")
                 table = self.app.screen.query_one(JobsTable)
@@ -84,7 +84,7 @@ class GpuFleet:
                     lambda: table.row_count == 2 and "trend" in [str(k.value) for k in table.columns],
                     "both rows with the trend column",
                 )
-                await pilot.pause(0.3)
+                await redrawn(pilot, self.app)
             self.app.clear_notifications()
             await pilot.pause()
 

@@ -52,6 +52,17 @@ async def until(pilot: Pilot, cond: Callable[[], object], what: str, timeout: fl
     raise AssertionError(f"timed out waiting for {what}")
 
 
+async def redrawn(pilot: Pilot, app: GpuDeckApp) -> None:
+    """Every change so far drawn: the throttle holds telemetry up to TELEMETRY_REDRAW (1 s), so a
+    fixed pause is a race on a loaded machine. Polls that keep coming keep one pending, so a flush
+    since the call will do too. Then the FleetChanged → FleetUpdated hops."""
+    redraw = app.connections.redraw
+    seen = redraw.flushes
+    await until(pilot, lambda: not redraw.pending or redraw.flushes > seen, "the pending redraw")
+    for _ in range(3):
+        await pilot.pause()
+
+
 def named(app: GpuDeckApp, name: str) -> list[JobModel]:
     return [j for j in app.fleet.jobs_sorted() if j.name == name]
 

@@ -43,6 +43,7 @@ class Redraw:
         self._last = -TELEMETRY_REDRAW
         self._timer: Any = None  # an asyncio.TimerHandle (or what `schedule` gave)
         self._due = 0.0  # when the pending timer fires
+        self.flushes = 0  # redraws asked for so far
 
     def publish(self, tags: set[str]) -> None:
         """Say the fleet changed: within MIN_REDRAW of the last redraw at the soonest, within
@@ -65,9 +66,15 @@ class Redraw:
         else:
             self._flush()
 
+    @property
+    def pending(self) -> bool:
+        """A change is waiting for its redraw (tests wait on this, not on a sleep)."""
+        return self._timer is not None or bool(self._tags)
+
     def _flush(self) -> None:
         self._timer = None
         tags, self._tags = frozenset(self._tags), set()
         self._last = self._clock()
+        self.flushes += 1
         if tags:
             self.app.post_message(FleetChanged(tags))

@@ -4,6 +4,7 @@ drawn; one scrolled into sight catches up then (a fleet of 64 hosts shows three 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -17,6 +18,7 @@ class FleetView(VerticalScroll):
         super().__init__(id=id)
         self._panels: dict[str, HostPanel] = {}
         self._fleet: Fleet | None = None
+        self.clock: Callable[[], float] = time.time  # the catch-up's clock (a test stops it)
 
     def show(self, fleet: Fleet, now: float) -> int:
         """Draw what changed in sight; returns how many panels were redrawn."""
@@ -54,7 +56,7 @@ class FleetView(VerticalScroll):
     def catch_up(self) -> None:
         """After a scroll, a resize or the tab coming back: the panels now in sight."""
         if self._fleet is not None:
-            self.show(self._fleet, time.time())
+            self.show(self._fleet, self.clock())
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
