@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import gpudeck
 from tests.support.sshd import Sshd
-from tests.support.tui import sync, until
+from tests.support.tui import redrawn, sync, until
 from tests.test_slurm_hosts import cluster_host, job_of, launch  # noqa: F401 (fixture)
 from tui.app import GpuDeckApp
 
@@ -37,7 +37,7 @@ async def test_the_cluster_panel_shows_partitions_and_a_pending_jobs_reason(
             return any(j.get("reason") == "PartitionNodeLimit" for j in queue or [])
 
         await until(pilot, waiting, "the cluster's queue with the pending job's reason", timeout=90)
-        await pilot.pause(0.3)
+        await redrawn(pilot, app)
         text = str(app.screen.query_one("#host-cl").render())
         assert "partition gpu* UP: 3 nodes, GPUs 6:" in text, text
         slurm_id = str(job_of(job_id, tmp_path)["slurm"]["job_id"])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tui import redrawn
 from tui.app import GpuDeckApp
 from tui.live.inbox import Update
 from tui.remote.transport import LocalTransport, Transport
@@ -90,7 +91,7 @@ async def _down_host(agent_dir: Path) -> tuple[str, str | None, str]:
                 break
             await pilot.pause(0.05)
         box = app.fleet.hosts["gpu-box"]
-        await pilot.pause(0.3)
+        await redrawn(pilot, app)
         return box.status, box.reason, app.export_screenshot()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Label
 
-from tests.support.tui import sync, until
+from tests.support.tui import redrawn, sync, until
 from tests.test_tui_snapshots import Replayed
 from tests.test_tui_wide_snapshots import GpuFleet
 from tui.fleet import Fleet
@@ -39,7 +39,7 @@ async def test_at_80x24_each_gpu_is_one_line_and_the_command_column_is_readable(
     app = fleet.app
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, fleet.settled, "the replay to settle")
-        await pilot.pause(0.3)
+        await redrawn(pilot, app)
         panel = app.screen.query(HostPanel).first()
         await until(pilot, lambda: panel.size.height == 9, f"h100-a in 9 lines, not {panel.size.height}")
         host = app.fleet.hosts[panel.host_name]

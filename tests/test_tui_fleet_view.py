@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button
 
+from tests.support.tui import redrawn
 from tui.app import GpuDeckApp
 from tui.fleet import Fleet
 from tui.messages import HostKeyChangedNotice
@@ -72,7 +73,7 @@ async def _fleet_with_gpus() -> tuple[str, str]:
             if host is not None and len(host.gpus) == 2 and len(host.util_series.get(0, [])) >= 2:
                 break
             await pilot.pause(0.05)
-        await pilot.pause(0.3)
+        await redrawn(pilot, app)
         panel = app.screen.query_one("#host-local")
         return str(panel.render()), str(app.screen.query_one("#summary").render())
 
