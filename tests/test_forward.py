@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import gpudeck
 from tests.support.cleanup import kill_all_jobs
+from tests.support.signals import sigint_default
 from tests.support.sshd import SshHome, free_port
 from tests.support.waiting import wait_for
 
@@ -37,10 +38,6 @@ def test_ports_are_checked(gpudeck_home: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="known, open: on a loaded machine Ctrl-C can wait behind an SSH reconnect (full runs at load 10+)",
-    strict=False,
-)
 @pytest.mark.timeout(120)
 def test_forward_reaches_a_server_the_job_started_and_survives_a_cut(
     ssh_home: SshHome, tmp_path: Path
@@ -60,6 +57,7 @@ def test_forward_reaches_a_server_the_job_started_and_survives_a_cut(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,  # Ctrl-C as from a terminal, however pytest was started
     )
     try:
         assert fwd.stdout is not None
