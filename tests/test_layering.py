@@ -135,3 +135,27 @@ def test_remote_agent_is_python38_compatible_by_vermin():
     ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=100)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_ps_of_the_local_host_loads_only_what_a_listing_needs(tmp_path):
+    """Every CLI start pays for its imports (the suite alone runs ~500): `ps` of an empty local
+    home lists jobs without the supervisor's line parser, HTTP, the replay or the fleet model."""
+    code = (
+        "import sys; from tui.cli import main\n"
+        "try:\n    main(['ps'])\nexcept SystemExit:\n    pass\n"
+        "heavy = ['remote_agent.supervision.supervisor', 'urllib.request', 'tui.remote.replay', 'tui.fleet.model']\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)"
+    )
+    env = {**os.environ, "GPUDECK_HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=100
+    )
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_the_fleet_packages_lazy_names_all_resolve():
+    import tui.fleet as fleet
+
+    assert sorted(fleet.__all__) == sorted(fleet._HOME)
+    for name in fleet.__all__:
+        assert getattr(fleet, name) is not None

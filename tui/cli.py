@@ -362,8 +362,10 @@ def run(argv: list[str]) -> int:
 
 def _use_tape(args: argparse.Namespace) -> None:
     """--record / --replay: set for the whole process, before any connection is made."""
+    if args.replay is None and args.record is None:
+        return  # most runs use neither: their modules stay unimported
     from . import session as session_mod
-    from .remote.recording import Recorder  # here: most runs use neither
+    from .remote.recording import Recorder
     from .remote.replay import Replay, ReplayError
 
     try:

@@ -16,13 +16,14 @@ from .remote.client import AgentError
 from .remote.hostkey_errors import Confirm, HostKeyChanged, HostKeyError, HostKeyUnknown, fingerprint
 from .remote.reconnect import ReconnectingClient, StatusHandler
 from .remote.recording import Recorder
-from .remote.replay import READ_ONLY, Replay
+from .remote.replay_refusal import READ_ONLY
 from .remote.transport import LocalTransport, Transport, TransportError
 from .settings import Settings, SettingsError
 from .settings import load as load_settings
 from .store import Store
 
 if TYPE_CHECKING:
+    from .remote.replay import Replay
     from .remote.ssh_connect import Connection
     from .remote.ssh_transport import SshTransport
 

@@ -12,8 +12,6 @@ Targets, by their URL:
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any, Dict, Optional, Tuple
 from urllib.parse import urlsplit
 
@@ -52,6 +50,9 @@ def deliver(url: str, message: Dict[str, Any]) -> Optional[str]:
     if kind_of(url) is None:
         return "not a target this host can send to"
     target, body, content_type = request_for(url, message)
+    import urllib.error  # here: http.client is a tenth of every CLI start, and most never send
+    import urllib.request
+
     req = urllib.request.Request(target, data=body, method="POST", headers={"Content-Type": content_type})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:

@@ -13,7 +13,6 @@ from ..containers.supervised import ContainerJob
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
-from .drain import journal_unread_output
 from .jobspec import job_key
 from .lostjob import read_lost_job
 from .proctree import is_live, job_tree, kill_tree_until_gone, signal_pids
@@ -45,6 +44,10 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             if lost.ended:
                 return True  # its own supervisor wrote the end before it let go of the lock
             # Every line printed before the end is journaled before the end is (drain.py).
+            # here: the drain brings the whole Supervisor (the line parser…), which a listing
+            # (`ps` of the local host reads this module's caller) never needs
+            from .drain import journal_unread_output
+
             journal_unread_output(files, spec, lost, journal)
             state = "stopped" if action == "stop" else "killed"
             journal.append(

@@ -30,10 +30,10 @@ from remote_agent.supervision.outputcap import gap_marker
 
 from .client import decode_object
 from .recording import FORMAT
+from .replay_refusal import READ_ONLY
 from .transport import Transport
 
 ACTIONS = frozenset({"launch", "stop", "kill", "restart", "rm", "autostop"})
-READ_ONLY = "read-only replay: {op} does nothing while a recording plays (gpudeck --replay)"
 Key = tuple[str, str]  # (job, node)
 
 
