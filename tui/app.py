@@ -52,6 +52,7 @@ from .services.background import Background
 from .services.endings import Endings
 from .services.jobs import StoreFactory
 from .services.notify_late import LateNotify
+from .services.queue_watch import QueueWatch
 from .session import LOCAL, Session, transport_for
 from .settings import Settings, load_or_default
 from .store import Store
@@ -179,6 +180,7 @@ class GpuDeckApp(App[None]):
             self, self.fleet, self.connections, settings.notify
         )  # [notify]'s apprise targets
         self.costs.cloud_budget = self.cloud.budget_reached
+        self.queue_watch = QueueWatch(self, self.fleet, self.connections.publish)
         # those that run workers
         self.services = (
             self.connections,
@@ -188,6 +190,7 @@ class GpuDeckApp(App[None]):
             self.endings,
             self.cloud,
             self.late_notify,
+            self.queue_watch,
         )
         themes = load_themes()
         self.startup_errors += themes.errors
@@ -249,6 +252,7 @@ class GpuDeckApp(App[None]):
         self.endings.start()
         if not self.replay:
             self.late_notify.start()
+            self.queue_watch.start()  # a replay plays the hosts, not this machine's queue
         self.push_screen(
             DeckScreen(
                 self.fleet,

@@ -6,7 +6,6 @@ import argparse
 import json
 from typing import Any
 
-from .. import paths
 from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
@@ -111,49 +110,10 @@ def managed_lines(job_id: str) -> list[str]:
 
 
 def queued() -> list[dict[str, Any]]:
-    """The jobs waiting in the queue for GPUs (`run --queue`), first to start first, then those the
-    controller is starting now (claimed, not yet launched: without them a job would vanish from `ps`
-    for the moment of its launch)."""
-    if not paths.queue_dir().is_dir():  # no job was ever queued here: the queue's code is not loaded
-        return []  # no job was ever queued here: nothing more to load
-    from ..queue.entries import STARTING, Queue
-    from ..queue.start import positions
+    """The jobs waiting in the queue (tui/queue/listing.py), its problems said on stderr."""
+    from ..queue.listing import waiting_jobs
 
-    queue = Queue()
-    entries = queue.entries()
-    starting = queue.entries(STARTING)
-    for line in queue.problems:
-        warn(f"gpudeck: {line}")
-    where = positions(entries)
-    return [
-        {
-            "id": e.id,
-            "name": e.name,
-            "state": "queued",
-            "pool": list(e.opts.pool),
-            "gpus": e.gpus,
-            "nodes": e.opts.nodes,
-            "priority": e.priority,
-            "submitted_at": e.submitted_at,
-            "ahead": where[e.id][0],
-            "why": where[e.id][1],
-        }
-        for e in entries
-    ] + [
-        {
-            "id": e.id,
-            "name": e.name,
-            "state": "starting",
-            "pool": list(e.opts.pool),
-            "gpus": e.gpus,
-            "nodes": e.opts.nodes,
-            "priority": e.priority,
-            "submitted_at": e.submitted_at,
-            "ahead": 0,
-            "why": "its GPUs are free: the controller is launching it",
-        }
-        for e in starting
-    ]
+    return waiting_jobs(lambda line: warn(f"gpudeck: {line}"))
 
 
 def say(text: str) -> None:

@@ -54,6 +54,16 @@ class Fleet:
         self._ended_objects: dict[tuple[str, str], dict[str, Any]] = {}
         self._listed: dict[str, set[str]] = {}  # host -> the job ids its last `jobs` answer listed
         self.removed: set[str] = set()  # jobs gone from every host that listed them (`gpudeck rm`)
+        self.queued: list[dict[str, Any]] = []  # this machine's queue (tui/queue/listing.py), in order
+
+    def set_queued(self, entries: list[dict[str, Any]]) -> bool:
+        """The queue as last read; True when it changed. A job also listed by a host is its host's
+        row already (the controller started it between the two reads)."""
+        entries = [e for e in entries if e.get("id") not in self.jobs]
+        if entries == self.queued:
+            return False
+        self.queued = entries
+        return True
 
     # ---- hosts ---------------------------------------------------------------------------------
 

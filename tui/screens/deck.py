@@ -132,7 +132,7 @@ class DeckScreen(JobActions):
             self.query_one(JobsTable).show(self.fleet, now)
         else:
             self.query_one(FleetView).show(self.fleet, now)
-        self.query_one("#first-run").display = not self.fleet.jobs
+        self.query_one("#first-run").display = not self.fleet.jobs and not self.fleet.queued
         if tags & {"job", "state", "policy"}:
             self.refresh_bindings()
         if self.cloud is not None and tags & {"cloud", "clock"}:
@@ -162,6 +162,29 @@ class DeckScreen(JobActions):
         job_id = self.query_one(JobsTable).selected_id
         return self.fleet.jobs.get(job_id) if job_id else None
 
+    def queued_job(self) -> str | None:
+        """The id of the queued job under the cursor (the jobs tab's first rows)."""
+        if self.query_one(TabbedContent).active != "jobs":
+            return None
+        return self.query_one(JobsTable).selected_queued
+
+    def action_stop_job(self) -> None:
+        job_id = self.queued_job()
+        if job_id is None:
+            super().action_stop_job()
+            return
+        if refused_read_only(self.app, "taking a job out of the queue"):
+            return
+        entry = next((e for e in self.fleet.queued if e.get("id") == job_id), {})
+        label = str(entry.get("name") or job_id)
+        watch = getattr(self.app, "queue_watch", None)
+        if watch is None:
+            return
+        self.app.push_screen(
+            ConfirmScreen(f"Take {label} out of the queue?", "It never starts; nothing ran yet.", "Dequeue"),
+            lambda yes: watch.cancel(job_id) if yes else None,
+        )
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         tab = self.query_one(TabbedContent).active
         if action == "show_tab" and parameters == ("cloud",) and self.cloud is None:
@@ -170,6 +193,8 @@ class DeckScreen(JobActions):
             return False  # the Cloud tab's footer shows the instances' keys, not the jobs'
         if action == "open_job" and self.current_job() is None:
             return None
+        if action == "stop_job" and self.queued_job() is not None:
+            return True  # `s` on a waiting row takes it out of the queue
         on_jobs = tab == "jobs"
         gpus_here = not on_jobs and any(h.gpus for h in self.fleet.hosts.values())
         if action == "gpu_procs":  # the fleet's `p`; on the jobs tab `p` is the selected job's

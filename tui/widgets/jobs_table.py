@@ -19,6 +19,7 @@ from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
 from ..format import duration, money, number
 from .gauges import level_style, trend
+from .queued_rows import matches_queued, queued_cells, queued_id, queued_key
 from .steady_table import SteadyTable
 from .table_fit import fit_columns
 from .wide import is_wide
@@ -301,7 +302,8 @@ class JobsTable(SteadyTable[str | Content]):
     def show(self, fleet: Fleet, now: float) -> None:
         self._fleet = fleet
         jobs = arrange(fleet, self.filter_text, self.sort_by, self.show_ended, self.fold, self.sort_reverse)
-        order = [j.id for j in jobs]
+        waiting = [e for e in fleet.queued if matches_queued(e, self.filter_text)]
+        order = [queued_key(e) for e in waiting] + [j.id for j in jobs]
         columns: tuple[tuple[str, str, int], ...] = (
             (COLUMNS[0], ID_COLUMN, *COLUMNS[1:]) if names_clash(jobs) else COLUMNS
         )
@@ -314,10 +316,11 @@ class JobsTable(SteadyTable[str | Content]):
             if columns != self._columns:
                 self._columns = columns
                 self._add_columns()
-            self._rows = {j.id: self._row(j, fleet, now) for j in jobs}
+            self._rows = {queued_key(e): self._queued_row(e, now) for e in waiting}
+            self._rows.update({j.id: self._row(j, fleet, now) for j in jobs})
             self._keys = {j.id: k for j in jobs if (k := row_key(j, fleet)) is not None}
-            for job in jobs:
-                self.add_row(*self._rows[job.id], key=job.id)
+            for key, row in self._rows.items():  # the queue first, in its order, then the jobs
+                self.add_row(*row, key=key)
             self._order = order
             keep = self._want if self._want in order else keep
             if keep in order:
@@ -325,17 +328,32 @@ class JobsTable(SteadyTable[str | Content]):
             if self._want in order:
                 self._want = None
             return
+        for entry in waiting:
+            self._update(queued_key(entry), self._queued_row(entry, now))
         for job in jobs:
             drawn = row_key(job, fleet)
             if drawn is not None and self._keys.get(job.id) == drawn:
                 continue  # an ended job that did not change: nothing to compute
-            row, old = self._row(job, fleet, now), self._rows.get(job.id)
-            for i, ((key, _, _), value) in enumerate(zip(self._columns, row, strict=True)):
-                if old is None or not same(old[i], value):
-                    self.update_cell(job.id, key, value)
-            self._rows[job.id] = row
+            self._update(job.id, self._row(job, fleet, now))
             if drawn is not None:
                 self._keys[job.id] = drawn
+
+    def _update(self, key: str, row: list[str | Content]) -> None:
+        """Only the cells that changed."""
+        old = self._rows.get(key)
+        for i, ((column, _, _), value) in enumerate(zip(self._columns, row, strict=True)):
+            if old is None or not same(old[i], value):
+                self.update_cell(key, column, value)
+        self._rows[key] = row
+
+    def _queued_row(self, entry: dict[str, Any], now: float) -> list[str | Content]:
+        cells = queued_cells(entry, now)
+        return [cells.get(key, "") for key, _, _ in self._columns]
+
+    @property
+    def selected_queued(self) -> str | None:
+        """The id of the queued job under the cursor; None on a job's row."""
+        return queued_id(self.selected_id)
 
     def _row(self, job: JobModel, fleet: Fleet, now: float) -> list[str | Content]:
         shown = {key: width for key, _, width in self._columns}

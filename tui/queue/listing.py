@@ -1,0 +1,55 @@
+"""The queue as `ps`, `gpudeck queue` and the TUI's jobs tab list it: the waiting jobs in the order
+they will start (with how many wait ahead in their pool and why), then those being started."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import paths
+
+
+def waiting_jobs(say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The jobs waiting in the queue for GPUs (`run --queue`), first to start first, then those the
+    controller is starting now (claimed, not yet launched: without them a job would vanish from `ps`
+    for the moment of its launch)."""
+    if not paths.queue_dir().is_dir():  # no job was ever queued here: nothing more to load
+        return []
+    from .entries import STARTING, Queue
+    from .start import positions
+
+    queue = Queue()
+    entries = queue.entries()
+    starting = queue.entries(STARTING)
+    for line in queue.problems:
+        say(line)
+    where = positions(entries)
+    return [
+        {
+            "id": e.id,
+            "name": e.name,
+            "state": "queued",
+            "pool": list(e.opts.pool),
+            "gpus": e.gpus,
+            "nodes": e.opts.nodes,
+            "priority": e.priority,
+            "submitted_at": e.submitted_at,
+            "ahead": where[e.id][0],
+            "why": where[e.id][1],
+        }
+        for e in entries
+    ] + [
+        {
+            "id": e.id,
+            "name": e.name,
+            "state": "starting",
+            "pool": list(e.opts.pool),
+            "gpus": e.gpus,
+            "nodes": e.opts.nodes,
+            "priority": e.priority,
+            "submitted_at": e.submitted_at,
+            "ahead": 0,
+            "why": "its GPUs are free: the controller is launching it",
+        }
+        for e in starting
+    ]
