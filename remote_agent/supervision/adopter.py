@@ -20,7 +20,7 @@ from .joblock import take as take_lock
 from .lostjob import LostJob, OutputReplay, read_lost_job, unknown_end
 from .proctree import JOB_MARKER_VAR, is_live, job_tree, set_child_subreaper
 from .resize import ResizeNote
-from .supervisor import EXIT_ALREADY_SUPERVISED, Supervisor
+from .supervisor import EXIT_ALREADY_SUPERVISED, TICK, Supervisor
 
 
 class AdoptedCommand:
@@ -32,6 +32,8 @@ class AdoptedCommand:
 
 
 class AdoptingSupervisor(Supervisor):
+    IDLE_WAIT = TICK  # its command is no child of ours: no SIGCHLD says it ended, so poll
+
     def __init__(self, files: Any, spec: Dict[str, Any], why: str) -> None:
         super().__init__(files, spec)
         self.why = why

@@ -36,6 +36,7 @@ from .jobspec import job_env, job_key, shell_script
 from .keeper import KEEPER_CHECK, ensure_keeper
 from .launcher import self_command
 from .lines import LineSplitter
+from .loopwake import LoopWake, WakingEvent
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
@@ -45,7 +46,7 @@ from .steady import Steady
 EXIT_ALREADY_SUPERVISED = 3
 TAIL_LINES = 20
 LEFTOVER_GRACE = 10.0
-TICK = 0.05
+TICK = 0.05  # the loop's longest sleep while a job stops (its tree is polled until it is gone)
 OUTPUT_POLL = 0.05
 DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
 JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
@@ -54,6 +55,11 @@ JOURNAL_GIVE_UP_VAR = "GPUDECK_JOURNAL_GIVE_UP"
 
 
 class Supervisor:
+    # The loop's longest sleep while the job runs with nothing due: its command's end (SIGCHLD), a
+    # request (a signal) and the reader's flags wake it at once. A supervisor whose command is no
+    # child of its own (an adopter, a watch) has no SIGCHLD to wait for: it polls at TICK.
+    IDLE_WAIT = 1.0
+
     def __init__(self, files: JobFiles, spec: Dict[str, Any]) -> None:
         self.files = files
         self.spec = spec
@@ -74,7 +80,8 @@ class Supervisor:
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
         self.deadline: Optional[float] = None
-        self._control_flag = threading.Event()
+        self._wake = LoopWake()  # what the loop sleeps on (loopwake.py)
+        self._control_flag = WakingEvent(self._wake.wake)
         self._output_done = threading.Event()
         self._output_watch: Optional[Watcher] = None
         self._reader: Optional[threading.Thread] = None
@@ -144,6 +151,7 @@ class Supervisor:
         signal.signal(signal.SIGTERM, on_terminate)
         signal.signal(signal.SIGINT, on_terminate)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        self._wake.arm_signals()  # each handled signal (and SIGCHLD: the command's end) wakes the loop
 
     def _prepare_steps(self) -> Tuple[Optional[List[str]], Optional[List[str]], str, Optional[List[str]]]:
         """The `prepare` argv for the code and data, for the environment, and for a container job's
@@ -249,8 +257,8 @@ class Supervisor:
                     continue
                 if draining:
                     break
-                if watcher is not None:
-                    watcher.wait(OUTPUT_POLL)
+                if watcher is not None:  # inotify wakes it at each write: the timeout is a safety net
+                    watcher.wait(self.IDLE_WAIT)
                 else:
                     self._output_done.wait(OUTPUT_POLL)
             with self._out_lock:
@@ -390,7 +398,15 @@ class Supervisor:
             if now >= next_gpu:
                 self._sample_gpus()
                 next_gpu = now + gpu_every
-            time.sleep(TICK)
+            due = min(next_control_poll, next_heartbeat, next_gpu)
+            if self.deadline is not None:
+                due = min(due, self.deadline)
+            if self.journal.behind:
+                due = min(due, next_retry)
+            if not self.spec.get("placement"):
+                due = min(due, next_keeper_check)
+            cap = self.IDLE_WAIT if self.requested is None and self.exit_status is None else TICK
+            self._wake.wait(max(0.0, min(due - time.monotonic(), cap)))
         if self._notice_watch is not None:
             self._notice_watch.stop()
         self._output_done.set()

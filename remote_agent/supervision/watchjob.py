@@ -23,7 +23,7 @@ from ..spec import DEFAULT_GRACE
 from ..storage.layout import JobFiles
 from .follow_file import FileFollower
 from .proctree import signal_pids
-from .supervisor import Supervisor
+from .supervisor import TICK, Supervisor
 from .watchspec import signal_watched, watched_tree
 
 FOLLOWER_JOIN = 30.0
@@ -32,6 +32,8 @@ READ_ONLY_CAUSE = "the watch ended; the run itself was not signalled (read-only 
 
 
 class WatchSupervisor(Supervisor):
+    IDLE_WAIT = TICK  # its command is no child of ours: no SIGCHLD says it ended, so poll
+
     def __init__(self, files: JobFiles, spec: Dict[str, Any]) -> None:
         super().__init__(files, spec)
         self.watch = spec["watch"]
