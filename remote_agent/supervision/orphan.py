@@ -14,6 +14,7 @@ from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
 from .drain import journal_unread_output
+from .gpufree import GpuFree
 from .jobspec import job_key
 from .lostjob import read_lost_job
 from .proctree import is_live, job_tree, kill_tree_until_gone, signal_pids
@@ -47,8 +48,9 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             # Every line printed before the end is journaled before the end is (drain.py).
             journal_unread_output(files, spec, lost, journal)
             state = "stopped" if action == "stop" else "killed"
+            gpus = GpuFree(key, spec, files.dir).end_fields(journal.append)  # GPUs proven free
             journal.append(
-                "state", state=state, exit_code=None, signal=None, reason="user (supervisor was lost)"
+                "state", state=state, exit_code=None, signal=None, reason="user (supervisor was lost)", **gpus
             )
         finally:
             journal.close()

@@ -31,6 +31,7 @@ from .deleted import JOB_DIR_VAR
 from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
+from .gpufree import GpuFree
 from .joblock import take as take_lock
 from .jobspec import job_env, job_key, shell_script
 from .keeper import KEEPER_CHECK, ensure_keeper
@@ -86,6 +87,7 @@ class Supervisor:
         self.autostop: Optional[AutoStop] = None
         self.stall = StallWatch(spec)  # no progress for longer than its own pace allows (stall.py)
         self._gpu_utils: List[Any] = []  # the last GPU sample's utilisations: a stall's evidence
+        self.gpu_free = GpuFree(self.key, spec, files.dir)  # the end proves its GPUs free (gpufree.py)
         self._kill_flag = False
         self._read_pos = (
             0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
@@ -601,6 +603,8 @@ class Supervisor:
         tree = job_tree(self.key, os.getpid())
         if not tree:
             return self.exit_status is not None or not self._command_alive()
+        if self.exit_status is not None:
+            self.gpu_free.saw_leftovers(tree)  # what the command left behind, before it is killed
         if self.deadline is not None and time.monotonic() >= self.deadline:
             kill_tree_until_gone(self.key, os.getpid())
         return False
@@ -625,6 +629,7 @@ class Supervisor:
             self._gpu = False  # no driver: say nothing more, the host's hello says why
             return
         self._gpu_utils = [g.get("util") for g in gpus]
+        self.gpu_free.saw_gpus(gpus)
         now = time.monotonic()
         if gpus and self.steady.gpu_due(gpus, now):
             assert self.journal is not None
@@ -666,6 +671,7 @@ class Supervisor:
                     exit_code, sig, tail, hints if isinstance(hints, list) else None, self.last_exception.last
                 )
             )
+        fields.update(self.gpu_free.end_fields(self.journal.append))
         self.journal.append("state", **fields)
         self._notify(fields)
         self._flush_journal()

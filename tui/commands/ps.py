@@ -9,6 +9,7 @@ from typing import Any
 from .. import paths
 from ..actions.find import Job, list_jobs, resolve
 from ..errors import EXIT_HOSTKEY, GpudeckError
+from ..fleet.gpus_held import freed_text
 from ..format import number, runtime, table
 from ..notify_late import after_listing as tell_late
 from ..printable import printable, warn
@@ -27,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def state_text(job: Job) -> str:
     if job.stalled and not job.ended:
         return f"{job.state} (stalled)"
+    if job.gpus_held:  # its end left a GPU held: never a silent "stopped"
+        return f"{job.state} !"
     ending = job.ending_node
     if job.state in ("failed", "exited") and ending.get("exit_code") is not None:
         return f"{job.state}({ending['exit_code']})"
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 runtime(obj["started_at"], obj["ended_at"]),
                 number(last.get("step")),
                 number(last.get("loss")),
-                job.stalled if job.stalled and not job.ended else job.why,
+                job.stalled if job.stalled and not job.ended else "; ".join(job.gpus_held) or job.why,
             ]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
@@ -259,6 +262,10 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(
             f"  preemption notice: {notice.get('provider')} {notice.get('action')}, host goes at {notice.get('time')}"
         )
+    for line in job.gpus_held:
+        say(f"  ! {line}")
+    for freed in job.to_json()["gpus_freed"] or []:
+        say(f"  GPU freed: {freed_text(freed)}")
     malformed = job.to_json()["malformed"]
     if malformed:
         say(f"  malformed journal records skipped: {malformed}")
