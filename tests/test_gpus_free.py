@@ -134,3 +134,36 @@ def test_without_nvml_the_end_claims_nothing(client: AgentClient, agent_dir: Pat
     wait_state(client, job["id"], {"stopped"}, timeout=20)
     end = [r for r in journal(agent_dir, job["id"]) if r.get("state") == "stopped"][0]
     assert "gpus_checked" not in end and "gpus_held" not in end
+
+
+HELD = {
+    "gpu": 3,
+    "uuid": "GPU-x",
+    "pid": 4242,
+    "name": "python",
+    "user": "ann",
+    "mem_mib": 38 * 1024,
+    "ours": True,
+}
+
+
+def test_the_tuis_job_row_and_view_say_a_held_gpu_in_red() -> None:
+    from tui.fleet.jobs import JobModel
+    from tui.widgets.jobs_table import _info
+
+    job = JobModel(id="j1")
+    node = job.node_for("0", "gpu1")
+    job.apply_record("gpu1", node, {"kind": "state", "state": "running", "pid": 7}, 1.0)
+    assert job.gpus_held == [] and "held" not in str(_info(job, []))
+    end = {"kind": "state", "state": "stopped", "exit_code": None, "signal": None, "gpus_held": [HELD]}
+    job.apply_record("gpu1", node, end, 2.0)
+    assert job.gpus_held == ["GPU 3 still held by PID 4242 (python), 38 GiB"]
+    info = _info(job, [])
+    assert str(info) == "! GPU 3 still held by PID 4242 (python), 38 GiB"
+    assert any("$error" in str(span.style) for span in info.spans)
+    # a snapshot (the agent's job object) carries it too: a TUI opened after the end shows it
+    later = JobModel(id="j1")
+    later.apply_object(
+        {"id": "j1", "node": "0", "state": "stopped", "gpus_held": [dict(HELD, ours=False)]}, "gpu1"
+    )
+    assert later.gpus_held == ["GPU 3 still held by PID 4242 (python), 38 GiB (not the job's: left alone)"]

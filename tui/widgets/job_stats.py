@@ -93,6 +93,8 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
         lines.append(Content.styled(f"failed: {job.why}", "$error"))
     elif job.state == "lost":
         lines.append(Content.styled("lost: its supervisor is gone without writing an ending", "$error"))
+    if job.ended:
+        lines.extend(Content.styled(f"! {line}", "$error") for line in job.gpus_held)
     return Content("\n").join(lines)
 
 

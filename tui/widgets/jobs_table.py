@@ -71,6 +71,8 @@ def _step(job: JobModel) -> str:
 def _info(job: JobModel, missing: list[tuple[str, str, str]], eta: bool = True) -> Content:
     if missing:
         return Content.styled(degraded_why(missing), "$error")
+    if job.ended and job.gpus_held:  # a GPU left held by its end: said in red, before the why
+        return Content.styled("! " + "; ".join(job.gpus_held), "$error")
     if job.state == "failed":
         return Content.styled(job.why, "$error")
     if job.state == "lost":
