@@ -15,9 +15,9 @@ from typing import Any, NamedTuple
 
 from remote_agent.spec import Multinode, ResizedFrom
 
+from .gpus_held import held_text
 from .hosts import GpuSample, parse_gpu
 from .series import Series
-from .gpus_held import held_text
 from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, cause_order, job_state, left_job, why
 from .values import finite, integer, num, text
 from .watch import WatchInfo
