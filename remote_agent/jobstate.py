@@ -111,6 +111,7 @@ class JobView:
             "container": None,  # a container job's {name, runtime, image, image_id, digest}
             "notice": None,  # a preempted job's provider notice {provider, action, time, seen_at}
             "gpus_held": None,  # after its end: [{gpu, uuid, pid, name, user, mem_mib, ours}] (gpus/leftover.py)
+            "held_until": None,  # --hold-on-fail: a failed end's hold (epoch s), until released
             "gpus_freed": None,  # leftovers that held a GPU after the end, killed: [{gpu, pid, name, mem_mib}]
             "cost_summary": costsummary.empty(),  # what the client's cost counters need (costsummary.py)
         }
@@ -210,6 +211,7 @@ class JobView:
                 f["notice"] = notice if isinstance(notice, dict) else None
                 for key in ("gpus_held", "gpus_freed"):
                     f[key] = gpu_entries(record.get(key))
+                f["held_until"] = _number(record.get("held_until"))
         elif kind == "event" and record.get("event") == "adopted":
             # A new supervisor took the lost job over: stop/kill now wake that one.
             data = record.get("data")
@@ -218,6 +220,8 @@ class JobView:
                 f["malformed"] += 1
             else:
                 f["supervisor_pid"] = pid
+        elif kind == "event" and record.get("event") == "hold_released":
+            f["held_until"] = None  # `release` ended the hold early (supervision/hold.py)
         elif kind == "event" and record.get("event") == "output_dropped":
             # The output cap dropped output.log's [from, to): readers skip it and say so.
             data = record.get("data")

@@ -61,6 +61,7 @@ def events(agent_dir: Path, job_id: str, name: str) -> list[dict]:
     return [r for r in journal(agent_dir, job_id) if r["kind"] == "event" and r["event"] == name]
 
 
+@pytest.mark.slow  # the job's grace, then inspect: ~4 s
 def test_an_escaped_process_holding_a_gpu_after_stop_is_killed_and_reported(
     gpu_client: AgentClient, agent_dir: Path, workdir: Path, procs_file: Path
 ) -> None:
@@ -84,6 +85,7 @@ def test_an_escaped_process_holding_a_gpu_after_stop_is_killed_and_reported(
     assert said["data"]["freed"][0]["pid"] == pid
 
 
+@pytest.mark.slow  # three CLI calls besides the job: ~5 s
 def test_a_process_not_the_jobs_on_its_gpu_is_reported_held_and_left_alone(
     gpu_client: AgentClient, agent_dir: Path, workdir: Path, procs_file: Path
 ) -> None:

@@ -25,6 +25,7 @@ from ..storage.jsonio import loads_object
 from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from ..tbread.follow import TensorBoardIn
+from . import hold
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
 from .deleted import JOB_DIR_VAR
@@ -201,6 +202,7 @@ class Supervisor:
         ] + command
         if self.spec.get("pty"):  # its output a terminal: Rich and Keras draw as for their user
             argv = self_command() + ["pty", "--"] + argv
+        hold.prepare(self.spec, self.files, env)  # --hold-on-fail: cores allowed, env kept (hold.py)
         out_fd = self._open_output()
         if out_fd is None:
             return False
@@ -672,6 +674,7 @@ class Supervisor:
                 )
             )
         fields.update(self.gpu_free.end_fields(self.journal.append))
+        fields.update(hold.end_fields(self.spec, state, time.time()))
         self.journal.append("state", **fields)
         self._notify(fields)
         self._flush_journal()

@@ -14,6 +14,7 @@ from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, j
 from ..printable import warn
 from ..store import Store
 from .agents import Agents
+from .hold import held_until
 
 
 @dataclass
@@ -136,6 +137,7 @@ class Job:
             # after its end: GPUs still held / leftovers killed (remote_agent/gpus/leftover.py)
             "gpus_held": per_node(self.nodes, "gpus_held"),
             "gpus_freed": per_node(self.nodes, "gpus_freed"),
+            "held_until": held_until(self.nodes),  # --hold-on-fail: a failed job's node kept until then
             "lead_node": str(self.lead.get("node", "0")),  # whose points `last` is (elastic: rank 0's)
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),

@@ -1,0 +1,80 @@
+"""`run --hold-on-fail DURATION` (remote_agent/supervision/hold.py): a failed job's node is kept
+for debugging -- its dir, its core files (RLIMIT_CORE raised), its environment -- until then or until
+`gpudeck stop JOB` lets it go; real CLI, real agent, real processes."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gpudeck
+from tests.support.jobs import launch, wait_state
+from tests.support.waiting import wait_for
+from tui.remote.client import AgentClient, AgentError
+
+
+def ps_row(job_id: str) -> str:
+    return next(line for line in gpudeck("ps", "--all").stdout.splitlines() if line.startswith(job_id))
+
+
+def job_json(job_id: str) -> dict:
+    return next(j for j in json.loads(gpudeck("ps", "--all", "--json").stdout) if j["id"] == job_id)
+
+
+def test_the_agent_holds_a_failed_node_until_released(client: AgentClient, workdir: Path) -> None:
+    job = launch(client, workdir, ["bash", "-c", "exit 3"], hold_on_fail=600)
+    obj = wait_state(client, job["id"], {"failed"})
+    assert obj["held_until"] == pytest.approx(obj["ended_at"] + 600, abs=1)
+    with pytest.raises(AgentError, match="is held for debugging: `gpudeck release` it before removing"):
+        client.request("rm", job=job["id"], node="0")
+    assert client.request("release", job=job["id"], node="0")["held_until"] is None
+    assert wait_state(client, job["id"], {"failed"})["held_until"] is None  # the listing read it again
+    with pytest.raises(AgentError, match="is not held for debugging"):
+        client.request("release", job=job["id"], node="0")
+    assert client.request("rm", job=job["id"], node="0") == {"removed": job["id"]}
+
+
+@pytest.mark.slow  # a dozen CLI calls: ~15 s
+def test_a_failed_job_is_held_until_let_go(agent_dir: Path, workdir: Path) -> None:
+    script = "ulimit -c > core-limit; exit 3"
+    before = time.time()
+    job_id = gpudeck("run", "--hold-on-fail", "2h", "--", "bash", "-c", script, cwd=workdir).stdout.strip()
+    obj = wait_for(lambda: (j := job_json(job_id))["state"] == "failed" and j, what="the job's failure")
+    # held two hours from its end, and ps/inspect say so
+    assert before + 7200 <= obj["held_until"] <= time.time() + 7200
+    until = time.strftime("%H:%M", time.localtime(obj["held_until"]))
+    assert "failed(3) (held)" in ps_row(job_id) and f"held for debugging until {until}" in ps_row(job_id)
+    shown = gpudeck("inspect", job_id).stdout
+    assert f"  held for debugging until {until}: `gpudeck ssh {job_id}` to look" in shown
+    # its processes could dump core (the hard limit, not the shell's 0), its environment is kept
+    assert (workdir / "core-limit").read_text().strip() == "unlimited"
+    node_dir = agent_dir / "jobs" / job_id / "0"
+    env = json.loads((node_dir / "env.json").read_text())
+    assert env["GPUDECK_JOB_ID"] == job_id and (node_dir / "env.json").stat().st_mode & 0o777 == 0o600
+    # its dir stays: rm is refused while it holds
+    refused = gpudeck("rm", job_id)
+    assert refused.returncode != 0 and "held for debugging" in refused.stderr and node_dir.is_dir()
+    # `stop` lets it go early; then it is an ended job like any other
+    let_go = gpudeck("stop", job_id)
+    assert let_go.stdout.strip() == f"{job_id} is no longer held for debugging", let_go.stderr
+    assert job_json(job_id)["held_until"] is None and "(held)" not in ps_row(job_id)
+    assert gpudeck("rm", job_id).returncode == 0 and not node_dir.exists()
+
+
+@pytest.mark.slow  # CLI calls polled: ~7 s
+def test_a_job_that_succeeds_is_not_held(workdir: Path) -> None:
+    job_id = gpudeck("run", "--hold-on-fail", "30m", "--", "true", cwd=workdir).stdout.strip()
+    wait_for(lambda: job_json(job_id)["state"] == "exited", what="the job's exit")
+    assert job_json(job_id)["held_until"] is None and "(held)" not in ps_row(job_id)
+
+
+def test_a_bad_duration_is_one_usage_line(workdir: Path) -> None:
+    bad = gpudeck("run", "--hold-on-fail", "forever", "--", "true", cwd=workdir)
+    assert bad.returncode == 2
+    assert (
+        bad.stderr.strip()
+        == "gpudeck: --hold-on-fail 'forever': a duration (90s, 30m, 2h, 1d), at most 30 days"
+    )
