@@ -34,6 +34,24 @@ def held_until(nodes: Iterable[Mapping[str, Any]], now: float | None = None) -> 
     return max(live) if live else None
 
 
+def held_on(agents: Any, host: str) -> str | None:
+    """Why `host` is kept for a failed job's debugging now (`held for debugging until 14:05 (job J)`),
+    or None: none is held there, or its agent cannot say (then the rule judges as before)."""
+    from ..errors import GpudeckError
+
+    try:
+        jobs = agents.request(host, "jobs")["jobs"]
+    except (GpudeckError, KeyError, TypeError):
+        return None
+    holds = [
+        (until, str(j.get("id"))) for j in jobs if isinstance(j, dict) for until in [held_until([j])] if until
+    ]
+    if not holds:
+        return None
+    until, job = max(holds)
+    return f"{held_text(until)} (job {job})"
+
+
 def held_text(until: float) -> str:
     """`held for debugging until 14:05` (local time; with the date when not today)."""
     local = time.localtime(until)
