@@ -221,7 +221,7 @@ class JobView:
             else:
                 f["supervisor_pid"] = pid
         elif kind == "event" and record.get("event") == "hold_released":
-            f["held_until"] = None  # `release` ended the hold early (supervision/hold.py)
+            f["held_until"] = _number(record.get("t"))  # `release` ended it then (supervision/hold.py)
         elif kind == "event" and record.get("event") == "output_dropped":
             # The output cap dropped output.log's [from, to): readers skip it and say so.
             data = record.get("data")

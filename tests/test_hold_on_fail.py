@@ -28,10 +28,13 @@ def test_the_agent_holds_a_failed_node_until_released(client: AgentClient, workd
     job = launch(client, workdir, ["bash", "-c", "exit 3"], hold_on_fail=600)
     obj = wait_state(client, job["id"], {"failed"})
     assert obj["held_until"] == pytest.approx(obj["ended_at"] + 600, abs=1)
-    with pytest.raises(AgentError, match="is held for debugging: `gpudeck release` it before removing"):
+    with pytest.raises(
+        AgentError, match="is held for debugging: `gpudeck stop` it (lets it go) before removing"
+    ):
         client.request("rm", job=job["id"], node="0")
-    assert client.request("release", job=job["id"], node="0")["held_until"] is None
-    assert wait_state(client, job["id"], {"failed"})["held_until"] is None  # the listing read it again
+    released = client.request("release", job=job["id"], node="0")["held_until"]
+    assert obj["ended_at"] <= released <= time.time()  # the hold ended then (cost counts up to it)
+    assert wait_state(client, job["id"], {"failed"})["held_until"] == released  # the listing read it again
     with pytest.raises(AgentError, match="is not held for debugging"):
         client.request("release", job=job["id"], node="0")
     assert client.request("rm", job=job["id"], node="0") == {"removed": job["id"]}
@@ -78,3 +81,27 @@ def test_a_bad_duration_is_one_usage_line(workdir: Path) -> None:
         bad.stderr.strip()
         == "gpudeck: --hold-on-fail 'forever': a duration (90s, 30m, 2h, 1d), at most 30 days"
     )
+
+
+@pytest.mark.slow  # a held job priced, `cost` three times: ~8 s
+def test_cost_counts_the_held_time_until_it_is_let_go(workdir: Path) -> None:
+    assert gpudeck("hosts", "set", "local", "price_per_hour=36").returncode == 0
+    job_id = gpudeck("run", "--hold-on-fail", "1h", "--", "false", cwd=workdir).stdout.strip()
+    wait_for(lambda: job_json(job_id)["state"] == "failed", what="the job's failure")
+
+    def held() -> dict:
+        report = json.loads(gpudeck("cost", "--json").stdout)
+        return next(j for j in report["jobs"] if j["id"] == job_id)
+
+    first = held()
+    assert first["held_s"] > 0 and first["held_usd"] > 0
+    later = wait_for(lambda: (h := held())["held_s"] > first["held_s"] + 0.5 and h, what="the held time")
+    assert later["held_usd"] > first["held_usd"]  # still counting while it holds
+    row = next(line for line in gpudeck("cost").stdout.splitlines() if line.startswith(job_id))
+    assert "for debugging: $" in row
+    gpudeck("stop", job_id)
+    settled = held()
+    again = held()
+    assert (
+        settled["held_s"] == again["held_s"] and settled["held_usd"] == again["held_usd"]
+    )  # stopped counting

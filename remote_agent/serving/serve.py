@@ -243,7 +243,8 @@ class Server:
     def op_release(self, req: Dict[str, Any]) -> Dict[str, Any]:
         """End a failed job's --hold-on-fail early (supervision/hold.py); its object after."""
         view = self.jobs.view(req.get("job"), req.get("node"))
-        if not view.refresh().get("held_until"):
+        until = view.refresh().get("held_until")
+        if not (isinstance(until, (int, float)) and until > time.time()):
             raise JobError("job %s is not held for debugging (or its hold was released)" % req.get("job"))
         if not release_hold(view.files):
             raise JobError("job %s: its journal's lock stays taken: try again" % req.get("job"))

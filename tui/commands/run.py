@@ -119,7 +119,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--hold-on-fail",
         metavar="DURATION",
         help="a job that fails keeps its node (dir, core files, env; a launched instance) for this long "
-        "(30m, 2h) for debugging: `gpudeck ssh JOB`; `gpudeck release JOB` ends it early",
+        "(30m, 2h) for debugging: `gpudeck ssh JOB`; `gpudeck stop JOB` ends it early",
     )
     p.add_argument(
         "--stall",
