@@ -29,7 +29,7 @@ def test_the_agent_holds_a_failed_node_until_released(client: AgentClient, workd
     obj = wait_state(client, job["id"], {"failed"})
     assert obj["held_until"] == pytest.approx(obj["ended_at"] + 600, abs=1)
     with pytest.raises(
-        AgentError, match="is held for debugging: `gpudeck stop` it (lets it go) before removing"
+        AgentError, match=r"is held for debugging: `gpudeck stop` it \(lets it go\) before removing"
     ):
         client.request("rm", job=job["id"], node="0")
     released = client.request("release", job=job["id"], node="0")["held_until"]
