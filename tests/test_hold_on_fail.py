@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import gpudeck
 from tests.support.jobs import launch, wait_state
 from tests.support.waiting import wait_for
+from tui.fleet.holds import held_text
 from tui.remote.client import AgentClient, AgentError
 
 
@@ -48,10 +49,10 @@ def test_a_failed_job_is_held_until_let_go(agent_dir: Path, workdir: Path) -> No
     obj = wait_for(lambda: (j := job_json(job_id))["state"] == "failed" and j, what="the job's failure")
     # held two hours from its end, and ps/inspect say so
     assert before + 7200 <= obj["held_until"] <= time.time() + 7200
-    until = time.strftime("%H:%M", time.localtime(obj["held_until"]))
-    assert "failed(3) (held)" in ps_row(job_id) and f"held for debugging until {until}" in ps_row(job_id)
+    said = held_text(obj["held_until"])  # `held for debugging until HH:MM` (the date too when not today)
+    assert "failed(3) (held)" in ps_row(job_id) and f"{said}; exited with code 3" in ps_row(job_id)
     shown = gpudeck("inspect", job_id).stdout
-    assert f"  held for debugging until {until}: `gpudeck ssh {job_id}` to look" in shown
+    assert f"  {said}: `gpudeck ssh {job_id}` to look, `gpudeck stop {job_id}` to let it go" in shown
     # its processes could dump core (the hard limit, not the shell's 0), its environment is kept
     assert (workdir / "core-limit").read_text().strip() == "unlimited"
     node_dir = agent_dir / "jobs" / job_id / "0"
@@ -105,3 +106,29 @@ def test_cost_counts_the_held_time_until_it_is_let_go(workdir: Path) -> None:
     assert (
         settled["held_s"] == again["held_s"] and settled["held_usd"] == again["held_usd"]
     )  # stopped counting
+
+
+def test_the_hold_is_said_in_local_time() -> None:
+    today = time.mktime(time.localtime()[:3] + (23, 59, 0, 0, 0, -1))
+    assert held_text(today) == "held for debugging until 23:59"
+    assert held_text(today + 86400).startswith("held for debugging until 20")  # another day: its date
+
+
+def test_the_tuis_job_row_and_view_say_the_hold() -> None:
+    from tui.fleet.jobs import JobModel
+    from tui.widgets.jobs_table import _info
+
+    until = time.time() + 3600
+    job = JobModel(id="j1")
+    node = job.node_for("0", "gpu1")
+    job.apply_record("gpu1", node, {"kind": "state", "state": "running", "pid": 7}, 1.0)
+    assert job.held_until(time.time()) is None
+    end = {"kind": "state", "state": "failed", "exit_code": 3, "signal": None, "held_until": until}
+    job.apply_record("gpu1", node, end, 2.0)
+    assert job.held_until(time.time()) == until
+    info = _info(job, [])
+    assert str(info) == f"{held_text(until)}; exit code 3"
+    assert any("$warning" in str(span.style) for span in info.spans)
+    # released (the agent's object now says when): an ended job like any other
+    job.apply_object({"id": "j1", "node": "0", "state": "failed", "exit_code": 3, "held_until": 2.5}, "gpu1")
+    assert job.held_until(time.time()) is None and str(_info(job, [])) == "exit code 3"

@@ -10,7 +10,10 @@ from typing import Any
 
 from remote_agent.spec import MAX_HOLD
 
+from ..fleet.holds import held_text
 from .options import usage
+
+__all__ = ["held_text", "held_on", "held_until", "parse_hold_on_fail"]
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -50,10 +53,3 @@ def held_on(agents: Any, host: str) -> str | None:
         return None
     until, job = max(holds)
     return f"{held_text(until)} (job {job})"
-
-
-def held_text(until: float) -> str:
-    """`held for debugging until 14:05` (local time; with the date when not today)."""
-    local = time.localtime(until)
-    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d")
-    return "held for debugging until " + time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)
