@@ -132,3 +132,16 @@ def test_the_tuis_job_row_and_view_say_the_hold() -> None:
     # released (the agent's object now says when): an ended job like any other
     job.apply_object({"id": "j1", "node": "0", "state": "failed", "exit_code": 3, "held_until": 2.5}, "gpu1")
     assert job.held_until(time.time()) is None and str(_info(job, [])) == "exit code 3"
+
+
+def test_a_managed_jobs_recovery_waits_for_the_hold(tmp_path: Path) -> None:
+    from tests.test_managed import JOB, Agents, Starts, chain
+    from tui.managed.recover import managed_pass
+
+    mdir = chain(tmp_path, recover_on=("failure",))
+    start = Starts()
+    failed = {"state": "failed", "cause": "CUDA error", "exit_code": 1, "held_until": time.time() + 3600}
+    assert managed_pass(Agents({JOB: failed}), None, mdir, start=start) == [] and not start.calls
+    let_go = dict(failed, held_until=time.time() - 1)  # released (or over): it recovers as before
+    records = managed_pass(Agents({JOB: let_go}), None, mdir, start=start)
+    assert [r["outcome"] for r in records] == ["recovering", "recovered"] and len(start.calls) == 1
