@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -169,3 +170,23 @@ def test_the_tuis_job_row_and_view_say_a_held_gpu_in_red() -> None:
         {"id": "j1", "node": "0", "state": "stopped", "gpus_held": [dict(HELD, ours=False)]}, "gpu1"
     )
     assert later.gpus_held == ["GPU 3 still held by PID 4242 (python), 38 GiB (not the job's: left alone)"]
+
+
+@pytest.mark.slow  # a supervisor killed, then the stop: ~5 s
+def test_a_job_whose_supervisor_died_still_ends_with_its_gpus_proven_free(
+    gpu_client: AgentClient, agent_dir: Path, workdir: Path, procs_file: Path
+) -> None:
+    job = launch(gpu_client, workdir, ESCAPING, env={"CUDA_VISIBLE_DEVICES": "0"}, grace=1)
+    pid = int(
+        wait_for(
+            lambda: (workdir / "holder.pid").exists() and (workdir / "holder.pid").read_text(), what="holder"
+        )
+    )
+    hold(procs_file, pid)
+    supervisor = wait_state(gpu_client, job["id"], {"running"})["supervisor_pid"]
+    os.kill(supervisor, signal.SIGKILL)  # the orphan path (or the keeper's adopter) ends it now
+    wait_for(lambda: not alive(supervisor), what="the supervisor gone")
+    gpu_client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
+    final = wait_state(gpu_client, job["id"], {"stopped", "exited"}, timeout=30)
+    assert not alive(pid)
+    assert [f["pid"] for f in final["gpus_freed"]] == [pid] and final["gpus_held"] is None

@@ -29,6 +29,7 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
         except OSError:
             return False
         key = job_key(spec)
+        gpus = GpuFree(key, spec, files.dir)  # GPUs proven free (gpufree.py)
         if action == "stop":
             sig = getattr(signal, str(spec.get("stop_signal") or "SIGTERM"), signal.SIGTERM)
             if isinstance(pid, int) and pid in job_tree(key, None) and is_live(pid):
@@ -36,6 +37,7 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             deadline = time.monotonic() + grace
             while job_tree(key, None) and time.monotonic() < deadline:
                 time.sleep(0.05)
+        gpus.saw_leftovers(job_tree(key, None))  # which of what is left holds a GPU, before the kill
         kill_tree_until_gone(key, None)
         container = ContainerJob.of(spec, files.dir)
         if container is not None:
@@ -48,9 +50,13 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             # Every line printed before the end is journaled before the end is (drain.py).
             journal_unread_output(files, spec, lost, journal)
             state = "stopped" if action == "stop" else "killed"
-            gpus = GpuFree(key, spec, files.dir).end_fields(journal.append)  # GPUs proven free
             journal.append(
-                "state", state=state, exit_code=None, signal=None, reason="user (supervisor was lost)", **gpus
+                "state",
+                state=state,
+                exit_code=None,
+                signal=None,
+                reason="user (supervisor was lost)",
+                **gpus.end_fields(journal.append),
             )
         finally:
             journal.close()
