@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import gpudeck
 from tests.support.jobs import launch, wait_state
+from tests.support.tui import select_job, sync, until
 from tests.support.waiting import wait_for
 from tui.fleet.holds import held_text
 from tui.remote.client import AgentClient, AgentError
@@ -145,3 +146,34 @@ def test_a_managed_jobs_recovery_waits_for_the_hold(tmp_path: Path) -> None:
     let_go = dict(failed, held_until=time.time() - 1)  # released (or over): it recovers as before
     records = managed_pass(Agents({JOB: let_go}), None, mdir, start=start)
     assert [r["outcome"] for r in records] == ["recovering", "recovered"] and len(start.calls) == 1
+
+
+@pytest.mark.slow  # the whole app with a real failed job: ~6 s
+@pytest.mark.timeout(120)
+@sync
+async def test_the_tuis_stop_key_lets_a_held_job_go(
+    gpudeck_home: Path, client: AgentClient, workdir: Path
+) -> None:
+    from tui.app import GpuDeckApp
+    from tui.screens.confirm import ConfirmScreen
+
+    job = launch(client, workdir, ["bash", "-c", "exit 3"], name="held-one", hold_on_fail=600)
+    wait_state(client, job["id"], {"failed"})
+    app = GpuDeckApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+
+        def model():  # type: ignore[no-untyped-def]
+            return app.fleet.jobs.get(job["id"])
+
+        await until(pilot, lambda: model() is not None and model().held_until(time.time()), "the held job")
+        await select_job(pilot, app, job["id"])  # the jobs tab, its row under the cursor
+        assert app.screen.check_action("stop_job", ()) is True  # ended, but held: `s` lets it go
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the confirm")
+        await pilot.press("y")
+        await until(
+            pilot, lambda: wait_state(client, job["id"], {"failed"})["held_until"] <= time.time(), "released"
+        )
+        await until(
+            pilot, lambda: any("no longer held" in n.message for n in app._notifications), "the notice"
+        )
