@@ -7,7 +7,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from . import costsummary
 from .containers.fields import container_fields
@@ -43,6 +43,14 @@ CACHE_AFTER_BYTES = 1 << 20
 
 
 CODE_UNKNOWN = "exit code unknown"  # how an end record's cause starts when nobody could see the code
+
+
+def gpu_entries(value: Any) -> Optional[List[Dict[str, Any]]]:
+    """An end record's `gpus_held`/`gpus_freed`: its well-formed entries (at most 64), or None."""
+    if not isinstance(value, list):
+        return None
+    keep = [e for e in value[:64] if isinstance(e, dict) and isinstance(e.get("pid"), int)]
+    return keep or None
 
 
 def is_code_unknown(obj: Dict[str, Any]) -> bool:
@@ -102,6 +110,9 @@ class JobView:
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
             "container": None,  # a container job's {name, runtime, image, image_id, digest}
             "notice": None,  # a preempted job's provider notice {provider, action, time, seen_at}
+            "gpus_held": None,  # after its end: [{gpu, uuid, pid, name, user, mem_mib, ours}] (gpus/leftover.py)
+            "held_until": None,  # --hold-on-fail: a failed end's hold (epoch s), until released
+            "gpus_freed": None,  # leftovers that held a GPU after the end, killed: [{gpu, pid, name, mem_mib}]
             "cost_summary": costsummary.empty(),  # what the client's cost counters need (costsummary.py)
         }
 
@@ -198,6 +209,9 @@ class JobView:
                     f[key] = value if isinstance(value, str) else None
                 notice = record.get("notice")
                 f["notice"] = notice if isinstance(notice, dict) else None
+                for key in ("gpus_held", "gpus_freed"):
+                    f[key] = gpu_entries(record.get(key))
+                f["held_until"] = _number(record.get("held_until"))
         elif kind == "event" and record.get("event") == "adopted":
             # A new supervisor took the lost job over: stop/kill now wake that one.
             data = record.get("data")
@@ -206,6 +220,8 @@ class JobView:
                 f["malformed"] += 1
             else:
                 f["supervisor_pid"] = pid
+        elif kind == "event" and record.get("event") == "hold_released":
+            f["held_until"] = _number(record.get("t"))  # `release` ended it then (supervision/hold.py)
         elif kind == "event" and record.get("event") == "output_dropped":
             # The output cap dropped output.log's [from, to): readers skip it and say so.
             data = record.get("data")

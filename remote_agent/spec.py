@@ -26,6 +26,7 @@ MAX_OUTPUT_CAP = 1 << 50
 MAX_PATH = 4096
 PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT: no process id is larger
 MAX_PRICE_PER_HOUR = 1e6
+MAX_HOLD = 30 * 86400.0  # --hold-on-fail: a month at most
 MAX_BUDGET = 1e9
 LAUNCHERS = ("torchrun", "none")
 MAX_REQUIREMENTS = 1 << 20  # bytes of requirement text carried in a spec
@@ -742,6 +743,7 @@ class JobSpec:
     heartbeat_interval: Optional[float] = None
     price: Optional[Price] = None
     budget: Optional[float] = None  # stop gracefully when the job's cost reaches it (needs price)
+    hold_on_fail: Optional[float] = None  # seconds a failed job's node is kept for debugging (hold.py)
     idle_stop: Optional[IdleStop] = None
     multinode: Optional[Multinode] = None
     restart_of: Optional[str] = None  # the job this one restarted
@@ -819,6 +821,7 @@ class JobSpec:
             ),
             price=price,
             budget=budget,
+            hold_on_fail=_optional(obj.get("hold_on_fail"), _number, "hold_on_fail", 1, MAX_HOLD),
             idle_stop=_optional(obj.get("idle_stop"), IdleStop.from_wire),
             multinode=_optional(obj.get("multinode"), Multinode.from_wire),
             restart_of=restart_of,

@@ -36,6 +36,7 @@ def _full(workdir: Path) -> dict:
         "heartbeat_interval": 2.0,
         "price": {"per_hour": 2.0, "share": 0.5, "currency": "USD", "market": "spot", "source": "catalog"},
         "budget": 10.0,
+        "hold_on_fail": 3600.0,
         "idle_stop": {"below_pct": 5.0, "minutes": 30.0, "grace_minutes": 15.0},
         "multinode": {
             "nodes": 2,
@@ -124,6 +125,7 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("output_cap",), 5, "spec.output_cap"),
         (("price", "per_hour"), -1, "spec.price.per_hour"),
         (("budget",), 0, "spec.budget"),
+        (("hold_on_fail",), 0, "spec.hold_on_fail"),
         (("idle_stop", "below_pct"), 101, "spec.idle_stop.below_pct"),
         (("multinode", "nodes"), 0, "spec.multinode.nodes"),
         (("multinode", "launcher"), "mpirun", "spec.multinode.launcher"),

@@ -119,6 +119,10 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     assert client.request("transition", job=job["id"], act="commit", token=new_id)["phase"] == "committed"
     answers["kill"] = client.request("kill", job=new_id, node="0", timeout=60)
     answers["rm"] = client.request("rm", job=job["id"], node="0")
+    failing = launch(client, workdir, ["bash", "-c", "exit 3"], hold_on_fail=600)
+    wait_state(client, failing["id"], {"failed"})
+    answers["release"] = client.request("release", job=failing["id"], node="0")
+    client.request("rm", job=failing["id"], node="0")
     client.request("rm", job=new_id, node="0")
 
     stated = {op: stated_keys(result) for op, result in documented_ops().items()}

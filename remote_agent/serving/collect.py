@@ -5,6 +5,7 @@ retention: what no live job uses and nothing used in the last `keep_days` days g
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Set
 
@@ -22,15 +23,28 @@ def collect_all(root: Path, keep_days: Any, jobs: Iterable[Dict[str, Any]]) -> D
     if isinstance(keep, bool) or not isinstance(keep, (int, float)) or not math.isfinite(keep) or keep < 0:
         raise CodeOpError("keep_days: expected a number of days >= 0, got %r" % (keep_days,))
     listed = list(jobs)
-    live = [j for j in listed if j.get("state") not in ENDED]  # a lost job's processes may still run
+    # a lost job's processes may still run; a job held for debugging (--hold-on-fail) keeps its code,
+    # environment and data until its hold ends
+    now = time.time()
+    live = [j for j in listed if j.get("state") not in ENDED or _held(j, now)]
     out: Dict[str, Any] = {
         "keep_days": float(keep),
-        "code": collect(root, float(keep), live_snapshots(listed)),
+        "code": collect(root, float(keep), live_snapshots(listed) | live_snapshots(_as_live(listed, now))),
         "envs": collect_envs(root, float(keep), live_env_keys(live)),
         "data": collect_data(root, float(keep), live_sources(root, live)),
     }
     out["bytes_freed"] = sum(int(out[k]["bytes_freed"]) for k in ("code", "envs", "data"))
     return out
+
+
+def _as_live(jobs: List[Dict[str, Any]], now: float) -> List[Dict[str, Any]]:
+    """Held jobs, as if running: their snapshots are kept."""
+    return [dict(j, state="running") for j in jobs if _held(j, now)]
+
+
+def _held(job: Dict[str, Any], now: float) -> bool:
+    until = job.get("held_until")
+    return isinstance(until, (int, float)) and not isinstance(until, bool) and until > now
 
 
 def live_env_keys(live: Iterable[Dict[str, Any]]) -> Set[str]:

@@ -462,6 +462,11 @@ class JobTable:
             and not _never_started(view)
         ):
             raise JobError("job %s is %s: stop or kill it before removing" % (job, state))
+        held = view.fields.get("held_until")
+        if isinstance(held, (int, float)) and held > time.time():  # --hold-on-fail (supervision/hold.py)
+            raise JobError(
+                "job %s is held for debugging: `gpudeck stop` it (lets it go) before removing" % job
+            )
         container = ContainerJob.of(view.spec or {})
         if container is not None:  # nothing of the job is left in the runtime either
             container.remove()

@@ -25,6 +25,7 @@ from ..probes.sysinfo import CpuMeter, cpu_ram_sample, host_info
 from ..probes.versions import VersionsError, versions
 from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
+from ..supervision.hold import release as release_hold
 from .adopting import adopt_lost_jobs
 from .collect import collect_all
 from .jobs import JobError, JobTable
@@ -239,6 +240,16 @@ class Server:
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
+    def op_release(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        """End a failed job's --hold-on-fail early (supervision/hold.py); its object after."""
+        view = self.jobs.view(req.get("job"), req.get("node"))
+        until = view.refresh().get("held_until")
+        if not (isinstance(until, (int, float)) and until > time.time()):
+            raise JobError("job %s is not held for debugging (or its hold was released)" % req.get("job"))
+        if not release_hold(view.files):
+            raise JobError("job %s: its journal's lock stays taken: try again" % req.get("job"))
+        return view.refresh()
+
     def op_transition(self, req: Dict[str, Any]) -> Dict[str, Any]:
         try:
             return transition(self.root, req.get("job"), req.get("act"), req.get("what"), req.get("token"))
@@ -353,6 +364,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "procs": Server.op_procs,
     "signal": Server.op_signal,
     "rm": Server.op_rm,
+    "release": Server.op_release,
     "transition": Server.op_transition,
     "price": Server.op_price,
     "ping": Server.op_ping,

@@ -127,6 +127,7 @@ class AdoptingSupervisor(Supervisor):
         end = unknown_end(self.lost, self.requested, self.reason)
         if self.notice is not None and self.reason == "preempted":
             end["notice"] = self.notice  # the adopter saw the provider's notice (preempt/)
+        end.update(self.gpu_free.end_fields(self.journal.append))
         self.journal.append("state", **end)
         self._notify(end)
         self._flush_journal()

@@ -13,6 +13,7 @@ from ..containers.supervised import ContainerJob
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
+from .gpufree import GpuFree
 from .jobspec import job_key
 from .lostjob import read_lost_job
 from .proctree import is_live, job_tree, kill_tree_until_gone, signal_pids
@@ -27,6 +28,7 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
         except OSError:
             return False
         key = job_key(spec)
+        gpus = GpuFree(key, spec, files.dir)  # GPUs proven free (gpufree.py)
         if action == "stop":
             sig = getattr(signal, str(spec.get("stop_signal") or "SIGTERM"), signal.SIGTERM)
             if isinstance(pid, int) and pid in job_tree(key, None) and is_live(pid):
@@ -34,6 +36,7 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             deadline = time.monotonic() + grace
             while job_tree(key, None) and time.monotonic() < deadline:
                 time.sleep(0.05)
+        gpus.saw_leftovers(job_tree(key, None))  # which of what is left holds a GPU, before the kill
         kill_tree_until_gone(key, None)
         container = ContainerJob.of(spec, files.dir)
         if container is not None:
@@ -51,7 +54,12 @@ def end_orphaned_job(files: JobFiles, spec: Dict[str, Any], pid: Any, action: st
             journal_unread_output(files, spec, lost, journal)
             state = "stopped" if action == "stop" else "killed"
             journal.append(
-                "state", state=state, exit_code=None, signal=None, reason="user (supervisor was lost)"
+                "state",
+                state=state,
+                exit_code=None,
+                signal=None,
+                reason="user (supervisor was lost)",
+                **gpus.end_fields(journal.append),
             )
         finally:
             journal.close()

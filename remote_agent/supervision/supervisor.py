@@ -25,12 +25,14 @@ from ..storage.jsonio import loads_object
 from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from ..tbread.follow import TensorBoardIn
+from . import hold
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
 from .deleted import JOB_DIR_VAR
 from .elastic_failure import DROPPED, WORKER_FAILED, elastic, own_failure
 from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
+from .gpufree import GpuFree
 from .joblock import take as take_lock
 from .jobspec import job_env, job_key, shell_script
 from .keeper import KEEPER_CHECK, ensure_keeper
@@ -93,6 +95,7 @@ class Supervisor:
         self.autostop: Optional[AutoStop] = None
         self.stall = StallWatch(spec)  # no progress for longer than its own pace allows (stall.py)
         self._gpu_utils: List[Any] = []  # the last GPU sample's utilisations: a stall's evidence
+        self.gpu_free = GpuFree(self.key, spec, files.dir)  # the end proves its GPUs free (gpufree.py)
         self._kill_flag = False
         self._read_pos = (
             0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
@@ -207,6 +210,7 @@ class Supervisor:
         ] + command
         if self.spec.get("pty"):  # its output a terminal: Rich and Keras draw as for their user
             argv = self_command() + ["pty", "--"] + argv
+        hold.prepare(self.spec, self.files, env)  # --hold-on-fail: cores allowed, env kept (hold.py)
         out_fd = self._open_output()
         if out_fd is None:
             return False
@@ -617,6 +621,8 @@ class Supervisor:
         tree = job_tree(self.key, os.getpid())
         if not tree:
             return self.exit_status is not None or not self._command_alive()
+        if self.exit_status is not None:
+            self.gpu_free.saw_leftovers(tree)  # what the command left behind, before it is killed
         if self.deadline is not None and time.monotonic() >= self.deadline:
             kill_tree_until_gone(self.key, os.getpid())
         return False
@@ -641,6 +647,7 @@ class Supervisor:
             self._gpu = False  # no driver: say nothing more, the host's hello says why
             return
         self._gpu_utils = [g.get("util") for g in gpus]
+        self.gpu_free.saw_gpus(gpus)
         now = time.monotonic()
         if gpus and self.steady.gpu_due(gpus, now):
             assert self.journal is not None
@@ -682,6 +689,8 @@ class Supervisor:
                     exit_code, sig, tail, hints if isinstance(hints, list) else None, self.last_exception.last
                 )
             )
+        fields.update(self.gpu_free.end_fields(self.journal.append))
+        fields.update(hold.end_fields(self.spec, state, time.time()))
         self.journal.append("state", **fields)
         self._notify(fields)
         self._flush_journal()

@@ -170,8 +170,10 @@ def enforce(
     hosts: dict[str, dict[str, object]],
     now: float | None = None,
     dry_run: bool = False,
+    held_on: Callable[[str], str | None] | None = None,
 ) -> list[tuple[IdleStopDecision, str]]:
-    """Apply every cloud host's `instance_idle_stop`; each decision journaled with its inputs and outcome."""
+    """Apply every cloud host's `instance_idle_stop`; each decision journaled with its inputs and outcome.
+    `held_on(host)`: why a failed job holds the host for debugging (--hold-on-fail), or None."""
     from ..cloud.fleet import view
     from ..cost.idle import CostRuleError, parse_idle_stop
 
@@ -199,6 +201,7 @@ def enforce(
             name,
             rule,
             now,
+            held=held_on(name) if held_on is not None else None,
         )
         outcome = decision.action
         if decision.action == "stop":

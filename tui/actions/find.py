@@ -9,10 +9,12 @@ from typing import Any, Protocol, runtime_checkable
 from remote_agent.spec import Multinode
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+from ..fleet.gpus_held import held_lines, per_node
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from ..printable import warn
 from ..store import Store
 from .agents import Agents
+from .hold import held_until
 
 
 @dataclass
@@ -90,6 +92,11 @@ class Job:
         return next((str(n["stalled"]) for n in self.nodes if n.get("stalled")), None)
 
     @property
+    def gpus_held(self) -> list[str]:
+        """After its end: each GPU a node's agent found still held (`GPU 3 still held by PID …`)."""
+        return held_lines(self.nodes)
+
+    @property
     def lead(self) -> dict[str, Any]:
         """The node whose output carries the job's progress: node 0, except in an elastic job, where a
         regroup may put rank 0 (the one that prints) on any node: then the node with the latest point."""
@@ -127,6 +134,10 @@ class Job:
             "code": first.get("code") if isinstance(first.get("code"), dict) else None,
             "last": self.lead.get("last") or {},
             "stalled": self.stalled,  # why, while no progress comes for longer than its pace allows
+            # after its end: GPUs still held / leftovers killed (remote_agent/gpus/leftover.py)
+            "gpus_held": per_node(self.nodes, "gpus_held"),
+            "gpus_freed": per_node(self.nodes, "gpus_freed"),
+            "held_until": held_until(self.nodes),  # --hold-on-fail: a failed job's node kept until then
             "lead_node": str(self.lead.get("node", "0")),  # whose points `last` is (elastic: rank 0's)
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),

@@ -69,6 +69,7 @@ class JobTerms:
     ipc: str | None = None
     gpus: GpuRequest | None = None  # per node: the host's agent assigns them at launch
     restart_of: str | None = None  # the job this one goes on from (a managed job's recovery)
+    hold_on_fail: float | None = None  # seconds a failed job's node is kept for debugging
     notify: tuple[str, ...] | None = None  # `run --notify`: the events told of it (None: config.toml's)
     stall: Stall | None = None  # when it counts as stalled, and what then (None: auto, notify)
     pty: bool = False
@@ -98,6 +99,7 @@ class JobTerms:
             ipc=opts.ipc,
             gpus=opts.gpus,
             restart_of=opts.restart_of,
+            hold_on_fail=opts.hold_on_fail,
             notify=opts.notify,
             stall=opts.stall,
             pty=opts.pty,
@@ -165,6 +167,7 @@ def node_spec(
         runtime=container(terms, host, entry.extra),
         gpus=terms.gpus,
         restart_of=terms.restart_of,
+        hold_on_fail=terms.hold_on_fail,
         notify=job_notify(host, terms.notify),
         stall=terms.stall,
         notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent

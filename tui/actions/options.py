@@ -79,6 +79,7 @@ class LaunchOptions:
     # (every GPU the job's CUDA_VISIBLE_DEVICES shows, unset: all).
     gpus: GpuRequest | None = None
     restart_of: str | None = None  # a managed job's recovery: the job it goes on from (one chain)
+    hold_on_fail: float | None = None  # --hold-on-fail: seconds a failed job's node is kept (actions/hold.py)
     stall: Stall | None = None  # --stall/--stall-action (None: auto, notify)
     notify: tuple[str, ...] | None = None  # --notify EVENT,…: what this job is told of (None: config.toml's)
     # A Slurm host's allocation (issue 30; tui/actions/slurm_launch.py): sbatch's options.

@@ -32,7 +32,10 @@ class IdleStopDecision:
     inputs: dict[str, Any]
 
 
-def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) -> IdleStopDecision:
+def decide(
+    view: InstanceView, host: str, rule: dict[str, float], now: float, held: str | None = None
+) -> IdleStopDecision:
+    """`held`: why the host is kept for debugging (a failed job's --hold-on-fail), or None."""
     i = view.instance
     window_min, below = rule["minutes"], rule["below_pct"]
     inputs = {
@@ -54,6 +57,9 @@ def decide(view: InstanceView, host: str, rule: dict[str, float], now: float) ->
         return said("keep", f"{i.state}, not running")
     if not i.opted_in:
         return said("refuse", f"not opted in (tag {TAG_MANAGED}=true): a rule never stops it")
+    if held:
+        inputs["held"] = held
+        return said("keep", held)  # idle because its job failed: the user is debugging on it
     grace = rule.get("grace_minutes", 0.0) * 60
     if i.launch_time is not None and now - i.launch_time < grace:
         return said("keep", f"within {grace / 60:g} min of its start")

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if verb == "launch":
         return launch(args, session)
     if verb == "enforce":
-        return enforce(args)
+        return enforce(args, session)
     return act(args)
 
 
@@ -327,14 +327,15 @@ def act(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def enforce(args: argparse.Namespace) -> int:
+def enforce(args: argparse.Namespace, session: Session) -> int:
     from dataclasses import asdict
 
     from ..actions import cloud as core
+    from ..actions.hold import held_on
     from ..session import host_entries
 
     hosts = {name: dict(entry.extra) for name, entry in host_entries().items()}
-    done = core.enforce(_providers(), hosts, dry_run=args.dry_run)
+    done = core.enforce(_providers(), hosts, dry_run=args.dry_run, held_on=lambda h: held_on(session, h))
     if args.json:
         print(json.dumps([{**asdict(d), "outcome": outcome} for d, outcome in done], indent=2))
         return 0

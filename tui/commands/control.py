@@ -1,4 +1,5 @@
-"""`gpudeck stop|kill|restart|rm|autostop JOB`: each answers once the job's processes are gone."""
+"""`gpudeck stop|kill|restart|rm|autostop JOB`: each answers once the job's processes are gone.
+`stop` of a failed job held for debugging (--hold-on-fail) ends the hold instead."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from .. import paths
 from ..actions import control, find, options
 from ..actions.control import JobTarget
+from ..actions.hold import held_until
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..session import Session
 from .answer import add_json, say
@@ -55,7 +57,12 @@ def _target(session: Session, ref: str) -> JobTarget:
 
 def _end(args: argparse.Namespace, session: Session, action: str) -> int:
     options.check_grace(getattr(args, "grace", None))  # a usage error before any host is asked
-    job = _target(session, args.job)
+    found = find.resolve(session, args.job)
+    if action == "stop" and found.ended and release_hold(session, found):  # --hold-on-fail: let go
+        obj = {"id": found.id, "state": found.state, "seconds": 0.0, "run_touched": False, "pid": None}
+        say(args.json, dict(obj, already_ended=True), f"{found.id} is no longer held for debugging")
+        return 0
+    job = JobTarget.of_job(found)
     start = time.monotonic()
     answers = control.end(session, job, action, grace=getattr(args, "grace", None))
     took = time.monotonic() - start
@@ -84,6 +91,14 @@ def _end(args: argparse.Namespace, session: Session, action: str) -> int:
             )
     say(args.json, obj, text)
     return 0
+
+
+def release_hold(session: Session, job: find.Job) -> bool:
+    """End a failed job's --hold-on-fail early on each node that holds (the agent's `release`)."""
+    nodes = [n for n in job.nodes if held_until([n])]
+    for n in nodes:
+        session.request(n["host"], "release", job=job.id, node=n["node"])
+    return bool(nodes)
 
 
 def already_ended(answers: list[dict[str, Any]]) -> bool:

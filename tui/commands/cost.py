@@ -21,8 +21,8 @@ from ..cost.quotes import spot_for_host
 from ..cost.report import CostContext, build, parse_since
 from ..cost.settings import HostPrice, host_price
 from ..errors import EXIT_USAGE, GpudeckError
+from ..format import duration, table
 from ..format import money as format_money
-from ..format import table
 from ..printable import warn
 from ..remote.client import AgentError
 from ..session import Session
@@ -168,6 +168,15 @@ def fleet_figures(fleet: dict[str, Any], cur: str) -> list[str]:
     return out
 
 
+def held_reason(job: dict[str, Any], cur: str) -> str:
+    """The job's reason, and the time it was held for debugging with what that cost (--hold-on-fail)."""
+    held = job.get("held_s")
+    if not held:
+        return job["reason"] or ""
+    text = f"held {duration(held)} for debugging: {money(job.get('held_usd'), cur)}"
+    return f"{job['reason']}; {text}" if job["reason"] else text
+
+
 def render(report: dict[str, Any]) -> str:
     cur = report["currency"]
     host_rows = [
@@ -192,7 +201,7 @@ def render(report: dict[str, Any]) -> str:
             money(j["accrued_usd"], cur),
             money(j["projected_usd"], cur) if j["projected_usd"] is not None else "-",
             money(j["idle_usd"], cur),
-            j["reason"] or "",
+            held_reason(j, cur),
         ]
         for j in report["jobs"]
     ]

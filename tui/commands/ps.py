@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from ..actions.find import Job, list_jobs, resolve
+from ..actions.hold import held_text, held_until
 from ..errors import EXIT_HOSTKEY, GpudeckError
+from ..fleet.gpus_held import freed_text
 from ..format import number, runtime, table
 from ..notify_late import after_listing as tell_late
 from ..printable import printable, warn
@@ -26,12 +28,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def state_text(job: Job) -> str:
     if job.stalled and not job.ended:
         return f"{job.state} (stalled)"
+    if job.gpus_held:  # its end left a GPU held: never a silent "stopped"
+        return f"{job.state} !"
+    if held_until(job.nodes):  # --hold-on-fail: its node is kept for debugging
+        return f"{state_code(job)} (held)"
+    return state_code(job)
+
+
+def state_code(job: Job) -> str:
     ending = job.ending_node
     if job.state in ("failed", "exited") and ending.get("exit_code") is not None:
         return f"{job.state}({ending['exit_code']})"
     if ending.get("signal"):
         return f"{job.state}({ending['signal']})"
     return job.state
+
+
+def held_why(job: Job) -> str:
+    held = held_until(job.nodes)
+    return f"{held_text(held)}; {job.why}" if held else job.why
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
@@ -80,7 +95,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 runtime(obj["started_at"], obj["ended_at"]),
                 number(last.get("step")),
                 number(last.get("loss")),
-                job.stalled if job.stalled and not job.ended else job.why,
+                job.stalled if job.stalled and not job.ended else "; ".join(job.gpus_held) or held_why(job),
             ]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
@@ -219,6 +234,13 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(
             f"  preemption notice: {notice.get('provider')} {notice.get('action')}, host goes at {notice.get('time')}"
         )
+    held = held_until(job.nodes)
+    if held:
+        say(f"  {held_text(held)}: `gpudeck ssh {job.id}` to look, `gpudeck stop {job.id}` to let it go")
+    for line in job.gpus_held:
+        say(f"  ! {line}")
+    for freed in job.to_json()["gpus_freed"] or []:
+        say(f"  GPU freed: {freed_text(freed)}")
     malformed = job.to_json()["malformed"]
     if malformed:
         say(f"  malformed journal records skipped: {malformed}")

@@ -6,6 +6,7 @@ import argparse
 
 from remote_agent.spec import DEFAULT_GRACE
 
+from ..actions.hold import parse_hold_on_fail
 from ..actions.launch import launch
 from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus, parse_stall
 from ..errors import EXIT_USAGE, GpudeckError
@@ -113,6 +114,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--priority", type=int, metavar="P", help="with --queue: higher starts first (default 0; -1000..1000)"
+    )
+    p.add_argument(
+        "--hold-on-fail",
+        metavar="DURATION",
+        help="a job that fails keeps its node (dir, core files, env; a launched instance) for this long "
+        "(30m, 2h) for debugging: `gpudeck ssh JOB`; `gpudeck stop JOB` ends it early",
     )
     p.add_argument(
         "--stall",
@@ -260,6 +267,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         ipc=args.ipc,
         gpus=parse_gpus(args.gpus),
         stall=parse_stall(args.stall, args.stall_action),
+        hold_on_fail=parse_hold_on_fail(args.hold_on_fail),
         notify=parse_notify(args.notify),
         gpus_per_node=args.gpus_per_node,
         time_limit=args.time,

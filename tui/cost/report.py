@@ -16,6 +16,7 @@ from ..settings import CostSettings
 from .billing import Money, PricePeriod, convert, minimum_seconds, periods_from_changes, spliced
 from .collect import HostSnapshot
 from .counters import HostCost, HostInput, JobCost, JobTotal, SettledCache, by_job, host_costs, job_total
+from .held import add_held
 from .ledger import Fact, Ledger
 from .rules import budget_status
 from .runs import NodeRun, fold
@@ -192,6 +193,7 @@ def build(
         if ledger is not None:
             record_facts(ledger, cost, runs, now)
     totals, jobs_json = _totals(hosts, ctx, memo)
+    add_held(jobs_json, snapshots, lambda m: _in(m, ctx))  # --hold-on-fail: the held time's cost
     live_ids = {j.id for j in totals}
     ledger_jobs = [] if ledger is None else _ledger_jobs_memo(ledger, live_ids, since, now, memo)
     return {

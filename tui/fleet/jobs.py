@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from remote_agent.spec import Multinode, ResizedFrom
 
+from .gpus_held import held_text
 from .hosts import GpuSample, parse_gpu
 from .series import Series
 from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, cause_order, job_state, left_job, why
@@ -76,6 +77,8 @@ class NodeModel:
     last_heartbeat: float | None = None
     grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
     stalled: str | None = None  # why no progress came for longer than its pace allows, or None
+    gpus_held: list[str] = field(default_factory=list)  # after its end: `GPU 3 still held by PID …`
+    held_until: float | None = None  # --hold-on-fail: a failed node kept for debugging until then
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
     summarised: bool = (
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
@@ -168,6 +171,16 @@ class JobModel:
             min(same, key=lambda n: cause_order(n.cause)) if same else None
         )  # the first of the likeliest culprits
         return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
+
+    def held_until(self, now: float) -> float | None:
+        """--hold-on-fail: until when a failed node of the job is kept for debugging, or None."""
+        holds = [n.held_until for n in self.nodes.values() if n.held_until is not None and n.held_until > now]
+        return max(holds) if self.ended and holds else None
+
+    @property
+    def gpus_held(self) -> list[str]:
+        """After its end: each GPU its nodes' agents found still held; never a silent end."""
+        return [line for n in self.nodes.values() for line in n.gpus_held][:16]
 
     @property
     def stalled(self) -> str | None:
@@ -382,6 +395,10 @@ class JobModel:
                 setattr(n, key, text(d.get(key), 1000))
         if d.get("tail") is not None:
             n.tail = _tail(d.get("tail"))
+        if "held_until" in d:  # its end record, or the agent's object (a release moves it to then)
+            n.held_until = finite(d.get("held_until"))
+        if isinstance(d.get("gpus_held"), list):  # its end found a GPU still held (gpus_held.py)
+            n.gpus_held = [held_text(e) for e in d["gpus_held"][:16] if isinstance(e, dict)]
         grace = finite(d.get("grace"))
         if grace is not None and grace >= 0:
             n.grace = grace

@@ -23,6 +23,7 @@ from typing import Any
 from remote_agent.names import new_job_id
 
 from ..actions.agents import Agents
+from ..actions.hold import held_until
 from ..actions.launch import Launched, launch
 from ..actions.options import LaunchOptions
 from ..actions.placement import free_in
@@ -86,6 +87,8 @@ def _one(
     if state in ("stopped", "killed") and reason.startswith("preempted"):
         if "preemption" in m.policy.recover_on:
             return _recover(agents, store, mdir, m, reason, now, start, bad=m.host)
+    elif state == "failed" and held_until(nodes, now):
+        return []  # held for debugging (--hold-on-fail): the host is not taken from under the user
     elif state == "failed" and "failure" in m.policy.recover_on:
         return _recover(agents, store, mdir, m, f"failed: {cause or node.get('exit_code')}", now, start)
     mdir.save(m.but(finished=f"{state}{f' ({reason})' if reason else ''}"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from textual.screen import Screen
@@ -19,7 +20,17 @@ END_DETAIL = {
 
 def confirm_end(screen: Screen[Any], job_control: JobControl, job: JobModel | None, action: str) -> None:
     """Ask, then stop or kill every node of the job (refused in read-only mode, ignored once it ended)."""
-    if refused_read_only(screen.app, action) or job is None or job.ended:
+    if refused_read_only(screen.app, action) or job is None:
+        return
+    if job.ended and action == "stop" and job.held_until(time.time()) is not None:  # --hold-on-fail
+        screen.app.push_screen(
+            ConfirmScreen(
+                f"Let go of {job.name or job.id}?", "Its node is no longer kept for debugging.", "Let go"
+            ),
+            lambda yes: job_control.release_hold(job) if yes else None,
+        )
+        return
+    if job.ended:
         return
     verb, detail = END_DETAIL[action]
     screen.app.push_screen(

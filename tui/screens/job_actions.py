@@ -7,6 +7,8 @@ what a key would do right now. The work itself is the JobControl service's (tui/
 
 from __future__ import annotations
 
+import time
+
 from textual import events
 from textual.binding import Binding, BindingType
 
@@ -100,8 +102,9 @@ class JobActions(AppKeysFirst):
             return job is not None and bool(self.fleet.proposals.get(job.id))
         if action in _NEEDS_JOB:
             job = self.current_job()
-            if job is None or (action in ("stop_job", "kill_job") and job.ended):
-                return None
+            held = action == "stop_job" and job is not None and job.held_until(time.time()) is not None
+            if job is None or (action in ("stop_job", "kill_job") and job.ended and not held):
+                return None  # (stop on a job held for debugging lets it go: end_job.py)
             if action == "scale" and scale_refusal(job, str(parameters[0]), len(_running(job))):
                 return None  # greyed; pressed, on_key says why (a one-node job cannot shrink…)
             if job.watch is not None and (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -109,6 +110,18 @@ class JobControl(Service):
             return f"{target.label}: {control.final_state(answers)}"
 
         self._run(action, run)
+
+    def release_hold(self, job: JobModel) -> None:
+        """End a failed job's --hold-on-fail on every node that holds it (the agents' `release`)."""
+
+        def run() -> str:
+            now = time.time()
+            for n in job.nodes.values():
+                if n.held_until is not None and n.held_until > now:
+                    self.agents.request(n.host, "release", job=job.id, node=n.node)
+            return f"{job.name or job.id}: no longer held for debugging"
+
+        self._run("release", run)
 
     def scale(self, job: JobModel, count: str, onto: tuple[str, ...] = (), new_id: str | None = None) -> str:
         """Resize in restart mode (checkpoint, stop every node, relaunch on the new count) as the CLI's

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 from textual.content import Content
 from textual.widgets import Static
 
 from ..fleet import Fleet, JobModel
+from ..fleet.holds import held_text
 from ..format import duration, metric_line, money, number
 from .jobs_table import BUDGET_STYLE, STATE_STYLE
 
@@ -93,6 +96,11 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
         lines.append(Content.styled(f"failed: {job.why}", "$error"))
     elif job.state == "lost":
         lines.append(Content.styled("lost: its supervisor is gone without writing an ending", "$error"))
+    if job.ended:
+        lines.extend(Content.styled(f"! {line}", "$error") for line in job.gpus_held)
+    held = job.held_until(time.time())
+    if held is not None:  # --hold-on-fail: `!` opens a shell on its node (job_ports.py)
+        lines.append(Content.styled(f"{held_text(held)}: ! opens a shell on its node", "$warning"))
     return Content("\n").join(lines)
 
 

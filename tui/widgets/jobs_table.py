@@ -15,6 +15,7 @@ from textual.widgets.data_table import ColumnKey
 from ..fleet import Fleet, JobModel
 from ..fleet.chain import ancestors, successors
 from ..fleet.costs import JobCostShown
+from ..fleet.holds import held_text
 from ..fleet.states import DEGRADED, STATE_ORDER, degraded_why
 from ..fleet.values import finite
 from ..format import duration, money, number
@@ -72,6 +73,11 @@ def _step(job: JobModel) -> str:
 def _info(job: JobModel, missing: list[tuple[str, str, str]], eta: bool = True) -> Content:
     if missing:
         return Content.styled(degraded_why(missing), "$error")
+    if job.ended and job.gpus_held:  # a GPU left held by its end: said in red, before the why
+        return Content.styled("! " + "; ".join(job.gpus_held), "$error")
+    held = job.held_until(time.time())
+    if held is not None:  # --hold-on-fail: its node is kept for debugging
+        return Content.styled(f"{held_text(held)}; {job.why}", "$warning")
     if job.state == "failed":
         return Content.styled(job.why, "$error")
     if job.state == "lost":

@@ -3,7 +3,8 @@
 Hardware is the one thing the tests fake. In-process: load a fresh copy of this file per
 test (its state lives in module globals, like the real binding's), put it in
 sys.modules["pynvml"], then set `GPUS`, `FAIL` and `INIT_ERROR`. In a subprocess: put this
-directory first on PYTHONPATH and describe the GPUs in $PYNVML_FAKE (see `_from_env`).
+directory first on PYTHONPATH and describe the GPUs in $PYNVML_FAKE (see `_from_env`), and the
+processes that hold them later in the file $PYNVML_FAKE_PROCS names (`_held_from_file`).
 """
 
 from __future__ import annotations
@@ -210,7 +211,32 @@ def _procs(entries: list[tuple[int, int | None]]) -> list[SimpleNamespace]:
 
 
 def nvmlDeviceGetComputeRunningProcesses(handle: _Handle) -> list[SimpleNamespace]:
-    return _procs(_check("nvmlDeviceGetComputeRunningProcesses", handle).compute)
+    g = _check("nvmlDeviceGetComputeRunningProcesses", handle)
+    return _procs(g.compute + _held_from_file(handle.index))
+
+
+def _held_from_file(index: int) -> list[tuple[int, int | None]]:
+    """Compute processes a test makes "hold" a GPU while the agent runs: $PYNVML_FAKE_PROCS names a
+    JSON file {"<gpu index>": [[pid, bytes], ...]}, read on every call; a dead pid (gone or a
+    zombie) drops out, as it does from the real driver's list."""
+    path = os.environ.get("PYNVML_FAKE_PROCS")
+    if not path:
+        return []
+    try:
+        with open(path) as f:
+            entries = json.load(f).get(str(index), [])
+    except (OSError, ValueError):
+        return []
+    return [(int(pid), mem) for pid, mem in entries if _alive(int(pid))]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
 
 
 def nvmlDeviceGetGraphicsRunningProcesses(handle: _Handle) -> list[SimpleNamespace]:
