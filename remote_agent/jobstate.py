@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional
 from . import costsummary
 from .containers.fields import container_fields
 from .gpus.record import read_assignment
+from .pace.points import add_point, mean_util
 from .pyenv.record import environment_of
 from .storage.files import write_private_atomic
 from .storage.journal import JournalReader
@@ -97,6 +98,8 @@ class JobView:
             "last": {},
             "last_t": None,  # when the last point was journaled: an elastic job's lead node is the latest
             "stalled": None,  # why the job is stalled now (no progress for longer than its pace), or None
+            "pace_steps": [],  # recent [t, step] points, thinned and bounded (pace/points.py)
+            "pace_util": [],  # recent [t, mean GPU %] points, the same way
             "last_seq": 0,
             "malformed": 0,  # records skipped: not the shape their kind needs
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
@@ -226,12 +229,15 @@ class JobView:
                 f["container"] = dict(f["container"] or {}, **container_fields(data))
             else:
                 f["malformed"] += 1
+        elif kind == "gpu":
+            add_point(f["pace_util"], record.get("t"), mean_util(record.get("gpus")))
         elif kind == "metric":
             if isinstance(record.get("values"), dict):
                 f["last"] = dict(f["last"], **record["values"])
                 t = record.get("t")
                 if isinstance(t, (int, float)) and not isinstance(t, bool):
                     f["last_t"] = t
+                add_point(f["pace_steps"], t, record["values"].get("step"))
             else:
                 f["malformed"] += 1
         elif not isinstance(kind, str):
@@ -262,6 +268,11 @@ class JobView:
         obj["state"] = self.current_state()
         # An ended node's settled cost figures; a running one's move with its journal (clients tail it).
         obj["cost_summary"] = costsummary.settled(obj["cost_summary"]) if self.terminal else None
+        # A running node's recent progress, for the straggler and hang judgements (pace/): its
+        # host's time now, so a reader never subtracts one host's clock from another's.
+        steps, util = obj.pop("pace_steps"), obj.pop("pace_util")
+        live = obj["state"] in ("starting", "running")
+        obj["pace"] = {"now": time.time(), "steps": steps, "util": util} if live else None
         spec = self.spec or {}
         obj["name"] = spec.get("name")
         obj["argv"] = spec.get("argv")

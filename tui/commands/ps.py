@@ -13,6 +13,7 @@ from ..format import number, runtime, table
 from ..notify_late import after_listing as tell_late
 from ..printable import printable, warn
 from ..session import Session
+from . import pace_text
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,6 +28,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def state_text(job: Job) -> str:
     if job.stalled and not job.ended:
         return f"{job.state} (stalled)"
+    note = pace_text.state_note(job)
+    if note:
+        return f"{job.state} ({note})"
     ending = job.ending_node
     if job.state in ("failed", "exited") and ending.get("exit_code") is not None:
         return f"{job.state}({ending['exit_code']})"
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 runtime(obj["started_at"], obj["ended_at"]),
                 number(last.get("step")),
                 number(last.get("loss")),
-                job.stalled if job.stalled and not job.ended else job.why,
+                pace_text.why_note(job) or job.why,
             ]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
@@ -248,8 +252,14 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     resized = first.get("resized_from")
     if isinstance(resized, dict):
         say(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")
+    for line in pace_text.nodes_table(job):
+        say(line)
     if job.stalled and not job.ended:
         say(f"  stalled: {job.stalled}")
+        if job.likely_hang:
+            say(f"  likely hang: {job.likely_hang.why}")
+    for found in job.stragglers:
+        say(f"  straggler: {found.why}")
     if job.why:
         say(f"  why: {job.why}")
     if job.ending_node.get("reason"):
