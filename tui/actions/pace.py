@@ -50,9 +50,3 @@ def straggler_json(found: list[Straggler]) -> dict[str, Any] | None:
 
 def hang_json(found: Hang | None) -> dict[str, Any] | None:
     return None if found is None else {"node": found.node, "step": found.step, "why": found.why}
-
-
-def rate_text(rate: float | None) -> str:
-    if rate is None:
-        return "—"
-    return f"{rate:.0f}/s" if rate >= 100 else f"{rate:.2g}/s" if rate < 1 else f"{rate:.1f}/s"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..actions import pace
 from ..actions.find import Job
-from ..format import number, table
+from ..format import number, step_rate, table
 
 
 def state_note(job: Job) -> str | None:
@@ -46,7 +46,7 @@ def nodes_table(job: Job) -> list[str]:
                 node,
                 str(n["host"]),
                 number((n.get("last") or {}).get("step")),
-                pace.rate_text(rate),
+                step_rate(rate),
                 "—" if util is None else f"{util:.0f}%",
                 mark,
             ]
