@@ -98,6 +98,8 @@ class JobView:
             "last": {},
             "last_t": None,  # when the last point was journaled: an elastic job's lead node is the latest
             "stalled": None,  # why the job is stalled now (no progress for longer than its pace), or None
+            "straggler": None,  # why a client named this node the straggler (its journal's), or None
+            "likely_hang": None,  # why a client named this node a stall's likely hang, or None
             "pace_steps": [],  # recent [t, step] points, thinned and bounded (pace/points.py)
             "pace_util": [],  # recent [t, mean GPU %] points, the same way
             "last_seq": 0,
@@ -223,6 +225,13 @@ class JobView:
             data = record.get("data")
             why = data.get("why") if isinstance(data, dict) else None
             f["stalled"] = (str(why)[:300] if why else "stalled") if record["event"] == "stalled" else None
+            if record["event"] == "unstalled":
+                f["likely_hang"] = None
+        elif kind == "event" and record.get("event") in ("straggler", "unstraggler", "likely_hang"):
+            data = record.get("data")
+            why = str(data.get("why"))[:300] if isinstance(data, dict) and data.get("why") else record["event"]
+            key = "likely_hang" if record["event"] == "likely_hang" else "straggler"
+            f[key] = why if record["event"] != "unstraggler" else None
         elif kind == "event" and record.get("event") in ("container", "container_image"):
             data = record.get("data")
             if isinstance(data, dict):

@@ -1,7 +1,8 @@
 """Issue 34, the slow node, with real processes: a 2-node job (`--nodes 2 --launcher none`, one
 supervisor and one journal per node) whose node 1 sleeps longer between steps is named the
-straggler in `ps`, `ps --json` and `inspect` (with each node's rate), and cleared once it catches
-up; a job of equal nodes is never named. Test-sized judgement: 2 s windows, 4 s sustain (the
+straggler in `ps`, `ps --json` and `inspect` (with each node's rate) and by a `straggler` event
+in node 1's journal, and cleared (`unstraggler`) once it catches up; a job of equal nodes is
+never named. Test-sized judgement: 2 s windows, 4 s sustain (the
 GPUDECK_STRAGGLER_* settings, read where the judgement runs: here the CLI)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import gpudeck
+from tests.support.node_journals import events, records
 from tests.support.waiting import wait_for
 
 SETTINGS = {"GPUDECK_STRAGGLER_WINDOW": "2", "GPUDECK_STRAGGLER_SUSTAIN": "4"}
@@ -83,6 +85,13 @@ def test_the_node_sleeping_between_steps_is_named_and_cleared_when_it_catches_up
             shown
         )
 
+        # the look that named it told node 1's agent: its supervisor journals the judgement
+        named = wait_for(
+            lambda: events(records(agent_dir, job, "1"), "straggler"), timeout=30, what="the event"
+        )
+        assert named[0]["data"]["why"].startswith("node 1 at "), named
+        assert not events(records(agent_dir, job, "0"), "straggler")
+
         (workdir / "slow").unlink()  # node 1 catches up
         wait_for(
             lambda: (o := job_json(job, workdir))["state"] == "running" and o["straggler"] is None,
@@ -90,6 +99,8 @@ def test_the_node_sleeping_between_steps_is_named_and_cleared_when_it_catches_up
             interval=0.5,
             what="the straggler cleared",
         )
+        wait_for(lambda: events(records(agent_dir, job, "1"), "unstraggler"), timeout=30, what="unstraggler")
+        assert len(events(records(agent_dir, job, "1"), "straggler")) == 1  # once, however many looks
     finally:
         gpudeck("kill", job, cwd=workdir)
 
@@ -112,5 +123,6 @@ def test_a_job_of_equal_nodes_is_never_named(agent_dir: Path, workdir: Path) -> 
         )
         assert [o["straggler"] for o in seen] == [None] * len(seen), [o["straggler"] for o in seen]
         assert "straggler" not in gpudeck("ps", cwd=workdir, env=SETTINGS).stdout
+        assert not any(events(records(agent_dir, job, n), "straggler") for n in "01")
     finally:
         gpudeck("kill", job, cwd=workdir)

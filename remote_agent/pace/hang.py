@@ -35,8 +35,7 @@ def likely_hang(nodes: Sequence[NodePace]) -> Optional[Hang]:
         return Hang(
             node,
             low,
-            "node %s stopped at step %s; %s %s wait %s"
-            % (node, _step(low), _plural(ahead), ",".join(ahead), where),
+            "node %s stopped at step %s; %s %s" % (node, _step(low), _who(ahead), where),
         )
     if ahead:
         return None  # several nodes behind: no one node to name
@@ -48,13 +47,14 @@ def likely_hang(nodes: Sequence[NodePace]) -> Optional[Hang]:
     return Hang(
         oldest,
         low,
-        "node %s stopped first, at step %s (%.0f s before the others); %s %s wait at %s"
-        % (oldest, _step(low), last[oldest][1] - max(others), _plural(rest), ",".join(rest), _step(low)),
+        "node %s stopped first, at step %s (%.0f s before the others); %s at %s"
+        % (oldest, _step(low), last[oldest][1] - max(others), _who(rest), _step(low)),
     )
 
 
-def _plural(nodes: List[str]) -> str:
-    return "node" if len(nodes) == 1 else "nodes"
+def _who(nodes: List[str]) -> str:
+    """`node 0 waits`, `nodes 0,2 wait`."""
+    return "node %s waits" % nodes[0] if len(nodes) == 1 else "nodes %s wait" % ",".join(nodes)
 
 
 def _rank(node: str) -> Tuple[int, int, str]:

@@ -4,6 +4,7 @@ the likely hang beside a stall, and inspect's per-node table of step rate and GP
 from __future__ import annotations
 
 from ..actions import pace
+from ..actions.agents import Agents
 from ..actions.find import Job
 from ..format import number, step_rate, table
 
@@ -53,3 +54,11 @@ def nodes_table(job: Job) -> list[str]:
         )
     body = table(["NODE", "HOST", "STEP", "RATE", "GPU", ""], rows)
     return ["  pace (steps/s and GPU over the last window):"] + [f"    {line}" for line in body.splitlines()]
+
+
+def journal(agents: Agents, jobs: list[Job]) -> None:
+    """Each live multi-node job's judgement into its nodes' journals, where it changed (the hosts'
+    supervisors write it: tui/actions/pace.journal_judgement)."""
+    for job in jobs:
+        if len(job.nodes) >= 2 and not job.ended:
+            pace.journal_judgement(agents, job.nodes, job.stragglers, job.likely_hang)

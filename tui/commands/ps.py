@@ -48,6 +48,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     listed = list_jobs(session, skipped, answered=answered)
     tell_late(session.settings.notify, listed, answered)
     jobs = [j for j in listed if args.all or not j.ended]
+    pace_text.journal(session, jobs)  # a straggler named (or cleared) goes into its node's journal
     for exc in skipped:
         warn(f"gpudeck: skipping a host: {exc}")
     # The jobs of the hosts that answered are printed; a host skipped makes the exit code non-zero
@@ -194,6 +195,7 @@ def gpus_text(node: dict[str, Any]) -> str:
 
 def inspect(args: argparse.Namespace, session: Session) -> int:
     job = resolve(session, args.job)
+    pace_text.journal(session, [job])
     if args.json:
         obj = job.to_json()
         obj["tail"] = job.first.get("tail")
