@@ -229,7 +229,9 @@ class JobView:
                 f["likely_hang"] = None
         elif kind == "event" and record.get("event") in ("straggler", "unstraggler", "likely_hang"):
             data = record.get("data")
-            why = str(data.get("why"))[:300] if isinstance(data, dict) and data.get("why") else record["event"]
+            why = (
+                str(data.get("why"))[:300] if isinstance(data, dict) and data.get("why") else record["event"]
+            )
             key = "likely_hang" if record["event"] == "likely_hang" else "straggler"
             f[key] = why if record["event"] != "unstraggler" else None
         elif kind == "event" and record.get("event") in ("container", "container_image"):
