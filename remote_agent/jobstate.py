@@ -282,7 +282,7 @@ class JobView:
         # A running node's recent progress, for the straggler and hang judgements (pace/): its
         # host's time now, so a reader never subtracts one host's clock from another's.
         steps, util = obj.pop("pace_steps"), obj.pop("pace_util")
-        live = obj["state"] in ("starting", "running")
+        live = obj["state"] == "running" and (steps or util)
         obj["pace"] = {"now": time.time(), "steps": steps, "util": util} if live else None
         spec = self.spec or {}
         obj["name"] = spec.get("name")

@@ -14,13 +14,14 @@ from typing import List, Optional, Sequence
 Point = Sequence[float]
 
 
-def step_at(points: Sequence[Point], t: float) -> Optional[float]:
-    """The step the node had reached at `t` (interpolated), or None before its first point."""
+def step_at(points: Sequence[Point], t: float, times: Optional[List[float]] = None) -> Optional[float]:
+    """The step the node had reached at `t` (interpolated), or None before its first point;
+    `times`: the points' times, when the caller asks many times."""
     if not points or t < points[0][0]:
         return None
     if t >= points[-1][0]:
         return float(points[-1][1])
-    i = bisect_right([p[0] for p in points], t) - 1
+    i = bisect_right(times if times is not None else [p[0] for p in points], t) - 1
     (t0, s0), (t1, s1) = points[i][:2], points[i + 1][:2]
     return float(s0) if t1 <= t0 else s0 + (s1 - s0) * (t - t0) / (t1 - t0)
 
@@ -28,9 +29,10 @@ def step_at(points: Sequence[Point], t: float) -> Optional[float]:
 def step_rates(points: Sequence[Point], now: float, window: float, count: int) -> List[Optional[float]]:
     """Steps per second in each of `count` windows back from `now`, newest first."""
     rates: List[Optional[float]] = []
+    times = [p[0] for p in points]
     for j in range(count):
         end, start = now - j * window, now - (j + 1) * window
-        a, b = step_at(points, start), step_at(points, end)
+        a, b = step_at(points, start, times), step_at(points, end, times)
         rates.append(None if a is None or b is None else max(0.0, (b - a) / window))
     return rates
 
