@@ -279,12 +279,14 @@ class JobView:
         obj["state"] = self.current_state()
         # An ended node's settled cost figures; a running one's move with its journal (clients tail it).
         obj["cost_summary"] = costsummary.settled(obj["cost_summary"]) if self.terminal else None
-        # A running node's recent progress, for the straggler and hang judgements (pace/): its
-        # host's time now, so a reader never subtracts one host's clock from another's.
-        steps, util = obj.pop("pace_steps"), obj.pop("pace_util")
-        live = obj["state"] == "running" and (steps or util)
-        obj["pace"] = {"now": time.time(), "steps": steps, "util": util} if live else None
         spec = self.spec or {}
+        # A running multi-node job's recent progress, for the straggler and hang judgements (pace/):
+        # its host's time now, so a reader never subtracts one host's clock from another's. Only
+        # where there is another node to compare with (~20 KB a node at 10 steps/s).
+        steps, util = obj.pop("pace_steps"), obj.pop("pace_util")
+        several = bool(spec.get("multinode") or spec.get("placement"))
+        live = several and obj["state"] == "running" and (steps or util)
+        obj["pace"] = {"now": time.time(), "steps": steps, "util": util} if live else None
         obj["name"] = spec.get("name")
         obj["argv"] = spec.get("argv")
         obj["workdir"] = spec.get("workdir")
