@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional
 from . import costsummary
 from .containers.fields import container_fields
 from .gpus.record import read_assignment
+from .pace.points import add_point, mean_util
 from .pyenv.record import environment_of
 from .storage.files import write_private_atomic
 from .storage.journal import JournalReader
@@ -105,6 +106,10 @@ class JobView:
             "last": {},
             "last_t": None,  # when the last point was journaled: an elastic job's lead node is the latest
             "stalled": None,  # why the job is stalled now (no progress for longer than its pace), or None
+            "straggler": None,  # why a client named this node the straggler (its journal's), or None
+            "likely_hang": None,  # why a client named this node a stall's likely hang, or None
+            "pace_steps": [],  # recent [t, step] points, thinned and bounded (pace/points.py)
+            "pace_util": [],  # recent [t, mean GPU %] points, the same way
             "last_seq": 0,
             "malformed": 0,  # records skipped: not the shape their kind needs
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
@@ -236,18 +241,30 @@ class JobView:
             data = record.get("data")
             why = data.get("why") if isinstance(data, dict) else None
             f["stalled"] = (str(why)[:300] if why else "stalled") if record["event"] == "stalled" else None
+            if record["event"] == "unstalled":
+                f["likely_hang"] = None
+        elif kind == "event" and record.get("event") in ("straggler", "unstraggler", "likely_hang"):
+            data = record.get("data")
+            why = (
+                str(data.get("why"))[:300] if isinstance(data, dict) and data.get("why") else record["event"]
+            )
+            key = "likely_hang" if record["event"] == "likely_hang" else "straggler"
+            f[key] = why if record["event"] != "unstraggler" else None
         elif kind == "event" and record.get("event") in ("container", "container_image"):
             data = record.get("data")
             if isinstance(data, dict):
                 f["container"] = dict(f["container"] or {}, **container_fields(data))
             else:
                 f["malformed"] += 1
+        elif kind == "gpu":
+            add_point(f["pace_util"], record.get("t"), mean_util(record.get("gpus")))
         elif kind == "metric":
             if isinstance(record.get("values"), dict):
                 f["last"] = dict(f["last"], **record["values"])
                 t = record.get("t")
                 if isinstance(t, (int, float)) and not isinstance(t, bool):
                     f["last_t"] = t
+                add_point(f["pace_steps"], t, record["values"].get("step"))
             else:
                 f["malformed"] += 1
         elif not isinstance(kind, str):
@@ -279,6 +296,13 @@ class JobView:
         # An ended node's settled cost figures; a running one's move with its journal (clients tail it).
         obj["cost_summary"] = costsummary.settled(obj["cost_summary"]) if self.terminal else None
         spec = self.spec or {}
+        # A running multi-node job's recent progress, for the straggler and hang judgements (pace/):
+        # its host's time now, so a reader never subtracts one host's clock from another's. Only
+        # where there is another node to compare with (~20 KB a node at 10 steps/s).
+        steps, util = obj.pop("pace_steps"), obj.pop("pace_util")
+        several = bool(spec.get("multinode") or spec.get("placement"))
+        live = several and obj["state"] == "running" and (steps or util)
+        obj["pace"] = {"now": time.time(), "steps": steps, "util": util} if live else None
         obj["name"] = spec.get("name")
         obj["argv"] = spec.get("argv")
         obj["workdir"] = spec.get("workdir")

@@ -99,6 +99,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["resizing"] = client.request(
         "resizing", job=job["id"], node="0", **{"from": 2, "to": 3}, why="scale +1"
     )
+    answers["pace_note"] = client.request("pace_note", job=job["id"], node="0", straggler="slow", hang=None)
     answers["logs"] = client.request("logs", job=job["id"], node="0")
     answers["lines"] = client.request("lines", job=job["id"], node="0")
     answers["search"] = client.request("search", job=job["id"], node="0", text="loss", offset=0, line=0)

@@ -123,3 +123,10 @@ def amount(value: float) -> str:
 def local_time(t: float) -> str:
     """A moment for people, in their local zone: 2026-12-01 09:30 CET."""
     return dt.datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def step_rate(rate: float | None) -> str:
+    """`2.0/s`, `0.8/s`, `120/s`: a node's step rate (issue 34), `—` when unknown."""
+    if rate is None:
+        return "—"
+    return f"{rate:.0f}/s" if rate >= 100 else f"{rate:.2g}/s" if rate < 1 else f"{rate:.1f}/s"

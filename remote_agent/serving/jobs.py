@@ -33,6 +33,7 @@ from ..supervision.control import KILL_SIGNAL, make_control_slot, write_control
 from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
 from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
+from ..supervision.pace_note import checked_why, write_note
 from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
 from .deletedjobs import deleted_objects, end_deleted
@@ -410,6 +411,22 @@ class JobTable:
         write_private_atomic(
             view.files.resize, dumps({"from": before, "to": after, "why": why}).encode("utf-8")
         )
+        if isinstance(view.fields["supervisor_pid"], int):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(view.fields["supervisor_pid"], signal.SIGUSR1)
+        return {"noted": True}
+
+    def note_pace(self, job: Any, node: Any, straggler: Any, hang: Any) -> Dict[str, Any]:
+        """A client's straggler / likely-hang judgement of this node, for its supervisor to journal
+        (supervision/pace_note.py): no supervisor sees the other hosts' nodes."""
+        try:
+            straggler, hang = checked_why(straggler, "straggler"), checked_why(hang, "hang")
+        except ValueError as exc:
+            raise JobError(str(exc)) from None
+        view = self.view(job, node)
+        if view.refresh()["state"] in TERMINAL_STATES:
+            raise JobError("job %s is %s: nothing to note" % (job, view.fields["state"]))
+        write_note(view.files.pace_note, straggler, hang)
         if isinstance(view.fields["supervisor_pid"], int):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(view.fields["supervisor_pid"], signal.SIGUSR1)

@@ -225,6 +225,9 @@ class Server:
             req.get("job"), req.get("node"), req.get("from"), req.get("to"), req.get("why")
         )
 
+    def op_pace_note(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return self.jobs.note_pace(req.get("job"), req.get("node"), req.get("straggler"), req.get("hang"))
+
     def op_price(self, req: Dict[str, Any]) -> Dict[str, Any]:
         try:
             return record_price(self.root, req.get("per_hour"), req.get("currency", "USD"), req.get("at"))
@@ -361,6 +364,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "unfollow": Server.op_unfollow,
     "autostop": Server.op_autostop,
     "resizing": Server.op_resizing,
+    "pace_note": Server.op_pace_note,
     "procs": Server.op_procs,
     "signal": Server.op_signal,
     "rm": Server.op_rm,

@@ -41,6 +41,7 @@ class JobFiles:
         self.autostop = self.dir / "autostop.json"
         self.resize = self.dir / "resize.json"  # a client's note of an elastic resize it started
         self.supervisor_log = self.dir / "supervisor.log"
+        self.pace_note = self.dir / "pace.json"  # a client's straggler / likely-hang note (issue 34)
 
 
 def iter_job_dirs(root: Path) -> Iterator[Tuple[str, str, Path]]:

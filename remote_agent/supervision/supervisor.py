@@ -40,6 +40,7 @@ from .launcher import self_command
 from .lines import LineSplitter
 from .loopwake import LoopWake, WakingEvent
 from .outputcap import DEFAULT_OUTPUT_CAP, OutputCap
+from .pace_note import PaceNotes, take_note
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
 from .stall import StallWatch
@@ -94,6 +95,7 @@ class Supervisor:
         )
         self.autostop: Optional[AutoStop] = None
         self.stall = StallWatch(spec)  # no progress for longer than its own pace allows (stall.py)
+        self.pace_notes = PaceNotes()  # the client's straggler / likely-hang judgement (pace_note.py)
         self._gpu_utils: List[Any] = []  # the last GPU sample's utilisations: a stall's evidence
         self.gpu_free = GpuFree(self.key, spec, files.dir)  # the end proves its GPUs free (gpufree.py)
         self._kill_flag = False
@@ -383,6 +385,7 @@ class Supervisor:
                 self._arm_resize_note()
                 self._apply_autostop()
                 self._apply_stall()
+                self._apply_pace_note()
                 self._trim_output()
                 next_control_poll = now + 1.0
             if self.requested == "stop" and self.deadline is None:
@@ -589,6 +592,14 @@ class Supervisor:
         if found["action"] == "stop":
             self.requested, self.reason = "stop", "stalled: %s" % found["why"]
             self._begin_stop()
+
+    def _apply_pace_note(self) -> None:
+        """A client named this node the straggler (or no longer), or a stall's likely hang."""
+        note = take_note(self.files.pace_note)
+        if note is None or self.journal is None:
+            return
+        for event, data in self.pace_notes.records(note):
+            self.journal.append("event", event=event, data=data)
 
     def _begin_stop(self, grace: Optional[float] = None) -> None:
         assert self.journal is not None and self.proc is not None

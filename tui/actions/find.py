@@ -6,6 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from remote_agent.pace.hang import Hang
+from remote_agent.pace.straggler import Straggler
 from remote_agent.spec import Multinode
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
@@ -13,6 +15,7 @@ from ..fleet.gpus_held import held_lines, per_node
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from ..printable import warn
 from ..store import Store
+from . import pace
 from .agents import Agents
 from .hold import held_until
 
@@ -97,6 +100,16 @@ class Job:
         return held_lines(self.nodes)
 
     @property
+    def stragglers(self) -> list[Straggler]:
+        """The nodes lagging the others, sustained (remote_agent/pace/straggler.py); [] mostly."""
+        return pace.stragglers(self.nodes, self.state == "running")
+
+    @property
+    def likely_hang(self) -> Hang | None:
+        """While the job is stalled: the node that stopped first (remote_agent/pace/hang.py)."""
+        return pace.hang(self.nodes, bool(self.stalled) and not self.ended)
+
+    @property
     def lead(self) -> dict[str, Any]:
         """The node whose output carries the job's progress: node 0, except in an elastic job, where a
         regroup may put rank 0 (the one that prints) on any node: then the node with the latest point."""
@@ -109,6 +122,7 @@ class Job:
     def to_json(self) -> dict[str, Any]:
         """The contract's shape (docs/architecture.md): env values never appear."""
         first, ending = self.first, self.ending_node
+        rates = pace.node_rates(self.nodes)
         ended: list[Any] = [n.get("ended_at") for n in self.nodes]
         return {
             "id": self.id,
@@ -138,6 +152,8 @@ class Job:
             "gpus_held": per_node(self.nodes, "gpus_held"),
             "gpus_freed": per_node(self.nodes, "gpus_freed"),
             "held_until": held_until(self.nodes),  # --hold-on-fail: a failed job's node kept until then
+            "straggler": pace.straggler_json(self.stragglers),  # a node lagging the others, sustained
+            "likely_hang": pace.hang_json(self.likely_hang),  # stalled: the node that stopped first
             "lead_node": str(self.lead.get("node", "0")),  # whose points `last` is (elastic: rank 0's)
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
@@ -154,14 +170,29 @@ class Job:
                     "state": n["state"],
                     "pid": n.get("pid"),
                     "gpus": n.get("gpus_assigned"),  # --gpus: {indices, uuids, names} its host gave it
+                    # over the newest straggler window (remote_agent/pace): null where unknown
+                    "step_rate": _rounded(rates.get(str(n["node"]), (None, None))[0]),
+                    "gpu_util": _rounded(rates.get(str(n["node"]), (None, None))[1]),
                 }
                 for n in self.nodes
             ]
             + [
-                {"host": host, "node": node, "state": "unreachable", "pid": None, "gpus": None}
+                {
+                    "host": host,
+                    "node": node,
+                    "state": "unreachable",
+                    "pid": None,
+                    "gpus": None,
+                    "step_rate": None,
+                    "gpu_util": None,
+                }
                 for node, host, _ in self.missing
             ],
         }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _environment(value: Any) -> dict[str, Any] | None:

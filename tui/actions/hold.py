@@ -11,7 +11,6 @@ from typing import Any
 from remote_agent.spec import MAX_HOLD
 
 from ..fleet.holds import held_text
-from .options import usage
 
 __all__ = ["held_text", "held_on", "held_until", "parse_hold_on_fail"]
 
@@ -25,6 +24,8 @@ def parse_hold_on_fail(text: str | None) -> float | None:
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*", text.lower())
     seconds = float(m.group(1)) * UNITS[m.group(2) or "s"] if m else 0.0
     if not 1 <= seconds <= MAX_HOLD:
+        from .options import usage  # here: `ps` reads holds and must not load the launch options
+
         raise usage(f"--hold-on-fail {text!r}: a duration (90s, 30m, 2h, 1d), at most 30 days")
     return seconds
 

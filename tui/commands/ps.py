@@ -14,6 +14,7 @@ from ..format import number, runtime, table
 from ..notify_late import after_listing as tell_late
 from ..printable import printable, warn
 from ..session import Session
+from . import pace_text
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def state_text(job: Job) -> str:
     if job.stalled and not job.ended:
         return f"{job.state} (stalled)"
+    note = pace_text.state_note(job)
+    if note:
+        return f"{job.state} ({note})"
     if job.gpus_held:  # its end left a GPU held: never a silent "stopped"
         return f"{job.state} !"
     if held_until(job.nodes):  # --hold-on-fail: its node is kept for debugging
@@ -58,6 +62,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     listed = list_jobs(session, skipped, answered=answered)
     tell_late(session.settings.notify, listed, answered)
     jobs = [j for j in listed if args.all or not j.ended]
+    pace_text.journal(session, jobs)  # a straggler named (or cleared) goes into its node's journal
     for exc in skipped:
         warn(f"gpudeck: skipping a host: {exc}")
     # The jobs of the hosts that answered are printed; a host skipped makes the exit code non-zero
@@ -95,7 +100,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 runtime(obj["started_at"], obj["ended_at"]),
                 number(last.get("step")),
                 number(last.get("loss")),
-                job.stalled if job.stalled and not job.ended else "; ".join(job.gpus_held) or held_why(job),
+                pace_text.why_note(job) or "; ".join(job.gpus_held) or held_why(job),
             ]
         )
     print(table(["ID", "NAME", "HOST", "STATE", "RUNTIME", "STEP", "LOSS", "WHY"], rows))
@@ -165,6 +170,7 @@ def gpus_text(node: dict[str, Any]) -> str:
 
 def inspect(args: argparse.Namespace, session: Session) -> int:
     job = resolve(session, args.job)
+    pace_text.journal(session, [job])
     if args.json:
         obj = job.to_json()
         obj["tail"] = job.first.get("tail")
@@ -223,8 +229,14 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
     resized = first.get("resized_from")
     if isinstance(resized, dict):
         say(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")
+    for line in pace_text.nodes_table(job):
+        say(line)
     if job.stalled and not job.ended:
         say(f"  stalled: {job.stalled}")
+        if job.likely_hang:
+            say(f"  likely hang: {job.likely_hang.why}")
+    for found in job.stragglers:
+        say(f"  straggler: {found.why}")
     if job.why:
         say(f"  why: {job.why}")
     if job.ending_node.get("reason"):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, NamedTuple
 
+from remote_agent.pace.points import add_point, mean_util
 from remote_agent.spec import Multinode, ResizedFrom
 
 from .gpus_held import held_text
@@ -79,6 +80,9 @@ class NodeModel:
     stalled: str | None = None  # why no progress came for longer than its pace allows, or None
     gpus_held: list[str] = field(default_factory=list)  # after its end: `GPU 3 still held by PID …`
     held_until: float | None = None  # --hold-on-fail: a failed node kept for debugging until then
+    # recent [t, step] and [t, GPU %] points (host clock), as the agent keeps them (remote_agent/pace)
+    pace_steps: list[list[float]] = field(default_factory=list)
+    pace_util: list[list[float]] = field(default_factory=list)
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
     summarised: bool = (
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
@@ -98,6 +102,15 @@ class Placement(NamedTuple):
     pinned: tuple[str, ...] = ()
     per_node: int = 1
     elastic: bool = False  # launched with --elastic: nodes join and leave the running job
+
+
+def _add_points(points: list[list[float]], got: Any) -> None:
+    """The agent's points newer than the last one kept (add_point drops any other)."""
+    if isinstance(got, list):
+        last = points[-1][0] if points else float("-inf")
+        for p in got[-1000:]:
+            if isinstance(p, list) and len(p) == 2 and isinstance(p[0], (int, float)) and p[0] > last:
+                add_point(points, p[0], p[1])
 
 
 def _placement(v: Any) -> Placement | None:
@@ -315,6 +328,10 @@ class JobModel:
                 if stalled != n.stalled:
                     n.stalled = stalled
                     changes.add("stalled")
+            pace = e.get("pace")
+            if isinstance(pace, dict):  # the agent's recent points: a node seen before its journal is read
+                _add_points(n.pace_steps, pace.get("steps"))
+                _add_points(n.pace_util, pace.get("util"))
             summary = e.get("cost_summary")
             n.summarised = isinstance(summary, dict) and not summary.get("partial")
             if seq is not None:
@@ -357,9 +374,12 @@ class JobModel:
             return self._node_state(node, rec, state, t)
         if kind == "metric":
             values = rec.get("values")
+            if isinstance(values, dict):
+                add_point(node.pace_steps, t, values.get("step"))
             return self._metric(values, t, history) if isinstance(values, dict) else None
         if kind == "gpu":
             gpus = rec.get("gpus")
+            add_point(node.pace_util, t, mean_util(gpus))
             return self._gpus(host, gpus, t) if isinstance(gpus, list) else None
         if kind == "heartbeat":
             node.last_heartbeat = t
