@@ -11,13 +11,16 @@ import time
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from .. import VERSION
+from ..advice.watch import AdviceWatch
 from ..containers.supervised import ContainerJob
 from ..gpus.record import read_assignment
 from ..metrics import LineParser
 from ..notify.end import notify_end, notify_event
 from ..preempt.act import NOTICE_VAR, REASON, notice_grace, notice_path, public, write_notice
 from ..preempt.watch import NoticeWatch
-from ..probes.jobgpus import sample_job_gpus
+from ..probes.gpuhealth import HealthProbe
+from ..probes.jobcpu import JobCpu, cores_available
+from ..probes.jobgpus import sample_job_gpus, session
 from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
@@ -86,6 +89,9 @@ class Supervisor:
         self.autostop: Optional[AutoStop] = None
         self.stall = StallWatch(spec)  # no progress for longer than its own pace allows (stall.py)
         self._gpu_utils: List[Any] = []  # the last GPU sample's utilisations: a stall's evidence
+        self.advice = AdviceWatch(spec)  # the seeds' troubleshooting, from evidence (advice/)
+        self._cpu = JobCpu()
+        self._health: Optional[HealthProbe] = None
         self._kill_flag = False
         self._read_pos = (
             0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
@@ -269,6 +275,7 @@ class Supervisor:
         back = self.stall.saw(entries, time.monotonic()) if lines else None
         if back is not None:
             entries.append(("event", {"event": "unstalled", "data": {"why": back}}))
+        entries += self.advice.lines(lines, entries)
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
@@ -612,8 +619,9 @@ class Supervisor:
     def _sample_gpus(self) -> None:
         if self._gpu is False:
             return
+        tree = job_tree(self.key, os.getpid())
         try:
-            gpus = sample_job_gpus(job_tree(self.key, os.getpid()), self.spec)
+            gpus = sample_job_gpus(tree, self.spec)
         except Exception:
             gpus = None
         if self.autostop is not None:
@@ -626,10 +634,27 @@ class Supervisor:
             return
         self._gpu_utils = [g.get("util") for g in gpus]
         now = time.monotonic()
-        if gpus and self.steady.gpu_due(gpus, now):
+        assert self.journal is not None
+        if gpus and self.steady.gpu_due(gpus, now) and self.journal.append("gpu", gpus=gpus) is not None:
+            self.steady.gpu_written(gpus, now)
+        self._advise_on_gpus(gpus, tree, now)
+
+    def _advise_on_gpus(self, gpus: List[Dict[str, Any]], tree: Any, now: float) -> None:
+        """The loader's and the GPUs' health judgements, on each look at the job's GPUs."""
+        if not gpus:
+            return
+        if self._health is None:
+            self._health = HealthProbe(session())
+        try:
+            health = self._health.look()
+        except Exception:  # a probe's bug must never stop the supervision
+            health = None
+        cpu = self._cpu.look(tree, now)
+        with self._out_lock:
+            entries = self.advice.gpus(gpus, cpu, cores_available(), health)
+        if entries:
             assert self.journal is not None
-            if self.journal.append("gpu", gpus=gpus) is not None:
-                self.steady.gpu_written(gpus, now)
+            self.journal.append_many(entries)
 
     def _write_final_state(self) -> None:
         assert self.journal is not None

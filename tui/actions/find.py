@@ -90,6 +90,12 @@ class Job:
         return next((str(n["stalled"]) for n in self.nodes if n.get("stalled")), None)
 
     @property
+    def advice(self) -> list[dict[str, Any]]:
+        """The job's advice (remote_agent/advice/), one per kind (a GPU's health: per GPU): the first
+        node that said it (by its journal's time) is `node`, every node that said it is `nodes`."""
+        return merged_advice(self.nodes)
+
+    @property
     def lead(self) -> dict[str, Any]:
         """The node whose output carries the job's progress: node 0, except in an elastic job, where a
         regroup may put rank 0 (the one that prints) on any node: then the node with the latest point."""
@@ -127,6 +133,7 @@ class Job:
             "code": first.get("code") if isinstance(first.get("code"), dict) else None,
             "last": self.lead.get("last") or {},
             "stalled": self.stalled,  # why, while no progress comes for longer than its pace allows
+            "advice": self.advice,  # the seeds' troubleshooting from evidence: {kind, why, evidence, remedies, node, nodes, t}
             "lead_node": str(self.lead.get("node", "0")),  # whose points `last` is (elastic: rank 0's)
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),
@@ -318,3 +325,28 @@ def pick(jobs: list[Job], ref: str) -> Job:
             EXIT_NO_SUCH_JOB,
         )
     return live[0] if live else named[0]
+
+
+def merged_advice(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each node's advice, one per kind across the nodes (the earliest first: an NCCL error's first
+    node is where to look); a GPU's health stays per node and GPU (each GPU is its own finding)."""
+    said: dict[str, dict[str, Any]] = {}
+    for n in nodes:
+        for a in n.get("advice") or []:
+            if not isinstance(a, dict) or not isinstance(a.get("kind"), str):
+                continue
+            key = a["kind"] if a["kind"] != "gpu_health" else f"gpu_health {n.get('host')} {a.get('why')}"
+            node = str(n.get("node", "0"))
+            seen = said.get(key)
+            if seen is None:
+                said[key] = dict(a, node=node, nodes=[node], host=n.get("host"))
+                continue
+            seen["nodes"].append(node)
+            if _when(a) < _when(seen):
+                said[key] = dict(a, node=node, nodes=seen["nodes"], host=n.get("host"))
+    return sorted(said.values(), key=_when)
+
+
+def _when(advice: dict[str, Any]) -> float:
+    t = advice.get("t")
+    return float(t) if isinstance(t, (int, float)) else float("inf")

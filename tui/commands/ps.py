@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import paths
 from ..actions.find import Job, list_jobs, resolve
+from ..advice_text import advice_lines
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..format import number, runtime, table
 from ..notify_late import after_listing as tell_late
@@ -252,6 +253,8 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(f"  stalled: {job.stalled}")
     if job.why:
         say(f"  why: {job.why}")
+    for line in advice_lines(job.advice):  # the seeds' troubleshooting, from evidence (issue 34)
+        say(line)
     if job.ending_node.get("reason"):
         say(f"  stopped by: {job.ending_node['reason']}")
     notice = job.ending_node.get("notice")
