@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from remote_agent.spec import Multinode
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+from ..fleet.advice import merged_advice
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from ..printable import warn
 from ..store import Store
@@ -325,28 +326,3 @@ def pick(jobs: list[Job], ref: str) -> Job:
             EXIT_NO_SUCH_JOB,
         )
     return live[0] if live else named[0]
-
-
-def merged_advice(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each node's advice, one per kind across the nodes (the earliest first: an NCCL error's first
-    node is where to look); a GPU's health stays per node and GPU (each GPU is its own finding)."""
-    said: dict[str, dict[str, Any]] = {}
-    for n in nodes:
-        for a in n.get("advice") or []:
-            if not isinstance(a, dict) or not isinstance(a.get("kind"), str):
-                continue
-            key = a["kind"] if a["kind"] != "gpu_health" else f"gpu_health {n.get('host')} {a.get('why')}"
-            node = str(n.get("node", "0"))
-            seen = said.get(key)
-            if seen is None:
-                said[key] = dict(a, node=node, nodes=[node], host=n.get("host"))
-                continue
-            seen["nodes"].append(node)
-            if _when(a) < _when(seen):
-                said[key] = dict(a, node=node, nodes=seen["nodes"], host=n.get("host"))
-    return sorted(said.values(), key=_when)
-
-
-def _when(advice: dict[str, Any]) -> float:
-    t = advice.get("t")
-    return float(t) if isinstance(t, (int, float)) else float("inf")

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from remote_agent.spec import Multinode, ResizedFrom
 
+from .advice import MAX_PER_NODE, advice_of, merged_advice
 from .hosts import GpuSample, parse_gpu
 from .series import Series
 from .states import ACTIVE, ENDED, JOB_STATES, STATE_ORDER, cause_order, job_state, left_job, why
@@ -76,6 +77,7 @@ class NodeModel:
     last_heartbeat: float | None = None
     grace: float | None = None  # seconds between the stop signal and SIGKILL (from its spec)
     stalled: str | None = None  # why no progress came for longer than its pace allows, or None
+    advice: list[dict[str, Any]] = field(default_factory=list)  # its `advice` events (fleet/advice.py)
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
     summarised: bool = (
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
@@ -168,6 +170,13 @@ class JobModel:
             min(same, key=lambda n: cause_order(n.cause)) if same else None
         )  # the first of the likeliest culprits
         return why(self.state, n.cause, n.exit_code, n.signal, n.reason) if n else ""
+
+    @property
+    def advice(self) -> list[dict[str, Any]]:
+        """The job's advice, one per kind across its nodes (the first node to say it named)."""
+        return merged_advice(
+            [{"node": n.node, "host": n.host, "advice": n.advice} for n in self.nodes.values()]
+        )
 
     @property
     def stalled(self) -> str | None:
@@ -302,6 +311,11 @@ class JobModel:
                 if stalled != n.stalled:
                     n.stalled = stalled
                     changes.add("stalled")
+            if isinstance(e.get("advice"), list) and (seq is None or seq >= n.last_seq):
+                got = [a for a in (advice_of(x, x.get("t")) for x in e["advice"] if isinstance(x, dict)) if a]
+                if got != n.advice:
+                    n.advice = got[:MAX_PER_NODE]
+                    changes.add("advice")
             summary = e.get("cost_summary")
             n.summarised = isinstance(summary, dict) and not summary.get("partial")
             if seq is not None:
@@ -361,6 +375,11 @@ class JobModel:
                 why = data.get("why") if isinstance(data, dict) and name == "stalled" else None
                 node.stalled = (text(why, 300) or "stalled") if name == "stalled" else None
                 return {"events", "stalled"}
+            if name == "advice":  # the seeds' troubleshooting, from evidence (remote_agent/advice/)
+                found = advice_of(data, t)
+                if found is not None and len(node.advice) < MAX_PER_NODE and found not in node.advice:
+                    node.advice.append(found)
+                return {"events", "advice"}
             return {"events"}
         if isinstance(kind, str):
             return set()  # a kind from a newer agent: skip it quietly, it is not garbage
