@@ -92,6 +92,7 @@ class Supervisor:
         self.advice = AdviceWatch(spec)  # the seeds' troubleshooting, from evidence (advice/)
         self._cpu = JobCpu()
         self._health: Optional[HealthProbe] = None
+        self._untold: Deque[str] = collections.deque()  # advice the notify targets are yet to be told
         self._kill_flag = False
         self._read_pos = (
             0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
@@ -275,10 +276,12 @@ class Supervisor:
         back = self.stall.saw(entries, time.monotonic()) if lines else None
         if back is not None:
             entries.append(("event", {"event": "unstalled", "data": {"why": back}}))
-        entries += self.advice.lines(lines, entries)
+        advised = self.advice.lines(lines, entries)
+        entries += advised
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
+        self._tell_advice(advised)
 
     def _fresh(self, entries: List[Tuple[str, Dict[str, Any]]]) -> List[Tuple[str, Dict[str, Any]]]:
         """The entries not journaled yet: all of them (an adopter skips those its predecessor wrote)."""
@@ -378,6 +381,7 @@ class Supervisor:
                 self._arm_resize_note()
                 self._apply_autostop()
                 self._apply_stall()
+                self._send_advice()
                 self._trim_output()
                 next_control_poll = now + 1.0
             if self.requested == "stop" and self.deadline is None:
@@ -426,6 +430,7 @@ class Supervisor:
             tensorboard.finish()  # what the run flushed as it ended
         if self.container is not None:  # its processes are gone: the runtime's record of it goes too
             self.container.remove(self.journal.append)
+        self._send_advice()  # what the last lines made (an OOM's traceback is a job's last words)
         self._write_final_state()
 
     def _journal_points(self, points: List[Dict[str, Any]]) -> None:
@@ -655,6 +660,19 @@ class Supervisor:
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
+        self._tell_advice(entries)
+
+    def _tell_advice(self, entries: List[Tuple[str, Dict[str, Any]]]) -> None:
+        """Queued for the loop: telling goes over the network, never from the output's reader."""
+        self._untold.extend(str(body["data"]["why"]) for _, body in entries)
+
+    def _send_advice(self) -> None:
+        """Each advice told to the job's notify targets when it asked for `advice` (node 0's, as a stall)."""
+        while self._untold:
+            said = notify_event(self.spec, "advice", self._untold.popleft())
+            if said is not None:
+                assert self.journal is not None
+                self.journal.append("event", event="notified", data=said)
 
     def _write_final_state(self) -> None:
         assert self.journal is not None
