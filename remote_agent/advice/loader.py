@@ -15,6 +15,7 @@ from .oom import flag_value, is_reference_trainer
 
 LOW_PCT = 50.0
 SATURATED = 0.8  # of one core (busiest process) or of every core the job may use (the tree)
+STEPS = 2  # steps seen before the loader is judged (start-up is not training)
 WINDOW = 6  # samples (at the spec's gpu_interval, 10 s by default: a minute)
 
 
@@ -27,7 +28,7 @@ class LoaderJudge:
         self, utils: List[Optional[int]], cpu: Optional[Tuple[float, float]], cores: int, steps: int
     ) -> Optional[Dict[str, Any]]:
         known = [u for u in utils if isinstance(u, (int, float))]
-        if steps < 2 or not known or cpu is None:
+        if steps < STEPS or not known or cpu is None:
             self.window.clear()  # only consecutive samples of a run under way count
             return None
         self.window.append((sum(known) / len(known), cpu[0], cpu[1]))
