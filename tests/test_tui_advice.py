@@ -13,6 +13,7 @@ from tests.support.tui import sync, until
 from tui.app import GpuDeckApp
 from tui.fleet import Fleet
 from tui.screens.job import JobScreen
+from tui.widgets.host_panel import host_lines
 from tui.widgets.job_advice import JobAdvice
 
 JOB = "20261201-000100-bbbbbb"
@@ -69,3 +70,21 @@ async def test_the_job_view_shows_an_oom_jobs_advice(gpudeck_home: Path, workdir
         subprocess.run(
             [sys.executable, "-m", "tui", "kill", job_id], cwd=workdir, timeout=60, capture_output=True
         )
+
+
+def test_the_host_panel_marks_a_gpu_the_agent_flags_in_red_at_any_width() -> None:
+    flag = "XID 79 (GPU has fallen off the bus); 3 uncorrected ECC errors"
+    fleet = Fleet(clock=lambda: 1000.0)
+    gpus = [
+        {"index": 0, "uuid": "GPU-a", "name": "H100", "util": 90, "health": {"xid": [79], "flag": flag}},
+        {"index": 1, "uuid": "GPU-b", "name": "H100", "util": 90, "health": {"xid": [], "flag": None}},
+        {"index": 2, "uuid": "GPU-c", "name": "H100", "util": 90, "health": {"flag": ["[b]not text"]}},
+    ]
+    fleet.apply_gpus("box", {"available": True, "gpus": gpus})
+    fleet.set_host_status("box", "connected")
+    assert [g.health for g in fleet.hosts["box"].gpus] == [flag, None, None]  # garbage is no flag
+    for width in (200, 76):  # the two-line rows, and the compact one-line rows of a narrow panel
+        lines = host_lines(fleet.hosts["box"], fleet, 1000.0, width)
+        flagged = [line for line in lines if "⚠" in line.plain]
+        assert len(flagged) == 1 and "XID 79" in flagged[0].plain, [line.plain for line in lines]
+        assert any(span.style == "$error" for span in flagged[0].spans)

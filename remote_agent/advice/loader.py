@@ -1,6 +1,6 @@
 """A starving data loader: the job's GPUs busy only now and then (mean utilisation under LOW_PCT
-over the window, but not idle) while its CPU is saturated (the busiest process at SATURATED of a
-core, or the tree at SATURATED of the cores it may use). Judged only once training is under way
+over the window, but not idle) while its CPU is saturated (the busiest process wanting SATURATED of
+a core, or the tree SATURATED of the cores it may use: running or queued to run, probes/jobcpu.py). Judged only once training is under way
 (two steps seen), so start-up's imports, compiles and data checks never count. The seeds'
 remedies (troubleshooting 5.3): num_workers at 2-4 x the CPU cores per GPU, pin_memory,
 prefetch_factor, a faster image decoder, data preloaded to a RAM disk."""
