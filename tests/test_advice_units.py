@@ -170,3 +170,20 @@ def test_a_multi_node_jobs_advice_names_the_node_that_said_it_first() -> None:
     ]
     [advice] = merged_advice(nodes)
     assert (advice["node"], advice["host"], sorted(advice["nodes"])) == ("1", "b", ["0", "1"])
+
+
+def test_recorded_output_of_healthy_runs_gives_no_advice() -> None:
+    """Every healthy framework output the parser's corpus holds (tests/data/metrics: Lightning,
+    Keras, transformers, tqdm, Rich bars, tables…) passes without a single advice."""
+    corpus = Path(__file__).parent / "data" / "metrics"
+    seen = 0
+    for path in sorted(corpus.glob("*.jsonl")):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(raw)
+            lines = list(record.get("lines") or [])
+            lines += str(record.get("output") or "").splitlines()
+            lines += [str(x) for x in (record.get("context") or [])] + [str(record.get("line") or "")]
+            watch = AdviceWatch({"argv": ["python", "train.py", "--batch-size", "32"]})
+            assert watch.lines(lines, []) == [], (path.name, record.get("source"))
+            seen += len(lines)
+    assert seen > 150
