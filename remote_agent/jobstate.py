@@ -110,6 +110,7 @@ class JobView:
             "likely_hang": None,  # why a client named this node a stall's likely hang, or None
             "pace_steps": [],  # recent [t, step] points, thinned and bounded (pace/points.py)
             "pace_util": [],  # recent [t, mean GPU %] points, the same way
+            "advice": [],  # the seeds' troubleshooting from evidence (advice/): {kind, why, evidence, remedies, t}
             "last_seq": 0,
             "malformed": 0,  # records skipped: not the shape their kind needs
             "output_gap": None,  # [from, to): bytes of output.log the output cap dropped
@@ -169,6 +170,8 @@ class JobView:
             # A fold cached by an agent before cost summaries: kept (refolding a long journal takes
             # minutes), its summary `partial`, so a client reads that journal as it did before.
             fields["cost_summary"] = dict(costsummary.empty(), partial=True)
+        if isinstance(fields, dict):
+            fields.setdefault("advice", [])  # a fold cached before advice (issue 34)
         if (
             isinstance(offset, int)
             and 0 < offset <= size
@@ -250,6 +253,12 @@ class JobView:
             )
             key = "likely_hang" if record["event"] == "likely_hang" else "straggler"
             f[key] = why if record["event"] != "unstraggler" else None
+        elif kind == "event" and record.get("event") == "advice":
+            advice = advice_of(record)
+            if advice is None:
+                f["malformed"] += 1
+            elif len(f.get("advice") or []) < MAX_ADVICE:
+                f["advice"] = list(f.get("advice") or []) + [advice]
         elif kind == "event" and record.get("event") in ("container", "container_image"):
             data = record.get("data")
             if isinstance(data, dict):
@@ -328,3 +337,22 @@ class JobView:
         for key in ("price", "budget", "idle_stop"):
             obj[key] = spec.get(key)
         return obj
+
+
+MAX_ADVICE = 10  # per node: each kind is said once, a GPU's health once per GPU
+
+
+def advice_of(record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """An `advice` event's data as the job object carries it, or None when it is not that shape."""
+    data = record.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        return None
+    remedies = data.get("remedies")
+    evidence = data.get("evidence")
+    return {
+        "kind": data["kind"][:40],
+        "why": str(data.get("why") or "")[:400],
+        "evidence": evidence if isinstance(evidence, dict) else {},
+        "remedies": [str(r)[:400] for r in remedies[:10]] if isinstance(remedies, list) else [],
+        "t": record.get("t") if isinstance(record.get("t"), (int, float)) else None,
+    }

@@ -185,6 +185,7 @@ class Multinode:
     env_keys: Tuple[str, ...] = ()  # names only: the values stay on the hosts
     elastic: Optional[Tuple[int, int]] = None  # (MIN, MAX): torchrun's c10d rendezvous
     hints: Tuple[str, ...] = ()  # the preflight's advice (NCCL interface…)
+    round_trips: Tuple[str, ...] = ()  # the preflight's measured round trips ("node 1: 0.42 ms"): NCCL advice
 
     @classmethod
     def from_wire(cls, obj: Any) -> Multinode:
@@ -218,6 +219,7 @@ class Multinode:
             env_keys=_texts(obj.get("env_keys"), "multinode.env_keys"),
             elastic=elastic,
             hints=_texts(obj.get("hints"), "multinode.hints"),
+            round_trips=_texts(obj.get("round_trips"), "multinode.round_trips"),
         )
 
     @classmethod

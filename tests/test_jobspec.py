@@ -56,6 +56,7 @@ def _full(workdir: Path) -> dict:
             "env_keys": ["A"],
             "elastic": [1, 3],
             "hints": ["NCCL_SOCKET_IFNAME=eth0"],
+            "round_trips": ["node 1: 0.42 ms"],
         },
         "restart_of": "20261130-000000-aaaaaa",
         "resized_from": {"job": "20261130-000000-aaaaaa", "nodes": 1, "why": "scale +1"},

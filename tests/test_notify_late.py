@@ -129,13 +129,13 @@ def test_bad_event_names_are_one_line_naming_where(gpudeck_home: Path, workdir: 
     r = gpudeck("ps", cwd=workdir)
     assert r.returncode == 2 and r.stderr.strip().endswith(
         "config.toml:5: [notify.hosts.box] events: unknown event 'oops' (known: ended, failed, budget_stop, "
-        "idle_stop, preempted, recovered, gave_up, queued_start, host_unreachable, stalled)"
+        "idle_stop, preempted, recovered, gave_up, queued_start, host_unreachable, stalled, advice)"
     )
     (gpudeck_home / "config.toml").unlink()
     r = gpudeck("run", "--notify", "failed,nope", "--", "true", cwd=workdir)
     assert r.returncode == 2 and r.stderr.strip() == (
         "gpudeck: --notify 'nope': unknown event (known: ended, failed, budget_stop, idle_stop, preempted, "
-        "recovered, gave_up, queued_start, host_unreachable, stalled)"
+        "recovered, gave_up, queued_start, host_unreachable, stalled, advice)"
     )
 
 

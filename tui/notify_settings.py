@@ -23,6 +23,7 @@ NOTIFY_EVENTS = (
     "queued_start",
     "host_unreachable",
     "stalled",
+    "advice",  # the seeds' troubleshooting, from evidence (remote_agent/advice/): opt-in
 )
 DEFAULT_NOTIFY_EVENTS = ("failed", "budget_stop", "idle_stop", "preempted", "gave_up")
 MAX_URLS = 16

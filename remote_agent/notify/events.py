@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 # Sent from the host (the job's supervisor); the controller sends its own (recovered, gave_up, …).
-HOST_EVENTS = ("ended", "failed", "budget_stop", "idle_stop", "preempted", "stalled")
+HOST_EVENTS = ("ended", "failed", "budget_stop", "idle_stop", "preempted", "stalled", "advice")
 
 
 def event_of(end: Mapping[str, Any]) -> Optional[str]:

@@ -19,6 +19,7 @@ from ..codestore.ops import CodeOpError, code_gc, code_have
 from ..datafetch.ops import DataOpError, job_data
 from ..gpus.assign import held
 from ..probes.gpu import default as default_nvml
+from ..probes.gpuhealth import HealthProbe, with_health
 from ..probes.gpuring import GpuRing
 from ..probes.network import Listeners, ProbeError, probe
 from ..probes.sysinfo import CpuMeter, cpu_ram_sample, host_info
@@ -60,6 +61,7 @@ class Server:
         self.warmer = SeriesWarmer(root)
         # Made now: the first CPU reading needs an earlier one, and two first requests must share NVML.
         self._nvml = default_nvml()
+        self._health: Optional[HealthProbe] = None  # XID events and ECC counts (probes/gpuhealth.py)
         self._cpu = CpuMeter()
         self.gpu_ring = GpuRing(lambda: self._nvml.sample(processes=False))
         self.listeners = Listeners()
@@ -96,7 +98,9 @@ class Server:
         return slurm_report(self.root)
 
     def op_gpus(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        sample = dict(self._nvml.sample())
+        if self._health is None:
+            self._health = HealthProbe(self._nvml)
+        sample = with_health(dict(self._nvml.sample()), self._health)
         sample["time"] = time.time()
         sample.update(cpu_ram_sample(self._cpu))
         since = req.get("history_since")

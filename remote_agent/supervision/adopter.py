@@ -99,6 +99,7 @@ class AdoptingSupervisor(Supervisor):
         self._read_pos = self._journaled_pos = self.lost.resume_offset
         self.last_values = self.lost.last_values
         self._replay = OutputReplay(self.lost.after_resume)
+        self.advice.said |= self.lost.advised  # each kind once per node, across supervisors
         if self.lost.resized_said:
             self.resize_note = ResizeNote({})  # said by the first supervisor: once per node
         self._heartbeat_pos = self.lost.resume_offset

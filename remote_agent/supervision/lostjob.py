@@ -11,7 +11,7 @@ import json
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Deque, Dict, List, Optional, Tuple
+from typing import Any, Deque, Dict, List, Optional, Set, Tuple
 
 from ..jobstate import TERMINAL_STATES
 from ..storage.journal import JournalReader
@@ -45,6 +45,7 @@ class LostJob:
         self.budget_warned = False
         self.resized_said = False  # a resized job's `resized` record is written once, not again
         self.output_dropped_to = 0  # the output cap's hole ends here (0: none yet)
+        self.advised: Set[str] = set()  # the kinds of advice already journaled: an adopter says none again
 
     def fold(self, record: Dict[str, Any]) -> None:
         kind = record.get("kind")
@@ -74,6 +75,14 @@ class LostJob:
                     self.output_dropped_to = max(self.output_dropped_to, end)
             if kind == "event" and record.get("event") == "resized":
                 self.resized_said = True
+            if kind == "event" and record.get("event") == "advice":
+                data = record.get("data")
+                if (
+                    isinstance(data, dict)
+                    and isinstance(data.get("kind"), str)
+                    and data["kind"] != "gpu_health"
+                ):
+                    self.advised.add(data["kind"])
             if kind == "event" and record.get("event") == "budget_warning":
                 self.budget_warned = True
             if kind == "event" and record.get("event") == "adopted":

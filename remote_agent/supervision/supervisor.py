@@ -11,13 +11,16 @@ import time
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from .. import VERSION
+from ..advice.watch import AdviceWatch
 from ..containers.supervised import ContainerJob
 from ..gpus.record import read_assignment
 from ..metrics import LineParser
 from ..notify.end import notify_end, notify_event
 from ..preempt.act import NOTICE_VAR, REASON, notice_grace, notice_path, public, write_notice
 from ..preempt.watch import NoticeWatch
-from ..probes.jobgpus import sample_job_gpus
+from ..probes.gpuhealth import HealthProbe
+from ..probes.jobcpu import JobCpu, cores_available
+from ..probes.jobgpus import sample_job_gpus, session
 from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
@@ -98,6 +101,10 @@ class Supervisor:
         self.pace_notes = PaceNotes()  # the client's straggler / likely-hang judgement (pace_note.py)
         self._gpu_utils: List[Any] = []  # the last GPU sample's utilisations: a stall's evidence
         self.gpu_free = GpuFree(self.key, spec, files.dir)  # the end proves its GPUs free (gpufree.py)
+        self.advice = AdviceWatch(spec)  # the seeds' troubleshooting, from evidence (advice/)
+        self._cpu = JobCpu()
+        self._health: Optional[HealthProbe] = None
+        self._untold: Deque[str] = collections.deque()  # advice the notify targets are yet to be told
         self._kill_flag = False
         self._read_pos = (
             0  # bytes of output.log the reader has read (where it starts: 0, or an adopter's resume point)
@@ -283,9 +290,12 @@ class Supervisor:
         back = self.stall.saw(entries, time.monotonic()) if lines else None
         if back is not None:
             entries.append(("event", {"event": "unstalled", "data": {"why": back}}))
+        advised = self.advice.lines(lines, entries)
+        entries += advised
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
+        self._tell_advice(advised)
 
     def _fresh(self, entries: List[Tuple[str, Dict[str, Any]]]) -> List[Tuple[str, Dict[str, Any]]]:
         """The entries not journaled yet: all of them (an adopter skips those its predecessor wrote)."""
@@ -386,6 +396,7 @@ class Supervisor:
                 self._apply_autostop()
                 self._apply_stall()
                 self._apply_pace_note()
+                self._send_advice()
                 self._trim_output()
                 next_control_poll = now + 1.0
             if self.requested == "stop" and self.deadline is None:
@@ -442,6 +453,7 @@ class Supervisor:
             tensorboard.finish()  # what the run flushed as it ended
         if self.container is not None:  # its processes are gone: the runtime's record of it goes too
             self.container.remove(self.journal.append)
+        self._send_advice()  # what the last lines made (an OOM's traceback is a job's last words)
         self._write_final_state()
 
     def _journal_points(self, points: List[Dict[str, Any]]) -> None:
@@ -645,8 +657,9 @@ class Supervisor:
     def _sample_gpus(self) -> None:
         if self._gpu is False:
             return
+        tree = job_tree(self.key, os.getpid())
         try:
-            gpus = sample_job_gpus(job_tree(self.key, os.getpid()), self.spec)
+            gpus = sample_job_gpus(tree, self.spec)
         except Exception:
             gpus = None
         if self.autostop is not None:
@@ -660,10 +673,40 @@ class Supervisor:
         self._gpu_utils = [g.get("util") for g in gpus]
         self.gpu_free.saw_gpus(gpus)
         now = time.monotonic()
-        if gpus and self.steady.gpu_due(gpus, now):
+        assert self.journal is not None
+        if gpus and self.steady.gpu_due(gpus, now) and self.journal.append("gpu", gpus=gpus) is not None:
+            self.steady.gpu_written(gpus, now)
+        self._advise_on_gpus(gpus, tree, now)
+
+    def _advise_on_gpus(self, gpus: List[Dict[str, Any]], tree: Any, now: float) -> None:
+        """The loader's and the GPUs' health judgements, on each look at the job's GPUs."""
+        if not gpus:
+            return
+        if self._health is None:
+            self._health = HealthProbe(session())
+        try:
+            health = self._health.look()
+        except Exception:  # a probe's bug must never stop the supervision
+            health = None
+        cpu = self._cpu.look(tree, now)
+        with self._out_lock:
+            entries = self.advice.gpus(gpus, cpu, cores_available(), health)
+        if entries:
             assert self.journal is not None
-            if self.journal.append("gpu", gpus=gpus) is not None:
-                self.steady.gpu_written(gpus, now)
+            self.journal.append_many(entries)
+        self._tell_advice(entries)
+
+    def _tell_advice(self, entries: List[Tuple[str, Dict[str, Any]]]) -> None:
+        """Queued for the loop: telling goes over the network, never from the output's reader."""
+        self._untold.extend(str(body["data"]["why"]) for _, body in entries)
+
+    def _send_advice(self) -> None:
+        """Each advice told to the job's notify targets when it asked for `advice` (node 0's, as a stall)."""
+        while self._untold:
+            said = notify_event(self.spec, "advice", self._untold.popleft())
+            if said is not None:
+                assert self.journal is not None
+                self.journal.append("event", event="notified", data=said)
 
     def _write_final_state(self) -> None:
         assert self.journal is not None

@@ -11,6 +11,7 @@ from remote_agent.pace.straggler import Straggler
 from remote_agent.spec import Multinode
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
+from ..fleet.advice import merged_advice
 from ..fleet.gpus_held import held_lines, per_node
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from ..printable import warn
@@ -110,6 +111,12 @@ class Job:
         return pace.hang(self.nodes, bool(self.stalled) and not self.ended)
 
     @property
+    def advice(self) -> list[dict[str, Any]]:
+        """The job's advice (remote_agent/advice/), one per kind (a GPU's health: per GPU): the first
+        node that said it (by its journal's time) is `node`, every node that said it is `nodes`."""
+        return merged_advice(self.nodes)
+
+    @property
     def lead(self) -> dict[str, Any]:
         """The node whose output carries the job's progress: node 0, except in an elastic job, where a
         regroup may put rank 0 (the one that prints) on any node: then the node with the latest point."""
@@ -154,6 +161,7 @@ class Job:
             "held_until": held_until(self.nodes),  # --hold-on-fail: a failed job's node kept until then
             "straggler": pace.straggler_json(self.stragglers),  # a node lagging the others, sustained
             "likely_hang": pace.hang_json(self.likely_hang),  # stalled: the node that stopped first
+            "advice": self.advice,  # the seeds' troubleshooting from evidence: {kind, why, evidence, remedies, node, nodes, t}
             "lead_node": str(self.lead.get("node", "0")),  # whose points `last` is (elastic: rank 0's)
             # journal records the agents skipped as malformed (readers are total: skip and count)
             "malformed": sum(n["malformed"] for n in self.nodes if isinstance(n.get("malformed"), int)),

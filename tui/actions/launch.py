@@ -78,8 +78,9 @@ def launch(
         if len(specs) > 1:
             envs = {h: Env(s.setup, s.path, s.workdir) for h, s in reversed(specs)}
             checked = preflight(agents, plans, envs, job_env=frozenset(dict(opts.env)))
+            trips = tuple(f"node {rank}: {ms:.2f} ms" for rank, ms in sorted(checked.rtt_ms.items()))
             specs = [
-                (h, s.replace(multinode=replace(p.multinode, hints=tuple(checked.hints))))
+                (h, s.replace(multinode=replace(p.multinode, hints=tuple(checked.hints), round_trips=trips)))
                 for (h, s), p in zip(specs, plans, strict=True)
             ]
     states = launch_specs(agents, specs, urls)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..actions.find import Job, list_jobs, resolve
 from ..actions.hold import held_text, held_until
+from ..advice_text import advice_lines
 from ..errors import EXIT_HOSTKEY, GpudeckError
 from ..fleet.gpus_held import freed_text
 from ..format import number, runtime, table
@@ -239,6 +240,8 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(f"  straggler: {found.why}")
     if job.why:
         say(f"  why: {job.why}")
+    for line in advice_lines(job.advice):  # the seeds' troubleshooting, from evidence (issue 34)
+        say(line)
     if job.ending_node.get("reason"):
         say(f"  stopped by: {job.ending_node['reason']}")
     notice = job.ending_node.get("notice")

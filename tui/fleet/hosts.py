@@ -53,6 +53,7 @@ class GpuSample:
     power_w: float | None = None
     power_limit_w: float | None = None
     processes: list[GpuProcess] = field(default_factory=list)
+    health: str | None = None  # new errors (XID, uncorrected ECC) the agent saw on it, one line, or None
 
     @property
     def level(self) -> UtilLevel:
@@ -98,7 +99,14 @@ def parse_gpu(d: Any, position: int) -> GpuSample | None:
         power_w=finite(_first(d, "power_w", "power")),
         power_limit_w=finite(d.get("power_limit_w")),
         processes=procs,
+        health=_health_flag(d.get("health")),
     )
+
+
+def _health_flag(health: Any) -> str | None:
+    """The agent's one-line flag of a GPU with errors (remote_agent/probes/gpuhealth.py)."""
+    got = health.get("flag") if isinstance(health, dict) else None
+    return text(got, 200) if isinstance(got, str) and got else None
 
 
 def _percent(v: Any) -> float | None:

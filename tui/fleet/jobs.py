@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from remote_agent.pace.points import add_point, mean_util
 from remote_agent.spec import Multinode, ResizedFrom
 
+from .advice import MAX_PER_NODE, advice_of, merged_advice
 from .gpus_held import held_text
 from .hosts import GpuSample, parse_gpu
 from .series import Series
@@ -83,6 +84,7 @@ class NodeModel:
     # recent [t, step] and [t, GPU %] points (host clock), as the agent keeps them (remote_agent/pace)
     pace_steps: list[list[float]] = field(default_factory=list)
     pace_util: list[list[float]] = field(default_factory=list)
+    advice: list[dict[str, Any]] = field(default_factory=list)  # its `advice` events (fleet/advice.py)
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
     summarised: bool = (
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
@@ -194,6 +196,13 @@ class JobModel:
     def gpus_held(self) -> list[str]:
         """After its end: each GPU its nodes' agents found still held; never a silent end."""
         return [line for n in self.nodes.values() for line in n.gpus_held][:16]
+
+    @property
+    def advice(self) -> list[dict[str, Any]]:
+        """The job's advice, one per kind across its nodes (the first node to say it named)."""
+        return merged_advice(
+            [{"node": n.node, "host": n.host, "advice": n.advice} for n in self.nodes.values()]
+        )
 
     @property
     def stalled(self) -> str | None:
@@ -332,6 +341,11 @@ class JobModel:
             if isinstance(pace, dict):  # the agent's recent points: a node seen before its journal is read
                 _add_points(n.pace_steps, pace.get("steps"))
                 _add_points(n.pace_util, pace.get("util"))
+            if isinstance(e.get("advice"), list) and (seq is None or seq >= n.last_seq):
+                got = [a for a in (advice_of(x, x.get("t")) for x in e["advice"] if isinstance(x, dict)) if a]
+                if got != n.advice:
+                    n.advice = got[:MAX_PER_NODE]
+                    changes.add("advice")
             summary = e.get("cost_summary")
             n.summarised = isinstance(summary, dict) and not summary.get("partial")
             if seq is not None:
@@ -394,6 +408,11 @@ class JobModel:
                 why = data.get("why") if isinstance(data, dict) and name == "stalled" else None
                 node.stalled = (text(why, 300) or "stalled") if name == "stalled" else None
                 return {"events", "stalled"}
+            if name == "advice":  # the seeds' troubleshooting, from evidence (remote_agent/advice/)
+                found = advice_of(data, t)
+                if found is not None and len(node.advice) < MAX_PER_NODE and found not in node.advice:
+                    node.advice.append(found)
+                return {"events", "advice"}
             return {"events"}
         if isinstance(kind, str):
             return set()  # a kind from a newer agent: skip it quietly, it is not garbage

@@ -21,6 +21,7 @@ from ..widgets.export_view import EXPORT_BINDING, export
 from ..widgets.failures import guarded
 from ..widgets.footer import DeckFooter
 from ..widgets.gpu_strip import GpuStrip
+from ..widgets.job_advice import JobAdvice
 from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
@@ -81,6 +82,7 @@ class JobScreen(JobActions):
         yield Static(id="proposal")
         yield Static(id="forwards")  # `F`: the job's open forwards (job_ports.py)
         yield JobNodes(id="nodes")
+        yield JobAdvice(id="advice")  # the seeds' troubleshooting from evidence, when there is some
         with Horizontal(id="charts"):
             yield LossChart(id="loss")
             yield UsageChart(id="usage")
@@ -164,6 +166,7 @@ class JobScreen(JobActions):
         now = time.time()
         self.query_one(JobStats).show(job, self.fleet, now)
         self.query_one(JobNodes).show(job, self.fleet, now)
+        self.query_one(JobAdvice).show(job.advice)
         self._show_proposal(job)
         if tags & {"series", "last", "state"}:
             self.query_one(LossChart).show(job, self.chain())

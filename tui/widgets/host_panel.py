@@ -133,10 +133,16 @@ def _compact_gpu_line(host: HostModel, g: GpuSample, fleet: Fleet, width: int) -
     tag = Content.styled(f" {job.name or job.id}"[:20], "$accent") if job is not None else Content("")
     if not g.processes:
         tag = Content.styled(" idle", "$text-muted")
-    room = width - head.cell_length - tag.cell_length - 1
+    flagged = _health(g)  # before the sparkline: a full line must not cut it off
+    room = width - head.cell_length - tag.cell_length - flagged.cell_length - 1
     values = _util_trail(host, g)
     spark = Content.assemble(" ", sparkline(values, room)) if room >= 6 else Content("")
-    return Content.assemble(head, spark, tag).truncate(width)
+    return Content.assemble(head, flagged, spark, tag).truncate(width)
+
+
+def _health(g: GpuSample) -> Content:
+    """A GPU with new errors (XID events, uncorrected ECC) says so in red on its line."""
+    return Content.styled(f" ⚠ {g.health}", "$error") if g.health else Content("")
 
 
 def _gpu_lines(
@@ -152,6 +158,7 @@ def _gpu_lines(
         temperature(g.temp_c),
         "  ",
         power(g.power_w, g.power_limit_w),
+        _health(g),
     )
     values = _util_trail(host, g)
     procs: list[tuple[str, str] | str] = []

@@ -25,6 +25,12 @@ NVML_ERROR_LIBRARY_NOT_FOUND = 12
 NVML_ERROR_FUNCTION_NOT_FOUND = 13
 NVML_ERROR_GPU_IS_LOST = 15
 NVML_TEMPERATURE_GPU = 0
+NVML_ERROR_TIMEOUT = 10
+nvmlEventTypeXidCriticalError = 0x8
+NVML_MEMORY_ERROR_TYPE_CORRECTED = 0
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_VOLATILE_ECC = 0
+NVML_AGGREGATE_ECC = 1
 
 _STRINGS = {
     NVML_ERROR_UNINITIALIZED: "Uninitialized",
@@ -36,6 +42,7 @@ _STRINGS = {
     NVML_ERROR_LIBRARY_NOT_FOUND: "NVML Shared Library Not Found",
     NVML_ERROR_FUNCTION_NOT_FOUND: "Function Not Found",
     NVML_ERROR_GPU_IS_LOST: "GPU is lost",
+    NVML_ERROR_TIMEOUT: "Timeout",
 }
 
 
@@ -74,6 +81,7 @@ NVMLError_DriverNotLoaded = _error_class("NVMLError_DriverNotLoaded", NVML_ERROR
 NVMLError_LibraryNotFound = _error_class("NVMLError_LibraryNotFound", NVML_ERROR_LIBRARY_NOT_FOUND)
 NVMLError_FunctionNotFound = _error_class("NVMLError_FunctionNotFound", NVML_ERROR_FUNCTION_NOT_FOUND)
 NVMLError_GpuIsLost = _error_class("NVMLError_GpuIsLost", NVML_ERROR_GPU_IS_LOST)
+NVMLError_Timeout = _error_class("NVMLError_Timeout", NVML_ERROR_TIMEOUT)
 
 
 @dataclass
@@ -241,6 +249,69 @@ def _alive(pid: int) -> bool:
 
 def nvmlDeviceGetGraphicsRunningProcesses(handle: _Handle) -> list[SimpleNamespace]:
     return _procs(_check("nvmlDeviceGetGraphicsRunningProcesses", handle).graphics)
+
+
+# GPU health (XID events, ECC counts) comes from a file the test writes while the agent runs:
+# $PYNVML_FAKE_HEALTH = {"<uuid>": {"xid": [79, …], "ecc": {"volatile": {"corrected": 0,
+# "uncorrected": 2}, "aggregate": {…}}}}, read at each call. An event set sees the XIDs appended
+# after its registration, as NVML's does; a GPU without "ecc" answers Not Supported.
+
+
+def _health(uuid: str) -> dict:
+    path = os.environ.get("PYNVML_FAKE_HEALTH")
+    try:
+        with open(path or "", encoding="utf-8") as f:
+            got = json.load(f).get(uuid)
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def nvmlDeviceGetTotalEccErrors(handle: _Handle, error_type: int, counter_type: int) -> int:
+    g = _check("nvmlDeviceGetTotalEccErrors", handle)
+    ecc = _health(g.uuid).get("ecc")
+    if not isinstance(ecc, dict):
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
+    counter = ecc.get("volatile" if counter_type == NVML_VOLATILE_ECC else "aggregate") or {}
+    return int(
+        counter.get("uncorrected" if error_type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED else "corrected", 0)
+    )
+
+
+@dataclass
+class _EventSet:
+    seen: dict[int, int] = field(default_factory=dict)  # GPU index -> XIDs already handed out
+
+
+def nvmlEventSetCreate() -> _EventSet:
+    _check("nvmlEventSetCreate")
+    return _EventSet()
+
+
+def nvmlDeviceRegisterEvents(handle: _Handle, event_types: int, event_set: _EventSet) -> None:
+    g = _check("nvmlDeviceRegisterEvents", handle)
+    if event_types & nvmlEventTypeXidCriticalError:
+        event_set.seen[handle.index] = len(_health(g.uuid).get("xid") or [])
+
+
+def nvmlEventSetWait(event_set: _EventSet, timeout_ms: int) -> SimpleNamespace:
+    _check("nvmlEventSetWait")
+    for index, seen in sorted(event_set.seen.items()):
+        xids = _health(GPUS[index].uuid).get("xid") or []
+        if len(xids) > seen:
+            event_set.seen[index] = seen + 1
+            return SimpleNamespace(
+                device=_Handle(index),
+                eventType=nvmlEventTypeXidCriticalError,
+                eventData=int(xids[seen]),
+                gpuInstanceId=0xFFFFFFFF,
+                computeInstanceId=0xFFFFFFFF,
+            )
+    raise NVMLError(NVML_ERROR_TIMEOUT)
+
+
+def nvmlEventSetFree(event_set: _EventSet) -> None:
+    _check("nvmlEventSetFree")
 
 
 def _from_env() -> None:
