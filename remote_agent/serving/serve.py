@@ -27,6 +27,7 @@ from ..storage.files import describe_os_error, ensure_private_dir
 from ..storage.jsonio import loads_object
 from .adopting import adopt_lost_jobs
 from .collect import collect_all
+from .dumpop import dump
 from .jobs import JobError, JobTable
 from .logindex import IndexCache, LogArgError, search
 from .output import LineWriter
@@ -236,6 +237,9 @@ class Server:
     def op_signal(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return send_signal(req, self.jobs)
 
+    def op_dump(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return dump(req, self.jobs)
+
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
@@ -352,6 +356,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "resizing": Server.op_resizing,
     "procs": Server.op_procs,
     "signal": Server.op_signal,
+    "dump": Server.op_dump,
     "rm": Server.op_rm,
     "transition": Server.op_transition,
     "price": Server.op_price,
