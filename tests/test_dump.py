@@ -124,6 +124,8 @@ def test_the_faulthandler_route_reaches_only_processes_that_opted_in(
     monkeypatch.setenv("GPUDECK_PY_SPY", "off")
     stacks = faultroute.make_stacks_dir(tmp_path)
     assert stacks is not None
+    (stacks / "999999999.txt").touch()  # a loader worker's, long gone and silent: pruned
+    (stacks / "999999998.txt").write_text("Thread 0x1 (most recent call first):\n")  # said something: kept
     opted, other = _sleeper(stacks, True), _sleeper(stacks, False)
     try:
         assert faultroute.catches(opted.pid) and not faultroute.catches(other.pid)
@@ -135,6 +137,7 @@ def test_the_faulthandler_route_reaches_only_processes_that_opted_in(
         assert missed["pid"] == other.pid and "no py-spy on this host" in missed["why"]
         assert "does not catch SIGURG" in missed["why"]
         assert other.poll() is None  # never signalled: it is alive
+        assert sorted(p.name for p in stacks.iterdir()) == sorted(["999999998.txt", f"{opted.pid}.txt"])
     finally:
         for p in (opted, other):
             p.send_signal(signal.SIGKILL)

@@ -55,9 +55,26 @@ def _size(path: Path) -> Optional[int]:
         return None
 
 
+def prune(directory: Path) -> None:
+    """Empty files of processes that ended (a DataLoader's workers come and go each epoch) go; a
+    file with stacks in it stays: it was what a process said."""
+    try:
+        names = os.listdir(str(directory))
+    except OSError:
+        return
+    for name in names:
+        pid = name[:-4] if name.endswith(".txt") else ""
+        if pid.isdigit() and not os.path.exists("/proc/%s" % pid) and _size(directory / name) == 0:
+            try:
+                os.unlink(str(directory / name))
+            except OSError:
+                pass
+
+
 def take(node_dir: Path, pids: Iterable[int]) -> Dict[int, Tuple[Optional[str], str]]:
     """pid → (its stacks' text, "") or (None, why not), for processes that catch STACK_SIGNAL."""
     directory = stacks_dir(node_dir)
+    prune(directory)
     before: Dict[int, int] = {}
     answers: Dict[int, Tuple[Optional[str], str]] = {}
     for pid in pids:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
@@ -14,6 +15,7 @@ from ..storage.files import ensure_private_dir, open_private
 from . import faultroute, pyspy
 from .procinfo import command, is_python, rank_label, ranks
 
+SPY_AT_ONCE = 8  # py-spy runs at a time
 MAX_PROCESSES = 64  # a job's Python processes on one node (8 GPUs × a few loader workers)
 
 
@@ -36,9 +38,10 @@ def take_dump(node_dir: Path, job: str, node: str, pids: Iterable[int]) -> Dict[
     py_spy = pyspy.find()
     fallback: List[int] = []
     tried: Dict[int, str] = {}
+    spied = _spy_all(py_spy, python) if py_spy is not None else {}
     for pid in python:
         if py_spy is not None:
-            text, why = pyspy.dump(py_spy, pid)
+            text, why = spied[pid]
             if text is not None:
                 stacks.append(_process(pid, route="py-spy", text=text))
                 continue
@@ -68,6 +71,13 @@ def take_dump(node_dir: Path, job: str, node: str, pids: Iterable[int]) -> Dict[
     text = record["text"] = render(record)
     record["path"] = save(node_dir, text, t)
     return record
+
+
+def _spy_all(py_spy: str, pids: List[int]) -> Dict[int, Tuple[Optional[str], str]]:
+    """py-spy on every process at once (each pauses only its own process while it reads)."""
+    with ThreadPoolExecutor(max_workers=max(1, min(SPY_AT_ONCE, len(pids)))) as pool:
+        futures = {pid: pool.submit(pyspy.dump, py_spy, pid) for pid in pids}
+        return {pid: future.result() for pid, future in futures.items()}
 
 
 def _process(pid: int, **more: Any) -> Dict[str, Any]:
