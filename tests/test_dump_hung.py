@@ -58,6 +58,7 @@ def test_a_stalled_job_with_the_dump_action_has_its_stack_saved(
         shown = gpudeck("dump", job, "--show", cwd=workdir)
         assert FUNCTION in shown.stdout and dumped["path"] in shown.stdout
         assert json.loads(gpudeck("ps", "--json", cwd=workdir).stdout)[0]["state"] == "running"  # as notify
+        assert f"its stacks: gpudeck dump {job}" in gpudeck("inspect", job, cwd=workdir).stdout
     finally:
         gpudeck("kill", job, cwd=workdir)
 

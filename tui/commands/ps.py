@@ -250,6 +250,7 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(f"  resized from: {resized.get('job')} ({resized.get('nodes')} nodes)")
     if job.stalled and not job.ended:
         say(f"  stalled: {job.stalled}")
+        say(f"  its stacks: gpudeck dump {job.id}")  # issue 34: one command away
     if job.why:
         say(f"  why: {job.why}")
     if job.ending_node.get("reason"):

@@ -86,7 +86,7 @@ class DumpScreen(ModalScreen[None]):
         self.query_one("#dump-status", Label).update(Content(line))  # remote errors are not markup
 
     def action_take_dump(self) -> None:
-        if not refused_read_only(self.app, "a dump (it signals the job's processes)"):
+        if not refused_read_only(self.app, "taking a dump"):
             self._ask(show=False)
 
     def action_close(self) -> None:
