@@ -106,6 +106,30 @@ def test_the_agent_refuses_a_bad_request_in_one_line(client: AgentClient) -> Non
             client.request("dump", **args)
 
 
+def test_a_slurm_jobs_processes_are_not_looked_for_on_the_login_node(
+    client: AgentClient, agent_dir: Path
+) -> None:
+    """Its supervisor's pid is a compute node's: here it may be anyone's process."""
+    job = "20991231-000000-abcdef"
+    node = agent_dir / "jobs" / job / "0"
+    node.mkdir(parents=True)
+    spec = {
+        "id": job,
+        "name": "s",
+        "node": "0",
+        "argv": ["true"],
+        "workdir": "/",
+        "placement": {"kind": "slurm"},
+    }
+    (node / "spec.json").write_text(json.dumps(spec))
+    (node / "events.jsonl").write_text(
+        json.dumps({"seq": 1, "t": 1.0, "kind": "state", "state": "running", "supervisor_pid": os.getpid()})
+        + "\n"
+    )
+    with pytest.raises(Exception, match="a Slurm job's processes run on its compute nodes"):
+        client.request("dump", job=job, node="0")
+
+
 def _sleeper(stacks: Path, opt_in: bool) -> subprocess.Popen[bytes]:
     code = (
         "import sys, time\n"

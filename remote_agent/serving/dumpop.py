@@ -24,6 +24,12 @@ def dump(req: Dict[str, Any], jobs: Any) -> Dict[str, Any]:
         raise JobError("show: expected true or false, got %r" % (show,))
     if show:
         return _latest(view)
+    view.refresh()
+    if (view.spec or {}).get("placement"):  # its supervisor's pid means nothing on this machine
+        raise JobError(
+            "job %s node %s: a Slurm job's processes run on its compute nodes, out of this agent's "
+            "reach (--stall-action dump takes its stacks there)" % (view.fields["id"], view.fields["node"])
+        )
     roles = job_pids(view)
     pids = [pid for pid, role in roles.items() if role != "supervisor"]
     if not pids:
