@@ -17,7 +17,8 @@ def command(pid: int) -> str:
             raw = f.read(MAX_COMMAND * 4)
     except OSError:
         return ""
-    return raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")[:MAX_COMMAND]
+    text = raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
+    return " ".join(text.split())[:MAX_COMMAND]  # one line: a `python -c` program has newlines
 
 
 def is_python(pid: int) -> bool:
