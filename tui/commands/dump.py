@@ -21,7 +21,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("dump", help="the stacks of a job's Python processes on every node (a hung job)")
     p.add_argument("job", help="job id, id prefix or name")
     p.add_argument("--node", default="all", metavar="K", help="one node of the job (default all)")
-    p.add_argument("--show", action="store_true", help="print the latest saved dump instead of taking one")
+    p.add_argument(
+        "--show",
+        action="store_true",
+        help="print the latest saved dump instead of taking one (the one form --read-only allows)",
+    )
     p.add_argument("--json", action="store_true", help=f"answer with one JSON object: {FIELDS}")
 
 
