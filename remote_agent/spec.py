@@ -704,10 +704,14 @@ class Notify:
         return _to_wire(self)
 
 
+STALL_ACTIONS = ("notify", "dump", "stop")
+
+
 @dataclass(frozen=True)
 class Stall:
     """When the job counts as stalled (supervision/stall.py): `after` seconds without progress (0:
-    never; None: auto, from its own pace), and what then: `notify` (journal, flag, tell) or `stop`."""
+    never; None: auto, from its own pace), and what then: `notify` (journal, flag, tell), `dump` (that,
+    and the stacks of its Python processes: stacks/take.py) or `stop`."""
 
     after: Optional[float] = None
     action: str = "notify"
@@ -717,8 +721,8 @@ class Stall:
         obj = _object(obj, "stall")
         _only(obj, cls, "stall")
         action = obj.get("action", "notify")
-        if action not in ("notify", "stop"):
-            raise SpecError("spec.stall.action: notify or stop, got %r" % (action,))
+        if action not in STALL_ACTIONS:
+            raise SpecError("spec.stall.action: %s, got %r" % (" or ".join(STALL_ACTIONS), action))
         return cls(after=_optional(obj.get("after"), _number, "stall.after", 0, 7 * 86400), action=action)
 
     def to_wire(self) -> Dict[str, Any]:

@@ -111,6 +111,14 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
     assert {f.name for f in fields(JobSpec)} == set(wire) | {"watch", "placement"}
 
 
+@pytest.mark.parametrize("action", ["notify", "dump", "stop"])
+def test_every_stall_action_round_trips(tmp_path: Path, action: str) -> None:
+    wire = dict(_full(tmp_path), stall={"after": None, "action": action})
+    spec = JobSpec.from_wire(wire)
+    assert spec.stall is not None and spec.stall.action == action
+    assert spec.to_wire()["stall"] == {"after": None, "action": action}
+
+
 @pytest.mark.parametrize(
     ("path", "value", "named"),
     [
@@ -145,7 +153,7 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
         (("gpus",), 2, "spec.gpus: expected an object"),
         (("notify", "urls"), ["mailto://x"], "spec.notify.urls[0]"),
         (("notify", "events"), ["recovered"], "spec.notify.events"),
-        (("stall", "action"), "dump", "spec.stall.action"),
+        (("stall", "action"), "reboot", "spec.stall.action"),
         (("stall", "after"), -1, "spec.stall.after"),
         (("gpus", "count"), 0, "spec.gpus.count"),
         (("gpus", "count"), 65, "spec.gpus.count"),

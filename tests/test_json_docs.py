@@ -102,6 +102,7 @@ def test_each_data_verb_prints_its_documented_keys(gpudeck_home: Path, workdir: 
         "pull": ["pull", ended, "a.py", str(tmp_path / "pulled"), "--json"],
         "metrics": ["metrics", ended, "--json"],
         "logs": ["logs", ended, "--json"],
+        "dump": ["dump", live, "--json"],
         "autostop": ["autostop", "pause", live, "--json"],
         "restart": ["restart", ended, "--json"],
         "stop": ["stop", live, "--grace", "1", "--json"],

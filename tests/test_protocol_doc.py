@@ -110,6 +110,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["job_data"] = client.request("job_data", job=job["id"], node="0")
     answers["procs"] = client.request("procs", job=job["id"], node="0", interval=0.05)
     command = next(p for p in answers["procs"]["processes"] if p["role"] == "command")
+    answers["dump"] = client.request("dump", job=job["id"], node="0")  # `sleep`: listed, not Python
     answers["signal"] = client.request("signal", job=job["id"], node="0", pid=command["pid"], signal="INT")
     answers["stop"] = client.request("stop", job=job["id"], node="0", grace=1, timeout=60)
     new_id = new_job_id()

@@ -6,6 +6,9 @@ import sys
 
 
 def main(argv: list[str]) -> int:
+    from .stacks import register
+
+    register()  # first: a hang while torch imports can be dumped too (gpudeck dump)
     if argv[:1] == ["export"]:
         from .export import main as export
 

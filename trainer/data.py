@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from .stacks import register as register_stacks
+
 Key = tuple[int, int]  # (epoch, sample index); epoch -1 means "no augmentation" (validation)
 Sample = tuple[torch.Tensor, int, int, int]  # (image, label, epoch, index): one dataset item
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]  # Samples collated by the DataLoader
@@ -140,6 +142,7 @@ def _worker_init(_: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    register_stacks()  # its own stacks file (the fork inherited the main process's)
 
 
 def make_loader(

@@ -30,7 +30,9 @@ def main(argv: list[str]) -> int:
     )
     if worker is not None:
         exec_worker(*worker)  # does not return
+    from .stacks import register
 
+    register()  # the launcher's own stack too (its workers register theirs: trainer/__main__.py)
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.run import main as torchrun
 

@@ -45,6 +45,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "metrics": ("gpudeck metrics -f resnet", "gpudeck metrics --json --chain resnet"),
     "stop": ("gpudeck stop resnet", "gpudeck stop --grace 10 --json 20261129-214028-f15bf7"),
     "kill": ("gpudeck kill resnet",),
+    "dump": ("gpudeck dump resnet", "gpudeck dump resnet --node 1", "gpudeck dump resnet --show"),
     "restart": ("gpudeck restart resnet",),
     "rm": (
         "gpudeck rm resnet",

@@ -29,6 +29,7 @@ from ..storage.jsonio import loads_object
 from ..supervision.hold import release as release_hold
 from .adopting import adopt_lost_jobs
 from .collect import collect_all
+from .dumpop import dump
 from .jobs import JobError, JobTable
 from .logindex import IndexCache, LogArgError, search
 from .output import LineWriter
@@ -244,6 +245,9 @@ class Server:
     def op_signal(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return send_signal(req, self.jobs)
 
+    def op_dump(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        return dump(req, self.jobs)
+
     def op_rm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.remove(req.get("job"), req.get("node"))
 
@@ -371,6 +375,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "pace_note": Server.op_pace_note,
     "procs": Server.op_procs,
     "signal": Server.op_signal,
+    "dump": Server.op_dump,
     "rm": Server.op_rm,
     "release": Server.op_release,
     "transition": Server.op_transition,

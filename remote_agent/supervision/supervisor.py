@@ -22,6 +22,9 @@ from ..probes.gpuhealth import HealthProbe
 from ..probes.jobcpu import JobCpu, cores_available
 from ..probes.jobgpus import sample_job_gpus, session
 from ..spec import DEFAULT_GRACE
+from ..stacks.faultroute import STACKS_VAR, make_stacks_dir
+from ..stacks.notes import event_data, take_notes
+from ..stacks.take import take_dump
 from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
 from ..storage.jsonio import loads_object
@@ -204,6 +207,9 @@ class Supervisor:
         # its node dir too: a job whose dir is deleted is still found by it (deleted.py)
         env = dict(job_env(self.spec, os.environ), **{JOB_DIR_VAR: str(self.files.dir)})
         env[NOTICE_VAR] = str(notice_path(self.files.dir))  # appears on a preemption notice (preempt/act.py)
+        stacks = make_stacks_dir(self.files.dir)  # where a program's faulthandler opt-in writes (stacks/)
+        if stacks is not None:
+            env[STACKS_VAR] = str(stacks)
         try:
             command = self.container.argv(env) if self.container else list(self.spec["argv"])
         except OSError as exc:  # the container's env file (containers/envfile.py)
@@ -397,6 +403,7 @@ class Supervisor:
                 self._apply_stall()
                 self._apply_pace_note()
                 self._send_advice()
+                self._journal_dumps()
                 self._trim_output()
                 next_control_poll = now + 1.0
             if self.requested == "stop" and self.deadline is None:
@@ -604,6 +611,25 @@ class Supervisor:
         if found["action"] == "stop":
             self.requested, self.reason = "stop", "stalled: %s" % found["why"]
             self._begin_stop()
+        elif found["action"] == "dump":  # in a thread: py-spy may take seconds per process
+            threading.Thread(target=self._dump_stalled, name="dump", daemon=True).start()
+
+    def _dump_stalled(self) -> None:
+        """The stall action `dump`: the stacks of the job's tree on this node, journaled `dumped`."""
+        assert self.journal is not None
+        pids = job_tree(self.key, os.getpid())
+        try:
+            record = take_dump(self.files.dir, str(self.spec["id"]), str(self.spec.get("node", "0")), pids)
+        except OSError as exc:  # a full disk: said, and the job goes on
+            self.journal.append("event", event="dump_failed", data={"error": describe_os_error(exc)})
+            return
+        self.journal.append("event", event="dumped", data=event_data(record, "stall"))
+
+    def _journal_dumps(self) -> None:
+        """Dumps the `dump` op took (serving/dumpop.py) become `dumped` events here, the one writer."""
+        assert self.journal is not None
+        for data in take_notes(self.files.dir):
+            self.journal.append("event", event="dumped", data=data)
 
     def _apply_pace_note(self) -> None:
         """A client named this node the straggler (or no longer), or a stall's likely hang."""

@@ -236,6 +236,7 @@ def inspect(args: argparse.Namespace, session: Session) -> int:
         say(f"  stalled: {job.stalled}")
         if job.likely_hang:
             say(f"  likely hang: {job.likely_hang.why}")
+        say(f"  its stacks: gpudeck dump {job.id}")  # issue 34: one command away
     for found in job.stragglers:
         say(f"  straggler: {found.why}")
     if job.why:

@@ -129,8 +129,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--stall-action",
-        choices=["notify", "stop"],
-        help="what a stall does (default notify: flag, journal, tell)",
+        choices=["notify", "dump", "stop"],
+        help="what a stall does (default notify: flag, journal, tell; dump: that, and the stacks of its "
+        "Python processes, as gpudeck dump)",
     )
     p.add_argument(
         "--notify",

@@ -25,6 +25,7 @@ from ..widgets.job_advice import JobAdvice
 from ..widgets.job_nodes import JobNodes
 from ..widgets.job_stats import JobStats
 from ..widgets.output_log import OutputLog
+from .dump_view import DumpScreen
 from .job_actions import JOB_BINDINGS, JobActions
 from .job_ports import show_forwards
 from .sight import in_sight
@@ -60,6 +61,14 @@ class JobScreen(JobActions):
             tooltip="the loss chart's x axis: step / seconds",
         ),
         EXPORT_BINDING,
+        Binding(
+            "D",
+            "job_dump",
+            "Stacks",
+            id="job_dump",
+            tooltip="the stacks of the job's Python processes (a hung job): the saved dump; n takes one",
+            show=False,  # the Footer is full; ? lists it
+        ),
     ]
 
     def __init__(self, fleet: Fleet, connections: Connections, job_control: JobControl, job_id: str) -> None:
@@ -68,6 +77,11 @@ class JobScreen(JobActions):
 
     def current_job(self) -> JobModel | None:
         return self.fleet.jobs.get(self.job_id)
+
+    def action_job_dump(self) -> None:
+        """D: the job's latest saved stacks, and a new dump from there (dump_view.py)."""
+        if self.current_job() is not None:
+            self.app.push_screen(DumpScreen(self.fleet, self.connections, self.job_id))
 
     def action_export_view(self) -> None:
         """E: every point of the job's series, to CSV and JSON files."""
