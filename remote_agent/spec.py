@@ -704,17 +704,21 @@ class Notify:
         return _to_wire(self)
 
 
-STALL_ACTIONS = ("notify", "dump", "stop")
+STALL_ACTIONS = ("notify", "dump", "stop", "restart")
+STALL_RESTARTS = 3  # a chain's stall restarts by default: a job that hangs each time is not looped for ever
 
 
 @dataclass(frozen=True)
 class Stall:
     """When the job counts as stalled (supervision/stall.py): `after` seconds without progress (0:
     never; None: auto, from its own pace), and what then: `notify` (journal, flag, tell), `dump` (that,
-    and the stacks of its Python processes: stacks/take.py) or `stop`."""
+    and the stacks of its Python processes: stacks/take.py), `stop`, or `restart`: a graceful stop
+    (its checkpoint), then the same spec again as a new job on this host (supervision/stall_restart.py),
+    `restarts` more times at most along its chain."""
 
     after: Optional[float] = None
     action: str = "notify"
+    restarts: int = STALL_RESTARTS
 
     @classmethod
     def from_wire(cls, obj: Any) -> Stall:
@@ -723,11 +727,20 @@ class Stall:
         action = obj.get("action", "notify")
         if action not in STALL_ACTIONS:
             raise SpecError("spec.stall.action: %s, got %r" % (" or ".join(STALL_ACTIONS), action))
-        return cls(after=_optional(obj.get("after"), _number, "stall.after", 0, 7 * 86400), action=action)
+        restarts = obj.get("restarts", STALL_RESTARTS)
+        if isinstance(restarts, bool) or not isinstance(restarts, int) or not 0 <= restarts <= 100:
+            raise SpecError("spec.stall.restarts: a count from 0 to 100, got %r" % (restarts,))
+        return cls(
+            after=_optional(obj.get("after"), _number, "stall.after", 0, 7 * 86400),
+            action=action,
+            restarts=restarts,
+        )
 
     def to_wire(self) -> Dict[str, Any]:
         out = _to_wire(self)
         out["after"] = self.after  # null means auto, and is said so
+        if self.restarts == STALL_RESTARTS:
+            del out["restarts"]  # the default: specs written before the field stay as they were
         return out
 
 

@@ -94,7 +94,7 @@ def _full(workdir: Path) -> dict:
         },
         "gpus": {"count": 2, "model": "A100"},
         "notify": {"urls": ["json://127.0.0.1:9/hook"], "events": ["failed", "budget_stop"]},
-        "stall": {"after": 600.0, "action": "stop"},
+        "stall": {"after": 600.0, "action": "restart", "restarts": 1},
         "notice": {"provider": "aws", "metadata_endpoint": "http://127.0.0.1:1338"},
         "pty": True,
         "tensorboard": "runs/exp",
@@ -111,7 +111,7 @@ def test_the_wire_form_round_trips_every_field(tmp_path: Path) -> None:
     assert {f.name for f in fields(JobSpec)} == set(wire) | {"watch", "placement"}
 
 
-@pytest.mark.parametrize("action", ["notify", "dump", "stop"])
+@pytest.mark.parametrize("action", ["notify", "dump", "stop", "restart"])
 def test_every_stall_action_round_trips(tmp_path: Path, action: str) -> None:
     wire = dict(_full(tmp_path), stall={"after": None, "action": action})
     spec = JobSpec.from_wire(wire)

@@ -50,6 +50,7 @@ from .pace_note import PaceNotes, take_note
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
 from .stall import StallWatch
+from .stall_restart import relaunch
 from .steady import Steady
 
 EXIT_ALREADY_SUPERVISED = 3
@@ -128,6 +129,7 @@ class Supervisor:
         self.notice: Optional[Dict[str, Any]] = None
         self._notice_pending: Optional[Dict[str, Any]] = None
         self._notice_watch: Optional[NoticeWatch] = None
+        self._restart_after_stall = False  # the stall action `restart` stopped it (stall_restart.py)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -608,8 +610,10 @@ class Supervisor:
         said = notify_event(self.spec, "stalled", found["why"])
         if said is not None:
             self.journal.append("event", event="notified", data=said)
-        if found["action"] == "stop":
+        if found["action"] in ("stop", "restart"):
             self.requested, self.reason = "stop", "stalled: %s" % found["why"]
+            # restart: once its end is journaled, the same spec again (stall_restart.py)
+            self._restart_after_stall = found["action"] == "restart"
             self._begin_stop()
         elif found["action"] == "dump":  # in a thread: py-spy may take seconds per process
             threading.Thread(target=self._dump_stalled, name="dump", daemon=True).start()
@@ -772,6 +776,8 @@ class Supervisor:
         fields.update(self.gpu_free.end_fields(self.journal.append))
         fields.update(hold.end_fields(self.spec, state, time.time()))
         self.journal.append("state", **fields)
+        if self._restart_after_stall and state == "stopped":  # its end is journaled: its GPUs are free
+            relaunch(self.files.dir.parent.parent.parent, self.spec, self.journal.append)
         self._notify(fields)
         self._flush_journal()
 

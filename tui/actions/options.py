@@ -121,7 +121,7 @@ def parse_gpus(text: str | None, label: str = "--gpus") -> GpuRequest | None:
 
 
 def parse_stall(text: str | None, action: str | None) -> Stall | None:
-    """`--stall 10m|90s|auto|off` and `--stall-action notify|dump|stop` as the spec's Stall."""
+    """`--stall 10m|90s|auto|off` and `--stall-action notify|dump|stop|restart` as the spec's Stall."""
     if text is None and action is None:
         return None
     after: float | None = None
@@ -136,7 +136,7 @@ def parse_stall(text: str | None, action: str | None) -> Stall | None:
     try:
         return Stall.from_wire({"after": after, "action": action or "notify"})
     except SpecError as exc:
-        raise usage(f"--stall-action {action!r}: notify, dump or stop ({exc})") from None
+        raise usage(f"--stall-action {action!r}: notify, dump, stop or restart ({exc})") from None
 
 
 def usage(message: str) -> GpudeckError:

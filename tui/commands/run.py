@@ -129,9 +129,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--stall-action",
-        choices=["notify", "dump", "stop"],
+        choices=["notify", "dump", "stop", "restart"],
         help="what a stall does (default notify: flag, journal, tell; dump: that, and the stacks of its "
-        "Python processes, as gpudeck dump)",
+        "Python processes, as gpudeck dump; stop; restart: stop it (its checkpoint) and start it again "
+        "as a new job, at most 3 times along its chain; one-node jobs)",
     )
     p.add_argument(
         "--notify",
@@ -234,6 +235,12 @@ def options(args: argparse.Namespace) -> LaunchOptions:
     hosts = tuple(h.strip() for h in args.host.split(",")) if args.host is not None else ()
     # with a pool, a --host list (even of one) pins the nodes; without --host the pool places them
     pinned = hosts if len(hosts) > 1 or (pool and hosts) else ()
+    if args.stall_action == "restart" and ((args.nodes or 1) > 1 or len(hosts) > 1 or args.elastic):
+        raise GpudeckError(
+            "run: --stall-action restart: one-node jobs only (a multi-node job's other nodes are on "
+            "other hosts; use stop, and restart it with r or gpudeck restart)",
+            EXIT_USAGE,
+        )
     return LaunchOptions(
         argv=tuple(argv),
         host=hosts[0] if hosts else pool[0] if pool else LOCAL,
