@@ -82,3 +82,32 @@ async def test_a_dense_stream_starts_no_textual_timer(monkeypatch: Any) -> None:
         await until(pilot, lambda: len(log.lines) >= pushes, "every line written", timeout=60)
         assert [str(line) for line in log.lines][-pushes:] == [f"line {i}" for i in range(pushes)]
         assert started == []
+
+
+@sync
+async def test_more_lines_move_the_scrollbar_without_laying_out_the_screen() -> None:
+    """Issue 36: the log's height is the screen's to give, so a followed dense job must not relay
+    the whole job view at each take (it did 4 times a second); a scrollbar coming still does."""
+    app = One()
+    async with app.run_test(size=(80, 20)) as pilot:
+        log = app.query_one(OutputLog)
+        log.write_lines([f"line {i}" for i in range(5)])
+        await pilot.pause()
+        layouts: list[bool] = []
+        real_refresh = log.refresh
+
+        def spied(*args: Any, **kwargs: Any) -> Any:
+            layouts.append(bool(kwargs.get("layout")))
+            return real_refresh(*args, **kwargs)
+
+        log.refresh = spied  # type: ignore[method-assign]
+        log.write_lines([f"line {i}" for i in range(5, 100)])  # now taller than the screen
+        await pilot.pause()
+        assert any(layouts)  # the scrollbar came: laid out once
+        layouts.clear()
+        for n in range(100, 200, 10):
+            log.write_lines([f"line {i}" for i in range(n, n + 10)])
+        await pilot.pause()
+        assert not any(layouts), "a longer log relaid the screen"
+        assert log.vertical_scrollbar.window_virtual_size == log.virtual_size.height >= 200
+        assert log.is_vertical_scroll_end  # still following the end

@@ -128,15 +128,16 @@ class DeckScreen(JobActions):
     def _draw(self, tags: frozenset[str]) -> None:
         now = time.time()
         self.query_one(FleetSummaryBar).show(self.fleet)
-        if self.query_one(TabbedContent).active == "jobs":
+        active = self.query_one(TabbedContent).active
+        if active == "jobs":
             self.query_one(JobsTable).show(self.fleet, now)
         else:
             self.query_one(FleetView).show(self.fleet, now)
         self.query_one("#first-run").display = not self.fleet.jobs and not self.fleet.queued
         if tags & {"job", "state", "policy"}:
             self.refresh_bindings()
-        if self.cloud is not None and tags & {"cloud", "clock"}:
-            self._draw_cloud()
+        if self.cloud is not None and tags & {"cloud", "clock"} and active == "cloud":
+            self._draw_cloud()  # the Cloud tab only when shown: it catches up when it is (its layout is costly)
 
     def _draw_cloud(self) -> None:
         c = self.cloud

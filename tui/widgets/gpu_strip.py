@@ -7,10 +7,10 @@ one row per host as nvitop and all-smi list them, so the one GPU that lags is fo
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
 
 from ..fleet import JobModel
 from .gauges import BLOCKS, HOT_C, level_style
+from .steady_static import SteadyStatic
 
 CELL = 8  # " 0  96▇ " : one GPU's cells
 
@@ -37,11 +37,11 @@ def strip_lines(job: JobModel, width: int) -> list[Content]:
     return lines
 
 
-class GpuStrip(Static):
+class GpuStrip(SteadyStatic):
     DEFAULT_CSS = "GpuStrip { height: auto; padding: 0 1; }"
 
     def show(self, job: JobModel) -> None:
         lines = strip_lines(job, self.size.width or 80)
         self.display = bool(lines)
         if lines:
-            self.update(Content("\n").join(lines))
+            self.show_content(Content("\n").join(lines))

@@ -6,7 +6,6 @@ the agent's words are user text: Content, never markup."""
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
 
 from ..fleet import Fleet, JobModel, NodeModel
 from ..fleet.pace import JobPace, job_pace
@@ -14,6 +13,7 @@ from ..fleet.states import why
 from ..format import duration, step_rate
 from .gauges import level_style
 from .jobs_table import STATE_STYLE
+from .steady_static import SteadyStatic
 
 MAX_ROWS = 8  # more nodes than this: the first ones and a count, so the charts keep their room
 # (title, width); the last column takes what is left
@@ -88,10 +88,10 @@ def render_nodes(job: JobModel, fleet: Fleet, now: float) -> Content:
     return Content("\n").join([header, *rows])
 
 
-class JobNodes(Static):
+class JobNodes(SteadyStatic):
     """Shown only for a job of more than one node (a one-node job's view has no list)."""
 
     def show(self, job: JobModel, fleet: Fleet, now: float) -> None:
         self.display = len(job.nodes) > 1
         if self.display:
-            self.update(render_nodes(job, fleet, now))
+            self.show_content(render_nodes(job, fleet, now))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 from textual.content import Content
-from textual.widgets import Static
 
 from ..fleet import Fleet, JobModel
 from ..fleet.holds import held_text
 from ..format import duration, metric_line, money, number
 from .jobs_table import BUDGET_STYLE, STATE_STYLE
+from .steady_static import SteadyStatic
 
 
 def cost_line(job: JobModel, fleet: Fleet) -> Content:
@@ -104,11 +104,11 @@ def render_stats(job: JobModel, fleet: Fleet, now: float) -> Content:
     return Content("\n").join(lines)
 
 
-class JobStats(Static):
+class JobStats(SteadyStatic):
     DEFAULT_CSS = "JobStats { height: auto; padding: 0 1; }"
 
     def show(self, job: JobModel, fleet: Fleet, now: float) -> None:
-        self.update(render_stats(job, fleet, now))
+        self.show_content(render_stats(job, fleet, now))
 
 
 def _in_header(name: str) -> bool:

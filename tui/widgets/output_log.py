@@ -13,7 +13,9 @@ import time
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.widgets import Log
 
 from ..live.output_stream import OutputStream
@@ -36,6 +38,20 @@ class OutputLog(Log):
         Binding("G", "vim_bottom", "Last line", id="vim_bottom", show=False),
         Binding("c", "copy_line", "Copy", id="copy_line", tooltip="copy the last line in view (OSC 52)"),
     ]
+
+    # Its height is the screen's to give (1fr), never its lines': more lines need its scrollbar
+    # updated, not the whole job view laid out again (issue 36: a followed dense job relaid the
+    # screen 4 times a second, most of the view's CPU). Only a scrollbar coming or going does.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        region = self.scrollable_content_region
+        if (old.height > region.height) != (new.height > region.height) or (old.width > region.width) != (
+            new.width > region.width
+        ):
+            self.refresh(layout=True)
+        else:
+            self._scroll_update(new)
 
     class FollowChanged(Message):
         """Following the output turned on or off (a key, or scrolling away from the end)."""
