@@ -343,8 +343,12 @@ MAX_ADVICE = 10  # per node: each kind is said once, a GPU's health once per GPU
 
 
 def advice_of(record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """An `advice` event's data as the job object carries it, or None when it is not that shape."""
-    data = record.get("data")
+    """An `advice` event as the job object carries it, or None when it is not that shape."""
+    return advice_data(record.get("data"), record.get("t"))
+
+
+def advice_data(data: Any, t: Any) -> Optional[Dict[str, Any]]:
+    """An `advice` event's data (and time) as a node keeps it: here and in the client (tui/fleet)."""
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         return None
     remedies = data.get("remedies")
@@ -354,5 +358,5 @@ def advice_of(record: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         "why": str(data.get("why") or "")[:400],
         "evidence": evidence if isinstance(evidence, dict) else {},
         "remedies": [str(r)[:400] for r in remedies[:10]] if isinstance(remedies, list) else [],
-        "t": record.get("t") if isinstance(record.get("t"), (int, float)) else None,
+        "t": t if isinstance(t, (int, float)) and not isinstance(t, bool) else None,
     }

@@ -41,7 +41,8 @@ def _rss_bytes(pid: int) -> Optional[int]:
         return None
 
 
-def _command(pid: int) -> str:
+def command_line(pid: int) -> str:
+    """A process's argv joined by spaces (cut to MAX_COMMAND), or "" when it cannot be read."""
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             raw = f.read(MAX_COMMAND * 4)
@@ -55,7 +56,7 @@ def describe(pid: int, cpu_percent: Optional[float]) -> Optional[Dict[str, objec
     fields = _stat(pid)
     if fields is None or fields[0] in (b"Z", b"X"):
         return None
-    command = _command(pid)
+    command = command_line(pid)
     if not command:  # a kernel thread or a process without argv: its name in brackets, as ps does
         try:
             with open("/proc/%d/comm" % pid, "rb") as f:

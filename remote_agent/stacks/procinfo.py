@@ -6,19 +6,14 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional
 
-from ..probes.procs import MAX_COMMAND
+from ..probes.procs import MAX_COMMAND, command_line
 
 RANK_VARS = ("RANK", "LOCAL_RANK", "GROUP_RANK")
 
 
 def command(pid: int) -> str:
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            raw = f.read(MAX_COMMAND * 4)
-    except OSError:
-        return ""
-    text = raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
-    return " ".join(text.split())[:MAX_COMMAND]  # one line: a `python -c` program has newlines
+    """One line: a `python -c` program has newlines."""
+    return " ".join(command_line(pid).split())[:MAX_COMMAND]
 
 
 def is_python(pid: int) -> bool:

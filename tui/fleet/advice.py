@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from remote_agent.jobstate import advice_data
+
 MAX_PER_NODE = 10  # as the agent keeps (jobstate.MAX_ADVICE)
 
 
@@ -34,15 +36,5 @@ def _when(advice: dict[str, Any]) -> float:
 
 
 def advice_of(data: Any, t: Any) -> dict[str, Any] | None:
-    """An `advice` journal event's data as a node keeps it (what the agent's job object carries)."""
-    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
-        return None
-    remedies = data.get("remedies")
-    evidence = data.get("evidence")
-    return {
-        "kind": data["kind"][:40],
-        "why": str(data.get("why") or "")[:400],
-        "evidence": evidence if isinstance(evidence, dict) else {},
-        "remedies": [str(r)[:400] for r in remedies[:10]] if isinstance(remedies, list) else [],
-        "t": t if isinstance(t, (int, float)) and not isinstance(t, bool) else None,
-    }
+    """An `advice` journal event's data as a node keeps it (the agent's own reading of it)."""
+    return advice_data(data, t)
