@@ -64,8 +64,16 @@ def test_run_metrics_logs_ps_round_trip(gpudeck_home: Path, workdir: Path) -> No
     assert job["state"] == "exited" and job["exit_code"] == 0 and job["signal"] is None
     assert job["started_at"] <= job["ended_at"]
     assert job["nodes"] == [
-        {"host": "local", "node": "0", "state": "exited", "pid": job["nodes"][0]["pid"], "gpus": None}
-    ]  # gpus: what --gpus gave the node (none asked)
+        {
+            "host": "local",
+            "node": "0",
+            "state": "exited",
+            "pid": job["nodes"][0]["pid"],
+            "gpus": None,  # what --gpus gave the node (none asked)
+            "step_rate": None,  # a multi-node job's pace only (issue 34)
+            "gpu_util": None,
+        }
+    ]
     assert ps_json(workdir) == []  # ended jobs only with --all
     for out in (
         json.dumps(jobs),

@@ -28,8 +28,15 @@ class FleetView(VerticalScroll):
                 self._panels[name] = HostPanel(name)
                 self.mount(self._panels[name])
         sight = self.panels_in_sight()
-        # a new panel is drawn once, wherever it is: that gives it its height
-        return sum(p.show(fleet, now) for p in self._panels.values() if p.drawn is None or p in sight)
+        # A new panel is drawn once, wherever it is: that gives it its height; and again once laid
+        # out at another width than it was drawn for (a GPU takes 1 line at 80 columns, 2 when
+        # wider), or its height would change only when scrolled to, and a scroll to the end would
+        # stop short of it.
+        return sum(
+            p.show(fleet, now)
+            for p in self._panels.values()
+            if p.drawn is None or p in sight or (p.size.width and p.drawn_width != p.size.width)
+        )
 
     def panels_in_sight(self) -> set[HostPanel]:
         """From the scroll position and the panels' laid-out heights, not from the screen's last

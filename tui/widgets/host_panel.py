@@ -236,6 +236,11 @@ class HostPanel(Static):
         self.drawn: tuple[object, ...] | None = None  # the panel_key of what it shows
         self._shape: tuple[int, bool, int] | None = None  # (lines, all fit the width, width): its height
 
+    @property
+    def drawn_width(self) -> int | None:
+        """The width its lines were last drawn for (None: never drawn)."""
+        return self._shape[2] if self._shape is not None else None
+
     def show(self, fleet: Fleet, now: float) -> bool:
         """Draw the host if anything it shows changed; True if it did. A panel whose height stays
         (same lines, none wrapping) repaints without a relayout of the screen."""
