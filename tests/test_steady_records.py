@@ -23,8 +23,9 @@ def test_repeats_wait_for_the_steady_interval_changes_do_not() -> None:
     assert not steady.heartbeat_due(0, 10.0) and steady.heartbeat_due(
         512, 10.0
     )  # output moved: adoption needs it
-    assert not steady.heartbeat_due(0, STEADY_EVERY * 10.0 - 1) and steady.heartbeat_due(
-        0, STEADY_EVERY * 10.0
+    # the 5th interval repeats nothing; the 6th is due even when the loop wakes a tick early
+    assert not steady.heartbeat_due(0, (STEADY_EVERY - 1) * 10.0) and steady.heartbeat_due(
+        0, STEADY_EVERY * 10.0 - 0.05
     )
     warmer = dict(GPU, temp_c=75, power_w=650.0)  # neither cost, rules nor the charts' util/mem see these
     assert not steady.gpu_due([warmer], 10.0)

@@ -23,8 +23,10 @@ class Steady:
     """Remembers the last written heartbeat offset and GPU sample; says whether the next is due."""
 
     def __init__(self, heartbeat_every: float, gpu_every: float) -> None:
-        self._beat_every = STEADY_EVERY * heartbeat_every
-        self._gpu_every = STEADY_EVERY * gpu_every
+        # Every STEADY_EVERY intervals, less half of one: the loop wakes when a record falls due,
+        # give or take its tick (supervisor.py), and a repeat must not slip to the interval after.
+        self._beat_every = (STEADY_EVERY - 0.5) * heartbeat_every
+        self._gpu_every = (STEADY_EVERY - 0.5) * gpu_every
         self._beat: Optional[Tuple[int, float]] = None  # (output_offset, monotonic time) last written
         self._gpus: Optional[Tuple[List[Tuple[Any, ...]], float]] = None
 

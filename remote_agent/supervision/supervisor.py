@@ -388,14 +388,17 @@ class Supervisor:
         while True:
             self._reap()
             now = time.monotonic()
-            if now >= next_keeper_check and not self.spec.get("placement"):
+            # what falls due within a tick is done now, in the loop's order (the control poll
+            # first): one wake-up for all of it, as the 50 ms tick it replaces did
+            soon = now + TICK
+            if soon >= next_keeper_check and not self.spec.get("placement"):
                 # the host's keeper adopts this job if this supervisor dies (not on a Slurm compute node)
                 ensure_keeper(self.files.dir.parent.parent.parent)
                 next_keeper_check = now + KEEPER_CHECK
-            if self.journal.behind and now >= next_retry:
+            if self.journal.behind and soon >= next_retry:
                 self.journal.retry()  # the disk may have room again: disk_full, then what was kept
                 next_retry = now + JOURNAL_RETRY
-            if self._control_flag.is_set() or now >= next_control_poll:
+            if self._control_flag.is_set() or soon >= next_control_poll:
                 self._control_flag.clear()
                 self._apply_control()
                 self._apply_notice()
@@ -412,7 +415,7 @@ class Supervisor:
                 self._begin_stop()
             if self._finished():
                 break
-            if now >= next_heartbeat:
+            if soon >= next_heartbeat:
                 with self._out_lock:  # the offset and the records before it agree
                     offset = self._journaled_pos
                     if (
@@ -422,7 +425,7 @@ class Supervisor:
                         self._heartbeat_pos = offset
                         self.steady.heartbeat_written(offset, now)
                 next_heartbeat = now + heartbeat_every
-            if now >= next_gpu:
+            if soon >= next_gpu:
                 self._sample_gpus()
                 next_gpu = now + gpu_every
             due = min(next_control_poll, next_heartbeat, next_gpu)
