@@ -47,6 +47,7 @@ async def pictures(pilot: Pilot, fleet: GpuFleet) -> dict[str, str]:
         shots[name] = picture
 
     await until(pilot, fleet.settled, "the replay to settle", timeout=90.0)
+    await fleet.costs_steady(pilot)
     await shoot("fleet")
     await pilot.press("2")
     table = app.screen.query_one(JobsTable)

@@ -61,8 +61,12 @@ class GpuFleet:
 
     def settled(self) -> bool:
         jobs = self.app.fleet.jobs
+        costs = self.app.fleet.costs  # computed in a worker after the data: the header's $/h and today
         return (
-            len(self.transports) == 3
+            costs.burn is not None
+            and costs.today is not None
+            and set(jobs) <= set(costs.jobs)
+            and len(self.transports) == 3
             and all(t.exhausted("gpus") and t.exhausted("jobs") and not t.pending for t in self.transports)
             and len(jobs) == 2
             and all(
@@ -72,9 +76,25 @@ class GpuFleet:
             )
         )
 
+    async def costs_steady(self, pilot: Pilot) -> None:
+        """The cost board as the last data left it: computed in a worker, it may still change once
+        after the data settled (a board from part of it); equal over three looks is its last."""
+        seen: list[object] = []
+
+        def steady() -> bool:
+            seen.append(self.app.fleet.costs)
+            return len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3]
+
+        for _ in range(100):
+            if steady():
+                return
+            await pilot.pause(0.2)
+        raise AssertionError("the cost board never settled")
+
     def view(self, tab: str) -> Callable[[Pilot], Awaitable[None]]:
         async def run_before(pilot: Pilot) -> None:
             await until(pilot, self.settled, "the replay to settle")
+            await self.costs_steady(pilot)
             await redrawn(pilot, self.app)  # the throttled redraw after the last drain
             if tab == "jobs":
                 await pilot.press("2")
