@@ -6,7 +6,6 @@ sparklines. A host without NVIDIA GPUs says why and shows CPU and RAM instead.""
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
 
 from ..fleet import Fleet, GpuSample, HostModel
 from ..fleet.cluster import show_lines
@@ -14,6 +13,7 @@ from ..fleet.gpu_trail import GpuTrail
 from ..fleet.values import finite
 from ..format import duration
 from .gauges import HOT_C, bar, gib, pct, power, sparkline, temperature
+from .steady_static import SteadyStatic
 from .wide import is_wide
 
 STALE_AFTER = 5.0  # seconds without data before the panel says how old it is
@@ -225,7 +225,7 @@ def panel_key(
     return host.version, width, wide, _ages(host, now), jobs
 
 
-class HostPanel(Static):
+class HostPanel(SteadyStatic):
     DEFAULT_CSS = """
     HostPanel { height: auto; padding: 0 1; margin-bottom: 1; }
     """
@@ -234,12 +234,6 @@ class HostPanel(Static):
         super().__init__(id=f"host-{_css_id(host)}", classes="host-panel")
         self.host_name = host
         self.drawn: tuple[object, ...] | None = None  # the panel_key of what it shows
-        self._shape: tuple[int, bool, int] | None = None  # (lines, all fit the width, width): its height
-
-    @property
-    def drawn_width(self) -> int | None:
-        """The width its lines were last drawn for (None: never drawn)."""
-        return self._shape[2] if self._shape is not None else None
 
     def show(self, fleet: Fleet, now: float) -> bool:
         """Draw the host if anything it shows changed; True if it did. A panel whose height stays
@@ -256,9 +250,7 @@ class HostPanel(Static):
         self.set_class(host.status != "connected", "-down")
         lines = host_lines(host, fleet, now, width, wide)
         # the width too: lines drawn for a width not yet laid out (80 before the first layout) wrapped
-        shape = (len(lines), all(line.cell_length <= width for line in lines), width)
-        self.update(Content("\n").join(lines), layout=not shape[1] or shape != self._shape)
-        self._shape = shape
+        self.show_content(Content("\n").join(lines), width)
         return True
 
 

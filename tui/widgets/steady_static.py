@@ -17,9 +17,15 @@ class SteadyStatic(Static):
         self._shown: tuple[object, ...] | None = None  # text and spans drawn (Content's == skips colours)
         self._shape: tuple[int, bool, int] | None = None  # lines, all fit, width: what sets its height
 
-    def show_content(self, content: Content) -> None:
+    @property
+    def drawn_width(self) -> int | None:
+        """The width its lines were last drawn for (None: never drawn)."""
+        return self._shape[2] if self._shape is not None else None
+
+    def show_content(self, content: Content, width: int | None = None) -> None:
+        """width: what the lines were made for, where that is not yet its laid-out width."""
         shown = (content.plain, tuple(content.spans))
-        width = self.size.width
+        width = self.size.width if width is None else width
         if shown == self._shown and width == (self._shape or (0, False, -1))[2]:
             return
         lines = content.split("\n")
