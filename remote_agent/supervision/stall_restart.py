@@ -45,20 +45,13 @@ def relaunch(root: Path, spec: Dict[str, Any], append: Callable[..., Any]) -> Op
         append("event", event="stall_restart_refused", data={"why": "no stall restarts left in its chain"})
         return None
     new = restart_spec(spec, new_job_id())
-    try:
-        from ..serving.jobs import JobError, JobTable  # here: only a restart needs the launcher
+    from ..serving.jobs import JobError, JobTable  # here: only a restart needs the launcher
 
-        try:
-            JobTable(root).launch(new)
-        except JobError as exc:
-            append("event", event="stall_restart_failed", data={"error": str(exc)[:300]})
-            return None
+    try:
+        JobTable(root).launch(new)
     except Exception as exc:  # noqa: BLE001 - the old job has ended: say why the new one did not start
-        append(
-            "event",
-            event="stall_restart_failed",
-            data={"error": ("%s: %s" % (type(exc).__name__, exc))[:300]},
-        )
+        error = str(exc) if isinstance(exc, JobError) else "%s: %s" % (type(exc).__name__, exc)
+        append("event", event="stall_restart_failed", data={"error": error[:300]})
         return None
     append("event", event="stall_restarted", data={"job": new["id"], "restarts_left": restarts_left(new)})
     return str(new["id"])
