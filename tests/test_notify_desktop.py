@@ -36,6 +36,8 @@ async def _written_while_a_job_fails(client: AgentClient, workdir: Path) -> list
         assert app._driver is not None
         write = app._driver.write
         app._driver.write = lambda data: (written.append(data), write(data))[-1]  # type: ignore[method-assign]
+        # the first call's `go` would fail the second job at once, perhaps before it was seen running
+        (workdir / "go").unlink(missing_ok=True)
         job = launch(client, workdir, FAILS_SOON, name="falls-over")["id"]
         await until(
             pilot, lambda: job in app.fleet.jobs and app.fleet.jobs[job].active, "the running job", 60
