@@ -7,16 +7,16 @@ from functools import cache
 
 from textual import events
 from textual.binding import ActiveBinding, Binding
-from textual.screen import Screen
 from textual.widgets import Footer
 
+from .covered import QuietWhenCovered
 from .footer_fit import FOOTER_FIRST, fit
 
 NARROW = 160  # below this many columns the Footer is compact and leaves out the palette's hint
 TYPING = "typing goes to the field: enter or esc first"
 
 
-class AppKeysFirst(Screen[None]):
+class AppKeysFirst(QuietWhenCovered):
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
         bindings = _declared_order(super().active_bindings)
