@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..storage.journal import JournalReader, seq_of
 from ..storage.jsonio import dumps
@@ -76,7 +76,7 @@ class TailHub:
                     if self._subs.get(key) is not sub:
                         continue  # untailed (or re-tailed) meanwhile: the old reader must not push
                 if sub.as_text:
-                    self._out.send_raw(journal_push(key[0], key[1], lines))
+                    self._out.send_raw(journal_push(key[0], key[1], lines, sub.since_seq))
                     sub.since_seq = sub.reader.last_seq
                     continue
                 head = (
@@ -114,15 +114,18 @@ class TailHub:
         return [line for line in lines if line.startswith(b'{"seq":')] if lines else lines
 
 
-def journal_push(job: str, node: str, lines: List[bytes]) -> bytes:
+def journal_push(job: str, node: str, lines: List[bytes], after: Optional[int] = None) -> bytes:
     """A `journal` push: the header line, then `bytes` bytes of journal lines, each with its newline
-    (LineWriter adds the last one). One write, so no other push can come between the two parts."""
+    (LineWriter adds the last one). One write, so no other push can come between the two parts.
+    `after`: the seq this subscription's last push ended at. The push then accounts for every seq
+    from after + 1 (first_seq says so): records the journal lost to a cut are no gap to wait on."""
     body = b"\n".join(lines)
+    first = seq_of(lines[0])
     header = {
         "push": "journal",
         "job": job,
         "node": node,
-        "first_seq": seq_of(lines[0]),
+        "first_seq": first if after is None or first is None else min(first, after + 1),
         "last_seq": last_seq_of(lines[-1]),
         "bytes": len(body) + 1,
     }

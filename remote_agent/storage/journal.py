@@ -214,7 +214,10 @@ class JournalReader:
         # The last read filled max_bytes, so the journal may hold more: a reader that wants it
         # all reads again only then (a short read of a file is its end, for now).
         self.more = False
-        self.cuts = 0  # times the file was found shorter than what was read of it
+        self.cuts = 0  # times the file was found cut under what was read of it
+        # After a cut the journal is read again from its start: read_new skips the records at or
+        # below the seq read before the cut (the raw readers filter by seq themselves).
+        self.cut_below = 0
 
     def read_new_raw(self, max_bytes: int = 1 << 20) -> List[bytes]:
         """Complete lines added since the last call, as written; at most about max_bytes per call."""
@@ -224,13 +227,19 @@ class JournalReader:
         except FileNotFoundError:
             return []
         try:
-            data = os.pread(fd, max_bytes, self.offset)  # one syscall where lseek + read took two
-            if not data and self.offset and os.fstat(fd).st_size < self.offset:
-                # Cut under us (truncated or emptied): read it again from its start. The seq of each
-                # line tells what was already seen (tail filters by it); nothing waits past the end.
-                self.offset = 0
-                self.cuts += 1
-                data = os.pread(fd, max_bytes, 0)
+            # From the byte before the offset (one syscall where lseek + read took two): a read
+            # always ends at a line's end, so that byte is a newline unless the journal was cut
+            # under us — shorter now, or cut and written past the offset again since, where the
+            # offset lands inside a later record and the records between would be skipped.
+            data = os.pread(fd, max_bytes + 1, self.offset - 1) if self.offset else os.pread(fd, max_bytes, 0)
+            if self.offset:
+                if data[:1] == b"\n":
+                    data = data[1:]
+                else:  # read it again from its start; seqs tell what was seen (tail filters by them)
+                    self.offset = 0
+                    self.cuts += 1
+                    self.cut_below = max(self.cut_below, self.last_seq)
+                    data = os.pread(fd, max_bytes, 0)
             self.more = len(data) >= max_bytes
             end = data.rfind(b"\n") + 1
             if end == 0 and len(data) >= max_bytes:
@@ -249,7 +258,7 @@ class JournalReader:
         if lines:
             seq = last_seq_of(lines[-1])
             if seq is not None:
-                self.last_seq = seq
+                self.last_seq = max(self.last_seq, seq)  # a re-read after a cut starts lower
         return lines
 
     def _skip_long_line(self, fd: int) -> int:
@@ -267,22 +276,18 @@ class JournalReader:
 
     def read_new(self, max_bytes: int = 1 << 20) -> List[Dict[str, Any]]:
         """Records completed since the last call; at most about max_bytes per call so no journal hogs."""
-        records = []
+        records: List[Dict[str, Any]] = []
         for raw in self.read_new_raw(max_bytes):
             record = loads_object(raw.decode("utf-8", "replace"))
             if record is None or not isinstance(record.get("seq"), int):
                 self.skipped += 1
                 continue
-            if record.get("kind") != POINTS:
-                self.last_seq = record["seq"]
-                records.append(record)
-                continue
-            meant = expand(record)  # a `points` line is several metric records
+            meant = [record] if record.get("kind") != POINTS else expand(record)  # points: several
             if not meant:
                 self.skipped += 1
                 continue
-            self.last_seq = meant[-1]["seq"]
-            records.extend(meant)
+            self.last_seq = max(self.last_seq, meant[-1]["seq"])
+            records.extend(r for r in meant if r["seq"] > self.cut_below)  # none folded twice
         return records
 
 
