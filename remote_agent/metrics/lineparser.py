@@ -24,7 +24,7 @@ from .epochs import Epochs
 from .formats import bar_hint
 from .parse import may_hold_point, parse_line
 from .progress import Bars, may_be_bar
-from .richbar import may_be_rich, tqdm_form
+from .richbar import RichBars, may_be_rich, tqdm_form
 from .rltable import RLTable, is_table_line
 from .tables import Table
 from .templates import TemplateCache
@@ -45,6 +45,7 @@ class _Context:
         self.table = Table()
         self.epochs = Epochs()
         self.bars = Bars()
+        self.rich = RichBars()
         self.rl = RLTable()
         self.waiting = BarSteps()  # a message's point waiting for the bar drawn after it
 
@@ -167,12 +168,10 @@ class LineParser:
             point = self._templates.parse(line, fast=False) if may_hold_point(line) else None
             return context.bars.place(clean(line).strip(), point)
         if may_be_rich(line):
-            frame = tqdm_form(clean(line).strip())
-            if frame is not None:  # read as the tqdm frame: only the bar's own values
-                point = context.bars.place(frame, self._templates.parse(frame, fast=False))
-                if point is not None:
-                    point.pop("step", None)  # unsure (richbar.py): no step rather than a false one
-                return point
+            text = clean(line).strip()
+            frame = tqdm_form(text)
+            if frame is not None:  # its values named as the tqdm frame's, its step where proven
+                return context.rich.place(text, self._templates.parse(frame, fast=False))
         if not may_hold_point(line):
             return None  # most output: cheaper to prove empty than to look up its template
         point = self._templates.parse(line)
