@@ -141,8 +141,9 @@ class LineParser:
         if _DIGIT.search(line) is None:
             # A header starts with an index word (epoch, step, iter, global_step, num_updates,
             # batch): the first letter rules out most lines before any work.
-            if len(line) < _MAX_HEADER and line.lstrip()[:1] in _HEADER_INITIALS:
-                context.table.learn(clean(line).strip())
+            # (an indented one may be a pandas frame's, naming its index anywhere)
+            if len(line) < _MAX_HEADER and (line[:1] == " " or line.lstrip()[:1] in _HEADER_INITIALS):
+                context.table.learn(clean(line).rstrip())
             if context.rl.open or line.lstrip()[:1] == "-":
                 text = clean(line).strip()
                 if is_table_line(text):
@@ -158,10 +159,12 @@ class LineParser:
                     return point
             else:
                 context.rl.close()
-        if first == "E" and context.epochs.learn(clean(line).strip()):
+        if (first == "E" or (not first.isalnum() and "Epoch" in line)) and context.epochs.learn(
+            clean(line).strip()
+        ):
             return None
         if context.table.columns is not None:
-            point = context.table.row(clean(line).strip())
+            point = context.table.row(clean(line).rstrip())
             if point is not None:
                 return point
         if "=" in line and bar_hint(line) and may_be_bar(clean(line).strip()):
