@@ -27,32 +27,49 @@ def close(a: float, b: float) -> bool:
     return abs(a - b) <= max(5e-4, 5e-3 * abs(b))
 
 
-def main() -> None:
-    out = Path(sys.argv[1])
-    truth = {int(s): v for s, v in json.loads((out / "record.json").read_text())["points"]}
+def frames(out: Path) -> list[tuple[int, int, int, float]]:
+    """(epoch, counter, total, loss) of each train-bar frame with metrics in OUT's output.log."""
     splitter = LineSplitter()
     lines = splitter.feed((out / "output.log").read_bytes()) + splitter.flush()
-    kinds = {"own step": 0, "step before": 0, "both": 0, "neither": 0}
-    drawn: set[int] = set()
+    found = []
     for line in lines:
         m = FRAME.search(line)
-        if m is None:
-            continue
-        epoch, n, total, loss = int(m[1]), int(m[2]), int(m[3]), float(m[4])
+        if m is not None:
+            found.append((int(m[1]), int(m[2]), int(m[3]), float(m[4])))
+    return found
+
+
+def truth_of(out: Path) -> dict[int, float]:
+    return {int(s): v for s, v in json.loads((out / "record.json").read_text())["points"]}
+
+
+def never_drawn(out: Path) -> list[int]:
+    """Recorded steps whose loss no frame shows (at its own counter or the one after it)."""
+    truth, shown = truth_of(out), set()
+    for epoch, n, total, loss in frames(out):
+        for step in (epoch * total + n, epoch * total + n - 1):
+            if step in truth and close(loss, truth[step]):
+                shown.add(step)
+    return sorted(set(truth) - shown)
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    truth = truth_of(out)
+    kinds = {"own step": 0, "step before": 0, "both": 0, "neither": 0}
+    drawn: set[int] = set()
+    for epoch, n, total, loss in frames(out):
         step = epoch * total + n
-        own, before = (
-            step in truth and close(loss, truth[step]),
-            step - 1 in truth and close(loss, truth[step - 1]),
-        )
+        own = step in truth and close(loss, truth[step])
+        before = step - 1 in truth and close(loss, truth[step - 1])
         kind = "both" if own and before else "own step" if own else "step before" if before else "neither"
         kinds[kind] += 1
         drawn.add(step)
         print(f"epoch {epoch} {n:>3}/{total} step {step:>4} loss {loss:<8} {kind}")
-    never = sorted(set(truth) - drawn)
+    never = never_drawn(out)
     print(f"\nframes with metrics: {sum(kinds.values())} {kinds}")
-    print(
-        f"recorded steps: {len(truth)}; drawn at: {len(drawn & set(truth))}; never drawn: {len(never)} {never}"
-    )
+    print(f"recorded steps: {len(truth)}; a frame at their counter: {len(drawn & set(truth))}")
+    print(f"loss never drawn: {len(never)} {never}")
 
 
 if __name__ == "__main__":
