@@ -1,5 +1,6 @@
 """How exactly the job's parser reads the recorded framework output of the corpus (issue 32):
-per record of tests/data/metrics/streams_round4.jsonl (and per class), whether the points read
+per record of tests/data/metrics/streams_round4.jsonl (lines) and streams_frameworks.jsonl
+(output bytes, through the supervisor's line splitter) and per class, whether the points read
 are exact, right but without their step (no-step), hold a value the output does not say at that
 step (false), or leave points out (missing). `--against DIR` reads the same records with another
 tree's parser (e.g. a `git archive` of the base) in a child process, side by side.
@@ -16,18 +17,28 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "data" / "metrics" / "streams_round4.jsonl"
+DATA = ROOT / "tests" / "data" / "metrics"
+CORPUS = (DATA / "streams_round4.jsonl", DATA / "streams_frameworks.jsonl")
+
+
+def records() -> list:
+    return [json.loads(x) for f in CORPUS for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
 def read_all(tree: Path) -> list:
     """Each record's points as `tree`'s LineParser reads them (flushed at the end when it can)."""
     sys.path.insert(0, str(tree))
     from remote_agent.metrics import LineParser
+    from remote_agent.supervision.lines import LineSplitter
 
     out = []
-    for line in CORPUS.read_text(encoding="utf-8").splitlines():
+    for record in records():
         parser = LineParser()
-        points = [p for p in map(parser.parse, json.loads(line)["lines"]) if p is not None]
+        lines = record.get("lines")
+        if lines is None:  # output bytes as the job printed them
+            splitter = LineSplitter()
+            lines = splitter.feed(record["output"].encode("utf-8")) + splitter.flush()
+        points = [p for p in map(parser.parse, lines) if p is not None]
         out.append(points + (parser.flush() if hasattr(parser, "flush") else []))
     return out
 
@@ -65,15 +76,15 @@ def main() -> None:
     if args.tree:
         print(json.dumps(read_all(Path(args.tree))))
         return
-    records = [json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines()]
+    corpus = records()
     trees = [("this tree", ROOT)] + ([("against", Path(args.against).resolve())] if args.against else [])
     for name, tree in trees:
         found = subprocess.run(
             [sys.executable, __file__, "--tree", str(tree)], capture_output=True, text=True, check=True
         ).stdout
-        counts = table(json.loads(found), records)
+        counts = table(json.loads(found), corpus)
         total = {k: sum(c[k] for c in counts.values()) for k in ("exact", "no-step", "false", "missing")}
-        print(f"{name} ({tree}): {len(records)} records: " + ", ".join(f"{k} {v}" for k, v in total.items()))
+        print(f"{name} ({tree}): {len(corpus)} records: " + ", ".join(f"{k} {v}" for k, v in total.items()))
         for cls, c in counts.items():
             print(f"  {cls:12} " + "  ".join(f"{k} {v}" for k, v in c.items()))
 

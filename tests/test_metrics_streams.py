@@ -5,8 +5,9 @@ real torchrun/tqdm run, or quoted from the framework's docs, source or issue tra
 names its source) and every point the job's parser must read from them, in order. Classes: ranks
 of a distributed job (per-rank series, never mixed into ``loss``), tqdm/Lightning bars as they
 redraw (one reading per counter position, the counter as the step), steps that restart each
-epoch and Keras' epoch headers, stable-baselines3's table, XGBoost/LightGBM rounds, and the
-round-1/3 corpus items.
+epoch and Keras' epoch headers, stable-baselines3's table, XGBoost/LightGBM rounds, the
+round-1/3 corpus items, and its last three: chainer/ESPnet ``PrintReport`` rows with blank cells,
+pandas frames printed with their row labels, ``Batch 50/469`` counters with no epoch on the line.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def test_every_class_is_covered_by_real_examples() -> None:
         counts[case["class"]] = counts.get(case["class"], 0) + 1
     assert {k: v >= 2 for k, v in counts.items()} == {
         "rank": True, "bar": True, "epoch_step": True, "keras_epoch": True, "rl_table": True,
-        "boosting": True, "corpus": True,
+        "boosting": True, "corpus": True, "print_report": True, "pandas": True, "batch_counter": True,
     }  # fmt: skip
 
 
@@ -110,3 +111,18 @@ def test_a_message_after_a_bar_takes_the_step_of_the_bar_drawn_after_it() -> Non
 def test_an_epoch_banner_from_0_counts_steps_from_0() -> None:
     lines = ["Epoch 0/2", "100/100 - loss: 0.5", "Epoch 1/2", "100/100 - loss: 0.4"]
     assert [(p["epoch"], p["step"]) for p in _read(lines)] == [(0, 100), (1, 200)]
+
+
+def test_a_blank_print_report_cell_is_no_value_and_its_neighbours_keep_their_columns() -> None:
+    (espnet,) = [c for c in CASES if c["class"] == "print_report" and "espnet" in c["source"]]
+    points = _read(espnet["lines"])
+    # 0.731425 stands under main/acc, 136184 under elapsed_time (not under the blank val columns)
+    assert points[0]["acc"] == 0.731425 and points[0]["elapsed_time"] == 136184
+    assert [("val_loss" in p) for p in points] == [False, False, False, True, False, False]
+
+
+def test_a_pandas_frame_without_an_index_column_reads_nothing() -> None:
+    (keras,) = [c for c in CASES if c["class"] == "pandas" and "keras" in c["source"]]
+    points = _read(keras["lines"])
+    # the second frame's row labels (0, 1, 2) are positions, not epochs: its rows read nothing
+    assert [p["epoch"] for p in points] == [1, 2, 3, 4, 5]

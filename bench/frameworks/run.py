@@ -27,6 +27,8 @@ framework, for the record's points (its axis: step or epoch):
   record's value.
 - **extra**: `loss` points at steps the framework did not record (a bar's frames between logged
   steps): shown, not judged.
+- **never printed** (Lightning's Rich bar, where the bytes can tell: rich_frames.py): recorded
+  steps whose loss no frame of output.log shows at all. They are counted in `missing` too.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rich_frames import never_drawn
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = Path(__file__).resolve().parent / "cases"
@@ -58,6 +62,7 @@ def cases(port: int) -> list[Case]:
         Case("hf-trainer", ("hf_trainer.py",), "Trainer.state.log_history"),
         Case("lightning-tqdm", ("lightning_bar.py", "{out}", "tqdm"), "CSVLogger metrics.csv"),
         Case("lightning-rich", ("lightning_bar.py", "{out}", "rich"), "CSVLogger metrics.csv"),
+        Case("lightning-rich-30ms", ("lightning_bar.py", "{out}", "rich", "0.03"), "CSVLogger metrics.csv"),
         Case("keras-v1", ("keras_fit.py", "{out}", "1"), "History"),
         Case("keras-v2", ("keras_fit.py", "{out}", "2"), "History"),
         Case("xgboost", ("xgboost_rounds.py",), "evals_result"),
@@ -111,21 +116,25 @@ def gpudeck(env: dict[str, str], *args: str, **kw: Any) -> subprocess.CompletedP
     )
 
 
-def run_case(case: Case, python: str, pty: bool, home: Path, env: dict[str, str]) -> dict[str, Any]:
+def run_case(
+    case: Case, python: str, pty: bool, home: Path, env: dict[str, str], retry: str = ""
+) -> dict[str, Any]:
     name = case.name + ("-pty" if pty else "")
-    out = home / "out" / name
+    job = name + retry  # a job name of its own, and its own outputs
+    out = home / "out" / job
     out.mkdir(parents=True)
     argv = [a.replace("{out}", str(out)) for a in case.args]
     if "{out}" not in case.args:
         argv.insert(argv.index(next(a for a in argv if a.endswith(".py"))) + 1, str(out))
     flags = ["--pty"] if pty else []
-    gpudeck(env, "run", "--name", name, "--workdir", str(CASES), *flags, "--", python, *argv)
-    log = gpudeck(env, "logs", "-f", name, timeout=600).stdout  # follows until the job ends
+    gpudeck(env, "run", "--name", job, "--workdir", str(CASES), *flags, "--", python, *argv)
+    log = gpudeck(env, "logs", "-f", job, timeout=600).stdout  # follows until the job ends
     (out / "output.log").write_text(log)
     points = [
-        json.loads(line)["values"] for line in gpudeck(env, "metrics", "--json", name).stdout.splitlines()
+        json.loads(line)["values"] for line in gpudeck(env, "metrics", "--json", job).stdout.splitlines()
     ]
     (out / "points.json").write_text(json.dumps(points))
+    never = never_drawn(out) if "rich" in case.args else None
     try:
         record = json.loads((out / "record.json").read_text())
     except FileNotFoundError:
@@ -136,7 +145,20 @@ def run_case(case: Case, python: str, pty: bool, home: Path, env: dict[str, str]
         "recorded_by": case.record,
         **judge(record["axis"], record["points"], points),
         "log_kib": len(log.encode("utf-8")) / 1024,  # what the redraws cost in output.log
+        "never_printed": "-" if never is None else len(never),
     }
+
+
+def checked(case: Case, python: str, pty: bool, home: Path, env: dict[str, str]) -> dict[str, Any]:
+    """run_case, once more when gpudeck itself failed (a loaded machine's agent can time out): a
+    second failure is the case's row, not the end of the run."""
+    for attempt in (1, 2):
+        try:
+            return run_case(case, python, pty, home, env, "-retry" if attempt == 2 else "")
+        except subprocess.CalledProcessError as exc:
+            why = (exc.stderr or "").strip().splitlines()[-1:] or [f"exit {exc.returncode}"]
+            print(f"{case.name}: gpudeck {exc.cmd[3]} failed: {why[0]}", file=sys.stderr, flush=True)
+    return {"name": case.name + ("-pty" if pty else ""), "error": "gpudeck failed twice: " + why[0]}
 
 
 def main() -> None:
@@ -154,19 +176,22 @@ def main() -> None:
         if args.only and case.name not in args.only:
             continue
         for pty in modes:
-            row = run_case(case, args.python, pty, home, env)
+            row = checked(case, args.python, pty, home, env)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     print(f"outputs: {home}/out\n")
-    print("| case | record (axis) | recorded | exact | no-step | false | missing | extra | log KiB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| case | record (axis) | recorded | exact | no-step | false | missing | never printed | extra | log KiB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['name']} | {r['error']} |||||||")
+            print(f"| {r['name']} | {r['error']} ||||||||")
             continue
         print(
             f"| {r['name']} | {r['recorded_by']} ({r['axis']}) | {r['record']} | {r['exact']} | "
-            f"{r['no_step']} | {r['false']} | {r['missing']} | {r['extra']} | {r['log_kib']:.0f} |"
+            f"{r['no_step']} | {r['false']} | {r['missing']} | {r['never_printed']} | {r['extra']} | "
+            f"{r['log_kib']:.0f} |"
         )
 
 

@@ -114,6 +114,7 @@ _SEPARATORS = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)+\Z")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _PER_SEC = re.compile(r"/s(?:ec)?\b")
+_CHAINER_MAIN = re.compile(r"(^|/)main/")
 _cache: Dict[str, str] = {}
 
 
@@ -132,6 +133,8 @@ def _normalise(raw: str) -> str:
     if _CAMEL.match(text):  # DeepSpeed: CurrSamplesPerSec -> curr_samples_per_sec
         text = _CAMEL_HUMP.sub("_", text)
     text = text.lower().replace("@", "")
+    if "main/" in text:  # chainer's observations are "<target>/<key>", the target "main" by default
+        text = _CHAINER_MAIN.sub(r"\1", text)
     if "/s" in text:
         text = _PER_SEC.sub("_per_sec", text)
     words = [w for w in _SEPARATORS.split(text) if w]

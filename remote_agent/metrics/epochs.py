@@ -7,7 +7,10 @@ once the stream has printed an epoch 0. Keras prints ``Epoch 1/8`` on a line of 
 lines below (``469/469 - 3s - 6ms/step - accuracy: 0.90 - loss: 0.34``, Keras 2's ``0s - loss:
 0.0396 - acc: 0.0021``) carry no epoch: they get the header's, and a ``n/N`` batch counter at
 the start of such a line is the step within it. A counter with another total under the same
-header is another loop's (``evaluate`` prints its loss as ``fit`` does): it reads nothing.
+header is another loop's (``evaluate`` prints its loss as ``fit`` does): it reads nothing. A
+script's own banner (``==> Epoch 1/100``) is such a header too, and a line that starts with a
+batch counter under it (``Batch 50/469  Loss 2.33``) gets the step ``(epoch - 1) * 469 + 50``;
+without any epoch before it, that counter restarts each epoch: the line keeps no step.
 """
 
 from __future__ import annotations
@@ -24,8 +27,13 @@ _EPOCH_AND_STEP = re.compile(
     r"(?i)\bepoch\s*:?\s*\[?\s*(?P<e>\d+)\s*/\s*(?P<epochs>\d+)\s*\]?"
     r".*?\b(?:step|iter|iteration|batch)\s*:?\s*\[?\s*(?P<s>\d+)\s*/\s*(?P<steps>\d+)\s*\]?"
 )
-_KERAS_HEADER = re.compile(r"\s*Epoch (?P<e>\d+)/(?P<epochs>\d+)\s*\Z")
+# Keras' "Epoch 1/8", and a script's own "==> Epoch 1/100" banner (pytorch-center-loss)
+_KERAS_HEADER = re.compile(r"[^\w\s]*\s*Epoch (?P<e>\d+)/(?P<epochs>\d+)\s*\Z")
 _KERAS_COUNTER = re.compile(r"\s*(?P<n>\d+)/(?P<total>\d+)\s")
+# "Batch 50/469  Loss 2.33 ...", "Batch: 120/469 | Loss ...": a batch counter with no epoch beside it
+_BATCH_COUNTER = re.compile(
+    r"(?i)\s*(?:batch|iter|iteration|step)\s*:?\s*\[?\s*(?P<n>\d+)\s*/\s*(?P<total>\d+)\b"
+)
 
 
 def epoch_and_step(text: str) -> Optional[Tuple[int, int, int]]:
@@ -77,7 +85,17 @@ class Epochs:
             return values
         if self.header is not None and "epoch" not in values:
             m = _KERAS_COUNTER.match(text)
-            if m is not None:
+            batch = _BATCH_COUNTER.match(text) if m is None else None
+            if batch is not None:  # a script's own batch counter (from 0 or 1, as it prints it)
+                n, total = int(batch.group("n")), int(batch.group("total"))
+                if self.batches is None:
+                    self.batches = total
+                if total != self.batches or n > total:
+                    return None  # another loop's counter (a test loop's) under the epoch's banner
+                values["step"] = global_step(self.header[0], n, total, self.zero_based)
+                values.pop("batch", None)
+                values.pop("iteration", None)
+            elif m is not None:
                 n, total = int(m.group("n")), int(m.group("total"))
                 if self.batches is None:
                     self.batches = total

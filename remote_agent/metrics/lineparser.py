@@ -24,7 +24,7 @@ from .epochs import Epochs
 from .formats import bar_hint
 from .parse import may_hold_point, parse_line
 from .progress import Bars, may_be_bar
-from .richbar import may_be_rich, tqdm_form
+from .richbar import RichBars, may_be_rich, tqdm_form
 from .rltable import RLTable, is_table_line
 from .tables import Table
 from .templates import TemplateCache
@@ -45,6 +45,7 @@ class _Context:
         self.table = Table()
         self.epochs = Epochs()
         self.bars = Bars()
+        self.rich = RichBars()
         self.rl = RLTable()
         self.waiting = BarSteps()  # a message's point waiting for the bar drawn after it
 
@@ -140,8 +141,9 @@ class LineParser:
         if _DIGIT.search(line) is None:
             # A header starts with an index word (epoch, step, iter, global_step, num_updates,
             # batch): the first letter rules out most lines before any work.
-            if len(line) < _MAX_HEADER and line.lstrip()[:1] in _HEADER_INITIALS:
-                context.table.learn(clean(line).strip())
+            # (an indented one may be a pandas frame's, naming its index anywhere)
+            if len(line) < _MAX_HEADER and (line[:1] == " " or line.lstrip()[:1] in _HEADER_INITIALS):
+                context.table.learn(clean(line).rstrip())
             if context.rl.open or line.lstrip()[:1] == "-":
                 text = clean(line).strip()
                 if is_table_line(text):
@@ -157,22 +159,22 @@ class LineParser:
                     return point
             else:
                 context.rl.close()
-        if first == "E" and context.epochs.learn(clean(line).strip()):
+        if (first == "E" or (not first.isalnum() and "Epoch" in line)) and context.epochs.learn(
+            clean(line).strip()
+        ):
             return None
         if context.table.columns is not None:
-            point = context.table.row(clean(line).strip())
+            point = context.table.row(clean(line).rstrip())
             if point is not None:
                 return point
         if "=" in line and bar_hint(line) and may_be_bar(clean(line).strip()):
             point = self._templates.parse(line, fast=False) if may_hold_point(line) else None
             return context.bars.place(clean(line).strip(), point)
         if may_be_rich(line):
-            frame = tqdm_form(clean(line).strip())
-            if frame is not None:  # read as the tqdm frame: only the bar's own values
-                point = context.bars.place(frame, self._templates.parse(frame, fast=False))
-                if point is not None:
-                    point.pop("step", None)  # unsure (richbar.py): no step rather than a false one
-                return point
+            text = clean(line).strip()
+            frame = tqdm_form(text)
+            if frame is not None:  # its values named as the tqdm frame's, its step where proven
+                return context.rich.place(text, self._templates.parse(frame, fast=False))
         if not may_hold_point(line):
             return None  # most output: cheaper to prove empty than to look up its template
         point = self._templates.parse(line)

@@ -8,6 +8,9 @@ can. ``Table`` remembers the last header seen and reads the rows that fit it.
 A header is a line without digits whose first word is an index (epoch, iter, step...) and that
 names at least one measurement; a row has as many fields as the header, starts with a number, and
 every field is a number, an ``N/M`` count, a size such as ``3.21G`` or a clock time (skipped).
+A row with blank cells (chainer's ``PrintReport``) or a pandas frame's row label is read by where
+its fields stand under the names (``aligned``); a pandas header (indented over the labels) may
+name its index anywhere, and its ``NaN`` cells are cells without a value.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Literal, Optional, Tuple, Union
 
+from .aligned import Span, place, spans
 from .canonical import PLAIN_INDEXES, is_signal, normalise
 from .formats import find_bar
 from .rules import finalise
@@ -25,6 +29,7 @@ Values = Dict[str, Number]
 _MAX_COLUMNS = 24
 _FIELD = re.compile(r"(?P<num>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+)|nan|inf)(?P<rest>/\d+|[GMK]|%)?\Z")
 _CLOCK = re.compile(r"\d+:\d\d(?::\d\d)?\Z")
+_NAME = re.compile(r"[A-Za-z_][\w/.@-]*\Z")
 # Ultralytics' headers name losses by their part alone ("box", "obj", "GIoU"); "total" is their sum.
 _DETECTION_WORDS = {
     "giou": "box_loss", "box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "seg": "seg_loss",
@@ -39,35 +44,54 @@ class Table:
 
     def __init__(self) -> None:
         self.columns: Optional[Tuple[str, ...]] = None
+        self._spans: List[Span] = []  # where the header's names stand
+        self._pandas = False  # indented over the rows' labels (YOLO's is too: its rows fit by order)
 
     def learn(self, text: str) -> bool:
-        """Remember ``text`` as the current header when it is one (no digits in it: the caller checks)."""
+        """Remember ``text`` (right-stripped, its indent kept) as the current header when it is
+        one (no digits in it: the caller checks)."""
         words = text.split()
-        if len(words) < 3 or len(words) > _MAX_COLUMNS or normalise(words[0]) not in PLAIN_INDEXES:
+        if len(words) < 3 or len(words) > _MAX_COLUMNS:
+            return False
+        pandas = text[:1].isspace() and all(_NAME.match(w) for w in words)
+        if normalise(words[0]) not in PLAIN_INDEXES and not (
+            pandas and any(normalise(w) in PLAIN_INDEXES for w in words)
+        ):
             return False
         detection = any(w.lower() == "gpu_mem" for w in words)
         names = tuple(_column_name(w, detection) for w in words)
         if not any(name and is_signal(name) for name in names):
             return False
-        self.columns = names
+        self.columns, self._spans, self._pandas = names, spans(text), pandas
         return True
 
     def row(self, text: str) -> Optional[Values]:
         """The point a row under the current header holds, or None when the line is no such row."""
         if self.columns is None:
             return None
-        fields, rest = _split_row(text)
-        if len(fields) != len(self.columns):
-            return None
+        fields, rest = _split_row(text.strip())
+        # A pandas row starts with its label at the line's start, under the header's indent (a
+        # YOLO row is indented as its header is): only its fields' places say their columns.
+        if len(fields) == len(self.columns) and not (self._pandas and text[:1].isdigit()):
+            cells = list(enumerate(fields))
+        else:
+            found = place(self._spans, text)
+            if found is None:
+                return None
+            cells, rest = found, ""
         values: Values = {}
-        for name, field in zip(self.columns, fields):  # noqa: B905 (strict= is 3.10+)
-            value = _field_value(field)
+        for column, field in cells:
+            name = self.columns[column]
+            value = None if self._pandas and field == "NaN" else _field_value(field)
             if value is False:
                 return None
             if name and value is not None and name not in values:
                 values[name] = value
-        if not values or not isinstance(values.get(self.columns[0]), (int, float)):
-            return None
+        indexes = (
+            [name for name in self.columns if name in PLAIN_INDEXES] if self._pandas else self.columns[:1]
+        )
+        if not any(isinstance(values.get(name), (int, float)) for name in indexes):
+            return None  # a row has its index (pandas: in any column; else the first)
         if rest:
             bar = find_bar(rest)
             if bar is not None:  # "...  640: 100%|████| 16/16 [00:05<00:00,  2.78it/s]"

@@ -1,7 +1,11 @@
-"""Lightning with its Rich bar (argv[2] == "rich") or the TQDM bar; CSVLogger is the record."""
+"""Lightning with its Rich bar (argv[2] == "rich") or the TQDM bar; CSVLogger is the record.
+
+argv[3], optional: seconds each training step waits (as a real model's step takes time: the Rich
+bar's thread then draws most batches, at most 100 frames a second)."""
 
 import csv
 import sys
+import time
 from pathlib import Path
 
 import lightning as L
@@ -11,6 +15,7 @@ from lightning.pytorch.loggers import CSVLogger
 from record import save
 
 BATCHES = 20
+STEP_WAIT = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
 
 
 class Tiny(L.LightningModule):
@@ -21,6 +26,7 @@ class Tiny(L.LightningModule):
     def training_step(self, batch, batch_idx):
         x, y = batch
         loss = torch.nn.functional.mse_loss(self.net(x), y)
+        time.sleep(STEP_WAIT)
         self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=False)
         return loss
 
@@ -30,7 +36,10 @@ class Tiny(L.LightningModule):
 
 torch.manual_seed(0)
 x = torch.randn(BATCHES * 8, 8)
-data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, x.sum(1, keepdim=True)), batch_size=8)
+# Noise keeps the loss near 1 (a noiseless target's loss reaches 0.000 as printed, which any
+# other small value matches): each step's value is then its own.
+y = x.sum(1, keepdim=True) + torch.randn(BATCHES * 8, 1)
+data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=8)
 bar = RichProgressBar() if sys.argv[2] == "rich" else TQDMProgressBar()
 logger = CSVLogger(sys.argv[1], name="csv")
 trainer = L.Trainer(
