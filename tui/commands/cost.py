@@ -96,11 +96,21 @@ def run(args: argparse.Namespace, session: Session) -> int:
     with _ledger() as ledger:
         report = build(snaps, prices, ctx, ledger, since, spot, settings_changed_at=_hosts_mtime())
     report["errors"] = errors
+    report["chains"] = _chains(report["jobs"])
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(render(report))
     return 0
+
+
+def _chains(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Managed chains' one cost each (tui/managed/chain_cost.py); nothing loaded without any."""
+    if not (paths.data_dir() / "managed").is_dir():
+        return []
+    from ..managed.chain_cost import chain_costs
+
+    return chain_costs(jobs)
 
 
 def fleet_today(session: Session) -> tuple[float | None, float | None]:
@@ -215,6 +225,10 @@ def render(report: dict[str, Any]) -> str:
     ]
     if fleet["rules"]["note"] and fleet.get("daily_budget"):
         lines.append(fleet["rules"]["note"])
+    if report.get("chains"):
+        from ..managed.chain_cost import chain_lines
+
+        lines += ["", *chain_lines(report["chains"], lambda v: money(v, cur))]
     for err in report.get("errors") or []:
         lines.append(f"{err['host']}: {err['error']}")
     return "\n".join(lines)

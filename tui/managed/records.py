@@ -42,13 +42,23 @@ class Policy:
 class Managed:
     head: str  # the chain's first job id (the file's name)
     current: str  # its live job
-    host: str  # where the current job runs (a managed job is one node)
+    host: str  # where the current job's node 0 runs
     opts: LaunchOptions
     policy: Policy
     recoveries: tuple[dict[str, Any], ...] = ()
-    pending: dict[str, Any] | None = None  # {new_id, host, why, at}: journaled, not yet launched
-    unreachable_since: float | None = None  # when the current job's host stopped answering
+    # {new_id, host, hosts, nodes, why, at, bad}: journaled, not yet launched
+    pending: dict[str, Any] | None = None
+    unreachable_since: float | None = None  # when the first of the current job's hosts stopped answering
     finished: str | None = None  # why the chain needs no more watching (ended well, by the user, gave up)
+    hosts: tuple[str, ...] = ()  # each node's host, in node order (empty: one node on `host`)
+    unreachable: tuple[tuple[str, float], ...] = ()  # (host, since when it has not answered)
+
+    @property
+    def node_hosts(self) -> tuple[str, ...]:
+        return self.hosts or (self.host,)
+
+    def down_since(self, host: str) -> float | None:
+        return dict(self.unreachable).get(host)
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -66,6 +76,8 @@ class Managed:
             "pending": self.pending,
             "unreachable_since": self.unreachable_since,
             "finished": self.finished,
+            "hosts": list(self.node_hosts),
+            "unreachable": [list(x) for x in self.unreachable],
         }
 
     @classmethod
@@ -89,6 +101,12 @@ class Managed:
             obj.get("pending") if isinstance(obj.get("pending"), dict) else None,
             obj.get("unreachable_since") if isinstance(obj.get("unreachable_since"), (int, float)) else None,
             obj.get("finished") if isinstance(obj.get("finished"), str) else None,
+            tuple(str(h) for h in obj.get("hosts") or () if isinstance(h, str)),
+            tuple(
+                (str(x[0]), float(x[1]))
+                for x in obj.get("unreachable") or ()
+                if isinstance(x, list) and len(x) == 2 and isinstance(x[1], (int, float))
+            ),
         )
 
     def but(self, **changes: Any) -> Managed:

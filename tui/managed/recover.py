@@ -28,9 +28,10 @@ from ..actions.launch import Launched, launch
 from ..actions.options import LaunchOptions
 from ..actions.placement import free_in
 from ..errors import GpudeckError
-from ..fleet.states import job_state
 from ..store import Store
+from .look import look
 from .records import Managed, ManagedDir
+from .survivors import stop_survivors
 
 Launch = Callable[[Agents, Store | None, LaunchOptions, str], Launched]
 COOL_DOWN = 600.0  # seconds a host that was just lost or taken is not chosen again
@@ -64,35 +65,24 @@ def _one(
     now = clock()
     if m.pending is not None:  # a recovery journaled and maybe cut: launch that same id
         return _launch_pending(agents, store, mdir, m, now, start)
-    try:
-        nodes = agents.request(m.host, "jobs", ids=[m.current])["jobs"]
-    except GpudeckError as exc:
-        since = m.unreachable_since if m.unreachable_since is not None else now
-        if since == now:
-            mdir.save(m.but(unreachable_since=now))
-        if now - since >= m.policy.lost_after and "host-lost" in m.policy.recover_on:
-            return _recover(agents, store, mdir, m, f"host {m.host} lost: {exc}", now, start, bad=m.host)
-        return []
-    if m.unreachable_since is not None:
-        m = m.but(unreachable_since=None)
+    seen, unreachable = look(agents, m, now)
+    if unreachable != m.unreachable:
+        m = m.but(unreachable=unreachable, unreachable_since=min((t for _, t in unreachable), default=None))
         mdir.save(m)
-    if not nodes:
-        mdir.save(m.but(finished="removed (rm)"))
-        return []
-    state = job_state(n["state"] for n in nodes)
-    node = nodes[0]
-    reason, cause = str(node.get("reason") or ""), str(node.get("cause") or "")
-    if state in ("starting", "running", "lost", "degraded", "pending"):
-        return []  # `lost`: the host's keeper adopts or ends it within seconds
-    if state in ("stopped", "killed") and reason.startswith("preempted"):
-        if "preemption" in m.policy.recover_on:
-            return _recover(agents, store, mdir, m, reason, now, start, bad=m.host)
-    elif state == "failed" and held_until(nodes, now):
-        return []  # held for debugging (--hold-on-fail): the host is not taken from under the user
-    elif state == "failed" and "failure" in m.policy.recover_on:
-        return _recover(agents, store, mdir, m, f"failed: {cause or node.get('exit_code')}", now, start)
-    mdir.save(m.but(finished=f"{state}{f' ({reason})' if reason else ''}"))
-    return [_record("ended", m, state=state, reason=reason or None)]
+    if seen.kind in ("lost-taken", "lost-host"):
+        bad = tuple(dict.fromkeys(m.node_hosts[i] for i in seen.lost))
+        return _recover(agents, store, mdir, m, seen.why, now, start, seen.lost, bad)
+    if seen.kind == "wait":
+        return []  # `lost` nodes: the host's keeper adopts or ends them within seconds
+    if seen.kind == "failed":
+        if held_until(list(seen.nodes), now):
+            return []  # held for debugging (--hold-on-fail): the host is not taken from under the user
+        if "failure" in m.policy.recover_on:
+            return _recover(agents, store, mdir, m, seen.why, now, start, tuple(range(len(m.node_hosts))))
+    state, reason = seen.state, seen.reason
+    finished = "removed (rm)" if state == "removed" else f"{state}{f' ({reason})' if reason else ''}"
+    mdir.save(m.but(finished=finished))
+    return [] if state == "removed" else [_record("ended", m, state=state, reason=reason or None)]
 
 
 def _recover(
@@ -103,79 +93,125 @@ def _recover(
     why: str,
     now: float,
     start: Launch,
-    bad: str | None = None,
+    lost: tuple[int, ...],
+    bad: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     if len(m.recoveries) >= m.policy.max_recoveries:
         gave_up = (
             f"gave up after {len(m.recoveries)} recover{'y' if len(m.recoveries) == 1 else 'ies'}: {why}"
         )
-        mdir.save(m.but(finished=gave_up))
-        agents.notice(f"managed job {m.opts.name or m.head} ({m.current}): {gave_up}")
-        return [_record("gave_up", m, why=gave_up)]
-    host = _candidate(agents, m, bad, now)
-    if host is None:
-        if not _candidates(m, bad, now):
-            gave_up = f"gave up: no candidate host left ({why})"
-            mdir.save(m.but(finished=gave_up))
-            agents.notice(f"managed job {m.opts.name or m.head} ({m.current}): {gave_up}")
-            return [_record("gave_up", m, why=gave_up)]
+        return _give_up(agents, mdir, m, gave_up)
+    hosts = _replacements(agents, m, lost, bad, now)
+    if hosts is None:
+        if len(_candidates(m, lost, bad, now)) < len(lost):
+            return _give_up(agents, mdir, m, f"gave up: no candidate host left ({why})")
         return [_record("waiting", m, why=f"{why}; no candidate host answers now")]
-    pending = {"new_id": new_job_id(), "host": host, "why": why, "at": round(now, 3), "bad": bad}
+    pending = {
+        "new_id": new_job_id(),
+        "host": hosts[0],
+        "hosts": list(hosts),
+        "nodes": list(lost),
+        "why": why,
+        "at": round(now, 3),
+        "bad": list(bad),
+    }
     m = m.but(pending=pending)
     mdir.save(m)  # journaled before the launch: a killed controller launches this same id
-    return [_record("recovering", m, to=pending["new_id"], onto=host, why=why)] + _launch_pending(
+    onto = ",".join(hosts[i] for i in lost)
+    return [_record("recovering", m, to=pending["new_id"], onto=onto, why=why)] + _launch_pending(
         agents, store, mdir, m, now, start
     )
+
+
+def _give_up(agents: Agents, mdir: ManagedDir, m: Managed, gave_up: str) -> list[dict[str, Any]]:
+    mdir.save(m.but(finished=gave_up))
+    agents.notice(f"managed job {m.opts.name or m.head} ({m.current}): {gave_up}")
+    return [_record("gave_up", m, why=gave_up)]
 
 
 def _launch_pending(
     agents: Agents, store: Store | None, mdir: ManagedDir, m: Managed, now: float, start: Launch
 ) -> list[dict[str, Any]]:
     p = m.pending or {}
-    new_id, host = str(p["new_id"]), str(p["host"])
-    opts = replace(m.opts, host=host, hosts=(), pool=(), restart_of=m.current)
+    new_id = str(p["new_id"])
+    hosts = tuple(str(h) for h in p.get("hosts") or [p["host"]])
+    lost = tuple(int(i) for i in p.get("nodes") or range(len(hosts)))
+    bad = p.get("bad") or []
+    bad = [bad] if isinstance(bad, str) else [str(b) for b in bad]
+    old = m.node_hosts
+    stop_survivors(agents, m, [i for i in range(len(old)) if i not in lost], bad)
+    opts = replace(
+        m.opts, host=hosts[0], hosts=hosts if len(hosts) > 1 else (), pool=(), restart_of=m.current
+    )
     try:
         start(agents, store, opts, new_id)
     except GpudeckError as exc:
         if "already exists" not in str(exc):  # a cut launch's id already there: it is launched
             mdir.save(m.but(pending=None))  # tried again at the next pass, with a new id
-            return [_record("failed", m, to=new_id, onto=host, error=str(exc))]
-    step = {
+            return [_record("failed", m, to=new_id, onto=",".join(hosts), error=str(exc))]
+    step: dict[str, Any] = {
         "from": m.current,
         "to": new_id,
-        "from_host": m.host,
-        "to_host": host,
+        "from_host": ",".join(old[i] for i in lost if i < len(old)),
+        "to_host": ",".join(hosts[i] for i in lost if i < len(hosts)),
         "why": p.get("why"),
         "at": p.get("at"),
     }
-    if p.get("bad"):
-        step["avoid"] = p["bad"]
+    if len(hosts) > 1:
+        step["nodes"] = list(lost)
+    if bad:
+        step["avoid"] = bad[0] if len(bad) == 1 else bad
     done = m.but(
-        current=new_id, host=host, pending=None, unreachable_since=None, recoveries=(*m.recoveries, step)
+        current=new_id,
+        host=hosts[0],
+        hosts=hosts if len(hosts) > 1 else (),
+        pending=None,
+        unreachable_since=None,
+        unreachable=(),
+        recoveries=(*m.recoveries, step),
     )
     mdir.save(done)
     return [_record("recovered", done, **{k: v for k, v in step.items() if k != "at"})]
 
 
-def _candidates(m: Managed, bad: str | None, now: float) -> list[str]:
-    """The fallback hosts (else the job's own), less one just lost or taken (a cool-down)."""
-    avoid = {bad} if bad else set()
-    avoid |= {
-        str(r["avoid"]) for r in m.recoveries if r.get("avoid") and now - float(r.get("at") or 0) < COOL_DOWN
-    }
-    return [h for h in (m.policy.fallback or (m.opts.host,)) if h not in avoid]
+def _avoided(m: Managed, bad: tuple[str, ...], now: float) -> set[str]:
+    """Hosts not chosen now: the ones just lost or taken, and those of a recent loss (a cool-down)."""
+    out = set(bad)
+    for r in m.recoveries:
+        if r.get("avoid") and now - float(r.get("at") or 0) < COOL_DOWN:
+            avoid = r["avoid"]
+            out |= {str(avoid)} if isinstance(avoid, str) else {str(a) for a in avoid}
+    return out
 
 
-def _candidate(agents: Agents, m: Managed, bad: str | None, now: float) -> str | None:
-    """The first candidate that answers (and has the GPUs free, for a job that asks for some)."""
-    for host in _candidates(m, bad, now):
-        try:
-            sample = agents.request(host, "gpus", assigned=True)
-        except GpudeckError:
-            continue
-        if m.opts.gpus is None or free_in(sample) >= m.opts.gpus.count:
-            return host
-    return None
+def _candidates(m: Managed, lost: tuple[int, ...], bad: tuple[str, ...], now: float) -> list[str]:
+    """The fallback hosts (else the job's own), less the avoided ones and those its other nodes keep."""
+    keep = {h for i, h in enumerate(m.node_hosts) if i not in lost}
+    avoid = _avoided(m, bad, now) | keep
+    return [h for h in (m.policy.fallback or m.node_hosts) if h not in avoid]
+
+
+def _replacements(
+    agents: Agents, m: Managed, lost: tuple[int, ...], bad: tuple[str, ...], now: float
+) -> tuple[str, ...] | None:
+    """Each node's host after the recovery: a lost node's is the next candidate that answers (and
+    has the GPUs free, for a job that asks for some); the others keep theirs. None: too few answer."""
+    hosts = list(m.node_hosts)
+    free = iter(h for h in _candidates(m, lost, bad, now) if _can_take(agents, m, h))
+    for i in lost:
+        host = next(free, None)
+        if host is None:
+            return None
+        hosts[i] = host
+    return tuple(hosts)
+
+
+def _can_take(agents: Agents, m: Managed, host: str) -> bool:
+    try:
+        sample = agents.request(host, "gpus", assigned=True)
+    except GpudeckError:
+        return False
+    return m.opts.gpus is None or free_in(sample) >= m.opts.gpus.count
 
 
 def _record(outcome: str, m: Managed, **extra: Any) -> dict[str, Any]:

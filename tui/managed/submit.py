@@ -16,8 +16,6 @@ def run_managed(
     agents: Agents, store: Store | None, opts: LaunchOptions, policy: Policy
 ) -> tuple[Launched, str | None]:
     """(the job launched, the controller job started for it or None when one ran already)."""
-    if opts.nodes != 1 or opts.hosts:
-        raise usage("--managed: one node for now (a multi-node job is brought back by `scale`/restart)")
     if not 0 <= policy.max_recoveries <= MAX_RECOVERIES:
         raise usage(f"--max-recoveries {policy.max_recoveries}: from 0 to {MAX_RECOVERIES}")
     if not 0 <= policy.lost_after <= 86400:
@@ -25,5 +23,8 @@ def run_managed(
     from ..queue.submit import ensure_controller
 
     job = launch(agents, store, opts)
-    ManagedDir().save(Managed(head=job.id, current=job.id, host=job.host, opts=opts, policy=policy))
+    hosts = job.hosts if len(job.hosts) > 1 else ()  # each node's, in node order: a loss replaces one
+    ManagedDir().save(
+        Managed(head=job.id, current=job.id, host=job.host, opts=opts, policy=policy, hosts=hosts)
+    )
     return job, ensure_controller(agents, store)
