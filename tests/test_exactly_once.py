@@ -130,3 +130,28 @@ def test_an_output_end_counts_only_at_the_owed_byte() -> None:
     assert ends == [] and (JOB, "0") in client.output_followed
     client._deliver_output({**end, "offset": 3})
     assert [e["offset"] for e in ends] == [3] and (JOB, "0") not in client.output_followed
+
+
+def test_a_batch_the_agent_vouches_for_crosses_the_seqs_a_cut_took() -> None:
+    """A journal cut under a tail loses seqs for good: the agent's push says `after` (every seq past
+    it is accounted for), so the CLI and the TUI take what follows instead of waiting forever on a
+    re-tail that cannot fill the gap; a stale subscription's batch (after past what was taken) is
+    still dropped."""
+    got: list[int] = []
+    client = ReconnectingClient(
+        "h",
+        lambda: Transport(),
+        on_events=lambda job, node, recs, after=None: got.extend(r["seq"] for r in recs),
+    )
+    client.followed.add((JOB, "0"))
+    client._deliver(JOB, "0", [rec(1), rec(2)], after=0)
+    client._deliver(JOB, "0", [rec(5), rec(6)], after=2)  # 3 and 4 went with the cut
+    client._deliver(JOB, "0", [rec(9)], after=8)  # a stale subscription's: 7 and 8 are owed
+    client._deliver(JOB, "0", [rec(5), rec(6)])  # no word from the agent: the old rule
+    assert got == [1, 2, 5, 6]
+
+    fleet = Fleet(clock=lambda: 0.0)
+    fleet.apply_events("local", JOB, "0", [rec(1), rec(2)], 0)
+    fleet.apply_events("local", JOB, "0", [rec(5), rec(6)], 2)
+    fleet.apply_events("local", JOB, "0", [rec(9)], 8)
+    assert fleet.jobs[JOB].nodes["0"].last_seq == 6

@@ -79,12 +79,17 @@ class TailHub:
                     self._out.send_raw(journal_push(key[0], key[1], lines, sub.since_seq))
                     sub.since_seq = sub.reader.last_seq
                     continue
-                head = (
-                    '{"push":"events","job":%s,"node":%s,"events":[' % (dumps(key[0]), dumps(key[1]))
-                ).encode()
+                after = sub.since_seq  # each batch accounts for every seq after it (a cut's are gone)
                 for start in range(0, len(lines), MAX_BATCH):
+                    batch = lines[start : start + MAX_BATCH]
+                    head = '{"push":"events","job":%s,"node":%s,"after":%d,"events":[' % (
+                        dumps(key[0]),
+                        dumps(key[1]),
+                        after,
+                    )
                     # Journal lines are complete JSON objects already: splice them, don't re-encode.
-                    self._out.send_raw(head + b",".join(lines[start : start + MAX_BATCH]) + b"]}")
+                    self._out.send_raw(head.encode() + b",".join(batch) + b"]}")
+                    after = last_seq_of(batch[-1]) or after
                 sub.since_seq = sub.reader.last_seq
 
             if not busy:

@@ -227,10 +227,13 @@ class Fleet:
             self._gpu_jobs = None
         return changes
 
-    def apply_events(self, host: str, job_id: str, node: str, records: list[dict[str, Any]]) -> set[str]:
+    def apply_events(
+        self, host: str, job_id: str, node: str, records: list[dict[str, Any]], after: int | None = None
+    ) -> set[str]:
         """Journal records pushed for (job, node), exactly once (tui/exactly_once.py): records at or
         below the node's last seq are ignored, so a replayed or duplicated batch changes nothing, and
-        a batch that would leave a gap is dropped (its re-tail sends it again)."""
+        a batch that would leave a gap is dropped (its re-tail sends it again) — unless the agent
+        says the batch accounts for every seq after `after` (the seqs between went with a cut)."""
         if not isinstance(records, list) or text(job_id, 64) != job_id or text(node, 64) != node:
             self.bad_records += 1
             return set()
@@ -255,7 +258,9 @@ class Fleet:
             n.last_seq = max([n.last_seq] + [seq for seq, _, _ in checked])
             return changes
         gpu_moves = job.gpu_moves
-        for seq, t, rec in fresh(checked, n.last_seq, _first):  # none when a stale batch leaves a gap
+        vouched = after is not None and after <= n.last_seq
+        taken = [c for c in checked if c[0] > n.last_seq] if vouched else fresh(checked, n.last_seq, _first)
+        for seq, t, rec in taken:  # none when a stale batch leaves a gap
             n.last_seq = seq  # even a malformed record is consumed: resending it won't fix it
             got = job.apply_record(host, n, rec, t)
             if got is None:

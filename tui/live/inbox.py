@@ -24,6 +24,7 @@ class Update:
     data: Any = None
     job: str | None = None
     node: str | None = None
+    after: int | None = None  # events: every seq after it is accounted for (a cut's seqs are gone)
 
 
 class Inbox:

@@ -78,9 +78,11 @@ class HostLink:
         c = self._client
         return c is not None and c.connected
 
-    def _on_events(self, job: str, node: str, records: list[dict[str, Any]]) -> None:
+    def _on_events(
+        self, job: str, node: str, records: list[dict[str, Any]], after: int | None = None
+    ) -> None:
         # Called on the client's reader thread: hand on, never touch the model here.
-        self.inbox.put(Update("events", self.host, records, job, node))
+        self.inbox.put(Update("events", self.host, records, job, node, after))
 
     def _on_output(self, obj: dict[str, Any]) -> None:
         # On the client's reader thread, like _on_events: the stream decodes and wakes its view.

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, Protocol
 
 from remote_agent.storage.records import expand_all, lines_after_seq
 
@@ -24,7 +24,16 @@ from .agent_stream import AgentStream
 from .line_stream import LineStream
 from .transport import Transport, TransportError
 
-EventHandler = Callable[[str, str, list[dict[str, Any]]], None]
+
+class EventHandler(Protocol):
+    """(job, node, records); `after`, when the agent says it: the records account for every seq
+    after it, so seqs missing between are gone from the journal (a cut), not owed."""
+
+    def __call__(
+        self, job: str, node: str, records: list[dict[str, Any]], after: int | None = None
+    ) -> None: ...
+
+
 OutputHandler = Callable[[dict[str, Any]], None]  # an `output` or `output_end` push, as sent
 HELLO_BYTES_MAX = 8 << 20  # a login shell may print before the hello; past this much, it is not our agent
 _HELLO_START = b'{"gpudeck"'  # where the hello begins, even after chatter printed without a newline
@@ -58,7 +67,9 @@ class AgentClient:
         self.hello_marker: dict[str, Any] = {}
         self.last_seq: dict[tuple[str, str], int] = {}
         self.events: queue.Queue[tuple[str, str, list[dict[str, Any]]]] = queue.Queue()
-        self._on_events = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
+        self._on_events: EventHandler = on_events or (
+            lambda job, node, recs, after=None: self.events.put((job, node, recs))
+        )
         self.outputs: queue.Queue[dict[str, Any]] = queue.Queue()
         self._on_output = on_output or self.outputs.put
         self.journals: queue.Queue[tuple[str, str, int, bytes]] = queue.Queue()
@@ -270,7 +281,10 @@ class AgentClient:
             if fresh:
                 self.last_seq[(job, node)] = fresh[-1]["seq"]
         if fresh:
-            self._on_events(job, node, fresh)
+            after = obj.get("after")
+            self._on_events(
+                job, node, fresh, after if isinstance(after, int) and not isinstance(after, bool) else None
+            )
 
     def _take_journal_body(self, data: bytes) -> None:
         header = self._journal_header

@@ -22,7 +22,7 @@ from typing import Any
 from ..exactly_once import continues, fresh, owed_output
 from .agent_stream import AgentStream
 from .backoff import Backoff
-from .client import AgentClient, AgentError, ConnectionLost, RequestTimeout, lines_after
+from .client import AgentClient, AgentError, ConnectionLost, EventHandler, RequestTimeout, lines_after
 from .hostkey_errors import HostKeyError
 from .transport import ConnectionCut, Transport, TransportError
 
@@ -54,7 +54,7 @@ class ReconnectingClient:
         backoff_initial: float = 0.5,
         backoff_max: float = 15.0,
         on_status: StatusHandler | None = None,
-        on_events: Callable[[str, str, list[dict[str, Any]]], None] | None = None,
+        on_events: EventHandler | None = None,
         on_output: OutputSink | None = None,
     ) -> None:
         self.host = host
@@ -62,7 +62,9 @@ class ReconnectingClient:
         self.backoff_initial, self.backoff_max = backoff_initial, backoff_max
         self._on_status = on_status or (lambda host, line: None)
         self.events: queue.Queue[tuple[str, str, list[dict[str, Any]]]] = queue.Queue()
-        self._sink = on_events or (lambda job, node, recs: self.events.put((job, node, recs)))
+        self._sink: EventHandler = on_events or (
+            lambda job, node, recs, after=None: self.events.put((job, node, recs))
+        )
         self.last_seq: dict[tuple[str, str], int] = {}
         self.followed: set[tuple[str, str]] = set()
         self.as_text: set[tuple[str, str]] = set()  # followed pairs whose records come as journal text
@@ -356,7 +358,7 @@ class ReconnectingClient:
             else:
                 self._output_sink(job, node, data, None)
 
-    def _deliver(self, job: str, node: str, records: list[dict[str, Any]]) -> None:
+    def _deliver(self, job: str, node: str, records: list[dict[str, Any]], after: int | None = None) -> None:
         # Called on a client's reader thread. One lock over check and hand-off, so an old
         # connection's late batch can neither interleave with nor repeat the new one's.
         with self._deliver_lock:
@@ -364,7 +366,10 @@ class ReconnectingClient:
                 if (job, node) not in self.followed:
                     return
                 last = self.last_seq.get((job, node), 0)
-            new = fresh(records, last, _seq)
+            if after is not None and after <= last:  # the agent vouches: what is missing is gone (a cut)
+                new = sorted((r for r in records if _seq(r) > last), key=_seq)
+            else:
+                new = fresh(records, last, _seq)
             if not new:
                 return  # nothing new, or a gap from a stale subscription: the re-tail resends it
             with self._lock:

@@ -114,7 +114,7 @@ class Intake:
             return
         batch.fed.add(u.job)
         after = self.fleet.last_seq(u.job, u.node)
-        batch.tags |= self.fleet.apply_events(u.host, u.job, u.node, u.data)
+        batch.tags |= self.fleet.apply_events(u.host, u.job, u.node, u.data, u.after)
         for sink in self.sinks:
             sink.records(u.host, u.job, u.node, u.data, after)
 
