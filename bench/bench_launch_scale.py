@@ -1,0 +1,131 @@
+"""Issue 33, launch and stop independent of the job count: the time to launch one `sleep` job and to
+stop it, with 1 and then with N (default 200) idle `sleep 600` jobs already on the local host, in one
+run (medians). Two levels: the agent's own ops (a `launch` / `stop` request on one open local agent
+connection, answer to answer) and the CLI a user runs (`gpudeck run -- sleep 600`, `gpudeck stop ID`
+in a fresh interpreter). Goal: N jobs within 20 % of 1 job. The serve process's CPU per op is shown
+too (utime + stime over the rounds), a steadier figure than wall time on a loaded machine.
+
+    python bench/bench_launch_scale.py [--jobs 200] [--rounds 7] [--no-cli]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.jobs import launch, wait_state  # noqa: E402
+from tui.remote.client import AgentClient  # noqa: E402
+from tui.remote.transport import LocalTransport  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+REPO = str(Path(__file__).resolve().parent.parent)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def serve_pid(client: AgentClient) -> int:
+    proc: Any = getattr(client.transport, "_proc", None) or getattr(client.transport, "proc", None)
+    return int(proc.pid) if proc is not None else 0
+
+
+def agent_round(client: AgentClient, home: Path) -> tuple[float, float]:
+    """(launch s, stop s) of one `sleep 600` job through the agent's ops."""
+    t0 = time.perf_counter()
+    obj = launch(client, home, ["sleep", "600"], name="probe")
+    t1 = time.perf_counter()
+    if obj["state"] != "running":
+        obj = wait_state(client, obj["id"], {"running"})
+    t2 = time.perf_counter()
+    client.request("stop", timeout=60, job=obj["id"], node="0", grace=5.0)
+    t3 = time.perf_counter()
+    client.request("rm", timeout=60, job=obj["id"], node="0")
+    return t1 - t0, t3 - t2
+
+
+def cli(home: Path, *args: str) -> tuple[float, str]:
+    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=REPO)
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", *args], cwd=home, env=env, capture_output=True, text=True, timeout=120
+    )
+    elapsed = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"gpudeck {' '.join(args)}: {done.stderr.strip()}")
+    return elapsed, done.stdout.strip()
+
+
+def cli_round(home: Path) -> tuple[float, float]:
+    took_run, job_id = cli(home, "run", "--name", "probe", "--", "sleep", "600")
+    took_stop, _ = cli(home, "stop", job_id.splitlines()[-1], "--grace", "5")
+    cli(home, "rm", job_id.splitlines()[-1])
+    return took_run, took_stop
+
+
+def measure(client: AgentClient, home: Path, rounds: int, with_cli: bool) -> dict[str, float]:
+    pid = serve_pid(client)
+    cpu0 = cpu_seconds(pid) if pid else 0.0
+    agent = [agent_round(client, home) for _ in range(rounds)]
+    cpu = (cpu_seconds(pid) - cpu0) / rounds if pid else float("nan")
+    row = {
+        "launch": statistics.median(a[0] for a in agent),
+        "stop": statistics.median(a[1] for a in agent),
+        "serve_cpu": cpu,
+    }
+    if with_cli:
+        runs = [cli_round(home) for _ in range(rounds)]
+        row["cli_run"] = statistics.median(r[0] for r in runs)
+        row["cli_stop"] = statistics.median(r[1] for r in runs)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--no-cli", action="store_true", help="only the agent's ops")
+    args = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="bench-launch-scale-"))
+    os.environ["GPUDECK_HOME"] = str(home)
+    os.environ["PYTHONPATH"] = REPO
+    os.chdir(home)
+    client = AgentClient(LocalTransport(home / "local-agent"))
+    client.connect()
+    idle: list[str] = []
+    try:
+        idle.append(launch(client, home, ["sleep", "600"], name="idle-0")["id"])
+        one = measure(client, home, args.rounds, not args.no_cli)
+        while len(idle) < args.jobs:
+            idle.append(launch(client, home, ["sleep", "600"], name=f"idle-{len(idle)}")["id"])
+        many = measure(client, home, args.rounds, not args.no_cli)
+    finally:
+        for job_id in idle:
+            client.request("kill", timeout=60, job=job_id, node="0")
+        client.close()
+    print(f"load {os.getloadavg()[0]:.1f}; medians of {args.rounds} rounds; ratio = {args.jobs} jobs / 1 job")
+    print(f"{'':24}{'1 job':>10}{f'{args.jobs} jobs':>12}{'ratio':>8}")
+    labels = {
+        "launch": "agent launch (s)",
+        "stop": "agent stop (s)",
+        "serve_cpu": "serve CPU per round (s)",
+        "cli_run": "gpudeck run (s)",
+        "cli_stop": "gpudeck stop (s)",
+    }
+    for key, label in labels.items():
+        if key in one:
+            print(f"{label:24}{one[key]:10.3f}{many[key]:12.3f}{many[key] / one[key]:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
