@@ -5,7 +5,10 @@ connection, answer to answer) and the CLI a user runs (`gpudeck run -- sleep 600
 in a fresh interpreter). Goal: N jobs within 20 % of 1 job. The serve process's CPU per op is shown
 too (utime + stime over the rounds), a steadier figure than wall time on a loaded machine.
 
-    python bench/bench_launch_scale.py [--jobs 200] [--rounds 7] [--no-cli]
+    python bench/bench_launch_scale.py [--jobs 200] [--rounds 7] [--no-cli] [--against DIR]
+
+`--against DIR`: the same with another checkout's agent and CLI (`git worktree add --detach DIR
+<commit>`), in the same run: the baseline. Run it from a cwd outside the repo.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def agent_round(client: AgentClient, home: Path) -> tuple[float, float]:
 
 
 def cli(home: Path, *args: str) -> tuple[float, str]:
-    env = dict(os.environ, GPUDECK_HOME=str(home), PYTHONPATH=REPO)
+    env = dict(os.environ, GPUDECK_HOME=str(home))
     t0 = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "tui", *args], cwd=home, env=env, capture_output=True, text=True, timeout=120
@@ -90,41 +93,58 @@ def measure(client: AgentClient, home: Path, rounds: int, with_cli: bool) -> dic
     return row
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--jobs", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--no-cli", action="store_true", help="only the agent's ops")
-    args = ap.parse_args()
+def scale(tree: str, jobs: int, rounds: int, with_cli: bool) -> tuple[dict[str, float], dict[str, float]]:
+    """(with 1 job, with `jobs` jobs) on a fresh home, `tree`'s agent and CLI."""
     home = Path(tempfile.mkdtemp(prefix="bench-launch-scale-"))
     os.environ["GPUDECK_HOME"] = str(home)
-    os.environ["PYTHONPATH"] = REPO
-    os.chdir(home)
+    os.environ["PYTHONPATH"] = tree  # the agent, its supervisors and the CLI run this checkout's code
+    os.chdir(home)  # `python -m` looks in the cwd first
     client = AgentClient(LocalTransport(home / "local-agent"))
     client.connect()
     idle: list[str] = []
     try:
         idle.append(launch(client, home, ["sleep", "600"], name="idle-0")["id"])
-        one = measure(client, home, args.rounds, not args.no_cli)
-        while len(idle) < args.jobs:
+        one = measure(client, home, rounds, with_cli)
+        while len(idle) < jobs:
             idle.append(launch(client, home, ["sleep", "600"], name=f"idle-{len(idle)}")["id"])
-        many = measure(client, home, args.rounds, not args.no_cli)
+        many = measure(client, home, rounds, with_cli)
     finally:
         for job_id in idle:
             client.request("kill", timeout=60, job=job_id, node="0")
         client.close()
-    print(f"load {os.getloadavg()[0]:.1f}; medians of {args.rounds} rounds; ratio = {args.jobs} jobs / 1 job")
-    print(f"{'':24}{'1 job':>10}{f'{args.jobs} jobs':>12}{'ratio':>8}")
-    labels = {
-        "launch": "agent launch (s)",
-        "stop": "agent stop (s)",
-        "serve_cpu": "serve CPU per round (s)",
-        "cli_run": "gpudeck run (s)",
-        "cli_stop": "gpudeck stop (s)",
-    }
-    for key, label in labels.items():
+    return one, many
+
+
+LABELS = {
+    "launch": "agent launch (s)",
+    "stop": "agent stop (s)",
+    "serve_cpu": "serve CPU per round (s)",
+    "cli_run": "gpudeck run (s)",
+    "cli_stop": "gpudeck stop (s)",
+}
+
+
+def report(title: str, jobs: int, one: dict[str, float], many: dict[str, float]) -> None:
+    print(f"{title:24}{'1 job':>10}{f'{jobs} jobs':>12}{'ratio':>8}")
+    for key, label in LABELS.items():
         if key in one:
             print(f"{label:24}{one[key]:10.3f}{many[key]:12.3f}{many[key] / one[key]:8.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--no-cli", action="store_true", help="only the agent's ops")
+    ap.add_argument("--against", metavar="DIR", help="another checkout, measured in the same run")
+    args = ap.parse_args()
+    trees = [("this checkout", REPO)] + (
+        [("against", str(Path(args.against).resolve()))] if args.against else []
+    )
+    results = [(title, scale(tree, args.jobs, args.rounds, not args.no_cli)) for title, tree in trees]
+    print(f"load {os.getloadavg()[0]:.1f}; medians of {args.rounds} rounds; ratio = {args.jobs} jobs / 1 job")
+    for title, (one, many) in results:
+        report(title, args.jobs, one, many)
 
 
 if __name__ == "__main__":
