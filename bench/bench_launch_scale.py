@@ -76,42 +76,50 @@ def cli_round(home: Path) -> tuple[float, float]:
     return took_run, took_stop
 
 
-def measure(client: AgentClient, home: Path, rounds: int, with_cli: bool) -> dict[str, float]:
+def rounds_of(client: AgentClient, home: Path, with_cli: bool) -> dict[str, float]:
+    """One round on one home: agent launch and stop, serve CPU, and the CLI's run and stop."""
     pid = serve_pid(client)
     cpu0 = cpu_seconds(pid) if pid else 0.0
-    agent = [agent_round(client, home) for _ in range(rounds)]
-    cpu = (cpu_seconds(pid) - cpu0) / rounds if pid else float("nan")
+    launched, stopped = agent_round(client, home)
     row = {
-        "launch": statistics.median(a[0] for a in agent),
-        "stop": statistics.median(a[1] for a in agent),
-        "serve_cpu": cpu,
+        "launch": launched,
+        "stop": stopped,
+        "serve_cpu": (cpu_seconds(pid) - cpu0) if pid else float("nan"),
     }
     if with_cli:
-        runs = [cli_round(home) for _ in range(rounds)]
-        row["cli_run"] = statistics.median(r[0] for r in runs)
-        row["cli_stop"] = statistics.median(r[1] for r in runs)
+        row["cli_run"], row["cli_stop"] = cli_round(home)
     return row
 
 
-def scale(tree: str, jobs: int, rounds: int, with_cli: bool) -> tuple[dict[str, float], dict[str, float]]:
-    """(with 1 job, with `jobs` jobs) on a fresh home, `tree`'s agent and CLI."""
+def open_home(tree: str, idle: int) -> tuple[Path, AgentClient, list[str]]:
+    """A fresh home whose local agent runs `idle` idle `sleep 600` jobs of `tree`'s code."""
     home = Path(tempfile.mkdtemp(prefix="bench-launch-scale-"))
     os.environ["GPUDECK_HOME"] = str(home)
     os.environ["PYTHONPATH"] = tree  # the agent, its supervisors and the CLI run this checkout's code
     os.chdir(home)  # `python -m` looks in the cwd first
     client = AgentClient(LocalTransport(home / "local-agent"))
     client.connect()
-    idle: list[str] = []
+    ids = [launch(client, home, ["sleep", "600"], name=f"idle-{i}")["id"] for i in range(idle)]
+    return home, client, ids
+
+
+def scale(tree: str, jobs: int, rounds: int, with_cli: bool) -> tuple[dict[str, float], dict[str, float]]:
+    """(beside 1 job, beside `jobs` jobs): two homes of `tree`'s code, their rounds interleaved so
+    both meet the same load (this machine's load moves by 2x within minutes)."""
+    homes = [open_home(tree, 1), open_home(tree, jobs)]
+    rows: list[list[dict[str, float]]] = [[], []]
     try:
-        idle.append(launch(client, home, ["sleep", "600"], name="idle-0")["id"])
-        one = measure(client, home, rounds, with_cli)
-        while len(idle) < jobs:
-            idle.append(launch(client, home, ["sleep", "600"], name=f"idle-{len(idle)}")["id"])
-        many = measure(client, home, rounds, with_cli)
+        for _ in range(rounds):
+            for i, (home, client, _ids) in enumerate(homes):
+                os.environ["GPUDECK_HOME"] = str(home)
+                os.chdir(home)
+                rows[i].append(rounds_of(client, home, with_cli))
     finally:
-        for job_id in idle:
-            client.request("kill", timeout=60, job=job_id, node="0")
-        client.close()
+        for _home, client, ids in homes:
+            for job_id in ids:
+                client.request("kill", timeout=60, job=job_id, node="0")
+            client.close()
+    one, many = ({k: statistics.median(r[k] for r in got) for k in got[0]} for got in rows)
     return one, many
 
 
