@@ -5,7 +5,7 @@ connection, answer to answer) and the CLI a user runs (`gpudeck run -- sleep 600
 in a fresh interpreter). Goal: N jobs within 20 % of 1 job. The serve process's CPU per op is shown
 too (utime + stime over the rounds), a steadier figure than wall time on a loaded machine.
 
-    python bench/bench_launch_scale.py [--jobs 200] [--rounds 7] [--no-cli] [--against DIR]
+    python bench/bench_launch_scale.py [--jobs 200] [--rounds 7] [--no-cli] [--against DIR] [--interleave]
 
 `--against DIR`: the same with another checkout's agent and CLI (`git worktree add --detach DIR
 <commit>`), in the same run: the baseline. Run it from a cwd outside the repo.
@@ -103,17 +103,28 @@ def open_home(tree: str, idle: int) -> tuple[Path, AgentClient, list[str]]:
     return home, client, ids
 
 
-def scale(tree: str, jobs: int, rounds: int, with_cli: bool) -> tuple[dict[str, float], dict[str, float]]:
-    """(beside 1 job, beside `jobs` jobs): two homes of `tree`'s code, their rounds interleaved so
-    both meet the same load (this machine's load moves by 2x within minutes)."""
-    homes = [open_home(tree, 1), open_home(tree, jobs)]
+def scale(
+    tree: str, jobs: int, rounds: int, with_cli: bool, interleave: bool
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(beside 1 job, beside `jobs` jobs) of `tree`'s code. By default one home: its rounds beside 1
+    job, then beside `jobs` (the host's processes grow too). `interleave`: two homes, their rounds
+    alternating, so both meet the same load (this machine's moves by 2x within minutes) — but the
+    1-job home then shares the host with the other's processes: only the agent dir's job count
+    differs."""
+    homes = [open_home(tree, 1)] + ([open_home(tree, jobs)] if interleave else [])
     rows: list[list[dict[str, float]]] = [[], []]
     try:
-        for _ in range(rounds):
-            for i, (home, client, _ids) in enumerate(homes):
-                os.environ["GPUDECK_HOME"] = str(home)
-                os.chdir(home)
-                rows[i].append(rounds_of(client, home, with_cli))
+        if interleave:
+            for _ in range(rounds):
+                for i, (home, client, _ids) in enumerate(homes):
+                    os.environ["GPUDECK_HOME"] = str(home)
+                    os.chdir(home)
+                    rows[i].append(rounds_of(client, home, with_cli))
+        else:
+            home, client, ids = homes[0]
+            rows[0] = [rounds_of(client, home, with_cli) for _ in range(rounds)]
+            ids.extend(launch(client, home, ["sleep", "600"], name=f"idle-{i}")["id"] for i in range(1, jobs))
+            rows[1] = [rounds_of(client, home, with_cli) for _ in range(rounds)]
     finally:
         for _home, client, ids in homes:
             for job_id in ids:
@@ -145,11 +156,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--no-cli", action="store_true", help="only the agent's ops")
     ap.add_argument("--against", metavar="DIR", help="another checkout, measured in the same run")
+    ap.add_argument("--interleave", action="store_true", help="1-job and N-job homes round by round")
     args = ap.parse_args()
     trees = [("this checkout", REPO)] + (
         [("against", str(Path(args.against).resolve()))] if args.against else []
     )
-    results = [(title, scale(tree, args.jobs, args.rounds, not args.no_cli)) for title, tree in trees]
+    results = [
+        (title, scale(tree, args.jobs, args.rounds, not args.no_cli, args.interleave))
+        for title, tree in trees
+    ]
     print(f"load {os.getloadavg()[0]:.1f}; medians of {args.rounds} rounds; ratio = {args.jobs} jobs / 1 job")
     for title, (one, many) in results:
         report(title, args.jobs, one, many)
