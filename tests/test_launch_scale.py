@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +22,12 @@ from remote_agent.storage.layout import iter_job_dirs
 from remote_agent.supervision.jobspec import job_key
 from remote_agent.supervision.keeper import LOCK_NAME
 from remote_agent.supervision.proctree import job_tree
+from tests.support.jobdir import prepared_job, running
 from tests.support.jobs import alive
 from tests.support.touched import touched, under
 from tests.support.waiting import wait_for
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def ended_job(root: Path) -> Path:
@@ -116,3 +121,41 @@ def test_stopping_a_job_reads_only_its_own_files_and_processes(root: Path, table
     assert obj["state"] == "stopped"
     assert "/proc" not in seen  # the host's processes are not listed
     assert [p for p in seen if any(other in p for other in others)] == []
+
+
+# A supervisor as serve starts it, noting each directory it lists (an audit hook in its own process).
+_LISTINGS = r"""
+import os, sys
+out, tree, job_dir = sys.argv[1:4]
+def hook(event, args):
+    if event in ("os.listdir", "os.scandir") and args and isinstance(args[0], str):
+        with open(out, "a") as f:
+            f.write(args[0] + "\n")
+sys.addaudithook(hook)
+sys.path.insert(0, tree)
+from remote_agent.__main__ import main
+main(["run", job_dir])
+"""
+
+
+def test_a_supervisor_stops_its_job_without_listing_every_process(agent_dir: Path, tmp_path: Path) -> None:
+    spec, directory = prepared_job(agent_dir, tmp_path, ["sh", "-c", "sleep 600 & sleep 600; wait"])
+    listed = tmp_path / "listed"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LISTINGS, str(listed), str(REPO), str(directory)],
+        env=env,
+        cwd="/",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: running(agent_dir, spec["id"]), timeout=30, what="the job running")
+        ended = JobTable(agent_dir).end(spec["id"], "0", "stop", 5.0)
+        assert ended["state"] == "stopped"
+    finally:
+        with contextlib.suppress(JobError):
+            JobTable(agent_dir).end(spec["id"], "0", "kill", 0.0)
+        proc.wait(timeout=30)
+    assert "/proc" not in listed.read_text().split("\n")  # its tree walks went down from itself

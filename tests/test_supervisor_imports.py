@@ -5,19 +5,13 @@ modules of the running process, as tests/test_layering.py does for the CLI."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from remote_agent.names import new_job_id
 from remote_agent.serving.jobs import JobTable
-from remote_agent.storage.files import ensure_private_dir, write_private_atomic
-from remote_agent.storage.layout import JobFiles, job_dir
-from remote_agent.supervision.control import make_control_slot
-from remote_agent.supervision.jobspec import validate_spec
-from tests.support.jobs import journal
+from tests.support.jobdir import prepared_job, running
 from tests.support.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,24 +53,8 @@ main(["run", job_dir])
 """
 
 
-def running(agent_dir: Path, job: str) -> bool:
-    if not (agent_dir / "jobs" / job / "0" / "events.jsonl").exists():
-        return False
-    return any(r.get("state") == "running" for r in journal(agent_dir, job))
-
-
 def test_an_idle_supervisor_keeps_no_heavy_module_loaded(agent_dir: Path, tmp_path: Path) -> None:
-    ensure_private_dir(agent_dir / "jobs")
-    spec = validate_spec(
-        {"id": new_job_id(), "name": "idle", "node": "0", "argv": ["sleep", "600"], "workdir": str(tmp_path)},
-        agent_dir,
-    )
-    directory = job_dir(agent_dir, spec["id"], "0")
-    ensure_private_dir(directory.parent)
-    directory.mkdir(mode=0o700)
-    files = JobFiles(directory)
-    write_private_atomic(files.spec, json.dumps(spec).encode())
-    make_control_slot(files.control)
+    spec, directory = prepared_job(agent_dir, tmp_path, ["sleep", "600"])
     ask, out = tmp_path / "ask", tmp_path / "modules"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
