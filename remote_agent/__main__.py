@@ -11,7 +11,6 @@ Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a superv
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import List, Optional
@@ -19,7 +18,34 @@ from typing import List, Optional
 from . import PROTOCOL, VERSION
 
 
+def _supervise(args: List[str]) -> Optional[int]:
+    """`run JOB_DIR [--adopt=WHY]` and `keeper ROOT` as serve and the supervisors spawn them, without
+    argparse: a supervisor stays up for its job's life, and argparse (with gettext, textwrap) would
+    stay loaded in every one of them (issue 33). None: anything else, for the full parser."""
+    if len(args) == 2 and args[0] == "keeper" and not args[1].startswith("-"):
+        from pathlib import Path
+
+        from .supervision.keeper import keep
+
+        return keep(Path(args[1]))
+    if args[:1] != ["run"] or len(args) not in (2, 3) or args[1].startswith("-"):
+        return None
+    adopt = None
+    if len(args) == 3:
+        if not args[2].startswith("--adopt="):
+            return None
+        adopt = args[2][len("--adopt=") :]
+    from .supervision.entry import run_job_dir
+
+    return run_job_dir(args[1], adopt=adopt)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
+    code = _supervise(sys.argv[1:] if argv is None else argv)
+    if code is not None:
+        sys.exit(code)
+    import argparse
+
     parser = argparse.ArgumentParser(prog="gpudeck-agent", description="gpudeck's agent (stdlib only).")
     parser.add_argument(
         "--version", action="version", version="gpudeck-agent %s (protocol %d)" % (VERSION, PROTOCOL)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import secrets
 import time
 
 JOB_ID_RE = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
@@ -16,6 +15,8 @@ def new_job_id(now: float | None = None) -> str:
     so two jobs made in one second by one client still sort in the order they were made."""
     now = time.time() if now is None else now
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    import secrets  # here: every supervisor imports this module, few make ids (secrets loads hmac, random)
+
     return "%s-%02x%s" % (stamp, int((now % 1) * 256), secrets.token_hex(2))
 
 

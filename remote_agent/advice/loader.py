@@ -7,7 +7,6 @@ prefetch_factor, a faster image decoder, data preloaded to a RAM disk."""
 
 from __future__ import annotations
 
-import statistics
 from collections import deque
 from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
 
@@ -35,6 +34,8 @@ class LoaderJudge:
         if len(self.window) < WINDOW:
             return None
         util = [w[0] for w in self.window]
+        import statistics  # here: an idle supervisor need not load it (and decimal, fractions)
+
         tree = statistics.median(w[1] for w in self.window)
         busiest = statistics.median(w[2] for w in self.window)
         mean = sum(util) / len(util)

@@ -11,7 +11,6 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -31,7 +30,7 @@ def resolve_runtime(asked: str) -> str:
     """`podman` or `docker` (auto: podman first, it needs no daemon); RuntimeMissing otherwise."""
     names = ("podman", "docker") if asked == "auto" else (asked,)
     for name in names:
-        if shutil.which(name):
+        if _which(name):
             return name
     raise RuntimeMissing(
         "no container runtime on this host (install podman or docker)"
@@ -93,7 +92,7 @@ def gpu_passing(runtime: str) -> Tuple[bool, str]:
             "podman passes GPUs only as CDI devices and no CDI spec names a GPU in %s "
             "(run `nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`)" % " or ".join(CDI_DIRS),
         )
-    if shutil.which(NVIDIA_HOOK):
+    if _which(NVIDIA_HOOK):
         return True, "docker --gpus (%s)" % NVIDIA_HOOK
     return (
         False,
@@ -128,9 +127,15 @@ def runtimes_report() -> Dict[str, Any]:
     """For `hosts check`: each runtime's version (null: not installed) and how it passes GPUs."""
     out: Dict[str, Any] = {}
     for name in ("podman", "docker"):
-        if not shutil.which(name):
+        if not _which(name):
             out[name] = None
             continue
         ok, how = gpu_passing(name)
         out[name] = {"version": runtime_version(name), "gpus": ok, "gpus_how": how}
     return out
+
+
+def _which(name: str) -> Optional[str]:
+    import shutil  # here: a supervisor imports this module; shutil loads bz2 and lzma
+
+    return shutil.which(name)

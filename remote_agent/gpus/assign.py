@@ -3,6 +3,8 @@
 - Free: held by no live gpudeck assignment (`gpus.json` in a node dir, held until that node's
   journal ends, whatever the end) and used by no process NVML lists on it (another user's job, a
   gpudeck job launched without `--gpus`, a notebook).
+- Found without reading every job: the host's index of holders (registry.py) names the few nodes
+  to check.
 - Atomic: the choice and the write of `gpus.json` happen under an exclusive lock of the agent
   dir's `gpus.lock`, so two launches at once never get the same GPU; the node's dir exists before
   its supervisor does, and a dir with an assignment and no ended journal holds it.
@@ -23,10 +25,9 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ..probes.gpu import Nvml
 from ..storage.files import open_private, write_private_atomic
-from ..storage.layout import iter_job_dirs
-from ..supervision.keeper import ended_by_tail
 from .holders import foreign_user
-from .record import ASSIGNMENT, read_assignment
+from .record import ASSIGNMENT
+from .registry import live_holders, write_index
 
 LOCK = "gpus.lock"
 
@@ -37,15 +38,7 @@ class GpuShortage(Exception):
 
 def held(root: Path) -> Dict[str, str]:
     """uuid -> `job ID node N` for every GPU a live gpudeck assignment holds on this agent dir."""
-    out: Dict[str, str] = {}
-    for job, node, directory in iter_job_dirs(root):
-        found = read_assignment(directory)
-        if found is None or ended_by_tail(directory / "events.jsonl"):
-            continue
-        for uuid in found["uuids"]:
-            if isinstance(uuid, str):
-                out[uuid] = "job %s node %s" % (job, node)
-    return out
+    return {uuid: "job %s node %s" % holder for uuid, holder in live_holders(root).items()}
 
 
 def assign(root: Path, node_dir: Path, request: Mapping[str, Any], nvml: Nvml) -> Dict[str, Any]:
@@ -63,7 +56,8 @@ def assign(root: Path, node_dir: Path, request: Mapping[str, Any], nvml: Nvml) -
         if not fitting:
             names = sorted({str(g.get("name")) for g in gpus})
             raise GpuShortage("spec.gpus: no %s GPU on this host (it has %s)" % (model, ", ".join(names)))
-        holders = held(root)
+        live = live_holders(root)  # the holders of this host's GPUs only (registry.py)
+        holders = {uuid: "job %s node %s" % holder for uuid, holder in live.items()}
         free: List[Dict[str, Any]] = []
         busy: List[str] = []
         for g in fitting:
@@ -84,6 +78,8 @@ def assign(root: Path, node_dir: Path, request: Mapping[str, Any], nvml: Nvml) -
             "names": [g.get("name") for g in chosen],
         }
         write_private_atomic(node_dir / ASSIGNMENT, json.dumps(assignment).encode("utf-8"))
+        live.update((uuid, (node_dir.parent.name, node_dir.name)) for uuid in assignment["uuids"])
+        write_index(root, live)
         return assignment
     finally:
         os.close(lock_fd)  # closing the descriptor lets the lock go

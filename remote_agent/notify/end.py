@@ -4,7 +4,6 @@ Standard library only (the agent's rule)."""
 
 from __future__ import annotations
 
-import socket
 from typing import Any, Dict, Mapping, Optional
 
 from .events import event_of, summary
@@ -19,7 +18,7 @@ def notify_end(spec: Mapping[str, Any], end: Mapping[str, Any]) -> Optional[Dict
     event = event_of(end)
     if event is None or event not in (asked.get("events") or ()):
         return None
-    host = socket.gethostname()
+    host = _hostname()
     message = {
         "event": event,
         "job": spec.get("id"),
@@ -44,7 +43,7 @@ def notify_event(spec: Mapping[str, Any], event: str, why: str) -> Optional[Dict
         or event not in (asked.get("events") or ())
     ):
         return None
-    host = socket.gethostname()
+    host = _hostname()
     text = "gpudeck: %s %s on %s: %s — gpudeck inspect %s" % (
         spec.get("name"),
         event,
@@ -71,3 +70,9 @@ def _send(asked: Mapping[str, Any], event: str, message: Dict[str, Any]) -> Opti
         return None
     failed = [why for why in (deliver(url, message) for url in urls) if why is not None]
     return {"event": event, "sent": len(urls) - len(failed), "failed": failed}
+
+
+def _hostname() -> str:
+    import socket  # here: every supervisor imports this module, few ever say their host's name
+
+    return socket.gethostname()

@@ -13,12 +13,9 @@ Never through a proxy, short timeouts. Standard library only (the agent's rule).
 
 from __future__ import annotations
 
-import calendar
 import json
 import re
 import time
-import urllib.error
-import urllib.request
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 PROVIDERS = ("aws", "aliyun")
@@ -31,7 +28,7 @@ TOKEN_RENEW = 60.0  # a token is renewed this long before it expires
 MAX_BODY = 4096
 ISO_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 
-_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # metadata is never proxied
+_opener: Any = None  # built at the first request: an idle supervisor off the cloud never loads urllib
 
 
 class NoticeError(Exception):
@@ -53,6 +50,12 @@ def endpoint(provider: str, setting: Optional[str], environ: Mapping[str, str]) 
 
 def request(url: str, method: str = "GET", headers: Optional[Dict[str, str]] = None) -> Tuple[int, bytes]:
     """(status, body); an HTTP error status is an answer, a network failure raises OSError."""
+    global _opener
+    import urllib.error
+    import urllib.request
+
+    if _opener is None:
+        _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # metadata is never proxied
     req = urllib.request.Request(
         url, method=method, headers=headers or {}, data=b"" if method == "PUT" else None
     )
@@ -69,6 +72,8 @@ def parse_time(text: Any) -> float:
     if m is None:
         raise NoticeError("notice time is not an ISO 8601 time: %r" % (str(text)[:60],))
     parts = [int(m.group(i)) for i in range(1, 7)]
+    import calendar  # here: it loads datetime, which an idle supervisor never needs
+
     try:
         at = float(calendar.timegm((parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], 0, 0, 0)))
     except (ValueError, OverflowError):

@@ -7,8 +7,6 @@ so `hello` and `gpus` still answer.
 from __future__ import annotations
 
 import os
-import platform
-import socket
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -34,6 +32,8 @@ def _os_release() -> Optional[str]:
 
 def os_text() -> str:
     """E.g. "Debian GNU/Linux 12 (bookworm), Linux 6.1.0-18-amd64 x86_64"."""
+    import platform  # here (and below): a supervisor imports this module for its CPU sample only
+
     kernel = " ".join(p for p in (platform.system(), platform.release(), platform.machine()) if p)
     distro = _os_release()
     return f"{distro}, {kernel}" if distro else kernel
@@ -72,6 +72,9 @@ def _kib_to_mib(kib: Optional[int]) -> Optional[int]:
 
 def host_info() -> Dict[str, Any]:
     """What `hello` says about the machine itself."""
+    import platform
+    import socket
+
     return {
         "hostname": socket.gethostname(),
         "os": os_text(),

@@ -1,4 +1,9 @@
-"""serve's start-up sweep: every lost job of this agent dir is adopted or has its end journaled."""
+"""serve's start-up sweep: every lost job of this agent dir is adopted or has its end journaled.
+
+Skipped while the host's keeper runs: it looks at every job each second already, and a sweep at each
+serve's start (each CLI command on the host) would read every job's lock and journal again, so a
+command on a host with 200 jobs would pay for all 200 (issue 33: launch and stop independent of the
+number of jobs)."""
 
 from __future__ import annotations
 
@@ -7,11 +12,14 @@ from pathlib import Path
 from ..jobstate import JobView, supervisor_alive
 from ..storage.layout import iter_job_dirs
 from ..supervision.adoption import adopt_if_lost
+from ..supervision.keeper import keeper_running
 
 
 def adopt_lost_jobs(root: Path) -> int:
     """How many lost jobs it acted on. Never raises: a sweep that fails costs only its own work."""
     acted = 0
+    if keeper_running(root):
+        return 0
     try:
         for job, node, directory in iter_job_dirs(root):
             try:

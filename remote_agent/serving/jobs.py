@@ -34,7 +34,14 @@ from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
 from ..supervision.launcher import spawn_supervisor
 from ..supervision.orphan import end_orphaned_job, record_failed_start
 from ..supervision.pace_note import checked_why, write_note
-from ..supervision.proctree import is_live, job_tree, kill_tree_until_gone, process_state, signal_pids
+from ..supervision.proctree import (
+    is_live,
+    job_tree,
+    kill_tree_until_gone,
+    process_state,
+    signal_pids,
+    stat_fields,
+)
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
 from .deletedjobs import deleted_objects, end_deleted
 from .frozen import end_frozen_supervisor
@@ -312,8 +319,11 @@ class JobTable:
         if supervisor is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(supervisor, wake)
+        own_tree = _parent_of_command(view, supervisor)  # its tree walks then skip the host-wide look
         if action == "kill" and key:
-            kill_tree_until_gone(key, supervisor)  # ourselves: a frozen or busy supervisor cannot delay it
+            kill_tree_until_gone(
+                key, supervisor, own_subreaper=own_tree
+            )  # ourselves: a frozen or busy supervisor cannot delay it
             signal_pids(watched_tree(spec), signal.SIGKILL)  # a watch job's --pid tree (else none)
         deadline = time.monotonic() + (grace if action == "stop" else 0) + STOP_MARGIN
         frozen_since: Optional[float] = None
@@ -331,6 +341,7 @@ class JobTable:
             if supervisor is None and obj["state"] != "lost":
                 # A new supervisor adopted the job meanwhile: it reads control.json; wake it.
                 supervisor = _own_supervisor(view)
+                own_tree = False  # an adopter: what is left of the job is not below it
                 if supervisor is not None:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(supervisor, wake)
@@ -347,7 +358,7 @@ class JobTable:
                 frozen_since = None
             if key and now >= next_tree_check:
                 next_tree_check = now + 0.25
-                if job_tree(key, supervisor) or watched_tree(spec):
+                if job_tree(key, supervisor, own_tree and supervisor is not None) or watched_tree(spec):
                     gone_since = None
                 else:
                     gone_since = gone_since or now
@@ -561,6 +572,16 @@ def _own_supervisor(view: JobView) -> Optional[int]:
     except OSError:
         return None
     return pid if str(view.files.dir).encode() in cmdline or runs_dir(pid, cmdline, view.files.dir) else None
+
+
+def _parent_of_command(view: JobView, supervisor: Optional[int]) -> bool:
+    """The live supervisor is its command's parent: the job's own supervisor, the subreaper every
+    process of the job stays below (an adopter or a watch is not its command's parent)."""
+    pid = view.fields.get("pid")
+    if supervisor is None or isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return False
+    fields = stat_fields(pid)
+    return fields is not None and len(fields) > 1 and fields[1] == str(supervisor).encode()
 
 
 def wait_gone(pid: int, timeout: float = 5.0) -> None:

@@ -6,7 +6,6 @@ kernel.yama.ptrace_scope that allows it, or CAP_SYS_PTRACE."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from typing import Optional, Tuple
@@ -20,7 +19,7 @@ def find() -> Optional[str]:
     asked = os.environ.get(PY_SPY_VAR)
     if asked is not None:
         return None if asked in ("", "off") else asked
-    found = shutil.which("py-spy")
+    found = _which("py-spy")
     if found:
         return found
     beside = os.path.join(os.path.dirname(sys.executable), "py-spy")
@@ -52,3 +51,9 @@ def _why(said: str, code: int) -> str:
     if "ermission" in said or "ptrace" in said.lower():
         line += " (not permitted: same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE)"
     return line[:300]
+
+
+def _which(name: str) -> Optional[str]:
+    import shutil  # here: every supervisor imports this module, few ever dump stacks
+
+    return shutil.which(name)

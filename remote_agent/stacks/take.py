@@ -5,9 +5,7 @@ reaches listed with why. Saved as `dumps/<UTC time>.txt` (0600, dir 0700) in the
 from __future__ import annotations
 
 import os
-import socket
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
@@ -61,7 +59,7 @@ def take_dump(node_dir: Path, job: str, node: str, pids: Iterable[int]) -> Dict[
     record: Dict[str, Any] = {
         "job": job,
         "node": node,
-        "host": socket.gethostname(),
+        "host": _hostname(),
         "t": t,
         "stacks": stacks,
         "unreached": unreached,
@@ -75,6 +73,8 @@ def take_dump(node_dir: Path, job: str, node: str, pids: Iterable[int]) -> Dict[
 
 def _spy_all(py_spy: str, pids: List[int]) -> Dict[int, Tuple[Optional[str], str]]:
     """py-spy on every process at once (each pauses only its own process while it reads)."""
+    from concurrent.futures import ThreadPoolExecutor  # here: a supervisor that never dumps stays light
+
     with ThreadPoolExecutor(max_workers=max(1, min(SPY_AT_ONCE, len(pids)))) as pool:
         futures = {pid: pool.submit(pyspy.dump, py_spy, pid) for pid in pids}
         return {pid: future.result() for pid, future in futures.items()}
@@ -140,3 +140,9 @@ def latest(node_dir: Path) -> Optional[Path]:
     except OSError:
         return None
     return dumps_dir(node_dir) / names[-1] if names else None
+
+
+def _hostname() -> str:
+    import socket  # here: every supervisor imports this module, few ever say their host's name
+
+    return socket.gethostname()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import time
-from typing import Dict, Iterable, List, Optional, Set
+from typing import Callable, Dict, Iterable, List, Optional, Set
 
 PR_SET_CHILD_SUBREAPER = 36
 JOB_MARKER_VAR = "GPUDECK_JOB_KEY"
@@ -16,6 +15,8 @@ SUPERVISOR_MARKER_VAR = "GPUDECK_SUPERVISOR_OF"  # set on every supervisor (laun
 
 def set_child_subreaper() -> bool:
     """Orphans of the job (torchrun workers start their own sessions) reparent to us, not to init."""
+    import ctypes  # here: an idle supervisor need not keep ctypes loaded (issue 33)
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         rc: int = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -24,7 +25,8 @@ def set_child_subreaper() -> bool:
         return False
 
 
-def _stat_fields(pid: int) -> Optional[List[bytes]]:
+def stat_fields(pid: int) -> Optional[List[bytes]]:
+    """/proc/PID/stat's fields from the state on (state, ppid, ...); None: no such process."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as f:
             data = f.read()
@@ -37,7 +39,7 @@ def _stat_fields(pid: int) -> Optional[List[bytes]]:
 
 def process_state(pid: int) -> Optional[str]:
     """One-letter state ('R', 'S', 'Z'…), or None when the process is gone."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return fields[0].decode() if fields else None
 
 
@@ -55,7 +57,7 @@ def _all_pids() -> Iterable[int]:
 def parent_map() -> Dict[int, int]:
     parents = {}
     for pid in _all_pids():
-        fields = _stat_fields(pid)
+        fields = stat_fields(pid)
         if fields:
             parents[pid] = int(fields[1])
     return parents
@@ -64,19 +66,54 @@ def parent_map() -> Dict[int, int]:
 def descendants(root: int, own_key: Optional[str] = None) -> Set[int]:
     """The processes under `root`. With `own_key`, a subtree that belongs to another job is left out:
     a supervisor of another job (a gpudeck job launched from inside this one reparents to this
-    supervisor, the nearest subreaper) or a process carrying another job's key."""
-    parents = parent_map()
-    children: Dict[int, List[int]] = {}
-    for pid, ppid in parents.items():
-        children.setdefault(ppid, []).append(pid)
+    supervisor, the nearest subreaper) or a process carrying another job's key.
+
+    Walked down from `root` through the kernel's children lists, so it reads the tree's processes
+    only, however many others the host runs (issue 33: 200 jobs' processes are not read to find one
+    job's); a kernel without them (no CONFIG_PROC_CHILDREN) gets every process's parent instead."""
+    children_of = _children if _has_children_lists() else _children_from(parent_map())
     found: Set[int] = set()
     stack = [root]
     while stack:
-        for child in children.get(stack.pop(), ()):
+        for child in children_of(stack.pop()):
             if child not in found and not (own_key is not None and _of_another_job(child, own_key)):
                 found.add(child)
                 stack.append(child)
     return found
+
+
+_children_lists: Optional[bool] = None
+
+
+def _has_children_lists() -> bool:
+    global _children_lists
+    if _children_lists is None:
+        pid = os.getpid()
+        _children_lists = os.path.exists("/proc/%d/task/%d/children" % (pid, pid))
+    return _children_lists
+
+
+def _children(pid: int) -> List[int]:
+    """pid's children: each of its threads lists those it forked."""
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return []  # gone
+    out: List[int] = []
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid), "rb") as f:
+                out.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue  # that thread ended meanwhile
+    return out
+
+
+def _children_from(parents: Dict[int, int]) -> Callable[[int], List[int]]:
+    children: Dict[int, List[int]] = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    return lambda pid: children.get(pid, [])
 
 
 def _of_another_job(pid: int, own_key: str) -> bool:
@@ -109,9 +146,14 @@ def marked_processes(job_key: str) -> Set[int]:
     return found
 
 
-def job_tree(job_key: str, supervisor_pid: Optional[int]) -> Set[int]:
-    """Live, non-zombie processes of the job, never including the supervisor itself."""
-    pids = marked_processes(job_key)
+def job_tree(job_key: str, supervisor_pid: Optional[int], own_subreaper: bool = False) -> Set[int]:
+    """Live, non-zombie processes of the job, never including the supervisor itself.
+
+    `own_subreaper`: `supervisor_pid` is the job's own supervisor, a child subreaper since before the
+    command started, so every process of the job is below it (an orphan reparents to it) and the
+    host-wide look for the job's marker is skipped: the walk reads the job's processes only. An
+    adopter's or a watch's job is not below it: the marker finds what is left of it anywhere."""
+    pids = set() if own_subreaper and supervisor_pid else marked_processes(job_key)
     if supervisor_pid:
         pids |= descendants(supervisor_pid, job_key)
     pids.discard(os.getpid())
@@ -126,11 +168,13 @@ def signal_pids(pids: Iterable[int], sig: int) -> None:
             os.kill(pid, sig)
 
 
-def kill_tree_until_gone(job_key: str, supervisor_pid: Optional[int], timeout: float = 10.0) -> bool:
+def kill_tree_until_gone(
+    job_key: str, supervisor_pid: Optional[int], timeout: float = 10.0, own_subreaper: bool = False
+) -> bool:
     """SIGKILL every process of the tree, again for late forks, until none is left."""
     deadline = time.monotonic() + timeout
     while True:
-        pids = job_tree(job_key, supervisor_pid)
+        pids = job_tree(job_key, supervisor_pid, own_subreaper)
         if not pids:
             return True
         if time.monotonic() > deadline:

@@ -11,9 +11,8 @@ Times are monotonic. Standard library only (the agent's rule).
 from __future__ import annotations
 
 import os
-import statistics
 from collections import deque
-from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Tuple
 
 K = 10  # × the median step interval
 FLOOR = 600.0  # seconds: the least silence called a hang in auto (GPUDECK_STALL_FLOOR: tests, tuning)
@@ -65,7 +64,7 @@ class StallWatch:
     def limit(self) -> float:
         if self.after is not None:
             return self.after
-        median = statistics.median(self.intervals) if self.intervals else 0.0
+        median = _median(self.intervals) if self.intervals else 0.0
         return max(K * median, 1.5 * self.longest, self.floor)
 
     def check(self, now: float) -> Optional[Dict[str, Any]]:
@@ -79,7 +78,7 @@ class StallWatch:
         if quiet < limit:
             return None
         self.stalled_since = now
-        median = statistics.median(self.intervals) if self.intervals else None
+        median = _median(self.intervals) if self.intervals else None
         what = "no step" if self.stepped else "no output"
         why = "%s for %s" % (what, _span(quiet))
         if median is not None:
@@ -95,3 +94,10 @@ class StallWatch:
 
 def _span(seconds: float) -> str:
     return "%.0f s" % seconds if seconds < 120 else "%.0f min" % (seconds / 60)
+
+
+def _median(values: Iterable[float]) -> float:
+    """statistics.median, without importing statistics (and decimal, fractions) in every supervisor."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2

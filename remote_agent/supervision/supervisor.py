@@ -8,7 +8,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Any, Deque, Dict, List, Optional, Tuple
+from typing import Any, Deque, Dict, List, Optional, Set, Tuple
 
 from .. import VERSION
 from ..advice.watch import AdviceWatch
@@ -69,6 +69,7 @@ class Supervisor:
     # request (a signal) and the reader's flags wake it at once. A supervisor whose command is no
     # child of its own (an adopter, a watch) has no SIGCHLD to wait for: it polls at TICK.
     IDLE_WAIT = 1.0
+    COMMAND_IS_CHILD = True  # a watch's command is not (watchjob.py): its tree walks look host-wide
 
     def __init__(self, files: JobFiles, spec: Dict[str, Any]) -> None:
         self.files = files
@@ -130,6 +131,7 @@ class Supervisor:
         self._notice_pending: Optional[Dict[str, Any]] = None
         self._notice_watch: Optional[NoticeWatch] = None
         self._restart_after_stall = False  # the stall action `restart` stopped it (stall_restart.py)
+        self._own_tree = False  # its command is its child and it is a subreaper (run)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -137,7 +139,9 @@ class Supervisor:
         lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
         if not take_lock(lock_fd):  # a look holding it for an instant is waited out
             return EXIT_ALREADY_SUPERVISED
-        set_child_subreaper()
+        # Every process it starts stays below it (orphans reparent to it): its tree walks need no
+        # host-wide look (proctree.job_tree), so they cost the same beside 1 job or 200.
+        self._own_tree = set_child_subreaper() and self.COMMAND_IS_CHILD
         self._install_signal_handlers()
         self.journal = JournalWriter(self.files.journal)
         self.journal.append("state", state="starting", supervisor_pid=os.getpid(), agent_version=VERSION)
@@ -525,7 +529,7 @@ class Supervisor:
                 self.deadline = time.monotonic()  # keep killing late forks until the tree is empty
                 assert self.journal is not None  # run() opened it before the loop reads control
                 self.journal.append("event", event="kill_requested", data={"reason": reason})
-                kill_tree_until_gone(self.key, os.getpid())
+                kill_tree_until_gone(self.key, os.getpid(), own_subreaper=self._own_tree)
             return
         if self.requested == "kill":
             return
@@ -624,7 +628,7 @@ class Supervisor:
     def _dump_stalled(self) -> None:
         """The stall action `dump`: the stacks of the job's tree on this node, journaled `dumped`."""
         assert self.journal is not None
-        pids = job_tree(self.key, os.getpid())
+        pids = self._tree()
         try:
             record = take_dump(self.files.dir, str(self.spec["id"]), str(self.spec.get("node", "0")), pids)
         except OSError as exc:  # a full disk: said, and the job goes on
@@ -646,6 +650,9 @@ class Supervisor:
         for event, data in self.pace_notes.records(note):
             self.journal.append("event", event=event, data=data)
 
+    def _tree(self) -> Set[int]:
+        return job_tree(self.key, os.getpid(), own_subreaper=self._own_tree)
+
     def _begin_stop(self, grace: Optional[float] = None) -> None:
         assert self.journal is not None and self.proc is not None
         if grace is None:
@@ -658,7 +665,7 @@ class Supervisor:
             # would kill DataLoader workers before the trainer can checkpoint.
             signal_pids([self.proc.pid], sig)
         else:
-            signal_pids(job_tree(self.key, os.getpid()), signal.SIGTERM)
+            signal_pids(self._tree(), signal.SIGTERM)
 
     def _finished(self) -> bool:
         """Done means: the command ended and no live process of the tree remains."""
@@ -673,14 +680,14 @@ class Supervisor:
             self.deadline = time.monotonic() + min(
                 float(self.spec.get("grace", DEFAULT_GRACE)), LEFTOVER_GRACE
             )
-            signal_pids(job_tree(self.key, os.getpid()), signal.SIGTERM)
-        tree = job_tree(self.key, os.getpid())
+            signal_pids(self._tree(), signal.SIGTERM)
+        tree = self._tree()
         if not tree:
             return self.exit_status is not None or not self._command_alive()
         if self.exit_status is not None:
             self.gpu_free.saw_leftovers(tree)  # what the command left behind, before it is killed
         if self.deadline is not None and time.monotonic() >= self.deadline:
-            kill_tree_until_gone(self.key, os.getpid())
+            kill_tree_until_gone(self.key, os.getpid(), own_subreaper=self._own_tree)
         return False
 
     def _command_alive(self) -> bool:
@@ -690,7 +697,7 @@ class Supervisor:
     def _sample_gpus(self) -> None:
         if self._gpu is False:
             return
-        tree = job_tree(self.key, os.getpid())
+        tree = self._tree()
         try:
             gpus = sample_job_gpus(tree, self.spec)
         except Exception:

@@ -33,6 +33,7 @@ READ_ONLY_CAUSE = "the watch ended; the run itself was not signalled (read-only 
 
 class WatchSupervisor(Supervisor):
     IDLE_WAIT = TICK  # its command is no child of ours: no SIGCHLD says it ended, so poll
+    COMMAND_IS_CHILD = False
 
     def __init__(self, files: JobFiles, spec: Dict[str, Any]) -> None:
         super().__init__(files, spec)
