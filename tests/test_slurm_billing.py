@@ -23,7 +23,7 @@ from tests.test_slurm_hosts import cluster_host, ended, launch  # noqa: F401 (fi
 from tui.cost.runs import fold
 
 RATE = 360.0  # per GPU-hour: 0.1 a GPU-second
-ELAPSED = "00:10:00"  # what the fake accounting says every job ran: far longer than its journal
+ELAPSED = "00:00:02"  # what the fake accounting says every job ran: shorter than its journal's 6 s
 
 SACCT_SAMPLE = (  # `sacct -P -n -X -o JobID,State,ExitCode,NodeList,Elapsed,AllocTRES`
     "4242|COMPLETED|0:0|n[1-2]|1-02:03:04|billing=8,cpu=8,gres/gpu:a100=4,gres/gpu=4,mem=64G,node=2\n"
@@ -94,9 +94,9 @@ def test_gpudeck_cost_bills_sacct_elapsed_times_the_allocated_gpus(
     tmp_path: Path,
 ) -> None:
     assert gpudeck("hosts", "set", "cl", f"price_per_gpu_hour={RATE:g}", cwd=tmp_path).returncode == 0
-    job_id = launch(tmp_path, "--gpus-per-node", "2", "--", "true")
+    job_id = launch(tmp_path, "--gpus-per-node", "2", "--", "sleep", "6")
     job = ended(job_id, tmp_path)
-    assert job["state"] == "exited" and job["slurm"]["elapsed"] == 600, job
+    assert job["state"] == "exited" and job["slurm"]["elapsed"] == 2, job
     costs = json.loads(gpudeck("cost", "--json", cwd=tmp_path).stdout)
     billed = next(j for j in costs["jobs"] if j["id"] == job_id)
-    assert billed["accrued"]["USD"] == pytest.approx(2 * RATE / 3600 * 600, rel=1e-6), billed
+    assert billed["accrued"]["USD"] == pytest.approx(2 * RATE / 3600 * 2, rel=1e-6), billed

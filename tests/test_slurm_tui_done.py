@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import gpudeck
 from tests.support.slurm import SlurmCluster, gpu_login_node
-from tests.support.sshd import Sshd
+from tests.support.sshd import Sshd, SshHome, free_port
 from tests.support.tui import redrawn, select_job, sync, until
 from tests.test_slurm_hosts import cluster_host, job_of, launch  # noqa: F401 (fixture)
 from tests.test_slurm_resubmit import events, trainer
@@ -42,10 +42,15 @@ def sshd(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) 
     server.stop()
 
 
-def gpu_hours(job_id: str, tmp_path: Path) -> float:
-    """The job's GPU-hours: its running time (never its pending) × its nodes × 2 GPUs each."""
-    shown = json.loads(gpudeck("inspect", "--json", job_id, cwd=tmp_path).stdout)
-    return (shown["ended_at"] - shown["started_at"]) * len(shown["nodes"]) * 2 / 3600
+def gpu_hours(job_dir: Path) -> float:
+    """The job's GPU-hours, from each node's journal: its command's running time (never its pending)
+    × its 2 GPUs."""
+    seconds = 0.0
+    for node in sorted(p for p in job_dir.iterdir() if (p / "events.jsonl").is_file()):
+        states = [json.loads(line) for line in (node / "events.jsonl").read_text().splitlines()]
+        times = {r["state"]: r["t"] for r in reversed(states) if r.get("kind") == "state"}
+        seconds += times["stopped"] - times["running"]
+    return seconds * 2 / 3600
 
 
 @pytest.mark.timeout(900)  # torch on 3 nodes of a loaded machine: ~3 min idle
@@ -53,6 +58,7 @@ def gpu_hours(job_id: str, tmp_path: Path) -> float:
 async def test_from_the_tui_a_two_node_slurm_job_is_watched_grown_stopped_and_billed(
     fake_nvml_bundled: None,
     cluster_host: str,  # noqa: F811
+    ssh_home: SshHome,
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("torch")
@@ -68,6 +74,8 @@ async def test_from_the_tui_a_two_node_slurm_job_is_watched_grown_stopped_and_bi
         "2",
         "--gpus-per-node",
         "2",
+        "--master-port",  # not torchrun's default: any other torchrun on this machine may hold it
+        str(free_port()),
         *trainer(tmp_path),
     )
     app = GpuDeckApp(store=None)
@@ -97,7 +105,12 @@ async def test_from_the_tui_a_two_node_slurm_job_is_watched_grown_stopped_and_bi
                 and {"cl/n1", "cl/n2"} <= set(job.gpu_host.values())
             )
 
-        await until(pilot, live, "loss and both nodes' GPUs", timeout=180)
+        try:
+            await until(pilot, live, "loss and both nodes' GPUs", timeout=300)
+        except AssertionError:
+            job = app.fleet.jobs.get(job_id)
+            seen = job and (job.state, list(job.series), sorted(set(job.gpu_host.values())))
+            raise AssertionError(f"{seen}: {gpudeck('logs', job_id, cwd=tmp_path).stdout[-1500:]}") from None
         await select_job(pilot, app, job_id)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")
@@ -149,24 +162,34 @@ async def test_from_the_tui_a_two_node_slurm_job_is_watched_grown_stopped_and_bi
 
         # the cost column: GPU-hours × rate
         await until(pilot, lambda: app.fleet.jobs[job_id].ended, "the old job ended in the TUI", timeout=60)
-        expected = gpu_hours(job_id, tmp_path) * RATE
+        expected = gpu_hours(ssh_home.agent_dir / "jobs" / job_id) * RATE
 
         def billed() -> float | None:
             cost = app.fleet.costs.jobs.get(job_id)
             return cost.accrued if cost is not None else None
 
-        await until(
-            pilot, lambda: billed() == pytest.approx(expected, rel=0.05), f"{expected:.2f} billed", timeout=60
-        )
+        try:
+            await until(pilot, lambda: billed() == pytest.approx(expected, rel=0.01), "the cost", timeout=60)
+        except AssertionError:
+            raise AssertionError(f"the TUI bills {billed()}, GPU-hours x rate = {expected}") from None
 
         # `s`: the 3-node job stops with a checkpoint
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the stop question")
-        await pilot.press("y")
         await until(
-            pilot, lambda: app.fleet.jobs[new].state == "stopped", "the 3-node job stopped", timeout=180
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.armed, "the stop question"
         )
-    stopped = job_of(new, tmp_path)
+        await pilot.press("y")
+        try:
+            await until(pilot, lambda: app.fleet.jobs[new].state == "stopped", "stopped", timeout=180)
+        except AssertionError:
+            raise AssertionError(
+                f"the 3-node job is {app.fleet.jobs[new].state}: {job_of(new, tmp_path)}"
+            ) from None
+        for _ in range(180):  # the stop's worker cancels the allocation once every node ended
+            stopped = job_of(new, tmp_path)
+            if "Slurm: CANCELLED" in json.dumps(stopped):
+                break
+            await pilot.pause(1.0)
     assert "Slurm: CANCELLED" in json.dumps(stopped), stopped
     after = events(new, "0", "checkpoint_saved", tmp_path)
     assert after and after[-1]["step"] >= resumed[0]["step"], after  # saved on the stop

@@ -1,11 +1,11 @@
 """The launch form's Slurm fields (issue 30): shown when the chosen host is a Slurm host (its
 hosts.toml defaults as placeholders), hidden for any other host; a bad value is refused in the form
-naming its field; the allocation asked there is the one sbatch gets. Against the real cluster."""
+naming its field; the allocation asked there is the one sbatch gets. Against the real cluster
+(the job is submitted, then killed: what it runs is not this test's)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ def sshd(slurm_login: Sshd) -> Sshd:
     return slurm_login
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(180)
 @sync
 async def test_the_form_asks_a_slurm_hosts_allocation_and_sbatch_gets_it(
     cluster_host: str,  # noqa: F811
@@ -43,10 +43,7 @@ async def test_the_form_asks_a_slurm_hosts_allocation_and_sbatch_gets_it(
         form.query_one("#host").value = "cl"
         await until(pilot, lambda: fields.display, "the Slurm fields for cl")
         assert form.query_one("#slurm_partition").placeholder == "the host's: gpu"
-        script = tmp_path / "rank.py"  # two nodes: torchrun starts it on each (the form's default)
-        script.write_text("import os\nprint('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])\n")
-        form.query_one("#command").value = f"python {script}"
-        form.query_one("#setup").text = f"export PATH={Path(sys.executable).parent}:$PATH"
+        form.query_one("#command").value = "python train.py"  # submitted, not run: the script is checked
         form.query_one("#name").value = "formed"
         form.query_one("#workdir").value = str(tmp_path)
         form.query_one("#slurm_nodes").value = "two"
@@ -63,14 +60,13 @@ async def test_the_form_asks_a_slurm_hosts_allocation_and_sbatch_gets_it(
         await pilot.press("ctrl+s")
         await until(
             pilot,
-            lambda: any(j.name == "formed" and j.state == "exited" for j in app.fleet.jobs.values()),
-            "the formed job ran on two nodes",
-            timeout=150,
+            lambda: any(j.name == "formed" and len(j.nodes) == 2 for j in app.fleet.jobs.values()),
+            "the formed job's two nodes",
+            timeout=90,
         )
     job_id = next(j.id for j in app.fleet.jobs.values() if j.name == "formed")
     shown = json.loads(gpudeck("inspect", "--json", job_id, cwd=tmp_path).stdout)
     script = Path(shown["slurm"]["script"]).read_text()
     for asked in ("--nodes=2", "--gpus-per-node=1", "--time=10:00", "--partition=gpu"):
         assert asked in script, script
-    outputs = [gpudeck("logs", "--node", n, job_id, cwd=tmp_path).stdout for n in ("0", "1")]
-    assert "rank 0 of 2" in outputs[0] and "rank 1 of 2" in outputs[1], outputs
+    assert gpudeck("kill", job_id, cwd=tmp_path, timeout=120).returncode == 0
