@@ -4,7 +4,8 @@ snapshot's files for another host's receive), `hello`, `keeper AGENT_DIR` (adopt
 nobody looks: supervision/keeper.py), `metrics-serve AGENT_DIR ADDR:PORT` (the host's /metrics:
 exporter/daemon.py),
 `slurm-node JOB_ROOT` (a Slurm node's supervisor, run by srun: slurm/nodestart.py), `slurm-warn
-JOB_ROOT SECONDS` (the time limit is near: slurm/warning.py), `--version`.
+JOB_ROOT SECONDS` (the time limit is near: slurm/warning.py), `slurm-gpus` (a node's GPUs for a
+watched Slurm job: slurm/stepgpus.py), `--version`.
 
 Exit codes: 0 ok; 2 bad usage or unreadable spec; 3 the job already has a supervisor.
 """
@@ -74,6 +75,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     )
     slurm_warn_p.add_argument("job_root")
     slurm_warn_p.add_argument("seconds", type=int)
+    sub.add_parser(
+        "slurm-gpus", help="run by srun --overlap in a watched Slurm job: this node's GPUs, one JSON line"
+    )
     keeper_p = sub.add_parser("keeper", help="adopt lost jobs of an agent dir while nobody looks")
     keeper_p.add_argument("root")
     metrics_p = sub.add_parser(
@@ -125,6 +129,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         from .slurm.warning import warn_nodes
 
         sys.exit(warn_nodes(args.job_root, args.seconds))
+    if args.command == "slurm-gpus":
+        from .slurm.stepgpus import print_node_gpus
+
+        sys.exit(print_node_gpus())
     if args.command == "keeper":
         from pathlib import Path
 

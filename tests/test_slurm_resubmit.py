@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
-from tests.support.sshd import Sshd
+from tests.support.sshd import Sshd, free_port
 from tests.support.trainer_runs import TINY, json_lines
 from tests.support.waiting import wait_for
 from tests.test_slurm_hosts import cluster_host, ended, job_of, launch  # noqa: F401 (fixture)
@@ -94,7 +94,11 @@ def test_scale_up_from_two_to_three_nodes_resumes_at_the_checkpoint(
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("torch")
-    job_id = launch(tmp_path, "--name", "grow", "--grace", "30", "--nodes", "2", *trainer(tmp_path))
+    # not torchrun's default port: any other torchrun on this machine may hold it (EADDRINUSE)
+    port = str(free_port())
+    job_id = launch(
+        tmp_path, "--name", "grow", "--grace", "30", "--nodes", "2", "--master-port", port, *trainer(tmp_path)
+    )
     wait_for(
         lambda: any(
             (p.get("step") or 0) >= 3 for p in json_lines(gpudeck("logs", job_id, cwd=tmp_path).stdout)

@@ -22,6 +22,7 @@ from ..names import is_job_id, is_node
 from ..probes.gpu import default as default_nvml
 from ..slurm.commands import SlurmError
 from ..slurm.control import SlurmControlError, end_slurm_job
+from ..slurm.record import note_refused
 from ..slurm.states import SlurmLook, fold_slurm, is_slurm
 from ..slurm.submit import node_names, submit
 from ..spec import DEFAULT_GRACE
@@ -175,6 +176,8 @@ class JobTable:
         except FileExistsError:
             raise JobError("job %s already exists" % spec["id"]) from None
         except SlurmError as exc:
+            if is_job_id(spec.get("restart_of")):  # the old job's record says its restart was refused
+                note_refused(self.root, spec["restart_of"], spec["id"], str(exc))
             raise JobError("could not submit job %s to Slurm: %s" % (spec["id"], exc)) from None
         except OSError as exc:
             raise JobError("could not submit job %s: %s" % (spec["id"], describe_os_error(exc))) from None

@@ -86,7 +86,16 @@ class Server:
 
     def op_slurm(self, req: Dict[str, Any]) -> Dict[str, Any]:
         """A Slurm login node's tools, version and partitions (issue 30: remote_agent/slurm); with
-        `output_of`: where that Slurm job writes its output (slurm/output.py)."""
+        `output_of`: where that Slurm job writes its output (slurm/output.py); with `preflight`
+        ({job, nodes}): that job's new allocation tried with `sbatch --test-only` (slurm/preflight.py)."""
+        if "preflight" in req:
+            from ..slurm.preflight import PreflightError, preflight
+
+            asked = req["preflight"] if isinstance(req["preflight"], dict) else {}
+            try:
+                return preflight(self.root, asked.get("job"), asked.get("nodes"))
+            except PreflightError as exc:
+                raise ProbeError(str(exc)) from None
         if "output_of" in req:
             from ..slurm.output import OutputError, output_of
 

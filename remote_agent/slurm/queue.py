@@ -10,6 +10,7 @@ from typing import Dict, Iterable, Optional, Tuple
 from .commands import SlurmError, run, user
 
 SQUEUE_FORMAT = "%i|%T|%r|%N|%S"
+SACCT_FORMAT = "JobID,State,ExitCode,NodeList,Elapsed,AllocTRES"
 ENDED_STATES = frozenset(
     [
         "COMPLETED",
@@ -36,6 +37,8 @@ class SlurmJob:
     start: Optional[str] = None  # a pending job's expected start, as Slurm gives it
     exit_code: Optional[int] = None
     signal: Optional[int] = None
+    elapsed: Optional[int] = None  # seconds the allocation ran, as accounting (sacct) bills it
+    gpus: Optional[int] = None  # GPUs allocated to the whole job (sacct's AllocTRES gres/gpu=N)
 
     @property
     def ended(self) -> bool:
@@ -49,6 +52,8 @@ class SlurmJob:
             "nodes": self.nodes,
             "start": self.start,
             "exit_code": self.exit_code,
+            "elapsed": self.elapsed,
+            "alloc_gpus": self.gpus,
         }
 
 
@@ -89,7 +94,30 @@ def squeue() -> Dict[str, SlurmJob]:
     return parse_squeue(out)
 
 
+def parse_elapsed(text: str) -> Optional[int]:
+    """`[days-]hours:minutes:seconds` (sacct's Elapsed; `MM:SS` too) in seconds, None otherwise."""
+    days, _, clock = text.strip().rpartition("-")
+    parts = clock.split(":")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts) or (days and not days.isdigit()):
+        return None
+    seconds = 0
+    for part in parts:
+        seconds = seconds * 60 + int(part)
+    return seconds + int(days or 0) * 86400
+
+
+def tres_gpus(text: str) -> Optional[int]:
+    """N of `gres/gpu=N` in a TRES list (`billing=4,cpu=4,gres/gpu=4,mem=8G,node=2`); typed entries
+    (`gres/gpu:a100=4`) repeat the untyped count, so only that one is read. None: no GPUs named."""
+    for item in text.split(","):
+        key, _, value = item.strip().partition("=")
+        if key == "gres/gpu" and value.isdigit():
+            return int(value)
+    return None
+
+
 def parse_sacct(out: str) -> Dict[str, SlurmJob]:
+    """`JobID|State|ExitCode|NodeList|Elapsed|AllocTRES` lines (the last two may be missing)."""
     jobs = {}
     for line in out.splitlines():
         parts = line.split("|")
@@ -98,7 +126,13 @@ def parse_sacct(out: str) -> Dict[str, SlurmJob]:
         job_id, state, exit_code, nodes = parts[:4]
         code, sig = _exit(exit_code)
         jobs[job_id.strip()] = SlurmJob(
-            job_id.strip(), state.strip().split(" ")[0], nodes=_none(nodes), exit_code=code, signal=sig
+            job_id.strip(),
+            state.strip().split(" ")[0],
+            nodes=_none(nodes),
+            exit_code=code,
+            signal=sig,
+            elapsed=parse_elapsed(parts[4]) if len(parts) > 4 else None,
+            gpus=tres_gpus(parts[5]) if len(parts) > 5 else None,
         )
     return jobs
 
@@ -109,9 +143,7 @@ def sacct(job_ids: Iterable[str]) -> Optional[Dict[str, SlurmJob]]:
     if not ids:
         return {}
     try:
-        code, out, err = run(
-            ["sacct", "-P", "-n", "-X", "-j", ",".join(ids), "-o", "JobID,State,ExitCode,NodeList"]
-        )
+        code, out, err = run(["sacct", "-P", "-n", "-X", "-j", ",".join(ids), "-o", SACCT_FORMAT])
     except SlurmError:
         return None
     if code != 0 or "accounting storage is disabled" in (out + err).lower():

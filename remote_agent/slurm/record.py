@@ -4,7 +4,9 @@ Slurm recorded its end, so an ended job is asked about once, not on every listin
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -27,3 +29,21 @@ def read_record(node_dir: Path) -> Optional[Dict[str, Any]]:
 def write_record(node_dir: Path, record: Dict[str, Any]) -> None:
     with _write_lock:
         write_private_atomic(node_dir / RECORD_NAME, dumps(record).encode("utf-8"))
+
+
+def note_refused(root: Path, old_job: str, new_id: str, said: str) -> None:
+    """A restart or resize of `old_job` whose new allocation sbatch refused: its node 0's record
+    says so (`resubmit`), so ps and inspect tell why the chain stops there. Best effort."""
+    from ..storage.layout import job_dir
+
+    directory = job_dir(root, old_job, "0")
+    record = read_record(directory)
+    if record is None:
+        return
+    try:
+        write_record(
+            directory, dict(record, resubmit={"as": new_id, "refused": said[:300], "t": time.time()})
+        )
+        os.utime(str(directory.parent))  # the listing's cache of an ended job is keyed by its dir's mtime
+    except OSError:
+        pass

@@ -20,6 +20,7 @@ from ..storage.layout import JobFiles
 from ..supervision.control import read_control
 from ..supervision.lostjob import read_lost_job
 from .commands import SlurmError
+from .hostlist import node_of_rank
 from .queue import SlurmJob, ended_jobs, squeue
 from .record import read_record, write_record
 from .script import OUTPUT_PATTERN
@@ -68,12 +69,30 @@ class SlurmLook:
 
 
 def fold_slurm(view: JobView, obj: Dict[str, Any], look: SlurmLook) -> Dict[str, Any]:
+    """The node's object with Slurm's word laid over it; `slurm.node`: the compute node its rank
+    runs on (the client shows each node's GPUs under it: every rank's host is the login node)."""
+    obj = _fold(view, obj, look)
+    slurm = obj.get("slurm")
+    if isinstance(slurm, dict):
+        where = node_of_rank(slurm.get("nodes"), str(view.fields.get("node")))
+        if where is not None:
+            slurm["node"] = where
+        gpus = slurm.get("alloc_gpus")
+        count = ((view.spec or {}).get("placement") or {}).get("nodes")
+        if isinstance(gpus, int) and isinstance(count, int) and count > 0:
+            slurm["node_gpus"] = gpus / count  # a node's part of the job's allocated GPUs (sacct)
+    return obj
+
+
+def _fold(view: JobView, obj: Dict[str, Any], look: SlurmLook) -> Dict[str, Any]:
     record = read_record(view.files.dir)
     if record is None:
         return obj  # being submitted: `starting`
     slurm: Dict[str, Any] = {"job_id": record["job_id"], "script": record.get("script"), "settled": True}
     placement = (view.spec or {}).get("placement") or {}
     slurm["gpus_per_node"] = placement.get("gpus_per_node")  # what a per-GPU-hour rate bills
+    if isinstance(record.get("resubmit"), dict):  # a restart or resize whose allocation was refused
+        slurm["resubmit"] = record["resubmit"]
     obj["slurm"] = slurm
     end = record.get("end")
     if obj["state"] in TERMINAL_STATES:

@@ -19,6 +19,7 @@ import time
 from typing import Any, Dict, Optional
 
 from ..probes.jobgpus import sample_job_gpus
+from ..slurm.stepgpus import AllocationSampler
 from ..spec import DEFAULT_GRACE
 from ..storage.layout import JobFiles
 from .follow_file import FileFollower
@@ -42,6 +43,7 @@ class WatchSupervisor(Supervisor):
         self._copier: Optional[threading.Thread] = None
         self._slurm_asked = 0.0
         self._slurm_end: Optional[str] = None  # Slurm's end state of a watched Slurm job
+        self._allocation: Optional[AllocationSampler] = None  # its GPUs, by srun --overlap
 
     @property
     def has_pid(self) -> bool:
@@ -124,6 +126,9 @@ class WatchSupervisor(Supervisor):
             self._copier.join(timeout=FOLLOWER_JOIN)
 
     def _sample_gpus(self) -> None:
+        if self.watch.get("slurm_job"):  # a step in its allocation reads its nodes' GPUs
+            self._sample_allocation()
+            return
         if self._gpu is False or not self.has_pid:
             return
         try:
@@ -133,6 +138,15 @@ class WatchSupervisor(Supervisor):
         if gpus is None:
             self._gpu = False
         elif gpus and self.steady.gpu_due(gpus, time.monotonic()):
+            assert self.journal is not None
+            if self.journal.append("gpu", gpus=gpus) is not None:
+                self.steady.gpu_written(gpus, time.monotonic())
+
+    def _sample_allocation(self) -> None:
+        if self._allocation is None:
+            self._allocation = AllocationSampler(str(self.watch["slurm_job"]))
+        gpus = self._allocation.take()  # the reading since the last one; the next one starts
+        if gpus and self.steady.gpu_due(gpus, time.monotonic()):
             assert self.journal is not None
             if self.journal.append("gpu", gpus=gpus) is not None:
                 self.steady.gpu_written(gpus, time.monotonic())

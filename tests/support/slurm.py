@@ -9,10 +9,12 @@ overrides `sshd` with `slurm_login` (tests/test_slurm_hosts.py) so that `ssh_hom
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ import pytest
 from .sshd import Sshd, make_sshd
 
 RECIPE = Path(__file__).parent / "slurm"
+FAKE_NVML = Path(__file__).resolve().parents[1] / "fakes" / "nvml"
 
 
 @dataclass
@@ -92,12 +95,37 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
 @pytest.fixture(scope="session")
 def slurm_login(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     """The cluster's login node: an sshd whose sessions have SLURM_CONF (and the usual private HOME)."""
-    root = tmp_path_factory.mktemp("slurm-login")
-    server = make_sshd(root)
-    server.stop()
-    server.extra = [
-        f"SetEnv HOME={server.remote_home} GPUDECK_TEST_SSHD={server.port} SLURM_CONF={slurm_cluster.conf}"
-    ]
-    server.start()
+    server = login_node(slurm_cluster, tmp_path_factory.mktemp("slurm-login"))
     yield server
     server.stop()
+
+
+def login_node(cluster: SlurmCluster, root: Path, **env: str) -> Sshd:
+    """A started login node of `cluster`; `env`: more variables its sessions get (and so the jobs
+    they submit: sbatch exports the submitter's environment), each a value SetEnv takes unquoted."""
+    server = make_sshd(root)
+    server.stop()
+    more = "".join(f" {k}={v}" for k, v in env.items())
+    server.extra = [
+        f"SetEnv HOME={server.remote_home} GPUDECK_TEST_SSHD={server.port} SLURM_CONF={cluster.conf}{more}"
+    ]
+    server.start()
+    return server
+
+
+def gpu_login_node(cluster: SlurmCluster, root: Path, utils: tuple[int, ...]) -> Sshd:
+    """A login node whose jobs' compute nodes each have GPUs of the fake NVML, one per `utils`
+    (their busy %): UUIDs `GPU-<node>-<i>`, own per node. The zipapp must carry the fake pynvml
+    (fixture `fake_nvml_bundled`); sbatch exports the file's name to every node."""
+    gpus = root / "gpus.json"
+    gpus.write_text(json.dumps([{"uuid": f"GPU-{{node}}-{i}", "util": u} for i, u in enumerate(utils)]))
+    os.chmod(root, 0o755)
+    return login_node(cluster, root, PYNVML_FAKE_FILE=str(gpus))
+
+
+@pytest.fixture
+def fake_nvml_bundled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent zipapp (built in this process and by each CLI call) carries the fake pynvml."""
+    monkeypatch.syspath_prepend(str(FAKE_NVML))
+    monkeypatch.delitem(sys.modules, "pynvml", raising=False)  # find_spec returns a loaded module's
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FAKE_NVML), os.environ.get("PYTHONPATH", "")]))

@@ -60,8 +60,8 @@ def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
         "gpus_per_node": opts.gpus_per_node,
         "time": opts.time_limit,
         "partition": opts.partition or settings.get("partition"),
-        "account": settings.get("account"),
-        "qos": settings.get("qos"),
+        "account": opts.account or settings.get("account"),
+        "qos": opts.qos or settings.get("qos"),
         "sbatch_args": list(opts.sbatch_args),
         "launcher": launcher,
         "nproc_per_node": opts.nproc_per_node,
@@ -83,6 +83,8 @@ def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
             "warn_before": "--time-warning",
         }
         field = str(exc).split(":")[0].removeprefix("spec.placement.").split("[")[0]
+        if field in ("account", "qos") and getattr(opts, field):
+            raise usage(f"{field}: {exc}") from None  # the launch form's field
         if field in ("account", "qos") or (field == "partition" and not opts.partition):
             raise usage(f"{hosts_path()}: [hosts.{opts.host}.slurm] {exc}") from None
         raise usage(f"{option.get(field, 'run')}: {exc}") from None

@@ -38,6 +38,7 @@ class NodeRun:
     idle_pct: float = DEFAULT_IDLE_PCT
     budget: float | None = None
     units: float | None = None  # a Slurm node's GPUs (billed per GPU-hour); None: a share of its host
+    billed_s: float | None = None  # an ended Slurm node: the allocation's Elapsed as accounting has it
     events: list[dict[str, Any]] = field(default_factory=list)  # cost-relevant events, for the ledger
     fed: bool = False  # journal records were applied (from seq 1)
     summarised: bool = False  # its figures came from the agent's `cost_summary`: records change nothing
@@ -55,7 +56,8 @@ class NodeRun:
         if self.start is None:
             return None
         if self.end is not None:
-            return self.end
+            # Slurm's own Elapsed where accounting answers (what the cluster charges), else the journal's
+            return self.start + self.billed_s if self.billed_s is not None else self.end
         if self.state == "lost":
             return self.last_t
         return host_now
@@ -85,6 +87,12 @@ def update_from_job(run: NodeRun, job: dict[str, Any]) -> None:
     if isinstance(slurm, dict):  # a Slurm node: billed on its own GPUs (counters.shares_for)
         gpus = slurm.get("gpus_per_node")
         run.units = float(gpus) if isinstance(gpus, int) and not isinstance(gpus, bool) else 0.0
+        # accounting's word once the job ended (sacct: Elapsed, AllocTRES); none without slurmdbd
+        node_gpus, elapsed = slurm.get("node_gpus"), slurm.get("elapsed")
+        if _number(node_gpus) and node_gpus >= 0:
+            run.units = float(node_gpus)
+        if _number(elapsed) and elapsed >= 0 and job.get("state") in TERMINAL:
+            run.billed_s = float(elapsed)
     spec_rules(run, job)
     if job.get("state") == "lost" and run.end is None:
         run.state = "lost"

@@ -86,9 +86,15 @@ class NodeModel:
     pace_util: list[list[float]] = field(default_factory=list)
     advice: list[dict[str, Any]] = field(default_factory=list)  # its `advice` events (fleet/advice.py)
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
+    place: str | None = None  # a Slurm node: the compute node its rank runs on (its host: the login node)
     summarised: bool = (
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
     )
+
+    @property
+    def where(self) -> str:
+        """Where its GPUs live: its host, or `cluster/compute-node` for a Slurm node."""
+        return f"{self.host}/{self.place}" if self.place else self.host
 
     @property
     def behind(self) -> bool:
@@ -146,6 +152,7 @@ class JobModel:
     watch: WatchInfo | None = None  # a watched run (gpudeck watch), not a launched command
     command: tuple[str, ...] = ()  # the user's command (a multi-node job's, before torchrun): + and - read it
     placement: Placement = field(default_factory=Placement)
+    cluster: str | None = None  # the Slurm host it runs on: + and - ask it for a new allocation
     tail: list[str] = field(default_factory=list)
     last: dict[str, Any] = field(default_factory=dict)  # latest value of each metric key
     series: dict[str, Series] = field(default_factory=dict)
@@ -332,6 +339,14 @@ class JobModel:
                 pass  # the journal wrote an ending: the job is over, not lost
             elif state in JOB_STATES and (seq is None or seq >= n.last_seq or state == "lost"):
                 changes |= self._node_state(n, e, state, None)
+            slurm = e.get("slurm")
+            place = text(slurm.get("node"), 128) if isinstance(slurm, dict) else None
+            if isinstance(slurm, dict) and self.cluster != n.host:
+                self.cluster = n.host
+                changes.add("job")
+            if place is not None and place != n.place:  # its GPUs are shown under it (job_nodes.py)
+                n.place = place
+                changes.add("job")
             if "stalled" in e and (seq is None or seq >= n.last_seq):
                 stalled = text(e.get("stalled"), 300)
                 if stalled != n.stalled:
@@ -394,7 +409,7 @@ class JobModel:
         if kind == "gpu":
             gpus = rec.get("gpus")
             add_point(node.pace_util, t, mean_util(gpus))
-            return self._gpus(host, gpus, t) if isinstance(gpus, list) else None
+            return self._gpus(node.where if node.place else host, gpus, t) if isinstance(gpus, list) else None
         if kind == "heartbeat":
             node.last_heartbeat = t
             return {"heartbeat"}

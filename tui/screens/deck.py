@@ -17,6 +17,7 @@ from ..format import money
 from ..messages import FleetUpdated
 from ..services import CloudInstances, Connections, JobControl
 from ..services.jobs import refused_read_only
+from ..services.slurm_forms import slurm_forms
 from ..widgets.cloud_view import CloudView, Status
 from ..widgets.export_view import EXPORT_BINDING, export, table_rows
 from ..widgets.failures import guarded, say
@@ -318,7 +319,7 @@ class DeckScreen(JobActions):
             return
         hosts = self.connections.hosts() or ["local"]
         command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
-        self.app.push_screen(LaunchScreen(hosts, command), self._launch)
+        self.app.push_screen(LaunchScreen(hosts, command, slurm=slurm_forms(hosts)), self._launch)
 
     # -- the Cloud tab's asks --------------------------------------------------------------------
 

@@ -213,6 +213,9 @@ def resize_plan(fleet: Fleet, job: JobModel, count: str) -> tuple[str, tuple[str
     may change meanwhile). The same choice as `gpudeck scale` (tui/actions/placement.py), from the
     Fleet's GPU samples; `-` removes a node on an unreachable host first, else the highest rank."""
     nodes = _running(job)
+    if job.cluster is not None:  # Slurm places the nodes: a new allocation (actions/slurm_resubmit.py)
+        n = len(nodes) + (1 if count == "+1" else -1)
+        return f"a new allocation of {n} node{'s' * (n != 1)} on {job.cluster}", ()
     if count == "-1":
         # restart mode drops a node on an unreachable host first; elastic, torch's keep-alives do
         gone = [] if job.placement.elastic else fleet.unreachable_nodes(job)

@@ -1,5 +1,6 @@
 """The new-job form (`n`): host, command (shown as the argv it will launch), name, workdir or the
-code to sync, an image to run in, env and env files, setup, requirements, data, budget and idle stop
+code to sync, an image to run in, a Slurm host's allocation (partition, nodes, GPUs per node, time,
+account, QOS), env and env files, setup, requirements, data, budget and idle stop
 (enforced by the job's supervisor on the host). It checks the fields into the same LaunchOptions
 `gpudeck run` makes; what needs this machine's files (a workdir, a directory to sync, env files) is
 checked in a worker, so nothing typed is lost to a mistake; the launch itself is the caller's."""
@@ -12,7 +13,7 @@ from functools import partial
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
@@ -21,6 +22,9 @@ from remote_agent.names import new_job_id
 
 from ..actions.form_files import Checked, local_checks
 from ..actions.options import LaunchOptions, form_options, preview_name, split_command
+from ..actions.slurm_form import FIELDS as SLURM_FIELDS
+from ..actions.slurm_form import LABELS as SLURM_LABELS
+from ..actions.slurm_form import SlurmForm, slurm_options
 from ..errors import GpudeckError
 from ..services.background import background
 
@@ -38,9 +42,16 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         Binding("ctrl+s", "launch", "Launch", id="launch_submit"),
     ]
 
-    def __init__(self, hosts: list[str], command: str = "", workdir: str | None = None) -> None:
+    def __init__(
+        self,
+        hosts: list[str],
+        command: str = "",
+        workdir: str | None = None,
+        slurm: dict[str, SlurmForm] | None = None,
+    ) -> None:
         super().__init__(classes="modal")
         self.hosts, self.command = hosts, command
+        self.slurm = slurm or {}  # the Slurm hosts among them: their fields are shown for those
         self.default_workdir = workdir or os.getcwd()
         self._pending: LaunchOptions | None = None  # checked options waiting for the workdir check
 
@@ -51,6 +62,10 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Select(
                 [(h, h) for h in self.hosts], value=self.hosts[0], allow_blank=False, id="host", compact=True
             )
+            with Vertical(id="slurm-fields"):  # shown for a Slurm host (tui/actions/slurm_form.py)
+                for field in SLURM_FIELDS:
+                    yield Label(SLURM_LABELS[field])
+                    yield Input(id=f"slurm_{field}", compact=True)
             yield Label("command (split like a shell would, run without one)")
             yield Input(self.command, placeholder="python train.py --lr 3e-4", id="command", compact=True)
             yield Static("", id="argv", classes="argv")
@@ -88,6 +103,18 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def on_mount(self) -> None:
         self.query_one("#command", Input).focus()
         self._preview(self.command)
+        self._show_slurm(self.hosts[0])
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "host":
+            self._show_slurm(str(event.value))
+
+    def _show_slurm(self, host: str) -> None:
+        form = self.slurm.get(host)
+        self.query_one("#slurm-fields").display = form is not None
+        if form is not None:
+            for field in SLURM_FIELDS:
+                self.query_one(f"#slurm_{field}", Input).placeholder = form.placeholder(field)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "command":
@@ -153,6 +180,10 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 image=field["image"],
                 gpus=field["gpus"],
             )
+            form = self.slurm.get(host)
+            if form is not None:
+                asked = {f: self.query_one(f"#slurm_{f}", Input).value for f in SLURM_FIELDS}
+                options = slurm_options(options, asked, form)
         except GpudeckError as exc:
             self._error(str(exc))
             return

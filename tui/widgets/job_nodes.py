@@ -42,7 +42,7 @@ def node_row(job: JobModel, n: NodeModel, fleet: Fleet, now: float, pace: JobPac
     host = fleet.hosts.get(n.host)
     host_now = now + (host.clock_offset if host else 0.0)
     beat = "—" if n.last_heartbeat is None else f"{duration(max(0.0, host_now - n.last_heartbeat))} ago"
-    count, util = host_gpus(job, n.host)
+    count, util = host_gpus(job, n.where)  # a Slurm node's own compute node, not the login node
     gpus: Content | str = "—"
     if count:
         gpus = Content.assemble(f"{count} ", (f"{util:.0f}%", level_style(util)) if util is not None else "—")
@@ -52,7 +52,7 @@ def node_row(job: JobModel, n: NodeModel, fleet: Fleet, now: float, pace: JobPac
     said = why(n.state, n.cause, n.exit_code, n.signal, n.reason)[:200]
     cells: list[Content | str] = [
         Content.styled(n.node, "bold"),
-        Content(n.host),
+        Content(n.where),
         Content.styled(state, STATE_STYLE.get(state, "")),
         str(n.pid) if n.pid is not None else "—",
         beat,

@@ -3,7 +3,7 @@
 Hardware is the one thing the tests fake. In-process: load a fresh copy of this file per
 test (its state lives in module globals, like the real binding's), put it in
 sys.modules["pynvml"], then set `GPUS`, `FAIL` and `INIT_ERROR`. In a subprocess: put this
-directory first on PYTHONPATH and describe the GPUs in $PYNVML_FAKE (see `_from_env`), and the
+directory first on PYTHONPATH and describe the GPUs in $PYNVML_FAKE (or the file $PYNVML_FAKE_FILE; see `_from_env`), and the
 processes that hold them later in the file $PYNVML_FAKE_PROCS names (`_held_from_file`).
 """
 
@@ -317,6 +317,10 @@ def nvmlEventSetFree(event_set: _EventSet) -> None:
 def _from_env() -> None:
     """Shape the machine from $PYNVML_FAKE (JSON list of FakeGpu fields) for subprocess tests."""
     raw = os.environ.get("PYNVML_FAKE")
+    if not raw and os.environ.get("PYNVML_FAKE_FILE"):  # where a value cannot be quoted (sshd's SetEnv)
+        with open(os.environ["PYNVML_FAKE_FILE"]) as f:
+            # `{node}`: the Slurm compute node it runs on, so each node's GPUs have UUIDs of their own
+            raw = f.read().replace("{node}", os.environ.get("SLURMD_NODENAME", "node"))
     if raw:
         GPUS.extend(
             FakeGpu(**{k: [tuple(p) for p in v] if k in ("compute", "graphics") else v for k, v in g.items()})
