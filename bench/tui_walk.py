@@ -90,7 +90,14 @@ def walk(out: Path, width: int, height: int, theme: str) -> list[str]:
     (home / "config.toml").write_text(f'[ui]\ntheme = "{theme}"\n')
     env = f"GPUDECK_HOME={shlex.quote(str(home))} PYTHONPATH={shlex.quote(str(ROOT))} TERM=xterm-256color"
     cmd = f"cd {shlex.quote(str(ROOT))} && {env} {shlex.quote(sys.executable)} -m tui --replay {shlex.quote(str(RECORDING))}"
-    tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height))
+    for attempt in range(10):  # the last walk's kill-session may still be taking the server down
+        try:
+            tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height))
+            break
+        except subprocess.CalledProcessError:
+            if attempt == 9:
+                raise
+            time.sleep(0.5)
     tmux("set-option", "-t", SESSION, "remain-on-exit", "on")  # a crash's last words stay readable
     tmux("respawn-pane", "-k", "-t", SESSION, cmd)
     report = []
