@@ -192,3 +192,23 @@ def test_a_bad_persist_is_one_line_naming_the_field(warm: Warm) -> None:
     assert done.returncode == 2
     assert "config.toml:2: [ssh] persist: expected seconds" in done.stderr
     assert len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow  # an OpenSSH master and a CLI run
+def test_the_users_own_openssh_master_is_used(warm: Warm, tmp_path: Path) -> None:
+    control = tmp_path / "ctl" / "%r@%h:%p"
+    control.parent.mkdir(mode=0o700)
+    config = warm.home.ssh_dir / "config"
+    config.write_text(config.read_text() + f"  ControlPath {control}\n")
+    ssh = ["ssh", "-F", str(config), "-i", str(warm.home.ssh_dir / "id_ed25519"), "-o", "BatchMode=yes"]
+    ssh += ["-o", f"UserKnownHostsFile={warm.home.gpudeck_home / 'known_hosts'}"]
+    subprocess.run([*ssh, "-M", "-f", "-N", "box"], check=True, timeout=30, stdin=subprocess.DEVNULL)
+    try:
+        assert warm.connections == 1
+        done = ok("ps")
+        assert done.stderr == ""
+        ok("ps")
+        assert warm.connections == 1  # both ran through the OpenSSH master: no connection of gpudeck's
+        assert warm.sockets() == []  # and no master of gpudeck's either
+    finally:
+        subprocess.run([*ssh, "-O", "exit", "box"], capture_output=True, timeout=30)

@@ -9,15 +9,16 @@ Nothing is started here: where no master answers, gpudeck's own warm connection 
 from __future__ import annotations
 
 import contextlib
-import io
+import os
 import shutil
 import subprocess
 import threading
-from typing import Any, cast
+from typing import IO, Any, cast
 
 import paramiko
 
-from .ssh_config import SshTarget
+from .ssh_config import SshTarget, ssh_dir
+from .ssh_home import expand_tilde
 from .ssh_tokens import TokenError, expand, tokens
 from .warm_channel import WarmChannel
 
@@ -44,16 +45,21 @@ def openssh_transport(target: SshTarget) -> OpenSshTransport | None:
     ssh = shutil.which("ssh")
     if path is None or ssh is None or not _exists(path):
         return None
+    ssh_argv = [ssh, *_config_option(), "-S", path]
     check = subprocess.run(
-        [ssh, "-S", path, "-O", "check", "--", target.alias], capture_output=True, timeout=10, check=False
+        [*ssh_argv, "-O", "check", "--", target.alias], capture_output=True, timeout=10, check=False
     )
-    return OpenSshTransport(ssh, path, target.alias) if check.returncode == 0 else None
+    return OpenSshTransport(ssh_argv, target.alias) if check.returncode == 0 else None
 
 
 def _exists(path: str) -> bool:
-    import os
-
     return os.path.exists(path)
+
+
+def _config_option() -> list[str]:
+    """`-F` the config gpudeck read, where GPUDECK_SSH_HOME moved it from where ssh looks."""
+    config = ssh_dir() / "config"
+    return ["-F", str(config)] if os.environ.get("GPUDECK_SSH_HOME") and config.exists() else []
 
 
 class ProcessChannel(WarmChannel):
@@ -66,7 +72,7 @@ class ProcessChannel(WarmChannel):
 
     def exec_command(self, command: str) -> None:
         o = self.owner
-        argv = [o.ssh, "-S", o.path, "-o", "ControlMaster=no", "-T", "--", o.alias, command]
+        argv = [*o.ssh_argv, "-o", "ControlMaster=no", "-T", "--", o.alias, command]
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
@@ -78,16 +84,17 @@ class ProcessChannel(WarmChannel):
 
     def _read_stderr(self) -> None:
         assert self.proc is not None
-        stderr = cast(io.BufferedReader, self.proc.stderr)
-        for chunk in iter(lambda: stderr.read1(65536), b""):
-            with self._cond:
-                self._err += chunk
+        stderr = cast(IO[bytes], self.proc.stderr)  # unbuffered: read() gives what is there
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in iter(lambda: stderr.read(65536), b""):
+                with self._cond:
+                    self._err += chunk
 
     def _read_stdout(self) -> None:
         assert self.proc is not None
-        stdout = cast(io.BufferedReader, self.proc.stdout)
+        stdout = cast(IO[bytes], self.proc.stdout)
         with contextlib.suppress(OSError, ValueError):
-            for chunk in iter(lambda: stdout.read1(65536), b""):
+            for chunk in iter(lambda: stdout.read(65536), b""):
                 self._stdout(chunk)
         self.exit_status = self.proc.wait()
         self.status_event.set()
@@ -95,7 +102,9 @@ class ProcessChannel(WarmChannel):
 
     def sendall(self, data: bytes) -> None:
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(data)
+        view = memoryview(data)
+        while view:  # unbuffered: a pipe may take part of it
+            view = view[self.proc.stdin.write(view) or 0 :]
 
     def shutdown_write(self) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -112,8 +121,8 @@ class ProcessChannel(WarmChannel):
 class OpenSshTransport:
     """paramiko.Transport's surface over an OpenSSH master."""
 
-    def __init__(self, ssh: str, path: str, alias: str) -> None:
-        self.ssh, self.path, self.alias = ssh, path, alias
+    def __init__(self, ssh_argv: list[str], alias: str) -> None:
+        self.ssh_argv, self.alias = ssh_argv, alias  # `ssh [-F CONFIG] -S PATH`
         self.lost = False
 
     def open_session(self, *args: Any, **kwargs: Any) -> ProcessChannel:
