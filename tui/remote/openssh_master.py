@@ -29,13 +29,12 @@ def control_path(target: SshTarget) -> str | None:
     if not raw or raw[0].lower() == "none":
         return None
     import getpass
-    import os
 
     values = tokens(
         target.hostname, target.port, target.user or getpass.getuser(), target.alias, target.host_key_alias
     )
     try:
-        return os.path.expanduser(expand(raw[0], values, env=True))
+        return expand_tilde(expand(raw[0], values, env=True))  # ~ as ssh reads it (ssh_home.py)
     except TokenError:
         return None
 
