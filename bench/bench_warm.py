@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,14 +45,26 @@ def gpudeck(*args: str, persist: str = "600") -> subprocess.CompletedProcess[str
 
 
 def median_s(rounds: int, run: Callable[[], object], before: Callable[[], object] | None = None) -> float:
-    times = []
+    """The median wall time; the median CPU time (user + sys) of the processes it ran goes to CPU."""
+    times, cpu = [], []
     for _ in range(rounds):
         if before is not None:
             before()
+        used = _children_cpu()
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
+        cpu.append(_children_cpu() - used)
+    CPU.append(statistics.median(cpu))
     return statistics.median(times)
+
+
+CPU: list[float] = []  # the CPU medians, in the order measured (a loaded machine distorts them least)
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def logins(lb: Loopback) -> int:
@@ -104,6 +117,9 @@ def run_rows(lb: Loopback, root: Path, rounds: int, points: int) -> None:
     finally:
         subprocess.run([*ssh, "-S", str(ctl), "-O", "exit", "box"], capture_output=True)
     row("warm `ps`", ps, "`python -c pass` + `ssh -S CTL box true`", base, 2.0)
+    cold1 = median_s(rounds, lambda: gpudeck("ps", persist="0"))
+    ps = median_s(rounds, lambda: gpudeck("ps"))
+    row("cold `ps` (persist 0: a new connection each)", cold1, "warm `ps`, same run", ps, None)
 
     before = logins(lb)
     metrics = median_s(rounds, lambda: gpudeck("metrics", job, "--json"))
@@ -146,23 +162,22 @@ def run_rows(lb: Loopback, root: Path, rounds: int, points: int) -> None:
         gpudeck("hosts", "disconnect")
 
     cold = median_s(rounds, lambda: gpudeck("ps", persist="0"))
+    base8 = median_s(rounds, parallel_ssh)
+    row(f"cold `ps`, {HOSTS} hosts, persist 0", cold, f"{HOSTS} parallel `ssh true`", base8, 1.2)
     starting = median_s(rounds, lambda: gpudeck("ps"), before=disconnect)
+    base8 = median_s(rounds, parallel_ssh)
+    row(f"cold `ps`, {HOSTS} hosts, starting masters", starting, f"{HOSTS} parallel `ssh true`", base8, 1.2)
     gpudeck("ps")
     warm8 = median_s(rounds, lambda: gpudeck("ps"))
     base8 = median_s(rounds, parallel_ssh)
-    row(f"cold `ps`, {HOSTS} hosts, persist 0", cold, f"{HOSTS} parallel `ssh true`", base8, 1.2)
-    row(
-        f"cold `ps`, {HOSTS} hosts, starting the masters",
-        starting,
-        f"{HOSTS} parallel `ssh true`",
-        base8,
-        1.2,
-    )
     row(f"warm `ps`, {HOSTS} hosts", warm8, f"{HOSTS} parallel `ssh true`", base8, None)
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 
 def row(what: str, ours: float, baseline_name: str, baseline: float, goal: float | None) -> None:
+    """Wall times and their ratio, then the CPU of the commands run (not of a master or the host's
+    agent): the row's two medians, the last two measured."""
+    cpu_ours, cpu_base = CPU[-2], CPU[-1]
     ratio = ours / baseline
     verdict = (
         ""
@@ -174,6 +189,7 @@ def row(what: str, ours: float, baseline_name: str, baseline: float, goal: float
         )
     )
     print(f"{what}: {ours * 1000:.0f} ms | {baseline_name}: {baseline * 1000:.0f} ms | {ratio:.2f}{verdict}")
+    print(f"  CPU of the commands: {cpu_ours * 1000:.0f} ms vs {cpu_base * 1000:.0f} ms")
 
 
 if __name__ == "__main__":
