@@ -206,6 +206,10 @@ class Master:
                 chan.exec_command(str(request["command"]))
             except (paramiko.SSHException, OSError, EOFError) as exc:
                 frames.send(client, b"F", f"cannot open a channel: {exc}".encode())
+                if not isinstance(exc, paramiko.ChannelException):  # not a refusal (MaxSessions): no answer
+                    self.end(
+                        f"no channel opened: {exc}"
+                    )  # a link dead without a FIN: the next command starts anew
                 return
             frames.send_json(client, b"A", {"ok": True})
             _Relay(client, chan).run()
