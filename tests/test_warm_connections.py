@@ -157,8 +157,10 @@ def test_an_idle_master_ends_by_itself(warm: Warm) -> None:
     warm.persist("1")
     ok("ps")
     log = (warm.run_dir / "warm.log").read_text()  # it may be gone already: its log line names it
-    (pid,) = [int(line.split("[")[1].split("]")[0]) for line in log.splitlines() if "persisting 1 s" in line]
-    wait_for(lambda: not alive(pid), timeout=30, what="the idle master's exit")
+    # (under load a gap of 1 s may fall inside the command itself: then a second one served the rest)
+    pids = [int(line.split("[")[1].split("]")[0]) for line in log.splitlines() if "persisting 1 s" in line]
+    assert pids
+    wait_for(lambda: not any(alive(pid) for pid in pids), timeout=30, what="the idle master's exit")
     assert warm.sockets() == []
     assert "idle for 1 s" in (warm.run_dir / "warm.log").read_text()
 
