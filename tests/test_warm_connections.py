@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
-from tests.support.sshd import Sshd, SshHome, ssh_home, sshd  # noqa: F401
+from tests.support.sshd import Sshd, SshHome
 from tests.support.waiting import wait_for
 
 RELAY = Path(__file__).resolve().parent / "support" / "relay.py"
@@ -35,10 +37,15 @@ class Warm:
 
     @property
     def run_dir(self) -> Path:
+        """Where the log is (the socket too, unless its path would pass 107 bytes: then under /tmp)."""
         return self.home.gpudeck_home / "run"
 
     def sockets(self) -> list[Path]:
-        return sorted(self.run_dir.glob("*.sock")) if self.run_dir.exists() else []
+        from tui.hosts_file import load_hosts
+        from tui.remote.warm_paths import socket_path
+
+        path = socket_path(load_hosts()["box"])
+        return [path] if path.exists() else []
 
     def master_pid(self) -> int | None:
         from tui.remote.warm_channel import query
@@ -60,7 +67,7 @@ def alive(pid: int) -> bool:
 
 
 @pytest.fixture
-def warm(ssh_home: SshHome, sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Warm]:  # noqa: F811
+def warm(ssh_home: SshHome, sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Warm]:
     monkeypatch.delenv("GPUDECK_SSH_PERSIST")
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # the sockets under GPUDECK_HOME/run
     marker = tmp_path / "connections"
@@ -110,12 +117,13 @@ def test_the_socket_is_private_and_refused_to_another_user(warm: Warm) -> None:
     ok("ps")
     (sock,) = warm.sockets()
     assert stat.S_IMODE(sock.stat().st_mode) == 0o600
-    assert stat.S_IMODE(warm.run_dir.stat().st_mode) == 0o700
-    assert "PermissionError" in as_nobody(warm.run_dir, sock.name).stderr  # the modes keep others out
+    assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+    assert "PermissionError" in as_nobody(sock.parent, sock.name).stderr  # the modes keep others out
     # Open the directory to others (as a mistake would) so only the master's own check is left.
-    warm.run_dir.chmod(0o711)
+    sock.parent.chmod(0o711)
     sock.chmod(0o666)
-    seen = as_nobody(warm.run_dir, sock.name)
+    seen = as_nobody(sock.parent, sock.name)
+    sock.parent.chmod(0o700)
     assert seen.returncode == 0, seen.stderr
     assert "refused: uid 65534" in seen.stdout
     assert "refused a connection from uid 65534" in (warm.run_dir / "warm.log").read_text()
@@ -125,7 +133,7 @@ def test_the_socket_is_private_and_refused_to_another_user(warm: Warm) -> None:
 
 
 @pytest.mark.slow  # several CLI runs, each over SSH
-def test_a_cut_connection_is_replaced_without_a_word(warm: Warm, sshd: Sshd) -> None:  # noqa: F811
+def test_a_cut_connection_is_replaced_without_a_word(warm: Warm, sshd: Sshd) -> None:
     ok("ps")
     first = warm.master_pid()
     assert first is not None
@@ -197,9 +205,9 @@ def test_a_bad_persist_is_one_line_naming_the_field(warm: Warm) -> None:
 
 
 @pytest.mark.slow  # an OpenSSH master and a CLI run
-def test_the_users_own_openssh_master_is_used(warm: Warm, tmp_path: Path) -> None:
-    control = tmp_path / "ctl" / "%r@%h:%p"
-    control.parent.mkdir(mode=0o700)
+def test_the_users_own_openssh_master_is_used(warm: Warm) -> None:
+    short = Path(tempfile.mkdtemp(prefix="ctl-", dir="/tmp"))  # ssh refuses a socket path past 104 bytes
+    control = short / "%r@%h:%p"
     config = warm.home.ssh_dir / "config"
     config.write_text(config.read_text() + f"  ControlPath {control}\n")
     ssh = ["ssh", "-F", str(config), "-i", str(warm.home.ssh_dir / "id_ed25519"), "-o", "BatchMode=yes"]
@@ -214,3 +222,4 @@ def test_the_users_own_openssh_master_is_used(warm: Warm, tmp_path: Path) -> Non
         assert warm.sockets() == []  # and no master of gpudeck's either
     finally:
         subprocess.run([*ssh, "-O", "exit", "box"], capture_output=True, timeout=30)
+        shutil.rmtree(short, ignore_errors=True)

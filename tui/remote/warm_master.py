@@ -28,6 +28,7 @@ import paramiko
 from . import warm_frames as frames
 from .hostkey_errors import HostKeyError
 from .ssh_connect import Connection, SshError, connect
+from .warm_relay import Relay
 
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -212,61 +213,11 @@ class Master:
                     )  # a link dead without a FIN: the next command starts anew
                 return
             frames.send_json(client, b"A", {"ok": True})
-            _Relay(client, chan).run()
+            Relay(client, chan).run()
         finally:
             with self.lock:
                 self.busy -= 1
                 self.last_used = time.monotonic()
-
-
-class _Relay:
-    """One channel ↔ one unix connection: stdout and stderr out as they come, then the exit status."""
-
-    def __init__(self, client: socket.socket, chan: paramiko.Channel) -> None:
-        self.client = client
-        self.chan = chan
-        self.send_lock = threading.Lock()
-
-    def run(self) -> None:
-        out = threading.Thread(target=self._outputs, daemon=True)
-        out.start()
-        try:
-            while True:
-                frame = frames.recv(self.client)
-                if frame is None:
-                    break
-                kind, payload = frame
-                if kind == b"I":
-                    self.chan.sendall(payload)
-                elif kind == b"W":
-                    self.chan.shutdown_write()
-        except (OSError, EOFError, paramiko.SSHException, frames.FrameError):
-            pass
-        finally:
-            self.chan.close()  # the client went away (or the channel broke): the pumps see EOF
-            out.join()
-
-    def _send(self, kind: bytes, payload: bytes) -> None:
-        with self.send_lock:
-            frames.send(self.client, kind, payload)
-
-    def _pump(self, read: Any, kind: bytes) -> None:
-        with contextlib.suppress(OSError, EOFError, paramiko.SSHException):
-            while True:
-                data = read(frames.CHUNK)
-                if not data:
-                    return
-                self._send(kind, data)
-
-    def _outputs(self) -> None:
-        err = threading.Thread(target=self._pump, args=(self.chan.recv_stderr, b"e"), daemon=True)
-        err.start()
-        self._pump(self.chan.recv, b"O")
-        err.join()
-        with contextlib.suppress(OSError):
-            status = self.chan.recv_exit_status() if self.chan.status_event.wait(5) else -1
-            self._send(b"S", json.dumps(status).encode())
-            self._send(b"Z", b"")
 
 
 def main(argv: list[str]) -> int:
