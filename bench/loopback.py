@@ -24,8 +24,8 @@ class Loopback:
     agent_dir: Path  # box's agent dir
 
 
-def loopback_host(root: Path) -> Loopback:
-    server = make_sshd(root / "sshd")
+def loopback_host(root: Path, sshd_extra: list[str] | None = None) -> Loopback:
+    server = make_sshd(root / "sshd", extra=sshd_extra)
     home = root / "user"
     (home / ".ssh").mkdir(parents=True)
     shutil.copy(server.client_key, home / ".ssh" / "id_ed25519")

@@ -35,6 +35,9 @@ def gpudeck_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     (user_home / ".profile").write_text("export GPUDECK_TEST_LOGIN_PROFILE=read\n")
     monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.setenv("GPUDECK_SSH_HOME", str(user_home))  # ssh reads the passwd home: ours
+    monkeypatch.setenv(
+        "GPUDECK_SSH_PERSIST", "0"
+    )  # no warm connection outliving a test (test_warm_* turn it on)
     yield home
     kill_all_jobs(home / "local-agent")
 

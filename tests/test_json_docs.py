@@ -110,6 +110,7 @@ def test_each_data_verb_prints_its_documented_keys(gpudeck_home: Path, workdir: 
         "rm": ["rm", ended, "--json"],
         "hosts": ["hosts", "--json"],
         "hosts check": ["hosts", "check", "local", "--json"],
+        "hosts disconnect": ["hosts", "disconnect", "--json"],  # no SSH host here: an empty list
         "cost": ["cost", "--json"],
         "prices": ["prices", "--json"],
         "policy eval": ["policy", "eval", "--json"],
@@ -128,7 +129,9 @@ def test_each_data_verb_prints_its_documented_keys(gpudeck_home: Path, workdir: 
         if got is not None:
             assert got == sorted(keys), f"gpudeck {verb} --json: {got} but docs/json.md says {sorted(keys)}"
             seen.append(verb)
-    assert len(seen) >= len(runs) - 5  # only the cloud's (no provider here), queue's and policy's are empty
+    assert (
+        len(seen) >= len(runs) - 6
+    )  # only the cloud's (no provider here), queue's, policy's and disconnect's are empty
 
 
 def exit_codes() -> dict[str, int]:

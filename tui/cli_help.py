@@ -72,6 +72,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "diff <(gpudeck hosts resolve myalias) <(ssh -G myalias)",
     ),
     "hosts trust": ("gpudeck hosts trust gpu1", "gpudeck hosts trust gpu1 --yes"),
+    "hosts disconnect": ("gpudeck hosts disconnect gpu1", "gpudeck hosts disconnect --json"),
     "cost": ("gpudeck cost", "gpudeck cost --since 7d --json"),
     "prices": ("gpudeck prices", "gpudeck prices --json"),
     "policy": ("gpudeck policy eval", "gpudeck policy run --interval 60"),

@@ -37,6 +37,7 @@ class SshSettings:
     connect_timeout: float = 15.0
     backoff_initial: float = 0.5  # first reconnect after this, doubling…
     backoff_max: float = 15.0  # …up to this
+    persist: float = 600.0  # a host's warm connection ends after this long idle; 0: none (ssh_persist.py)
 
     @property
     def heartbeat(self) -> float:
@@ -166,8 +167,17 @@ class _Reader:
     # -- tables ------------------------------------------------------------------------------------
 
     def ssh(self, t: dict[str, Any]) -> SshSettings:
-        self.known(t, "ssh", ("alive_timeout", "connect_timeout", "backoff_initial", "backoff_max"))
-        values = {k: self.positive(t, "ssh", k) for k in t}
+        self.known(
+            t, "ssh", ("alive_timeout", "connect_timeout", "backoff_initial", "backoff_max", "persist")
+        )
+        values = {k: self.positive(t, "ssh", k) for k in t if k != "persist"}
+        if "persist" in t:
+            from . import ssh_persist
+
+            try:
+                values["persist"] = ssh_persist.parse(t["persist"])
+            except ValueError as exc:
+                self.fail("ssh", "persist", str(exc))
         s = SshSettings(**{k: v for k, v in values.items() if v is not None})
         if s.backoff_max < s.backoff_initial:
             self.fail("ssh", "backoff_max", f"must be >= backoff_initial ({s.backoff_initial:g})")

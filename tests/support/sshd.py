@@ -321,6 +321,9 @@ def ssh_home(sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     monkeypatch.setenv("GPUDECK_SSH_HOME", str(home))  # ssh reads the passwd home: ours
     monkeypatch.setenv("GPUDECK_HOME", str(gh))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # the machine's agent must not answer for us
+    monkeypatch.setenv(
+        "GPUDECK_SSH_PERSIST", "0"
+    )  # no warm connection outliving a test (test_warm_* turn it on)
     env = SshHome(home=home, gpudeck_home=gh, agent_dir=tmp_path / "remote-agent", server=sshd)
     yield env
     for agent_dir in (env.agent_dir, gh / "local-agent"):

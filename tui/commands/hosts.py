@@ -111,6 +111,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rv.add_argument(
         "-F", dest="config_file", metavar="FILE", help="read this config file alone (as `ssh -F`)"
     )
+    d = verbs.add_parser(
+        "disconnect",
+        help="end a host's warm connection (every host's without NAME): the next command connects afresh",
+    )
+    d.add_argument("name", nargs="?", help="the host (default: all)")
+    d.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="a JSON list, one object per host"
+    )
     t = verbs.add_parser("trust", help="check a host's key fingerprint and trust it")
     t.add_argument("name", help="the host whose key (and its jump hosts' keys) to check")
     t.add_argument("--yes", action="store_true", help="trust without asking (scripts)")
@@ -241,6 +249,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
         from .hosts_check import check
 
         return check(args, session)
+    if verb == "disconnect":
+        from .hosts_warm import disconnect
+
+        return disconnect(args, session)
     if verb == "resolve":
         return resolve_target(args.target, args.config_file)
     if verb == "trust":

@@ -203,6 +203,19 @@ def _local_user() -> str:
     return getpass.getuser()
 
 
+def resolve_target(
+    spec: str, identity_file: str | None = None, host_key_alias: str | None = None
+) -> tuple[SshTarget, list[SshTarget]]:
+    """The host as ~/.ssh/config makes it, and its jump hosts: no network."""
+    try:
+        config = load_config()
+        target = resolve(spec, identity_file, config)
+        target.host_key_alias = target.host_key_alias or (host_key_alias.lower() if host_key_alias else None)
+        return target, jump_chain(target, config)  # nested: a first hop's own ProxyJump is followed
+    except SshConfigError as exc:
+        raise SshError(f"{spec}: {exc}") from None
+
+
 def connect(
     spec: str,
     identity_file: str | None = None,
@@ -221,13 +234,7 @@ def connect(
     Raises SshError (unreachable, auth) or a HostKeyError (unknown / changed key), never a raw
     paramiko exception.
     """
-    try:
-        config = load_config()
-        target = resolve(spec, identity_file, config)
-        target.host_key_alias = target.host_key_alias or (host_key_alias.lower() if host_key_alias else None)
-        hop_targets = jump_chain(target, config)  # nested: a first hop's own ProxyJump is followed
-    except SshConfigError as exc:
-        raise SshError(f"{spec}: {exc}") from None
+    target, hop_targets = resolve_target(spec, identity_file, host_key_alias)
     hops: list[paramiko.Transport] = []
     try:
         via: paramiko.Transport | None = None
@@ -245,4 +252,4 @@ def connect(
     return Connection(transport=transport, target=target, hops=hops)
 
 
-__all__ = ["AskPassphrase", "Connection", "HostKeyError", "SshError", "connect"]
+__all__ = ["AskPassphrase", "Connection", "HostKeyError", "SshError", "connect", "resolve_target"]

@@ -13,6 +13,8 @@ alive_timeout`; ServerAliveInterval also drives paramiko's own transport keepali
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import shlex
 import threading
 from typing import Any
@@ -29,6 +31,7 @@ from .hostkeys import Confirm
 from .push_pipe import PushPipe, watch_pipe
 from .ssh_connect import AskPassphrase, Connection, SshError, connect
 from .transport import ConnectionCut, Consumer, EndHandler, Transport, TransportError
+from .warm_channel import WarmChannel, WarmPushPipe, WarmTransport
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
 
@@ -102,6 +105,11 @@ class SshTransport(Transport):
         assert self.conn is not None
         with _deployed_lock:
             cached = None if force else _deployed.get(self._cache_key)
+        warm = self.conn.transport if isinstance(self.conn.transport, WarmTransport) else None
+        memo_key = json.dumps(list(self._cache_key))
+        if cached is None and warm is not None and not force:  # found by an earlier command on this master
+            found = warm.memo(memo_key)
+            cached = Deployed(**{**found, "removed": ()}) if isinstance(found, dict) else None
         if cached is None:
             known = None if force else deploy_memo.recall(self._cache_key)
             try:
@@ -109,6 +117,8 @@ class SshTransport(Transport):
             except DeployError as exc:
                 raise TransportError(f"{self.host}: {exc}") from None
             deploy_memo.remember(self._cache_key, cached.python)
+            if warm is not None:
+                warm.remember(memo_key, {**dataclasses.asdict(cached), "removed": []})
             with _deployed_lock:
                 _deployed[self._cache_key] = cached
         self.deployed = cached
@@ -120,16 +130,38 @@ class SshTransport(Transport):
         self._push = (consumer, on_end)
         return True
 
+    def _warm_connection(self) -> Connection | None:
+        """The host's warm connection (warm.py), started if need be; None: connect directly."""
+        from . import warm
+
+        conn = warm.connection(self.entry, self.settings)
+        if conn is not None:
+            self.conn = conn
+            self.alive_timeout = conn.target.silence_limit(self.settings.alive_timeout)
+        return conn
+
     def open(self) -> None:
         # HostKeyError passes through untouched: the CLI turns it into its own exit code.
         self._closed.clear()
-        conn = self.connect()
-        pipe = None
+        for _ in range(2):  # a master that went away between its check and our command: once more
+            conn = self._warm_connection()
+            if conn is None:
+                break
+            try:
+                return self._start_agent(conn)
+            except ConnectionCut:
+                continue
+        self._start_agent(self.connect())  # no warm connection: as before, with every question asked
+
+    def _start_agent(self, conn: Connection) -> None:
+        pipe: Any = None
         try:
             deployed = self.deploy()
             chan = conn.transport.open_session(timeout=self.settings.connect_timeout)
             chan.settimeout(self.alive_timeout)
-            if self._push is not None:  # before exec: the agent's first byte must not miss it
+            if self._push is not None and isinstance(chan, WarmChannel):
+                pipe = chan.push = WarmPushPipe(self._push[0])
+            elif self._push is not None:  # before exec: the agent's first byte must not miss it
                 pipe = chan.in_buffer = PushPipe(chan, self._push[0])
             chan.exec_command(serve_command(deployed, self.heartbeat))
         except (paramiko.SSHException, OSError, EOFError) as exc:
@@ -216,6 +248,9 @@ class SshTransport(Transport):
         if self.deployed is not None and "can't open file" in last[0]:
             with _deployed_lock:  # the zipapp went away under us: deploy again on the next open
                 _deployed.pop(self._cache_key, None)
+            conn = self.conn
+            if conn is not None and isinstance(conn.transport, WarmTransport):
+                conn.transport.remember(json.dumps(list(self._cache_key)), None)
         if status is not None and status != 0:  # the remembered python may be gone: probe next time
             deploy_memo.forget(self._cache_key)
         return f"the agent exited (status {status}){': ' + last[0][:200] if last[0] else ''}"
