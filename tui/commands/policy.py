@@ -18,6 +18,7 @@ from ..actions import find, scale
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
+from ..managed.cloud import ManagedCloud
 from ..managed.records import ManagedDir
 from ..managed.recover import managed_pass
 from ..notify_controller import tell
@@ -95,6 +96,7 @@ def controller(session: Session) -> Controller:
     ) -> list[dict[str, Any]]:  # [notify]: recovered, gave_up, queued_start
         return [tell(session.settings.notify, r) for r in records]
 
+    managed_cloud = ManagedCloud(session, session.settings)  # cloud candidates and the provider's loss signal
     return Controller(
         jobs=lambda: listed_and_told(session),
         observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
@@ -110,7 +112,15 @@ def controller(session: Session) -> Controller:
         host_settings=hosts,
         queue_recover=lambda live: recover(Queue(), live),
         queue_pass=lambda: told(start_waiting(session, session.store, Queue())),
-        managed_pass=lambda: told(managed_pass(session, session.store, ManagedDir())),
+        managed_pass=lambda: told(
+            managed_pass(
+                session,
+                session.store,
+                ManagedDir(),
+                cloud=managed_cloud.launch,
+                instance_state=managed_cloud.state,
+            )
+        ),
     )
 
 
