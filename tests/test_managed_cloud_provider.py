@@ -100,3 +100,15 @@ def test_aliyun_no_stock_moves_to_the_next_candidate(
     assert aliyun.account.instances == {}  # nothing was made
     [run] = [c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]
     assert run["ClientToken"] == f"gpudeck-{JOB}-r1-n0" and run["InstanceType"] == "ecs.gn7i-c8g1.2xlarge"
+    assert run["ZoneId"] == "cn-hangzhou-i" and run["SpotStrategy"] == "SpotAsPriceGo"
+
+
+@pytest.mark.slow  # moto's server loads its EC2 data on start (seconds)
+def test_aws_a_candidates_zone_is_where_the_instance_is_placed(moto: str) -> None:  # noqa: F811
+    from tui.cloud.aws import AwsProvider
+    from tui.cloud.model import LaunchSpec
+
+    provider = AwsProvider(REGION, endpoint_url=moto)
+    iid = provider.launch(LaunchSpec("g5.xlarge", "gpudeck-zone-test", True, AMI, zone="us-east-1b"))
+    made = provider.get(iid)
+    assert made is not None and made.zone == "us-east-1b" and made.lifecycle == "spot"

@@ -39,7 +39,12 @@ class ManagedCloud:
         except CloudError as exc:
             raise GpudeckError(f"{candidate}: {exc}") from None
         wanted = HostLaunch(
-            candidate.type, candidate.spot, image=candidate.image, timeout=self.timeout, token=token
+            candidate.type,
+            candidate.spot,
+            image=candidate.image,
+            timeout=self.timeout,
+            token=token,
+            zone=None if candidate.zone == candidate.region else candidate.zone,
         )
 
         def trust(name: str, instance: Any) -> None:
