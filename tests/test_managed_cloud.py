@@ -33,9 +33,11 @@ class Cloud:
         self.refuse = refuse or {}
         self.calls: list[tuple[str, str]] = []  # (candidate, token)
         self.made: dict[str, str] = {}  # token → host
+        self.like: list[str | None] = []  # the lost host each launch replaces
 
-    def __call__(self, candidate: CloudCandidate, token: str) -> str:
+    def __call__(self, candidate: CloudCandidate, token: str, like: str | None = None) -> str:
         self.calls.append((str(candidate), token))
+        self.like.append(like)
         if str(candidate) in self.refuse:
             raise GpudeckError(self.refuse[str(candidate)])
         return self.made.setdefault(token, f"i-{len(self.made):04d}")
@@ -101,6 +103,7 @@ def test_a_cloud_candidate_is_launched_when_no_host_before_it_answers(tmp_path: 
     records = managed_pass(agents, None, mdir, start=start, cloud=cloud)
     assert [r["outcome"] for r in records] == ["recovering", "recovered"]
     assert cloud.calls == [(SPOT, f"gpudeck-{JOB}-r1-n0")]  # tagged by the chain and recovery number
+    assert cloud.like == ["a"]  # set up as the host it replaces
     [(new_id, opts)] = start.calls
     assert opts.host == "i-0000" and opts.restart_of == JOB
     [m] = mdir.all()
@@ -138,8 +141,8 @@ def test_a_controller_killed_mid_launch_asks_for_the_same_instance_again(tmp_pat
     mdir = one_node(tmp_path, (SPOT,))
     cloud = Cloud()
 
-    def killed(candidate: CloudCandidate, token: str) -> str:
-        cloud(candidate, token)  # the instance is made, then the controller dies before it journals
+    def killed(candidate: CloudCandidate, token: str, like: str | None = None) -> str:
+        cloud(candidate, token, like)  # the instance is made, then the controller dies before it journals
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

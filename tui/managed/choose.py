@@ -92,7 +92,9 @@ def _launch_candidate(
         return None
     token = f"gpudeck-{m.head}-r{len(m.recoveries) + 1}-n{node}"
     try:
-        return cloud(parse_candidate(candidate), token)
+        return cloud(
+            parse_candidate(candidate), token, m.node_hosts[node] if node < len(m.node_hosts) else None
+        )
     except (GpudeckError, ValueError) as exc:
         code = error_code(str(exc))
         tried.append(

@@ -16,7 +16,8 @@ from ..errors import GpudeckError
 from ..settings import Settings
 from .candidates import CloudCandidate, region_of
 
-CloudLaunch = Callable[[CloudCandidate, str], str]  # (candidate, token) → the new host's name
+# (candidate, token, the lost host it replaces) → the new host's name
+CloudLaunch = Callable[[CloudCandidate, str, str | None], str]
 InstanceState = Callable[[str], str | None]  # host → its instance's state; None: not a cloud host/unknown
 
 LOSS_STATES = ("stopping", "stopped", "terminated", "shutting-down")
@@ -28,7 +29,9 @@ class ManagedCloud:
     settings: Settings
     timeout: float = 600.0
 
-    def launch(self, candidate: CloudCandidate, token: str) -> str:
+    def launch(self, candidate: CloudCandidate, token: str, like: str | None = None) -> str:
+        """The instance set up as the cloud host it replaces is (SSH user, port, key, agent dir: the
+        same image and key pair as a rule), else with the provider's defaults."""
         from ..actions.cloud_launch import HostLaunch, launch_host
         from ..cloud import providers
         from ..cloud.model import CloudError
@@ -45,6 +48,7 @@ class ManagedCloud:
             timeout=self.timeout,
             token=token,
             zone=None if candidate.zone == candidate.region else candidate.zone,
+            **_ssh_of(like),
         )
 
         def trust(name: str, instance: Any) -> None:
@@ -73,3 +77,23 @@ class ManagedCloud:
         except CloudError:
             return None  # the provider does not answer either: SSH's --lost-after decides
         return "terminated" if instance is None else instance.state
+
+
+def _ssh_of(host: str | None) -> dict[str, Any]:
+    """A cloud host's SSH user, port, key and agent dir, for its replacement; {} for any other host."""
+    from ..hosts_file import HostsFileError, load_hosts
+    from ..remote.ssh_config import split_target
+
+    try:
+        entry = load_hosts().get(host) if host else None
+    except HostsFileError:
+        return {}
+    if entry is None or not entry.extra.get("provider"):
+        return {}
+    user, _address, port = split_target(entry.target)
+    return {
+        "ssh_user": user,
+        "ssh_port": port or 22,
+        "identity_file": entry.identity_file,
+        "agent_dir": entry.agent_dir,
+    }
