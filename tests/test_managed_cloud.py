@@ -193,3 +193,13 @@ def test_a_running_instance_keeps_waiting_for_lost_after(tmp_path: Path) -> None
     assert start.calls == []
     records = managed_pass(agents, None, mdir, clock=lambda: 1061.0, start=start, instance_state=running)
     assert records[-1]["outcome"] == "recovered"
+
+
+def test_policy_run_says_which_candidate_failed_and_whether_for_capacity(tmp_path: Path) -> None:
+    from tui.commands.policy import _line
+
+    mdir = one_node(tmp_path, (SPOT, "b"))
+    records = managed_pass(
+        Agents(TAKEN_ON_A), None, mdir, start=Starts(), cloud=Cloud(refuse={SPOT: NO_CAPACITY})
+    )
+    assert _line(records[0]) == f"managed  one ({JOB})  candidate_failed {SPOT}  no capacity: {NO_CAPACITY}"

@@ -206,6 +206,10 @@ def _line(d: dict[str, Any]) -> str:
         to = f" → {d['to']}" if d.get("to") else ""
         onto = f" on {d.get('to_host') or d.get('onto')}" if d.get("to_host") or d.get("onto") else ""
         why = d.get("why") or d.get("error") or d.get("reason") or ""
+        if d.get(
+            "candidate"
+        ):  # a cloud candidate that could not be launched: which, and whether for capacity
+            onto, why = f" {d['candidate']}", f"{'no capacity: ' if d.get('capacity') else ''}{why}"
         return f"managed  {job.get('name', '-')} ({job.get('id', '-')})  {d['outcome']}{to}{onto}  {why}".rstrip()
     if d.get("kind") == "queue":  # a queued job's start (tui/queue)
         job = d.get("job") or {}
