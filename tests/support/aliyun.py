@@ -52,7 +52,9 @@ class Account:
     prices: dict[str, float] = field(
         default_factory=lambda: {"ecs.gn7i-c8g1.2xlarge": 10.8, "ecs.gn7-c12g1.3xlarge": 30.0}
     )
-    faults: list[tuple[str, str]] = field(default_factory=list)  # (action, "throttle"|"503"|"lost"|"stall")
+    faults: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (action, "throttle"|"503"|"lost"|"stall"|"nostock")
     stall_s: float = 2.0
     latency_s: float = (
         0.0  # every answer waits this long first (bench/bench_cloud.py: a provider's round trip)
@@ -143,6 +145,10 @@ class _Handler(JsonHandler):
                 acc.faults.remove(fault)
         if fault and fault[1] == "throttle":
             return self._send(*_error("Throttling.User", "Request was denied due to user flow control.", 400))
+        if fault and fault[1] == "nostock":  # a zone sold out of the type: nothing is made
+            return self._send(
+                *_error("OperationDenied.NoStock", "The resource is out of stock in the specified zone.", 403)
+            )
         if fault and fault[1] == "503":
             return self._send(
                 *_error(

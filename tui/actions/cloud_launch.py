@@ -39,6 +39,7 @@ class HostLaunch:
     agent_dir: str = "~/.gpudeck"
     timeout: float = 600.0
     token: str | None = None  # the launch's client token; None: a new one (a retry passes the first's)
+    zone: str | None = None  # an availability zone (a managed job's cloud candidate names one)
 
 
 def first_region(provider: str, cloud: CloudSettings) -> str:
@@ -127,6 +128,7 @@ def launch_host(
         req.subnet,
         req.security_group,
         req.name,
+        req.zone,
     )
     instance_id = core.launch(provider, spec)
     progress(f"launched {instance_id} ({provider.name} {provider.region}); waiting until it runs")

@@ -242,6 +242,7 @@ class AliyunProvider:
             "InstanceName": spec.name,
             "KeyPairName": spec.key,
             "VSwitchId": spec.subnet,
+            "ZoneId": spec.zone,
             "SecurityGroupId": spec.security_group,
             "SpotStrategy": "SpotAsPriceGo" if spec.spot else None,
             "Tag.1.Key": TAG_MANAGED,

@@ -223,6 +223,8 @@ class AwsProvider:
             args["KeyName"] = spec.key
         if spec.subnet:
             args["SubnetId"] = spec.subnet
+        if spec.zone:
+            args["Placement"] = {"AvailabilityZone": spec.zone}
         if spec.security_group:
             args["SecurityGroupIds"] = [spec.security_group]
         if spec.spot:

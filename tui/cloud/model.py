@@ -79,6 +79,7 @@ class LaunchSpec:
     subnet: str | None = None  # AWS subnet / Aliyun vSwitch
     security_group: str | None = None
     name: str | None = None
+    zone: str | None = None  # an availability zone to launch in (None: where the provider places it)
 
 
 Point = tuple[float, float]  # (epoch seconds, GPU utilization %)

@@ -18,6 +18,7 @@ from ..actions import find, scale
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
+from ..managed.cloud import ManagedCloud
 from ..managed.records import ManagedDir
 from ..managed.recover import managed_pass
 from ..notify_controller import tell
@@ -95,6 +96,7 @@ def controller(session: Session) -> Controller:
     ) -> list[dict[str, Any]]:  # [notify]: recovered, gave_up, queued_start
         return [tell(session.settings.notify, r) for r in records]
 
+    managed_cloud = ManagedCloud(session, session.settings)  # cloud candidates and the provider's loss signal
     return Controller(
         jobs=lambda: listed_and_told(session),
         observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
@@ -110,7 +112,15 @@ def controller(session: Session) -> Controller:
         host_settings=hosts,
         queue_recover=lambda live: recover(Queue(), live),
         queue_pass=lambda: told(start_waiting(session, session.store, Queue())),
-        managed_pass=lambda: told(managed_pass(session, session.store, ManagedDir())),
+        managed_pass=lambda: told(
+            managed_pass(
+                session,
+                session.store,
+                ManagedDir(),
+                cloud=managed_cloud.launch,
+                instance_state=managed_cloud.state,
+            )
+        ),
     )
 
 
@@ -196,6 +206,10 @@ def _line(d: dict[str, Any]) -> str:
         to = f" → {d['to']}" if d.get("to") else ""
         onto = f" on {d.get('to_host') or d.get('onto')}" if d.get("to_host") or d.get("onto") else ""
         why = d.get("why") or d.get("error") or d.get("reason") or ""
+        if d.get(
+            "candidate"
+        ):  # a cloud candidate that could not be launched: which, and whether for capacity
+            onto, why = f" {d['candidate']}", f"{'no capacity: ' if d.get('capacity') else ''}{why}"
         return f"managed  {job.get('name', '-')} ({job.get('id', '-')})  {d['outcome']}{to}{onto}  {why}".rstrip()
     if d.get("kind") == "queue":  # a queued job's start (tui/queue)
         job = d.get("job") or {}

@@ -10,6 +10,7 @@ from ..actions.hold import parse_hold_on_fail
 from ..actions.launch import launch
 from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus, parse_stall
 from ..errors import EXIT_USAGE, GpudeckError
+from ..managed.candidates import parse_fallback
 from ..managed.records import DEFAULT_LOST_AFTER, Policy, parse_recover_on
 from ..managed.submit import run_managed
 from ..notify_targets import parse_notify
@@ -155,7 +156,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--fallback",
         metavar="H1,H2,…",
-        help="with --managed: the hosts to go on, in order (default: its own)",
+        help="with --managed: the hosts or cloud candidates PROVIDER:ZONE:TYPE:MARKET[:IMAGE] to go on, "
+        "in order (default: its own)",
     )
     p.add_argument(
         "--lost-after",
@@ -363,10 +365,10 @@ def _managed(args: argparse.Namespace, session: Session, opts: LaunchOptions) ->
         recover_on = parse_recover_on(args.recover_on)
     except ValueError as exc:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
-    fallback = tuple(h.strip() for h in args.fallback.split(",") if h.strip()) if args.fallback else ()
-    unknown = [h for h in fallback if h not in session.hosts()]
-    if unknown:
-        raise GpudeckError(f"--fallback: no host {unknown[0]!r} in hosts.toml (gpudeck hosts)", EXIT_USAGE)
+    try:  # hosts and cloud candidates (PROVIDER:ZONE:TYPE:MARKET), each checked now
+        fallback = parse_fallback(args.fallback, session.hosts())
+    except ValueError as exc:
+        raise GpudeckError(str(exc), EXIT_USAGE) from None
     policy = Policy(
         recover_on,
         3 if args.max_recoveries is None else args.max_recoveries,

@@ -2,8 +2,9 @@
 what the answers mean for recovery.
 
 - `lost`: some nodes were taken (ended `stopped`/`killed` with reason `preempted…`) or their host
-  has not answered for the policy's `lost_after` (one failed look is no loss): only those nodes are
-  replaced, the others keep their hosts.
+  has not answered for the policy's `lost_after` (one failed look is no loss) — or, for a host that
+  is a cloud instance, its provider says the instance is stopped or terminated (a second signal: a
+  loss at once, without waiting): only those nodes are replaced, the others keep their hosts.
 - `failed`: every answer is in and the job ended `failed` (a failure recovery keeps every host).
 - `ended`: it ended any other way (done, a user's stop, rm'd): the watching ends.
 - `wait`: running, starting, a host not yet past `lost_after`, or a node still ending.
@@ -17,6 +18,7 @@ from typing import Any
 from ..actions.agents import Agents
 from ..errors import GpudeckError
 from ..fleet.states import ENDED, job_state
+from .cloud import LOSS_STATES, InstanceState
 from .records import Managed
 
 
@@ -30,7 +32,9 @@ class Look:
     reason: str = ""
 
 
-def look(agents: Agents, m: Managed, now: float) -> tuple[Look, tuple[tuple[str, float], ...]]:
+def look(
+    agents: Agents, m: Managed, now: float, instance_state: InstanceState | None = None
+) -> tuple[Look, tuple[tuple[str, float], ...]]:
     """(what the chain's live job looks like, its hosts that do not answer with since when)."""
     hosts = m.node_hosts
     nodes: list[dict[str, Any]] = []
@@ -49,6 +53,11 @@ def look(agents: Agents, m: Managed, now: float) -> tuple[Look, tuple[tuple[str,
     recover_on = m.policy.recover_on
     taken = [_index(n) for n in nodes if _preempted(n)] if "preemption" in recover_on else []
     gone_hosts = [h for h, since in down.items() if now - since >= m.policy.lost_after]
+    for h in down:  # the provider's word, for a cloud host not yet past lost_after
+        said = None if h in gone_hosts or instance_state is None else instance_state(h)
+        if said in LOSS_STATES:
+            gone_hosts.append(h)
+            errors[h] = f"its instance is {said} (the provider says); {errors[h]}"
     gone_hosts = gone_hosts if "host-lost" in recover_on else []
     gone = [i for i, h in enumerate(hosts) if h in gone_hosts]
     lost = tuple(sorted({i for i in [*taken, *gone] if 0 <= i < len(hosts)}))

@@ -26,15 +26,16 @@ from ..actions.agents import Agents
 from ..actions.hold import held_until
 from ..actions.launch import Launched, launch
 from ..actions.options import LaunchOptions
-from ..actions.placement import free_in
 from ..errors import GpudeckError
 from ..store import Store
+from .choose import candidates as _candidates
+from .choose import replacements as _replacements
+from .cloud import CloudLaunch, InstanceState
 from .look import look
 from .records import Managed, ManagedDir
 from .survivors import stop_survivors
 
 Launch = Callable[[Agents, Store | None, LaunchOptions, str], Launched]
-COOL_DOWN = 600.0  # seconds a host that was just lost or taken is not chosen again
 
 
 def managed_pass(
@@ -43,14 +44,18 @@ def managed_pass(
     mdir: ManagedDir,
     clock: Callable[[], float] = time.time,
     start: Launch = launch,
+    cloud: CloudLaunch | None = None,
+    instance_state: InstanceState | None = None,
 ) -> list[dict[str, Any]]:
+    """`cloud` launches a cloud candidate's instance as a host (None: cloud candidates are skipped);
+    `instance_state` asks a cloud host's provider for its instance's state when the host stops answering."""
     out: list[dict[str, Any]] = []
     with mdir.pass_lock() as mine:
         if not mine:
             return out  # another controller's pass is deciding: one decision per loss
         for m in mdir.all():
             if m.finished is None:
-                out.extend(_one(agents, store, mdir, m, clock, start))
+                out.extend(_one(agents, store, mdir, m, clock, start, cloud, instance_state))
     return out
 
 
@@ -61,24 +66,27 @@ def _one(
     m: Managed,
     clock: Callable[[], float],
     start: Launch,
+    cloud: CloudLaunch | None = None,
+    instance_state: InstanceState | None = None,
 ) -> list[dict[str, Any]]:
     now = clock()
     if m.pending is not None:  # a recovery journaled and maybe cut: launch that same id
         return _launch_pending(agents, store, mdir, m, now, start)
-    seen, unreachable = look(agents, m, now)
+    seen, unreachable = look(agents, m, now, instance_state)
     if unreachable != m.unreachable:
         m = m.but(unreachable=unreachable, unreachable_since=min((t for _, t in unreachable), default=None))
         mdir.save(m)
     if seen.kind in ("lost-taken", "lost-host"):
         bad = tuple(dict.fromkeys(m.node_hosts[i] for i in seen.lost))
-        return _recover(agents, store, mdir, m, seen.why, now, start, seen.lost, bad)
+        return _recover(agents, store, mdir, m, seen.why, now, start, seen.lost, bad, cloud)
     if seen.kind == "wait":
         return []  # `lost` nodes: the host's keeper adopts or ends them within seconds
     if seen.kind == "failed":
         if held_until(list(seen.nodes), now):
             return []  # held for debugging (--hold-on-fail): the host is not taken from under the user
         if "failure" in m.policy.recover_on:
-            return _recover(agents, store, mdir, m, seen.why, now, start, tuple(range(len(m.node_hosts))))
+            every = tuple(range(len(m.node_hosts)))
+            return _recover(agents, store, mdir, m, seen.why, now, start, every, (), cloud)
     state, reason = seen.state, seen.reason
     finished = "removed (rm)" if state == "removed" else f"{state}{f' ({reason})' if reason else ''}"
     mdir.save(m.but(finished=finished))
@@ -95,17 +103,20 @@ def _recover(
     start: Launch,
     lost: tuple[int, ...],
     bad: tuple[str, ...] = (),
+    cloud: CloudLaunch | None = None,
 ) -> list[dict[str, Any]]:
     if len(m.recoveries) >= m.policy.max_recoveries:
         gave_up = (
             f"gave up after {len(m.recoveries)} recover{'y' if len(m.recoveries) == 1 else 'ies'}: {why}"
         )
         return _give_up(agents, mdir, m, gave_up)
-    hosts = _replacements(agents, m, lost, bad, now)
+    tried: list[dict[str, Any]] = []
+    launched: dict[str, str] = {}
+    hosts = _replacements(agents, m, lost, bad, now, cloud, tried, launched)
     if hosts is None:
         if len(_candidates(m, lost, bad, now)) < len(lost):
-            return _give_up(agents, mdir, m, f"gave up: no candidate host left ({why})")
-        return [_record("waiting", m, why=f"{why}; no candidate host answers now")]
+            return tried + _give_up(agents, mdir, m, f"gave up: no candidate host left ({why})")
+        return tried + [_record("waiting", m, why=f"{why}; no candidate host answers now")]
     pending = {
         "new_id": new_job_id(),
         "host": hosts[0],
@@ -115,10 +126,12 @@ def _recover(
         "at": round(now, 3),
         "bad": list(bad),
     }
+    if launched:
+        pending["launched"] = launched  # host → the cloud candidate it came from (its cool-down)
     m = m.but(pending=pending)
     mdir.save(m)  # journaled before the launch: a killed controller launches this same id
     onto = ",".join(hosts[i] for i in lost)
-    return [_record("recovering", m, to=pending["new_id"], onto=onto, why=why)] + _launch_pending(
+    return [*tried, _record("recovering", m, to=pending["new_id"], onto=onto, why=why)] + _launch_pending(
         agents, store, mdir, m, now, start
     )
 
@@ -161,6 +174,8 @@ def _launch_pending(
         step["nodes"] = list(lost)
     if bad:
         step["avoid"] = bad[0] if len(bad) == 1 else bad
+    if p.get("launched"):
+        step["launched"] = p["launched"]
     done = m.but(
         current=new_id,
         host=hosts[0],
@@ -172,46 +187,6 @@ def _launch_pending(
     )
     mdir.save(done)
     return [_record("recovered", done, **{k: v for k, v in step.items() if k != "at"})]
-
-
-def _avoided(m: Managed, bad: tuple[str, ...], now: float) -> set[str]:
-    """Hosts not chosen now: the ones just lost or taken, and those of a recent loss (a cool-down)."""
-    out = set(bad)
-    for r in m.recoveries:
-        if r.get("avoid") and now - float(r.get("at") or 0) < COOL_DOWN:
-            avoid = r["avoid"]
-            out |= {str(avoid)} if isinstance(avoid, str) else {str(a) for a in avoid}
-    return out
-
-
-def _candidates(m: Managed, lost: tuple[int, ...], bad: tuple[str, ...], now: float) -> list[str]:
-    """The fallback hosts (else the job's own), less the avoided ones and those its other nodes keep."""
-    keep = {h for i, h in enumerate(m.node_hosts) if i not in lost}
-    avoid = _avoided(m, bad, now) | keep
-    return [h for h in (m.policy.fallback or m.node_hosts) if h not in avoid]
-
-
-def _replacements(
-    agents: Agents, m: Managed, lost: tuple[int, ...], bad: tuple[str, ...], now: float
-) -> tuple[str, ...] | None:
-    """Each node's host after the recovery: a lost node's is the next candidate that answers (and
-    has the GPUs free, for a job that asks for some); the others keep theirs. None: too few answer."""
-    hosts = list(m.node_hosts)
-    free = iter(h for h in _candidates(m, lost, bad, now) if _can_take(agents, m, h))
-    for i in lost:
-        host = next(free, None)
-        if host is None:
-            return None
-        hosts[i] = host
-    return tuple(hosts)
-
-
-def _can_take(agents: Agents, m: Managed, host: str) -> bool:
-    try:
-        sample = agents.request(host, "gpus", assigned=True)
-    except GpudeckError:
-        return False
-    return m.opts.gpus is None or free_in(sample) >= m.opts.gpus.count
 
 
 def _record(outcome: str, m: Managed, **extra: Any) -> dict[str, Any]:
