@@ -779,6 +779,7 @@ class JobSpec:
     notice: Optional[PreemptNotice] = None  # None: no provider's preemption notice is watched
     pty: Optional[bool] = None  # True: the command's output is a pseudo-terminal (ptyrelay.py)
     tensorboard: Optional[str] = None  # a LOGDIR whose event files' scalars are points too (tbread/)
+    logger_files: Optional[bool] = None  # False: no lightning_logs/ found and read (loggerfiles/)
 
     @property
     def key(self) -> str:
@@ -857,6 +858,7 @@ class JobSpec:
             notice=_optional(obj.get("notice"), PreemptNotice.from_wire),
             pty=_optional(obj.get("pty"), _flag, "pty"),
             tensorboard=tensorboard,
+            logger_files=_optional(obj.get("logger_files"), _on_by_default, "logger_files"),
         )
 
     @classmethod
@@ -872,6 +874,12 @@ class JobSpec:
 
     def replace(self, **changes: Any) -> JobSpec:
         return replace(self, **changes)
+
+
+def _on_by_default(value: Any, name: str) -> Optional[bool]:
+    if not isinstance(value, bool):
+        raise SpecError("spec.%s: expected true or false, got %r" % (name, value))
+    return None if value else False  # true is the default: not written, so older agents still read it
 
 
 def _flag(value: Any, name: str) -> Optional[bool]:

@@ -98,6 +98,7 @@ def _full(workdir: Path) -> dict:
         "notice": {"provider": "aws", "metadata_endpoint": "http://127.0.0.1:1338"},
         "pty": True,
         "tensorboard": "runs/exp",
+        "logger_files": False,
     }
 
 

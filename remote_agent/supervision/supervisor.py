@@ -14,6 +14,8 @@ from .. import VERSION
 from ..advice.watch import AdviceWatch
 from ..containers.supervised import ContainerJob
 from ..gpus.record import read_assignment
+from ..loggerfiles.follow import LoggerFilesIn
+from ..loggerfiles.gate import LoggerGate
 from ..metrics import LineParser
 from ..notify.end import notify_end, notify_event
 from ..preempt.act import NOTICE_VAR, REASON, notice_grace, notice_path, public, write_notice
@@ -88,6 +90,7 @@ class Supervisor:
         )
         self.last_exception = LastException()
         self.parser = LineParser()  # remembers a table's header for the rows under it
+        self.logger_gate = LoggerGate()  # printed values a logger's files give (loggerfiles/gate.py)
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
         self.deadline: Optional[float] = None
@@ -303,7 +306,7 @@ class Supervisor:
         if back is not None:
             entries.append(("event", {"event": "unstalled", "data": {"why": back}}))
         advised = self.advice.lines(lines, entries)
-        entries += advised
+        entries = self.logger_gate.printed(entries + advised)  # a logger-fed series stays single
         if entries:
             assert self.journal is not None
             self.journal.append_many(entries)
@@ -389,6 +392,11 @@ class Supervisor:
             self._notice_watch = NoticeWatch.start(self.spec, self._on_notice, self._on_notice_error)
         # spec.tensorboard: the run's event files are read too (tbread/follow.py)
         tensorboard = TensorBoardIn.start_for(self.spec, str(self.files.dir), self._journal_points)
+        # no LOGDIR given: the logger files the framework writes by default (loggerfiles/)
+        logger_files = LoggerFilesIn.start_for(
+            self.spec, str(self.files.dir), self._journal_logged, self.logger_gate.found
+        )
+        self.logger_gate.look = logger_files.look if logger_files is not None else None
         while True:
             self._reap()
             now = time.monotonic()
@@ -467,15 +475,26 @@ class Supervisor:
             self._trim_output()
         if tensorboard is not None:
             tensorboard.finish()  # what the run flushed as it ended
+        if logger_files is not None:
+            logger_files.finish()
+            self._journal_points([], self.logger_gate.final)  # printed values still held
         if self.container is not None:  # its processes are gone: the runtime's record of it goes too
             self.container.remove(self.journal.append)
         self._send_advice()  # what the last lines made (an OOM's traceback is a job's last words)
         self._write_final_state()
 
-    def _journal_points(self, points: List[Dict[str, Any]]) -> None:
+    def _journal_logged(self, points: List[Dict[str, Any]]) -> None:
+        """Points from the logger's files, with the held printed values they release (gate.py)."""
+        self._journal_points(points, self.logger_gate.logged)
+
+    def _journal_points(self, points: List[Dict[str, Any]], gate: Any = None) -> None:
         """Points read from the run's TensorBoard event files, journaled as parsed output's are."""
         entries: List[Tuple[str, Dict[str, Any]]] = [("metric", {"values": v}) for v in points]
         with self._out_lock:
+            if gate is not None:
+                entries += gate(points)
+            if not entries:
+                return
             back = self.stall.saw(entries, time.monotonic())
             if back is not None:
                 entries.append(("event", {"event": "unstalled", "data": {"why": back}}))

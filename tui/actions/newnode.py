@@ -64,6 +64,7 @@ def new_node_spec(
         gpus=read(GpuRequest, job.first.get("gpus")),  # as many GPUs per node as the others asked for
         pty=job.first.get("pty") is True,  # drawn to a terminal as the others are
         tensorboard=job.first.get("tensorboard") if isinstance(job.first.get("tensorboard"), str) else None,
+        logger_files=job.first.get("logger_files") is not False,
         **job_cost_options(job.first),
     )
     try:

@@ -74,6 +74,7 @@ class JobTerms:
     stall: Stall | None = None  # when it counts as stalled, and what then (None: auto, notify)
     pty: bool = False
     tensorboard: str | None = None  # a LOGDIR (relative: to the work dir) read as points by the agent
+    logger_files: bool = True  # the agent finds and reads lightning_logs/ under the work dir
 
     @classmethod
     def of_options(cls, opts: LaunchOptions, job_id: str) -> JobTerms:
@@ -104,6 +105,7 @@ class JobTerms:
             stall=opts.stall,
             pty=opts.pty,
             tensorboard=opts.tensorboard,
+            logger_files=opts.logger_files,
         )
 
 
@@ -173,6 +175,7 @@ def node_spec(
         notice=preempt_notice(host, entry.extra),  # the host's spot notice, watched by its agent
         pty=terms.pty or None,
         tensorboard=terms.tensorboard,
+        logger_files=None if terms.logger_files else False,
     )
     return spec.replace(**cost_fields(agents, host, terms, node_env, entry.extra))
 

@@ -48,6 +48,7 @@ class LaunchOptions:
     grace: float = DEFAULT_GRACE
     pty: bool = False  # the command's output is a pseudo-terminal (spec.pty)
     tensorboard: str | None = None  # a LOGDIR whose event files' scalars are points too (spec.tensorboard)
+    logger_files: bool = True  # False: lightning_logs/ is not read (spec.logger_files)
     budget: float | None = None
     price_per_hour: float | None = None  # overrides the host's price for this job
     idle_stop: str | None = None  # `30m@10%+15m` or `off`; None: the host's default

@@ -83,6 +83,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "as its points, for a framework that logs only there",
     )
     p.add_argument(
+        "--no-logger-files",
+        dest="logger_files",
+        action="store_false",
+        help="do not read the lightning_logs/ the run writes under its work dir (read by default)",
+    )
+    p.add_argument(
         "--budget",
         type=float,
         metavar="AMOUNT",
@@ -262,6 +268,7 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         grace=args.grace,
         pty=args.pty,
         tensorboard=args.tensorboard,
+        logger_files=args.logger_files,
         budget=args.budget,
         price_per_hour=args.price_per_hour,
         idle_stop=args.idle_stop,
