@@ -701,6 +701,12 @@ class Supervisor:
             )
             signal_pids(self._tree(), signal.SIGTERM)
         tree = self._tree()
+        if not tree and self._own_tree:
+            # Before saying none is left, one look at the whole host for the job's marker: the
+            # kernel's children lists are not reliable while a tree exits and is reparented
+            # (proc(5)), and a process missed here outlived its stop (a setsid escapee, under load).
+            tree = job_tree(self.key, os.getpid(), own_subreaper=False)
+            self._own_tree = not tree  # one found: from here on its kills look host-wide too
         if not tree:
             return self.exit_status is not None or not self._command_alive()
         if self.exit_status is not None:
