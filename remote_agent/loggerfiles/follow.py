@@ -1,6 +1,6 @@
 """The supervisor's side of logger files: a thread that looks for the job's Lightning version dir
 (discover.py: a few stats a second while none is found; none once found) and then reads it every
-POLL seconds: TensorBoard event files through tbread, else CSVLogger's metrics.csv. Node 0 only
+POLL seconds (tbread.follow.PollingIn): TensorBoard event files through tbread, else CSVLogger's metrics.csv. Node 0 only
 (rank 0 writes them). Off with spec.logger_files = false, and when spec.tensorboard names a LOGDIR
 (that one is read instead). The found dir and the offsets read are kept in a state file, so an
 adopting supervisor goes on where its predecessor stopped."""
@@ -14,12 +14,12 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from ..storage.files import write_private_atomic
+from ..tbread.follow import PollingIn
 from ..tbread.logdir import LogdirReader
 from .csvread import CsvMetricsReader
 from .discover import VersionDirFinder
 from .points import csv_points, event_points
 
-POLL = 1.0
 STATE_FILE = "loggerfiles.json"  # in the node's dir
 TB_STATE_FILE = "loggerfiles-tb.json"
 CSV_NAME = "metrics.csv"
@@ -36,10 +36,10 @@ def wanted(spec: Dict[str, Any]) -> bool:
     )
 
 
-class LoggerFilesIn:
+class LoggerFilesIn(PollingIn):
     def __init__(self, workdir: str, node_dir: str, emit: Emit, found: Callable[[], None]) -> None:
+        super().__init__(emit, "logger-files-in")
         self.node_dir = node_dir
-        self.emit = emit
         self.found = found  # told once, when the job's version dir is found
         self.state_path = os.path.join(node_dir, STATE_FILE)
         # the job's version dir is one touched after now (a supervisor starts with its job; an
@@ -48,11 +48,8 @@ class LoggerFilesIn:
         self.dir: Optional[str] = None
         self.events: Optional[LogdirReader] = None
         self.csv: Optional[CsvMetricsReader] = None
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
         self._find_lock = threading.Lock()  # look() is called from the output reader too (gate.py)
         self._found: Optional[str] = None
-        self._thread = threading.Thread(target=self._run, name="logger-files-in", daemon=True)
         self._load()
 
     @classmethod
@@ -118,16 +115,6 @@ class LoggerFilesIn:
                 self._found = self.finder.look()
             return self._found is not None
 
-    def read_once(self) -> None:
-        with self._lock:
-            try:
-                points = self._poll()
-            except Exception:  # a reader bug must never take the supervisor down
-                return
-            if points:
-                self.emit(points)
-                self._save()
-
     def _poll(self) -> List[Dict[str, Any]]:
         if self.dir is None:
             if not self.look():
@@ -142,13 +129,3 @@ class LoggerFilesIn:
         if self.csv is not None:
             return csv_points(self.csv.poll())
         return []
-
-    def _run(self) -> None:
-        while not self._stop.wait(POLL):
-            self.read_once()
-
-    def finish(self) -> None:
-        """Stop the thread, then read what the run flushed last."""
-        self._stop.set()
-        self._thread.join(timeout=30.0)
-        self.read_once()

@@ -27,13 +27,47 @@ def logdir_of(spec: Dict[str, Any]) -> Optional[str]:
     return os.path.normpath(os.path.join(workdir, logdir))
 
 
-class TensorBoardIn:
-    def __init__(self, logdir: str, node_dir: str, emit: Emit) -> None:
-        self.reader = LogdirReader(logdir, os.path.join(node_dir, STATE_FILE))
+class PollingIn:
+    """A thread that reads files a job writes every POLL seconds and hands their points on (TensorBoard
+    in, Lightning's logger files): `_poll` reads, `_save` keeps where it got to for an adopter."""
+
+    def __init__(self, emit: Emit, name: str) -> None:
         self.emit = emit
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one read at a time: the thread's or the final one
-        self._thread = threading.Thread(target=self._run, name="tensorboard-in", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _poll(self) -> List[Dict[str, Any]]:
+        raise NotImplementedError
+
+    def _save(self) -> None:
+        raise NotImplementedError
+
+    def read_once(self) -> None:
+        with self._lock:
+            try:
+                points = self._poll()
+            except Exception:  # a reader bug must never take the supervisor down
+                return
+            if points:
+                self.emit(points)
+                self._save()
+
+    def _run(self) -> None:
+        while not self._stop.wait(POLL):
+            self.read_once()
+
+    def finish(self) -> None:
+        """Stop the thread, then read what the run flushed last."""
+        self._stop.set()
+        self._thread.join(timeout=30.0)
+        self.read_once()
+
+
+class TensorBoardIn(PollingIn):
+    def __init__(self, logdir: str, node_dir: str, emit: Emit) -> None:
+        super().__init__(emit, "tensorboard-in")
+        self.reader = LogdirReader(logdir, os.path.join(node_dir, STATE_FILE))
 
     @classmethod
     def start_for(cls, spec: Dict[str, Any], node_dir: str, emit: Emit) -> Optional[TensorBoardIn]:
@@ -46,22 +80,8 @@ class TensorBoardIn:
         follower._thread.start()
         return follower
 
-    def read_once(self) -> None:
-        with self._lock:
-            try:
-                points = self.reader.poll()
-            except Exception:  # a reader bug must never take the supervisor down
-                return
-            if points:
-                self.emit(points)
-                self.reader.save()
+    def _poll(self) -> List[Dict[str, Any]]:
+        return self.reader.poll()
 
-    def _run(self) -> None:
-        while not self._stop.wait(POLL):
-            self.read_once()
-
-    def finish(self) -> None:
-        """Stop the thread, then read what the run flushed last."""
-        self._stop.set()
-        self._thread.join(timeout=30.0)
-        self.read_once()
+    def _save(self) -> None:
+        self.reader.save()
