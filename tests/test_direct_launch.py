@@ -4,12 +4,12 @@ worker with torchrun's environment, instead of a torchrun that imports torch and
 from __future__ import annotations
 
 import signal
-import socket
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.sshd import free_port
 from trainer.direct_launch import direct_worker
 from tui.actions.nodes import elastic_flags, static_flags
 
@@ -87,12 +87,6 @@ def test_anything_else_stays_with_torchrun(argv: list[str]) -> None:
 # -- the real thing: two nodes on this machine (torch, gloo) ------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _children(pid: int) -> list[int]:
     out: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -139,7 +133,7 @@ def test_two_nodes_train_as_the_launched_processes_stop_on_sigterm_and_resume_wi
     )
 
     def pair(*args: str) -> list[Node]:
-        port = _free_port()
+        port = free_port()
         return [Node(rank, port, *common, *args) for rank in (0, 1)]
 
     nodes = pair("--steps", "100000")

@@ -58,6 +58,7 @@ def gpu_hours(job_dir: Path) -> float:
 async def test_from_the_tui_a_two_node_slurm_job_is_watched_grown_stopped_and_billed(
     fake_nvml_bundled: None,
     cluster_host: str,  # noqa: F811
+    slurm_cluster: SlurmCluster,
     ssh_home: SshHome,
     tmp_path: Path,
 ) -> None:
@@ -110,7 +111,12 @@ async def test_from_the_tui_a_two_node_slurm_job_is_watched_grown_stopped_and_bi
         except AssertionError:
             job = app.fleet.jobs.get(job_id)
             seen = job and (job.state, list(job.series), sorted(set(job.gpu_host.values())))
-            raise AssertionError(f"{seen}: {gpudeck('logs', job_id, cwd=tmp_path).stdout[-1500:]}") from None
+            record = job_of(job_id, tmp_path)
+            slurm_id = str((record.get("slurm") or {}).get("job_id", "?"))
+            raise AssertionError(
+                f"{seen}: {gpudeck('logs', job_id, cwd=tmp_path).stdout[-1500:]}\n"
+                f"the job: {json.dumps(record)[-3000:]}\nSlurm's logs: {slurm_cluster.log_lines(slurm_id)}"
+            ) from None
         await select_job(pilot, app, job_id)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job view")

@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections import Counter
@@ -21,11 +20,7 @@ torch = pytest.importorskip("torch")
 
 from test_trainer import ROOT, Trainer, events, run_to_end  # noqa: E402
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.sshd import free_port  # noqa: E402
 
 
 def torchrun(tmp: Path, *args: str, launcher: str = "torch.distributed.run") -> list[str]:

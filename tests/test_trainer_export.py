@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,8 @@ torch = pytest.importorskip("torch")
 
 from test_trainer import Trainer, events, metrics, run_to_end  # noqa: E402
 
+from tests.support.sshd import free_port  # noqa: E402
+
 STEPS = 12
 
 
@@ -35,9 +36,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def moto_url() -> Iterator[str]:
     """A moto S3 server on loopback for this module; tests reset it."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .sshd import Sshd, make_sshd
+from .sshd import Sshd, free_port, make_sshd
 
 RECIPE = Path(__file__).parent / "slurm"
 FAKE_NVML = Path(__file__).resolve().parents[1] / "fakes" / "nvml"
@@ -43,15 +43,28 @@ class SlurmCluster:
         """A Slurm client command against this cluster (squeue, scontrol…), its stdout."""
         return subprocess.run(list(argv), env=self.env(), capture_output=True, text=True, check=True).stdout
 
+    def log_lines(self, slurm_job_id: str, limit: int = 40) -> str:
+        """What slurmctld and every slurmd logged about one Slurm job: a failed test says why Slurm ended it."""
+        marks = (
+            f"JobId={slurm_job_id}",
+            f"StepId={slurm_job_id}.",
+            f"job {slurm_job_id} ",
+            f"{slurm_job_id}.batch",
+        )
+        lines = []
+        for log in sorted((self.base / "log").glob("slurm*.log")):
+            try:
+                text = log.read_text(errors="replace")
+            except OSError:
+                continue
+            lines += [f"{log.name}: {line}" for line in text.splitlines() if any(m in line for m in marks)]
+        return "\n".join(lines[-limit:])
+
 
 def _free_ports(count: int) -> int:
     """A first port with `count` free ports from it (slurmctld, then one per slurmd)."""
     for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            first = int(s.getsockname()[1])
-        if first + count > 65535:
-            continue
+        first = free_port()  # below the ephemeral range, as the others
         try:
             for port in range(first, first + count):
                 with socket.socket() as s:

@@ -8,6 +8,7 @@ rehash that can stall on a stale lock) never runs in a test.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -19,7 +20,26 @@ SSHD = "/usr/sbin/sshd"
 JUNK = "welcome to the test box (junk a .bashrc prints)"
 
 
+def _ephemeral_floor() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
+    """A free port below the kernel's ephemeral range. bind(0) would hand out a port from that range, where
+    every outgoing connection on the machine (the other worker's SSH, HTTP…) also takes its local port:
+    one could take it between this pick and the server's bind."""
+    floor, pick = _ephemeral_floor(), random.SystemRandom()
+    for _ in range(200):
+        port = pick.randrange(10000, max(floor, 10001))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
