@@ -56,7 +56,9 @@ async def test_the_form_syncs_a_directory_and_reads_env_files(gpudeck_home: Path
             "the synced job ran",
             timeout=60,
         )
-    (job,) = list((gpudeck_home / "local-agent" / "jobs").iterdir())
+    # job dirs only: the agent's listing cache (jobs/listing.cache.json) lies beside them once a
+    # listing has seen the job ended, which a loaded machine's TUI gets to before the test's end
+    (job,) = [p for p in (gpudeck_home / "local-agent" / "jobs").iterdir() if p.is_dir()]
     output = (job / "0" / "output.log").read_text()
     assert "SECRET True from the snapshot" in output  # its workdir is the snapshot; the env file's value
     spec = json.loads((job / "0" / "spec.json").read_text())

@@ -702,6 +702,8 @@ class Supervisor:
             signal_pids(self._tree(), signal.SIGTERM)
         tree = self._tree()
         if not tree and self._own_tree:
+            if self.exit_status is None and self._command_alive():
+                return False  # not ending yet: the host-wide look below waits for the command's end
             # Before saying none is left, one look at the whole host for the job's marker: the
             # kernel's children lists are not reliable while a tree exits and is reparented
             # (proc(5)), and a process missed here outlived its stop (a setsid escapee, under load).

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
 from ..actions.options import DEMO_COMMAND
+from ..actions.slurm_form import SlurmForm
 from ..export_rows import fleet_gpus
 from ..fleet import Fleet, JobModel
 from ..format import money
@@ -319,7 +320,14 @@ class DeckScreen(JobActions):
             return
         hosts = self.connections.hosts() or ["local"]
         command = "" if self.fleet.jobs else DEMO_COMMAND  # first run: offer the demo trainer
-        self.app.push_screen(LaunchScreen(hosts, command, slurm=slurm_forms(hosts)), self._launch)
+
+        def opened(forms: dict[str, SlurmForm]) -> None:
+            self.app.push_screen(LaunchScreen(hosts, command, slurm=forms), self._launch)
+
+        # hosts.toml is read on a worker: a slow disk or home on NFS never freezes the key press
+        self.connections.in_thread(
+            partial(slurm_forms, hosts), group="new-job-form", exclusive=True, done=opened
+        )
 
     # -- the Cloud tab's asks --------------------------------------------------------------------
 
