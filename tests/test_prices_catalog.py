@@ -37,7 +37,7 @@ FAMILIES = {  # the families a fleet moves within (issue 32): each holds its siz
     ("aws", "g4dn"): 7,
     ("aws", "g5"): 8,
     ("aws", "g6"): 8,
-    ("aliyun", "gn7i"): 7,
+    ("aliyun", "gn7i"): 12,  # the five multi-GPU sizes (gn7i-2x/4x/8x) too
     ("aliyun", "gn7"): 3,
     ("aliyun", "gn6i"): 7,
     ("tencent", "GN10Xp"): 4,
@@ -64,7 +64,8 @@ def test_each_family_holds_its_sizes_and_the_next_larger_is_found() -> None:
     # a known price stays where it was sourced; the others are unknown, never guessed
     assert catalog.find("aws", "g4dn.2xlarge", "us-east-1").on_demand_usd_per_hour == 0.752  # type: ignore[union-attr]
     assert catalog.find("aws", "g5.48xlarge", "us-east-1").on_demand_usd_per_hour == 16.288  # type: ignore[union-attr]
-    assert catalog.find("aws", "g4dn.8xlarge").on_demand_usd_per_hour is None  # type: ignore[union-attr]
+    for unpriced in (("tencent", "GN10Xp.5XLARGE80"), ("azure", "Standard_ND96isr_H100_v5")):
+        assert catalog.find(*unpriced).on_demand_usd_per_hour is None  # type: ignore[union-attr]
     for azure in ("Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"):
         assert catalog.find("azure", azure).gpus == 8  # type: ignore[union-attr]
     assert catalog.find("aws", "p4de.24xlarge").gpu_memory_gb == 80  # type: ignore[union-attr]
