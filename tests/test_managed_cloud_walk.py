@@ -44,7 +44,8 @@ def test_a_lost_cloud_host_goes_on_on_a_launched_candidate(
     aliyun.account.new_console = cloud_init_console(ssh_home.server)
     config = ssh_home.gpudeck_home / "config.toml"  # the candidate's zone's vSwitch, and a key pair
     config.write_text(
-        config.read_text() + '[cloud.aliyun]\nkey_pair = "kp-1"\nvswitches = { "cn-hangzhou-i" = "vsw-i" }\n'
+        (config.read_text() if config.exists() else "")
+        + '[cloud.aliyun]\nkey_pair = "kp-1"\nvswitches = { "cn-hangzhou-i" = "vsw-i" }\n'
     )
     agent = tmp_path / "agent"
     try:

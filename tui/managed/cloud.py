@@ -81,7 +81,10 @@ class ManagedCloud:
         try:
             return launch_host(provider, wanted, self.agents.notice, trust)
         except GpudeckError as exc:
-            released = self.release(candidate, token, str(exc), provider)
+            try:
+                released = self.release(candidate, token, str(exc), provider)
+            except GpudeckError as again:  # said with the launch's own error: `cloud ls` shows it
+                raise GpudeckError(f"{exc}; and its instance could not be released: {again}") from None
             if released is None:
                 raise
             raise LaunchFailed(f"{exc}; released {released['instance']}", released) from None
