@@ -103,7 +103,17 @@ def test_an_aliyun_candidate_without_a_vswitch_is_refused_at_run(gpudeck_home: P
     assert r.returncode == 2, r.stderr
     assert "needs a vSwitch in zone cn-hangzhou-i: set [cloud.aliyun] vswitches" in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    check_candidates((SPOT,), ("local",), {}, CloudSettings(aliyun=CONFIG))  # with one: no error
+    assert check_candidates((SPOT,), ("local",), {}, CloudSettings(aliyun=CONFIG)) == []  # with one: fine
+
+
+def test_a_candidate_without_a_key_pair_is_noted_at_run() -> None:
+    aws = "aws:us-east-1a:g5.xlarge:spot:ami-1"
+    notes = check_candidates((aws, "b"), ("a",), {}, CloudSettings())
+    assert notes == [
+        f"--fallback {aws!r}: no key pair (set [cloud.aws] key_pair): its instance is reachable only if "
+        "its image holds your key"
+    ]
+    assert check_candidates((aws,), ("a",), {}, CloudSettings(aws=ProviderLaunch(key_pair="kp"))) == []
 
 
 def test_cloud_sections_are_read_and_a_wrong_field_is_named(gpudeck_home: Path) -> None:

@@ -388,9 +388,11 @@ def _managed(args: argparse.Namespace, session: Session, opts: LaunchOptions) ->
         raise GpudeckError(str(exc), EXIT_USAGE) from None
     try:  # hosts and cloud candidates (PROVIDER:ZONE:TYPE:MARKET), each checked now
         fallback = parse_fallback(args.fallback, session.hosts())
-        give_up_after = check_at_run(fallback, opts, session.settings.cloud, args.give_up_after)
+        give_up_after, notes = check_at_run(fallback, opts, session.settings.cloud, args.give_up_after)
     except ValueError as exc:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
+    for note in notes:
+        session.notice(note)
     policy = Policy(
         recover_on,
         3 if args.max_recoveries is None else args.max_recoveries,

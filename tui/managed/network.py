@@ -72,24 +72,34 @@ def check_candidates(
     job_hosts: tuple[str, ...],
     entries: Mapping[str, HostEntry],
     cloud: CloudSettings,
-) -> None:
+) -> list[str]:
     """At `run`: a cloud candidate must be launchable whichever of the job's hosts it replaces.
-    ValueError with one line naming the candidate and the field it lacks."""
+    ValueError with one line naming the candidate and the field it lacks. Returned: a note per
+    candidate launched without a key pair (reachable only if its image holds the user's key)."""
+    notes: list[str] = []
     for item in fallback:
         if not is_cloud(item):
             continue
         candidate = parse_candidate(item)
         for host in job_hosts or ("local",):
-            problem = missing(candidate, access_for(candidate, entries.get(host), cloud))
+            access = access_for(candidate, entries.get(host), cloud)
+            problem = missing(candidate, access)
             if problem:
                 raise ValueError(problem)
+            if not access.key_pair and item not in " ".join(notes):
+                notes.append(
+                    f"--fallback {item!r}: no key pair (set [cloud.{candidate.provider}] key_pair): "
+                    "its instance is reachable only if its image holds your key"
+                )
+    return notes
 
 
 def check_at_run(
     fallback: tuple[str, ...], opts: Any, cloud: CloudSettings, give_up_after: str | None
-) -> float:
+) -> tuple[float, list[str]]:
     """`run --managed`'s checks that need config.toml and hosts.toml: each cloud candidate can launch
-    (check_candidates); `--give-up-after` read. ValueError with one line naming what is wrong."""
+    (check_candidates, its notes returned); `--give-up-after` read. ValueError with one line naming
+    what is wrong."""
     from ..hosts_file import HostsFileError, load_hosts
     from ..policy.durations import duration
     from .records import DEFAULT_GIVE_UP_AFTER
@@ -108,8 +118,8 @@ def check_at_run(
         except HostsFileError as exc:
             raise ValueError(str(exc)) from None
         hosts = tuple(opts.hosts) or ((opts.host,) if opts.host else ())
-        check_candidates(fallback, hosts, entries, cloud)
-    return seconds
+        return seconds, check_candidates(fallback, hosts, entries, cloud)
+    return seconds, []
 
 
 def _strings(value: Any) -> tuple[str, ...]:
