@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import gpudeck
 from tests.test_managed import Starts
-from tests.test_managed_cloud import NO_CAPACITY, ON_DEMAND, SPOT, TAKEN_ON_A, Agents, Cloud, one_node
+from tests.test_managed_cloud import JOB, NO_CAPACITY, ON_DEMAND, SPOT, TAKEN_ON_A, Agents, Cloud, one_node
 from tui.actions.options import LaunchOptions
 from tui.managed import backoff
 from tui.managed.records import Managed, ManagedDir, Policy
@@ -97,3 +97,15 @@ def test_inspect_lists_each_refused_candidate_with_its_code_and_time(
     nxt = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(1060.0))
     assert f"refused {SPOT}: InsufficientInstanceCapacity (no capacity) at {stamp}, next try {nxt}" in shown
     assert f"refused {ON_DEMAND}: launch: quota at" in shown
+
+
+def test_a_long_wait_keeps_its_first_refusal_past_the_record_bound(tmp_path: Path) -> None:
+    from tui.managed.records import MAX_REFUSED
+
+    opts = LaunchOptions(argv=("true",), name="spot")
+    m = Managed(JOB, JOB, "a", opts, Policy(fallback=(SPOT,), give_up_after=3600.0))
+    failed = {"outcome": "candidate_failed", "candidate": SPOT, "code": "InsufficientInstanceCapacity"}
+    for k in range(MAX_REFUSED + 50):  # many refusals: the oldest go, but not the loss's first
+        m = backoff.noted(m, [dict(failed)], 1000.0 + k)
+    assert len(m.refused) == MAX_REFUSED and m.refused[0]["at"] == 1000.0
+    assert backoff.gave_up_why(m, 4599.0) is None and backoff.gave_up_why(m, 4600.0) is not None

@@ -62,7 +62,11 @@ def noted(m: Managed, tried: list[dict[str, Any]], now: float) -> Managed:
             if r["candidate"] == kept["candidate"]
         )
         kept["next_try"] = record["next_try"] = round(now + delay(count), 3)
-    return m.but(refused=tuple(refused[-MAX_REFUSED:]))
+    kept_list = refused[-MAX_REFUSED:]
+    first = since_last_recovery(m.but(refused=tuple(refused)))[:1]
+    if first and first[0] not in kept_list:  # the loss's first refusal dates the give-up: never dropped
+        kept_list = [first[0], *kept_list[1:]]
+    return m.but(refused=tuple(kept_list))
 
 
 def gave_up_why(m: Managed, now: float) -> str | None:
