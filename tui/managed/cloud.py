@@ -84,7 +84,9 @@ class ManagedCloud:
             try:
                 released = self.release(candidate, token, str(exc), provider)
             except GpudeckError as again:  # said with the launch's own error: `cloud ls` shows it
-                raise GpudeckError(f"{exc}; and its instance could not be released: {again}") from None
+                raise GpudeckError(
+                    f"{exc}; an instance it made could not be looked up or released: {again}"
+                ) from None
             if released is None:
                 raise
             raise LaunchFailed(f"{exc}; released {released['instance']}", released) from None
