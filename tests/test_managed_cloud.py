@@ -6,6 +6,7 @@ that stopped answering is a loss at once. The real providers: tests/test_managed
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,7 @@ def test_a_cloud_candidate_is_launched_when_no_host_before_it_answers(tmp_path: 
     agents, start, cloud = Agents(TAKEN_ON_A, down={"b"}), Starts(), Cloud()
     records = managed_pass(agents, None, mdir, start=start, cloud=cloud)
     assert [r["outcome"] for r in records] == ["recovering", "recovered"]
-    assert cloud.calls == [(SPOT, f"gpudeck-{JOB}-r1-n0")]  # tagged by the chain and recovery number
+    assert cloud.calls == [(SPOT, f"gpudeck-{JOB}-r1-n0-c1")]  # the chain, recovery, node, candidate
     assert cloud.like == ["a"]  # set up as the host it replaces
     [(new_id, opts)] = start.calls
     assert opts.host == "i-0000" and opts.restart_of == JOB
@@ -163,7 +164,7 @@ def test_a_lost_cloud_host_cools_its_candidate_down(tmp_path: Path) -> None:
     start = Starts()
     managed_pass(agents, None, mdir, start=start, cloud=cloud)
     assert [c for c, _ in cloud.calls] == [SPOT, ON_DEMAND]  # the spot zone just taken is skipped
-    assert cloud.calls[1][1] == f"gpudeck-{JOB}-r2-n0"
+    assert cloud.calls[1][1] == f"gpudeck-{JOB}-r2-n0-c1"
 
 
 def _retag(mdir: ManagedDir) -> None:
@@ -200,6 +201,14 @@ def test_policy_run_says_which_candidate_failed_and_whether_for_capacity(tmp_pat
 
     mdir = one_node(tmp_path, (SPOT, "b"))
     records = managed_pass(
-        Agents(TAKEN_ON_A), None, mdir, start=Starts(), cloud=Cloud(refuse={SPOT: NO_CAPACITY})
+        Agents(TAKEN_ON_A),
+        None,
+        mdir,
+        clock=lambda: 1000.0,
+        start=Starts(),
+        cloud=Cloud(refuse={SPOT: NO_CAPACITY}),
     )
-    assert _line(records[0]) == f"managed  one ({JOB})  candidate_failed {SPOT}  no capacity: {NO_CAPACITY}"
+    later = time.strftime("%H:%M:%S", time.localtime(1060.0))  # its first cool-down: one minute
+    assert _line(records[0]) == (
+        f"managed  one ({JOB})  candidate_failed {SPOT}  no capacity: {NO_CAPACITY} (next try {later})"
+    )

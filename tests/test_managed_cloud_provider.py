@@ -17,6 +17,7 @@ from tests.test_managed import Starts
 from tests.test_managed_nodes import JOB
 from tests.test_managed_nodes import Agents as NodeAgents
 from tui.actions.options import LaunchOptions
+from tui.cloud_launch_settings import ProviderLaunch
 from tui.hosts_file import HostEntry, add_host, set_host_fields
 from tui.managed.cloud import ManagedCloud
 from tui.managed.records import Managed, ManagedDir, Policy
@@ -90,7 +91,8 @@ def test_aliyun_no_stock_moves_to_the_next_candidate(
     mdir = chain_on(tmp_path, "a", fallback=(spot, "b"))
     aliyun.account.faults.append(("RunInstances", "nostock"))
     agents = NodeAgents({"a": {"0": {"state": "stopped", "reason": "preempted"}}})
-    cloud = ManagedCloud(agents, Settings())
+    vswitch = ProviderLaunch(networks={"cn-hangzhou-i": "vsw-i"})  # Aliyun launches into a VPC only
+    cloud = ManagedCloud(agents, Settings(cloud=CloudSettings(aliyun=vswitch)))
     start = Starts()
     records = managed_pass(agents, None, mdir, start=start, cloud=cloud.launch)
     failed = records[0]
@@ -99,7 +101,7 @@ def test_aliyun_no_stock_moves_to_the_next_candidate(
     assert records[-1]["outcome"] == "recovered" and start.calls[0][1].host == "b"
     assert aliyun.account.instances == {}  # nothing was made
     [run] = [c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]
-    assert run["ClientToken"] == f"gpudeck-{JOB}-r1-n0" and run["InstanceType"] == "ecs.gn7i-c8g1.2xlarge"
+    assert run["ClientToken"] == f"gpudeck-{JOB}-r1-n0-c0" and run["InstanceType"] == "ecs.gn7i-c8g1.2xlarge"
     assert run["ZoneId"] == "cn-hangzhou-i" and run["SpotStrategy"] == "SpotAsPriceGo"
 
 

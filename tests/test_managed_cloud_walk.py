@@ -42,6 +42,11 @@ def test_a_lost_cloud_host_goes_on_on_a_launched_candidate(
     ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path
 ) -> None:
     aliyun.account.new_console = cloud_init_console(ssh_home.server)
+    config = ssh_home.gpudeck_home / "config.toml"  # the candidate's zone's vSwitch, and a key pair
+    config.write_text(
+        (config.read_text() if config.exists() else "")
+        + '[cloud.aliyun]\nkey_pair = "kp-1"\nvswitches = { "cn-hangzhou-i" = "vsw-i" }\n'
+    )
     agent = tmp_path / "agent"
     try:
         ok(
@@ -71,7 +76,8 @@ def test_a_lost_cloud_host_goes_on_on_a_launched_candidate(
         assert "its instance is stopped (the provider says)" in m.recoveries[0]["why"]
         runs = [c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]
         assert runs[-1]["ZoneId"] == "cn-hangzhou-i" and "SpotStrategy" not in runs[-1]
-        assert runs[-1]["ClientToken"] == f"gpudeck-{first}-r1-n0"
+        assert (runs[-1]["VSwitchId"], runs[-1]["KeyPairName"]) == ("vsw-i", "kp-1")
+        assert runs[-1]["ClientToken"] == f"gpudeck-{first}-r1-n0-c0"
         added = hosts.read_text()
         assert f"[hosts.{new_instance}]" in added and f'instance_id = "{new_instance}"' in added
         wait_for(lambda: "step=1" in gpudeck("logs", m.current, cwd=tmp_path).stdout, what="the job going on")

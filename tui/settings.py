@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import paths
+from .cloud_launch_settings import ProviderLaunch, read_launch
 from .key_names import bad_modifier, normalize_keys
 
 # `[notify]` lives in its own module; these names stay importable from here.
@@ -81,6 +82,8 @@ class CloudSettings:
     aliyun_ecs_endpoint: str | None = None  # URL; GPUDECK_ALIYUN_ECS_ENDPOINT wins over it
     aliyun_cms_endpoint: str | None = None  # URL; GPUDECK_ALIYUN_CMS_ENDPOINT wins over it
     refresh: float = 60.0  # seconds between the TUI Cloud tab's snapshots (each is a round of provider calls)
+    aws: ProviderLaunch = field(default_factory=ProviderLaunch)  # [cloud.aws]: key pair, subnets, groups
+    aliyun: ProviderLaunch = field(default_factory=ProviderLaunch)  # [cloud.aliyun]: …, vSwitches
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,18 @@ class _Reader:
     def cloud(self, t: dict[str, Any]) -> CloudSettings:
         urls = ("aws_endpoint_url", "aliyun_ecs_endpoint", "aliyun_cms_endpoint")
         self.known(
-            t, "cloud", ("aws_regions", "aliyun_regions", "aws_profile", "aliyun_profile", "refresh", *urls)
+            t,
+            "cloud",
+            (
+                "aws_regions",
+                "aliyun_regions",
+                "aws_profile",
+                "aliyun_profile",
+                "refresh",
+                *urls,
+                "aws",
+                "aliyun",
+            ),
         )
         for key in urls:
             value = self.string(t, "cloud", key)
@@ -242,6 +256,8 @@ class _Reader:
             aliyun_profile=self.string(t, "cloud", "aliyun_profile") or None,
             refresh=self.positive(t, "cloud", "refresh") or 60.0,
             **{key: self.string(t, "cloud", key) or None for key in urls},
+            aws=read_launch(self, "aws", t["aws"]) if "aws" in t else ProviderLaunch(),
+            aliyun=read_launch(self, "aliyun", t["aliyun"]) if "aliyun" in t else ProviderLaunch(),
         )
 
     def keys(self, t: dict[str, Any]) -> Mapping[str, str]:

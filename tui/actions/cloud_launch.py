@@ -77,9 +77,12 @@ def add_host(
     identity_file: str | None,
     agent_dir: str,
     price: tuple[float | None, str] | None = None,
+    access: dict[str, object] | None = None,
 ) -> None:
     """The new host in hosts.toml, with the instance's identity and — on-demand, where the provider
-    quoted one (Aliyun's DescribePrice) — its price, so `cost` prices it as `cloud ls` does."""
+    quoted one (Aliyun's DescribePrice) — its price, so `cost` prices it as `cloud ls` does; and the
+    key pair, subnet and security groups it was launched with (`access`: a managed job's replacement
+    for it is launched with the same, tui/managed/network.py)."""
     fixed: dict[str, object] = {}
     if price is not None and price[0] is not None and instance.lifecycle != "spot":  # spot: live quotes
         fixed = {"price_per_hour": price[0], "currency": price[1]}
@@ -99,10 +102,17 @@ def add_host(
                 "market": instance.lifecycle,
                 "host_key_alias": instance.id,
                 **fixed,
+                **{k: v for k, v in (access or {}).items() if v},
             },
         )
     except HostsFileError as exc:
         raise GpudeckError(f"cloud launch: {instance.id} runs but was not added: {exc}") from None
+
+
+def access_fields(key: str | None, subnet: str | None, security_group: str | None) -> dict[str, object]:
+    """hosts.toml's record of how an instance is reached: key pair, subnet / vSwitch, security groups."""
+    groups = [g for g in (security_group or "").split(",") if g]
+    return {"key_pair": key, "subnet": subnet, "security_groups": groups or None}
 
 
 def _added_before(name: str, instance: Instance) -> bool:
@@ -151,6 +161,7 @@ def launch_host(
             req.identity_file,
             req.agent_dir,
             (quote.per_hour, quote.currency),
+            access_fields(req.key, req.subnet, req.security_group),
         )
         progress(f"added host {name} ({user}@{address}:{req.ssh_port}); waiting for SSH")
     try:

@@ -243,13 +243,17 @@ class AliyunProvider:
             "KeyPairName": spec.key,
             "VSwitchId": spec.subnet,
             "ZoneId": spec.zone,
-            "SecurityGroupId": spec.security_group,
             "SpotStrategy": "SpotAsPriceGo" if spec.spot else None,
             "Tag.1.Key": TAG_MANAGED,
             "Tag.1.Value": "true",
             "Tag.2.Key": TAG_TOKEN,
             "Tag.2.Value": spec.token,
         }
+        groups = (spec.security_group or "").split(",") if spec.security_group else []
+        if len(groups) == 1:
+            params["SecurityGroupId"] = groups[0]
+        for i, group in enumerate(groups if len(groups) > 1 else [], 1):  # several: the list form
+            params[f"SecurityGroupIds.{i}"] = group
         answer = self.ecs("RunInstances", params, retry=False)  # the caller retries after a tag lookup
         ids = ((answer.get("InstanceIdSets") or {}).get("InstanceIdSet")) or []
         if not ids:

@@ -226,7 +226,7 @@ class AwsProvider:
         if spec.zone:
             args["Placement"] = {"AvailabilityZone": spec.zone}
         if spec.security_group:
-            args["SecurityGroupIds"] = [spec.security_group]
+            args["SecurityGroupIds"] = spec.security_group.split(",")  # one or several, comma-joined
         if spec.spot:
             args["InstanceMarketOptions"] = {
                 "MarketType": "spot",

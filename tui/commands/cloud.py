@@ -437,9 +437,10 @@ def _add_host(
     args: argparse.Namespace,
     price: tuple[float | None, str],
 ) -> None:
-    from ..actions.cloud_launch import add_host
+    from ..actions.cloud_launch import access_fields, add_host
 
-    add_host(name, instance, user, address, args.ssh_port, args.identity_file, args.agent_dir, price)
+    access = access_fields(args.key, args.subnet, args.security_group)
+    add_host(name, instance, user, address, args.ssh_port, args.identity_file, args.agent_dir, price, access)
 
 
 def _trust(session: Session, provider: Provider, instance: Instance, name: str) -> int:

@@ -9,6 +9,7 @@ import json
 import math
 import signal
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -18,6 +19,7 @@ from ..actions import find, scale
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
+from ..managed.cleanup import release_unused
 from ..managed.cloud import ManagedCloud
 from ..managed.records import ManagedDir
 from ..managed.recover import managed_pass
@@ -113,12 +115,16 @@ def controller(session: Session) -> Controller:
         queue_recover=lambda live: recover(Queue(), live),
         queue_pass=lambda: told(start_waiting(session, session.store, Queue())),
         managed_pass=lambda: told(
-            managed_pass(
-                session,
-                session.store,
+            release_unused(  # instances a recovery launched and did not use: given back (cleanup.py)
+                managed_pass(
+                    session,
+                    session.store,
+                    ManagedDir(),
+                    cloud=managed_cloud.launch,
+                    instance_state=managed_cloud.state,
+                ),
                 ManagedDir(),
-                cloud=managed_cloud.launch,
-                instance_state=managed_cloud.state,
+                managed_cloud.release,
             )
         ),
     )
@@ -210,6 +216,10 @@ def _line(d: dict[str, Any]) -> str:
             "candidate"
         ):  # a cloud candidate that could not be launched: which, and whether for capacity
             onto, why = f" {d['candidate']}", f"{'no capacity: ' if d.get('capacity') else ''}{why}"
+            if d.get("instance"):  # an instance a recovery made and did not use, given back
+                onto = f" {d['instance']} ({d['candidate']})"
+            elif d.get("next_try"):  # the candidate's cool-down (tui/managed/backoff.py)
+                why += f" (next try {time.strftime('%H:%M:%S', time.localtime(float(d['next_try'])))})"
         return f"managed  {job.get('name', '-')} ({job.get('id', '-')})  {d['outcome']}{to}{onto}  {why}".rstrip()
     if d.get("kind") == "queue":  # a queued job's start (tui/queue)
         job = d.get("job") or {}

@@ -125,9 +125,27 @@ def managed_lines(job_id: str) -> list[str]:
         lines.append(
             f"    recovered {r.get('from')} on {r.get('from_host')} → {r.get('to')} on {r.get('to_host')}: {r.get('why')}"
         )
+    lines.extend(refused_lines(m.refused))
     if m.finished:
         lines.append(f"    watching ended: {m.finished}")
     return lines
+
+
+def refused_lines(refused: Any) -> list[str]:
+    """Each refused cloud launch of the chain: the candidate, the provider's code, when, the next try."""
+    import time
+
+    def at(t: Any) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(t))) if t else "?"
+
+    out = []
+    for r in refused:
+        code = r.get("code") or str(r.get("error") or "refused")[:120]
+        kind = " (no capacity)" if r.get("capacity") else ""
+        out.append(
+            f"    refused {r.get('candidate')}: {code}{kind} at {at(r.get('at'))}, next try {at(r.get('next_try'))}"
+        )
+    return out
 
 
 def queued() -> list[dict[str, Any]]:

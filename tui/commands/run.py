@@ -11,6 +11,7 @@ from ..actions.launch import launch
 from ..actions.options import LaunchOptions, job_env, parse_elastic, parse_gpus, parse_stall
 from ..errors import EXIT_USAGE, GpudeckError
 from ..managed.candidates import parse_fallback
+from ..managed.network import check_at_run
 from ..managed.records import DEFAULT_LOST_AFTER, Policy, parse_recover_on
 from ..managed.submit import run_managed
 from ..notify_targets import parse_notify
@@ -170,6 +171,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=float,
         metavar="S",
         help="with --managed: seconds a host must stay unreachable to count as lost (default 60)",
+    )
+    p.add_argument(
+        "--give-up-after",
+        metavar="DURATION",
+        help="with --managed: give up when no candidate could be had this long since the first refused "
+        "launch (default 1h; refused candidates are retried after 1, 2, 4… min, at most 30)",
     )
     p.add_argument(
         "--gpus",
@@ -356,9 +363,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return _queue(args, session, opts)
     if args.managed:
         return _managed(args, session, opts)
-    if args.recover_on or args.max_recoveries is not None or args.fallback or args.lost_after is not None:
+    if (
+        args.recover_on
+        or args.max_recoveries is not None
+        or args.fallback
+        or args.lost_after is not None
+        or args.give_up_after is not None
+    ):
         raise GpudeckError(
-            "run: --recover-on/--max-recoveries/--fallback/--lost-after go with --managed", EXIT_USAGE
+            "run: --recover-on/--max-recoveries/--fallback/--lost-after/--give-up-after go with --managed",
+            EXIT_USAGE,
         )
     if args.priority is not None:
         raise GpudeckError("run: --priority goes with --queue", EXIT_USAGE)
@@ -374,13 +388,17 @@ def _managed(args: argparse.Namespace, session: Session, opts: LaunchOptions) ->
         raise GpudeckError(str(exc), EXIT_USAGE) from None
     try:  # hosts and cloud candidates (PROVIDER:ZONE:TYPE:MARKET), each checked now
         fallback = parse_fallback(args.fallback, session.hosts())
+        give_up_after, notes = check_at_run(fallback, opts, session.settings.cloud, args.give_up_after)
     except ValueError as exc:
         raise GpudeckError(str(exc), EXIT_USAGE) from None
+    for note in notes:
+        session.notice(note)
     policy = Policy(
         recover_on,
         3 if args.max_recoveries is None else args.max_recoveries,
         fallback,
         DEFAULT_LOST_AFTER if args.lost_after is None else args.lost_after,
+        give_up_after,
     )
     job, controller = run_managed(session, session.store, opts, policy)
     if controller:

@@ -48,6 +48,13 @@ def region_of(provider: str, zone: str) -> str:
     return zone
 
 
+def launch_token(head: str, recovery: int, node: int, index: int) -> str:
+    """A cloud candidate's launch token: the chain's head, its recovery number (both journaled), the
+    node and the candidate's place in --fallback. A controller killed mid-launch asks for that same
+    instance again; two candidates never share one (a provider would hand back the first's instance)."""
+    return f"gpudeck-{head}-r{recovery}-n{node}-c{index}"
+
+
 def is_cloud(text: str) -> bool:
     return ":" in text
 

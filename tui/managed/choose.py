@@ -1,5 +1,6 @@
 """Where a managed recovery goes: the policy's candidates in order (hosts that answer and have the
-GPUs free; cloud candidates launched as hosts), less those cooling down after a recent loss."""
+GPUs free; cloud candidates launched as hosts), less those cooling down after a recent loss, and
+cloud candidates cooling down after a refused launch (tui/managed/backoff.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 from ..actions.agents import Agents
 from ..actions.placement import free_in
 from ..errors import GpudeckError
-from .candidates import error_code, is_capacity, is_cloud, parse_candidate
+from .backoff import cooling
+from .candidates import error_code, is_capacity, is_cloud, launch_token, parse_candidate
 from .cloud import CloudLaunch
 from .records import Managed
 
@@ -58,7 +60,7 @@ def replacements(
     hosts = list(m.node_hosts)
     order = list(dict.fromkeys(candidates(m, lost, bad, now)))
     used: set[str] = set()
-    failed: set[str] = set()
+    failed: set[str] = set(cooling(m, now))  # refused lately: not asked again before their next try
     for i in lost:
         host = None
         for c in order:
@@ -90,12 +92,15 @@ def _launch_candidate(
     mid-launch finds that instance again at its next pass, and never launches a second."""
     if cloud is None:
         return None
-    token = f"gpudeck-{m.head}-r{len(m.recoveries) + 1}-n{node}"
+    token = launch_token(m.head, len(m.recoveries) + 1, node, m.policy.fallback.index(candidate))
     try:
         return cloud(
             parse_candidate(candidate), token, m.node_hosts[node] if node < len(m.node_hosts) else None
         )
     except (GpudeckError, ValueError) as exc:
+        released = getattr(exc, "released", None)  # its instance made, then given back (cloud.py)
+        if released:
+            tried.append(_failure(m, **{**released, "outcome": "instance_released", "token": token}))
         code = error_code(str(exc))
         tried.append(
             _failure(

@@ -18,9 +18,19 @@ from .candidates import CloudCandidate, region_of
 
 # (candidate, token, the lost host it replaces) → the new host's name
 CloudLaunch = Callable[[CloudCandidate, str, str | None], str]
+# (candidate, token, why) → what was released ({instance, host, candidate, why}); None: nothing there
+CloudRelease = Callable[[CloudCandidate, str, str], dict[str, Any] | None]
 InstanceState = Callable[[str], str | None]  # host → its instance's state; None: not a cloud host/unknown
 
 LOSS_STATES = ("stopping", "stopped", "terminated", "shutting-down")
+
+
+class LaunchFailed(GpudeckError):
+    """A candidate's launch failed after its instance was made; `released` says how it was given back."""
+
+    def __init__(self, message: str, released: dict[str, Any] | None) -> None:
+        super().__init__(message)
+        self.released = released
 
 
 @dataclass
@@ -29,32 +39,66 @@ class ManagedCloud:
     settings: Settings
     timeout: float = 600.0
 
-    def launch(self, candidate: CloudCandidate, token: str, like: str | None = None) -> str:
-        """The instance set up as the cloud host it replaces is (SSH user, port, key, agent dir: the
-        same image and key pair as a rule), else with the provider's defaults."""
-        from ..actions.cloud_launch import HostLaunch, launch_host
+    def _provider(self, candidate: CloudCandidate) -> Any:
         from ..cloud import providers
         from ..cloud.model import CloudError
-        from ..policy.cloud_capacity import trust_published
 
         try:
-            provider = providers.make(candidate.provider, candidate.region, self.settings.cloud, timeout=30.0)
+            return providers.make(candidate.provider, candidate.region, self.settings.cloud, timeout=30.0)
         except CloudError as exc:
             raise GpudeckError(f"{candidate}: {exc}") from None
+
+    def launch(self, candidate: CloudCandidate, token: str, like: str | None = None) -> str:
+        """The instance with the key pair, subnet / vSwitch and security groups the lost host had or
+        config.toml's [cloud.PROVIDER] names (tui/managed/network.py), logged into as the lost host
+        was. An instance made whose launch then fails (not running, no SSH within the timeout, a key
+        not published) is given back at once: LaunchFailed says so."""
+        from ..actions.cloud_launch import HostLaunch, launch_host
+        from ..policy.cloud_capacity import trust_published
+        from .network import access_for, missing
+
+        access = access_for(candidate, _entry(like), self.settings.cloud)
+        problem = missing(candidate, access)
+        if problem:
+            raise GpudeckError(problem)
+        provider = self._provider(candidate)
         wanted = HostLaunch(
             candidate.type,
             candidate.spot,
             image=candidate.image,
+            key=access.key_pair,
+            subnet=access.subnet,
+            security_group=",".join(access.security_groups) or None,
             timeout=self.timeout,
             token=token,
             zone=None if candidate.zone == candidate.region else candidate.zone,
-            **_ssh_of(like),
+            **(access.ssh or {}),
         )
 
         def trust(name: str, instance: Any) -> None:
             trust_published(self.settings, provider, name, instance)
 
-        return launch_host(provider, wanted, self.agents.notice, trust)
+        try:
+            return launch_host(provider, wanted, self.agents.notice, trust)
+        except GpudeckError as exc:
+            try:
+                released = self.release(candidate, token, str(exc), provider)
+            except GpudeckError as again:  # said with the launch's own error: `cloud ls` shows it
+                raise GpudeckError(
+                    f"{exc}; an instance it made could not be looked up or released: {again}"
+                ) from None
+            if released is None:
+                raise
+            raise LaunchFailed(f"{exc}; released {released['instance']}", released) from None
+
+    def release(
+        self, candidate: CloudCandidate, token: str, why: str, provider: Any = None
+    ) -> dict[str, Any] | None:
+        """Give back the instance a launch with this token made (terminated on AWS, deleted on
+        Aliyun: a stopped pay-as-you-go instance still bills its disks), and its hosts.toml entry."""
+        from .cleanup import give_back
+
+        return give_back(provider or self._provider(candidate), candidate, token, why)
 
     def state(self, host: str) -> str | None:
         """The provider's word on a host that is a cloud instance (hosts.toml: provider, instance_id)."""
@@ -79,21 +123,11 @@ class ManagedCloud:
         return "terminated" if instance is None else instance.state
 
 
-def _ssh_of(host: str | None) -> dict[str, Any]:
-    """A cloud host's SSH user, port, key and agent dir, for its replacement; {} for any other host."""
+def _entry(host: str | None) -> Any:
+    """The lost host's hosts.toml entry (None: none, or hosts.toml unreadable)."""
     from ..hosts_file import HostsFileError, load_hosts
-    from ..remote.ssh_config import split_target
 
     try:
-        entry = load_hosts().get(host) if host else None
+        return load_hosts().get(host) if host else None
     except HostsFileError:
-        return {}
-    if entry is None or not entry.extra.get("provider"):
-        return {}
-    user, _address, port = split_target(entry.target)
-    return {
-        "ssh_user": user,
-        "ssh_port": port or 22,
-        "identity_file": entry.identity_file,
-        "agent_dir": entry.agent_dir,
-    }
+        return None

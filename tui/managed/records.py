@@ -28,6 +28,8 @@ from ..queue.entries import options_from_wire, options_to_wire
 RECOVER_ON = ("preemption", "host-lost", "failure")
 DEFAULT_RECOVER_ON = ("preemption", "host-lost")
 DEFAULT_LOST_AFTER = 60.0  # seconds a host must stay unreachable before its job counts as lost
+DEFAULT_GIVE_UP_AFTER = 3600.0  # seconds of refused launches (since the first) before the chain gives up
+MAX_REFUSED = 200  # refused launches kept per chain (the newest): a bound on the record
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Policy:
     max_recoveries: int = 3
     fallback: tuple[str, ...] = ()  # hosts, in the order they are tried (empty: the job's own)
     lost_after: float = DEFAULT_LOST_AFTER
+    give_up_after: float = DEFAULT_GIVE_UP_AFTER
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,9 @@ class Managed:
     finished: str | None = None  # why the chain needs no more watching (ended well, by the user, gave up)
     hosts: tuple[str, ...] = ()  # each node's host, in node order (empty: one node on `host`)
     unreachable: tuple[tuple[str, float], ...] = ()  # (host, since when it has not answered)
+    # refused cloud launches, oldest first: {candidate, code, capacity, error, at, next_try}
+    # (tui/managed/backoff.py: the cool-downs and the give-up; `inspect` lists them)
+    refused: tuple[dict[str, Any], ...] = ()
 
     @property
     def node_hosts(self) -> tuple[str, ...]:
@@ -71,6 +77,7 @@ class Managed:
                 "max_recoveries": self.policy.max_recoveries,
                 "fallback": list(self.policy.fallback),
                 "lost_after": self.policy.lost_after,
+                "give_up_after": self.policy.give_up_after,
             },
             "recoveries": list(self.recoveries),
             "pending": self.pending,
@@ -78,6 +85,7 @@ class Managed:
             "finished": self.finished,
             "hosts": list(self.node_hosts),
             "unreachable": [list(x) for x in self.unreachable],
+            "refused": list(self.refused[-MAX_REFUSED:]),
         }
 
     @classmethod
@@ -90,6 +98,7 @@ class Managed:
             int(p.get("max_recoveries", 3)),
             tuple(str(x) for x in p.get("fallback") or ()),
             float(p.get("lost_after", DEFAULT_LOST_AFTER)),
+            float(p.get("give_up_after", DEFAULT_GIVE_UP_AFTER)),
         )
         return cls(
             obj["head"],
@@ -107,6 +116,7 @@ class Managed:
                 for x in obj.get("unreachable") or ()
                 if isinstance(x, list) and len(x) == 2 and isinstance(x[1], (int, float))
             ),
+            tuple(r for r in obj.get("refused") or () if isinstance(r, dict)),
         )
 
     def but(self, **changes: Any) -> Managed:

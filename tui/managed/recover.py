@@ -28,6 +28,7 @@ from ..actions.launch import Launched, launch
 from ..actions.options import LaunchOptions
 from ..errors import GpudeckError
 from ..store import Store
+from .backoff import cooling, gave_up_why, noted
 from .choose import candidates as _candidates
 from .choose import replacements as _replacements
 from .cloud import CloudLaunch, InstanceState
@@ -113,10 +114,18 @@ def _recover(
     tried: list[dict[str, Any]] = []
     launched: dict[str, str] = {}
     hosts = _replacements(agents, m, lost, bad, now, cloud, tried, launched)
+    if tried:  # refused launches cool their candidates down (backoff.py), kept before anything else
+        m = noted(m, tried, now)
+        mdir.save(m)
     if hosts is None:
         if len(_candidates(m, lost, bad, now)) < len(lost):
             return tried + _give_up(agents, mdir, m, f"gave up: no candidate host left ({why})")
-        return tried + [_record("waiting", m, why=f"{why}; no candidate host answers now")]
+        late = gave_up_why(m, now)
+        if late:
+            return tried + _give_up(agents, mdir, m, f"{late}; {why}")
+        cool = cooling(m, now)
+        until = f"; next try {time.strftime('%H:%M:%S', time.localtime(min(cool.values())))}" if cool else ""
+        return tried + [_record("waiting", m, why=f"{why}; no candidate host answers now{until}")]
     pending = {
         "new_id": new_job_id(),
         "host": hosts[0],
