@@ -22,7 +22,7 @@ from ..actions.agents import Agents
 from ..errors import GpudeckError
 from ..fleet.states import ENDED, job_state
 from .cloud import LOSS_STATES, InstanceState
-from .elastic import live
+from .elastic import departed, live
 from .records import Managed
 
 
@@ -41,7 +41,7 @@ def look(
 ) -> tuple[Look, tuple[tuple[str, float], ...]]:
     """(what the chain's live job looks like, its hosts that do not answer with since when)."""
     hosts = m.node_hosts
-    mine = live(m)
+    mine, gone_nodes = live(m), departed(m)
     nodes: list[dict[str, Any]] = []
     down: dict[str, float] = {}
     errors: dict[str, str] = {}
@@ -50,7 +50,7 @@ def look(
             nodes.extend(
                 n
                 for n in agents.request(host, "jobs", ids=[m.current])["jobs"]
-                if isinstance(n, dict) and _index(n) in mine
+                if isinstance(n, dict) and _index(n) not in gone_nodes
             )
         except GpudeckError as exc:
             since = m.down_since(host)
