@@ -1,4 +1,4 @@
-"""Issue 31: a managed `--elastic 1:2` job whose node 1 is preempted goes on at world size 1 while
+"""Issue 31: a managed `--elastic 1:2` job whose node 1 is preempted (or whose host is lost) goes on at world size 1 while
 the controller launches only the replacement, which joins the running rendezvous: the same job id,
 node 0 never stopped, its world size 2 → 1 → 2 in the points. Real sshd hosts box-a/box-b/box-c
 (spot hosts with fake metadata services), real torchrun (c10d) and the reference trainer on CPU."""
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
-from tests.support.boxes import kill_boxes_jobs
+from tests.support.boxes import agent_dir, kill_boxes_jobs, ssh_config
+from tests.support.cleanup import kill_all_jobs
 from tests.support.metadata import FakeMetadata
 from tests.support.sshd import SshHome, free_port
 from tests.support.trainer_runs import TINY, json_lines, ok
@@ -47,7 +48,9 @@ def changes(sizes: list[tuple[int, int]]) -> list[int]:
 
 @pytest.mark.slow  # three SSH hosts, torchrun's rendezvous twice re-formed: 1-3 min on a loaded machine
 @pytest.mark.timeout(480)
-def test_a_preempted_elastic_node_is_replaced_by_one_that_joins_the_running_job(
+@pytest.mark.parametrize("loss", ["preempted", "host lost"])
+def test_a_lost_elastic_node_is_replaced_by_one_that_joins_the_running_job(
+    loss: str,
     spot: dict[str, FakeMetadata],  # noqa: F811
     ssh_home: SshHome,
     tmp_path: Path,
@@ -57,7 +60,7 @@ def test_a_preempted_elastic_node_is_replaced_by_one_that_joins_the_running_job(
         job = ok(
             "run", "--managed", "--name", "el2", "--host", "box-a,box-b", "--nodes", "2",
             "--elastic", "1:2", "--master-addr", "127.0.0.1", "--master-port", str(free_port()),
-            "--workdir", str(REPO), "--grace", "30", "--fallback", "box-a,box-b,box-c",
+            "--workdir", str(REPO), "--grace", "30", "--fallback", "box-a,box-b,box-c", "--lost-after", "0",
             "--", PY, "-m", "trainer", "--steps", "100000", *TINY, "--checkpoint-dir", str(ck),
             cwd=tmp_path,
         ).strip()  # fmt: skip
@@ -69,9 +72,13 @@ def test_a_preempted_elastic_node_is_replaced_by_one_that_joins_the_running_job(
             what="steps at world size 2",
         )
 
-        spot["box-b"].serve_notice(seconds=60)
-        end = wait_for(lambda: node_end(ssh_home, "box-b", job, 1), timeout=90, what="node 1's end")
-        assert (end["state"], end["reason"]) == ("stopped", "preempted"), end
+        if loss == "preempted":
+            spot["box-b"].serve_notice(seconds=60)
+            end = wait_for(lambda: node_end(ssh_home, "box-b", job, 1), timeout=90, what="node 1's end")
+            assert (end["state"], end["reason"]) == ("stopped", "preempted"), end
+        else:
+            kill_all_jobs(agent_dir(ssh_home, "box-b"))  # the instance is gone, with its processes
+            ssh_config(ssh_home, down=("box-b",))  # and its address answers nothing
         # the survivor goes on alone, without being stopped or relaunched
         wait_for(
             lambda: changes(world_sizes(job, tmp_path, ("0",)))[-1:] == [1],
@@ -97,7 +104,8 @@ def test_a_preempted_elastic_node_is_replaced_by_one_that_joins_the_running_job(
             n["node"]: (n["host"], n["state"])
             for n in json.loads(ok("inspect", "--json", job, cwd=tmp_path))["nodes"]
         }
-        assert nodes == {"0": ("box-a", "running"), "1": ("box-b", "stopped"), "2": ("box-c", "running")}
+        left = ("box-b", "stopped") if loss == "preempted" else ("box-b", "unreachable")
+        assert nodes == {"0": ("box-a", "running"), "1": left, "2": ("box-c", "running")}
         shown = ok("inspect", job, cwd=tmp_path)
         assert "elastic: node 2 on box-c joined the running job in place of node 1 on box-b" in shown, shown
         # a second pass finds nothing to do: the departed node 1 is no second loss
