@@ -19,6 +19,7 @@ from tests.support.sshd import SshHome, free_port
 from tests.support.trainer_runs import TINY, json_lines, ok
 from tests.support.waiting import wait_for
 from tests.test_managed_multinode import node_end, spot  # noqa: F401  (spot: the boxes' fixture)
+from tests.test_scale_elastic import resized
 from tui.managed.records import ManagedDir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,6 +101,14 @@ def test_a_lost_elastic_node_is_replaced_by_one_that_joins_the_running_job(
             what="world size 2 again with the node that joined",
         )
         assert node_end(ssh_home, "box-a", job, 0) is None  # node 0 was never stopped
+        # the chart's marker: node 0 journaled the join's regroup with the recovery as its why
+        said = wait_for(
+            lambda: [r for r in resized(job, tmp_path) if r["to"] == 2 and r["from"] == 1],
+            timeout=60,
+            interval=1,
+            what="the join's resized record",
+        )
+        assert said[0]["why"].startswith("recovery: node 1: "), said
         nodes = {
             n["node"]: (n["host"], n["state"])
             for n in json.loads(ok("inspect", "--json", job, cwd=tmp_path))["nodes"]
