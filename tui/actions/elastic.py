@@ -42,9 +42,11 @@ def scale_elastic(
     onto: tuple[str, ...] = (),
     env: tuple[tuple[str, str], ...] = (),
     refresh_data: bool = False,
+    why: str | None = None,
 ) -> Scaled:
     """`mn`: the job's plan, launched elastic (its `elastic` bounds set). Joining nodes get the
-    job's `--data` presigned again (`refresh_data`: the prefixes' current objects)."""
+    job's `--data` presigned again (`refresh_data`: the prefixes' current objects). `why` goes into
+    the regroup's `resized` record (default `scale +N`; a managed recovery says its own)."""
     assert mn.elastic is not None
     lo, hi = mn.elastic
     running = sorted((n for n in job.nodes if n["state"] in ACTIVE), key=rank_key)
@@ -59,7 +61,7 @@ def scale_elastic(
             f"scale: {job.id} is elastic between {lo} and {hi} nodes: {n} is outside", EXIT_USAGE
         )
     check_batch_fits("scale", mn.command, n, mn.nproc_per_node)
-    why = f"scale {count.strip()}"
+    why = why or f"scale {count.strip()}"
     # one change of the job at a time (tui/actions/transition.py); the job keeps its id: let go after
     claim = Claim.begin(agents, job.id, node_names(job), "resize", new_job_id(), "scale")
     try:

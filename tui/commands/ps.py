@@ -125,6 +125,8 @@ def managed_lines(job_id: str) -> list[str]:
         lines.append(
             f"    recovered {r.get('from')} on {r.get('from_host')} → {r.get('to')} on {r.get('to_host')}: {r.get('why')}"
         )
+        if r.get("how"):  # an elastic job's: its nodes joined the running job, or why it could not
+            lines.append(f"      {r['how']}")
     lines.extend(refused_lines(m.refused))
     if m.finished:
         lines.append(f"    watching ended: {m.finished}")

@@ -8,6 +8,9 @@ what the answers mean for recovery.
 - `failed`: every answer is in and the job ended `failed` (a failure recovery keeps every host).
 - `ended`: it ended any other way (done, a user's stop, rm'd): the watching ends.
 - `wait`: running, starting, a host not yet past `lost_after`, or a node still ending.
+
+An elastic job's nodes that left it and were replaced (tui/managed/elastic.py) are not asked for nor
+counted, even when their host answers.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..actions.agents import Agents
 from ..errors import GpudeckError
 from ..fleet.states import ENDED, job_state
 from .cloud import LOSS_STATES, InstanceState
+from .elastic import departed, live
 from .records import Managed
 
 
@@ -37,13 +41,16 @@ def look(
 ) -> tuple[Look, tuple[tuple[str, float], ...]]:
     """(what the chain's live job looks like, its hosts that do not answer with since when)."""
     hosts = m.node_hosts
+    mine, gone_nodes = live(m), departed(m)
     nodes: list[dict[str, Any]] = []
     down: dict[str, float] = {}
     errors: dict[str, str] = {}
-    for host in dict.fromkeys(hosts):
+    for host in dict.fromkeys(hosts[i] for i in mine):
         try:
             nodes.extend(
-                n for n in agents.request(host, "jobs", ids=[m.current])["jobs"] if isinstance(n, dict)
+                n
+                for n in agents.request(host, "jobs", ids=[m.current])["jobs"]
+                if isinstance(n, dict) and _index(n) not in gone_nodes
             )
         except GpudeckError as exc:
             since = m.down_since(host)
@@ -59,7 +66,7 @@ def look(
             gone_hosts.append(h)
             errors[h] = f"its instance is {said} (the provider says); {errors[h]}"
     gone_hosts = gone_hosts if "host-lost" in recover_on else []
-    gone = [i for i, h in enumerate(hosts) if h in gone_hosts]
+    gone = [i for i in mine if hosts[i] in gone_hosts]
     lost = tuple(sorted({i for i in [*taken, *gone] if 0 <= i < len(hosts)}))
     if lost:
         why = "; ".join(
@@ -76,7 +83,7 @@ def look(
         return Look("ended", state="removed", reason="rm"), unreachable
     states = [str(n.get("state")) for n in nodes]
     state = job_state(states)
-    if len(nodes) < len(hosts) or any(s not in ENDED for s in states):
+    if len(nodes) < len(mine) or any(s not in ENDED for s in states):
         return Look("wait", tuple(nodes), state=state), unreachable
     first = next((n for n in nodes if n.get("state") == state), nodes[0])
     reason, cause = str(first.get("reason") or ""), str(first.get("cause") or "")

@@ -8,6 +8,9 @@ saved, or from its object store on a new host), on the first candidate host that
 - failure: the job ended `failed`.
 Anything else ends the watching: `exited` (done), a user's stop or kill, `rm`.
 
+An `--elastic` job whose lost nodes do not include node 0 goes on: the survivors are not stopped,
+and the replacements join the running job (tui/managed/elastic.py).
+
 Journal first: the recovery's new job id is saved in the record (`pending`) and journaled
 (`recovering`) before the launch, so a controller killed in between launches that same id at its
 next pass — the agent refuses a second copy of an id — and never a second replacement.
@@ -32,6 +35,8 @@ from .backoff import cooling, gave_up_why, noted
 from .choose import candidates as _candidates
 from .choose import replacements as _replacements
 from .cloud import CloudLaunch, InstanceState
+from .elastic import Join, departed, join_running, rejoin_refused
+from .elastic_join import begin_rejoin, finish_rejoin
 from .look import look
 from .records import Managed, ManagedDir
 from .survivors import stop_survivors
@@ -47,8 +52,9 @@ def managed_pass(
     start: Launch = launch,
     cloud: CloudLaunch | None = None,
     instance_state: InstanceState | None = None,
+    join: Join = join_running,
 ) -> list[dict[str, Any]]:
-    """`cloud` launches a cloud candidate's instance as a host (None: cloud candidates are skipped);
+    """`join` launches an elastic job's replacement nodes into the running job. `cloud` launches a cloud candidate's instance as a host (None: cloud candidates are skipped);
     `instance_state` asks a cloud host's provider for its instance's state when the host stops answering."""
     out: list[dict[str, Any]] = []
     with mdir.pass_lock() as mine:
@@ -56,7 +62,7 @@ def managed_pass(
             return out  # another controller's pass is deciding: one decision per loss
         for m in mdir.all():
             if m.finished is None:
-                out.extend(_one(agents, store, mdir, m, clock, start, cloud, instance_state))
+                out.extend(_one(agents, store, mdir, m, clock, start, cloud, instance_state, join))
     return out
 
 
@@ -69,8 +75,11 @@ def _one(
     start: Launch,
     cloud: CloudLaunch | None = None,
     instance_state: InstanceState | None = None,
+    join: Join = join_running,
 ) -> list[dict[str, Any]]:
     now = clock()
+    if m.pending is not None and m.pending.get("elastic"):  # joins journaled, maybe cut: not twice
+        return finish_rejoin(agents, store, mdir, m, join, _record)
     if m.pending is not None:  # a recovery journaled and maybe cut: launch that same id
         return _launch_pending(agents, store, mdir, m, now, start)
     seen, unreachable = look(agents, m, now, instance_state)
@@ -79,14 +88,14 @@ def _one(
         mdir.save(m)
     if seen.kind in ("lost-taken", "lost-host"):
         bad = tuple(dict.fromkeys(m.node_hosts[i] for i in seen.lost))
-        return _recover(agents, store, mdir, m, seen.why, now, start, seen.lost, bad, cloud)
+        return _recover(agents, store, mdir, m, seen.why, now, start, seen.lost, bad, cloud, join)
     if seen.kind == "wait":
         return []  # `lost` nodes: the host's keeper adopts or ends them within seconds
     if seen.kind == "failed":
         if held_until(list(seen.nodes), now):
             return []  # held for debugging (--hold-on-fail): the host is not taken from under the user
         if "failure" in m.policy.recover_on:
-            every = tuple(range(len(m.node_hosts)))
+            every = tuple(i for i in range(len(m.node_hosts)) if i not in departed(m))
             return _recover(agents, store, mdir, m, seen.why, now, start, every, (), cloud)
     state, reason = seen.state, seen.reason
     finished = "removed (rm)" if state == "removed" else f"{state}{f' ({reason})' if reason else ''}"
@@ -105,6 +114,7 @@ def _recover(
     lost: tuple[int, ...],
     bad: tuple[str, ...] = (),
     cloud: CloudLaunch | None = None,
+    join: Join = join_running,
 ) -> list[dict[str, Any]]:
     if len(m.recoveries) >= m.policy.max_recoveries:
         gave_up = (
@@ -126,6 +136,12 @@ def _recover(
         cool = cooling(m, now)
         until = f"; next try {time.strftime('%H:%M:%S', time.localtime(min(cool.values())))}" if cool else ""
         return tried + [_record("waiting", m, why=f"{why}; no candidate host answers now{until}")]
+    refused = rejoin_refused(m, lost)
+    if refused is None:  # elastic: the survivors go on smaller; the replacements join them
+        m = begin_rejoin(mdir, m, hosts, lost, why, now, bad, launched)
+        onto = ",".join(hosts[i] for i in lost)
+        recovering = _record("recovering", m, to=m.current, onto=onto, why=why, elastic=True)
+        return [*tried, recovering, *finish_rejoin(agents, store, mdir, m, join, _record)]
     pending = {
         "new_id": new_job_id(),
         "host": hosts[0],
@@ -137,6 +153,8 @@ def _recover(
     }
     if launched:
         pending["launched"] = launched  # host → the cloud candidate it came from (its cool-down)
+    if refused:
+        pending["how"] = refused  # an elastic job relaunched whole: why it could not go on
     m = m.but(pending=pending)
     mdir.save(m)  # journaled before the launch: a killed controller launches this same id
     onto = ",".join(hosts[i] for i in lost)
@@ -161,7 +179,9 @@ def _launch_pending(
     bad = p.get("bad") or []
     bad = [bad] if isinstance(bad, str) else [str(b) for b in bad]
     old = m.node_hosts
-    stop_survivors(agents, m, [i for i in range(len(old)) if i not in lost], bad)
+    gone = departed(m)  # nodes an elastic recovery replaced: not the job's any more
+    stop_survivors(agents, m, [i for i in range(len(old)) if i not in lost and i not in gone], bad)
+    full, hosts = hosts, tuple(h for i, h in enumerate(hosts) if i not in gone)
     opts = replace(
         m.opts, host=hosts[0], hosts=hosts if len(hosts) > 1 else (), pool=(), restart_of=m.current
     )
@@ -175,7 +195,7 @@ def _launch_pending(
         "from": m.current,
         "to": new_id,
         "from_host": ",".join(old[i] for i in lost if i < len(old)),
-        "to_host": ",".join(hosts[i] for i in lost if i < len(hosts)),
+        "to_host": ",".join(full[i] for i in lost if i < len(full)),
         "why": p.get("why"),
         "at": p.get("at"),
     }
@@ -185,6 +205,8 @@ def _launch_pending(
         step["avoid"] = bad[0] if len(bad) == 1 else bad
     if p.get("launched"):
         step["launched"] = p["launched"]
+    if p.get("how"):
+        step["how"] = p["how"]
     done = m.but(
         current=new_id,
         host=hosts[0],
