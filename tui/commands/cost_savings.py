@@ -1,0 +1,34 @@
+"""`gpudeck cost`'s savings against on-demand (tui/cost/savings.py): the report built again with
+each spot host priced on demand — nothing is recorded for it (no ledger), it is only a comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..cost.collect import HostSnapshot
+from ..cost.report import CostContext, build
+from ..cost.savings import on_demand_price, savings
+from ..cost.settings import HostPrice
+
+
+def savings_of(
+    snaps: Sequence[HostSnapshot],
+    prices: Mapping[str, HostPrice],
+    ctx: CostContext,
+    since: float | None,
+    report: dict[str, Any],
+    settings_of: Callable[[str], Mapping[str, Any]],
+    chains_of: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+) -> dict[str, Any]:
+    od_prices: dict[str, HostPrice] = {}
+    for name, price in prices.items():
+        od = on_demand_price(settings_of(name), price)
+        if od is not None:
+            od_prices[name] = od
+    chains = report.get("chains") or []
+    if not od_prices and not chains:
+        return {"hosts": [], "chains": [], "total": None}
+    # an unknown on-demand price stays unknown in the rebuilt report (its jobs' figures are None)
+    od_report = build(snaps, {**prices, **od_prices}, ctx, None, since, None)
+    return savings(report, od_report, od_prices, chains, chains_of(od_report["jobs"]) if chains else [])
