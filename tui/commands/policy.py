@@ -18,12 +18,14 @@ from ..actions import find, scale
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
+from ..managed.candidates import CloudCandidate
 from ..managed.cloud import ManagedCloud
 from ..managed.records import ManagedDir
 from ..managed.recover import managed_pass
 from ..notify_controller import tell
 from ..policy.cloud_capacity import CloudCapacity
 from ..policy.controller import Controller, run_forever
+from ..policy.inflight import InFlight
 from ..policy.journal import PolicyJournal
 from ..policy.observe import Observer
 from ..policy.pool_file import add_pool_host
@@ -97,6 +99,13 @@ def controller(session: Session) -> Controller:
         return [tell(session.settings.notify, r) for r in records]
 
     managed_cloud = ManagedCloud(session, session.settings)  # cloud candidates and the provider's loss signal
+    flights = (
+        InFlight()
+    )  # launches boot in worker threads: a pass never waits on one (tui/policy/inflight.py)
+
+    def launch_candidate(candidate: CloudCandidate, token: str, like: str | None = None) -> str:
+        return flights.call(token, managed_cloud.launch, candidate, token, like)
+
     return Controller(
         jobs=lambda: listed_and_told(session),
         observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
@@ -117,7 +126,7 @@ def controller(session: Session) -> Controller:
                 session,
                 session.store,
                 ManagedDir(),
-                cloud=managed_cloud.launch,
+                cloud=launch_candidate,
                 instance_state=managed_cloud.state,
             )
         ),

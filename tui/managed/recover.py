@@ -27,6 +27,7 @@ from ..actions.hold import held_until
 from ..actions.launch import Launched, launch
 from ..actions.options import LaunchOptions
 from ..errors import GpudeckError
+from ..policy.inflight import LaunchInFlight
 from ..store import Store
 from .choose import candidates as _candidates
 from .choose import replacements as _replacements
@@ -112,7 +113,11 @@ def _recover(
         return _give_up(agents, mdir, m, gave_up)
     tried: list[dict[str, Any]] = []
     launched: dict[str, str] = {}
-    hosts = _replacements(agents, m, lost, bad, now, cloud, tried, launched)
+    try:
+        hosts = _replacements(agents, m, lost, bad, now, cloud, tried, launched)
+    except LaunchInFlight as flight:  # a candidate's instance still boots: asked again at the next pass
+        note = [_record("launching", m, why=why, token=flight.token)] if flight.started else []
+        return tried + note
     if hosts is None:
         if len(_candidates(m, lost, bad, now)) < len(lost):
             return tried + _give_up(agents, mdir, m, f"gave up: no candidate host left ({why})")
