@@ -31,6 +31,7 @@ from .engine import Decision, decide
 from .inputs import Inputs
 from .journal import PolicyJournal
 from .observe import Observer
+from .queue_capacity import QueueCapacity
 from .resume import resume_interrupted
 from .rules import Policies, PolicyError
 
@@ -69,6 +70,9 @@ class Controller:
     queue_recover: Callable[[set[str]], list[dict[str, Any]]] | None = None
     queue_pass: Callable[[], list[dict[str, Any]]] | None = None
     managed_pass: Callable[[], list[dict[str, Any]]] | None = None  # tui/managed/recover.py
+    # capacity for the queue (queue_capacity.py): finished launches join before the queue's pass,
+    # new launches and idle releases after it
+    queue_capacity: QueueCapacity | None = None
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -132,6 +136,8 @@ class Controller:
                         }
                     )
                 )
+        if self.queue_capacity is not None:
+            written.extend(self._guarded(self.queue_capacity.before))
         if self.queue_pass is not None:
             try:
                 written.extend(self.journal.note(r) for r in self.queue_pass())
@@ -141,6 +147,8 @@ class Controller:
                         {"t": round(self.clock(), 3), "kind": "queue", "outcome": "error", "error": str(exc)}
                     )
                 )
+        if self.queue_capacity is not None:
+            written.extend(self._guarded(self.queue_capacity.after))
         decisions, jobs, _ = self.evaluate()
         now = self.clock()
         resized: set[str] = set()
@@ -159,6 +167,15 @@ class Controller:
             self.said.add(key)
             written.append(self.journal.write(now, d, "proposed" if d.action == "propose" else "refused"))
         return written
+
+    def _guarded(self, step: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The queue's capacity step's records (journaled by it); a failure is one record, and the
+        rules still run."""
+        try:
+            return step()
+        except GpudeckError as exc:
+            error = {"t": round(self.clock(), 3), "kind": "queue", "outcome": "error", "error": str(exc)}
+            return [self.journal.note(error)]
 
     def _apply(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
         """The records written: the launches (if any) and the decision's outcome."""
