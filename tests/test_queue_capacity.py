@@ -252,3 +252,13 @@ def test_pool_fields_are_checked_naming_the_field(tmp_path: Path) -> None:
         assert "needs launch = true" in str(exc)
     else:
         raise AssertionError("a ceiling without launch was accepted")
+
+
+def test_policy_run_once_waits_for_its_launch_and_the_next_pass_starts_the_job(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    w.flights.inline = True  # `policy run --once`: no next pass to ask again
+    w.cloud.gate.set()
+    w.enqueue(IDS[0])
+    assert [o for o, _ in w.tick()] == ["launching", "launched"]
+    w.restart()  # the next `policy run --once`
+    assert ("started", IDS[0]) in w.tick() and len(w.cloud.made) == 1

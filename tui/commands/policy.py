@@ -71,7 +71,7 @@ def parse_at(text: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp()
 
 
-def controller(session: Session) -> Controller:
+def controller(session: Session, once: bool = False) -> Controller:
     try:
         policies = load()
     except PolicyError as exc:
@@ -101,7 +101,7 @@ def controller(session: Session) -> Controller:
 
     managed_cloud = ManagedCloud(session, session.settings)  # cloud candidates and the provider's loss signal
     # launches boot in worker threads: a pass never waits on one (tui/policy/inflight.py)
-    flights = InFlight()
+    flights = InFlight(inline=once)
 
     def launch_candidate(candidate: CloudCandidate, token: str, like: str | None = None) -> str:
         return flights.call(token, managed_cloud.launch, candidate, token, like)
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             EXIT_USAGE,
         )
     at = parse_at(args.at) if getattr(args, "at", None) else None
-    ctl = controller(session)
+    ctl = controller(session, once=bool(getattr(args, "once", False)))
     if not ctl.policies.rules:
         session.notice(f"no rules: write them in {ctl.policies.path} (see the README's Policies section)")
     if args.policy_verb == "eval":

@@ -41,9 +41,13 @@ class InFlight:
 
     work: dict[str, _Work[Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # `policy run --once`: one pass and no next one to ask again, so the pass waits for its launches
+    inline: bool = False
 
     def call(self, token: str, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)`'s result once done; LaunchInFlight while it runs (started now or earlier)."""
+        if self.inline:
+            return fn(*args)
         with self.lock:
             work = self.work.get(token)
             if work is None:

@@ -94,27 +94,30 @@ class QueueCapacity:
                 if r.get("outcome") == "launching" and r.get("token") not in closed:
                     self.pending[str(r["token"])] = r
         for token, r in list(self.pending.items()):
-            pool = self.policies.pools.get(str(r.get("pool_name")))
-            if pool is None:
-                del self.pending[token]
-                continue
-            try:
-                got = self.flights.call(token, self.capacity.launch, pool, token)
-            except LaunchInFlight:
-                continue
-            except GpudeckError as exc:
-                del self.pending[token]
-                out.append(self._note("launch_failed", r, error=str(exc)))
-                continue
-            del self.pending[token]
-            known = self.policies.pools.get(pool.name, pool)
-            if got.host not in known.hosts:
-                self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, got.host))
-            self.busy_at[got.host] = self.clock()
-            self.joined.add(pool.name)
-            extra = self._edit(self.join_pool, pool.name, got.host)
-            out.append(self._note("launched", r, host=got.host, instance=got.instance, **extra))
+            out.extend(self._collect(token, r))
         return out
+
+    def _collect(self, token: str, r: dict[str, Any]) -> list[dict[str, Any]]:
+        """The launch for `token` asked: under way (nothing), failed, or joined to its pool."""
+        pool = self.policies.pools.get(str(r.get("pool_name")))
+        if pool is None:
+            del self.pending[token]
+            return []
+        try:
+            got = self.flights.call(token, self.capacity.launch, pool, token)
+        except LaunchInFlight:
+            return []
+        except GpudeckError as exc:
+            del self.pending[token]
+            return [self._note("launch_failed", r, error=str(exc))]
+        del self.pending[token]
+        known = self.policies.pools.get(pool.name, pool)
+        if got.host not in known.hosts:
+            self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, got.host))
+        self.busy_at[got.host] = self.clock()
+        self.joined.add(pool.name)
+        extra = self._edit(self.join_pool, pool.name, got.host)
+        return [self._note("launched", r, host=got.host, instance=got.instance, **extra)]
 
     # -- after the queue's pass: launch for what still waits, release what idles ---------------------
 
@@ -187,11 +190,9 @@ class QueueCapacity:
             )
         )
         self.pending[token] = record
-        try:
-            self.flights.call(token, self.capacity.launch, pool, token)
-        except LaunchInFlight:
-            pass
-        return f"an instance of {pool.instance_type} is being launched for the queue ({pool.name})", [record]
+        # under way (asked again next pass), or done at once (`policy run --once`: the pass waited)
+        note = f"an instance of {pool.instance_type} is being launched for the queue ({pool.name})"
+        return note, [record, *self._collect(token, record)]
 
     def _held(self, pool: Pool, head: QueueEntry, why: str) -> tuple[str, list[dict[str, Any]]]:
         key = (pool.name, head.id, why.split("(")[0])
