@@ -17,7 +17,6 @@ from tests.conftest import gpudeck
 from tests.support.aliyun import AliyunServer, serving
 from tests.support.boxes import kill_boxes_jobs, two_boxes
 from tests.support.cleanup import kill_all_jobs
-from tests.support.slurm import fake_nvml_bundled  # noqa: F401 - a fixture
 from tests.support.sshd import SshHome
 from tests.support.waiting import wait_for
 from tests.test_cloud_launch import cloud_init_console
