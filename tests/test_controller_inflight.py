@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from remote_agent.spec import GpuRequest
 from tests.test_managed import Starts
@@ -143,10 +143,10 @@ def test_a_controller_restarted_mid_launch_resumes_the_same_launch(tmp_path: Pat
     agents, cloud = Agents(), BootingCloud()
     killed, _ = controller(tmp_path, agents, cloud, InFlight())
     assert ("managed", "launching") in outcomes(killed.tick())  # then the controller dies
-    cloud.gate.set()
     flights = InFlight()
     restarted, (mdir, _, starts, _, _) = controller(tmp_path, agents, cloud, flights)
     assert ("managed", "launching") in outcomes(restarted.tick())  # asked again, with the same token
+    cloud.gate.set()
     flights.wait(timeout=30)
     assert ("managed", "recovered") in outcomes(restarted.tick())
     assert len(set(cloud.calls)) == 1 and len(cloud.made) == 1  # the same instance, never a second
@@ -154,15 +154,19 @@ def test_a_controller_restarted_mid_launch_resumes_the_same_launch(tmp_path: Pat
 
 
 def test_a_failed_launch_is_raised_at_the_next_pass_as_it_was() -> None:
-    flights = InFlight()
+    flights, gate = InFlight(), threading.Event()
 
     def boom() -> str:
+        gate.wait(timeout=10)
         raise GpudeckError("aliyun RunInstances: OperationDenied.NoStock: no stock")
 
     try:
         flights.call("t1", boom)
     except LaunchInFlight as flight:
         assert flight.started and flight.token == "t1"
+    else:
+        raise AssertionError("the pass waited for the launch")
+    gate.set()
     flights.wait(timeout=10)
     try:
         flights.call("t1", boom)
@@ -170,3 +174,49 @@ def test_a_failed_launch_is_raised_at_the_next_pass_as_it_was() -> None:
         assert "NoStock" in str(exc)
     else:
         raise AssertionError("the launch's error was not raised")
+
+
+def test_a_rules_launch_boots_while_the_queue_goes_on_and_the_next_pass_scales_onto_it(
+    tmp_path: Path,
+) -> None:
+    from tests.test_policy_capacity import POOL, FakeCloud
+    from tests.test_policy_capacity import RULE as BACKLOG
+
+    class Booting(FakeCloud):
+        gate = threading.Event()
+
+        def launch(self, pool: Any, token: str) -> Any:
+            assert self.gate.wait(timeout=20), "the instance never answered"
+            return super().launch(pool, token)
+
+    (tmp_path / "policies.toml").write_text(POOL + BACKLOG)
+    queued = LaunchOptions(argv=("python", "t.py"), host="q1", pool=("q1",), gpus=GpuRequest(1), name="q")
+    Queue(tmp_path / "queue").add(QUEUED, queued)
+    agents, cloud, flights, starts, resized = Agents(), Booting(), InFlight(), Starts(), []
+    agents.busy.clear()
+
+    def resize(job: Job, count: int, onto: tuple[str, ...], new_id: str = "") -> str:
+        resized.append((count, onto))
+        return "j-new"
+
+    ctl = Controller(
+        jobs=lambda: [Job("j1", "yolo", [{"host": "alpha", "state": "running"}])],
+        observer=FakeObserver(),  # type: ignore[arg-type]
+        policies=load(tmp_path / "policies.toml"),
+        journal=PolicyJournal(tmp_path / "journal.jsonl"),
+        resize=resize,
+        clock=lambda: NOW,
+        capacity=cast(Any, cloud),
+        flights=flights,
+        queue_pass=lambda: start_waiting(cast(Any, agents), None, Queue(tmp_path / "queue"), start=starts),
+    )
+    try:
+        first = outcomes(ctl.tick())
+        assert ("metric", "launching") in first and ("queue", "started") in first  # the same pass
+        assert not resized and flights.busy()
+        assert outcomes(ctl.tick()) == []  # still booting: not launched again, nothing said again
+    finally:
+        cloud.gate.set()
+        flights.wait(timeout=30)
+    assert [o for _, o in outcomes(ctl.tick())] == ["launched", "intent", "applied"]
+    assert resized == [(2, ("i-new1",))] and len(set(cloud.tokens)) == 1

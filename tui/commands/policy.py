@@ -138,6 +138,7 @@ def controller(session: Session, once: bool = False) -> Controller:
             start_waiting(session, session.store, Queue(), hosts_of=queue_capacity.hosts_of)
         ),
         queue_capacity=queue_capacity,
+        flights=flights,
         managed_pass=lambda: told(
             managed_pass(
                 session,

@@ -28,6 +28,7 @@ from ..cost.catalog import CatalogEntry
 from ..errors import GpudeckError
 from .capacity import Capacity, has_free_host, launch_refusal, launch_token, pool_of
 from .engine import Decision, decide
+from .inflight import InFlight, LaunchInFlight
 from .inputs import Inputs
 from .journal import PolicyJournal
 from .observe import Observer
@@ -73,6 +74,9 @@ class Controller:
     # capacity for the queue (queue_capacity.py): finished launches join before the queue's pass,
     # new launches and idle releases after it
     queue_capacity: QueueCapacity | None = None
+    # the launches under way (inflight.py); inline (the default, and `policy run --once`): a pass
+    # waits for its launches
+    flights: InFlight = field(default_factory=lambda: InFlight(inline=True))
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -180,12 +184,17 @@ class Controller:
     def _apply(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
         """The records written: the launches (if any) and the decision's outcome."""
         steps: list[dict[str, Any]] = []
-        if d.kind == "vertical":
-            return self._move(d, job, now, live)
-        steps.append(self._resize(d, job, now, steps))
+        try:
+            if d.kind == "vertical":
+                return self._move(d, job, now, live, steps)
+            steps.append(self._resize(d, job, now, steps))
+        except LaunchInFlight:
+            pass  # its instances boot; the decision comes again at the next pass and finds them
         return steps
 
-    def _move(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
+    def _move(
+        self, d: Decision, job: Job, now: float, live: dict[str, Job], steps: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         """A bigger type, applied: the job restarts from its checkpoint on a host of that type in its
         pool — one there that answers, else (the pool allows `launch`) a new on-demand instance of
         that type. Neither: the decision stays a proposal, journaled once with the reason."""
@@ -208,7 +217,6 @@ class Controller:
         extra: dict[str, Any] = {
             "capacity": {"pool": pool.name if pool else None, "of_type": bigger, "free_gpus": free}
         }
-        steps: list[dict[str, Any]] = []
         can_launch = pool is not None and pool.launch and self.capacity is not None
         if onto is None and can_launch and self.move is not None:
             assert pool is not None
@@ -331,10 +339,13 @@ class Controller:
             self.failed[(d.rule, d.job_name)] = now
             refused = replace(d, action="refused", reason=f"refused before launching: {why}; {d.reason}")
             return self.journal.write(now, refused, "refused", **extra), ()
-        hosts = []
+        tokens = []
         for rank in ranks:
             pending, done = self.journal.launch_token(pool.name, d.job_id, rank)
             token = pending or launch_token(pool.name, d.job_id, d.rule, rank, done)
+            tokens.append((rank, token))
+            if token in self.flights.work:
+                continue  # under way since an earlier pass (in-flight work: the pass goes on)
             # journaled before the cloud is asked: a retry after any failure (or a killed controller)
             # reuses the token, and the launch finds the instance instead of making a second
             steps.append(
@@ -342,7 +353,13 @@ class Controller:
                     self.clock(), d, "launching", pool=pool.name, rank=rank, token=token, **extra
                 )
             )
-            launched = self.capacity.launch(pool, token)
+            self.flights.start(token, self.capacity.launch, pool, token)
+        booting = [t for _, t in tokens if self.flights.running(t)]
+        if booting:  # asked again at the next pass, while the rule still decides so
+            raise LaunchInFlight(booting[0], started=bool(steps))
+        hosts = []
+        for rank, token in tokens:
+            launched = self.flights.call(token, self.capacity.launch, pool, token)
             hosts.append(launched.host)
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
             known = self.policies.pools.get(pool.name, pool)

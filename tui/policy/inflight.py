@@ -30,7 +30,7 @@ class LaunchInFlight(Exception):  # noqa: N818 — a state, not an error: the wo
 
 @dataclass
 class _Work(Generic[T]):
-    thread: threading.Thread
+    thread: threading.Thread | None = None  # None: ran inline, done
     result: T | None = None
     error: BaseException | None = None
 
@@ -44,30 +44,42 @@ class InFlight:
     # `policy run --once`: one pass and no next one to ask again, so the pass waits for its launches
     inline: bool = False
 
-    def call(self, token: str, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)`'s result once done; LaunchInFlight while it runs (started now or earlier)."""
-        if self.inline:
-            return fn(*args)
+    def start(self, token: str, fn: Callable[..., Any], *args: Any) -> bool:
+        """Start `fn(*args)` for `token` unless it was started and not collected yet; True: started now."""
         with self.lock:
-            work = self.work.get(token)
-            if work is None:
-                work = _Work(threading.Thread(target=lambda: None, daemon=True))
+            if token in self.work:
+                return False
+            work: _Work[Any] = _Work()
+            self.work[token] = work
+            if not self.inline:
                 work.thread = threading.Thread(
                     target=self._run, args=(work, fn, args), name=f"launch {token}", daemon=True
                 )
-                self.work[token] = work
                 work.thread.start()
-                raise LaunchInFlight(token, started=True)
-            if work.thread.is_alive():
-                raise LaunchInFlight(token, started=False)
-            del self.work[token]  # done: the next call with this token launches (finds) anew
+                return True
+        self._run(work, fn, args)
+        return True
+
+    def running(self, token: str) -> bool:
+        with self.lock:
+            work = self.work.get(token)
+        return work is not None and work.thread is not None and work.thread.is_alive()
+
+    def call(self, token: str, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)`'s result once done; LaunchInFlight while it runs (started now or earlier).
+        Collected once: the next call with this token launches (finds) anew."""
+        started = self.start(token, fn, *args)
+        if self.running(token):
+            raise LaunchInFlight(token, started)
+        with self.lock:
+            work = self.work.pop(token)
         if work.error is not None:
             raise work.error
         return work.result  # type: ignore[return-value]
 
     def busy(self) -> list[str]:
         with self.lock:
-            return [t for t, w in self.work.items() if w.thread.is_alive()]
+            return [t for t, w in self.work.items() if w.thread is not None and w.thread.is_alive()]
 
     @staticmethod
     def _run(work: _Work[Any], fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
@@ -79,6 +91,6 @@ class InFlight:
     def wait(self, timeout: float | None = None) -> None:
         """Join every running launch (tests, and nothing else: the controller never waits)."""
         with self.lock:
-            threads = [w.thread for w in self.work.values()]
+            threads = [w.thread for w in self.work.values() if w.thread is not None]
         for t in threads:
             t.join(timeout)
