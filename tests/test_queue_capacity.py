@@ -219,7 +219,12 @@ def test_an_instance_idle_past_idle_release_is_released_and_leaves_the_pool(tmp_
     w.live = []  # the job ended
     w.now += 240
     assert w.tick() == []  # idle 4 min < 5 min
-    w.now += 61
+    w.restart()  # a restarted controller counts the idle time from its own first look
+    w.now += 120
+    assert w.tick() == []  # idle since the restart's first look, not since the job's end
+    w.now += 299
+    assert w.tick() == []
+    w.now += 2
     [released] = w.ctl.tick()
     assert (released["outcome"], released["host"], released["pool_name"]) == ("released", "i-q1", "gpus")
     assert w.cloud.released == ["i-q1"]

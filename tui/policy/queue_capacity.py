@@ -214,7 +214,8 @@ class QueueCapacity:
                 if host in used:
                     self.busy_at[host] = now
                     continue
-                since = max(self.busy_at.get(host, 0.0), float(r.get("t") or 0.0))
+                # first seen by this controller: idle from now (a restart does not make it idle for longer)
+                since = max(self.busy_at.setdefault(host, now), float(r.get("t") or 0.0))
                 if name in waited_for or now - since < pool.idle_release:
                     continue
                 try:
