@@ -18,7 +18,6 @@ Records are `kind: queue` in the controller's one journal (outcomes `launching`,
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,16 +32,10 @@ from ..queue.notes import write_notes
 from .capacity import Capacity
 from .inflight import InFlight, LaunchInFlight
 from .journal import PolicyJournal
+from .queue_launches import kept_of, launches_of, queue_record, queue_token
 from .rules import Policies, PolicyError, Pool
 
 PoolEdit = Callable[[str, str], object]  # (pool, host): write policies.toml; PolicyError
-
-
-def queue_token(pool: str, head: str, done: int) -> str:
-    """The client token of the instance launched for queued job `head`: the same on every retry and
-    after a restart; `done` (launches for it already completed) makes a later, new launch a new one."""
-    digest = hashlib.sha256("\0".join(("queue", pool, head, str(done))).encode()).hexdigest()
-    return f"gpudeck-q-{digest[:24]}"
 
 
 @dataclass
@@ -88,9 +81,11 @@ class QueueCapacity:
         if not self.resumed:  # launches a killed controller left under way: asked again, same token
             self.resumed = True
             closed = {
-                r.get("token") for r in self._mine() if r.get("outcome") in ("launched", "launch_failed")
+                r.get("token")
+                for r in launches_of(self.journal)
+                if r.get("outcome") in ("launched", "launch_failed")
             }
-            for r in self._mine():
+            for r in launches_of(self.journal):
                 if r.get("outcome") == "launching" and r.get("token") not in closed:
                     self.pending[str(r["token"])] = r
         for token, r in list(self.pending.items()):
@@ -155,7 +150,7 @@ class QueueCapacity:
             per_hour = self.capacity.price(pool)
         except GpudeckError as exc:
             return self._held(pool, head, f"no launch: its price could not be had: {exc}")
-        kept = self._kept(pool.name)
+        kept = kept_of(self.journal, pool.name)
         running = sum(float(r.get("per_hour") or 0.0) for r in kept.values())
         ceiling = float(pool.max_spend_per_hour or 0.0)
         if per_hour is None:
@@ -173,12 +168,12 @@ class QueueCapacity:
             return self._held(pool, head, why)
         done = sum(
             1
-            for r in self._mine()
+            for r in launches_of(self.journal)
             if r.get("outcome") == "launched" and (r.get("job") or {}).get("id") == head.id
         )
         token = queue_token(pool.name, head.id, done)
         record = self.journal.note(  # journaled before the cloud is asked: a restart reuses the token
-            _record(
+            queue_record(
                 self.clock(),
                 "launching",
                 head,
@@ -199,10 +194,12 @@ class QueueCapacity:
         if key in self.said:
             return why, []
         self.said.add(key)
-        return why, [self.journal.note(_record(self.clock(), "held", head, pool_name=pool.name, note=why))]
+        return why, [
+            self.journal.note(queue_record(self.clock(), "held", head, pool_name=pool.name, note=why))
+        ]
 
     def _release_idle(self, waited_for: set[str]) -> list[dict[str, Any]]:
-        kept = {name: self._kept(name) for name in self.policies.pools}
+        kept = {name: kept_of(self.journal, name) for name in self.policies.pools}
         if not any(kept.values()):
             return []
         now = self.clock()
@@ -234,21 +231,6 @@ class QueueCapacity:
                 )
         return out
 
-    def _mine(self) -> list[dict[str, Any]]:
-        return [r for r in self.journal.records() if r.get("kind") == "queue" and r.get("pool_name")]
-
-    def _kept(self, pool: str) -> dict[str, dict[str, Any]]:
-        """host → the `launched` record of each instance launched for the queue into `pool`, not released."""
-        kept: dict[str, dict[str, Any]] = {}
-        for r in self._mine():
-            if r.get("pool_name") != pool or not isinstance(r.get("host"), str):
-                continue
-            if r.get("outcome") == "launched":
-                kept[r["host"]] = r
-            elif r.get("outcome") == "released":
-                kept.pop(r["host"], None)
-        return kept
-
     def _note(self, outcome: str, launching: dict[str, Any], **extra: Any) -> dict[str, Any]:
         keep = {k: launching.get(k) for k in ("job", "pool", "pool_name", "token", "per_hour", "launch")}
         return self.journal.note(
@@ -266,15 +248,3 @@ class QueueCapacity:
         except PolicyError as exc:
             return {"pool_file_error": str(exc)}
         return {}
-
-
-def _record(t: float, outcome: str, e: QueueEntry, **extra: Any) -> dict[str, Any]:
-    return {
-        "t": round(t, 3),
-        "kind": "queue",
-        "outcome": outcome,
-        "job": {"id": e.id, "name": e.name},
-        "pool": list(e.opts.pool),
-        "gpus": e.gpus,
-        **extra,
-    }
