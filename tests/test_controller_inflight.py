@@ -9,6 +9,7 @@ the controller are the real ones."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -220,3 +221,55 @@ def test_a_rules_launch_boots_while_the_queue_goes_on_and_the_next_pass_scales_o
         flights.wait(timeout=30)
     assert [o for _, o in outcomes(ctl.tick())] == ["launched", "intent", "applied"]
     assert resized == [(2, ("i-new1",))] and len(set(cloud.tokens)) == 1
+
+
+def test_a_launch_the_rule_stopped_asking_for_joins_the_pool_and_is_used_next(tmp_path: Path) -> None:
+    from tests.test_policy_capacity import POOL, FakeCloud
+    from tests.test_policy_capacity import RULE as BACKLOG
+    from tui.policy.inputs import JobFacts, Point
+
+    class Booting(FakeCloud):
+        gate = threading.Event()
+
+        def launch(self, pool: Any, token: str) -> Any:
+            assert self.gate.wait(timeout=20), "the instance never answered"
+            return super().launch(pool, token)
+
+    class Backlog(FakeObserver):
+        value = 12000.0
+
+        def view(self, job: Job, now: float) -> JobFacts:
+            return replace(super().view(job, now), metrics={"backlog": [Point(now - 1, self.value)]})
+
+    (tmp_path / "policies.toml").write_text(POOL + BACKLOG)
+    cloud, flights, observer, resized = Booting(), InFlight(), Backlog(), []
+
+    def resize(job: Job, count: int, onto: tuple[str, ...], new_id: str = "") -> str:
+        resized.append((count, onto))
+        return "j-new"
+
+    ctl = Controller(
+        jobs=lambda: [Job("j1", "yolo", [{"host": "alpha", "state": "running"}])],
+        observer=observer,  # type: ignore[arg-type]
+        policies=load(tmp_path / "policies.toml"),
+        journal=PolicyJournal(tmp_path / "journal.jsonl"),
+        resize=resize,
+        clock=lambda: NOW,
+        capacity=cast(Any, cloud),
+        flights=flights,
+    )
+    try:
+        assert ("metric", "launching") in outcomes(ctl.tick())
+        observer.value = 10.0  # the backlog is gone while the instance boots
+    finally:
+        cloud.gate.set()
+        flights.wait(timeout=30)
+    [adopted] = ctl.tick()
+    assert (adopted["outcome"], adopted["host"]) == ("launched", "i-new1") and "free capacity" in adopted[
+        "note"
+    ]
+    assert ctl.policies.pools["gpus"].hosts == ("alpha", "i-new1") and not resized
+    observer.value = 12000.0  # the backlog again: the instance already there is used, none launched
+    cloud.free_gpus["i-new1"] = 1
+    assert [o for _, o in outcomes(ctl.tick())] == ["intent", "applied"]
+    assert resized == [(2, ())] and len(set(cloud.tokens)) == 1

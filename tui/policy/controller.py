@@ -77,6 +77,10 @@ class Controller:
     # the launches under way (inflight.py); inline (the default, and `policy run --once`): a pass
     # waits for its launches
     flights: InFlight = field(default_factory=lambda: InFlight(inline=True))
+    # a rule's launches under way: token → (decision, pool, rank, capacity figures); those no decision
+    # asked for in a pass (the rule stopped deciding so) are collected at its end (_adopt_booted)
+    booting: dict[str, tuple[Decision, Any, int, dict[str, Any]]] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -120,6 +124,7 @@ class Controller:
         """One pass: the journal records written (each decision that is not `none`); the first pass
         first finishes any resize an earlier controller journaled as `intent` and never closed."""
         written = []
+        self.touched = set()
         if not self.resumed:
             self.resumed = True
             written.extend(resume_interrupted(self.journal, self.jobs(), self.resize, self.clock()))
@@ -170,7 +175,47 @@ class Controller:
                 continue
             self.said.add(key)
             written.append(self.journal.write(now, d, "proposed" if d.action == "propose" else "refused"))
+        written.extend(self._adopt_booted())
         return written
+
+    def _adopt_booted(self) -> list[dict[str, Any]]:
+        """A rule's launch that finished while no decision asks for it any more (the metric fell
+        meanwhile): the instance joins its pool as free capacity (journaled `launched`), so the next
+        scale up or queued job uses it and no second one is launched; a failure is journaled."""
+        out: list[dict[str, Any]] = []
+        if self.capacity is None:
+            return out
+        for token, (d, pool, rank, extra) in list(self.booting.items()):
+            if token in self.touched or token not in self.flights.work or self.flights.running(token):
+                continue
+            del self.booting[token]
+            try:
+                launched = self.flights.call(token, self.capacity.launch, pool, token)
+            except GpudeckError as exc:
+                out.append(
+                    self.journal.write(self.clock(), d, "failed", error=str(exc), token=token, **extra)
+                )
+                continue
+            known = self.policies.pools.get(pool.name, pool)
+            self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
+            joined = self._join(pool.name, launched.host)
+            note = "the rule no longer asks for it: it joins the pool as free capacity"
+            out.append(
+                self.journal.write(
+                    self.clock(),
+                    d,
+                    "launched",
+                    host=launched.host,
+                    instance=launched.instance,
+                    pool=pool.name,
+                    rank=rank,
+                    token=token,
+                    note=note,
+                    **joined,
+                    **extra,
+                )
+            )
+        return out
 
     def _guarded(self, step: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
         """The queue's capacity step's records (journaled by it); a failure is one record, and the
@@ -344,6 +389,8 @@ class Controller:
             pending, done = self.journal.launch_token(pool.name, d.job_id, rank)
             token = pending or launch_token(pool.name, d.job_id, d.rule, rank, done)
             tokens.append((rank, token))
+            self.touched.add(token)
+            self.booting[token] = (d, pool, rank, extra)
             if token in self.flights.work:
                 continue  # under way since an earlier pass (in-flight work: the pass goes on)
             # journaled before the cloud is asked: a retry after any failure (or a killed controller)
@@ -359,6 +406,7 @@ class Controller:
             raise LaunchInFlight(booting[0], started=bool(steps))
         hosts = []
         for rank, token in tokens:
+            self.booting.pop(token, None)
             launched = self.flights.call(token, self.capacity.launch, pool, token)
             hosts.append(launched.host)
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
