@@ -112,3 +112,38 @@ def test_on_demand_price_is_checked_like_the_other_prices() -> None:
     assert validate_price_settings({"on_demand_price": "1.5"}) == {"on_demand_price": 1.5}
     with pytest.raises(ValueError, match="on_demand_price: expected a number"):
         validate_price_settings({"on_demand_price": "lots"})
+
+
+def test_an_aliyun_spot_host_is_compared_with_the_providers_own_list_price(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.support.aliyun import serving
+    from tui.settings import CloudSettings
+
+    settings = {
+        "s": {
+            "price_per_hour": 3.6,
+            "currency": "CNY",
+            "market": "spot",
+            "provider": "aliyun",
+            "instance_type": "ecs.gn7i-c8g1.2xlarge",
+            "region": "cn-hangzhou-i",
+        }
+    }
+    assert catalog.find("aliyun", "ecs.gn7i-c8g1.2xlarge", "cn-hangzhou") is not None  # a row, no price
+    snaps = [snap("s", ("J", T0, T0 + 100))]
+    prices = {"s": host_price(settings["s"])}
+    ctx = CostContext(currency="CNY")
+    report = build(snaps, prices, ctx, None, None, None)
+    report["chains"] = []
+    with serving(monkeypatch) as aliyun:  # DescribePrice: CNY 10.8/h for this type
+        saved = savings_of(
+            snaps, prices, ctx, None, report, lambda n: settings[n], lambda j: [], CloudSettings()
+        )
+        asked = [c for c in aliyun.account.calls if c.get("Action") == "DescribePrice"]
+    [row] = saved["hosts"]
+    assert asked and asked[0]["InstanceType"] == "ecs.gn7i-c8g1.2xlarge"
+    # 1,000 s: CNY 1.00 paid at 3.6/h; CNY 3.00 at 10.8/h on demand
+    assert (row["on_demand_per_hour"], row["on_demand_currency"]) == (10.8, "CNY")
+    assert row["accrued_usd"] == pytest.approx(1.0) and row["on_demand_usd"] == pytest.approx(3.0)
+    assert row["saving_pct"] == pytest.approx(66.7)

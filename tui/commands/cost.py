@@ -99,7 +99,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
     report["chains"] = _chains(report["jobs"])
     from .cost_savings import savings_of
 
-    report["savings"] = savings_of(snaps, prices, ctx, since, report, host_settings, _chains)
+    report["savings"] = savings_of(
+        snaps, prices, ctx, since, report, host_settings, _chains, session.settings.cloud
+    )
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -4,12 +4,15 @@ each spot host priced on demand — nothing is recorded for it (no ledger), it i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..cost.collect import HostSnapshot
+from ..cost.quotes import on_demand_for_host
 from ..cost.report import CostContext, build
 from ..cost.savings import on_demand_price, savings
 from ..cost.settings import HostPrice
+from ..settings import CloudSettings
 
 
 def savings_of(
@@ -20,10 +23,14 @@ def savings_of(
     report: dict[str, Any],
     settings_of: Callable[[str], Mapping[str, Any]],
     chains_of: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    cloud: CloudSettings | None = None,
 ) -> dict[str, Any]:
+    """`cloud`: where the providers are asked for a list price the catalog lacks (None: not asked)."""
     od_prices: dict[str, HostPrice] = {}
     for name, price in prices.items():
-        od = on_demand_price(settings_of(name), price)
+        settings = settings_of(name)
+        live = None if cloud is None else partial(on_demand_for_host, settings, cloud)
+        od = on_demand_price(settings, price, live)
         if od is not None:
             od_prices[name] = od
     chains = report.get("chains") or []

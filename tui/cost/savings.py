@@ -4,7 +4,8 @@ same hours would have cost on demand, beside what they cost, and the saving in m
 The on-demand figure is the same report built again with every spot host priced on demand: the same
 runs, shares and provider minimums, only the price differs — so the two figures are comparable by
 construction. The on-demand price is the host's `on_demand_price` (hosts.toml, in its `currency`),
-else the shipped catalog's for the same provider, type and region. None known: "unknown", never a
+else the shipped catalog's for the same provider, type and region, else the provider's own list price
+where it has one live (Aliyun's DescribePrice; the catalog has no Aliyun figures). None known: "unknown", never a
 made-up figure (and a total over an unknown part is unknown too).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import catalog
@@ -33,9 +34,13 @@ def region_of(zone: str | None, provider: str | None) -> str | None:
     return zone
 
 
-def on_demand_price(settings: Mapping[str, Any], price: HostPrice) -> HostPrice | None:
+def on_demand_price(
+    settings: Mapping[str, Any], price: HostPrice, live: Callable[[], Any] | None = None
+) -> HostPrice | None:
     """The on-demand price of a spot host (per_hour None: unknown, `source` says why); None for a
-    host that is not spot (its cost is its on-demand cost: nothing to compare)."""
+    host that is not spot (its cost is its on-demand cost: nothing to compare). `live`: asked only
+    when the catalog has none — the provider's own list price (tui/cost/quotes.py), an error line,
+    or None."""
     if price.market != "spot":
         return None
     common: dict[str, Any] = {
@@ -58,8 +63,13 @@ def on_demand_price(settings: Mapping[str, Any], price: HostPrice) -> HostPrice 
     if entry is not None and entry.region not in (None, region):
         entry = None  # another region's list price is not this host's on-demand price
     if entry is None or entry.on_demand_usd_per_hour is None:
+        quote = live() if live is not None else None
+        if isinstance(quote, tuple):
+            per_hour, currency, source = quote
+            return HostPrice(float(per_hour), str(currency), "on-demand", f"{source} (on demand)", **common)
         what = f"{price.provider or '?'} {price.instance_type or '?'} in {region or 'an unknown region'}"
         why = f"no {ON_DEMAND_KEY} set and the catalog has no on-demand price for {what}"
+        why += f"; the provider: {quote}" if isinstance(quote, str) else ""
         return HostPrice(None, "USD", "on-demand", f"unknown ({why})", **common)
     where = f" {entry.region}" if entry.region else ""
     source = f"catalog {entry.provider} {entry.instance_type}{where} on-demand (as of {entry.as_of})"
