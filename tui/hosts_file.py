@@ -51,6 +51,7 @@ COST_FIELDS = (
     "instance_id",
     "idle_stop",
     "instance_idle_stop",
+    "on_demand_price",  # a spot host's type on demand: `cost`'s savings
 )
 
 

@@ -97,6 +97,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
         report = build(snaps, prices, ctx, ledger, since, spot, settings_changed_at=_hosts_mtime())
     report["errors"] = errors
     report["chains"] = _chains(report["jobs"])
+    from .cost_savings import savings_of
+
+    report["savings"] = savings_of(
+        snaps, prices, ctx, since, report, host_settings, _chains, session.settings.cloud
+    )
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -229,6 +234,11 @@ def render(report: dict[str, Any]) -> str:
         from ..managed.chain_cost import chain_lines
 
         lines += ["", *chain_lines(report["chains"], lambda v: money(v, cur))]
+    if report.get("savings"):
+        from ..cost.savings import savings_lines
+
+        saved = savings_lines(report["savings"], lambda v: money(v, cur))
+        lines += ["", *saved] if saved else []
     for err in report.get("errors") or []:
         lines.append(f"{err['host']}: {err['error']}")
     return "\n".join(lines)

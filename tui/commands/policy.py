@@ -19,6 +19,7 @@ from ..actions import find, scale
 from ..cost import catalog
 from ..errors import EXIT_USAGE, GpudeckError
 from ..hosts_file import HostsFileError, load_hosts
+from ..managed.candidates import CloudCandidate
 from ..managed.cleanup import release_unused
 from ..managed.cloud import ManagedCloud
 from ..managed.records import ManagedDir
@@ -26,9 +27,11 @@ from ..managed.recover import managed_pass
 from ..notify_controller import tell
 from ..policy.cloud_capacity import CloudCapacity
 from ..policy.controller import Controller, run_forever
+from ..policy.inflight import InFlight
 from ..policy.journal import PolicyJournal
 from ..policy.observe import Observer
-from ..policy.pool_file import add_pool_host
+from ..policy.pool_file import add_pool_host, remove_pool_host
+from ..policy.queue_capacity import QueueCapacity
 from ..policy.rules import PolicyError, load
 from ..queue.entries import Queue
 from ..queue.start import recover, start_waiting
@@ -70,7 +73,7 @@ def parse_at(text: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp()
 
 
-def controller(session: Session) -> Controller:
+def controller(session: Session, once: bool = False) -> Controller:
     try:
         policies = load()
     except PolicyError as exc:
@@ -99,28 +102,52 @@ def controller(session: Session) -> Controller:
         return [tell(session.settings.notify, r) for r in records]
 
     managed_cloud = ManagedCloud(session, session.settings)  # cloud candidates and the provider's loss signal
+    # launches boot in worker threads: a pass never waits on one (tui/policy/inflight.py)
+    flights = InFlight(inline=once)
+
+    def launch_candidate(candidate: CloudCandidate, token: str, like: str | None = None) -> str:
+        return flights.call(token, managed_cloud.launch, candidate, token, like)
+
+    journal = PolicyJournal()
+    capacity = CloudCapacity(session, session.settings)
+    queue_capacity = QueueCapacity(
+        policies,
+        capacity,
+        journal,
+        Queue(),
+        flights,
+        jobs=lambda: find.list_jobs(session),
+        release=partial(release_host, capacity),
+        currency=cost.currency,
+        join_pool=None if policies.path is None else partial(join_pool, policies.path),
+        leave_pool=None if policies.path is None else partial(remove_pool_host, policies.path),
+    )
     return Controller(
         jobs=lambda: listed_and_told(session),
         observer=Observer(session.client, policies, hosts, cost.currency, cost.fx),
         policies=policies,
-        journal=PolicyJournal(),
+        journal=journal,
         resize=resize,
         catalog=catalog.entries(),
-        capacity=CloudCapacity(session, session.settings),
+        capacity=capacity,
         fleet=fleet_budget(session),
         currency=cost.currency,
         join_pool=None if policies.path is None else partial(join_pool, policies.path),
         move=move,
         host_settings=hosts,
         queue_recover=lambda live: recover(Queue(), live),
-        queue_pass=lambda: told(start_waiting(session, session.store, Queue())),
+        queue_pass=lambda: told(
+            start_waiting(session, session.store, Queue(), hosts_of=queue_capacity.hosts_of)
+        ),
+        queue_capacity=queue_capacity,
+        flights=flights,
         managed_pass=lambda: told(
             release_unused(  # instances a recovery launched and did not use: given back (cleanup.py)
                 managed_pass(
                     session,
                     session.store,
                     ManagedDir(),
-                    cloud=managed_cloud.launch,
+                    cloud=launch_candidate,
                     instance_state=managed_cloud.state,
                 ),
                 ManagedDir(),
@@ -128,6 +155,17 @@ def controller(session: Session) -> Controller:
             )
         ),
     )
+
+
+def release_host(capacity: CloudCapacity, host: str) -> str:
+    """Terminate the instance the queue launched as `host` (hosts.toml gives its provider and id)."""
+    try:
+        entry = load_hosts().get(host)
+    except HostsFileError as exc:
+        raise GpudeckError(str(exc)) from None
+    if entry is None:
+        raise GpudeckError(f"host {host}: not in hosts.toml any more")
+    return capacity.release(dict(entry.extra), "terminate")
 
 
 def listed_and_told(session: Session) -> list[find.Job]:
@@ -171,7 +209,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             EXIT_USAGE,
         )
     at = parse_at(args.at) if getattr(args, "at", None) else None
-    ctl = controller(session)
+    ctl = controller(session, once=bool(getattr(args, "once", False)))
     if not ctl.policies.rules:
         session.notice(f"no rules: write them in {ctl.policies.path} (see the README's Policies section)")
     if args.policy_verb == "eval":
@@ -223,7 +261,8 @@ def _line(d: dict[str, Any]) -> str:
         return f"managed  {job.get('name', '-')} ({job.get('id', '-')})  {d['outcome']}{to}{onto}  {why}".rstrip()
     if d.get("kind") == "queue":  # a queued job's start (tui/queue)
         job = d.get("job") or {}
-        where = f" on {','.join(d['hosts'])}" if d.get("hosts") else ""
+        hosts = d.get("hosts") or ([d["host"]] if d.get("host") else [])  # a launched/released instance
+        where = f" on {','.join(hosts)}" if hosts else ""
         error = f": {d['error']}" if d.get("error") else ""
         note = f" ({d['note']})" if d.get("note") else ""
         return f"queue  {job.get('name', '-')} ({job.get('id', '-')})  {d['outcome']}{where}{error}{note}"

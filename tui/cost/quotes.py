@@ -83,3 +83,35 @@ def _aliyun_zone(region_or_zone: str) -> tuple[str, str | None]:
     if len(parts) == 2 and len(parts[1]) == 1 and parts[1].isalpha():
         return parts[0], region_or_zone
     return split_zone(region_or_zone)[0], None
+
+
+def on_demand_for_host(
+    host_settings: Mapping[str, Any], cloud: CloudSettings
+) -> tuple[float, str, str] | str | None:
+    """A spot host's on-demand list price from its provider (Aliyun's DescribePrice; AWS has none
+    live, the catalog has it): (per_hour, currency, source), the provider's error as a line, or
+    None when there is no one to ask (not Aliyun, no credentials)."""
+    try:
+        s = validate_price_settings(
+            {k: host_settings.get(k) for k in ("provider", "instance_type", "region")}
+        )
+    except ValueError:
+        return None
+    if (
+        s.get("provider") != "aliyun"
+        or not s.get("instance_type")
+        or not s.get("region")
+        or not aliyun_credentials()
+    ):
+        return None
+    from ..cloud.aliyun import AliyunProvider
+    from .spot import aliyun_price
+
+    region, zone = _aliyun_zone(s["region"])
+    try:
+        provider = AliyunProvider(
+            region, cloud.aliyun_ecs_endpoint, cloud.aliyun_cms_endpoint, cloud.aliyun_profile
+        )
+        return aliyun_price(provider.price_call, region, s["instance_type"], zone=zone)
+    except (PriceLookupError, CloudError) as exc:
+        return str(exc)

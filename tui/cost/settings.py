@@ -10,6 +10,7 @@ hosts.toml belongs to the hosts feature; cost reads only these keys from a host'
     instance_type = "g5.xlarge"
     region = "us-east-1"        # for spot: an availability zone (us-east-1a) narrows it
     instance_id = "i-0abc…"
+    on_demand_price = 1.006     # spot: the type's on-demand price (`cost`'s savings; else the catalog's)
     idle_stop = "30m@10%"       # default idle stop for jobs launched here ("off" for none)
     price_per_gpu_hour = 1.2    # a Slurm host: its allocations are billed per GPU-hour ...
     price_per_node_hour = 8     # ... or per node-hour (not the login node's uptime)
@@ -41,7 +42,8 @@ PRICE_KEYS = (
 )
 # idle_stop: the host's default rule for its jobs, e.g. "30m@10%"; instance_idle_stop: stop the cloud
 # instance itself (`gpudeck cloud enforce`, only instances tagged gpudeck-managed=true)
-COST_KEYS = (*PRICE_KEYS, "idle_stop", "instance_idle_stop")
+# on_demand_price: a spot host's type on demand, per hour (what `cost` counts its savings against)
+COST_KEYS = (*PRICE_KEYS, "idle_stop", "instance_idle_stop", "on_demand_price")
 MARKETS = ("on-demand", "spot")
 PROVIDERS = ("aws", "azure", "aliyun", "tencent", "other")
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
@@ -76,7 +78,7 @@ def _check(key: str, raw: Any) -> Any:
         except CostRuleError as exc:
             raise PriceSettingsError(str(exc).replace("--idle-stop", key, 1)) from None
         return str(raw).strip().lower()
-    if key in ("price_per_hour", *RATE_KEYS):
+    if key in ("price_per_hour", *RATE_KEYS, "on_demand_price"):
         try:
             value = float(raw) if not isinstance(raw, bool) else math.nan
         except (TypeError, ValueError):

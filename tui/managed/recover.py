@@ -30,6 +30,7 @@ from ..actions.hold import held_until
 from ..actions.launch import Launched, launch
 from ..actions.options import LaunchOptions
 from ..errors import GpudeckError
+from ..policy.inflight import LaunchInFlight
 from ..store import Store
 from .backoff import cooling, gave_up_why, noted
 from .choose import candidates as _candidates
@@ -123,7 +124,13 @@ def _recover(
         return _give_up(agents, mdir, m, gave_up)
     tried: list[dict[str, Any]] = []
     launched: dict[str, str] = {}
-    hosts = _replacements(agents, m, lost, bad, now, cloud, tried, launched)
+    try:
+        hosts = _replacements(agents, m, lost, bad, now, cloud, tried, launched)
+    except LaunchInFlight as flight:  # a candidate's instance still boots: asked again at the next pass
+        if tried:
+            mdir.save(noted(m, tried, now))
+        note = [_record("launching", m, why=why, token=flight.token)] if flight.started else []
+        return tried + note
     if tried:  # refused launches cool their candidates down (backoff.py), kept before anything else
         m = noted(m, tried, now)
         mdir.save(m)

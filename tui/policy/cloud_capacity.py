@@ -93,12 +93,15 @@ class CloudCapacity:
             None,
             pool.image,
             pool.key,
+            pool.subnet,
+            pool.security_group,
             ssh_user=pool.ssh_user,
             ssh_port=pool.ssh_port,
             identity_file=pool.identity_file,
             agent_dir=pool.agent_dir,
             timeout=self.timeout,
             token=token,
+            zone=pool.zone,
         )
         made: list[str] = []
 

@@ -28,9 +28,11 @@ from ..cost.catalog import CatalogEntry
 from ..errors import GpudeckError
 from .capacity import Capacity, has_free_host, launch_refusal, launch_token, pool_of
 from .engine import Decision, decide
+from .inflight import InFlight, LaunchInFlight
 from .inputs import Inputs
 from .journal import PolicyJournal
 from .observe import Observer
+from .queue_capacity import QueueCapacity
 from .resume import resume_interrupted
 from .rules import Policies, PolicyError
 
@@ -69,6 +71,16 @@ class Controller:
     queue_recover: Callable[[set[str]], list[dict[str, Any]]] | None = None
     queue_pass: Callable[[], list[dict[str, Any]]] | None = None
     managed_pass: Callable[[], list[dict[str, Any]]] | None = None  # tui/managed/recover.py
+    # capacity for the queue (queue_capacity.py): finished launches join before the queue's pass,
+    # new launches and idle releases after it
+    queue_capacity: QueueCapacity | None = None
+    # the launches under way (inflight.py); inline (the default, and `policy run --once`): a pass
+    # waits for its launches
+    flights: InFlight = field(default_factory=lambda: InFlight(inline=True))
+    # a rule's launches under way: token → (decision, pool, rank, capacity figures); those no decision
+    # asked for in a pass (the rule stopped deciding so) are collected at its end (_adopt_booted)
+    booting: dict[str, tuple[Decision, Any, int, dict[str, Any]]] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # what an earlier run already proposed or refused is not said again
@@ -112,6 +124,7 @@ class Controller:
         """One pass: the journal records written (each decision that is not `none`); the first pass
         first finishes any resize an earlier controller journaled as `intent` and never closed."""
         written = []
+        self.touched = set()
         if not self.resumed:
             self.resumed = True
             written.extend(resume_interrupted(self.journal, self.jobs(), self.resize, self.clock()))
@@ -132,6 +145,8 @@ class Controller:
                         }
                     )
                 )
+        if self.queue_capacity is not None:
+            written.extend(self._guarded(self.queue_capacity.before))
         if self.queue_pass is not None:
             try:
                 written.extend(self.journal.note(r) for r in self.queue_pass())
@@ -141,6 +156,8 @@ class Controller:
                         {"t": round(self.clock(), 3), "kind": "queue", "outcome": "error", "error": str(exc)}
                     )
                 )
+        if self.queue_capacity is not None:
+            written.extend(self._guarded(self.queue_capacity.after))
         decisions, jobs, _ = self.evaluate()
         now = self.clock()
         resized: set[str] = set()
@@ -158,17 +175,71 @@ class Controller:
                 continue
             self.said.add(key)
             written.append(self.journal.write(now, d, "proposed" if d.action == "propose" else "refused"))
+        written.extend(self._adopt_booted())
         return written
+
+    def _adopt_booted(self) -> list[dict[str, Any]]:
+        """A rule's launch that finished while no decision asks for it any more (the metric fell
+        meanwhile): the instance joins its pool as free capacity (journaled `launched`), so the next
+        scale up or queued job uses it and no second one is launched; a failure is journaled."""
+        out: list[dict[str, Any]] = []
+        if self.capacity is None:
+            return out
+        for token, (d, pool, rank, extra) in list(self.booting.items()):
+            if token in self.touched or token not in self.flights.work or self.flights.running(token):
+                continue
+            del self.booting[token]
+            try:
+                launched = self.flights.call(token, self.capacity.launch, pool, token)
+            except GpudeckError as exc:
+                out.append(
+                    self.journal.write(self.clock(), d, "failed", error=str(exc), token=token, **extra)
+                )
+                continue
+            known = self.policies.pools.get(pool.name, pool)
+            self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
+            joined = self._join(pool.name, launched.host)
+            note = "the rule no longer asks for it: it joins the pool as free capacity"
+            out.append(
+                self.journal.write(
+                    self.clock(),
+                    d,
+                    "launched",
+                    host=launched.host,
+                    instance=launched.instance,
+                    pool=pool.name,
+                    rank=rank,
+                    token=token,
+                    note=note,
+                    **joined,
+                    **extra,
+                )
+            )
+        return out
+
+    def _guarded(self, step: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The queue's capacity step's records (journaled by it); a failure is one record, and the
+        rules still run."""
+        try:
+            return step()
+        except GpudeckError as exc:
+            error = {"t": round(self.clock(), 3), "kind": "queue", "outcome": "error", "error": str(exc)}
+            return [self.journal.note(error)]
 
     def _apply(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
         """The records written: the launches (if any) and the decision's outcome."""
         steps: list[dict[str, Any]] = []
-        if d.kind == "vertical":
-            return self._move(d, job, now, live)
-        steps.append(self._resize(d, job, now, steps))
+        try:
+            if d.kind == "vertical":
+                return self._move(d, job, now, live, steps)
+            steps.append(self._resize(d, job, now, steps))
+        except LaunchInFlight:
+            pass  # its instances boot; the decision comes again at the next pass and finds them
         return steps
 
-    def _move(self, d: Decision, job: Job, now: float, live: dict[str, Job]) -> list[dict[str, Any]]:
+    def _move(
+        self, d: Decision, job: Job, now: float, live: dict[str, Job], steps: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         """A bigger type, applied: the job restarts from its checkpoint on a host of that type in its
         pool — one there that answers, else (the pool allows `launch`) a new on-demand instance of
         that type. Neither: the decision stays a proposal, journaled once with the reason."""
@@ -191,7 +262,6 @@ class Controller:
         extra: dict[str, Any] = {
             "capacity": {"pool": pool.name if pool else None, "of_type": bigger, "free_gpus": free}
         }
-        steps: list[dict[str, Any]] = []
         can_launch = pool is not None and pool.launch and self.capacity is not None
         if onto is None and can_launch and self.move is not None:
             assert pool is not None
@@ -314,10 +384,15 @@ class Controller:
             self.failed[(d.rule, d.job_name)] = now
             refused = replace(d, action="refused", reason=f"refused before launching: {why}; {d.reason}")
             return self.journal.write(now, refused, "refused", **extra), ()
-        hosts = []
+        tokens = []
         for rank in ranks:
             pending, done = self.journal.launch_token(pool.name, d.job_id, rank)
             token = pending or launch_token(pool.name, d.job_id, d.rule, rank, done)
+            tokens.append((rank, token))
+            self.touched.add(token)
+            self.booting[token] = (d, pool, rank, extra)
+            if token in self.flights.work:
+                continue  # under way since an earlier pass (in-flight work: the pass goes on)
             # journaled before the cloud is asked: a retry after any failure (or a killed controller)
             # reuses the token, and the launch finds the instance instead of making a second
             steps.append(
@@ -325,7 +400,14 @@ class Controller:
                     self.clock(), d, "launching", pool=pool.name, rank=rank, token=token, **extra
                 )
             )
-            launched = self.capacity.launch(pool, token)
+            self.flights.start(token, self.capacity.launch, pool, token)
+        booting = [t for _, t in tokens if self.flights.running(t)]
+        if booting:  # asked again at the next pass, while the rule still decides so
+            raise LaunchInFlight(booting[0], started=bool(steps))
+        hosts = []
+        for rank, token in tokens:
+            self.booting.pop(token, None)
+            launched = self.flights.call(token, self.capacity.launch, pool, token)
             hosts.append(launched.host)
             # the new host belongs to the pool from now on (a pool rule still matches the grown job)
             known = self.policies.pools.get(pool.name, pool)

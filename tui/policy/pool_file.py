@@ -46,3 +46,26 @@ def _pool_hosts(doc: Any, pool: str) -> list[Any] | None:
     table: Any = pools.get(pool) if hasattr(pools, "get") else None
     hosts = table.get("hosts") if hasattr(table, "get") else None
     return hosts if isinstance(hosts, list) else None
+
+
+def remove_pool_host(path: Path, pool: str, host: str) -> bool:
+    """Take `host` out of the pool's hosts (an instance the queue launched, released); False when it
+    is not there. PolicyError as for add_pool_host."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = tomlkit.parse(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    except Exception as exc:  # tomlkit's parse errors have no common public base
+        raise PolicyError(f"{path}: not valid TOML: {exc}") from None
+    hosts = _pool_hosts(doc, pool)
+    if hosts is None or host not in hosts or len(hosts) == 1:  # a pool is never left empty
+        return False
+    hosts.remove(host)
+    new = tomlkit.dumps(doc)
+    parse(new, path)
+    try:
+        write_atomic(path, new)
+    except OSError as exc:
+        raise PolicyError(f"{path}: {exc.strerror or exc}") from None
+    return True

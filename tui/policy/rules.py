@@ -49,6 +49,15 @@ class Pool:
     ssh_port: int = 22
     identity_file: str | None = None
     agent_dir: str = "~/.gpudeck"
+    zone: str | None = None  # default: the provider's choice in the region
+    subnet: str | None = None  # the network, as `cloud launch --subnet/--security-group`
+    security_group: str | None = None
+    # the queue's capacity (tui/policy/queue_capacity.py): queued jobs waiting for GPUs the pool cannot
+    # give launch instances while the ones launched for the queue cost at most this per hour ([cost]
+    # currency); None: the queue launches nothing. An instance it launched is released once it ran
+    # no job for `idle_release` seconds.
+    max_spend_per_hour: float | None = None
+    idle_release: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -135,6 +144,11 @@ _POOL_FIELDS = (
     "ssh_port",
     "identity_file",
     "agent_dir",
+    "zone",
+    "subnet",
+    "security_group",
+    "max_spend_per_hour",
+    "idle_release",
 )
 _COMMON = ("name", "kind", "jobs", "pool", "auto", "cooldown")
 _FIELDS = {
@@ -382,6 +396,9 @@ class _Reader:
             "ssh_user",
             "identity_file",
             "agent_dir",
+            "zone",
+            "subnet",
+            "security_group",
         ):
             value = p.get(key)
             if value is not None and (not isinstance(value, str) or not value.strip()):
@@ -405,7 +422,26 @@ class _Reader:
             self.pool_fail(name, "spot", f"expected true or false, got {spot!r}")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
             self.pool_fail(name, "ssh_port", f"expected a port number 1-65535, got {port!r}")
-        return {**out, "spot": spot, "ssh_port": port}
+        return {**out, "spot": spot, "ssh_port": port, **self.queue_fields(name, p, launch)}
+
+    def queue_fields(self, name: str, p: dict[str, Any], launch: bool) -> dict[str, Any]:
+        """The queue's spend ceiling and idle release (they need launch = true to mean anything)."""
+        out: dict[str, Any] = {}
+        spend = p.get("max_spend_per_hour")
+        if spend is not None:
+            if isinstance(spend, bool) or not isinstance(spend, (int, float)) or not 0 < spend < math.inf:
+                self.pool_fail(name, "max_spend_per_hour", f"expected a number > 0, got {spend!r}")
+            if not launch:
+                self.pool_fail(
+                    name, "max_spend_per_hour", "needs launch = true (it caps the queue's launches)"
+                )
+            out["max_spend_per_hour"] = float(spend)
+        if "idle_release" in p:
+            try:
+                out["idle_release"] = durations.duration(p["idle_release"])
+            except ValueError as exc:
+                self.pool_fail(name, "idle_release", str(exc))
+        return out
 
     def pool_fail(self, pool: str, key: str, problem: str) -> NoReturn:
         head = next(

@@ -15,7 +15,7 @@ def waiting_jobs(say: Callable[[str], None]) -> list[dict[str, Any]]:
     for the moment of its launch)."""
     if not paths.queue_dir().is_dir():  # no job was ever queued here: nothing more to load
         return []
-    from .entries import STARTING, Queue
+    from .entries import STARTING, Queue, QueueEntry
     from .start import positions
 
     queue = Queue()
@@ -24,6 +24,14 @@ def waiting_jobs(say: Callable[[str], None]) -> list[dict[str, Any]]:
     for line in queue.problems:
         say(line)
     where = positions(entries)
+    from .notes import read_notes
+
+    notes = read_notes()  # the controller's word on capacity for a pool (queue_capacity.py)
+
+    def why(e: QueueEntry) -> str:
+        note = notes.get(",".join(e.opts.pool))
+        return f"{where[e.id][1]}; {note}" if note else where[e.id][1]
+
     return [
         {
             "id": e.id,
@@ -35,7 +43,7 @@ def waiting_jobs(say: Callable[[str], None]) -> list[dict[str, Any]]:
             "priority": e.priority,
             "submitted_at": e.submitted_at,
             "ahead": where[e.id][0],
-            "why": where[e.id][1],
+            "why": why(e),
         }
         for e in entries
     ] + [

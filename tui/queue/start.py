@@ -76,9 +76,14 @@ def recover(queue: Queue, live_ids: set[str]) -> list[dict[str, Any]]:
 
 
 def start_waiting(
-    agents: Agents, store: Store | None, queue: Queue, start: Launch = launch
+    agents: Agents,
+    store: Store | None,
+    queue: Queue,
+    start: Launch = launch,
+    hosts_of: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One pass: each pool's jobs in order, started while its hosts have their GPUs free."""
+    """One pass: each pool's jobs in order, started while its hosts have their GPUs free.
+    `hosts_of`: the hosts a job's --pool may use now (it and what the controller launched into it)."""
     out: list[dict[str, Any]] = []
     free_of: dict[tuple[str, ...], dict[str, int]] = {}
     blocked: set[tuple[str, ...]] = set()
@@ -86,16 +91,22 @@ def start_waiting(
         pool = e.opts.pool
         if pool in blocked:
             continue
+        usable = hosts_of(pool) if hosts_of is not None else pool
         if pool not in free_of:
-            free_of[pool] = ask_free(agents, pool)
-        hosts = fit(free_of[pool], pool, e.opts.nodes, e.gpus)
+            free_of[pool] = ask_free(agents, usable)
+        hosts = fit(free_of[pool], usable, e.opts.nodes, e.gpus)
         if hosts is None:
             blocked.add(pool)
             continue
         if not queue.claim(e):
             continue  # cancelled, or another controller took it
         try:
-            launched = start(agents, store, placed(e.opts, hosts), e.id)
+            # onto hosts the controller launched: pinned there (the pool would place it anew), and
+            # the job's pool names them for its scale
+            where = (
+                placed(e.opts, hosts) if usable == pool else replace(e.opts, pool=usable, hosts=tuple(hosts))
+            )
+            launched = start(agents, store, replace(where, host=hosts[0]), e.id)
         except GpudeckError as exc:
             if SHORT in str(exc):  # taken meanwhile: it waits again, in its place
                 queue.release(e)
