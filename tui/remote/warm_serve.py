@@ -1,0 +1,145 @@
+"""The warm master's one `serve --sessions` on its host, shared by the commands that come to it.
+
+Each command (a `V` connection, warm_frames.py) becomes a session of it (remote_agent/serving/
+sessions.py): the command's stdin bytes go out as `D sid len` frames, the session's bytes come back
+as `O` frames, and the command's hang-up closes the session (`C sid`), which cancels its tails and
+follows. So a warm command starts no Python on the host, and its answers are the same bytes a plain
+`serve` would send. A serve that died (killed, its zipapp gone) is replaced on the next command; one
+for another agent (the zipapp's hash changed) is ended once its last session leaves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import socket
+import threading
+import time
+from typing import Any
+
+from . import warm_frames as frames
+
+START = b"S gpudeck-sessions"  # serve's first line (a login shell may print before it)
+CHATTER_MAX = 8 << 20  # past this much before it, it is not our serve
+SILENT_BEATS = 4  # serve's `K` every heartbeat: this many missed and it is taken as frozen
+
+
+class SharedServe:
+    def __init__(self, transport: Any, command: str, heartbeat: float, log: Any) -> None:
+        self.command = command
+        self.heartbeat = heartbeat
+        self._log = log
+        self.sessions: dict[int, socket.socket] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()  # sessions, and writes to the channel
+        self.retired = False  # another agent's serve took over: end when the last session leaves
+        self.dead = False
+        self._ended = threading.Event()
+        self.last_heard = time.monotonic()
+        self.chan = transport.open_session(timeout=15)
+        self.chan.exec_command(command)
+        self._file = self.chan.makefile("rb", 1 << 16)
+        threading.Thread(target=self._read, name="shared-serve", daemon=True).start()
+        threading.Thread(target=self._keepalive, name="shared-serve-beat", daemon=True).start()
+
+    @property
+    def usable(self) -> bool:
+        return not self.dead and not self.retired and not self.chan.closed
+
+    def join(self, client: socket.socket) -> int:
+        """A new session for client; its hello follows the `A` the caller sends first."""
+        with self._lock:
+            sid = next(self._ids)
+            self.sessions[sid] = client
+        return sid
+
+    def open(self, sid: int) -> None:
+        self._write(b"O %d\n" % sid)
+
+    def send(self, sid: int, data: bytes) -> None:
+        self._write(b"D %d %d\n" % (sid, len(data)) + data)
+
+    def leave(self, sid: int) -> None:
+        with self._lock:
+            self.sessions.pop(sid, None)
+            last = not self.sessions
+        with contextlib.suppress(OSError, EOFError):
+            self._write(b"C %d\n" % sid)
+        if last and self.retired:
+            self.close("another agent's serve took over")
+
+    def close(self, why: str) -> None:
+        if not self.dead:
+            self._log(f"shared serve ended ({why})")
+        self.dead = True
+        self._ended.set()
+        with contextlib.suppress(Exception):
+            self.chan.close()
+
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            self.chan.sendall(data)
+
+    def _read(self) -> None:
+        """serve's frames to their sessions' clients. A slow client holds up the others (its unix
+        socket's buffer full), as one SSH channel's reader would; the CLI reads at once."""
+        try:
+            self._skip_chatter()
+            while True:
+                head = self._file.readline(64)
+                if not head:
+                    break
+                self.last_heard = time.monotonic()
+                parts = head.split()
+                if parts[:1] == [b"D"] and len(parts) == 3:
+                    data = self._file.read(int(parts[2]))
+                    client = self.sessions.get(int(parts[1]))
+                    if client is not None:
+                        self._forward(int(parts[1]), client, data)
+                elif parts[:1] not in ([b"K"], [b"C"]):
+                    self._log(f"shared serve out of step: {head[:80]!r}")
+                    break
+        except (OSError, EOFError, ValueError) as exc:
+            self._log(f"shared serve's channel broke: {exc}")
+        finally:
+            self.close("its channel closed")
+            self._end_sessions()
+
+    def _skip_chatter(self) -> None:
+        skipped = 0
+        while skipped < CHATTER_MAX:
+            line = self._file.readline(1 << 16)
+            if not line or START in line:
+                return
+            skipped += len(line)
+        raise ValueError(f"no serve start in the first {skipped >> 20} MiB")
+
+    def _forward(self, sid: int, client: socket.socket, data: bytes) -> None:
+        try:
+            for i in range(0, len(data), frames.CHUNK):
+                frames.send(client, b"O", data[i : i + frames.CHUNK])
+        except OSError:  # that command went away; its own handler closes the session
+            with contextlib.suppress(OSError):
+                client.shutdown(socket.SHUT_RDWR)
+
+    def _end_sessions(self) -> None:
+        """Every session's client learns the serve is gone: exit status -1, then `Z`."""
+        with self._lock:
+            clients = list(self.sessions.values())
+        for client in clients:
+            with contextlib.suppress(OSError):
+                frames.send(client, b"S", json.dumps(-1).encode())
+                frames.send(client, b"Z")
+                client.shutdown(socket.SHUT_RDWR)
+
+    def _keepalive(self) -> None:
+        """`K` every heartbeat, so serve's silence check keeps it; and the end of one that froze."""
+        while not self._ended.wait(self.heartbeat):
+            if time.monotonic() - self.last_heard > SILENT_BEATS * self.heartbeat:
+                self.close(f"silent for {SILENT_BEATS * self.heartbeat:g} s")
+                return
+            try:
+                self._write(b"K\n")
+            except (OSError, EOFError):
+                return
