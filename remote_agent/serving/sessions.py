@@ -43,9 +43,11 @@ class Mux:
         self._lock = threading.Lock()
         self.broken = False
 
-    def write(self, data: bytes) -> bool:
+    def write(self, data: bytes, writer: Optional[SessionWriter] = None) -> bool:
+        """One frame, whole; none for a session already closed (checked under the same lock, so
+        once close() returns nothing more of that session goes out)."""
         with self._lock:
-            if self.broken:
+            if self.broken or (writer is not None and writer.closed):
                 return False
             try:
                 write_through(self._stream, self._fd, data)
@@ -54,19 +56,21 @@ class Mux:
                 return False
         return True
 
+    def close(self, writer: SessionWriter) -> None:
+        with self._lock:
+            writer.closed = True
+
 
 class SessionWriter(LineWriter):
     """A LineWriter whose lines reach one session's client, framed by the mux."""
 
     def __init__(self, mux: Mux, sid: int) -> None:  # no super().__init__: nothing to write to directly
-        self._mux = mux
+        self.mux = mux
         self._head = b"D %d " % sid
         self.closed = False
 
     def send_raw(self, line: bytes) -> bool:
-        if self.closed:
-            return False
-        return self._mux.write(self._head + b"%d\n" % (len(line) + 1) + line + b"\n")
+        return self.mux.write(self._head + b"%d\n" % (len(line) + 1) + line + b"\n", self)
 
 
 class Session:
@@ -107,7 +111,7 @@ class Session:
         Server.handle(cast(Server, self), req)
 
     def close(self) -> None:
-        self.out.closed = True
+        self.out.mux.close(self.out)
         if self._hub is not None:
             self._hub.close()
         if self._outputs is not None:
