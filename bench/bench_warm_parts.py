@@ -3,7 +3,7 @@
 One private sshd on 127.0.0.1 (bench/loopback.py: hosts `local` and `box`), box's master up. Parts:
 - `python -c pass` and `python -m tui --version` (the interpreter; the CLI's own start);
 - the client's imports in a warm `ps` (`-X importtime`, self times summed by top-level package);
-- the local host's `serve` (a subprocess every command): its hello, then a `jobs` answer;
+- the local host's listing, read in the client (tui/remote/local_jobs.py): its imports, the listing;
 - box's agent: a plain `serve` started through an OpenSSH master (what each warm command paid
   before) vs a session of the master's shared serve (unix socket → hello → `jobs`);
 - the whole warm `ps`, this checkout vs `--against DIR` (another checkout), alternating.
@@ -77,6 +77,21 @@ def hello_then_jobs(argv: list[str], env: dict[str, str] | None = None) -> tuple
     return (hello - start) * 1000, (done - hello) * 1000
 
 
+def local_listing() -> tuple[float, float]:
+    """(ms importing what `ps` reads the local host with, after the CLI's own imports; ms listing)."""
+    code = (
+        "import time, tui.cli, tui.session\n"
+        "t0 = time.perf_counter()\n"
+        "from tui.remote.local_jobs import local_jobs\n"
+        "t1 = time.perf_counter()\n"
+        "local_jobs()\n"
+        "print((t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imports, listing = done.stdout.split()
+    return float(imports), float(listing)
+
+
 def session_hello_then_jobs() -> tuple[float, float]:
     """The same through box's master: a session of its shared serve (what a warm command does)."""
     from tui.hosts_file import load_hosts
@@ -134,13 +149,10 @@ def main() -> None:
                 )
                 print("  " + ", ".join(f"{name} {ms:.0f}" for name, ms in top))
             agent_dir = str(lb.agent_dir)
-            local = medians(
-                rounds,
-                lambda: hello_then_jobs(
-                    [sys.executable, "-m", "remote_agent", "serve", "--agent-dir", agent_dir]
-                ),
+            local = medians(rounds, local_listing)
+            print(
+                f"the local host's listing, in the client: its imports {local[0]:.0f} ms, the listing {local[1]:.0f} ms"
             )
-            print(f"local host's serve (every command): hello {local[0]:.0f} ms, then jobs {local[1]:.0f} ms")
             pyz = sorted((lb.agent_dir / "agents").glob("*.pyz"), key=lambda p: p.stat().st_mtime)[-1]
             ctl = Path(tmp) / "ctl"
             home = Path(os.environ["HOME"])
