@@ -30,8 +30,8 @@ from .push_pipe import PushPipe, watch_pipe
 from .ssh_connect import AskPassphrase, Connection, SshError, connect
 from .transport import ConnectionCut, Consumer, EndHandler, Transport, TransportError
 from .warm_channel import WarmChannel, WarmPushPipe, WarmTransport
-from .warm_fast import heartbeat_for, remember_fast_path, serve_line
-from .warm_fast import memo_key as warm_memo_key
+from .warm_memo import heartbeat_for, remember_fast_path, serve_line
+from .warm_memo import memo_key as warm_memo_key
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
 

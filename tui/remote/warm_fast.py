@@ -10,12 +10,7 @@ and remembers for the next command.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shlex
 import threading
-from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from ..hosts_file import HostEntry
@@ -24,66 +19,15 @@ from ..ssh_persist import effective
 from . import warm_paths
 from .transport import Consumer, EndHandler, Transport, TransportError
 from .warm_channel import WarmChannel, WarmPushPipe, WarmTransport, query
+from .warm_memo import fast_key, heartbeat_for, serve_line
 
 if TYPE_CHECKING:
     from .agent_stream import AgentStream
-    from .deploy import Deployed
     from .hostkeys import Confirm
-    from .ssh_connect import AskPassphrase
+    from .ssh_connect import AskPassphrase, Connection
     from .ssh_transport import SshTransport
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # as ssh_transport's: the client drops its answer unseen
-_stamp: list[str] = []
-
-
-def agent_stamp() -> str:
-    """This client's agent build, cheaply: its sources' names, sizes and mtimes (no read, no zip),
-    so an upgraded agent is never taken for the one a master remembers."""
-    if not _stamp:
-        spec = find_spec("remote_agent")
-        root = os.path.dirname(spec.origin) if spec and spec.origin else ""
-        h = hashlib.sha256()
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".md")):
-                    st = os.stat(os.path.join(folder, name))
-                    h.update(f"{folder[len(root) :]}/{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-        _stamp.append(h.hexdigest()[:16])
-    return _stamp[0]
-
-
-def memo_key(parts: tuple[Any, ...]) -> str:
-    """A master memo's key for this host and this agent build."""
-    return json.dumps([*parts, agent_stamp()])
-
-
-def _fast_key(entry: HostEntry, settings: SshSettings) -> str:
-    return "fast:" + memo_key(
-        (entry.name, entry.target, entry.python, entry.agent_dir, settings.alive_timeout)
-    )
-
-
-def serve_line(python: str, agent: str, agent_dir: str, heartbeat: float, sessions: bool = False) -> str:
-    """`exec PY AGENT serve …`, every token quoted: the login shell only ever sees literals."""
-    argv = [python, agent, "serve", "--agent-dir", agent_dir, "--heartbeat", f"{heartbeat:g}"]
-    return "exec " + shlex.join([*argv, *(["--sessions"] if sessions else [])])
-
-
-def heartbeat_for(alive_timeout: float) -> float:
-    return max(0.2, alive_timeout / 4)
-
-
-def remember_fast_path(
-    transport: WarmTransport,
-    entry: HostEntry,
-    settings: SshSettings,
-    deployed: Deployed,
-    alive_timeout: float,
-) -> None:
-    """What the next command's fast path needs, kept by the master (a full start just learnt it)."""
-    where = {"python": deployed.python, "agent": deployed.agent, "agent_dir": deployed.agent_dir}
-    transport.remember(_fast_key(entry, settings), {**where, "alive_timeout": alive_timeout})
 
 
 class WarmFirstTransport(Transport):
@@ -98,13 +42,31 @@ class WarmFirstTransport(Transport):
         self.entry, self.settings = entry, settings
         self._asks = (confirm, ask_passphrase)
         self._direct: SshTransport | None = None
-        self._chan: WarmChannel | None = None
+        self._session: WarmChannel | None = None
         self._where: dict[str, Any] = {}
         self._push: tuple[Consumer, EndHandler] | None = None
         self._file: Any = None
         self._closed = threading.Event()
         self._write_lock = threading.Lock()
         self.alive_timeout = settings.alive_timeout
+
+    def __getattr__(self, name: str) -> Any:
+        """What else callers read of an SshTransport (its channel, its connection) once it is used."""
+        direct = self.__dict__.get("_direct")
+        if direct is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(direct, name)
+
+    def _ssh(self) -> SshTransport:
+        if self._direct is None:
+            from .ssh_transport import SshTransport  # paramiko: only on the full way
+
+            self._direct = SshTransport(self.entry, self.settings, *self._asks)
+        return self._direct
+
+    def connect(self) -> Connection:
+        """Connect and authenticate only, as SshTransport.connect (a key check)."""
+        return self._ssh().connect()
 
     def push_to(self, consumer: Consumer, on_end: EndHandler) -> bool:
         self._push = (consumer, on_end)
@@ -114,24 +76,21 @@ class WarmFirstTransport(Transport):
         self._closed.clear()
         if self._open_session():
             return
-        if self._direct is None:
-            from .ssh_transport import SshTransport  # paramiko: only on the full way
-
-            self._direct = SshTransport(self.entry, self.settings, *self._asks)
+        direct = self._ssh()
         if self._push is not None:
-            self._direct.push_to(*self._push)
-        self._direct.open()
+            direct.push_to(*self._push)
+        direct.open()
 
     def _open_session(self) -> bool:
         """A session of the master's shared serve; False: go the full way."""
-        self._chan = None
+        self._session = None
         try:
             if effective(self.settings.persist) <= 0:
                 return False
             path = warm_paths.socket_path(self.entry)
         except (ValueError, OSError):
             return False  # the full way says what is wrong, in its own words
-        answer = query(path, {"op": "memo_get", "key": _fast_key(self.entry, self.settings)})
+        answer = query(path, {"op": "memo_get", "key": fast_key(self.entry, self.settings)})
         where = answer.get("value") if answer else None
         if not isinstance(where, dict):
             return False
@@ -143,7 +102,7 @@ class WarmFirstTransport(Transport):
             chan.join_serve(serve_line(where["python"], where["agent"], where["agent_dir"], beat, True), beat)
         except OSError:
             return False
-        self._chan, self._where, self.alive_timeout = chan, where, alive
+        self._session, self._where, self.alive_timeout = chan, where, alive
         if pipe is not None and self._push is not None:
             on_end = self._push[1]
             threading.Thread(
@@ -176,7 +135,7 @@ class WarmFirstTransport(Transport):
                 return
 
     def _eof_reason(self) -> str:
-        chan = self._chan
+        chan = self._session
         status = chan.exit_status if chan is not None and chan.exit_status_ready() else None
         return f"the agent exited (status {status})" if status is not None else "the warm connection closed"
 
@@ -188,7 +147,7 @@ class WarmFirstTransport(Transport):
                 return
 
     def readline(self) -> bytes:
-        if self._direct is not None and self._chan is None:
+        if self._direct is not None and self._session is None:
             return self._direct.readline()
         try:
             line: bytes = self._file.readline() if self._file is not None else b""
@@ -201,33 +160,33 @@ class WarmFirstTransport(Transport):
         return line
 
     def write(self, data: bytes) -> None:
-        if self._chan is None:
+        if self._session is None:
             if self._direct is None:
                 raise TransportError(f"{self.host}: not connected")
             self._direct.write(data)
             return
         with self._write_lock:
             try:
-                self._chan.sendall(data)
+                self._session.sendall(data)
             except OSError as exc:
                 raise TransportError(f"{self.host}: connection broke: {exc}") from None
 
     def open_stream(self, argv: list[str]) -> AgentStream:
-        if self._chan is None:
+        if self._session is None:
             if self._direct is None:
                 raise TransportError(f"{self.host}: not connected")
             return self._direct.open_stream(argv)
         from .agent_stream import ssh_stream
 
         w = self._where
-        transport: Any = self._chan.owner
+        transport: Any = self._session.owner
         return ssh_stream(
             transport, w["python"], w["agent"], w["agent_dir"], argv, self.settings.connect_timeout
         )
 
     def close(self) -> None:
         self._closed.set()
-        chan, self._chan = self._chan, None
+        chan, self._session = self._session, None
         if chan is not None:
             chan.close()
         if self._direct is not None:
