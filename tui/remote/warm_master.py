@@ -29,7 +29,7 @@ from . import warm_frames as frames
 from .hostkey_errors import HostKeyError
 from .ssh_connect import Connection, SshError, connect
 from .warm_relay import Relay
-from .warm_serve import SharedServe
+from .warm_serve import Serves, carry
 
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -67,7 +67,7 @@ class Master:
         self.busy = 0  # channels open now
         self.last_used = time.monotonic()
         self.memo: dict[str, Any] = {}  # what a command learnt once for all (the deployed agent)
-        self.serves: dict[str, SharedServe] = {}  # by serve command: the host's one `serve --sessions`
+        self.serves = Serves(lambda line: log(f"{self.name}: {line}"))  # the host's `serve --sessions`
         self.lock = threading.Lock()
 
     # -- start -------------------------------------------------------------------------------------
@@ -225,49 +225,23 @@ class Master:
                 self.busy -= 1
                 self.last_used = time.monotonic()
 
-    def _shared(self, command: str, heartbeat: float) -> SharedServe:
-        """The running serve for command, else a new one (other agents' serves retire: an upgrade)."""
-        assert self.conn is not None
-        with self.lock:
-            serve = self.serves.get(command)
-            if serve is not None and serve.usable:
-                return serve
-            for other in self.serves.values():
-                other.retired = True
-                if not other.sessions:
-                    other.close("replaced")
-            serve = SharedServe(
-                self.conn.transport, command, heartbeat, lambda line: log(f"{self.name}: {line}")
-            )
-            self.serves = {c: s for c, s in self.serves.items() if not s.dead}
-            self.serves[command] = serve
-            return serve
-
     def _session(self, client: socket.socket, request: dict[str, Any]) -> None:
         """One command's agent conversation as a session of the shared serve (warm_serve.py)."""
+        assert self.conn is not None
         try:
-            serve = self._shared(str(request["command"]), float(request["heartbeat"]))
+            serve = self.serves.shared(
+                self.conn.transport, str(request["command"]), float(request["heartbeat"])
+            )
         except (paramiko.SSHException, OSError, EOFError) as exc:
             frames.send(client, b"F", f"cannot start the shared serve: {exc}".encode())
-            if not isinstance(exc, paramiko.ChannelException):
+            if not isinstance(exc, paramiko.ChannelException):  # not a refusal: the link is dead
                 self.end(f"no channel opened: {exc}")
             return
         with self.lock:
             self.busy += 1
-        sid = serve.join(client)
         try:
-            frames.send_json(client, b"A", {"ok": True, "session": sid})
-            serve.open(sid)
-            while True:
-                frame = frames.recv(client)
-                if frame is None or frame[0] == b"W":
-                    break
-                if frame[0] == b"I":
-                    serve.send(sid, frame[1])
-        except (OSError, EOFError, frames.FrameError):
-            pass
+            carry(serve, client)
         finally:
-            serve.leave(sid)
             with self.lock:
                 self.busy -= 1
                 self.last_used = time.monotonic()

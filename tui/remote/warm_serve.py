@@ -143,3 +143,45 @@ class SharedServe:
                 self._write(b"K\n")
             except (OSError, EOFError):
                 return
+
+
+class Serves:
+    """A master's shared serves, by command: the running one for a command, else a new one; the
+    others retire (an upgrade: another zipapp) and end once their last session leaves."""
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self._by_command: dict[str, SharedServe] = {}
+        self._lock = threading.Lock()
+
+    def shared(self, transport: Any, command: str, heartbeat: float) -> SharedServe:
+        with self._lock:
+            serve = self._by_command.get(command)
+            if serve is not None and serve.usable:
+                return serve
+            for other in self._by_command.values():
+                other.retired = True
+                if not other.sessions:
+                    other.close("replaced")
+            serve = SharedServe(transport, command, heartbeat, self._log)
+            self._by_command = {c: s for c, s in self._by_command.items() if not s.dead}
+            self._by_command[command] = serve
+            return serve
+
+
+def carry(serve: SharedServe, client: socket.socket) -> None:
+    """client's session of serve, until client hangs up: `A`, then its stdin bytes to the session."""
+    sid = serve.join(client)
+    try:
+        frames.send_json(client, b"A", {"ok": True, "session": sid})
+        serve.open(sid)
+        while True:
+            frame = frames.recv(client)
+            if frame is None or frame[0] == b"W":
+                break
+            if frame[0] == b"I":
+                serve.send(sid, frame[1])
+    except (OSError, EOFError, frames.FrameError):
+        pass
+    finally:
+        serve.leave(sid)
