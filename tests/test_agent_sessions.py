@@ -103,3 +103,24 @@ def test_a_closed_session_stops_its_follow_and_keeps_the_others(
 def test_a_frame_out_of_step_ends_serve(mux: Mux) -> None:
     mux.send(b"hello there\n")
     assert mux.proc.wait(timeout=30) == 0
+
+
+def test_a_paused_session_waits_and_the_others_go_on(mux: Mux, client: AgentClient, workdir: Path) -> None:
+    """`P N` (its command reads slowly, warm_outbox.py) holds only session N's writers; `R N` resumes."""
+    code = "import time\nfor i in range(100000):\n    print('tick', i, flush=True); time.sleep(0.02)"
+    job = launch(client, workdir, [sys.executable, "-c", code])["id"]
+    mux.send(b"O 1\nO 2\n")
+    for sid in (1, 2):
+        mux.request(sid, {"id": 1, "op": "follow", "job": job, "node": "0", "offset": 0})
+        assert mux.answer(sid, 1)["ok"]
+    wait_for(lambda: mux.pushes(1) > 2 and mux.pushes(2) > 2, timeout=30, what="both sessions' output")
+    mux.send(b"P 1\n")
+    mux.request(2, {"id": 2, "op": "ping"})
+    mux.answer(2, 2)  # the pause was read before this
+    paused_at = mux.pushes(1)
+    seen = mux.pushes(2)
+    wait_for(lambda: mux.pushes(2) > seen + 5, timeout=30, what="session 2's output going on")
+    assert mux.pushes(1) <= paused_at + 1  # at most the push its writer was already making
+    mux.send(b"R 1\n")
+    wait_for(lambda: mux.pushes(1) > paused_at + 2, timeout=30, what="session 1 resumed")
+    client.request("kill", job=job, node="0")

@@ -142,3 +142,22 @@ def test_another_agent_build_gets_its_own_serve_and_the_old_one_ends(warm: Warm)
     wait_for(lambda: not alive(old), timeout=30, what="the old agent's serve to end")
     assert [p for p in shared_serves(warm) if str(newer).encode() in Path(f"/proc/{p}/cmdline").read_bytes()]
     chan.close()
+
+
+@pytest.mark.slow  # 20 MB of output over SSH
+def test_a_follower_that_stops_reading_holds_up_no_other_command(warm: Warm) -> None:  # noqa: F811
+    """`logs -f | less`, paused: its session queues and is paused at serve (warm_outbox.py), and a
+    listing through the same serve still answers."""
+    code = "import sys\nline = 'x' * 99 + '\\n'\nfor i in range(200000):\n    sys.stdout.write(line)\n"
+    job = json.loads(ok("run", "--host", "box", "--json", "--", sys.executable, "-c", code).stdout)["id"]
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "tui", "logs", "-f", job], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: "exited" in ok("ps", "--all").stdout, timeout=120, what="the job's end")
+        assert follower.poll() is None  # still stuck on its full stdout, far from the end
+        listed = json.loads(ok("ps", "--all", "--json").stdout)
+        assert [j["state"] for j in listed] == ["exited"]
+    finally:
+        follower.kill()
+        follower.wait(timeout=30)

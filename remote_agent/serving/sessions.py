@@ -9,6 +9,7 @@ are shared. Framing, both ways (PROTOCOL.md "Warm connections"):
     O <sid>\\n                 open a session (serve answers with its hello on it)
     D <sid> <len>\\n<len bytes>  a session's bytes: request lines in, answers and pushes out
     C <sid>\\n                 the session ended (its subscriptions are cancelled)
+    P <sid>\\n, R <sid>\\n       pause / resume a session's output (its command reads slowly)
     K\\n                       keepalive (master → serve) / heartbeat (serve → master)
 
 serve's first line is `S gpudeck-sessions <pid>`: what a login shell printed before it is skipped.
@@ -26,6 +27,7 @@ from typing import IO, Any, Callable, Dict, List, Optional, Tuple, cast
 
 from .. import PROTOCOL, VERSION
 from ..probes.network import Listeners
+from ..storage.jsonio import dumps
 from .output import LineWriter, descriptor_of, write_through
 from .outputhub import OutputHub
 from .serve import MAX_REQUEST_BYTES, SILENT_BEATS, BadRequest, Server, parse_request
@@ -59,6 +61,7 @@ class Mux:
     def close(self, writer: SessionWriter) -> None:
         with self._lock:
             writer.closed = True
+        writer.flowing.set()  # a paused writer wakes, and writes nothing
 
 
 class SessionWriter(LineWriter):
@@ -68,8 +71,19 @@ class SessionWriter(LineWriter):
         self.mux = mux
         self._head = b"D %d " % sid
         self.closed = False
+        self.flowing = threading.Event()
+        self.flowing.set()
 
     def send_raw(self, line: bytes) -> bool:
+        self.flowing.wait()  # paused (P): this session's writer waits, as on a full pipe; no other
+        return self._frame(line)
+
+    def offer(self, obj: Any) -> None:
+        """obj unless the session is paused (a heartbeat: the beating thread never waits)."""
+        if self.flowing.is_set():
+            self._frame(dumps(obj).encode("utf-8"))
+
+    def _frame(self, line: bytes) -> bool:
         return self.mux.write(self._head + b"%d\n" % (len(line) + 1) + line + b"\n", self)
 
 
@@ -161,6 +175,10 @@ def serve_sessions(
                 sid = numbers[0]
                 session = sessions[sid] = Session(server, SessionWriter(mux, sid))
                 session.out.send(dict(hello, session=sid))
+            elif kind in (b"P", b"R") and len(numbers) == 1:
+                paused = sessions.get(numbers[0])
+                if paused is not None:
+                    (paused.out.flowing.clear if kind == b"P" else paused.out.flowing.set)()
             elif kind == b"C" and len(numbers) == 1:
                 ended = sessions.pop(numbers[0], None)
                 if ended is not None:
@@ -225,7 +243,7 @@ def _beat(
             return
         beat = {"push": "heartbeat", "t": time.time()}
         for session in tuple(sessions.copy().values()):  # the reading thread adds and removes
-            session.out.send(beat)
+            session.out.offer(beat)  # not to a paused one: its command is not reading anyway
 
 
 def _exit_now() -> None:

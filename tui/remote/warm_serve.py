@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from . import warm_frames as frames
+from .warm_outbox import Outbox
 
 START = b"S gpudeck-sessions"  # serve's first line (a login shell may print before it)
 CHATTER_MAX = 8 << 20  # past this much before it, it is not our serve
@@ -30,7 +31,7 @@ class SharedServe:
         self.command = command
         self.heartbeat = heartbeat
         self._log = log
-        self.sessions: dict[int, socket.socket] = {}
+        self.sessions: dict[int, Outbox] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # sessions, and writes to the channel
         self.retired = False  # another agent's serve took over: end when the last session leaves
@@ -51,7 +52,7 @@ class SharedServe:
         """A new session for client; its hello follows the `A` the caller sends first."""
         with self._lock:
             sid = next(self._ids)
-            self.sessions[sid] = client
+            self.sessions[sid] = Outbox(client, sid, self._write)
         return sid
 
     def open(self, sid: int) -> None:
@@ -62,8 +63,10 @@ class SharedServe:
 
     def leave(self, sid: int) -> None:
         with self._lock:
-            self.sessions.pop(sid, None)
+            outbox = self.sessions.pop(sid, None)
             last = not self.sessions
+        if outbox is not None:
+            outbox.close()
         with contextlib.suppress(OSError, EOFError):
             self._write(b"C %d\n" % sid)
         if last and self.retired:
@@ -82,8 +85,7 @@ class SharedServe:
             self.chan.sendall(data)
 
     def _read(self) -> None:
-        """serve's frames to their sessions' clients. A slow client holds up the others (its unix
-        socket's buffer full), as one SSH channel's reader would; the CLI reads at once."""
+        """serve's frames to their sessions' outboxes (warm_outbox.py): never waits on a command."""
         try:
             self._skip_chatter()
             while True:
@@ -94,9 +96,9 @@ class SharedServe:
                 parts = head.split()
                 if parts[:1] == [b"D"] and len(parts) == 3:
                     data = self._file.read(int(parts[2]))
-                    client = self.sessions.get(int(parts[1]))
-                    if client is not None:
-                        self._forward(int(parts[1]), client, data)
+                    outbox = self.sessions.get(int(parts[1]))
+                    if outbox is not None:
+                        outbox.put(b"O", data)
                 elif parts[:1] not in ([b"K"], [b"C"]):
                     self._log(f"shared serve out of step: {head[:80]!r}")
                     break
@@ -115,23 +117,14 @@ class SharedServe:
             skipped += len(line)
         raise ValueError(f"no serve start in the first {skipped >> 20} MiB")
 
-    def _forward(self, sid: int, client: socket.socket, data: bytes) -> None:
-        try:
-            for i in range(0, len(data), frames.CHUNK):
-                frames.send(client, b"O", data[i : i + frames.CHUNK])
-        except OSError:  # that command went away; its own handler closes the session
-            with contextlib.suppress(OSError):
-                client.shutdown(socket.SHUT_RDWR)
-
     def _end_sessions(self) -> None:
         """Every session's client learns the serve is gone: exit status -1, then `Z`."""
         with self._lock:
-            clients = list(self.sessions.values())
-        for client in clients:
-            with contextlib.suppress(OSError):
-                frames.send(client, b"S", json.dumps(-1).encode())
-                frames.send(client, b"Z")
-                client.shutdown(socket.SHUT_RDWR)
+            outboxes = list(self.sessions.values())
+        for outbox in outboxes:
+            outbox.put(b"S", json.dumps(-1).encode())
+            outbox.put(b"Z", b"")
+            outbox.finish()
 
     def _keepalive(self) -> None:
         """`K` every heartbeat, so serve's silence check keeps it; and the end of one that froze."""
