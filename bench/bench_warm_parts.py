@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bytecode import cache_bytecode  # noqa: E402
 from bench.loopback import loopback_host  # noqa: E402
 
 
@@ -42,8 +43,9 @@ def median_ms(rounds: int, run: Callable[[], object]) -> float:
 
 def gpudeck(*args: str, tree: Path = ROOT, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GPUDECK_SSH_PERSIST": "600", "PYTHONPATH": str(tree)}
+    # cwd: `python -m` puts the current directory first on sys.path, before PYTHONPATH.
     done = subprocess.run(
-        [sys.executable, *extra, "-m", "tui", *args], capture_output=True, text=True, env=env
+        [sys.executable, *extra, "-m", "tui", *args], capture_output=True, text=True, env=env, cwd=tree
     )
     if done.returncode != 0:
         raise SystemExit(f"gpudeck {' '.join(args)} failed: {done.stderr.strip()}")
@@ -127,10 +129,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--against", type=Path, help="another checkout's root (e.g. git archive of main)")
+    parser.add_argument("--no-bytecode", action="store_true", help="keep the environment's bytecode setting")
     args = parser.parse_args()
     rounds = args.rounds
     with tempfile.TemporaryDirectory(prefix="bench-warm-parts-") as tmp:
         os.environ.pop("XDG_RUNTIME_DIR", None)
+        if not args.no_bytecode:
+            print(cache_bytecode(Path(tmp) / "pycache"))
         lb = loopback_host(Path(tmp))
         try:
             print(f"load before: {os.getloadavg()[0]:.2f}; {rounds} rounds, medians")
