@@ -161,3 +161,19 @@ def test_a_follower_that_stops_reading_holds_up_no_other_command(warm: Warm) -> 
     finally:
         follower.kill()
         follower.wait(timeout=30)
+
+
+@pytest.mark.slow  # several CLI runs over SSH
+def test_an_agent_gone_under_its_serve_is_deployed_again_without_a_word(warm: Warm) -> None:  # noqa: F811
+    """The zipapp removed from the host and its serve gone: the next command's shared serve cannot
+    start; the master says so, the remembered agent is forgotten, and the command deploys anew."""
+    ok("ps")
+    (first,) = shared_serves(warm)
+    (pyz,) = (warm.home.agent_dir / "agents").glob("*.pyz")
+    pyz.unlink()
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: not alive(first), timeout=30, what="the serve's death")
+    done = ok("ps")
+    assert done.stderr == ""
+    assert pyz.exists()  # uploaded again
+    assert warm.connections == 1

@@ -19,7 +19,7 @@ from ..ssh_persist import effective
 from . import warm_paths
 from .transport import Consumer, EndHandler, Transport, TransportError
 from .warm_channel import WarmChannel, WarmPushPipe, WarmTransport, query
-from .warm_memo import fast_key, heartbeat_for, serve_line
+from .warm_memo import fast_key, heartbeat_for, memo_key, serve_line
 
 if TYPE_CHECKING:
     from .agent_stream import AgentStream
@@ -101,6 +101,7 @@ class WarmFirstTransport(Transport):
             pipe = chan.push = WarmPushPipe(self._push[0]) if self._push is not None else None
             chan.join_serve(serve_line(where["python"], where["agent"], where["agent_dir"], beat, True), beat)
         except OSError:
+            self._forget(WarmTransport(path))  # e.g. its zipapp is gone: the full way deploys anew
             return False
         self._session, self._where, self.alive_timeout = chan, where, alive
         if pipe is not None and self._push is not None:
@@ -113,6 +114,11 @@ class WarmFirstTransport(Transport):
             self._file = chan.makefile("rb", 1 << 16)
         threading.Thread(target=self._ping_loop, args=(beat,), name=f"ping-{self.host}", daemon=True).start()
         return True
+
+    def _forget(self, master: WarmTransport) -> None:
+        e = self.entry
+        master.remember(fast_key(e, self.settings), None)
+        master.remember(memo_key((e.name, e.target, e.python, e.agent_dir)), None)  # ssh_transport's
 
     def _watch(self, pipe: WarmPushPipe, on_end: EndHandler) -> None:
         """watch_pipe's loop for a session: the end, a consumer's failure, or silence, said once."""

@@ -29,7 +29,7 @@ from . import warm_frames as frames
 from .hostkey_errors import HostKeyError
 from .ssh_connect import Connection, SshError, connect
 from .warm_relay import Relay
-from .warm_serve import Serves, carry
+from .warm_serve import NotStarted, Serves, carry
 
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -234,7 +234,9 @@ class Master:
             )
         except (paramiko.SSHException, OSError, EOFError) as exc:
             frames.send(client, b"F", f"cannot start the shared serve: {exc}".encode())
-            if not isinstance(exc, paramiko.ChannelException):  # not a refusal: the link is dead
+            if not isinstance(
+                exc, (paramiko.ChannelException, NotStarted)
+            ):  # not a refusal: the link is dead
                 self.end(f"no channel opened: {exc}")
             return
         with self.lock:

@@ -23,7 +23,12 @@ from .warm_outbox import Outbox
 
 START = b"S gpudeck-sessions"  # serve's first line (a login shell may print before it)
 CHATTER_MAX = 8 << 20  # past this much before it, it is not our serve
+START_WAIT = 60.0  # a python start on a loaded host; a login shell's profile before it
 SILENT_BEATS = 4  # serve's `K` every heartbeat: this many missed and it is taken as frozen
+
+
+class NotStarted(OSError):
+    """serve ended (or said nothing) before its first line: the link is fine, the agent is not."""
 
 
 class SharedServe:
@@ -41,8 +46,21 @@ class SharedServe:
         self.chan = transport.open_session(timeout=15)
         self.chan.exec_command(command)
         self._file = self.chan.makefile("rb", 1 << 16)
+        self._started = threading.Event()  # its first line came: it runs
         threading.Thread(target=self._read, name="shared-serve", daemon=True).start()
+        if not self._started.wait(START_WAIT) or self.dead:
+            self.close("it did not start")
+            raise NotStarted(f"the agent did not start: {self._stderr() or 'no word from it'}")
         threading.Thread(target=self._keepalive, name="shared-serve-beat", daemon=True).start()
+
+    def _stderr(self) -> str:
+        """The last line serve wrote on stderr (a zipapp gone: python's `can't open file`)."""
+        said = b""
+        with contextlib.suppress(Exception):
+            while self.chan.recv_stderr_ready():
+                said += self.chan.recv_stderr(4096)
+        lines = said.decode("utf-8", "replace").strip().splitlines()
+        return lines[-1][:200] if lines else ""
 
     @property
     def usable(self) -> bool:
@@ -106,14 +124,18 @@ class SharedServe:
             self._log(f"shared serve's channel broke: {exc}")
         finally:
             self.close("its channel closed")
+            self._started.set()  # a start waiting on it sees it dead
             self._end_sessions()
 
     def _skip_chatter(self) -> None:
         skipped = 0
         while skipped < CHATTER_MAX:
             line = self._file.readline(1 << 16)
-            if not line or START in line:
+            if START in line:
+                self._started.set()
                 return
+            if not line:
+                raise EOFError("serve ended before it started")
             skipped += len(line)
         raise ValueError(f"no serve start in the first {skipped >> 20} MiB")
 
