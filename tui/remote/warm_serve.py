@@ -64,7 +64,10 @@ class SharedServe:
 
     @property
     def usable(self) -> bool:
-        return not self.dead and not self.retired and not self.chan.closed
+        """Running, and heard from within two heartbeats (its `K`): a link that died without a word
+        gets a new serve, whose channel then fails to open and ends the master."""
+        heard = time.monotonic() - self.last_heard < 2 * self.heartbeat + 1
+        return heard and not self.dead and not self.retired and not self.chan.closed
 
     def join(self, client: socket.socket) -> int:
         """A new session for client; its hello follows the `A` the caller sends first."""
