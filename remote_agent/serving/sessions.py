@@ -94,7 +94,9 @@ def serve_sessions(
     server = Server(root, SessionWriter(mux, 0))  # session 0's lines are the master's: dropped
     server.gpu_ring.start()
     sessions: Dict[int, Session] = {}
-    pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="op")
+    # Threads are made as requests need them: room for every session's slow ops (a stop waiting out
+    # its grace) without one command queueing behind another's, as with a serve each.
+    pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="op")
     last_input = [time.monotonic()]
     done = threading.Event()
     if heartbeat > 0:
