@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bytecode import cache_bytecode  # noqa: E402
 from bench.loopback import Loopback, loopback_host  # noqa: E402
 from tests.support.cleanup import kill_all_jobs  # noqa: E402
 
@@ -75,10 +76,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--points", type=int, default=100_000)
+    parser.add_argument("--no-bytecode", action="store_true", help="keep the environment's bytecode setting")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-warm-") as tmp:
         root = Path(tmp)
         os.environ.pop("XDG_RUNTIME_DIR", None)  # the masters' sockets under this GPUDECK_HOME
+        if not args.no_bytecode:
+            print(cache_bytecode(Path(tmp) / "pycache"))
         lb = loopback_host(root, ["LogLevel VERBOSE"])
         try:
             run_rows(lb, root, args.rounds, args.points)

@@ -61,6 +61,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         metavar="S",
         help="push a heartbeat every S seconds; exit when the client is silent 4*S (0: off)",
     )
+    serve_p.add_argument(
+        "--sessions",
+        action="store_true",
+        help="serve many clients' sessions, framed (a warm connection's one serve: PROTOCOL.md)",
+    )
     run_p = sub.add_parser("run", help="supervise one job (started by serve, detached)")
     run_p.add_argument("job_dir")
     run_p.add_argument(
@@ -160,9 +165,14 @@ def main(argv: Optional[List[str]] = None) -> None:
 
         sys.exit(code_send(agent_dir(args.agent_dir), args.snapshot))
     if args.command == "serve":
-        from .serving.serve import serve
+        if args.sessions:  # a warm connection's one serve (serving/sessions.py)
+            from .serving.sessions import serve_sessions
 
-        code = serve(agent_dir(args.agent_dir), heartbeat=args.heartbeat)
+            code = serve_sessions(agent_dir(args.agent_dir), heartbeat=args.heartbeat)
+        else:
+            from .serving.serve import serve
+
+            code = serve(agent_dir(args.agent_dir), heartbeat=args.heartbeat)
         sys.stdout.flush()
         # Not sys.exit: that would wait for op threads (a stop may wait out a 60 s grace), and
         # after a cut serve must be gone within seconds. The supervisors own the jobs.

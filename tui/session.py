@@ -82,7 +82,12 @@ def _transport(
 ) -> Transport:
     if host == LOCAL:
         return LocalTransport(paths.ensure_private(paths.local_agent_dir()))
-    return ssh_transport_for(host, confirm, ask_passphrase, config)
+    entry = host_entries().get(host)
+    if entry is None:
+        return ssh_transport_for(host, confirm, ask_passphrase, config)  # its error, in its words
+    from .remote.warm_fast import WarmFirstTransport  # a warm host's agent without paramiko
+
+    return WarmFirstTransport(entry, (config or settings()).ssh, confirm, ask_passphrase)
 
 
 def ssh_transport_for(

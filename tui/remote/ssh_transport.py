@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
-import shlex
 import threading
 from typing import Any
 
@@ -32,6 +30,8 @@ from .push_pipe import PushPipe, watch_pipe
 from .ssh_connect import AskPassphrase, Connection, SshError, connect
 from .transport import ConnectionCut, Consumer, EndHandler, Transport, TransportError
 from .warm_channel import WarmChannel, WarmPushPipe, WarmTransport
+from .warm_memo import heartbeat_for, remember_fast_path, serve_line
+from .warm_memo import memo_key as warm_memo_key
 
 PING = b'{"id": "ping", "op": "ping"}\n'  # a string id: the client drops its answer unseen
 
@@ -39,18 +39,10 @@ _deployed: dict[tuple[str, str, str | None, str], Deployed] = {}
 _deployed_lock = threading.Lock()
 
 
-def serve_command(deployed: Deployed, heartbeat: float) -> str:
-    """`exec PY AGENT serve …`, every token quoted: the login shell only ever sees literals."""
-    argv = [
-        deployed.python,
-        deployed.agent,
-        "serve",
-        "--agent-dir",
-        deployed.agent_dir,
-        "--heartbeat",
-        f"{heartbeat:g}",
-    ]
-    return "exec " + shlex.join(argv)
+def serve_command(deployed: Deployed, heartbeat: float, sessions: bool = False) -> str:
+    """`exec PY AGENT serve …`, every token quoted: the login shell only ever sees literals.
+    sessions: the one serve a warm master shares between commands (warm_serve.py)."""
+    return serve_line(deployed.python, deployed.agent, deployed.agent_dir, heartbeat, sessions)
 
 
 class SshTransport(Transport):
@@ -78,7 +70,7 @@ class SshTransport(Transport):
     @property
     def heartbeat(self) -> float:
         """How often serve pushes a heartbeat and we ping it: a quarter of the silence limit."""
-        return max(0.2, self.alive_timeout / 4)
+        return heartbeat_for(self.alive_timeout)
 
     @property
     def _cache_key(self) -> tuple[str, str, str | None, str]:
@@ -106,7 +98,7 @@ class SshTransport(Transport):
         with _deployed_lock:
             cached = None if force else _deployed.get(self._cache_key)
         warm = self.conn.transport if isinstance(self.conn.transport, WarmTransport) else None
-        memo_key = json.dumps(list(self._cache_key))
+        memo_key = warm_memo_key(self._cache_key)
         if cached is None and warm is not None and not force:  # found by an earlier command on this master
             found = warm.memo(memo_key)
             cached = Deployed(**{**found, "removed": ()}) if isinstance(found, dict) else None
@@ -163,7 +155,11 @@ class SshTransport(Transport):
                 pipe = chan.push = WarmPushPipe(self._push[0])
             elif self._push is not None:  # before exec: the agent's first byte must not miss it
                 pipe = chan.in_buffer = PushPipe(chan, self._push[0])
-            chan.exec_command(serve_command(deployed, self.heartbeat))
+            if isinstance(conn.transport, WarmTransport):  # a session of the master's one serve
+                chan.join_serve(serve_command(deployed, self.heartbeat, sessions=True), self.heartbeat)
+                remember_fast_path(conn.transport, self.entry, self.settings, deployed, self.alive_timeout)
+            else:
+                chan.exec_command(serve_command(deployed, self.heartbeat))
         except (paramiko.SSHException, OSError, EOFError) as exc:
             cut = not conn.transport.is_active()
             conn.close()
@@ -250,7 +246,7 @@ class SshTransport(Transport):
                 _deployed.pop(self._cache_key, None)
             conn = self.conn
             if conn is not None and isinstance(conn.transport, WarmTransport):
-                conn.transport.remember(json.dumps(list(self._cache_key)), None)
+                conn.transport.remember(warm_memo_key(self._cache_key), None)
         if status is not None and status != 0:  # the remembered python may be gone: probe next time
             deploy_memo.forget(self._cache_key)
         return f"the agent exited (status {status}){': ' + last[0][:200] if last[0] else ''}"

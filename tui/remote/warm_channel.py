@@ -5,6 +5,9 @@ callers work unchanged over either.
 One unix connection to the master per channel (warm_frames.py). A reader thread demultiplexes the
 master's frames: stdout into a bounded buffer (or straight to a push consumer, as PushPipe does
 for a direct channel), stderr aside, the exit status into `status_event`.
+
+No paramiko here (a warm command never loads it): a broken or refused warm connection is a
+WarmLost, an OSError, which every caller already catches beside paramiko's own errors.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import paramiko
-
 from . import warm_frames as frames
 from .transport import Consumer
+
+
+class WarmLost(ConnectionError):
+    """The warm connection is gone, broke, or refused the command."""
+
 
 BUFFER_MAX = 4 << 20  # stdout held for a slow reader; past it the reader thread waits (back-pressure)
 
@@ -95,7 +101,7 @@ class WarmChannel:
         except OSError as exc:
             self.sock.close()
             owner.lost = True
-            raise paramiko.SSHException(f"the warm connection is gone: {exc}") from None
+            raise WarmLost(f"the warm connection is gone: {exc}") from None
 
     def _buffers(self) -> None:
         self._timeout: float | None = None
@@ -117,18 +123,24 @@ class WarmChannel:
         return self.owner
 
     def exec_command(self, command: str) -> None:
+        self._start(b"E", {"command": command, "window": self._window, "packet": self._packet})
+
+    def join_serve(self, command: str, heartbeat: float) -> None:
+        """Become a session of the master's shared `serve --sessions` (warm_serve.py), started with
+        command if it runs none: the same bytes as exec_command(plain serve), no new process."""
+        self._start(b"V", {"command": command, "heartbeat": heartbeat})
+
+    def _start(self, kind: bytes, request: dict[str, Any]) -> None:
         try:
-            frames.send_json(
-                self.sock, b"E", {"command": command, "window": self._window, "packet": self._packet}
-            )
+            frames.send_json(self.sock, kind, request)
             answer = frames.recv(self.sock)
         except (OSError, frames.FrameError) as exc:
             self.owner.lost = True
-            raise paramiko.SSHException(f"the warm connection broke: {exc}") from None
+            raise WarmLost(f"the warm connection broke: {exc}") from None
         if answer is None or answer[0] != b"A":
             self.owner.lost = True
             said = answer[1].decode("utf-8", "replace") if answer else "it hung up"
-            raise paramiko.SSHException(f"the warm connection refused the command: {said}")
+            raise WarmLost(f"the warm connection refused the command: {said}")
         self.sock.settimeout(None)
         threading.Thread(target=self._read_loop, name="warm-channel", daemon=True).start()
 
@@ -251,9 +263,13 @@ class WarmTransport:
         return not self.lost
 
     def open_sftp_client(self) -> Any:
+        import paramiko  # only deploy asks, and it has loaded paramiko already
+
         raise paramiko.SSHException("no SFTP through a warm connection")  # deploy uploads over exec
 
     def open_channel(self, *args: Any, **kwargs: Any) -> Any:
+        import paramiko
+
         raise paramiko.SSHException("no forwarded channels through a warm connection")
 
     def memo(self, key: str) -> Any:

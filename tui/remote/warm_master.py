@@ -29,6 +29,7 @@ from . import warm_frames as frames
 from .hostkey_errors import HostKeyError
 from .ssh_connect import Connection, SshError, connect
 from .warm_relay import Relay
+from .warm_serve import NotStarted, Serves, carry
 
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -66,6 +67,7 @@ class Master:
         self.busy = 0  # channels open now
         self.last_used = time.monotonic()
         self.memo: dict[str, Any] = {}  # what a command learnt once for all (the deployed agent)
+        self.serves = Serves(lambda line: log(f"{self.name}: {line}"))  # the host's `serve --sessions`
         self.lock = threading.Lock()
 
     # -- start -------------------------------------------------------------------------------------
@@ -172,6 +174,10 @@ class Master:
                 self._query(client, json.loads(payload))
             elif kind == b"E":
                 self._run(client, json.loads(payload))
+            elif kind == b"V":
+                self._session(client, json.loads(payload))
+            else:
+                frames.send(client, b"F", f"unknown request {kind!r}".encode())
         except (OSError, ValueError, frames.FrameError) as exc:
             log(f"{self.name}: a client's connection failed: {exc}")
         finally:
@@ -214,6 +220,29 @@ class Master:
                 return
             frames.send_json(client, b"A", {"ok": True})
             Relay(client, chan).run()
+        finally:
+            with self.lock:
+                self.busy -= 1
+                self.last_used = time.monotonic()
+
+    def _session(self, client: socket.socket, request: dict[str, Any]) -> None:
+        """One command's agent conversation as a session of the shared serve (warm_serve.py)."""
+        assert self.conn is not None
+        try:
+            serve = self.serves.shared(
+                self.conn.transport, str(request["command"]), float(request["heartbeat"])
+            )
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            frames.send(client, b"F", f"cannot start the shared serve: {exc}".encode())
+            if not isinstance(
+                exc, (paramiko.ChannelException, NotStarted)
+            ):  # not a refusal: the link is dead
+                self.end(f"no channel opened: {exc}")
+            return
+        with self.lock:
+            self.busy += 1
+        try:
+            carry(serve, client)
         finally:
             with self.lock:
                 self.busy -= 1

@@ -36,6 +36,7 @@ def host_key(entry: HostEntry) -> str:
     """What tells two connections apart: the same key is the same master."""
     alias = entry.extra.get("host_key_alias")
     parts = [
+        "sessions",  # masters that share one serve (warm_serve.py): an older master is never asked
         str(paths.data_dir()),
         getpass.getuser(),
         entry.name,
