@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import GpudeckError
 from .candidates import CloudCandidate, is_cloud, launch_token, parse_candidate
-from .records import Managed, ManagedDir
+from .records import Managed, ManagedDir, journal_record
 
 Release = Callable[[CloudCandidate, str, str], "dict[str, Any] | None"]
 
@@ -92,22 +92,8 @@ def _released(m: Managed, record: dict[str, Any], release: Release) -> list[dict
             try:
                 released = release(candidate, token, why)
             except GpudeckError as exc:
-                out.append(_record(m, "release_failed", candidate=item, token=token, error=str(exc)))
+                out.append(journal_record("release_failed", m, candidate=item, token=token, error=str(exc)))
                 continue
             if released:
-                out.append(_record(m, "instance_released", token=token, **released))
+                out.append(journal_record("instance_released", m, token=token, **released))
     return out
-
-
-def _record(m: Managed, outcome: str, **extra: Any) -> dict[str, Any]:
-    import time
-
-    return {
-        "t": round(time.time(), 3),
-        "kind": "managed",
-        "outcome": outcome,
-        "job": {"id": m.current, "name": m.opts.name or m.head},
-        "chain": m.head,
-        "recoveries": len(m.recoveries),
-        **extra,
-    }

@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -185,3 +186,16 @@ def parse_recover_on(text: str | None) -> tuple[str, ...]:
     if not items or bad:
         raise ValueError(f"--recover-on {text!r}: a comma-separated list of {', '.join(RECOVER_ON)}")
     return items
+
+
+def journal_record(outcome: str, m: Managed, **extra: Any) -> dict[str, Any]:
+    """One line of the controller's journal about a managed chain (recover.py, cleanup.py)."""
+    return {
+        "t": round(time.time(), 3),
+        "kind": "managed",
+        "outcome": outcome,
+        "job": {"id": m.current, "name": m.opts.name or m.head},
+        "chain": m.head,
+        "recoveries": len(m.recoveries),
+        **extra,
+    }

@@ -40,6 +40,7 @@ from .elastic import Join, departed, join_running, rejoin_refused
 from .elastic_join import begin_rejoin, finish_rejoin
 from .look import look
 from .records import Managed, ManagedDir
+from .records import journal_record as _record
 from .survivors import stop_survivors
 
 Launch = Callable[[Agents, Store | None, LaunchOptions, str], Launched]
@@ -225,15 +226,3 @@ def _launch_pending(
     )
     mdir.save(done)
     return [_record("recovered", done, **{k: v for k, v in step.items() if k != "at"})]
-
-
-def _record(outcome: str, m: Managed, **extra: Any) -> dict[str, Any]:
-    return {
-        "t": round(time.time(), 3),
-        "kind": "managed",
-        "outcome": outcome,
-        "job": {"id": m.current, "name": m.opts.name or m.head},
-        "chain": m.head,
-        "recoveries": len(m.recoveries),
-        **extra,
-    }

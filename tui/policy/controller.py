@@ -26,7 +26,7 @@ from remote_agent.names import new_job_id
 from ..actions.find import Job
 from ..cost.catalog import CatalogEntry
 from ..errors import GpudeckError
-from .capacity import Capacity, has_free_host, launch_refusal, launch_token, pool_of
+from .capacity import Capacity, CapacityLaunched, has_free_host, launch_refusal, launch_token, pool_of
 from .engine import Decision, decide
 from .inflight import InFlight, LaunchInFlight
 from .inputs import Inputs
@@ -196,26 +196,38 @@ class Controller:
                     self.journal.write(self.clock(), d, "failed", error=str(exc), token=token, **extra)
                 )
                 continue
-            known = self.policies.pools.get(pool.name, pool)
-            self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
-            joined = self._join(pool.name, launched.host)
             note = "the rule no longer asks for it: it joins the pool as free capacity"
-            out.append(
-                self.journal.write(
-                    self.clock(),
-                    d,
-                    "launched",
-                    host=launched.host,
-                    instance=launched.instance,
-                    pool=pool.name,
-                    rank=rank,
-                    token=token,
-                    note=note,
-                    **joined,
-                    **extra,
-                )
-            )
+            out.append(self._joined(d, pool, launched, rank, token, extra, note=note))
         return out
+
+    def _joined(
+        self,
+        d: Decision,
+        pool: Any,
+        launched: CapacityLaunched,
+        rank: int,
+        token: str,
+        extra: dict[str, Any],
+        **more: Any,
+    ) -> dict[str, Any]:
+        """A launched instance joins its pool from now on (a pool rule still matches the grown job),
+        journaled `launched`."""
+        known = self.policies.pools.get(pool.name, pool)
+        self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
+        joined = self._join(pool.name, launched.host)
+        return self.journal.write(
+            self.clock(),
+            d,
+            "launched",
+            host=launched.host,
+            instance=launched.instance,
+            pool=pool.name,
+            rank=rank,
+            token=token,
+            **more,
+            **joined,
+            **extra,
+        )
 
     def _guarded(self, step: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
         """The queue's capacity step's records (journaled by it); a failure is one record, and the
@@ -409,24 +421,7 @@ class Controller:
             self.booting.pop(token, None)
             launched = self.flights.call(token, self.capacity.launch, pool, token)
             hosts.append(launched.host)
-            # the new host belongs to the pool from now on (a pool rule still matches the grown job)
-            known = self.policies.pools.get(pool.name, pool)
-            self.policies.pools[pool.name] = replace(known, hosts=(*known.hosts, launched.host))
-            joined = self._join(pool.name, launched.host)
-            steps.append(
-                self.journal.write(
-                    self.clock(),
-                    d,
-                    "launched",
-                    host=launched.host,
-                    instance=launched.instance,
-                    pool=pool.name,
-                    rank=rank,
-                    token=token,
-                    **joined,
-                    **extra,
-                )
-            )
+            steps.append(self._joined(d, pool, launched, rank, token, extra))
         extra["capacity"]["onto"] = hosts
         return None, tuple(hosts)
 
