@@ -30,6 +30,7 @@ from ..storage.files import open_private
 from ..storage.journal import tail_records
 from ..storage.layout import JobFiles, iter_job_dirs
 from .adoption import adopt_if_lost
+from .jobschanged import note_change
 from .launcher import self_command, spawn_detached
 from .pidwatch import read_pid, runs, write_own_pid
 from .proctree import JOB_MARKER_VAR, SUPERVISOR_MARKER_VAR
@@ -183,6 +184,7 @@ def look(root: Path, ended: Set[Path], later: Dict[Path, float], watched: Option
             watched.unwatched += 1  # its adopter is yet to take the lock: look again soon
         elif outcome == "ended":
             ended.add(d)
+            note_change(root)  # a lost job's end: a budgeted neighbour counts its share again
         else:
             later[d] = now + RETRY_NOTHING
     return busy

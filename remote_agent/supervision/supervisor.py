@@ -8,6 +8,7 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any, Deque, Dict, List, Optional, Set, Tuple
 
 from .. import VERSION
@@ -42,6 +43,7 @@ from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
 from .gpufree import GpuFree
 from .joblock import take as take_lock
+from .jobschanged import note_change
 from .jobspec import job_env, job_key, shell_script
 from .keeperwatch import KeeperWatch
 from .launcher import self_command
@@ -149,6 +151,7 @@ class Supervisor:
         lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
         if not take_lock(lock_fd):  # a look holding it for an instant is waited out
             return EXIT_ALREADY_SUPERVISED
+        note_change(self.agent_dir)  # a budgeted neighbour counts its share again (jobschanged.py)
         # Every process it starts stays below it (orphans reparent to it): its tree walks need no
         # host-wide look (proctree.job_tree), so they cost the same beside 1 job or 200.
         self._own_tree = set_child_subreaper() and self.COMMAND_IS_CHILD
@@ -158,10 +161,22 @@ class Supervisor:
         assigned = read_assignment(self.files.dir)
         if assigned is not None:  # the GPUs the launch gave it (gpus/assign.py), by UUID
             self.journal.append("event", event="gpus_assigned", data=assigned)
-        if not self._start_command():
-            return 0
-        self._loop()
+        if self._start_command():
+            self._loop()
+        self.let_go(lock_fd)
         return 0
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.files.dir.parent.parent.parent
+
+    def let_go(self, lock_fd: int) -> None:
+        """The end is journaled: the lock goes now, then the mark that a live supervisor went."""
+        try:
+            os.close(lock_fd)
+        except OSError:
+            pass
+        note_change(self.agent_dir)
 
     def _install_signal_handlers(self) -> None:
         # Handlers only set flags: the loop acts, so no journal write ever races a half-written one.
@@ -402,7 +417,7 @@ class Supervisor:
         next_retry = 0.0
         next_keeper_check = 0.0  # never: the keeper's pidfd wakes the loop when it ends
         # the host's keeper adopts this job if this supervisor dies (not on a Slurm compute node)
-        keeper = None if self.spec.get("placement") else KeeperWatch(self.files.dir.parent.parent.parent)
+        keeper = None if self.spec.get("placement") else KeeperWatch(self.agent_dir)
         if self.proc is not None:  # only while a command runs, only on a host with a provider's notice
             self._notice_watch = NoticeWatch.start(self.spec, self._on_notice, self._on_notice_error)
         # spec.tensorboard: the run's event files are read too (tbread/follow.py)
