@@ -825,7 +825,7 @@ class Supervisor:
         """Queued for the loop: telling goes over the network, never from the output's reader."""
         self._untold.extend(str(body["data"]["why"]) for _, body in entries)
         if entries:
-            self._wake.wake()
+            self._control_flag.set()  # the loop's next pass tells them (it sleeps until woken)
 
     def _send_advice(self) -> None:
         """Each advice told to the job's notify targets when it asked for `advice` (node 0's, as a stall)."""
