@@ -51,7 +51,8 @@ class PollingIn:
         """The job printed (the supervisor's output reader, each chunk: a flag, set once a poll)."""
         if not self._printed:
             self._printed = True
-            self._wake.set()
+            if self._active <= 0:  # it sleeps for a minute: look now; else its next poll sees the flag
+                self._wake.set()
 
     def _poll(self) -> List[Dict[str, Any]]:
         raise NotImplementedError
