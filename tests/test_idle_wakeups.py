@@ -73,6 +73,7 @@ def short_timers(pid: int) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # ~3-6 s: the supervisor's first GPU look comes 2 s after its start
 def test_an_idle_job_s_supervisor_and_the_keeper_sleep_until_something_happens(
     client: AgentClient, workdir: Path, agent_dir: Path
 ) -> None:
