@@ -415,9 +415,9 @@ class Supervisor:
         next_gpu = time.monotonic() + min(2.0, gpu_every)
         next_rules = 0.0  # the first pass reads a request written before the handlers were set
         next_retry = 0.0
-        next_keeper_check = 0.0  # never: the keeper's pidfd wakes the loop when it ends
         # the host's keeper adopts this job if this supervisor dies (not on a Slurm compute node)
         keeper = None if self.spec.get("placement") else KeeperWatch(self.agent_dir)
+        next_keeper_check = 0.0 if keeper is not None else never  # never: its pidfd says when
         if self.proc is not None:  # only while a command runs, only on a host with a provider's notice
             self._notice_watch = NoticeWatch.start(self.spec, self._on_notice, self._on_notice_error)
         # spec.tensorboard: the run's event files are read too (tbread/follow.py)
