@@ -62,6 +62,8 @@ TAIL_LINES = 20
 LEFTOVER_GRACE = 10.0
 TICK = 0.05  # the loop's longest sleep while a job stops (its tree is polled until it is gone)
 OUTPUT_POLL = 0.05
+OUTPUT_POLL_MAX = 2.0  # a quiet job's output is looked at this often where inotify is not to be had
+WATCH_RETRY_POLLS = 30  # polls between tries for an inotify instance (another process may free one)
 DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
 JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
 JOURNAL_GIVE_UP = 600.0  # then the supervisor lets go of the job (its end is journaled by the next look)
@@ -295,11 +297,14 @@ class Supervisor:
         os.lseek(fd, self._read_pos, os.SEEK_SET)
         # inotify wakes us as soon as the job writes (a line reaches clients in ms, not a poll later).
         watcher = self._output_watch = file_watcher(str(self.files.output))
+        poll = OUTPUT_POLL  # without inotify (the user's instances used up: 128 by default)
+        polls_unwatched = 0
         try:
             while not self._stop_reading:
                 draining = self._output_done.is_set()
                 chunk = os.read(fd, 65536)
                 if chunk:
+                    poll = OUTPUT_POLL
                     self._read_pos += len(chunk)
                     with self._out_lock:
                         self._journal_lines(splitter.feed(chunk))
@@ -314,8 +319,14 @@ class Supervisor:
                     break
                 if watcher is not None:  # inotify wakes it at each write: the timeout is a safety net
                     watcher.wait(self.IDLE_WAIT)
-                else:
-                    self._output_done.wait(OUTPUT_POLL)
+                    continue
+                # No inotify: a quiet job's reader backs off (issue 33: 200 idle jobs beyond the
+                # instance limit polled 20 times a second each) and asks for an instance again.
+                self._output_done.wait(poll)
+                poll = min(poll * 2, OUTPUT_POLL_MAX)
+                polls_unwatched += 1
+                if polls_unwatched % WATCH_RETRY_POLLS == 0:
+                    watcher = self._output_watch = file_watcher(str(self.files.output))
             with self._out_lock:
                 self._journal_lines(splitter.flush(), final=True)
                 self._journaled_pos = self._read_pos
