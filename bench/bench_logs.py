@@ -7,7 +7,12 @@ paramiko exec channel → serve's `follow` push → the CLI's stdout) and OpenSS
 its stdout. Medians over --rounds of each round's p50/p99; the ratio is gpudeck / baseline
 (also the median of each round's own p50 ratio: under load it moves less).
 
-    python bench/bench_logs.py [--lines 300] [--interval 0.02] [--rounds 3]
+`--plain-writer` (issue 33): the baseline follows a writer without gpudeck instead — the same
+script started as a plain process beside the job, its stdout a plain file, released by the same go
+file — so the supervisor's own cost per line is charged to gpudeck alone (`ssh tail -F` of the
+job's own output.log shares the supervisor's load with it).
+
+    python bench/bench_logs.py [--lines 300] [--interval 0.02] [--rounds 3] [--plain-writer]
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ def read_latencies(stream, n: int, ready: threading.Event, into: list[float]) ->
 
 
 def latency_round(
-    client, server, known: Path, agent_dir: Path, n: int, interval: float
+    client, server, known: Path, agent_dir: Path, n: int, interval: float, plain: bool = False
 ) -> tuple[list[float], list[float]]:
     job_id = new_job_id()
     go = agent_dir / f"go-{job_id}"
@@ -75,7 +80,18 @@ def latency_round(
         stderr=subprocess.DEVNULL,
         env=dict(os.environ),
     )
-    base_proc = ssh_tail(server, known, agent_dir / "jobs" / job_id / "0" / "output.log")
+    followed = agent_dir / "jobs" / job_id / "0" / "output.log"
+    writer = None
+    if plain:  # the same ticks from a process gpudeck never saw, into a file of its own
+        followed = agent_dir / f"plain-{job_id}.log"
+        with open(followed, "wb") as out:
+            writer = subprocess.Popen(
+                [sys.executable, "-c", TICKS.format(n=n, interval=interval, go=str(go))],
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                cwd=agent_dir,
+            )
+    base_proc = ssh_tail(server, known, followed)
     ours: list[float] = []
     base: list[float] = []
     readers = []
@@ -93,6 +109,8 @@ def latency_round(
         t.join(timeout=n * interval + 60)
     code = ours_proc.wait(timeout=60)
     base_proc.kill()
+    if writer is not None:
+        writer.wait(timeout=60)
     if code != 0 or len(ours) != n or len(base) != n:
         raise SystemExit(
             f"round incomplete: gpudeck exit {code}, lines {len(ours)}/{n}, ssh tail lines {len(base)}/{n}"
@@ -105,6 +123,7 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=300)
     ap.add_argument("--interval", type=float, default=0.02)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--plain-writer", action="store_true", help="the baseline tails a writer without gpudeck")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-logs-"))
     box = loopback_host(root)
@@ -117,7 +136,9 @@ def main() -> None:
     try:
         client = session.client("box")
         for _ in range(args.rounds):
-            ours, base = latency_round(client, server, known, agent_dir, args.lines, args.interval)
+            ours, base = latency_round(
+                client, server, known, agent_dir, args.lines, args.interval, args.plain_writer
+            )
             rows_ours.append((pct(ours, 50), pct(ours, 99)))
             rows_base.append((pct(base, 50), pct(base, 99)))
             print(
@@ -135,6 +156,12 @@ def main() -> None:
         f"loopback SSH, {args.rounds} rounds (medians of each round's percentiles), "
         f"{args.lines} lines every {args.interval * 1000:g} ms: print → line on the reader's stdout"
     )
+    baseline = (
+        "ssh tail -f (a writer without gpudeck)"
+        if args.plain_writer
+        else "ssh tail -f (the job's output.log)"
+    )
+    print(f"baseline: {baseline}")
     print(f"{'':22}{'gpudeck logs -f':>16}{'ssh tail -f':>14}{'ratio':>8}")
     for label, i in (("latency p50 (ms)", 0), ("latency p99 (ms)", 1)):
         o = statistics.median(r[i] for r in rows_ours) * 1000

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from remote_agent.jobstate import supervisor_alive
-from tests.support.jobs import journal, launch, pids_with, wait_state
+from tests.support.jobs import alive, journal, launch, pids_with, wait_state
 from tests.support.waiting import wait_for
 from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
@@ -264,7 +264,9 @@ def test_an_adopter_that_is_lost_too_is_adopted_in_turn(
         what="the adopter's heartbeat",
     )
     os.kill(first, signal.SIGKILL)
-    lock_free(agent_dir, job["id"])
+    # Not its lock seen free: the keeper wakes the moment an adopter ends (a pidfd), and a second
+    # adopter started by a listing beside the keeper's may be waiting on the lock already.
+    wait_for(lambda: not alive(first), what="the first adopter gone")
     wait_for(
         lambda: client.request("jobs") and len(adopted(agent_dir, job["id"])) == 2, what="the second adoption"
     )

@@ -90,6 +90,7 @@ def test_each_op_answers_the_keys_the_doc_states(client: AgentClient, workdir: P
     answers["launch"] = job = launch(client, workdir, argv)
     wait_state(client, job["id"], {"running"})
     answers["jobs"] = client.request("jobs")
+    answers["live_jobs"] = client.request("live_jobs")
     answers["tail"] = client.request("tail", job=job["id"], node="0", since_seq=0)
     answers["untail"] = client.request("untail", job=job["id"], node="0")
     answers["series"] = client.request("series", job=job["id"], node="0", width=100)

@@ -1,6 +1,6 @@
 """The supervisor's side of logger files: a thread that looks for the job's Lightning version dir
 (discover.py: a few stats a second while none is found; none once found) and then reads it every
-POLL seconds (tbread.follow.PollingIn): TensorBoard event files through tbread, else CSVLogger's metrics.csv. Node 0 only
+POLL seconds while the job prints (tbread.follow.PollingIn): TensorBoard event files through tbread, else CSVLogger's metrics.csv. Node 0 only
 (rank 0 writes them). Off with spec.logger_files = false, and when spec.tensorboard names a LOGDIR
 (that one is read instead). The found dir and the offsets read are kept in a state file, so an
 adopting supervisor goes on where its predecessor stopped."""
@@ -37,6 +37,8 @@ def wanted(spec: Dict[str, Any]) -> bool:
 
 
 class LoggerFilesIn(PollingIn):
+    FOLLOWS_OUTPUT = True  # on by default for every job: an idle one's must not poll (issue 33)
+
     def __init__(self, workdir: str, node_dir: str, emit: Emit, found: Callable[[], None]) -> None:
         super().__init__(emit, "logger-files-in")
         self.node_dir = node_dir

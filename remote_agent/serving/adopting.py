@@ -1,6 +1,6 @@
 """serve's start-up sweep: every lost job of this agent dir is adopted or has its end journaled.
 
-Skipped while the host's keeper runs: it looks at every job each second already, and a sweep at each
+Skipped while the host's keeper runs: it watches every supervisor already (a pidfd each), and a sweep at each
 serve's start (each CLI command on the host) would read every job's lock and journal again, so a
 command on a host with 200 jobs would pay for all 200 (issue 33: launch and stop independent of the
 number of jobs)."""

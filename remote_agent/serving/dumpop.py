@@ -5,13 +5,15 @@ journal's one writer)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from typing import Any, Dict
 
 from ..jobstate import TERMINAL_STATES
 from ..stacks.notes import write_note
 from ..stacks.take import latest, take_dump
-from .jobs import JobError
+from .jobs import JobError, own_supervisor
 from .procview import job_pids
 
 MAX_SHOWN = 16 << 20  # bytes of a saved dump answered
@@ -38,6 +40,10 @@ def dump(req: Dict[str, Any], jobs: Any) -> Dict[str, Any]:
         raise JobError("job %s node %s: nothing to dump: %s" % (view.fields["id"], view.fields["node"], why))
     record = take_dump(view.files.dir, view.fields["id"], view.fields["node"], pids)
     write_note(view.files.dir, record, by="user")
+    supervisor = own_supervisor(view)  # it sleeps until woken (issue 33): it journals the note now
+    if supervisor is not None:
+        with contextlib.suppress(OSError):
+            os.kill(supervisor, signal.SIGUSR1)
     return record
 
 

@@ -14,6 +14,7 @@ import time
 from typing import Optional
 
 from ..jobstate import JobView, supervisor_alive
+from ..supervision.adoption import note_lost_why
 from ..supervision.proctree import is_live, process_state
 
 SILENT_HEARTBEATS = 3  # intervals without a record, while stopped, before it is taken over
@@ -45,9 +46,11 @@ def end_frozen_supervisor(view: JobView) -> Optional[str]:
     pid = frozen_supervisor(view)
     if pid is None:
         return None
+    why = "its supervisor (pid %d) was frozen" % pid
+    note_lost_why(view.files, "a job listing; " + why)  # the keeper may adopt it first (adoption.py)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 5.0
     while (is_live(pid) or supervisor_alive(view.files.lock)) and time.monotonic() < deadline:
         time.sleep(0.01)
-    return "its supervisor (pid %d) was frozen" % pid
+    return why

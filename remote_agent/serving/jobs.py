@@ -307,7 +307,7 @@ class JobTable:
         if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < float("inf"):
             raise JobError("grace: expected seconds >= 0, got %r" % (grace,))
         key = job_key(spec) if spec.get("id") else None
-        supervisor = _own_supervisor(view)
+        supervisor = own_supervisor(view)
         if key is None and supervisor is None:
             return obj  # no spec and no supervisor: it never started, nothing can be running
         if supervisor is None and launch_interrupted(view, key, LAUNCH_WAIT + STOP_MARGIN):
@@ -319,6 +319,11 @@ class JobTable:
             OSError
         ):  # no room for control.json nor a slot (an older job): the signal alone says what to do
             wake = KILL_SIGNAL if action == "kill" else signal.SIGTERM
+        if supervisor is None and view.refresh()["state"] not in TERMINAL_STATES:
+            # Looked again after the request is written: a supervisor journals its pid before its
+            # first read of control.json, and no timer reads it again (issue 33), so one that
+            # appeared since the first look is told now, or has read the request already.
+            supervisor = own_supervisor(view)
         if supervisor is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(supervisor, wake)
@@ -343,7 +348,7 @@ class JobTable:
                 continue
             if supervisor is None and obj["state"] != "lost":
                 # A new supervisor adopted the job meanwhile: it reads control.json; wake it.
-                supervisor = _own_supervisor(view)
+                supervisor = own_supervisor(view)
                 own_tree = False  # an adopter: what is left of the job is not below it
                 if supervisor is not None:
                     with contextlib.suppress(ProcessLookupError):
@@ -555,7 +560,7 @@ def _restarted_as(marker: Path) -> str:
 def _never_started(view: JobView) -> bool:
     """A node dir without a spec (launch writes it before anything starts): what a removal racing a
     restart left; nothing of it runs, so it may go."""
-    return not view.files.spec.exists() and _own_supervisor(view) is None
+    return not view.files.spec.exists() and own_supervisor(view) is None
 
 
 def _tree_left(view: JobView) -> bool:
@@ -563,7 +568,7 @@ def _tree_left(view: JobView) -> bool:
     return bool(spec.get("id")) and bool(job_tree(job_key(spec), None))
 
 
-def _own_supervisor(view: JobView) -> Optional[int]:
+def own_supervisor(view: JobView) -> Optional[int]:
     """The job's supervisor pid when that process is alive and is this job's `run` (never a pid reused
     by someone else: its descendants are signalled)."""
     pid = view.fields.get("supervisor_pid")

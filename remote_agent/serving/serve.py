@@ -134,6 +134,12 @@ class Server:
             self.warmer.kick()  # after the listing: a `series` later answers from the cache
         return listed
 
+    def op_live_jobs(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        """The jobs running here, counted by their supervisors' locks (a launch's share, issue 33)."""
+        from ..supervision.livejobs import live_jobs
+
+        return {"live": live_jobs(self.root)}
+
     def op_launch(self, req: Dict[str, Any]) -> Dict[str, Any]:
         return self.jobs.launch(req.get("spec"), req.get("data_urls"))
 
@@ -370,6 +376,7 @@ OPS: Dict[str, Callable[[Server, Dict[str, Any]], Any]] = {
     "restart": Server.op_restart,
     "job_data": Server.op_job_data,
     "stop": Server.op_stop,
+    "live_jobs": Server.op_live_jobs,
     "kill": Server.op_kill,
     "tail": Server.op_tail,
     "untail": Server.op_untail,

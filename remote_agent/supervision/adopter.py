@@ -17,6 +17,7 @@ from ..storage.journal import JournalWriter
 from .adoption import output_size
 from .autostop import AutoStop
 from .joblock import take as take_lock
+from .jobschanged import note_change
 from .lostjob import LostJob, OutputReplay, read_lost_job, unknown_end
 from .proctree import JOB_MARKER_VAR, is_live, job_tree, set_child_subreaper
 from .resize import ResizeNote
@@ -45,6 +46,7 @@ class AdoptingSupervisor(Supervisor):
         lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
         if not take_lock(lock_fd):
             return EXIT_ALREADY_SUPERVISED  # adopted already (or never lost)
+        note_change(self.agent_dir)  # a budgeted neighbour counts its share again (jobschanged.py)
         set_child_subreaper()
         self._install_signal_handlers()
         self.journal = JournalWriter(self.files.journal)  # cuts a torn last line first
@@ -62,6 +64,7 @@ class AdoptingSupervisor(Supervisor):
             if self.container is not None:
                 self.container.remove(self.journal.append)
             self._write_final_state()
+            self.let_go(lock_fd)
             return 0
         self.journal.append(
             "event",
@@ -80,6 +83,7 @@ class AdoptingSupervisor(Supervisor):
             self.exit_status = 0  # the command itself has ended: strays, or unread output, are left
         self._start_following()
         self._loop()
+        self.let_go(lock_fd)
         return 0
 
     def _command_is_ours(self) -> bool:

@@ -12,7 +12,7 @@ import time
 from typing import Dict, Optional
 
 from ..jobstate import supervisor_alive
-from ..storage.files import open_private
+from ..storage.files import open_private, write_private_atomic
 from ..storage.journal import JournalWriter
 from ..storage.layout import JobFiles
 from .control import read_control
@@ -29,6 +29,7 @@ CUT_JOURNAL_END = {
     "code_unknown": True,
     "cause": "exit code unknown: its journal was emptied or cut, its supervisor gone and no process left",
 }
+LOST_WHY = "lost.why"  # a note of why the supervisor went, by whoever ended it (serving/frozen.py)
 SPAWN_AGAIN_AFTER = 5.0  # one adopter at a time per job: a listing every second starts no crowd
 
 _spawned: Dict[str, float] = {}
@@ -64,6 +65,8 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
         if last is not None and now - last < SPAWN_AGAIN_AFTER:
             return "adopting"
         _spawned[str(files.dir)] = now
+    # Whoever ended a frozen supervisor says so: the keeper, woken by its end, may adopt it first.
+    found_by = take_lost_why(files) or found_by
     try:
         spawn_supervisor(
             files.dir, files.supervisor_log, adopt="its supervisor was gone (found by %s)" % found_by
@@ -71,6 +74,26 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
     except OSError:
         return None  # e.g. a full disk: the job stays lost (stop and kill still work) until a later try
     return "adopting"
+
+
+def note_lost_why(files: JobFiles, why: str) -> None:
+    """Before ending a job's supervisor: the why its adopter journals, whoever adopts it."""
+    try:
+        write_private_atomic(files.dir / LOST_WHY, why[:300].encode("utf-8"))
+    except OSError:
+        pass
+
+
+def take_lost_why(files: JobFiles) -> Optional[str]:
+    """The noted why, once (the note goes as it is read)."""
+    path = files.dir / LOST_WHY
+    try:
+        with open(str(path), "rb") as f:
+            why = f.read(300).decode("utf-8", "replace")
+        os.unlink(str(path))
+    except OSError:
+        return None
+    return why or None
 
 
 def record_lost_end(files: JobFiles) -> Optional[str]:

@@ -6,7 +6,9 @@ both as they change while the job runs, and the lead a graceful stop needs to en
   is dated when it happened, so one learned late still prices the seconds since then. A removed price
   (per_hour null) makes the spend unknown from then on: the budget can no longer be enforced, and the
   supervisor says so once.
-- Share: recomputed every few seconds from the live jobs beside it (supervisors holding their lock).
+- Share: recomputed every few seconds from the live jobs beside it (supervisors holding their lock),
+  when the host-wide mark that live supervisors changed moved (jobschanged.py: one `stat`, not every
+  job's lock, while the host's jobs stay the same).
   On a host without GPUs they split it: 1 / the live jobs. With GPUs each GPU's part of the host
   (1 / the host's GPUs) is split by the live jobs that may use it (their CUDA_VISIBLE_DEVICES, unset:
   all); where that cannot be told (a job on all GPUs beside jobs on some), the launch share holds.
@@ -29,9 +31,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from ..jobstate import supervisor_alive
 from ..spec import DEFAULT_GRACE
 from ..storage.journal import tail_records
+from .jobschanged import Stamp, change_stamp
 
 PRICE_FILE = "price.json"
-SHARE_EVERY = 5.0  # seconds between counts of the live jobs (opening every job's lock)
+SHARE_EVERY = 5.0  # seconds between looks at the mark (and, when it moved, counts of the live jobs)
 STOPS_MEASURED = 20  # recent journals looked at for stop durations
 UNMEASURED_LEAD = 10.0  # seconds: the lead before any stop on the host was measured
 
@@ -170,6 +173,8 @@ class BudgetMeter:
         self.shares: List[Tuple[float, float]] = [(started, self.spec_share)]  # (from, share)
         self.split_by: Optional[str] = None  # "jobs" (no GPU here) or "gpus", once the supervisor knows
         self._next_share = 0.0
+        self._agent_dir = root.parent if root is not None else None
+        self._live_stamp: Stamp = None  # the mark when the live jobs were last counted
         grace = float(spec.get("grace", DEFAULT_GRACE) if spec.get("grace") is not None else DEFAULT_GRACE)
         measured = (
             measured_stop_seconds(root, files_dir) if root is not None and files_dir is not None else None
@@ -193,6 +198,10 @@ class BudgetMeter:
                 self.changes = [c for c in read_price_changes(self.price_file) if c[0] > self.started]
         if self.split_by is not None and self._neighbours is not None and now >= self._next_share:
             self._next_share = now + SHARE_EVERY
+            live = change_stamp(self._agent_dir) if self._agent_dir is not None else None
+            if live is not None and live == self._live_stamp:
+                return  # no supervisor came or went since the last count
+            self._live_stamp = live  # read before the count: a change during it is seen next time
             neighbours = self._neighbours()
             if self.split_by == "jobs":
                 share: Optional[float] = 1.0 / (1 + len(neighbours))

@@ -1,12 +1,15 @@
 """Taking a job node's lock as its supervisor. Others hold it only for a look (the keeper or a
 listing ending a lost job, `record_lost_end`): a supervisor starting in that instant waits them
 out instead of leaving as "already supervised" (which failed the launch: "the supervisor died at
-start"). A lock still held after PATIENCE is a real supervisor's. Standard library only."""
+start"). A lock still held after PATIENCE is a real supervisor's. The holder writes its pid into
+the lock file (pidwatch.py). Standard library only."""
 
 from __future__ import annotations
 
 import fcntl
 import time
+
+from .pidwatch import write_own_pid
 
 PATIENCE = 2.0  # seconds: far above a look (a journal's tail read), far below a launch's wait
 
@@ -16,6 +19,7 @@ def take(lock_fd: int, patience: float = PATIENCE) -> bool:
     while True:
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            write_own_pid(lock_fd)  # the keeper waits on its end through a pidfd (keeper.py)
             return True
         except OSError:
             if time.monotonic() >= deadline:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import remote_agent
 
@@ -40,11 +40,16 @@ def supervisor_env(job_dir: Path, base: Mapping[str, str]) -> Dict[str, str]:
 
 
 def spawn_detached(
-    argv: List[str], log_path: Path, name: str, env: Optional[Mapping[str, str]] = None
+    argv: List[str],
+    log_path: Path,
+    name: str,
+    env: Optional[Mapping[str, str]] = None,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[bytes]:
     """A process of the agent's own that outlives the one starting it: a new session, no inherited
     stdio (the launching pipe sees EOF at once), its output appended to `log_path`, reaped by a
-    thread while we still run so it never lingers as our zombie."""
+    thread while we still run so it never lingers as our zombie. `pass_fds`: descriptors it keeps
+    (a lock it goes on holding: keeper.py)."""
     log_fd = open_private(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         proc = subprocess.Popen(
@@ -53,6 +58,7 @@ def spawn_detached(
             stdout=log_fd,
             stderr=log_fd,
             close_fds=True,
+            pass_fds=tuple(pass_fds),
             start_new_session=True,
             cwd="/",
             env=None if env is None else dict(env),

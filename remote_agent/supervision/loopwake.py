@@ -11,7 +11,7 @@ import os
 import select
 import signal
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional, Sequence
 
 
 def _noop(signum: int, frame: Any) -> None:
@@ -37,17 +37,20 @@ class LoopWake:
         except OSError:  # the pipe is full: a wake-up is pending already
             pass
 
-    def wait(self, timeout: Optional[float]) -> None:
-        """Until woken or timeout seconds passed; what woke it is drained (the loop looks at everything)."""
+    def wait(self, timeout: Optional[float], extra: Sequence[int] = ()) -> List[int]:
+        """Until woken, one of `extra` is readable (a pidfd: that process ended) or timeout seconds
+        passed (None: no timeout); what woke it is drained (the loop looks at everything). The
+        readable `extra` descriptors are returned."""
         try:
-            ready, _, _ = select.select([self._r], [], [], timeout)
+            ready, _, _ = select.select([self._r] + list(extra), [], [], timeout)
         except (OSError, ValueError):
-            return
-        if ready:
+            return []
+        if self._r in ready:
             try:
                 os.read(self._r, 4096)
             except OSError:
                 pass
+        return [fd for fd in ready if fd != self._r]
 
 
 class WakingEvent(threading.Event):

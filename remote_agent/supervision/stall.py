@@ -67,6 +67,14 @@ class StallWatch:
         median = _median(self.intervals) if self.intervals else 0.0
         return max(K * median, 1.5 * self.longest, self.floor)
 
+    def due(self) -> Optional[float]:
+        """When `check` may find a stall (monotonic), if no progress comes first; None: it cannot
+        (off, already flagged, or nothing printed yet). The loop wakes then, not every second."""
+        if self.off or self.stalled_since is not None:
+            return None
+        last = self.last_step if self.stepped else self.last_output
+        return None if last is None else last + self.limit()
+
     def check(self, now: float) -> Optional[Dict[str, Any]]:
         """The stall's record (once per stall), or None."""
         if self.off or self.stalled_since is not None:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any, Deque, Dict, List, Optional, Set, Tuple
 
 from .. import VERSION
@@ -42,8 +43,9 @@ from .elastic_resize import ElasticResizes, read_resize_note
 from .failure import LastException, failure_cause
 from .gpufree import GpuFree
 from .joblock import take as take_lock
+from .jobschanged import note_change
 from .jobspec import job_env, job_key, shell_script
-from .keeper import KEEPER_CHECK, ensure_keeper
+from .keeperwatch import KeeperWatch
 from .launcher import self_command
 from .lines import LineSplitter
 from .loopwake import LoopWake, WakingEvent
@@ -60,17 +62,22 @@ TAIL_LINES = 20
 LEFTOVER_GRACE = 10.0
 TICK = 0.05  # the loop's longest sleep while a job stops (its tree is polled until it is gone)
 OUTPUT_POLL = 0.05
+OUTPUT_POLL_MAX = 2.0  # a quiet job's output is looked at this often where inotify is not to be had
+WATCH_RETRY_POLLS = 30  # polls between tries for an inotify instance (another process may free one)
 DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
 JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
 JOURNAL_GIVE_UP = 600.0  # then the supervisor lets go of the job (its end is journaled by the next look)
 JOURNAL_GIVE_UP_VAR = "GPUDECK_JOURNAL_GIVE_UP"
+RULES_EVERY = 1.0  # seconds between looks at what no signal announces (a budget, an idle rule, Slurm)
 
 
 class Supervisor:
-    # The loop's longest sleep while the job runs with nothing due: its command's end (SIGCHLD), a
-    # request (a signal) and the reader's flags wake it at once. A supervisor whose command is no
-    # child of its own (an adopter, a watch) has no SIGCHLD to wait for: it polls at TICK.
-    IDLE_WAIT = 1.0
+    # The loop's longest sleep while the job runs with nothing due (None: until something is): its
+    # command's end (SIGCHLD), a request (serve writes the file, then signals), the keeper's end (a
+    # pidfd) and the reader's flags wake it at once (issue 33: an idle job's supervisor costs nothing).
+    # A supervisor whose command is no child of its own (an adopter, a watch) has no SIGCHLD to wait
+    # for: it polls at TICK.
+    IDLE_WAIT: Optional[float] = None
     COMMAND_IS_CHILD = True  # a watch's command is not (watchjob.py): its tree walks look host-wide
 
     def __init__(self, files: JobFiles, spec: Dict[str, Any]) -> None:
@@ -102,8 +109,12 @@ class Supervisor:
         self._gpu: Optional[bool] = None  # False: no NVML here, GPUs are not sampled again
         # A steady job's repeated heartbeats and GPU samples are thinned (steady.py says what is kept).
         self.steady = Steady(
-            float(spec.get("heartbeat_interval", 10.0)), float(spec.get("gpu_interval", 10.0))
+            float(spec.get("heartbeat_interval", 10.0)),
+            float(spec.get("gpu_interval", 10.0)),
+            started=time.monotonic(),
         )
+        self._quiet = False  # the loop sleeps to the next repeat heartbeat: new output wakes it
+        self._logger_files: Optional[LoggerFilesIn] = None
         self.autostop: Optional[AutoStop] = None
         self.stall = StallWatch(spec)  # no progress for longer than its own pace allows (stall.py)
         self.pace_notes = PaceNotes()  # the client's straggler / likely-hang judgement (pace_note.py)
@@ -142,6 +153,7 @@ class Supervisor:
         lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
         if not take_lock(lock_fd):  # a look holding it for an instant is waited out
             return EXIT_ALREADY_SUPERVISED
+        note_change(self.agent_dir)  # a budgeted neighbour counts its share again (jobschanged.py)
         # Every process it starts stays below it (orphans reparent to it): its tree walks need no
         # host-wide look (proctree.job_tree), so they cost the same beside 1 job or 200.
         self._own_tree = set_child_subreaper() and self.COMMAND_IS_CHILD
@@ -151,10 +163,22 @@ class Supervisor:
         assigned = read_assignment(self.files.dir)
         if assigned is not None:  # the GPUs the launch gave it (gpus/assign.py), by UUID
             self.journal.append("event", event="gpus_assigned", data=assigned)
-        if not self._start_command():
-            return 0
-        self._loop()
+        if self._start_command():
+            self._loop()
+        self.let_go(lock_fd)
         return 0
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.files.dir.parent.parent.parent
+
+    def let_go(self, lock_fd: int) -> None:
+        """The end is journaled: the lock goes now, then the mark that a live supervisor went."""
+        try:
+            os.close(lock_fd)
+        except OSError:
+            pass
+        note_change(self.agent_dir)
 
     def _install_signal_handlers(self) -> None:
         # Handlers only set flags: the loop acts, so no journal write ever races a half-written one.
@@ -273,22 +297,36 @@ class Supervisor:
         os.lseek(fd, self._read_pos, os.SEEK_SET)
         # inotify wakes us as soon as the job writes (a line reaches clients in ms, not a poll later).
         watcher = self._output_watch = file_watcher(str(self.files.output))
+        poll = OUTPUT_POLL  # without inotify (the user's instances used up: 128 by default)
+        polls_unwatched = 0
         try:
             while not self._stop_reading:
                 draining = self._output_done.is_set()
                 chunk = os.read(fd, 65536)
                 if chunk:
+                    poll = OUTPUT_POLL
                     self._read_pos += len(chunk)
                     with self._out_lock:
                         self._journal_lines(splitter.feed(chunk))
                         self._journaled_pos = self._read_pos - splitter.pending
+                        if self._logger_files is not None:  # it polls the logger's files while we print
+                            self._logger_files.output_came()
+                        if self._quiet:  # its heartbeat is due an interval from now, not a minute
+                            self._quiet = False
+                            self._wake.wake()
                     continue
                 if draining:
                     break
                 if watcher is not None:  # inotify wakes it at each write: the timeout is a safety net
                     watcher.wait(self.IDLE_WAIT)
-                else:
-                    self._output_done.wait(OUTPUT_POLL)
+                    continue
+                # No inotify: a quiet job's reader backs off (issue 33: 200 idle jobs beyond the
+                # instance limit polled 20 times a second each) and asks for an instance again.
+                self._output_done.wait(poll)
+                poll = min(poll * 2, OUTPUT_POLL_MAX)
+                polls_unwatched += 1
+                if polls_unwatched % WATCH_RETRY_POLLS == 0:
+                    watcher = self._output_watch = file_watcher(str(self.files.output))
             with self._out_lock:
                 self._journal_lines(splitter.flush(), final=True)
                 self._journaled_pos = self._read_pos
@@ -383,34 +421,41 @@ class Supervisor:
         assert self.journal is not None  # proc is None for a watch job (watchjob.py)
         heartbeat_every = float(self.spec.get("heartbeat_interval", 10.0))
         gpu_every = float(self.spec.get("gpu_interval", 10.0))
+        never = float("inf")
         next_heartbeat = time.monotonic() + heartbeat_every
         next_gpu = time.monotonic() + min(2.0, gpu_every)
-        next_control_poll = 0.0
+        next_rules = 0.0  # the first pass reads a request written before the handlers were set
         next_retry = 0.0
-        next_keeper_check = 0.0
+        # the host's keeper adopts this job if this supervisor dies (not on a Slurm compute node)
+        keeper = None if self.spec.get("placement") else KeeperWatch(self.agent_dir)
+        next_keeper_check = 0.0 if keeper is not None else never  # never: its pidfd says when
         if self.proc is not None:  # only while a command runs, only on a host with a provider's notice
             self._notice_watch = NoticeWatch.start(self.spec, self._on_notice, self._on_notice_error)
         # spec.tensorboard: the run's event files are read too (tbread/follow.py)
         tensorboard = TensorBoardIn.start_for(self.spec, str(self.files.dir), self._journal_points)
         # no LOGDIR given: the logger files the framework writes by default (loggerfiles/)
-        logger_files = LoggerFilesIn.start_for(
+        logger_files = self._logger_files = LoggerFilesIn.start_for(
             self.spec, str(self.files.dir), self._journal_logged, self.logger_gate.found
         )
         self.logger_gate.look = logger_files.look if logger_files is not None else None
         while True:
             self._reap()
             now = time.monotonic()
-            # what falls due within a tick is done now, in the loop's order (the control poll
-            # first): one wake-up for all of it, as the 50 ms tick it replaces did
+            # what falls due within a tick is done now, in the loop's order (the rules first): one
+            # wake-up for all of it, as the 50 ms tick it replaces did
             soon = now + TICK
-            if soon >= next_keeper_check and not self.spec.get("placement"):
-                # the host's keeper adopts this job if this supervisor dies (not on a Slurm compute node)
-                ensure_keeper(self.files.dir.parent.parent.parent)
-                next_keeper_check = now + KEEPER_CHECK
+            if keeper is not None and soon >= next_keeper_check:
+                wait = keeper.check()
+                next_keeper_check = never if wait is None else now + wait
             if self.journal.behind and soon >= next_retry:
                 self.journal.retry()  # the disk may have room again: disk_full, then what was kept
                 next_retry = now + JOURNAL_RETRY
-            if self._control_flag.is_set() or soon >= next_control_poll:
+            stall_due = self.stall.due() if self.proc is not None and self.requested is None else None
+            if (
+                self._control_flag.is_set()
+                or soon >= next_rules
+                or (stall_due is not None and soon >= stall_due)
+            ):
                 self._control_flag.clear()
                 self._apply_control()
                 self._apply_notice()
@@ -422,7 +467,8 @@ class Supervisor:
                 self._send_advice()
                 self._journal_dumps()
                 self._trim_output()
-                next_control_poll = now + 1.0
+                next_rules = now + RULES_EVERY if self._looks_on_a_timer() else never
+                stall_due = self.stall.due() if self.proc is not None and self.requested is None else None
             if self.requested == "stop" and self.deadline is None:
                 self._begin_stop()
             if self._finished():
@@ -436,19 +482,33 @@ class Supervisor:
                     ):
                         self._heartbeat_pos = offset
                         self.steady.heartbeat_written(offset, now)
+                        self._trim_output()  # the cap may drop what this heartbeat covers now
                 next_heartbeat = now + heartbeat_every
             if soon >= next_gpu:
                 self._sample_gpus()
-                next_gpu = now + gpu_every
-            due = min(next_control_poll, next_heartbeat, next_gpu)
+                next_gpu = now + gpu_every if self._gpu is not False else never
+            with self._out_lock:  # quiet: nothing printed since the last heartbeat; output wakes it
+                quiet_until = self.steady.quiet_until(self._journaled_pos)
+                self._quiet = quiet_until is not None
+            due = min(
+                next_rules,
+                never if stall_due is None else stall_due,
+                next_heartbeat if quiet_until is None else max(next_heartbeat, quiet_until),
+                next_gpu,
+                next_keeper_check,
+            )
             if self.deadline is not None:
                 due = min(due, self.deadline)
             if self.journal.behind:
                 due = min(due, next_retry)
-            if not self.spec.get("placement"):
-                due = min(due, next_keeper_check)
             cap = self.IDLE_WAIT if self.requested is None and self.exit_status is None else TICK
-            self._wake.wait(max(0.0, min(due - time.monotonic(), cap)))
+            timeout = None if due == never else max(0.0, due - time.monotonic())
+            if cap is not None:
+                timeout = cap if timeout is None else min(timeout, cap)
+            if self._wake.wait(timeout, keeper.fds() if keeper is not None else ()):
+                next_keeper_check = 0.0  # the keeper ended: make sure another runs
+        if keeper is not None:
+            keeper.close()
         if self._notice_watch is not None:
             self._notice_watch.stop()
         self._output_done.set()
@@ -482,6 +542,17 @@ class Supervisor:
             self.container.remove(self.journal.append)
         self._send_advice()  # what the last lines made (an OOM's traceback is a job's last words)
         self._write_final_state()
+
+    def _looks_on_a_timer(self) -> bool:
+        """What no signal announces: a budget's spend and an idle rule's window grow with time, a
+        Slurm job's requests come from the login node (no signal reaches here), and an adopter's
+        or a watch's command is no child (it polls anyway)."""
+        return (
+            bool(self.spec.get("placement"))
+            or (self.autostop is not None and self.autostop.active)
+            or not self.COMMAND_IS_CHILD
+            or self.IDLE_WAIT is not None
+        )
 
     def _journal_logged(self, points: List[Dict[str, Any]]) -> None:
         """Points from the logger's files, with the held printed values they release (gate.py)."""
@@ -766,6 +837,8 @@ class Supervisor:
     def _tell_advice(self, entries: List[Tuple[str, Dict[str, Any]]]) -> None:
         """Queued for the loop: telling goes over the network, never from the output's reader."""
         self._untold.extend(str(body["data"]["why"]) for _, body in entries)
+        if entries:
+            self._control_flag.set()  # the loop's next pass tells them (it sleeps until woken)
 
     def _send_advice(self) -> None:
         """Each advice told to the job's notify targets when it asked for `advice` (node 0's, as a stall)."""

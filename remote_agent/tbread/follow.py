@@ -12,6 +12,11 @@ from typing import Any, Callable, Dict, List, Optional
 from .logdir import LogdirReader
 
 POLL = 1.0
+# A follower of the job's output (FOLLOWS_OUTPUT) polls at POLL for QUIET_POLLS polls after the
+# job's last output or points, then waits QUIET_WAIT or the next output (issue 33: an idle job's
+# supervisor wakes for nothing; the last read at the end takes what came meanwhile).
+QUIET_POLLS = 5
+QUIET_WAIT = 60.0
 STATE_FILE = "tensorboard.json"  # in the node's dir: the offsets read so far
 
 Emit = Callable[[List[Dict[str, Any]]], None]
@@ -31,11 +36,23 @@ class PollingIn:
     """A thread that reads files a job writes every POLL seconds and hands their points on (TensorBoard
     in, Lightning's logger files): `_poll` reads, `_save` keeps where it got to for an adopter."""
 
+    FOLLOWS_OUTPUT = False  # True: polls while the job prints (Lightning's logger files)
+
     def __init__(self, emit: Emit, name: str) -> None:
         self.emit = emit
-        self._stop = threading.Event()
+        self._wake = threading.Event()  # the job printed, or it ended (finish)
+        self._stopping = False
+        self._printed = False
+        self._active = 0  # polls left at POLL (FOLLOWS_OUTPUT)
         self._lock = threading.Lock()  # one read at a time: the thread's or the final one
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def output_came(self) -> None:
+        """The job printed (the supervisor's output reader, each chunk: a flag, set once a poll)."""
+        if not self._printed:
+            self._printed = True
+            if self._active <= 0:  # it sleeps for a minute: look now; else its next poll sees the flag
+                self._wake.set()
 
     def _poll(self) -> List[Dict[str, Any]]:
         raise NotImplementedError
@@ -43,23 +60,37 @@ class PollingIn:
     def _save(self) -> None:
         raise NotImplementedError
 
-    def read_once(self) -> None:
+    def read_once(self) -> bool:
+        """Whether it found points."""
         with self._lock:
             try:
                 points = self._poll()
             except Exception:  # a reader bug must never take the supervisor down
-                return
+                return False
             if points:
                 self.emit(points)
                 self._save()
+            return bool(points)
 
     def _run(self) -> None:
-        while not self._stop.wait(POLL):
-            self.read_once()
+        while True:
+            quiet = self.FOLLOWS_OUTPUT and self._active <= 0
+            self._wake.wait(QUIET_WAIT if quiet else POLL)
+            self._wake.clear()
+            if self._stopping:
+                return
+            if self._printed:
+                self._printed = False
+                self._active = QUIET_POLLS
+            if self.read_once():
+                self._active = QUIET_POLLS
+            else:
+                self._active -= 1
 
     def finish(self) -> None:
         """Stop the thread, then read what the run flushed last."""
-        self._stop.set()
+        self._stopping = True
+        self._wake.set()
         self._thread.join(timeout=30.0)
         self.read_once()
 

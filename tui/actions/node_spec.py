@@ -217,6 +217,19 @@ def output_cap(terms: JobTerms, host: str, settings: dict[str, Any]) -> int:
     return DEFAULT_OUTPUT_CAP if cap is None else cap
 
 
+def live_jobs(agents: Agents, host: str) -> int:
+    """The jobs running on `host`, as its agent counts them (no full listing: issue 33); an older
+    agent without the op is asked for its listing."""
+    try:
+        live = agents.request(host, "live_jobs")["live"]
+    except Exception as exc:
+        if "unknown op" not in str(exc):
+            raise
+        jobs = agents.request(host, "jobs")["jobs"]
+        return sum(1 for j in jobs if j["state"] in ("starting", "running"))
+    return live if isinstance(live, int) and not isinstance(live, bool) and live >= 0 else 0
+
+
 def cost_fields(
     agents: Agents | None,
     host: str,
@@ -252,7 +265,7 @@ def cost_fields(
                 "is skipped for this job"
             )
             idle_stop = "off"
-        live = sum(1 for j in agents.request(host, "jobs")["jobs"] if j["state"] in ("starting", "running"))
+        live = live_jobs(agents, host) if gpus == 0 else 0  # with GPUs the share is the job's own GPUs'
         asked = getattr(terms, "gpus", None)
         visible = (
             ",".join(["-"] * asked.count)  # its count is what the share needs: the agent picks which
