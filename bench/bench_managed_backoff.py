@@ -27,12 +27,12 @@ from tests.test_managed_nodes import (
     Agents,  # noqa: E402
 )
 from tui.actions.options import LaunchOptions  # noqa: E402
-from tui.cloud_launch_settings import ProviderLaunch  # noqa: E402
 from tui.managed import backoff  # noqa: E402
 from tui.managed.cloud import ManagedCloud  # noqa: E402
 from tui.managed.records import Managed, ManagedDir, Policy  # noqa: E402
 from tui.managed.recover import managed_pass  # noqa: E402
 from tui.settings import CloudSettings, Settings  # noqa: E402
+from tui.settings_cloud_access import ProviderLaunch  # noqa: E402
 
 CANDIDATE = "aliyun:cn-hangzhou-i:ecs.gn7i-c8g1.2xlarge:spot:img-1"
 

@@ -19,13 +19,13 @@ from tests.test_managed import Starts
 from tests.test_managed_cloud import JOB, NO_CAPACITY, ON_DEMAND, SPOT, TAKEN_ON_A, Agents, Cloud, one_node
 from tests.test_managed_cloud_provider import chain_on
 from tests.test_managed_nodes import Agents as NodeAgents
-from tui.cloud_launch_settings import ProviderLaunch
 from tui.hosts_file import HostEntry, add_host, load_hosts, set_host_fields
 from tui.managed.candidates import CloudCandidate
 from tui.managed.cleanup import release_unused
 from tui.managed.cloud import ManagedCloud
 from tui.managed.recover import managed_pass
 from tui.settings import CloudSettings, Settings
+from tui.settings_cloud_access import ProviderLaunch
 
 ALIYUN = "aliyun:cn-hangzhou-i:ecs.gn7i-c8g1.2xlarge:spot:img-1"
 

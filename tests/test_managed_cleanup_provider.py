@@ -14,10 +14,10 @@ from tests.test_cloud_aws import AMI, REGION, moto, moto_server  # noqa: F401 - 
 from tests.test_managed import Starts
 from tests.test_managed_cloud_provider import chain_on
 from tests.test_managed_nodes import Agents as NodeAgents
-from tui.cloud_launch_settings import ProviderLaunch
 from tui.managed.cloud import ManagedCloud
 from tui.managed.recover import managed_pass
 from tui.settings import CloudSettings, Settings
+from tui.settings_cloud_access import ProviderLaunch
 
 pytestmark = pytest.mark.slow  # moto's server loads its EC2 data on start (seconds)
 

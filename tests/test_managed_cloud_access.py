@@ -16,13 +16,13 @@ from tests.support.aliyun import AliyunServer, serving
 from tests.test_managed import Starts
 from tests.test_managed_cloud_provider import chain_on
 from tests.test_managed_nodes import Agents as NodeAgents
-from tui.cloud_launch_settings import ProviderLaunch
 from tui.hosts_file import HostEntry, add_host, load_hosts, set_host_fields
 from tui.managed.candidates import parse_candidate
 from tui.managed.cloud import ManagedCloud
 from tui.managed.network import access_for, check_candidates
 from tui.managed.recover import managed_pass
 from tui.settings import CloudSettings, Settings, SettingsError, load
+from tui.settings_cloud_access import ProviderLaunch
 
 SPOT = "aliyun:cn-hangzhou-i:ecs.gn7i-c8g1.2xlarge:spot:img-1"
 CONFIG = ProviderLaunch(

@@ -17,12 +17,12 @@ from tests.test_managed import Starts
 from tests.test_managed_nodes import JOB
 from tests.test_managed_nodes import Agents as NodeAgents
 from tui.actions.options import LaunchOptions
-from tui.cloud_launch_settings import ProviderLaunch
 from tui.hosts_file import HostEntry, add_host, set_host_fields
 from tui.managed.cloud import ManagedCloud
 from tui.managed.records import Managed, ManagedDir, Policy
 from tui.managed.recover import managed_pass
 from tui.settings import CloudSettings, Settings
+from tui.settings_cloud_access import ProviderLaunch
 
 
 @pytest.fixture

@@ -18,11 +18,11 @@ from typing import Any, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import paths
-from .cloud_launch_settings import ProviderLaunch, read_launch
 from .key_names import bad_modifier, normalize_keys
 
 # `[notify]` lives in its own module; these names stay importable from here.
 from .notify_settings import DEFAULT_NOTIFY_EVENTS, NOTIFY_EVENTS, NotifySettings  # noqa: F401
+from .settings_cloud_access import ProviderLaunch, read_launch
 from .tomlfile import BadToml, line_of, parse_bytes, where
 
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..cloud_launch_settings import NETWORK_WORD, ProviderLaunch
 from ..hosts_file import HostEntry
 from ..settings import CloudSettings
+from ..settings_cloud_access import NETWORK_WORD, ProviderLaunch
 from .candidates import CloudCandidate, is_cloud, parse_candidate, region_of
 
 
