@@ -52,6 +52,11 @@ def test_the_running_controller_recovers_onto_an_instance_that_boots_between_pas
     ssh_home: SshHome, aliyun: AliyunServer, tmp_path: Path
 ) -> None:
     aliyun.account.new_console = cloud_init_console(ssh_home.server)
+    config = ssh_home.gpudeck_home / "config.toml"  # the candidate's zone's vSwitch, which Aliyun needs
+    config.write_text(
+        (config.read_text() if config.exists() else "")
+        + '[cloud.aliyun]\nkey_pair = "kp-1"\nvswitches = { "cn-hangzhou-i" = "vsw-i" }\n'
+    )
     agent = tmp_path / "agent"
     controller = None
     try:
@@ -92,7 +97,7 @@ def test_the_running_controller_recovers_onto_an_instance_that_boots_between_pas
         outcomes = [r["outcome"] for r in managed_records(home)]
         assert outcomes.index("launching") < outcomes.index("recovering") < outcomes.index("recovered")
         [launching] = [r for r in managed_records(home) if r["outcome"] == "launching"]
-        assert launching["token"] == f"gpudeck-{first}-r1-n0"
+        assert launching["token"] == f"gpudeck-{first}-r1-n0-c0"  # the first --fallback candidate
         runs = [c for c in aliyun.account.calls if c.get("Action") == "RunInstances"]
         assert len(runs) == 2 and runs[-1]["ClientToken"] == launching["token"]  # spot1's, and one more
 
