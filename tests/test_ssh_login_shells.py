@@ -20,6 +20,8 @@ from tests.support.sshd import Sshd, can_fake_login_shell, host_key_line, make_s
 from tui.hosts_file import HostEntry
 from tui.remote.client import AgentClient
 from tui.remote.ssh_transport import SshTransport
+from tui.remote.warm import disconnect
+from tui.remote.warm_channel import WarmTransport
 from tui.settings import SshSettings
 
 # shell name → (path, startup file under HOME that a non-interactive `shell -c` reads, its text)
@@ -87,11 +89,16 @@ def test_the_agent_starts_under_this_login_shell(
 
     agent_dir = tmp_path / "remote-agent"
     entry = HostEntry(name="box", target="box", python=sys.executable, agent_dir=str(agent_dir))
-    client = AgentClient(SshTransport(entry, SshSettings(alive_timeout=2.0)))
+    transport = SshTransport(entry, SshSettings(alive_timeout=2.0))
+    client = AgentClient(transport)
     try:
         marker = client.connect(timeout=20)
         hello = client.request("hello", timeout=10)
+        # a session of the warm master's one serve, not the direct connection a failed join falls
+        # back to: the startup file's `read` took the keepalive the master sends first, not a frame
+        assert transport.conn is not None and isinstance(transport.conn.transport, WarmTransport)
     finally:
         client.close()
+        disconnect(entry)  # the master ends with the test, not 10 min later
     assert marker["gpudeck"] == "agent"
     assert hello["agent_dir"] == str(agent_dir) and hello["python"]

@@ -45,6 +45,9 @@ class SharedServe:
         self.last_heard = time.monotonic()
         self.chan = transport.open_session(timeout=15)
         self.chan.exec_command(command)
+        # A login shell's startup file that reads a line of stdin (tests/test_ssh_login_shells.py)
+        # would eat the first session's `O`: it gets a keepalive, which serve ignores if it reads it.
+        self.chan.sendall(b"K\n")
         self._file = self.chan.makefile("rb", 1 << 16)
         self._started = threading.Event()  # its first line came: it runs
         threading.Thread(target=self._read, name="shared-serve", daemon=True).start()
