@@ -84,9 +84,19 @@ def test_a_lightning_csv_logger_gives_the_exact_curve_and_printed_losses_are_not
     assert [p for p in points if "step" not in p] == [{"epoch": 0, "acc": a} for a in (0.1, 0.2, 0.3, 0.4)]
 
 
+def by_step(points: list[dict[str, object]]) -> list[dict[str, object]]:
+    """A step's values, from however many points carry them: a read can land between two of the
+    step's scalars (the writer flushes `train_loss` before `epoch`), giving that step two points."""
+    merged: dict[object, dict[str, object]] = {}
+    for point in points:
+        merged.setdefault(point.get("step"), {}).update(point)
+    return list(merged.values())
+
+
 def test_lightning_event_files_are_read_with_no_flag(gpudeck_home: Path, workdir: Path) -> None:
     points = ran(workdir, EVENTS_TRAINER)
-    assert points == [{"step": s + 1, "epoch": 0, "loss": v} for s, v in enumerate((0.9, 0.7, 0.55))]
+    assert all("step" in p for p in points), points  # no printed stepless loss beside the logger's
+    assert by_step(points) == [{"step": s + 1, "epoch": 0, "loss": v} for s, v in enumerate((0.9, 0.7, 0.55))]
 
 
 def test_no_logger_files_reads_the_printed_output_alone(gpudeck_home: Path, workdir: Path) -> None:
