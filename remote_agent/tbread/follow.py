@@ -5,6 +5,7 @@ has ended takes what was flushed at its exit."""
 
 from __future__ import annotations
 
+import abc
 import os
 import threading
 from typing import Any, Callable, Dict, List, Optional
@@ -32,7 +33,7 @@ def logdir_of(spec: Dict[str, Any]) -> Optional[str]:
     return os.path.normpath(os.path.join(workdir, logdir))
 
 
-class PollingIn:
+class PollingIn(abc.ABC):
     """A thread that reads files a job writes every POLL seconds and hands their points on (TensorBoard
     in, Lightning's logger files): `_poll` reads, `_save` keeps where it got to for an adopter."""
 
@@ -54,11 +55,13 @@ class PollingIn:
             if self._active <= 0:  # it sleeps for a minute: look now; else its next poll sees the flag
                 self._wake.set()
 
+    @abc.abstractmethod
     def _poll(self) -> List[Dict[str, Any]]:
-        raise NotImplementedError
+        """The points read since the last poll."""
 
+    @abc.abstractmethod
     def _save(self) -> None:
-        raise NotImplementedError
+        """Keep where the reading got to (an adopting supervisor reads on from there)."""
 
     def read_once(self) -> bool:
         """Whether it found points."""
