@@ -4,9 +4,12 @@ they will start (with how many wait ahead in their pool and why), then those bei
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import paths
+
+if TYPE_CHECKING:
+    from .entries import QueueEntry
 
 
 def waiting_jobs(say: Callable[[str], None]) -> list[dict[str, Any]]:
@@ -15,7 +18,7 @@ def waiting_jobs(say: Callable[[str], None]) -> list[dict[str, Any]]:
     for the moment of its launch)."""
     if not paths.queue_dir().is_dir():  # no job was ever queued here: nothing more to load
         return []
-    from .entries import STARTING, Queue, QueueEntry
+    from .entries import STARTING, Queue
     from .start import positions
 
     queue = Queue()
@@ -32,32 +35,21 @@ def waiting_jobs(say: Callable[[str], None]) -> list[dict[str, Any]]:
         note = notes.get(",".join(e.opts.pool))
         return f"{where[e.id][1]}; {note}" if note else where[e.id][1]
 
-    return [
-        {
-            "id": e.id,
-            "name": e.name,
-            "state": "queued",
-            "pool": list(e.opts.pool),
-            "gpus": e.gpus,
-            "nodes": e.opts.nodes,
-            "priority": e.priority,
-            "submitted_at": e.submitted_at,
-            "ahead": where[e.id][0],
-            "why": why(e),
-        }
-        for e in entries
-    ] + [
-        {
-            "id": e.id,
-            "name": e.name,
-            "state": "starting",
-            "pool": list(e.opts.pool),
-            "gpus": e.gpus,
-            "nodes": e.opts.nodes,
-            "priority": e.priority,
-            "submitted_at": e.submitted_at,
-            "ahead": 0,
-            "why": "its GPUs are free: the controller is launching it",
-        }
-        for e in starting
+    return [_row(e, "queued", where[e.id][0], why(e)) for e in entries] + [
+        _row(e, "starting", 0, "its GPUs are free: the controller is launching it") for e in starting
     ]
+
+
+def _row(e: QueueEntry, state: str, ahead: int, why: str) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "name": e.name,
+        "state": state,
+        "pool": list(e.opts.pool),
+        "gpus": e.gpus,
+        "nodes": e.opts.nodes,
+        "priority": e.priority,
+        "submitted_at": e.submitted_at,
+        "ahead": ahead,
+        "why": why,
+    }
