@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import catalog
-from .settings import HostPrice
+from .settings import HostPrice, aws_region_of
 
 ON_DEMAND_KEY = "on_demand_price"  # hosts.toml: what this host's type costs on demand, per hour
 
@@ -27,11 +27,9 @@ def region_of(zone: str | None, provider: str | None) -> str | None:
     us-east-1a → us-east-1 (AWS), cn-hangzhou-i → cn-hangzhou (Aliyun)."""
     if not zone:
         return None
-    if re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d+[a-z]", zone):
-        return zone[:-1]
     if provider == "aliyun" and re.fullmatch(r"[a-z]{2}(-[a-z0-9]+)+-[a-z]", zone) and zone.count("-") >= 2:
         return zone[:-2]
-    return zone
+    return aws_region_of(zone)  # the rule every host's price lookup uses (settings.py)
 
 
 def on_demand_price(
