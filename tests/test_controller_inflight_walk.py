@@ -20,6 +20,7 @@ from tests.conftest import gpudeck
 from tests.support.aliyun import AliyunServer, serving
 from tests.support.cleanup import kill_all_jobs
 from tests.support.sshd import SshHome
+from tests.support.trainer_runs import ok
 from tests.support.waiting import wait_for
 from tests.test_cloud_launch import cloud_init_console
 from tui.managed.records import ManagedDir
@@ -33,12 +34,6 @@ CANDIDATE = "aliyun:cn-hangzhou-i:ecs.gn7i-c8g1.2xlarge:on-demand:ubuntu_22_04_x
 def aliyun(ssh_home: SshHome, monkeypatch: pytest.MonkeyPatch) -> Iterator[AliyunServer]:
     with serving(monkeypatch) as server:
         yield server
-
-
-def ok(*args: str, cwd: Path, timeout: float = 120) -> str:
-    r = gpudeck(*args, cwd=cwd, timeout=timeout)
-    assert r.returncode == 0, (args, r.stdout, r.stderr)
-    return r.stdout
 
 
 def managed_records(home: Path) -> list[dict]:

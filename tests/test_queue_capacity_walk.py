@@ -18,6 +18,7 @@ from tests.support.aliyun import AliyunServer, serving
 from tests.support.boxes import kill_boxes_jobs, two_boxes
 from tests.support.cleanup import kill_all_jobs
 from tests.support.sshd import SshHome
+from tests.support.trainer_runs import ok
 from tests.support.waiting import wait_for
 from tests.test_cloud_launch import cloud_init_console
 
@@ -40,12 +41,6 @@ JOB = (
 def aliyun(ssh_home: SshHome, monkeypatch: pytest.MonkeyPatch) -> Iterator[AliyunServer]:
     with serving(monkeypatch) as server:
         yield server
-
-
-def ok(*args: str, cwd: Path, timeout: float = 120) -> str:
-    r = gpudeck(*args, cwd=cwd, timeout=timeout)
-    assert r.returncode == 0, (args, r.stdout, r.stderr)
-    return r.stdout
 
 
 def journal(home: Path) -> list[dict]:
