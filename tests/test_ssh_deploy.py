@@ -3,6 +3,7 @@ over an exec channel where the server has no sftp subsystem."""
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import sys
@@ -54,6 +55,48 @@ def test_a_new_version_removes_old_ones_no_live_process_uses(ssh_home: SshHome, 
     finally:
         holder.kill()
         holder.wait()
+
+
+def slurm_job(root: Path, job_id: str, agent: Path, ended: bool) -> None:
+    """A Slurm job's node dirs as the login node's agent writes them: node 0's sbatch script starts
+    `agent` on every compute node; each node's slurm.json holds Slurm's end once it is known."""
+    for node in ("0", "1"):
+        node_dir = root / "jobs" / job_id / node
+        node_dir.mkdir(parents=True)
+        record = {"job_id": "7", "script": str(root / "jobs" / job_id / "0" / "slurm.sbatch")}
+        if ended and node == "0":  # node 1's end is not known yet: the job still runs there
+            record["end"] = {"state": "COMPLETED"}
+        (node_dir / "slurm.json").write_text(json.dumps(record))
+    (root / "jobs" / job_id / "0" / "slurm.sbatch").write_text(
+        f"#!/bin/bash\nsrun --nodes=2 {sys.executable} '{agent}' slurm-node '{root / 'jobs' / job_id}' &\n"
+    )
+
+
+def test_a_new_version_keeps_the_one_a_queued_or_running_slurm_job_starts(ssh_home: SshHome) -> None:
+    """A Slurm job may wait in the queue for days before its nodes start the agent its script names,
+    and a running one's compute nodes read it from the shared file system: no process on the login
+    node uses it, yet removing it fails the job (python: can't open file, exit 2)."""
+    ssh_home.trust()
+    agents = ssh_home.agent_dir / "agents"
+    agents.mkdir(parents=True, mode=0o700)
+    queued, half_ended, ended = (agents / f"{digit * 16}.pyz" for digit in "234")
+    for old in (queued, half_ended, ended):
+        old.write_bytes(b"an older agent")
+    slurm_job(ssh_home.agent_dir, "20261206-000000-aaaaaa", queued, ended=False)
+    slurm_job(ssh_home.agent_dir, "20261206-000000-bbbbbb", half_ended, ended=True)
+    for node in ("0", "1"):  # every node's end is known: nothing will start its agent again
+        slurm_job(ssh_home.agent_dir, f"20261206-000000-cccccc{node}", ended, ended=True)
+        record = ssh_home.agent_dir / "jobs" / f"20261206-000000-cccccc{node}" / "1" / "slurm.json"
+        record.write_text(json.dumps(dict(json.loads(record.read_text()), end={"state": "FAILED"})))
+    conn = connect("box")
+    try:
+        deployed = ensure_agent(conn, None, str(ssh_home.agent_dir))
+    finally:
+        conn.close()
+    assert deployed.uploaded and deployed.removed == (ended.name,)
+    assert sorted(p.name for p in agents.iterdir()) == sorted(
+        [queued.name, half_ended.name, Path(deployed.agent).name]
+    )
 
 
 def test_probe_resolves_python3_to_an_absolute_path(ssh_home: SshHome) -> None:

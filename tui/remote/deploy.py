@@ -48,9 +48,13 @@ echo; echo "GPUDECK-PY $p $v"
 _MARKER = re.compile(r"GPUDECK-(?:PY|NOPY)\b[^\n]*")
 OUTPUT_MAX = 1 << 20  # bytes of a helper's output kept (the tail): a login shell may print without end
 
-# argv: agents dir, the name to keep. Removes *.pyz no live process names in its command line.
+# argv: agents dir, the name to keep. Removes *.pyz that no live process names in its command line
+# and no Slurm job still to start or still running names in its sbatch script (jobs/<id>/0/): a queued
+# job starts its agent days later, and a running one's compute nodes read it from the shared file
+# system, where this node's /proc cannot see them. A job is done with it once every node's slurm.json
+# holds Slurm's end.
 _GC = r"""
-import os, sys, time
+import json, os, re, sys, time
 d, keep = sys.argv[1], sys.argv[2]
 used = set()
 for pid in os.listdir('/proc'):
@@ -60,6 +64,22 @@ for pid in os.listdir('/proc'):
         except Exception:
             continue
         used.update(os.path.basename(a.decode('utf-8', 'replace')) for a in args if a.startswith(d.encode()))
+
+def ended(node_dir):
+    try:
+        return bool(json.load(open(os.path.join(node_dir, 'slurm.json'))).get('end'))
+    except Exception:
+        return False  # not submitted yet, or unreadable: it may still start
+
+jobs = os.path.join(os.path.dirname(d), 'jobs')
+for job in os.listdir(jobs) if os.path.isdir(jobs) else []:
+    try:
+        script = open(os.path.join(jobs, job, '0', 'slurm.sbatch'), 'rb').read()
+        nodes = [os.path.join(jobs, job, n) for n in os.listdir(os.path.join(jobs, job))]
+    except Exception:
+        continue
+    if not all(ended(n) for n in nodes if os.path.isdir(n)):
+        used.update(os.path.basename(m.decode()) for m in re.findall(rb'[0-9a-f]{16}[.]pyz', script))
 for name in os.listdir(d):
     path = os.path.join(d, name)
     old_tmp = name.startswith('.tmp-') and time.time() - os.stat(path).st_mtime > 3600
