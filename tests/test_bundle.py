@@ -261,3 +261,20 @@ def test_zipapp_runs_a_job_under_python38_and_exits_cleanly(pyz, tmp_path, gpude
     assert [r["values"] for r in records if r["kind"] == "metric"] == [{"step": 1, "loss": 0.5}]
     supervisor_cmd = agent / "jobs" / spec["id"] / "0" / "supervisor.log"
     assert supervisor_cmd.exists() and "Traceback" not in supervisor_cmd.read_text()
+
+
+@pytest.mark.usefixtures("gpudeck_home")
+def test_the_fake_nvml_fixture_ships_the_fake_even_after_this_process_built_the_real_one(
+    request: pytest.FixtureRequest,
+) -> None:
+    """The client builds its zipapp once per process: a test that bundles the fake pynvml after an
+    earlier test in the same worker built the real one would deploy that one, a second agent
+    version beside the CLI's (the Slurm TUI test's job lost its agent to the collection)."""
+    from tests.support.slurm import FAKE_NVML
+    from tui.remote.deploy import local_zipapp
+
+    with zipfile.ZipFile(local_zipapp()) as built:
+        assert built.read("pynvml.py") != (FAKE_NVML / "pynvml.py").read_bytes()
+    request.getfixturevalue("fake_nvml_bundled")
+    with zipfile.ZipFile(local_zipapp()) as built:
+        assert built.read("pynvml.py") == (FAKE_NVML / "pynvml.py").read_bytes()

@@ -106,16 +106,23 @@ async def test_from_the_tui_a_two_node_slurm_job_is_watched_grown_stopped_and_bi
                 and {"cl/n1", "cl/n2"} <= set(job.gpu_host.values())
             )
 
+        def over() -> bool:  # a job that failed to start says why now, not after the whole wait
+            job = app.fleet.jobs.get(job_id)
+            return job is not None and job.state in ("failed", "exited", "stopped", "killed")
+
         try:
-            await until(pilot, live, "loss and both nodes' GPUs", timeout=300)
+            await until(pilot, lambda: live() or over(), "loss and both nodes' GPUs", timeout=300)
+            assert live()
         except AssertionError:
             job = app.fleet.jobs.get(job_id)
             seen = job and (job.state, list(job.series), sorted(set(job.gpu_host.values())))
             record = job_of(job_id, tmp_path)
             slurm_id = str((record.get("slurm") or {}).get("job_id", "?"))
+            batch = Path(str((record.get("slurm") or {}).get("script"))).parent / f"slurm-{slurm_id}.out"
             raise AssertionError(
                 f"{seen}: {gpudeck('logs', job_id, cwd=tmp_path).stdout[-1500:]}\n"
-                f"the job: {json.dumps(record)[-3000:]}\nSlurm's logs: {slurm_cluster.log_lines(slurm_id)}"
+                f"the job: {json.dumps(record)[-3000:]}\nSlurm's logs: {slurm_cluster.log_lines(slurm_id)}\n"
+                f"the batch output: {batch.read_text()[-1500:] if batch.is_file() else 'none'}"
             ) from None
         await select_job(pilot, app, job_id)
         await pilot.press("enter")

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tui.remote import deploy
+
 from .sshd import Sshd, free_port, make_sshd
 
 RECIPE = Path(__file__).parent / "slurm"
@@ -49,7 +51,7 @@ class SlurmCluster:
             f"JobId={slurm_job_id}",
             f"StepId={slurm_job_id}.",
             f"job {slurm_job_id} ",
-            f"{slurm_job_id}.batch",
+            f"[{slurm_job_id}.",  # a step's slurmstepd: [34.0] or [34.batch]
         )
         lines = []
         for log in sorted((self.base / "log").glob("slurm*.log")):
@@ -142,3 +144,6 @@ def fake_nvml_bundled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(FAKE_NVML))
     monkeypatch.delitem(sys.modules, "pynvml", raising=False)  # find_spec returns a loaded module's
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FAKE_NVML), os.environ.get("PYTHONPATH", "")]))
+    # This process builds its zipapp once: one an earlier test built holds the real pynvml, and the
+    # app deploying it beside the CLI's would collect the CLI's, which a queued job still names.
+    monkeypatch.setattr(deploy, "_local_build", None)
