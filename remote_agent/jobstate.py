@@ -18,7 +18,7 @@ from .storage.files import write_private_atomic
 from .storage.journal import JournalReader
 from .storage.jsonio import dumps
 from .storage.layout import JobFiles
-from .supervision.jobspec import load_spec
+from .storage.specfile import load_spec
 
 TERMINAL_STATES = frozenset(["exited", "failed", "stopped", "killed"])
 KNOWN_STATES = TERMINAL_STATES | {"starting", "running"}

@@ -6,7 +6,6 @@ import argparse
 import atexit
 import importlib
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -348,10 +347,10 @@ def run(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    except sqlite3.Error as exc:
-        print(printable(f"gpudeck: {paths.state_db()}: {exc}"), file=sys.stderr)
-        return EXIT_ERROR
     except Exception as exc:  # a bug still gets one line, not a traceback
+        if _is_sqlite_error(exc):
+            print(printable(f"gpudeck: {paths.state_db()}: {exc}"), file=sys.stderr)
+            return EXIT_ERROR
         if os.environ.get("GPUDECK_DEBUG"):
             raise
         print(printable(f"gpudeck: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
@@ -361,6 +360,13 @@ def run(argv: list[str]) -> int:
         if session_mod.recorder is not None:
             session_mod.recorder.close()
         session_mod.recorder = session_mod.replay = None
+
+
+def _is_sqlite_error(exc: BaseException) -> bool:
+    """state.db's error, without importing sqlite3 for the verbs that never open it: a command that
+    did not load sqlite3 cannot have raised one of its errors."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(exc, sqlite3.Error)
 
 
 def _use_tape(args: argparse.Namespace) -> None:

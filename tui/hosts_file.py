@@ -25,9 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
-
-import tomlkit
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import paths
 from .errors import EXIT_ERROR, EXIT_USAGE
@@ -53,6 +51,9 @@ COST_FIELDS = (
     "instance_idle_stop",
     "on_demand_price",  # a spot host's type on demand: `cost`'s savings
 )
+
+if TYPE_CHECKING:  # tomlkit (~5 ms to import) only where the file is written: reads use tomllib
+    import tomlkit
 
 
 class HostsFileError(Exception):
@@ -87,6 +88,8 @@ def hosts_path() -> Path:
 
 def _read_document(path: Path) -> tomlkit.TOMLDocument:
     """For a write: the document with its comments. A file that does not load is never rewritten."""
+    import tomlkit
+
     _load(path)
     try:
         return tomlkit.parse(path.read_text(encoding="utf-8"))
@@ -256,6 +259,8 @@ def check_name(name: str) -> None:
 
 
 def add_host(entry: HostEntry, replace: bool = False) -> None:
+    import tomlkit
+
     check_name(entry.name)
     path = hosts_path()
     doc = _read_document(path)
@@ -290,6 +295,8 @@ def _apply(table: Any, values: dict[str, Any]) -> None:
 
 def set_host_fields(name: str, values: dict[str, Any]) -> None:
     """Set (or, for None, delete) fields of a host's table, keeping the rest and the comments."""
+    import tomlkit
+
     path = hosts_path()
     doc = _read_document(path)
     if "hosts" not in doc:
@@ -305,6 +312,8 @@ def set_host_fields(name: str, values: dict[str, Any]) -> None:
 
 
 def remove_host(name: str) -> None:
+    import tomlkit
+
     if name == LOCAL:
         raise HostsFileError("the local host cannot be removed")
     path = hosts_path()

@@ -12,15 +12,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from remote_agent.notify.events import event_of, summary
 from remote_agent.notify.send import deliver, kind_of
 
-from .notify_ledger import Ledger
 from .notify_settings import NotifySettings
 from .notify_targets import late_urls
 from .printable import warn
+
+if TYPE_CHECKING:
+    from .notify_ledger import Ledger
 
 
 class ListedJob(Protocol):
@@ -53,6 +55,8 @@ def after_listing(
     failure's one line goes (stderr; the TUI's notifications)."""
     if not owes(notify):
         return
+    from .notify_ledger import Ledger  # here: a `ps` with nothing owed opens no state.db
+
     try:
         ledger = Ledger()
     except Exception as exc:  # derived state: a locked or unwritable store must not fail the command
@@ -75,6 +79,8 @@ def remember(urls: Iterable[str]) -> None:
     urls = list(urls)
     if not urls:
         return
+    from .notify_ledger import Ledger
+
     try:
         ledger = Ledger()
         try:

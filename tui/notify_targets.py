@@ -4,12 +4,16 @@ node's spec (`notify`: its own URLs and the events); the rest is the user's side
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from remote_agent.notify.events import HOST_EVENTS
 from remote_agent.notify.send import kind_of
-from remote_agent.spec import Notify
 
 from .errors import EXIT_USAGE, GpudeckError
 from .notify_settings import NOTIFY_EVENTS, NotifySettings
+
+if TYPE_CHECKING:
+    from remote_agent.spec import Notify
 
 
 def parse_notify(text: str | None) -> tuple[str, ...] | None:
@@ -43,4 +47,6 @@ def spec_notify(notify: NotifySettings, host: str, asked: tuple[str, ...] | None
     events = tuple(e for e in (asked if asked is not None else notify.events_for(host)) if e in HOST_EVENTS)
     if not urls or not events:
         return None
+    from remote_agent.spec import Notify  # here: `ps` reads late_urls and must not load the typed spec
+
     return Notify(urls=host_urls(urls), events=events)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -20,12 +19,12 @@ from .remote.replay_refusal import READ_ONLY
 from .remote.transport import LocalTransport, Transport, TransportError
 from .settings import Settings, SettingsError
 from .settings import load as load_settings
-from .store import Store
 
 if TYPE_CHECKING:
     from .remote.replay import Replay
     from .remote.ssh_connect import Connection
     from .remote.ssh_transport import SshTransport
+    from .store import Store
 
 __all__ = ["LOCAL", "Session", "host_key_error", "ssh_transport_for", "transport_for"]
 
@@ -177,6 +176,10 @@ class Session:
 
             def warn(line: str) -> None:
                 held.append(line) if opening else self.notice(line)
+
+            import sqlite3  # here: a verb that never opens state.db loads neither
+
+            from .store import Store
 
             try:
                 paths.ensure_private(paths.data_dir())

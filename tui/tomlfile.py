@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +82,8 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 def write_atomic(path: Path, text: str) -> None:
     """Readers see the old file or the whole new one; a failed write leaves no temp file behind."""
+    import tempfile  # here: most commands only read (~2 ms of their start)
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".toml", dir=path.parent)
     try:

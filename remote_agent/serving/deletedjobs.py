@@ -8,7 +8,6 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..jobstate import JobView
 from ..names import is_job_id, is_node
-from ..spec import DEFAULT_GRACE
 from ..storage.layout import job_dir
 from ..supervision.deleted import CAUSE, DeletedJob, deleted_jobs, end_deleted_job
 
@@ -54,6 +53,8 @@ def end_deleted(
     if not (is_job_id(job) and is_node(node)):
         return None
     ok = isinstance(grace, (int, float)) and not isinstance(grace, bool) and 0 <= grace < float("inf")
+    from ..spec import DEFAULT_GRACE  # here: a listing (every `ps`) must not load the typed spec
+
     wait = float(grace) if ok and grace is not None else DEFAULT_GRACE  # (no spec is left to give its own)
     state = end_deleted_job(root, job, node, action, wait)
     if state is None:

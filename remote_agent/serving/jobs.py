@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional
 
 from ..codestore.store import CodeStore
 from ..containers.fields import pin_image
@@ -23,13 +23,12 @@ from ..probes.gpu import default as default_nvml
 from ..slurm.commands import SlurmError
 from ..slurm.control import SlurmControlError, end_slurm_job
 from ..slurm.record import note_refused
-from ..slurm.states import SlurmLook, fold_slurm, is_slurm
+from ..slurm.states import SlurmLook, is_slurm
 from ..slurm.submit import node_names, submit
 from ..spec import DEFAULT_GRACE
 from ..storage.files import describe_os_error, ensure_private_dir, write_private_atomic
 from ..storage.jsonio import dumps, loads_object
 from ..storage.layout import JobFiles, job_dir
-from ..supervision.adoption import adopt_if_lost
 from ..supervision.control import KILL_SIGNAL, make_control_slot, write_control
 from ..supervision.jobspec import SpecError, job_key, load_spec, validate_spec
 from ..supervision.launcher import spawn_supervisor
@@ -44,9 +43,9 @@ from ..supervision.proctree import (
     stat_fields,
 )
 from ..supervision.watchspec import is_watch, refuse_read_only, validate_watch_spec, watched_tree
-from .deletedjobs import deleted_objects, end_deleted
-from .frozen import end_frozen_supervisor
-from .listing import list_jobs, list_some
+from .deletedjobs import end_deleted
+from .jobreader import JobError as JobError  # re-exported: serve and dumpop catch it from here
+from .jobreader import JobReader
 from .stuck import launch_interrupted, runs_dir
 from .transition import forget_job_dir
 
@@ -58,64 +57,12 @@ GONE_SUFFIX = "+gone"  # a node dir being removed: not a node name, so no reader
 RESTARTED_NAME = "restarted.json"  # in an ended job's dir: the job its restart created  # the tree is gone: how long the journal may take to say so
 
 
-class JobError(Exception):
-    """A request about a job that cannot be done; the message is the one-line answer."""
+class JobTable(JobReader):
+    """An agent dir's jobs: the listing (jobreader.py), and launching, stopping, reading logs."""
 
-
-class JobTable:
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self._views: Dict[Tuple[str, str], JobView] = {}
-        self._lock = threading.Lock()
-        self._look: Optional[SlurmLook] = None
+        super().__init__(root)
         self._slurm_ends: Dict[str, threading.Lock] = {}
-
-    def view(self, job: Any, node: Any) -> JobView:
-        if not is_job_id(job):
-            raise JobError("job: not a job id: %r" % (job,))
-        node = "0" if node is None else node
-        if not is_node(node):
-            raise JobError("node: not a node name: %r" % (node,))
-        directory = job_dir(self.root, job, node)
-        with self._lock:
-            existing = self._views.get((job, node))
-            if existing is None:
-                if not directory.is_dir():
-                    raise JobError("unknown job %s (node %s)" % (job, node))
-                existing = self._views[(job, node)] = JobView(job, node, directory)
-        return existing
-
-    def list(self, ids: Optional[List[str]] = None) -> List[Dict[str, Any]]:
-        """Every job's nodes; with `ids`, only those jobs' (the client knows where its job is)."""
-        self._look = None  # one squeue for this listing's Slurm jobs, however many
-        if ids is not None:
-            wanted = set(ids)
-            deleted = [o for o in deleted_objects(self.root) if o.get("id") in wanted]
-            return list_some(self.root, self._fold, ids) + deleted
-        listed = list_jobs(self.root, self._fold)  # ended jobs from one cache file (listing.py)
-        return listed + deleted_objects(self.root)  # and those whose dir was deleted while they ran
-
-    def _fold(self, job: str, node: str, look: Optional[SlurmLook] = None) -> Dict[str, Any]:
-        try:
-            view = self.view(job, node)
-            obj = view.refresh()
-            if is_slurm(view.spec):  # Slurm's word over its journal; never adopted here (slurm/states.py)
-                if look is None:
-                    look = self._look = self._look or SlurmLook()
-                return fold_slurm(view, obj, look)
-            found_by = "a job listing"
-            frozen = end_frozen_supervisor(view) if obj["state"] in ("starting", "running") else None
-            if frozen is not None:
-                obj, found_by = view.refresh(), "a job listing; %s" % frozen
-            if obj["state"] == "lost":
-                outcome = adopt_if_lost(view.files, found_by)
-                if outcome == "ended":
-                    obj = view.refresh()  # nothing of it was left: its end is journaled now
-                elif outcome == "adopting":
-                    obj["state"] = view.fields["state"]  # as its journal says: a new supervisor takes over
-            return obj
-        except JobError:
-            raise LookupError(job) from None  # removed while we listed
 
     def launch(self, raw_spec: Any, data_urls: Any = None) -> Dict[str, Any]:
         """`data_urls`: the presigned URLs of the spec's data (datafetch/urls.py), kept beside it."""

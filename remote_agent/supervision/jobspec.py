@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..spec import DEFAULT_GRACE, JobSpec, SpecError
 from ..storage.files import ensure_private_dir
 from ..storage.layout import work_dir
+from ..storage.specfile import load_spec
 from .proctree import JOB_MARKER_VAR, SUPERVISOR_MARKER_VAR
 
 __all__ = ["DEFAULT_GRACE", "SpecError", "job_env", "job_key", "load_spec", "shell_script", "validate_spec"]
@@ -38,14 +38,6 @@ def validate_spec(raw: Any, root: Optional[Path] = None) -> Dict[str, Any]:
         what = "not a directory" if os.path.exists(workdir) else "no such directory"
         raise SpecError("spec.workdir: %s: %s" % (what, workdir))
     return spec.replace(workdir=workdir).to_wire()
-
-
-def load_spec(path: Path) -> Dict[str, Any]:
-    with open(str(path), "rb") as f:
-        spec = json.loads(f.read().decode("utf-8"))
-    if not isinstance(spec, dict) or not isinstance(spec.get("argv"), list):
-        raise ValueError("not a job spec")
-    return spec
 
 
 def job_key(spec: Mapping[str, Any]) -> str:

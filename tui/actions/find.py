@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
-
-from remote_agent.pace.hang import Hang
-from remote_agent.pace.straggler import Straggler
-from remote_agent.spec import Multinode
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.advice import merged_advice
 from ..fleet.gpus_held import held_lines, per_node
 from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
 from ..printable import warn
-from ..store import Store
 from . import pace
 from .agents import Agents
 from .hold import held_until
+
+if TYPE_CHECKING:
+    from remote_agent.pace.hang import Hang
+    from remote_agent.pace.straggler import Straggler
+    from remote_agent.spec import Multinode
+
+    from ..store import Store
 
 
 @dataclass
@@ -44,7 +46,12 @@ class Job:
     @property
     def plan(self) -> Multinode | None:
         """A multi-node job's plan as its spec keeps it (typed); None for a one-node launch."""
-        return Multinode.read(self.first.get("multinode"))
+        raw = self.first.get("multinode")
+        if not isinstance(raw, dict):  # a one-node job: no typed spec to load (~10 ms of a `ps`)
+            return None
+        from remote_agent.spec import Multinode
+
+        return Multinode.read(raw)
 
     @property
     def planned(self) -> int:

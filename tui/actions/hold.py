@@ -8,8 +8,6 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from remote_agent.spec import MAX_HOLD
-
 from ..fleet.holds import held_text
 
 __all__ = ["held_text", "held_on", "held_until", "parse_hold_on_fail"]
@@ -23,6 +21,8 @@ def parse_hold_on_fail(text: str | None) -> float | None:
         return None
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*", text.lower())
     seconds = float(m.group(1)) * UNITS[m.group(2) or "s"] if m else 0.0
+    from remote_agent.spec import MAX_HOLD  # here: `ps` reads holds and must not load the typed spec
+
     if not 1 <= seconds <= MAX_HOLD:
         from .options import usage  # here: `ps` reads holds and must not load the launch options
 

@@ -1,0 +1,58 @@
+"""Issue 33, cheap start: a listing or a points read loads only what it uses. Reading hosts.toml
+needs no tomlkit (only its writes keep comments), the client's files under GPUDECK_HOME no
+platformdirs, a `ps` no sqlite3 (it opens no state.db), and the local listing only the agent's read
+side: not the typed spec's dataclasses, nor the launcher, Slurm, code store or GPU assignment."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tests.test_cli_start import _ended_job
+
+# What reading jobs never needs; each was loaded by every `ps` before (tens of ms of its start).
+NOT_FOR_READING = (
+    "tomlkit",
+    "platformdirs",
+    "remote_agent.spec",
+    "remote_agent.serving.jobs",
+    "remote_agent.slurm.submit",
+    "remote_agent.codestore.store",
+    "remote_agent.gpus.assign",
+    "remote_agent.supervision.launcher",
+)
+NOT_FOR_PS = (*NOT_FOR_READING, "sqlite3", "tui.store")
+
+
+def loaded_by(*argv: str) -> list[str]:
+    """The modules a `gpudeck ARGV` run loaded (run in a fresh interpreter, as a command is);
+    its exit must be 0."""
+    probe = (
+        "import json, runpy, sys\n"
+        f"sys.argv = ['gpudeck', *{list(argv)!r}]\n"
+        "try:\n    runpy.run_module('tui', run_name='__main__')\nexcept SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stderr.splitlines()[-1]))
+
+
+def unwanted(loaded: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in loaded if m in names or m.startswith(tuple(f"{n}." for n in names))]
+
+
+def test_a_local_ps_loads_neither_tomlkit_nor_sqlite_nor_the_agents_launcher(
+    gpudeck_home: Path, tmp_path: Path
+) -> None:
+    _ended_job(gpudeck_home / "local-agent", "20260101-000000-000000", "job0", tmp_path)
+    (gpudeck_home / "hosts.toml").write_text("# mine\n[hosts.local]\nprice_per_hour = 1.5\n")
+    loaded = loaded_by("ps", "--all")
+    assert "remote_agent.serving.jobreader" in loaded  # the listing was read, in this process
+    assert unwanted(loaded, NOT_FOR_PS) == []
