@@ -1,7 +1,8 @@
 """Issue 33, cheap start: a listing or a points read loads only what it uses. Reading hosts.toml
 needs no tomlkit (only its writes keep comments), the client's files under GPUDECK_HOME no
-platformdirs, a `ps` no sqlite3 (it opens no state.db), and the local listing only the agent's read
-side: not the typed spec's dataclasses, nor the launcher, Slurm, code store or GPU assignment."""
+platformdirs, a `ps` no sqlite3 (it opens no state.db) nor subprocess (it starts no local agent), and
+the local listing only the agent's read side: not the typed spec's dataclasses, nor the launcher,
+Slurm, code store or GPU assignment."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ NOT_FOR_READING = (
     "remote_agent.gpus.assign",
     "remote_agent.supervision.launcher",
 )
-NOT_FOR_PS = (*NOT_FOR_READING, "sqlite3", "tui.store")
+# + what only some commands use: state.db, a local agent process, a time zone, a straggler's median
+NOT_FOR_PS = (*NOT_FOR_READING, "sqlite3", "tui.store", "subprocess", "zoneinfo", "statistics")
 
 
 def loaded_by(*argv: str) -> list[str]:

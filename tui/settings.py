@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NoReturn
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import paths
 from .key_names import bad_modifier, normalize_keys
@@ -65,6 +64,8 @@ class CostSettings:
     @property
     def tz(self) -> dt.tzinfo:
         if self.timezone:
+            from zoneinfo import ZoneInfo  # here: most commands never ask what "today" is
+
             return ZoneInfo(self.timezone)  # checked when loaded
         return dt.datetime.now().astimezone().tzinfo or dt.timezone.utc
 
@@ -196,6 +197,8 @@ class _Reader:
             fx[str(key).upper()] = float(rate) if rate is not None else 0.0
         zone = self.string(t, "cost", "timezone")
         if zone:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
             try:
                 ZoneInfo(zone)
             except (ZoneInfoNotFoundError, ValueError):

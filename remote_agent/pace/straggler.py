@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .windows import step_rates, util_means
@@ -105,6 +104,8 @@ def _lags(mine: Optional[float], others: List[Optional[float]], margin: float) -
     known = [v for v in others if v is not None]
     if mine is None or not known:
         return None
+    import statistics  # here: most listings judge no multi-node job (statistics loads decimal, fractions)
+
     median = statistics.median(known)
     return median if median > 0 and mine <= (1 - margin) * median else None
 
@@ -126,6 +127,8 @@ def judge(nodes: Sequence[NodePace], s: Optional[Settings] = None) -> List[Strag
             lagged += 1
         if lagged < s.windows:
             continue
+        import statistics
+
         median = statistics.median(v[0] for k, v in per_node.items() if k != node and v[0] is not None)
         value = float(mine[0] or 0.0)
         span = lagged * s.window

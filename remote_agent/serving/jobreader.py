@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..jobstate import JobView
 from ..names import is_job_id, is_node
+from ..slurm.placed import is_slurm
 from ..storage.layout import job_dir
 from .deletedjobs import deleted_objects
 from .listing import list_jobs, list_some
@@ -58,12 +59,12 @@ class JobReader:
         return listed + deleted_objects(self.root)  # and those whose dir was deleted while they ran
 
     def _fold(self, job: str, node: str, look: Optional[SlurmLook] = None) -> Dict[str, Any]:
-        from ..slurm.states import SlurmLook, fold_slurm, is_slurm
-
         try:
             view = self.view(job, node)
             obj = view.refresh()
             if is_slurm(view.spec):  # Slurm's word over its journal; never adopted here (slurm/states.py)
+                from ..slurm.states import SlurmLook, fold_slurm
+
                 if look is None:
                     look = self._look = self._look or SlurmLook()
                 return fold_slurm(view, obj, look)

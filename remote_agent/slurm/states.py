@@ -21,6 +21,7 @@ from ..supervision.control import read_control
 from ..supervision.lostjob import read_lost_job
 from .commands import SlurmError
 from .hostlist import node_of_rank
+from .placed import is_slurm as is_slurm  # re-exported: its callers ask it here
 from .queue import SlurmJob, ended_jobs, squeue
 from .record import read_record, write_record
 from .script import OUTPUT_PATTERN
@@ -37,10 +38,6 @@ ENDINGS = {
     "BOOT_FAIL": "failed",
     "DEADLINE": "failed",
 }
-
-
-def is_slurm(spec: Any) -> bool:
-    return isinstance(spec, dict) and isinstance(spec.get("placement"), dict)
 
 
 class SlurmLook:

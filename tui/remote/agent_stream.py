@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import shlex
-import subprocess
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -102,6 +101,8 @@ class AgentStream(ABC):
 
 class LocalStream(AgentStream):
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+        import subprocess  # here: the CLI's start imports this module, a warm command starts nothing
+
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
@@ -133,6 +134,8 @@ class LocalStream(AgentStream):
     def finish(self, timeout: float = 60.0) -> tuple[int | None, str]:
         self.end_input()
         if self._stderr is None:
+            import subprocess
+
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:

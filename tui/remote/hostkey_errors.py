@@ -3,8 +3,6 @@ dead host without loading paramiko for a local-only fleet."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +14,9 @@ __all__ = ["Confirm", "HostKeyChanged", "HostKeyError", "HostKeyRevoked", "HostK
 
 def fingerprint(key: Any) -> str:
     """`SHA256:…` as `ssh-keygen -l` prints it."""
+    import base64  # here: only a refused key is said, and every command imports this module
+    import hashlib
+
     digest = hashlib.sha256(key.asbytes()).digest()
     return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
 

@@ -6,7 +6,6 @@ The agent client only needs readline/write/close, so every transport carries the
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 from abc import ABC, abstractmethod
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # agent_stream raises this module's TransportError
+    import subprocess  # (imported where a local agent starts: a warm remote command starts none)
+
     from .agent_stream import AgentStream
 
 Consumer = Callable[[bytes], None]  # the agent's bytes, in any chunking, in order
@@ -80,6 +81,8 @@ class LocalTransport(Transport):
         self._write_lock = threading.Lock()
 
     def open(self) -> None:
+        import subprocess
+
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "remote_agent", "serve", "--agent-dir", str(self.agent_dir)],
@@ -130,6 +133,8 @@ class LocalTransport(Transport):
                 proc.stdin.close()
         except OSError:
             pass
+        import subprocess
+
         try:
             proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
