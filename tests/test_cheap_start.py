@@ -25,8 +25,12 @@ NOT_FOR_READING = (
     "remote_agent.gpus.assign",
     "remote_agent.supervision.launcher",
 )
-# + what only some commands use: state.db, a local agent process, a time zone, a straggler's median
-NOT_FOR_PS = (*NOT_FOR_READING, "sqlite3", "tui.store", "subprocess", "zoneinfo", "statistics")
+# + what only some commands use: state.db, a local agent process, a time zone, a straggler's median,
+# logging (concurrent.futures loaded it: the agent client's replies and the hosts asked at once)
+NOT_FOR_PS = (
+    *NOT_FOR_READING,
+    *("sqlite3", "tui.store", "subprocess", "zoneinfo", "statistics", "logging", "concurrent.futures"),
+)
 
 
 def loaded_by(*argv: str) -> list[str]:
@@ -58,3 +62,20 @@ def test_a_local_ps_loads_neither_tomlkit_nor_sqlite_nor_the_agents_launcher(
     loaded = loaded_by("ps", "--all")
     assert "remote_agent.serving.jobreader" in loaded  # the listing was read, in this process
     assert unwanted(loaded, NOT_FOR_PS) == []
+
+
+def test_the_libraries_loggers_are_quiet_once_logging_loads_later(gpudeck_home: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from tui.cli import run\n"
+        "assert run(['ps']) == 0\n"
+        "assert 'logging' not in sys.modules\n"
+        "import logging\n"
+        "for name in ('paramiko', 'botocore', 'boto3', 'aliyunsdkcore'):\n"
+        "    log = logging.getLogger(name)\n"
+        "    assert not log.propagate and any(isinstance(h, logging.NullHandler) for h in log.handlers), name\n"
+        "logging.getLogger('paramiko.transport').error('a handshake failed')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "handshake" not in done.stderr

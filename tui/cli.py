@@ -15,6 +15,7 @@ from . import paths, read_only, typeahead
 from .cli_help import decorate
 from .errors import EXIT_ERROR, EXIT_USAGE, GpudeckError
 from .printable import printable
+from .quiet_logs import quiet_libraries
 
 if TYPE_CHECKING:  # the session (SSH, agents, the store) is imported when a verb runs, not for --help
     from .session import Session
@@ -272,16 +273,6 @@ def main(argv: list[str] | None = None) -> None:
 
         argcomplete.autocomplete(build_parser())  # answers and exits
     sys.exit(run(sys.argv[1:] if argv is None else argv))
-
-
-def quiet_libraries() -> None:
-    """paramiko logs a traceback for every failed handshake; gpudeck says it in one line instead."""
-    import logging
-
-    for name in ("paramiko", "botocore", "boto3", "aliyunsdkcore"):
-        logger = logging.getLogger(name)
-        logger.addHandler(logging.NullHandler())
-        logger.propagate = False
 
 
 def asks_top_help(argv: list[str]) -> bool:

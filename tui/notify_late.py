@@ -9,7 +9,6 @@ said in one line naming the target's scheme only."""
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -166,6 +165,8 @@ def _send(urls: Iterable[str], message: dict[str, Any], say: Callable[[str], Non
 
 def _apprise(url: str, message: dict[str, Any]) -> str | None:
     """One apprise target; None when it went. apprise's own log is kept quiet (it may say the URL)."""
+    import logging  # here: a listing with nothing to tell loads no logging
+
     import apprise
 
     log = logging.getLogger("apprise")

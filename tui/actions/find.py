@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -13,6 +12,7 @@ from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, j
 from ..printable import warn
 from . import pace
 from .agents import Agents
+from .fanout import each_at_once
 from .hold import held_until
 
 if TYPE_CHECKING:
@@ -264,8 +264,7 @@ def list_jobs(
         return jobs
 
     hosts = agents.hosts() if hosts is None else hosts
-    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
-        answers = list(pool.map(ask, hosts))
+    answers = each_at_once(ask, hosts, workers=16)
     jobs: dict[str, Job] = {}
     for host, answer in zip(hosts, answers, strict=True):
         if isinstance(answer, GpudeckError):

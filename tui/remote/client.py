@@ -14,14 +14,13 @@ import json.scanner
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
 
 from remote_agent.storage.records import expand_all, lines_after_seq
 
 from .agent_stream import AgentStream
 from .line_stream import LineStream
+from .reply import Reply
 from .transport import Transport, TransportError
 
 
@@ -78,13 +77,13 @@ class AgentClient:
         self.dropped: dict[tuple[str, str], str] = {}
         self._on_tail_end = on_tail_end or (lambda job, node, why: self.dropped.__setitem__((job, node), why))
         self._ids = itertools.count(1)
-        self._pending: dict[int, Future[Any]] = {}
+        self._pending: dict[int, Reply[Any]] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self.closed_reason: str | None = None
         self._reader: threading.Thread | None = None
-        self._hello: Future[dict[str, Any]] = Future()
-        self._greeted = False  # the hello came: a plain flag, read per line (Future.done() takes a lock)
+        self._hello: Reply[dict[str, Any]] = Reply()
+        self._greeted = False  # the hello came: a plain flag, read per line
         self._skipped = 0  # bytes a login shell printed before the hello
         self._journal_header: dict[str, Any] = {}
         self._stream = LineStream(self._take_line, self._take_journal_body)
@@ -103,7 +102,7 @@ class AgentClient:
             self._reader.start()
         try:
             self.hello_marker = marker.result(timeout)
-        except FutureTimeout:
+        except TimeoutError:
             self.close()
             raise RequestTimeout(f"{self.host}: the agent did not start within {timeout:.0f} s") from None
         return self.hello_marker
@@ -143,12 +142,12 @@ class AgentClient:
         future = self.submit(op, **args)
         try:
             return future.result(timeout)
-        except FutureTimeout:
+        except TimeoutError:
             raise RequestTimeout(f"{self.host}: no answer to {op} within {timeout:.0f} s") from None
 
-    def submit(self, op: str, **args: Any) -> Future[Any]:
+    def submit(self, op: str, **args: Any) -> Reply[Any]:
         rid = next(self._ids)
-        future: Future[Any] = Future()
+        future: Reply[Any] = Reply()
         with self._lock:
             if self._closed.is_set():
                 future.set_exception(
