@@ -7,6 +7,7 @@ Slurm, code store or GPU assignment."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,17 @@ def test_the_libraries_loggers_are_quiet_once_logging_loads_later(gpudeck_home: 
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "handshake" not in done.stderr
+
+
+def test_help_is_still_as_wide_as_the_terminal(gpudeck_home: Path) -> None:
+    def help_at(columns: int) -> list[str]:
+        env = {**os.environ, "COLUMNS": str(columns)}
+        done = subprocess.run(
+            [sys.executable, "-m", "tui", "run", "--help"], capture_output=True, text=True, cwd=ROOT, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    narrow, wide = help_at(50), help_at(120)
+    assert len(narrow) > len(wide)  # wrapped at the terminal's width, not at a fixed one
+    assert len(narrow[0]) <= 50 < len(wide[0]) <= 120
