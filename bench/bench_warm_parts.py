@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,8 +42,15 @@ def median_ms(rounds: int, run: Callable[[], object]) -> float:
     return statistics.median(times) * 1000
 
 
+# --against's own GPUDECK_HOME (a copy: the same hosts and keys): its own master and shared serve. In
+# one home, each switch of tree (another agent build) started a serve, and that was what got timed.
+AGAINST_HOME: list[Path] = []
+
+
 def gpudeck(*args: str, tree: Path = ROOT, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GPUDECK_SSH_PERSIST": "600", "PYTHONPATH": str(tree)}
+    if tree != ROOT and AGAINST_HOME:
+        env["GPUDECK_HOME"] = str(AGAINST_HOME[0])
     # cwd: `python -m` puts the current directory first on sys.path, before PYTHONPATH.
     done = subprocess.run(
         [sys.executable, *extra, "-m", "tui", *args], capture_output=True, text=True, env=env, cwd=tree
@@ -85,6 +93,7 @@ def local_listing() -> tuple[float, float]:
         "import time, tui.cli, tui.session\n"
         "t0 = time.perf_counter()\n"
         "from tui.remote.local_jobs import local_jobs\n"
+        "import remote_agent.serving.jobreader\n"  # what local_jobs() imports when it runs
         "t1 = time.perf_counter()\n"
         "local_jobs()\n"
         "print((t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)\n"
@@ -137,6 +146,9 @@ def main() -> None:
         if not args.no_bytecode:
             print(cache_bytecode(Path(tmp) / "pycache"))
         lb = loopback_host(Path(tmp))
+        if args.against:
+            AGAINST_HOME.append(Path(tmp) / "gpudeck-against")
+            shutil.copytree(os.environ["GPUDECK_HOME"], AGAINST_HOME[0])
         try:
             print(f"load before: {os.getloadavg()[0]:.2f}; {rounds} rounds, medians")
             gpudeck("ps")  # box's master up, its shared serve too
