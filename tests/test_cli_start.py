@@ -42,6 +42,7 @@ def test_a_verb_loads_only_its_own_command_module() -> None:
     assert loaded == {
         "tui.commands.ps",
         "tui.actions.agents",
+        "tui.actions.fanout",  # the hosts asked at once, on plain threads (no concurrent.futures)
         "tui.actions.find",
         "tui.actions.hold",
         "tui.actions.pace",
