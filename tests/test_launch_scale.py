@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from remote_agent.storage.layout import iter_job_dirs
 from remote_agent.supervision.jobspec import job_key
 from remote_agent.supervision.keeper import LOCK_NAME
 from remote_agent.supervision.proctree import job_tree
-from tests.support.jobdir import prepared_job, running
+from tests.support.jobdir import journal, prepared_job, running
 from tests.support.jobs import alive
 from tests.support.touched import touched, under
 from tests.support.waiting import wait_for
@@ -124,6 +125,30 @@ def test_stopping_a_job_reads_only_its_own_files_and_processes(root: Path, table
     assert obj["state"] == "stopped"
     assert "/proc" not in seen  # the host's processes are not listed
     assert [p for p in seen if any(other in p for other in others)] == []
+
+
+def test_a_supervisor_quick_to_stop_still_spares_the_host_wide_look(
+    root: Path, table: JobTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded machine's race, made certain: the supervisor, woken by the request, stops and reaps
+    its command before the stop has checked whose child the command was. That check must come
+    first, or the gone command looks like an adopted job's and every process is listed."""
+    spec = job_spec(root, ["sleep", "600"])
+    supervisor = int(table.launch(spec)["supervisor_pid"])
+    wait_for(lambda: running(root, spec["id"]), timeout=30, what="the job running")
+    command = next(r["pid"] for r in journal(root, spec["id"]) if r.get("state") == "running")
+    kill = os.kill
+
+    def wake_and_wait(pid: int, sig: int) -> None:
+        kill(pid, sig)
+        if pid == supervisor and sig == signal.SIGUSR1:  # the request's wake-up
+            wait_for(lambda: not Path(f"/proc/{command}").exists(), timeout=30, what="the command reaped")
+
+    monkeypatch.setattr(os, "kill", wake_and_wait)
+    with touched() as seen:
+        obj = table.end(spec["id"], "0", "stop", 5.0)
+    assert obj["state"] == "stopped"
+    assert "/proc" not in seen
 
 
 # A supervisor as serve starts it, noting each directory it lists (an audit hook in its own process).

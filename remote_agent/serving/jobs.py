@@ -271,10 +271,12 @@ class JobTable(JobReader):
             # first read of control.json, and no timer reads it again (issue 33), so one that
             # appeared since the first look is told now, or has read the request already.
             supervisor = own_supervisor(view)
+        # Its tree walks then skip the host-wide look. Asked before the wake: a supervisor quick to
+        # stop reaps its command, after which nothing says whose child the command was.
+        own_tree = _parent_of_command(view, supervisor)
         if supervisor is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(supervisor, wake)
-        own_tree = _parent_of_command(view, supervisor)  # its tree walks then skip the host-wide look
         if action == "kill" and key:
             kill_tree_until_gone(
                 key, supervisor, own_subreaper=own_tree
