@@ -27,6 +27,7 @@ from ..storage.jsonio import dumps
 from ..storage.watch import Watcher
 from ..supervision.adoption import adopt_if_lost
 from ..supervision.outputcap import DEFAULT_OUTPUT_CAP, gap_marker, hole_start
+from .journalnews import JournalNews
 from .output import LineWriter
 
 CHUNK_BYTES = 64 * 1024
@@ -41,6 +42,7 @@ class _Follow:
         self.push_head = b""  # how each of its pushes starts: encoded once, not per line
         self.fd = -1  # output.log, read with pread at self.offset: one syscall a round
         self.journal_size = -1
+        self.news = JournalNews(str(view.files.journal))  # what the journal gained since the last fold
         self.state_at = 0.0
         self.state: Dict[str, Any] = {}
         self.watched = False
@@ -134,7 +136,9 @@ class OutputHub:
         self._watch.close()
 
     def _pump(self, key: Tuple[str, str], sub: _Follow) -> bool:
-        """One step of one follow: True when it sent something (look again at once)."""
+        """One step of one follow: True when there may be more to send at once (look again now).
+        A short read reached the end of output.log: the hub waits, and a write since the read is
+        an inotify event already (issue 33: the look that only found nothing was a line's cost)."""
         files = sub.view.files
         if sub.fd < 0:
             try:
@@ -153,7 +157,7 @@ class OutputHub:
         if data and self._skip_gap(key, sub, data):
             return True
         if data:
-            return self._send(key, sub, data)
+            return self._send(key, sub, data) and len(data) == CHUNK_BYTES
         if not self._over(sub):
             return False
         # Over: the job wrote its last byte before its end was journaled. Read once more.
@@ -200,14 +204,20 @@ class OutputHub:
             size = os.stat(str(sub.view.files.journal)).st_size
         except OSError:
             size = -2
-        if size != sub.journal_size or now - sub.state_at >= STATE_EVERY:
-            sub.journal_size, sub.state_at = size, now
-            sub.state = sub.view.refresh()
-            if sub.state.get("state") == "lost":
-                # Its processes may live on: a new supervisor adopts them and the follow goes on.
-                sub.adopting = adopt_if_lost(sub.view.files, "a log follow") == "adopting"
-                if not sub.adopting:
-                    sub.state = sub.view.refresh()  # its end may be journaled now
+        due = now - sub.state_at >= STATE_EVERY
+        if size != sub.journal_size or due:
+            # A line's metric record (most growth) cannot end the job: no fold inside its push.
+            routine = not due and size >= 0 and sub.news.only_routine(size)
+            sub.journal_size = size
+            if not routine:
+                sub.state_at = now
+                sub.state = sub.view.refresh()
+                if sub.state.get("state") == "lost":
+                    # Its processes may live on: a new supervisor adopts them and the follow goes on.
+                    sub.adopting = adopt_if_lost(sub.view.files, "a log follow") == "adopting"
+                    if not sub.adopting:
+                        sub.state = sub.view.refresh()  # its end may be journaled now
+                sub.news.offset = sub.view.reader.offset
         state = sub.state.get("state")
         return state in TERMINAL_STATES or (state == "lost" and not sub.adopting)
 
