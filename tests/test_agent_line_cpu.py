@@ -219,9 +219,34 @@ def test_a_journaled_output_hole_is_folded_at_once(job: _Job) -> None:
         hub.close()
 
 
-def test_an_output_hub_following_nothing_does_not_poll() -> None:
+def test_an_output_hub_following_nothing_does_not_poll(job: _Job) -> None:
     assert wait_seconds([]) is None  # woken by follow or close only
-    assert wait_seconds([object()]) == outputhub.POLL_SECONDS  # type: ignore[list-item]
+    sub = _Follow(JobView(JOB, "0", job.dir), 0)
+    assert wait_seconds([sub]) == outputhub.POLL_SECONDS
+    sub.held_at = 10.0  # a line held: the hub looks again when its hold ends
+    assert wait_seconds([sub], 10.001) == pytest.approx(outputhub.HOLD_SECONDS - 0.001)
+
+
+def test_a_line_printed_as_text_then_newline_is_one_push(job: _Job) -> None:
+    """Issue 33: a job's Python (PYTHONUNBUFFERED) writes a line's text and its newline apart;
+    the hub holds the text a moment for its end, so the line crosses SSH and the client once."""
+    out = io.BytesIO()
+    hub = OutputHub(LineWriter(out))
+    sub = _Follow(JobView(JOB, "0", job.dir), 0)
+    hub._subs[(JOB, "0")] = sub
+    try:
+        job.print(b'{"step": 1}')
+        assert hub._pump((JOB, "0"), sub) is False and out.getvalue() == b""  # held
+        job.print(b"\n")
+        hub._pump((JOB, "0"), sub)
+        job.print(b"50%|#####     | 5/10")  # a bar's frame that stays open: sent once its hold ends
+        wait_for(lambda: hub._pump((JOB, "0"), sub) or len(_pushes(out)) == 2, what="the open line")
+    finally:
+        sub.close()
+        hub.close()
+    pushes = [base64.b64decode(p["data"]) for p in _pushes(out)]
+    assert pushes == [b'{"step": 1}\n', b"50%|#####     | 5/10"]
+    assert [p["offset"] for p in _pushes(out)] == [0, 12]
 
 
 # -- TailHub ----------------------------------------------------------------------------------------
