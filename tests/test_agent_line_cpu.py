@@ -152,21 +152,101 @@ def test_a_round_reads_output_log_with_one_syscall(job: _Job, monkeypatch: pytes
     monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append("pread") or real_pread(fd, n, at))
     monkeypatch.setattr(os, "read", lambda fd, n: reads.append("read") or real_read(fd, n))
     try:
-        assert hub._pump((JOB, "0"), sub) is True  # the line, pushed
+        assert hub._pump((JOB, "0"), sub) is False  # the line, pushed; a short read: wait now
         assert reads == ["pread"]
+        job.print(b"x" * (outputhub.CHUNK_BYTES + 1))
+        assert hub._pump((JOB, "0"), sub) is True  # a whole chunk: there may be more, look again
+        assert hub._pump((JOB, "0"), sub) is False
+        assert reads == ["pread", "pread", "pread"]
         assert hub._pump((JOB, "0"), sub) is False  # nothing new; the job goes on
-        assert reads == ["pread", "pread"]
+        assert reads == ["pread"] * 4
     finally:
         monkeypatch.undo()
         sub.close()
         hub.close()
-    (push,) = _pushes(out)
+    push, *_ = _pushes(out)
     assert base64.b64decode(push["data"]) == b"hello\n" and push["offset"] == 0
 
 
-def test_an_output_hub_following_nothing_does_not_poll() -> None:
+def test_a_journal_that_gained_only_points_is_not_folded_inside_a_lines_push(
+    job: _Job, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: a trainer's line adds a metric record just after its bytes; the follow waits on the
+    job's end (and the cap's hole), which no metric, points, heartbeat or gpu record can bring."""
+    hub = OutputHub(LineWriter(io.BytesIO()))
+    sub = _Follow(JobView(JOB, "0", job.dir), 0)
+    folds: list[int] = []
+    real_refresh = JobView.refresh
+
+    def refresh(view: JobView) -> dict[str, Any]:
+        folds.append(1)
+        return real_refresh(view)
+
+    monkeypatch.setattr(JobView, "refresh", refresh)
+    try:
+        assert hub._over(sub) is False and len(folds) == 1  # the first look folds
+        job.journal.append("metric", values={"loss": 0.5})
+        job.journal.append_many(
+            [("metric", {"values": {"loss": 0.1 * k}}) for k in range(3)]
+        )  # a points line
+        job.journal.append("heartbeat", output_offset=6)
+        job.journal.append("gpu", gpus=[{"index": 0, "util": 50, "kind": "event"}])
+        with open(job.dir / "events.jsonl", "ab") as f:
+            f.write(b'{"seq":99,"t":1.0,"kind":"sta')  # a record still being written
+        assert hub._over(sub) is False and len(folds) == 1
+        with open(job.dir / "events.jsonl", "ab") as f:
+            f.write(b'te","state":"exited","exit_code":0}\n')  # the end: folded at once
+        assert hub._over(sub) is True and len(folds) == 2
+        assert sub.state["exit_code"] == 0
+    finally:
+        monkeypatch.undo()
+        sub.close()
+        hub.close()
+
+
+def test_a_journaled_output_hole_is_folded_at_once(job: _Job) -> None:
+    hub = OutputHub(LineWriter(io.BytesIO()))
+    sub = _Follow(JobView(JOB, "0", job.dir), 0)
+    try:
+        hub._over(sub)
+        job.journal.append("metric", values={"loss": 0.5})
+        hub._over(sub)
+        job.journal.append("event", event="output_dropped", data={"from": 10, "to": 20})
+        assert hub._over(sub) is False
+        assert sub.view.fields["output_gap"] == [10, 20]
+    finally:
+        sub.close()
+        hub.close()
+
+
+def test_an_output_hub_following_nothing_does_not_poll(job: _Job) -> None:
     assert wait_seconds([]) is None  # woken by follow or close only
-    assert wait_seconds([object()]) == outputhub.POLL_SECONDS  # type: ignore[list-item]
+    sub = _Follow(JobView(JOB, "0", job.dir), 0)
+    assert wait_seconds([sub]) == outputhub.POLL_SECONDS
+    sub.held_at = 10.0  # a line held: the hub looks again when its hold ends
+    assert wait_seconds([sub], 10.001) == pytest.approx(outputhub.HOLD_SECONDS - 0.001)
+
+
+def test_a_line_printed_as_text_then_newline_is_one_push(job: _Job) -> None:
+    """Issue 33: a job's Python (PYTHONUNBUFFERED) writes a line's text and its newline apart;
+    the hub holds the text a moment for its end, so the line crosses SSH and the client once."""
+    out = io.BytesIO()
+    hub = OutputHub(LineWriter(out))
+    sub = _Follow(JobView(JOB, "0", job.dir), 0)
+    hub._subs[(JOB, "0")] = sub
+    try:
+        job.print(b'{"step": 1}')
+        assert hub._pump((JOB, "0"), sub) is False and out.getvalue() == b""  # held
+        job.print(b"\n")
+        hub._pump((JOB, "0"), sub)
+        job.print(b"50%|#####     | 5/10")  # a bar's frame that stays open: sent once its hold ends
+        wait_for(lambda: hub._pump((JOB, "0"), sub) or len(_pushes(out)) == 2, what="the open line")
+    finally:
+        sub.close()
+        hub.close()
+    pushes = [base64.b64decode(p["data"]) for p in _pushes(out)]
+    assert pushes == [b'{"step": 1}\n', b"50%|#####     | 5/10"]
+    assert [p["offset"] for p in _pushes(out)] == [0, 12]
 
 
 # -- TailHub ----------------------------------------------------------------------------------------

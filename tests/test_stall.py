@@ -120,3 +120,39 @@ def test_ps_shows_a_stalled_job_and_a_pausing_job_is_never_stalled(
         ]  # its pauses were learnt
     finally:
         gpudeck("kill", hang, cwd=workdir)
+
+
+def test_a_chunks_steps_are_counted_as_one_by_one() -> None:
+    """saw() counts a chunk's steps at once (issue 33); what it learns is what a loop over each
+    entry learned: the interval since the last step, then a 0 for each further step of the chunk."""
+    import random
+    from collections import deque
+
+    rnd = random.Random(5)
+    watch = StallWatch({})
+    intervals: deque[float] = deque(maxlen=200)
+    longest, last_step = 0.0, None
+    t = 0.0
+    for _ in range(300):
+        t += rnd.choice([0.0, 0.5, 2.0, 30.0])
+        chunk = [
+            rnd.choice(
+                [
+                    ("metric", {"values": {"step": 1, "loss": 0.5}}),
+                    ("metric", {"values": {"loss": 0.5}}),
+                    ("metric", {"values": {"step": "x"}}),
+                    ("event", {"event": "e", "data": {"step": 1}}),
+                ]
+            )
+            for _ in range(rnd.choice([0, 1, 3, 250]))
+        ]
+        for kind, body in chunk:  # the loop saw() ran before
+            values = body.get("values") if kind == "metric" else None
+            if isinstance(values, dict) and isinstance(values.get("step"), (int, float)):
+                if last_step is not None:
+                    intervals.append(t - last_step)
+                    longest = max(longest, t - last_step)
+                last_step = t
+        watch.saw(chunk, t)
+        assert list(watch.intervals) == list(intervals) and watch.last_step == last_step
+        assert watch.longest >= longest  # (it also learns output gaps before the first step)

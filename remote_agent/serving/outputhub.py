@@ -27,11 +27,17 @@ from ..storage.jsonio import dumps
 from ..storage.watch import Watcher
 from ..supervision.adoption import adopt_if_lost
 from ..supervision.outputcap import DEFAULT_OUTPUT_CAP, gap_marker, hole_start
+from .journalnews import JournalNews
 from .output import LineWriter
 
 CHUNK_BYTES = 64 * 1024
 POLL_SECONDS = 0.25  # fallback only: inotify wakes the thread on every write
 STATE_EVERY = 1.0  # a supervisor that died writes nothing: look at the lock this often anyway
+# A read that ends inside a line waits this long for the line's end: a job's Python prints a line's
+# text and its newline as two writes (PYTHONUNBUFFERED, jobspec.py), which were two pushes, each
+# through SSH and the client, for one line (issue 33). A line left open longer (a prompt, a bar's
+# frame) goes out then as it is.
+HOLD_SECONDS = 0.005
 
 
 class _Follow:
@@ -41,11 +47,13 @@ class _Follow:
         self.push_head = b""  # how each of its pushes starts: encoded once, not per line
         self.fd = -1  # output.log, read with pread at self.offset: one syscall a round
         self.journal_size = -1
+        self.news = JournalNews(str(view.files.journal))  # what the journal gained since the last fold
         self.state_at = 0.0
         self.state: Dict[str, Any] = {}
         self.watched = False
         self.adopting = False  # lost, but processes live and a new supervisor is taking over
         self.no_gap_below: Optional[float] = None  # bytes before this never fall in the cap's hole
+        self.held_at: Optional[float] = None  # when a read that ended inside a line was first held
 
     def gap_floor(self) -> float:
         """Where the output cap's hole could start: reads below it skip the journal stat (and its
@@ -63,6 +71,18 @@ class _Follow:
             else:
                 self.no_gap_below = float("inf")  # no cap: nothing is ever dropped
         return self.no_gap_below
+
+    def holds(self, data: bytes, now: float) -> bool:
+        """Whether to wait for the rest of the line this read ends inside (HOLD_SECONDS at most)."""
+        if data.endswith((b"\n", b"\r")) or len(data) >= CHUNK_BYTES:
+            self.held_at = None
+            return False
+        if self.held_at is None:
+            self.held_at = now
+        if now - self.held_at < HOLD_SECONDS:
+            return True
+        self.held_at = None
+        return False
 
     def read(self) -> bytes:
         # A short read is not the end of the job: the end needs its state first (_pump).
@@ -125,7 +145,7 @@ class OutputHub:
                 except OSError as exc:  # unreadable output: say so once and stop following
                     self._end(key, sub, error="cannot read the output of job %s: %s" % (key[0], exc))
             if not busy:
-                self._watch.wait(wait_seconds([sub for _, sub in subs]))
+                self._watch.wait(wait_seconds([sub for _, sub in subs], time.monotonic()))
             with self._lock:
                 live = set(id(s) for s in self._subs.values())
             for _, sub in subs:
@@ -134,7 +154,9 @@ class OutputHub:
         self._watch.close()
 
     def _pump(self, key: Tuple[str, str], sub: _Follow) -> bool:
-        """One step of one follow: True when it sent something (look again at once)."""
+        """One step of one follow: True when there may be more to send at once (look again now).
+        A short read reached the end of output.log: the hub waits, and a write since the read is
+        an inotify event already (issue 33: the look that only found nothing was a line's cost)."""
         files = sub.view.files
         if sub.fd < 0:
             try:
@@ -152,8 +174,10 @@ class OutputHub:
         data = sub.read()
         if data and self._skip_gap(key, sub, data):
             return True
+        if data and sub.holds(data, time.monotonic()):
+            return False  # the line's end wakes the hub (inotify), or the hold's end (wait_seconds)
         if data:
-            return self._send(key, sub, data)
+            return self._send(key, sub, data) and len(data) == CHUNK_BYTES
         if not self._over(sub):
             return False
         # Over: the job wrote its last byte before its end was journaled. Read once more.
@@ -200,14 +224,20 @@ class OutputHub:
             size = os.stat(str(sub.view.files.journal)).st_size
         except OSError:
             size = -2
-        if size != sub.journal_size or now - sub.state_at >= STATE_EVERY:
-            sub.journal_size, sub.state_at = size, now
-            sub.state = sub.view.refresh()
-            if sub.state.get("state") == "lost":
-                # Its processes may live on: a new supervisor adopts them and the follow goes on.
-                sub.adopting = adopt_if_lost(sub.view.files, "a log follow") == "adopting"
-                if not sub.adopting:
-                    sub.state = sub.view.refresh()  # its end may be journaled now
+        due = now - sub.state_at >= STATE_EVERY
+        if size != sub.journal_size or due:
+            # A line's metric record (most growth) cannot end the job: no fold inside its push.
+            routine = not due and size >= 0 and sub.news.only_routine(size)
+            sub.journal_size = size
+            if not routine:
+                sub.state_at = now
+                sub.state = sub.view.refresh()
+                if sub.state.get("state") == "lost":
+                    # Its processes may live on: a new supervisor adopts them and the follow goes on.
+                    sub.adopting = adopt_if_lost(sub.view.files, "a log follow") == "adopting"
+                    if not sub.adopting:
+                        sub.state = sub.view.refresh()  # its end may be journaled now
+                sub.news.offset = sub.view.reader.offset
         state = sub.state.get("state")
         return state in TERMINAL_STATES or (state == "lost" and not sub.adopting)
 
@@ -254,9 +284,12 @@ class OutputHub:
         )
 
 
-def wait_seconds(subs: List[_Follow]) -> Optional[float]:
-    """How long the hub may sleep: the fallback poll, or None (until follow or close wakes it)
-    when it follows nothing."""
+def wait_seconds(subs: List[_Follow], now: float = 0.0) -> Optional[float]:
+    """How long the hub may sleep: the fallback poll, until a held line's hold ends, or None (until
+    follow or close wakes it) when it follows nothing."""
+    held = [sub.held_at for sub in subs if sub.held_at is not None]
+    if held:
+        return max(0.0, min(held) + HOLD_SECONDS - now)
     return POLL_SECONDS if subs else None
 
 

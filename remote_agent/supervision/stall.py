@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from itertools import repeat
 from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Tuple
 
 K = 10  # × the median step interval
@@ -25,6 +26,11 @@ def floor() -> float:
         return max(0.1, float(os.environ.get(FLOOR_VAR, FLOOR)))
     except ValueError:
         return FLOOR
+
+
+def _has_step(body: Dict[str, Any]) -> bool:
+    values = body.get("values")
+    return isinstance(values, dict) and isinstance(values.get("step"), (int, float))
 
 
 class StallWatch:
@@ -48,14 +54,16 @@ class StallWatch:
         if self.last_output is not None and not self.stepped:
             self.longest = max(self.longest, now - self.last_output)
         self.last_output = now
-        for kind, body in entries:
-            values = body.get("values") if kind == "metric" else None
-            if isinstance(values, dict) and isinstance(values.get("step"), (int, float)):
-                if self.last_step is not None:
-                    gap = now - self.last_step
-                    self.intervals.append(gap)
-                    self.longest = max(self.longest, gap)
-                self.last_step, self.stepped = now, True
+        steps = sum(1 for kind, body in entries if kind == "metric" and _has_step(body))
+        if steps:
+            # Each step is an interval since the one before; a chunk's steps share `now`, so all
+            # but the first are 0 (one count, not a loop body per event in a flood: issue 33).
+            if self.last_step is not None:
+                gap = now - self.last_step
+                self.intervals.append(gap)
+                self.longest = max(self.longest, gap)
+            self.intervals.extend(repeat(0.0, min(steps - 1, KEPT)))
+            self.last_step, self.stepped = now, True
         if came_back and (self.stepped and self.last_step == now or not self.stepped):
             since, self.stalled_since = self.stalled_since, None
             return "progress again after %.0f s" % (now - (since or now))

@@ -65,6 +65,7 @@ OUTPUT_POLL = 0.05
 OUTPUT_POLL_MAX = 2.0  # a quiet job's output is looked at this often where inotify is not to be had
 WATCH_RETRY_POLLS = 30  # polls between tries for an inotify instance (another process may free one)
 DRAIN_STALL = 30.0  # the final drain gives up only when the reader made no progress for this long
+READ_BYTES = 65536  # output.log's bytes read at once
 JOURNAL_RETRY = 1.0  # how often a journal that fell behind (full disk) tries again
 JOURNAL_GIVE_UP = 600.0  # then the supervisor lets go of the job (its end is journaled by the next look)
 JOURNAL_GIVE_UP_VAR = "GPUDECK_JOURNAL_GIVE_UP"
@@ -302,7 +303,7 @@ class Supervisor:
         try:
             while not self._stop_reading:
                 draining = self._output_done.is_set()
-                chunk = os.read(fd, 65536)
+                chunk = os.read(fd, READ_BYTES)
                 if chunk:
                     poll = OUTPUT_POLL
                     self._read_pos += len(chunk)
@@ -314,6 +315,12 @@ class Supervisor:
                         if self._quiet:  # its heartbeat is due an interval from now, not a minute
                             self._quiet = False
                             self._wake.wake()
+                    if len(chunk) == READ_BYTES or watcher is None or draining:
+                        continue
+                    # A short read reached the end: wait at once (issue 33: the read that only found
+                    # nothing was a syscall a line). A write since the read is an inotify event
+                    # already, and the tree's end wakes the watcher.
+                    watcher.wait(self.IDLE_WAIT)
                     continue
                 if draining:
                     break
