@@ -4,6 +4,7 @@ over an exec channel where the server has no sftp subsystem."""
 from __future__ import annotations
 
 import json
+import socket
 import stat
 import subprocess
 import sys
@@ -189,3 +190,15 @@ def test_a_host_without_sftp_runs_jobs(ssh_home: SshHome, no_sftp: Sshd, tmp_pat
     ssh_home.add_host()
     job_id = gpudeck("run", "--host", "box", "--", "echo", "no sftp needed", cwd=tmp_path).stdout.strip()
     assert gpudeck("logs", "-f", job_id, cwd=tmp_path).stdout.splitlines()[-1] == "no sftp needed"
+
+
+def test_the_connection_sends_small_frames_at_once(ssh_home: SshHome) -> None:
+    """TCP_NODELAY, as ssh sets it for an interactive session: a warm connection's frames are small,
+    and Nagle held one written behind an unacknowledged one for the peer's delayed ACK."""
+    ssh_home.trust()
+    conn = connect("box")
+    try:
+        sock = conn.transport.sock
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        conn.close()

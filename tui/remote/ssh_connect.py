@@ -60,9 +60,15 @@ def _socket_for(target: SshTarget, timeout: float, via: paramiko.Transport | Non
         except (paramiko.SSHException, OSError) as exc:
             raise SshError(f"ProxyCommand for {target.alias} failed: {exc}") from None
     try:
-        return socket.create_connection((target.hostname, target.port), timeout=timeout)
+        sock = socket.create_connection((target.hostname, target.port), timeout=timeout)
     except OSError as exc:
         raise SshError(f"cannot reach {target.describe()}: {exc.strerror or exc}") from None
+    # Small frames both ways (a request, a followed line): sent at once, as ssh does for an
+    # interactive session. With Nagle, a frame written while the last is unacknowledged waits for
+    # the peer's delayed ACK (~40 ms: a warm session opened right after another closed).
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 class _Transport(paramiko.Transport):
