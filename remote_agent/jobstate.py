@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -18,6 +17,7 @@ from .storage.files import write_private_atomic
 from .storage.journal import JournalReader
 from .storage.jsonio import dumps
 from .storage.layout import JobFiles
+from .supervision.joblock import supervisor_alive as supervisor_alive
 from .supervision.jobspec import load_spec
 
 TERMINAL_STATES = frozenset(["exited", "failed", "stopped", "killed"])
@@ -63,21 +63,6 @@ def is_code_unknown(obj: Dict[str, Any]) -> bool:
         and isinstance(cause, str)
         and cause.startswith(CODE_UNKNOWN)
     )
-
-
-def supervisor_alive(lock_path: Path) -> bool:
-    """The supervisor holds an exclusive flock for its whole life; if we can share it, it is gone."""
-    try:
-        fd = os.open(str(lock_path), os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 class JobView:
