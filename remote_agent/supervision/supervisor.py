@@ -27,7 +27,7 @@ from ..storage.jsonio import loads_object
 from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from ..tbread.follow import TensorBoardIn
-from . import hold
+from . import hold, memtrim
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
 from .deleted import JOB_DIR_VAR
@@ -459,6 +459,9 @@ class Supervisor:
             self.spec, str(self.files.dir), self._journal_logged, self.logger_gate.found
         )
         self.logger_gate.look = logger_files.look if logger_files is not None else None
+        # What its start (the modules it compiled) and each burst of output freed goes back to the
+        # kernel while the job is quiet: once it goes quiet, and after its first look at the GPUs.
+        trim_due, gpu_looked = False, False
         while True:
             self._reap()
             now = time.monotonic()
@@ -508,9 +511,15 @@ class Supervisor:
             if soon >= next_gpu:
                 self._sample_gpus()
                 next_gpu = now + gpu_every if self._gpu is not False else never
+                trim_due = trim_due or not gpu_looked  # its first look's imports (NVML) end its start
+                gpu_looked = True
             with self._out_lock:  # quiet: nothing printed since the last heartbeat; output wakes it
                 quiet_until = self.steady.quiet_until(self._journaled_pos)
+                trim_due = trim_due or (quiet_until is not None and not self._quiet)  # it went quiet
                 self._quiet = quiet_until is not None
+            if trim_due and quiet_until is not None:
+                trim_due = False
+                memtrim.trim()
             due = min(
                 next_rules,
                 never if stall_due is None else stall_due,
