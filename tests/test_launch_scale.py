@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from remote_agent.supervision.jobspec import job_key
 from remote_agent.supervision.keeper import LOCK_NAME
 from remote_agent.supervision.proctree import job_tree
 from tests.support.jobdir import prepared_job, running
-from tests.support.jobs import alive
+from tests.support.jobs import alive, journal
 from tests.support.touched import touched, under
 from tests.support.waiting import wait_for
 
@@ -124,6 +125,31 @@ def test_stopping_a_job_reads_only_its_own_files_and_processes(root: Path, table
     assert obj["state"] == "stopped"
     assert "/proc" not in seen  # the host's processes are not listed
     assert [p for p in seen if any(other in p for other in others)] == []
+
+
+def test_a_stop_its_supervisor_acts_on_at_once_lists_no_host_processes(
+    root: Path, table: JobTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle supervisor, asleep in the kernel, ends its command the moment serve's signal comes
+    (issue 33), and reaps it: serve asks whether the supervisor is the command's parent before it
+    signals, else it found no parent and looked at every process on the host at each tree check.
+    The supervisor's speed is made certain here: serve's signal returns once the command is gone."""
+    spec = job_spec(root, ["sleep", "600"])
+    table.launch(spec)
+    wait_for(lambda: running(root, spec["id"]), timeout=30, what="the job running")
+    command = next(r["pid"] for r in journal(root, spec["id"]) if r.get("state") == "running")
+    real_kill = os.kill
+
+    def kill_then_wait_for_the_command_reaped(pid: int, sig: int) -> None:
+        real_kill(pid, sig)
+        if sig == signal.SIGUSR1:  # serve's wake-up of the supervisor
+            wait_for(lambda: not os.path.exists(f"/proc/{command}"), timeout=30, what="the command reaped")
+
+    monkeypatch.setattr(os, "kill", kill_then_wait_for_the_command_reaped)
+    with touched() as seen:
+        obj = table.end(spec["id"], "0", "stop", 5.0)
+    assert obj["state"] == "stopped"
+    assert "/proc" not in seen  # the host's processes are not listed
 
 
 # A supervisor as serve starts it, noting each directory it lists (an audit hook in its own process).
