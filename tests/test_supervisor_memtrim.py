@@ -29,6 +29,7 @@ glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_tri
 _FRAGMENT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
+from remote_agent.supervision import memtrim
 def private_kib():
     with open("/proc/self/smaps_rollup") as f:
         return sum(int(l.split()[1]) for l in f if l.startswith(("Private_Dirty", "Private_Clean")))
