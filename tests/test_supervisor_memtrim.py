@@ -58,6 +58,7 @@ _PROBE = r"""
 import json, os, sys
 calls, tree, job_dir = sys.argv[1:4]
 sys.path.insert(0, tree)
+from remote_agent.supervision import memtrim
 real = memtrim.trim
 def counted():
     with open(calls, "a") as f:
