@@ -844,6 +844,14 @@ class Supervisor:
             return
         self._gpu_utils = [g.get("util") for g in gpus]
         self.gpu_free.saw_gpus(gpus)
+        if gpus and self._health is None:
+            # Made before the first sample is journaled, as when they came with the module: the
+            # health counts read right after it are the baseline that later errors are told against.
+            from ..probes.gpuhealth import HealthProbe
+            from ..probes.jobcpu import JobCpu
+            from ..probes.jobgpus import session
+
+            self._health, self._cpu = HealthProbe(session()), JobCpu()
         now = time.monotonic()
         assert self.journal is not None
         if gpus and self.steady.gpu_due(gpus, now) and self.journal.append("gpu", gpus=gpus) is not None:
@@ -852,17 +860,10 @@ class Supervisor:
 
     def _advise_on_gpus(self, gpus: List[Dict[str, Any]], tree: Any, now: float) -> None:
         """The loader's and the GPUs' health judgements, on each look at the job's GPUs."""
-        if not gpus:
-            return
-        from ..probes.jobcpu import JobCpu, cores_available
+        if not gpus or self._health is None or self._cpu is None:
+            return  # (both are made at the first sample with GPUs: _sample_gpus)
+        from ..probes.jobcpu import cores_available
 
-        if self._health is None:
-            from ..probes.gpuhealth import HealthProbe
-            from ..probes.jobgpus import session
-
-            self._health = HealthProbe(session())
-        if self._cpu is None:
-            self._cpu = JobCpu()
         try:
             health = self._health.look()
         except Exception:  # a probe's bug must never stop the supervision
