@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -19,6 +18,7 @@ from .storage.journal import JournalReader
 from .storage.jsonio import dumps
 from .storage.layout import JobFiles
 from .storage.specfile import load_spec
+from .supervision.joblock import supervisor_alive as supervisor_alive
 
 TERMINAL_STATES = frozenset(["exited", "failed", "stopped", "killed"])
 KNOWN_STATES = TERMINAL_STATES | {"starting", "running"}
@@ -63,21 +63,6 @@ def is_code_unknown(obj: Dict[str, Any]) -> bool:
         and isinstance(cause, str)
         and cause.startswith(CODE_UNKNOWN)
     )
-
-
-def supervisor_alive(lock_path: Path) -> bool:
-    """The supervisor holds an exclusive flock for its whole life; if we can share it, it is gone."""
-    try:
-        fd = os.open(str(lock_path), os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 class JobView:

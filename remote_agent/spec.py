@@ -17,11 +17,12 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, Mapping, Optional, Tuple, Type, TypeVar
 
 from .names import is_job_id, is_job_name, is_node
+from .spec_defaults import DEFAULT_GRACE as DEFAULT_GRACE
+from .spec_defaults import DEFAULT_OUTPUT_CAP as DEFAULT_OUTPUT_CAP
+from .spec_defaults import MIN_OUTPUT_CAP as MIN_OUTPUT_CAP
+from .spec_defaults import SpecError as SpecError
 
-DEFAULT_GRACE = 60.0
 MAX_GRACE = 86400.0
-DEFAULT_OUTPUT_CAP = 1 << 30  # 1 GiB: 512 MiB of head, 512 MiB of tail
-MIN_OUTPUT_CAP = 1 << 20  # 1 MiB: a smaller cap would drop a traceback
 MAX_OUTPUT_CAP = 1 << 50
 MAX_PATH = 4096
 PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT: no process id is larger
@@ -37,10 +38,6 @@ CONTAINER_USERS = ("host", "image")  # host: the agent's uid inside (files writt
 IPC_MODES = ("private", "host")
 MAX_MOUNTS = 64
 T = TypeVar("T")
-
-
-class SpecError(ValueError):
-    """A spec field is wrong; the message names the field (`spec.multinode.nodes: …`)."""
 
 
 # -- checks, each naming its field -----------------------------------------------------------------

@@ -23,8 +23,8 @@ from remote_agent.storage.layout import iter_job_dirs
 from remote_agent.supervision.jobspec import job_key
 from remote_agent.supervision.keeper import LOCK_NAME
 from remote_agent.supervision.proctree import job_tree
-from tests.support.jobdir import journal, prepared_job, running
-from tests.support.jobs import alive
+from tests.support.jobdir import prepared_job, running
+from tests.support.jobs import alive, journal
 from tests.support.touched import touched, under
 from tests.support.waiting import wait_for
 
@@ -127,28 +127,29 @@ def test_stopping_a_job_reads_only_its_own_files_and_processes(root: Path, table
     assert [p for p in seen if any(other in p for other in others)] == []
 
 
-def test_a_supervisor_quick_to_stop_still_spares_the_host_wide_look(
+def test_a_stop_its_supervisor_acts_on_at_once_lists_no_host_processes(
     root: Path, table: JobTable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A loaded machine's race, made certain: the supervisor, woken by the request, stops and reaps
-    its command before the stop has checked whose child the command was. That check must come
-    first, or the gone command looks like an adopted job's and every process is listed."""
+    """An idle supervisor, asleep in the kernel, ends its command the moment serve's signal comes
+    (issue 33), and reaps it: serve asks whether the supervisor is the command's parent before it
+    signals, else it found no parent and looked at every process on the host at each tree check.
+    The supervisor's speed is made certain here: serve's signal returns once the command is gone."""
     spec = job_spec(root, ["sleep", "600"])
-    supervisor = int(table.launch(spec)["supervisor_pid"])
+    table.launch(spec)
     wait_for(lambda: running(root, spec["id"]), timeout=30, what="the job running")
     command = next(r["pid"] for r in journal(root, spec["id"]) if r.get("state") == "running")
-    kill = os.kill
+    real_kill = os.kill
 
-    def wake_and_wait(pid: int, sig: int) -> None:
-        kill(pid, sig)
-        if pid == supervisor and sig == signal.SIGUSR1:  # the request's wake-up
-            wait_for(lambda: not Path(f"/proc/{command}").exists(), timeout=30, what="the command reaped")
+    def kill_then_wait_for_the_command_reaped(pid: int, sig: int) -> None:
+        real_kill(pid, sig)
+        if sig == signal.SIGUSR1:  # serve's wake-up of the supervisor
+            wait_for(lambda: not os.path.exists(f"/proc/{command}"), timeout=30, what="the command reaped")
 
-    monkeypatch.setattr(os, "kill", wake_and_wait)
+    monkeypatch.setattr(os, "kill", kill_then_wait_for_the_command_reaped)
     with touched() as seen:
         obj = table.end(spec["id"], "0", "stop", 5.0)
     assert obj["state"] == "stopped"
-    assert "/proc" not in seen
+    assert "/proc" not in seen  # the host's processes are not listed
 
 
 # A supervisor as serve starts it, noting each directory it lists (an audit hook in its own process).

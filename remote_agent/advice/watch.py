@@ -6,10 +6,9 @@ fast); the per-kind modules build the records."""
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from . import nccl, oom
-from .gpuhealth import HealthJudge
 from .loader import STEPS as LOADER_STEPS
 from .loader import LoaderJudge
 
@@ -19,6 +18,9 @@ from .loader import LoaderJudge
 _CAPITALS = "COWE"
 _WORDS = ("emory", "NCCL", "nccl", "Watchdog")
 _ANY = re.compile("(?:%s)|(?:%s)" % (oom.OOM.pattern, nccl.NCCL.pattern))
+
+if TYPE_CHECKING:  # made at the first look at GPUs: an idle job's supervisor holds no NVML code
+    from .gpuhealth import HealthJudge
 
 
 def command_of(spec: Mapping[str, Any]) -> List[str]:
@@ -37,7 +39,7 @@ class AdviceWatch:
         self.steps = 0
         self.peak: Dict[str, Dict[str, Any]] = {}  # uuid -> {index, mem_total_mib, peak_mib}
         self.loader = LoaderJudge(self.argv)
-        self.health = HealthJudge()
+        self._health: Optional[HealthJudge] = None
 
     def _once(self, record: Optional[Dict[str, Any]]) -> List[Tuple[str, Dict[str, Any]]]:
         if record is None or record["kind"] in self.said:
@@ -91,5 +93,14 @@ class AdviceWatch:
         if "loader" not in self.said:
             out += self._once(self.loader.sample([g.get("util") for g in gpus], cpu, cores, self.steps))
         if health is not None:
-            out += self._once(self.health.look(health, [str(g["uuid"]) for g in gpus if g.get("uuid")]))
+            out += self._once(
+                self._health_judge().look(health, [str(g["uuid"]) for g in gpus if g.get("uuid")])
+            )
         return out
+
+    def _health_judge(self) -> HealthJudge:
+        if self._health is None:
+            from .gpuhealth import HealthJudge
+
+            self._health = HealthJudge()
+        return self._health

@@ -11,14 +11,15 @@ import json
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ..storage.files import write_private_atomic
 from ..tbread.follow import PollingIn
-from ..tbread.logdir import LogdirReader
-from .csvread import CsvMetricsReader
 from .discover import VersionDirFinder
-from .points import csv_points, event_points
+
+if TYPE_CHECKING:  # imported once the job's dir is found: each job's supervisor looks, few find one
+    from ..tbread.logdir import LogdirReader
+    from .csvread import CsvMetricsReader
 
 STATE_FILE = "loggerfiles.json"  # in the node's dir
 TB_STATE_FILE = "loggerfiles-tb.json"
@@ -89,6 +90,8 @@ class LoggerFilesIn(PollingIn):
     def _use(self, path: str, csv_state: Dict[str, Any]) -> None:
         self.dir = path
         if csv_state:
+            from .csvread import CsvMetricsReader
+
             self.csv = CsvMetricsReader(
                 os.path.join(path, CSV_NAME),
                 int(csv_state.get("offset") or 0),
@@ -105,8 +108,12 @@ class LoggerFilesIn(PollingIn):
         except OSError:
             return
         if any("tfevents" in n for n in names):
+            from ..tbread.logdir import LogdirReader
+
             self.events = LogdirReader(self.dir, os.path.join(self.node_dir, TB_STATE_FILE))
         elif CSV_NAME in names:
+            from .csvread import CsvMetricsReader
+
             self.csv = CsvMetricsReader(os.path.join(self.dir, CSV_NAME))
 
     def look(self) -> bool:
@@ -126,6 +133,8 @@ class LoggerFilesIn(PollingIn):
             self._save()
         if self.events is None and self.csv is None:
             self._reader_kind()
+        from .points import csv_points, event_points
+
         if self.events is not None:
             return event_points(self.events.poll())
         if self.csv is not None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ..tbread.names import point_key
-from .csvread import number
-
 INDEXES = ("step", "epoch")
 
 
 def csv_points(rows: List[Dict[str, str]]) -> List[Dict[str, Any]]:
+    # here: every supervisor imports INDEXES (gate.py), few read a CSV (the parser's names, csv)
+    from ..tbread.names import point_key
+    from .csvread import number
+
     out: List[Dict[str, Any]] = []
     for row in rows:
         step = number(row.get("step"))

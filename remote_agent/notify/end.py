@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from .events import event_of, summary
-from .send import deliver
 
 
 def notify_end(spec: Mapping[str, Any], end: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
@@ -68,6 +67,8 @@ def _send(asked: Mapping[str, Any], event: str, message: Dict[str, Any]) -> Opti
     urls = [str(u) for u in asked.get("urls") or ()]
     if not urls:
         return None
+    from .send import deliver  # here: every supervisor imports this module, few have a target
+
     failed = [why for why in (deliver(url, message) for url in urls) if why is not None]
     return {"event": event, "sent": len(urls) - len(failed), "failed": failed}
 

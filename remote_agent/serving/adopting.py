@@ -12,7 +12,7 @@ from pathlib import Path
 from ..jobstate import JobView, supervisor_alive
 from ..storage.layout import iter_job_dirs
 from ..supervision.adoption import adopt_if_lost
-from ..supervision.keeper import keeper_running
+from ..supervision.keeperstart import keeper_running
 
 
 def adopt_lost_jobs(root: Path) -> int:

@@ -271,8 +271,8 @@ class JobTable(JobReader):
             # first read of control.json, and no timer reads it again (issue 33), so one that
             # appeared since the first look is told now, or has read the request already.
             supervisor = own_supervisor(view)
-        # Its tree walks then skip the host-wide look. Asked before the wake: a supervisor quick to
-        # stop reaps its command, after which nothing says whose child the command was.
+        # Its tree walks skip the host-wide look when it is the command's parent: asked before it is
+        # woken (an idle supervisor acts at once, and a command it has reaped has no parent to read).
         own_tree = _parent_of_command(view, supervisor)
         if supervisor is not None:
             with contextlib.suppress(ProcessLookupError):

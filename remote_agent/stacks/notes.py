@@ -10,10 +10,15 @@ from typing import Any, Dict, List
 
 from ..storage.files import write_private_atomic
 from ..storage.jsonio import loads_object
-from .take import dumps_dir
 
 PREFIX = ".pending-"
 MAX_NOTES = 16  # journaled per look; the rest wait for the next one
+
+
+def dumps_dir(node_dir: Path) -> Path:
+    """Where a node's dumps and their notes go. Here, not in take.py: every supervisor looks for
+    notes, and taking a dump (py-spy, the faulthandler route) is imported only to take one."""
+    return node_dir / "dumps"
 
 
 def event_data(record: Dict[str, Any], by: str) -> Dict[str, Any]:

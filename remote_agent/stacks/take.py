@@ -11,14 +11,11 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..storage.files import ensure_private_dir, open_private
 from . import faultroute, pyspy
+from .notes import dumps_dir
 from .procinfo import command, is_python, rank_label, ranks
 
 SPY_AT_ONCE = 8  # py-spy runs at a time
 MAX_PROCESSES = 64  # a job's Python processes on one node (8 GPUs × a few loader workers)
-
-
-def dumps_dir(node_dir: Path) -> Path:
-    return node_dir / "dumps"
 
 
 def take_dump(node_dir: Path, job: str, node: str, pids: Iterable[int]) -> Dict[str, Any]:

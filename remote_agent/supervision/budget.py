@@ -28,9 +28,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ..jobstate import supervisor_alive
-from ..spec import DEFAULT_GRACE
+from ..spec_defaults import DEFAULT_GRACE
 from ..storage.journal import tail_records
+from .joblock import supervisor_alive
 from .jobschanged import Stamp, change_stamp
 
 PRICE_FILE = "price.json"

@@ -8,10 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Set
 
-from ..gpus import leftover
 from ..gpus.record import read_assignment
-from ..probes.gpu import default as nvml_session
-from ..spec import DEFAULT_GRACE
+from ..spec_defaults import DEFAULT_GRACE
 from .proctree import is_live
 
 LEFTOVER_GRACE = 10.0  # at most this long for the stop signal to work on what the end left
@@ -35,6 +33,9 @@ class GpuFree:
         if self._looked or not tree:
             return
         self._looked = True
+        from ..gpus import leftover  # here: an idle job's supervisor holds no NVML code (issue 33)
+        from ..probes.gpu import default as nvml_session
+
         try:
             self.leftovers = leftover.of_tree(nvml_session(), tree)
         except Exception:  # a probe must never stop a job from ending
@@ -59,6 +60,9 @@ class GpuFree:
             grace = LEFTOVER_GRACE
         gone = [h for h in self.leftovers if not is_live(h["pid"])]
         pids = {h["pid"] for h in self.leftovers} - {h["pid"] for h in gone}
+        from ..gpus import leftover
+        from ..probes.gpu import default as nvml_session
+
         try:
             return leftover.check(
                 nvml_session(), self.key, self.job_gpus(), grace, freed=gone, journal=journal, tree=pids

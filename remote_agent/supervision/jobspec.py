@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..spec import DEFAULT_GRACE, JobSpec, SpecError
+from ..spec_defaults import DEFAULT_GRACE, SpecError
 from ..storage.files import ensure_private_dir
 from ..storage.layout import work_dir
 from ..storage.specfile import load_spec
@@ -20,6 +20,8 @@ def validate_spec(raw: Any, root: Optional[Path] = None) -> Dict[str, Any]:
     """The spec's wire form once checked (remote_agent/spec.py), with its workdir found on this
     host; SpecError naming the first bad field. A job with code runs in `work/<home>` of the agent
     dir `root` (made here; `prepare files` fills it from the snapshot)."""
+    from ..spec import JobSpec  # here: a supervisor loads spec.json as it is, without the dataclasses
+
     spec = JobSpec.from_wire(raw)
     if spec.watch is not None:
         raise SpecError("spec.watch: a watch is launched as one (supervision/watchspec.py)")

@@ -1,14 +1,14 @@
-"""The supervisor's side of watching the host's keeper (keeper.py): it makes sure one runs at its
-start, then holds a pidfd of it and looks again only when that process ends, instead of opening
-keeper.lock every KEEPER_CHECK seconds (issue 33). Without a pidfd (Python 3.8, an older keeper
-that wrote no pid) it checks every KEEPER_CHECK seconds as before. Standard library only."""
+"""The supervisor's side of watching the host's keeper (keeper.py): it makes sure one runs at its start
+(keeperstart.py), then holds a pidfd of it and looks again only when that process ends, instead of
+opening keeper.lock every KEEPER_CHECK seconds (issue 33). Without a pidfd (Python 3.8, an older
+keeper that wrote no pid) it checks every KEEPER_CHECK seconds as before. Standard library only."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import List, Optional
 
-from .keeper import KEEPER_CHECK, ensure_keeper, keeper_pid, wake_keeper
+from .keeperstart import KEEPER_CHECK, ensure_keeper, keeper_pid, wake_keeper
 from .pidwatch import close_quietly, open_pidfd
 
 RETRY_START = 1.0  # seconds: another supervisor was starting the keeper; see it running then

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..jobstate import supervisor_alive
 from ..storage.layout import iter_job_dirs
+from .joblock import supervisor_alive
 
 
 def live_jobs(agent_dir: Path) -> int:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Callable, Optional, Tuple
 
-from ..spec import DEFAULT_OUTPUT_CAP, MIN_OUTPUT_CAP
+from ..spec_defaults import DEFAULT_OUTPUT_CAP, MIN_OUTPUT_CAP
 
 __all__ = ["DEFAULT_OUTPUT_CAP", "MIN_OUTPUT_CAP", "OutputCap"]
 

@@ -9,32 +9,25 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any, Deque, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Deque, Dict, List, Optional, Set, Tuple
 
 from .. import VERSION
 from ..advice.watch import AdviceWatch
-from ..containers.supervised import ContainerJob
 from ..gpus.record import read_assignment
 from ..loggerfiles.follow import LoggerFilesIn
 from ..loggerfiles.gate import LoggerGate
-from ..metrics import LineParser
 from ..notify.end import notify_end, notify_event
 from ..preempt.act import NOTICE_VAR, REASON, notice_grace, notice_path, public, write_notice
-from ..preempt.watch import NoticeWatch
-from ..probes.gpuhealth import HealthProbe
-from ..probes.jobcpu import JobCpu, cores_available
-from ..probes.jobgpus import sample_job_gpus, session
-from ..spec import DEFAULT_GRACE
+from ..spec_defaults import DEFAULT_GRACE
 from ..stacks.faultroute import STACKS_VAR, make_stacks_dir
 from ..stacks.notes import event_data, take_notes
-from ..stacks.take import take_dump
 from ..storage.files import describe_os_error, open_private
 from ..storage.journal import JournalWriter
 from ..storage.jsonio import loads_object
 from ..storage.layout import JobFiles
 from ..storage.watch import Watcher, file_watcher
 from ..tbread.follow import TensorBoardIn
-from . import hold
+from . import hold, memtrim
 from .autostop import AutoStop, read_paused
 from .control import KILL_SIGNAL, read_control
 from .deleted import JOB_DIR_VAR
@@ -54,8 +47,18 @@ from .pace_note import PaceNotes, take_note
 from .proctree import job_tree, kill_tree_until_gone, set_child_subreaper, signal_name, signal_pids
 from .resize import ResizeNote
 from .stall import StallWatch
-from .stall_restart import relaunch
 from .steady import Steady
+
+# Imported where first used (issue 33): a supervisor lives as long as its job, and what it imports
+# stays loaded in each of the host's supervisors. An idle job's (`sleep 600`) needs none of these:
+# the log parser until a line comes, NVML until its first GPU look, a container's or a provider's
+# notice's modules only for such a job, a stack dump or a stall's restart only when one happens.
+if TYPE_CHECKING:
+    from ..containers.supervised import ContainerJob
+    from ..metrics import LineParser
+    from ..preempt.watch import NoticeWatch
+    from ..probes.gpuhealth import HealthProbe
+    from ..probes.jobcpu import JobCpu
 
 EXIT_ALREADY_SUPERVISED = 3
 TAIL_LINES = 20
@@ -97,7 +100,7 @@ class Supervisor:
             None  # elastic: (exit code, cause) of this node's own failure
         )
         self.last_exception = LastException()
-        self.parser = LineParser()  # remembers a table's header for the rows under it
+        self._parser: Optional[LineParser] = None  # made at the first line (the parser property)
         self.logger_gate = LoggerGate()  # printed values a logger's files give (loggerfiles/gate.py)
         self.requested: Optional[str] = None  # "stop" or "kill"
         self.reason: Optional[str] = None
@@ -122,7 +125,7 @@ class Supervisor:
         self._gpu_utils: List[Any] = []  # the last GPU sample's utilisations: a stall's evidence
         self.gpu_free = GpuFree(self.key, spec, files.dir)  # the end proves its GPUs free (gpufree.py)
         self.advice = AdviceWatch(spec)  # the seeds' troubleshooting, from evidence (advice/)
-        self._cpu = JobCpu()
+        self._cpu: Optional[JobCpu] = None  # made at the first look at the job's GPUs
         self._health: Optional[HealthProbe] = None
         self._untold: Deque[str] = collections.deque()  # advice the notify targets are yet to be told
         self._kill_flag = False
@@ -140,13 +143,27 @@ class Supervisor:
         self.output_cap = OutputCap(files.output, cap) if isinstance(cap, int) and cap > 0 else None
         self._cap_unsupported_said = False
         self._gap_unsaid = False
-        self.container = ContainerJob.of(spec, self.files.dir)  # None: the command runs on the bare host
+        self.container: Optional[ContainerJob] = None  # None: the command runs on the bare host
+        if spec.get("runtime"):  # (ContainerJob.of reads the typed spec: dataclasses, only here)
+            from ..containers.supervised import ContainerJob
+
+            self.container = ContainerJob.of(spec, self.files.dir)
         # The provider's preemption notice (preempt/): seen by the watch's thread, acted on by the loop
         self.notice: Optional[Dict[str, Any]] = None
         self._notice_pending: Optional[Dict[str, Any]] = None
         self._notice_watch: Optional[NoticeWatch] = None
         self._restart_after_stall = False  # the stall action `restart` stopped it (stall_restart.py)
         self._own_tree = False  # its command is its child and it is a subreaper (run)
+
+    @property
+    def parser(self) -> LineParser:
+        """The log parser (it remembers a table's header for the rows under it), made when the
+        first line comes: its modules and compiled patterns are most of a supervisor's imports."""
+        if self._parser is None:
+            from ..metrics import LineParser
+
+            self._parser = LineParser()
+        return self._parser
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -344,7 +361,7 @@ class Supervisor:
 
     def _journal_lines(self, lines: List[str], final: bool = False) -> None:
         found = self._entries_for(lines)
-        if final:  # the end of the output: points the parser held for the line after them
+        if final and self._parser is not None:  # the end of the output: points the parser held
             found += [("metric", {"values": values}) for values in self.parser.flush()]
         entries = self.elastic_resizes.mark(self.resize_note.mark(self._fresh(found)))
         back = self.stall.saw(entries, time.monotonic()) if lines else None
@@ -365,6 +382,8 @@ class Supervisor:
         """The journal records a chunk's lines make, as _entry_for would line by line: a chunk
         without an event line (nearly all) is parsed as a batch (runs of a known template cost
         one regex match a line)."""
+        if not lines:  # a part of a line, or a silent job's end: no record, and no parser made
+            return []
         text = "\n".join(lines)
         # Line by line where a line may matter beyond its metrics (one C scan each; all rare): an
         # event, a traceback being followed for the cause, an elastic node judging its own failure.
@@ -436,7 +455,9 @@ class Supervisor:
         # the host's keeper adopts this job if this supervisor dies (not on a Slurm compute node)
         keeper = None if self.spec.get("placement") else KeeperWatch(self.agent_dir)
         next_keeper_check = 0.0 if keeper is not None else never  # never: its pidfd says when
-        if self.proc is not None:  # only while a command runs, only on a host with a provider's notice
+        if self.proc is not None and self.spec.get("notice"):  # only while a command runs, only on a
+            from ..preempt.watch import NoticeWatch  # host with a provider's notice
+
             self._notice_watch = NoticeWatch.start(self.spec, self._on_notice, self._on_notice_error)
         # spec.tensorboard: the run's event files are read too (tbread/follow.py)
         tensorboard = TensorBoardIn.start_for(self.spec, str(self.files.dir), self._journal_points)
@@ -445,6 +466,9 @@ class Supervisor:
             self.spec, str(self.files.dir), self._journal_logged, self.logger_gate.found
         )
         self.logger_gate.look = logger_files.look if logger_files is not None else None
+        # What its start (the modules it compiled) and each burst of output freed goes back to the
+        # kernel while the job is quiet: once it goes quiet, and after its first look at the GPUs.
+        trim_due, gpu_looked = False, False
         while True:
             self._reap()
             now = time.monotonic()
@@ -494,9 +518,15 @@ class Supervisor:
             if soon >= next_gpu:
                 self._sample_gpus()
                 next_gpu = now + gpu_every if self._gpu is not False else never
+                trim_due = trim_due or not gpu_looked  # its first look's imports (NVML) end its start
+                gpu_looked = True
             with self._out_lock:  # quiet: nothing printed since the last heartbeat; output wakes it
                 quiet_until = self.steady.quiet_until(self._journaled_pos)
+                trim_due = trim_due or (quiet_until is not None and not self._quiet)  # it went quiet
                 self._quiet = quiet_until is not None
+            if trim_due and quiet_until is not None:
+                trim_due = False
+                memtrim.trim()
             due = min(
                 next_rules,
                 never if stall_due is None else stall_due,
@@ -726,6 +756,8 @@ class Supervisor:
         """The stall action `dump`: the stacks of the job's tree on this node, journaled `dumped`."""
         assert self.journal is not None
         pids = self._tree()
+        from ..stacks.take import take_dump
+
         try:
             record = take_dump(self.files.dir, str(self.spec["id"]), str(self.spec.get("node", "0")), pids)
         except OSError as exc:  # a full disk: said, and the job goes on
@@ -802,6 +834,8 @@ class Supervisor:
     def _sample_gpus(self) -> None:
         if self._gpu is False:
             return
+        from ..probes.jobgpus import sample_job_gpus
+
         tree = self._tree()
         try:
             gpus = sample_job_gpus(tree, self.spec)
@@ -817,6 +851,14 @@ class Supervisor:
             return
         self._gpu_utils = [g.get("util") for g in gpus]
         self.gpu_free.saw_gpus(gpus)
+        if gpus and self._health is None:
+            # Made before the first sample is journaled, as when they came with the module: the
+            # health counts read right after it are the baseline that later errors are told against.
+            from ..probes.gpuhealth import HealthProbe
+            from ..probes.jobcpu import JobCpu
+            from ..probes.jobgpus import session
+
+            self._health, self._cpu = HealthProbe(session()), JobCpu()
         now = time.monotonic()
         assert self.journal is not None
         if gpus and self.steady.gpu_due(gpus, now) and self.journal.append("gpu", gpus=gpus) is not None:
@@ -825,10 +867,10 @@ class Supervisor:
 
     def _advise_on_gpus(self, gpus: List[Dict[str, Any]], tree: Any, now: float) -> None:
         """The loader's and the GPUs' health judgements, on each look at the job's GPUs."""
-        if not gpus:
-            return
-        if self._health is None:
-            self._health = HealthProbe(session())
+        if not gpus or self._health is None or self._cpu is None:
+            return  # (both are made at the first sample with GPUs: _sample_gpus)
+        from ..probes.jobcpu import cores_available
+
         try:
             health = self._health.look()
         except Exception:  # a probe's bug must never stop the supervision
@@ -894,6 +936,8 @@ class Supervisor:
         fields.update(hold.end_fields(self.spec, state, time.time()))
         self.journal.append("state", **fields)
         if self._restart_after_stall and state == "stopped":  # its end is journaled: its GPUs are free
+            from .stall_restart import relaunch
+
             relaunch(self.files.dir.parent.parent.parent, self.spec, self.journal.append)
         self._notify(fields)
         self._flush_journal()

@@ -9,7 +9,7 @@ import select
 from pathlib import Path
 from typing import Dict
 
-from ..jobstate import supervisor_alive
+from .joblock import supervisor_alive
 from .pidwatch import close_quietly, open_pidfd, read_pid, runs
 
 

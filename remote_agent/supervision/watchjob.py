@@ -20,7 +20,7 @@ from typing import Any, Dict, Optional
 
 from ..probes.jobgpus import sample_job_gpus
 from ..slurm.stepgpus import AllocationSampler
-from ..spec import DEFAULT_GRACE
+from ..spec_defaults import DEFAULT_GRACE
 from ..storage.layout import JobFiles
 from .follow_file import FileFollower
 from .proctree import signal_pids

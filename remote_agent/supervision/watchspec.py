@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional, Set
 
-from ..spec import JobSpec, SpecError, Watch
+from ..spec_defaults import SpecError
 from .proctree import descendants, is_live, signal_pids
 
 
@@ -43,6 +43,8 @@ def validate_watch_spec(raw: Any) -> Dict[str, Any]:
     (where an SSH login starts); the pid must be a live process now."""
     if not is_watch(raw):
         raise SpecError("spec.watch: expected an object")
+    from ..spec import JobSpec, Watch  # here: a supervisor that only asks is_watch keeps no dataclasses
+
     spec = JobSpec.from_wire(raw)
     watch = spec.watch
     assert watch is not None  # is_watch said so

@@ -8,9 +8,10 @@ from __future__ import annotations
 import abc
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
-from .logdir import LogdirReader
+if TYPE_CHECKING:
+    from .logdir import LogdirReader
 
 POLL = 1.0
 # A follower of the job's output (FOLLOWS_OUTPUT) polls at POLL for QUIET_POLLS polls after the
@@ -101,7 +102,9 @@ class PollingIn(abc.ABC):
 class TensorBoardIn(PollingIn):
     def __init__(self, logdir: str, node_dir: str, emit: Emit) -> None:
         super().__init__(emit, "tensorboard-in")
-        self.reader = LogdirReader(logdir, os.path.join(node_dir, STATE_FILE))
+        from .logdir import LogdirReader  # here: every supervisor imports PollingIn, few read a LOGDIR
+
+        self.reader: LogdirReader = LogdirReader(logdir, os.path.join(node_dir, STATE_FILE))
 
     @classmethod
     def start_for(cls, spec: Dict[str, Any], node_dir: str, emit: Emit) -> Optional[TensorBoardIn]:

@@ -15,11 +15,13 @@ from remote_agent.supervision.jobspec import validate_spec
 from tests.support.jobs import journal
 
 
-def prepared_job(agent_dir: Path, workdir: Path, argv: list[str]) -> tuple[dict[str, Any], Path]:
+def prepared_job(
+    agent_dir: Path, workdir: Path, argv: list[str], **extra: Any
+) -> tuple[dict[str, Any], Path]:
+    """`extra`: more spec fields (heartbeat_interval...)."""
     ensure_private_dir(agent_dir / "jobs")
-    spec = validate_spec(
-        {"id": new_job_id(), "name": "probe", "node": "0", "argv": argv, "workdir": str(workdir)}, agent_dir
-    )
+    raw = {"id": new_job_id(), "name": "probe", "node": "0", "argv": argv, "workdir": str(workdir), **extra}
+    spec = validate_spec(raw, agent_dir)
     directory = job_dir(agent_dir, spec["id"], "0")
     ensure_private_dir(directory.parent)
     directory.mkdir(mode=0o700)
