@@ -8,8 +8,6 @@ import contextlib
 import fcntl
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from remote_agent.storage.layout import iter_job_dirs
 from remote_agent.supervision.jobspec import job_key
 from remote_agent.supervision.keeper import LOCK_NAME
 from remote_agent.supervision.proctree import job_tree
-from tests.support.jobdir import prepared_job, running
+from tests.support.jobdir import prepared_job, running, start_probed_supervisor
 from tests.support.jobs import alive, journal
 from tests.support.touched import touched, under
 from tests.support.waiting import wait_for
@@ -170,15 +168,7 @@ main(["run", job_dir])
 def test_a_supervisor_stops_its_job_without_listing_every_process(agent_dir: Path, tmp_path: Path) -> None:
     spec, directory = prepared_job(agent_dir, tmp_path, ["sh", "-c", "sleep 600 & sleep 600; wait"])
     listed = tmp_path / "listed"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _LISTINGS, str(listed), str(REPO), str(directory)],
-        env=env,
-        cwd="/",
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_probed_supervisor(_LISTINGS, str(listed), str(REPO), str(directory))
     try:
         wait_for(lambda: running(agent_dir, spec["id"]), timeout=30, what="the job running")
         ended = JobTable(agent_dir).end(spec["id"], "0", "stop", 5.0)

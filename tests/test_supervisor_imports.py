@@ -6,13 +6,10 @@ process, as tests/test_layering.py does for the CLI."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from remote_agent.serving.jobs import JobTable
-from tests.support.jobdir import prepared_job, running
+from tests.support.jobdir import prepared_job, running, start_probed_supervisor
 from tests.support.jobs import journal
 from tests.support.waiting import wait_for
 
@@ -92,15 +89,7 @@ def test_an_idle_supervisor_keeps_no_heavy_module_loaded(agent_dir: Path, tmp_pa
     script = f"while [ ! -e {go} ]; do sleep 0.05; done; echo 'step=1 loss=0.5'; exec sleep 600"
     spec, directory = prepared_job(agent_dir, tmp_path, ["sh", "-c", script])
     ask, out = tmp_path / "ask", tmp_path / "modules"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _PROBE, str(ask), str(out), str(REPO), str(directory)],
-        env=env,
-        cwd="/",
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_probed_supervisor(_PROBE, str(ask), str(out), str(REPO), str(directory))
     try:
         wait_for(lambda: running(agent_dir, spec["id"]), timeout=30, what="the job running")
 

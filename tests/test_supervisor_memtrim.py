@@ -8,7 +8,6 @@ GPU look (NVML's imports), and again when the job goes quiet after printing."""
 from __future__ import annotations
 
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from remote_agent.serving.jobs import JobTable
-from tests.support.jobdir import prepared_job, running
+from tests.support.jobdir import prepared_job, running, start_probed_supervisor
 from tests.support.jobs import journal
 from tests.support.waiting import wait_for
 
@@ -76,15 +75,7 @@ def test_a_supervisor_trims_when_its_job_goes_quiet(agent_dir: Path, tmp_path: P
     script = f"while [ ! -e {go} ]; do sleep 0.05; done; echo 'step=1 loss=0.5'; exec sleep 600"
     spec, directory = prepared_job(agent_dir, tmp_path, ["sh", "-c", script], heartbeat_interval=0.5)
     calls = tmp_path / "calls"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _PROBE, str(calls), str(REPO), str(directory)],
-        env=env,
-        cwd="/",
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_probed_supervisor(_PROBE, str(calls), str(REPO), str(directory))
 
     def trims() -> list[bool]:
         return [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []

@@ -4,6 +4,9 @@ for tests that start the supervisor themselves, under a probe."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,3 +38,19 @@ def running(agent_dir: Path, job: str) -> bool:
     if not (agent_dir / "jobs" / job / "0" / "events.jsonl").exists():
         return False
     return any(r.get("state") == "running" for r in journal(agent_dir, job))
+
+
+
+def start_probed_supervisor(probe: str, *args: str) -> subprocess.Popen[bytes]:
+    """A supervisor started as serve starts it (its own session, from /, no PYTHONPATH of ours) by
+    `python -c probe *args`: the probe installs its hook, then runs the agent from the checkout
+    root it is given."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.Popen(
+        [sys.executable, "-c", probe, *args],
+        env=env,
+        cwd="/",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
