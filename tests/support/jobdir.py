@@ -40,7 +40,6 @@ def running(agent_dir: Path, job: str) -> bool:
     return any(r.get("state") == "running" for r in journal(agent_dir, job))
 
 
-
 def start_probed_supervisor(probe: str, *args: str) -> subprocess.Popen[bytes]:
     """A supervisor started as serve starts it (its own session, from /, no PYTHONPATH of ours) by
     `python -c probe *args`: the probe installs its hook, then runs the agent from the checkout
