@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import gpudeck
+from tests.support.jobs import alive
 from tests.support.sshd import Sshd, SshHome
 from tests.support.waiting import wait_for
 
@@ -56,14 +57,6 @@ class Warm:
 
     def persist(self, value: str) -> None:
         (self.home.gpudeck_home / "config.toml").write_text(f"[ssh]\npersist = {value}\n")
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
 @pytest.fixture
