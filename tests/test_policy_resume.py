@@ -44,8 +44,12 @@ def test_a_controller_killed_mid_resize_is_resumed_by_the_next_one(
         start_new_session=True,
     )
     try:
+        # both nodes asked (the stop goes to each at once): killed between the two, node 1 would
+        # run on, and the wait below for both nodes' ends could not be met
         wait_for(
-            lambda: events(records(agent_dir, job), "stop_requested"), timeout=60, what="the resize's stop"
+            lambda: all(events(records(agent_dir, job, node), "stop_requested") for node in ("0", "1")),
+            timeout=60,
+            what="the resize's stop on both nodes",
         )
     finally:
         os.killpg(controller.pid, signal.SIGKILL)
