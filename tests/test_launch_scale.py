@@ -178,5 +178,7 @@ def test_a_supervisor_stops_its_job_without_listing_every_process(agent_dir: Pat
             JobTable(agent_dir).end(spec["id"], "0", "kill", 0.0)
         proc.wait(timeout=30)
     # its tree walks went down from itself; the whole host is looked at once, at the end, to be
-    # sure nothing the kernel's children lists missed outlives the stop
-    assert listed.read_text().split("\n").count("/proc") <= 1
+    # sure nothing the kernel's children lists missed outlives the stop. Under load a `sleep` forked
+    # after the stop's signal is found there: it is asked to stop then, and looked for host-wide at
+    # each pass until it has gone (a few), where it used to be left to the grace's end (103 looks).
+    assert listed.read_text().split("\n").count("/proc") <= 5

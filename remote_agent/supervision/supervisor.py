@@ -819,6 +819,10 @@ class Supervisor:
             # (proc(5)), and a process missed here outlived its stop (a setsid escapee, under load).
             tree = job_tree(self.key, os.getpid(), own_subreaper=False)
             self._own_tree = not tree  # one found: from here on its kills look host-wide too
+            if tree and self.requested in ("stop", "cleanup"):
+                # It missed the stop's signal (forked after it, or out of the group): asked now, not
+                # left until the grace's end, with a host-wide look at every pass meanwhile.
+                signal_pids(tree, signal.SIGTERM)
         if not tree:
             return self.exit_status is not None or not self._command_alive()
         if self.exit_status is not None:
