@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from remote_agent.slurm.record import RECORD_NAME
+from remote_agent.slurm.script import SCRIPT_NAME
 from tests.support.sshd import Sshd, SshHome, make_sshd
 from tests.support.waiting import wait_for
 from tui.remote.deploy import ensure_agent, local_zipapp, probe_python
@@ -64,11 +66,11 @@ def slurm_job(root: Path, job_id: str, agent: Path, ended: bool) -> None:
     for node in ("0", "1"):
         node_dir = root / "jobs" / job_id / node
         node_dir.mkdir(parents=True)
-        record = {"job_id": "7", "script": str(root / "jobs" / job_id / "0" / "slurm.sbatch")}
+        record = {"job_id": "7", "script": str(root / "jobs" / job_id / "0" / SCRIPT_NAME)}
         if ended and node == "0":  # node 1's end is not known yet: the job still runs there
             record["end"] = {"state": "COMPLETED"}
-        (node_dir / "slurm.json").write_text(json.dumps(record))
-    (root / "jobs" / job_id / "0" / "slurm.sbatch").write_text(
+        (node_dir / RECORD_NAME).write_text(json.dumps(record))
+    (root / "jobs" / job_id / "0" / SCRIPT_NAME).write_text(
         f"#!/bin/bash\nsrun --nodes=2 {sys.executable} '{agent}' slurm-node '{root / 'jobs' / job_id}' &\n"
     )
 
@@ -87,7 +89,7 @@ def test_a_new_version_keeps_the_one_a_queued_or_running_slurm_job_starts(ssh_ho
     slurm_job(ssh_home.agent_dir, "20261206-000000-bbbbbb", half_ended, ended=True)
     for node in ("0", "1"):  # every node's end is known: nothing will start its agent again
         slurm_job(ssh_home.agent_dir, f"20261206-000000-cccccc{node}", ended, ended=True)
-        record = ssh_home.agent_dir / "jobs" / f"20261206-000000-cccccc{node}" / "1" / "slurm.json"
+        record = ssh_home.agent_dir / "jobs" / f"20261206-000000-cccccc{node}" / "1" / RECORD_NAME
         record.write_text(json.dumps(dict(json.loads(record.read_text()), end={"state": "FAILED"})))
     conn = connect("box")
     try:

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import paramiko
 
+from remote_agent.slurm.record import RECORD_NAME
+from remote_agent.slurm.script import SCRIPT_NAME
+
 from .. import paths
 from ..bundle import build_zipapp
 from .exec_upload import UPLOAD_TIMEOUT, UploadFailed, upload_over_exec
@@ -48,14 +51,14 @@ echo; echo "GPUDECK-PY $p $v"
 _MARKER = re.compile(r"GPUDECK-(?:PY|NOPY)\b[^\n]*")
 OUTPUT_MAX = 1 << 20  # bytes of a helper's output kept (the tail): a login shell may print without end
 
-# argv: agents dir, the name to keep. Removes *.pyz that no live process names in its command line
+# argv: agents dir, the name to keep, a Slurm job's script and record names. Removes *.pyz that no live process names in its command line
 # and no Slurm job still to start or still running names in its sbatch script (jobs/<id>/0/): a queued
 # job starts its agent days later, and a running one's compute nodes read it from the shared file
 # system, where this node's /proc cannot see them. A job is done with it once every node's slurm.json
 # holds Slurm's end.
 _GC = r"""
 import json, os, re, sys, time
-d, keep = sys.argv[1], sys.argv[2]
+d, keep, script_name, record_name = sys.argv[1:5]
 used = set()
 for pid in os.listdir('/proc'):
     if pid.isdigit():
@@ -67,14 +70,14 @@ for pid in os.listdir('/proc'):
 
 def ended(node_dir):
     try:
-        return bool(json.load(open(os.path.join(node_dir, 'slurm.json'))).get('end'))
+        return bool(json.load(open(os.path.join(node_dir, record_name))).get('end'))
     except Exception:
         return False  # not submitted yet, or unreadable: it may still start
 
 jobs = os.path.join(os.path.dirname(d), 'jobs')
 for job in os.listdir(jobs) if os.path.isdir(jobs) else []:
     try:
-        script = open(os.path.join(jobs, job, '0', 'slurm.sbatch'), 'rb').read()
+        script = open(os.path.join(jobs, job, '0', script_name), 'rb').read()
         nodes = [os.path.join(jobs, job, n) for n in os.listdir(os.path.join(jobs, job))]
     except Exception:
         continue
@@ -264,7 +267,9 @@ def upload_agent(
 
 def collect_garbage(conn: Connection, python: str, agents_dir: str, keep: str) -> tuple[str, ...]:
     """Remove old agent versions that no live `run`/`serve` process is using."""
-    status, out, _ = run_command(conn, [python, "-c", python_one_line(_GC), agents_dir, keep])
+    status, out, _ = run_command(
+        conn, [python, "-c", python_one_line(_GC), agents_dir, keep, SCRIPT_NAME, RECORD_NAME]
+    )
     return (
         tuple(ln.split(None, 1)[1] for ln in out.splitlines() if ln.startswith("GPUDECK-GC "))
         if status == 0
