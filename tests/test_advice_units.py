@@ -10,14 +10,18 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 from remote_agent.advice import loader, nccl, oom
 from remote_agent.advice.gpuhealth import HealthJudge
 from remote_agent.advice.watch import AdviceWatch
-from remote_agent.probes import gpu
+from remote_agent.probes import gpu, jobgpus
 from remote_agent.probes.gpuhealth import HealthProbe, flag
+from remote_agent.storage.journal import JournalWriter, read_all
+from remote_agent.storage.layout import JobFiles
+from remote_agent.supervision.supervisor import Supervisor
 from trainer.args import build_parser
 from tui.actions.find import merged_advice
 
@@ -159,6 +163,48 @@ def test_xid_events_and_new_ecc_errors_flag_the_gpu(fake: tuple[ModuleType, Path
         flag(later[UUID])
         == "XID 79 (GPU has fallen off the bus); 2 uncorrected ECC errors; 1 corrected ECC error"
     )
+
+
+class _ErrorAfterFirstSample(JournalWriter):
+    """A GPU error raised just as the job's first sample is journaled: what a reader (a test, the
+    client) sees as "the job is running on its GPU" comes before the error, so it is the job's."""
+
+    def __init__(self, path: Path, health: Path) -> None:
+        super().__init__(path)
+        self.health = health
+
+    def append(self, kind: str, **fields: Any) -> dict[str, Any] | None:
+        written = super().append(kind, **fields)
+        if kind == "gpu" and self.health.read_text().count("79") == 0:
+            self.health.write_text(
+                json.dumps({UUID: {"xid": [13, 79], "ecc": {"volatile": {"corrected": 1, "uncorrected": 2}}}})
+            )
+        return written
+
+
+def test_errors_raised_once_the_first_sample_is_journaled_are_the_jobs(
+    fake: tuple[ModuleType, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baseline is read before the first sample is journaled (CI once saw the ECC errors taken
+    into the baseline, the advice saying only the XID)."""
+    _, health = fake
+    monkeypatch.setattr(jobgpus, "_nvml", None)
+    files = JobFiles(tmp_path)
+    spec = {
+        "id": "j",
+        "name": "n",
+        "argv": ["true"],
+        "workdir": str(tmp_path),
+        "env": {"CUDA_VISIBLE_DEVICES": "0"},
+    }
+    sup = Supervisor(files, spec)
+    sup.journal = _ErrorAfterFirstSample(files.journal, health)
+    sup._sample_gpus()  # the first look: the sample, and the error right after it
+    sup._sample_gpus()
+    said = [r["data"] for r in read_all(files.journal) if r.get("event") == "advice"]
+    assert [a["why"] for a in said] == [
+        "GPU 0: XID 79 (GPU has fallen off the bus); 2 uncorrected ECC errors"
+    ]
 
 
 def test_a_multi_node_jobs_advice_names_the_node_that_said_it_first() -> None:

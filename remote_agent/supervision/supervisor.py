@@ -856,18 +856,21 @@ class Supervisor:
         self._gpu_utils = [g.get("util") for g in gpus]
         self.gpu_free.saw_gpus(gpus)
         if gpus and self._health is None:
-            # Made before the first sample is journaled, as when they came with the module: the
-            # health counts read right after it are the baseline that later errors are told against.
+            # Made at the first sample with GPUs (not at import: a job on a host without GPUs
+            # never pays for them); their first look, below, is the baseline.
             from ..probes.gpuhealth import HealthProbe
             from ..probes.jobcpu import JobCpu
             from ..probes.jobgpus import session
 
             self._health, self._cpu = HealthProbe(session()), JobCpu()
         now = time.monotonic()
+        # Judged before the sample is journaled: the first look's health counts are the baseline
+        # later errors are told against, and a reader that sees the job's first sample must find
+        # that baseline taken (an error raised after it is the job's, never part of its baseline).
+        self._advise_on_gpus(gpus, tree, now)
         assert self.journal is not None
         if gpus and self.steady.gpu_due(gpus, now) and self.journal.append("gpu", gpus=gpus) is not None:
             self.steady.gpu_written(gpus, now)
-        self._advise_on_gpus(gpus, tree, now)
 
     def _advise_on_gpus(self, gpus: List[Dict[str, Any]], tree: Any, now: float) -> None:
         """The loader's and the GPUs' health judgements, on each look at the job's GPUs."""
