@@ -105,6 +105,9 @@ class JobView:
             "held_until": None,  # --hold-on-fail: a failed end's hold (epoch s), until released
             "gpus_freed": None,  # leftovers that held a GPU after the end, killed: [{gpu, pid, name, mem_mib}]
             "cost_summary": costsummary.empty(),  # what the client's cost counters need (costsummary.py)
+            # An elastic job's last regroup as this node journaled it: {to: nodes, t}. A client reads
+            # a node it cannot reach as having left the job once a later regroup went on without it.
+            "regrouped": None,
         }
 
     def refresh(self) -> Dict[str, Any]:
@@ -157,6 +160,7 @@ class JobView:
             fields["cost_summary"] = dict(costsummary.empty(), partial=True)
         if isinstance(fields, dict):
             fields.setdefault("advice", [])  # a fold cached before advice (issue 34)
+            fields.setdefault("regrouped", None)  # … or before regroups were kept: read as none seen
         if (
             isinstance(offset, int)
             and 0 < offset <= size
@@ -213,6 +217,11 @@ class JobView:
                 f["malformed"] += 1
             else:
                 f["supervisor_pid"] = pid
+        elif kind == "event" and record.get("event") == "resized":
+            data = record.get("data")
+            to, t = (_number(data.get("to")) if isinstance(data, dict) else None), _number(record.get("t"))
+            if to is not None and t is not None:
+                f["regrouped"] = {"to": int(to), "t": t}
         elif kind == "event" and record.get("event") == "hold_released":
             f["held_until"] = _number(record.get("t"))  # `release` ended it then (supervision/hold.py)
         elif kind == "event" and record.get("event") == "output_dropped":

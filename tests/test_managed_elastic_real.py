@@ -109,12 +109,11 @@ def test_a_lost_elastic_node_is_replaced_by_one_that_joins_the_running_job(
             what="the join's resized record",
         )
         assert said[0]["why"].startswith("recovery: node 1: "), said
-        nodes = {
-            n["node"]: (n["host"], n["state"])
-            for n in json.loads(ok("inspect", "--json", job, cwd=tmp_path))["nodes"]
-        }
+        looked = json.loads(ok("inspect", "--json", job, cwd=tmp_path))
+        nodes = {n["node"]: (n["host"], n["state"]) for n in looked["nodes"]}
         left = ("box-b", "stopped") if loss == "preempted" else ("box-b", "unreachable")
         assert nodes == {"0": ("box-a", "running"), "1": left, "2": ("box-c", "running")}
+        assert looked["state"] == "running", looked  # the lost node left the job: not degraded
         shown = ok("inspect", job, cwd=tmp_path)
         assert "elastic: node 2 on box-c joined the running job in place of node 1 on box-b" in shown, shown
         # a second pass finds nothing to do: the departed node 1 is no second loss

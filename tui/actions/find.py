@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..errors import EXIT_NO_SUCH_JOB, GpudeckError
 from ..fleet.advice import merged_advice
 from ..fleet.gpus_held import held_lines, per_node
-from ..fleet.states import ACTIVE, DEGRADED, ENDED, cause_order, degraded_why, job_state, left_job, why
+from ..fleet.states import (
+    ACTIVE,
+    DEGRADED,
+    ENDED,
+    cause_order,
+    degraded_why,
+    job_state,
+    left_job,
+    regrouped_without_them,
+    why,
+)
 from ..printable import warn
 from . import pace
 from .agents import Agents
@@ -67,11 +77,20 @@ class Job:
         if not hosts:
             return []
         seen = {str(n["node"]) for n in self.nodes}
-        return [
+        missing = [
             (str(rank), str(host), self.unreachable.get(str(host), "its agent does not list it"))
             for rank, host in enumerate(hosts)
             if str(rank) not in seen
         ]
+        answering = sum(1 for n in self.nodes if n.get("state") in ACTIVE)
+        elastic = plan is not None and plan.elastic is not None
+        if (
+            missing
+            and elastic
+            and regrouped_without_them((n.get("regrouped") for n in self.nodes), answering)
+        ):
+            return []  # they left it: the job went on smaller (or a replacement joined)
+        return missing
 
     @property
     def ended(self) -> bool:

@@ -87,6 +87,7 @@ class NodeModel:
     advice: list[dict[str, Any]] = field(default_factory=list)  # its `advice` events (fleet/advice.py)
     previewed: bool = False  # its series came from the agent's `series` answer (fleet/preview.py)
     place: str | None = None  # a Slurm node: the compute node its rank runs on (its host: the login node)
+    regrouped: dict[str, Any] | None = None  # an elastic job's last regroup it journaled: {to, t}
     summarised: bool = (
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
     )
@@ -119,6 +120,14 @@ def _add_points(points: list[list[float]], got: Any) -> None:
         for p in got[-1000:]:
             if isinstance(p, list) and len(p) == 2 and isinstance(p[0], (int, float)) and p[0] > last:
                 add_point(points, p[0], p[1])
+
+
+def _regroup(v: Any, t: float | None) -> dict[str, Any] | None:
+    """{to, t} of a regroup: the agent's `regrouped` (t in it) or a `resized` event's data (at t)."""
+    if not isinstance(v, dict):
+        return None
+    to, at = integer(v.get("to")), finite(v.get("t")) if t is None else t
+    return {"to": to, "t": at} if to is not None and at is not None else None
 
 
 def _placement(v: Any) -> Placement | None:
@@ -352,6 +361,10 @@ class JobModel:
                 if stalled != n.stalled:
                     n.stalled = stalled
                     changes.add("stalled")
+            regrouped = _regroup(e.get("regrouped"), None)
+            if regrouped is not None and (n.regrouped is None or regrouped["t"] > n.regrouped["t"]):
+                n.regrouped = regrouped
+                changes.add("job")
             pace = e.get("pace")
             if isinstance(pace, dict):  # the agent's recent points: a node seen before its journal is read
                 _add_points(n.pace_steps, pace.get("steps"))
@@ -423,6 +436,11 @@ class JobModel:
                 why = data.get("why") if isinstance(data, dict) and name == "stalled" else None
                 node.stalled = (text(why, 300) or "stalled") if name == "stalled" else None
                 return {"events", "stalled"}
+            if name == "resized":  # as the agent's jobstate keeps it: a lost node may have left
+                regrouped = _regroup(data, t)
+                if regrouped is not None and (node.regrouped is None or t > node.regrouped["t"]):
+                    node.regrouped = regrouped
+                return {"events", "job"}
             if name == "advice":  # the seeds' troubleshooting, from evidence (remote_agent/advice/)
                 found = advice_of(data, t)
                 if found is not None and len(node.advice) < MAX_PER_NODE and found not in node.advice:

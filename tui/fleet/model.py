@@ -18,6 +18,7 @@ from .costs import EMPTY, CostBoard
 from .hosts import HOST_STATUSES, HostModel, HostStatus, parse_gpu, util_level
 from .jobs import JobModel
 from .preview import apply_series
+from .states import ACTIVE, regrouped_without_them
 from .values import finite, integer, text
 
 
@@ -97,6 +98,11 @@ class Fleet:
             h = self.hosts.get(n.host)
             if h is not None and h.status == "unreachable":
                 out.append((n.node, n.host, h.reason or "no answer"))
+        if out and job.placement.elastic:
+            gone = {node for node, _, _ in out}
+            answering = sum(1 for n in job.nodes.values() if n.state in ACTIVE and n.node not in gone)
+            if regrouped_without_them((n.regrouped for n in job.nodes.values()), answering):
+                return []  # torchrun went on without them: they left the job
         return out
 
     def free_gpus(self) -> dict[str, int]:

@@ -26,6 +26,18 @@ STATE_ORDER = ("running", "starting", "pending", "lost", "failed", "killed", "st
 DEGRADED = "degraded"
 
 
+def regrouped_without_them(regroups: Iterable[object], answering: int) -> bool:
+    """An elastic job whose unreachable nodes have left it: its last regroup (each node's agent
+    keeps the last it journaled, {to, t}) re-formed it at no more nodes than still answer, so
+    torchrun went on without them and the job is running, not degraded. Before that regroup it
+    waits for them (the rendezvous' timeout): degraded."""
+    seen = [r for r in regroups if isinstance(r, dict) and isinstance(r.get("t"), (int, float))]
+    if not seen:
+        return False
+    to = max(seen, key=lambda r: r["t"]).get("to")
+    return isinstance(to, int) and not isinstance(to, bool) and 0 < to <= answering
+
+
 def degraded_why(missing: Iterable[tuple[str, str, str]]) -> str:
     """(node, host, reason) of each missing node, in one line."""
     return "; ".join(f"node {node} on {host} unreachable ({reason})" for node, host, reason in missing)
