@@ -149,6 +149,12 @@ def _join(
     preflight(
         agents, probe_plans, envs, job_env=frozenset(env_keys), held_by_job=True
     )  # the store holds the port
+    # Told before the launch: a joining node can bring the regroup about within a second of its
+    # start (torchrun's monitor polls every 0.1 s), and a note that came after it would leave the
+    # `resized` record without its why. A launch that fails leaves a note that only a regroup to
+    # this size would take (elastic_resize.py drops one whose `to` a regroup does not match), and
+    # the next scale sends its own.
+    _note(agents, job, running, n, why)
     started: list[tuple[str, str]] = []
     try:
         for p in plans:
@@ -167,7 +173,6 @@ def _join(
         raise GpudeckError(
             f"scale: {job.id}: a new node failed to start ({exc}); the job runs on as it was", exc.code
         ) from None
-    _note(agents, job, running, n, why)  # the regroup waits for the rendezvous' last call (seconds)
     if store is not None:
         record = store.get_job(job.id)
         nodes = [{"host": str(x["host"]), "node": str(x["node"])} for x in job.nodes]
