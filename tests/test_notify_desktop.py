@@ -44,9 +44,18 @@ async def _written_while_a_job_fails(client: AgentClient, workdir: Path) -> list
         )
         (workdir / "go").touch()
         wait_state(client, job, {"failed"})
-        await until(
-            pilot, lambda: any("falls-over failed" in n.message for n in app._notifications), "the toast"
-        )
+        try:
+            await until(
+                pilot, lambda: any("falls-over failed" in n.message for n in app._notifications), "the toast"
+            )
+        except AssertionError:  # once in a full run (not reproduced): what the app knew then
+            seen = app.fleet.jobs.get(job)
+            raise AssertionError(
+                f"no toast: fleet state {seen and seen.state}, endings shown loaded "
+                f"{app.endings.shown is not None}, pending {[j.id for j in app.endings._pending]}, "
+                f"told {job in (app.endings.shown or ())}, intake active {app.connections.intake.active}, "
+                f"notifications {[n.message for n in app._notifications]}"
+            ) from None
         await pilot.pause()
     return [w for w in written if "\x1b]9;" in w or "\x1b]777;" in w]
 
