@@ -50,6 +50,8 @@ def test_the_cli_reads_a_lost_node_as_gone_once_the_survivors_regrouped() -> Non
         JOB, "el", [node("0", {"to": 3, "t": 10.0}), node("1", {"to": 2, "t": 50.0})], unreachable=down
     )
     assert after.missing == [] and after.state == "running"
+    # still listed, as its host answers nothing: it left the job, it is not lost from sight
+    assert [(n["node"], n["state"]) for n in after.to_json()["nodes"]][-1] == ("2", "unreachable")
     plain = dict(ELASTIC, elastic=None)
     static = Job(
         JOB, "ddp", [node("0", {"to": 2, "t": 50.0}, plain), node("1", plan=plain)], unreachable=down

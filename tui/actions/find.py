@@ -70,27 +70,30 @@ class Job:
         return plan.nodes if plan is not None and plan.nodes >= len(self.nodes) else len(self.nodes)
 
     @property
-    def missing(self) -> list[tuple[str, str, str]]:
+    def unanswered(self) -> list[tuple[str, str, str]]:
         """(node, host, why) of each node the job's plan places but no agent answered for."""
         plan = self.plan
         hosts = plan.hosts if plan is not None else None
         if not hosts:
             return []
         seen = {str(n["node"]) for n in self.nodes}
-        missing = [
+        return [
             (str(rank), str(host), self.unreachable.get(str(host), "its agent does not list it"))
             for rank, host in enumerate(hosts)
             if str(rank) not in seen
         ]
-        answering = sum(1 for n in self.nodes if n.get("state") in ACTIVE)
-        elastic = plan is not None and plan.elastic is not None
-        if (
-            missing
-            and elastic
-            and regrouped_without_them((n.get("regrouped") for n in self.nodes), answering)
-        ):
-            return []  # they left it: the job went on smaller (or a replacement joined)
-        return missing
+
+    @property
+    def missing(self) -> list[tuple[str, str, str]]:
+        """The unanswered nodes the job still waits for (it is degraded): all of them, except in an
+        elastic job whose survivors re-formed without them (they left it: listed, not missing)."""
+        unanswered = self.unanswered
+        plan = self.plan
+        if unanswered and plan is not None and plan.elastic is not None:
+            answering = sum(1 for n in self.nodes if n.get("state") in ACTIVE)
+            if regrouped_without_them((n.get("regrouped") for n in self.nodes), answering):
+                return []  # the job went on smaller (or a replacement joined)
+        return unanswered
 
     @property
     def ended(self) -> bool:
@@ -220,7 +223,7 @@ class Job:
                     "step_rate": None,
                     "gpu_util": None,
                 }
-                for node, host, _ in self.missing
+                for node, host, _ in self.unanswered
             ],
         }
 
