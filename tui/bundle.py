@@ -1,9 +1,15 @@
 """Build the agent zipapp: one file, named by the hash of its sources, byte-identical every build.
 
 Contents: the `remote_agent` package (its *.py and *.md), nvidia-ml-py's `pynvml.py` at the
-root (the agent imports it lazily), and a `__main__.py` that calls `remote_agent.__main__.main`.
-The name comes from the sources, not the zip bytes, so a host that already holds
-`agents/<hash>.pyz` needs no upload; fixed timestamps and modes make rebuilds identical anyway.
+root (the agent imports it lazily), a `__main__.py` that calls `remote_agent.__main__.main`, and
+each module's bytecode for this interpreter beside its source (`x.pyc` next to `x.py`, where
+zipimport looks for it). A host whose Python has the same magic number runs that bytecode: a serve
+or a supervisor then starts without compiling ~200 modules (issue 33: a serve's start 252 → 94 ms
+here, and ~2 MiB less per supervisor). Any other Python finds a bad magic number, which zipimport
+passes over for the source, as before.
+The name comes from the sources and the bytecode's magic number, not the zip bytes, so a host that
+already holds `agents/<hash>.pyz` needs no upload; fixed timestamps and modes make rebuilds
+identical anyway.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import marshal
 import os
 import tempfile
 import zipfile
@@ -46,6 +53,26 @@ def agent_sources(
     return sorted(sources)
 
 
+def compiled(sources: Iterable[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """(`x.pyc`, bytecode) of each `x.py`, for this interpreter: unchecked hash-based pycs (PEP 552),
+    so no timestamp has to match the zip entry's, compiled as a host would compile the source (no
+    future flags of ours, asserts kept)."""
+    flags = (1).to_bytes(4, "little")  # hash-based, not checked against the source
+    out = []
+    for name, data in sources:
+        if name.endswith(".py"):
+            code = compile(data, name, "exec", dont_inherit=True, optimize=0)
+            header = importlib.util.MAGIC_NUMBER + flags + importlib.util.source_hash(data)
+            out.append((name[:-3] + ".pyc", header + marshal.dumps(code)))
+    return out
+
+
+def agent_name(sources: Iterable[tuple[str, bytes]]) -> str:
+    """The zipapp's name: its sources' hash with the bytecode's magic number, so a client on another
+    Python ships its own build rather than finding this one's under the same name."""
+    return agent_hash([*sources, ("python-magic-number", importlib.util.MAGIC_NUMBER)])
+
+
 def agent_hash(sources: Iterable[tuple[str, bytes]]) -> str:
     """First 16 hex digits of sha256 over the sorted (path, bytes); lengths keep entries apart."""
     h = hashlib.sha256()
@@ -73,13 +100,13 @@ def build_zipapp(dest_dir: Path, sources: list[tuple[str, bytes]] | None = None)
     if not dest_dir.is_dir():
         dest_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
         os.chmod(dest_dir, 0o700)  # mkdir's mode is filtered through the umask
-    target = dest_dir / f"{agent_hash(sources)}.pyz"
+    target = dest_dir / f"{agent_name(sources)}.pyz"
     if target.exists():
         return target
     fd, tmp = tempfile.mkstemp(dir=dest_dir, prefix=".tmp-", suffix=".pyz")  # created 0600
     try:
         with os.fdopen(fd, "wb") as f:
-            zip_bytes_to(f, sources)
+            zip_bytes_to(f, [*sources, *compiled(sources)])
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)  # readers see no file or the whole file
