@@ -1605,7 +1605,7 @@ class Run:
 
 
 def run_pytest(tests: Sequence[str], timeout: float, root: Path) -> Run:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", GPUDECK_TEST_PYCACHE="0")  # tests/conftest.py
     if (
         root != ROOT
     ):  # subprocesses (`python -m tui`, `python -m remote_agent`) must import the copy, not the checkout

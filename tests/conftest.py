@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.bytecode import cache_bytecode
 from tests.support.cleanup import kill_all_jobs
 from tui.remote.client import AgentClient
 from tui.remote.transport import LocalTransport
@@ -20,6 +21,22 @@ pytest_plugins = [
     "tests.support.containers",
     "tests.support.slurm",
 ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Bytecode cached, as an installed gpudeck has it. This machine (and CI's) sets
+    PYTHONDONTWRITEBYTECODE, so every test module, every gpudeck command a test starts and every
+    local agent compiled its imports from source each time (~150 ms a command; the everyday subset
+    took 84 s, 64 s with the cache). The .pyc files go to a folder of the user's own, outside the
+    checkout (bench/bytecode.py). GPUDECK_TEST_PYCACHE=0 keeps the environment's setting
+    (bench/mutants.py: a mutant restored within its second would load the mutated .pyc)."""
+    if os.environ.get("GPUDECK_TEST_PYCACHE") == "0" or hasattr(config, "workerinput"):
+        return  # (an xdist worker already started with what the controller set)
+    folder = Path.home() / ".cache" / "gpudeck-tests" / "pycache"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder.parent, 0o700)  # others must not plant bytecode that our tests would run
+    cache_bytecode(folder)
+    sys.dont_write_bytecode, sys.pycache_prefix = False, str(folder)  # this process too (serial runs)
 
 
 @pytest.fixture

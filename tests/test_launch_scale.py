@@ -171,7 +171,9 @@ def test_a_supervisor_stops_its_job_without_listing_every_process(agent_dir: Pat
     proc = start_probed_supervisor(_LISTINGS, str(listed), str(REPO), str(directory))
     try:
         wait_for(lambda: running(agent_dir, spec["id"]), timeout=30, what="the job running")
-        ended = JobTable(agent_dir).end(spec["id"], "0", "stop", 5.0)
+        ended = JobTable(agent_dir).end(
+            spec["id"], "0", "stop", 1.0
+        )  # sh forwards no SIGTERM: the grace is waited
         assert ended["state"] == "stopped"
     finally:
         with contextlib.suppress(JobError):
