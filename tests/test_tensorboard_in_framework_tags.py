@@ -65,3 +65,36 @@ def test_a_keras_logdir_reads_as_loss_val_loss_and_lr(tmp_path: Path) -> None:
     points = LogdirReader(str(tmp_path)).poll()
     assert {"step": 1, "loss": 0.5, "lr": 1e-3} in points
     assert {"step": 1, "val_loss": 1.0} in points
+
+
+def test_keras_batch_and_epoch_values_keep_one_step_scale_each(tmp_path: Path) -> None:
+    # update_freq=2: batch_loss at the global batch (0, 2, 4, …), epoch_loss at the epoch (0, 1):
+    # both were `loss`, so the curve had each epoch's mean among the batches' points at steps 0 and 1
+    state, run = str(tmp_path / "tb-state.json"), str(tmp_path / "logs" / "train")
+    train = SummaryWriter(run)
+    for batch in range(0, 6, 2):
+        train.add_scalar("batch_loss", 3.0 - batch / 8, batch)
+    train.add_scalar("epoch_loss", 2.75, 0)
+    train.close()
+    reader = LogdirReader(str(tmp_path / "logs"), state)
+    got = reader.poll()
+    assert [(p["step"], p["loss"]) for p in got if "loss" in p] == [(0, 3.0), (2, 2.75), (4, 2.5)]
+    assert {"step": 0, "loss_epoch": 2.75} in got
+    reader.save()
+    train = SummaryWriter(run, filename_suffix=".epoch1")  # the run goes on (a second event file)
+    for batch in range(6, 12, 2):
+        train.add_scalar("batch_loss", 2.0 - batch / 64, batch)
+    train.add_scalar("epoch_loss", 1.875, 1)
+    train.close()
+    adopter = LogdirReader(str(tmp_path / "logs"), state)  # a new supervisor, from the saved state
+    later = adopter.poll()
+    assert [p["step"] for p in later if "loss" in p] == [6, 8, 10]
+    assert {"step": 1, "loss_epoch": 1.875} in later
+
+
+def test_keras_per_epoch_only_charts_epoch_loss_as_loss(tmp_path: Path) -> None:
+    train = SummaryWriter(str(tmp_path / "train"))
+    for epoch in range(3):
+        train.add_scalar("epoch_loss", 1.0 / 2**epoch, epoch)
+    train.close()
+    assert [p.get("loss") for p in LogdirReader(str(tmp_path)).poll()] == [1.0, 0.5, 0.25]

@@ -1,13 +1,19 @@
 """Every event file under a LOGDIR (recursively, as `tensorboard --logdir` finds them), read as it
 grows: each file from where the last read stopped. Scalars logged at one step, one after the
 other, make one point `{"step": S, key: value...}`. The offsets are kept in a small state file,
-so a supervisor that adopts the job goes on where its predecessor stopped."""
+so a supervisor that adopts the job goes on where its predecessor stopped.
+
+Keras with `update_freq` writes each value twice into its `train` run: `batch_loss` at the global
+batch and `epoch_loss` at the epoch, two step scales. Once a run has shown `batch_NAME`, its
+`epoch_NAME` is `KEY_epoch` (as Lightning names its epoch values: `loss_epoch`), so the loss curve
+keeps one scale; a run that logs per epoch only charts `epoch_loss` as `loss`. The names are kept
+with the offsets (an adopter reads the next epoch's value as its predecessor would)."""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 from ..storage.files import write_private_atomic
 from .event import read_event
@@ -27,6 +33,7 @@ class LogdirReader:
         self.broken: Dict[str, int] = {}  # files found not to be record files (at that size)
         self.skipped = 0  # records that were no Event
         self._plugins: Dict[str, Dict[str, str]] = {}  # per file: tag -> plugin
+        self.batch_names: Dict[str, Set[str]] = {}  # per run folder: the NAMEs of its `batch_NAME` tags
         self._load()
 
     def _load(self) -> None:
@@ -40,10 +47,18 @@ class LogdirReader:
             return
         if isinstance(offsets, dict):
             self.offsets = {k: v for k, v in offsets.items() if isinstance(v, int) and v >= 0}
+        names = state.get("batch_names") if isinstance(state, dict) else None
+        if isinstance(names, dict):
+            self.batch_names = {
+                run: {n for n in got if isinstance(n, str)}
+                for run, got in names.items()
+                if isinstance(run, str) and isinstance(got, list)
+            }
 
     def save(self) -> None:
         if self.state_path:
-            data = json.dumps({"logdir": self.logdir, "offsets": self.offsets}).encode()
+            batch = {run: sorted(names) for run, names in self.batch_names.items()}
+            data = json.dumps({"logdir": self.logdir, "offsets": self.offsets, "batch_names": batch}).encode()
             try:
                 write_private_atomic(self.state_path, data)
             except OSError:
@@ -105,5 +120,15 @@ class LogdirReader:
                 current = {"step": event.step}
                 points.append(current)
             for tag, value in event.scalars:
-                current[point_key(tag, run)] = value
+                current[self._key(tag, run)] = value
         return points
+
+    def _key(self, tag: str, run: str) -> str:
+        key = point_key(tag, run)
+        if tag.startswith("batch_") and key != tag:  # a Keras batch value (a name the parser knows)
+            self.batch_names.setdefault(run, set()).add(tag[len("batch_") :])
+        elif (
+            tag.startswith("epoch_") and key != tag and tag[len("epoch_") :] in self.batch_names.get(run, ())
+        ):
+            return key + "_epoch"  # the same value per epoch, beside the per-batch curve
+        return key
