@@ -13,20 +13,13 @@ from typing import Any
 
 from remote_agent.jobstate import JobView
 from remote_agent.storage.layout import JobFiles
+from tests.test_elastic_lead_node import ELASTIC as LEAD_NODE_PLAN
 from tui.actions.find import Job
 from tui.fleet import Fleet
 from tui.widgets.jobs_table import job_row
 
 JOB = "20261206-000100-aaaaaa"
-ELASTIC = {
-    "nodes": 3,
-    "elastic": [1, 3],
-    "nproc_per_node": 1,
-    "launcher": "torchrun",
-    "host": "box-a",
-    "hosts": ["box-a", "box-b", "box-c"],
-    "command": ["python", "train.py"],
-}
+ELASTIC = dict(LEAD_NODE_PLAN, host="box-a", hosts=["box-a", "box-b", "box-c"])  # 3 nodes, elastic 1:3
 
 
 def node(n: str, regrouped: dict[str, Any] | None = None, plan: dict[str, Any] = ELASTIC) -> dict[str, Any]:
