@@ -12,24 +12,14 @@ made-up figure (and a total over an unknown part is unknown too).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..regions import region_of
 from . import catalog
-from .settings import HostPrice, aws_region_of
+from .settings import HostPrice
 
 ON_DEMAND_KEY = "on_demand_price"  # hosts.toml: what this host's type costs on demand, per hour
-
-
-def region_of(zone: str | None, provider: str | None) -> str | None:
-    """The catalog's region for a host's `region` field, which a launch fills with the zone:
-    us-east-1a → us-east-1 (AWS), cn-hangzhou-i → cn-hangzhou (Aliyun)."""
-    if not zone:
-        return None
-    if provider == "aliyun" and re.fullmatch(r"[a-z]{2}(-[a-z0-9]+)+-[a-z]", zone) and zone.count("-") >= 2:
-        return zone[:-2]
-    return aws_region_of(zone)  # the rule every host's price lookup uses (settings.py)
 
 
 def on_demand_price(
@@ -56,7 +46,7 @@ def on_demand_price(
         if math.isfinite(value) and value >= 0:
             currency = str(settings.get("currency") or "USD").upper()
             return HostPrice(value, currency, "on-demand", f"hosts.toml {ON_DEMAND_KEY}", **common)
-    region = region_of(price.region, price.provider)
+    region = region_of(price.region, price.provider) if price.region else None
     entry = catalog.find(price.provider, price.instance_type, region)
     if entry is not None and entry.region not in (None, region):
         entry = None  # another region's list price is not this host's on-demand price

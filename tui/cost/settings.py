@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..regions import region_of
 from . import catalog
 from .idle import CostRuleError, parse_idle_stop
 
@@ -168,7 +169,7 @@ def host_price(
     if market == "spot" and spot_quote is not None:
         per_hour, currency, source = spot_quote
         return HostPrice(per_hour, currency, market, source, **common)
-    region = aws_region_of(s.get("region"))
+    region = region_of(str(s["region"]), s.get("provider")) if s.get("region") else s.get("region")
     entry = catalog.find(s.get("provider"), s.get("instance_type"), region)
     if entry is not None and market == "on-demand" and entry.on_demand_usd_per_hour is not None:
         where = f" {entry.region}" if entry.region else ""
@@ -180,10 +181,3 @@ def host_price(
         else f"catalog has no {market} price for {entry.instance_type}"
     )
     return HostPrice(None, s.get("currency") or "USD", market, f"unknown ({why})", **common)
-
-
-def aws_region_of(zone_or_region: str | None) -> str | None:
-    """us-east-1a → us-east-1: the catalog is per region, spot prices per zone."""
-    if zone_or_region and re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d+[a-z]", zone_or_region):
-        return zone_or_region[:-1]
-    return zone_or_region

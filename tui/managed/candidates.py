@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..regions import region_of
+
 PROVIDERS = ("aws", "aliyun")
 MARKETS = ("spot", "on-demand")
 _ZONE = re.compile(r"^[a-z]{2,}(-[a-z0-9]+)+$")
@@ -32,20 +34,11 @@ class CloudCandidate:
 
     @property
     def region(self) -> str:
-        return region_of(self.provider, self.zone)
+        return region_of(self.zone, self.provider)
 
     def __str__(self) -> str:
         tail = f":{self.image}" if self.image else ""
         return f"{self.provider}:{self.zone}:{self.type}:{self.market}{tail}"
-
-
-def region_of(provider: str, zone: str) -> str:
-    """The region a zone is in: AWS's zone adds a letter (us-east-1a), Aliyun's a '-letter'."""
-    if provider == "aws" and re.search(r"\d[a-z]$", zone):
-        return zone[:-1]
-    if provider == "aliyun" and re.search(r"-[a-z]$", zone) and zone.count("-") >= 2:
-        return zone[:-2]
-    return zone
 
 
 def launch_token(head: str, recovery: int, node: int, index: int) -> str:

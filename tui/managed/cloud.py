@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GpudeckError
+from ..regions import region_of
 from ..settings import Settings
-from .candidates import CloudCandidate, region_of
+from .candidates import CloudCandidate
 
 # (candidate, token, the lost host it replaces) → the new host's name
 CloudLaunch = Callable[[CloudCandidate, str, str | None], str]
@@ -114,7 +115,7 @@ class ManagedCloud:
         provider, instance_id = extra.get("provider"), extra.get("instance_id")
         if not provider or not instance_id:
             return None
-        region = region_of(str(provider), str(extra.get("region") or ""))
+        region = region_of(str(extra.get("region") or ""), str(provider))
         try:
             p = providers.make(str(provider), region, self.settings.cloud, timeout=10.0)
             instance = p.get(str(instance_id))

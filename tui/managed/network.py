@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hosts_file import HostEntry
+from ..regions import region_of
 from ..settings import CloudSettings
 from ..settings_cloud_access import NETWORK_WORD, ProviderLaunch
-from .candidates import CloudCandidate, is_cloud, parse_candidate, region_of
+from .candidates import CloudCandidate, is_cloud, parse_candidate
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def access_for(candidate: CloudCandidate, like: HostEntry | None, cloud: CloudSe
     extra = like.extra if like is not None else {}
     same_provider = extra.get("provider") == candidate.provider and bool(extra.get("instance_id"))
     where = str(extra.get("region") or "")
-    same_region = same_provider and region_of(candidate.provider, where) == candidate.region
+    same_region = same_provider and region_of(where, candidate.provider) == candidate.region
     same_zone = same_provider and where == candidate.zone
     groups = _strings(extra.get("security_groups")) if same_region else ()
     return LaunchAccess(
