@@ -9,6 +9,8 @@ import pytest
 
 from remote_agent.slurm.probe import slurm_report
 from tests.conftest import gpudeck
+from tui.actions.options import LaunchOptions
+from tui.actions.slurm_launch import placement
 
 
 def test_a_login_node_without_slurm_says_which_tools_are_missing(
@@ -40,6 +42,26 @@ def test_a_bad_time_limit_names_the_option(gpudeck_home: Path, tmp_path: Path) -
     ran = gpudeck("run", "--host", "cl", "--time", "two hours", "--", "true", cwd=tmp_path)
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr.strip().count("\n") == 0 and "--time: spec.placement.time" in ran.stderr
+
+
+def test_account_and_qos_are_options_of_run_as_of_the_launch_form(gpudeck_home: Path, tmp_path: Path) -> None:
+    ran = gpudeck("run", "--qos", "high", "--", "true", cwd=tmp_path)
+    assert ran.returncode == 2 and "--qos: only for Slurm hosts" in ran.stderr, ran.stderr
+    (gpudeck_home / "hosts.toml").write_text(
+        '[hosts.cl]\ntarget = "login"\n[hosts.cl.slurm]\naccount = "lab"\n'
+    )
+    ran = gpudeck("run", "--host", "cl", "--account", "lab b", "--", "true", cwd=tmp_path)
+    assert ran.returncode == 2 and ran.stderr.strip().count("\n") == 0, ran.stderr
+    assert "--account: spec.placement.account" in ran.stderr  # the option's value, not hosts.toml's
+
+
+def test_an_accounts_option_goes_to_sbatch_over_the_hosts(gpudeck_home: Path) -> None:
+    place = placement(
+        LaunchOptions(argv=("true",), host="cl", account="grant-7", qos="high"),
+        {"account": "lab", "qos": "low"},
+    )
+    assert (place.account, place.qos) == ("grant-7", "high")
+    assert (placement(LaunchOptions(argv=("true",), host="cl"), {"account": "lab"}).account) == "lab"
 
 
 def test_hosts_add_slurm_options_need_slurm(gpudeck_home: Path, tmp_path: Path) -> None:

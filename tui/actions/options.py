@@ -89,8 +89,8 @@ class LaunchOptions:
     time_warning: int | None = None  # seconds before it every node stops (checkpoints); None: 120, 0: none
     partition: str | None = None  # None: the host's `slurm.partition`, else Slurm's default
     sbatch_args: tuple[str, ...] = ()
-    account: str | None = None  # None: the host's `slurm.account` (the launch form sets these two)
-    qos: str | None = None  # None: the host's `slurm.qos`
+    account: str | None = None  # None: the host's `slurm.account` (--account, the launch form's field)
+    qos: str | None = None  # None: the host's `slurm.qos` (--qos)
 
     @property
     def placed_on(self) -> tuple[str, ...]:

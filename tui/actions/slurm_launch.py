@@ -24,6 +24,8 @@ SLURM_ONLY = (
     ("--time", "time_limit"),
     ("--time-warning", "time_warning"),
     ("--partition", "partition"),
+    ("--account", "account"),
+    ("--qos", "qos"),
 )
 TIME_WARNING = 120  # seconds: Slurm may send it up to 60 s early and checks limits every ~30 s
 
@@ -84,7 +86,7 @@ def placement(opts: LaunchOptions, settings: dict[str, Any]) -> SlurmPlacement:
         }
         field = str(exc).split(":")[0].removeprefix("spec.placement.").split("[")[0]
         if field in ("account", "qos") and getattr(opts, field):
-            raise usage(f"{field}: {exc}") from None  # the launch form's field
+            raise usage(f"--{field}: {exc}") from None  # the option (or the launch form's field)
         if field in ("account", "qos") or (field == "partition" and not opts.partition):
             raise usage(f"{hosts_path()}: [hosts.{opts.host}.slurm] {exc}") from None
         raise usage(f"{option.get(field, 'run')}: {exc}") from None

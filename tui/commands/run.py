@@ -297,6 +297,8 @@ def options(args: argparse.Namespace) -> LaunchOptions:
         time_limit=args.time,
         time_warning=args.time_warning,
         partition=args.partition,
+        account=args.account,
+        qos=args.qos,
         sbatch_args=tuple(args.sbatch_arg),
     )
 
@@ -321,6 +323,12 @@ def add_slurm_flags(p: argparse.ArgumentParser) -> None:
         metavar="P",
         help="Slurm hosts: the partition (default: the host's partition, else Slurm's)",
     )
+    p.add_argument(
+        "--account",
+        metavar="A",
+        help="Slurm hosts: the account charged (default: the host's account, else Slurm's)",
+    )
+    p.add_argument("--qos", metavar="Q", help="Slurm hosts: the QOS (default: the host's qos, else Slurm's)")
     p.add_argument(
         "--sbatch-arg",
         action="append",
