@@ -65,7 +65,10 @@ def test_export_reads_back_equal_to_metrics_json(gpudeck_home: Path, workdir: Pa
 
 @pytest.mark.slow  # a job or a CLI run: seconds
 def test_follow_writes_until_the_job_ends(gpudeck_home: Path, workdir: Path, fake_gpu: None) -> None:
-    job_id = start_job(workdir, "echo 'step 0 loss 9'; read -t 60 _ < ~/go || true; " + POINTS)
+    # waits for ~/go (at most 60 s): `read < ~/go` did not, as a missing file fails the redirection at
+    # once, and a loaded machine's export could then start after the job had ended
+    wait_go = "for i in $(seq 1200); do [ -e ~/go ] && break; sleep 0.05; done; "
+    job_id = start_job(workdir, "echo 'step 0 loss 9'; " + wait_go + POINTS)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tui", "export", "tensorboard", "--follow", job_id, str(workdir / "tb")],
         cwd=workdir,
