@@ -173,6 +173,11 @@ def _join(
         raise GpudeckError(
             f"scale: {job.id}: a new node failed to start ({exc}); the job runs on as it was", exc.code
         ) from None
+    # The joining nodes too: the rendezvous ranks its members as they join its round, so the new
+    # node, waiting there first, is often rank 0 of the new world, and only rank 0's node journals
+    # the regroup (test_managed_elastic_real[preempted] saw its record without the why). Its
+    # supervisor runs by now; the regroup comes seconds later, once torch is imported on both sides.
+    _note(agents, job, running, n, why, told=[{"host": p.host, "node": p.node} for p in plans])
     if store is not None:
         record = store.get_job(job.id)
         nodes = [{"host": str(x["host"]), "node": str(x["node"])} for x in job.nodes]
@@ -190,11 +195,18 @@ def _join(
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{joined} joining")
 
 
-def _note(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why: str) -> None:
+def _note(
+    agents: Agents,
+    job: Job,
+    running: list[dict[str, Any]],
+    n: int,
+    why: str,
+    told: list[dict[str, Any]] | None = None,
+) -> None:
     """Tell every running node's supervisor why the next regroup happens: the one whose output
     carries rank 0 then (any node: torchrun's rendezvous orders nodes by address and pid) journals
     the `resized` record with it."""
-    for node in running:
+    for node in running if told is None else told:
         try:
             agents.request(
                 str(node["host"]),
