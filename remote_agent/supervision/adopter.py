@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 
 from ..storage.files import open_private
 from ..storage.journal import JournalWriter
-from .adoption import output_size
+from .adoption import output_size, take_lost_why
 from .autostop import AutoStop
 from .joblock import take as take_lock
 from .jobschanged import note_change
@@ -46,6 +46,9 @@ class AdoptingSupervisor(Supervisor):
         lock_fd = open_private(self.files.lock, os.O_RDWR | os.O_CREAT)
         if not take_lock(lock_fd):
             return EXIT_ALREADY_SUPERVISED  # adopted already (or never lost)
+        noted = take_lost_why(self.files)  # who ended a frozen supervisor, and why (serving/frozen.py)
+        if noted is not None:
+            self.why = "its supervisor was gone (found by %s)" % noted
         note_change(self.agent_dir)  # a budgeted neighbour counts its share again (jobschanged.py)
         set_child_subreaper()
         self._install_signal_handlers()

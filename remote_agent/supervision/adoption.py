@@ -65,8 +65,8 @@ def adopt_if_lost(files: JobFiles, found_by: str) -> Optional[str]:
         if last is not None and now - last < SPAWN_AGAIN_AFTER:
             return "adopting"
         _spawned[str(files.dir)] = now
-    # Whoever ended a frozen supervisor says so: the keeper, woken by its end, may adopt it first.
-    found_by = take_lost_why(files) or found_by
+    # Whoever ended a frozen supervisor noted why; the adopter that wins the lock takes the note
+    # (adopter.py), as the keeper, woken by the end, and the listing that ended it both spawn one.
     try:
         spawn_supervisor(
             files.dir, files.supervisor_log, adopt="its supervisor was gone (found by %s)" % found_by
