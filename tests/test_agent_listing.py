@@ -98,3 +98,16 @@ def test_only_job_and_node_directories_are_listed(tmp_path: Path) -> None:
         (job, "1"),
         (job, "worker-2"),
     ]
+
+
+def test_a_job_whose_launch_has_not_written_its_spec_is_listed_once_it_has(tmp_path: Path) -> None:
+    # A TUI that listed it nameless then saw it fail through its journal before the next listing,
+    # and toasted `<id> failed` where `falls-over failed` was due (test_notify_desktop, under load).
+    directory = tmp_path / "jobs" / "20261206-120000-abcdef" / "0"
+    directory.mkdir(parents=True)  # the launch made the dir; its spec comes next
+    table = JobTable(tmp_path)
+    assert table.list() == [] and table.list(["20261206-120000-abcdef"]) == []
+    shutil.rmtree(directory.parent)
+    _job(tmp_path, "20261206-120000-abcdef", ended=False)
+    [listed] = JobTable(tmp_path).list()
+    assert listed["name"] == "cdef" and listed["state"] != "lost"

@@ -36,6 +36,9 @@ async def _written_while_a_job_fails(client: AgentClient, workdir: Path) -> list
         assert app._driver is not None
         write = app._driver.write
         app._driver.write = lambda data: (written.append(data), write(data))[-1]  # type: ignore[method-assign]
+        told: list[str] = []  # every toast, kept past its timeout (for the failure's message)
+        notify = app.notify
+        app.notify = lambda message, *a, **k: (told.append(str(message)), notify(message, *a, **k))[-1]  # type: ignore[method-assign]
         # the first call's `go` would fail the second job at once, perhaps before it was seen running
         (workdir / "go").unlink(missing_ok=True)
         job = launch(client, workdir, FAILS_SOON, name="falls-over")["id"]
@@ -54,7 +57,7 @@ async def _written_while_a_job_fails(client: AgentClient, workdir: Path) -> list
                 f"no toast: fleet state {seen and seen.state}, endings shown loaded "
                 f"{app.endings.shown is not None}, pending {[j.id for j in app.endings._pending]}, "
                 f"told {job in (app.endings.shown or ())}, intake active {app.connections.intake.active}, "
-                f"notifications {[n.message for n in app._notifications]}"
+                f"notifications {[n.message for n in app._notifications]}, told {told}, name {seen and seen.name}"
             ) from None
         await pilot.pause()
     return [w for w in written if "\x1b]9;" in w or "\x1b]777;" in w]

@@ -62,6 +62,11 @@ class JobReader:
         try:
             view = self.view(job, node)
             obj = view.refresh()
+            if view.spec is None and obj["state"] == "starting":
+                # A launch still writing the job's dir: listed once its spec is there, so a client
+                # never holds the job without its name (a TUI toasted a quick failure by its id).
+                # One that never finishes turns `lost` after NEVER_STARTED_AFTER and is listed.
+                raise LookupError(job)
             if is_slurm(view.spec):  # Slurm's word over its journal; never adopted here (slurm/states.py)
                 from ..slurm.states import SlurmLook, fold_slurm
 
