@@ -22,6 +22,14 @@ from tests.support.waiting import wait_for
 from tests.test_agent_adoption import PRINTER, lock_free
 from tests.test_agent_faults import fill, full_home  # noqa: F401  (a fixture)
 
+# PRINTER that runs on when its output cannot be written (a full disk): PRINTER itself died of
+# ENOSPC within seconds of the fill, and on a loaded machine before the test's stop came.
+FULL_DISK_PRINTER = (
+    "import sys, time\ni = 0\nwhile True:\n    try:\n"
+    "        print('step=%d loss=%.6f' % (i, 1.0 / (i + 1)), flush=True)\n"
+    "    except OSError:\n        pass\n    i += 1\n    time.sleep(0.02)\n"
+)
+
 
 def cli(*args: str, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
@@ -186,7 +194,7 @@ def test_a_stop_on_a_full_disk_says_the_journal_is_behind_and_the_supervisor_doe
     monkeypatch.setenv("GPUDECK_JOURNAL_GIVE_UP", "3")  # seconds a supervisor waits for room (default 600)
     agent_dir = full_home / "local-agent"
     marker = f"full-behind-{uuid.uuid4().hex}"
-    job_id = gpudeck("run", "--", sys.executable, "-c", PRINTER, marker, cwd=workdir).stdout.strip()
+    job_id = gpudeck("run", "--", sys.executable, "-c", FULL_DISK_PRINTER, marker, cwd=workdir).stdout.strip()
     wait_for(lambda: pids_with(marker), what="the job")
     filler = fill(full_home)
     # tmpfs gives a file its whole last page: the journal takes records until that slack is spent.
