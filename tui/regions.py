@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import overload
 
 # us-east-1a, ap-northeast-1c, us-gov-west-1a; Aliyun's international zones are spelt the same
 # (ap-southeast-1a, eu-central-1a). An AWS Local Zone (us-west-2-lax-1a) is kept whole.
@@ -12,9 +13,15 @@ _DIGIT_LETTER_ZONE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+[a-z]")
 _DASH_LETTER_ZONE = re.compile(r"[a-z]{2}(-[a-z0-9]+)+-[a-z]")
 
 
-def region_of(zone: str, provider: str | None = None) -> str:
-    """The region of `zone` (a region, or a name no rule knows, is returned as it is). `provider`
-    None: a host whose provider is not said, read as AWS spells zones."""
+@overload
+def region_of(zone: str, provider: str | None = None) -> str: ...
+@overload
+def region_of(zone: None, provider: str | None = None) -> None: ...
+def region_of(zone: str | None, provider: str | None = None) -> str | None:
+    """The region of `zone` (a region, a name no rule knows, or none, is returned as it is).
+    `provider` None: a host whose provider is not said, read as AWS spells zones."""
+    if not zone:
+        return zone
     if provider == "aliyun" and _DASH_LETTER_ZONE.fullmatch(zone):
         return zone[:-2]
     if provider in (None, "aws", "aliyun") and _DIGIT_LETTER_ZONE.fullmatch(zone):

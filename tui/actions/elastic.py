@@ -77,7 +77,7 @@ def _leave(agents: Agents, job: Job, running: list[dict[str, Any]], n: int, why:
     going = running[n:]
     if any(str(g["node"]) == "0" for g in going):
         raise GpudeckError(f"scale: {job.id}'s node 0 holds the rendezvous: it stays while the job runs")
-    _note(agents, job, running, n, why)  # before the stop: the others regroup while it ends
+    _note(agents, job, running, len(running), n, why)  # before the stop: the others regroup while it ends
     target = JobTarget(
         job.id,
         job.name or job.id,
@@ -154,7 +154,7 @@ def _join(
     # `resized` record without its why. A launch that fails leaves a note that only a regroup to
     # this size would take (elastic_resize.py drops one whose `to` a regroup does not match), and
     # the next scale sends its own.
-    _note(agents, job, running, n, why)
+    _note(agents, job, running, len(running), n, why)
     started: list[tuple[str, str]] = []
     try:
         for p in plans:
@@ -177,7 +177,7 @@ def _join(
     # node, waiting there first, is often rank 0 of the new world, and only rank 0's node journals
     # the regroup (test_managed_elastic_real[preempted] saw its record without the why). Its
     # supervisor runs by now; the regroup comes seconds later, once torch is imported on both sides.
-    _note(agents, job, running, n, why, told=[{"host": p.host, "node": p.node} for p in plans])
+    _note(agents, job, [{"host": p.host, "node": p.node} for p in plans], len(running), n, why)
     if store is not None:
         record = store.get_job(job.id)
         nodes = [{"host": str(x["host"]), "node": str(x["node"])} for x in job.nodes]
@@ -195,18 +195,11 @@ def _join(
     return Scaled(job.id, job.name, job.id, len(running), n, elastic=f"{joined} joining")
 
 
-def _note(
-    agents: Agents,
-    job: Job,
-    running: list[dict[str, Any]],
-    n: int,
-    why: str,
-    told: list[dict[str, Any]] | None = None,
-) -> None:
-    """Tell every running node's supervisor why the next regroup happens: the one whose output
-    carries rank 0 then (any node: torchrun's rendezvous orders nodes by address and pid) journals
-    the `resized` record with it."""
-    for node in running if told is None else told:
+def _note(agents: Agents, job: Job, told: list[dict[str, Any]], before: int, n: int, why: str) -> None:
+    """Tell each node in `told` why the next regroup (from `before` to `n` nodes) happens: the one
+    whose output carries rank 0 then (any node: the rendezvous ranks its members as they join)
+    journals the `resized` record with it."""
+    for node in told:
         try:
             agents.request(
                 str(node["host"]),
@@ -214,7 +207,7 @@ def _note(
                 job=job.id,
                 node=str(node["node"]),
                 why=why,
-                **{"from": len(running), "to": n},
+                **{"from": before, "to": n},
             )
         except GpudeckError as exc:  # an older agent: the resize happens, its record has no why
             agents.notice(f"scale: {job.id}: node {node['node']}: the resize's why is not journaled ({exc})")

@@ -46,7 +46,7 @@ def on_demand_price(
         if math.isfinite(value) and value >= 0:
             currency = str(settings.get("currency") or "USD").upper()
             return HostPrice(value, currency, "on-demand", f"hosts.toml {ON_DEMAND_KEY}", **common)
-    region = region_of(price.region, price.provider) if price.region else None
+    region = region_of(price.region, price.provider) or None
     entry = catalog.find(price.provider, price.instance_type, region)
     if entry is not None and entry.region not in (None, region):
         entry = None  # another region's list price is not this host's on-demand price

@@ -169,7 +169,7 @@ def host_price(
     if market == "spot" and spot_quote is not None:
         per_hour, currency, source = spot_quote
         return HostPrice(per_hour, currency, market, source, **common)
-    region = region_of(str(s["region"]), s.get("provider")) if s.get("region") else s.get("region")
+    region = region_of(s.get("region"), s.get("provider"))
     entry = catalog.find(s.get("provider"), s.get("instance_type"), region)
     if entry is not None and market == "on-demand" and entry.on_demand_usd_per_hour is not None:
         where = f" {entry.region}" if entry.region else ""

@@ -92,6 +92,13 @@ class NodeModel:
         False  # ended, and its job object carries the agent's `cost_summary`: costs need no replay
     )
 
+    def saw_regroup(self, regrouped: dict[str, Any] | None) -> bool:
+        """Keep `regrouped` when it is newer than the one held; True when it was."""
+        if regrouped is None or (self.regrouped is not None and regrouped["t"] <= self.regrouped["t"]):
+            return False
+        self.regrouped = regrouped
+        return True
+
     @property
     def where(self) -> str:
         """Where its GPUs live: its host, or `cluster/compute-node` for a Slurm node."""
@@ -361,9 +368,7 @@ class JobModel:
                 if stalled != n.stalled:
                     n.stalled = stalled
                     changes.add("stalled")
-            regrouped = _regroup(e.get("regrouped"), None)
-            if regrouped is not None and (n.regrouped is None or regrouped["t"] > n.regrouped["t"]):
-                n.regrouped = regrouped
+            if n.saw_regroup(_regroup(e.get("regrouped"), None)):
                 changes.add("job")
             pace = e.get("pace")
             if isinstance(pace, dict):  # the agent's recent points: a node seen before its journal is read
@@ -437,9 +442,7 @@ class JobModel:
                 node.stalled = (text(why, 300) or "stalled") if name == "stalled" else None
                 return {"events", "stalled"}
             if name == "resized":  # as the agent's jobstate keeps it: a lost node may have left
-                regrouped = _regroup(data, t)
-                if regrouped is not None and (node.regrouped is None or t > node.regrouped["t"]):
-                    node.regrouped = regrouped
+                node.saw_regroup(_regroup(data, t))
                 return {"events", "job"}
             if name == "advice":  # the seeds' troubleshooting, from evidence (remote_agent/advice/)
                 found = advice_of(data, t)

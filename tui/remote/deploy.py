@@ -51,8 +51,8 @@ echo; echo "GPUDECK-PY $p $v"
 _MARKER = re.compile(r"GPUDECK-(?:PY|NOPY)\b[^\n]*")
 OUTPUT_MAX = 1 << 20  # bytes of a helper's output kept (the tail): a login shell may print without end
 
-# argv: agents dir, the name to keep, a Slurm job's script and record names. Removes *.pyz that no live process names in its command line
-# and no Slurm job still to start or still running names in its sbatch script (jobs/<id>/0/): a queued
+# argv: agents dir, the name to keep, a Slurm job's script and record names. Removes *.pyz that no
+# live process names in its command line and no Slurm job still to start or still running names in its sbatch script (jobs/<id>/0/): a queued
 # job starts its agent days later, and a running one's compute nodes read it from the shared file
 # system, where this node's /proc cannot see them. A job is done with it once every node's slurm.json
 # holds Slurm's end.
